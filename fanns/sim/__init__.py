@@ -1,0 +1,1 @@
+"""Simulation: Verilator discovery, cocotb runners for RTL, and g++ C simulation for HLS."""
