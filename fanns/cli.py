@@ -16,10 +16,14 @@ from fanns.errors import FannsError
 
 # Modules that define `register(subparsers)`; order is the order in `fanns --help`.
 COMMAND_MODULES = [
-    "fanns.datasets.cli",
-    "fanns.boards_cli",
-    "fanns.explore.cli",
-    "fanns.pe.cli",
+    "fanns.datasets.cli",  # fanns datasets
+    "fanns.boards",  # fanns boards
+    "fanns.explore.cli",  # fanns explore
+    "fanns.model.cli",  # fanns dse
+    "fanns.codegen.cli",  # fanns generate, generate-hls, generate-rtl
+    "fanns.sim.cli",  # fanns sim
+    "fanns.report.cli",  # fanns sweep
+    "fanns.pe.cli",  # fanns pe, fanns calibrate
 ]
 
 DESCRIPTION = """\

@@ -1,13 +1,11 @@
 """The processing-element library: one module per PE, each carrying all of its faces.
 
-See `fanns.pe.base` for the contract. Importing this package registers every PE listed in
-PE_MODULES.
+See `fanns.pe.base` for the contract. Importing this package imports every module in it, which
+registers every PE class (adding a PE means adding one module here; nothing else to edit).
 """
 import importlib
+import pkgutil
 
-PE_MODULES = [
-    "l2dist",
-]
-
-for _module in PE_MODULES:
-    importlib.import_module(f"fanns.pe.{_module}")
+for _info in pkgutil.iter_modules(__path__):
+    if _info.name != "cli":
+        importlib.import_module(f"{__name__}.{_info.name}")
