@@ -1,10 +1,23 @@
-// Integer helpers shared by the fanns arithmetic PE headers (the formats of fanns/numerics.py).
+// Types and integer helpers shared by the fanns arithmetic PE headers (the formats of
+// fanns/numerics.py).
 #ifndef FANNS_ARITH_H
 #define FANNS_ARITH_H
 
 #include <cstdint>
 
 namespace fanns {
+
+// One stream word of W vector elements.
+template <typename T, int W>
+struct VecWord {
+  T e[W];
+};
+
+// A selection key leaving a PE; `last` marks the final key of a query.
+struct KeyOut {
+  uint64_t key;
+  bool last;
+};
 
 // ceil(log2 n) for n >= 1: the extra bits a sum of n terms needs.
 constexpr int clog2(int n) { return n <= 1 ? 0 : 1 + clog2((n + 1) / 2); }

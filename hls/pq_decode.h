@@ -27,11 +27,6 @@ struct CodeItem {
   bool last_query;
 };
 
-struct KeyOut {
-  uint64_t key;
-  bool last;
-};
-
 template <int M, int LUT_BITS>
 void pq_decode(hls::stream<LutWord<M>>& lut, hls::stream<CodeItem<M>>& codes, hls::stream<KeyOut>& out, uint32_t ncells) {
   constexpr int DIST_BITS = LUT_BITS + clog2(M);

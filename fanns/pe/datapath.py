@@ -83,3 +83,20 @@ def add_tree(pipe: Pipe, values: Sequence[Value], name: str = "tree") -> Value:
             nxt.append(pipe.reg(total, name=f"{name}{depth}_{i // 2}"))
         level = nxt
     return level[0]
+
+
+# (depth, width, BRAM18 equivalents) of the simple-dual-port block-RAM shapes of UltraScale+.
+_BRAM_SHAPES = (
+    (512, 36, 1), (1024, 18, 1), (2048, 9, 1), (4096, 4, 1), (8192, 2, 1), (16384, 1, 1),
+    (512, 72, 2), (1024, 36, 2), (2048, 18, 2), (4096, 9, 2), (8192, 4, 2), (16384, 2, 2), (32768, 1, 2),
+)
+
+
+def bram18_tiles(width: int, depth: int) -> int:
+    """BRAM18 equivalents of a width x depth memory built from one block-RAM shape (a resource feature)."""
+    return min(-(-width // w) * -(-depth // d) * cost for d, w, cost in _BRAM_SHAPES)
+
+
+def uram_tiles(width: int, depth: int) -> int:
+    """URAM288 blocks (4K x 72) of a width x depth memory (a resource feature)."""
+    return -(-width // 72) * -(-depth // 4096)
