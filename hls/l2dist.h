@@ -4,14 +4,10 @@
 #ifndef FANNS_L2DIST_H
 #define FANNS_L2DIST_H
 
+#include "fanns_arith.h"
 #include "fanns_hls.h"
 
 namespace fanns {
-
-template <typename T, int W>
-struct VecWord {
-  T e[W];
-};
 
 // Distances of `n` vectors arriving on `x` (D/W words each) to `query`.
 template <typename T, int D, int W>

@@ -2,29 +2,31 @@
 
 The query (d elements) is loaded once through stream `q` as d/w words of w elements. Database
 vectors then arrive on stream `x`, w elements per word (d/w words per vector); the PE emits one
-exact integer squared distance per vector on `o`. `x.last`, set on any word of the final vector
+exact integer squared distance per vector on `o`. `x.last`, set on the final word of the last vector
 of a query, returns the PE to loading the next query; `o.last` marks that vector's distance.
 
-Datapath: w subtractors, w squarers, a pipelined adder tree of depth ceil(log2 w) and an
-accumulator over the d/w words of a vector. All stages advance together when the output is
-free (`o.ready` or `o.valid` low), which gives back-pressure without skid buffers.
+Datapath: the shared row-sweep engine (`fanns.pe.sweep`) with a streamed row source: w
+subtractors, w squarers, a pipelined adder tree of depth ceil(log2 w) and an accumulator over
+the d/w words of a vector. All stages advance together when the output is free (`o.ready` or
+`o.valid` low), which gives back-pressure without skid buffers.
 
 Timing per query of N vectors (query load of d/w cycles excluded): II = d/w, L = d/w + 3 +
 ceil(log2 w) (subtract, square, tree, accumulate/output registers).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from amaranth import Module, Mux, Signal, signed, unsigned
+from amaranth import Module, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import bits_for
 from fanns.pe.base import PE
+from fanns.pe.datapath import tree_depth
+from fanns.pe.sweep import Sweep, SweepSpec
 
 
 @dataclass(frozen=True)
@@ -91,11 +93,8 @@ class L2Dist(PE):
         return words
 
     # -- timing ---------------------------------------------------------------------------------
-    def tree_depth(self) -> int:
-        return math.ceil(math.log2(self.w)) if self.w > 1 else 0
-
     def latency(self) -> int:
-        return self.words + 3 + self.tree_depth()
+        return self.words + 3 + tree_depth(self.w)
 
     def ii(self) -> int:
         return self.words
@@ -110,7 +109,7 @@ class L2Dist(PE):
 
 
 class L2DistComponent(wiring.Component):
-    """Amaranth implementation of `L2Dist` (see the module docstring)."""
+    """Amaranth implementation of `L2Dist`: the row-sweep engine over streamed vectors."""
 
     def __init__(self, pe: L2Dist):
         self.pe = pe
@@ -126,81 +125,24 @@ class L2DistComponent(wiring.Component):
     def elaborate(self, platform):
         pe = self.pe
         m = Module()
+        spec = SweepSpec(
+            w=pe.w, words=pe.words, rows=None, vec_range=pe.elem_range(), row_range=pe.elem_range(),
+            op="sqdiff", result_lanes=pe.w, result_words=pe.words, collect=1, source="stream",
+        )
+        sw = Sweep(spec, post=lambda total: total, post_shape=unsigned(pe.dist_bits))
         en = Signal()
-        m.d.comb += en.eq(~self.o.valid | self.o.ready)
-
-        # Query registers, loaded word by word while `loading`.
-        query = [Signal(data.ArrayLayout(pe.elem_shape, pe.w), name=f"query{k}") for k in range(pe.words)]
-        loading = Signal(init=1)
-        q_idx = Signal(range(max(2, pe.words)))
-        m.d.comb += self.q.ready.eq(loading)
-        with m.If(self.q.valid & self.q.ready):
-            for k in range(pe.words):
-                with m.If(q_idx == k):
-                    m.d.sync += query[k].eq(self.q.payload)
-            with m.If(q_idx == pe.words - 1):
-                m.d.sync += [q_idx.eq(0), loading.eq(0)]
-            with m.Else():
-                m.d.sync += q_idx.eq(q_idx + 1)
-
-        # Stage 0: accept a database word, subtract the matching query word.
-        x_idx = Signal(range(max(2, pe.words)))
-        accept = Signal()
-        m.d.comb += [self.x.ready.eq(~loading & en), accept.eq(self.x.valid & self.x.ready)]
-        diff_shape = signed(pe.vec_bits + 1)
-        diff = [Signal(diff_shape, name=f"diff{i}") for i in range(pe.w)]
-        s0_valid, s0_first, s0_eov, s0_last = Signal(), Signal(), Signal(), Signal()
-        qword = Signal(data.ArrayLayout(pe.elem_shape, pe.w))
-        for k in range(pe.words):
-            with m.If(x_idx == k):
-                m.d.comb += qword.eq(query[k])
-        eov = Signal()
-        m.d.comb += eov.eq(x_idx == pe.words - 1)
-        with m.If(en):
-            m.d.sync += [s0_valid.eq(accept), s0_first.eq(x_idx == 0), s0_eov.eq(eov), s0_last.eq(self.x.payload.last)]
-            for i in range(pe.w):
-                m.d.sync += diff[i].eq(self.x.payload.data[i] - qword[i])
-        with m.If(accept):
-            with m.If(eov):
-                m.d.sync += x_idx.eq(0)
-                with m.If(self.x.payload.last):
-                    m.d.sync += loading.eq(1)
-            with m.Else():
-                m.d.sync += x_idx.eq(x_idx + 1)
-
-        # Stage 1: square.
-        sq_bits = 2 * (pe.vec_bits + 1)
-        level = [Signal(sq_bits, name=f"sq{i}") for i in range(pe.w)]
-        valid, first, eovs, last = Signal(), Signal(), Signal(), Signal()
-        with m.If(en):
-            m.d.sync += [valid.eq(s0_valid), first.eq(s0_first), eovs.eq(s0_eov), last.eq(s0_last)]
-            for i in range(pe.w):
-                m.d.sync += level[i].eq(diff[i] * diff[i])
-
-        # Adder tree: one registered level per halving.
-        depth = 0
-        while len(level) > 1:
-            depth += 1
-            nxt = []
-            for i in range(0, len(level), 2):
-                pair = level[i : i + 2]
-                s = Signal(len(pair[0]) + 1, name=f"tree{depth}_{i // 2}")
-                with m.If(en):
-                    m.d.sync += s.eq(pair[0] + pair[1] if len(pair) == 2 else pair[0])
-                nxt.append(s)
-            v, f, e, la = Signal(), Signal(), Signal(), Signal()
-            with m.If(en):
-                m.d.sync += [v.eq(valid), f.eq(first), e.eq(eovs), la.eq(last)]
-            level, valid, first, eovs, last = nxt, v, f, e, la
-
-        # Accumulate over the words of a vector; emit at the end of each vector.
-        acc = Signal(pe.dist_bits)
-        total = Signal(pe.dist_bits)
-        m.d.comb += total.eq(level[0] + Mux(first, 0, acc))
-        with m.If(en):
-            m.d.sync += self.o.valid.eq(valid & eovs)
-            with m.If(valid):
-                m.d.sync += acc.eq(total)
-                with m.If(eovs):
-                    m.d.sync += [self.o.payload.dist.eq(total), self.o.payload.last.eq(last)]
+        m.d.comb += en.eq(~sw.out_valid | self.o.ready)
+        sw.build(m, en)
+        m.d.comb += [
+            sw.load_valid.eq(self.q.valid),
+            sw.load_word.eq(self.q.payload),
+            self.q.ready.eq(sw.load_ready),
+            sw.row_valid.eq(self.x.valid),
+            sw.row_word.eq(self.x.payload.data),
+            sw.row_last.eq(self.x.payload.last),
+            self.x.ready.eq(sw.row_ready),
+            self.o.valid.eq(sw.out_valid),
+            self.o.payload.dist.eq(sw.out_word[0]),
+            self.o.payload.last.eq(sw.out_last),
+        ]
         return m

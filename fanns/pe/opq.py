@@ -1,0 +1,158 @@
+"""OPQ rotation PE (Stage OPQ; FANNS 6.2.1): y = A x in fixed point, matrix on chip.
+
+Computes ``IvfPqFormat.opq_rotate`` for one query at a time: the d x d matrix A is signed 16-bit
+with `frac_bits` fractional bits, the query x is `vec_bits` signed, and
+``y_i = sat_vec((sum_k A[i, k] * x_k + 2**(frac_bits-1)) >> frac_bits)`` (round half up, symmetric
+saturation to `vec_bits`).
+
+* Matrix fill `matrix` (once after reset, into block RAM): d rows of d/w words; row i = A[i, :].
+* Input `x`: per query d/w words of w elements.
+* Output `o`: {y, last}: per query d/w words of w elements (the same layout as the input, so it
+  feeds the IVF distance stage's query input), `last` on the final word of a query.
+
+Datapath: the shared row-sweep engine (`fanns.pe.sweep`) over the matrix rows with the query as
+the swept vector: w multipliers (DSPs, operand and product registers), an adder tree of
+ceil(log2 w) levels, an accumulator over the d/w words of a row, round/shift/saturate, and a
+collector packing w consecutive y_i into one output word. D = 4 + ceil(log2 w) edges from a
+row's last word to its result.
+
+Timing (N queries back to back, from the first input word to the last output word; matrix fill
+excluded): II = (d + 1) * d/w (query load, then d rows of d/w cycles), L = (d + 1) * d/w + D.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from amaranth import Const, Module, Mux, Signal, signed
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from fanns.numerics import IvfPqFormat
+from fanns.pe.base import PE
+from fanns.pe.datapath import bram18_tiles
+from fanns.pe.sweep import Sweep, SweepSpec
+
+MATRIX_BITS = 16
+"""Width of the fixed-point OPQ matrix entries (numerics: quantize_opq_matrix)."""
+
+
+@dataclass(frozen=True)
+class Opq(PE):
+    d: int = 128
+    w: int = 16
+    vec_bits: int = 8
+    frac_bits: int = 14
+
+    name: ClassVar[str] = "opq"
+    summary: ClassVar[str] = "OPQ rotation y = A x (16-bit fixed-point matrix on chip), w multipliers"
+    timing_formula: ClassVar[str] = "N queries: II = (d+1)*d/w, L = (d+1)*d/w + 4 + ceil(log2 w)"
+    hls_header: ClassVar[str] = "opq.h"
+    testbench: ClassVar[str] = "tb_opq"
+    calibration_points: ClassVar[tuple] = (
+        {"d": 128, "w": 16, "vec_bits": 8},
+        {"d": 128, "w": 8, "vec_bits": 8},
+        {"d": 128, "w": 32, "vec_bits": 16},
+        {"d": 64, "w": 16, "vec_bits": 12},
+        {"d": 96, "w": 4, "vec_bits": 8},
+        {"d": 64, "w": 64, "vec_bits": 8},
+        {"d": 128, "w": 16, "vec_bits": 16},
+    )
+
+    def validate(self) -> None:
+        self.require(self.d > 0 and self.w > 0 and self.d % self.w == 0, f"w={self.w} must divide d={self.d}", "pick w as a divisor of d")
+        self.require(2 <= self.vec_bits <= 24, f"vec_bits={self.vec_bits} out of range 2..24")
+        self.require(1 <= self.frac_bits <= 15, f"frac_bits={self.frac_bits} out of range 1..15")
+
+    # -- formats --------------------------------------------------------------------------------
+    def fmt(self) -> IvfPqFormat:
+        return IvfPqFormat(d=self.d, m=1, scale=1.0, ivf_shift=0, lut_shift=0, vec_bits=self.vec_bits, opq_frac_bits=self.frac_bits)
+
+    @property
+    def words(self) -> int:
+        return self.d // self.w
+
+    def elem_range(self) -> tuple[int, int]:
+        return -(1 << (self.vec_bits - 1)), (1 << (self.vec_bits - 1)) - 1
+
+    # -- reference model ------------------------------------------------------------------------
+    def rotate(self, x: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """y [d] of query x [d] and fixed-point matrix a [d, d]."""
+        return self.fmt().opq_rotate(np.asarray(x)[None, :], a)[0]
+
+    def pack_words(self, vec: np.ndarray, bits: int) -> list[int]:
+        """d/w stream words of one vector (or matrix row) of `bits`-bit elements."""
+        mask = (1 << bits) - 1
+        return [
+            sum((int(v) & mask) << (i * bits) for i, v in enumerate(vec[k * self.w : (k + 1) * self.w]))
+            for k in range(self.words)
+        ]
+
+    # -- timing ---------------------------------------------------------------------------------
+    def spec(self) -> SweepSpec:
+        return SweepSpec(
+            w=self.w, words=self.words, rows=self.d, vec_range=self.elem_range(),
+            row_range=(-(1 << (MATRIX_BITS - 1)), (1 << (MATRIX_BITS - 1)) - 1), op="mul",
+            result_lanes=self.w, result_words=self.words, collect=self.w, source="memory",
+        )
+
+    def latency(self) -> int:
+        return self.ii() + self.spec().depth()
+
+    def ii(self) -> int:
+        return (self.d + 1) * self.words
+
+    # -- resources ------------------------------------------------------------------------------
+    def resource_features(self) -> dict[str, float]:
+        return {
+            "w": self.w,
+            "w*vec_bits": self.w * self.vec_bits,
+            "d*vec_bits": self.d * self.vec_bits,
+            "bram18_tiles": bram18_tiles(self.w * MATRIX_BITS, self.d * self.words),
+        }
+
+    # -- RTL ------------------------------------------------------------------------------------
+    def component(self) -> wiring.Component:
+        return OpqComponent(self)
+
+
+class OpqComponent(wiring.Component):
+    """Amaranth implementation of `Opq` (see the module docstring)."""
+
+    def __init__(self, pe: Opq):
+        self.pe = pe
+        word = data.ArrayLayout(signed(pe.vec_bits), pe.w)
+        super().__init__(
+            {
+                "matrix": In(stream.Signature(data.ArrayLayout(signed(MATRIX_BITS), pe.w))),
+                "x": In(stream.Signature(word)),
+                "o": Out(stream.Signature(data.StructLayout({"y": word, "last": 1}))),
+            }
+        )
+
+    def elaborate(self, platform):
+        pe = self.pe
+        m = Module()
+        lim = (1 << (pe.vec_bits - 1)) - 1
+
+        def post(total):
+            y = (total + Const(1 << (pe.frac_bits - 1))) >> pe.frac_bits
+            return Mux(y > lim, lim, Mux(y < -lim, -lim, y))[: pe.vec_bits].as_signed()
+
+        sw = Sweep(pe.spec(), post=post, post_shape=signed(pe.vec_bits))
+        en = Signal()
+        m.d.comb += en.eq(~sw.out_valid | self.o.ready)
+        sw.build(m, en)
+        m.d.comb += [
+            sw.fill_valid.eq(self.matrix.valid),
+            sw.fill_word.eq(self.matrix.payload),
+            self.matrix.ready.eq(sw.fill_ready),
+            sw.load_valid.eq(self.x.valid),
+            sw.load_word.eq(self.x.payload),
+            self.x.ready.eq(sw.load_ready),
+            self.o.valid.eq(sw.out_valid),
+            self.o.payload.y.eq(sw.out_word),
+            self.o.payload.last.eq(sw.out_last),
+        ]
+        return m

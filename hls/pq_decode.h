@@ -1,0 +1,63 @@
+// PQ decode / ADC unit (Stage PQDist): same behaviour as fanns/pe/pq_decode.py.
+// Per cell: read the 256 LUT words (word j = entry j of every sub-space) into M column arrays,
+// then scan the cell's items until `last_cell`: key = (sum of the M looked-up entries << 32) | id,
+// or the all-ones sentinel for a padding item; `last` = last_query.
+// This HLS version loads and scans one after the other (the single-buffer schedule of the RTL).
+#ifndef FANNS_PQ_DECODE_H
+#define FANNS_PQ_DECODE_H
+
+#include "fanns_arith.h"
+#include "fanns_hls.h"
+
+namespace fanns {
+
+constexpr int PQ_KSUB = 256;
+
+template <int M>
+struct LutWord {
+  uint32_t e[M];
+};
+
+template <int M>
+struct CodeItem {
+  uint8_t code[M];
+  uint32_t id;
+  bool pad;
+  bool last_cell;
+  bool last_query;
+};
+
+template <int M, int LUT_BITS>
+void pq_decode(hls::stream<LutWord<M>>& lut, hls::stream<CodeItem<M>>& codes, hls::stream<KeyOut>& out, uint32_t ncells) {
+  constexpr int DIST_BITS = LUT_BITS + clog2(M);
+  constexpr uint64_t SENTINEL = all_ones(DIST_BITS + 32);
+  static_assert(DIST_BITS + 32 <= 64, "distance and id must fit a 64-bit key");
+  uint32_t table[M][PQ_KSUB];
+  FANNS_PRAGMA(HLS ARRAY_PARTITION variable = table complete dim = 1)
+  for (uint32_t c = 0; c < ncells; ++c) {
+    for (int j = 0; j < PQ_KSUB; ++j) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      const LutWord<M> word = lut.read();
+      for (int i = 0; i < M; ++i) {
+        FANNS_PRAGMA(HLS UNROLL)
+        table[i][j] = word.e[i];
+      }
+    }
+    bool last_cell = false;
+    while (!last_cell) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      const CodeItem<M> item = codes.read();
+      uint64_t dist = 0;
+      for (int i = 0; i < M; ++i) {
+        FANNS_PRAGMA(HLS UNROLL)
+        dist += table[i][item.code[i]];
+      }
+      out.write(KeyOut{item.pad ? SENTINEL : (dist << 32) | item.id, item.last_query});
+      last_cell = item.last_cell;
+    }
+  }
+}
+
+}  // namespace fanns
+
+#endif  // FANNS_PQ_DECODE_H

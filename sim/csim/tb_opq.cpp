@@ -1,0 +1,65 @@
+// C-simulation driver of hls/opq.h:  tb_opq X A Y LAST NQ
+// X: NQ*TB_D int32, A: TB_D*TB_D int32 (16-bit values); Y receives NQ*TB_D int32, LAST NQ*(TB_D/TB_W) uint8.
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "opq.h"
+
+template <typename T>
+static std::vector<T> load(const char* path, size_t n) {
+  std::vector<T> v(n);
+  FILE* f = std::fopen(path, "rb");
+  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
+    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
+    std::exit(1);
+  }
+  std::fclose(f);
+  return v;
+}
+
+template <typename T>
+static void save(const char* path, const std::vector<T>& v) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) {
+    std::fprintf(stderr, "cannot write %s\n", path);
+    std::exit(1);
+  }
+  std::fclose(f);
+}
+
+static int16_t matrix[TB_D][TB_D];
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: %s X A Y LAST NQ\n", argv[0]);
+    return 2;
+  }
+  const size_t nq = size_t(std::atol(argv[5]));
+  const auto xs = load<int32_t>(argv[1], nq * TB_D);
+  const auto a = load<int32_t>(argv[2], size_t(TB_D) * TB_D);
+  for (int r = 0; r < TB_D; ++r)
+    for (int k = 0; k < TB_D; ++k) matrix[r][k] = int16_t(a[size_t(r) * TB_D + k]);
+  hls::stream<fanns::VecWord<int32_t, TB_W>> x("x");
+  for (size_t w = 0; w < nq * (TB_D / TB_W); ++w) {
+    fanns::VecWord<int32_t, TB_W> word;
+    for (int i = 0; i < TB_W; ++i) word.e[i] = xs[w * TB_W + i];
+    x.write(word);
+  }
+  hls::stream<fanns::RotWord<int32_t, TB_W>> y("y");
+  fanns::opq<int32_t, TB_D, TB_W, TB_VEC_BITS, TB_FRAC>(x, matrix, y, uint32_t(nq));
+  std::vector<int32_t> out;
+  std::vector<uint8_t> last;
+  while (!y.empty()) {
+    const fanns::RotWord<int32_t, TB_W> word = y.read();
+    out.insert(out.end(), word.e, word.e + TB_W);
+    last.push_back(word.last);
+  }
+  if (!x.empty() || out.size() != nq * TB_D) {
+    std::fprintf(stderr, "streams not drained\n");
+    return 1;
+  }
+  save(argv[3], out);
+  save(argv[4], last);
+  return 0;
+}

@@ -1,0 +1,78 @@
+// C-simulation driver of hls/pq_decode.h:
+//   tb_pq_decode LUTS CODES IDS PAD LAST_CELL LAST_QUERY KEYS LAST NCELLS N
+// LUTS: NCELLS*256*TB_M uint32 (stream order), CODES: N*TB_M uint8, IDS: N uint32, PAD/LAST_*: N uint8.
+// KEYS receives N uint64, LAST N uint8.
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "pq_decode.h"
+
+template <typename T>
+static std::vector<T> load(const char* path, size_t n) {
+  std::vector<T> v(n);
+  FILE* f = std::fopen(path, "rb");
+  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
+    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
+    std::exit(1);
+  }
+  std::fclose(f);
+  return v;
+}
+
+template <typename T>
+static void save(const char* path, const std::vector<T>& v) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) {
+    std::fprintf(stderr, "cannot write %s\n", path);
+    std::exit(1);
+  }
+  std::fclose(f);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 11) {
+    std::fprintf(stderr, "usage: %s LUTS CODES IDS PAD LAST_CELL LAST_QUERY KEYS LAST NCELLS N\n", argv[0]);
+    return 2;
+  }
+  const uint32_t ncells = uint32_t(std::atoi(argv[9]));
+  const size_t n = size_t(std::atol(argv[10]));
+  const auto luts = load<uint32_t>(argv[1], size_t(ncells) * fanns::PQ_KSUB * TB_M);
+  const auto codes = load<uint8_t>(argv[2], n * TB_M);
+  const auto ids = load<uint32_t>(argv[3], n);
+  const auto pad = load<uint8_t>(argv[4], n);
+  const auto last_cell = load<uint8_t>(argv[5], n);
+  const auto last_query = load<uint8_t>(argv[6], n);
+  hls::stream<fanns::LutWord<TB_M>> lut("lut");
+  for (size_t w = 0; w < size_t(ncells) * fanns::PQ_KSUB; ++w) {
+    fanns::LutWord<TB_M> word;
+    for (int i = 0; i < TB_M; ++i) word.e[i] = luts[w * TB_M + i];
+    lut.write(word);
+  }
+  hls::stream<fanns::CodeItem<TB_M>> items("codes");
+  for (size_t t = 0; t < n; ++t) {
+    fanns::CodeItem<TB_M> item;
+    for (int i = 0; i < TB_M; ++i) item.code[i] = codes[t * TB_M + i];
+    item.id = ids[t];
+    item.pad = pad[t] != 0;
+    item.last_cell = last_cell[t] != 0;
+    item.last_query = last_query[t] != 0;
+    items.write(item);
+  }
+  hls::stream<fanns::KeyOut> out("out");
+  fanns::pq_decode<TB_M, TB_LUT_BITS>(lut, items, out, ncells);
+  std::vector<uint64_t> keys(n);
+  std::vector<uint8_t> last(n);
+  for (size_t t = 0; t < n; ++t) {
+    const fanns::KeyOut k = out.read();
+    keys[t] = k.key;
+    last[t] = k.last;
+  }
+  if (!out.empty() || !lut.empty() || !items.empty()) {
+    std::fprintf(stderr, "streams not drained\n");
+    return 1;
+  }
+  save(argv[7], keys);
+  save(argv[8], last);
+  return 0;
+}

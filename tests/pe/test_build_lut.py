@@ -1,0 +1,94 @@
+"""LUT construction PE: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing."""
+import numpy as np
+import pytest
+
+from fanns.errors import FannsError
+from fanns.pe.build_lut import KSUB, BuildLut
+from fanns.pe.pq_decode import PqDecode
+from fanns.resources import shared_dir
+from fanns.sim.csim import compile_program, run_program
+from fanns.sim.rtl import RtlSim
+
+CONFIGS = [
+    BuildLut(d=16, m=4, w=8, vec_bits=8, lut_shift=5, lut_bits=12),  # two sub-spaces per cycle
+    BuildLut(d=12, m=2, w=3, vec_bits=10, lut_shift=6, lut_bits=16),  # one sub-space every 2 cycles
+]
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}m{pe.m}w{pe.w}")
+def rtl(request, build_root):
+    pe = request.param
+    sim = RtlSim.from_component(pe.component(), "build_lut", build_root / f"build_lut_{pe.d}_{pe.m}_{pe.w}")
+    return pe, sim
+
+
+def test_reference_is_brute_force_lut():
+    rng = np.random.default_rng(2)
+    pe = BuildLut(d=12, m=3, w=4, vec_bits=9, lut_shift=3, lut_bits=14)
+    q, c = rng.integers(-256, 256, 12), rng.integers(-256, 256, 12)
+    book = rng.integers(-256, 256, (3, KSUB, 4))
+    lut = pe.luts(q, c, book)
+    r = q - c
+    for i in range(3):
+        for j in range(0, KSUB, 17):
+            exact = int(((r[4 * i : 4 * i + 4] - book[i, j]) ** 2).sum())
+            assert lut[i, j] == min(exact >> 3, 2**14 - 1)
+
+
+def test_output_words_feed_pq_decode():
+    """The LUT words of build_lut are the LUT words pq_decode consumes."""
+    rng = np.random.default_rng(5)
+    pe = BuildLut(d=16, m=4, w=4, vec_bits=8, lut_shift=0, lut_bits=16)
+    lut = pe.luts(rng.integers(-128, 128, 16), rng.integers(-128, 128, 16), rng.integers(-128, 128, (4, KSUB, 4)))
+    words = PqDecode(m=4, lut_bits=16).lut_words(lut)
+    assert [tuple((wd >> (16 * i)) & 0xFFFF for i in range(4)) for wd in words] == [tuple(lut[:, j]) for j in range(KSUB)]
+
+
+def test_bad_parameters_are_user_errors():
+    with pytest.raises(FannsError, match="sub-vector length"):
+        BuildLut(d=24, m=4, w=4)
+    with pytest.raises(FannsError, match="m=5 must divide"):
+        BuildLut(d=16, m=5, w=4)
+
+
+def test_rtl_matches_reference_under_backpressure(rtl):
+    pe, sim = rtl
+    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 3, "max_probes": 3, "bubble": 0.3, "backpressure": 0.3, "seed": 6})
+    assert out["mismatches"] == 0
+    assert out["checked"] >= 1000
+    assert 0 < out["saturated"] < out["entries"]
+
+
+def test_rtl_cycles_match_timing_model(rtl):
+    pe, sim = rtl
+    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 2, "max_probes": 2, "bubble": 0.0, "backpressure": 0.0, "seed": 3})
+    n = len(out["starts"])
+    assert out["starts"] == [i * pe.ii() for i in range(n)]
+    assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(n)]
+
+
+@pytest.mark.parametrize("pe", CONFIGS, ids=["w8", "w3"])
+def test_hls_csim_matches_reference(pe, build_root):
+    binary = compile_program(
+        [shared_dir("sim") / "csim" / "tb_build_lut.cpp"],
+        build_root / "csim",
+        {"TB_D": pe.d, "TB_M": pe.m, "TB_W": pe.w, "TB_SHIFT": pe.lut_shift, "TB_LUT_BITS": pe.lut_bits},
+    )
+    rng = np.random.default_rng(8)
+    lo, hi = pe.elem_range()
+    for trial in range(3):
+        n = int(rng.integers(1, 6))
+        q = rng.integers(lo, hi + 1, (n, pe.d)).astype(np.int32)
+        c = rng.integers(lo, hi + 1, (n, pe.d)).astype(np.int32)
+        book = rng.integers(lo, hi + 1, (pe.m, KSUB, pe.dsub)).astype(np.int32)
+        last = (rng.random(n) < 0.5).astype(np.uint8)
+        luts, last_out = run_program(
+            binary,
+            [q, c, last, book],
+            [("uint32", (n, KSUB, pe.m)), ("uint8", (n, KSUB))],
+            build_root / f"csim_build_lut_{pe.w}_{trial}",
+            args=[str(n)],
+        )
+        for t in range(n):
+            assert np.array_equal(luts[t].T, pe.luts(q[t], c[t], book))
+        assert np.array_equal(last_out[:, -1], last) and not last_out[:, :-1].any()

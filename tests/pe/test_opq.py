@@ -1,0 +1,75 @@
+"""OPQ rotation PE: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing."""
+import numpy as np
+import pytest
+
+from fanns.errors import FannsError
+from fanns.pe.opq import Opq
+from fanns.resources import shared_dir
+from fanns.sim.csim import compile_program, run_program
+from fanns.sim.rtl import RtlSim
+
+CONFIGS = [
+    Opq(d=16, w=4, vec_bits=8, frac_bits=14),
+    Opq(d=12, w=12, vec_bits=12, frac_bits=10),
+]
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}")
+def rtl(request, build_root):
+    pe = request.param
+    sim = RtlSim.from_component(pe.component(), "opq", build_root / f"opq_{pe.d}_{pe.w}_{pe.vec_bits}")
+    return pe, sim
+
+
+def test_reference_rounds_half_up_and_saturates():
+    pe = Opq(d=4, w=2, vec_bits=8, frac_bits=2)
+    a = np.diag([1, 2, 3, 32767])  # y = round(a_ii * x_i / 4), half up
+    x = np.array([2, -1, -2, 100])
+    assert list(pe.rotate(x, a)) == [1, 0, -1, 127]  # 0.5 -> 1, -0.5 -> 0, -1.5 -> -1, saturated
+    rng = np.random.default_rng(0)
+    a = rng.integers(-(2**15), 2**15, (4, 4))
+    x = rng.integers(-128, 128, 4)
+    want = np.clip(np.floor((a @ x + 2) / 4), -127, 127).astype(np.int64)
+    assert np.array_equal(pe.rotate(x, a), want)
+
+
+def test_bad_parameters_are_user_errors():
+    with pytest.raises(FannsError, match="must divide"):
+        Opq(d=10, w=4)
+    with pytest.raises(FannsError, match="frac_bits"):
+        Opq(frac_bits=0)
+
+
+def test_rtl_matches_reference_under_backpressure(rtl):
+    pe, sim = rtl
+    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 120, "bubble": 0.3, "backpressure": 0.3, "seed": 4})
+    assert out["mismatches"] == 0
+    assert out["checked"] >= 1000
+    assert 0 < out["saturated"] < out["checked"]
+
+
+def test_rtl_cycles_match_timing_model(rtl):
+    pe, sim = rtl
+    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 6, "bubble": 0.0, "backpressure": 0.0, "seed": 8})
+    assert out["starts"] == [i * pe.ii() for i in range(6)]
+    assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(6)]
+
+
+@pytest.mark.parametrize("pe", CONFIGS, ids=["w4", "w12"])
+def test_hls_csim_matches_reference(pe, build_root):
+    binary = compile_program(
+        [shared_dir("sim") / "csim" / "tb_opq.cpp"],
+        build_root / "csim",
+        {"TB_D": pe.d, "TB_W": pe.w, "TB_VEC_BITS": pe.vec_bits, "TB_FRAC": pe.frac_bits},
+    )
+    rng = np.random.default_rng(9)
+    lo, hi = pe.elem_range()
+    for trial in range(3):
+        nq = int(rng.integers(1, 30))
+        a = rng.integers(-(2**15), 2**15, (pe.d, pe.d)).astype(np.int32)
+        x = rng.integers(lo, hi + 1, (nq, pe.d)).astype(np.int32)
+        y, last = run_program(
+            binary, [x, a], [("int32", (nq, pe.d)), ("uint8", (nq, pe.d // pe.w))], build_root / f"csim_opq_{pe.w}_{trial}", args=[str(nq)]
+        )
+        assert np.array_equal(y, np.stack([pe.rotate(xi, a) for xi in x]))
+        assert last[:, -1].all() and not last[:, :-1].any()
