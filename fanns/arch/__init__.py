@@ -1,0 +1,1 @@
+"""Stages and whole accelerators composed from PEs, and whole-design reference models."""
