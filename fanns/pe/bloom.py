@@ -28,6 +28,7 @@ Clearing after a query takes P/w cycles: the first id of the next query is accep
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -181,8 +182,13 @@ class Bloom(PE):
         return self.latency() - 1 + self.clear_cycles()
 
     # -- resources ------------------------------------------------------------------------------
+    def bram_tiles(self) -> int:
+        """18-Kbit block RAMs of the banks by geometry: a bank needs its bits (16 Kbit of data per
+        tile) and its width (36 bits per tile)."""
+        return self.h * max(math.ceil(self.bank_bits / 16384), math.ceil(self.w / 36))
+
     def resource_features(self) -> dict[str, float]:
-        return {"h": self.h, "b": self.b, "h*w": self.h * self.w, "h*index_bits": self.h * self.index_bits}
+        return {"h": self.h, "h*w": self.h * self.w, "h*index_bits": self.h * self.index_bits, "bram_tiles": self.bram_tiles()}
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:
