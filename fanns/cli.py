@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            if exc.name == name:
+            if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
                 continue  # subsystem not built yet
             raise
         module.register(sub)

@@ -7,7 +7,6 @@ specification; the tests check this compiled face against them query by query.
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,7 +23,9 @@ SOURCE = Path(__file__).parent / "csrc" / "graph_search.cpp"
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("FANNS_CACHE", Path.home() / ".cache" / "fanns")) / "native"
+    from fanns.datasets.cache import cache_root
+
+    return cache_root() / "native"
 
 
 @lru_cache(maxsize=None)

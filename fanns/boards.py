@@ -1,0 +1,284 @@
+"""FPGA boards: resources per SLR, shell overhead, memory channels, clock, platform (`boards/*.yaml`).
+
+A board file is validated against a small schema on load — unknown keys, missing keys, wrong
+types and negative numbers are errors naming the file and the key — so a typo in a user's own
+board file cannot silently change a design. Anywhere a board name is accepted, a path to a
+board file works too.
+
+The usable resources of an SLR are its device resources minus the shell (static region)
+overhead in that SLR; `Board.budget(util)` scales the usable total by a utilisation cap
+(FANNS uses 60 %: designs above that rarely place and route).
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanns.errors import FannsError
+from fanns.pe.resources import KINDS, Resources
+from fanns.resources import shared_dir
+
+REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
+OPTIONAL = {"description", "shell", "pynq_image"}
+MEMORY_KEYS = {"kind", "count", "capacity_gb", "bandwidth_gbps", "port_bits"}
+FAMILIES = ("xcup", "xcu", "xc7")
+
+
+@dataclass(frozen=True)
+class MemoryChannels:
+    """A group of identical memory channels (HBM pseudo-channels, DDR banks, HP ports)."""
+
+    kind: str
+    count: int
+    capacity_gb: float
+    bandwidth_gbps: float
+    port_bits: int
+
+    @property
+    def capacity_bytes(self) -> int:
+        return int(self.capacity_gb * (1 << 30))
+
+    @property
+    def total_bandwidth_gbps(self) -> float:
+        return self.count * self.bandwidth_gbps
+
+    def describe(self) -> str:
+        return f"{self.count} x {self.kind} ({self.capacity_gb:g} GB, {self.bandwidth_gbps:g} GB/s, {self.port_bits}-bit)"
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    description: str
+    part: str
+    family: str
+    device_slrs: dict[str, Resources]
+    shell: dict[str, Resources]
+    memory: tuple[MemoryChannels, ...]
+    clock_mhz: float
+    platform: str | None
+    pynq: bool
+    pynq_image: str | None
+    sources: tuple[str, ...]
+    path: Path
+
+    @property
+    def slrs(self) -> dict[str, Resources]:
+        """Usable resources per SLR: device minus shell."""
+        return {k: v - self.shell.get(k, Resources()) for k, v in self.device_slrs.items()}
+
+    @property
+    def total(self) -> Resources:
+        """Usable resources of the whole device."""
+        return Resources.total(list(self.slrs.values()))
+
+    @property
+    def device_total(self) -> Resources:
+        return Resources.total(list(self.device_slrs.values()))
+
+    def budget(self, util: float = 0.6) -> Resources:
+        """Usable resources scaled by a utilisation cap in (0, 1]."""
+        if not 0 < util <= 1:
+            raise FannsError(f"utilisation cap {util} must be in (0, 1]", hint="e.g. 0.6 for 60 %")
+        return self.total * util
+
+    def channels(self, kind: str | None = None) -> list[MemoryChannels]:
+        return [m for m in self.memory if kind is None or m.kind == kind]
+
+
+# -- validation ---------------------------------------------------------------------------------
+def _number(path: Path, key: str, value: Any, integer: bool = False) -> float:
+    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok:
+        kind = "an integer" if integer else "a number"
+        raise FannsError(f"{path}: key {key!r} must be {kind}, got {value!r}")
+    if value < 0:
+        raise FannsError(f"{path}: key {key!r} must not be negative, got {value}")
+    return value
+
+
+def _string(path: Path, key: str, value: Any, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not value:
+        raise FannsError(f"{path}: key {key!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _keys(path: Path, where: str, data: Any, required: set[str], optional: set[str] = frozenset()) -> None:
+    if not isinstance(data, dict):
+        raise FannsError(f"{path}: {where or 'the file'} must be a mapping, got {type(data).__name__}")
+    unknown = set(data) - required - set(optional)
+    if unknown:
+        raise FannsError(
+            f"{path}: unknown key {where + '.' if where else ''}{sorted(unknown)[0]!r}",
+            hint=f"allowed keys: {', '.join(sorted(required | set(optional)))}",
+        )
+    missing = required - set(data)
+    if missing:
+        raise FannsError(f"{path}: missing key {where + '.' if where else ''}{sorted(missing)[0]!r}")
+
+
+def _resources(path: Path, where: str, data: Any) -> Resources:
+    _keys(path, where, data, set(KINDS))
+    return Resources(**{k: float(_number(path, f"{where}.{k}", data[k], integer=True)) for k in KINDS})
+
+
+def parse_board(path: Path, data: Any) -> Board:
+    """Validate the YAML content of a board file and build the Board."""
+    _keys(path, "", data, REQUIRED, OPTIONAL)
+    name = _string(path, "name", data["name"])
+    family = _string(path, "family", data["family"])
+    if family not in FAMILIES:
+        raise FannsError(f"{path}: key 'family' is {family!r}", hint=f"one of {', '.join(FAMILIES)} (yosys synth_xilinx)")
+    slrs_raw = data["slrs"]
+    if not isinstance(slrs_raw, dict) or not slrs_raw:
+        raise FannsError(f"{path}: key 'slrs' must map SLR names to resources")
+    slrs = {str(k): _resources(path, f"slrs.{k}", v) for k, v in slrs_raw.items()}
+    shell_raw = data.get("shell") or {}
+    if not isinstance(shell_raw, dict):
+        raise FannsError(f"{path}: key 'shell' must map SLR names to resources")
+    shell = {}
+    for k, v in shell_raw.items():
+        if str(k) not in slrs:
+            raise FannsError(f"{path}: key 'shell.{k}' names an SLR that is not in 'slrs'")
+        shell[str(k)] = _resources(path, f"shell.{k}", v)
+        if not shell[str(k)].fits(slrs[str(k)]):
+            raise FannsError(f"{path}: key 'shell.{k}' exceeds the resources of that SLR")
+    mem_raw = data["memory"]
+    if not isinstance(mem_raw, list) or not mem_raw:
+        raise FannsError(f"{path}: key 'memory' must be a non-empty list of channel groups")
+    memory = []
+    for i, m in enumerate(mem_raw):
+        where = f"memory[{i}]"
+        _keys(path, where, m, MEMORY_KEYS)
+        memory.append(
+            MemoryChannels(
+                kind=_string(path, f"{where}.kind", m["kind"]),
+                count=int(_number(path, f"{where}.count", m["count"], integer=True)),
+                capacity_gb=float(_number(path, f"{where}.capacity_gb", m["capacity_gb"])),
+                bandwidth_gbps=float(_number(path, f"{where}.bandwidth_gbps", m["bandwidth_gbps"])),
+                port_bits=int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True)),
+            )
+        )
+    if not isinstance(data["pynq"], bool):
+        raise FannsError(f"{path}: key 'pynq' must be true or false, got {data['pynq']!r}")
+    sources = data["sources"]
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s for s in sources):
+        raise FannsError(f"{path}: key 'sources' must be a non-empty list of strings citing vendor documents")
+    clock = float(_number(path, "clock_mhz", data["clock_mhz"]))
+    if clock == 0:
+        raise FannsError(f"{path}: key 'clock_mhz' must be positive")
+    return Board(
+        name=name,
+        description=_string(path, "description", data.get("description", name)),
+        part=_string(path, "part", data["part"]),
+        family=family,
+        device_slrs=slrs,
+        shell=shell,
+        memory=tuple(memory),
+        clock_mhz=clock,
+        platform=_string(path, "platform", data["platform"], nullable=True),
+        pynq=data["pynq"],
+        pynq_image=_string(path, "pynq_image", data.get("pynq_image"), nullable=True),
+        sources=tuple(sources),
+        path=path,
+    )
+
+
+# -- loading ------------------------------------------------------------------------------------
+def boards_dir() -> Path:
+    return shared_dir("boards")
+
+
+def _board_files() -> list[Path]:
+    return sorted(boards_dir().glob("*.yaml"))
+
+
+def load_board_file(path: Path) -> Board:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise FannsError(f"{path}: cannot read the board file ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise FannsError(f"{path}: invalid YAML ({exc})") from None
+    return parse_board(path, data)
+
+
+def load_board(name_or_path: str) -> Board:
+    """A board by name (``u55c``) or by the path of a board file."""
+    path = Path(name_or_path).expanduser()
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise FannsError(f"board file {path} not found")
+        return load_board_file(path)
+    candidate = boards_dir() / f"{name_or_path}.yaml"
+    if not candidate.is_file():
+        known = ", ".join(p.stem for p in _board_files())
+        raise FannsError(f"unknown board {name_or_path!r}", hint=f"known boards: {known}; or pass the path of a board file")
+    board = load_board_file(candidate)
+    if board.name != name_or_path:
+        raise FannsError(f"{candidate}: key 'name' is {board.name!r} but the file is named {candidate.stem}")
+    return board
+
+
+def list_boards() -> list[Board]:
+    return [load_board_file(p) for p in _board_files()]
+
+
+# -- CLI ----------------------------------------------------------------------------------------
+def _fmt_k(v: float) -> str:
+    return f"{v / 1000:.0f}K" if v >= 10000 else f"{v:.0f}"
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    boards = [load_board(args.board)] if args.board else list_boards()
+    table = Table(title="boards (usable resources = device - shell)")
+    for col in ("board", "SLRs", "LUT", "FF", "BRAM18", "URAM", "DSP", "memory", "MHz", "PYNQ"):
+        table.add_column(col)
+    for b in boards:
+        mem = "\n".join(f"{m.count}x{m.kind} {m.total_bandwidth_gbps:.0f}GB/s" for m in b.memory)
+        table.add_row(
+            b.name,
+            str(len(b.device_slrs)),
+            *(_fmt_k(v) for v in b.total.as_tuple()),
+            mem,
+            f"{b.clock_mhz:g}",
+            "yes" if b.pynq else "no",
+        )
+    Console().print(table)
+    if args.board:
+        b = boards[0]
+        print(f"{b.name}: {b.description}; part {b.part} (family {b.family}); platform {b.platform or '-'}")
+        for m in b.memory:
+            print(f"  memory: {m.describe()}")
+        if b.pynq_image:
+            print(f"  PYNQ: {b.pynq_image}")
+        per = Table(title=f"{b.name}: per SLR (usable)")
+        for col in ("SLR", *KINDS):
+            per.add_column(col)
+        for name, r in b.slrs.items():
+            per.add_row(name, *(f"{v:.0f}" for v in r.as_tuple()))
+        Console().print(per)
+        print("sources:")
+        for s in b.sources:
+            print(f"  - {s}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "boards",
+        help="list the FPGA boards and their key figures",
+        description="List the board files (boards/*.yaml) with usable resources, memory, clock and platform. "
+        "Give a board name or a board file to see its per-SLR resources and sources.",
+    )
+    p.add_argument("board", nargs="?", help="a board name (e.g. u55c) or the path of a board YAML file")
+    p.set_defaults(func=_cmd)

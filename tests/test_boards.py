@@ -1,0 +1,95 @@
+"""Board files: every shipped board validates; schema errors name the file and the key."""
+import copy
+
+import pytest
+import yaml
+
+from fanns.boards import list_boards, load_board
+from fanns.cli import main
+from fanns.errors import FannsError
+from fanns.pe.resources import Resources
+
+REQUIRED_BOARDS = {"u55c", "u280", "u250", "u50", "zcu104", "zcu102", "kv260", "pynq-z2"}
+
+
+def test_shipped_boards_load_and_are_consistent():
+    boards = {b.name: b for b in list_boards()}
+    assert REQUIRED_BOARDS <= set(boards)
+    for b in boards.values():
+        assert b.total.fits(b.device_total)
+        assert all(v > 0 for v in (b.total.lut, b.total.ff, b.total.bram18, b.total.dsp)), b.name
+        assert b.memory and all(m.count > 0 and m.bandwidth_gbps > 0 for m in b.memory)
+        assert any(s.split()[0].startswith(("DS", "UG", "TUL")) for s in b.sources), b.name
+    u55c = boards["u55c"]
+    assert len(u55c.slrs) == 3
+    assert u55c.device_total == Resources(lut=1303680, ff=2607360, bram18=4032, uram=960, dsp=9024)
+    hbm = u55c.channels("hbm")[0]
+    assert hbm.count == 32 and hbm.count * hbm.capacity_gb == 16
+    assert hbm.total_bandwidth_gbps == pytest.approx(460)
+    assert u55c.budget(0.6).lut == pytest.approx(0.6 * u55c.total.lut)
+    assert boards["pynq-z2"].family == "xc7" and boards["pynq-z2"].pynq
+
+
+def test_budget_rejects_bad_cap():
+    with pytest.raises(FannsError):
+        load_board("u50").budget(1.5)
+
+
+@pytest.fixture
+def u50_yaml():
+    return yaml.safe_load(load_board("u50").path.read_text())
+
+
+def _write(tmp_path, data):
+    p = tmp_path / "myboard.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (lambda d: d.update(colour="red"), "colour"),
+        (lambda d: d.pop("clock_mhz"), "clock_mhz"),
+        (lambda d: d["slrs"]["SLR0"].update(lut=-5), "slrs.SLR0.lut"),
+        (lambda d: d["slrs"]["SLR0"].update(dsp="many"), "slrs.SLR0.dsp"),
+        (lambda d: d["memory"][0].update(bandwidth_gbps=-1.0), "memory[0].bandwidth_gbps"),
+        (lambda d: d["memory"][0].pop("port_bits"), "port_bits"),
+        (lambda d: d["memory"][0].update(speed=3), "speed"),
+        (lambda d: d.update(pynq="yes"), "pynq"),
+        (lambda d: d.update(family="xc9"), "family"),
+        (lambda d: d["shell"].update(SLR7=d["shell"]["SLR0"]), "shell.SLR7"),
+        (lambda d: d.update(sources=[]), "sources"),
+    ],
+)
+def test_schema_errors_name_file_and_key(tmp_path, u50_yaml, mutate, key):
+    data = copy.deepcopy(u50_yaml)
+    mutate(data)
+    path = _write(tmp_path, data)
+    with pytest.raises(FannsError) as info:
+        load_board(str(path))
+    assert str(path) in str(info.value) and key in str(info.value)
+
+
+def test_user_board_file_by_path(tmp_path, u50_yaml):
+    data = copy.deepcopy(u50_yaml)
+    data["name"] = "my-u50"
+    data["clock_mhz"] = 250
+    board = load_board(str(_write(tmp_path, data)))
+    assert board.name == "my-u50" and board.clock_mhz == 250
+
+
+def test_unknown_board_lists_known():
+    with pytest.raises(FannsError) as info:
+        load_board("u9000")
+    assert "u55c" in str(info.value)
+
+
+def test_cli(capsys, tmp_path):
+    assert main(["boards"]) == 0
+    out = capsys.readouterr().out
+    for name in REQUIRED_BOARDS:
+        assert name in out
+    assert main(["boards", "u55c"]) == 0
+    assert "DS978" in capsys.readouterr().out
+    assert main(["boards", str(tmp_path / "none.yaml")]) == 2
