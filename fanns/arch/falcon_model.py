@@ -58,6 +58,22 @@ class MemorySystem:
     def bytes_per_cycle(self) -> float:
         return self.total_gbps * 1e9 / (self.freq_mhz * 1e6)
 
+    @classmethod
+    def from_board(cls, board, freq_mhz: float | None = None, latency_cycles: int | None = None) -> MemorySystem:
+        """The memory of a board file (its first memory group: channels, bandwidth, port width;
+        its kernel clock unless `freq_mhz` is given). Latency and outstanding requests are not in
+        board files: Falcon's 64 requests and the stated latency assumption apply."""
+        mem = board.memory[0]
+        return cls(
+            freq_mhz=float(freq_mhz or board.clock_mhz),
+            channels=mem.count,
+            total_gbps=mem.total_bandwidth_gbps,
+            port_bytes=mem.port_bits // 8,
+            latency_cycles=cls.latency_cycles if latency_cycles is None else latency_cycles,
+            source=f"board {board.name} ({mem.describe()}, {board.clock_mhz:g} MHz); outstanding: Falcon 7.3.2.3; "
+            + ("latency_cycles given" if latency_cycles is not None else "latency_cycles assumed"),
+        )
+
 
 @dataclass(frozen=True)
 class QueueCosts:
