@@ -20,8 +20,9 @@ the groups in launch order evaluates these recurrences exactly (times in cycles)
 * S4, distance per unit (the l2dist PE with w = beat bytes / element bytes, so compute matches
   fetch, Falcon 7.3.2.4): start at ``max(vector arrived, previous start + II)``, result at + L.
 * S5, queue inserter (one per QPP, C and R in parallel): takes group g's distances in arrival
-  order only after the sync of group g-1; a key above Max(R) is dropped in one cycle, a kept key
-  occupies the systolic queues for `insert_ii` cycles.
+  order only after the sync of group g-1; a key above Max(R) (latched when the group's insertion
+  starts, as the traversal specifies) is dropped in one cycle, a kept key occupies the systolic
+  queues for `insert_ii` cycles.
 * S6, sync: group g is complete when its last check left the Bloom filter, its last distance was
   inserted and all its lists arrived; the queues are sorted `sort_cycles` after the last
   insertion; then the controller launches the groups the traversal launched at this point.

@@ -17,8 +17,10 @@ DST semantics, defined so that the hardware can reproduce them exactly whatever 
 * A group's new keys are committed to C (bounded to `cand_size`, dropping the largest) and R
   (bounded to l) atomically when it completes: the hardware's queue inserter holds the next
   group's distances until the controller has synchronised (sorted the queues and launched new
-  groups) for the completed one. After each completion the controller refills the pipeline to mg
-  groups (Algorithm 2, lines 6-13); the search ends when no group is in flight.
+  groups) for the completed one. Keys above the threshold at commit time are dropped instead of
+  inserted (they could never enter R nor qualify from C, since Max(R) never grows). After each
+  completion the controller refills the pipeline to mg groups (Algorithm 2, lines 6-13); the
+  search ends when no group is in flight.
 
 So the result depends only on the launch order, never on cycle timing: the cycle-level model
 (`fanns.arch.falcon_model`) turns the trace of a traversal into time, and the hardware must return
