@@ -1,0 +1,1 @@
+"""Index explorers: find index parameters and measure recall and hardware work (IVF-PQ, graph)."""
