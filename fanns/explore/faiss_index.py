@@ -1,0 +1,192 @@
+"""Train faiss IVF-PQ indexes and extract them into plain numpy arrays.
+
+`IvfPqIndexData` is what the hardware side consumes (the whole-accelerator reference model, the
+memory-image packers): coarse centroids, the PQ codebook, the optional OPQ rotation and the
+inverted lists in CSR form (``offsets[l]:offsets[l+1]`` are list ``l``'s entries in ``ids`` /
+``codes``). Only what the accelerator implements is accepted: L2 IVF-PQ with residual encoding
+and 8-bit codes, optionally behind one OPQ rotation.
+
+Angular datasets are served by normalising base and queries on the host and searching with L2
+(the same ranking as inner product on unit vectors); ``metric`` records the dataset's metric so
+the host knows to normalise. Inner-product (MIPS) datasets are not supported by the L2 datapath.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fanns.datasets.dataset import as_float32, normalize_rows
+from fanns.datasets.formats import atomic_path
+from fanns.errors import FannsError
+
+SERVED_METRICS = ("l2", "angular")
+OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS = 20, 10, 1 << 14
+"""OPQ training: faiss's defaults (50 iterations, 40 for the first PQ, 65,536 points) cost minutes
+on two cores for little recall; these settings train in seconds."""
+
+
+def factory_string(nlist: int, m: int, opq: bool) -> str:
+    return f"{f'OPQ{m},' if opq else ''}IVF{nlist},PQ{m}"
+
+
+def host_vectors(x: np.ndarray, metric: str) -> np.ndarray:
+    """float32 vectors as the host hands them to the index (unit length for angular)."""
+    if metric not in SERVED_METRICS:
+        raise FannsError(
+            f"metric {metric!r} is not supported by the IVF-PQ accelerator (it computes L2 distances)",
+            hint="use an l2 or angular dataset (normalise inner-product data and call it angular)",
+        )
+    return normalize_rows(x) if metric == "angular" else as_float32(x)
+
+
+@dataclass
+class IvfPqIndexData:
+    """A trained IVF-PQ index as plain arrays (see the module docstring)."""
+
+    centroids: np.ndarray  # [nlist, d] float32, in the rotated space when OPQ is used
+    codebook: np.ndarray  # [m, 256, dsub] float32
+    opq_matrix: np.ndarray | None  # [d, d] float32, y = A @ x
+    offsets: np.ndarray  # [nlist + 1] int64
+    ids: np.ndarray  # [N] int64
+    codes: np.ndarray  # [N, m] uint8
+    metric: str  # dataset metric served: "l2" or "angular" (host normalises)
+    by_residual: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.by_residual:
+            raise FannsError("the IVF-PQ index does not encode residuals", hint="train with by_residual=True (the default)")
+        if self.codebook.shape[1] != 256:
+            raise FannsError(f"PQ codes of {self.codebook.shape[1]} centroids; the accelerator needs 8-bit codes (256)")
+
+    @property
+    def nlist(self) -> int:
+        return int(self.centroids.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.centroids.shape[1])
+
+    @property
+    def m(self) -> int:
+        return int(self.codebook.shape[0])
+
+    @property
+    def dsub(self) -> int:
+        return int(self.codebook.shape[2])
+
+    @property
+    def ntotal(self) -> int:
+        return int(self.ids.shape[0])
+
+    @property
+    def list_sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def list_ids(self, cell: int) -> np.ndarray:
+        return self.ids[self.offsets[cell] : self.offsets[cell + 1]]
+
+    def list_codes(self, cell: int) -> np.ndarray:
+        return self.codes[self.offsets[cell] : self.offsets[cell + 1]]
+
+    def save(self, path: str | Path) -> None:
+        arrays = dict(centroids=self.centroids, codebook=self.codebook, offsets=self.offsets, ids=self.ids, codes=self.codes)
+        if self.opq_matrix is not None:
+            arrays["opq_matrix"] = self.opq_matrix
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, metric=np.array(self.metric), **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> IvfPqIndexData:
+        with np.load(path) as z:
+            return cls(
+                centroids=z["centroids"],
+                codebook=z["codebook"],
+                opq_matrix=z["opq_matrix"] if "opq_matrix" in z else None,
+                offsets=z["offsets"],
+                ids=z["ids"],
+                codes=z["codes"],
+                metric=str(z["metric"]),
+            )
+
+
+def extract(index, metric: str) -> IvfPqIndexData:
+    """Plain arrays of a trained faiss `IVF..,PQ..` index, optionally behind one OPQ transform."""
+    import faiss
+    from faiss.contrib import inspect_tools
+
+    index = faiss.downcast_index(index)
+    opq = None
+    if isinstance(index, faiss.IndexPreTransform):
+        if index.chain.size() != 1:
+            raise FannsError("only one pre-transform (OPQ) is supported in front of the IVF-PQ index")
+        vt = faiss.downcast_VectorTransform(index.chain.at(0))
+        if not isinstance(vt, faiss.LinearTransform) or vt.d_in != vt.d_out:
+            raise FannsError(f"unsupported pre-transform {type(vt).__name__}", hint="use OPQ (a square rotation)")
+        a, b = inspect_tools.get_LinearTransform_matrix(vt)
+        if b is not None and np.size(b) and np.any(b != 0):
+            raise FannsError("the pre-transform has a bias; the accelerator implements a pure rotation")
+        opq = np.ascontiguousarray(a, dtype=np.float32)
+    ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
+    if not isinstance(ivf, faiss.IndexIVFPQ):
+        raise FannsError(f"{type(ivf).__name__} is not an IVF-PQ index", hint="use a factory string like IVF1024,PQ16")
+    if ivf.metric_type != faiss.METRIC_L2:
+        raise FannsError("the IVF-PQ index does not use L2", hint="angular data: normalise and train an L2 index")
+    if ivf.pq.nbits != 8:
+        raise FannsError(f"PQ with {ivf.pq.nbits}-bit codes; the accelerator needs 8-bit codes")
+    nlist = ivf.nlist
+    sizes = inspect_tools.get_invlist_sizes(ivf.invlists).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    ids = np.empty(offsets[-1], dtype=np.int64)
+    codes = np.empty((offsets[-1], ivf.pq.M), dtype=np.uint8)
+    for cell in range(nlist):
+        if sizes[cell]:
+            cell_ids, cell_codes = inspect_tools.get_invlist(ivf.invlists, cell)
+            ids[offsets[cell] : offsets[cell + 1]] = cell_ids
+            codes[offsets[cell] : offsets[cell + 1]] = cell_codes.reshape(sizes[cell], ivf.pq.M)
+    return IvfPqIndexData(
+        centroids=ivf.quantizer.reconstruct_n(0, nlist).astype(np.float32),
+        codebook=inspect_tools.get_pq_centroids(ivf.pq).astype(np.float32),
+        opq_matrix=opq,
+        offsets=offsets,
+        ids=ids,
+        codes=codes,
+        metric=metric,
+        by_residual=bool(ivf.by_residual),
+    )
+
+
+def train_index(
+    base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, train: np.ndarray, seed: int
+):
+    """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base`."""
+    import faiss
+
+    d = base.shape[1]
+    index = faiss.index_factory(d, factory_string(nlist, m, opq), faiss.METRIC_L2)
+    ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
+    ivf.cp.seed = seed
+    ivf.pq.cp.seed = seed + 1
+    ivf.do_polysemous_training = False  # only used by polysemous codes; it costs minutes
+    if opq:
+        rotation = faiss.downcast_VectorTransform(index.chain.at(0))
+        rotation.niter, rotation.niter_pq_0, rotation.max_train_points = OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS
+    index.train(np.ascontiguousarray(train, dtype=np.float32))
+    chunk = 65536
+    for i in range(0, base.shape[0], chunk):
+        index.add(np.ascontiguousarray(host_vectors(base[i : i + chunk], metric)))
+    return index
+
+
+def apply_pretransform(index, x: np.ndarray) -> np.ndarray:
+    """Queries as the IVF part of `index` sees them (through OPQ if present)."""
+    import faiss
+
+    index = faiss.downcast_index(index)
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if isinstance(index, faiss.IndexPreTransform):
+        for i in range(index.chain.size()):
+            x = faiss.downcast_VectorTransform(index.chain.at(i)).apply(x)
+    return x

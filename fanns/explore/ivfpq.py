@@ -1,0 +1,274 @@
+"""The IVF-PQ index explorer: which index and nprobe meet each recall goal, and what that costs.
+
+For every index of the grid (nlist x m x with/without OPQ) it
+
+1. trains the faiss index on a fixed sample (or reuses the trained index cached in the output
+   folder, keyed by dataset content hash, factory string, sample size and seed);
+2. measures faiss's float recall R@k at every nprobe (`fanns.explore.sweep`) and finds, per
+   goal, the smallest nprobe that reaches it — or reports the best recall seen;
+3. chooses the index's fixed-point format (`fanns.explore.number_format`) and measures the
+   hardware-faithful recall with the whole-accelerator reference model
+   (`fanns.arch.ivfpq_reference`) at that nprobe;
+4. measures the hardware work from the cells the reference model actually probes (codes
+   scanned per query, sizes of the probed cells, bytes read) and faiss-cpu's QPS.
+
+The DSE reads `explore.json` and the per-index `.npy` files it points to.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.datasets.dataset import Dataset
+from fanns.datasets.formats import atomic_path, save_npy
+from fanns.errors import FannsError
+from fanns.explore.faiss_index import extract, factory_string, host_vectors, train_index
+from fanns.explore.goals import RecallGoal
+from fanns.explore.number_format import choose_format
+from fanns.explore.sweep import hits, recall_curve, smallest_meeting
+from fanns.progress import status
+
+INDEX_CACHE_VERSION = 1
+ID_BYTES = 4
+"""Bytes of the id stored next to each PQ code in device memory (32-bit ids)."""
+FORMAT_SAMPLE = 1000
+
+
+@dataclass
+class ExploreConfig:
+    goals: list[RecallGoal]
+    nlists: list[int] | None = None  # default: default_nlists(N)
+    ms: list[int] | None = None  # default: [default_m(d)]
+    opq: tuple[bool, ...] = (False, True)
+    train_size: int | None = None  # default: per index, see train_size_for
+    max_queries: int | None = None
+    seed: int = 0
+    vec_bits: int = 16
+    lut_bits: int = 16
+    qps_min_seconds: float = 0.2
+    extra: dict = field(default_factory=dict)
+
+
+def default_nlists(n: int) -> list[int]:
+    """Powers of two from about sqrt(N)/4 to 4*sqrt(N), with at least 39 vectors per cell."""
+    root = math.sqrt(n)
+    lo = 2 ** math.ceil(math.log2(max(8.0, root / 4)))
+    hi = min(2 ** math.floor(math.log2(4 * root)), 2 ** math.floor(math.log2(max(1, n // 39))))
+    return [2**e for e in range(int(math.log2(lo)), int(math.log2(max(lo, hi))) + 1)]
+
+
+def default_m(d: int) -> int:
+    """16 sub-quantizers when d allows it, else the largest divisor of d not above 16."""
+    return max(m for m in range(1, 17) if d % m == 0)
+
+
+def train_size_for(n: int, nlist: int) -> int:
+    """64 vectors per cell (at least 10,000 for the 256-centroid PQ, at most 65,536)."""
+    return min(n, max(10_000, min(65_536, 64 * nlist)))
+
+
+def _stats(values: np.ndarray) -> dict:
+    v = np.asarray(values, dtype=np.float64)
+    return {
+        "mean": round(float(v.mean()), 3),
+        "p50": float(np.percentile(v, 50)),
+        "p95": float(np.percentile(v, 95)),
+        "p99": float(np.percentile(v, 99)),
+        "max": float(v.max()),
+    }
+
+
+def _write_json(path: Path, data: dict) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+class IvfPqExplorer:
+    """Runs the exploration of one dataset into an output folder (see the module docstring)."""
+
+    def __init__(self, ds: Dataset, cfg: ExploreConfig, out: Path):
+        self.ds, self.cfg, self.out = ds, cfg, Path(out)
+        host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
+        if not cfg.goals:
+            raise FannsError("no recall goal given", hint="add --recall R@10=0.8 (repeatable)")
+        self.nlists = sorted(set(cfg.nlists or default_nlists(ds.n)))
+        self.ms = sorted(set(cfg.ms or [default_m(ds.d)]))
+        for m in self.ms:
+            if m < 1 or ds.d % m:
+                raise FannsError(f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {_divisors(ds.d)}")
+        for nlist in self.nlists:
+            if nlist < 1 or nlist > ds.n // 4:
+                raise FannsError(f"nlist={nlist} does not suit {ds.n} base vectors", hint=f"use 1..{ds.n // 4} (about sqrt(N))")
+        kmax = max(g.k for g in cfg.goals)
+        if kmax > ds.n:
+            raise FannsError(f"recall goal R@{kmax} asks for more neighbours than the {ds.n} base vectors")
+        nq = min(ds.nq, cfg.max_queries or ds.nq)
+        self.queries = host_vectors(ds.queries[:nq], ds.metric)
+        self.gt = ds.groundtruth(max(kmax, 1))[:nq]
+        perm = np.random.default_rng(cfg.seed).permutation(ds.n)
+        self.train_order = perm
+        self.ks = sorted({g.k for g in cfg.goals})
+
+    # -- per index --------------------------------------------------------------------------
+    def _index(self, nlist: int, m: int, opq: bool):
+        import faiss
+
+        factory = factory_string(nlist, m, opq)
+        stem = factory.replace(",", "_")
+        folder = self.out / "indexes"
+        train_n = self.cfg.train_size or train_size_for(self.ds.n, nlist)
+        if train_n < nlist:
+            raise FannsError(f"{factory}: {train_n} training vectors for {nlist} cells", hint="raise --train-size")
+        meta = {
+            "version": INDEX_CACHE_VERSION,
+            "dataset": self.ds.content_hash(),
+            "factory": factory,
+            "train_size": int(train_n),
+            "seed": self.cfg.seed,
+        }
+        index_path, meta_path = folder / f"{stem}.faissindex", folder / f"{stem}.meta.json"
+        if index_path.is_file() and meta_path.is_file() and json.loads(meta_path.read_text()) == meta:
+            return faiss.read_index(str(index_path)), stem, meta
+        status(f"training {factory} on {train_n} vectors")
+        rows = np.sort(self.train_order[:train_n])
+        train = host_vectors(self.ds.base[rows], self.ds.metric)
+        index = train_index(self.ds.base, self.ds.metric, nlist, m, opq, train, self.cfg.seed)
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_path(index_path) as tmp:
+            faiss.write_index(index, str(tmp))
+        _write_json(meta_path, meta)
+        return index, stem, meta
+
+    def _cpu_qps(self, index, nprobe: int, k: int) -> float:
+        import faiss
+
+        faiss.extract_index_ivf(index).nprobe = nprobe
+        index.search(self.queries[:10], k)  # warm-up
+        reps, start = 0, time.perf_counter()
+        while True:
+            index.search(self.queries, k)
+            reps += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= self.cfg.qps_min_seconds or reps >= 50:
+                return round(reps * self.queries.shape[0] / elapsed, 1)
+
+    def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
+        import faiss
+
+        index, stem, meta = self._index(nlist, m, opq)
+        curves = recall_curve(index, self.queries, self.gt, self.ks, nlist, label=f"sweep {meta['factory']}")
+        data = extract(index, self.ds.metric)
+        folder = self.out / "indexes"
+        sizes_path = folder / f"{stem}.list_sizes.npy"
+        save_npy(sizes_path, data.list_sizes.astype(np.int64))
+
+        goal_np = {}
+        for g in self.cfg.goals:
+            goal_np[g] = smallest_meeting(curves[g.k], g.target)
+        reached = [p for p in goal_np.values() if p is not None]
+        p_max = max(reached, default=1)
+        rows = np.sort(self.train_order[: min(FORMAT_SAMPLE, self.ds.n)])
+        fmt = choose_format(
+            data,
+            host_vectors(self.ds.base[rows], self.ds.metric),
+            nprobe=p_max,
+            vec_bits=self.cfg.vec_bits,
+            lut_bits=self.cfg.lut_bits,
+            seed=self.cfg.seed,
+        )
+        ref = IvfPqReference(data, fmt)
+        probes = ref.probe(ref.prepare(self.queries), p_max)
+        probes_path = folder / f"{stem}.probes.npy"
+        save_npy(probes_path, probes.astype(np.int32))
+        sizes = data.list_sizes
+        hw_cache: dict[int, np.ndarray] = {}
+        kmax = max(self.ks)
+        goals = {}
+        for g in self.cfg.goals:
+            p = goal_np[g]
+            curve = curves[g.k]
+            if p is None:
+                best = int(np.argmax(curve))
+                goals[g.text] = {"reached": False, "best_recall": round(float(curve[best]), 6), "best_nprobe": best + 1}
+                continue
+            if p not in hw_cache:
+                _, hw_cache[p] = ref.search(self.queries, p, kmax)
+            hw_recall = float(hits(hw_cache[p][:, : g.k], self.gt[:, : g.k]).mean() / g.k)
+            probed = sizes[probes[:, :p]]
+            codes = probed.sum(1)
+            goals[g.text] = {
+                "reached": True,
+                "nprobe": p,
+                "recall": round(float(curve[p - 1]), 6),
+                "hw_recall": round(hw_recall, 6),
+                "codes_per_query": _stats(codes),
+                "probed_cell_sizes": _stats(probed.ravel()),
+                "bytes_per_query": _stats(codes * (m + ID_BYTES)),
+                "cpu_qps": self._cpu_qps(index, p, g.k),
+                "cpu_threads": faiss.omp_get_max_threads(),
+            }
+        return {
+            "index": meta["factory"],
+            "nlist": nlist,
+            "m": m,
+            "opq": opq,
+            "path": f"indexes/{stem}.faissindex",
+            "train_size": meta["train_size"],
+            "list_sizes": f"indexes/{sizes_path.name}",
+            "probes": f"indexes/{probes_path.name}",
+            "probes_nprobe": int(probes.shape[1]),
+            "bytes_per_code": m + ID_BYTES,
+            "format": fmt.to_dict(),
+            "curve": {"nprobe": list(range(1, nlist + 1)), **{f"R@{k}": [round(float(r), 6) for r in curves[k]] for k in self.ks}},
+            "goals": goals,
+        }
+
+    # -- whole run --------------------------------------------------------------------------
+    def run(self) -> dict:
+        self.out.mkdir(parents=True, exist_ok=True)
+        records = []
+        for m in self.ms:
+            for nlist in self.nlists:
+                for opq in self.cfg.opq:
+                    records.append(self.explore_index(nlist, m, opq))
+        result = {
+            "dataset": {**self.ds.summary(), "content_hash": self.ds.content_hash(), "queries_used": int(self.queries.shape[0])},
+            "goals": [{"text": g.text, "k": g.k, "recall": g.target} for g in self.cfg.goals],
+            "settings": {
+                "nlists": self.nlists,
+                "ms": self.ms,
+                "opq": list(self.cfg.opq),
+                "seed": self.cfg.seed,
+                "vec_bits": self.cfg.vec_bits,
+                "lut_bits": self.cfg.lut_bits,
+                "id_bytes": ID_BYTES,
+            },
+            "indexes": records,
+            "best": best_per_goal(records, self.cfg.goals),
+        }
+        _write_json(self.out / "explore.json", result)
+        return result
+
+
+def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:
+    """Per goal: the index that reaches it with the fewest codes scanned per query, or the best recall seen."""
+    out = {}
+    for g in goals:
+        ok = [(r["goals"][g.text]["codes_per_query"]["mean"], r["index"]) for r in records if r["goals"][g.text]["reached"]]
+        if ok:
+            codes, name = min(ok)
+            out[g.text] = {"reached": True, "index": name, "codes_per_query": codes}
+        else:
+            recall, name = max((r["goals"][g.text]["best_recall"], r["index"]) for r in records)
+            out[g.text] = {"reached": False, "best_recall": recall, "index": name}
+    return out
+
+
+def _divisors(d: int) -> str:
+    return ", ".join(str(m) for m in range(1, d + 1) if d % m == 0 and m <= 64)
