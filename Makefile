@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml setup.py
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/fanns explore builtin:sift-small --recall R@10=0.8 --recall R@1=0.3 --out work/demo/explore
+	$(BIN)/fanns explore builtin:sift-10k --recall R@10=0.6 --recall R@1=0.4 --out work/demo/explore
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q

@@ -1,0 +1,164 @@
+"""The IVF-PQ explorer on a built-in set: recall against an independent brute force, exact
+smallest nprobe, monotone curves, hardware work, unreachable goals, caching, CLI errors."""
+import json
+
+import faiss
+import numpy as np
+import pytest
+
+from fanns.cli import main
+from fanns.datasets import load_dataset
+from fanns.errors import FannsError
+from fanns.explore import ivfpq as ivfpq_mod
+from fanns.explore.goals import RecallGoal, parse_goal
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.numerics import IvfPqFormat
+
+GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6)]
+MONOTONE_TOL = 0.005
+"""PQ recall need not be monotone in nprobe (more candidates can push a true neighbour out of
+the top k); over 200 queries a drop larger than 0.5 percentage points would be a bug."""
+
+
+@pytest.fixture(scope="module")
+def explored(tmp_path_factory):
+    ds = load_dataset("builtin:sift-10k")
+    out = tmp_path_factory.mktemp("explore")
+    cfg = ExploreConfig(goals=GOALS, nlists=[32], opq=(False, True), qps_min_seconds=0.01)
+    result = IvfPqExplorer(ds, cfg, out).run()
+    return ds, out, result
+
+
+def _brute_force_curve(ds, index, nprobes, k):
+    """Independent: decode every code to a vector, rank by exact float64 distance in numpy."""
+    ivf = faiss.extract_index_ivf(index)
+    ivf.make_direct_map()
+    recon = ivf.reconstruct_n(0, ds.n).astype(np.float64)  # centroid + decoded residual (rotated space)
+    from faiss.contrib.inspect_tools import get_invlist
+
+    from fanns.explore.faiss_index import apply_pretransform
+
+    q = apply_pretransform(index, np.asarray(ds.queries, np.float32)).astype(np.float64)
+    cents = ivf.quantizer.reconstruct_n(0, ivf.nlist).astype(np.float64)
+    cell_of = np.empty(ds.n, dtype=np.int64)
+    for c in range(ivf.nlist):
+        cell_of[get_invlist(ivf.invlists, c)[0]] = c
+    b = np.asarray(ds.base, np.float64)
+    exact = ((np.asarray(ds.queries, np.float64)[:, None, :] - b[None]) ** 2).sum(-1)
+    gt = np.argsort(exact, axis=1, kind="stable")[:, :k]
+    cell_rank = np.argsort(((q[:, None, :] - cents[None]) ** 2).sum(-1), axis=1, kind="stable")
+    approx = ((q[:, None, :] - recon[None]) ** 2).sum(-1)
+    out = {}
+    for p in nprobes:
+        allowed = np.zeros((ds.nq, ivf.nlist), bool)
+        np.put_along_axis(allowed, cell_rank[:, :p], True, axis=1)
+        masked = np.where(allowed[:, cell_of], approx, np.inf)
+        top = np.argsort(masked, axis=1, kind="stable")[:, :k]
+        out[p] = np.mean([len(set(top[i]) & set(gt[i])) / k for i in range(ds.nq)])
+    return out
+
+
+def test_recall_matches_brute_force(explored):
+    ds, out, result = explored
+    for rec in result["indexes"]:
+        index = faiss.read_index(str(out / rec["path"]))
+        brute = _brute_force_curve(ds, index, [1, 2, 4, 8, 32], 10)
+        curve = rec["curve"]["R@10"]
+        for p, r in brute.items():
+            assert curve[p - 1] == pytest.approx(r, abs=0.004), (rec["index"], p)
+
+
+def test_smallest_nprobe_is_exact_and_curves_monotone(explored):
+    _, _, result = explored
+    for rec in result["indexes"]:
+        assert rec["curve"]["nprobe"] == list(range(1, 33))
+        for key in ("R@1", "R@10", "R@100"):
+            c = np.array(rec["curve"][key])
+            assert np.all(np.diff(c) >= -MONOTONE_TOL), (rec["index"], key)
+        for g in GOALS:
+            r = rec["goals"][g.text]
+            curve = np.array(rec["curve"][f"R@{g.k}"])
+            if r["reached"]:
+                p = r["nprobe"]
+                assert curve[p - 1] >= g.target and np.all(curve[: p - 1] < g.target)
+                assert r["recall"] == pytest.approx(curve[p - 1])
+            else:
+                assert np.all(curve < g.target) and r["best_recall"] == pytest.approx(curve.max())
+
+
+def test_unreachable_goal_reported(explored):
+    _, _, result = explored
+    best = result["best"]["R@1=0.99"]
+    assert best["reached"] is False and 0 < best["best_recall"] < 0.99
+
+
+def test_hardware_work_and_files(explored):
+    ds, out, result = explored
+    saved = json.loads((out / "explore.json").read_text())
+    assert saved["indexes"][0]["index"] == "IVF32,PQ16" and saved["indexes"][1]["index"] == "OPQ16,IVF32,PQ16"
+    for rec in saved["indexes"]:
+        sizes = np.load(out / rec["list_sizes"])
+        probes = np.load(out / rec["probes"])
+        assert sizes.shape == (32,) and sizes.sum() == ds.n
+        fmt = IvfPqFormat.from_dict(rec["format"])
+        assert fmt.m == 16 and fmt.source["nprobe"] == rec["probes_nprobe"]
+        reached = [r for r in rec["goals"].values() if r["reached"]]
+        assert reached
+        assert probes.shape == (ds.nq, max(r["nprobe"] for r in reached))
+        assert np.all(np.sort(probes, axis=1)[:, 1:] != np.sort(probes, axis=1)[:, :-1])  # distinct cells
+        for r in reached:
+            codes = sizes[probes[:, : r["nprobe"]]].sum(1)
+            assert r["codes_per_query"]["mean"] == pytest.approx(codes.mean(), abs=1e-3)
+            assert r["codes_per_query"]["p99"] == pytest.approx(np.percentile(codes, 99))
+            assert r["bytes_per_query"]["mean"] == pytest.approx(codes.mean() * 20, abs=0.1)
+            assert abs(r["hw_recall"] - r["recall"]) <= 0.02
+            assert r["cpu_qps"] > 0
+
+
+def test_rerun_reuses_trained_indexes(explored, monkeypatch):
+    ds, out, result = explored
+
+    def no_training(*a, **k):
+        raise AssertionError("index retrained although cached")
+
+    monkeypatch.setattr(ivfpq_mod, "train_index", no_training)
+    cfg = ExploreConfig(goals=GOALS, nlists=[32], opq=(False, True), qps_min_seconds=0.01)
+    again = IvfPqExplorer(ds, cfg, out).run()
+    for a, b in zip(again["indexes"], result["indexes"]):
+        assert a["curve"] == b["curve"] and a["format"] == b["format"]
+
+
+def test_defaults():
+    assert default_nlists(100_000) == [128, 256, 512, 1024]
+    assert default_nlists(10_000) == [32, 64, 128, 256]
+    assert default_m(128) == 16 and default_m(50) == 10 and default_m(96) == 16
+
+
+def test_goal_syntax():
+    assert parse_goal("R@10=0.8") == RecallGoal(10, 0.8)
+    assert parse_goal("r@100=95%") == RecallGoal(100, 0.95)
+    for bad in ("R10=0.8", "R@10=1.5", "R@0=0.5", "recall"):
+        with pytest.raises(FannsError):
+            parse_goal(bad)
+
+
+def test_cli_errors(capsys, tmp_path):
+    assert main(["explore", "builtin:sift-10k", "--recall", "R@10", "--out", str(tmp_path)]) == 2
+    assert "R@k=x" in capsys.readouterr().err
+    assert main(["explore", "builtin:sift-10k", "--recall", "R@10=0.5", "--m", "7", "--out", str(tmp_path)]) == 2
+    assert "does not divide" in capsys.readouterr().err
+    rng = np.random.default_rng(0)
+    from fanns.datasets import write_vectors
+
+    write_vectors(tmp_path / "base.fvecs", rng.standard_normal((500, 8)).astype(np.float32))
+    write_vectors(tmp_path / "query.fvecs", rng.standard_normal((5, 8)).astype(np.float32))
+    (tmp_path / "dataset.yaml").write_text("metric: ip\n")
+    assert main(["explore", str(tmp_path), "--recall", "R@1=0.5", "--out", str(tmp_path / "o")]) == 2
+    assert "not supported" in capsys.readouterr().err
+
+
+def test_cli_reports_unreachable(capsys, tmp_path):
+    code = main(["explore", "builtin:sift-10k", "--recall", "R@1=0.999", "--nlist", "32", "--no-opq", "--queries", "50", "--out", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "not reachable" in out and "best recall seen" in out
