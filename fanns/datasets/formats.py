@@ -172,9 +172,20 @@ def _read_bin(path: Path, size: int, dtype: np.dtype) -> np.ndarray:
 def _read_npy(path: Path) -> np.ndarray:
     try:
         data = np.load(path, mmap_mode="r", allow_pickle=False)
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            reader(f)
+            data_offset = f.tell()
     except Exception as exc:  # numpy raises many types on a garbled header (ValueError, SyntaxError, ...)
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _fail(path, f"not a readable .npy file ({msg})", hint="the file is truncated or corrupted") from None
+    if path.stat().st_size != data_offset + data.nbytes:
+        raise _fail(
+            path,
+            f"the header describes {data.nbytes} bytes of data but the file holds {path.stat().st_size - data_offset}",
+            hint="the header or the data is corrupted",
+        )
     if data.ndim != 2 or 0 in data.shape:
         raise _fail(path, f"expected a non-empty 2-D array of vectors, found shape {data.shape}")
     if data.dtype not in NPY_DTYPES:
