@@ -143,6 +143,18 @@ class PqDecode(PE):
             out.append((load, start, start + int(n) - 1))
         return out
 
+    def cell_cycles(self, sizes) -> np.ndarray:
+        """Cycles each cell occupies the unit in a back-to-back stream of cells (steady state).
+
+        From the schedule's recurrence, consecutive scan starts are ss_(c+1) = ss_c + max(256, n_c)
+        with two banks (the next LUT loads while the current cell scans) and ss_c + 256 + n_c with
+        one, for every cell after the first; so a query's share of a long stream is the sum of its
+        cells' values, and `cycles_for_cells(sizes)` = 256 + sum(cell_cycles(sizes[:-1])) +
+        sizes[-1] + depth(). Works on arrays of sizes (items, padding included, each >= 1).
+        """
+        n = np.asarray(sizes, dtype=np.int64)
+        return np.maximum(n, KSUB) if self.banks == 2 else n + KSUB
+
     def cycles_for_cells(self, sizes: Sequence[int]) -> int:
         """Cycles from the first LUT word to the last key for cells of `sizes` items (0 if none)."""
         if len(sizes) == 0:

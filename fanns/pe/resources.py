@@ -32,7 +32,7 @@ class Resources:
     __rmul__ = __mul__
 
     def as_tuple(self) -> tuple[float, ...]:
-        return tuple(getattr(self, k) for k in KINDS)
+        return (self.lut, self.ff, self.bram18, self.uram, self.dsp)  # KINDS order (asserted below)
 
     def as_array(self) -> np.ndarray:
         return np.array(self.as_tuple(), dtype=np.float64)

@@ -1,0 +1,1 @@
+"""Resource and performance models, design-space exploration, Pareto sets."""

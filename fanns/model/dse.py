@@ -1,0 +1,244 @@
+"""Design-space exploration: the best IVF-PQ accelerator for a recall goal on a board.
+
+For every index that reaches the goal (at its smallest nprobe, with its measured probes), the
+stage options of `fanns.arch.ivfpq_options` are enumerated against the board's budget, every
+combination is evaluated by `fanns.model.search`, and the best combinations are turned into
+complete designs (`DesignPoint`): stage configurations, exact per-stage timing
+(`fanns.arch.ivfpq.stage_timings`), the PE inventory, resources, the SLR assignment of
+`fanns.model.budget` and the memory channel assignment. When nothing fits, `Outcome.explain`
+says why (which resource binds and by how much, or that the goal is unreachable).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fanns.arch import ivfpq as A
+from fanns.arch.design import ChannelUse, IndexRef, IvfPqDesign, Stages
+from fanns.arch.ivfpq_options import GROUPS, all_options
+from fanns.boards import Board
+from fanns.errors import FannsError
+from fanns.model.budget import Budget, assign_slrs, overflow_text
+from fanns.model.search import Result, Space, decode, prune, search
+from fanns.model.workload import Workload
+from fanns.pe.resources import KINDS, Resources
+
+MAX_POOL = 1 << 16
+
+
+@dataclass
+class DesignPoint:
+    """One complete design with its predicted performance and cost."""
+
+    workload: Workload
+    ctx: A.Context
+    stages: Stages
+    timings: dict[str, A.StageTiming]
+    units: list[A.Unit]
+    resources: Resources
+    channels: dict[str, int]
+    slr: dict[str, list[list]]
+    clock_mhz: float
+
+    @property
+    def cycles(self) -> float:
+        return max(t.interval for t in self.timings.values())
+
+    @property
+    def qps(self) -> float:
+        return self.clock_mhz * 1e6 / self.cycles
+
+    @property
+    def bottleneck(self) -> str:
+        return max(self.timings, key=lambda s: (self.timings[s].interval, -A.STAGES.index(s)))
+
+    @property
+    def latency_cycles(self) -> float:
+        return sum(t.latency for t in self.timings.values())
+
+    def stage_resources(self, stage: str) -> Resources:
+        return Resources.total([u.total for u in self.units if u.stage == stage])
+
+    def sort_key(self) -> tuple:
+        return (self.cycles, self.resources.lut, sum(self.channels.values()))
+
+
+@dataclass
+class Outcome:
+    """What the DSE found for one goal on one board."""
+
+    goal: str
+    board: Board
+    budget: Budget
+    clock_mhz: float
+    workloads: list[Workload]
+    unreachable: list[dict]
+    top: list[DesignPoint]
+    pareto: list[DesignPoint]
+    result: Result | None
+    explain: list[str] = field(default_factory=list)
+    option_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def best(self) -> DesignPoint | None:
+        return self.top[0] if self.top else None
+
+
+def context(w: Workload, board: Board, clock_mhz: float) -> A.Context:
+    return A.Context(
+        fmt=w.fmt, n=w.n, nlist=w.nlist, nprobe=w.nprobe, k=w.k, opq=w.opq, clock_mhz=clock_mhz,
+        memories=A.memories(board, clock_mhz), family=board.family,
+    )
+
+
+def infra_vector(ctx: A.Context, budget: Budget) -> np.ndarray:
+    ch = np.zeros(len(budget.channels))
+    ch[0] = 1  # the host I/O channel
+    return np.concatenate([A.total_resources(A.infra_units(ctx)).as_array(), ch])
+
+
+def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[Space, dict]:
+    sets = all_options(ctx, A.Probes.of(w.probed), w.list_sizes, budget.limits())
+    raw = int(np.prod([max(1, s.raw) for s in sets.values()]))
+    counts = {g: {"enumerated": s.raw, "fit": len(s)} for g, s in sets.items()}
+    pruned = {g: prune(s) for g, s in sets.items()}
+    for g, s in pruned.items():
+        counts[g]["kept"] = len(s)
+    space = Space(key, pruned, infra_vector(ctx, budget), raw)
+    space.floors = {g: s.floor for g, s in sets.items()}
+    return space, counts
+
+
+def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
+    """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
+    next channels of their group (PE p on the pq channel p * C // P); streamed IVF centroids and
+    BuildLUT's centroid copy follow in group 0."""
+    nxt = {m.kind: 0 for m in ctx.memories}
+    first = ctx.memories[0].kind
+
+    def take(kind: str) -> int:
+        ch = nxt[kind]
+        nxt[kind] += 1
+        return ch
+
+    out = [ChannelUse(first, take(first), "io")]
+    pq = stages.pq_dist
+    for c in range(pq.channels):
+        pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+        out.append(ChannelUse(pq.memory, take(pq.memory), "pq_codes", pes))
+    out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
+    out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
+    return tuple(out)
+
+
+def materialize(space: Space, w: Workload, ctx: A.Context, pick: dict[str, int], budget: Budget, clock_mhz: float) -> DesignPoint | None:
+    """The complete design of one combination, or None when it fails the SLR assignment."""
+    cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
+    stages = Stages(
+        opq=cfg["opq"][0], ivf_dist=cfg["front"][0], sel_cells=cfg["front"][1],
+        build_lut=cfg["lut"][0], pq_dist=cfg["back"][0], sel_k=cfg["back"][1],
+    )
+    units = A.design_units(ctx, stages)
+    slr = assign_slrs(units, budget)
+    if slr is None:
+        return None
+    timings = A.stage_timings(ctx, stages, A.Probes.of(w.probed))
+    channels: dict[str, int] = {}
+    for ch in memory_plan(ctx, stages):
+        channels[ch.memory] = channels.get(ch.memory, 0) + 1
+    return DesignPoint(w, ctx, stages, timings, units, A.total_resources(units), channels, slr, clock_mhz)
+
+
+def _points(rows: np.ndarray, spaces, workloads, contexts, budget, clock) -> list[DesignPoint]:
+    out = []
+    for key, left, back in rows[:, :3].astype(np.int64):
+        space = spaces[key]
+        p = materialize(space, workloads[key], contexts[key], decode(space, left, back), budget, clock)
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def pareto_points(points: list[DesignPoint]) -> list[DesignPoint]:
+    """Designs no other design beats on both QPS and LUT, by increasing LUT."""
+    out, best = [], None
+    for p in sorted(points, key=DesignPoint.sort_key):
+        if best is None or p.resources.lut < best:
+            out.append(p)
+            best = p.resources.lut
+    return sorted(out, key=lambda p: p.resources.lut)
+
+
+def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, util: float = 0.6, top: int = 5,
+        unreachable: list[dict] | None = None) -> Outcome:
+    """The DSE of one goal over the given workloads (see the module docstring)."""
+    if top < 1:
+        raise FannsError(f"--top {top}: must be at least 1")
+    if clock_mhz <= 0:
+        raise FannsError(f"clock {clock_mhz} MHz must be positive")
+    start = time.perf_counter()
+    budget = Budget.from_board(board, util)
+    outcome = Outcome(goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None)
+    if not workloads:
+        outcome.explain = _unreachable_text(goal, outcome.unreachable)
+        return outcome
+    contexts = [context(w, board, clock_mhz) for w in workloads]
+    spaces = []
+    for key, (w, ctx) in enumerate(zip(workloads, contexts)):
+        space, counts = build_space(key, w, ctx, budget)
+        spaces.append(space)
+        outcome.option_counts[w.label()] = counts
+    pool = max(8 * top, 64)
+    while True:
+        result = search(spaces, budget.vector(), pool)
+        points = _points(result.pool, spaces, workloads, contexts, budget, clock_mhz)
+        if len(points) >= top or len(result.pool) < pool or pool >= MAX_POOL:
+            break
+        pool *= 8
+    outcome.result = result
+    outcome.top = sorted(points, key=DesignPoint.sort_key)[:top]
+    front = _points(result.front, spaces, workloads, contexts, budget, clock_mhz)
+    outcome.pareto = pareto_points(front + points)
+    if not outcome.top:
+        outcome.explain = _no_fit_text(spaces, workloads, contexts, budget, result)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
+    if not unreachable:
+        return [f"no index to evaluate for {goal}"]
+    best = max(unreachable, key=lambda u: (u.get("best_recall") or 0.0))
+    return [
+        f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
+        f"({best['index']} at nprobe {best.get('best_nprobe')})",
+        "try a larger m, OPQ, more cells (nlist), or a lower goal",
+    ]
+
+
+def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget: Budget, result: Result) -> list[str]:
+    lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
+    for space, w, ctx in zip(spaces, workloads, contexts):
+        empty = [g for g in GROUPS if len(space.sets[g]) == 0]
+        if "back" in empty:
+            need = int(w.n * (w.m + 4))
+            cap = sum(m.capacity_bytes * m.count for m in ctx.memories)
+            if need > cap:
+                lines.append(f"{w.label()}: the index needs about {need / 2**30:.2f} GiB of codes and ids, the board holds {cap / 2**30:.2f} GiB")
+                continue
+        lower = space.infra + sum(space.floors[g] for g in GROUPS)
+        over = overflow_text(lower, budget)
+        if over:
+            lines.append(f"{w.label()}: even the smallest design is too large; binding: " + "; ".join(over))
+    if len(lines) == 1 and result.min_overflow is not None:
+        lines.append("every resource fits on its own but not together; the closest design: " + "; ".join(overflow_text(result.min_overflow, budget)))
+    if len(lines) == 1 and len(result.pool):
+        lines.append("designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)")
+    return lines
+
+
+def kinds_dict(r: Resources) -> dict[str, float]:
+    return {k: round(v, 1) for k, v in zip(KINDS, r.as_tuple())}

@@ -1,0 +1,93 @@
+"""The vectorised search against brute force: dominance pruning, best design, Pareto front."""
+import itertools
+
+import numpy as np
+import pytest
+
+from fanns.arch.ivfpq_options import GROUPS, OptionSet
+from fanns.model.search import Space, cost_matrix, decode, pareto_rows, prune, search
+
+
+def brute_pareto(cost: np.ndarray) -> list[int]:
+    keep = []
+    for i in range(len(cost)):
+        dominated = any(
+            j != i and (cost[j] <= cost[i]).all() and ((cost[j] != cost[i]).any() or j < i) for j in range(len(cost))
+        )
+        if not dominated:
+            keep.append(i)
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pareto_rows_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n, dims = int(rng.integers(1, 700)), int(rng.integers(1, 6))
+    cost = rng.integers(0, 6, size=(n, dims)).astype(float)  # many ties and duplicates
+    assert pareto_rows(cost, block=int(rng.integers(1, 300))).tolist() == brute_pareto(cost)
+
+
+def random_set(rng, group: str, n: int, channel_groups: int) -> OptionSet:
+    stages = {"opq": 1, "front": 2, "lut": 1, "back": 2}[group]
+    cycles = rng.integers(100, 5000, size=(n, stages)).astype(float)
+    cycles[:, 0] = np.round(cycles[:, 0], -2)  # ties in the bottleneck
+    res = rng.integers(0, 400, size=(n, 5)).astype(float)
+    channels = rng.integers(0, 3, size=(n, channel_groups))
+    return OptionSet(
+        group, ("s",) * stages, [(group, i) for i in range(n)], cycles, rng.random(n), res, channels,
+        [{} for _ in range(n)], n, res.min(0),
+    )
+
+
+def brute_force(spaces, budget):
+    valid = []
+    for space in spaces:
+        sets = space.sets
+        for combo in itertools.product(*(range(len(sets[g])) for g in GROUPS)):
+            cost = sum(cost_matrix(sets[g])[i] for g, i in zip(GROUPS, combo))
+            cycles = max(cost_matrix(sets[g])[i, 0] for g, i in zip(GROUPS, combo))
+            use = cost[1:] + space.infra
+            if (use <= budget).all():
+                valid.append((cycles, use[0], use[5:].sum(), space.key, combo))
+    return valid
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_search_finds_the_brute_force_best_and_front(seed):
+    rng = np.random.default_rng(100 + seed)
+    groups = int(rng.integers(1, 3))
+    spaces = []
+    for key in range(int(rng.integers(1, 4))):
+        sizes = {"opq": int(rng.integers(1, 4)), "front": int(rng.integers(1, 9)), "lut": int(rng.integers(1, 6)), "back": int(rng.integers(1, 9))}
+        sets = {g: random_set(rng, g, sizes[g], groups) for g in GROUPS}
+        infra = np.concatenate([rng.integers(0, 50, 5).astype(float), np.ones(groups)])
+        spaces.append(Space(key, {g: prune(s) for g, s in sets.items()}, infra, int(np.prod(list(sizes.values())))))
+        spaces[-1].full = sets
+    budget = np.concatenate([np.full(5, float(rng.integers(600, 1400))), np.full(groups, 7.0)])
+    result = search(spaces, budget, pool=5)
+    full = [Space(s.key, s.full, s.infra, s.raw) for s in spaces]
+    valid = brute_force(full, budget)
+    if not valid:
+        assert len(result.pool) == 0
+        return
+    best = min(valid, key=lambda v: v[:3])
+    row = result.pool[0]
+    assert tuple(row[3:6]) == pytest.approx(best[:3])
+    # The row decodes to options whose costs add up to what the search reported.
+    space = spaces[int(row[0])]
+    pick = decode(space, int(row[1]), int(row[2]))
+    cost = sum(cost_matrix(space.sets[g])[pick[g]] for g in GROUPS)
+    assert cost[1] + space.infra[0] == pytest.approx(row[4])
+    assert max(cost_matrix(space.sets[g])[pick[g], 0] for g in GROUPS) == pytest.approx(row[3])
+    # Pareto front of (cycles, LUT): the same values as brute force.
+    pts = sorted({(v[0], v[1]) for v in valid})
+    front, best_lut = [], np.inf
+    for c, lut in pts:
+        if lut < best_lut:
+            front.append((c, lut))
+            best_lut = lut
+    assert [(float(r[3]), float(r[4])) for r in result.front] == front
+    # The pool is ordered by cycles, then LUT, then channels.
+    keys = [tuple(r[3:6]) for r in result.pool]
+    assert keys == sorted(keys)
+    assert result.evaluated >= sum(len(s.left["cost"]) * len(s.sets["back"]) for s in spaces)

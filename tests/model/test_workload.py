@@ -1,0 +1,95 @@
+"""Workloads: the synthetic published-scale workload, and reading an exploration folder."""
+import json
+
+import numpy as np
+import pytest
+
+from fanns.errors import FannsError
+from fanns.model.workload import size_biased_probes, synthetic_list_sizes, synthetic_workload, workloads_from_explore
+
+
+def test_synthetic_list_sizes_sum_and_imbalance():
+    rng = np.random.default_rng(0)
+    for imbalance in (1.0, 1.2, 1.6):
+        sizes = synthetic_list_sizes(10**8, 8192, imbalance, rng)
+        assert sizes.sum() == 10**8 and sizes.min() >= 0
+        measured = len(sizes) * (sizes.astype(float) ** 2).sum() / float(sizes.sum()) ** 2
+        assert measured == pytest.approx(imbalance, rel=0.05)
+    with pytest.raises(FannsError, match="must be >= 1"):
+        synthetic_list_sizes(100, 10, 0.5, rng)
+
+
+def test_probes_are_distinct_and_size_biased():
+    rng = np.random.default_rng(1)
+    sizes = np.array([1000, 1000, 4000, 4000, 10, 10] * 5)
+    probes = size_biased_probes(sizes, 3, 20000, rng)
+    assert probes.shape == (20000, 3)
+    assert all(len(set(row)) == 3 for row in probes[:500].tolist())
+    first = np.bincount(probes[:, 0], minlength=len(sizes)) / len(probes)
+    # the first probe is a single draw proportional to size
+    assert first == pytest.approx(sizes / sizes.sum(), abs=0.01)
+
+
+def test_synthetic_workload_is_deterministic():
+    a = synthetic_workload(10**6, 128, 16, 256, 8, 10, True, queries=50, seed=3)
+    b = synthetic_workload(10**6, 128, 16, 256, 8, 10, True, queries=50, seed=3)
+    assert (a.probed == b.probed).all() and (a.list_sizes == b.list_sizes).all()
+    assert a.index == "OPQ16,IVF256,PQ16" and a.probed.shape == (50, 8)
+    assert a.with_queries(10).queries == 10
+
+
+def write_explore(folder, goals, curve, probes_depth=6, nlist=16):
+    """A minimal exploration folder in the format `fanns explore` writes (explore.json + .npy)."""
+    idx = folder / "indexes"
+    idx.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(0, 50, nlist)
+    np.save(idx / "IVF16_PQ4.list_sizes.npy", sizes)
+    np.save(idx / "IVF16_PQ4.probes.npy", np.argsort(rng.random((20, nlist)), axis=1)[:, :probes_depth].astype(np.int32))
+    fmt = {"d": 16, "m": 4, "scale": 2.0, "ivf_shift": 0, "lut_shift": 0, "vec_bits": 16, "opq_frac_bits": 14,
+           "ivf_dist_bits": 32, "lut_bits": 16, "source": {}}
+    rec = {"index": "IVF16,PQ4", "nlist": nlist, "m": 4, "opq": False, "path": "indexes/IVF16_PQ4.faissindex",
+           "list_sizes": "indexes/IVF16_PQ4.list_sizes.npy", "probes": "indexes/IVF16_PQ4.probes.npy",
+           "probes_nprobe": probes_depth, "format": fmt, "curve": {"nprobe": list(range(1, nlist + 1)), "R@10": curve},
+           "goals": goals}
+    (folder / "explore.json").write_text(json.dumps({"indexes": [rec]}))
+    return sizes
+
+
+def test_reads_the_goal_entry_and_the_probed_sizes(tmp_path):
+    curve = [0.3, 0.5, 0.7, 0.8, 0.85, 0.9] + [0.95] * 10
+    goals = {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.8, "hw_recall": 0.79}}
+    sizes = write_explore(tmp_path, goals, curve)
+    (w,), unreachable = workloads_from_explore(tmp_path, "R@10=0.8")
+    probes = np.load(tmp_path / "indexes" / "IVF16_PQ4.probes.npy")
+    assert unreachable == [] and w.nprobe == 4 and w.k == 10 and w.hw_recall == 0.79
+    assert (w.probed == sizes[probes[:, :4]]).all()
+    assert w.index_path == tmp_path / "indexes" / "IVF16_PQ4.faissindex"
+    # a goal the explorer was not asked for comes from the recall curve
+    (w2,), _ = workloads_from_explore(tmp_path, "R@10=0.85")
+    assert w2.nprobe == 5 and w2.hw_recall is None
+    # deeper than the recorded probes: a clear error
+    with pytest.raises(FannsError, match="needs nprobe=7"):
+        workloads_from_explore(tmp_path, "R@10=0.95")
+
+
+def test_unreachable_goal_reports_the_best_recall(tmp_path):
+    curve = [0.3, 0.5] + [0.6] * 14
+    write_explore(tmp_path, {"R@10=0.8": {"reached": False, "best_recall": 0.6, "best_nprobe": 3}}, curve)
+    found, unreachable = workloads_from_explore(tmp_path, "R@10=0.8")
+    assert found == [] and unreachable == [{"index": "IVF16,PQ4", "best_recall": 0.6, "best_nprobe": 3}]
+    found, unreachable = workloads_from_explore(tmp_path, "R@10=0.9")
+    assert found == [] and unreachable[0]["best_recall"] == 0.6
+
+
+def test_bad_exploration_folders(tmp_path):
+    with pytest.raises(FannsError, match="run `fanns explore"):
+        workloads_from_explore(tmp_path, "R@10=0.8")
+    (tmp_path / "explore.json").write_text("{not json")
+    with pytest.raises(FannsError, match="not valid JSON"):
+        workloads_from_explore(tmp_path, "R@10=0.8")
+    (tmp_path / "explore.json").write_text(json.dumps({"indexes": []}))
+    with pytest.raises(FannsError, match="no IVF-PQ index records"):
+        workloads_from_explore(tmp_path, "R@10=0.8")
+    with pytest.raises(FannsError, match="cannot parse recall goal"):
+        workloads_from_explore(tmp_path, "recall 0.8")
