@@ -72,7 +72,7 @@ class StreamPack(PE):
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:
-        return {"word_bits": self.word_bits, "k": self.k, "item_bits": self.item_bits}
+        return {"word_bits": self.word_bits, "slot_bits": (self.k - 1) * self.item_bits, "k": self.k}
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from amaranth import Module, Signal
+from amaranth import Cat, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -80,7 +80,7 @@ class StreamUnpack(PE):
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:
-        return {"word_bits": self.word_bits, "k": self.k, "item_bits": self.item_bits}
+        return {"word_bits": self.word_bits, "k": self.k, "mux_bits": self.item_bits * max(1, (self.k - 1).bit_length())}
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:
@@ -105,13 +105,12 @@ class StreamUnpackComponent(wiring.Component):
         lowest = Signal(self.k)  # one-hot: the next item
         rest = Signal(self.k)
         m.d.comb += [lowest.eq(mask & (~mask + 1)), rest.eq(mask & ~lowest)]
+        index = Signal(range(max(2, self.k)))  # binary position of the one-hot `lowest`
+        for bit in range(len(index)):
+            m.d.comb += index[bit].eq(Cat(*(lowest[j] for j in range(self.k) if j >> bit & 1)).any())
         item = Signal(self.item_bits)
-        terms = [word.word_select(j, self.item_bits) & lowest[j].replicate(self.item_bits) for j in range(self.k)]
-        acc = terms[0]
-        for t in terms[1:]:
-            acc = acc | t
         m.d.comb += [
-            item.eq(acc),
+            item.eq(word.word_select(index, self.item_bits)),
             self.o.valid.eq(mask != 0),
             self.o.payload.item.eq(item),
             self.o.payload.last.eq(last & (rest == 0)),
