@@ -49,8 +49,9 @@ def test_bad_target_raises_fanns_error():
 
 @pytest.mark.parametrize("z,s,target", [(8, 10, 0.99), (4, 10, 0.99), (2, 10, 0.99), (16, 10, 0.9), (8, 100, 0.99)])
 def test_measured_exact_fraction_on_random_data(z, s, target):
-    """Random distances with unique ids: the fraction of queries whose AHPQ output equals the
-    exact s smallest meets the target and agrees with the predicted probability (4 sigma)."""
+    """Random distances with unique ids, equal stream lengths: the fraction of queries whose AHPQ
+    output equals the exact s smallest meets the target and is not below the multinomial
+    prediction (minus 4 sigma); the model is conservative, see fanns.pe.ahpq."""
     pe = Ahpq(z=z, s=s, key_bits=64, target=target)
     assert pe.s1 < s
     rng = np.random.default_rng(100 + z)
@@ -58,13 +59,10 @@ def test_measured_exact_fraction_on_random_data(z, s, target):
     exact = 0
     for _ in range(queries):
         keys = make_keys(rng.integers(0, 1 << 20, z * n), rng.permutation(z * n))
-        streams = keys.reshape(z, n)
-        exact += np.array_equal(pe.select(streams), smallest_keys(keys, s))
+        exact += np.array_equal(pe.select(keys.reshape(z, n)), smallest_keys(keys, s))
     measured, p = exact / queries, pe.exact_fraction()
-    sigma = np.sqrt(p * (1 - p) / queries)
-    assert abs(measured - p) <= 4 * sigma + 1e-9, f"measured {measured}, predicted {p}"
-    if p - target >= 4 * sigma:  # the prediction clears the target by a margin the sample resolves
-        assert measured >= target, f"measured {measured} < target {target} (predicted {p})"
+    assert measured >= target, f"measured {measured} < target {target} (predicted {p})"
+    assert measured >= p - 4 * np.sqrt(p * (1 - p) / queries), f"measured {measured}, predicted {p}"
 
 
 RTL_CONFIGS = [Ahpq(z=4, s=6, key_bits=52, target=0.99), Ahpq(z=3, s=8, key_bits=64, target=0.99)]
