@@ -26,7 +26,8 @@ exact accept and output cycles of any command sequence and is checked against si
   is accepted s cycles after the FLUSH.
 * CLEAR: 1 cycle; a POP may follow at once.
 `cycles(N)` (the PE contract) is N INSERTs followed by a FLUSH, from the first INSERT to the last
-key out: L = 1 + (s - 1) + 1 + s - 1 ... = 2s + 1, II = 2.
+key out: the last INSERT's cycle, s - 1 settle cycles, the FLUSH acceptance and s output cycles,
+so L = 2s + 1 and II = 2. Exact (checked in simulation).
 """
 from __future__ import annotations
 
