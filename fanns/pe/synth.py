@@ -50,7 +50,7 @@ def synthesize(verilog: str, top: str, family: str = "xcup") -> tuple[Resources,
         src.write_text(verilog)
         stat = Path(tmp) / "stat.json"
         script = (
-            f"read_verilog {src.name}; synth_xilinx -family {family} -noiopad -top {top}; "
+            f"read_verilog {src.name}; synth_xilinx -family {family} -flatten -noiopad -top {top}; "
             f"tee -q -o {stat.name} stat -json"
         )
         proc = subprocess.run([*_yosys(), "-q", "-p", script], cwd=tmp, capture_output=True, text=True)
