@@ -64,6 +64,7 @@ class Hsmpqg(PE):
     testbench: ClassVar[str] = "tb_hpq"  # the HPQ bench: same streams, same contract, model `select`
     calibration_points: ClassVar[tuple] = (
         {"z": 2, "s": 1, "key_bits": 64},
+        {"z": 6, "s": 2, "key_bits": 64},
         {"z": 8, "s": 1, "key_bits": 52},
         {"z": 7, "s": 3, "key_bits": 64},
         {"z": 16, "s": 4, "key_bits": 40},
@@ -72,6 +73,7 @@ class Hsmpqg(PE):
         {"z": 20, "s": 10, "key_bits": 64},
         {"z": 33, "s": 8, "key_bits": 24},
         {"z": 80, "s": 2, "key_bits": 52},
+        {"z": 48, "s": 10, "key_bits": 32},
     )
 
     def validate(self) -> None:
@@ -142,14 +144,14 @@ class Hsmpqg(PE):
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:
+        """Network comparators, selects and registers, the join multiplexers, and the HPQ's own features."""
         net = network_features(self.network(), self.key_bits)
         hpq = self.hpq().resource_features()
         return {
             "cmp*key_bits": net["cmp*key_bits"],
             "sel*key_bits": net["sel*key_bits"],
             "reg*key_bits": net["reg*key_bits"],
-            "stages": net["stages"],
-            "z": self.z,
+            "z*key_bits": self.z * self.key_bits,
             **{f"hpq:{k}": v for k, v in hpq.items()},
         }
 
