@@ -96,7 +96,10 @@ class RtlSim:
             sources=self.paths,
             hdl_toplevel=self.toplevel,
             build_dir=self.build_dir,
-            build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
+            # One C++ file per model: once Verilator splits a large model, its makefile compiles
+            # the parts against a precompiled header whose read flag (CFG_CXXFLAGS_PCH_I) is empty
+            # in the PyPI wheel, and the build fails ("Vtop__pch.h.fast: linker input file not found").
+            build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2", "--output-split", "0"],
             timescale=("1ns", "1ps"),
             log_file=self.build_dir / "build.log",
         )
