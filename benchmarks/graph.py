@@ -84,6 +84,8 @@ def main() -> None:
     parser.add_argument("--speed-queries", type=int, default=10_000, help="queries for the speed measurement (default 10000)")
     parser.add_argument("--board", default="u250", help="board of the memory model (default u250)")
     parser.add_argument("--freq-mhz", type=float, default=200.0, help="clock of the model (default 200, Falcon's)")
+    parser.add_argument("--no-sweep", action="store_true", help="only measure the traversal speed")
+    parser.add_argument("--no-speed", action="store_true", help="only run the sweeps")
     args = parser.parse_args()
     memory = MemorySystem.from_board(load_board(args.board), freq_mhz=args.freq_mhz)
     setup = SweepSetup(memory=memory)
@@ -91,10 +93,10 @@ def main() -> None:
           f"intra-query: {setup.bfc_units} BFC units; across-query: {setup.pipelines} pipelines\n")
     sets = [s for s in args.sets.split(",") if s]
     kinds = [k for k in args.kinds.split(",") if k]
-    for name in sets:
+    for name in sets if not args.no_sweep else []:
         for kind in kinds:
             explore(name, kind, setup, args.max_degree)
-    for name in [s for s in sets if not s.endswith("-10k")] or sets[:1]:
+    for name in ([s for s in sets if not s.endswith("-10k")] or sets[:1]) if not args.no_speed else []:
         for kind in kinds:
             speed(name, kind, setup, args.max_degree, args.speed_queries)
 
