@@ -115,8 +115,7 @@ class AxilCsr(PE):
             "words": len(self.regmap.word_offsets()),
             "rw_bits": bits["RW"],
             "ro_bits": bits["RO"],
-            "w1c_bits": bits["W1C"],
-            "pulse_bits": bits["PULSE"],
+            "flag_bits": bits["W1C"] + bits["PULSE"],
             "shadow_bits": shadow,
         }
 

@@ -9,6 +9,13 @@ from rich.table import Table
 from fanns.errors import FannsError
 
 
+def _short(value) -> str:
+    """A parameter as the table shows it: long sequences (e.g. register maps) by their length."""
+    if isinstance(value, (list, tuple)) and len(str(value)) > 40:
+        return f"<{len(value)} entries>"
+    return str(value)
+
+
 def _list(args: argparse.Namespace) -> int:
     from fanns.pe.base import registry
     from fanns.pe.calibration import load_table
@@ -24,7 +31,7 @@ def _list(args: argparse.Namespace) -> int:
             res = fit.predict(pe)
             cells = [f"{v:.0f}" for v in res.as_tuple()]
             err = f"{100 * max(fit.max_rel_error.values()):.1f}%"
-            params = ", ".join(f"{k}={v}" for k, v in pe.params().items())
+            params = ", ".join(f"{k}={_short(v)}" for k, v in pe.params().items())
         else:
             cells, err, params = ["-"] * 5, "uncalibrated", ""
         out.add_row(name, params, cls.timing_formula, *cells, err)

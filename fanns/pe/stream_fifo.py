@@ -68,13 +68,13 @@ class StreamFifo(PE):
     hls_header: ClassVar[str] = ""
     testbench: ClassVar[str] = "tb_stream_fifo"
     calibration_points: ClassVar[tuple] = (
+        {"width": 128, "depth": 512},
         {"width": 32, "depth": 2},
         {"width": 512, "depth": 2},
         {"width": 32, "depth": 16},
         {"width": 64, "depth": 64},
         {"width": 512, "depth": 32},
         {"width": 8, "depth": 256},
-        {"width": 128, "depth": 512},
         {"width": 512, "depth": 512},
         {"width": 32, "depth": 2048},
     )

@@ -80,7 +80,9 @@ class StreamUnpack(PE):
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:
-        return {"word_bits": self.word_bits, "k": self.k, "mux_bits": self.item_bits * max(1, (self.k - 1).bit_length())}
+        # yosys maps a 2:1 or 4:1 item select to one LUT per bit, wider ones to LUT3/LUT4 trees
+        # (no MUXF7/F8 without -widemux), so wide selects get their own term.
+        return {"word_bits": self.word_bits, "item_bits": self.item_bits, "k": self.k, "wide_mux_bits": self.word_bits if self.k > 4 else 0}
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:

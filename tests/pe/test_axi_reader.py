@@ -63,3 +63,14 @@ def test_model_throughput_limits():
     # Beyond the window, throughput is outstanding*burst per round trip (mem_latency + burst + 3).
     assert pe.words_per_cycle(400) == pytest.approx(4 * 64 / (400 + 64 + 3))
     assert pe.cycles(1, 100) == pe.latency(100) == 105
+
+
+def test_fresh_synthesis_matches_calibration():
+    from fanns.pe.synth import synthesize
+
+    pe = AxiReader(data_width=128, addr_width=40, max_burst=16, outstanding=6, len_bits=24)  # not a calibration point
+    measured, _ = synthesize(pe.verilog("top"), "top")
+    predicted = pe.resources()
+    assert measured.bram18 == predicted.bram18
+    assert measured.lut == pytest.approx(predicted.lut, rel=0.15)
+    assert measured.ff == pytest.approx(predicted.ff, rel=0.15)
