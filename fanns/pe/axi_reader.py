@@ -17,7 +17,8 @@ consumer that is always ready. Burst i loads into AR when (a) one cycle after bu
 (b) burst i-`outstanding` has returned its last beat, (c) the FIFO has credits for it, (d) the
 burst-info FIFO has room; AR handshakes a cycle later, data follow after `mem_latency`, and
 words leave 2 cycles after arriving. One long transfer runs at one word per cycle when
-`outstanding * burst >= mem_latency + burst + 3`, else at that window per round trip.
+`outstanding * burst >= mem_latency + burst + 3`, else at about `outstanding * burst` words
+per `mem_latency + burst + 3` cycles (`words_per_cycle` gives the exact model value).
 `test_axi_reader` checks the model against simulation cycle for cycle (tolerance 0).
 """
 from __future__ import annotations
@@ -97,7 +98,7 @@ class AxiReader(PE):
 
     def words(self, memory: bytes | np.ndarray, addr: int, nbytes: int) -> list[tuple[int, int, int]]:
         """(data, keep, last) of every output word of one command, read from `memory`."""
-        mem = bytes(memory)
+        mem = memory if isinstance(memory, (bytes, bytearray)) else bytes(memory)
         b = self.beat_bytes
         base = addr - addr % b
         keeps = beat_keeps(addr, nbytes, b)
