@@ -65,6 +65,8 @@ class Hpq(PE):
         {"z": 3, "s": 32, "key_bits": 40},
         {"z": 16, "s": 4, "key_bits": 52},
         {"z": 2, "s": 32, "key_bits": 64},
+        {"z": 4, "s": 1, "key_bits": 52},
+        {"z": 16, "s": 1, "key_bits": 64},
     )
 
     def validate(self) -> None:
