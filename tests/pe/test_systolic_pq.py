@@ -12,7 +12,7 @@ from fanns.resources import shared_dir
 from fanns.sim.csim import compile_program, run_program
 from fanns.sim.rtl import RtlSim
 
-CONFIGS = [SystolicPQ(s=10, key_bits=52), SystolicPQ(s=7, key_bits=64), SystolicPQ(s=1, key_bits=3)]
+CONFIGS = [SystolicPQ(s=7, key_bits=64), SystolicPQ(s=1, key_bits=3)]
 
 
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"s{pe.s}k{pe.key_bits}")
