@@ -58,13 +58,15 @@ class Hpq(PE):
     hls_header: ClassVar[str] = "hpq.h"
     testbench: ClassVar[str] = "tb_hpq"
     calibration_points: ClassVar[tuple] = (
+        {"z": 4, "s": 10, "key_bits": 52},
         {"z": 1, "s": 1, "key_bits": 64},
         {"z": 2, "s": 10, "key_bits": 64},
-        {"z": 4, "s": 10, "key_bits": 52},
         {"z": 8, "s": 1, "key_bits": 64},
         {"z": 3, "s": 32, "key_bits": 40},
         {"z": 16, "s": 4, "key_bits": 52},
         {"z": 2, "s": 32, "key_bits": 64},
+        {"z": 4, "s": 1, "key_bits": 52},
+        {"z": 16, "s": 1, "key_bits": 64},
     )
 
     def validate(self) -> None:

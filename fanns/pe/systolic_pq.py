@@ -49,9 +49,9 @@ class SystolicPQ(PE):
     hls_header: ClassVar[str] = "systolic_pq.h"
     testbench: ClassVar[str] = "tb_systolic_pq"
     calibration_points: ClassVar[tuple] = (
+        {"s": 10, "key_bits": 64},
         {"s": 1, "key_bits": 64},
         {"s": 4, "key_bits": 52},
-        {"s": 10, "key_bits": 64},
         {"s": 16, "key_bits": 20},
         {"s": 32, "key_bits": 52},
         {"s": 64, "key_bits": 40},

@@ -110,11 +110,11 @@ class SystolicQueue(PE):
     hls_header: ClassVar[str] = "systolic_queue.h"
     testbench: ClassVar[str] = "tb_systolic_queue"
     calibration_points: ClassVar[tuple] = (
-        {"s": 1, "key_bits": 64},
+        {"s": 64, "key_bits": 64},
+        {"s": 4, "key_bits": 64},
         {"s": 8, "key_bits": 52},
         {"s": 16, "key_bits": 64},
         {"s": 32, "key_bits": 40},
-        {"s": 64, "key_bits": 64},
         {"s": 100, "key_bits": 56},
     )
 

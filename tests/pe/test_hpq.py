@@ -60,14 +60,16 @@ def test_rtl_cycles_match_timing_model(rtl):
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
 
 
-@pytest.mark.parametrize("n", [3, 40])
-def test_rtl_back_to_back_queries_match_interval_model(rtl, n):
+@pytest.mark.parametrize("bound", ["streams", "level2"])
+def test_rtl_back_to_back_queries_match_interval_model(rtl, bound):
     pe, sim = rtl
+    n = 4 * pe.z * pe.s1 + pe.s + 10 if bound == "streams" else 3  # which term of interval() dominates
     out = sim.run(pe.testbench, tb_params(pe, queries=5, sizes=[n] * 5, max_items=0, pipelined=True))
     assert out["mismatches"] == 0
     ((_, cycles),) = out["spans"]
     assert cycles == pe.cycles(n) + 4 * pe.interval(n)
     assert pe.interval(n) <= pe.cycles(n)
+    assert (pe.interval(n) > pe.interval(1)) == (bound == "streams")
 
 
 @pytest.mark.parametrize("pe", [Hpq(z=3, s=10, key_bits=52), Hpq(z=4, s=1, key_bits=64)], ids=["z3s10", "z4s1"])

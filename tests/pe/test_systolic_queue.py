@@ -11,7 +11,7 @@ from fanns.resources import shared_dir
 from fanns.sim.csim import compile_program, run_program
 from fanns.sim.rtl import RtlSim
 
-CONFIGS = [SystolicQueue(s=8, key_bits=52), SystolicQueue(s=5, key_bits=64), SystolicQueue(s=1, key_bits=3)]
+CONFIGS = [SystolicQueue(s=7, key_bits=64), SystolicQueue(s=1, key_bits=3)]
 
 
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"s{pe.s}k{pe.key_bits}")
