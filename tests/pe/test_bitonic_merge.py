@@ -5,6 +5,7 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import smallest_keys
 from fanns.pe.bitonic_merge import BitonicMerge
+from fanns.pe.synth import synthesize
 from fanns.resources import shared_dir
 from fanns.sim.csim import compile_program, run_program
 from fanns.sim.rtl import RtlSim
@@ -78,3 +79,13 @@ def test_hls_csim_matches_reference(l, build_root):
         b[: n // 3] = np.sort(a[: n // 3] ^ np.uint64(1), axis=-1)  # interleaved with a
         (out,) = run_program(binary, [a, b], [("uint64", (n, l))], build_root / f"csim_merge{l}_{trial}", args=[str(n)])
         assert np.array_equal(out, pe.merge(a, b))
+
+
+def test_fresh_synthesis_matches_calibrated_model():
+    """A size the table was not fitted on: yosys now vs the committed linear model."""
+    pe = BitonicMerge(l=4, key_bits=48)
+    measured, _ = synthesize(pe.verilog("top"), "top")
+    predicted = pe.resources()
+    assert measured.lut == pytest.approx(predicted.lut, rel=0.05)
+    assert measured.ff == pytest.approx(predicted.ff, rel=0.01)
+    assert measured.dsp == predicted.dsp == 0 and measured.bram18 == predicted.bram18 == 0

@@ -7,6 +7,7 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import smallest_keys
 from fanns.pe.bitonic_sort import BitonicSort
+from fanns.pe.synth import synthesize
 from fanns.resources import shared_dir
 from fanns.sim.csim import compile_program, run_program
 from fanns.sim.rtl import RtlSim
@@ -85,3 +86,13 @@ def test_hls_csim_matches_reference(l, build_root):
         keys[: n // 4] %= np.uint64(5)  # duplicates
         (out,) = run_program(binary, [keys], [("uint64", (n, l))], build_root / f"csim_sort{l}_{trial}", args=[str(n)])
         assert np.array_equal(out, pe.sort(keys))
+
+
+def test_fresh_synthesis_matches_calibrated_model():
+    """A size the table was not fitted on: yosys now vs the committed linear model."""
+    pe = BitonicSort(l=8, key_bits=32)
+    measured, _ = synthesize(pe.verilog("top"), "top")
+    predicted = pe.resources()
+    assert measured.lut == pytest.approx(predicted.lut, rel=0.05)
+    assert measured.ff == pytest.approx(predicted.ff, rel=0.01)
+    assert measured.dsp == predicted.dsp == 0 and measured.bram18 == predicted.bram18 == 0
