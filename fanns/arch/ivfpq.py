@@ -267,11 +267,17 @@ def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> 
     )
 
 
+def stored_elem_bytes(vec_bits: int) -> int:
+    """Bytes of a vector element in device memory: int16 up to 16 bits, else int32 (the packer's
+    rule, `fanns.codegen.memimage.elem_bytes`)."""
+    return 2 if vec_bits <= 16 else 4
+
+
 def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]:
     """(channels, slowdown) of streamed centroids: a channel feeds as many PEs as it sustains at
     one centroid word (lanes x vec_bits) per cycle each; a PE wider than a channel is slowed."""
     mem = ctx.memories[0]
-    word_bits = lanes * ctx.fmt.vec_bits
+    word_bits = lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
     per_channel = math.floor(mem.port_bits * mem.beats_per_cycle / word_bits)
     if per_channel >= 1:
         return -(-pes // per_channel), 1.0
@@ -512,7 +518,17 @@ def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, Sta
     return out
 
 
+LIST_TABLE_BYTES = 16
+"""Per list and PQ channel: the packer's list-table entry, four uint32 (docs/ivfpq_architecture.md)."""
+
+
+def pq_channel_bytes(ctx: Context, share_beats: int, busiest: int, port_bits: int) -> int:
+    """Bytes the busiest PQ-code channel stores: its list table, then its PEs' shares (codes and
+    ids) of every list; `share_beats` is one PE's beats over all lists."""
+    port_bytes = port_bits // 8
+    table = -(-(ctx.nlist * LIST_TABLE_BYTES) // port_bytes) * port_bytes
+    return table + busiest * share_beats * port_bytes
+
+
 def index_bytes_per_channel(ctx: Context, list_sizes: np.ndarray, pes: int, busiest: int, port_bits: int) -> int:
-    """Bytes the busiest PQ-code channel stores: its PEs' shares of every list, codes and ids."""
-    beats = int(Packing(ctx.m, port_bits).beats(list_sizes, pes).sum())
-    return busiest * beats * (port_bits // 8)
+    return pq_channel_bytes(ctx, int(Packing(ctx.m, port_bits).beats(list_sizes, pes).sum()), busiest, port_bits)
