@@ -229,7 +229,7 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                 base[db] = (res, limits.instances_fit(units), A.pq_pe(ctx, st))
             if not base:
                 break
-            shares = A.pq_shares(ctx, probes, pes, mem.port_bits)
+            shares = A.pq_shares(ctx.m, probes, pes, mem.port_bits)
             share_beats = int(packing.beats(list_sizes, pes).sum())
             sels = []
             for arch, params in selectors:
@@ -246,7 +246,7 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                     if busiest == last_busiest:
                         continue
                     last_busiest = busiest
-                    if A.pq_channel_bytes(ctx, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
+                    if A.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
                         continue
                     st = PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits)
                     interval, latency, compute, memory = A.pq_timing_from_work(work, busiest, mem.beats_per_cycle)

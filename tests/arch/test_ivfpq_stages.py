@@ -51,7 +51,7 @@ def test_pq_cycles_are_the_pe_schedule(double_buffer):
     c = ctx(nprobe=5)
     probes = A.Probes.of(probed)
     for pes in (1, 3, 8):
-        shares = A.pq_shares(c, probes, pes, 256)
+        shares = A.pq_shares(c.m, probes, pes, 256)
         work = A.pq_work(shares, pe)
         cells = shares.items.ravel().tolist()
         sched = pe.schedule(cells + [1])
@@ -141,7 +141,7 @@ def test_sel_k_interval_is_the_mean_of_the_pe_interval_per_query():
     c = ctx()
     rng = np.random.default_rng(3)
     probes = A.Probes.of(rng.integers(0, 900, size=(40, 7)))
-    shares = A.pq_shares(c, probes, 5, 256)
+    shares = A.pq_shares(c.m, probes, 5, 256)
     sel = A.select_stage("hpq", 5, 10, 52)
     pe = Hpq(z=5, s=10, key_bits=52)
     expect = np.mean([pe.interval(int(n)) for n in shares.items_per_query])

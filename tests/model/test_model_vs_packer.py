@@ -24,7 +24,7 @@ def test_channel_bytes_and_list_beats_match_the_images(board, d, m, pq):
     sizes = np.diff(data.offsets)
     busiest = max(st.pes_per_channel())
     biggest = max(img.nbytes for img in images.by_use("pq_codes"))
-    assert biggest == A.index_bytes_per_channel(ctx, sizes, st.pes, busiest, st.port_bits)
+    assert biggest == A.index_bytes_per_channel(m, sizes, st.pes, busiest, st.port_bits)
     packing = A.Packing(m, st.port_bits)
     for (_, layout) in MI.pq_layouts(design):
         for n in sizes:
