@@ -34,11 +34,13 @@ from fanns.arch.ivfpq_memory import (  # noqa: F401  (the memory model is part o
 )
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.pe.axi_writer import AxiWriter
+from fanns.pe.ahpq import Ahpq
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.datapath import bram18_tiles, uram_tiles
 from fanns.pe.hpq import Hpq
+from fanns.pe.hsmpqg import Hsmpqg
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
@@ -137,7 +139,21 @@ def _hpq(z: int, s: int, key_bits: int) -> PE:
     return Hpq(z=z, s=s, key_bits=key_bits)
 
 
-SELECTORS: dict[str, Selector] = {"hpq": Selector(_hpq)}
+def _ahpq(z: int, s: int, key_bits: int, target: float) -> PE:
+    return Ahpq(z=z, s=s, key_bits=key_bits, target=target)
+
+
+def _hsmpqg(z: int, s: int, key_bits: int) -> PE:
+    return Hsmpqg(z=z, s=s, key_bits=key_bits)
+
+
+AHPQ_TARGET = 0.99
+"""AHPQ level-1 queues are cut so the result is exact for this fraction of queries (ChamVS 4.4.2.2)."""
+SELECTORS: dict[str, Selector] = {
+    "hpq": Selector(_hpq),
+    "hsmpqg": Selector(_hsmpqg),
+    "ahpq": Selector(_ahpq, params=({"target": AHPQ_TARGET},), stages=("sel_k",)),
+}
 """Selection micro-architectures by name. Adding one (AHPQ, HSMPQG) is one entry here; its
 options then appear in the DSE and `design.yaml` accepts it."""
 
@@ -154,7 +170,8 @@ def selector_pe(st: SelectStage) -> PE:
 def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
     params = dict(params or {})
     pe = SELECTORS[arch].make(z, s, key_bits, **params)
-    return SelectStage(arch=arch, streams=z, s=s, s1=int(pe.s1), key_bits=key_bits, params=params)
+    s1 = int(getattr(pe, "s1", s))  # architectures with level-1 queues define s1; otherwise s
+    return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
 
 
 def select_intervals(pe: PE, n: np.ndarray) -> np.ndarray:
