@@ -215,7 +215,7 @@ def lut_options(ctx: A.Context, limits: Limits) -> OptionSet:
                 res = A.total_resources(units)
                 t = A.lut_timing(ctx, st)
                 b.offer((st,), [t.interval], t.latency, res, {0: n_ch}, t.detail, limits.instances_fit(units))
-                if _grows_past(res, limits.total):
+                if not res.fits(limits.total):  # every resource of this stage grows with P
                     break
     return b.build()
 
@@ -239,7 +239,7 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                 st = PqDistStage(pes, db, mem.kind, 1, mem.port_bits)
                 units = A.pq_units(ctx, st)
                 res = A.total_resources(units)
-                if _grows_past(res, limits.total):
+                if not res.fits(limits.total):  # every resource of this stage grows with P
                     b.offer((st, None), [0.0, 0.0], 0.0, res, {g: 1}, {}, False)
                     grown.add(db)
                     continue
