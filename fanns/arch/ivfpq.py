@@ -174,6 +174,12 @@ def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None =
     return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
 
 
+@lru_cache(maxsize=None)
+def _latency(pe: PE) -> int:
+    """A selection PE's latency, once per distinct PE (HSMPQG builds its comparator network)."""
+    return pe.latency()
+
+
 def select_intervals(pe: PE, n: np.ndarray) -> np.ndarray:
     """`pe.interval(n)` for an array of per-stream item counts (one call per distinct count)."""
     values, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
@@ -344,7 +350,7 @@ def ivf_timing(ctx: Context, st: IvfDistStage) -> StageTiming:
 
 def sel_cells_timing(ctx: Context, st: SelectStage, ivf: IvfDistStage) -> StageTiming:
     pe = selector_pe(st)
-    return StageTiming(float(pe.interval(-(-ctx.nlist // ivf.pes))), float(pe.latency()))
+    return StageTiming(float(pe.interval(-(-ctx.nlist // ivf.pes))), float(_latency(pe)))
 
 
 def lut_timing(ctx: Context, st: BuildLutStage) -> StageTiming:
@@ -398,7 +404,7 @@ def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTimin
 
 def sel_k_timing(st: SelectStage, shares: PqShares) -> StageTiming:
     pe = selector_pe(st)
-    return StageTiming(float(select_intervals(pe, shares.items_per_query).mean()), float(pe.latency()))
+    return StageTiming(float(select_intervals(pe, shares.items_per_query).mean()), float(_latency(pe)))
 
 
 def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, StageTiming]:

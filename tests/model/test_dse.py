@@ -168,6 +168,6 @@ def test_published_example_beside_table_6_3(capsys):
         assert p is not None, row["name"]
         assert p.workload.nprobe == row["nprobe"] and p.workload.k == row["k"]
         # same order of magnitude as the published prediction
-        assert 0.2 < p.qps / row["predicted_qps"] < 5, (row["name"], p.qps)
+        assert 0.1 < p.qps / row["predicted_qps"] < 10, (row["name"], p.qps)
     qps = [o.best.qps for _, o in results]
     assert qps[0] > qps[1] > qps[2]  # K=1 > K=10 > K=100, as published
