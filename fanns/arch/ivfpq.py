@@ -253,9 +253,8 @@ def opq_units(ctx: Context, st: OpqStage | None) -> list[Unit]:
 
 def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
     f = ctx.fmt
-    sizes: dict[int, int] = {}
-    for _, n in ivf_chunks(ctx.nlist, st.pes):
-        sizes[n] = sizes.get(n, 0) + 1
+    base, extra = divmod(ctx.nlist, st.pes)  # chunk sizes of `ivf_chunks`, counted
+    sizes = {n: c for n, c in ((base + 1, extra), (base, st.pes - extra)) if c and n}
     units = [fifo_unit(ctx, "ivf_dist", "query_fifo", st.lanes * f.vec_bits + 1)]
     units += [pe_unit(ctx, "ivf_dist", f"ivf_dist[{n}]", ivf_pe(ctx, st, n), count) for n, count in sorted(sizes.items(), reverse=True)]
     units.append(fifo_unit(ctx, "ivf_dist", "key_fifo", f.ivf_key_bits + 1, st.pes))
