@@ -397,6 +397,8 @@ def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTimin
         "memory_cycles": round(memory, 3),
         "bound": "memory" if memory > compute else "compute",
         "items_per_pe": round(float(work.shares.items_per_query.mean()), 3),
+        # the sample's spread (throughput uses the mean: queries overlap in the pipeline)
+        "p95_cycles": round(float(np.percentile(np.maximum(work.pe_cycles, busiest * work.beats / ctx.memory(st.memory).beats_per_cycle), 95)), 3),
     }
     return StageTiming(interval, latency, detail), work
 
