@@ -390,15 +390,16 @@ def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float,
 
 def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTiming, PqWork]:
     work = pq_work(pq_shares(ctx.m, probes, st.pes, st.port_bits), pq_pe(ctx, st))
-    busiest = max(st.pes_per_channel())
-    interval, latency, compute, memory = pq_timing_from_work(work, busiest, ctx.memory(st.memory).beats_per_cycle)
+    busiest, rate = max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle
+    interval, latency, compute, memory = pq_timing_from_work(work, busiest, rate)
+    per_query = np.maximum(work.pe_cycles, busiest * work.beats / rate)
     detail = {
         "compute_cycles": round(compute, 3),
         "memory_cycles": round(memory, 3),
         "bound": "memory" if memory > compute else "compute",
         "items_per_pe": round(float(work.shares.items_per_query.mean()), 3),
         # the sample's spread (throughput uses the mean: queries overlap in the pipeline)
-        "p95_cycles": round(float(np.percentile(np.maximum(work.pe_cycles, busiest * work.beats / ctx.memory(st.memory).beats_per_cycle), 95)), 3),
+        "p95_cycles": round(float(np.percentile(per_query, 95)), 3),
     }
     return StageTiming(interval, latency, detail), work
 
