@@ -8,6 +8,7 @@ the columns of FANNS Table 6.3.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from fanns.errors import FannsError
@@ -29,7 +30,7 @@ def _cmd(args: argparse.Namespace) -> int:
         workloads = [w.with_queries(args.queries) for w in workloads]
     outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable)
     paths = report.write(outcome, Path(args.out))
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
     if outcome.best is None:
         raise FannsError(
             "\n  ".join(outcome.explain),

@@ -24,12 +24,13 @@ its stream), so RTL and HLS are bit-exact against it also when the truncation dr
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
-from scipy.stats import binom
+from scipy.special import gammaln
 
 from fanns.errors import FannsError
 from fanns.pe.hpq import Hpq
@@ -45,11 +46,16 @@ def exact_probability(k: int, num_queues: int, length: int) -> float:
     # p[m]: probability that m results spread over the queues handled so far all fit.
     p = (m <= length).astype(np.float64)  # one queue
     i = np.arange(length + 1)
+    rest = m[:, None] - i[None, :]
+    valid = rest >= 0
+    rest = np.clip(rest, 0, k)
+    # log C(m, i) once; the Binomial(m, 1/j) pmf of every j is then two array operations
+    # (the DSE evaluates this for hundreds of queue counts).
+    log_comb = np.where(valid, gammaln(m + 1.0)[:, None] - gammaln(i + 1.0)[None, :] - gammaln(rest + 1.0), -np.inf)
     for j in range(2, num_queues + 1):
         # Of m results spread over j queues, i land in the new queue: Binomial(m, 1/j).
-        pmf = binom.pmf(i[None, :], m[:, None], 1.0 / j)
-        rest = m[:, None] - i[None, :]
-        p = np.where(rest >= 0, pmf * p[np.clip(rest, 0, k)], 0.0).sum(axis=1)
+        pmf = np.exp(log_comb + i[None, :] * math.log(1.0 / j) + rest * math.log1p(-1.0 / j))
+        p = np.where(valid, pmf * p[rest], 0.0).sum(axis=1)
     return float(min(p[k], 1.0))
 
 

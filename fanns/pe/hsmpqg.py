@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -100,6 +101,7 @@ class Hsmpqg(PE):
     def merge_levels(self) -> int:
         return math.ceil(math.log2(self.sorters)) if self.sorters > 1 else 0
 
+    @lru_cache(maxsize=16)  # built once for features, latency and the model (the DSE asks for all three)
     def network(self) -> Network:
         """Sorters beside each other, the merge tree, dummy inputs tied off, outputs 0..s-1."""
         width = self.sorters * self.l
