@@ -179,10 +179,15 @@ def size_biased_probes(sizes: np.ndarray, nprobe: int, queries: int, rng: np.ran
     """[queries, nprobe] distinct cells per query, drawn without replacement with probability
     proportional to size (Gumbel top-k), ordered as drawn."""
     logw = np.log(np.maximum(sizes, 1e-12).astype(np.float64))
-    keys = logw[None, :] + rng.gumbel(size=(queries, len(sizes)))
-    top = np.argpartition(-keys, nprobe - 1, axis=1)[:, :nprobe]
-    order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(top, order, axis=1)
+    out = np.empty((queries, nprobe), dtype=np.int64)
+    block = max(1, (1 << 22) // len(sizes))  # queries per block: a few million keys at a time
+    for start in range(0, queries, block):
+        n = min(block, queries - start)
+        keys = logw[None, :] + rng.gumbel(size=(n, len(sizes)))
+        top = np.argpartition(-keys, nprobe - 1, axis=1)[:, :nprobe]
+        order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable")
+        out[start : start + n] = np.take_along_axis(top, order, axis=1)
+    return out
 
 
 def synthetic_workload(
