@@ -43,6 +43,12 @@ inline T beat_elem(const Beat<BYTES>& b, int i) {
   return EB == 2 ? T(int16_t(uint16_t(raw))) : T(int32_t(uint32_t(raw)));
 }
 
+// Element i of an array of EB-byte elements stored contiguously in beats (the ROM images).
+template <typename T, int EB, int BYTES>
+inline T elem_at(const Beat<BYTES>* mem, uint32_t i) {
+  return beat_elem<T, EB, BYTES>(mem[i / (BYTES / EB)], int(i % (BYTES / EB)));
+}
+
 // -- host I/O -------------------------------------------------------------------------------------
 // Reads each query (D elements, padded to whole beats) and emits it as D/W words of W lanes.
 template <typename T, int EB, int D, int W, int BYTES>

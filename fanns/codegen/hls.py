@@ -1,10 +1,12 @@
-"""An IVF-PQ design as a Vitis HLS project (FANNS 6.5.4): kernel, ROMs, hosts, build files,
-memory images and test data, rendered from `templates/hls/`.
+"""An IVF-PQ design as a Vitis HLS project (FANNS 6.5.4): kernel, hosts, build files, memory
+images and test data, rendered from `templates/hls/`.
 
 Why this shape: the generated project must stand alone (its own copy of the PE headers and of
 the portability header, so `make csim` needs only g++), be readable (named PEs, a comment on
 every FIFO) and be deterministic (the same design, index and queries give the same bytes: no
-timestamps, no absolute paths, sorted everything). The decisions live in
+timestamps, no absolute paths, sorted everything). The kernel embeds no index data (the index
+is a run-time input, loaded from the ROM images), so its source depends only on the design and
+the shape of the index. The decisions live in
 `fanns.codegen.hls_context`; this module packs the memory images, renders the templates, adds
 the test data the hosts check against (quantised queries, exact neighbours, the reference
 model's result keys) and writes the folder atomically — a failure never leaves half a project.
@@ -35,7 +37,6 @@ PROJECT_FILE = "fanns_project.json"
 TEMPLATES = {
     "src/kernel.h": "kernel.h.j2",
     "src/kernel.cpp": "kernel.cpp.j2",
-    "src/index_rom.h": "index_rom.h.j2",
     "src/host_common.h": "host_common.h.j2",
     "src/host.cpp": "host.cpp.j2",
     "src/host_csim.cpp": "host_csim.cpp.j2",
@@ -47,8 +48,10 @@ TEMPLATES = {
 
 
 @dataclass(frozen=True)
-class QuerySet:
+class TestQueries:
     """Host queries (float, as the dataset gives them) and their exact nearest neighbours."""
+
+    __test__ = False  # not a pytest test class
 
     queries: np.ndarray  # [nq, d]
     groundtruth: np.ndarray  # [nq, >= K] ids, nearest first
@@ -98,7 +101,7 @@ def _single_slr(design: IvfPqDesign) -> str | None:
 
 
 def render_project(
-    design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, *, board: Board | None = None, platform: str | None = None
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, *, board: Board | None = None, platform: str | None = None
 ) -> tuple[dict[str, bytes], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     board = board or load_board(design.board)
@@ -184,7 +187,7 @@ def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None
 
 
 def generate_hls(
-    design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, out: Path, *, platform: str | None = None, force: bool = False
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, platform: str | None = None, force: bool = False
 ) -> HlsProject:
     """Render and write the project of `design` into `out` (see the module docstring)."""
     files, images = render_project(design, data, test, platform=platform)

@@ -1,5 +1,5 @@
 """What the HLS templates are filled with: one design turned into named PEs, FIFOs, kernel
-arguments and ROM initialisers (the templates in `templates/hls/` only lay them out).
+arguments and on-chip index memories (the templates in `templates/hls/` only lay them out).
 
 Why separate from the templates (hls4ml style): every number of the generated kernel — PE counts
 and their template arguments, centroid chunks, probe shares, FIFO depths and why, the memory
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from fanns.arch.design import IvfPqDesign
 from fanns.arch.ivfpq import ivf_chunks
@@ -48,9 +46,9 @@ class KernelArg:
     const: bool
     memory: str
     channel: int
-    depth: int
     why: str
     image: str | None = None
+    use: str = "io"
 
     @property
     def bundle(self) -> str:
@@ -106,19 +104,6 @@ def header_closure(names: list[str]) -> list[str]:
     return sorted(seen)
 
 
-def _line(row: np.ndarray) -> str:
-    return ", ".join(str(int(x)) for x in row)
-
-
-def _words(rows: np.ndarray, lanes: int) -> list[str]:
-    """[n, d] elements as VecWord initialisers, one row (centroid) per line."""
-    out = []
-    for row in np.asarray(rows):
-        words = ["{{" + ", ".join(str(int(v)) for v in row[k : k + lanes]) + "}}" for k in range(0, row.shape[0], lanes)]
-        out.append(", ".join(words))
-    return out
-
-
 def _fifo_depth(design: IvfPqDesign, need: int) -> int:
     return max(design.fifo_depth, need)
 
@@ -153,19 +138,18 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     # -- kernel arguments: host I/O, then the images in manifest order -------------------------
     io_mem, io_ch = images.io_channel
     vitis_memory(io_mem)
-    ctx.args.append(KernelArg("queries", "IoBeat", True, io_mem, io_ch, 0, "queries in: d elements per query, whole beats"))
-    ctx.args.append(KernelArg("results", "IoBeat", False, io_mem, io_ch, 0, "results out: K keys (dist << 32) | id per query, ascending"))
+    ctx.args.append(KernelArg("queries", "IoBeat", True, io_mem, io_ch, "queries in: d elements per query, whole beats"))
+    ctx.args.append(KernelArg("results", "IoBeat", False, io_mem, io_ch, "results out: K keys (dist << 32) | id per query, ascending"))
     for img in images.images:
-        if img.memory is None:
-            continue
         vitis_memory(img.memory)
-        beat, width = ("PqBeat", pq_bytes) if img.use == "pq_codes" else ("IoBeat", io_bytes)
         why = {
             "pq_codes": "PQ codes and ids of PQDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
             "ivf_centroids": "streamed IVF centroids of IVFDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
             "lut_centroids": "BuildLUT's copy of the cell centroids (fetched per probe)",
+            "rom": f"ROM image {img.name}, copied on chip at index load",
         }[img.use]
-        ctx.args.append(KernelArg(img.name, beat, True, img.memory, img.channel, img.nbytes // width, why, img.name))
+        beat = "PqBeat" if img.use == "pq_codes" else "IoBeat"
+        ctx.args.append(KernelArg(img.name, beat, True, img.memory, img.channel, why, img.name, img.use))
     seen = {}
     for a in ctx.args:
         if a.channel >= _channels_of(board, a.memory):
@@ -175,6 +159,8 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             )
         seen.setdefault(a.bundle, []).append(a.name)
     v["bundles"] = seen
+    v["rom_args"] = [a for a in ctx.args if a.use == "rom"]
+    v["search_args"] = [a for a in ctx.args if a.use != "rom"]
 
     # -- Stage OPQ --------------------------------------------------------------------------------
     word = lambda lanes: f"VecWord<T, {lanes}>"  # noqa: E731
@@ -186,7 +172,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     # -- Stage IVFDist -----------------------------------------------------------------------------
     ivf = st.ivf_dist
     chunks = ivf_chunks(nlist, ivf.pes)
-    ivf_pes = [{"index": i, "id_base": base, "n": n, "last": base + n - 1, "rom": None, "stream": None} for i, (base, n) in enumerate(chunks)]
+    ivf_pes = [{"index": i, "id_base": base, "n": n, "last": base + n - 1, "store": None, "stream": None} for i, (base, n) in enumerate(chunks)]
     ctx.fifos.append(Fifo("ivf_query", word(ivf.lanes), _fifo_depth(design, 2 * d // ivf.lanes),
                           "the query along the IVFDist 1-D array (entry i feeds PE i; the last entry goes on to BuildLUT); two queries",
                           ivf.pes + 1))
@@ -203,7 +189,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
                                   f"centroid words from channel image ivf_centroids_{c} to IVFDist PEs {local}", len(local)))
     else:
         for p in ivf_pes:
-            p["rom"] = f"ivf_centroids_{p['index']}"
+            p["store"] = f"ivf_store_{p['index']}"
     # -- Stage SelCells and the probe fan-out ---------------------------------------------------------
     pq_chans = pq_layouts(design)
     ctx.fifos.append(Fifo("sel_cells_out", "KeyItem", _fifo_depth(design, 2 * nprobe), "the nprobe selected cells of a query, nearest first; two queries"))
@@ -237,30 +223,10 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
                           "one key stream per PQDist PE into SelK; the selector takes one key per stream per cycle", pq.pes))
     ctx.fifos.append(Fifo("sel_k_out", "KeyItem", _fifo_depth(design, 2 * k), "the K results of a query, ascending; two queries"))
     v.update(ivf=ivf, ivf_pes=ivf_pes, ivf_channels=ivf_channels, lut=lut, lut_pes=lut_list, pq=pq, pq_channels=channels, pq_pes=pq_pes,
-             opq=st.opq, sel_cells=st.sel_cells, sel_k=st.sel_k)
-    _roms(ctx, design, images)
+             opq=st.opq, sel_cells=st.sel_cells, sel_k=st.sel_k,
+             onchip={"centroids": ivf.storage != "stream" or lut.centroids != "memory"})
     return ctx
 
 
 def _channels_of(board: Board, kind: str) -> int:
     return sum(g.count for g in board.memory if g.kind == kind)
-
-
-def _roms(ctx: Context, design: IvfPqDesign, images: MemoryImages) -> None:
-    """ROM initialisers: per-PE IVF centroid chunks, BuildLUT's centroid copy, the codebook (one
-    copy per BuildLUT PE, from one macro), the OPQ matrix."""
-    st, v = design.stages, ctx.values
-    roms = {}
-    if st.ivf_dist.storage != "stream" or st.build_lut.centroids != "memory":
-        cent = images.get("centroids").array()
-        if st.ivf_dist.storage != "stream":
-            roms["ivf"] = [
-                {"name": f"ivf_centroids_{p['index']}", "n": p["n"], "first": p["id_base"], "lines": _words(cent[p["id_base"] : p["id_base"] + p["n"]], st.ivf_dist.lanes)}
-                for p in v["ivf_pes"]
-            ]
-        if st.build_lut.centroids != "memory":
-            roms["lut_centroids"] = _words(cent, st.build_lut.lanes)
-    roms["codebook"] = [_line(row) for row in images.get("codebook").array()]
-    if st.opq is not None:
-        roms["opq"] = [_line(row) for row in images.get("opq_matrix").array()]
-    v["roms"] = roms

@@ -24,9 +24,11 @@ else int32; the OPQ matrix is int16.
   centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
   that owns an i-th centroid, word k of that centroid; read once per query.
 * ``lut_centroids`` — BuildLUT's fetched copy: cell by cell, d elements padded to whole beats.
-* ROMs (on-chip memory initialisation, no channel): ``codebook`` [256][d] (row j is codeword j
-  of every sub-space, the order `build_lut` reads), ``centroids`` [nlist][d] (on-chip IVF or
-  BuildLUT centroids), ``opq_matrix`` [d][d].
+* ROM images (use ``rom``), in the I/O channel: the index parts the accelerator keeps on chip,
+  copied into the PEs' memories by the index-load phase at run time (the index is a run-time
+  input: one bitstream serves any index of the same shape): ``codebook`` [256][d] (row j is
+  codeword j of every sub-space, the order `build_lut` reads), ``centroids`` [nlist][d] (on-chip
+  IVF or BuildLUT centroids), ``opq_matrix`` [d][d]; row-major, no padding.
 
 The host I/O buffers (queries in, result keys out) are allocated per batch by the host; their
 layout (`IoLayout`) is part of the manifest: each query's d elements padded to whole beats, each
@@ -222,12 +224,13 @@ class IoLayout:
 # -- images -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Image:
-    """One memory image: `use` is a channel use of design.yaml or ``rom`` (on-chip initialisation)."""
+    """One memory image: `use` is a channel use of design.yaml, or ``rom`` for the on-chip parts
+    of the index (kept in the I/O channel, copied on chip at index load)."""
 
     name: str
     use: str
-    memory: str | None
-    channel: int | None
+    memory: str
+    channel: int
     data: bytes = field(repr=False)
     layout: dict = field(default_factory=dict)
 
@@ -471,9 +474,9 @@ def pack_cells(centroids_fx: np.ndarray, vec_bits: int, port_bits: int) -> tuple
     return out.tobytes(), cell_beats
 
 
-def _rom(name: str, arr: np.ndarray, dtype: np.dtype) -> Image:
+def _rom(name: str, arr: np.ndarray, dtype: np.dtype, io) -> Image:
     arr = np.ascontiguousarray(arr.astype(dtype))
-    return Image(name, "rom", None, None, arr.tobytes(), {"dtype": dtype.str, "shape": list(arr.shape)})
+    return Image(name, "rom", io.memory, io.channel, arr.tobytes(), {"dtype": dtype.str, "shape": list(arr.shape)})
 
 
 def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) -> MemoryImages:
@@ -496,19 +499,18 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
             lay = {"d": fmt.d, "elem_bytes": dt.itemsize, "port_bits": first.port_bits, "nlist": data.nlist, "cell_beats": cell_beats}
             images.append(Image("lut_centroids", "lut_centroids", ch.memory, ch.channel, raw, lay))
     codebook_rows = q["codebook"].transpose(1, 0, 2).reshape(256, fmt.d)
-    images.append(_rom("codebook", codebook_rows, dt))
+    images.append(_rom("codebook", codebook_rows, dt, io_ch))
     if st.ivf_dist.storage != "stream" or st.build_lut.centroids != "memory":
-        images.append(_rom("centroids", q["centroids"], dt))
+        images.append(_rom("centroids", q["centroids"], dt, io_ch))
     if "opq_matrix" in q:
-        images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2")))
+        images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2"), io_ch))
     for img in images:
-        if img.memory is not None:
-            cap = _group(board, img.memory).capacity_bytes
-            if img.nbytes > cap:
-                raise FannsError(
-                    f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
-                    hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
-                )
+        cap = _group(board, img.memory).capacity_bytes
+        if img.nbytes > cap:
+            raise FannsError(
+                f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
+                hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
+            )
     info = {"index": design.index.factory, "nlist": data.nlist, "n": data.ntotal, "d": fmt.d, "m": fmt.m, "metric": data.metric}
     return MemoryImages(tuple(images), IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits), (io_ch.memory, io_ch.channel), info)
 
@@ -544,6 +546,6 @@ def image_summary(images: MemoryImages) -> str:
     """One line per image (for the CLI and the project README)."""
     lines = []
     for img in images.images:
-        where = "on-chip ROM" if img.memory is None else f"{img.memory}[{img.channel}]"
-        lines.append(f"{img.file:24s} {where:14s} {img.nbytes:>12,d} bytes")
+        where = f"{img.memory}[{img.channel}]" + (" (copied on chip at index load)" if img.use == "rom" else "")
+        lines.append(f"{img.file:24s} {where:40s} {img.nbytes:>12,d} bytes")
     return "\n".join(lines)

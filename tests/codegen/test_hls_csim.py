@@ -9,7 +9,7 @@ import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
 from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import QuerySet, generate_hls
+from fanns.codegen.hls import TestQueries, generate_hls
 from fanns.codegen.hls_csim import HlsCsim
 from fanns.explore.sweep import recall_at
 from tests.codegen.conftest import GOAL
@@ -38,7 +38,7 @@ def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
         hw_recall = None
     design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
     folder = tmp_path_factory.mktemp(request.param) / "project"
-    generate_hls(design, data, QuerySet(queries, gt), folder)
+    generate_hls(design, data, TestQueries(queries, gt), folder)
     sim = HlsCsim(folder, build_root / "hls_csim")
     yield {"name": request.param, "design": design, "data": data, "fmt": fmt, "queries": queries, "gt": gt,
            "hw_recall": hw_recall, "folder": folder, "sim": sim}

@@ -11,7 +11,7 @@ import pytest
 from fanns.arch.ivfpq_reference import IvfPqReference
 from fanns.boards import load_board
 from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import PROJECT_FILE, QuerySet, generate_hls, render_project
+from fanns.codegen.hls import PROJECT_FILE, TestQueries, generate_hls, render_project
 from fanns.codegen.hls_csim import HlsCsim
 from fanns.errors import FannsError
 from fanns.resources import shared_dir
@@ -35,7 +35,7 @@ def small_case(name, seed=0):
     rng = np.random.default_rng(seed)
     queries = rng.standard_normal((40, d)).astype(np.float32)
     gt = np.argsort(rng.random((40, data.ntotal)), axis=1)[:, :k]
-    return design, data, QuerySet(queries, gt)
+    return design, data, TestQueries(queries, gt)
 
 
 def tree(folder):
@@ -61,13 +61,13 @@ def test_same_inputs_give_byte_identical_projects(tmp_path):
     generate_hls(design, data, test, tmp_path / "nested" / "b")
     a, b = tree(tmp_path / "a"), tree(tmp_path / "nested" / "b")
     assert a == b
-    assert {"src/kernel.cpp", "src/kernel.h", "src/index_rom.h", "src/host.cpp", "src/host_csim.cpp", "src/csim_lib.cpp",
+    assert {"src/kernel.cpp", "src/kernel.h", "src/host.cpp", "src/host_csim.cpp", "src/csim_lib.cpp",
             "src/fanns_hls.h", "connectivity.cfg", "Makefile", "README.md", "images/manifest.json", PROJECT_FILE,
             "data/queries.bin", "data/groundtruth.bin", "data/reference_keys.bin", "design.yaml"} <= set(a)
     for name, content in a.items():
         if not name.endswith(".bin"):
             assert str(tmp_path).encode() not in content, f"{name} holds an absolute path"
-    other, _ = render_project(design, data, QuerySet(test.queries[:-1], test.groundtruth[:-1]))
+    other, _ = render_project(design, data, TestQueries(test.queries[:-1], test.groundtruth[:-1]))
     assert other["src/kernel.cpp"] == a["src/kernel.cpp"] and other["data/queries.bin"] != a["data/queries.bin"]
 
 
@@ -104,12 +104,15 @@ def test_connectivity_and_kernel_arguments_agree(name):
     where = {(c.use, c.channel) for c in design.memory}
     assert ("io", bank["queries"][1]) in where and bank["queries"] == bank["results"]
     for img in images.images:
-        if img.memory is not None:
-            assert (img.use, bank[img.name][1]) == (img.use, img.channel) and (img.use, img.channel) in where
+        assert bank[img.name][1] == img.channel
+        assert (img.use, img.channel) in where or (img.use == "rom" and bank[img.name] == bank["queries"])
     assert f"platform={board.platform}" in cfg and f"freqHz={int(design.clock_mhz * 1e6)}:fanns_ivfpq_1" in cfg
-    # the XRT host passes exactly these buffers, in this order
-    call = re.search(r"= krnl\((.*)\);", files["src/host.cpp"].decode()).group(1).split(", ")
-    assert len(call) == len(args) + 1 and call[:2] == ["query_bo", "result_bo"]
+    # the XRT host passes exactly these buffers, in this order, and nq, load (index load, then searches)
+    calls = [c.split(", ") for c in re.findall(r"= krnl\((.*)\);", files["src/host.cpp"].decode())]
+    assert [c[-1] for c in calls] == ["1u", "0u"]
+    for call in calls:
+        assert len(call) == len(args) + 2 and call[:2] == ["query_bo", "result_bo"]
+        assert call[2:-2] == [f"images[{i}]" for i in range(len(args) - 2)]
 
 
 def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
@@ -141,7 +144,7 @@ def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
     with pytest.raises(FannsError, match="would never get a probe"):
         generate_hls(pinned_design(data, design.format, nprobe=2, k=5, lut=(3, 8, "bram")), data, test, tmp_path / "x")
     with pytest.raises(FannsError, match="test queries"):
-        generate_hls(design, data, QuerySet(test.queries[:, :5], test.groundtruth), tmp_path / "x")
+        generate_hls(design, data, TestQueries(test.queries[:, :5], test.groundtruth), tmp_path / "x")
     assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []
     (tmp_path / "mine").mkdir()
     with pytest.raises(FannsError, match="already exists"):
@@ -169,3 +172,27 @@ def test_corrupted_image_is_caught_by_the_simulation(tmp_path, build_root):
     with HlsCsim(folder, build_root / "hls_csim") as sim:
         keys = sim.search_keys(test.queries)
     assert (keys != expected).any(1).sum() > 0
+
+
+def test_index_is_a_run_time_input(tmp_path, build_root):
+    """Two indexes of the same shape give the same kernel source; one compiled kernel serves
+    both, loading each index's ROM images when its handle searches (alternating handles)."""
+    design_a, data_a, test = small_case("onchip-opq", seed=0)
+    data_b = random_index(d=32, m=8, opq=True, seed=9)
+    design_b = pinned_design(data_b, design_a.format, board="u55c", nprobe=4, k=7, ivf=(3, 8, "bram"), lut=(2, 8, "bram"), pq=(5, 2))
+    generate_hls(design_a, data_a, test, tmp_path / "a")
+    generate_hls(design_b, data_b, test, tmp_path / "b")
+    a, b = tree(tmp_path / "a"), tree(tmp_path / "b")
+    kernel = ["src/kernel.cpp", "src/kernel.h", "src/ivfpq_kernel.h"]
+    assert all(a[f] == b[f] for f in kernel) and a["images/pq_codes_0.bin"] != b["images/pq_codes_0.bin"]
+    ref_a = IvfPqReference(data_a, design_a.format).search_keys(test.queries, 4, 7)
+    ref_b = IvfPqReference(data_b, design_b.format).search_keys(test.queries, 4, 7)
+    assert (ref_a != ref_b).any()
+    sim_a, sim_b = HlsCsim(tmp_path / "a", build_root / "hls_csim"), HlsCsim(tmp_path / "b", build_root / "hls_csim")
+    try:
+        assert sim_a._lib._name == sim_b._lib._name  # the same compiled kernel
+        for sim, ref in ((sim_a, ref_a), (sim_b, ref_b), (sim_a, ref_a), (sim_a, ref_a), (sim_b, ref_b)):
+            assert np.array_equal(sim.search_keys(test.queries), ref)
+    finally:
+        sim_a.close()
+        sim_b.close()
