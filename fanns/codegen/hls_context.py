@@ -22,6 +22,8 @@ from fanns.resources import shared_dir
 KERNEL = "fanns_ivfpq"
 SELECTION_HLS: dict[str, tuple[str, str]] = {
     "hpq": ("hpq.h", "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"),
+    "ahpq": ("hpq.h", "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"),  # level-1 queues of s1 < s keys
+    "hsmpqg": ("hsmpqg.h", "fanns::hsmpqg<{z}, {s}, {key_bits}>"),
 }
 """Selection micro-architecture -> (header, the C++ call of one query). Adding an architecture
 of `fanns.arch.ivfpq.SELECTORS` to the HLS generator is one entry here."""

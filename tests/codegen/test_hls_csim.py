@@ -1,13 +1,14 @@
 """Generated HLS kernels in C simulation on real data: for several designs (OPQ on and off,
-on-chip / streamed / fetched centroids, HBM and DDR boards, irregular PE counts), every query's
-top-K ids and distances equal the reference model bit for bit, and the recall equals the
-explorer's hardware-faithful recall."""
+on-chip / streamed / fetched centroids, HBM and DDR boards, irregular PE counts, HPQ, HSMPQG and
+AHPQ selection), every query's top-K ids and distances equal the reference model bit for bit,
+and the recall equals the explorer's hardware-faithful recall."""
 import subprocess
 
 import numpy as np
 import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.arch.ivfpq_streams import IvfPqStreams
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import TestQueries, generate_hls
 from fanns.codegen.hls_csim import HlsCsim
@@ -15,19 +16,20 @@ from fanns.explore.sweep import recall_at
 from tests.codegen.conftest import GOAL
 
 # name: (dataset, opq, board, nprobe (None: the explorer's for GOAL), K, ivf (PEs, lanes, storage),
-#        lut (PEs, lanes, centroids), pq (PEs, channels))
+#        lut (PEs, lanes, centroids), pq (PEs, channels), selection architectures)
 DESIGNS = {
-    "sift-opq-onchip": ("sift", True, "u55c", None, 10, (3, 16, "bram"), (2, 16, "bram"), (5, 2)),
-    "sift-stream-11ivf": ("sift", False, "u55c", None, 10, (11, 16, "stream"), (1, 32, "memory"), (11, 4)),
-    "sift-ddr-k25": ("sift", False, "u250", 7, 25, (4, 32, "uram"), (3, 8, "memory"), (7, 2)),
-    "sift-opq-13pq": ("sift", True, "u55c", 9, 10, (6, 8, "stream"), (4, 16, "uram"), (13, 5)),
-    "deep-d96": ("deep", False, "u55c", 8, 10, (5, 32, "stream"), (3, 8, "bram"), (9, 3)),
+    "sift-opq-onchip": ("sift", True, "u55c", None, 10, (3, 16, "bram"), (2, 16, "bram"), (5, 2), {}),
+    "sift-stream-11ivf": ("sift", False, "u55c", None, 10, (11, 16, "stream"), (1, 32, "memory"), (11, 4), {}),
+    "sift-ddr-k25": ("sift", False, "u250", 7, 25, (4, 32, "uram"), (3, 8, "memory"), (7, 2), {}),
+    "sift-opq-13pq": ("sift", True, "u55c", 9, 10, (6, 8, "stream"), (4, 16, "uram"), (13, 5), {}),
+    "sift-hsmpqg-ahpq": ("sift", False, "u55c", 6, 25, (8, 16, "bram"), (2, 16, "bram"), (13, 4), {"sel_cells": "hsmpqg", "sel_k": "ahpq"}),
+    "deep-d96": ("deep", False, "u55c", 8, 10, (5, 32, "stream"), (3, 8, "bram"), (9, 3), {}),
 }
 
 
 @pytest.fixture(scope="module", params=sorted(DESIGNS))
 def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
-    dataset, opq, board, nprobe, k, ivf, lut, pq = DESIGNS[request.param]
+    dataset, opq, board, nprobe, k, ivf, lut, pq, selection = DESIGNS[request.param]
     if dataset == "sift":
         ex = sift_exploration[opq]
         data, fmt, queries, gt = ex.data, ex.fmt, ex.queries, ex.groundtruth
@@ -36,7 +38,7 @@ def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
     else:
         data, fmt, queries, gt = deep_index
         hw_recall = None
-    design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
+    design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq, **selection)
     folder = tmp_path_factory.mktemp(request.param) / "project"
     generate_hls(design, data, TestQueries(queries, gt), folder)
     sim = HlsCsim(folder, build_root / "hls_csim")
@@ -46,13 +48,18 @@ def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
 
 
 def test_csim_equals_reference_bit_for_bit(case):
+    """Against the stream-level model of the design (`IvfPqStreams`), which is the whole-accelerator
+    reference itself for exact selection (checked here too) and adds AHPQ's level-1 truncation."""
     design = case["design"]
-    ids, dist = case["sim"].search(case["queries"])
-    ref_dist, ref_ids = IvfPqReference(case["data"], case["fmt"]).search(case["queries"], design.nprobe, design.k)
-    assert ids.shape == (case["queries"].shape[0], design.k)
-    mismatching = int(((ids != ref_ids) | (dist != ref_dist)).any(1).sum())
-    assert mismatching == 0, f"{case['name']}: {mismatching} queries differ from the reference model"
-    assert (ids[:, 0] < case["data"].ntotal).all()  # real neighbours, not padding
+    keys = case["sim"].search_keys(case["queries"])
+    ref = IvfPqReference(case["data"], case["fmt"])
+    expected = IvfPqStreams(design, ref).search_keys(case["queries"])
+    assert keys.shape == (case["queries"].shape[0], design.k)
+    mismatching = int((keys != expected).any(1).sum())
+    assert mismatching == 0, f"{case['name']}: {mismatching} queries differ from the model"
+    if design.stages.sel_k.arch != "ahpq":
+        assert np.array_equal(expected, ref.search_keys(case["queries"], design.nprobe, design.k))
+    assert (keys[:, 0] & np.uint64(0xFFFFFFFF) < case["data"].ntotal).all()  # real neighbours, not padding
 
 
 AT_GOAL = [name for name, spec in sorted(DESIGNS.items()) if spec[3] is None]

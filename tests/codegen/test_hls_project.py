@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.arch.ivfpq_streams import IvfPqStreams
 from fanns.boards import load_board
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import PROJECT_FILE, TestQueries, generate_hls, render_project
@@ -18,20 +19,23 @@ from fanns.resources import shared_dir
 from fanns.sim.csim import compile_program
 from tests.codegen.helpers import random_format, random_index
 
-# name: (d, m, opq, board, nprobe, k, ivf, lut, pq)
+# name: (d, m, opq, board, nprobe, k, ivf, lut, pq, selection)
 SMALL = {
-    "onchip-opq": (32, 8, True, "u55c", 4, 7, (3, 8, "bram"), (2, 8, "bram"), (5, 2)),
-    "stream-memory": (32, 8, False, "u55c", 5, 9, (5, 8, "stream"), (3, 16, "memory"), (7, 3)),
-    "wide-codes-m64": (128, 64, False, "u55c", 3, 5, (2, 32, "bram"), (3, 16, "bram"), (3, 1)),
-    "ddr512-m4": (48, 4, True, "u250", 6, 12, (12, 16, "uram"), (5, 8, "memory"), (4, 2)),
+    "onchip-opq": (32, 8, True, "u55c", 4, 7, (3, 8, "bram"), (2, 8, "bram"), (5, 2), {}),
+    "stream-memory": (32, 8, False, "u55c", 5, 9, (5, 8, "stream"), (3, 16, "memory"), (7, 3), {}),
+    "wide-codes-m64": (128, 64, False, "u55c", 3, 5, (2, 32, "bram"), (3, 16, "bram"), (3, 1), {}),
+    "ddr512-m4": (48, 4, True, "u250", 6, 12, (12, 16, "uram"), (5, 8, "memory"), (4, 2), {}),
+    # HSMPQG selects the cells (s = 3 < z = 12 streams); AHPQ with short level-1 queues selects K
+    "hsmpqg-ahpq": (32, 8, False, "u55c", 3, 16, (12, 8, "bram"), (3, 8, "bram"), (9, 3),
+                    {"sel_cells": "hsmpqg", "sel_k": "ahpq", "sel_params": {"ahpq": {"target": 0.3}}}),
 }
 
 
 def small_case(name, seed=0):
-    d, m, opq, board, nprobe, k, ivf, lut, pq = SMALL[name]
+    d, m, opq, board, nprobe, k, ivf, lut, pq, selection = SMALL[name]
     data = random_index(d=d, m=m, opq=opq, seed=seed)
     fmt = random_format(d, m)
-    design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
+    design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq, **selection)
     rng = np.random.default_rng(seed)
     queries = rng.standard_normal((40, d)).astype(np.float32)
     gt = np.argsort(rng.random((40, data.ntotal)), axis=1)[:, :k]
@@ -48,11 +52,14 @@ def test_csim_of_corner_cases_equals_reference(name, tmp_path, build_root):
     declared depth: no deadlock, no data left behind), both bit-exact."""
     design, data, test = small_case(name)
     generate_hls(design, data, test, tmp_path / "p")
-    ref_dist, ref_ids = IvfPqReference(data, design.format).search(test.queries, design.nprobe, design.k)
+    ref = IvfPqReference(data, design.format)
+    expected = IvfPqStreams(design, ref).search_keys(test.queries)
+    if design.stages.sel_k.s1 < design.k:  # AHPQ cut short: the test must see it drop results
+        assert (expected != ref.search_keys(test.queries, design.nprobe, design.k)).any()
     for threads in (False, True):
         with HlsCsim(tmp_path / "p", build_root / "hls_csim", threads=threads) as sim:
-            ids, dist = sim.search(test.queries)
-        assert np.array_equal(ids, ref_ids) and np.array_equal(dist, ref_dist), f"threads={threads}"
+            keys = sim.search_keys(test.queries)
+        assert np.array_equal(keys, expected), f"threads={threads}"
 
 
 def test_same_inputs_give_byte_identical_projects(tmp_path):
