@@ -56,8 +56,7 @@ def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
     path = Path(explore_dir) / record["path"]
     if not path.is_file():
         raise FannsError(f"{path}: trained index not found", hint="re-run `fanns explore` into this folder")
-    index = faiss.read_index(str(path))  # kept referenced: `extract` works on views into it
-    return extract(index, metric)
+    return extract(faiss.read_index(str(path)), metric)
 
 
 def resolve_dataset(explore: dict, spec: str | None) -> tuple[Dataset, str]:
