@@ -63,3 +63,12 @@ class IvfPqStreams:
             cells = self.sel_cells.select(self.ivf_streams(ivf[i])) & np.uint64(0xFFFFFFFF)
             out[i] = self.sel_k.select(self.pq_streams(q_fx[i], cells))
         return out
+
+
+def expected_keys(design: IvfPqDesign, ref: IvfPqReference, queries: np.ndarray) -> np.ndarray:
+    """The keys the accelerator of `design` must return for `queries`: the whole-accelerator
+    reference when both selection stages are exact (fast), else the stream-level model."""
+    st = design.stages
+    if st.sel_cells.s1 >= st.sel_cells.s and st.sel_k.s1 >= st.sel_k.s:
+        return ref.search_keys(queries, design.nprobe, design.k)
+    return IvfPqStreams(design, ref).search_keys(queries)

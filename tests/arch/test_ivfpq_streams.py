@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import IvfPqStreams
+from fanns.arch.ivfpq_streams import IvfPqStreams, expected_keys
 from fanns.codegen.designs import pinned_design
 from tests.codegen.helpers import random_format, random_index
 
@@ -34,6 +34,7 @@ def test_ahpq_truncation(setup):
     short = pinned_design(data, fmt, nprobe=5, k=20, pq=(8, 2), sel_k="ahpq", sel_params={"ahpq": {"target": 0.05}})
     assert short.stages.sel_k.s1 < 20
     got = IvfPqStreams(short, ref).search_keys(queries)
+    assert np.array_equal(expected_keys(short, ref, queries), got)
     assert (got >= exact).all()  # the i-th kept key is never smaller than the i-th smallest
     assert 0 < (got != exact).any(1).sum() < len(queries)
     full = pinned_design(data, fmt, nprobe=5, k=20, pq=(8, 2), sel_k="ahpq", sel_params={"ahpq": {"target": 1.0}})

@@ -123,10 +123,11 @@ def test_connectivity_and_kernel_arguments_agree(name):
 
 
 def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
-    """host_csim (g++ -Wall -Wextra -Werror) runs the test set and reports 0 mismatches; the XRT
-    host passes g++'s checks against the XRT API subset it uses (declarations in
-    tests/codegen/xrt_api, since XRT is not installed here)."""
-    design, data, test = small_case("onchip-opq", seed=2)
+    """host_csim (g++ -Wall -Wextra -Werror) runs the test set and reports 0 mismatches (with AHPQ
+    cutting results, so data/ must hold the stream model's keys); the XRT host passes g++'s checks
+    against the XRT API subset it uses (declarations in tests/codegen/xrt_api, since XRT is not
+    installed here)."""
+    design, data, test = small_case("hsmpqg-ahpq", seed=2)
     folder = tmp_path / "p"
     generate_hls(design, data, test, folder)
     exe = compile_program([folder / "src" / "host_csim.cpp", folder / "src" / "kernel.cpp"], build_root / "host_csim", include_dirs=[folder / "src"])
@@ -203,3 +204,18 @@ def test_index_is_a_run_time_input(tmp_path, build_root):
     finally:
         sim_a.close()
         sim_b.close()
+
+
+def test_57_pqdist_pes_on_16_channels(tmp_path, build_root):
+    """An irregular wide design (FANNS Fig. 6.4 has 57 PQDist PEs): 11 IVFDist, 4 BuildLUT and
+    57 PQDist PEs on 16 HBM channels, most shares padding-heavy, bit-exact in C simulation."""
+    data = random_index(nlist=12, n=2000, d=32, m=8, seed=5)
+    fmt = random_format(32, 8)
+    design = pinned_design(data, fmt, nprobe=4, k=10, ivf=(11, 8, "bram"), lut=(4, 8, "bram"), pq=(57, 16))
+    queries = np.random.default_rng(1).standard_normal((40, 32)).astype(np.float32)
+    project = generate_hls(design, data, TestQueries(queries, np.tile(np.arange(10), (40, 1))), tmp_path / "p")
+    kernel = (project.path / "src" / "kernel.cpp").read_text()
+    assert kernel.count("FANNS_PROCESS(pq_decode<") == 57 and kernel.count("FANNS_PROCESS(ivf_dist<") == 11
+    assert kernel.count("FANNS_PROCESS(read_codes<") == 16 and kernel.count("FANNS_PROCESS(build_lut<") == 4
+    with HlsCsim(project.path, build_root / "hls_csim") as sim:
+        assert np.array_equal(sim.search_keys(queries), IvfPqReference(data, fmt).search_keys(queries, 4, 10))
