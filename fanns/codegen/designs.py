@@ -29,11 +29,13 @@ def pinned_design(
     double_buffer: bool = True,
     sel_cells: str = "hpq",
     sel_k: str = "hpq",
+    sel_params: dict | None = None,
     clock_mhz: float | None = None,
     index_path: str | None = None,
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
-    `pq` = (PEs, channels of the board's first memory group)."""
+    `pq` = (PEs, channels of the board's first memory group); `sel_params` maps a selection
+    architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target)."""
     b = load_board(board)
     clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
     opq = data.opq_matrix is not None
@@ -43,13 +45,18 @@ def pinned_design(
     ivf_channels = A.ivf_stream_channels(ctx, ivf_pes, ivf_lanes)[0] if ivf_store == "stream" else 0
     lut_pes, lut_lanes, lut_store = lut
     pq_pes, pq_channels = pq
+
+    def params(arch: str) -> dict:
+        if sel_params and arch in sel_params:
+            return dict(sel_params[arch])
+        return dict(A.SELECTORS[arch].params[0]) if arch in A.SELECTORS else {}
     stages = Stages(
         opq=OpqStage(opq_lanes) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
-        sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits),
+        sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
         build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
         pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits),
-        sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits),
+        sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )
     from fanns.model.dse import memory_plan
 

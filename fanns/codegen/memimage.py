@@ -24,9 +24,11 @@ else int32; the OPQ matrix is int16.
   centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
   that owns an i-th centroid, word k of that centroid; read once per query.
 * ``lut_centroids`` — BuildLUT's fetched copy: cell by cell, d elements padded to whole beats.
-* ROMs (on-chip memory initialisation, no channel): ``codebook`` [256][d] (row j is codeword j
-  of every sub-space, the order `build_lut` reads), ``centroids`` [nlist][d] (on-chip IVF or
-  BuildLUT centroids), ``opq_matrix`` [d][d].
+* ROM images (use ``rom``), in the I/O channel: the index parts the accelerator keeps on chip,
+  copied into the PEs' memories by the index-load phase at run time (the index is a run-time
+  input: one bitstream serves any index of the same shape): ``codebook`` [256][d] (row j is
+  codeword j of every sub-space, the order `build_lut` reads), ``centroids`` [nlist][d] (on-chip
+  IVF or BuildLUT centroids), ``opq_matrix`` [d][d]; row-major, no padding.
 
 The host I/O buffers (queries in, result keys out) are allocated per batch by the host; their
 layout (`IoLayout`) is part of the manifest: each query's d elements padded to whole beats, each
@@ -42,192 +44,33 @@ from pathlib import Path
 import numpy as np
 
 from fanns.arch.design import IvfPqDesign
-from fanns.arch.ivfpq import Packing, ivf_chunks
+from fanns.arch.ivfpq import ivf_chunks
 from fanns.boards import Board, load_board
+from fanns.codegen.memlayout import (
+    CODE_KIND, ID_KIND, KEY_BYTES, PAD_ID, TABLE_WORDS, IoLayout, IvfStreamLayout, PqLayout, ceil_div, elem_bytes, elem_dtype,
+)
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
 from fanns.explore.faiss_index import IvfPqIndexData
-from fanns.numerics import ID_BITS
 
+__all__ = [  # the layouts are re-exported: one import serves packer and readers
+    "CODE_KIND", "ID_KIND", "KEY_BYTES", "PAD_ID", "TABLE_WORDS", "IoLayout", "IvfStreamLayout", "PqLayout", "elem_bytes", "elem_dtype",
+    "Image", "MemoryImages", "pack", "pack_pq_channel", "unpack_pq_channel", "pack_ivf_stream", "pack_cells", "unpack_lists",
+    "pq_layouts", "ivf_stream_layouts", "quantised_arrays", "image_summary",
+]
 MANIFEST_VERSION = 1
-PAD_ID = (1 << ID_BITS) - 1
-"""Id of a padding item in memory (real ids are below it: datasets hold fewer than 2**32 - 1 vectors)."""
-TABLE_WORDS = 4
-"""uint32 words per list-table entry: start_beat, beats, share_items, count."""
-KEY_BYTES = 8
-ID_KIND, CODE_KIND = 0, 1
-
-
-def elem_bytes(vec_bits: int) -> int:
-    """Bytes of one stored vector element: int16 up to 16 bits, else int32."""
-    return 2 if vec_bits <= 16 else 4
-
-
-def elem_dtype(vec_bits: int) -> np.dtype:
-    return np.dtype("<i2") if vec_bits <= 16 else np.dtype("<i4")
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _check_port(port_bits: int, what: str) -> None:
-    if port_bits % 64 or port_bits < 64:
-        raise FannsError(f"{what}: port width {port_bits} bits is not a multiple of 64", hint="use 64, 128, 256 or 512-bit ports")
-
-
-# -- layouts ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PqLayout:
-    """Layout of one PQ-code channel (see the module docstring)."""
-
-    m: int
-    port_bits: int
-    pes: int
-    channel_pes: tuple[int, ...]
-    nlist: int
-
-    def __post_init__(self) -> None:
-        _check_port(self.port_bits, "pq_codes")
-
-    @property
-    def port_bytes(self) -> int:
-        return self.port_bits // 8
-
-    @property
-    def ids_per_beat(self) -> int:
-        return self.port_bits // ID_BITS
-
-    @property
-    def codes_per_unit(self) -> int:
-        return max(1, self.port_bytes // self.m)
-
-    @property
-    def beats_per_unit(self) -> int:
-        return _ceil_div(self.m, self.port_bytes)
-
-    @property
-    def header_beats(self) -> int:
-        return _ceil_div(self.nlist * TABLE_WORDS * 4, self.port_bytes)
-
-    def share_items(self, count: int) -> int:
-        """Items of every PE's share of a list of `count` codes (0 for an empty list)."""
-        return 0 if count == 0 else int(Packing(self.m, self.port_bits).items(count, self.pes))
-
-    def list_beats(self, count: int) -> int:
-        """Beats of a list of `count` codes in this channel (all its PEs' shares)."""
-        return len(self.channel_pes) * int(Packing(self.m, self.port_bits).beats(count, self.pes))
-
-    def schedule(self, share_items: int) -> np.ndarray:
-        """The beats of one list in memory order: rows (local PE, kind, index), kind `ID_KIND`
-        (index = id beat of that PE's share) or `CODE_KIND` (index = code beat of the share).
-
-        Unit u of local PE q is preceded by the id beats j of PE q whose first item lies in unit
-        u (``j * ids_per_beat // codes_per_unit == u``); units go u-major, PE-minor."""
-        ipu, bpu, ipb, pch = self.codes_per_unit, self.beats_per_unit, self.ids_per_beat, len(self.channel_pes)
-        units = share_items // ipu
-        id_beats = _ceil_div(share_items, ipb)
-        # sort keys: (unit, local pe, kind, index)
-        cu, cq = np.meshgrid(np.arange(units), np.arange(pch), indexing="ij")
-        cu, cq = cu.ravel(), cq.ravel()
-        code = np.stack([cu, cq, np.full_like(cu, CODE_KIND), cu], axis=1)
-        ij, iq = np.meshgrid(np.arange(id_beats), np.arange(pch), indexing="ij")
-        ij, iq = ij.ravel(), iq.ravel()
-        ids = np.stack([ij * ipb // ipu, iq, np.full_like(ij, ID_KIND), ij], axis=1)
-        events = np.concatenate([code, ids]).reshape(-1, 4)
-        events = events[np.lexsort((events[:, 3], events[:, 2], events[:, 1], events[:, 0]))]
-        rows = []
-        for unit, q, kind, index in events:
-            if kind == ID_KIND:
-                rows.append((q, ID_KIND, index))
-            else:
-                rows.extend((q, CODE_KIND, unit * bpu + b) for b in range(bpu))
-        return np.array(rows, dtype=np.int64).reshape(-1, 3)
-
-    def to_dict(self) -> dict:
-        return {
-            "m": self.m, "port_bits": self.port_bits, "pes": self.pes, "channel_pes": list(self.channel_pes),
-            "nlist": self.nlist, "codes_per_unit": self.codes_per_unit, "beats_per_unit": self.beats_per_unit,
-            "ids_per_beat": self.ids_per_beat, "header_beats": self.header_beats, "table_words": TABLE_WORDS,
-            "pad_id": PAD_ID,
-        }
-
-
-@dataclass(frozen=True)
-class IvfStreamLayout:
-    """Streamed IVF centroids of the IVFDist PEs `channel_pes` on one channel."""
-
-    d: int
-    lanes: int
-    vec_bits: int
-    port_bits: int
-    chunks: tuple[tuple[int, int], ...]  # (id_base, centroids) per PE of the channel
-    channel_pes: tuple[int, ...]
-
-    @property
-    def words(self) -> int:
-        """Centroid words read per query."""
-        return sum(n for _, n in self.chunks) * (self.d // self.lanes)
-
-    @property
-    def beats(self) -> int:
-        return _ceil_div(self.words * self.lanes * elem_bytes(self.vec_bits), self.port_bits // 8)
-
-    def to_dict(self) -> dict:
-        return {
-            "d": self.d, "lanes": self.lanes, "elem_bytes": elem_bytes(self.vec_bits), "port_bits": self.port_bits,
-            "channel_pes": list(self.channel_pes), "chunks": [list(c) for c in self.chunks], "words": self.words,
-            "beats": self.beats,
-        }
-
-
-@dataclass(frozen=True)
-class IoLayout:
-    """Host buffers on the I/O channel: queries in, result keys out (one query per beat group)."""
-
-    d: int
-    k: int
-    elem_bytes: int
-    port_bits: int
-
-    @property
-    def query_beats(self) -> int:
-        return _ceil_div(self.d * self.elem_bytes, self.port_bits // 8)
-
-    @property
-    def result_beats(self) -> int:
-        return _ceil_div(self.k * KEY_BYTES, self.port_bits // 8)
-
-    def pack_queries(self, q_fx: np.ndarray) -> bytes:
-        """Fixed-point queries [nq, d] as the query buffer."""
-        q_fx = np.asarray(q_fx)
-        buf = np.zeros((q_fx.shape[0], self.query_beats * self.port_bits // 8), dtype=np.uint8)
-        raw = np.ascontiguousarray(q_fx.astype(f"<i{self.elem_bytes}")).view(np.uint8).reshape(q_fx.shape[0], -1)
-        buf[:, : raw.shape[1]] = raw
-        return buf.tobytes()
-
-    def unpack_results(self, raw: bytes, nq: int) -> np.ndarray:
-        """The result buffer as uint64 keys [nq, k]."""
-        stride = self.result_beats * self.port_bits // 8
-        rows = np.frombuffer(raw, dtype=np.uint8, count=nq * stride).reshape(nq, stride)
-        return np.ascontiguousarray(rows[:, : self.k * KEY_BYTES]).view("<u8").reshape(nq, self.k)
-
-    def to_dict(self) -> dict:
-        return {
-            "d": self.d, "k": self.k, "elem_bytes": self.elem_bytes, "port_bits": self.port_bits,
-            "query_beats": self.query_beats, "result_beats": self.result_beats, "key_bytes": KEY_BYTES,
-        }
 
 
 # -- images -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Image:
-    """One memory image: `use` is a channel use of design.yaml or ``rom`` (on-chip initialisation)."""
+    """One memory image: `use` is a channel use of design.yaml, or ``rom`` for the on-chip parts
+    of the index (kept in the I/O channel, copied on chip at index load)."""
 
     name: str
     use: str
-    memory: str | None
-    channel: int | None
+    memory: str
+    channel: int
     data: bytes = field(repr=False)
     layout: dict = field(default_factory=dict)
 
@@ -390,7 +233,7 @@ def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData) -> bytes:
         if count == 0:
             continue
         units = share // ipu
-        id_beats = _ceil_div(share, ipb)
+        id_beats = ceil_div(share, ipb)
         code_rows = np.zeros((pch, units * bpu, pb), dtype=np.uint8)
         id_rows = np.full((pch, id_beats * ipb), PAD_ID, dtype="<u4")
         for q, p in enumerate(layout.channel_pes):
@@ -434,7 +277,7 @@ def unpack_pq_channel(layout: PqLayout, raw: bytes) -> dict[int, dict[int, tuple
             raise ValueError(f"cell {cell}: {nbeats} beats in the table, the schedule has {sched.shape[0]}")
         units = share // ipu
         code_rows = np.zeros((pch, units * bpu, pb), dtype=np.uint8)
-        id_bytes = np.zeros((pch, _ceil_div(share, ipb), pb), dtype=np.uint8)
+        id_bytes = np.zeros((pch, ceil_div(share, ipb), pb), dtype=np.uint8)
         is_id = sched[:, 1] == ID_KIND
         id_bytes[sched[is_id, 0], sched[is_id, 2]] = beats[is_id]
         code_rows[sched[~is_id, 0], sched[~is_id, 2]] = beats[~is_id]
@@ -465,15 +308,15 @@ def pack_cells(centroids_fx: np.ndarray, vec_bits: int, port_bits: int) -> tuple
     """Centroids cell by cell, each padded to whole beats: (image, beats per cell)."""
     pb = port_bits // 8
     raw = np.ascontiguousarray(centroids_fx.astype(elem_dtype(vec_bits))).view(np.uint8).reshape(centroids_fx.shape[0], -1)
-    cell_beats = _ceil_div(raw.shape[1], pb)
+    cell_beats = ceil_div(raw.shape[1], pb)
     out = np.zeros((raw.shape[0], cell_beats * pb), dtype=np.uint8)
     out[:, : raw.shape[1]] = raw
     return out.tobytes(), cell_beats
 
 
-def _rom(name: str, arr: np.ndarray, dtype: np.dtype) -> Image:
+def _rom(name: str, arr: np.ndarray, dtype: np.dtype, io) -> Image:
     arr = np.ascontiguousarray(arr.astype(dtype))
-    return Image(name, "rom", None, None, arr.tobytes(), {"dtype": dtype.str, "shape": list(arr.shape)})
+    return Image(name, "rom", io.memory, io.channel, arr.tobytes(), {"dtype": dtype.str, "shape": list(arr.shape)})
 
 
 def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) -> MemoryImages:
@@ -496,19 +339,18 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
             lay = {"d": fmt.d, "elem_bytes": dt.itemsize, "port_bits": first.port_bits, "nlist": data.nlist, "cell_beats": cell_beats}
             images.append(Image("lut_centroids", "lut_centroids", ch.memory, ch.channel, raw, lay))
     codebook_rows = q["codebook"].transpose(1, 0, 2).reshape(256, fmt.d)
-    images.append(_rom("codebook", codebook_rows, dt))
+    images.append(_rom("codebook", codebook_rows, dt, io_ch))
     if st.ivf_dist.storage != "stream" or st.build_lut.centroids != "memory":
-        images.append(_rom("centroids", q["centroids"], dt))
+        images.append(_rom("centroids", q["centroids"], dt, io_ch))
     if "opq_matrix" in q:
-        images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2")))
+        images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2"), io_ch))
     for img in images:
-        if img.memory is not None:
-            cap = _group(board, img.memory).capacity_bytes
-            if img.nbytes > cap:
-                raise FannsError(
-                    f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
-                    hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
-                )
+        cap = _group(board, img.memory).capacity_bytes
+        if img.nbytes > cap:
+            raise FannsError(
+                f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
+                hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
+            )
     info = {"index": design.index.factory, "nlist": data.nlist, "n": data.ntotal, "d": fmt.d, "m": fmt.m, "metric": data.metric}
     return MemoryImages(tuple(images), IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits), (io_ch.memory, io_ch.channel), info)
 
@@ -544,6 +386,6 @@ def image_summary(images: MemoryImages) -> str:
     """One line per image (for the CLI and the project README)."""
     lines = []
     for img in images.images:
-        where = "on-chip ROM" if img.memory is None else f"{img.memory}[{img.channel}]"
-        lines.append(f"{img.file:24s} {where:14s} {img.nbytes:>12,d} bytes")
+        where = f"{img.memory}[{img.channel}]" + (" (copied on chip at index load)" if img.use == "rom" else "")
+        lines.append(f"{img.file:24s} {where:40s} {img.nbytes:>12,d} bytes")
     return "\n".join(lines)

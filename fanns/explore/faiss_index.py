@@ -112,12 +112,14 @@ class IvfPqIndexData:
             )
 
 
-def extract(index, metric: str) -> IvfPqIndexData:
+def extract(trained, metric: str) -> IvfPqIndexData:
     """Plain arrays of a trained faiss `IVF..,PQ..` index, optionally behind one OPQ transform."""
     import faiss
     from faiss.contrib import inspect_tools
 
-    index = faiss.downcast_index(index)
+    # `trained` stays referenced while its down-cast views are used: when the caller passes a
+    # temporary (extract(read_index(...))), it is the only owner of the C++ index
+    index = faiss.downcast_index(trained)
     opq = None
     if isinstance(index, faiss.IndexPreTransform):
         if index.chain.size() != 1:

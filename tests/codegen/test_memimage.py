@@ -160,6 +160,7 @@ def test_write_read_manifest_and_corruption(tmp_path):
     assert [r["name"] for r in man["images"]] == ["pq_codes_0", "pq_codes_1", "codebook", "centroids", "opq_matrix"]
     assert [(r["memory"], r["channel"]) for r in man["images"][:2]] == [("hbm", 1), ("hbm", 2)]
     assert man["io"]["memory"] == "hbm" and man["io"]["channel"] == 0
+    assert all((r["memory"], r["channel"]) == ("hbm", 0) for r in man["images"] if r["use"] == "rom")
     back = MI.MemoryImages.read(tmp_path / "img")
     assert back == images
     f = tmp_path / "img" / "pq_codes_1.bin"
