@@ -77,6 +77,10 @@ class AxilCsr(PE):
         object.__setattr__(self, "registers", regs)
         super().__post_init__()
 
+    @classmethod
+    def from_regmap(cls, regmap: RegMap) -> AxilCsr:
+        return cls(registers=regmap.registers, addr_width=regmap.addr_width)
+
     def validate(self) -> None:
         self.regmap  # noqa: B018  (RegMap validates and raises FannsError)
 

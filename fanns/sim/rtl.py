@@ -5,6 +5,11 @@ looks on PATH, so `verilator_env()` prepends that folder. Testbenches live in th
 `sim/` folder (shipped in the wheel) and read their parameters from the JSON in the
 environment variable FANNS_TB_PARAMS; they write measured values (cycles, mismatches) to the
 JSON file named by FANNS_TB_OUT, which `run_testbench` returns as a dict.
+
+Builds compile Verilator's runtime through `fanns.sim.objcache` (as make's OBJCACHE), which
+keeps those objects under the cache root (`cache_root()/verilator-objects`), so only the first
+build on a machine pays for them (about 40 of 45 seconds of a small design's build). An
+OBJCACHE already set in the environment (e.g. ccache) is left alone.
 """
 from __future__ import annotations
 
@@ -82,6 +87,11 @@ class RtlSim:
     def build(self) -> None:
         if self._built:
             return
+        from fanns.datasets.cache import cache_root
+        from fanns.sim import objcache
+
+        os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
+        os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
         self._runner().build(
             sources=self.paths,
             hdl_toplevel=self.toplevel,
