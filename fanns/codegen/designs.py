@@ -1,0 +1,63 @@
+"""Pinned IVF-PQ designs: an `IvfPqDesign` from explicit stage choices instead of the DSE.
+
+Why: tests, examples and users who want one particular machine (e.g. to reproduce a published
+configuration, or to exercise irregular PE counts) need a valid design.yaml without running the
+search. The stage objects, selection PEs and channel plan come from the same code the DSE uses
+(`fanns.arch.ivfpq.select_stage`, `fanns.model.dse.memory_plan`), so a pinned design is exactly
+what the DSE would have written for the same choices.
+"""
+from __future__ import annotations
+
+from fanns.arch import ivfpq as A
+from fanns.arch.design import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, Stages
+from fanns.boards import load_board
+from fanns.explore.faiss_index import IvfPqIndexData, factory_string
+from fanns.numerics import IvfPqFormat
+
+
+def pinned_design(
+    data: IvfPqIndexData,
+    fmt: IvfPqFormat,
+    *,
+    board: str = "u55c",
+    nprobe: int,
+    k: int,
+    ivf: tuple[int, int, str] = (2, 16, "bram"),
+    lut: tuple[int, int, str] = (2, 16, "bram"),
+    pq: tuple[int, int] = (4, 2),
+    opq_lanes: int = 16,
+    double_buffer: bool = True,
+    sel_cells: str = "hpq",
+    sel_k: str = "hpq",
+    clock_mhz: float | None = None,
+    index_path: str | None = None,
+) -> IvfPqDesign:
+    """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
+    `pq` = (PEs, channels of the board's first memory group)."""
+    b = load_board(board)
+    clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
+    opq = data.opq_matrix is not None
+    mems = A.memories(b, clock)
+    ctx = A.Context(fmt=fmt, n=data.ntotal, nlist=data.nlist, nprobe=nprobe, k=k, opq=opq, clock_mhz=clock, memories=mems, family=b.family)
+    ivf_pes, ivf_lanes, ivf_store = ivf
+    ivf_channels = A.ivf_stream_channels(ctx, ivf_pes, ivf_lanes)[0] if ivf_store == "stream" else 0
+    lut_pes, lut_lanes, lut_store = lut
+    pq_pes, pq_channels = pq
+    stages = Stages(
+        opq=OpqStage(opq_lanes) if opq else None,
+        ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
+        sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits),
+        build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
+        pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits),
+        sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits),
+    )
+    from fanns.model.dse import memory_plan
+
+    design = IvfPqDesign(
+        board=b.name, clock_mhz=clock, util=0.6,
+        index=IndexRef(factory_string(data.nlist, data.m, opq), data.ntotal, data.d, data.nlist, data.m, opq, index_path),
+        nprobe=nprobe, k=k, format=fmt, stages=stages, memory=memory_plan(ctx, stages),
+        fifo_depth=A.FIFO_DEPTH, slr={}, goal=None,
+    )
+    design.validate()
+    return design
