@@ -3,6 +3,7 @@
 // then scan the cell's items until `last_cell`: key = (sum of the M looked-up entries << 32) | id,
 // or the all-ones sentinel for a padding item; `last` = last_query.
 // This HLS version loads and scans one after the other (the single-buffer schedule of the RTL).
+// The overload with `lut_fwd` is the PE inside the PQDist 1-D array (it forwards every LUT word).
 #ifndef FANNS_PQ_DECODE_H
 #define FANNS_PQ_DECODE_H
 
@@ -27,11 +28,28 @@ struct CodeItem {
   bool last_query;
 };
 
+// Scans one cell's items against the loaded table until `last_cell`.
 template <int M, int LUT_BITS>
-void pq_decode(hls::stream<LutWord<M>>& lut, hls::stream<CodeItem<M>>& codes, hls::stream<KeyOut>& out, uint32_t ncells) {
+void pq_scan_cell(const uint32_t table[M][PQ_KSUB], hls::stream<CodeItem<M>>& codes, hls::stream<KeyOut>& out) {
   constexpr int DIST_BITS = LUT_BITS + clog2(M);
   constexpr uint64_t SENTINEL = all_ones(DIST_BITS + 32);
   static_assert(DIST_BITS + 32 <= 64, "distance and id must fit a 64-bit key");
+  bool last_cell = false;
+  while (!last_cell) {
+    FANNS_PRAGMA(HLS PIPELINE II = 1)
+    const CodeItem<M> item = codes.read();
+    uint64_t dist = 0;
+    for (int i = 0; i < M; ++i) {
+      FANNS_PRAGMA(HLS UNROLL)
+      dist += table[i][item.code[i]];
+    }
+    out.write(KeyOut{item.pad ? SENTINEL : (dist << 32) | item.id, item.last_query});
+    last_cell = item.last_cell;
+  }
+}
+
+template <int M, int LUT_BITS>
+void pq_decode(hls::stream<LutWord<M>>& lut, hls::stream<CodeItem<M>>& codes, hls::stream<KeyOut>& out, uint32_t ncells) {
   uint32_t table[M][PQ_KSUB];
   FANNS_PRAGMA(HLS ARRAY_PARTITION variable = table complete dim = 1)
   for (uint32_t c = 0; c < ncells; ++c) {
@@ -43,18 +61,28 @@ void pq_decode(hls::stream<LutWord<M>>& lut, hls::stream<CodeItem<M>>& codes, hl
         table[i][j] = word.e[i];
       }
     }
-    bool last_cell = false;
-    while (!last_cell) {
+    pq_scan_cell<M, LUT_BITS>(table, codes, out);
+  }
+}
+
+// The same PE inside a 1-D array (FANNS 6.4.2.2): every LUT word is also passed on to the next
+// PE on `lut_fwd` as it is loaded, so one LUT stream reaches all PEs without a broadcast.
+template <int M, int LUT_BITS>
+void pq_decode(hls::stream<LutWord<M>>& lut, hls::stream<LutWord<M>>& lut_fwd, hls::stream<CodeItem<M>>& codes,
+               hls::stream<KeyOut>& out, uint32_t ncells) {
+  uint32_t table[M][PQ_KSUB];
+  FANNS_PRAGMA(HLS ARRAY_PARTITION variable = table complete dim = 1)
+  for (uint32_t c = 0; c < ncells; ++c) {
+    for (int j = 0; j < PQ_KSUB; ++j) {
       FANNS_PRAGMA(HLS PIPELINE II = 1)
-      const CodeItem<M> item = codes.read();
-      uint64_t dist = 0;
+      const LutWord<M> word = lut.read();
+      lut_fwd.write(word);
       for (int i = 0; i < M; ++i) {
         FANNS_PRAGMA(HLS UNROLL)
-        dist += table[i][item.code[i]];
+        table[i][j] = word.e[i];
       }
-      out.write(KeyOut{item.pad ? SENTINEL : (dist << 32) | item.id, item.last_query});
-      last_cell = item.last_cell;
     }
+    pq_scan_cell<M, LUT_BITS>(table, codes, out);
   }
 }
 

@@ -7,15 +7,14 @@
 #ifndef FANNS_SYSTOLIC_PQ_H
 #define FANNS_SYSTOLIC_PQ_H
 
+#include "fanns_arith.h"
 #include "fanns_hls.h"
 
 namespace fanns {
 
-// One item of a key stream: a selection key and the end-of-query flag.
-struct KeyItem {
-  uint64_t key;
-  bool last;
-};
+// One item of a key stream: a selection key and the end-of-query flag (the same type the
+// distance PEs emit, so their outputs feed a selection PE directly).
+using KeyItem = KeyOut;
 
 template <int KEY_BITS>
 constexpr uint64_t key_sentinel() {

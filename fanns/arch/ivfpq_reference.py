@@ -30,6 +30,13 @@ LUT_BATCH = 64
 """Queries whose LUTs for one cell are built at once (bounds memory: 64 x m x 256 x dsub int64)."""
 
 
+def host_queries(fmt: IvfPqFormat, metric: str, queries: np.ndarray) -> np.ndarray:
+    """Stages 1-2, the host's part: float queries [nq, d] -> the fixed-point queries the
+    accelerator receives (before OPQ, which runs on the device)."""
+    q = normalize_rows(queries) if metric == "angular" else np.asarray(queries, dtype=np.float64)
+    return fmt.quantize(q)
+
+
 class IvfPqReference:
     """Bit-accurate IVF-PQ search over `data` in the number format `fmt`."""
 
@@ -42,10 +49,13 @@ class IvfPqReference:
         self.codebook_fx = fmt.quantize(data.codebook)
         self.opq_fx = None if data.opq_matrix is None else fmt.quantize_opq_matrix(data.opq_matrix)
 
+    def quantize_queries(self, queries: np.ndarray) -> np.ndarray:
+        """Stages 1-2 (`host_queries`)."""
+        return host_queries(self.fmt, self.data.metric, queries)
+
     def prepare(self, queries: np.ndarray) -> np.ndarray:
         """Stages 1-3: float queries [nq, d] -> fixed-point queries in the index space [nq, d]."""
-        q = normalize_rows(queries) if self.data.metric == "angular" else np.asarray(queries, dtype=np.float64)
-        q_fx = self.fmt.quantize(q)
+        q_fx = self.quantize_queries(queries)
         return q_fx if self.opq_fx is None else self.fmt.opq_rotate(q_fx, self.opq_fx)
 
     def probe(self, q_fx: np.ndarray, nprobe: int) -> np.ndarray:

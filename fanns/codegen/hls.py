@@ -1,0 +1,192 @@
+"""An IVF-PQ design as a Vitis HLS project (FANNS 6.5.4): kernel, ROMs, hosts, build files,
+memory images and test data, rendered from `templates/hls/`.
+
+Why this shape: the generated project must stand alone (its own copy of the PE headers and of
+the portability header, so `make csim` needs only g++), be readable (named PEs, a comment on
+every FIFO) and be deterministic (the same design, index and queries give the same bytes: no
+timestamps, no absolute paths, sorted everything). The decisions live in
+`fanns.codegen.hls_context`; this module packs the memory images, renders the templates, adds
+the test data the hosts check against (quantised queries, exact neighbours, the reference
+model's result keys) and writes the folder atomically — a failure never leaves half a project.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import yaml
+
+from fanns import __version__
+from fanns.arch.design import IvfPqDesign
+from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.boards import Board, load_board
+from fanns.codegen import memimage
+from fanns.codegen.hls_context import KERNEL, build_context
+from fanns.errors import FannsError
+from fanns.explore.faiss_index import IvfPqIndexData
+from fanns.resources import shared_dir
+
+PROJECT_FILE = "fanns_project.json"
+TEMPLATES = {
+    "src/kernel.h": "kernel.h.j2",
+    "src/kernel.cpp": "kernel.cpp.j2",
+    "src/index_rom.h": "index_rom.h.j2",
+    "src/host_common.h": "host_common.h.j2",
+    "src/host.cpp": "host.cpp.j2",
+    "src/host_csim.cpp": "host_csim.cpp.j2",
+    "src/csim_lib.cpp": "csim_lib.cpp.j2",
+    "connectivity.cfg": "connectivity.cfg.j2",
+    "Makefile": "Makefile.j2",
+    "README.md": "README.md.j2",
+}
+
+
+@dataclass(frozen=True)
+class TestQueries:
+    """Host queries (float, as the dataset gives them) and their exact nearest neighbours."""
+
+    queries: np.ndarray  # [nq, d]
+    groundtruth: np.ndarray  # [nq, >= K] ids, nearest first
+
+
+@dataclass(frozen=True)
+class HlsProject:
+    """A written project: its folder, every file with its size, and the packed images."""
+
+    path: Path
+    files: dict[str, int]
+    images: memimage.MemoryImages
+
+    def code_sizes(self) -> dict[str, tuple[int, int]]:
+        """(lines, bytes) of every generated source file (src/, not the copied PE headers)."""
+        out = {}
+        for name in sorted(TEMPLATES):
+            text = (self.path / name).read_bytes()
+            out[name] = (text.count(b"\n"), len(text))
+        return out
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "hls")),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def _platform(board: Board, platform: str | None) -> str:
+    chosen = platform or board.platform
+    if not chosen:
+        raise FannsError(
+            f"board {board.name} has no Vitis platform in its board file",
+            hint="pass --platform NAME (the Vitis platform installed for the board), or add `platform:` to the board file",
+        )
+    return chosen
+
+
+def _single_slr(design: IvfPqDesign) -> str | None:
+    used = [name for name, groups in sorted(design.slr.items()) if groups]
+    return used[0] if len(used) == 1 else None
+
+
+def render_project(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, *, board: Board | None = None, platform: str | None = None
+) -> tuple[dict[str, bytes], memimage.MemoryImages]:
+    """Every file of the project as bytes (relative path -> content), and the packed images."""
+    board = board or load_board(design.board)
+    platform = _platform(board, platform)
+    images = memimage.pack(design, data, board)
+    ctx = build_context(design, images, board, platform)
+    k = design.k
+    queries = np.asarray(test.queries)
+    gt = np.asarray(test.groundtruth)
+    if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
+        raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}", hint="use queries of the dataset the index was trained on")
+    if gt.shape[0] != queries.shape[0] or gt.ndim != 2 or gt.shape[1] < k:
+        raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {k}], got {gt.shape}")
+    ref = IvfPqReference(data, design.format)
+    io = images.io
+    files: dict[str, bytes] = {
+        "data/queries.bin": io.pack_queries(ref.quantize_queries(queries)),
+        "data/groundtruth.bin": np.ascontiguousarray(gt[:, :k].astype("<u4")).tobytes(),
+        "data/reference_keys.bin": np.ascontiguousarray(ref.search_keys(queries, design.nprobe, k).astype("<u8")).tobytes(),
+    }
+    values = ctx.as_dict()
+    values.update(
+        images=images,
+        image_args=[a for a in ctx.args if a.image is not None],
+        image_bytes=sum(img.nbytes for img in images.images),
+        test={"nq": int(queries.shape[0]), "gt_k": k},
+        slr=_single_slr(design),
+    )
+    env = _environment()
+    for path, template in TEMPLATES.items():
+        files[path] = env.get_template(template).render(values).encode()
+    hls = shared_dir("hls")
+    for header in ctx.headers:
+        files[f"src/{header}"] = (hls / header).read_bytes()
+    for img in images.images:
+        files[f"images/{img.file}"] = img.data
+    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
+    files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
+    files[PROJECT_FILE] = (json.dumps(_project_record(design, data, ctx, images, values["test"]), indent=1, sort_keys=True) + "\n").encode()
+    return files, images
+
+
+def _project_record(design: IvfPqDesign, data: IvfPqIndexData, ctx, images: memimage.MemoryImages, test: dict) -> dict:
+    """What a host driver needs to use the project: formats, I/O layout, arguments and test set."""
+    return {
+        "generator": f"fanns {__version__} generate-hls",
+        "kernel": KERNEL,
+        "index": design.index.factory,
+        "metric": data.metric,
+        "nprobe": design.nprobe,
+        "k": design.k,
+        "format": {key: v for key, v in design.format.to_dict().items() if key != "source"},
+        "io": images.manifest()["io"],
+        "args": [
+            {"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
+            for a in ctx.args
+        ],
+        "test": test,
+    }
+
+
+def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None:
+    """Write `files` as the folder `out`, atomically: into a temporary sibling, then renamed."""
+    out = Path(out)
+    if out.exists():
+        if not force:
+            raise FannsError(f"{out} already exists", hint="choose another --out, or pass --force to replace it")
+        if not (out / PROJECT_FILE).is_file():
+            raise FannsError(f"{out} exists and is not a generated project; refusing to replace it", hint="choose another --out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for rel, content in sorted(files.items()):
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def generate_hls(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, platform: str | None = None, force: bool = False
+) -> HlsProject:
+    """Render and write the project of `design` into `out` (see the module docstring)."""
+    files, images = render_project(design, data, test, platform=platform)
+    write_files(files, Path(out), force)
+    return HlsProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, images)

@@ -1,0 +1,94 @@
+"""In-process C simulation of a generated HLS project: the project's own kernel source, compiled
+by g++ as a shared library (`src/csim_lib.cpp` + `src/kernel.cpp`) and called through ctypes.
+
+Why: it runs the whole generated kernel — every PE, FIFO and memory reader of the project, not a
+model of them — on real queries, fast enough for tests and for the `c-sim` backend of the host
+driver, which uses `HlsCsim` directly. The kernel reads and writes the buffers in the layouts of
+`fanns.codegen.memimage.IoLayout`, so this module only packs queries and unpacks result keys.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+from pathlib import Path
+
+import numpy as np
+
+from fanns.arch.ivfpq_reference import host_queries
+from fanns.codegen.hls import PROJECT_FILE
+from fanns.codegen.memimage import IoLayout
+from fanns.errors import FannsError
+from fanns.numerics import IvfPqFormat, split_keys
+from fanns.sim.csim import compile_program
+
+
+def build_library(project: Path, build_dir: Path | None = None) -> Path:
+    """Compile the project's kernel and C-simulation library (cached by content); its path."""
+    project = Path(project)
+    src = project / "src"
+    if not (project / PROJECT_FILE).is_file():
+        raise FannsError(f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first")
+    return compile_program([src / "csim_lib.cpp", src / "kernel.cpp"], Path(build_dir or project / "build" / "csim_lib"), include_dirs=[src], shared=True)
+
+
+class HlsCsim:
+    """The generated kernel of `project`, loaded in-process with its memory images."""
+
+    def __init__(self, project: Path, build_dir: Path | None = None):
+        self.project = Path(project)
+        record = json.loads((self.project / PROJECT_FILE).read_text())
+        io = record["io"]
+        self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        self.format = IvfPqFormat.from_dict(record["format"])
+        self.metric = record["metric"]
+        self.k = int(record["k"])
+        lib = ctypes.CDLL(str(build_library(self.project, build_dir)))
+        lib.fanns_csim_open.restype = ctypes.c_void_p
+        lib.fanns_csim_open.argtypes = [ctypes.c_char_p]
+        lib.fanns_csim_error.restype = ctypes.c_char_p
+        lib.fanns_csim_search.restype = ctypes.c_int
+        lib.fanns_csim_search.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p]
+        lib.fanns_csim_close.argtypes = [ctypes.c_void_p]
+        for name in ("fanns_csim_query_bytes", "fanns_csim_result_bytes", "fanns_csim_k"):
+            getattr(lib, name).restype = ctypes.c_uint32
+        if (lib.fanns_csim_query_bytes(), lib.fanns_csim_result_bytes(), lib.fanns_csim_k()) != (
+            self.io.query_beats * self.io.port_bits // 8, self.io.result_beats * self.io.port_bits // 8, self.k
+        ):
+            raise FannsError(f"{self.project}: the compiled kernel disagrees with {PROJECT_FILE}", hint="regenerate the project")
+        self._lib = lib
+        self._handle = lib.fanns_csim_open(str(self.project).encode())
+        if not self._handle:
+            raise FannsError(f"{self.project}: cannot load the memory images: {lib.fanns_csim_error().decode()}", hint="regenerate the project")
+
+    def search_keys_fx(self, q_fx: np.ndarray) -> np.ndarray:
+        """Fixed-point queries [nq, d] (host-quantised) -> result keys uint64 [nq, K], ascending."""
+        q_fx = np.asarray(q_fx)
+        nq = int(q_fx.shape[0])
+        if nq == 0:
+            return np.zeros((0, self.k), dtype=np.uint64)
+        out = ctypes.create_string_buffer(nq * self.io.result_beats * self.io.port_bits // 8)
+        if self._lib.fanns_csim_search(self._handle, self.io.pack_queries(q_fx), nq, out):
+            raise RuntimeError(f"C simulation of {self.project} failed: {self._lib.fanns_csim_error().decode()}")
+        return self.io.unpack_results(out.raw, nq)
+
+    def search(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Float queries [nq, d] -> (ids int64 [nq, K], fixed-point distances uint64 [nq, K])."""
+        dist, ids = split_keys(self.search_keys_fx(host_queries(self.format, self.metric, queries)))
+        return ids.astype(np.int64), dist
+
+    def close(self) -> None:
+        if self._handle:
+            self._lib.fanns_csim_close(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> HlsCsim:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_csim(project: Path, queries: np.ndarray, build_dir: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Build the project's C simulation and search `queries` (float): (ids, dists)."""
+    with HlsCsim(project, build_dir) as sim:
+        return sim.search(queries)
