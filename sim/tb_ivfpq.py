@@ -14,6 +14,8 @@ expected (uint64 keys [nq, k] file), stride (bytes per query's results)}], `bad_
 check that an out-of-range nprobe is refused). Report: per run the mismatching queries and keys,
 the cycle registers and the status word.
 """
+import logging
+
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
@@ -67,7 +69,11 @@ async def run_once(dut, csr: Csr, timeout_cycles: int) -> int:
 
 @cocotb.test()
 async def searches_match_reference(dut):
-    p = params()
+    await search_runs(dut, params())
+
+
+async def search_runs(dut, p: dict) -> None:
+    """The whole bench (a plain coroutine, so debugging benches can reuse it)."""
     regmap = RegMap.from_json(open(p["regmap"]).read())
     images = MemoryImages.read(p["images"])
     queries = open(p["queries"], "rb").read()
@@ -97,7 +103,10 @@ async def searches_match_reference(dut):
     for k, ram in enumerate([io, *rams]):
         ram.pause(p.get("pause", 0.0), 100 + k)
 
-    csr = Csr(AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst), regmap)
+    master = AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst)
+    for iface in (master.write_if, master.read_if):
+        iface.log.setLevel(logging.WARNING)  # one line per register access otherwise
+    csr = Csr(master, regmap)
     rom_regs = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr"}
     for name, reg in rom_regs.items():
         if name in layout:
@@ -122,7 +131,7 @@ async def searches_match_reference(dut):
         await csr.write("k", k)
         await csr.write("query_addr", layout["queries"] + run["first"] * p["query_stride"])
         await csr.write("result_addr", layout[f"results{i}"])
-        sim_cycles = await run_once(dut, csr, run.get("timeout", 20_000_000))
+        sim_cycles = await run_once(dut, csr, p.get("timeout", 20_000_000))
         raw = np.frombuffer(io.read(layout[f"results{i}"], nq * stride), dtype=np.uint8).reshape(nq, stride)
         got = np.ascontiguousarray(raw[:, : 8 * k]).view("<u8").reshape(nq, k)
         expected = np.fromfile(run["expected"], dtype="<u8").reshape(nq, -1)[:, :k]

@@ -227,7 +227,7 @@ class IvfPqAccelerator(wiring.Component):
         aligned += [(getattr(csr, f"pq{c}_addr") & pq_align) == 0 for c in range(hw.channels)]
         params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
 
-        sec = Signal(range(max(2, len(sections))))
+        sec = Signal(range(len(sections) + 1))
         tables_sent = Signal(hw.channels)
         reads, writes, dones = Signal(32), Signal(32), Signal(32)
         m.d.comb += res.clear.eq(0)
