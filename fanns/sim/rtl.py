@@ -65,9 +65,12 @@ def to_verilog(component: wiring.Component, name: str) -> str:
 class RtlSim:
     """One Verilator build of a design, ready to run cocotb testbenches many times."""
 
-    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path):
-        """`sources` maps file names to Verilog text; they are written into `build_dir`."""
+    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path, cxx_opt: str | None = None):
+        """`sources` maps file names to Verilog text; they are written into `build_dir`.
+        `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0" for a large design whose
+        simulation time is spent in the Python bus models anyway: it halves the build)."""
         self.toplevel = toplevel
+        self.cxx_opt = cxx_opt
         self.build_dir = Path(build_dir)
         self.build_dir.mkdir(parents=True, exist_ok=True)
         self.paths = []
@@ -100,7 +103,8 @@ class RtlSim:
         os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
         os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
         old_flags = os.environ.get("MAKEFLAGS")
-        os.environ["MAKEFLAGS"] = f"{old_flags} {PCH_FIX}" if old_flags else PCH_FIX
+        flags = PCH_FIX + (f" OPT_FAST={self.cxx_opt} OPT_SLOW={self.cxx_opt} OPT_GLOBAL={self.cxx_opt}" if self.cxx_opt else "")
+        os.environ["MAKEFLAGS"] = f"{old_flags} {flags}" if old_flags else flags
         try:
             self._runner().build(
                 sources=self.paths,
