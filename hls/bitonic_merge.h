@@ -10,7 +10,7 @@ namespace fanns {
 
 template <int L>
 void bitonic_partial_merge_network(const uint64_t a[L], const uint64_t b[L], uint64_t out[L]) {
-  static_assert(L >= 2 && (L & (L - 1)) == 0, "L must be a power of two >= 2");
+  static_assert(L >= 1 && (L & (L - 1)) == 0, "L must be a power of two");
   for (int i = 0; i < L; ++i) {
     FANNS_PRAGMA(HLS UNROLL)
     out[i] = a[i] < b[L - 1 - i] ? a[i] : b[L - 1 - i];

@@ -25,7 +25,7 @@ inline void compare_exchange(uint64_t& x, uint64_t& y, bool ascending) {
 // Sorts v ascending in place; fully unrolled, one network stage per (size, stride) pair.
 template <int L>
 void bitonic_sort_network(uint64_t v[L]) {
-  static_assert(L >= 2 && (L & (L - 1)) == 0, "L must be a power of two >= 2");
+  static_assert(L >= 1 && (L & (L - 1)) == 0, "L must be a power of two");
   for (int size = 2; size <= L; size <<= 1) {
     FANNS_PRAGMA(HLS UNROLL)
     for (int stride = size / 2; stride > 0; stride >>= 1) {

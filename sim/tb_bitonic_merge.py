@@ -9,7 +9,7 @@ back-pressure and checks every output beat and its `last` bit-exactly (reports `
 import cocotb
 import numpy as np
 from fanns_tb import pack, params, report, start
-from fanns_tb.queries import random_keys, run_queries
+from fanns_tb.selection import random_keys, run_queries
 
 from fanns.pe.bitonic_merge import BitonicMerge
 
@@ -18,11 +18,13 @@ def make_queries(pe, rng, count, max_vectors):
     def fields(keys):
         return [(int(k), pe.key_bits) for k in keys]
 
+    def arrays(n):
+        return np.sort(np.stack([random_keys(rng, pe.l, pe.key_bits) for _ in range(n)]), axis=-1)
+
     queries = []
     for _ in range(count):
         n = int(rng.integers(1, max_vectors + 1))
-        a = np.sort(random_keys(rng, (n, pe.l), pe.key_bits), axis=-1)
-        b = np.sort(random_keys(rng, (n, pe.l), pe.key_bits), axis=-1)
+        a, b = arrays(n), arrays(n)
         mix = rng.random(n) < 1 / 3
         b[mix] = np.sort(a[mix] ^ np.uint64(1), axis=-1)  # interleaved with a
         out = pe.merge(a, b)
@@ -31,13 +33,18 @@ def make_queries(pe, rng, count, max_vectors):
     return queries
 
 
-@cocotb.test()
-async def merged_arrays_match_reference(dut):
+async def check(dut, seed, count, max_vectors, bubble, backpressure):
     p = params()
     pe = BitonicMerge(**p["pe"])
     await start(dut)
-    queries = make_queries(pe, np.random.default_rng(p["seed"]), p["queries"], p["max_vectors"])
-    checked, mismatches, first, _ = await run_queries(dut, queries, bubble=p["bubble"], backpressure=p["backpressure"], seed=p["seed"])
+    queries = make_queries(pe, np.random.default_rng(seed), count, max_vectors)
+    return await run_queries(dut, queries, pe.key_bits, bubble, backpressure, seed, decode=list)
+
+
+@cocotb.test()
+async def merged_arrays_match_reference(dut):
+    p = params()
+    checked, mismatches, first, _ = await check(dut, p["seed"], p["queries"], p["max_vectors"], p["bubble"], p["backpressure"])
     report(checked=checked, mismatches=mismatches)
     assert mismatches == 0, f"{mismatches} mismatches; first (index, got, expected): {first}"
 
@@ -45,9 +52,6 @@ async def merged_arrays_match_reference(dut):
 @cocotb.test()
 async def cycles_without_stalls(dut):
     p = params()
-    pe = BitonicMerge(**p["pe"])
-    await start(dut)
-    queries = make_queries(pe, np.random.default_rng(p["seed"] + 100), p["timing_queries"], p["max_vectors"])
-    _, mismatches, first, spans = await run_queries(dut, queries, seed=p["seed"] + 100)
+    _, mismatches, first, spans = await check(dut, p["seed"] + 100, p["timing_queries"], p["max_vectors"], 0.0, 0.0)
     report(spans=spans)
     assert mismatches == 0, f"{mismatches} mismatches; first (index, got, expected): {first}"

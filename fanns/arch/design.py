@@ -109,7 +109,8 @@ class SelectStage:
     def validate(self, where: str) -> None:
         from fanns.arch.ivfpq import SELECTORS
 
-        _check_choice(f"{where}.arch", self.arch, tuple(SELECTORS))
+        stage = where.rsplit(".", 1)[-1]
+        _check_choice(f"{where}.arch", self.arch, tuple(n for n, sel in SELECTORS.items() if stage in sel.stages))
         _check_int(f"{where}.streams", self.streams, 1)
         _check_int(f"{where}.s", self.s, 1)
         _check_int(f"{where}.s1", self.s1, 1)

@@ -200,25 +200,39 @@ def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) 
 
 
 # -- selection micro-architectures ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Selector:
+    """A selection micro-architecture: `make(z, s, key_bits, **params)` returns its PE, which
+    provides `s1`, `interval(n)`, `latency()` and `resources()`; `params` are the settings the DSE
+    offers (e.g. AHPQ exactness targets); `stages` where it may serve (an approximate queue only
+    in SelK, where a missed neighbour costs recall but not the set of cells scanned)."""
+
+    make: Callable[..., PE]
+    params: tuple[dict, ...] = ({},)
+    stages: tuple[str, ...] = ("sel_cells", "sel_k")
+
+
 def _hpq(z: int, s: int, key_bits: int) -> PE:
     return Hpq(z=z, s=s, key_bits=key_bits)
 
 
-SELECTORS: dict[str, Callable[..., PE]] = {"hpq": _hpq}
-"""Selection micro-architectures: name -> function (z streams, s results, key_bits, **params)
-returning the PE, which provides `s1`, `interval(n)`, `latency()` and `resources()`. Adding an
-architecture (AHPQ, HSMPQG) is one entry here; its options then appear in both selection stages."""
-SELECTOR_PARAMS: dict[str, tuple[dict, ...]] = {"hpq": ({},)}
-"""The parameter sets the DSE offers per architecture (e.g. AHPQ exactness targets)."""
+SELECTORS: dict[str, Selector] = {"hpq": Selector(_hpq)}
+"""Selection micro-architectures by name. Adding one (AHPQ, HSMPQG) is one entry here; its
+options then appear in the DSE and `design.yaml` accepts it."""
+
+
+def selectors_for(stage: str) -> list[tuple[str, dict]]:
+    """(architecture, parameters) the DSE tries for a selection stage."""
+    return [(name, dict(p)) for name, sel in SELECTORS.items() if stage in sel.stages for p in sel.params]
 
 
 def selector_pe(st: SelectStage) -> PE:
-    return SELECTORS[st.arch](st.streams, st.s, st.key_bits, **st.params)
+    return SELECTORS[st.arch].make(st.streams, st.s, st.key_bits, **st.params)
 
 
 def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
     params = dict(params or {})
-    pe = SELECTORS[arch](z, s, key_bits, **params)
+    pe = SELECTORS[arch].make(z, s, key_bits, **params)
     return SelectStage(arch=arch, streams=z, s=s, s1=int(pe.s1), key_bits=key_bits, params=params)
 
 

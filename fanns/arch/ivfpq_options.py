@@ -139,10 +139,6 @@ def _grows_past(res: Resources, budget: Resources) -> bool:
     return res.lut > budget.lut or res.ff > budget.ff or res.dsp > budget.dsp
 
 
-def _selectors() -> list[tuple[str, dict]]:
-    return [(a, p) for a in A.SELECTORS for p in A.SELECTOR_PARAMS[a]]
-
-
 def opq_options(ctx: A.Context, limits: Limits) -> OptionSet:
     b = _Builder("opq", ("opq",), limits)
     if not ctx.opq:
@@ -161,7 +157,7 @@ def opq_options(ctx: A.Context, limits: Limits) -> OptionSet:
 
 def front_options(ctx: A.Context, limits: Limits) -> OptionSet:
     b = _Builder("front", ("ivf_dist", "sel_cells"), limits)
-    selectors = _selectors()
+    selectors = A.selectors_for("sel_cells")
     for storage in IVF_STORAGES:
         for lanes in A.LANE_CHOICES:
             if _valid(lambda: A.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:
@@ -212,7 +208,7 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
     The stage's resources are linear in the channel count (one AXI reader per channel), so they
     are computed once per PE count; `test_ivfpq_options` checks them against `pq_units`."""
     b = _Builder("back", ("pq_dist", "sel_k"), limits)
-    selectors = _selectors()
+    selectors = A.selectors_for("sel_k")
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
         reader = A.pe_unit(ctx, "pq_dist", "code_reader", A.channel_reader(mem.port_bits)).each

@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("IVF-PQ search (FANNS)")
-    g.add_argument("--recall", action="append", metavar="R@k=x", help="recall goal, e.g. R@10=0.8 (repeatable)")
+    g.add_argument("--recall", action="append", metavar="R@k=x", help="recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x (1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)")
     g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
     g.add_argument("--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)")
     mode = g.add_mutually_exclusive_group()

@@ -35,7 +35,7 @@ def _library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(compile_program([SOURCE], cache_dir(), shared=True)))
     p = ctypes.c_void_p
     i32 = ctypes.c_int32
-    lib.fanns_graph_search.argtypes = [i32, i32, i32, i32, p, p, p, i32, p, p, ctypes.c_uint32, i32, p, i32, p, p, p, p]
+    lib.fanns_graph_search.argtypes = [i32, i32, i32, i32, i32, p, p, p, i32, p, p, ctypes.c_uint32, i32, p, i32, p, p, p, p]
     lib.fanns_graph_search.restype = ctypes.c_int
     return lib
 
@@ -79,12 +79,14 @@ def search_batch(
     degree = np.ascontiguousarray(graph.degree, dtype=np.int32)
     vecs = np.ascontiguousarray(graph.vectors, dtype=np.int16)
     qs = np.ascontiguousarray(queries, dtype=np.int16)
+    spread = max(int(vecs.max(initial=0)), int(qs.max(initial=0))) - min(int(vecs.min(initial=0)), int(qs.min(initial=0)))
+    narrow = int(graph.fmt.d * spread * spread < 2**31)
     ids = np.empty((nq, k), dtype=np.int64)
     dists = np.empty((nq, k), dtype=np.int64)
     stats = np.empty((nq, 5), dtype=np.int64)
     out_timing = np.empty((nq, len(qpps), 2), dtype=np.int64)
     rc = _library().fanns_graph_search(
-        graph.n, graph.max_degree, graph.fmt.d, graph.entry, _ptr(nbrs), _ptr(degree), _ptr(vecs), nq, _ptr(qs),
+        graph.n, graph.max_degree, graph.fmt.d, graph.entry, narrow, _ptr(nbrs), _ptr(degree), _ptr(vecs), nq, _ptr(qs),
         _ptr(config), ctypes.c_uint32(bloom.seed if bloom else 0), len(qpps), _ptr(timing), max(1, threads),
         _ptr(ids), _ptr(dists), _ptr(stats), _ptr(out_timing),
     )

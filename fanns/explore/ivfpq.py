@@ -29,9 +29,9 @@ from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.explore.faiss_index import extract, factory_string, host_vectors, train_index
-from fanns.explore.goals import RecallGoal
+from fanns.explore.goals import RecallGoal, measure_name
 from fanns.explore.number_format import choose_format
-from fanns.explore.sweep import hits, recall_curve, smallest_meeting
+from fanns.explore.sweep import recall_curve, smallest_meeting
 from fanns.progress import status
 
 INDEX_CACHE_VERSION = 1
@@ -113,7 +113,7 @@ class IvfPqExplorer:
         self.gt = ds.groundtruth(max(kmax, 1))[:nq]
         perm = np.random.default_rng(cfg.seed).permutation(ds.n)
         self.train_order = perm
-        self.ks = sorted({g.k for g in cfg.goals})
+        self.measures = sorted({g.measure for g in cfg.goals})
 
     # -- per index --------------------------------------------------------------------------
     def _index(self, nlist: int, m: int, opq: bool):
@@ -162,7 +162,7 @@ class IvfPqExplorer:
         import faiss
 
         index, stem, meta = self._index(nlist, m, opq)
-        curves = recall_curve(index, self.queries, self.gt, self.ks, nlist, label=f"sweep {meta['factory']}")
+        curves = recall_curve(index, self.queries, self.gt, self.measures, nlist, label=f"sweep {meta['factory']}")
         data = extract(index, self.ds.metric)
         folder = self.out / "indexes"
         sizes_path = folder / f"{stem}.list_sizes.npy"
@@ -170,7 +170,7 @@ class IvfPqExplorer:
 
         goal_np = {}
         for g in self.cfg.goals:
-            goal_np[g] = smallest_meeting(curves[g.k], g.target)
+            goal_np[g] = smallest_meeting(curves[g.measure], g.target)
         reached = [p for p in goal_np.values() if p is not None]
         p_max = max(reached, default=1)
         rows = np.sort(self.train_order[: min(FORMAT_SAMPLE, self.ds.n)])
@@ -188,18 +188,18 @@ class IvfPqExplorer:
         save_npy(probes_path, probes.astype(np.int32))
         sizes = data.list_sizes
         hw_cache: dict[int, np.ndarray] = {}
-        kmax = max(self.ks)
+        kmax = max(k for k, _ in self.measures)
         goals = {}
         for g in self.cfg.goals:
             p = goal_np[g]
-            curve = curves[g.k]
+            curve = curves[g.measure]
             if p is None:
                 best = int(np.argmax(curve))
                 goals[g.text] = {"reached": False, "best_recall": round(float(curve[best]), 6), "best_nprobe": best + 1}
                 continue
             if p not in hw_cache:
                 _, hw_cache[p] = ref.search(self.queries, p, kmax)
-            hw_recall = float(hits(hw_cache[p][:, : g.k], self.gt[:, : g.k]).mean() / g.k)
+            hw_recall = g.score(hw_cache[p], self.gt)
             probed = sizes[probes[:, :p]]
             codes = probed.sum(1)
             goals[g.text] = {
@@ -225,7 +225,7 @@ class IvfPqExplorer:
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
             "format": fmt.to_dict(),
-            "curve": {"nprobe": list(range(1, nlist + 1)), **{f"R@{k}": [round(float(r), 6) for r in curves[k]] for k in self.ks}},
+            "curve": {"nprobe": list(range(1, nlist + 1)), **{measure_name(ms): [round(float(r), 6) for r in c] for ms, c in curves.items()}},
             "goals": goals,
         }
 
@@ -239,7 +239,7 @@ class IvfPqExplorer:
                     records.append(self.explore_index(nlist, m, opq))
         result = {
             "dataset": {**self.ds.summary(), "content_hash": self.ds.content_hash(), "queries_used": int(self.queries.shape[0])},
-            "goals": [{"text": g.text, "k": g.k, "recall": g.target} for g in self.cfg.goals],
+            "goals": [{"text": g.text, "k": g.k, "truth": g.truth, "recall": g.target} for g in self.cfg.goals],
             "settings": {
                 "nlists": self.nlists,
                 "ms": self.ms,

@@ -34,22 +34,28 @@ def recall_at(found: np.ndarray, gt: np.ndarray, k: int) -> float:
 
 
 def recall_curve(
-    index, queries: np.ndarray, gt: np.ndarray, ks: Sequence[int], max_nprobe: int, label: str = "sweep"
-) -> dict[int, np.ndarray]:
-    """R@k for nprobe = 1..max_nprobe (array index p-1) for every k in `ks`.
+    index,
+    queries: np.ndarray,
+    gt: np.ndarray,
+    measures: Sequence[tuple[int, int]],
+    max_nprobe: int,
+    label: str = "sweep",
+) -> dict[tuple[int, int], np.ndarray]:
+    """Recall for nprobe = 1..max_nprobe (array index p-1) for every measure (k, truth) —
+    the mean of |top k ∩ true top `truth`| / truth (see `fanns.explore.goals`).
 
-    `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max(ks)].
+    `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
     """
     import faiss
 
     ivf = faiss.extract_index_ivf(index)
     xq = apply_pretransform(index, queries)
-    kmax = max(ks)
+    kmax = max(k for k, _ in measures)
     coarse_d, coarse_i = ivf.quantizer.search(xq, max_nprobe)
     nq = xq.shape[0]
     run_d = np.full((nq, kmax), np.inf, dtype=np.float32)
     run_i = np.full((nq, kmax), -1, dtype=np.int64)
-    curves = {k: np.zeros(max_nprobe) for k in ks}
+    curves = {ms: np.zeros(max_nprobe) for ms in measures}
     saved = ivf.nprobe
     ivf.nprobe = 1
     rows = np.arange(nq)[:, None]
@@ -62,8 +68,8 @@ def recall_curve(
                 all_i = np.concatenate([run_i, i], axis=1)
                 order = np.argsort(all_d, axis=1, kind="stable")[:, :kmax]
                 run_d, run_i = all_d[rows, order], all_i[rows, order]
-                for k in ks:
-                    curves[k][p] = hits(run_i[:, :k], gt[:, :k]).mean() / k
+                for k, truth in measures:
+                    curves[(k, truth)][p] = hits(run_i[:, :k], gt[:, :truth]).mean() / truth
                 bar.advance(task)
     finally:
         ivf.nprobe = saved

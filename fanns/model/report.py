@@ -136,9 +136,12 @@ def write(outcome: Outcome, out_dir: Path) -> list[Path]:
     paths = [out_dir / "dse.json"]
     with atomic_path(paths[0]) as tmp:
         tmp.write_text(json.dumps(outcome_record(outcome), indent=1, sort_keys=True) + "\n")
+    stale = out_dir / "design.yaml"
     if design is not None:
-        paths.append(out_dir / "design.yaml")
-        design.save(paths[1])
+        paths.append(stale)
+        design.save(stale)
+    elif stale.exists():
+        stale.unlink()  # a design from an earlier run must not pass for this one's
     return paths
 
 

@@ -129,14 +129,19 @@ class Search:
         cost[:, 1:] += space.infra
         ok = (cost[:, 1:] <= self.budget).all(1)
         self.evaluated += len(cost)
-        space.left = {"opq": io[ip[ok]], "lut": il[ip[ok]], "front": ifr[ok], "cost": cost[ok]}
+        space.left = {"opq": io[ip[ok]], "lut": il[ip[ok]], "front": ifr[ok], "cost": cost[ok], "all": cost if not ok.any() else cost[:0]}
 
     def add(self, space: Space) -> None:
         self.raw += space.raw
         self._left(space)
         left = space.left["cost"]
         back = cost_matrix(space.sets["back"])
-        if len(left) == 0 or len(back) == 0:
+        if len(back) == 0:
+            return
+        if len(left) == 0:  # nothing fits: remember how close the combinations came
+            every, step = space.left["all"], max(1, CHUNK_ELEMENTS // len(back))
+            for start in range(0, len(every), step):
+                self._track_closest(every[start : start + step], back)
             return
         rows = max(1, CHUNK_ELEMENTS // len(back))
         start = 0

@@ -64,7 +64,7 @@ class Hpq(PE):
         {"z": 8, "s": 1, "key_bits": 64},
         {"z": 3, "s": 32, "key_bits": 40},
         {"z": 16, "s": 4, "key_bits": 52},
-        {"z": 2, "s": 64, "key_bits": 64},
+        {"z": 2, "s": 32, "key_bits": 64},
     )
 
     def validate(self) -> None:

@@ -12,9 +12,9 @@ Centroid storage (`storage`):
 * "stream": off chip. Every query reads nlist * d/w centroid words from `centroids`, in order.
 
 1-D array (FANNS 6.4.2.2): a stage splits its nlist centroids over z PEs (PE k gets `id_base`
-= the index of its first centroid) and chains them through the query: every query word a PE
-accepts is forwarded on `q_fwd`, one register later, to the next PE's `q` (tie the last PE's
-`q_fwd.ready` high). Each PE's keys go to its own output stream: they are the z input streams
+= the index of its first centroid) and chains them through the query: a query word enters a
+PE's input register, which feeds both its own query load and `q_fwd`, the next PE's `q` (tie the
+last PE's `q_fwd.ready` high); the register frees when both have taken the word. Each PE's keys go to its own output stream: they are the z input streams
 of the cell-selection stage (HPQ / HSMPQG), so no PE sits on another's result path.
 
 Datapath: the shared row-sweep engine (`fanns.pe.sweep`): w subtract/square lanes, an adder tree
@@ -24,7 +24,8 @@ plus 1 for the on-chip memory read.
 
 Timing (N back-to-back queries, from the first query word accepted to the last key; the
 one-time centroid fill excluded): II = (nlist + 1) * d/w (query load, then nlist centroids),
-L = (nlist + 1) * d/w + D.
+L = (nlist + 1) * d/w + D + 1 (the input register). The next query's first word waits in the
+input register during a sweep, so a chain of z PEs starts z cycles apart.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class IvfDist(PE):
     name: ClassVar[str] = "ivf_dist"
     summary: ClassVar[str] = "query-to-centroid distances as (dist, cell id) keys, w lanes, centroids on chip or streamed"
     timing_formula: ClassVar[str] = (
-        "N queries: II = (nlist+1)*d/w, L = (nlist+1)*d/w + 3 + ceil(log2 w) (+1 for on-chip centroids)"
+        "N queries: II = (nlist+1)*d/w, L = (nlist+1)*d/w + 4 + ceil(log2 w) (+1 for on-chip centroids)"
     )
     hls_header: ClassVar[str] = "ivf_dist.h"
     testbench: ClassVar[str] = "tb_ivf_dist"
@@ -127,7 +128,7 @@ class IvfDist(PE):
         return (self.nlist + 1) * self.words
 
     def latency(self) -> int:
-        return self.query_interval() + self.spec().depth()
+        return self.query_interval() + self.spec().depth() + 1
 
     def ii(self) -> int:
         return self.query_interval()
@@ -177,18 +178,25 @@ class IvfDistComponent(wiring.Component):
         m.d.comb += en.eq(~sw.out_valid | self.o.ready)
         sw.build(m, en)
 
-        # Query forwarding register (the 1-D array's chain).
-        fwd_free = Signal()
+        # The query enters through one register shared by the forward output (the 1-D array's
+        # chain) and the local load: a fork that frees the register once both have taken the word.
+        qreg = Signal.like(self.q.payload)
+        fwd_pending, load_pending, take = Signal(), Signal(), Signal()
         m.d.comb += [
-            fwd_free.eq(~self.q_fwd.valid | self.q_fwd.ready),
-            sw.load_valid.eq(self.q.valid & fwd_free),
-            sw.load_word.eq(self.q.payload),
-            self.q.ready.eq(sw.load_ready & fwd_free),
+            take.eq(load_pending & sw.load_ready),
+            sw.load_valid.eq(load_pending),
+            sw.load_word.eq(qreg),
+            self.q_fwd.valid.eq(fwd_pending),
+            self.q_fwd.payload.eq(qreg),
+            self.q.ready.eq((~fwd_pending | self.q_fwd.ready) & (~load_pending | take)),
         ]
         with m.If(self.q.valid & self.q.ready):
-            m.d.sync += [self.q_fwd.valid.eq(1), self.q_fwd.payload.eq(self.q.payload)]
-        with m.Elif(self.q_fwd.ready):
-            m.d.sync += self.q_fwd.valid.eq(0)
+            m.d.sync += [qreg.eq(self.q.payload), fwd_pending.eq(1), load_pending.eq(1)]
+        with m.Else():
+            with m.If(self.q_fwd.ready):
+                m.d.sync += fwd_pending.eq(0)
+            with m.If(take):
+                m.d.sync += load_pending.eq(0)
 
         if pe.storage == "stream":
             m.d.comb += [sw.row_valid.eq(self.centroids.valid), sw.row_word.eq(self.centroids.payload), self.centroids.ready.eq(sw.row_ready)]

@@ -1,11 +1,18 @@
-// C-simulation driver of hls/hpq.h: tb_hpq SIZES.bin KEYS.bin OUT.bin Q
+// C-simulation driver of hls/hpq.h, and of hls/hsmpqg.h when TB_HSMPQG is defined (same streams,
+// same contract): tb_hpq SIZES.bin KEYS.bin OUT.bin Q
 // SIZES holds Q*TB_Z uint32 (items per query and stream, query-major), KEYS the keys in the same
 // order (uint64, concatenated); OUT receives Q*TB_S uint64 keys. Checks `last` flags itself.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#ifdef TB_HSMPQG
+#include "hsmpqg.h"
+#define TB_KERNEL fanns::hsmpqg<TB_Z, TB_S, TB_KEY_BITS>
+#else
 #include "hpq.h"
+#define TB_KERNEL fanns::hpq<TB_Z, TB_S, TB_S1, TB_KEY_BITS>
+#endif
 
 template <typename T>
 static std::vector<T> load(const char* path, size_t n) {
@@ -38,7 +45,7 @@ int main(int argc, char** argv) {
       const uint32_t n = sizes[q * TB_Z + j];
       for (uint32_t k = 0; k < n; ++k, ++pos) in[j].write(fanns::KeyItem{keys[pos], k + 1 == n});
     }
-    fanns::hpq<TB_Z, TB_S, TB_S1, TB_KEY_BITS>(in, out);
+    TB_KERNEL(in, out);
     for (int i = 0; i < TB_S; ++i) {
       const fanns::KeyItem item = out.read();
       if (item.last != (i == TB_S - 1)) {

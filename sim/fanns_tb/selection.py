@@ -39,8 +39,11 @@ def decode_items(items, key_bits: int) -> list[tuple[int, int]]:
     return [tuple(unpack(v, [key_bits, 1])) for v in items]
 
 
-async def run_queries(dut, queries, key_bits: int, bubble: float, backpressure: float, seed: int, pipelined: bool = False):
+async def run_queries(dut, queries, key_bits: int, bubble: float, backpressure: float, seed: int, pipelined: bool = False, decode=None):
     """Send each query's input payloads on `i`, check the expected (key, last) pairs on `o`.
+
+    `decode` maps the list of received payloads to the form of the expected items (default:
+    (key, last) pairs; `list` compares raw payloads, e.g. whole key vectors).
 
     Without `pipelined`, each query waits for its outputs before the next one is sent and spans
     are measured per query. With `pipelined`, all queries are sent back to back and a single
@@ -67,6 +70,6 @@ async def run_queries(dut, queries, key_bits: int, bubble: float, backpressure: 
             spans.append((len(beats), sink.cycles[len(expected) - 1] - src.sent_cycles[-len(beats)] + 1))
     await ClockCycles(dut.clk, 32)
     assert len(sink.items) == len(expected), f"{len(sink.items) - len(expected)} output items more than expected"
-    got = decode_items(sink.items, key_bits)
+    got = decode(sink.items) if decode else decode_items(sink.items, key_bits)
     bad = [(i, g, e) for i, (g, e) in enumerate(zip(got, expected)) if g != e]
     return len(expected), len(bad), (bad[0] if bad else None), spans

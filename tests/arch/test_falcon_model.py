@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from fanns.arch.falcon_model import MemorySystem, QppConfig, QueueCosts, simulate
+from fanns.boards import load_board
 from fanns.explore.traversal import Trace, TraversalConfig, dst
 from fanns.pe.bloom import Bloom
 
@@ -30,9 +31,9 @@ def test_hand_computed_latency(groups, latency):
     # vector fetch 10+1, distance 1+3+6, inserts every 2 cycles, sort 7, sync 2, pop 1, out k=4).
     timing = simulate(hand_trace(groups), HAND)
     assert timing.latency == latency
-    assert timing.occupancy == max(latency, 13 + HAND.bloom.query_gap()) if groups == 1 else timing.occupancy >= latency
-    if groups == 2:
-        assert list(timing.launch) == [0, 53]
+    last_bloom_in = 13 if groups == 1 else 65
+    assert timing.occupancy == max(latency, last_bloom_in + HAND.bloom.query_gap())
+    assert list(timing.launch) == [0, 53][:groups]
 
 
 def qpp(d, **kw):
@@ -79,3 +80,12 @@ def test_bandwidth_is_shared_between_fetch_engines():
     assert qpp(128, memory=mem, pipelines=8).beat_bytes == pytest.approx(385 / 8)
     assert qpp(128, memory=mem, pipelines=8).vector_beats() == 3
     assert qpp(96, memory=mem).l2dist().w == 48  # w divides d and keeps up with 64 B per cycle
+
+
+def test_memory_system_from_board():
+    board = load_board("u250")
+    mem = MemorySystem.from_board(board)
+    assert (mem.channels, mem.total_gbps, mem.port_bytes, mem.freq_mhz) == (4, pytest.approx(77.0), 64, 300.0)
+    assert "assumed" in mem.source
+    mem = MemorySystem.from_board(board, freq_mhz=200, latency_cycles=80)
+    assert mem.freq_mhz == 200 and mem.latency_cycles == 80 and mem.bytes_per_cycle() == pytest.approx(385.0)

@@ -14,7 +14,7 @@ from fanns.explore.goals import RecallGoal, parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.numerics import IvfPqFormat
 
-GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6)]
+GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6), RecallGoal(10, 0.8, truth=1)]
 MONOTONE_TOL = 0.005
 """PQ recall need not be monotone in nprobe (more candidates can push a true neighbour out of
 the top k); over 200 queries a drop larger than 0.5 percentage points would be a bug."""
@@ -54,7 +54,10 @@ def _brute_force_curve(ds, index, nprobes, k):
         np.put_along_axis(allowed, cell_rank[:, :p], True, axis=1)
         masked = np.where(allowed[:, cell_of], approx, np.inf)
         top = np.argsort(masked, axis=1, kind="stable")[:, :k]
-        out[p] = np.mean([len(set(top[i]) & set(gt[i])) / k for i in range(ds.nq)])
+        out[p] = (
+            np.mean([len(set(top[i]) & set(gt[i])) / k for i in range(ds.nq)]),
+            np.mean([gt[i, 0] in set(top[i]) for i in range(ds.nq)]),
+        )
     return out
 
 
@@ -63,21 +66,22 @@ def test_recall_matches_brute_force(explored):
     for rec in result["indexes"]:
         index = faiss.read_index(str(out / rec["path"]))
         brute = _brute_force_curve(ds, index, [1, 2, 4, 8, 32], 10)
-        curve = rec["curve"]["R@10"]
-        for p, r in brute.items():
+        curve, curve1 = rec["curve"]["R@10"], rec["curve"]["1-R@10"]
+        for p, (r, r1) in brute.items():
             assert curve[p - 1] == pytest.approx(r, abs=0.004), (rec["index"], p)
+            assert curve1[p - 1] == pytest.approx(r1, abs=0.006), (rec["index"], p)
 
 
 def test_smallest_nprobe_is_exact_and_curves_monotone(explored):
     _, _, result = explored
     for rec in result["indexes"]:
         assert rec["curve"]["nprobe"] == list(range(1, 33))
-        for key in ("R@1", "R@10", "R@100"):
+        for key in ("R@1", "R@10", "R@100", "1-R@10"):
             c = np.array(rec["curve"][key])
             assert np.all(np.diff(c) >= -MONOTONE_TOL), (rec["index"], key)
         for g in GOALS:
             r = rec["goals"][g.text]
-            curve = np.array(rec["curve"][f"R@{g.k}"])
+            curve = np.array(rec["curve"][g.name])
             if r["reached"]:
                 p = r["nprobe"]
                 assert curve[p - 1] >= g.target and np.all(curve[: p - 1] < g.target)
@@ -137,6 +141,8 @@ def test_defaults():
 def test_goal_syntax():
     assert parse_goal("R@10=0.8") == RecallGoal(10, 0.8)
     assert parse_goal("r@100=95%") == RecallGoal(100, 0.95)
+    assert parse_goal("1-R@10=0.8") == parse_goal("R1@10=80%") == RecallGoal(10, 0.8, truth=1)
+    assert parse_goal("1-R@10=0.8").text == "1-R@10=0.8" and RecallGoal(10, 0.8).text == "R@10=0.8"
     for bad in ("R10=0.8", "R@10=1.5", "R@0=0.5", "recall"):
         with pytest.raises(FannsError):
             parse_goal(bad)

@@ -81,3 +81,27 @@ def test_explore_command_writes_tables_and_json(tmp_path, capsys):
 def test_explore_command_reports_bad_options(tmp_path, capsys, argv, message):
     assert main(["explore", "builtin:sift-10k", "--out", str(tmp_path), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["sift-10k", "deep-10k"])
+@pytest.mark.parametrize("kind", ["hnsw", "nsg"])
+def test_dst_recall_is_not_below_bfs_on_builtin_sets(name, kind):
+    """Falcon Fig. 7.9's best configurations, (mg, mc) = (4, 1) across-query and (6, 2) intra-query,
+    keep at least BFS's R@10 on the built-in sets (graphs of max degree 32, l = 64, Bloom filter)."""
+    from fanns.datasets import load_dataset
+    from fanns.explore.fast import search_batch
+    from fanns.explore.graph_explore import load_or_build, prepare_vectors
+    from fanns.explore.traversal import TraversalConfig
+
+    ds = load_dataset(f"builtin:{name}")
+    _, queries = prepare_vectors(ds)
+    gt = ds.groundtruth(10)
+    g = load_or_build(ds, kind, 32, 64, 8)
+    q_fx = g.fmt.quantize(queries)
+    bloom = Bloom(h=3, b=3 * 2**16, w=64)
+    rec = {}
+    for mg, mc, units in [(1, 1, 4), (1, 1, 1), (6, 2, 4), (4, 1, 1)]:
+        res = search_batch(g, q_fx, TraversalConfig(l=64, k=10, mg=mg, mc=mc, bloom=bloom, bfc_units=units), threads=2)
+        rec[mg, mc, units] = recall_at_k(res.ids, gt, 10)
+    assert rec[1, 1, 4] > 0.9
+    assert rec[6, 2, 4] >= rec[1, 1, 4] and rec[4, 1, 1] >= rec[1, 1, 1], rec

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fanns.errors import FannsError
+from fanns.explore.graph_format import build_graph
 from fanns.explore.traversal import TraversalConfig, bfs, dst
 from fanns.pe.bloom import Bloom
 
@@ -110,3 +111,31 @@ def test_bad_configuration_is_reported():
         TraversalConfig(l=10, k=20)
     with pytest.raises(FannsError):
         TraversalConfig(mg=0)
+
+
+@pytest.mark.parametrize("ef", [10, 32])
+def test_bfs_on_hnsw_base_layer_equals_faiss_level0_search(ef):
+    """faiss's own base-layer search from the same fixed entry (efSearch = l) returns the same
+    neighbours and distances (integer data, so float32 distances are exact)."""
+    rng = np.random.default_rng(5)
+    centers = rng.integers(40, 200, (20, 24))
+    base = np.clip(centers[rng.integers(0, 20, 2500)] + rng.integers(-30, 31, (2500, 24)), 0, 255).astype(np.float32)
+    queries = np.clip(centers[rng.integers(0, 20, 150)] + rng.integers(-30, 31, (150, 24)), 0, 255).astype(np.float32)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    index = faiss.IndexHNSWFlat(24, 8)
+    index.hnsw.efConstruction = 40
+    index.add(base)
+    faiss.omp_set_num_threads(threads)
+    g = build_graph(base, "hnsw", max_degree=16, ef_construction=40)
+    index.hnsw.efSearch = ef
+    entry = np.full((len(queries), 1), g.entry, dtype=np.int32)
+    entry_d = ((queries - base[g.entry]) ** 2).sum(1, keepdims=True).astype(np.float32)
+    dist = np.empty((len(queries), 10), dtype=np.float32)
+    ids = np.empty((len(queries), 10), dtype=np.int64)
+    index.search_level_0(len(queries), faiss.swig_ptr(queries), 10, faiss.swig_ptr(entry), faiss.swig_ptr(entry_d),
+                         faiss.swig_ptr(dist), faiss.swig_ptr(ids), 1, 1)
+    for i, q in enumerate(g.fmt.quantize(queries)):
+        r = bfs(g, q, l=ef, k=10)
+        assert np.array_equal(r.dists, dist[i].astype(np.int64))
+        assert set(r.ids.tolist()) == set(ids[i].tolist())

@@ -53,7 +53,6 @@ def test_rtl_matches_reference_under_backpressure(rtl):
 def test_rtl_cycles_match_timing_model(rtl):
     pe, sim = rtl
     out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 6, "bubble": 0.0, "backpressure": 0.0, "seed": 8})
-    assert out["starts"] == [i * pe.ii() for i in range(6)]
     assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(6)]
 
 

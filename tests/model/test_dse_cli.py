@@ -1,0 +1,71 @@
+"""`fanns dse` on a real exploration of a built-in set: outputs, determinism, errors."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fanns.arch.design import IvfPqDesign
+from fanns.cli import main
+from fanns.datasets import load_dataset
+from fanns.explore.goals import parse_goal
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.model.workload import workloads_from_explore
+
+
+@pytest.fixture(scope="module")
+def explored(tmp_path_factory):
+    ds = load_dataset("builtin:sift-10k")
+    out = tmp_path_factory.mktemp("explore")
+    cfg = ExploreConfig(
+        goals=[parse_goal("R@10=0.5"), parse_goal("R@10=0.999")], nlists=[32], opq=(False, True), max_queries=100, qps_min_seconds=0.01
+    )
+    IvfPqExplorer(ds, cfg, out).run()
+    return out
+
+
+def test_workloads_are_the_explored_probes(explored):
+    workloads, unreachable = workloads_from_explore(explored, "R@10=0.5")
+    data = json.loads((explored / "explore.json").read_text())
+    assert len(workloads) + len(unreachable) == len(data["indexes"]) == 2
+    for w, rec in zip(workloads, data["indexes"]):
+        assert w.index == rec["index"] and w.nprobe == rec["goals"]["R@10=0.5"]["nprobe"]
+        sizes = np.load(explored / rec["list_sizes"])
+        probes = np.load(explored / rec["probes"])
+        assert (w.probed == sizes[probes[:, : w.nprobe]]).all()
+        assert w.codes_per_query().mean() == pytest.approx(rec["goals"]["R@10=0.5"]["codes_per_query"]["mean"], abs=1e-3)
+
+
+def test_dse_writes_the_design_and_is_deterministic(explored, tmp_path, capsys):
+    outs = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--clock", "200", "--top", "3", "--out", str(out)]) == 0
+        outs.append(out)
+    printed = capsys.readouterr().out
+    assert "pred. QPS" in printed and "combinations evaluated" in printed
+    for name in ("dse.json", "design.yaml"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
+    design = IvfPqDesign.load(outs[0] / "design.yaml")
+    result = json.loads((outs[0] / "dse.json").read_text())
+    best = result["best"]
+    assert design.index.factory == best["index"] and design.nprobe == best["nprobe"] and design.k == 10
+    assert (outs[0] / design.index.path).resolve().is_file()  # the trained index, relative to the design
+    assert not Path(design.index.path).is_absolute()
+    assert design.clock_mhz == 200.0 and design.prediction["qps"] == best["qps"]
+    assert best["qps"] == pytest.approx(200e6 / best["cycles_per_query"], rel=1e-6)
+    assert best["bottleneck"] in best["stages"] and len(result["top"]) == 3 and result["pareto"]
+    assert result["search"]["evaluated"] > 0 and set(result["search"]["options"]) == set(result["search"]["indexes"])
+
+
+def test_dse_errors(explored, tmp_path, capsys):
+    assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.999", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "not reachable by any explored index" in err and "best recall seen" in err
+    assert (tmp_path / "x" / "dse.json").is_file() and not (tmp_path / "x" / "design.yaml").exists()
+    assert main(["dse", str(explored), "--board", "nosuchboard", "--recall", "R@10=0.5", "--out", str(tmp_path / "y")]) == 2
+    assert "unknown board" in capsys.readouterr().err
+    assert main(["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "z")]) == 2
+    assert "explore.json not found" in capsys.readouterr().err
+    assert main(["dse", str(explored), "--board", "pynq-z2", "--recall", "R@10=0.5", "--out", str(tmp_path / "w"), "--util", "0.05"]) == 2
+    assert "no design fits pynq-z2" in capsys.readouterr().err
