@@ -27,28 +27,26 @@ from functools import lru_cache
 import numpy as np
 
 from fanns.arch.design import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
-from fanns.boards import Board
+from fanns.arch.ivfpq_memory import (  # noqa: F401  (the memory model is part of this module's API)
+    ADDR_BITS, LIST_TABLE_BYTES, MEM_LATENCY_CYCLES, READER_BURST, READER_OUTSTANDING, Memory, Packing, PqShares,
+    Probes, channel_reader, index_bytes_per_channel, memories, pq_channel_bytes, pq_shares, reader_rate,
+    stored_elem_bytes,
+)
 from fanns.numerics import ID_BITS, IvfPqFormat
-from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
+from fanns.pe.ahpq import Ahpq
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.datapath import bram18_tiles, uram_tiles
 from fanns.pe.hpq import Hpq
+from fanns.pe.hsmpqg import Hsmpqg
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
 from fanns.pe.resources import Resources
 from fanns.pe.stream_fifo import StreamFifo
 
-MEM_LATENCY_CYCLES = 100
-"""Assumed read latency of a memory channel in kernel cycles (not in board files, not measured
-here; the same assumption as the Falcon model). It sets the AXI readers' outstanding window and
-adds to latencies; with READER_OUTSTANDING * READER_BURST >= latency + burst + 3 (AxiReader
-docstring) it does not limit throughput."""
-READER_BURST, READER_OUTSTANDING = 64, 4
-"""AXI read master configuration of every memory channel (architecture choice: a 256-beat window)."""
 FIFO_DEPTH = 32
 """Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
 LUT RAM sized, deep enough for the 1-D arrays' forwarding registers)."""
@@ -58,81 +56,6 @@ the ones that do not divide its vectors."""
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""
-ADDR_BITS = 64
-
-
-# -- memory ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Memory:
-    """One group of board memory channels as the accelerator sees it at its clock."""
-
-    kind: str
-    count: int
-    capacity_bytes: int
-    port_bits: int
-    beats_per_cycle: float
-
-    @property
-    def port_bytes(self) -> int:
-        return self.port_bits // 8
-
-
-def memories(board: Board, clock_mhz: float) -> tuple[Memory, ...]:
-    """The board's memory groups: a channel delivers at most one port-wide beat per cycle, no more
-    than its bandwidth at this clock, and no more than the AXI reader sustains (`words_per_cycle`)."""
-    out = []
-    for g in board.memory:
-        reader = channel_reader(g.port_bits)
-        bw = g.bandwidth_gbps * 1e9 / (clock_mhz * 1e6) / (g.port_bits / 8)
-        rate = min(1.0, bw, reader_rate(reader))
-        out.append(Memory(g.kind, g.count, g.capacity_bytes, g.port_bits, rate))
-    return tuple(out)
-
-
-def channel_reader(port_bits: int) -> AxiReader:
-    return AxiReader(data_width=port_bits, addr_width=ADDR_BITS, max_burst=READER_BURST, outstanding=READER_OUTSTANDING)
-
-
-@lru_cache(maxsize=None)
-def reader_rate(reader: AxiReader) -> float:
-    return reader.words_per_cycle(MEM_LATENCY_CYCLES)
-
-
-@dataclass(frozen=True)
-class Packing:
-    """How PQDist PE shares of an IVF list sit in memory beats (docs/ivfpq_architecture.md).
-
-    A list of n codes is split over P PEs (PE p takes positions p, p+P, ...); every PE's share is
-    ceil(n/P) padded up to whole code beats (port_bits // 8m codes per beat), so all shares of a
-    list have the same number of beats and a channel interleaves them beat by beat. Ids follow
-    in their own region, share by share, in whole beats of 32-bit ids. An empty list costs no
-    beat and one padding item per PE.
-    """
-
-    m: int
-    port_bits: int
-
-    def _share(self, n, pes):
-        n = np.asarray(n, dtype=np.int64)
-        share = -(-n // pes)
-        code_bits = 8 * self.m
-        if code_bits <= self.port_bits:
-            per_beat = self.port_bits // code_bits
-            code_beats = -(-share // per_beat)
-            padded = code_beats * per_beat
-        else:
-            code_beats = share * -(-code_bits // self.port_bits)
-            padded = share
-        id_beats = -(-(padded * ID_BITS) // self.port_bits)
-        return padded, code_beats + id_beats
-
-    def items(self, n, pes: int) -> np.ndarray:
-        """Items (codes + padding) one PE scans of a list of n codes (at least one)."""
-        return np.maximum(self._share(n, pes)[0], 1)
-
-    def beats(self, n, pes: int) -> np.ndarray:
-        """Memory beats (codes + ids) of one PE's share of a list of n codes."""
-        return self._share(n, pes)[1]
 
 
 # -- the model's view of one (index, nprobe, K) on one board --------------------------------------
@@ -216,7 +139,21 @@ def _hpq(z: int, s: int, key_bits: int) -> PE:
     return Hpq(z=z, s=s, key_bits=key_bits)
 
 
-SELECTORS: dict[str, Selector] = {"hpq": Selector(_hpq)}
+def _ahpq(z: int, s: int, key_bits: int, target: float) -> PE:
+    return Ahpq(z=z, s=s, key_bits=key_bits, target=target)
+
+
+def _hsmpqg(z: int, s: int, key_bits: int) -> PE:
+    return Hsmpqg(z=z, s=s, key_bits=key_bits)
+
+
+AHPQ_TARGET = 0.99
+"""AHPQ level-1 queues are cut so the result is exact for this fraction of queries (ChamVS 4.4.2.2)."""
+SELECTORS: dict[str, Selector] = {
+    "hpq": Selector(_hpq),
+    "hsmpqg": Selector(_hsmpqg),
+    "ahpq": Selector(_ahpq, params=({"target": AHPQ_TARGET},), stages=("sel_k",)),
+}
 """Selection micro-architectures by name. Adding one (AHPQ, HSMPQG) is one entry here; its
 options then appear in the DSE and `design.yaml` accepts it."""
 
@@ -233,7 +170,8 @@ def selector_pe(st: SelectStage) -> PE:
 def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
     params = dict(params or {})
     pe = SELECTORS[arch].make(z, s, key_bits, **params)
-    return SelectStage(arch=arch, streams=z, s=s, s1=int(pe.s1), key_bits=key_bits, params=params)
+    s1 = int(getattr(pe, "s1", s))  # architectures with level-1 queues define s1; otherwise s
+    return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
 
 
 def select_intervals(pe: PE, n: np.ndarray) -> np.ndarray:
@@ -271,7 +209,7 @@ def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]
     """(channels, slowdown) of streamed centroids: a channel feeds as many PEs as it sustains at
     one centroid word (lanes x vec_bits) per cycle each; a PE wider than a channel is slowed."""
     mem = ctx.memories[0]
-    word_bits = lanes * ctx.fmt.vec_bits
+    word_bits = lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
     per_channel = math.floor(mem.port_bits * mem.beats_per_cycle / word_bits)
     if per_channel >= 1:
         return -(-pes // per_channel), 1.0
@@ -417,42 +355,6 @@ def lut_timing(ctx: Context, st: BuildLutStage) -> StageTiming:
 
 
 @dataclass(frozen=True)
-class Probes:
-    """The measured probes `sizes` [nq, nprobe] (probed cell sizes, probe order), indexed by their
-    distinct values so per-size work is computed once."""
-
-    sizes: np.ndarray
-    values: np.ndarray
-    inverse: np.ndarray
-
-    @classmethod
-    def of(cls, sizes: np.ndarray) -> Probes:
-        sizes = np.asarray(sizes, dtype=np.int64)
-        values, inverse = np.unique(sizes, return_inverse=True)
-        return cls(sizes, values, inverse.reshape(sizes.shape))
-
-
-@dataclass(frozen=True)
-class PqShares:
-    """Per sample query and probe, one PQDist PE's share when each list is split over `pes` PEs."""
-
-    items: np.ndarray  # [nq, nprobe] items (codes + padding) per probed cell
-    beats: np.ndarray  # [nq] memory beats of the PE's shares (codes and ids)
-
-    @property
-    def items_per_query(self) -> np.ndarray:
-        """Keys the PE emits per query = items on each SelK input stream."""
-        return self.items.sum(1)
-
-
-def pq_shares(ctx: Context, probes: Probes, pes: int, port_bits: int) -> PqShares:
-    packing = Packing(ctx.m, port_bits)
-    items = packing.items(probes.values, pes)[probes.inverse]
-    beats = packing.beats(probes.values, pes)[probes.inverse].sum(1)
-    return PqShares(items, beats.astype(np.float64))
-
-
-@dataclass(frozen=True)
 class PqWork:
     """Per sample query, what one pq_decode PE does (cycles from `PqDecode.cell_cycles`)."""
 
@@ -482,7 +384,7 @@ def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float,
 
 
 def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTiming, PqWork]:
-    work = pq_work(pq_shares(ctx, probes, st.pes, st.port_bits), pq_pe(ctx, st))
+    work = pq_work(pq_shares(ctx.m, probes, st.pes, st.port_bits), pq_pe(ctx, st))
     busiest = max(st.pes_per_channel())
     interval, latency, compute, memory = pq_timing_from_work(work, busiest, ctx.memory(st.memory).beats_per_cycle)
     detail = {
@@ -512,7 +414,3 @@ def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, Sta
     return out
 
 
-def index_bytes_per_channel(ctx: Context, list_sizes: np.ndarray, pes: int, busiest: int, port_bits: int) -> int:
-    """Bytes the busiest PQ-code channel stores: its PEs' shares of every list, codes and ids."""
-    beats = int(Packing(ctx.m, port_bits).beats(list_sizes, pes).sum())
-    return busiest * beats * (port_bits // 8)

@@ -139,6 +139,27 @@ def _grows_past(res: Resources, budget: Resources) -> bool:
     return res.lut > budget.lut or res.ff > budget.ff or res.dsp > budget.dsp
 
 
+def _selections(ctx: A.Context, stage: str, z: int, s: int, key_bits: int, limits: Limits, grown: set) -> list:
+    """(stage config, units, resources) of every selection architecture valid for z streams and s
+    results. Selection PEs grow with z: an architecture past the budget at some z is not tried
+    at larger z (`grown` remembers it)."""
+    out = []
+    for arch, params in A.selectors_for(stage):
+        key = (arch, tuple(sorted(params.items())))
+        if key in grown:
+            continue
+        sel = _valid(lambda: A.select_stage(arch, z, s, key_bits, params))
+        if sel is None:
+            continue
+        units = A.select_units(ctx, stage, sel)
+        res = A.total_resources(units)
+        if _grows_past(res, limits.total):
+            grown.add(key)
+            continue
+        out.append((sel, units, res))
+    return out
+
+
 def opq_options(ctx: A.Context, limits: Limits) -> OptionSet:
     b = _Builder("opq", ("opq",), limits)
     if not ctx.opq:
@@ -163,6 +184,7 @@ def front_options(ctx: A.Context, limits: Limits) -> OptionSet:
             if _valid(lambda: A.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:
                 continue
             b.raw += min(ctx.nlist, MAX_PES) * len(selectors)
+            grown: set = set()
             for pes in distinct_counts(ctx.nlist, MAX_PES):
                 n_ch = A.ivf_stream_channels(ctx, pes, lanes)[0] if storage == "stream" else 0
                 st = IvfDistStage(pes, lanes, storage, n_ch)
@@ -172,14 +194,10 @@ def front_options(ctx: A.Context, limits: Limits) -> OptionSet:
                     b.offer((st, None), [0.0, 0.0], 0.0, ivf_res, {0: n_ch}, {}, False)
                     break
                 ivf_t = A.ivf_timing(ctx, st)
-                for arch, params in selectors:
-                    sel = _valid(lambda: A.select_stage(arch, pes, ctx.nprobe, ctx.fmt.ivf_key_bits, params))
-                    if sel is None:
-                        continue
-                    units = ivf_units + A.select_units(ctx, "sel_cells", sel)
+                for sel, sel_units, sel_res in _selections(ctx, "sel_cells", pes, ctx.nprobe, ctx.fmt.ivf_key_bits, limits, grown):
                     sel_t = A.sel_cells_timing(ctx, sel, st)
                     b.offer((st, sel), [ivf_t.interval, sel_t.interval], ivf_t.latency + sel_t.latency,
-                            A.total_resources(units), {0: n_ch}, {}, limits.instances_fit(units))
+                            ivf_res + sel_res, {0: n_ch}, {}, limits.instances_fit(ivf_units + sel_units))
     return b.build()
 
 
@@ -206,14 +224,13 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
     """PQDist x SelK options from the measured probes and all list sizes.
 
     The stage's resources are linear in the channel count (one AXI reader per channel), so they
-    are computed once per PE count; `test_ivfpq_options` checks them against `pq_units`."""
+    are computed once per PE count; `tests/model/test_dse.py` checks them against `pq_units`."""
     b = _Builder("back", ("pq_dist", "sel_k"), limits)
-    selectors = A.selectors_for("sel_k")
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
         reader = A.pe_unit(ctx, "pq_dist", "code_reader", A.channel_reader(mem.port_bits)).each
         packing = A.Packing(ctx.m, mem.port_bits)
-        grown = set()
+        grown, grown_sel = set(), set()
         for pes in range(1, MAX_PES + 1):
             base = {}
             for db in (True, False):
@@ -229,14 +246,12 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                 base[db] = (res, limits.instances_fit(units), A.pq_pe(ctx, st))
             if not base:
                 break
-            shares = A.pq_shares(ctx, probes, pes, mem.port_bits)
-            share_bytes = int(packing.beats(list_sizes, pes).sum()) * mem.port_bytes
-            sels = []
-            for arch, params in selectors:
-                sel = _valid(lambda: A.select_stage(arch, pes, ctx.k, ctx.fmt.pq_key_bits, params))
-                if sel is not None:
-                    sel_units = A.select_units(ctx, "sel_k", sel)
-                    sels.append((sel, A.sel_k_timing(sel, shares), A.total_resources(sel_units), limits.instances_fit(sel_units)))
+            shares = A.pq_shares(ctx.m, probes, pes, mem.port_bits)
+            share_beats = int(packing.beats(list_sizes, pes).sum())
+            sels = [
+                (sel, A.sel_k_timing(sel, shares), sel_res, limits.instances_fit(sel_units))
+                for sel, sel_units, sel_res in _selections(ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel)
+            ]
             for db, (one, placeable, pe) in base.items():
                 work = A.pq_work(shares, pe)
                 b.raw += min(pes, free) * len(sels)
@@ -246,7 +261,7 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                     if busiest == last_busiest:
                         continue
                     last_busiest = busiest
-                    if busiest * share_bytes > mem.capacity_bytes:
+                    if A.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
                         continue
                     st = PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits)
                     interval, latency, compute, memory = A.pq_timing_from_work(work, busiest, mem.beats_per_cycle)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fanns.arch import ivfpq as A
-from fanns.arch.design import ChannelUse, IndexRef, IvfPqDesign, Stages
+from fanns.arch.design import ChannelUse, Stages
 from fanns.arch.ivfpq_options import GROUPS, all_options
 from fanns.boards import Board
 from fanns.errors import FannsError

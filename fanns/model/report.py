@@ -57,6 +57,10 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
             "lut_pct": _r(100 * res.lut / device_lut, 2),
             **({k: (_r(v) if isinstance(v, float) else v) for k, v in t.detail.items()} if t else {}),
         }
+    pq = p.stages.pq_dist
+    stages["pq_dist"]["bytes_on_busiest_channel"] = A.index_bytes_per_channel(
+        w.m, w.list_sizes, pq.pes, max(pq.pes_per_channel()), pq.port_bits
+    )
     with_shell = (p.resources + budget.shell).as_tuple()
     util = {k: _r(v / dev, 4) if dev else 0.0 for k, v, dev in zip(KINDS, with_shell, budget.device.as_tuple())}
     return {

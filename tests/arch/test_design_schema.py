@@ -66,6 +66,7 @@ def test_channel_blocks_cover_every_pe_once():
         (lambda d: d["stages"]["sel_cells"].update(streams=4), "stages.sel_cells: needs streams = ivf_dist.pes"),
         (lambda d: d["stages"]["sel_k"].update(s=12), "stages.sel_k: needs streams = pq_dist.pes and s = k"),
         (lambda d: d["stages"]["sel_k"].update(arch="magic"), "stages.sel_k.arch"),
+        (lambda d: d["stages"]["sel_cells"].update(arch="ahpq"), "stages.sel_cells.arch: is 'ahpq'"),
         (lambda d: d["stages"]["sel_k"].update(s1=11), "level-1 length 11 exceeds"),
         (lambda d: d["stages"].update(opq=None), "stages.opq: must be present exactly when"),
         (lambda d: d["stages"].pop("build_lut"), "stages.build_lut: missing stage"),

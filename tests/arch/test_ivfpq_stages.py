@@ -51,7 +51,7 @@ def test_pq_cycles_are_the_pe_schedule(double_buffer):
     c = ctx(nprobe=5)
     probes = A.Probes.of(probed)
     for pes in (1, 3, 8):
-        shares = A.pq_shares(c, probes, pes, 256)
+        shares = A.pq_shares(c.m, probes, pes, 256)
         work = A.pq_work(shares, pe)
         cells = shares.items.ravel().tolist()
         sched = pe.schedule(cells + [1])
@@ -141,9 +141,26 @@ def test_sel_k_interval_is_the_mean_of_the_pe_interval_per_query():
     c = ctx()
     rng = np.random.default_rng(3)
     probes = A.Probes.of(rng.integers(0, 900, size=(40, 7)))
-    shares = A.pq_shares(c, probes, 5, 256)
+    shares = A.pq_shares(c.m, probes, 5, 256)
     sel = A.select_stage("hpq", 5, 10, 52)
     pe = Hpq(z=5, s=10, key_bits=52)
     expect = np.mean([pe.interval(int(n)) for n in shares.items_per_query])
     assert A.sel_k_timing(sel, shares).interval == pytest.approx(expect)
     assert sel.s1 == pe.s1 == 10
+
+
+def test_selection_architectures_give_their_pes_timing():
+    from fanns.pe.ahpq import Ahpq, ahpq_queue_length
+    from fanns.pe.hsmpqg import Hsmpqg
+
+    assert A.selectors_for("sel_cells") == [("hpq", {}), ("hsmpqg", {})]
+    assert [a for a, _ in A.selectors_for("sel_k")] == ["hpq", "hsmpqg", "ahpq"]
+    st = A.select_stage("ahpq", 16, 100, 52, {"target": 0.99})
+    assert st.s1 == ahpq_queue_length(100, 32, 0.99) < 100
+    assert A.selector_pe(st) == Ahpq(z=16, s=100, key_bits=52, target=0.99)
+    st = A.select_stage("hsmpqg", 36, 10, 52)
+    assert st.s1 == 10 and A.selector_pe(st) == Hsmpqg(z=36, s=10, key_bits=52)
+    shares = A.pq_shares(16, A.Probes.of(np.array([[300, 20], [5, 900]])), 36, 256)
+    assert A.sel_k_timing(st, shares).interval == np.mean([Hsmpqg(z=36, s=10, key_bits=52).interval(int(n)) for n in shares.items_per_query])
+    with pytest.raises(Exception):
+        A.select_stage("hsmpqg", 8, 10, 52)  # HSMPQG needs s < z
