@@ -71,9 +71,13 @@ class HlsCsim:
             raise RuntimeError(f"C simulation of {self.project} failed: {self._lib.fanns_csim_error().decode()}")
         return self.io.unpack_results(out.raw, nq)
 
+    def search_keys(self, queries: np.ndarray) -> np.ndarray:
+        """Float queries [nq, d] (quantised here as the host does) -> result keys [nq, K]."""
+        return self.search_keys_fx(host_queries(self.format, self.metric, queries))
+
     def search(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Float queries [nq, d] -> (ids int64 [nq, K], fixed-point distances uint64 [nq, K])."""
-        dist, ids = split_keys(self.search_keys_fx(host_queries(self.format, self.metric, queries)))
+        dist, ids = split_keys(self.search_keys(queries))
         return ids.astype(np.int64), dist
 
     def close(self) -> None:
