@@ -22,12 +22,18 @@ from fanns.numerics import IvfPqFormat, split_keys
 from fanns.sim.csim import compile_program
 
 
+def project_record(project: Path) -> dict:
+    path = Path(project) / PROJECT_FILE
+    if not path.is_file():
+        raise FannsError(f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first")
+    return json.loads(path.read_text())
+
+
 def build_library(project: Path, build_dir: Path | None = None) -> Path:
     """Compile the project's kernel and C-simulation library (cached by content); its path."""
     project = Path(project)
+    project_record(project)
     src = project / "src"
-    if not (project / PROJECT_FILE).is_file():
-        raise FannsError(f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first")
     return compile_program([src / "csim_lib.cpp", src / "kernel.cpp"], Path(build_dir or project / "build" / "csim_lib"), include_dirs=[src], shared=True)
 
 
@@ -36,7 +42,7 @@ class HlsCsim:
 
     def __init__(self, project: Path, build_dir: Path | None = None):
         self.project = Path(project)
-        record = json.loads((self.project / PROJECT_FILE).read_text())
+        record = project_record(self.project)
         io = record["io"]
         self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
         self.format = IvfPqFormat.from_dict(record["format"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.arch.design import IvfPqDesign
-from fanns.codegen.hls import TestQueries
+from fanns.codegen.hls import QuerySet
 from fanns.datasets.builtins import BUILTINS
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.loader import load_dataset
@@ -29,7 +29,7 @@ class GenerateInputs:
     design: IvfPqDesign
     data: IvfPqIndexData
     record: dict
-    test: TestQueries
+    test: QuerySet
     dataset: str
 
     def hw_recall(self) -> float | None:
@@ -91,7 +91,7 @@ def load_inputs(design_path: Path, explore_dir: Path, dataset: str | None = None
     nq = used if queries is None else queries
     if not 1 <= nq <= ds.nq:
         raise FannsError(f"--queries {nq}: the dataset has {ds.nq} queries", hint=f"use 1..{ds.nq}")
-    test = TestQueries(
+    test = QuerySet(
         queries=host_vectors(np.asarray(ds.queries[:nq]), ds.metric),
         groundtruth=ds.groundtruth(design.k)[:nq],
     )
