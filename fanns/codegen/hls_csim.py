@@ -29,18 +29,26 @@ def project_record(project: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def build_library(project: Path, build_dir: Path | None = None) -> Path:
-    """Compile the project's kernel and C-simulation library (cached by content); its path."""
+def build_library(project: Path, build_dir: Path | None = None, threads: bool = False) -> Path:
+    """Compile the project's kernel and C-simulation library (cached by content); its path.
+    `threads`: every dataflow process a thread, every FIFO of its declared depth (fanns_hls.h)."""
     project = Path(project)
     project_record(project)
     src = project / "src"
-    return compile_program([src / "csim_lib.cpp", src / "kernel.cpp"], Path(build_dir or project / "build" / "csim_lib"), include_dirs=[src], shared=True)
+    return compile_program(
+        [src / "csim_lib.cpp", src / "kernel.cpp"], Path(build_dir or project / "build" / "csim_lib"),
+        defines={"FANNS_CSIM_THREADS": 1} if threads else None, include_dirs=[src], shared=True,
+    )
 
 
 class HlsCsim:
-    """The generated kernel of `project`, loaded in-process with its memory images."""
+    """The generated kernel of `project`, loaded in-process with its memory images.
 
-    def __init__(self, project: Path, build_dir: Path | None = None):
+    `threads=False` runs the dataflow processes one after another with unbounded FIFOs (fast,
+    like Vitis C simulation); `threads=True` runs them concurrently with FIFOs of their declared
+    depths, so a deadlock or data left in a FIFO fails the search (a check of the FIFO depths)."""
+
+    def __init__(self, project: Path, build_dir: Path | None = None, threads: bool = False):
         self.project = Path(project)
         record = project_record(self.project)
         io = record["io"]
@@ -48,7 +56,7 @@ class HlsCsim:
         self.format = IvfPqFormat.from_dict(record["format"])
         self.metric = record["metric"]
         self.k = int(record["k"])
-        lib = ctypes.CDLL(str(build_library(self.project, build_dir)))
+        lib = ctypes.CDLL(str(build_library(self.project, build_dir, threads)))
         lib.fanns_csim_open.restype = ctypes.c_void_p
         lib.fanns_csim_open.argtypes = [ctypes.c_char_p]
         lib.fanns_csim_error.restype = ctypes.c_char_p

@@ -88,3 +88,12 @@ def test_makefile_csim_target_checks_the_test_set(case):
     keys.write_bytes(bytes(raw))
     run = subprocess.run([str(folder / "build" / "csim" / "host_csim"), str(folder)], capture_output=True, text=True)
     assert run.returncode == 1 and "queries differing from the reference model: 1" in run.stdout
+
+
+@pytest.mark.parametrize("case", ["sift-opq-13pq", "sift-stream-11ivf"], indirect=True)
+def test_dataflow_threads_with_declared_fifo_depths(case, build_root):
+    """Every process a thread, every FIFO of the depth the kernel declares: the region neither
+    deadlocks nor leaves data behind, and the results are the same."""
+    q = case["queries"][:40]
+    with HlsCsim(case["folder"], build_root / "hls_csim", threads=True) as sim:
+        assert np.array_equal(sim.search_keys(q), case["sim"].search_keys(q))

@@ -44,12 +44,15 @@ def tree(folder):
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_csim_of_corner_cases_equals_reference(name, tmp_path, build_root):
+    """Sequential C simulation, and the threaded one (every process concurrent, every FIFO of its
+    declared depth: no deadlock, no data left behind), both bit-exact."""
     design, data, test = small_case(name)
     generate_hls(design, data, test, tmp_path / "p")
-    with HlsCsim(tmp_path / "p", build_root / "hls_csim") as sim:
-        ids, dist = sim.search(test.queries)
     ref_dist, ref_ids = IvfPqReference(data, design.format).search(test.queries, design.nprobe, design.k)
-    assert np.array_equal(ids, ref_ids) and np.array_equal(dist, ref_dist)
+    for threads in (False, True):
+        with HlsCsim(tmp_path / "p", build_root / "hls_csim", threads=threads) as sim:
+            ids, dist = sim.search(test.queries)
+        assert np.array_equal(ids, ref_ids) and np.array_equal(dist, ref_dist), f"threads={threads}"
 
 
 def test_same_inputs_give_byte_identical_projects(tmp_path):
