@@ -47,7 +47,7 @@ TEMPLATES = {
 
 
 @dataclass(frozen=True)
-class TestQueries:
+class QuerySet:
     """Host queries (float, as the dataset gives them) and their exact nearest neighbours."""
 
     queries: np.ndarray  # [nq, d]
@@ -98,7 +98,7 @@ def _single_slr(design: IvfPqDesign) -> str | None:
 
 
 def render_project(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, *, board: Board | None = None, platform: str | None = None
+    design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, *, board: Board | None = None, platform: str | None = None
 ) -> tuple[dict[str, bytes], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     board = board or load_board(design.board)
@@ -184,7 +184,7 @@ def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None
 
 
 def generate_hls(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, platform: str | None = None, force: bool = False
+    design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, out: Path, *, platform: str | None = None, force: bool = False
 ) -> HlsProject:
     """Render and write the project of `design` into `out` (see the module docstring)."""
     files, images = render_project(design, data, test, platform=platform)

@@ -22,27 +22,41 @@ from fanns.numerics import IvfPqFormat, split_keys
 from fanns.sim.csim import compile_program
 
 
-def build_library(project: Path, build_dir: Path | None = None) -> Path:
-    """Compile the project's kernel and C-simulation library (cached by content); its path."""
-    project = Path(project)
-    src = project / "src"
-    if not (project / PROJECT_FILE).is_file():
+def project_record(project: Path) -> dict:
+    path = Path(project) / PROJECT_FILE
+    if not path.is_file():
         raise FannsError(f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first")
-    return compile_program([src / "csim_lib.cpp", src / "kernel.cpp"], Path(build_dir or project / "build" / "csim_lib"), include_dirs=[src], shared=True)
+    return json.loads(path.read_text())
+
+
+def build_library(project: Path, build_dir: Path | None = None, threads: bool = False) -> Path:
+    """Compile the project's kernel and C-simulation library (cached by content); its path.
+    `threads`: every dataflow process a thread, every FIFO of its declared depth (fanns_hls.h)."""
+    project = Path(project)
+    project_record(project)
+    src = project / "src"
+    return compile_program(
+        [src / "csim_lib.cpp", src / "kernel.cpp"], Path(build_dir or project / "build" / "csim_lib"),
+        defines={"FANNS_CSIM_THREADS": 1} if threads else None, include_dirs=[src], shared=True,
+    )
 
 
 class HlsCsim:
-    """The generated kernel of `project`, loaded in-process with its memory images."""
+    """The generated kernel of `project`, loaded in-process with its memory images.
 
-    def __init__(self, project: Path, build_dir: Path | None = None):
+    `threads=False` runs the dataflow processes one after another with unbounded FIFOs (fast,
+    like Vitis C simulation); `threads=True` runs them concurrently with FIFOs of their declared
+    depths, so a deadlock or data left in a FIFO fails the search (a check of the FIFO depths)."""
+
+    def __init__(self, project: Path, build_dir: Path | None = None, threads: bool = False):
         self.project = Path(project)
-        record = json.loads((self.project / PROJECT_FILE).read_text())
+        record = project_record(self.project)
         io = record["io"]
         self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
         self.format = IvfPqFormat.from_dict(record["format"])
         self.metric = record["metric"]
         self.k = int(record["k"])
-        lib = ctypes.CDLL(str(build_library(self.project, build_dir)))
+        lib = ctypes.CDLL(str(build_library(self.project, build_dir, threads)))
         lib.fanns_csim_open.restype = ctypes.c_void_p
         lib.fanns_csim_open.argtypes = [ctypes.c_char_p]
         lib.fanns_csim_error.restype = ctypes.c_char_p
@@ -71,9 +85,13 @@ class HlsCsim:
             raise RuntimeError(f"C simulation of {self.project} failed: {self._lib.fanns_csim_error().decode()}")
         return self.io.unpack_results(out.raw, nq)
 
+    def search_keys(self, queries: np.ndarray) -> np.ndarray:
+        """Float queries [nq, d] (quantised here as the host does) -> result keys [nq, K]."""
+        return self.search_keys_fx(host_queries(self.format, self.metric, queries))
+
     def search(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Float queries [nq, d] -> (ids int64 [nq, K], fixed-point distances uint64 [nq, K])."""
-        dist, ids = split_keys(self.search_keys_fx(host_queries(self.format, self.metric, queries)))
+        dist, ids = split_keys(self.search_keys(queries))
         return ids.astype(np.int64), dist
 
     def close(self) -> None:

@@ -1,0 +1,79 @@
+"""`fanns generate-hls DESIGN.yaml --index EXPLORE_DIR --out PROJECT`: the Vitis HLS project of a
+design (`fanns.codegen.hls`), optionally checked at once by C simulation (`--csim`)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+
+def csim_check(project: Path, queries: np.ndarray, groundtruth: np.ndarray, expected_keys: np.ndarray, build_dir: Path | None = None) -> dict:
+    """Run the project's kernel in C simulation on `queries`: mismatching queries against the
+    reference model's keys, and R@K against the exact neighbours."""
+    from fanns.codegen.hls_csim import HlsCsim
+    from fanns.explore.sweep import recall_at
+
+    from fanns.numerics import split_keys
+
+    with HlsCsim(project, build_dir) as sim:
+        keys = sim.search_keys(queries)
+    _, ids = split_keys(keys)
+    return {
+        "queries": int(keys.shape[0]),
+        "mismatches": int((keys != expected_keys).any(1).sum()),
+        "recall": recall_at(ids.astype(np.int64), groundtruth, keys.shape[1]),
+    }
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fanns.codegen.hls import generate_hls
+    from fanns.codegen.inputs import load_inputs
+    from fanns.codegen.memimage import image_summary
+
+    console = Console()
+    inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
+    out = Path(args.out)
+    project = generate_hls(inputs.design, inputs.data, inputs.test, out, platform=args.platform, force=args.force)
+    d = inputs.design
+    console.print(f"wrote {out}: {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board} ({len(project.files)} files)", highlight=False)
+    for name, (lines, size) in project.code_sizes().items():
+        console.print(f"  {name:22s} {lines:6d} lines {size:10,d} bytes", highlight=False)
+    console.print("memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()), highlight=False)
+    if args.csim:
+        expected = np.fromfile(out / "data" / "reference_keys.bin", dtype="<u8").reshape(-1, d.k)
+        res = csim_check(out, inputs.test.queries, inputs.test.groundtruth, expected)
+        hw = inputs.hw_recall()
+        console.print(
+            f"C simulation: {res['queries']} queries, {res['mismatches']} differ from the reference model; "
+            f"R@{d.k} = {res['recall']:.6f}" + (f" (explorer's hardware recall {hw:.6f})" if hw is not None else ""),
+            highlight=False,
+        )
+        if res["mismatches"]:
+            return 1
+    else:
+        console.print(f"check it: make -C {out} csim", highlight=False)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "generate-hls",
+        help="generate the Vitis HLS project (kernel, hosts, build files, memory images) of an IVF-PQ design",
+        description=(
+            "Render an IVF-PQ design (design.yaml from `fanns dse`) into a Vitis project: the HLS C++ kernel with "
+            "the design's PEs and FIFOs, connectivity.cfg, a Makefile (csim, sw_emu, hw_emu, hw), an XRT host, "
+            "the device memory images of the trained index and test queries with their exact neighbours."
+        ),
+    )
+    p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
+    p.add_argument("--index", required=True, metavar="EXPLORE_DIR", help="the exploration folder holding the design's trained index")
+    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
+    p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
+    p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
+    p.add_argument("--platform", help="Vitis platform (default: the board file's)")
+    p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
+    p.add_argument("--csim", action="store_true", help="run the generated kernel in C simulation on the test queries and compare with the reference model")
+    p.set_defaults(func=_cmd)

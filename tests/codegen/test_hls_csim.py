@@ -1,0 +1,99 @@
+"""Generated HLS kernels in C simulation on real data: for several designs (OPQ on and off,
+on-chip / streamed / fetched centroids, HBM and DDR boards, irregular PE counts), every query's
+top-K ids and distances equal the reference model bit for bit, and the recall equals the
+explorer's hardware-faithful recall."""
+import subprocess
+
+import numpy as np
+import pytest
+
+from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.codegen.designs import pinned_design
+from fanns.codegen.hls import QuerySet, generate_hls
+from fanns.codegen.hls_csim import HlsCsim
+from fanns.explore.sweep import recall_at
+from tests.codegen.conftest import GOAL
+
+# name: (dataset, opq, board, nprobe (None: the explorer's for GOAL), K, ivf (PEs, lanes, storage),
+#        lut (PEs, lanes, centroids), pq (PEs, channels))
+DESIGNS = {
+    "sift-opq-onchip": ("sift", True, "u55c", None, 10, (3, 16, "bram"), (2, 16, "bram"), (5, 2)),
+    "sift-stream-11ivf": ("sift", False, "u55c", None, 10, (11, 16, "stream"), (1, 32, "memory"), (11, 4)),
+    "sift-ddr-k25": ("sift", False, "u250", 7, 25, (4, 32, "uram"), (3, 8, "memory"), (7, 2)),
+    "sift-opq-13pq": ("sift", True, "u55c", 9, 10, (6, 8, "stream"), (4, 16, "uram"), (13, 5)),
+    "deep-d96": ("deep", False, "u55c", 8, 10, (5, 32, "stream"), (3, 8, "bram"), (9, 3)),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(DESIGNS))
+def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
+    dataset, opq, board, nprobe, k, ivf, lut, pq = DESIGNS[request.param]
+    if dataset == "sift":
+        ex = sift_exploration[opq]
+        data, fmt, queries, gt = ex.data, ex.fmt, ex.queries, ex.groundtruth
+        hw_recall = ex.record["goals"][GOAL]["hw_recall"] if nprobe is None else None
+        nprobe = nprobe or ex.record["goals"][GOAL]["nprobe"]
+    else:
+        data, fmt, queries, gt = deep_index
+        hw_recall = None
+    design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
+    folder = tmp_path_factory.mktemp(request.param) / "project"
+    generate_hls(design, data, QuerySet(queries, gt), folder)
+    sim = HlsCsim(folder, build_root / "hls_csim")
+    yield {"name": request.param, "design": design, "data": data, "fmt": fmt, "queries": queries, "gt": gt,
+           "hw_recall": hw_recall, "folder": folder, "sim": sim}
+    sim.close()
+
+
+def test_csim_equals_reference_bit_for_bit(case):
+    design = case["design"]
+    ids, dist = case["sim"].search(case["queries"])
+    ref_dist, ref_ids = IvfPqReference(case["data"], case["fmt"]).search(case["queries"], design.nprobe, design.k)
+    assert ids.shape == (case["queries"].shape[0], design.k)
+    mismatching = int(((ids != ref_ids) | (dist != ref_dist)).any(1).sum())
+    assert mismatching == 0, f"{case['name']}: {mismatching} queries differ from the reference model"
+    assert (ids[:, 0] < case["data"].ntotal).all()  # real neighbours, not padding
+
+
+AT_GOAL = [name for name, spec in sorted(DESIGNS.items()) if spec[3] is None]
+
+
+@pytest.mark.parametrize("case", AT_GOAL, indirect=True)
+def test_recall_equals_explorers_hardware_recall(case):
+    ids, _ = case["sim"].search(case["queries"])
+    assert round(recall_at(ids, case["gt"], 10), 6) == case["hw_recall"]
+
+
+def test_batches_of_any_size_give_the_same_keys(case):
+    sim, q = case["sim"], case["queries"][:37]
+    whole = sim.search_keys(q)
+    parts = np.concatenate([sim.search_keys(q[i : i + 5]) for i in range(0, 37, 5)])
+    assert np.array_equal(whole, parts)
+    assert sim.search_keys(q[:0]).shape == (0, case["design"].k)
+
+
+@pytest.mark.parametrize("case", ["sift-opq-onchip"], indirect=True)
+def test_makefile_csim_target_checks_the_test_set(case):
+    """`make csim` builds with plain g++ -Wall -Werror and exits 0 only when no query differs from
+    the reference model's keys in data/."""
+    folder = case["folder"]
+    run = subprocess.run(["make", "-C", str(folder), "csim"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "queries differing from the reference model: 0" in run.stdout
+    assert f"R@10 = {case['hw_recall']:.4f}" in run.stdout
+    # a corrupted reference file must make the same program fail
+    keys = folder / "data" / "reference_keys.bin"
+    raw = bytearray(keys.read_bytes())
+    raw[3] ^= 0x10
+    keys.write_bytes(bytes(raw))
+    run = subprocess.run([str(folder / "build" / "csim" / "host_csim"), str(folder)], capture_output=True, text=True)
+    assert run.returncode == 1 and "queries differing from the reference model: 1" in run.stdout
+
+
+@pytest.mark.parametrize("case", ["sift-opq-13pq", "sift-stream-11ivf"], indirect=True)
+def test_dataflow_threads_with_declared_fifo_depths(case, build_root):
+    """Every process a thread, every FIFO of the depth the kernel declares: the region neither
+    deadlocks nor leaves data behind, and the results are the same."""
+    q = case["queries"][:40]
+    with HlsCsim(case["folder"], build_root / "hls_csim", threads=True) as sim:
+        assert np.array_equal(sim.search_keys(q), case["sim"].search_keys(q))

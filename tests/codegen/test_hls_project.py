@@ -1,0 +1,171 @@
+"""The generated HLS project as files: byte-identical for the same inputs, kernel arguments and
+connectivity.cfg in agreement, warning-free g++ builds of the kernel and hosts, C simulation of
+corner cases (empty lists, codes wider than a memory beat, 512-bit ports), clear errors and no
+half-written output."""
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.boards import load_board
+from fanns.codegen.designs import pinned_design
+from fanns.codegen.hls import PROJECT_FILE, QuerySet, generate_hls, render_project
+from fanns.codegen.hls_csim import HlsCsim
+from fanns.errors import FannsError
+from fanns.resources import shared_dir
+from fanns.sim.csim import compile_program
+from tests.codegen.helpers import random_format, random_index
+
+# name: (d, m, opq, board, nprobe, k, ivf, lut, pq)
+SMALL = {
+    "onchip-opq": (32, 8, True, "u55c", 4, 7, (3, 8, "bram"), (2, 8, "bram"), (5, 2)),
+    "stream-memory": (32, 8, False, "u55c", 5, 9, (5, 8, "stream"), (3, 16, "memory"), (7, 3)),
+    "wide-codes-m64": (128, 64, False, "u55c", 3, 5, (2, 32, "bram"), (3, 16, "bram"), (3, 1)),
+    "ddr512-m4": (48, 4, True, "u250", 6, 12, (12, 16, "uram"), (5, 8, "memory"), (4, 2)),
+}
+
+
+def small_case(name, seed=0):
+    d, m, opq, board, nprobe, k, ivf, lut, pq = SMALL[name]
+    data = random_index(d=d, m=m, opq=opq, seed=seed)
+    fmt = random_format(d, m)
+    design = pinned_design(data, fmt, board=board, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
+    rng = np.random.default_rng(seed)
+    queries = rng.standard_normal((40, d)).astype(np.float32)
+    gt = np.argsort(rng.random((40, data.ntotal)), axis=1)[:, :k]
+    return design, data, QuerySet(queries, gt)
+
+
+def tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_csim_of_corner_cases_equals_reference(name, tmp_path, build_root):
+    """Sequential C simulation, and the threaded one (every process concurrent, every FIFO of its
+    declared depth: no deadlock, no data left behind), both bit-exact."""
+    design, data, test = small_case(name)
+    generate_hls(design, data, test, tmp_path / "p")
+    ref_dist, ref_ids = IvfPqReference(data, design.format).search(test.queries, design.nprobe, design.k)
+    for threads in (False, True):
+        with HlsCsim(tmp_path / "p", build_root / "hls_csim", threads=threads) as sim:
+            ids, dist = sim.search(test.queries)
+        assert np.array_equal(ids, ref_ids) and np.array_equal(dist, ref_dist), f"threads={threads}"
+
+
+def test_same_inputs_give_byte_identical_projects(tmp_path):
+    design, data, test = small_case("stream-memory", seed=5)
+    generate_hls(design, data, test, tmp_path / "a")
+    generate_hls(design, data, test, tmp_path / "nested" / "b")
+    a, b = tree(tmp_path / "a"), tree(tmp_path / "nested" / "b")
+    assert a == b
+    assert {"src/kernel.cpp", "src/kernel.h", "src/index_rom.h", "src/host.cpp", "src/host_csim.cpp", "src/csim_lib.cpp",
+            "src/fanns_hls.h", "connectivity.cfg", "Makefile", "README.md", "images/manifest.json", PROJECT_FILE,
+            "data/queries.bin", "data/groundtruth.bin", "data/reference_keys.bin", "design.yaml"} <= set(a)
+    for name, content in a.items():
+        if not name.endswith(".bin"):
+            assert str(tmp_path).encode() not in content, f"{name} holds an absolute path"
+    other, _ = render_project(design, data, QuerySet(test.queries[:-1], test.groundtruth[:-1]))
+    assert other["src/kernel.cpp"] == a["src/kernel.cpp"] and other["data/queries.bin"] != a["data/queries.bin"]
+
+
+def _kernel_ports(files):
+    header = files["src/kernel.h"].decode()
+    proto = header[header.index('extern "C"') :]
+    args = re.findall(r"^\s+(const )?(IoBeat|PqBeat)\* (\w+),", proto, re.M)
+    pragmas = dict(re.findall(r"HLS INTERFACE mode=m_axi port=(\w+) bundle=(\w+)", files["src/kernel.cpp"].decode()))
+    cfg = files["connectivity.cfg"].decode()
+    sp = re.findall(r"^sp=fanns_ivfpq_1\.(\w+):(HBM|DDR)\[(\d+)\]$", cfg, re.M)
+    return [a[2] for a in args], pragmas, sp, cfg
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_connectivity_and_kernel_arguments_agree(name):
+    design, data, test = small_case(name)
+    files, images = render_project(design, data, test)
+    args, pragmas, sp, cfg = _kernel_ports(files)
+    board = load_board(design.board)
+    # every pointer argument is an m_axi port, mapped exactly once
+    assert sorted(pragmas) == sorted(args)
+    assert sorted(port for port, _, _ in sp) == sorted(args)
+    assert len({port for port, _, _ in sp}) == len(sp)
+    bank = {port: (kind, int(ch)) for port, kind, ch in sp}
+    # one bundle per channel: ports share a bundle exactly when they share a channel
+    by_bundle = {}
+    for port, bundle in pragmas.items():
+        by_bundle.setdefault(bundle, set()).add(bank[port])
+    assert all(len(b) == 1 for b in by_bundle.values())
+    assert len({next(iter(b)) for b in by_bundle.values()}) == len(by_bundle)
+    # no channel beyond the board's range, and each port where design.yaml put its use
+    count = {("HBM" if g.kind == "hbm" else "DDR"): g.count for g in board.memory}
+    assert all(ch < count[kind] for kind, ch in bank.values())
+    where = {(c.use, c.channel) for c in design.memory}
+    assert ("io", bank["queries"][1]) in where and bank["queries"] == bank["results"]
+    for img in images.images:
+        if img.memory is not None:
+            assert (img.use, bank[img.name][1]) == (img.use, img.channel) and (img.use, img.channel) in where
+    assert f"platform={board.platform}" in cfg and f"freqHz={int(design.clock_mhz * 1e6)}:fanns_ivfpq_1" in cfg
+    # the XRT host passes exactly these buffers, in this order
+    call = re.search(r"= krnl\((.*)\);", files["src/host.cpp"].decode()).group(1).split(", ")
+    assert len(call) == len(args) + 1 and call[:2] == ["query_bo", "result_bo"]
+
+
+def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
+    """host_csim (g++ -Wall -Wextra -Werror) runs the test set and reports 0 mismatches; the XRT
+    host passes g++'s checks against the XRT API subset it uses (declarations in
+    tests/codegen/xrt_api, since XRT is not installed here)."""
+    design, data, test = small_case("onchip-opq", seed=2)
+    folder = tmp_path / "p"
+    generate_hls(design, data, test, folder)
+    exe = compile_program([folder / "src" / "host_csim.cpp", folder / "src" / "kernel.cpp"], build_root / "host_csim", include_dirs=[folder / "src"])
+    run = subprocess.run([str(exe), str(folder), "7"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "40 queries in batches of 7" in run.stdout and "reference model: 0" in run.stdout
+    xrt = shared_dir("templates").parent / "tests" / "codegen" / "xrt_api"
+    check = subprocess.run(
+        ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{xrt}", f"-I{folder / 'src'}", str(folder / "src" / "host.cpp")],
+        capture_output=True, text=True,
+    )
+    assert check.returncode == 0, check.stderr
+
+
+def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
+    design, data, test = small_case("onchip-opq")
+    with pytest.raises(FannsError, match="no Vitis platform"):
+        generate_hls(pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)), data, test, tmp_path / "x")
+    with pytest.raises(FannsError, match="cannot be connected"):
+        generate_hls(pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)), data, test, tmp_path / "x",
+                     platform="xilinx_zcu104_base_202210_1")
+    with pytest.raises(FannsError, match="would never get a probe"):
+        generate_hls(pinned_design(data, design.format, nprobe=2, k=5, lut=(3, 8, "bram")), data, test, tmp_path / "x")
+    with pytest.raises(FannsError, match="test queries"):
+        generate_hls(design, data, QuerySet(test.queries[:, :5], test.groundtruth), tmp_path / "x")
+    assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(FannsError, match="already exists"):
+        generate_hls(design, data, test, tmp_path / "mine")
+    with pytest.raises(FannsError, match="not a generated project"):
+        generate_hls(design, data, test, tmp_path / "mine", force=True)
+    generate_hls(design, data, test, tmp_path / "p")
+    generate_hls(design, data, test, tmp_path / "p", force=True)  # a project may be replaced
+    with pytest.raises(FannsError, match="not a generated HLS project"):
+        HlsCsim(tmp_path / "mine")
+
+
+def test_corrupted_image_is_caught_by_the_simulation(tmp_path, build_root):
+    """The C simulation is a real check: one flipped code byte in a channel image changes results."""
+    design, data, test = small_case("onchip-opq", seed=3)
+    folder = tmp_path / "p"
+    generate_hls(design, data, test, folder)
+    expected = np.fromfile(folder / "data" / "reference_keys.bin", dtype="<u8").reshape(-1, design.k)
+    img = folder / "images" / "pq_codes_0.bin"
+    raw = bytearray(img.read_bytes())
+    header = -(-data.nlist * 16 // 32) * 32
+    for pos in range(header, len(raw), 7):
+        raw[pos] ^= 0xFF
+    img.write_bytes(bytes(raw))
+    with HlsCsim(folder, build_root / "hls_csim") as sim:
+        keys = sim.search_keys(test.queries)
+    assert (keys != expected).any(1).sum() > 0

@@ -1,0 +1,19 @@
+// See xrt_device.h: declarations for a syntax check of the generated host only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "xrt_device.h"
+
+enum xclBOSyncDirection { XCL_BO_SYNC_BO_TO_DEVICE = 0, XCL_BO_SYNC_BO_FROM_DEVICE };
+
+namespace xrt {
+using memory_group = uint32_t;
+class bo {
+ public:
+  bo(const device& device, size_t size, memory_group group);
+  void write(const void* src, size_t size, size_t seek);
+  void read(void* dst, size_t size, size_t skip);
+  void sync(xclBOSyncDirection direction, size_t size, size_t offset);
+};
+}  // namespace xrt
