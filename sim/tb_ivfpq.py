@@ -10,9 +10,9 @@ compared bit for bit with the reference model's keys.
 Parameters (FANNS_TB_PARAMS): `regmap` (regmap.json), `images` (folder with manifest.json),
 `queries` (query buffer file), `io_port_bits`, `channels`, `latency`, `pause` (probability of a
 random ready/valid pause per cycle on every RAM channel), `runs`: [{nq, first, nprobe, k,
-expected (uint64 keys [nq, k] file), stride (bytes per query's results)}], `bad_params` (also
-check that an out-of-range nprobe is refused). Report: per run the mismatching queries and keys,
-the cycle registers and the status word.
+expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (file to write the
+result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused).
+Report: per run the mismatching queries and keys, the cycle registers and the status word.
 """
 import logging
 
@@ -134,6 +134,7 @@ async def search_runs(dut, p: dict) -> None:
         sim_cycles = await run_once(dut, csr, p.get("timeout", 20_000_000))
         raw = np.frombuffer(io.read(layout[f"results{i}"], nq * stride), dtype=np.uint8).reshape(nq, stride)
         got = np.ascontiguousarray(raw[:, : 8 * k]).view("<u8").reshape(nq, k)
+        got.tofile(run["keys"])
         expected = np.fromfile(run["expected"], dtype="<u8").reshape(nq, -1)[:, :k]
         bad_rows = np.nonzero((got != expected).any(1))[0]
         row = {

@@ -46,10 +46,10 @@ def pinned_design(
     stages = Stages(
         opq=OpqStage(opq_lanes) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
-        sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits),
+        sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, A.SELECTORS[sel_cells].params[0]),
         build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
         pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits),
-        sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits),
+        sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, A.SELECTORS[sel_k].params[0]),
     )
     from fanns.model.dse import memory_plan
 

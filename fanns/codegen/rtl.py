@@ -20,10 +20,10 @@ import yaml
 from fanns import __version__
 from fanns.arch.design import IvfPqDesign
 from fanns.arch.ivfpq_hw import IvfPqHw
-from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.arch.ivfpq_streams import DesignReference
 from fanns.boards import Board, load_board
 from fanns.codegen import memimage
-from fanns.codegen.hls import PROJECT_FILE, TestQueries, write_files
+from fanns.codegen.hls import PROJECT_FILE, QuerySet, write_files
 from fanns.errors import FannsError
 from fanns.explore.faiss_index import IvfPqIndexData
 
@@ -65,30 +65,34 @@ def rtl_files(hw: IvfPqHw) -> dict[str, bytes]:
     }
 
 
-def test_files(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: memimage.MemoryImages) -> dict[str, bytes]:
+def test_files(design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, images: memimage.MemoryImages) -> dict[str, bytes]:
     """Quantised test queries, their exact neighbours and the reference model's keys (`data/`)."""
     queries, gt = np.asarray(test.queries), np.asarray(test.groundtruth)
     if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
         raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}", hint="use queries of the dataset the index was trained on")
     if gt.ndim != 2 or gt.shape[0] != queries.shape[0] or gt.shape[1] < design.k:
         raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {design.k}], got {gt.shape}")
-    ref = IvfPqReference(data, design.format)
+    ref = DesignReference(design, data)
     return {
-        "data/queries.bin": images.io.pack_queries(ref.quantize_queries(queries)),
+        "data/queries.bin": images.io.pack_queries(ref.ref.quantize_queries(queries)),
         "data/groundtruth.bin": np.ascontiguousarray(gt[:, : design.k].astype("<u4")).tobytes(),
-        "data/reference_keys.bin": np.ascontiguousarray(ref.search_keys(queries, design.nprobe, design.k).astype("<u8")).tobytes(),
+        "data/reference_keys.bin": np.ascontiguousarray(ref.search_keys(queries).astype("<u8")).tobytes(),
     }
 
 
 @dataclass(frozen=True)
 class RtlProject:
+    """A written project: its folder, every file with its size, the RTL view and the images."""
+
     path: Path
     files: dict[str, int]
     hw: IvfPqHw
+    images: memimage.MemoryImages
 
 
-def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None) -> tuple[dict[str, bytes], IvfPqHw]:
-    """Every file of the RTL project (relative path -> bytes)."""
+def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, board: Board | None = None
+                       ) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
+    """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
     board = board or load_board(design.board)
     hw = IvfPqHw.from_design(design, board)
     images = memimage.pack(design, data, board)
@@ -109,11 +113,11 @@ def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQuer
         "test": {"nq": int(np.asarray(test.queries).shape[0]), "gt_k": design.k},
     }
     files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
-    return files, hw
+    return files, hw, images
 
 
-def generate_rtl(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, force: bool = False) -> RtlProject:
+def generate_rtl(design: IvfPqDesign, data: IvfPqIndexData, test: QuerySet, out: Path, *, force: bool = False) -> RtlProject:
     """Render and write the RTL project of `design` into `out` (atomically)."""
-    files, hw = render_rtl_project(design, data, test)
+    files, hw, images = render_rtl_project(design, data, test)
     write_files(files, Path(out), force)
-    return RtlProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, hw)
+    return RtlProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, hw, images)

@@ -5,10 +5,13 @@ the project's test queries through the whole accelerator against memory models h
 project's memory images, checking the result keys bit for bit against expected keys (the
 project's `data/reference_keys.bin` for the design's nprobe and K, or keys the caller computed
 for other run-time values). `measured_interval` turns the accelerator's own cycle registers into
-the steady-state cycles per query that the performance model predicts.
+the steady-state cycles per query that the performance model predicts, and `predicted_timings`
+is that prediction for exactly the simulated queries (their probed cells, found from the
+project's quantised queries and ROM images with the fixed-point stage functions).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -16,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.arch import ivfpq as A
 from fanns.arch.design import IvfPqDesign
 from fanns.arch.ivfpq_hw import IvfPqHw
 from fanns.boards import load_board
 from fanns.codegen.hls import PROJECT_FILE
+from fanns.codegen.memimage import TABLE_WORDS, MemoryImages, elem_dtype
 from fanns.codegen.rtl import TOP
 from fanns.errors import FannsError
 from fanns.sim.rtl import RtlSim
@@ -47,6 +52,14 @@ class Run:
     expected: Path | None = None
 
 
+def test_queries_fx(project: Path, record: dict, fmt) -> np.ndarray:
+    """The project's quantised test queries [nq, d] (int64), unpacked from `data/queries.bin`."""
+    io = record["io"]
+    stride = io["query_beats"] * io["port_bits"] // 8
+    raw = np.fromfile(Path(project) / "data" / "queries.bin", dtype=np.uint8).reshape(-1, stride)
+    return np.ascontiguousarray(raw[:, : fmt.d * io["elem_bytes"]]).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
+
+
 def measured_interval(run: dict) -> float:
     """Steady-state cycles per query of a run: the span between the first and the last query's
     completion over the queries in between (pipeline fill excluded)."""
@@ -68,6 +81,25 @@ class RtlProjectSim:
         text = (self.project / "rtl" / f"{TOP}.v").read_text()
         tag = hashlib.sha256(text.encode()).hexdigest()[:16]
         self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
+
+    def probed_sizes(self, first: int, nq: int, nprobe: int) -> np.ndarray:
+        """[nq, nprobe] sizes of the cells the test queries first .. first+nq-1 probe."""
+        fmt = self.design.format
+        images = MemoryImages.read(self.project / "images")
+        q_fx = test_queries_fx(self.project, self.record, fmt)[first : first + nq]
+        if self.design.index.opq:
+            q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
+        centroids = images.get("centroids").array().astype(np.int64)
+        cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
+        table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
+        sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
+        return sizes[cells]
+
+    def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, A.StageTiming]:
+        """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`)."""
+        nprobe = nprobe or self.design.nprobe
+        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
+        return A.stage_timings(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
 
     @property
     def test_queries(self) -> int:
@@ -92,7 +124,8 @@ class RtlProjectSim:
                 expected = self.sim.build_dir / f"expected_{r.first}_{r.nq}.bin"
                 keys.tofile(expected)
             specs.append({"nq": r.nq, "first": r.first, "nprobe": r.nprobe, "k": r.k, "expected": str(expected),
-                          "stride": io["result_beats"] * io["port_bits"] // 8})
+                          "stride": io["result_beats"] * io["port_bits"] // 8,
+                          "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin")})
         params = {
             "regmap": str(self.project / "rtl" / "regmap.json"),
             "images": str(self.project / "images"),
@@ -104,4 +137,7 @@ class RtlProjectSim:
             "bad_params": bad_params,
             "runs": specs,
         }
-        return self.sim.run("tb_ivfpq", params)
+        out = self.sim.run("tb_ivfpq", params)
+        for spec, row in zip(specs, out["runs"]):
+            row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
+        return out
