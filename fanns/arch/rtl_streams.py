@@ -11,14 +11,16 @@ exercises every one of them under back-pressure from the real PEs.
 * `Regroup` turns words of a bits into words of b bits when one divides the other (lanes of one
   stage to lanes of the next), one output word per cycle.
 * `BeatSplitter` turns AXI read-master words `{data, keep, last}` plus a routing `tag` into
-  words of another width, dropping pieces whose bytes the master did not keep (the tail of a
-  transfer that ends inside a beat).
+  words of another width (the `stream_unpack` PE, or a gathering `Regroup`), dropping pieces
+  whose bytes the master did not keep (the tail of a transfer that ends inside a beat).
 """
 from __future__ import annotations
 
 from amaranth import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
+
+from fanns.pe.stream_unpack import StreamUnpackComponent
 
 
 def link(m: Module, src, dst) -> None:
@@ -121,10 +123,10 @@ def word_layout(word_bits: int, tag_bits: int) -> data.StructLayout:
 class BeatSplitter(wiring.Component):
     """Read-master beats `{data, keep, last, tag}` to words `{data, last, tag}` of `word_bits`.
 
-    Splitting (word no wider than a beat): a piece leaves only if the master kept its first byte
-    (pieces never straddle the transfer's end, since transfers hold whole words); `last` marks the
-    final kept piece of a `last` beat. Gathering (word wider than a beat): every beat is whole;
-    the word carries the `last` and `tag` of its final beat.
+    Splitting (word no wider than a beat, `stream_unpack`): a piece leaves only if the master kept
+    its first byte (pieces never straddle the transfer's end, since transfers hold whole words);
+    `last` marks the final kept piece of a `last` beat. Gathering (word wider than a beat): every
+    beat is whole; the word carries the `last` and `tag` of its final beat.
     """
 
     def __init__(self, beat_bits: int, word_bits: int, tag_bits: int = 1):
@@ -137,42 +139,30 @@ class BeatSplitter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        take = self.i.valid & self.i.ready
         if self.word_bits > self.beat_bits:
             m.submodules.gather = g = Regroup(self.beat_bits, self.word_bits)
             m.d.comb += [
                 g.i.valid.eq(self.i.valid), g.i.payload.eq(self.i.payload.data), self.i.ready.eq(g.i.ready),
                 self.o.valid.eq(g.o.valid), self.o.payload.data.eq(g.o.payload), g.o.ready.eq(self.o.ready),
             ]
-            with m.If(self.i.valid & self.i.ready):
+            with m.If(take):
                 m.d.sync += [self.o.payload.last.eq(self.i.payload.last), self.o.payload.tag.eq(self.i.payload.tag)]
             return m
         r = self.beat_bits // self.word_bits
         step = self.word_bits // 8
-        word = Signal(self.beat_bits)
-        mask = Signal(r)  # pieces still to emit
-        last, tag = Signal(), Signal(self.tag_bits)
-        lowest, rest = Signal(r), Signal(r)
-        m.d.comb += [lowest.eq(mask & (~mask + 1)), rest.eq(mask & ~lowest)]
-        index = Signal(range(max(2, r)))
-        for bit in range(len(index)):
-            m.d.comb += index[bit].eq(Cat(*(lowest[j] for j in range(r) if j >> bit & 1)).any())
+        m.submodules.unpack = u = StreamUnpackComponent(self.word_bits, r)
+        keep = self.i.payload.keep
         m.d.comb += [
-            self.o.valid.eq(mask != 0),
-            self.o.payload.data.eq(word.word_select(index, self.word_bits) if r > 1 else word),
-            self.o.payload.last.eq(last & (rest == 0)),
-            self.o.payload.tag.eq(tag),
-            self.i.ready.eq((mask == 0) | (self.o.ready & (rest == 0))),
+            u.i.valid.eq(self.i.valid), self.i.ready.eq(u.i.ready),
+            u.i.payload.data.eq(self.i.payload.data),
+            u.i.payload.keep.eq(Cat(*(keep[j * step] for j in range(r)))),
+            u.i.payload.last.eq(self.i.payload.last),
+            self.o.valid.eq(u.o.valid), u.o.ready.eq(self.o.ready),
+            self.o.payload.data.eq(u.o.payload.item), self.o.payload.last.eq(u.o.payload.last),
         ]
-        with m.If(self.o.valid & self.o.ready):
-            m.d.sync += mask.eq(rest)
-        with m.If(self.i.valid & self.i.ready):
-            keep = self.i.payload.keep
-            m.d.sync += [
-                word.eq(self.i.payload.data),
-                mask.eq(Cat(*(keep[j * step] for j in range(r)))),
-                last.eq(self.i.payload.last),
-                tag.eq(self.i.payload.tag),
-            ]
+        with m.If(take):
+            m.d.sync += self.o.payload.tag.eq(self.i.payload.tag)
         return m
 
 
