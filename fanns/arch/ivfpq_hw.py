@@ -34,9 +34,7 @@ TABLE_RECORD_BITS = 32 * MI.TABLE_WORDS
 TABLE_FIELD_BITS = 32
 RESULT_BITS = 8 * MI.KEY_BYTES
 """One result key in device memory (uint64)."""
-LUT_FIFO_DEPTH = 2 * A.KSUB
-"""Each BuildLUT PE's output FIFO holds two whole LUTs, so the PEs work in parallel while PQDist
-takes the LUTs in probe order (a shallower FIFO stalls PE j+1 until LUT j has been consumed)."""
+LUT_FIFO_DEPTH = A.LUT_FIFO_DEPTH
 CSR_ADDR_BITS = 12
 
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "query")
