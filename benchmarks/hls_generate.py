@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import IvfPqStreams
+from fanns.arch.ivfpq_streams import DesignReference
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import TestQueries, generate_hls
 from fanns.codegen.hls_csim import HlsCsim
@@ -57,7 +57,7 @@ def main() -> None:
             code = project.code_sizes()
             print(f"\n{name}: generated in {t_gen:.2f} s, {len(project.files)} files, "
                   f"kernel.cpp {code['src/kernel.cpp'][0]} lines, images {sum(i.nbytes for i in project.images.images):,} bytes")
-            expected = IvfPqStreams(design, ref).search_keys(queries)
+            expected = DesignReference(design, ref).search_keys(queries)
             if design.stages.sel_k.s1 < design.k:
                 exact = ref.search_keys(queries, design.nprobe, design.k)
                 print(f"  AHPQ level-1 length {design.stages.sel_k.s1} < K: {int((expected != exact).any(1).sum())} of {len(queries)} "

@@ -50,6 +50,11 @@ from fanns.pe.stream_fifo import StreamFifo
 FIFO_DEPTH = 32
 """Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
 LUT RAM sized, deep enough for the 1-D arrays' forwarding registers)."""
+LUT_FIFO_DEPTH = 2 * KSUB
+"""Depth of each BuildLUT PE's LUT FIFO: two whole LUTs. PQDist takes the LUTs in probe order, so
+with a shallow FIFO BuildLUT PE j+1 stalls once its FIFO is full until LUT j has been consumed,
+and the P_lut PEs no longer work in parallel. Two LUTs let every PE finish its LUT while the
+previous one drains, which is the ceil(nprobe/P_lut) * II the model assumes."""
 LANE_CHOICES = (4, 8, 16, 32, 64)
 """Lanes (elements per cycle) offered for the opq, ivf_dist and build_lut PEs; a PE rejects
 the ones that do not divide its vectors."""
@@ -288,7 +293,7 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
         fifo_unit(ctx, "build_lut", "query_fifo", st.lanes * f.vec_bits + 1),
         fifo_unit(ctx, "build_lut", "cell_fifo", ID_BITS + 1),
         pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
-        fifo_unit(ctx, "build_lut", "lut_fifo", f.m * f.lut_bits + 1, st.pes),
+        pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
     ]
     if st.centroids == "memory":
         units.append(pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False))

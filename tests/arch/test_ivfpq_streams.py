@@ -1,11 +1,11 @@
-"""The stream-level accelerator model: equal to the whole-accelerator reference for exact
+"""The design-level reference model (`DesignReference`): equal to the whole-accelerator reference for exact
 selection (HPQ, HSMPQG), and for AHPQ never better than exact, equal to it when the level-1
 queues are long enough, different for some queries when they are cut short."""
 import numpy as np
 import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import IvfPqStreams, expected_keys
+from fanns.arch.ivfpq_streams import DesignReference
 from fanns.codegen.designs import pinned_design
 from tests.codegen.helpers import random_format, random_index
 
@@ -25,7 +25,7 @@ def setup():
 def test_exact_selection_equals_reference(setup, sel, pes):
     data, fmt, queries, ref = setup
     design = pinned_design(data, fmt, nprobe=4, k=6, ivf=(pes[0], 8, "bram"), pq=(pes[1], 2), sel_cells=sel[0], sel_k=sel[1])
-    assert np.array_equal(IvfPqStreams(design, ref).search_keys(queries), ref.search_keys(queries, 4, 6))
+    assert np.array_equal(DesignReference(design, ref).search_keys(queries), ref.search_keys(queries, 4, 6))
 
 
 def test_ahpq_truncation(setup):
@@ -33,10 +33,19 @@ def test_ahpq_truncation(setup):
     exact = ref.search_keys(queries, 5, 20)
     short = pinned_design(data, fmt, nprobe=5, k=20, pq=(8, 2), sel_k="ahpq", sel_params={"ahpq": {"target": 0.05}})
     assert short.stages.sel_k.s1 < 20
-    got = IvfPqStreams(short, ref).search_keys(queries)
-    assert np.array_equal(expected_keys(short, ref, queries), got)
+    got = DesignReference(short, ref).search_keys(queries)
+    assert np.array_equal(DesignReference(short, data).search_keys(queries), got)  # built from the index data
     assert (got >= exact).all()  # the i-th kept key is never smaller than the i-th smallest
     assert 0 < (got != exact).any(1).sum() < len(queries)
     full = pinned_design(data, fmt, nprobe=5, k=20, pq=(8, 2), sel_k="ahpq", sel_params={"ahpq": {"target": 1.0}})
-    assert full.stages.sel_k.s1 == 20
-    assert np.array_equal(IvfPqStreams(full, ref).search_keys(queries), exact)
+    assert short.stages.sel_k.s1 < full.stages.sel_k.s1  # long enough that no query loses a key
+    assert np.array_equal(DesignReference(full, ref).search_keys(queries), exact)
+
+
+def test_run_time_nprobe_and_k(setup):
+    """Fewer probes and results at run time: exact designs give the reference's keys for them."""
+    data, fmt, queries, ref = setup
+    design = pinned_design(data, fmt, nprobe=6, k=10, ivf=(3, 8, "bram"), pq=(5, 2))
+    got = DesignReference(design, ref).search_keys(queries, nprobe=2, k=4)
+    assert got.shape == (len(queries), 4)
+    assert np.array_equal(got, ref.search_keys(queries, 2, 4))

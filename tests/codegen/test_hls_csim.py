@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import IvfPqStreams
+from fanns.arch.ivfpq_streams import DesignReference
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import TestQueries, generate_hls
 from fanns.codegen.hls_csim import HlsCsim
@@ -48,12 +48,12 @@ def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
 
 
 def test_csim_equals_reference_bit_for_bit(case):
-    """Against the stream-level model of the design (`IvfPqStreams`), which is the whole-accelerator
+    """Against the stream-level model of the design (`DesignReference`), which is the whole-accelerator
     reference itself for exact selection (checked here too) and adds AHPQ's level-1 truncation."""
     design = case["design"]
     keys = case["sim"].search_keys(case["queries"])
     ref = IvfPqReference(case["data"], case["fmt"])
-    expected = IvfPqStreams(design, ref).search_keys(case["queries"])
+    expected = DesignReference(design, ref).search_keys(case["queries"])
     assert keys.shape == (case["queries"].shape[0], design.k)
     mismatching = int((keys != expected).any(1).sum())
     assert mismatching == 0, f"{case['name']}: {mismatching} queries differ from the model"

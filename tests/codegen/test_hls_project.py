@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import IvfPqStreams
+from fanns.arch.ivfpq_streams import DesignReference
 from fanns.boards import load_board
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import PROJECT_FILE, TestQueries, generate_hls, render_project
@@ -53,7 +53,7 @@ def test_csim_of_corner_cases_equals_reference(name, tmp_path, build_root):
     design, data, test = small_case(name)
     generate_hls(design, data, test, tmp_path / "p")
     ref = IvfPqReference(data, design.format)
-    expected = IvfPqStreams(design, ref).search_keys(test.queries)
+    expected = DesignReference(design, ref).search_keys(test.queries)
     if design.stages.sel_k.s1 < design.k:  # AHPQ cut short: the test must see it drop results
         assert (expected != ref.search_keys(test.queries, design.nprobe, design.k)).any()
     for threads in (False, True):

@@ -1,0 +1,143 @@
+"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb (`sim/tb_ivfpq.py`).
+
+`RtlProjectSim` builds the project's Verilog once (cached in a build folder) and runs batches of
+the project's test queries through the whole accelerator against memory models holding the
+project's memory images, checking the result keys bit for bit against expected keys (the
+project's `data/reference_keys.bin` for the design's nprobe and K, or keys the caller computed
+for other run-time values). `measured_interval` turns the accelerator's own cycle registers into
+the steady-state cycles per query that the performance model predicts, and `predicted_timings`
+is that prediction for exactly the simulated queries (their probed cells, found from the
+project's quantised queries and ROM images with the fixed-point stage functions).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fanns.arch import ivfpq as A
+from fanns.arch.design import IvfPqDesign
+from fanns.arch.ivfpq_hw import IvfPqHw
+from fanns.boards import load_board
+from fanns.codegen.hls import PROJECT_FILE
+from fanns.codegen.memimage import TABLE_WORDS, MemoryImages, elem_dtype
+from fanns.codegen.rtl import TOP
+from fanns.errors import FannsError
+from fanns.sim.rtl import RtlSim
+
+MEM_LATENCY = 100
+"""Read/write latency of the simulated memories in cycles: the performance model's assumption
+(`fanns.arch.ivfpq.MEM_LATENCY_CYCLES`)."""
+
+
+CXX_OPT = "-O0"
+"""C++ optimisation of the Verilated model: the cocotb memory models, not the model, set the
+simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s of CPU
+for a small design, simulation time unchanged)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One accelerator run: `nq` test queries from query `first`, run-time nprobe and k, and the
+    file of expected keys (uint64 [nq, >= k]; None: the project's reference keys)."""
+
+    nq: int
+    nprobe: int
+    k: int
+    first: int = 0
+    expected: Path | None = None
+
+
+def test_queries_fx(project: Path, record: dict, fmt) -> np.ndarray:
+    """The project's quantised test queries [nq, d] (int64), unpacked from `data/queries.bin`."""
+    io = record["io"]
+    stride = io["query_beats"] * io["port_bits"] // 8
+    raw = np.fromfile(Path(project) / "data" / "queries.bin", dtype=np.uint8).reshape(-1, stride)
+    return np.ascontiguousarray(raw[:, : fmt.d * io["elem_bytes"]]).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
+
+
+def measured_interval(run: dict) -> float:
+    """Steady-state cycles per query of a run: the span between the first and the last query's
+    completion over the queries in between (pipeline fill excluded)."""
+    if run["nq"] < 2:
+        raise FannsError("the steady-state interval needs at least two queries")
+    return (run["last_cycles"] - run["first_cycles"]) / (run["nq"] - 1)
+
+
+class RtlProjectSim:
+    """A generated RTL project, built for simulation (see the module docstring)."""
+
+    def __init__(self, project: Path, build_root: Path):
+        self.project = Path(project)
+        if not (self.project / PROJECT_FILE).is_file() or not (self.project / "rtl" / f"{TOP}.v").is_file():
+            raise FannsError(f"{self.project} is not a generated RTL project", hint="create it with `fanns generate-rtl`")
+        self.record = json.loads((self.project / PROJECT_FILE).read_text())
+        self.design = IvfPqDesign.load(self.project / "design.yaml")
+        self.hw = IvfPqHw.from_design(self.design, load_board(self.design.board))
+        text = (self.project / "rtl" / f"{TOP}.v").read_text()
+        tag = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
+
+    def probed_sizes(self, first: int, nq: int, nprobe: int) -> np.ndarray:
+        """[nq, nprobe] sizes of the cells the test queries first .. first+nq-1 probe."""
+        fmt = self.design.format
+        images = MemoryImages.read(self.project / "images")
+        q_fx = test_queries_fx(self.project, self.record, fmt)[first : first + nq]
+        if self.design.index.opq:
+            q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
+        centroids = images.get("centroids").array().astype(np.int64)
+        cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
+        table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
+        sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
+        return sizes[cells]
+
+    def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, A.StageTiming]:
+        """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`)."""
+        nprobe = nprobe or self.design.nprobe
+        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
+        return A.stage_timings(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
+
+    @property
+    def test_queries(self) -> int:
+        return int(self.record["test"]["nq"])
+
+    def build(self) -> None:
+        self.sim.build()
+
+    def run(self, runs: list[Run], latency: int = MEM_LATENCY, pause: float = 0.0, bad_params: bool = False) -> dict:
+        """Simulate `runs` back to back (the first loads the index) and return the bench's report."""
+        io = self.record["io"]
+        ref = self.project / "data" / "reference_keys.bin"
+        specs = []
+        for r in runs:
+            if not 1 <= r.nq or r.first + r.nq > self.test_queries:
+                raise FannsError(f"queries {r.first}..{r.first + r.nq - 1}: the project has {self.test_queries} test queries")
+            expected = r.expected
+            if expected is None:
+                if (r.nprobe, r.k) != (self.design.nprobe, self.design.k):
+                    raise FannsError("expected keys are needed for a run-time nprobe / k other than the design's")
+                keys = np.fromfile(ref, dtype="<u8").reshape(self.test_queries, -1)[r.first : r.first + r.nq]
+                expected = self.sim.build_dir / f"expected_{r.first}_{r.nq}.bin"
+                keys.tofile(expected)
+            specs.append({"nq": r.nq, "first": r.first, "nprobe": r.nprobe, "k": r.k, "expected": str(expected),
+                          "stride": io["result_beats"] * io["port_bits"] // 8,
+                          "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin")})
+        params = {
+            "regmap": str(self.project / "rtl" / "regmap.json"),
+            "images": str(self.project / "images"),
+            "queries": str(self.project / "data" / "queries.bin"),
+            "query_stride": io["query_beats"] * io["port_bits"] // 8,
+            "channels": self.hw.channels,
+            "latency": latency,
+            "pause": pause,
+            "bad_params": bad_params,
+            "runs": specs,
+        }
+        out = self.sim.run("tb_ivfpq", params)
+        for spec, row in zip(specs, out["runs"]):
+            row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
+        return out

@@ -1,0 +1,156 @@
+"""cocotb system testbench of a whole generated IVF-PQ accelerator (`fanns.arch.ivfpq_top`).
+
+The accelerator runs against cocotbext-axi memory models holding the real memory images of the
+packer (`fanns.codegen.memimage`): the I/O channel (ROM images, query buffer, result buffer) and
+one RAM per PQ-code channel, each answering reads `latency` cycles after AR. A real
+`AxiLiteMaster` programs the registers from the generated register-map JSON, exactly as a host
+driver would, starts each run and polls `ap_done`. The result keys read back from memory are
+compared bit for bit with the reference model's keys.
+
+Parameters (FANNS_TB_PARAMS): `regmap` (regmap.json), `images` (folder with manifest.json),
+`queries` (query buffer file), `io_port_bits`, `channels`, `latency`, `pause` (probability of a
+random ready/valid pause per cycle on every RAM channel), `runs`: [{nq, first, nprobe, k,
+expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (file to write the
+result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused).
+Report: per run the mismatching queries and keys, the cycle registers and the status word.
+"""
+import logging
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles
+from cocotbext.axi import AxiLiteMaster
+from fanns_tb import Cycles, params, report, start
+from fanns_tb.axi import LatencyAxiRam, axil_bus
+
+from fanns.arch.regmap import RegMap
+from fanns.codegen.memimage import MemoryImages
+
+PAGE = 4096
+POLL_CYCLES = 256
+
+
+def _align(n: int) -> int:
+    return -(-n // PAGE) * PAGE
+
+
+class Csr:
+    """Registers by name through an AXI4-Lite master (the generated JSON gives the words)."""
+
+    def __init__(self, master: AxiLiteMaster, regmap: RegMap):
+        self.master, self.regmap = master, regmap
+
+    async def write(self, name: str, value: int) -> None:
+        reg = self.regmap[name]
+        for offset, wbit, rbit, bits in reg.word_slices():
+            await self.master.write_dword(offset, ((value >> rbit) & ((1 << bits) - 1)) << wbit)
+
+    async def read(self, name: str) -> int:
+        reg = self.regmap[name]
+        out = 0
+        for offset, wbit, rbit, bits in reg.word_slices():
+            word = await self.master.read_dword(offset)
+            out |= ((word >> wbit) & ((1 << bits) - 1)) << rbit
+        return out
+
+
+async def run_once(dut, csr: Csr, timeout_cycles: int) -> int:
+    """Clear ap_done, pulse ap_start, poll ap_done; return the cycles spent (simulation clock)."""
+    await csr.master.write_dword(0, 0b10)
+    cycles = Cycles(dut)
+    t0 = cycles.now
+    await csr.master.write_dword(0, 0b01)
+    while not (await csr.master.read_dword(0)) & 0b10:
+        if cycles.now - t0 > timeout_cycles:
+            raise TimeoutError(f"no ap_done after {timeout_cycles} cycles")
+        await ClockCycles(dut.clk, POLL_CYCLES)
+    return cycles.now - t0
+
+
+@cocotb.test()
+async def searches_match_reference(dut):
+    await search_runs(dut, params())
+
+
+async def search_runs(dut, p: dict) -> None:
+    """The whole bench (a plain coroutine, so debugging benches can reuse it)."""
+    regmap = RegMap.from_json(open(p["regmap"]).read())
+    images = MemoryImages.read(p["images"])
+    queries = open(p["queries"], "rb").read()
+    await start(dut)
+    cycles = Cycles(dut)
+
+    # I/O channel: ROM images, the query buffer, one result buffer per run.
+    layout, offset = {}, PAGE
+    for img in images.by_use("rom"):
+        layout[img.name] = offset
+        offset += _align(img.nbytes)
+    layout["queries"] = offset
+    offset += _align(len(queries))
+    for i, run in enumerate(p["runs"]):
+        layout[f"results{i}"] = offset
+        offset += _align(run["nq"] * run["stride"])
+    io = LatencyAxiRam(dut, "m_axi_io", offset, cycles, read_latency=p["latency"], write_latency=p["latency"])
+    for img in images.by_use("rom"):
+        io.write(layout[img.name], img.data)
+    io.write(layout["queries"], queries)
+    rams = []
+    for c in range(p["channels"]):
+        img = images.get(f"pq_codes_{c}")
+        ram = LatencyAxiRam(dut, f"m_axi_pq{c}", PAGE + _align(img.nbytes), cycles, read_latency=p["latency"], write=False)
+        ram.write(PAGE, img.data)
+        rams.append(ram)
+    for k, ram in enumerate([io, *rams]):
+        ram.pause(p.get("pause", 0.0), 100 + k)
+
+    master = AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst)
+    for iface in (master.write_if, master.read_if):
+        iface.log.setLevel(logging.WARNING)  # one line per register access otherwise
+    csr = Csr(master, regmap)
+    rom_regs = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr"}
+    for name, reg in rom_regs.items():
+        if name in layout:
+            await csr.write(reg, layout[name])
+    for c in range(p["channels"]):
+        await csr.write(f"pq{c}_addr", PAGE)
+
+    if p.get("bad_params"):
+        await csr.write("nq", 1)
+        await csr.write("nprobe", 0)
+        await run_once(dut, csr, 10_000)
+        bad_status = await csr.read("status")
+        report(bad_params_status=bad_status)
+        assert bad_status & 0b10, "nprobe = 0 was not refused"
+
+    results = []
+    for i, run in enumerate(p["runs"]):
+        nq, k, stride = run["nq"], run["k"], run["stride"]
+        io.write(layout[f"results{i}"], b"\xa5" * (nq * stride))
+        await csr.write("nq", nq)
+        await csr.write("nprobe", run["nprobe"])
+        await csr.write("k", k)
+        await csr.write("query_addr", layout["queries"] + run["first"] * p["query_stride"])
+        await csr.write("result_addr", layout[f"results{i}"])
+        sim_cycles = await run_once(dut, csr, p.get("timeout", 20_000_000))
+        raw = np.frombuffer(io.read(layout[f"results{i}"], nq * stride), dtype=np.uint8).reshape(nq, stride)
+        got = np.ascontiguousarray(raw[:, : 8 * k]).view("<u8").reshape(nq, k)
+        got.tofile(run["keys"])
+        expected = np.fromfile(run["expected"], dtype="<u8").reshape(nq, -1)[:, :k]
+        bad_rows = np.nonzero((got != expected).any(1))[0]
+        row = {
+            "nq": nq, "nprobe": run["nprobe"], "k": k,
+            "mismatched_queries": int(bad_rows.size), "mismatched_keys": int((got != expected).sum()), "checked_keys": int(got.size),
+            "status": await csr.read("status"),
+            "cycles": await csr.read("cycles"),
+            "load_cycles": await csr.read("load_cycles"),
+            "first_cycles": await csr.read("first_cycles"),
+            "last_cycles": await csr.read("last_cycles"),
+            "sim_cycles": sim_cycles,
+        }
+        if bad_rows.size:
+            q = int(bad_rows[0])
+            row["first_bad"] = {"query": q, "got": [hex(int(v)) for v in got[q]], "expected": [hex(int(v)) for v in expected[q]]}
+        results.append(row)
+        report(runs=results)
+    assert all(r["mismatched_keys"] == 0 for r in results), [r.get("first_bad") for r in results]
+    assert all(r["status"] & 0b110 == 0 for r in results), [r["status"] for r in results]
