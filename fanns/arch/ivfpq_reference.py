@@ -55,8 +55,7 @@ class IvfPqReference:
 
     def prepare(self, queries: np.ndarray) -> np.ndarray:
         """Stages 1-3: float queries [nq, d] -> fixed-point queries in the index space [nq, d]."""
-        q_fx = self.quantize_queries(queries)
-        return q_fx if self.opq_fx is None else self.fmt.opq_rotate(q_fx, self.opq_fx)
+        return self.rotate(self.quantize_queries(queries))
 
     def probe(self, q_fx: np.ndarray, nprobe: int) -> np.ndarray:
         """Stage 4: the `nprobe` nearest cells of each prepared query [nq, nprobe], nearest first."""
@@ -65,7 +64,15 @@ class IvfPqReference:
 
     def search_keys(self, queries: np.ndarray, nprobe: int, k: int) -> np.ndarray:
         """The K smallest selection keys per query, ascending: uint64 [nq, k]."""
-        q_fx = self.prepare(queries)
+        return self.search_keys_fx(self.quantize_queries(queries), nprobe, k)
+
+    def rotate(self, q_fx: np.ndarray) -> np.ndarray:
+        """Stage 3 on host-quantised queries (the identity without OPQ)."""
+        return q_fx if self.opq_fx is None else self.fmt.opq_rotate(q_fx, self.opq_fx)
+
+    def search_keys_fx(self, q_host: np.ndarray, nprobe: int, k: int) -> np.ndarray:
+        """`search_keys` of queries already quantised by the host (what the device receives)."""
+        q_fx = self.rotate(np.asarray(q_host, dtype=np.int64))
         cells = self.probe(q_fx, nprobe)
         nq = q_fx.shape[0]
         best = np.full((nq, k), sentinel(self.fmt.pq_key_bits), dtype=np.uint64)

@@ -73,11 +73,15 @@ class DesignReference:
     def search_keys(self, queries: np.ndarray, nprobe: int | None = None, k: int | None = None) -> np.ndarray:
         """uint64 [nq, k]: the keys the accelerator returns, ascending (run-time nprobe and k at
         most the design's)."""
+        return self.search_keys_fx(self.ref.quantize_queries(queries), nprobe, k)
+
+    def search_keys_fx(self, q_host: np.ndarray, nprobe: int | None = None, k: int | None = None) -> np.ndarray:
+        """`search_keys` of queries already quantised by the host: the query buffer's contents."""
         nprobe = self.design.nprobe if nprobe is None else nprobe
         k = self.design.k if k is None else k
         if self.exact_cells and self.exact_k:
-            return self.ref.search_keys(queries, nprobe, k)
-        q_fx = self.ref.prepare(queries)
+            return self.ref.search_keys_fx(q_host, nprobe, k)
+        q_fx = self.ref.rotate(np.asarray(q_host, dtype=np.int64))
         cells = self.probe(q_fx, nprobe)
         out = np.empty((q_fx.shape[0], k), dtype=np.uint64)
         for i in range(q_fx.shape[0]):

@@ -30,6 +30,7 @@ from fanns.arch.ivfpq_streams import DesignReference
 from fanns.boards import Board, load_board
 from fanns.codegen import memimage
 from fanns.codegen.hls_context import KERNEL, build_context
+from fanns.driver.files import add_driver
 from fanns.errors import FannsError
 from fanns.explore.faiss_index import IvfPqIndexData
 from fanns.resources import shared_dir
@@ -141,7 +142,9 @@ def render_project(
         files[f"images/{img.file}"] = img.data
     files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
     files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
-    files[PROJECT_FILE] = (json.dumps(_project_record(design, data, ctx, images, values["test"]), indent=1, sort_keys=True) + "\n").encode()
+    record = _project_record(design, data, ctx, images, values["test"])
+    add_driver(files, record, "hls")
+    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
     return files, images
 
 

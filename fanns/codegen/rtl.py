@@ -24,6 +24,7 @@ from fanns.arch.ivfpq_streams import DesignReference
 from fanns.boards import Board, load_board
 from fanns.codegen import memimage
 from fanns.codegen.hls import PROJECT_FILE, TestQueries, write_files
+from fanns.driver.files import add_driver
 from fanns.errors import FannsError
 from fanns.explore.faiss_index import IvfPqIndexData
 
@@ -112,6 +113,7 @@ def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQuer
         "io": images.manifest()["io"],
         "test": {"nq": int(np.asarray(test.queries).shape[0]), "gt_k": design.k},
     }
+    add_driver(files, record, "rtl")
     files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
     return files, hw, images
 

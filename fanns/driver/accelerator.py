@@ -1,0 +1,220 @@
+"""`Accelerator`: one search API over every backend (board, RTL simulation, C simulation, model).
+
+A session: `load()` allocates every buffer in its bank, writes the memory images, programs the
+buffer addresses and runs the index load; `search(queries, k)` quantises the queries on the host
+(as `fanns.arch.ivfpq_reference.host_queries`), splits them into batches of the I/O buffers' size,
+and per batch writes the query buffer, programs `nq` (and nprobe, k where the device has them),
+starts the device, waits for done, checks the status and reads the result keys back.
+
+Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
+``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
+dataset's units — squared L2 between the (normalised, for angular data) query and the vector's
+PQ reconstruction — by ``dist * 2**lut_shift / scale**2`` (`IvfPqFormat.dist_to_float`; exact up
+to the LUT's floor rounding). Slots the device could not fill (fewer codes scanned than k) hold
+the sentinel key: id -1 and distance +inf, as faiss does.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from fanns.arch.ivfpq_reference import host_queries
+from fanns.driver.backend import Backend
+from fanns.driver.plan import Buffer, Interface
+from fanns.driver.project import Project
+from fanns.errors import FannsError
+from fanns.numerics import ID_BITS, split_keys
+
+GRAPH_PARAMS = ("mg", "mc", "ef")
+PAD_ID = (1 << ID_BITS) - 1
+TIMEOUT = 600.0
+"""Seconds a run may take before the driver gives up (a simulator is slow)."""
+
+
+def keys_to_results(keys: np.ndarray, fmt) -> tuple[np.ndarray, np.ndarray]:
+    """Result keys uint64 [nq, k] -> (ids int64, distances float32) (see the module docstring)."""
+    dist, ids = split_keys(keys)
+    pad = ids == PAD_ID
+    ids = np.where(pad, -1, ids.astype(np.int64))
+    distances = np.where(pad, np.inf, fmt.dist_to_float(dist)).astype(np.float32)
+    return ids, distances
+
+
+class Accelerator:
+    """A generated accelerator behind one backend (see the module docstring)."""
+
+    def __init__(self, project: Project, backend: Backend, batch: int | None = None):
+        self.project, self.backend = project, backend
+        self.iface = Interface(project)
+        backend.attach(project, self.iface)
+        limit = self.iface.max_batch()
+        if limit < 1:
+            raise FannsError(f"the images leave no room for I/O buffers in {self.iface.banks['queries']}", hint="regenerate the design with fewer images in the I/O channel")
+        if batch is not None and not 1 <= batch <= limit:
+            raise FannsError(f"batch {batch}: the I/O buffers hold 1..{limit} queries in {self.iface.banks['queries']}", hint=f"use a batch of 1..{limit}")
+        self.batch = min(batch or backend.default_batch, limit)
+        self.nprobe, self.k = project.nprobe, project.k
+        self.buffers: dict[str, Buffer] = {}
+        self.addresses: dict[str, int] = {}
+        self.loaded = False
+        self._calls: list[tuple[int, float]] = []  # (queries, seconds) of every search call
+        self._cycles: dict[str, int] = {}
+        self._run_cycles = 0
+        self._runs = 0
+
+    # -- parameters ------------------------------------------------------------------------------
+    @property
+    def K(self) -> int:  # noqa: N802 - the design's K
+        return self.project.k
+
+    def set_params(self, nprobe: int | None = None, k: int | None = None, **graph: int) -> None:
+        """Run-time parameters: nprobe (1..the design's; an HLS kernel probes exactly the design's),
+        k (1..K). Graph parameters (mg, mc, ef) exist only for graph designs."""
+        unknown = sorted(set(graph) - set(GRAPH_PARAMS))
+        if unknown:
+            raise FannsError(f"unknown parameter(s) {', '.join(unknown)}", hint="IVF-PQ designs take nprobe and k")
+        if graph:
+            raise FannsError(
+                f"{', '.join(sorted(graph))}: graph-search parameters, but {self.project.path} is an IVF-PQ project",
+                hint="IVF-PQ designs take nprobe and k; mg, mc and ef apply to graph (Falcon) designs",
+            )
+        if nprobe is not None:
+            nprobe = self._int("nprobe", nprobe, self.project.nprobe)
+            if nprobe != self.project.nprobe and not self.iface.runtime_nprobe:
+                raise FannsError(
+                    f"nprobe {nprobe}: the HLS kernel probes a fixed nprobe = {self.project.nprobe}",
+                    hint="regenerate the HLS project with another nprobe, or use the RTL project (nprobe is a register there)",
+                )
+            self.nprobe = nprobe
+        if k is not None:
+            self.k = self._int("k", k, self.project.k)
+
+    @staticmethod
+    def _int(name: str, value, most: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise FannsError(f"{name} must be an integer, got {value!r}")
+        if not 1 <= value <= most:
+            raise FannsError(f"{name} {value} is out of range: the design serves {name} 1..{most}", hint=f"use {name} <= {most}, or generate a design with a larger {name}")
+        return int(value)
+
+    # -- session -----------------------------------------------------------------------------------
+    def plan(self) -> list[tuple[Buffer, str]]:
+        """Every buffer of the session with the register holding its address, in allocation order."""
+        bufs = self.iface.image_buffers() + self.iface.io_buffers(self.batch)
+        return [(b, self.iface.address_register(b.name)) for b in bufs]
+
+    def _write(self, name: str, value: int) -> None:
+        for off, word in self.iface.encode(name, value):
+            self.backend.write_register(off, word)
+
+    def _read(self, name: str) -> int:
+        words = {off: self.backend.read_register(off) for off in self.iface.read_words(name)}
+        return self.iface.decode(words, name)
+
+    def _run(self, nq: int, load: bool) -> None:
+        for name, value in self.iface.run_values(nq, self.nprobe, self.k, load).items():
+            self._write(name, value)
+        ctrl = self.iface.control_offset
+        if self.iface.clear_word is not None:
+            self.backend.write_register(ctrl, self.iface.clear_word)
+        self.backend.write_register(ctrl, self.iface.start_word)
+        self.backend.wait(ctrl, self.iface.done_mask, TIMEOUT)
+        if self.iface.kind == "rtl":
+            err = self.iface.status_error(self._read("status"))
+            if err:
+                raise FannsError(f"{self.backend.name}: {err}", hint="check nprobe, k and the buffer addresses against rtl/regmap.md")
+        self._runs += 1
+        for name in self.iface.cycle_registers if self.backend.has_cycles else ():
+            self._cycles[name] = self._read(name)
+        if "cycles" in self._cycles:
+            self._run_cycles += self._cycles["cycles"]
+
+    def load(self) -> Accelerator:
+        """Place every buffer in its bank, write the images, program the addresses, load the index."""
+        if self.loaded:
+            return self
+        for buf, reg in self.plan():
+            addr = self.backend.allocate(buf)
+            self.buffers[buf.name], self.addresses[buf.name] = buf, addr
+            if buf.image is not None:
+                self.backend.write_buffer(buf, self.project.images.get(buf.image).data)
+            self._write(reg, addr)
+        self._run(0, load=True)
+        self.loaded = True
+        return self
+
+    def check_queries(self, queries) -> np.ndarray:
+        """Queries as a float array [nq, d], or a clear error."""
+        q = np.asarray(queries)
+        if q.dtype.kind not in "fiu":
+            raise FannsError(f"queries of dtype {q.dtype}: expected real numbers", hint="pass float32 vectors (integer vectors such as SIFT's uint8 work too)")
+        if q.ndim == 1:
+            q = q[None, :]
+        if q.ndim != 2 or q.shape[1] != self.project.d:
+            raise FannsError(f"queries of shape {q.shape}: this accelerator serves d = {self.project.d}", hint=f"pass an array [nq, {self.project.d}]")
+        if q.dtype.kind == "f" and not np.isfinite(q).all():
+            raise FannsError("queries contain NaN or infinity")
+        return q
+
+    def search_keys(self, queries, k: int | None = None) -> np.ndarray:
+        """Result keys uint64 [nq, k] of float queries [nq, d] (ascending)."""
+        q = self.check_queries(queries)
+        k = self.k if k is None else self._int("k", k, self.project.k)
+        if not self.loaded:
+            self.load()
+        start = time.perf_counter()
+        q_host = host_queries(self.project.format, self.project.metric, q)
+        io = self.project.io
+        beat = io.port_bits // 8
+        stride = io.result_beats * beat
+        out = np.empty((q_host.shape[0], k), dtype=np.uint64)
+        saved, self.k = self.k, k
+        try:
+            for first in range(0, q_host.shape[0], self.batch):
+                part = q_host[first : first + self.batch]
+                nq = part.shape[0]
+                self.backend.write_buffer(self.buffers["queries"], io.pack_queries(part))
+                self._run(nq, load=False)
+                raw = self.backend.read_buffer(self.buffers["results"], nq * stride)
+                rows = np.frombuffer(raw, dtype=np.uint8).reshape(nq, stride)[:, : 8 * k]
+                out[first : first + nq] = np.ascontiguousarray(rows).view("<u8")
+        finally:
+            self.k = saved
+        self._calls.append((q_host.shape[0], time.perf_counter() - start))
+        return out
+
+    def search(self, queries, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids int64 [nq, k], distances float32 [nq, k]) of float queries [nq, d]; k defaults to
+        the one `set_params` chose (else the design's K)."""
+        return keys_to_results(self.search_keys(queries, k), self.project.format)
+
+    def stats(self) -> dict:
+        """Runs and queries so far, device cycles (from the cycle registers, where the device has
+        them), and measured QPS and per-call latency percentiles (host wall clock)."""
+        queries = sum(n for n, _ in self._calls)
+        seconds = sum(s for _, s in self._calls)
+        lat = np.array([s for _, s in self._calls]) if self._calls else None
+        out = {
+            "backend": self.backend.name,
+            "project": self.project.kind,
+            "batch": self.batch,
+            "runs": self._runs,
+            "calls": len(self._calls),
+            "queries": queries,
+            "qps": queries / seconds if seconds > 0 else None,
+            "latency_ms": None if lat is None else {p: float(np.percentile(lat, int(p[1:])) * 1e3) for p in ("p50", "p95", "p99")},
+            "cycles": None,
+        }
+        if self._cycles:
+            out["cycles"] = {"total": self._run_cycles, **{f"last_{k}" if k == "cycles" else k: v for k, v in sorted(self._cycles.items())}}
+        return out
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> Accelerator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

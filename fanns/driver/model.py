@@ -1,0 +1,102 @@
+"""The `model` backend: the device emulated by the design's bit-accurate reference model.
+
+Why it executes the driver's register writes instead of answering `search()` directly: so the
+model backend checks the driver's plan like the other backends do. At index load it rebuilds the
+index from the device memory the address registers point to (the ROM and PQ-code images, parsed
+with the packer's own layouts), and every run reads its queries from the query buffer and writes
+the result keys of `fanns.arch.ivfpq_streams.DesignReference` into the result buffer, in the
+layouts of `IoLayout`. For an RTL project it also checks the run-time parameters as the core
+does (a refused run sets `status.bad_params`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fanns.arch.ivfpq_streams import DesignReference
+from fanns.codegen.memimage import Image, MemoryImages, elem_dtype, unpack_lists
+from fanns.driver.backend import RegisterDevice
+from fanns.explore.faiss_index import IvfPqIndexData
+
+
+def _real(fx: np.ndarray, scale: float) -> np.ndarray:
+    """Float values whose quantisation at `scale` gives back the integers `fx` exactly."""
+    return np.asarray(fx, dtype=np.float64) / scale
+
+
+def index_from_images(images: MemoryImages, design, metric: str) -> IvfPqIndexData:
+    """The index a device holding `images` serves, as float arrays that quantise back to the
+    images' fixed-point values (checked), with the lists recombined from the PQ-code images."""
+    fmt = design.format
+    d, m = fmt.d, fmt.m
+    names = {img.name for img in images.images}
+    if "centroids" in names:
+        cent_fx = images.get("centroids").array().astype(np.int64)
+    else:
+        img = images.get("lut_centroids")
+        lay = img.layout
+        rows = np.frombuffer(img.data, dtype=np.uint8).reshape(lay["nlist"], -1)[:, : d * lay["elem_bytes"]]
+        cent_fx = np.ascontiguousarray(rows).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
+    book_fx = images.get("codebook").array().astype(np.int64).reshape(256, m, d // m).transpose(1, 0, 2)
+    lists = unpack_lists(images, design.stages.pq_dist.pes)
+    sizes = np.array([ids.shape[0] for ids, _ in lists], dtype=np.int64)
+    data = IvfPqIndexData(
+        centroids=_real(cent_fx, fmt.scale),
+        codebook=_real(book_fx, fmt.scale),
+        opq_matrix=_real(images.get("opq_matrix").array(), float(1 << fmt.opq_frac_bits)) if "opq_matrix" in names else None,
+        offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        ids=np.concatenate([ids for ids, _ in lists]).astype(np.int64),
+        codes=np.concatenate([codes for _, codes in lists]).reshape(-1, m).astype(np.uint8),
+        metric=metric,
+    )
+    if not (np.array_equal(fmt.quantize(data.centroids), cent_fx) and np.array_equal(fmt.quantize(data.codebook), book_fx)):
+        raise RuntimeError("model: the index read from device memory does not quantise back to its images")
+    return data
+
+
+class ModelBackend(RegisterDevice):
+    """See the module docstring."""
+
+    name = "model"
+
+    def attach(self, project, iface) -> None:
+        super().attach(project, iface)
+        self.reference: DesignReference | None = None
+
+    def _load_index(self) -> None:
+        images = []
+        for img in self.project.images.images:  # layouts from the manifest, bytes from device memory
+            raw = self.at(img.name)[: img.nbytes].tobytes()
+            images.append(Image(img.name, img.use, img.memory, img.channel, raw, img.layout))
+        mem = MemoryImages(tuple(images), self.project.io, (self.project.io_bank.memory, self.project.io_bank.channel))
+        self.reference = DesignReference(self.project.design, index_from_images(mem, self.project.design, self.project.metric))
+
+    def _set(self, name: str, value: int) -> None:
+        for off, word in self.iface.encode(name, value):
+            self.words[off] = word
+
+    def execute(self) -> None:
+        iface, design, io = self.iface, self.project.design, self.project.io
+        nq = self.decode("nq")
+        if iface.kind == "rtl":
+            nprobe, k = self.decode("nprobe"), self.decode("k")
+            if not (1 <= nprobe <= design.nprobe and 1 <= k <= design.k):
+                self._set("status", (self.reference is not None) | 0b10)
+                return
+            if self.reference is None:
+                self._load_index()
+            self._set("status", 1)
+        else:
+            nprobe, k = design.nprobe, design.k
+            if self.decode("load"):
+                self._load_index()
+        if nq == 0:
+            return
+        if self.reference is None:
+            raise RuntimeError("model: a search run before the index was loaded (the on-chip memories are empty)")
+        beat = io.port_bits // 8
+        q_stride, r_stride = io.query_beats * beat, io.result_beats * beat
+        raw = self.at("queries")[: nq * q_stride].reshape(nq, q_stride)[:, : io.d * io.elem_bytes]
+        q_fx = np.ascontiguousarray(raw).view(f"<i{io.elem_bytes}").astype(np.int64)
+        keys = self.reference.search_keys_fx(q_fx, nprobe, k).astype("<u8")
+        out = self.at("results")[: nq * r_stride].reshape(nq, r_stride)
+        out[:, : 8 * k] = keys.view(np.uint8).reshape(nq, 8 * k)
