@@ -134,12 +134,13 @@ class Accelerator:
         """Place every buffer in its bank, write the images, program the addresses, load the index."""
         if self.loaded:
             return self
-        for buf, reg in self.plan():
-            addr = self.backend.allocate(buf)
-            self.buffers[buf.name], self.addresses[buf.name] = buf, addr
+        plan = self.plan()
+        for buf, _ in plan:  # every allocation first: a simulator sizes its memories from them
+            self.buffers[buf.name], self.addresses[buf.name] = buf, self.backend.allocate(buf)
+        for buf, reg in plan:
             if buf.image is not None:
                 self.backend.write_buffer(buf, self.project.images.get(buf.image).data)
-            self._write(reg, addr)
+            self._write(reg, self.addresses[buf.name])
         self._run(0, load=True)
         self.loaded = True
         return self
