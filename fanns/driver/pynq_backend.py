@@ -1,0 +1,153 @@
+"""The `pynq` backend: a generated accelerator on a real board through the PYNQ API.
+
+What it executes (every value comes from `fanns.driver.plan`, as for the simulators):
+1. `pynq.Overlay(bitstream)` — an xclbin on Alveo (XRT), or a .bit with its .hwh on a Zynq board;
+   the IP is the kernel's compute unit (HLS: `fanns_ivfpq_1`) or the core's instance (RTL: the
+   one IP named `fanns_ivfpq*`, or `ip=`).
+2. Placement: every buffer is allocated with `pynq.allocate(shape, "u1", target=<memory>)` in the
+   bank `connectivity.cfg` / `rtl/ports.json` assigns it — HBM[i] as the overlay's memory `HBM[i]` /
+   `HBM<i>`, DDR[i] as `DDR[i]` / `DDR<i>` / `bank<i>`; Zynq PS DDR (one memory) without a target.
+   A board whose overlay lacks a needed bank is refused before anything is allocated
+   (`placement`, a pure function the tests check without a board).
+3. For an HLS kernel, the register offsets of the plan (Vitis `s_axilite` layout) are checked
+   against the overlay's register map (`ip_dict[ip]["registers"]`) before use.
+4. Buffers: numpy copies then `sync_to_device()` / `sync_from_device()`; registers: `ip.write(offset,
+   word)` / `ip.read(offset)`; start by writing the control word, then poll `ap_done`.
+pynq is imported only here, when the backend is opened.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from fanns.driver.backend import Backend
+from fanns.driver.plan import Buffer, Interface
+from fanns.errors import FannsError
+
+PS_MEMORY = ("ps-ddr3", "ps-ddr4")
+"""Board memory groups that are the Zynq processing system's DDR: pynq.allocate's default memory."""
+
+
+def bank_names(memory: str, channel: int) -> list[str]:
+    """The names an overlay may give the bank (memory kind, channel), most specific first."""
+    if memory == "hbm":
+        return [f"HBM[{channel}]", f"HBM{channel}"]
+    return [f"DDR[{channel}]", f"DDR{channel}", f"bank{channel}"]
+
+
+def placement(iface: Interface, memories: list[str]) -> dict[str, str | None]:
+    """Buffer -> the overlay memory it is allocated in (None: the default PS DDR), for the
+    overlay's memory names `memories` (`Overlay.mem_dict`); a clear error if a bank is missing."""
+    out: dict[str, str | None] = {}
+    missing = {}
+    for name, bank in sorted(iface.banks.items()):
+        if bank.memory in PS_MEMORY:
+            out[name] = None
+            continue
+        found = next((m for m in bank_names(bank.memory, bank.channel) if m in memories), None)
+        if found is None:
+            missing.setdefault(str(bank), []).append(name)
+        out[name] = found
+    if missing:
+        need = "; ".join(f"{bank} for {', '.join(names)}" for bank, names in sorted(missing.items()))
+        raise FannsError(
+            f"the board's overlay has no memory bank {need} (it has: {', '.join(sorted(memories)) or 'none'})",
+            hint=f"use a board with these banks ({iface.project.board.name}, as the design was made for) and the bitstream built from this project",
+        )
+    return out
+
+
+def attribute(memory: str) -> str:
+    """The Overlay attribute of a memory name (`HBM[3]` -> `HBM3`)."""
+    return re.sub(r"\W", "", memory)
+
+
+def default_bitstream(project) -> Path:
+    if project.kind == "hls":
+        return project.path / "build" / "hw" / "fanns_ivfpq.xclbin"
+    raise FannsError("an RTL project has no board build flow: pass bitstream= the .bit / .xclbin built around rtl/fanns_ivfpq.v",
+                     hint="or use backend rtl-sim to run the RTL in simulation")
+
+
+class PynqBackend(Backend):
+    """See the module docstring. `bitstream`: xclbin or .bit (default: the HLS build's xclbin);
+    `device`: a pynq Device (default: the first); `ip`: the IP's name in the overlay."""
+
+    name = "pynq"
+    default_batch = 4096
+    has_cycles = True
+
+    def __init__(self, bitstream: str | Path | None = None, device=None, ip: str | None = None):
+        self.bitstream, self.device, self.ip_name = bitstream, device, ip
+        self._buffers: dict[str, object] = {}
+        self.overlay = None
+
+    def attach(self, project, iface) -> None:
+        super().attach(project, iface)
+        try:
+            import pynq
+        except ImportError:
+            raise FannsError(
+                "the pynq backend needs the pynq package and a board",
+                hint="pip install fanns[pynq] on the host of a PYNQ-supported board (Alveo with XRT, or Zynq); without a board use backend model, c-sim or rtl-sim",
+            ) from None
+        self.has_cycles = iface.kind == "rtl"
+        bitstream = Path(self.bitstream) if self.bitstream else default_bitstream(project)
+        if not bitstream.is_file():
+            raise FannsError(f"bitstream {bitstream} not found", hint="build it (make hw for an HLS project) or pass bitstream=")
+        self.pynq = pynq
+        self.overlay = pynq.Overlay(str(bitstream), device=self.device) if self.device else pynq.Overlay(str(bitstream))
+        self.targets = placement(iface, list(self.overlay.mem_dict))
+        name = self.ip_name or self._find_ip()
+        self.ip = getattr(self.overlay, name)
+        if iface.kind == "hls":
+            self._check_registers(self.overlay.ip_dict[name].get("registers", {}))
+
+    def _find_ip(self) -> str:
+        names = [n for n in self.overlay.ip_dict if n.split(":")[-1].startswith("fanns_ivfpq")]
+        if len(names) != 1:
+            raise FannsError(f"the overlay has {len(names)} IPs named fanns_ivfpq* ({', '.join(names) or 'none'})", hint="pass ip= the accelerator's name")
+        return names[0]
+
+    def _check_registers(self, registers: dict) -> None:
+        """The plan's HLS offsets must be the xclbin's (the kernel's real register map)."""
+        for reg in self.iface.regmap.registers:
+            if reg.name.startswith("ap_"):
+                continue
+            got = registers.get(reg.name, {}).get("address_offset")
+            if got != reg.offset:
+                raise FannsError(f"the overlay's register {reg.name} is at {got!r}, the driver expects 0x{reg.offset:x}",
+                                 hint="the xclbin was not built from this project; rebuild it or regenerate the project")
+
+    def allocate(self, buf: Buffer) -> int:
+        target = self.targets[buf.name]
+        kwargs = {"target": getattr(self.overlay, attribute(target))} if target else {}
+        arr = self.pynq.allocate(shape=(buf.alloc_bytes,), dtype=np.uint8, **kwargs)
+        self._buffers[buf.name] = arr
+        return int(arr.device_address)
+
+    def write_buffer(self, buf: Buffer, data: bytes) -> None:
+        arr = self._buffers[buf.name]
+        arr[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+        arr.sync_to_device()
+
+    def read_buffer(self, buf: Buffer, nbytes: int) -> bytes:
+        arr = self._buffers[buf.name]
+        arr.sync_from_device()
+        return bytes(arr[:nbytes])
+
+    def write_register(self, offset: int, word: int) -> None:
+        self.ip.write(offset, word)
+
+    def read_register(self, offset: int) -> int:
+        return int(self.ip.read(offset))
+
+    def close(self) -> None:
+        for arr in self._buffers.values():
+            arr.freebuffer()
+        self._buffers.clear()
+        if self.overlay is not None:
+            self.overlay.free()
+            self.overlay = None
