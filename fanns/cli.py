@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "fanns.model.cli",  # fanns dse
     "fanns.codegen.cli",  # fanns generate, generate-hls, generate-rtl
     "fanns.sim.cli",  # fanns sim
+    "fanns.driver.cli",  # fanns run
     "fanns.report.cli",  # fanns sweep
     "fanns.pe.cli",  # fanns pe, fanns calibrate
 ]

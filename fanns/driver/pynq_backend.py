@@ -148,6 +148,7 @@ class PynqBackend(Backend):
         for arr in self._buffers.values():
             arr.freebuffer()
         self._buffers.clear()
-        if self.overlay is not None:
-            self.overlay.free()
-            self.overlay = None
+        free = getattr(self.overlay, "free", None)  # XRT overlays release the device; Zynq ones have nothing to free
+        if free is not None:
+            free()
+        self.overlay = None
