@@ -85,8 +85,9 @@ class Project:
             raise FannsError(f"{rec_path}: invalid JSON ({exc})", hint="regenerate the project") from None
         version = record.get("project_version")
         if version != PROJECT_VERSION:
+            which = "no project version" if version is None else f"project version {version}"
             raise FannsError(
-                f"{path} was written by {record.get('generator', 'an unknown generator')} (project version {version}); "
+                f"{path} was written by {record.get('generator', 'an unknown generator')} ({which}); "
                 f"this driver (fanns {__version__}) reads project version {PROJECT_VERSION}",
                 hint="regenerate the project with this fanns version",
             )
