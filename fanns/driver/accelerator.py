@@ -208,7 +208,8 @@ class Accelerator:
             "cycles": None,
         }
         if self._cycles:
-            out["cycles"] = {"total": self._run_cycles, **{f"last_{k}" if k == "cycles" else k: v for k, v in sorted(self._cycles.items())}}
+            # total: cycles of every run; run_cycles: the last run's; the other registers as the device names them
+            out["cycles"] = {"total": self._run_cycles, **{"run_cycles" if k == "cycles" else k: v for k, v in sorted(self._cycles.items())}}
         return out
 
     def close(self) -> None:
