@@ -42,6 +42,7 @@ class RtlSimBackend(Backend):
         self.build_dir, self.latency, self.pause = build_dir, latency, pause
         self._thread = None
         self._conn = None
+        self._reported = False
         self.report: dict = {}
 
     def attach(self, project, iface) -> None:
@@ -107,6 +108,7 @@ class RtlSimBackend(Backend):
             raise self._failure(f"the simulation ended during {cmd['op']}")
         reply = json.loads(line)
         if "error" in reply:
+            self._reported = True
             raise RuntimeError(f"rtl-sim: {cmd['op']} failed in the bench: {reply['error']}")
         return reply
 
@@ -145,5 +147,5 @@ class RtlSimBackend(Backend):
         self._stream.close()
         self._conn.close()
         self._conn = None
-        if self._error is not None:
+        if self._error is not None and not self._reported:  # a failure already raised is not raised again
             raise FannsError(f"rtl-sim: the simulation failed: {self._error}", hint="see the simulation log in the build folder")

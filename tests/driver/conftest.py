@@ -1,5 +1,5 @@
 """One small design generated as both an HLS and an RTL project (same design, index and test
-queries, so the same memory images), shared by the driver tests of a module."""
+queries, so the same memory images), shared by the driver tests (read-only: tests that alter a project copy it first)."""
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +39,6 @@ def make_projects(root: Path) -> Projects:
     return Projects(root / "hls", root / "rtl", design, data, DesignReference(design, data), queries, gt)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def projects(tmp_path_factory) -> Projects:
     return make_projects(tmp_path_factory.mktemp("driver-projects"))
