@@ -1,0 +1,91 @@
+"""Whole generated IVF-PQ accelerators in RTL simulation: correctness and cycles vs the model.
+
+For each design (built-in sift-10k, explored once into WORK/explore; more queries than the CI
+tests), generate the RTL project, build it with Verilator, run the queries through cocotb with
+memory models of the model's latency, and print: queries and result keys checked, mismatches
+against the design reference model, R@10 beside the reference model's, the measured
+steady-state cycles per query beside the performance model's prediction for the same queries
+(and the error), and the simulation speed.
+
+    PYTHONPATH=. python benchmarks/rtl_sim.py [--design NAME ...] [--queries N] [--work DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fanns.codegen.designs import pinned_design
+from fanns.codegen.hls import TestQueries
+from fanns.codegen.inputs import load_index
+from fanns.codegen.rtl import generate_rtl
+from fanns.datasets.loader import load_dataset
+from fanns.explore.faiss_index import host_vectors
+from fanns.explore.goals import parse_goal
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.numerics import IvfPqFormat
+from fanns.sim.cli import recall
+from fanns.sim.ivfpq_rtl import RtlProjectSim, Run, measured_interval
+
+GOAL = "R@10=0.6"
+# name: (opq, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, store), pq (PEs, channels), sel_cells, sel_k)
+DESIGNS = {
+    "opq-k10": (True, 4, 10, (2, 32, "bram"), (4, 64, "bram"), (3, 1), "hpq", "hpq"),
+    "k100": (False, 4, 100, (2, 32, "uram"), (4, 32, "uram"), (2, 1), "hpq", "hpq"),
+    "k1-hsmpqg": (False, 4, 1, (5, 32, "uram"), (2, 32, "uram"), (4, 2), "hsmpqg", "hsmpqg"),
+    "k10-ahpq": (False, 4, 10, (3, 32, "bram"), (4, 32, "bram"), (6, 3), "hpq", "ahpq"),
+    "pq-bound": (False, 8, 10, (4, 64, "bram"), (8, 64, "bram"), (1, 1), "hpq", "hpq"),
+}
+
+
+def explore(work: Path, queries: int) -> dict:
+    ds = load_dataset("builtin:sift-10k")
+    cfg = ExploreConfig(goals=[parse_goal(GOAL)], nlists=[32], ms=[16], opq=(False, True), max_queries=queries, qps_min_seconds=0.0)
+    result = IvfPqExplorer(ds, cfg, work / "explore").run()
+    out = {}
+    for rec in result["indexes"]:
+        out[rec["opq"]] = (load_index(work / "explore", rec, ds.metric), IvfPqFormat.from_dict(rec["format"]))
+    q = host_vectors(np.asarray(ds.queries[:queries]), ds.metric)
+    return {"indexes": out, "queries": q, "gt": ds.groundtruth(100)[:queries]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--design", action="append", choices=sorted(DESIGNS), help="designs (default: all)")
+    ap.add_argument("--queries", type=int, default=48, help="queries per design (default 48)")
+    ap.add_argument("--work", default="work/bench-rtl", help="folder for the exploration, projects and builds")
+    args = ap.parse_args()
+    work = Path(args.work)
+    ex = explore(work, args.queries)
+    for name in args.design or sorted(DESIGNS):
+        opq, nprobe, k, ivf, lut, pq, sel_cells, sel_k = DESIGNS[name]
+        data, fmt = ex["indexes"][opq]
+        design = pinned_design(data, fmt, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq, sel_cells=sel_cells, sel_k=sel_k)
+        nq = ex["queries"].shape[0]
+        project = generate_rtl(design, data, TestQueries(ex["queries"], ex["gt"][:, : max(k, 10)]), work / name, force=True)
+        sim = RtlProjectSim(project.path, work / "builds")
+        start = time.perf_counter()
+        sim.build()
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        run = sim.run([Run(nq=nq, nprobe=nprobe, k=k)])["runs"][0]
+        ran = time.perf_counter() - start
+        timings = sim.predicted_timings(0, nq)
+        predicted = max(t.interval for t in timings.values())
+        bottleneck = max(timings, key=lambda s: timings[s].interval)
+        measured = measured_interval(run)
+        ref = np.fromfile(project.path / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, k)
+        gt = ex["gt"][:, :k]
+        print(f"{name}: {design.index.factory} nprobe {nprobe} K {k} | IVF {ivf} LUT {lut} PQ {pq} SelCells {sel_cells} SelK {sel_k}")
+        print(f"  {nq} queries, {run['checked_keys']} keys checked, {run['mismatched_queries']} queries differ from the reference; "
+              f"R@{k} {recall(run['keys'], gt):.4f} (reference {recall(ref, gt):.4f})")
+        print(f"  cycles/query measured {measured:,.1f}, predicted {predicted:,.1f} ({bottleneck}), "
+              f"error {100 * (measured - predicted) / predicted:+.2f}%; stages: "
+              + ", ".join(f"{s} {t.interval:,.0f}" for s, t in timings.items()))
+        print(f"  build {built:.0f} s, simulation {ran:.0f} s for {run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)")
+
+
+if __name__ == "__main__":
+    main()
