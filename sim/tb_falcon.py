@@ -12,6 +12,8 @@ the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read ba
 cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
 (AXI-Lite responses that were not OKAY).
 """
+import time
+
 import cocotb
 import numpy as np
 from cocotb.triggers import First, RisingEdge, Timer
@@ -92,6 +94,7 @@ async def run_queries(dut):
         await RisingEdge(dut.clk)
     dut.bd_we.value = 0
     dut.stall.value = p["stall"]
+    wall = time.perf_counter()
 
     offsets = {k: tuple(v) for k, v in p["offsets"].items()}
     bad = 0
@@ -116,4 +119,4 @@ async def run_queries(dut):
         if i > first:
             raw += int(dut.bd_rdata.value).to_bytes(WORD_BYTES, "little")
     np.save(p["out"], np.frombuffer(bytes(raw[:nbytes]), dtype=np.uint8))
-    report(status=status, cycles=run, sim_cycles=sim_cycles, bad_response=bad)
+    report(status=status, cycles=run, sim_cycles=sim_cycles, bad_response=bad, seconds=time.perf_counter() - wall)

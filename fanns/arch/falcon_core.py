@@ -89,7 +89,7 @@ class QppCore(wiring.Component):
                 with m.If(self.start):
                     m.d.sync += [
                         l.eq(self.l), k.eq(self.k), mg.eq(self.mg), mc.eq(self.mc), entry.eq(self.entry),
-                        qcycles.eq(0), self.busy.eq(1), in_flight.eq(1),
+                        qcycles.eq(1), self.busy.eq(1), in_flight.eq(1),
                         self.hops.eq(1), self.groups.eq(1), self.visited.eq(0),
                     ]
                     m.next = "ENTRY"

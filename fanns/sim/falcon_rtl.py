@@ -14,6 +14,7 @@ same query uses ``MemorySystem.latency_cycles = latency + READ_MASTER_CYCLES``.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from fanns.arch.graph_design import GraphDesign, Runtime
 from fanns.codegen.graph_image import GraphImages
 from fanns.errors import FannsError
 from fanns.sim.axi_memory import SimMemory, connect_slave
-from fanns.sim.rtl import RtlSim
+from fanns.sim.rtl import RtlSim, to_verilog
 
 ALIGN = 4096
 READ_MASTER_CYCLES = 4
@@ -70,6 +71,21 @@ class FalconBench(wiring.Component):
         return m
 
 
+_ZERO_INIT = re.compile(r"(?P<indent>[ \t]*)(?P<mem>[\w\\$.]+)\[0\] = (?P<bits>\d+)'h0+;\n(?:[ \t]*(?P=mem)\[\d+\] = (?P=bits)'h0+;\n)+")
+
+
+def zero_init_loops(verilog: str) -> str:
+    """Replace the word-by-word zero initialisation Amaranth emits for a memory (one line per
+    word: megabytes for the bench memory, minutes of Verilator compile) by a loop."""
+
+    def loop(match: re.Match) -> str:
+        n = match.group(0).count("\n")
+        ind, mem, bits = match.group("indent"), match.group("mem"), match.group("bits")
+        return f"{ind}for (int i = 0; i < {n}; i = i + 1) {mem}[i] = {bits}'h0;\n"
+
+    return _ZERO_INIT.sub(loop, verilog)
+
+
 def _align(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
@@ -98,7 +114,8 @@ class FalconRtl:
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
-        self.sim = RtlSim.from_component(FalconBench(self.hw, depth_words), "falcon_bench", Path(build_dir))
+        verilog = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
+        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir))
 
     def build(self) -> None:
         self.sim.build()
