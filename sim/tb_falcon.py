@@ -104,7 +104,7 @@ async def run_queries(dut):
     bad += await axil_write(dut, offsets["ap_start"][0], 1)
     done = RisingEdge(dut.interrupt)
     fired = await First(done, Timer(p["timeout_cycles"] * PERIOD_NS, unit="ns"))
-    assert fired is done, f"no interrupt within {p['timeout_cycles']} cycles"
+    timed_out = fired is not done
     sim_cycles = cycles.now - t0
     dut.stall.value = 0
     status = await axil_read(dut, offsets["status"][0])
@@ -119,4 +119,5 @@ async def run_queries(dut):
         if i > first:
             raw += int(dut.bd_rdata.value).to_bytes(WORD_BYTES, "little")
     np.save(p["out"], np.frombuffer(bytes(raw[:nbytes]), dtype=np.uint8))
-    report(status=status, cycles=run, sim_cycles=sim_cycles, bad_response=bad, seconds=time.perf_counter() - wall)
+    report(status=status, cycles=run, sim_cycles=sim_cycles, bad_response=bad, timed_out=timed_out,
+           seconds=time.perf_counter() - wall)

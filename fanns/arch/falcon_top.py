@@ -150,14 +150,23 @@ class FalconQpp(wiring.Component):
                     with m.If(rd.cmd.ready):
                         m.d.comb += [core.start.eq(1), disp.clear.eq(1)]
                         m.d.sync += [qi.eq(qi + 1), q_addr.eq(q_addr + d.query_row_bytes)]
-                        m.next = "RUN"
-            with m.State("RUN"):
-                with m.If(core.done):
-                    m.next = "WCMD"
+                        m.next = "WCMD"
             with m.State("WCMD"):
+                # The row's write command goes first: the writer takes data only for a command, and
+                # a row of more keys than a beat holds would otherwise stall the result queue's flush.
                 m.d.comb += [wr.cmd.valid.eq(1), wr.cmd.payload.addr.eq(r_addr), wr.cmd.payload.len.eq(d.result_row_bytes)]
                 with m.If(wr.cmd.ready):
                     m.d.sync += r_addr.eq(r_addr + d.result_row_bytes)
+                    m.next = "RUN"
+                with m.If(core.done):
+                    m.next = "WCMD_DONE"
+            with m.State("WCMD_DONE"):
+                m.d.comb += [wr.cmd.valid.eq(1), wr.cmd.payload.addr.eq(r_addr), wr.cmd.payload.len.eq(d.result_row_bytes)]
+                with m.If(wr.cmd.ready):
+                    m.d.sync += r_addr.eq(r_addr + d.result_row_bytes)
+                    m.next = "WAIT"
+            with m.State("RUN"):
+                with m.If(core.done):
                     m.next = "WAIT"
             with m.State("WRITES"):
                 with m.If(done_rows == nq):

@@ -97,6 +97,7 @@ class RtlRun:
     status: int
     cycles: int  # the run's cycle counter (ap_start to done)
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
+    timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
@@ -153,4 +154,5 @@ class FalconRtl:
         })
         raw = np.load(out_path).tobytes()
         keys, stats = io.unpack_results(raw, nq)
-        return RtlRun(keys=keys, stats=stats, status=int(rep["status"]), cycles=int(rep["cycles"]), sim_cycles=int(rep["sim_cycles"]))
+        return RtlRun(keys=keys, stats=stats, status=int(rep["status"]), cycles=int(rep["cycles"]), sim_cycles=int(rep["sim_cycles"]),
+                      timed_out=bool(rep.get("timed_out", False)))
