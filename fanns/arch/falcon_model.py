@@ -124,6 +124,21 @@ class QppConfig:
         if self.max_degree < 1:
             raise FannsError("max_degree must be at least 1")
 
+    @classmethod
+    def of_design(cls, design, latency_cycles: int, runtime=None, total_gbps: float | None = None) -> QppConfig:
+        """One QPP of a `GraphDesign` at its run-time (l, k) (or `runtime`'s), with memory answering
+        `latency_cycles` after each AR handshake; `total_gbps` (default: unlimited, every port
+        one beat per cycle as in the RTL bench) caps the bandwidth shared by the fetch engines."""
+        rt = runtime or design.runtime
+        port = design.memory.port_bits // 8
+        engines = (design.bfc_units + 1) * (design.pipelines if design.mode == "across" else 1)
+        gbps = total_gbps if total_gbps is not None else port * engines * design.clock_mhz / 1e3
+        memory = MemorySystem(freq_mhz=design.clock_mhz, channels=design.channels, total_gbps=gbps, port_bytes=port,
+                              outstanding=design.memory.outstanding, latency_cycles=latency_cycles, source="graph design")
+        return cls(d=design.graph.d, elem_bytes=design.graph.elem_bytes, l=rt.l, k=rt.k, cand_size=design.queues.cand,
+                   bfc_units=design.bfc_units, pipelines=1, bloom=design.bloom.pe(), memory=memory,
+                   l_max=design.queues.l_max, max_degree=design.graph.max_degree)
+
     @property
     def capacity(self) -> int:
         return self.l_max or self.l
