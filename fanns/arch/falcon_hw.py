@@ -166,6 +166,14 @@ class QppHw:
         """Per unit: nodes between the vector fetch and the distance result, with their markers."""
         return pow2_at_least(2 * self.design.memory.outstanding + 8)
 
+    @property
+    def out_depth(self) -> int:
+        """Per unit: keys and markers waiting for the inserter. As deep as the pending FIFO, so the
+        inserter's pace (a kept key every two cycles, none before the group's sync) does not
+        stall the distance PE while the nodes in flight fit — the cycle model assumes it never
+        does (it stalled with 4 entries: the model was 10 % fast at mg = 8, mc = 4)."""
+        return self.pending_depth
+
     # -- registers --------------------------------------------------------------------------------------
     @cached_property
     def regmap(self) -> RegMap:

@@ -252,7 +252,7 @@ class BfcUnit(wiring.Component):
         pend_layout = data.StructLayout({"kind": 2, "id": ID_BITS})
         m.submodules.pending = pending = SyncFIFO(width=pend_layout.size, depth=hw.pending_depth)
         m.submodules.fcmd = fcmd = SyncFIFO(width=1, depth=hw.pending_depth)
-        m.submodules.out = out = SyncFIFO(width=unit_out_layout(hw.key_bits).size, depth=4)
+        m.submodules.out = out = SyncFIFO(width=unit_out_layout(hw.key_bits).size, depth=hw.out_depth)
         wire_master(m, self.m_axi, rd.m_axi)
         m.d.comb += self.error.eq(rd.error)
 
