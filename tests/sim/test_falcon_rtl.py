@@ -76,3 +76,19 @@ def test_bad_parameters_are_refused(bench):
         run = rtl.run(bench["images"], q[:1], rt, latency=LATENCY)
         assert not run.timed_out and run.status & 1
         assert run.cycles == 0 or run.cycles < 10
+
+
+def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
+    """`fanns generate-graph-rtl` then `fanns sim` (the same design as the bench: the Verilator
+    objects come from the session's object cache)."""
+    from fanns.cli import main
+
+    project = tmp_path / "proj"
+    args = ["generate-graph-rtl", "builtin:sift-10k", "--nodes", str(NODES), "--units", "2", "--channels", "2",
+            "--l-max", "64", "--k-max", "10", "--bloom", "3,49152", "--limits", "8,4", "--runtime", "64,10,4,2",
+            "--queries", str(QUERIES), "--out", str(project)]
+    assert main(args) == 0
+    assert main(["sim", str(project), "--latency", str(LATENCY), "--build-dir", str(build_root / "graph_cli")]) == 0
+    out = capsys.readouterr().out
+    assert "queries 0..2: 0 differ from the DST reference" in out
+    assert main(["sim", str(project), "--runtime", "65,10,1,1", "--build-dir", str(build_root / "graph_cli")]) == 2
