@@ -2,9 +2,9 @@
 with the graph's memory images and test data (`fanns.codegen.graph_rtl`), optionally simulated at
 once (`--sim`, as `fanns sim PROJECT`).
 
-The design is pinned from the options (`fanns.codegen.graph_designs.pinned_graph_design`): the
-graph DSE that would choose them is not written yet. The graph is built from the dataset's
-first `--nodes` base vectors (all by default), so a small project simulates in minutes.
+The design comes from `--design` (written by `fanns dse --graph`) or is pinned from the options
+(`fanns.codegen.graph_designs.pinned_graph_design`). A pinned design's graph is built from the
+dataset's first `--nodes` base vectors (all by default), so a small project simulates in minutes.
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def _cmd(args: argparse.Namespace) -> int:
     from fanns.codegen.graph_designs import pinned_graph_design
     from fanns.codegen.graph_rtl import TOP, generate_graph_rtl
     from fanns.datasets import load_dataset
-    from fanns.explore.graph_explore import prepare_vectors
+    from fanns.arch.graph_design import GraphDesign
+    from fanns.explore.graph_explore import load_or_build, prepare_vectors
     from fanns.explore.graph_format import build_graph, graph_format_for
 
     console = Console()
@@ -45,14 +46,24 @@ def _cmd(args: argparse.Namespace) -> int:
     if not 1 <= args.queries <= len(queries):
         raise FannsError(f"--queries {args.queries}: the dataset has {len(queries)} queries")
     base, queries = base[:nodes], queries[: args.queries]
-    graph = build_graph(base, args.graph, max_degree=args.max_degree, ef_construction=args.ef_construction,
-                        fmt=graph_format_for(base, args.vec_bits))
-    runtime = _ints(args.runtime, 4, "--runtime") if args.runtime else None
-    design = pinned_graph_design(
-        graph, board=args.board, units=args.units, l_max=args.l_max, cand=args.cand, k_max=args.k_max,
-        bloom=_ints(args.bloom, 2, "--bloom"), limits=_ints(args.limits, 2, "--limits"), runtime=runtime,
-        channels=args.channels,
-    )
+    if args.design:
+        design = GraphDesign.load(Path(args.design))
+        if args.nodes and args.nodes != design.graph.n:
+            raise FannsError(f"--nodes {args.nodes}: the design is for a graph of {design.graph.n} nodes")
+        base = base[: design.graph.n]
+        graph = load_or_build(ds, design.graph.kind, design.graph.max_degree, args.ef_construction, design.graph.vec_bits) \
+            if design.graph.n == len(ds.base) else build_graph(base, design.graph.kind, max_degree=design.graph.max_degree,
+                                                              ef_construction=args.ef_construction,
+                                                              fmt=graph_format_for(base, design.graph.vec_bits))
+    else:
+        graph = build_graph(base, args.graph, max_degree=args.max_degree, ef_construction=args.ef_construction,
+                            fmt=graph_format_for(base, args.vec_bits))
+        runtime = _ints(args.runtime, 4, "--runtime") if args.runtime else None
+        design = pinned_graph_design(
+            graph, board=args.board, units=args.units, l_max=args.l_max, cand=args.cand, k_max=args.k_max,
+            bloom=_ints(args.bloom, 2, "--bloom"), limits=_ints(args.limits, 2, "--limits"), runtime=runtime,
+            channels=args.channels,
+        )
     k = design.runtime.k
     gt = faiss.knn(np.ascontiguousarray(queries, dtype=np.float32), np.ascontiguousarray(base, dtype=np.float32), k)[1]
     out = Path(args.out)
@@ -85,6 +96,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("dataset", metavar="DATASET", help="a dataset (e.g. builtin:sift-10k)")
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
+    p.add_argument("--design", metavar="DESIGN.yaml",
+                   help="a graph design (from `fanns dse --graph`) instead of the options below; an across-query design's "
+                        "QPP is generated once (instantiate it as `pipelines` compute units)")
     p.add_argument("--graph", choices=("hnsw", "nsg"), default="hnsw", help="graph kind (default hnsw)")
     p.add_argument("--nodes", type=int, help="use the first N base vectors (default: all)")
     p.add_argument("--max-degree", type=int, default=32, help="maximum degree (default 32)")
