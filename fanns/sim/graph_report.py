@@ -19,7 +19,8 @@ from fanns.errors import FannsError
 
 
 def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float,
-                     runtime: tuple[int, int, int, int] | None, console) -> int:
+                     runtime: tuple[int, int, int, int] | None, console, rtl=None) -> int:
+    """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build)."""
     from fanns.arch.graph_design import Runtime
     from fanns.arch.graph_reference import STATS, reference
     from fanns.codegen.graph_image import unpack
@@ -46,8 +47,9 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
         raise FannsError(f"{project}/data/reference_keys.bin differs from the reference recomputed from the images",
                          hint="the project is inconsistent; regenerate it")
     words = memory_words(data.images, nq)
-    tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
-    rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words)
+    if rtl is None or rtl.design != design or rtl.depth < words:
+        tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
+        rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words)
     console.print(f"building the QPP of {project} with Verilator ...", highlight=False)
     start = time.perf_counter()
     rtl.build()

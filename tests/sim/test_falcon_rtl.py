@@ -79,16 +79,21 @@ def test_bad_parameters_are_refused(bench):
 
 
 def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
-    """`fanns generate-graph-rtl` then `fanns sim` (the same design as the bench: the Verilator
-    objects come from the session's object cache)."""
+    """`fanns generate-graph-rtl`, then what `fanns sim` runs on the project (with the bench's
+    build: the same design), then `fanns sim` refusing run-time parameters beyond the limits."""
+    from rich.console import Console
+
     from fanns.cli import main
+    from fanns.sim.graph_report import graph_rtl_report
 
     project = tmp_path / "proj"
     args = ["generate-graph-rtl", "builtin:sift-10k", "--nodes", str(NODES), "--units", "2", "--channels", "2",
             "--l-max", "64", "--k-max", "10", "--bloom", "3,49152", "--limits", "8,4", "--runtime", "64,10,4,2",
             "--queries", str(QUERIES), "--out", str(project)]
     assert main(args) == 0
-    assert main(["sim", str(project), "--latency", str(LATENCY), "--build-dir", str(build_root / "graph_cli")]) == 0
+    assert graph_rtl_report(project, build_root, None, 0, LATENCY, 0.0, None, Console(), rtl=bench["rtl"]) == 0
+    assert graph_rtl_report(project, build_root, 2, 1, LATENCY, 0.0, (32, 5, 2, 2), Console(), rtl=bench["rtl"]) == 0
     out = capsys.readouterr().out
+    assert "queries 1..2: 0 differ" in out
     assert "queries 0..2: 0 differ from the DST reference" in out
     assert main(["sim", str(project), "--runtime", "65,10,1,1", "--build-dir", str(build_root / "graph_cli")]) == 2
