@@ -9,8 +9,10 @@ A run (`ap_start`) checks its parameters (l, k, mg, mc within the hardware's lim
 below `nodes`, every address aligned to the bus beat; otherwise `status.bad_params` and done at
 once), then processes queries 0 .. nq-1 one after another: it waits until every BFC unit has
 finished the previous query and its Bloom filter is clear, reads the query (its words go to
-every unit's distance PE), starts the controller (`fanns.arch.falcon_core.QppCore`), and writes
-the query's result row: k keys (``dist << 32 | id``, uint64; all ones when fewer were found),
+every unit's distance PE), starts the controller (`fanns.arch.falcon_core.QppCore`), issues
+the write command of the query's result row at once (the writer takes data only under a
+command; a row of more keys than one beat holds would otherwise stall the flush), and writes
+the row: k keys (``dist << 32 | id``, uint64; all ones when fewer were found),
 all-ones keys up to k_max, then the statistics cycles | hops << 32, checks | visited << 32,
 groups (uint64 each) and zeros to the row's end (`GraphDesign.result_row_bytes`). `cycles` is
 the query's latency: from its start to its k-th key leaving the result queue.

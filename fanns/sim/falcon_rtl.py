@@ -8,9 +8,10 @@ at the addresses in its `adj_addr<c>` / `vec_addr<c>` registers, as a host would
 buffers it allocated), runs `sim/tb_falcon.py` and returns the result rows decoded by the
 packer's `GraphIo`.
 
-The simulated memory answers a read `latency` cycles after its AR handshake; the QPP's read
-masters add `READ_MASTER_CYCLES` (command to AR, and the data FIFO), so the cycle model of the
-same query uses ``MemorySystem.latency_cycles = latency + READ_MASTER_CYCLES``.
+The simulated memory answers a read `latency` cycles after its AR handshake; the cycle model of
+the same QPP is ``QppConfig.of_design(design, latency)`` (its read masters add their own
+`falcon_model.READER_CYCLES`). A run that gets no interrupt within `timeout_cycles` returns with
+``timed_out`` set.
 """
 from __future__ import annotations
 
@@ -32,9 +33,6 @@ from fanns.sim.axi_memory import SimMemory, connect_slave
 from fanns.sim.rtl import RtlSim, to_verilog
 
 ALIGN = 4096
-READ_MASTER_CYCLES = 4
-"""Cycles an `axi_reader` adds to the memory's latency (command accepted to AR valid, and the
-data FIFO to the output), measured in simulation by `test_falcon_rtl`."""
 
 
 class FalconBench(wiring.Component):
