@@ -15,7 +15,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     from fanns.datasets import load_dataset
     from fanns.explore.goals import parse_goal
     from fanns.explore.graph_explore import load_or_build, prepare_vectors
-    from fanns.model.graph_dse import explore_graph
+    from fanns.model.graph_dse import GraphSpace, explore_graph
 
     path = Path(args.explore_dir) / f"graph_{args.graph}.json"
     try:
@@ -31,8 +31,6 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     graph = load_or_build(ds, args.graph, info["max_degree"], efc, info["number_format"]["vec_bits"])
     nq = min(args.queries or info["queries"], ds.nq)
     _, queries = prepare_vectors(ds)
-    from fanns.model.graph_dse import GraphSpace
-
     space = GraphSpace(k=goal.k)
     result = explore_graph(graph, graph.fmt.quantize(queries[:nq]), ds.groundtruth(goal.k)[:nq], board, goal.target,
                            objective=args.objective, clock_mhz=args.clock, util=args.util, space=space)

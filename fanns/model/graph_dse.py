@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from fanns.arch.falcon_model import MemorySystem, QppConfig
-from fanns.arch.graph_design import GraphDesign, GraphMemory
+from fanns.arch.graph_design import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime
 from fanns.boards import Board
 from fanns.errors import FannsError
 from fanns.explore.graph_format import GraphImage
@@ -107,8 +107,6 @@ class GraphDseResult:
 def design_for(graph: GraphImage, board: Board, p: GraphPoint, space: GraphSpace, clock_mhz: float, util: float,
                goal: str | None = None) -> GraphDesign:
     from fanns.codegen.graph_designs import graph_ref
-
-    from fanns.arch.graph_design import BloomSpec, Limits, Queues, Runtime
 
     limits = (max(mg for mg, _ in space.dst), max(mc for _, mc in space.dst))
     design = GraphDesign(
