@@ -60,7 +60,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dse",
-        help="choose the best IVF-PQ accelerator design for a recall goal on a board",
+        help="choose the best IVF-PQ accelerator design (or, with --graph, graph-search design) for a recall goal on a board",
         description=(
             "Evaluate every explored index (at its smallest nprobe for the goal, with its measured probes) "
             "against every combination of stage implementations (PE counts, micro-architectures, on-chip or "
