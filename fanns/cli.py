@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "fanns.explore.cli",  # fanns explore
     "fanns.model.cli",  # fanns dse
     "fanns.codegen.cli",  # fanns generate, generate-hls, generate-rtl
+    "fanns.codegen.graph_cli",  # fanns generate-graph-rtl
     "fanns.sim.cli",  # fanns sim
     "fanns.driver.cli",  # fanns run
     "fanns.report.cli",  # fanns sweep

@@ -5,32 +5,45 @@ bandwidth, queue costs and the number of BFC units, so latency must be *modelled
 what the traversal actually did (`fanns.explore.traversal.Trace`). The traversal's result does not
 depend on timing (groups commit in launch order), so the model only turns the trace into time.
 
-The pipeline (Falcon 7.3, Fig. 7.1 and 7.5); every stage is first-in first-out, so one pass over
-the groups in launch order evaluates these recurrences exactly (times in cycles):
+The model is the generated pipeline (`fanns.arch.falcon_top`, docs/graph_architecture.md "The
+QPP"), written as event recurrences over the groups in launch order — every stage is first-in
+first-out — and checked against its RTL simulation (`tests/sim/test_falcon_rtl.py`). Cycle 0 is
+the query's start; times are the cycles in which a handshake happens.
 
-* controller: launches group g at T_g (T_0 = 0); after the sync of a completed group it pops the
-  candidates of each group it launches, `pop_cycles` per candidate, after `sync_cycles` of control.
-* S1, neighbour-list fetch (one engine per QPP, `outstanding` requests in flight): candidate c
-  issues at ``max(T_g, issue_{c-1} + beats_{c-1}, done_{c-outstanding})`` and its list arrives
-  complete at ``issue_c + mem_latency + beats_c``; beats = ceil(4 (1 + degree) / port_bytes).
-* dispatch: the ids of each list go to BFC unit ``id % bfc_units``, `bfc_units` ids per cycle.
-* S2, Bloom filter per unit (the Bloom PE: II 1, latency L): result at ``in + L``.
-* S3, vector fetch per unit for unvisited ids (`outstanding` requests in flight, one vector of
-  ceil(bytes / beat) beats at a time on the unit's share of the memory bandwidth).
-* S4, distance per unit (the l2dist PE with w = beat bytes / element bytes, so compute matches
-  fetch, Falcon 7.3.2.4): start at ``max(vector arrived, previous start + II)``, result at + L.
-* S5, queue inserter (one per QPP, C and R in parallel): takes group g's distances in arrival
-  order only after the sync of group g-1; a key above Max(R) (latched when the group's insertion
-  starts, as the traversal specifies) is dropped in one cycle, a kept key occupies the systolic
-  queues for `insert_ii` cycles.
-* S6, sync: group g is complete when its last check left the Bloom filter, its last distance was
-  inserted and all its lists arrived; the queues are sorted `sort_cycles` after the last
-  insertion; then the controller launches the groups the traversal launched at this point.
+* Read masters (`axi_reader`, one command's beat j leaves at ``cmd + latency + 4 + j``): the
+  memory answers `latency` cycles after the AR handshake, one beat per cycle per port (or slower
+  when the board's bandwidth, shared by all fetch engines, is below one port's); at most
+  `outstanding` bursts in flight.
+* Controller: group 0's tokens ENTRY, CAND(entry), GROUP_END at cycles 1, 2, 3; the result queue
+  gets l_max - l blocked inserts (every 2 cycles) from cycle 4. A sync (after the inserter took a
+  group's last marker at cycle e): T latched at e + 1 (e + 2 right after an insert); each refill
+  round pops mc candidates, one per cycle, the first once the candidate queue has settled
+  (``last insert + cand``); a popped candidate's CAND token is pushed the cycle it leaves, the
+  round's GROUP_END mc + 1 cycles after its first pop, the next round starts 2 cycles later. A
+  round that took fewer than mc candidates ends the refill; so does one that took none (a round
+  is spent on it unless mg groups are in flight). The next group's insertion starts 2 cycles
+  after the refill; with none in flight the result queue is flushed (once settled) and the k-th
+  real key leaves l_max - l + k cycles later: the query's latency.
+* Dispatcher: takes one token per cycle (a cycle after its push); a CAND issues its whole
+  adjacency row (`row_beats` beats); tokens are then processed in order a cycle later: ENTRY and
+  markers in one cycle, a row beat by beat, beat j in max(1, max_u ids of unit u in the beat)
+  cycles (each unit takes its ids in lane order, one per cycle).
+* BFC unit u: a token enters the Bloom PE (or passes it) one cycle after dispatch, one per
+  cycle; the Bloom result comes `L - 1` cycles later; results and bypassing markers are merged in
+  order, one per cycle; a new id issues its vector read; `VectorWords` collects the vector's
+  beats and hands it to its emitter (a cycle after the last beat, once the previous vector's
+  words left), whose words go to the l2dist PE one per cycle (not before the query is loaded);
+  the distance leaves `L - 1` cycles after the vector's first word; each distance (or marker) is
+  paired with its record in order, one per cycle, and reaches the inserter a cycle later.
+* Inserter: from its start cycle, every cycle it takes every unit's group-end marker at the head,
+  and the new key of the lowest-numbered unit that has one: a kept key (at most T; the entry's
+  key goes to R only) only when neither queue took an insert in the previous cycle, a dropped key
+  in any cycle. The group is done in the cycle its last marker is taken.
 
-The query ends after the last sync plus k cycles to stream the results out. The Bloom filter is
-cleared afterwards (Bloom PE `query_gap`), which bounds how soon the QPP takes its next query:
-`occupancy`. Across-query mode runs `pipelines` QPPs with one BFC unit each; every fetch engine
-gets ``min(port_bytes, total bandwidth / engines)`` bytes per cycle.
+Occupancy (when the QPP starts its next query): the later of the result queue's flush end + 2,
+every unit's Bloom filter cleared after the QUERY_END token (`clear_cycles`) and its last dummy
+distance. Across-query mode runs `pipelines` QPPs with one BFC unit each; every fetch engine gets
+``min(port_bytes, total bandwidth / engines)`` bytes per cycle.
 """
 from __future__ import annotations
 
@@ -42,6 +55,11 @@ import numpy as np
 from fanns.errors import FannsError
 from fanns.pe.bloom import Bloom
 from fanns.pe.l2dist import L2Dist
+
+READER_CYCLES = 4
+"""`axi_reader`: a command's first word leaves `latency + 4` cycles after the command (its
+transfer model: burst load +1, AR handshake +1, the data FIFO +2)."""
+NEVER = -(10**9)
 
 
 @dataclass(frozen=True)
@@ -77,21 +95,12 @@ class MemorySystem:
 
 
 @dataclass(frozen=True)
-class QueueCosts:
-    """Per-operation cycles of the systolic priority queues (Falcon 7.3.2.1 where published)."""
-
-    insert_ii: int = 2  # Falcon 7.3.2.1: one insertion per two cycles
-    sort_per_slot: int = 1  # Falcon 7.3.2.1: sorted in s - 1 cycles
-    pop_cycles: int = 1  # assumption: the head of a sorted register array shifts out in a cycle
-    sync_cycles: int = 2  # assumption: controller reads the threshold and decides (two cycles)
-
-    def sort_cycles(self, slots: int) -> int:
-        return self.sort_per_slot * max(0, slots - 1)
-
-
-@dataclass(frozen=True)
 class QppConfig:
-    """One query processing pipeline: its BFC units, queues, and its share of the memory."""
+    """One query processing pipeline: its BFC units, queues, and its share of the memory.
+
+    `l` is the run-time result queue size, `l_max` the queue's capacity (0: the same as l),
+    `cand_size` the candidate queue's capacity and `max_degree` the graph's (the adjacency row
+    every neighbour-list fetch reads)."""
 
     d: int
     elem_bytes: int
@@ -102,33 +111,60 @@ class QppConfig:
     pipelines: int = 1
     bloom: Bloom = Bloom()
     memory: MemorySystem = MemorySystem()
-    queues: QueueCosts = QueueCosts()
+    l_max: int = 0
+    max_degree: int = 64
 
     def __post_init__(self) -> None:
         if self.bfc_units < 1 or self.pipelines < 1:
             raise FannsError("bfc_units and pipelines must be at least 1")
-        if self.memory.latency_cycles < 0 or self.memory.outstanding < 1:
-            raise FannsError("memory latency must be >= 0 and outstanding requests >= 1")
+        if self.memory.latency_cycles < 1 or self.memory.outstanding < 1:
+            raise FannsError("memory latency and outstanding requests must be at least 1")
+        if not self.k <= self.l <= self.capacity:
+            raise FannsError(f"the queue sizes need k <= l <= l_max (k={self.k}, l={self.l}, l_max={self.capacity})")
+        if self.max_degree < 1:
+            raise FannsError("max_degree must be at least 1")
+
+    @classmethod
+    def of_design(cls, design, latency_cycles: int, runtime=None, total_gbps: float | None = None) -> QppConfig:
+        """One QPP of a `GraphDesign` at its run-time (l, k) (or `runtime`'s), with memory answering
+        `latency_cycles` after each AR handshake; `total_gbps` (default: unlimited, every port
+        one beat per cycle as in the RTL bench) caps the bandwidth shared by the fetch engines."""
+        rt = runtime or design.runtime
+        port = design.memory.port_bits // 8
+        engines = (design.bfc_units + 1) * (design.pipelines if design.mode == "across" else 1)
+        gbps = total_gbps if total_gbps is not None else port * engines * design.clock_mhz / 1e3
+        memory = MemorySystem(freq_mhz=design.clock_mhz, channels=design.channels, total_gbps=gbps, port_bytes=port,
+                              outstanding=design.memory.outstanding, latency_cycles=latency_cycles, source="graph design")
+        return cls(d=design.graph.d, elem_bytes=design.graph.elem_bytes, l=rt.l, k=rt.k, cand_size=design.queues.cand,
+                   bfc_units=design.bfc_units, pipelines=1, bloom=design.bloom.pe(), memory=memory,
+                   l_max=design.queues.l_max, max_degree=design.graph.max_degree)
+
+    @property
+    def capacity(self) -> int:
+        return self.l_max or self.l
 
     @property
     def beat_bytes(self) -> float:
-        """Bytes per cycle one vector-fetch engine gets."""
-        share = self.memory.bytes_per_cycle() / (self.bfc_units * self.pipelines)
-        return min(float(self.memory.port_bytes), share)
+        """Bytes per cycle one fetch engine gets: a port, or its share of the total bandwidth."""
+        engines = (self.bfc_units + 1) * self.pipelines
+        return min(float(self.memory.port_bytes), self.memory.bytes_per_cycle() / engines)
+
+    def _cycles(self, nbytes: int) -> int:
+        return math.ceil(nbytes / self.beat_bytes)
+
+    def row_bytes(self) -> int:
+        return 64 * math.ceil(4 * (1 + self.max_degree) / 64)
+
+    def row_beats(self) -> int:
+        return math.ceil(self.row_bytes() / self.memory.port_bytes)
 
     def vector_beats(self) -> int:
-        return math.ceil(self.d * self.elem_bytes / self.beat_bytes)
-
-    def list_beats(self, degree: int) -> int:
-        return math.ceil(4 * (1 + degree) / min(float(self.memory.port_bytes), self.memory.bytes_per_cycle() / self.memory.channels))
+        return math.ceil(self.d * self.elem_bytes / self.memory.port_bytes)
 
     def l2dist(self) -> L2Dist:
         lanes = max(1, int(self.memory.port_bytes // self.elem_bytes))
         w = max(x for x in range(1, min(lanes, self.d) + 1) if self.d % x == 0)
         return L2Dist(d=self.d, w=w, vec_bits=8 * self.elem_bytes, signed=True)
-
-    def sort_cycles(self) -> int:
-        return self.queues.sort_cycles(max(self.l, self.cand_size))
 
     def timing(self) -> dict[str, int]:
         """The integer constants of the recurrences (shared with the compiled model, in this order)."""
@@ -137,115 +173,243 @@ class QppConfig:
             "units": self.bfc_units,
             "mem_latency": self.memory.latency_cycles,
             "outstanding": self.memory.outstanding,
+            "lanes": self.memory.port_bytes // 4,
+            "row_beats": self.row_beats(),
+            "row_cycles": max(self.row_beats(), self._cycles(self.row_bytes())),
             "vector_beats": self.vector_beats(),
-            "compute_ii": l2.ii(),
+            "vector_cycles": max(self.vector_beats(), self._cycles(self.d * self.elem_bytes)),
+            "words": l2.words,
             "compute_latency": l2.latency(),
-            "query_load": l2.words,
             "bloom_latency": self.bloom.latency(),
-            "bloom_gap": self.bloom.query_gap(),
-            "sort": self.sort_cycles(),
-            "insert_ii": self.queues.insert_ii,
-            "pop": self.queues.pop_cycles,
-            "sync": self.queues.sync_cycles,
+            "bloom_clear": self.bloom.clear_cycles(),
+            "cand": self.cand_size,
+            "l_max": self.capacity,
+            "l": self.l,
             "k": self.k,
         }
 
-    def timing_vector(self, max_degree: int) -> np.ndarray:
-        """`timing()` values followed by the list-fetch beats for degrees 0..max_degree."""
-        beats = [self.list_beats(deg) for deg in range(max_degree + 1)]
-        return np.array(list(self.timing().values()) + beats, dtype=np.int64)
+    def timing_vector(self) -> np.ndarray:
+        return np.array(list(self.timing().values()), dtype=np.int64)
 
 
 @dataclass
 class QueryTiming:
-    latency: int  # cycles from the query's arrival to its last result
-    occupancy: int  # cycles until the QPP can start its next query (Bloom cleared)
-    launch: np.ndarray  # per group: launch cycle
-    complete: np.ndarray  # per group: cycle its synchronisation finished
+    latency: int  # cycles from the query's start to its k-th result
+    occupancy: int  # cycles from the query's start to the start of the next query
+    launch: np.ndarray  # per group: cycle of its first token
+    complete: np.ndarray  # per group: cycle its insertion finished
+
+
+class _Reader:
+    """An `axi_reader` and its memory port: beat leave times of one command after another."""
+
+    def __init__(self, latency: int, window: int):
+        self.latency, self.window = latency, window
+        self.load = NEVER
+        self.r_last = NEVER
+        self.lasts: list[int] = []
+
+    def read(self, cmd: int, beats: int, cycles: int) -> list[int]:
+        load = max(cmd + 1, self.load + 1)
+        if len(self.lasts) >= self.window:
+            load = max(load, self.lasts[-self.window] + 1)
+        first = max(load + 1 + self.latency, self.r_last + 1)
+        r = [first + (j * cycles) // beats for j in range(beats)]
+        self.load, self.r_last = load, r[-1]
+        self.lasts.append(r[-1])
+        return [t + READER_CYCLES - 2 for t in r]
+
+
+class _Unit:
+    """One BFC unit's pipeline state (module docstring)."""
+
+    def __init__(self, p: dict[str, int], q_loaded: int):
+        self.p = p
+        self.reader = _Reader(p["mem_latency"], p["outstanding"])
+        self.front = self.merge = self.pair = NEVER
+        self.coll_free = NEVER
+        self.last_word = NEVER
+        self.q_loaded = q_loaded
+
+    def _distance(self, hand: int) -> int:
+        first = max(hand + 1, self.last_word + 1, self.q_loaded)
+        self.last_word = first + self.p["words"] - 1
+        return first + self.p["compute_latency"] - 1
+
+    def token(self, dispatched: int, kind: str) -> tuple[int, int]:
+        """A token written into the unit at `dispatched`: ("check", "new" or "end") -> (cycle it
+        reaches the inserter (NEVER for a visited check), cycle it entered the Bloom PE)."""
+        p = self.p
+        f = max(dispatched + 1, self.front + 1)
+        self.front = f
+        if kind == "end":
+            self.merge = max(f + 1, self.merge + 1)
+            self.pair = max(self.merge + 1, self.pair + 1)
+            return self.pair + 1, f
+        self.merge = max(f + p["bloom_latency"] - 1, self.merge + 1)
+        if kind == "check":
+            return NEVER, f
+        beats = self.reader.read(self.merge, p["vector_beats"], p["vector_cycles"])
+        acc = max(beats[0], self.coll_free)
+        for t in beats[1:]:
+            acc = max(t, acc + 1)
+        hand = max(acc + 1, self.last_word)
+        self.coll_free = hand
+        self.pair = max(self._distance(hand), self.pair + 1)
+        return self.pair + 1, f
+
+    def query_end(self, dispatched: int) -> int:
+        """The QUERY_END token: the cycle this unit is ready for the next query."""
+        p = self.p
+        f = max(dispatched + 1, self.front + 1)
+        self.merge = max(f + p["bloom_latency"] - 1, self.merge + 1)
+        hand = max(self.merge + 1, self.last_word)
+        self.pair = max(self._distance(hand), self.pair + 1)
+        return max(f + p["bloom_latency"] - 1 + p["bloom_clear"], self.pair + 1)
 
 
 def simulate(trace, cfg: QppConfig) -> QueryTiming:
     """Evaluate the pipeline recurrences of the module docstring over one traversal trace."""
     p = cfg.timing()
-    units, window, lat = p["units"], p["outstanding"], p["mem_latency"]
-    vbeats, c_ii, c_lat, qload = p["vector_beats"], p["compute_ii"], p["compute_latency"], p["query_load"]
-    b_lat, sort = p["bloom_latency"], p["sort"]
-
+    units, lanes = p["units"], p["lanes"]
+    mg, mc = trace.mg, trace.mc
     G = trace.groups
+    lat = p["mem_latency"]
+    # The query vector: read at cycle 0, collected, handed over, broadcast, loaded into l2dist.
+    q_last = lat + READER_CYCLES + (p["vector_beats"] - 1)
+    q_loaded = q_last + 3 + p["words"]
+    uu = [_Unit(p, q_loaded) for _ in range(units)]
+    lister = _Reader(lat, p["outstanding"])
+
+    pre = p["l_max"] - p["l"]
+    last_r = 4 + 2 * (pre - 1) if pre else NEVER
+    last_c = NEVER
+    ins_start = 2 * pre + 5 if pre else 6
     launch = np.zeros(G, dtype=np.int64)
-    sync_done = np.zeros(G, dtype=np.int64)
-    children = [[] for _ in range(G)]
+    complete = np.zeros(G, dtype=np.int64)
+    children: list[list[int]] = [[] for _ in range(G)]
     for g in range(1, G):
         children[trace.group_parent[g]].append(g)
-
-    list_issue_prev, list_beats_prev = -(10**9), 0
-    list_done_hist: list[int] = []
-    disp_hist: list[int] = []
-    bloom_prev = [-(10**9)] * units
-    vf_issue_prev = [-(10**9)] * units
-    vf_done_hist: list[list[int]] = [[] for _ in range(units)]
-    comp_prev = [-(10**9)] * units
-    ins_free = 0
-    last_bloom_in = 0
+    pushes: dict[int, tuple[list[int], int]] = {0: ([1, 2], 3)}  # group: (token push cycles, GROUP_END push)
+    intake = NEVER
+    d_free = NEVER
+    cands, checks = trace.group_cands, trace.group_checks
     kept_pos = 0
-    check_new = trace.check_new
+    in_flight = 1
+    finish = 0
     for g in range(G):
-        t_g = int(launch[g])
-        c0, c1 = int(trace.group_cands[g]), int(trace.group_cands[g + 1])
-        list_done = {}
-        group_done = t_g
-        for c in range(c0, c1):
-            beats = cfg.list_beats(int(trace.cand_degree[c]))
-            issue = max(t_g, list_issue_prev + list_beats_prev)
-            if len(list_done_hist) >= window:
-                issue = max(issue, list_done_hist[-window])
-            done = issue + lat + beats
-            list_issue_prev, list_beats_prev = issue, beats
-            list_done_hist.append(done)
-            list_done[c] = done
-            group_done = max(group_done, done)
-        arrivals = []
-        k0, k1 = int(trace.group_checks[g]), int(trace.group_checks[g + 1])
-        for i in range(k0, k1):
-            owner = int(trace.check_cand[i])
-            ready = t_g if owner < 0 else list_done[owner]
-            disp = ready if len(disp_hist) < units else max(ready, disp_hist[-units] + 1)
-            disp_hist.append(disp)
-            u = int(trace.check_node[i]) % units
-            b_in = max(disp + 1, bloom_prev[u] + 1)
-            bloom_prev[u] = b_in
-            last_bloom_in = max(last_bloom_in, b_in)
-            b_out = b_in + b_lat
-            group_done = max(group_done, b_out)
-            if not check_new[i]:
-                continue
-            issue = max(b_out, vf_issue_prev[u] + vbeats)
-            hist = vf_done_hist[u]
-            if len(hist) >= window:
-                issue = max(issue, hist[-window])
-            vf_issue_prev[u] = issue
-            arrived = issue + lat + vbeats
-            hist.append(arrived)
-            start = max(arrived, comp_prev[u] + c_ii, qload)
-            comp_prev[u] = start
-            arrivals.append((start + c_lat, len(arrivals)))
-        kept = trace.new_kept[kept_pos : kept_pos + len(arrivals)]
-        kept_pos += len(arrivals)
-        gate = int(sync_done[g - 1]) if g else 0
-        ins_free = max(ins_free, gate)
-        last_kept = None
-        for t, j in sorted(arrivals):
-            start = max(t, ins_free)
-            ins_free = start + (p["insert_ii"] if kept[j] else 1)
-            if kept[j]:
-                last_kept = ins_free
-        group_done = max(group_done, ins_free, gate)
-        ready = group_done if last_kept is None else max(group_done, last_kept + sort)
-        t = ready + p["sync"]
-        for child in children[g]:
-            t += p["pop"] * int(trace.group_cands[child + 1] - trace.group_cands[child])
-            launch[child] = t
-        sync_done[g] = t
-    latency = int(sync_done[-1]) + p["k"]
-    occupancy = max(latency, last_bloom_in + p["bloom_gap"])
-    return QueryTiming(latency=latency, occupancy=occupancy, launch=launch, complete=sync_done)
+        cand_push, ge_push = pushes.pop(g)
+        launch[g] = cand_push[0] if cand_push else ge_push
+        # Dispatcher intake: tokens in push order; CAND issues its row read.
+        c0, c1 = int(cands[g]), int(cands[g + 1])
+        entry = g == 0
+        rows = []
+        takes = []
+        for i, t in enumerate(cand_push):
+            intake = max(t + 1, intake + 1)
+            takes.append(intake)
+            if not (entry and i == 0):
+                rows.append(lister.read(intake, p["row_beats"], p["row_cycles"]))
+        intake = max(ge_push + 1, intake + 1)
+        ge_take = intake
+        # Dispatch: per unit, the (cycle, check index) of its tokens, in order.
+        per_unit: list[list[tuple[int, int]]] = [[] for _ in range(units)]
+        k0, k1 = int(checks[g]), int(checks[g + 1])
+        k = k0
+        if entry:
+            s = max(takes[0] + 1, d_free)
+            per_unit[int(trace.check_node[k]) % units].append((s, k))
+            d_free = s + 1
+            k += 1
+        for ci, c in enumerate(range(c0, c1)):
+            deg = int(trace.cand_degree[c])
+            beats = rows[ci]
+            for j in range(p["row_beats"]):
+                s = max(beats[j], d_free)
+                lo, hi = max(0, j * lanes - 1), min(deg, (j + 1) * lanes - 1)
+                rank = [0] * units
+                for pos in range(lo, hi):
+                    u = int(trace.check_node[k + pos]) % units
+                    per_unit[u].append((s + rank[u], k + pos))
+                    rank[u] += 1
+                d_free = s + max(1, max(rank))
+            k += deg
+        s = max(ge_take + 1, d_free)
+        d_free = s + 1
+        # Units: each token through Bloom, fetch, distance; the group-end marker last.
+        n_new = int(np.count_nonzero(trace.check_new[k0:k1]))
+        kept = trace.new_kept[kept_pos : kept_pos + n_new]
+        new_index = np.cumsum(trace.check_new[k0:k1]) - 1
+        kept_pos += n_new
+        items: list[list[tuple[int, bool, bool]]] = []  # per unit: (arrival, kept, entry) then the marker
+        for u in range(units):
+            seq = []
+            for t, i in per_unit[u]:
+                if trace.check_new[i]:
+                    arrive, _ = uu[u].token(t, "new")
+                    seq.append((arrive, bool(kept[new_index[i - k0]]), bool(entry and i == k0)))
+                else:
+                    uu[u].token(t, "check")
+            arrive, _ = uu[u].token(s, "end")
+            seq.append((arrive, False, False))
+            items.append(seq)
+        # Inserter.
+        t = ins_start
+        heads = [0] * units
+        ended = [False] * units
+        visible = [ins_start] * units  # a unit's next item is visible a cycle after the previous was taken
+        while True:
+            for u in range(units):
+                seq = items[u]
+                if not ended[u] and heads[u] == len(seq) - 1 and max(seq[-1][0], visible[u]) <= t:
+                    ended[u] = True
+            if all(ended):
+                break
+            pick = next((u for u in range(units) if not ended[u] and heads[u] < len(items[u]) - 1
+                         and max(items[u][heads[u]][0], visible[u]) <= t), None)
+            if pick is not None:
+                _, is_kept, is_entry = items[pick][heads[pick]]
+                if is_entry or is_kept:
+                    if t >= last_r + 2 and (is_entry or t >= last_c + 2):
+                        last_r = t
+                        if not is_entry:
+                            last_c = t
+                        heads[pick] += 1
+                        visible[pick] = t + 1
+                else:
+                    heads[pick] += 1
+                    visible[pick] = t + 1
+            # Jump to the next cycle in which something can happen.
+            nxt = t + 1
+            cands_t = [max(items[u][heads[u]][0], visible[u]) for u in range(units) if not ended[u]]
+            if pick is None and cands_t:
+                nxt = max(nxt, min(cands_t))
+            t = nxt
+        e = t
+        complete[g] = e
+        in_flight -= 1
+        # Sync and refill.
+        r = e + 2 + (1 if last_r == e else 0)
+        kids = children[g]
+        for child in kids:
+            n = int(cands[child + 1] - cands[child])
+            a0 = max(r + 1, last_c + p["cand"])
+            pushes[child] = ([a0 + 1 + i for i in range(n)], a0 + mc + 1)
+            in_flight += 1
+            r = a0 + mc + 2
+        if not kids or (int(cands[kids[-1] + 1] - cands[kids[-1]]) == mc and in_flight < mg):
+            a0 = max(r + 1, last_c + p["cand"])
+            sync_end = a0 + mc + 1
+        else:
+            sync_end = r + 1
+        if in_flight == 0:
+            finish = sync_end + 1
+        ins_start = sync_end + 2
+    flush = max(finish, last_r + p["l_max"])
+    latency = flush + pre + p["k"]
+    done = flush + p["l_max"]
+    # QUERY_END: pushed at FINISH, through the dispatcher to every unit.
+    intake = max(finish + 1, intake + 1)
+    s = max(intake + 1, d_free)
+    ready = max([done + 2] + [u.query_end(s) for u in uu])
+    return QueryTiming(latency=latency, occupancy=ready, launch=launch, complete=complete)

@@ -67,13 +67,17 @@ def search_batch(
     for arr, what in ((graph.vectors, "graph vectors"), (queries, "queries")):
         if arr.size and (arr.min() < -(2**15) or arr.max() >= 2**15):
             raise FannsError(f"{what} do not fit 16-bit integers", hint="use a graph format with vec_bits <= 16")
+    for q in qpps:
+        if q.max_degree != graph.max_degree:
+            raise FannsError(f"a QPP model is for max_degree {q.max_degree}, the graph has {graph.max_degree}",
+                             hint="build QppConfig with max_degree=graph.max_degree")
     nq, k = len(queries), cfg.k
     bloom = cfg.bloom
     config = np.array(
         [cfg.l, k, cfg.mg, cfg.mc, cfg.cand_capacity, bloom.h if bloom else 0, bloom.bank_bits if bloom else 0, cfg.bfc_units],
         dtype=np.int32,
     )
-    timing = np.stack([q.timing_vector(graph.max_degree) for q in qpps]) if qpps else np.zeros((0, 1), dtype=np.int64)
+    timing = np.stack([q.timing_vector() for q in qpps]) if qpps else np.zeros((0, 1), dtype=np.int64)
     timing = np.ascontiguousarray(timing, dtype=np.int64)
     nbrs = np.ascontiguousarray(graph.neighbors, dtype=np.int32)
     degree = np.ascontiguousarray(graph.degree, dtype=np.int32)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from fanns.arch.falcon_model import MemorySystem, QppConfig, QueueCosts
+from fanns.arch.falcon_model import MemorySystem, QppConfig
 from fanns.errors import FannsError
 from fanns.explore.fast import search_batch
 from fanns.explore.graph_format import GraphImage
@@ -38,7 +38,6 @@ class SweepSetup:
     bfc_units: int = 4  # intra-query: BFC units of the one QPP
     pipelines: int = 4  # across-query: QPPs with one BFC unit each
     memory: MemorySystem = MemorySystem()
-    queues: QueueCosts = QueueCosts()
     mg: tuple[int, ...] = MG_RANGE
     mc: tuple[int, ...] = MC_RANGE
     threads: int = 2
@@ -53,7 +52,7 @@ class SweepSetup:
         units, pipes = (self.bfc_units, 1) if mode == "intra" else (1, self.pipelines)
         return QppConfig(
             d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=self.l, k=self.k, cand_size=self.cand_size, bfc_units=units,
-            pipelines=pipes, bloom=self.bloom or Bloom(), memory=self.memory, queues=self.queues,
+            pipelines=pipes, bloom=self.bloom or Bloom(), memory=self.memory, max_degree=graph.max_degree,
         )
 
     def traversal(self, mg: int, mc: int, mode: str) -> TraversalConfig:

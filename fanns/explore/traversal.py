@@ -99,6 +99,8 @@ class Trace:
     check_cand: np.ndarray
     check_new: np.ndarray
     new_kept: np.ndarray  # per new check, in order: its key was inserted (not above Max(R))
+    mg: int = 1  # the DST parameters that produced the trace (the controller's refill rounds)
+    mc: int = 1
 
     @property
     def groups(self) -> int:
@@ -199,7 +201,7 @@ def dst(graph: GraphImage, query: np.ndarray, cfg: TraversalConfig, trace: bool 
     ids, dists = _result(R, cfg.k)
     return TraversalResult(
         ids=ids, dists=dists, hops=stats["hops"], visited=stats["visited"], checks=stats["checks"],
-        bloom_fp=filt.false_positives, trace=rec.build() if rec else None,
+        bloom_fp=filt.false_positives, trace=rec.build(cfg.mg, cfg.mc) if rec else None,
     )
 
 
@@ -251,7 +253,7 @@ class _TraceRecorder:
         self.check_new.append(new)
         self.cands_so_far += len(cands)
 
-    def build(self) -> Trace:
+    def build(self, mg: int, mc: int) -> Trace:
         def offsets(counts):
             return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
@@ -265,4 +267,6 @@ class _TraceRecorder:
             check_cand=np.concatenate(self.check_cand).astype(np.int64),
             check_new=np.concatenate(self.check_new),
             new_kept=np.concatenate(self.kept).astype(bool),
+            mg=mg,
+            mc=mc,
         )

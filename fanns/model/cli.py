@@ -21,6 +21,10 @@ def _cmd(args: argparse.Namespace) -> int:
     from fanns.model import dse, report
     from fanns.model.workload import workloads_from_explore
 
+    if args.graph:
+        from fanns.model.graph_cli import run_graph_dse
+
+        return run_graph_dse(args, Console())
     board = load_board(args.board)
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
     workloads, unreachable = workloads_from_explore(Path(args.explore_dir), args.recall)
@@ -56,7 +60,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dse",
-        help="choose the best IVF-PQ accelerator design for a recall goal on a board",
+        help="choose the best IVF-PQ accelerator design (or, with --graph, graph-search design) for a recall goal on a board",
         description=(
             "Evaluate every explored index (at its smallest nprobe for the goal, with its measured probes) "
             "against every combination of stage implementations (PE counts, micro-architectures, on-chip or "
@@ -71,4 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=5, help="how many designs to list besides the best (default 5)")
     p.add_argument("--queries", type=int, help="use only the first N sample queries of the exploration (default: all)")
     p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
+    p.add_argument("--graph", choices=("hnsw", "nsg"),
+                   help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored")
+    p.add_argument("--objective", choices=("latency", "qps"), default="latency",
+                   help="graph mode: minimise latency at batch 1 or maximise QPS at large batches (default latency)")
     p.set_defaults(func=_cmd)

@@ -5,6 +5,8 @@ check them against the reference model.
   for bit, recall, and the measured steady-state cycles per query beside the performance model's
   prediction for the same queries.
 * `csim`: the project's HLS kernel in g++ C simulation (`fanns.codegen.hls_csim`).
+
+A graph project (`fanns generate-graph-rtl`) goes to `fanns.sim.graph_report` (rtl only).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.errors import FannsError
+from fanns.sim.graph_report import graph_rtl_report
 
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
@@ -88,6 +91,16 @@ def csim_report(project: Path, build_dir: Path, queries: int | None, first: int,
     return 1 if bad else 0
 
 
+def _runtime(text: str) -> tuple[int, int, int, int]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 4:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected four integers L,K,MG,MC")
+    return values
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -98,6 +111,14 @@ def _cmd(args: argparse.Namespace) -> int:
         raise FannsError(f"{project} is not a folder", hint="pass the folder written by `fanns generate-rtl` / `generate-hls`")
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
+    from fanns.codegen.graph_rtl import is_graph_project
+
+    if is_graph_project(project):
+        if args.backend != "rtl":
+            raise FannsError("graph projects have the rtl backend only (HLS generation of graph designs is not there yet)")
+        return graph_rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console)
+    if args.runtime is not None:
+        raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
     if args.backend == "rtl":
         return rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, console)
     return csim_report(project, build_dir, args.queries, args.first, console)
@@ -120,5 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--first", type=int, default=0, help="index of the first test query (default 0)")
     p.add_argument("--latency", type=int, default=100, help="rtl: memory read/write latency in cycles (default 100, the model's)")
     p.add_argument("--pause", type=float, default=0.0, help="rtl: probability of a random stall per cycle on every AXI channel (default 0)")
+    p.add_argument("--runtime", type=_runtime, metavar="L,K,MG,MC",
+                   help="graph projects: run-time registers l, k, mg, mc to simulate (default: the design's)")
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
     p.set_defaults(func=_cmd)

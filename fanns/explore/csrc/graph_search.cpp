@@ -5,6 +5,7 @@
 //
 // Built by fanns.explore.fast with the project's g++ flags; the Bloom hash is hls/bloom.h's.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -31,8 +32,12 @@ struct Config {
   uint32_t bloom_seed;
 };
 
-// Timing parameters of one QPP (derived in Python from QppConfig), then R+1 list-fetch beats.
-enum TimingField { kUnits, kLat, kWindow, kVBeats, kCII, kCLat, kQLoad, kBLat, kBGap, kSort, kInsII, kPop, kSync, kK, kFields };
+// Timing parameters of one QPP, in the order of QppConfig.timing().
+enum TimingField {
+  kUnits, kLat, kWindow, kLanes, kRowBeats, kRowCycles, kVBeats, kVCycles, kWords, kCLat, kBLat, kBClear, kCand, kLMax, kL, kK,
+  kFields
+};
+constexpr int64_t kReaderCycles = 4;  // falcon_model.READER_CYCLES
 
 struct Trace {
   std::vector<int64_t> group_parent, group_cands, group_checks;
@@ -195,81 +200,235 @@ struct Searcher {
   }
 };
 
-// The recurrences of fanns/arch/falcon_model.py::simulate, statement for statement.
-void simulate(const Trace& tr, const int64_t* p, const int64_t* list_beats, int64_t* latency, int64_t* occupancy) {
-  const int64_t units = p[kUnits], lat = p[kLat], window = p[kWindow], vbeats = p[kVBeats];
-  const int64_t c_ii = p[kCII], c_lat = p[kCLat], qload = p[kQLoad], b_lat = p[kBLat];
+// An axi_reader and its memory port (falcon_model._Reader): beat leave times of one command after another.
+struct Reader {
+  int64_t latency, window, load = kNever, r_last = kNever;
+  std::vector<int64_t> lasts;
+  Reader(int64_t lat, int64_t win) : latency(lat), window(win) {}
+  void read(int64_t cmd, int64_t beats, int64_t cycles, std::vector<int64_t>& out) {
+    int64_t ld = std::max(cmd + 1, load + 1);
+    if (int64_t(lasts.size()) >= window) ld = std::max(ld, lasts[lasts.size() - size_t(window)] + 1);
+    const int64_t first = std::max(ld + 1 + latency, r_last + 1);
+    out.resize(size_t(beats));
+    for (int64_t j = 0; j < beats; ++j) out[size_t(j)] = first + (j * cycles) / beats;
+    load = ld;
+    r_last = out.back();
+    lasts.push_back(r_last);
+    for (auto& t : out) t += kReaderCycles - 2;
+  }
+};
+
+// One BFC unit's pipeline state (falcon_model._Unit).
+struct Unit {
+  const int64_t* p;
+  Reader reader;
+  int64_t front = kNever, merge = kNever, pair = kNever, coll_free = kNever, last_word = kNever, q_loaded;
+  std::vector<int64_t> beats;
+  Unit(const int64_t* params, int64_t loaded) : p(params), reader(params[kLat], params[kWindow]), q_loaded(loaded) {}
+  int64_t distance(int64_t hand) {
+    const int64_t first = std::max(std::max(hand + 1, last_word + 1), q_loaded);
+    last_word = first + p[kWords] - 1;
+    return first + p[kCLat] - 1;
+  }
+  // kind: 0 check (visited), 1 new, 2 group end; returns the cycle the item reaches the inserter.
+  int64_t token(int64_t dispatched, int kind) {
+    const int64_t f = std::max(dispatched + 1, front + 1);
+    front = f;
+    if (kind == 2) {
+      merge = std::max(f + 1, merge + 1);
+      pair = std::max(merge + 1, pair + 1);
+      return pair + 1;
+    }
+    merge = std::max(f + p[kBLat] - 1, merge + 1);
+    if (kind == 0) return kNever;
+    reader.read(merge, p[kVBeats], p[kVCycles], beats);
+    int64_t acc = std::max(beats[0], coll_free);
+    for (size_t j = 1; j < beats.size(); ++j) acc = std::max(beats[j], acc + 1);
+    const int64_t hand = std::max(acc + 1, last_word);
+    coll_free = hand;
+    pair = std::max(distance(hand), pair + 1);
+    return pair + 1;
+  }
+  int64_t query_end(int64_t dispatched) {
+    const int64_t f = std::max(dispatched + 1, front + 1);
+    merge = std::max(f + p[kBLat] - 1, merge + 1);
+    const int64_t hand = std::max(merge + 1, last_word);
+    pair = std::max(distance(hand), pair + 1);
+    return std::max(f + p[kBLat] - 1 + p[kBClear], pair + 1);
+  }
+};
+
+struct Item {
+  int64_t arrive;
+  bool kept, entry;
+};
+
+// fanns/arch/falcon_model.py::simulate, statement for statement.
+void simulate(const Trace& tr, const int64_t* p, int32_t mg, int32_t mc, int64_t* latency, int64_t* occupancy) {
+  const int64_t units = p[kUnits], lanes = p[kLanes], lat = p[kLat], row_beats = p[kRowBeats];
   const size_t G = tr.group_parent.size();
-  std::vector<int64_t> launch(G, 0), sync_done(G, 0);
+  const int64_t q_last = lat + kReaderCycles + (p[kVBeats] - 1);
+  const int64_t q_loaded = q_last + 3 + p[kWords];
+  std::vector<Unit> uu;
+  for (int64_t u = 0; u < units; ++u) uu.emplace_back(p, q_loaded);
+  Reader lister(lat, p[kWindow]);
+  const int64_t pre = p[kLMax] - p[kL];
+  int64_t last_r = pre ? 4 + 2 * (pre - 1) : kNever, last_c = kNever;
+  int64_t ins_start = pre ? 2 * pre + 5 : 6;
   std::vector<std::vector<size_t>> children(G);
   for (size_t g = 1; g < G; ++g) children[size_t(tr.group_parent[g])].push_back(g);
-  int64_t list_issue_prev = kNever, list_beats_prev = 0;
-  std::vector<int64_t> list_done_hist, disp_hist, list_done(tr.cand_node.size(), 0);
-  std::vector<int64_t> bloom_prev(units, kNever), vf_issue_prev(units, kNever), comp_prev(units, kNever);
-  std::vector<std::vector<int64_t>> vf_done_hist(units);
-  int64_t ins_free = 0, last_bloom_in = 0;
+  std::vector<std::vector<int64_t>> push_cands(G);
+  std::vector<int64_t> push_end(G, 0);
+  push_cands[0] = {1, 2};
+  push_end[0] = 3;
+  int64_t intake = kNever, d_free = kNever, finish = 0, in_flight = 1;
   size_t kept_pos = 0;
-  std::vector<std::pair<int64_t, int64_t>> arrivals;
+  std::vector<std::vector<int64_t>> rows;
+  std::vector<int64_t> takes;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> per_unit(static_cast<size_t>(units));
+  std::vector<std::vector<Item>> items(static_cast<size_t>(units));
+  std::vector<int64_t> rank(static_cast<size_t>(units)), heads(static_cast<size_t>(units)), visible(static_cast<size_t>(units)), new_index;
+  std::vector<uint8_t> ended(static_cast<size_t>(units));
   for (size_t g = 0; g < G; ++g) {
-    const int64_t t_g = launch[g];
-    int64_t group_done = t_g;
-    for (int64_t c = tr.group_cands[g]; c < tr.group_cands[g + 1]; ++c) {
-      const int64_t beats = list_beats[tr.cand_degree[c]];
-      int64_t issue = std::max(t_g, list_issue_prev + list_beats_prev);
-      if (int64_t(list_done_hist.size()) >= window) issue = std::max(issue, list_done_hist[list_done_hist.size() - window]);
-      const int64_t done = issue + lat + beats;
-      list_issue_prev = issue;
-      list_beats_prev = beats;
-      list_done_hist.push_back(done);
-      list_done[c] = done;
-      group_done = std::max(group_done, done);
+    const std::vector<int64_t>& cand_push = push_cands[g];
+    const int64_t c0 = tr.group_cands[g], c1 = tr.group_cands[g + 1];
+    const bool entry = g == 0;
+    rows.clear();
+    takes.clear();
+    for (size_t i = 0; i < cand_push.size(); ++i) {
+      intake = std::max(cand_push[i] + 1, intake + 1);
+      takes.push_back(intake);
+      if (!(entry && i == 0)) {
+        rows.emplace_back();
+        lister.read(intake, row_beats, p[kRowCycles], rows.back());
+      }
     }
-    arrivals.clear();
-    for (int64_t i = tr.group_checks[g]; i < tr.group_checks[g + 1]; ++i) {
-      const int64_t owner = tr.check_cand[i];
-      const int64_t ready = owner < 0 ? t_g : list_done[owner];
-      const int64_t disp = int64_t(disp_hist.size()) < units ? ready : std::max(ready, disp_hist[disp_hist.size() - units] + 1);
-      disp_hist.push_back(disp);
-      const int64_t u = int64_t(tr.check_node[i]) % units;
-      const int64_t b_in = std::max(disp + 1, bloom_prev[u] + 1);
-      bloom_prev[u] = b_in;
-      last_bloom_in = std::max(last_bloom_in, b_in);
-      const int64_t b_out = b_in + b_lat;
-      group_done = std::max(group_done, b_out);
-      if (!tr.check_new[i]) continue;
-      int64_t issue = std::max(b_out, vf_issue_prev[u] + vbeats);
-      std::vector<int64_t>& hist = vf_done_hist[u];
-      if (int64_t(hist.size()) >= window) issue = std::max(issue, hist[hist.size() - window]);
-      vf_issue_prev[u] = issue;
-      const int64_t arrived = issue + lat + vbeats;
-      hist.push_back(arrived);
-      const int64_t start = std::max(std::max(arrived, comp_prev[u] + c_ii), qload);
-      comp_prev[u] = start;
-      arrivals.emplace_back(start + c_lat, int64_t(arrivals.size()));
+    intake = std::max(push_end[g] + 1, intake + 1);
+    const int64_t ge_take = intake;
+    for (auto& v : per_unit) v.clear();
+    const int64_t k0 = tr.group_checks[g], k1 = tr.group_checks[g + 1];
+    int64_t k = k0;
+    if (entry) {
+      const int64_t s = std::max(takes[0] + 1, d_free);
+      per_unit[size_t(tr.check_node[size_t(k)] % units)].emplace_back(s, k);
+      d_free = s + 1;
+      ++k;
     }
-    const size_t kept0 = kept_pos;
-    kept_pos += arrivals.size();
-    const int64_t gate = g ? sync_done[g - 1] : 0;
-    ins_free = std::max(ins_free, gate);
-    int64_t last_kept = kNever;
-    std::sort(arrivals.begin(), arrivals.end());
-    for (const auto& a : arrivals) {
-      const bool kept = tr.new_kept[kept0 + size_t(a.second)] != 0;
-      const int64_t start = std::max(a.first, ins_free);
-      ins_free = start + (kept ? p[kInsII] : 1);
-      if (kept) last_kept = ins_free;
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t deg = tr.cand_degree[size_t(c)];
+      const std::vector<int64_t>& beats = rows[size_t(c - c0)];
+      for (int64_t j = 0; j < row_beats; ++j) {
+        const int64_t s = std::max(beats[size_t(j)], d_free);
+        const int64_t lo = std::max<int64_t>(0, j * lanes - 1), hi = std::min(deg, (j + 1) * lanes - 1);
+        std::fill(rank.begin(), rank.end(), 0);
+        for (int64_t pos = lo; pos < hi; ++pos) {
+          const size_t u = size_t(tr.check_node[size_t(k + pos)] % units);
+          per_unit[u].emplace_back(s + rank[u], k + pos);
+          ++rank[u];
+        }
+        d_free = s + std::max<int64_t>(1, *std::max_element(rank.begin(), rank.end()));
+      }
+      k += deg;
     }
-    group_done = std::max(std::max(group_done, ins_free), gate);
-    const int64_t ready = last_kept == kNever ? group_done : std::max(group_done, last_kept + p[kSort]);
-    int64_t t = ready + p[kSync];
-    for (size_t child : children[g]) {
-      t += p[kPop] * (tr.group_cands[child + 1] - tr.group_cands[child]);
-      launch[child] = t;
+    const int64_t s_end = std::max(ge_take + 1, d_free);
+    d_free = s_end + 1;
+    new_index.assign(size_t(k1 - k0), 0);
+    int64_t n_new = 0;
+    for (int64_t i = k0; i < k1; ++i) {
+      new_index[size_t(i - k0)] = n_new;
+      n_new += tr.check_new[size_t(i)] ? 1 : 0;
     }
-    sync_done[g] = t;
+    for (int64_t u = 0; u < units; ++u) {
+      std::vector<Item>& seq = items[size_t(u)];
+      seq.clear();
+      for (const auto& [t, i] : per_unit[size_t(u)]) {
+        if (tr.check_new[size_t(i)]) {
+          const int64_t arrive = uu[size_t(u)].token(t, 1);
+          seq.push_back({arrive, tr.new_kept[kept_pos + size_t(new_index[size_t(i - k0)])] != 0, entry && i == k0});
+        } else {
+          uu[size_t(u)].token(t, 0);
+        }
+      }
+      seq.push_back({uu[size_t(u)].token(s_end, 2), false, false});
+    }
+    kept_pos += size_t(n_new);
+    // Inserter.
+    int64_t t = ins_start;
+    std::fill(heads.begin(), heads.end(), 0);
+    std::fill(ended.begin(), ended.end(), 0);
+    std::fill(visible.begin(), visible.end(), ins_start);
+    while (true) {
+      bool all = true;
+      for (int64_t u = 0; u < units; ++u) {
+        const std::vector<Item>& seq = items[size_t(u)];
+        if (!ended[size_t(u)] && heads[size_t(u)] == int64_t(seq.size()) - 1 && std::max(seq.back().arrive, visible[size_t(u)]) <= t)
+          ended[size_t(u)] = 1;
+        all = all && ended[size_t(u)];
+      }
+      if (all) break;
+      int64_t pick = -1;
+      for (int64_t u = 0; u < units && pick < 0; ++u) {
+        const std::vector<Item>& seq = items[size_t(u)];
+        if (!ended[size_t(u)] && heads[size_t(u)] < int64_t(seq.size()) - 1
+            && std::max(seq[size_t(heads[size_t(u)])].arrive, visible[size_t(u)]) <= t)
+          pick = u;
+      }
+      if (pick >= 0) {
+        const Item& it = items[size_t(pick)][size_t(heads[size_t(pick)])];
+        if (it.entry || it.kept) {
+          if (t >= last_r + 2 && (it.entry || t >= last_c + 2)) {
+            last_r = t;
+            if (!it.entry) last_c = t;
+            ++heads[size_t(pick)];
+            visible[size_t(pick)] = t + 1;
+          }
+        } else {
+          ++heads[size_t(pick)];
+          visible[size_t(pick)] = t + 1;
+        }
+      }
+      int64_t nxt = t + 1;
+      if (pick < 0) {
+        int64_t soonest = INT64_MAX;
+        for (int64_t u = 0; u < units; ++u)
+          if (!ended[size_t(u)])
+            soonest = std::min(soonest, std::max(items[size_t(u)][size_t(heads[size_t(u)])].arrive, visible[size_t(u)]));
+        if (soonest != INT64_MAX) nxt = std::max(nxt, soonest);
+      }
+      t = nxt;
+    }
+    const int64_t e = t;
+    --in_flight;
+    // Sync and refill.
+    int64_t r = e + 2 + (last_r == e ? 1 : 0);
+    const std::vector<size_t>& kids = children[g];
+    for (size_t child : kids) {
+      const int64_t n = tr.group_cands[child + 1] - tr.group_cands[child];
+      const int64_t a0 = std::max(r + 1, last_c + p[kCand]);
+      push_cands[child].clear();
+      for (int64_t i = 0; i < n; ++i) push_cands[child].push_back(a0 + 1 + i);
+      push_end[child] = a0 + mc + 1;
+      ++in_flight;
+      r = a0 + mc + 2;
+    }
+    int64_t sync_end;
+    if (kids.empty() || (tr.group_cands[kids.back() + 1] - tr.group_cands[kids.back()] == mc && in_flight < mg)) {
+      const int64_t a0 = std::max(r + 1, last_c + p[kCand]);
+      sync_end = a0 + mc + 1;
+    } else {
+      sync_end = r + 1;
+    }
+    if (in_flight == 0) finish = sync_end + 1;
+    ins_start = sync_end + 2;
   }
-  *latency = sync_done[G - 1] + p[kK];
-  *occupancy = std::max(*latency, last_bloom_in + p[kBGap]);
+  const int64_t flush = std::max(finish, last_r + p[kLMax]);
+  *latency = flush + pre + p[kK];
+  const int64_t done = flush + p[kLMax];
+  intake = std::max(finish + 1, intake + 1);
+  const int64_t s = std::max(intake + 1, d_free);
+  int64_t ready = done + 2;
+  for (auto& u : uu) ready = std::max(ready, u.query_end(s));
+  *occupancy = ready;
 }
 
 }  // namespace
@@ -282,7 +441,7 @@ extern "C" int fanns_graph_search(int32_t n, int32_t max_degree, int32_t d, int3
   const Graph g{n, max_degree, d, entry, narrow, nbrs, degree, vecs};
   const Config cfg{config[0], config[1], config[2], config[3], config[4], config[5], config[6], config[7], bloom_seed};
   if (cfg.bloom_h > 0 && (cfg.bloom_bank_bits < 1 || (cfg.bloom_bank_bits & (cfg.bloom_bank_bits - 1)))) return 1;
-  const size_t stride = size_t(kFields) + size_t(max_degree) + 1;
+  const size_t stride = size_t(kFields);
   auto work = [&](int32_t first, int32_t step) {
     Searcher s(g, cfg);
     for (int32_t qi = first; qi < nq; qi += step) {
@@ -296,7 +455,7 @@ extern "C" int fanns_graph_search(int32_t n, int32_t max_degree, int32_t d, int3
       for (int32_t t = 0; t < ntiming; ++t) {
         const int64_t* p = timing + size_t(t) * stride;
         int64_t* o = out_timing + (size_t(qi) * ntiming + t) * 2;
-        simulate(s.trace, p, p + kFields, o, o + 1);
+        simulate(s.trace, p, cfg.mg, cfg.mc, o, o + 1);
       }
     }
   };

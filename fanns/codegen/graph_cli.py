@@ -1,0 +1,119 @@
+"""`fanns generate-graph-rtl DATASET --out PROJECT`: a Falcon query processing pipeline as Verilog,
+with the graph's memory images and test data (`fanns.codegen.graph_rtl`), optionally simulated at
+once (`--sim`, as `fanns sim PROJECT`).
+
+The design comes from `--design` (written by `fanns dse --graph`) or is pinned from the options
+(`fanns.codegen.graph_designs.pinned_graph_design`). A pinned design's graph is built from the
+dataset's first `--nodes` base vectors (all by default), so a small project simulates in minutes.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from fanns.errors import FannsError
+
+
+def _ints(text: str, n: int, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != n:
+        raise FannsError(f"{what} takes {n} comma-separated integers, got {text!r}")
+    return values
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    import faiss
+    from rich.console import Console
+
+    from fanns.codegen.graph_designs import pinned_graph_design
+    from fanns.codegen.graph_rtl import TOP, generate_graph_rtl
+    from fanns.datasets import load_dataset
+    from fanns.arch.graph_design import GraphDesign
+    from fanns.explore.graph_explore import load_or_build, prepare_vectors
+    from fanns.explore.graph_format import build_graph, graph_format_for
+
+    console = Console()
+    ds = load_dataset(args.dataset)
+    base, queries = prepare_vectors(ds)
+    nodes = args.nodes or len(base)
+    if not 2 <= nodes <= len(base):
+        raise FannsError(f"--nodes {nodes}: the dataset has {len(base)} base vectors")
+    if not 1 <= args.queries <= len(queries):
+        raise FannsError(f"--queries {args.queries}: the dataset has {len(queries)} queries")
+    base, queries = base[:nodes], queries[: args.queries]
+    if args.design:
+        design = GraphDesign.load(Path(args.design))
+        if args.nodes and args.nodes != design.graph.n:
+            raise FannsError(f"--nodes {args.nodes}: the design is for a graph of {design.graph.n} nodes")
+        base = base[: design.graph.n]
+        graph = load_or_build(ds, design.graph.kind, design.graph.max_degree, args.ef_construction, design.graph.vec_bits) \
+            if design.graph.n == len(ds.base) else build_graph(base, design.graph.kind, max_degree=design.graph.max_degree,
+                                                              ef_construction=args.ef_construction,
+                                                              fmt=graph_format_for(base, design.graph.vec_bits))
+    else:
+        graph = build_graph(base, args.graph, max_degree=args.max_degree, ef_construction=args.ef_construction,
+                            fmt=graph_format_for(base, args.vec_bits))
+        runtime = _ints(args.runtime, 4, "--runtime") if args.runtime else None
+        design = pinned_graph_design(
+            graph, board=args.board, units=args.units, l_max=args.l_max, cand=args.cand, k_max=args.k_max,
+            bloom=_ints(args.bloom, 2, "--bloom"), limits=_ints(args.limits, 2, "--limits"), runtime=runtime,
+            channels=args.channels,
+        )
+    k = design.runtime.k
+    gt = faiss.knn(np.ascontiguousarray(queries, dtype=np.float32), np.ascontiguousarray(base, dtype=np.float32), k)[1]
+    out = Path(args.out)
+    project = generate_graph_rtl(design, graph, graph.fmt.quantize(queries), out, groundtruth=gt, force=args.force)
+    rt = design.runtime
+    console.print(f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
+                  f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
+                  f"({len(project.files)} files)", highlight=False)
+    console.print(f"  rtl/{TOP}.v {project.files[f'rtl/{TOP}.v']:,d} bytes; {len(project.hw.regmap.registers)} registers", highlight=False)
+    if args.sim:
+        from fanns.datasets.cache import cache_root
+        from fanns.sim.graph_report import graph_rtl_report
+
+        return graph_rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, None, console)
+    console.print(f"check it: fanns sim {out}", highlight=False)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "generate-graph-rtl",
+        help="generate the Verilog (Amaranth) of a Falcon graph-search pipeline with its memory images",
+        description=(
+            "Build an HNSW or NSG graph of a dataset's base vectors and emit one Falcon query processing pipeline "
+            "(DST controller, BFC units, candidate and result queues) as Verilog with an AXI4-Lite register file "
+            "(l, k, mg, mc are run-time registers), AXI4 read masters for neighbour lists and vectors, and a result "
+            "write-back master. Writes PROJECT/rtl/, the graph's memory images, test queries and the DST reference's "
+            "results for them."
+        ),
+    )
+    p.add_argument("dataset", metavar="DATASET", help="a dataset (e.g. builtin:sift-10k)")
+    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
+    p.add_argument("--design", metavar="DESIGN.yaml",
+                   help="a graph design (from `fanns dse --graph`) instead of the options below; an across-query design's "
+                        "QPP is generated once (instantiate it as `pipelines` compute units)")
+    p.add_argument("--graph", choices=("hnsw", "nsg"), default="hnsw", help="graph kind (default hnsw)")
+    p.add_argument("--nodes", type=int, help="use the first N base vectors (default: all)")
+    p.add_argument("--max-degree", type=int, default=32, help="maximum degree (default 32)")
+    p.add_argument("--ef-construction", type=int, default=64, help="HNSW efConstruction (default 64)")
+    p.add_argument("--vec-bits", type=int, default=8, help="bits per vector element on the device (default 8)")
+    p.add_argument("--board", default="u250", help="board (default u250)")
+    p.add_argument("--units", type=int, default=2, help="BFC units (a power of two; default 2)")
+    p.add_argument("--channels", type=int, help="graph memory channels (default: all of the board's first group, a power of two)")
+    p.add_argument("--l-max", type=int, default=64, help="result queue capacity (default 64)")
+    p.add_argument("--cand", type=int, help="candidate queue capacity (default: l-max)")
+    p.add_argument("--k-max", type=int, default=10, help="largest k (default 10)")
+    p.add_argument("--bloom", default="3,196608", metavar="H,B", help="Bloom filter per BFC unit: H hashes, B bits (default 3,196608)")
+    p.add_argument("--limits", default="8,4", metavar="MG,MC", help="largest mg and mc the controller supports (default 8,4)")
+    p.add_argument("--runtime", metavar="L,K,MG,MC", help="the registers' defaults (default: l-max, k-max, 1, 1)")
+    p.add_argument("--queries", type=int, default=10, help="test queries in the project (default 10)")
+    p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
+    p.add_argument("--sim", action="store_true", help="simulate the RTL on the test queries and compare with the DST reference")
+    p.set_defaults(func=_cmd)

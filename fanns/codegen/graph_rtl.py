@@ -1,0 +1,144 @@
+"""A graph design as Verilog: one Falcon query processing pipeline (`fanns.arch.falcon_top`) with
+its register map, port map, the graph's memory images and test data, as a project folder.
+
+Why a project and not just Verilog: `fanns sim PROJECT` must be able to check the RTL from the
+folder alone — the design, the packer's images (`fanns.codegen.graph_image`, shared with the
+HLS side), the quantised test queries and what the DST reference returns for them at the
+design's run-time (l, k, mg, mc). The layout follows the IVF-PQ RTL project
+(`fanns.codegen.rtl`): `rtl/`, `images/`, `data/`, `design.yaml`, `fanns_project.json`
+(here with ``"kind": "graph"``). Deterministic: no timestamps, sorted JSON.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from fanns import __version__
+from fanns.arch.falcon_hw import QppHw
+from fanns.arch.graph_design import GraphDesign
+from fanns.arch.graph_reference import STATS, reference
+from fanns.codegen.graph_image import GraphImages, pack
+from fanns.codegen.hls import PROJECT_FILE, write_files
+from fanns.errors import FannsError
+from fanns.explore.graph_format import GraphImage
+
+TOP = "fanns_falcon_qpp"
+
+
+def verilog(hw: QppHw) -> str:
+    from fanns.arch.falcon_top import FalconQpp
+    from fanns.sim.rtl import to_verilog
+
+    return to_verilog(FalconQpp(hw), TOP)
+
+
+def port_map(hw: QppHw) -> dict:
+    mem = hw.design.memory
+    ports = {
+        "s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32},
+        "m_axi_io": {"role": "queries in, result rows out", "bus": "axi4", "data_bits": hw.port_bits,
+                     "memory": mem.kind, "channel": mem.io_channel},
+        "m_axi_list": {"role": "neighbour lists (adjacency images of every graph channel)", "bus": "axi4 read",
+                       "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)},
+    }
+    for u in range(hw.units):
+        ports[f"m_axi_vec{u}"] = {"role": f"vectors of the nodes checked by BFC unit {u} (vector images)", "bus": "axi4 read",
+                                  "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)}
+    return {"top": TOP, "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64, "ports": ports}
+
+
+@dataclass(frozen=True)
+class GraphRtlProject:
+    path: Path
+    files: dict[str, int]
+    hw: QppHw
+    images: GraphImages
+
+
+def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
+           ) -> tuple[dict[str, bytes], QppHw, GraphImages]:
+    """Every file of the project (relative path -> bytes)."""
+    q = np.asarray(queries_fx)
+    if q.ndim != 2 or q.shape[1] != design.graph.d or len(q) < 1:
+        raise FannsError(f"test queries must be [nq >= 1, {design.graph.d}], got {q.shape}")
+    hw = QppHw(design)
+    images = pack(design, graph)
+    ref = reference(design, graph, q)
+    files = {
+        f"rtl/{TOP}.v": verilog(hw).encode(),
+        "rtl/regmap.md": hw.regmap.to_markdown().encode(),
+        "rtl/regmap.json": hw.regmap.to_json().encode(),
+        "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
+        "data/queries.bin": images.io.pack_queries(q),
+        "data/reference_keys.bin": np.ascontiguousarray(ref.keys.astype("<u8")).tobytes(),
+        "data/reference_stats.bin": np.ascontiguousarray(np.stack([ref.stats[s] for s in STATS], 1).astype("<u4")).tobytes(),
+        "design.yaml": yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode(),
+    }
+    if groundtruth is not None:
+        files["data/groundtruth.bin"] = np.ascontiguousarray(np.asarray(groundtruth)[:, : design.runtime.k].astype("<u4")).tobytes()
+    for img in images.images:
+        files[f"images/{img.file}"] = img.data
+    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
+    record = {
+        "generator": f"fanns {__version__} generate-graph-rtl",
+        "kind": "graph",
+        "rtl": {"top": TOP, "verilog": f"rtl/{TOP}.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
+        "graph": {"kind": graph.kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry},
+        "runtime": {"l": design.runtime.l, "k": design.runtime.k, "mg": design.runtime.mg, "mc": design.runtime.mc},
+        "io": images.manifest()["io"],
+        "test": {"nq": int(len(q)), "stats": list(STATS), "groundtruth": groundtruth is not None},
+    }
+    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    return files, hw, images
+
+
+def generate_graph_rtl(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, out: Path, *,
+                       groundtruth: np.ndarray | None = None, force: bool = False) -> GraphRtlProject:
+    """Render and write the project into `out` (atomically)."""
+    files, hw, images = render(design, graph, queries_fx, groundtruth)
+    write_files(files, Path(out), force)
+    return GraphRtlProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, hw, images)
+
+
+def is_graph_project(project: Path) -> bool:
+    try:
+        return json.loads((Path(project) / PROJECT_FILE).read_text()).get("kind") == "graph"
+    except (OSError, ValueError):
+        return False
+
+
+@dataclass
+class GraphProjectData:
+    """A written project read back: what `fanns sim` needs."""
+
+    design: GraphDesign
+    images: GraphImages
+    queries_fx: np.ndarray
+    keys: np.ndarray
+    stats: dict[str, np.ndarray]
+    groundtruth: np.ndarray | None
+
+
+def read_project(project: Path) -> GraphProjectData:
+    project = Path(project)
+    record = json.loads((project / PROJECT_FILE).read_text())
+    design = GraphDesign.load(project / "design.yaml")
+    images = GraphImages.read(project / "images")
+    nq, io = record["test"]["nq"], images.io
+    try:
+        raw = (project / "data" / "queries.bin").read_bytes()
+        keys = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, io.k_max)
+        stats = np.fromfile(project / "data" / "reference_stats.bin", dtype="<u4").reshape(nq, len(STATS)).astype(np.int64)
+    except (OSError, ValueError) as exc:
+        raise FannsError(f"{project}/data: incomplete or corrupt test data ({exc})", hint="regenerate the project") from None
+    dtype = np.dtype(f"<{'i' if io.signed else 'u'}{io.elem_bytes}")
+    rows = np.frombuffer(raw, dtype=np.uint8).reshape(nq, io.query_row_bytes)[:, : io.d * io.elem_bytes]
+    q = np.ascontiguousarray(rows).view(dtype).reshape(nq, io.d).astype(np.int64)
+    gt = None
+    if record["test"].get("groundtruth"):
+        gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(nq, design.runtime.k).astype(np.int64)
+    return GraphProjectData(design, images, q, keys, {s: stats[:, i] for i, s in enumerate(STATS)}, gt)

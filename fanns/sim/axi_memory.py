@@ -1,0 +1,138 @@
+"""A testbench memory in RTL: one word array behind several AXI4 slave ports, with latency and
+random stalls, loaded and read through a backdoor port.
+
+Why in RTL and not a Python bus model: a graph query takes tens of thousands of cycles on four
+or more AXI ports; Python slaves woken every cycle would make each query take seconds, so the
+whole-accelerator benches (`sim/tb_falcon.py`) simulate the memory inside Verilator and cocotb
+only loads the image, programs the registers, waits for the interrupt and reads the results.
+
+Read ports: an AR handshake at cycle a puts the request in a queue (64 deep); its first beat is
+presented at cycle a + `latency` (or right after the previous request's last beat), then one
+beat per cycle — the memory the cycle model assumes (`fanns.arch.falcon_model`, latency in
+`MemorySystem.latency_cycles` minus the read master's own pipeline). `rready` low holds the beat.
+Write port: W beats follow their AW in order (byte strobes honoured); the response comes
+`latency` cycles after the last beat. With `stall` = p > 0 every ready/valid the memory drives
+(ARREADY, RVALID, AWREADY, WREADY) drops in a cycle with probability p/256 (one 32-bit LFSR per
+channel, fixed seeds), which exercises back-pressure and bubbles in every master. Addresses wrap
+at the memory size; ids and responses are always 0 / OKAY.
+"""
+from __future__ import annotations
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from fanns.arch.bus import axi4_signature
+
+ADDR_BITS = 64
+QUEUE_DEPTH = 64
+LFSR_TAPS = 0x80200003  # x^32 + x^22 + x^2 + x + 1 (maximal length, Galois form)
+
+
+def _lfsr(m: Module, seed: int, name: str) -> Signal:
+    reg = Signal(32, init=seed or 1, name=name)
+    m.d.sync += reg.eq(Mux(reg[0], (reg >> 1) ^ LFSR_TAPS, reg >> 1))
+    return reg
+
+
+class SimMemory(wiring.Component):
+    """`depth` words of `data_bits`; AXI4 read slaves `read_ports`, write slaves `write_ports`."""
+
+    def __init__(self, data_bits: int, depth: int, read_ports: list[str], write_ports: list[str]):
+        self.data_bits, self.depth = data_bits, depth
+        self.read_ports, self.write_ports = list(read_ports), list(write_ports)
+        exact_log2(depth)
+        members = {
+            "bd_addr": In(range(depth)), "bd_wdata": In(data_bits), "bd_we": In(1), "bd_rdata": Out(data_bits),
+            "latency": In(16, init=1), "stall": In(8),
+        }
+        members |= {p: In(axi4_signature(ADDR_BITS, data_bits, write=False)) for p in read_ports}
+        members |= {p: In(axi4_signature(ADDR_BITS, data_bits, read=False)) for p in write_ports}
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = Memory(shape=self.data_bits, depth=self.depth, init=[])
+        word_shift = exact_log2(self.data_bits // 8)
+        abits = exact_log2(self.depth)
+        now = Signal(32)
+        m.d.sync += now.eq(now + 1)
+        seed = 0x1234567
+
+        def stalled(name: str):
+            nonlocal seed
+            seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
+            return _lfsr(m, seed, f"lfsr_{name}")[:8] < self.stall
+
+        bd = mem.read_port()
+        m.d.comb += [bd.addr.eq(self.bd_addr), bd.en.eq(1), self.bd_rdata.eq(bd.data)]
+
+        req = data.StructLayout({"addr": abits, "len": 8, "at": 32})
+        for name in self.read_ports:
+            bus = getattr(self, name)
+            m.submodules[f"{name}_q"] = q = SyncFIFO(width=req.size, depth=QUEUE_DEPTH)
+            ar_stall, r_stall = stalled(f"{name}_ar"), stalled(f"{name}_r")
+            w = data.View(req, q.w_data)
+            m.d.comb += [
+                bus.arready.eq(q.w_rdy & ~ar_stall),
+                q.w_en.eq(bus.arvalid & bus.arready),
+                w.addr.eq(bus.araddr[word_shift:]),
+                w.len.eq(bus.arlen),
+                w.at.eq(now + self.latency - 1),
+            ]
+            head = data.View(req, q.r_data)
+            active = Signal(name=f"{name}_active")
+            cur = Signal(abits, name=f"{name}_cur")
+            rem = Signal(8, name=f"{name}_rem")
+            src_addr = Mux(active, cur, head.addr)
+            src_rem = Mux(active, rem, head.len)
+            avail = active | (q.r_rdy & (now >= head.at))
+            fetch = Signal(name=f"{name}_fetch")
+            port = mem.read_port()
+            m.d.comb += [
+                fetch.eq(avail & (~bus.rvalid | bus.rready) & ~r_stall),
+                port.addr.eq(src_addr), port.en.eq(fetch),
+                bus.rdata.eq(port.data), bus.rid.eq(0), bus.rresp.eq(0),
+                q.r_en.eq(fetch & ~active),
+            ]
+            with m.If(fetch):
+                m.d.sync += [bus.rvalid.eq(1), bus.rlast.eq(src_rem == 0), active.eq(src_rem != 0),
+                             cur.eq(src_addr + 1), rem.eq(src_rem - 1)]
+            with m.Elif(bus.rready):
+                m.d.sync += bus.rvalid.eq(0)
+
+        wp = mem.write_port(granularity=8)
+        m.d.comb += [wp.addr.eq(self.bd_addr), wp.data.eq(self.bd_wdata), wp.en.eq(Mux(self.bd_we, (1 << (self.data_bits // 8)) - 1, 0))]
+        for name in self.write_ports:
+            bus = getattr(self, name)
+            aw_l = data.StructLayout({"addr": abits, "len": 8})
+            m.submodules[f"{name}_aw"] = awq = SyncFIFO(width=aw_l.size, depth=QUEUE_DEPTH)
+            m.submodules[f"{name}_b"] = bq = SyncFIFO(width=32, depth=QUEUE_DEPTH)
+            aw_stall, w_stall = stalled(f"{name}_aw"), stalled(f"{name}_w")
+            aw = data.View(aw_l, awq.w_data)
+            m.d.comb += [
+                bus.awready.eq(awq.w_rdy & ~aw_stall), awq.w_en.eq(bus.awvalid & bus.awready),
+                aw.addr.eq(bus.awaddr[word_shift:]), aw.len.eq(bus.awlen),
+            ]
+            head = data.View(aw_l, awq.r_data)
+            beat = Signal(8, name=f"{name}_beat")
+            w_hs = bus.wvalid & bus.wready
+            m.d.comb += [bus.wready.eq(awq.r_rdy & bq.w_rdy & ~w_stall)]
+            with m.If(w_hs & ~self.bd_we):
+                m.d.comb += [wp.addr.eq(head.addr + beat), wp.data.eq(bus.wdata), wp.en.eq(bus.wstrb)]
+            last = beat == head.len
+            with m.If(w_hs):
+                m.d.sync += beat.eq(Mux(last, 0, beat + 1))
+            m.d.comb += [awq.r_en.eq(w_hs & last), bq.w_en.eq(w_hs & last), bq.w_data.eq(now + self.latency)]
+            m.d.comb += [bus.bvalid.eq(bq.r_rdy & (now >= bq.r_data)), bus.bid.eq(0), bus.bresp.eq(0), bq.r_en.eq(bus.bvalid & bus.bready)]
+        return m
+
+
+def connect_slave(m: Module, master, slave) -> None:
+    """Wire the members `slave` has (a read or write half) to the same members of `master`."""
+    for name, member in slave.signature.members.items():
+        s, mst = getattr(slave, name), getattr(master, name)
+        m.d.comb += (s.eq(mst) if member.flow == In else mst.eq(s))

@@ -1,0 +1,123 @@
+"""cocotb bench of a generated Falcon QPP (`fanns.arch.falcon_top.FalconQpp`) with its memory in RTL.
+
+The design under test is `fanns.sim.falcon_rtl.FalconBench`: the QPP wired to a `SimMemory`
+(every AXI port of the QPP on one word array, latency and random stalls), so the simulation
+runs inside Verilator and this bench only touches the DUT to load memory, program registers,
+wait for the interrupt and read the results.
+
+Parameters (FANNS_TB_PARAMS): `image` (a .npy of the memory bytes), `words` (how many leading
+words to load), `regs` (register name -> value), `offsets` (register name -> byte offset, from
+the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read back), `out`
+(where to save the result bytes as .npy), `timeout_cycles`. Reports `status`, `cycles` (the run's
+cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
+(AXI-Lite responses that were not OKAY).
+"""
+import time
+
+import cocotb
+import numpy as np
+from cocotb.triggers import First, RisingEdge, Timer
+from fanns_tb import PERIOD_NS, Cycles, params, report, start
+
+WORD_BYTES = 64
+
+
+async def axil_write(dut, addr: int, value: int) -> int:
+    """One AXI4-Lite write; returns BRESP."""
+    dut.s_axil__awaddr.value = addr
+    dut.s_axil__awvalid.value = 1
+    dut.s_axil__wdata.value = value & 0xFFFFFFFF
+    dut.s_axil__wstrb.value = 0xF
+    dut.s_axil__wvalid.value = 1
+    dut.s_axil__bready.value = 1
+    aw = w = False
+    while not (aw and w):
+        await RisingEdge(dut.clk)
+        aw = aw or bool(int(dut.s_axil__awready.value))
+        w = w or bool(int(dut.s_axil__wready.value))
+        if aw:
+            dut.s_axil__awvalid.value = 0
+        if w:
+            dut.s_axil__wvalid.value = 0
+    while True:
+        if int(dut.s_axil__bvalid.value):
+            resp = int(dut.s_axil__bresp.value)
+            await RisingEdge(dut.clk)
+            dut.s_axil__bready.value = 0
+            return resp
+        await RisingEdge(dut.clk)
+
+
+async def axil_read(dut, addr: int) -> int:
+    dut.s_axil__araddr.value = addr
+    dut.s_axil__arvalid.value = 1
+    dut.s_axil__rready.value = 1
+    while True:
+        await RisingEdge(dut.clk)
+        if int(dut.s_axil__arready.value):
+            dut.s_axil__arvalid.value = 0
+            break
+    while not int(dut.s_axil__rvalid.value):
+        await RisingEdge(dut.clk)
+    value = int(dut.s_axil__rdata.value)
+    await RisingEdge(dut.clk)
+    dut.s_axil__rready.value = 0
+    return value
+
+
+async def write_reg(dut, offsets: dict, name: str, value: int) -> int:
+    off, width = offsets[name]
+    bad = 0
+    for i in range(0, width, 32):
+        bad += await axil_write(dut, off + i // 8, (value >> i) & 0xFFFFFFFF) != 0
+    return bad
+
+
+@cocotb.test()
+async def run_queries(dut):
+    p = params()
+    for sig in ("awvalid", "wvalid", "arvalid", "bready", "rready"):
+        getattr(dut, f"s_axil__{sig}").value = 0
+    dut.bd_we.value = 0
+    dut.latency.value = p["latency"]
+    dut.stall.value = 0
+    await start(dut)
+    cycles = Cycles(dut)
+
+    image = np.load(p["image"])
+    words = image[: p["words"] * WORD_BYTES].reshape(-1, WORD_BYTES)
+    nonzero = np.flatnonzero(words.any(axis=1))
+    dut.bd_we.value = 1
+    for i in nonzero:
+        dut.bd_addr.value = int(i)
+        dut.bd_wdata.value = int.from_bytes(words[i].tobytes(), "little")
+        await RisingEdge(dut.clk)
+    dut.bd_we.value = 0
+    dut.stall.value = p["stall"]
+    wall = time.perf_counter()
+
+    offsets = {k: tuple(v) for k, v in p["offsets"].items()}
+    bad = 0
+    for name, value in p["regs"].items():
+        bad += await write_reg(dut, offsets, name, int(value))
+    t0 = cycles.now
+    bad += await axil_write(dut, offsets["ap_start"][0], 1)
+    done = RisingEdge(dut.interrupt)
+    fired = await First(done, Timer(p["timeout_cycles"] * PERIOD_NS, unit="ns"))
+    timed_out = fired is not done
+    sim_cycles = cycles.now - t0
+    dut.stall.value = 0
+    status = await axil_read(dut, offsets["status"][0])
+    run = await axil_read(dut, offsets["cycles"][0]) | (await axil_read(dut, offsets["cycles"][0] + 4)) << 32
+
+    start_byte, nbytes = p["result"]
+    first, count = start_byte // WORD_BYTES, -(-nbytes // WORD_BYTES)
+    raw = bytearray()
+    for i in range(first, first + count + 1):
+        dut.bd_addr.value = i
+        await RisingEdge(dut.clk)
+        if i > first:
+            raw += int(dut.bd_rdata.value).to_bytes(WORD_BYTES, "little")
+    np.save(p["out"], np.frombuffer(bytes(raw[:nbytes]), dtype=np.uint8))
+    report(status=status, cycles=run, sim_cycles=sim_cycles, bad_response=bad, timed_out=timed_out,
+           seconds=time.perf_counter() - wall)

@@ -1,0 +1,99 @@
+"""The generated Falcon QPP (Amaranth -> Verilator, driven by cocotb) on a real graph.
+
+One build (two BFC units on two graph channels, HNSW of the first 2,000 SIFT vectors) serves
+every test: mg, mc, l and k are run-time registers. Each run's result rows must equal the DST
+reference configured as the design (`fanns.arch.graph_reference`) bit for bit — keys and the
+hops / visited / checks / groups statistics — and each query's measured cycles must agree with
+the cycle model (`fanns.arch.falcon_model.simulate` on the reference's trace) within 10 %.
+"""
+import numpy as np
+import pytest
+
+from fanns.arch.graph_design import Runtime
+from fanns.arch.graph_reference import STATS, reference
+from fanns.codegen.graph_designs import pinned_graph_design
+from fanns.codegen.graph_image import pack
+from fanns.datasets import load_dataset
+from fanns.explore.graph_format import build_graph, graph_format_for
+from fanns.sim.falcon_rtl import FalconRtl, memory_words
+
+NODES, QUERIES, LATENCY = 2000, 3, 40
+
+
+@pytest.fixture(scope="module")
+def bench(build_root):
+    ds = load_dataset("builtin:sift-10k")
+    base = np.asarray(ds.base[:NODES], dtype=np.float32)
+    graph = build_graph(base, "hnsw", max_degree=32, fmt=graph_format_for(base))
+    design = pinned_graph_design(graph, units=2, channels=2, l_max=64, k_max=10, bloom=(3, 3 * 2**14), limits=(8, 4))
+    images = pack(design, graph)
+    queries = graph.fmt.quantize(np.asarray(ds.queries[:QUERIES], dtype=np.float32))
+    rtl = FalconRtl(design, build_root / "falcon_rtl", memory_words(images, QUERIES))
+    rtl.build()
+    return {"rtl": rtl, "design": design, "graph": graph, "images": images, "queries": queries}
+
+
+def check_run(bench, runtime: Runtime, latency: int = LATENCY, stall: int = 0):
+    design, graph, q = bench["design"], bench["graph"], bench["queries"]
+    run = bench["rtl"].run(bench["images"], q, runtime, latency=latency, stall=stall)
+    assert not run.timed_out and run.status == 0
+    ref = reference(design, graph, q, runtime)
+    assert np.array_equal(run.keys, ref.keys), "result keys differ from the DST reference"
+    for name in STATS:
+        assert np.array_equal(run.stats[name], ref.stats[name]), name
+    assert np.all(run.keys[:, runtime.k :] == np.uint64(2**64 - 1))
+    return run, ref
+
+
+@pytest.mark.parametrize("l,k,mg,mc", [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)],
+                         ids=["bfs", "dst-4x2", "dst-8x4", "dst-2x3-l32"])
+def test_results_equal_reference_and_cycles_match_model(bench, l, k, mg, mc):
+    rt = Runtime(l=l, k=k, mg=mg, mc=mc)
+    run, ref = check_run(bench, rt)
+    cycles = run.stats["cycles"]
+    predicted = ref.predicted_cycles(bench["design"], LATENCY, rt)
+    assert np.all(np.abs(predicted - cycles) <= 0.10 * cycles), (predicted, cycles)
+    assert run.sim_cycles > cycles.sum()
+
+
+def test_other_memory_latency(bench):
+    rt = Runtime(l=64, k=10, mg=4, mc=2)
+    run, ref = check_run(bench, rt, latency=100)
+    predicted = ref.predicted_cycles(bench["design"], 100, rt)
+    assert np.all(np.abs(predicted - run.stats["cycles"]) <= 0.10 * run.stats["cycles"])
+
+
+def test_random_stalls_change_timing_not_results(bench):
+    rt = Runtime(l=64, k=10, mg=4, mc=2)
+    calm, _ = check_run(bench, rt)
+    stalled, _ = check_run(bench, rt, stall=64)  # every AXI ready/valid of the memory drops 1 cycle in 4
+    assert np.all(stalled.stats["cycles"] > calm.stats["cycles"])
+
+
+def test_bad_parameters_are_refused(bench):
+    rtl, q = bench["rtl"], bench["queries"]
+    for rt in (Runtime(l=65, k=10, mg=1, mc=1), Runtime(l=64, k=10, mg=9, mc=1), Runtime(l=8, k=10, mg=1, mc=1)):
+        run = rtl.run(bench["images"], q[:1], rt, latency=LATENCY)
+        assert not run.timed_out and run.status & 1
+        assert run.cycles == 0 or run.cycles < 10
+
+
+def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
+    """`fanns generate-graph-rtl`, then what `fanns sim` runs on the project (with the bench's
+    build: the same design), then `fanns sim` refusing run-time parameters beyond the limits."""
+    from rich.console import Console
+
+    from fanns.cli import main
+    from fanns.sim.graph_report import graph_rtl_report
+
+    project = tmp_path / "proj"
+    args = ["generate-graph-rtl", "builtin:sift-10k", "--nodes", str(NODES), "--units", "2", "--channels", "2",
+            "--l-max", "64", "--k-max", "10", "--bloom", "3,49152", "--limits", "8,4", "--runtime", "64,10,4,2",
+            "--queries", str(QUERIES), "--out", str(project)]
+    assert main(args) == 0
+    assert graph_rtl_report(project, build_root, None, 0, LATENCY, 0.0, None, Console(), rtl=bench["rtl"]) == 0
+    assert graph_rtl_report(project, build_root, 2, 1, LATENCY, 0.0, (32, 5, 2, 2), Console(), rtl=bench["rtl"]) == 0
+    out = capsys.readouterr().out
+    assert "queries 1..2: 0 differ" in out
+    assert "queries 0..2: 0 differ from the DST reference" in out
+    assert main(["sim", str(project), "--runtime", "65,10,1,1", "--build-dir", str(build_root / "graph_cli")]) == 2
