@@ -21,6 +21,7 @@ def _cmd(args: argparse.Namespace) -> int:
     from fanns.model import dse, report
     from fanns.model.workload import workloads_from_explore
 
+    slo = _slo(args)
     board = load_board(args.board)
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
     workloads, unreachable = workloads_from_explore(Path(args.explore_dir), args.recall)
@@ -28,7 +29,6 @@ def _cmd(args: argparse.Namespace) -> int:
         if args.queries < 1:
             raise FannsError(f"--queries {args.queries}: must be at least 1")
         workloads = [w.with_queries(args.queries) for w in workloads]
-    slo = _slo(args)
     outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable, slo=slo, load_qps=args.load)
     paths = report.write(outcome, Path(args.out))
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
