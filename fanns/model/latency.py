@@ -73,7 +73,35 @@ def io_cycles(ctx: A.Context, port_bits: int) -> float:
     return float(2 * A.MEM_LATENCY_CYCLES + query_beats + result_beats)
 
 
-def back_span(ctx: A.Context, stages: Stages, probes: A.Probes) -> np.ndarray:
+@dataclass(frozen=True)
+class CodeFeed:
+    """Where one PQDist PE's codes come from, per sample query: `ready` [nq, nprobe] the cycle
+    (from the first code request) by which cell j's last beat has arrived, and `busy` [nq] the
+    cycles the busiest channel spends on the query (its share of throughput)."""
+
+    ready: np.ndarray
+    busy: np.ndarray
+
+
+def channel_feed(beats: np.ndarray, pes_on_channel: int, rate: float, latency: float = A.MEM_LATENCY_CYCLES) -> CodeFeed:
+    """A channel shared by `pes_on_channel` PEs delivering `beats` [nq, nprobe] per PE and cell
+    (codes and ids, `Packing.beats`) at `rate` beats per cycle after `latency` cycles."""
+    per = pes_on_channel / rate
+    return CodeFeed(latency + per * np.cumsum(beats, axis=1), per * beats.sum(1))
+
+
+def cell_beats(ctx: A.Context, st, probes: A.Probes) -> np.ndarray:
+    """[nq, nprobe] beats of one PE's share of every probed cell (`Packing.beats`)."""
+    return A.Packing(ctx.m, st.port_bits).beats(probes.values, st.pes)[probes.inverse].astype(np.float64)
+
+
+def default_feed(ctx: A.Context, stages: Stages, probes: A.Probes) -> CodeFeed:
+    """The untiered design: every list on the PQ channels of `stages.pq_dist.memory`."""
+    st = stages.pq_dist
+    return channel_feed(cell_beats(ctx, st, probes), max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle)
+
+
+def back_span(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed | None = None) -> np.ndarray:
     """[nq] cycles from BuildLUT's first input to the last key of PQDist for each query alone.
 
     BuildLUT PE p builds the LUTs of probes p, p + P, ... back to back, so LUT j is complete at
@@ -81,17 +109,16 @@ def back_span(ctx: A.Context, stages: Stages, probes: A.Probes) -> np.ndarray:
     and the pq_decode PE loads them as they come. The `PqDecode.schedule` recurrence with that
     constraint: load start ls_j = max(ld_(j-1), se_(j-B) + 1), load done ld_j = max(ls_j + 256,
     a_j + 1), scan ss_j = max(ld_j, se_(j-1) + 1), last code se_j = ss_j + n_j - 1, and no
-    earlier than the busiest channel has delivered the cell's beats (memory latency + beats up
-    to cell j / rate); the span is se_last + D + 1. (The LUT FIFOs hold two LUTs; a BuildLUT PE
-    blocked on a full FIFO only delays LUTs that are not yet needed, which is not modelled.)
+    earlier than the feed has delivered the cell (`CodeFeed.ready`: memory latency + the busiest
+    channel's beats up to cell j / rate); the span is se_last + D + 1. (The LUT FIFOs hold two
+    LUTs; a BuildLUT PE blocked on a full FIFO only delays LUTs that are not yet needed, which is
+    not modelled.)
     """
     lut = A.lut_pe(ctx, stages.build_lut)
     st = stages.pq_dist
     pe = A.pq_pe(ctx, st)
-    packing = A.Packing(ctx.m, st.port_bits)
-    items = packing.items(probes.values, st.pes)[probes.inverse].astype(np.float64)
-    beats = np.cumsum(packing.beats(probes.values, st.pes)[probes.inverse], axis=1).astype(np.float64)
-    mem = A.MEM_LATENCY_CYCLES + max(st.pes_per_channel()) * beats / ctx.memory(st.memory).beats_per_cycle
+    items = A.Packing(ctx.m, st.port_bits).items(probes.values, st.pes)[probes.inverse].astype(np.float64)
+    mem = (feed or default_feed(ctx, stages, probes)).ready
     nq, nprobe = items.shape
     ld = np.zeros(nq)
     se: list[np.ndarray] = []
@@ -104,21 +131,23 @@ def back_span(ctx: A.Context, stages: Stages, probes: A.Probes) -> np.ndarray:
     return se[-1] + pe.depth() + 1
 
 
-def query_times(ctx: A.Context, stages: Stages, probes: A.Probes) -> QueryTimes:
-    """Service and latency of every server for every sample query (see the module docstring)."""
+def query_times(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed | None = None) -> QueryTimes:
+    """Service and latency of every server for every sample query (see the module docstring);
+    `feed` places the codes (default: all on the design's PQ channels)."""
     t = A.stage_timings(ctx, stages, probes)
     nq = probes.sizes.shape[0]
     ones = np.ones(nq)
     st = stages.pq_dist
+    feed = feed or default_feed(ctx, stages, probes)
     work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
-    pq_service, _ = A.pq_query_cycles(work, max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle)
+    pq_service = np.maximum(work.pe_cycles, feed.busy)
     selk_service = A.select_intervals(A.selector_pe(stages.sel_k), work.shares.items_per_query)
     rows = {
         "opq": (t["opq"].interval * ones, t["opq"].latency * ones) if "opq" in t else (0 * ones, 0 * ones),
         "front": (max(t["ivf_dist"].interval, t["sel_cells"].interval) * ones, (t["ivf_dist"].latency + t["sel_cells"].latency) * ones),
         "back": (
             np.maximum(np.maximum(pq_service, selk_service), t["build_lut"].interval),
-            back_span(ctx, stages, probes) + t["sel_k"].latency,
+            back_span(ctx, stages, probes, feed) + t["sel_k"].latency,
         ),
     }
     service = np.stack([rows[s][0] for s in SERVERS]).astype(np.float64)
