@@ -29,7 +29,8 @@ def _cmd(args: argparse.Namespace) -> int:
         if args.queries < 1:
             raise FannsError(f"--queries {args.queries}: must be at least 1")
         workloads = [w.with_queries(args.queries) for w in workloads]
-    outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable, slo=slo, load_qps=args.load)
+    outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable, slo=slo, load_qps=args.load,
+                       tiers=args.tiers)
     paths = report.write(outcome, Path(args.out))
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
     if outcome.best is None:
@@ -49,6 +50,11 @@ def _cmd(args: argparse.Namespace) -> int:
     if "load" in best.latency:
         at = best.latency["load"]
         console.print(f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} / P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us", highlight=False)
+    if outcome.tiers:
+        t = outcome.tiers[0]
+        opts = ", ".join(f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
+                         for o in t["options"]) or "none (no free UltraRAM or memory group)"
+        console.print(f"tiers for the best design (cold lists on {t['slow']}): {opts}", highlight=False)
     if slo is not None:
         console.print(f"SLO {slo.text()}: met; {outcome.slo_rejected} faster fitting design(s) missed it", highlight=False)
     r = outcome.result
@@ -116,5 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
     p.add_argument("--load", type=float, metavar="QPS",
                    help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
+    p.add_argument("--tiers", action="store_true",
+                   help="also predict, per top design, hot IVF lists in a faster memory tier (free UltraRAM or another memory group)")
     p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
     p.set_defaults(func=_cmd)

@@ -125,6 +125,7 @@ class Outcome:
     slo: Slo | None = None
     load_qps: float | None = None
     slo_rejected: int = 0  # designs of the searched pool that fit but miss the SLO
+    tiers: dict[int, dict] = field(default_factory=dict)  # top design rank -> `fanns.model.skew.tier_choices`
 
     @property
     def best(self) -> DesignPoint | None:
@@ -217,10 +218,13 @@ def pareto_points(points: list[DesignPoint]) -> list[DesignPoint]:
 
 
 def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, util: float = 0.6, top: int = 5,
-        unreachable: list[dict] | None = None, slo: Slo | None = None, load_qps: float | None = None) -> Outcome:
+        unreachable: list[dict] | None = None, slo: Slo | None = None, load_qps: float | None = None,
+        tiers: bool = False) -> Outcome:
     """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
-    carries its latency percentiles alone and at `load_qps` (default: the SLO's load)."""
+    carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
+    `tiers`, every top design also gets the memory-tier choice of `fanns.model.skew.tier_choices`
+    (hot lists in the UltraRAM the budget leaves or in another memory group; a prediction only)."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:
@@ -266,6 +270,10 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
     outcome.top = sorted(points, key=DesignPoint.sort_key)[:top]
     front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))
     outcome.pareto = pareto_points(front + points)
+    if tiers:
+        from fanns.model.skew import tier_choices
+
+        outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
     if not outcome.top:
         if fitting and slo is not None:
             outcome.explain = _slo_text(slo, fitting)

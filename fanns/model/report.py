@@ -137,6 +137,10 @@ def outcome_record(outcome: Outcome) -> dict:
         },
         "best": rec(outcome.best) if outcome.best else None,
         "top": [rec(p) for p in outcome.top],
+        "tiers": None if not outcome.tiers else {
+            "note": "prediction only: hot lists (by accesses in the query sample) in a faster tier; the generators do not build tiered designs yet",
+            "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
+        },
         "pareto": [rec(p) for p in outcome.pareto],
         "unreachable": outcome.unreachable,
         "explain": outcome.explain,

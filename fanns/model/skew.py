@@ -180,3 +180,39 @@ def compare(w: Workload, ctx: A.Context, stages: Stages, fast: Tier, slow: Tier,
         ],
         "mapping": hot,
     }
+
+
+def fast_tiers(board: Board, budget_uram: float, ctx: A.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
+    """The fast tiers a design could add for its hot lists: the UltraRAM the budget leaves
+    (`budget_uram` blocks), and every other memory group of the board with free channels (one
+    per PQDist PE at most). The readers of the added channels (one `axi_reader` each) are not
+    added to the design's resources: the comparison holds the PEs fixed, not the glue."""
+    st = stages.pq_dist
+    out = []
+    if int(budget_uram) >= st.pes:
+        out.append(uram_tier(int(budget_uram), st.pes))
+    for group in board.memory:
+        free = group.count - channels_used.get(group.kind, 0)
+        if group.kind != st.memory and free > 0:
+            out.append(memory_tier(board, group.kind, ctx.clock_mhz, st.pes, min(free, st.pes), st.port_bits))
+    return out
+
+
+def tier_choices(point, board: Board, budget_uram: float, batch: int = 16) -> dict:
+    """For a DSE design point: its untiered prediction and, per possible fast tier, the tiered
+    one (hit rate, QPS, P99); `best` names the fastest tiered option if it beats untiered."""
+    w, st = point.workload, point.stages.pq_dist
+    slow = memory_tier(board, st.memory, point.clock_mhz, st.pes, st.channels, st.port_bits)
+    options = []
+    for fast in fast_tiers(board, budget_uram - point.resources.uram, point.ctx, point.stages, point.channels):
+        cmp = compare(w, point.ctx, point.stages, fast, slow, batch)
+        base, tiered = cmp["designs"]
+        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hit_rate": cmp["hit_rate"], **{
+            k: tiered[k] for k in ("qps", "p50_us", "p99_us", f"batch{batch}_p99_us")}, "speedup": round(tiered["qps"] / base["qps"], 4)})
+    best = max(options, key=lambda o: (o["qps"], -o["p99_us"]), default=None)
+    return {
+        "slow": slow.name,
+        "untiered": evaluate(f"all on {slow.name}", L.query_times(point.ctx, point.stages, A.Probes.of(w.probed)), batch),
+        "options": options,
+        "best": best["fast"] if best and best["speedup"] > 1.0 else None,
+    }

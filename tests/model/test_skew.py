@@ -92,3 +92,22 @@ def test_batch_time_is_set_by_the_slowest_query(setting):
     assert one.min() >= times.alone().min() - 1e-9 and one.max() <= times.alone().max() + 1e-9
     many = K.batch_cycles(times, 16, batches=50)
     assert np.median(many) > np.median(one) and np.array_equal(many, K.batch_cycles(times, 16, batches=50))
+
+
+def test_dse_reports_the_tier_choice(setting, tmp_path):
+    import json
+
+    from fanns.model import report
+
+    w, board = setting[0], load_board("u280")
+    outcome = dse.run([w], board, "synthetic", 200.0, top=1, tiers=True)
+    choice = outcome.tiers[0]
+    assert choice["slow"] == outcome.best.stages.pq_dist.memory
+    names = {o["fast"] for o in choice["options"]}
+    assert names and choice["slow"] not in names
+    for o in choice["options"]:
+        assert 0 <= o["hit_rate"] <= 1 and o["speedup"] == pytest.approx(o["qps"] / choice["untiered"]["qps"], rel=1e-3)
+    assert choice["best"] is None or max(o["speedup"] for o in choice["options"]) > 1
+    report.write(outcome, tmp_path)
+    data = json.loads((tmp_path / "dse.json").read_text())
+    assert data["tiers"]["designs"][0]["options"] == choice["options"]
