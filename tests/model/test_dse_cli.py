@@ -73,7 +73,7 @@ def test_dse_errors(explored, tmp_path, capsys):
 
 def test_dse_with_a_tail_latency_slo(explored, tmp_path, capsys):
     """`--slo-p99` on a real exploration: the chosen design meets it at the stated load, dse.json
-    carries the SLO and every kept design's percentiles; an impossible SLO is explained."""
+    carries the SLO and every kept design's percentiles (an impossible SLO: tests/model/test_latency.py)."""
     base = ["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--clock", "200", "--top", "2"]
     assert main([*base, "--out", str(tmp_path / "free")]) == 0
     free = json.loads((tmp_path / "free" / "dse.json").read_text())["best"]
@@ -87,7 +87,3 @@ def test_dse_with_a_tail_latency_slo(explored, tmp_path, capsys):
     for rec in [data["best"], *data["top"]]:
         assert rec["latency"]["load"]["load_qps"] == load and rec["latency"]["load"]["p99_us"] <= limit
     assert data["tiers"]["designs"]
-    assert main([*base, "--slo-p95", "1us", "--out", str(tmp_path / "tight")]) == 2
-    err = capsys.readouterr().err
-    assert "meets the SLO P95" in err and "lowest P95" in err
-    assert not (tmp_path / "tight" / "design.yaml").exists()
