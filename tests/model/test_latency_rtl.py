@@ -6,7 +6,8 @@ Tolerance: each query within `QUERY_TOLERANCE` (3 %) of its measured cycles, and
 of the distribution within the same. Why 3 %: the model counts the memory latency, the stage
 latencies and the BuildLUT->PQDist cell schedule exactly, but not the few cycles each stream hop
 (unpackers, FIFOs, the dispatcher) adds; those measured 13-36 cycles on 1,400-2,200-cycle
-queries (under 2 %). The spread check (`SPREAD_TOLERANCE`) shows the model explains the
+queries (under 2 %). Queueing: a run of all the queries at once (every query arrives at time 0)
+ends when the model's tandem of servers says it does, within the same 3 %. The spread check (`SPREAD_TOLERANCE`) shows the model explains the
 query-to-query variation, not only the mean: the prediction error varies by less than 10 % of the
 measured range of latencies. More queries: benchmarks/latency_rtl.py.
 """
@@ -16,7 +17,8 @@ import pytest
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import TestQueries
 from fanns.codegen.rtl import generate_rtl
-from fanns.sim.ivfpq_rtl import RtlProjectSim
+from fanns.model import latency as L
+from fanns.sim.ivfpq_rtl import RtlProjectSim, Run
 from tests.codegen.helpers import random_format, random_index
 
 QUERY_TOLERANCE = 0.03
@@ -34,11 +36,13 @@ def measured(tmp_path_factory, build_root):
     project = generate_rtl(design, data, TestQueries(queries, np.zeros((NQ, 10), np.int64)), tmp_path_factory.mktemp("lat") / "p")
     sim = RtlProjectSim(project.path, build_root / "rtl")
     sim.build()
-    return sim.query_latencies(0, NQ), sim.predicted_query_times(0, NQ)
+    batch = sim.run([Run(nq=NQ, nprobe=design.nprobe, k=design.k)])["runs"][0]
+    assert batch["mismatched_queries"] == 0
+    return sim.query_latencies(0, NQ), sim.predicted_query_times(0, NQ), batch["cycles"] - batch["load_cycles"]
 
 
 def test_each_query_latency_matches_the_model(measured):
-    got, times = measured
+    got, times, _ = measured
     pred = times.alone()
     err = (pred - got) / got
     assert np.abs(err).max() <= QUERY_TOLERANCE, (got, pred)
@@ -47,7 +51,15 @@ def test_each_query_latency_matches_the_model(measured):
 
 
 def test_the_model_explains_the_spread(measured):
-    got, times = measured
+    got, times, _ = measured
     diff = times.alone() - got
     assert got.max() - got.min() > 0.15 * got.min()  # the queries differ: a constant could not pass
     assert diff.max() - diff.min() <= SPREAD_TOLERANCE * (got.max() - got.min()), (got, times.alone())
+
+
+def test_a_batch_ends_when_the_tandem_model_says(measured):
+    """All queries submitted at once: the last completion is the tandem's (queueing included)."""
+    got, times, batch = measured
+    pred = L.tandem(np.zeros(NQ), times.service, times.latency).max() + times.io_cycles
+    assert abs(pred - batch) <= QUERY_TOLERANCE * batch, (pred, batch)
+    assert batch > 2 * got.max()  # the queries did queue
