@@ -27,8 +27,10 @@ from fanns.model.workload import Workload
 from fanns.pe.resources import KINDS, Resources
 
 MAX_POOL = 1 << 16
-MAX_SLO_POOL = 1 << 12
-"""With an SLO, at most this many of the fastest fitting designs get their latency evaluated."""
+MAX_SLO_POOL = 1 << 9
+"""With an SLO, the pool of the fastest combinations grows (x8 from 64) to at most this many while
+too few meet the SLO; slower combinations are not evaluated (materialising and timing a design
+costs ~10 ms, so this bounds an infeasible SLO to seconds)."""
 
 
 @dataclass
@@ -99,7 +101,7 @@ class Slo:
 
 def annotate_latency(p: DesignPoint, load_qps: float | None, seed: int = 0) -> DesignPoint:
     """Attach the per-query latency percentiles (`fanns.model.latency`) alone and at `load_qps`."""
-    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed))
+    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed), timings=p.timings)
     p.latency = {"alone": L.alone(times)}
     if load_qps:
         p.latency["load"] = L.poisson(times, load_qps, seed=seed)
@@ -246,9 +248,18 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
         spaces.append(space)
         outcome.option_counts[w.label()] = counts
 
-    def keep(points: list[DesignPoint]) -> list[DesignPoint]:
-        points = [annotate_latency(p, load_qps) for p in points]
-        return [p for p in points if slo is None or slo.met(p)]
+    def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
+        """The fastest `limit` points that meet the SLO (latency attached), and how many faster ones missed it."""
+        kept, missed = [], 0
+        for p in sorted(points, key=DesignPoint.sort_key):
+            annotate_latency(p, load_qps)
+            if slo is None or slo.met(p):
+                kept.append(p)
+                if limit is not None and len(kept) >= limit:
+                    break
+            else:
+                missed += 1
+        return kept, missed
 
     def stable(rows: np.ndarray) -> np.ndarray:
         # a design slower than the load queues without bound (its tandem is no faster than its stages)
@@ -259,16 +270,16 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
         result = search(spaces, budget.vector(), pool)
         rows = stable(result.pool)
         fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz)
-        points = keep(fitting)
+        points, missed = keep(fitting, top)
         if len(points) >= top or len(result.pool) < pool or len(rows) < len(result.pool):
             break
         if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
             break
         pool *= 8
     outcome.result = result
-    outcome.slo_rejected = len(fitting) - len(points)
-    outcome.top = sorted(points, key=DesignPoint.sort_key)[:top]
-    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))
+    outcome.slo_rejected = missed
+    outcome.top = points
+    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))[0]
     outcome.pareto = pareto_points(front + points)
     if tiers:
         from fanns.model.skew import tier_choices

@@ -131,10 +131,12 @@ def back_span(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed |
     return se[-1] + pe.depth() + 1
 
 
-def query_times(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed | None = None) -> QueryTimes:
+def query_times(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed | None = None,
+                timings: dict[str, A.StageTiming] | None = None) -> QueryTimes:
     """Service and latency of every server for every sample query (see the module docstring);
-    `feed` places the codes (default: all on the design's PQ channels)."""
-    t = A.stage_timings(ctx, stages, probes)
+    `feed` places the codes (default: all on the design's PQ channels); `timings` are the
+    design's `stage_timings` for these probes when already computed."""
+    t = timings or A.stage_timings(ctx, stages, probes)
     nq = probes.sizes.shape[0]
     ones = np.ones(nq)
     st = stages.pq_dist

@@ -6,8 +6,9 @@ PQ-code traffic. Everything is measured from a query sample (`Workload.cells`: t
 ids of every sample query), weighted by work (codes scanned = accesses x list size).
 
 Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per
-PE, no sharing, a few cycles of latency) or a board memory group (channels shared by the PEs,
-bandwidth and capacity from the board file, the model's memory latency). `place` puts lists in
+PE, no sharing, a few cycles of latency), a board memory group (channels shared by the PEs,
+bandwidth and capacity from the board file, the model's memory latency), or host memory over
+PCIe (the board file's `host` link, shared by all PEs, its latency). `place` puts lists in
 the fast tier hottest first (by accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel (memory) capacity lasts; the
 rest stays in the slow tier. `tiered_feed` turns a placement into the per-cell arrival times and
 busiest-channel busy time of `fanns.model.latency.CodeFeed`, so throughput and per-query latency
@@ -103,6 +104,15 @@ def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: i
     bytes_per_cycle = group.bandwidth_gbps * 1e9 / (clock_mhz * 1e6)
     rate = min(1.0, bytes_per_cycle / (port_bits / 8), A.reader_rate(A.channel_reader(port_bits)))
     return Tier(kind, group.capacity_bytes, -(-pes // channels), rate, A.MEM_LATENCY_CYCLES)
+
+
+def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
+    """Host memory over PCIe (the board file's `host` figures): one link shared by all `pes` PEs."""
+    if board.host is None:
+        raise FannsError(f"{board.name} has no host link figures", hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file")
+    h = board.host
+    rate = min(1.0, h.bandwidth_gbps * 1e9 / (clock_mhz * 1e6) / (port_bits / 8))
+    return Tier("host", h.capacity_bytes, pes, rate, h.latency_us * clock_mhz)
 
 
 def list_bytes(w: Workload, st) -> np.ndarray:

@@ -111,3 +111,19 @@ def test_dse_reports_the_tier_choice(setting, tmp_path):
     report.write(outcome, tmp_path)
     data = json.loads((tmp_path / "dse.json").read_text())
     assert data["tiers"]["designs"][0]["options"] == choice["options"]
+
+
+def test_host_tier_from_the_board_file(setting):
+    """Cold lists in host memory over PCIe (an index larger than the board's memory): hot lists
+    on HBM make the design faster than everything over the link."""
+    w, _, ctx, stages = setting
+    board = load_board("u55c")
+    st = stages.pq_dist
+    host = K.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
+    assert host.pes_per_port == st.pes and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
+    assert host.rate == pytest.approx(min(1.0, board.host.bandwidth_gbps * 1e3 / ctx.clock_mhz / (st.port_bits / 8)))
+    cmp = K.compare(w, ctx, stages, K.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host)
+    untiered, tiered = cmp["designs"]
+    assert tiered["qps"] > untiered["qps"] and tiered["p99_us"] < untiered["p99_us"]
+    with pytest.raises(FannsError, match="no host link"):
+        K.host_tier(load_board("kv260"), 100.0, 4, 128)
