@@ -6,7 +6,9 @@
    size-biased workloads of increasing list imbalance:
    a. U55C, 1e6 vectors: the DSE's best design with its PQ channels cut to a quarter (shared
       HBM channels bind), hot lists in 8 UltraRAMs per PQDist PE;
-   b. U280, 1e9 vectors (20 GB: larger than HBM): the DSE's best design on DDR4, hot lists on HBM.
+   b. U280, 1e9 vectors (20 GB: larger than HBM): the DSE's best design on DDR4, hot lists on HBM;
+   c. U55C, the same 1e9 vectors (larger than its 16 GB HBM): the PQ stage of design (b) with cold
+      lists in host memory over PCIe (board file `host` figures) and hot lists on HBM.
 
     PYTHONPATH=. python benchmarks/skew.py
 """
@@ -62,6 +64,10 @@ def main() -> None:
               f"{st.pes} PQDist PEs on {st.channels} {st.memory} channels, hot tier {st.pes} HBM channels")
         show(K.compare(w, p.ctx, p.stages, K.memory_tier(board, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
                        K.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)))
+        u55c = load_board("u55c")
+        print(f"  c. U55C 1e9, imbalance {imbalance}: cold lists in host memory over PCIe, hot on {min(32, st.pes)} HBM channels")
+        show(K.compare(w, p.ctx, p.stages, K.memory_tier(u55c, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
+                       K.host_tier(u55c, 200.0, st.pes, st.port_bits)))
 
 
 if __name__ == "__main__":
