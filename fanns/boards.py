@@ -23,8 +23,9 @@ from fanns.pe.resources import KINDS, Resources
 from fanns.resources import shared_dir
 
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
-OPTIONAL = {"description", "shell", "pynq_image"}
+OPTIONAL = {"description", "shell", "pynq_image", "host"}
 MEMORY_KEYS = {"kind", "count", "capacity_gb", "bandwidth_gbps", "port_bits"}
+HOST_KEYS = {"capacity_gb", "bandwidth_gbps", "latency_us"}
 FAMILIES = ("xcup", "xcu", "xc7")
 
 
@@ -51,6 +52,19 @@ class MemoryChannels:
 
 
 @dataclass(frozen=True)
+class HostLink:
+    """Host memory as the accelerator reaches it over PCIe (one link shared by every reader)."""
+
+    capacity_gb: float
+    bandwidth_gbps: float
+    latency_us: float
+
+    @property
+    def capacity_bytes(self) -> int:
+        return int(self.capacity_gb * (1 << 30))
+
+
+@dataclass(frozen=True)
 class Board:
     name: str
     description: str
@@ -65,6 +79,7 @@ class Board:
     pynq_image: str | None
     sources: tuple[str, ...]
     path: Path
+    host: HostLink | None = None
 
     @property
     def slrs(self) -> dict[str, Resources]:
@@ -165,6 +180,10 @@ def parse_board(path: Path, data: Any) -> Board:
                 port_bits=int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True)),
             )
         )
+    host = None
+    if data.get("host") is not None:
+        _keys(path, "host", data["host"], HOST_KEYS)
+        host = HostLink(*(float(_number(path, f"host.{k}", data["host"][k])) for k in ("capacity_gb", "bandwidth_gbps", "latency_us")))
     if not isinstance(data["pynq"], bool):
         raise FannsError(f"{path}: key 'pynq' must be true or false, got {data['pynq']!r}")
     sources = data["sources"]
@@ -187,6 +206,7 @@ def parse_board(path: Path, data: Any) -> Board:
         pynq_image=_string(path, "pynq_image", data.get("pynq_image"), nullable=True),
         sources=tuple(sources),
         path=path,
+        host=host,
     )
 
 

@@ -185,10 +185,15 @@ def _latency(pe: PE) -> int:
     return pe.latency()
 
 
+@lru_cache(maxsize=1 << 20)
+def _interval(pe: PE, n: int) -> int:
+    return pe.interval(n)
+
+
 def select_intervals(pe: PE, n: np.ndarray) -> np.ndarray:
-    """`pe.interval(n)` for an array of per-stream item counts (one call per distinct count)."""
+    """`pe.interval(n)` for an array of per-stream item counts (one call per distinct count and PE)."""
     values, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    return np.array([pe.interval(int(v)) for v in values], dtype=np.float64)[inverse]
+    return np.array([_interval(pe, int(v)) for v in values], dtype=np.float64)[inverse]
 
 
 # -- per-stage PEs --------------------------------------------------------------------------------
@@ -384,13 +389,18 @@ def pq_work(shares: PqShares, pe: PqDecode) -> PqWork:
     return PqWork(shares, pe_cycles.astype(np.float64), latency.astype(np.float64))
 
 
-def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float, float, float, float]:
-    """(interval, latency, compute part, memory part): a query takes the longer of the PE's scan
-    and its busiest channel's beats (the reader runs ahead of the PEs within a query)."""
+def pq_query_cycles(work: PqWork, busiest: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample query, (interval, latency) of the PQDist stage: a query takes the longer of the
+    PE's scan and its busiest channel's beats (the reader runs ahead of the PEs within a query)."""
     chan = busiest * work.beats / rate
-    interval = np.maximum(work.pe_cycles, chan).mean()
-    latency = np.maximum(work.pe_latency, chan + MEM_LATENCY_CYCLES).mean()
-    return float(interval), float(latency), float(work.pe_cycles.mean()), float(chan.mean())
+    return np.maximum(work.pe_cycles, chan), np.maximum(work.pe_latency, chan + MEM_LATENCY_CYCLES)
+
+
+def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float, float, float, float]:
+    """(interval, latency, compute part, memory part), means over the sample (`pq_query_cycles`)."""
+    interval, latency = pq_query_cycles(work, busiest, rate)
+    chan = busiest * work.beats / rate
+    return float(interval.mean()), float(latency.mean()), float(work.pe_cycles.mean()), float(chan.mean())
 
 
 def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTiming, PqWork]:

@@ -24,7 +24,11 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.graph:
         from fanns.model.graph_cli import run_graph_dse
 
+        if args.slo_p99 or args.slo_p95 or args.load or args.tiers:
+            raise FannsError("--slo-p99, --slo-p95, --load and --tiers apply to IVF-PQ designs, not to --graph",
+                             hint="drop them, or choose the graph design by --objective latency|qps")
         return run_graph_dse(args, Console())
+    slo = _slo(args)
     board = load_board(args.board)
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
     workloads, unreachable = workloads_from_explore(Path(args.explore_dir), args.recall)
@@ -32,7 +36,8 @@ def _cmd(args: argparse.Namespace) -> int:
         if args.queries < 1:
             raise FannsError(f"--queries {args.queries}: must be at least 1")
         workloads = [w.with_queries(args.queries) for w in workloads]
-    outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable)
+    outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable, slo=slo, load_qps=args.load,
+                       tiers=args.tiers)
     paths = report.write(outcome, Path(args.out))
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
     if outcome.best is None:
@@ -44,7 +49,21 @@ def _cmd(args: argparse.Namespace) -> int:
     best = outcome.best
     cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in best.timings.items())
     console.print(f"best: {best.workload.label()}: {best.qps:,.0f} QPS, bottleneck {best.bottleneck}; cycles/query: {cycles}", highlight=False)
-    console.print(f"latency of one query: {best.latency_cycles / clock:,.1f} us", highlight=False)
+    lat = best.latency["alone"]
+    console.print(
+        f"latency of one query: mean {lat.mean_us:,.1f} us, P50 {lat.get(50):,.1f} / P95 {lat.get(95):,.1f} / P99 {lat.get(99):,.1f} us",
+        highlight=False,
+    )
+    if "load" in best.latency:
+        at = best.latency["load"]
+        console.print(f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} / P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us", highlight=False)
+    if outcome.tiers:
+        t = outcome.tiers[0]
+        opts = ", ".join(f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
+                         for o in t["options"]) or "none (no free UltraRAM or memory group)"
+        console.print(f"tiers for the best design (cold lists on {t['slow']}): {opts}", highlight=False)
+    if slo is not None:
+        console.print(f"SLO {slo.text()}: met; {outcome.slo_rejected} faster fitting design(s) missed it", highlight=False)
     r = outcome.result
     console.print(
         f"searched {len(workloads)} index(es): {r.evaluated:,} combinations evaluated in {r.seconds:.2f} s "
@@ -55,6 +74,38 @@ def _cmd(args: argparse.Namespace) -> int:
         console.print(f"  {u['index']} cannot reach {args.recall} (best recall {u.get('best_recall')})", highlight=False)
     console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
     return 0
+
+
+UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def parse_duration_us(text: str, option: str) -> float:
+    """'2ms', '500us', '0.002 s' -> microseconds."""
+    t = str(text).strip().lower().replace(" ", "")
+    for unit in sorted(UNITS, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                value = float(t[: -len(unit)]) * UNITS[unit]
+            except ValueError:
+                break
+            if value > 0:
+                return value
+            break
+    raise FannsError(f"{option} {text!r}: not a positive duration", hint="a number with a unit: us, ms or s, e.g. 2ms")
+
+
+def _slo(args: argparse.Namespace):
+    from fanns.model.dse import Slo
+
+    given = [(p, v) for p, v in ((95, args.slo_p95), (99, args.slo_p99)) if v is not None]
+    if len(given) > 1:
+        raise FannsError("--slo-p95 and --slo-p99 are both given", hint="state one tail-latency objective")
+    if args.load is not None and args.load <= 0:
+        raise FannsError(f"--load {args.load}: must be a positive rate in queries per second")
+    if not given:
+        return None
+    percentile, text = given[0]
+    return Slo(percentile, parse_duration_us(text, f"--slo-p{percentile}"), args.load)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,6 +125,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)")
     p.add_argument("--top", type=int, default=5, help="how many designs to list besides the best (default 5)")
     p.add_argument("--queries", type=int, help="use only the first N sample queries of the exploration (default: all)")
+    p.add_argument("--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)")
+    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
+    p.add_argument("--load", type=float, metavar="QPS",
+                   help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
+    p.add_argument("--tiers", action="store_true",
+                   help="also predict, per top design, hot IVF lists in a faster memory tier (free UltraRAM or another memory group)")
     p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
     p.add_argument("--graph", choices=("hnsw", "nsg"),
                    help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored")

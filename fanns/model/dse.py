@@ -20,12 +20,17 @@ from fanns.arch.design import ChannelUse, Stages
 from fanns.arch.ivfpq_options import GROUPS, all_options
 from fanns.boards import Board
 from fanns.errors import FannsError
+from fanns.model import latency as L
 from fanns.model.budget import Budget, assign_slrs, overflow_text
 from fanns.model.search import Result, Space, decode, prune, search
 from fanns.model.workload import Workload
 from fanns.pe.resources import KINDS, Resources
 
 MAX_POOL = 1 << 16
+MAX_SLO_POOL = 1 << 9
+"""With an SLO, the pool of the fastest combinations grows (x8 from 64) to at most this many while
+too few meet the SLO; slower combinations are not evaluated (materialising and timing a design
+costs ~10 ms, so this bounds an infeasible SLO to seconds)."""
 
 
 @dataclass
@@ -41,6 +46,7 @@ class DesignPoint:
     channels: dict[str, int]
     slr: dict[str, list[list]]
     clock_mhz: float
+    latency: dict[str, L.LatencyProfile] = field(default_factory=dict)  # "alone", and "load" at the SLO's rate
 
     @property
     def cycles(self) -> float:
@@ -65,6 +71,43 @@ class DesignPoint:
         return (self.cycles, self.resources.lut, sum(self.channels.values()))
 
 
+@dataclass(frozen=True)
+class Slo:
+    """A tail-latency objective: the `percentile` (95 or 99) of per-query latency at most
+    `limit_us`, with queries alone (`load_qps` None) or under Poisson arrivals at `load_qps`."""
+
+    percentile: int
+    limit_us: float
+    load_qps: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.percentile not in L.PERCENTILES:
+            raise FannsError(f"SLO percentile P{self.percentile} is not modelled", hint=f"one of {', '.join(f'P{p}' for p in L.PERCENTILES)}")
+        if not self.limit_us > 0:
+            raise FannsError(f"SLO limit {self.limit_us} us must be positive")
+        if self.load_qps is not None and not self.load_qps > 0:
+            raise FannsError(f"load {self.load_qps} QPS must be positive")
+
+    def text(self) -> str:
+        at = f"at {self.load_qps:,.0f} QPS (Poisson)" if self.load_qps else "with queries alone (batch 1)"
+        return f"P{self.percentile} <= {self.limit_us:,.1f} us {at}"
+
+    def observed(self, p: DesignPoint) -> float:
+        return p.latency["load" if self.load_qps else "alone"].get(self.percentile)
+
+    def met(self, p: DesignPoint) -> bool:
+        return self.observed(p) <= self.limit_us
+
+
+def annotate_latency(p: DesignPoint, load_qps: float | None, seed: int = 0) -> DesignPoint:
+    """Attach the per-query latency percentiles (`fanns.model.latency`) alone and at `load_qps`."""
+    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed), timings=p.timings)
+    p.latency = {"alone": L.alone(times)}
+    if load_qps:
+        p.latency["load"] = L.poisson(times, load_qps, seed=seed)
+    return p
+
+
 @dataclass
 class Outcome:
     """What the DSE found for one goal on one board."""
@@ -81,6 +124,10 @@ class Outcome:
     explain: list[str] = field(default_factory=list)
     option_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
+    slo: Slo | None = None
+    load_qps: float | None = None
+    slo_rejected: int = 0  # designs of the searched pool that fit but miss the SLO
+    tiers: dict[int, dict] = field(default_factory=dict)  # top design rank -> `fanns.model.skew.tier_choices`
 
     @property
     def best(self) -> DesignPoint | None:
@@ -173,15 +220,24 @@ def pareto_points(points: list[DesignPoint]) -> list[DesignPoint]:
 
 
 def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, util: float = 0.6, top: int = 5,
-        unreachable: list[dict] | None = None) -> Outcome:
-    """The DSE of one goal over the given workloads (see the module docstring)."""
+        unreachable: list[dict] | None = None, slo: Slo | None = None, load_qps: float | None = None,
+        tiers: bool = False) -> Outcome:
+    """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
+    the designs are the highest-throughput ones whose tail latency meets it; every kept design
+    carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
+    `tiers`, every top design also gets the memory-tier choice of `fanns.model.skew.tier_choices`
+    (hot lists in the UltraRAM the budget leaves or in another memory group; a prediction only)."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:
         raise FannsError(f"clock {clock_mhz} MHz must be positive")
+    if load_qps is None and slo is not None:
+        load_qps = slo.load_qps
+    if load_qps is not None and not load_qps > 0:
+        raise FannsError(f"load {load_qps} QPS must be positive")
     start = time.perf_counter()
     budget = Budget.from_board(board, util)
-    outcome = Outcome(goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None)
+    outcome = Outcome(goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps)
     if not workloads:
         outcome.explain = _unreachable_text(goal, outcome.unreachable)
         return outcome
@@ -191,21 +247,68 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
         space, counts = build_space(key, w, ctx, budget)
         spaces.append(space)
         outcome.option_counts[w.label()] = counts
+
+    def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
+        """The fastest `limit` points that meet the SLO (latency attached), and how many faster ones missed it."""
+        kept, missed = [], 0
+        for p in sorted(points, key=DesignPoint.sort_key):
+            annotate_latency(p, load_qps)
+            if slo is None or slo.met(p):
+                kept.append(p)
+                if limit is not None and len(kept) >= limit:
+                    break
+            else:
+                missed += 1
+        return kept, missed
+
+    def stable(rows: np.ndarray) -> np.ndarray:
+        # a design slower than the load queues without bound (its tandem is no faster than its stages)
+        return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
+
     pool = max(8 * top, 64)
     while True:
         result = search(spaces, budget.vector(), pool)
-        points = _points(result.pool, spaces, workloads, contexts, budget, clock_mhz)
-        if len(points) >= top or len(result.pool) < pool or pool >= MAX_POOL:
+        rows = stable(result.pool)
+        fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz)
+        points, missed = keep(fitting, top)
+        if len(points) >= top or len(result.pool) < pool or len(rows) < len(result.pool):
+            break
+        if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
             break
         pool *= 8
     outcome.result = result
-    outcome.top = sorted(points, key=DesignPoint.sort_key)[:top]
-    front = _points(result.front, spaces, workloads, contexts, budget, clock_mhz)
+    outcome.slo_rejected = missed
+    outcome.top = points
+    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))[0]
     outcome.pareto = pareto_points(front + points)
+    if tiers:
+        from fanns.model.skew import tier_choices
+
+        outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
     if not outcome.top:
-        outcome.explain = _no_fit_text(spaces, workloads, contexts, budget, result)
+        if fitting and slo is not None:
+            outcome.explain = _slo_text(slo, fitting)
+        elif len(result.pool) and load_qps is not None:
+            fastest = clock_mhz * 1e6 / result.pool[0, 3]
+            outcome.explain = [
+                f"the load {load_qps:,.0f} QPS exceeds the throughput of every design that fits (the fastest: {fastest:,.0f} QPS)",
+                "lower --load, or choose a lower recall goal or a larger board",
+            ]
+        else:
+            outcome.explain = _no_fit_text(spaces, workloads, contexts, budget, result)
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _slo_text(slo: Slo, fitting: list[DesignPoint]) -> list[str]:
+    closest = min(fitting, key=lambda p: (slo.observed(p), p.sort_key()))
+    got = slo.observed(closest)
+    seen = f"{got:,.1f} us" if np.isfinite(got) else "unbounded (the load exceeds every design's throughput)"
+    return [
+        f"none of the {len(fitting)} fastest fitting design(s) meets the SLO {slo.text()}",
+        f"the lowest P{slo.percentile} found: {seen} ({closest.workload.label()}, {closest.qps:,.0f} QPS)",
+        "relax the SLO, lower the load, or choose a lower recall goal (fewer probes per query)",
+    ]
 
 
 def _unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:

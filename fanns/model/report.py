@@ -69,6 +69,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
         "qps": _r(p.qps, 1), "cycles_per_query": _r(p.cycles), "bottleneck": p.bottleneck,
         "latency_cycles": _r(p.latency_cycles), "latency_us": _r(p.latency_cycles / p.clock_mhz),
         "stages": stages,
+        "latency": {k: v.as_dict() for k, v in sorted(p.latency.items())},
         "resources": kinds_dict(p.resources),
         "utilisation_with_shell": util,
         "channels": dict(sorted(p.channels.items())),
@@ -116,6 +117,12 @@ def outcome_record(outcome: Outcome) -> dict:
         "model": {
             "throughput": "QPS = clock / max over stages of the mean cycles per query over the sample queries",
             "latency": "sum of the stages' one-query latencies (selection stages: after their last input)",
+            "latency_percentiles": (
+                "per sample query (fanns.model.latency): query read + IVFDist/SelCells + BuildLUT->PQDist cell schedule + "
+                "SelK tail + result write; 'alone' = batch 1, 'load' = Poisson arrivals at load_qps through the stage "
+                "tandem, simulated exactly (seed 0, 50000 arrivals, first 5 % discarded)"
+            ),
+            "load_qps": outcome.load_qps,
             "queries": {p.label(): p.queries for p in outcome.workloads},
         },
         "search": {
@@ -124,8 +131,16 @@ def outcome_record(outcome: Outcome) -> dict:
             "evaluated": result.evaluated if result else 0,
             "options": outcome.option_counts,
         },
+        "slo": None if outcome.slo is None else {
+            "percentile": outcome.slo.percentile, "limit_us": outcome.slo.limit_us, "load_qps": outcome.slo.load_qps,
+            "text": outcome.slo.text(), "rejected_designs": outcome.slo_rejected,
+        },
         "best": rec(outcome.best) if outcome.best else None,
         "top": [rec(p) for p in outcome.top],
+        "tiers": None if not outcome.tiers else {
+            "note": "prediction only: hot lists (by accesses in the query sample) in a faster tier; the generators do not build tiered designs yet",
+            "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
+        },
         "pareto": [rec(p) for p in outcome.pareto],
         "unreachable": outcome.unreachable,
         "explain": outcome.explain,

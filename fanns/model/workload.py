@@ -50,10 +50,13 @@ class Workload:
     index_path: Path | None = None
     source: str = ""
     extra: dict = field(default_factory=dict)
+    cells: np.ndarray | None = None  # [nq, nprobe] ids of the probed cells (probed = list_sizes[cells])
 
     def __post_init__(self) -> None:
         if self.probed.ndim != 2 or self.probed.shape[1] != self.nprobe or self.probed.shape[0] < 1:
             raise FannsError(f"{self.index}: probes must be [queries, nprobe={self.nprobe}], got {self.probed.shape}")
+        if self.cells is not None and (self.cells.shape != self.probed.shape or not np.array_equal(self.list_sizes[self.cells], self.probed)):
+            raise FannsError(f"{self.index}: probed cell ids disagree with the probed sizes")
         if self.list_sizes.shape != (self.nlist,):
             raise FannsError(f"{self.index}: {self.list_sizes.shape[0]} list sizes for nlist={self.nlist}")
 
@@ -69,7 +72,7 @@ class Workload:
 
     def with_queries(self, n: int) -> Workload:
         """The same workload on its first `n` sample queries."""
-        return dataclasses.replace(self, probed=self.probed[:n])
+        return dataclasses.replace(self, probed=self.probed[:n], cells=None if self.cells is None else self.cells[:n])
 
 
 # -- from an exploration ------------------------------------------------------------------------
@@ -156,7 +159,7 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
             Workload(
                 index=name, n=int(sizes.sum()), nlist=nlist, m=m, opq=opq, nprobe=nprobe, k=goal.k, fmt=fmt,
                 list_sizes=sizes, probed=sizes[probes[:, :nprobe]], goal=goal.text, recall=info.get("recall"),
-                hw_recall=info.get("hw_recall"), index_path=index_path, source=str(path),
+                hw_recall=info.get("hw_recall"), index_path=index_path, source=str(path), cells=probes[:, :nprobe],
             )
         )
     return found, unreachable
@@ -205,5 +208,5 @@ def synthetic_workload(
     return Workload(
         index=name, n=n, nlist=nlist, m=m, opq=opq, nprobe=nprobe, k=k, fmt=fmt, list_sizes=sizes,
         probed=sizes[probes], source=f"synthetic: N={n}, imbalance {imbalance}, {queries} queries, seed {seed}",
-        extra={"imbalance": imbalance, "seed": seed},
+        extra={"imbalance": imbalance, "seed": seed}, cells=probes,
     )

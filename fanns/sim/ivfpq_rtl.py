@@ -101,6 +101,25 @@ class RtlProjectSim:
         ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
         return A.stage_timings(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
 
+    def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None):
+        """The latency model's per-query times (`fanns.model.latency.QueryTimes`) for these queries."""
+        from fanns.model.latency import query_times
+
+        nprobe = nprobe or self.design.nprobe
+        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
+        return query_times(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
+
+    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY) -> np.ndarray:
+        """Measured cycles of each query alone (batch 1): one run per query, ap_start to ap_done
+        from the accelerator's cycle register, the first run's index load subtracted. Results are
+        checked bit for bit as in every run."""
+        d = self.design
+        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency)
+        bad = [r.get("first_bad") for r in out["runs"] if r["mismatched_queries"]]
+        if bad:
+            raise FannsError(f"batch-1 runs returned wrong keys: {bad[0]}")
+        return np.array([r["cycles"] - (r["load_cycles"] if i == 0 else 0) for i, r in enumerate(out["runs"])], dtype=np.float64)
+
     @property
     def test_queries(self) -> int:
         return int(self.record["test"]["nq"])

@@ -69,3 +69,21 @@ def test_dse_errors(explored, tmp_path, capsys):
     assert "explore.json not found" in capsys.readouterr().err
     assert main(["dse", str(explored), "--board", "kv260", "--recall", "R@10=0.5", "--out", str(tmp_path / "w"), "--util", "0.05"]) == 2
     assert "no design fits kv260" in capsys.readouterr().err
+
+
+def test_dse_with_a_tail_latency_slo(explored, tmp_path, capsys):
+    """`--slo-p99` on a real exploration: the chosen design meets it at the stated load, dse.json
+    carries the SLO and every kept design's percentiles (an impossible SLO: tests/model/test_latency.py)."""
+    base = ["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--clock", "200", "--top", "2"]
+    assert main([*base, "--out", str(tmp_path / "free")]) == 0
+    free = json.loads((tmp_path / "free" / "dse.json").read_text())["best"]
+    load = round(0.5 * free["qps"])
+    limit = 2 * free["latency"]["alone"]["p99_us"]
+    assert main([*base, "--slo-p99", f"{limit}us", "--load", str(load), "--tiers", "--out", str(tmp_path / "slo")]) == 0
+    printed = capsys.readouterr().out
+    assert "SLO P99" in printed and "P99" in printed and "tiers for the best design" in printed
+    data = json.loads((tmp_path / "slo" / "dse.json").read_text())
+    assert data["slo"]["percentile"] == 99 and data["slo"]["load_qps"] == load
+    for rec in [data["best"], *data["top"]]:
+        assert rec["latency"]["load"]["load_qps"] == load and rec["latency"]["load"]["p99_us"] <= limit
+    assert data["tiers"]["designs"]

@@ -1,0 +1,89 @@
+"""Scale-out: P99 of a distributed query over N = 1 .. 1024 accelerators, against a CPU baseline.
+
+1. The FANNS setting at SIFT100M scale (N = 1e8, d 128, IVF8192,PQ16, nprobe 17, K 10, synthetic
+   size-biased probes of 2,000 queries): the DSE's best design on each board, its per-query
+   latency distribution alone (`fanns.model.latency`), and the P50/P99 curves with each
+   accelerator holding its own 1e8-vector partition (`fanns.model.scaleout`, LogGP tree from the
+   seed). Boards run in parallel (`fanns.model.parallel`, a local process pool by default).
+2. The same model against a CPU measured here: builtin:sift (1e5 x 128) explored for R@10=0.6
+   (IVF1024,PQ16), the best U55C design for it, and faiss's per-query latency on one thread for
+   the same index and nprobe, both extrapolated to N accelerators / CPU servers. Split-by-vector
+   (one index over N accelerators) is printed for the FPGA as well.
+
+    PYTHONPATH=. python benchmarks/scaleout.py [--backend process|dask|ray] [--boards u55c,u280]
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from fanns.arch import ivfpq as A
+from fanns.boards import load_board
+from fanns.datasets import load_dataset
+from fanns.explore.faiss_index import host_vectors
+from fanns.explore.goals import parse_goal
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.model import cpu_baseline, dse
+from fanns.model import latency as L
+from fanns.model import scaleout as S
+from fanns.model.parallel import map_jobs
+from fanns.model.workload import synthetic_workload, workloads_from_explore
+
+SHOW = (1, 16, 1024)
+
+
+def fanns_setting(board: str) -> dict:
+    w = synthetic_workload(10**8, 128, 16, 8192, 17, 10, False, queries=2000, seed=0)
+    p = dse.run([w], load_board(board), "SIFT100M R@10", 140.0, top=1).best
+    us = L.query_times(p.ctx, p.stages, A.Probes.of(w.probed)).alone() / p.clock_mhz
+    return {"board": board, "qps": p.qps, "curve": S.partition_curve(f"FPGA {board}", us, *S.message_bytes(128, 10)).as_dict()}
+
+
+def line(c: dict) -> str:
+    idx = [c["counts"].index(n) for n in SHOW]
+    return "  ".join(f"N={n}: P50 {c['p50_us'][i]:8.1f} P99 {c['p99_us'][i]:8.1f} us" for n, i in zip(SHOW, idx))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--backend", default="process", help="parallel backend for the board sweep (default: process)")
+    ap.add_argument("--boards", default="u55c,u280,u250", help="boards of part 1 (default u55c,u280,u250)")
+    args = ap.parse_args()
+    print("LogGP (FANNS 6.6.3.2): L = 6.0 us, o = 4.7 us, G = 0.73 ns/B, merge 1.0 us; binary-tree broadcast + reduce")
+    print("1. SIFT100M-scale partitions (IVF8192,PQ16, nprobe 17, K 10; model, 140 MHz):")
+    for r in map_jobs(fanns_setting, args.boards.split(","), backend=args.backend):
+        print(f"  {r['board']:6s} {r['qps']:9,.0f} QPS  {line(r['curve'])}")
+
+    print("2. builtin:sift (1e5 x 128), R@10=0.6, FPGA model vs CPU measured with faiss (1 thread, batch 1):")
+    ds = load_dataset("builtin:sift")
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = ExploreConfig(goals=[parse_goal("R@10=0.6")], nlists=[1024], ms=[16], opq=(False,), max_queries=1000)
+        IvfPqExplorer(ds, cfg, Path(tmp)).run()
+        (w,), _ = workloads_from_explore(Path(tmp), "R@10=0.6")
+        p = dse.run([w], load_board("u55c"), "R@10=0.6", 300.0, top=1).best
+        fpga = L.query_times(p.ctx, p.stages, A.Probes.of(w.probed)).alone() / p.clock_mhz
+        index = faiss.read_index(str(w.index_path))
+        queries = host_vectors(np.asarray(ds.queries[: w.queries]), ds.metric)
+        cpu = cpu_baseline.measure(index, queries, w.nprobe, w.k, repeat=3, label=w.index)
+    qb, rb = S.message_bytes(ds.d, w.k)
+    print(f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 {np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us;"
+          f" CPU {cpu.percentiles()}")
+    curves = [
+        S.partition_curve("FPGA partition", fpga, qb, rb).as_dict(),
+        S.split_curve("FPGA split by vector", p.ctx, p.stages, w.list_sizes, w.cells, qb, rb).as_dict(),
+        S.partition_curve("CPU partition", cpu.latencies_us, qb, rb).as_dict(),
+    ]
+    for c in curves:
+        print(f"  {c['label']:22s} {line(c)}")
+    f, c = curves[0], curves[2]
+    for n in SHOW:
+        i = f["counts"].index(n)
+        print(f"  P99 speedup FPGA over CPU at N={n}: {c['p99_us'][i] / f['p99_us'][i]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""The CPU baseline's latency distribution, measured here with faiss.
+
+Why: the scale-out comparison needs a CPU's per-query latency distribution (its tail grows the
+distributed latency), measured the way a server answers one query at a time: batch 1, each
+query searched alone with `index.search`, timed with `time.perf_counter_ns`, on `threads` OpenMP
+threads (default 1: one query per core is how a CPU server scales out queries). The first
+`warmup` queries are searched but not recorded (caches, page faults). Wall-clock numbers: they
+vary with the machine and its load, so tests check shapes and ordering, never values.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fanns.errors import FannsError
+
+
+@dataclass(frozen=True)
+class CpuLatency:
+    """Per-query latencies in microseconds of one faiss index at one nprobe."""
+
+    index: str
+    nprobe: int
+    k: int
+    threads: int
+    latencies_us: np.ndarray
+
+    def percentiles(self) -> dict[str, float]:
+        return {f"p{p}_us": round(float(np.percentile(self.latencies_us, p)), 3) for p in (50, 95, 99)}
+
+
+def measure(index, queries: np.ndarray, nprobe: int, k: int, *, threads: int = 1, repeat: int = 1, warmup: int = 10,
+            label: str = "") -> CpuLatency:
+    """Search every query alone `repeat` times (see the module docstring)."""
+    import faiss
+
+    if nprobe < 1 or k < 1:
+        raise FannsError(f"nprobe={nprobe}, k={k}: both must be at least 1")
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    if q.ndim != 2 or q.shape[0] < 1:
+        raise FannsError(f"queries must be a non-empty [nq, d] array, got shape {q.shape}")
+    ivf = faiss.extract_index_ivf(index)
+    old_threads, old_nprobe = faiss.omp_get_max_threads(), ivf.nprobe
+    faiss.omp_set_num_threads(threads)
+    ivf.nprobe = nprobe
+    try:
+        for i in range(min(warmup, q.shape[0])):
+            index.search(q[i : i + 1], k)
+        out = np.empty(q.shape[0] * repeat, dtype=np.float64)
+        for r in range(repeat):
+            for i in range(q.shape[0]):
+                t0 = time.perf_counter_ns()
+                index.search(q[i : i + 1], k)
+                out[r * q.shape[0] + i] = (time.perf_counter_ns() - t0) / 1e3
+    finally:
+        faiss.omp_set_num_threads(old_threads)
+        ivf.nprobe = old_nprobe
+    return CpuLatency(label, nprobe, k, threads, out)

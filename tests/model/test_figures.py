@@ -1,0 +1,34 @@
+"""Report data and figures of issue 10: plain JSON-ready dicts in, matplotlib Figures out."""
+import json
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from fanns.boards import load_board
+from fanns.model import dse, figures
+from fanns.model import scaleout as S
+from fanns.model import skew as K
+from fanns.model.workload import synthetic_workload
+
+
+def test_report_figures_from_plain_data():
+    w = synthetic_workload(10**6, 128, 16, 512, 8, 10, False, queries=200, imbalance=3.0, seed=2)
+    best = dse.run([w], load_board("u55c"), "synthetic", 200.0, top=3).best
+    slo = dse.Slo(99, 2 * best.latency["alone"].get(99), 0.5 * best.qps)
+    outcome = dse.run([w], load_board("u55c"), "synthetic", 200.0, top=3, slo=slo)
+    data = figures.latency_data(outcome)
+    json.dumps(data)  # plain data
+    assert data["slo"]["limit_us"] == slo.limit_us and len(data["designs"]) == len(outcome.top)
+    assert all(d["load"]["p99_us"] <= slo.limit_us for d in data["designs"])
+    fig = figures.latency_figure(data)
+    assert isinstance(fig, Figure)
+    assert any(abs(line.get_ydata()[0] - slo.limit_us) < 1e-9 for line in fig.axes[0].get_lines())  # the SLO line
+
+    prof = K.profile(w)
+    json.dumps(prof)
+    assert isinstance(figures.skew_figure(prof), Figure)
+
+    curves = [S.partition_curve(name, np.array(x), 512, 80).as_dict() for name, x in (("a", [10.0, 12.0, 30.0]), ("b", [20.0, 21.0]))]
+    json.dumps(curves)
+    fig = figures.scaleout_figure(curves)
+    assert [len(line.get_xdata()) for line in fig.axes[0].get_lines()] == [11, 11]

@@ -1,0 +1,129 @@
+"""Access skew and tiered list placement (issue 10): the profile against brute-force counting,
+placement within capacity, the tiered model's consistency, and a skewed synthetic workload on
+which the tiered design is predicted faster than the untiered one with the same PEs and channels.
+(Model only: the generators do not build tiered designs yet, so there is no simulation check.)"""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fanns.arch import ivfpq as A
+from fanns.boards import load_board
+from fanns.errors import FannsError
+from fanns.model import dse, figures, skew as K
+from fanns.model import latency as L
+from fanns.model.workload import synthetic_workload
+
+
+@pytest.fixture(scope="module")
+def setting():
+    """A skewed workload (imbalance 3: ~90 % of the work in the hottest 20 % of lists) and the
+    DSE's best U55C design with its PQ channels cut to a quarter, so the shared HBM channels bind."""
+    w = synthetic_workload(10**6, 128, 16, 1024, 16, 10, False, queries=400, imbalance=3.0, seed=1)
+    board = load_board("u55c")
+    p = dse.run([w], board, "synthetic", 200.0, top=1).best
+    pq = dataclasses.replace(p.stages.pq_dist, channels=max(1, p.stages.pq_dist.channels // 4))
+    return w, board, p.ctx, dataclasses.replace(p.stages, pq_dist=pq)
+
+
+def test_profile_counts_work_per_list(setting):
+    w = setting[0]
+    prof = K.profile(w)
+    acc = np.zeros(w.nlist, dtype=np.int64)
+    for row in w.cells:
+        for c in row:
+            acc[c] += 1
+    assert np.array_equal(K.accesses(w), acc)
+    work = np.sort(acc * w.list_sizes)[::-1]
+    hot = int(np.ceil(0.2 * w.nlist))
+    assert prof["hot20_work_share"] == pytest.approx(work[:hot].sum() / work.sum(), abs=1e-6)
+    assert 0.59 <= prof["hot20_access_share"] <= prof["hot20_work_share"] <= 1.0
+    assert prof["work_cdf"][-1] == pytest.approx(1.0) and prof["work_cdf"] == sorted(prof["work_cdf"])
+    assert len(prof["list_fraction"]) <= 200
+    flat = dataclasses.replace(w, list_sizes=np.full(w.nlist, 10), probed=np.full_like(w.probed, 10), cells=w.cells)
+    assert K.profile(flat)["hot20_work_share"] == pytest.approx(K.profile(flat)["hot20_access_share"])
+
+
+def test_placement_respects_capacity_and_prefers_hot_lists(setting):
+    w, _, ctx, stages = setting
+    st = stages.pq_dist
+    fast = K.uram_tier(8 * st.pes, st.pes)
+    hot = K.place(w, st, fast)
+    assert (K.list_bytes(w, st)[hot] * fast.pes_per_port).sum() <= fast.capacity_bytes
+    acc = K.accesses(w)
+    assert hot.any() and acc[hot].mean() > acc[~hot].mean()
+    assert 0 < K.hit_rate(w, hot) <= 1
+    assert not K.place(w, st, dataclasses.replace(fast, capacity_bytes=0)).any()
+    with pytest.raises(FannsError):
+        K.uram_tier(st.pes - 1, st.pes)
+
+
+def test_tiered_model_reduces_to_untiered(setting):
+    """Nothing hot, or both tiers the same memory: the untiered prediction exactly."""
+    w, board, ctx, stages = setting
+    st = stages.pq_dist
+    probes = A.Probes.of(w.probed)
+    plain = L.query_times(ctx, stages, probes)
+    slow = K.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+    none = K.tiered_feed(ctx, stages, w, np.zeros(w.nlist, dtype=bool), K.uram_tier(st.pes, st.pes), slow)
+    same = K.tiered_feed(ctx, stages, w, np.ones(w.nlist, dtype=bool), slow, slow)
+    for feed in (none, same):
+        t = L.query_times(ctx, stages, probes, feed)
+        assert np.allclose(t.service, plain.service) and np.allclose(t.latency, plain.latency)
+
+
+def test_tiered_design_is_predicted_faster_on_a_skewed_workload(setting):
+    w, board, ctx, stages = setting
+    st = stages.pq_dist
+    slow = K.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+    cmp = K.compare(w, ctx, stages, K.uram_tier(8 * st.pes, st.pes), slow)
+    untiered, tiered = cmp["designs"]
+    assert cmp["hit_rate"] > 0.5
+    assert tiered["qps"] > 1.2 * untiered["qps"]
+    assert tiered["p99_us"] < untiered["p99_us"] and tiered["batch16_p99_us"] < untiered["batch16_p99_us"]
+    fig = figures.tier_figure(cmp)
+    assert len(fig.axes) == 2
+
+
+def test_batch_time_is_set_by_the_slowest_query(setting):
+    w, _, ctx, stages = setting
+    times = L.query_times(ctx, stages, A.Probes.of(w.probed))
+    one = K.batch_cycles(times, 1, batches=50)
+    assert one.min() >= times.alone().min() - 1e-9 and one.max() <= times.alone().max() + 1e-9
+    many = K.batch_cycles(times, 16, batches=50)
+    assert np.median(many) > np.median(one) and np.array_equal(many, K.batch_cycles(times, 16, batches=50))
+
+
+def test_dse_reports_the_tier_choice(setting, tmp_path):
+    import json
+
+    from fanns.model import report
+
+    w, board = setting[0], load_board("u280")
+    outcome = dse.run([w], board, "synthetic", 200.0, top=1, tiers=True)
+    choice = outcome.tiers[0]
+    assert choice["slow"] == outcome.best.stages.pq_dist.memory
+    names = {o["fast"] for o in choice["options"]}
+    assert names and choice["slow"] not in names
+    for o in choice["options"]:
+        assert 0 <= o["hit_rate"] <= 1 and o["speedup"] == pytest.approx(o["qps"] / choice["untiered"]["qps"], rel=1e-3)
+    assert choice["best"] is None or max(o["speedup"] for o in choice["options"]) > 1
+    report.write(outcome, tmp_path)
+    data = json.loads((tmp_path / "dse.json").read_text())
+    assert data["tiers"]["designs"][0]["options"] == choice["options"]
+
+
+def test_host_tier_from_the_board_file(setting):
+    """Cold lists in host memory over PCIe (an index larger than the board's memory): hot lists
+    on HBM make the design faster than everything over the link."""
+    w, _, ctx, stages = setting
+    board = load_board("u55c")
+    st = stages.pq_dist
+    host = K.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
+    assert host.pes_per_port == st.pes and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
+    assert host.rate == pytest.approx(min(1.0, board.host.bandwidth_gbps * 1e3 / ctx.clock_mhz / (st.port_bits / 8)))
+    cmp = K.compare(w, ctx, stages, K.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host)
+    untiered, tiered = cmp["designs"]
+    assert tiered["qps"] > untiered["qps"] and tiered["p99_us"] < untiered["p99_us"]
+    with pytest.raises(FannsError, match="no host link"):
+        K.host_tier(load_board("kv260"), 100.0, 4, 128)
