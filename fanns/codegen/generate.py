@@ -89,7 +89,7 @@ def _cmd(args: argparse.Namespace) -> int:
     from fanns.boards import load_board
     from fanns.codegen.hls import TestQueries
     from fanns.codegen.inputs import index_record, load_index
-    from fanns.codegen.project_sim import SIMULATORS
+    from fanns.codegen.project_sim import SIMULATOR_NAMES, SIMULATORS
     from fanns.datasets.cache import cache_root
     from fanns.datasets.loader import load_dataset
     from fanns.explore.faiss_index import host_vectors
@@ -145,7 +145,7 @@ def _cmd(args: argparse.Namespace) -> int:
         if args.sim:
             build_root = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
             for face in files.faces():
-                step(4, f"simulation of {args.sim_queries} test queries: {face} ({SIMULATORS[face].__doc__.split(' through ')[-1].rstrip('.')})")
+                step(4, f"simulation of {args.sim_queries} test queries on the {face} face ({SIMULATOR_NAMES[face]})")
                 sims.append(SIMULATORS[face](tmp / face, args.sim_queries, build_root))
         else:
             step(4, "simulation skipped (pass --sim to check the generated faces against the reference model)")
@@ -178,8 +178,8 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
             f"nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x")
     for s in sims:
         line = (f"simulation ({s['simulator']}): {s['queries']} queries, {s['checked_keys']} result keys checked, "
-                f"{s['mismatched_queries']} queries differ from the reference model; R@{d['k']} {s['recall']:.3f} "
-                f"(reference model {s['reference_recall']:.3f})")
+                f"{s['mismatched_queries']} queries differ from the reference model; "
+                + ", ".join(f"{m} {r['simulated']:.3f} (reference model {r['reference']:.3f})" for m, r in s["recall"].items()))
         if "cycles_per_query" in s:
             line += (f"; {s['cycles_per_query']:,.1f} cycles/query measured vs {s['predicted_cycles_per_query']:,.1f} predicted "
                      f"({s['cycle_error_pct']:+.2f}%)")
@@ -189,14 +189,18 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         ", data/, report/" + (", driver/" if summary["driver"] else " (no driver/ yet: see README.md)"))
 
 
+def _pes(n: int) -> str:
+    return f"{n} PE" + ("s" if n != 1 else "")
+
+
 def _stage_text(name: str, st: dict) -> str:
     if name in ("sel_cells", "sel_k"):
         return f"{name} {st['arch'].upper()} x{st['streams']}"
     if name == "pq_dist":
-        return f"{name} {st['pes']} PEs on {st['channels']} {st['memory']} channel(s)"
+        return f"{name} {_pes(st['pes'])} on {st['channels']} {st['memory']} channel(s)"
     if name == "opq":
         return f"{name} {st.get('lanes', '')} lanes"
-    return f"{name} {st['pes']} PEs ({st['store']})"
+    return f"{name} {_pes(st['pes'])} ({st['store']})"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

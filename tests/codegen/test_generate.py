@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fanns.arch.design import IvfPqDesign
@@ -83,7 +84,8 @@ def test_simulation_of_both_faces(project, explore):
     d = summary["design"]
     for s in sims.values():
         assert s["queries"] == SIM_QUERIES and s["checked_keys"] == SIM_QUERIES * d["k"]
-        assert s["mismatched_queries"] == 0 and s["recall"] == s["reference_recall"]
+        assert s["mismatched_queries"] == 0 and list(s["recall"]) == [f"R@{d['k']}"]  # the goal is an R@k goal
+        assert all(r["simulated"] == r["reference"] for r in s["recall"].values())
     rtl = sims["rtl"]
     assert abs(rtl["cycles_per_query"] - rtl["predicted_cycles_per_query"]) <= CYCLE_TOLERANCE * rtl["predicted_cycles_per_query"]
     # the summary's CPU baseline is the explorer's measurement at the same goal
@@ -193,3 +195,14 @@ def test_backends_and_cpu_baseline():
     ]}
     assert cpu_baseline(ex, "R@10=0.5") == {"index": "B", "nprobe": 1, "recall": 0.51, "qps": 300.0, "threads": 2}
     assert cpu_baseline(ex, "R@1=0.9") is None
+
+
+def test_simulation_recall_in_the_goal_measure():
+    from types import SimpleNamespace
+
+    gt = np.array([[1, 2], [3, 4]])
+    keys = np.array([[(5 << 32) | 2, (6 << 32) | 9], [(1 << 32) | 3, (2 << 32) | 4]], dtype=np.uint64)
+    ref = np.array([[(5 << 32) | 1, (6 << 32) | 2], [(1 << 32) | 3, (2 << 32) | 4]], dtype=np.uint64)
+    got = project_sim.recalls(keys, ref, gt, SimpleNamespace(k=2, goal="1-R@2=0.5"))
+    assert got == {"1-R@2": {"simulated": 0.5, "reference": 1.0}, "R@2": {"simulated": 0.75, "reference": 1.0}}
+    assert list(project_sim.recalls(keys, ref, gt, SimpleNamespace(k=2, goal="R@2=0.5"))) == ["R@2"]
