@@ -12,6 +12,7 @@ face's (the one that runs on the board), else the RTL face's; without it there i
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,17 +79,27 @@ def parse_backends(text: str) -> tuple[str, ...]:
     return tuple(b for b in BACKENDS if b in names)
 
 
+def in_face(design: IvfPqDesign) -> IvfPqDesign:
+    """The design as a face's design.yaml holds it: the trained index's relative path, which is
+    relative to the project folder, made relative to the face's folder one level below."""
+    path = design.index.path
+    if path is None or os.path.isabs(path):
+        return design
+    return dataclasses.replace(design, index=dataclasses.replace(design.index, path=os.path.join("..", path)))
+
+
 def layout(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, backends: tuple[str, ...], platform: str | None = None) -> ProjectLayout:
     """The project's files for `backends` (without README, report and marker)."""
     out = ProjectLayout()
+    face = in_face(design)
     if "hls" in backends:
-        files, _ = render_project(design, data, test, platform=platform)
+        files, _ = render_project(face, data, test, platform=platform)
         out.add_face("hls", files)
     if "rtl" in backends:
-        files, _, _ = render_rtl_project(design, data, test)
+        files, _, _ = render_rtl_project(face, data, test)
         out.add_face("rtl", files)
     out.files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
-    face = out.driver_face()
-    if face is not None:
-        out.links["driver"] = f"{face}/driver"
+    driver = out.driver_face()
+    if driver is not None:
+        out.links["driver"] = f"{driver}/driver"
     return out

@@ -58,7 +58,11 @@ def test_project_layout(project):
             link = project / face / name
             assert link.is_symlink() and os.readlink(link) == target  # relative: the folder can move
             assert link.resolve() == (project / target[3:]).resolve()
-        assert (project / face / "design.yaml").read_bytes() == (project / "design.yaml").read_bytes()
+        # the same design; the trained index's path is relative to the folder of each design.yaml
+        inner, outer = (IvfPqDesign.load(p / "design.yaml") for p in (project / face, project))
+        assert (project / face / inner.index.path).resolve() == (project / outer.index.path).resolve()
+        assert (project / outer.index.path).is_file()
+        assert inner.to_dict() | {"index": None} == outer.to_dict() | {"index": None}
     assert (project / "rtl" / "rtl" / "fanns_ivfpq.v").is_file() and (project / "hls" / "src" / "kernel.cpp").is_file()
     manifest = json.loads((project / "data" / "images" / "manifest.json").read_text())
     for img in manifest["images"]:
