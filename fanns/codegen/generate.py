@@ -209,8 +209,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "generate",
         help="dataset -> verified accelerator project: explore, DSE, HLS and RTL generation, simulation, report",
-        description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Explore IVF-PQ indexes of DATASET (reusing an earlier exploration with the same data and settings), choose the "
+            "best design for the recall goal on the board (as `fanns dse`), generate its Vitis HLS project (hls/) and its "
+            "Verilog (rtl/) with the memory images and test data (data/), with --sim check a sample of test queries on every "
+            "face against the bit-accurate reference model, and write report/ and a README. PROJECT appears complete or not "
+            "at all; an existing one is replaced only with --force."
+        ),
     )
     p.add_argument("dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)")
     p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal: R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)")
