@@ -17,13 +17,16 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import yaml
 
-from fanns.arch.design import IvfPqDesign
-from fanns.codegen.hls import TestQueries, render_project
-from fanns.codegen.rtl import render_rtl_project
 from fanns.errors import FannsError
-from fanns.explore.faiss_index import IvfPqIndexData
+
+if TYPE_CHECKING:  # the generators are imported when a project is laid out, not when the CLI starts
+    from fanns.arch.design import IvfPqDesign
+    from fanns.codegen.hls import TestQueries
+    from fanns.explore.faiss_index import IvfPqIndexData
 
 MARKER = "fanns_generate.json"
 BACKENDS = ("hls", "rtl")
@@ -90,6 +93,9 @@ def in_face(design: IvfPqDesign) -> IvfPqDesign:
 
 def layout(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, backends: tuple[str, ...], platform: str | None = None) -> ProjectLayout:
     """The project's files for `backends` (without README, report and marker)."""
+    from fanns.codegen.hls import render_project
+    from fanns.codegen.rtl import render_rtl_project
+
     out = ProjectLayout()
     face = in_face(design)
     if "hls" in backends:
