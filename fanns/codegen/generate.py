@@ -186,7 +186,7 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         say(line + "; " + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items()))
     say(f"exploration: {folder} ({'reused' if reused else 'new'})")
     say(f"wrote {out}/: README.md, design.yaml, " + ", ".join(f"{f}/" for f in summary["faces"]) +
-        ", data/, report/" + (", driver/" if summary["driver"] else " (no driver/ yet: see README.md)"))
+        ", data/, report/" + (", driver/" if summary["driver"] else " (no driver/: see README.md)"))
 
 
 def _pes(n: int) -> str:
