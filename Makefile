@@ -1,5 +1,5 @@
 # Two commands on a fresh machine (Python 3.11, g++, make):
-#   make demo   -- create .venv, install fanns, run the main job on a built-in dataset
+#   make demo   -- create .venv, install fanns, generate and simulate an accelerator for a built-in dataset
 #   make test   -- create .venv, install fanns with test extras, run the whole test suite
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml setup.py
 
 install: $(STAMP)
 
+# The demo: explore the built-in SIFT-like set (nlist 32 and 64, with and without OPQ, 200 queries),
+# choose the best U55C design for 1-R@10 = 0.8, generate its HLS and RTL faces and simulate 16
+# queries on both (g++ C simulation; Verilator + cocotb) -> work/demo/project (README.md inside).
 demo: $(STAMP)
-	$(BIN)/fanns explore builtin:sift-10k --recall R@10=0.6 --recall R@1=0.4 --out work/demo/explore
+	$(BIN)/fanns generate builtin:sift-10k --recall 1-R@10=0.8 --board u55c --nlist 32,64 --queries 200 \
+		--sim --out work/demo/project --force
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q

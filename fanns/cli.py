@@ -20,7 +20,8 @@ COMMAND_MODULES = [
     "fanns.boards",  # fanns boards
     "fanns.explore.cli",  # fanns explore
     "fanns.model.cli",  # fanns dse
-    "fanns.codegen.cli",  # fanns generate, generate-hls, generate-rtl
+    "fanns.codegen.generate",  # fanns generate
+    "fanns.codegen.cli",  # fanns generate-hls, generate-rtl
     "fanns.codegen.graph_cli",  # fanns generate-graph-rtl
     "fanns.sim.cli",  # fanns sim
     "fanns.driver.cli",  # fanns run

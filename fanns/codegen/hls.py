@@ -14,8 +14,6 @@ model's result keys) and writes the folder atomically — a failure never leaves
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,26 +166,11 @@ def _project_record(design: IvfPqDesign, data: IvfPqIndexData, ctx, images: memi
 
 
 def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None:
-    """Write `files` as the folder `out`, atomically: into a temporary sibling, then renamed."""
-    out = Path(out)
-    if out.exists():
-        if not force:
-            raise FannsError(f"{out} already exists", hint="choose another --out, or pass --force to replace it")
-        if not (out / PROJECT_FILE).is_file():
-            raise FannsError(f"{out} exists and is not a generated project; refusing to replace it", hint="choose another --out")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        for rel, content in sorted(files.items()):
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+    """Write `files` as the folder `out`, atomically (`fanns.report.folder`: a temporary sibling,
+    renamed at the end); an existing `out` is replaced only with `force` and only if it is a project."""
+    from fanns.report.folder import write_folder
+
+    write_folder(files, Path(out), force, PROJECT_FILE, "generated project")
 
 
 def generate_hls(

@@ -146,17 +146,7 @@ class IvfPqExplorer:
         return index, stem, meta
 
     def _cpu_qps(self, index, nprobe: int, k: int) -> float:
-        import faiss
-
-        faiss.extract_index_ivf(index).nprobe = nprobe
-        index.search(self.queries[:10], k)  # warm-up
-        reps, start = 0, time.perf_counter()
-        while True:
-            index.search(self.queries, k)
-            reps += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= self.cfg.qps_min_seconds or reps >= 50:
-                return round(reps * self.queries.shape[0] / elapsed, 1)
+        return cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds)
 
     def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
         import faiss
@@ -254,6 +244,22 @@ class IvfPqExplorer:
         }
         _write_json(self.out / "explore.json", result)
         return result
+
+
+def cpu_qps(index, queries: np.ndarray, nprobe: int, k: int, min_seconds: float = 0.2) -> float:
+    """faiss-cpu's measured queries per second on `queries` (host vectors) at `nprobe`: whole-batch
+    searches repeated for at least `min_seconds` (at most 50), after a warm-up."""
+    import faiss
+
+    faiss.extract_index_ivf(index).nprobe = nprobe
+    index.search(queries[:10], k)  # warm-up
+    reps, start = 0, time.perf_counter()
+    while True:
+        index.search(queries, k)
+        reps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds or reps >= 50:
+            return round(reps * queries.shape[0] / elapsed, 1)
 
 
 def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:

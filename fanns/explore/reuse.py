@@ -1,0 +1,107 @@
+"""Run an IVF-PQ exploration only when no earlier one answers the question.
+
+Why: `fanns sweep` and `fanns generate` both start from an exploration, and training plus the
+recall sweeps are the slow part of both. An exploration folder (by default one per dataset, in
+the dataset's cache folder) is reused as it is when its `explore.json` was made from the same
+data with the same settings and already covers every requested recall goal; otherwise the
+explorer runs again into the same folder (its trained indexes are reused by the explorer's own
+cache) over the union of the old and the new goals, so a later request for an earlier goal is
+still answered without work.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from fanns.datasets.dataset import Dataset
+from fanns.errors import FannsError
+from fanns.explore.goals import RecallGoal, parse_goal
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.progress import status
+
+OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
+
+
+def add_explore_options(parser: argparse.ArgumentParser) -> None:
+    """The exploration options shared by the commands that run an exploration on the way."""
+    g = parser.add_argument_group("exploration (reused when an earlier one matches)")
+    g.add_argument("--explore-dir", metavar="DIR", help="exploration folder to reuse or fill (default: one per dataset in its cache folder)")
+    g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
+    g.add_argument("--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)")
+    mode = g.add_mutually_exclusive_group()
+    mode.add_argument("--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation")
+    mode.add_argument("--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ")
+    mode.add_argument("--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)")
+    parser.set_defaults(opq_mode="both")
+    g.add_argument("--queries", type=int, help="use only the first N queries of the dataset (default: all)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default 0)")
+
+
+def int_list(text: str | None, what: str) -> list[int] | None:
+    """Parse a comma-separated list of positive integers (None stays None)."""
+    if text is None:
+        return None
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise FannsError(f"--{what}: expected comma-separated integers, got {text!r}", hint=f"e.g. --{what} 64,256") from None
+    if not values or values[0] < 1:
+        raise FannsError(f"--{what}: expected positive integers, got {text!r}")
+    return values
+
+
+def config_from_args(args: argparse.Namespace, goals: list[RecallGoal]) -> ExploreConfig:
+    if args.queries is not None and args.queries < 1:
+        raise FannsError(f"--queries {args.queries}: must be at least 1")
+    return ExploreConfig(
+        goals=sorted(set(goals)), nlists=int_list(args.nlist, "nlist"), ms=int_list(args.m, "m"),
+        opq=OPQ_MODES[args.opq_mode], max_queries=args.queries, seed=args.seed,
+    )
+
+
+def default_folder(ds: Dataset) -> Path:
+    return Path(ds.cache_dir) / "explore"
+
+
+def _settings(ds: Dataset, cfg: ExploreConfig) -> dict:
+    """The `settings` block the explorer would write for `cfg` (defaults resolved)."""
+    return {
+        "nlists": sorted(set(cfg.nlists or default_nlists(ds.n))),
+        "ms": sorted(set(cfg.ms or [default_m(ds.d)])),
+        "opq": list(cfg.opq),
+        "seed": cfg.seed,
+        "vec_bits": cfg.vec_bits,
+        "lut_bits": cfg.lut_bits,
+    }
+
+
+def _previous(ds: Dataset, cfg: ExploreConfig, folder: Path) -> dict | None:
+    """The folder's explore.json when it was made from the same data and settings, else None."""
+    path = folder / "explore.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        same = (
+            data["dataset"]["content_hash"] == ds.content_hash()
+            and data["dataset"]["queries_used"] == min(ds.nq, cfg.max_queries or ds.nq)
+            and all(data["settings"].get(k) == v for k, v in _settings(ds, cfg).items())
+        )
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return None
+    return data if same else None
+
+
+def ensure_exploration(ds: Dataset, cfg: ExploreConfig, folder: Path | None = None) -> tuple[Path, dict, bool]:
+    """(folder, explore.json contents, whether it was reused) of an exploration covering `cfg`."""
+    folder = Path(folder) if folder is not None else default_folder(ds)
+    previous = _previous(ds, cfg, folder)
+    if previous is not None:
+        have = {g["text"] for g in previous["goals"]}
+        if all(g.text in have for g in cfg.goals):
+            status(f"reusing the exploration in {folder} (same data, settings and goals)")
+            return folder, previous, True
+        cfg.goals = sorted(set(cfg.goals) | {parse_goal(t) for t in have})
+    status(f"exploring {ds.name} into {folder} (goals {', '.join(g.text for g in cfg.goals)})")
+    return folder, IvfPqExplorer(ds, cfg, folder).run(), False

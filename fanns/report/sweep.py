@@ -1,0 +1,241 @@
+"""The design-space sweep behind `fanns sweep`: every board x every recall goal, and the trade-off
+curves around them.
+
+Why it is more than a loop over `fanns dse`: a user choosing a board and a goal wants to see what
+the goal costs — how recall grows with nprobe per index (float and hardware-faithful), how much
+throughput each board gives at each recall level against the CPU measured here, and where the
+resources of the chosen designs go. So besides the DSE of each (board, goal) — run through
+`fanns.model.dse` exactly as `fanns dse` runs it — the sweep asks the same DSE for the best design
+of every (index, nprobe) on a grid around the goals (`points`), and measures faiss-cpu's QPS at
+the same points. Results are plain dictionaries, ready for JSON, CSV and the HTML report; all are
+deterministic except the measured CPU figures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from fanns.boards import Board, load_board
+from fanns.datasets.dataset import Dataset
+from fanns.errors import FannsError
+from fanns.explore.faiss_index import host_vectors
+from fanns.explore.goals import RecallGoal
+from fanns.explore.ivfpq import cpu_qps
+from fanns.model import dse
+from fanns.model.report import outcome_record
+from fanns.model.workload import Workload, workloads_from_explore
+from fanns.pe.resources import KINDS
+from fanns.progress import status, track
+from fanns.report.curves import IndexCurves, index_curves
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    boards: tuple[str, ...]
+    goals: tuple[RecallGoal, ...]
+    clock_mhz: float | None = None  # None: each board's kernel clock
+    util: float = 0.6
+    top: int = 3
+    hw_queries: int | None = None  # None: every query the exploration used
+    max_nprobe: int = 64
+    cpu_seconds: float = 0.2
+
+
+def load_boards(names: tuple[str, ...]) -> list[Board]:
+    """The boards, validated up front (an unknown name fails before any work starts)."""
+    boards = [load_board(n) for n in names]
+    seen = [b.name for b in boards]
+    if len(set(seen)) != len(seen):
+        raise FannsError(f"a board is listed twice: {', '.join(seen)}")
+    return boards
+
+
+def dse_grid(c: IndexCurves, goal: RecallGoal) -> list[int]:
+    """nprobe values at which the sweep asks the DSE for an index's best design: the powers of
+    two of the curve grid and the goal's own nprobe."""
+    grid = {p for p in c.grid if p & (p - 1) == 0}
+    r = c.record["goals"].get(goal.text, {})
+    if r.get("reached"):
+        grid.add(r["nprobe"])
+    return sorted(grid)
+
+
+def workload(c: IndexCurves, nprobe: int, goal: RecallGoal) -> Workload:
+    """The index at `nprobe` with the measured probes of every sample query."""
+    sizes = c.list_sizes
+    rec = c.record
+    return Workload(
+        index=rec["index"], n=int(sizes.sum()), nlist=rec["nlist"], m=rec["m"], opq=rec["opq"], nprobe=nprobe, k=goal.k,
+        fmt=c.fmt, list_sizes=sizes, probed=sizes[c.probes[:, :nprobe]], goal=goal.text,
+        recall=c.float_curve(goal.name)[nprobe - 1], hw_recall=c.hw[goal.name][c.grid.index(nprobe)],
+    )
+
+
+def pareto_front(points: list[dict], x: str = "recall", y: str = "qps") -> list[dict]:
+    """Points no other point beats on both `x` and `y` (higher is better), by increasing x."""
+    front, best = [], -1.0
+    for p in sorted(points, key=lambda p: (-p[x], -p[y], p.get("index", ""), p.get("nprobe", 0))):
+        if p[y] > best:
+            front.append(p)
+            best = p[y]
+    return front[::-1]
+
+
+def mark_pareto(points: list[dict]) -> None:
+    """Set `pareto` on every point: whether it is on the front of its (board, goal)."""
+    groups: dict[tuple, list[dict]] = {}
+    for p in points:
+        p["pareto"] = False
+        groups.setdefault((p.get("board", "cpu"), p["goal"]), []).append(p)
+    for pts in groups.values():
+        for p in pareto_front(pts):
+            p["pareto"] = True
+
+
+def _design_summary(rec: dict | None) -> dict | None:
+    if rec is None:
+        return None
+    keys = ("index", "nprobe", "k", "recall", "hw_recall", "qps", "bottleneck", "latency_us", "cycles_per_query", "utilisation_with_shell")
+    return {k: rec[k] for k in keys}
+
+
+class Sweep:
+    """Runs the sweep of one explored dataset (see the module docstring)."""
+
+    def __init__(self, ds: Dataset, folder: Path, explore: dict, settings: SweepSettings, graph_args: argparse.Namespace | None = None):
+        self.ds, self.folder, self.explore, self.s = ds, Path(folder), explore, settings
+        self.graph_args = graph_args
+        self.boards = load_boards(settings.boards)
+        self.queries_used = int(explore["dataset"]["queries_used"])
+        self.curves: list[IndexCurves] = []
+        self._fpga: dict[tuple, dict] = {}
+        self._cpu: dict[tuple, float] = {}
+
+    def clock(self, board: Board) -> float:
+        return float(self.s.clock_mhz if self.s.clock_mhz is not None else board.clock_mhz)
+
+    # -- steps ------------------------------------------------------------------------------------
+    def measure_curves(self) -> None:
+        hw_n = self.s.hw_queries or self.queries_used
+        goals = list(self.s.goals)
+        for rec in track(self.explore["indexes"], "hardware-faithful recall curves"):
+            self.curves.append(index_curves(self.ds, self.folder, rec, goals, self.queries_used, hw_n, self.s.max_nprobe))
+
+    def goal_designs(self) -> list[dict]:
+        """The DSE of every (board, goal), as `fanns dse` writes it (dse.json's record)."""
+        out = []
+        for board in self.boards:
+            for goal in track(self.s.goals, f"DSE on {board.name}"):
+                workloads, unreachable = workloads_from_explore(self.folder, goal.text)
+                outcome = dse.run(workloads, board, goal.text, self.clock(board), self.s.util, self.s.top, unreachable)
+                out.append({"board": board.name, "goal": goal.text, "dse": outcome_record(outcome)})
+        return out
+
+    def _fpga_point(self, board: Board, c: IndexCurves, p: int, goal: RecallGoal) -> dict:
+        key = (board.name, c.name, p, goal.k)
+        if key not in self._fpga:
+            outcome = dse.run([workload(c, p, goal)], board, goal.text, self.clock(board), self.s.util, 1)
+            best = outcome.best
+            self._fpga[key] = {
+                "qps": round(best.qps, 1) if best else None,
+                "bottleneck": best.bottleneck if best else None,
+                "lut": round(best.resources.lut) if best else None,
+            }
+        return self._fpga[key]
+
+    def fpga_points(self) -> list[dict]:
+        """Predicted QPS of the best design of every (board, goal's K, index, nprobe) on the grid;
+        recall is the hardware-faithful recall at that nprobe."""
+        out = []
+        jobs = [(b, g, c) for b in self.boards for g in self.s.goals for c in self.curves]
+        for board, goal, c in track(jobs, "DSE per index and nprobe"):
+            for p in dse_grid(c, goal):
+                pt = self._fpga_point(board, c, p, goal)
+                if pt["qps"] is None:
+                    continue
+                out.append({
+                    "board": board.name, "goal": goal.text, "index": c.name, "nprobe": p, "k": goal.k,
+                    "recall": c.hw[goal.name][c.grid.index(p)], **pt,
+                })
+        return out
+
+    def cpu_points(self) -> tuple[list[dict], dict]:
+        """faiss-cpu's measured QPS at the same (index, nprobe, K) points; recall is faiss's."""
+        import faiss
+
+        queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
+        out = []
+        jobs = [(g, c) for g in self.s.goals for c in self.curves]
+        for goal, c in track(jobs, "CPU baseline (faiss)"):
+            for p in dse_grid(c, goal):
+                key = (c.name, p, goal.k)
+                if key not in self._cpu:
+                    self._cpu[key] = cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds)
+                out.append({"goal": goal.text, "index": c.name, "nprobe": p, "k": goal.k,
+                            "recall": c.float_curve(goal.name)[p - 1], "qps": self._cpu[key]})
+        return out, {"threads": faiss.omp_get_max_threads(), "queries": int(queries.shape[0]), "min_seconds": self.s.cpu_seconds}
+
+    def graphs(self) -> list[dict]:
+        """The DST (mg, mc) sweep of each graph kind (`fanns explore --graph`), when asked for."""
+        if self.graph_args is None or not self.graph_args.graph:
+            return []
+        from fanns.explore.graph_explore import parse_kinds, run_graph_explore
+
+        out = self.folder / "graphs"
+        run_graph_explore(argparse.Namespace(**{**vars(self.graph_args), "out": str(out)}))
+        extra = {"k": self.graph_args.k, "board": self.graph_args.board}
+        return [{**json.loads((out / f"graph_{kind}.json").read_text()), **extra} for kind in parse_kinds(self.graph_args.graph)]
+
+    # -- the whole sweep --------------------------------------------------------------------------
+    def run(self) -> dict:
+        status(f"sweep of {self.ds.name}: {len(self.boards)} board(s) x {len(self.s.goals)} goal(s), "
+               f"{len(self.explore['indexes'])} index(es)")
+        self.measure_curves()
+        designs = self.goal_designs()
+        fpga = self.fpga_points()
+        cpu, cpu_setup = self.cpu_points()
+        summary = []
+        for d in designs:
+            goal = next(g for g in self.s.goals if g.text == d["goal"])
+            best = d["dse"]["best"]
+            ok = [p for p in cpu if p["goal"] == goal.text and p["recall"] >= goal.target - 1e-12]
+            cpu_best = max(ok, key=lambda p: (p["qps"], p["recall"]), default=None)
+            summary.append({
+                "board": d["board"], "goal": d["goal"], "design": _design_summary(best),
+                "cpu": cpu_best, "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
+                "explain": d["dse"]["explain"],
+            })
+        order = {g.text: i for i, g in enumerate(self.s.goals)}
+        names = [b.name for b in self.boards]
+        summary.sort(key=lambda s: (order[s["goal"]], names.index(s["board"])))
+        for group in (fpga, cpu):
+            mark_pareto(group)
+        return {
+            "dataset": self.explore["dataset"],
+            "settings": {
+                "boards": [b.name for b in self.boards], "goals": [g.text for g in self.s.goals],
+                "clock_mhz": {b.name: self.clock(b) for b in self.boards}, "util": self.s.util, "top": self.s.top,
+                "explore": self.explore["settings"], "max_nprobe": self.s.max_nprobe,
+            },
+            "boards": {b.name: _board_record(b) for b in self.boards},
+            "curves": [c.to_dict() for c in self.curves],
+            "designs": designs,
+            "summary": summary,
+            "fpga_points": fpga,
+            "cpu_points": cpu,
+            "cpu_setup": cpu_setup,
+            "graphs": self.graphs(),
+        }
+
+
+def _board_record(board: Board) -> dict:
+    dev = board.device_total
+    shell = sum((v for v in board.shell.values()), start=type(dev)())
+    return {
+        "description": board.description, "part": board.part, "clock_mhz": board.clock_mhz,
+        "device": {k: round(v, 1) for k, v in zip(KINDS, dev.as_tuple())},
+        "shell": {k: round(v, 1) for k, v in zip(KINDS, shell.as_tuple())},
+        "memory": [m.describe() for m in board.memory],
+    }

@@ -1,0 +1,262 @@
+"""`fanns sweep` end to end on a small exploration of builtin:sift-10k: the report is self-contained
+and complete (every figure and table, JSON and CSV), agrees with `fanns dse`, is deterministic
+apart from the measured CPU figures, is written atomically, and refuses bad input cleanly."""
+import csv
+import base64
+import io
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from fanns.cli import main
+from fanns.report import cli as report_cli
+from fanns.report.folder import write_folder
+from fanns.report.sweep import pareto_front
+from fanns.report.tables import CSV_FILES
+
+GOALS = ["1-R@10=0.8", "R@1=0.3"]
+BOARDS = ["u55c", "zcu104"]
+SMALL = ["--nlist", "16", "--queries", "60", "--max-nprobe", "8"]
+
+
+def sweep_args(explore: Path, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "builtin:sift-10k", "--boards", "u55c,zcu104", "--recall", GOALS[0], "--recall", GOALS[1],
+            *SMALL, "--explore-dir", str(explore), "--out", str(out), *extra]
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    assert main(sweep_args(root / "explore", root / "report")) == 0
+    return root
+
+
+class Page(HTMLParser):
+    """Every tag with its attributes, in order."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if a.get("id")}
+
+
+def test_html_is_self_contained(swept):
+    text = (swept / "report" / "index.html").read_text()
+    page = Page(text)
+    for tag, attrs in page.tags:
+        for name in ("src", "href", "data", "poster", "srcset"):
+            if name not in attrs:
+                continue
+            value = attrs[name] or ""
+            assert not value.startswith(("http:", "https:", "//", "file:")), (tag, name, value[:80])
+            if name == "href":
+                assert value.startswith("#") or value.endswith(".csv") or value.endswith(".json"), value
+        assert tag != "script", "the report needs no JavaScript"
+        assert not (tag == "link" and attrs.get("rel") == "stylesheet"), "the stylesheet must be inline"
+    assert "@import" not in text and "url(http" not in text
+    images = [a["src"] for t, a in page.tags if t == "img"]
+    assert len(images) == 3
+    for src in images:
+        assert src.startswith("data:image/svg+xml;base64,")
+        svg = base64.b64decode(src.split(",", 1)[1]).decode()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "</svg>" in svg
+        for ref in re.findall(r'(?:href|src)="([^"]*)"', svg):
+            assert ref.startswith("#"), ref  # SVG links only to its own elements
+
+
+def test_every_figure_and_table_is_present(swept):
+    text = (swept / "report" / "index.html").read_text()
+    ids = Page(text).ids()
+    for needed in ("summary", "fig-recall", "fig-qps", "fig-resources", "designs", "method",
+                   "table-1-r-10-0-8", "table-r-1-0-3"):
+        assert needed in ids, needed
+    svgs = {t: base64.b64decode(a["src"].split(",", 1)[1]).decode() for t, a in
+            ((a.get("alt", ""), a) for tag, a in Page(text).tags if tag == "img")}
+    recall_svg = next(v for k, v in svgs.items() if k.startswith("Recall"))
+    qps_svg = next(v for k, v in svgs.items() if k.startswith("Predicted QPS"))
+    res_svg = next(v for k, v in svgs.items() if k.startswith("Resource"))
+    for goal in GOALS:  # one panel per goal in the recall and the QPS figures
+        measure = goal.split("=")[0]
+        assert f"{measure} vs nprobe" in recall_svg and f"goal {goal}" in qps_svg
+    for label in ("IVF16,PQ16", "OPQ16,IVF16,PQ16", "hardware-faithful"):
+        assert label in recall_svg
+    assert "CPU (faiss, measured)" in qps_svg and all(f"{b} (Pareto front)" in qps_svg for b in BOARDS)
+    for board in BOARDS:
+        for goal in GOALS:
+            assert f"{board}: {goal}" in res_svg
+    for stage in ("IVFDist", "SelCells", "BuildLUT", "PQDist", "SelK"):
+        assert stage in res_svg and f"Stage {stage}" in text
+    # every (board, goal) has a summary row
+    rows = [r for r in csv.DictReader(io.StringIO((swept / "report" / "summary.csv").read_text()))]
+    assert sorted((r["goal"], r["board"]) for r in rows) == sorted((g, b) for g in GOALS for b in BOARDS)
+
+
+def test_json_and_csv_carry_the_same_data(swept):
+    report = swept / "report"
+    data = json.loads((report / "report.json").read_text())
+    assert sorted(p.name for p in report.iterdir()) == sorted(["index.html", "report.json", *CSV_FILES])
+    assert data["settings"]["boards"] == BOARDS and data["settings"]["goals"] == GOALS
+    assert {(c["index"], c["opq"]) for c in data["curves"]} == {("IVF16,PQ16", False), ("OPQ16,IVF16,PQ16", True)}
+    for name, make in CSV_FILES.items():
+        cols, rows = make(data)
+        got = list(csv.reader(io.StringIO((report / name).read_text())))
+        assert got[0] == cols and len(got) == len(rows) + 1, name
+    points = list(csv.DictReader(io.StringIO((report / "qps_recall.csv").read_text())))
+    assert {p["kind"] for p in points} == {"predicted", "measured"}
+    assert len(points) == len(data["fpga_points"]) + len(data["cpu_points"])
+    for c in data["curves"]:
+        assert c["hw"]["nprobe"] == sorted(c["hw"]["nprobe"])
+        for measure, values in c["hw"].items():
+            if measure == "nprobe":
+                continue
+            assert all(0.0 <= v <= 1.0 for v in values), measure
+
+
+def test_summary_is_what_fanns_dse_chooses(swept, tmp_path):
+    """The sweep runs the DSE through its API; `fanns dse` on the same exploration picks the same design."""
+    data = json.loads((swept / "report" / "report.json").read_text())
+    for s in data["summary"]:
+        out = tmp_path / f"{s['board']}-{s['goal']}"
+        assert main(["dse", str(swept / "explore"), "--board", s["board"], "--recall", s["goal"], "--top", "3", "--out", str(out)]) == 0
+        best = json.loads((out / "dse.json").read_text())["best"]
+        for key in ("index", "nprobe", "qps", "bottleneck", "latency_us", "hw_recall"):
+            assert s["design"][key] == best[key], (s["board"], s["goal"], key)
+        if s["cpu"] is not None:
+            goal = next(g for g in GOALS if g == s["goal"])
+            assert s["cpu"]["recall"] >= float(goal.split("=")[1]) - 1e-9
+            assert s["speedup"] == round(best["qps"] / s["cpu"]["qps"], 2)
+
+
+def test_pareto_fronts(swept):
+    data = json.loads((swept / "report" / "report.json").read_text())
+    groups: dict = {}
+    for p in data["fpga_points"] + data["cpu_points"]:
+        groups.setdefault((p.get("board", "cpu"), p["goal"]), []).append(p)
+    assert len(groups) == len(BOARDS) * len(GOALS) + len(GOALS)
+    for pts in groups.values():
+        front = [p for p in pts if p["pareto"]]
+        assert front
+        for p in front:  # nothing dominates a front point
+            assert not any(q["recall"] >= p["recall"] and q["qps"] > p["qps"] for q in pts)
+        for p in pts:  # every other point is dominated (or equal) by a front point
+            if not p["pareto"]:
+                assert any(q["recall"] >= p["recall"] and q["qps"] >= p["qps"] for q in front)
+
+
+def test_pareto_front_unit():
+    pts = [{"recall": 0.5, "qps": 10}, {"recall": 0.6, "qps": 5}, {"recall": 0.4, "qps": 8}, {"recall": 0.6, "qps": 4}]
+    assert pareto_front(pts) == [pts[0], pts[1]]
+
+
+def test_rerun_reuses_the_exploration_and_is_deterministic(swept, capsys):
+    first = swept / "report"
+    before = {p.name: p.read_bytes() for p in first.iterdir()}
+    capsys.readouterr()
+    assert main(sweep_args(swept / "explore", first)) == 2  # exists, no --force
+    assert "already exists" in capsys.readouterr().err
+    assert main(sweep_args(swept / "explore", first, "--force")) == 0
+    out = capsys.readouterr()
+    assert "reusing the exploration" in out.out + out.err
+    after = {p.name: p.read_bytes() for p in first.iterdir()}
+    assert set(before) == set(after)
+    for name in ("recall_curves.csv", "resources.csv", "designs.csv"):
+        assert before[name] == after[name], name
+
+    def strip(data: dict) -> dict:
+        data.pop("cpu_points")
+        data.pop("cpu_setup")
+        for s in data["summary"]:
+            s.pop("cpu"), s.pop("speedup")
+        return data
+
+    a, b = (strip(json.loads(x["report.json"])) for x in (before, after))
+    assert a == b
+    # figures from deterministic data are byte-identical (the QPS figure also shows measured CPU points)
+    imgs = [[t[1]["src"] for t in Page(x["index.html"].decode()).tags if t[0] == "img"] for x in (before, after)]
+    assert imgs[0][0] == imgs[1][0] and imgs[0][2] == imgs[1][2]
+    assert not [p for p in swept.iterdir() if p.name.startswith(".report.")]
+
+
+def test_report_folder_is_atomic(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    files = {"index.html": b"<html></html>", "a.csv": b"x\n", report_cli.MARKER: b"{}\n"}
+    real = Path.write_bytes
+    calls = []
+
+    def failing(self, content):
+        calls.append(self.name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, content)
+
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    with pytest.raises(KeyboardInterrupt):
+        write_folder(files, out, False, report_cli.MARKER, "sweep report")
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert list(tmp_path.iterdir()) == []  # no report, no temporary folder
+    write_folder(files, out, False, report_cli.MARKER, "sweep report")
+    assert sorted(p.name for p in out.iterdir()) == sorted(files)
+    # a failure while replacing keeps the earlier report whole
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt):
+        write_folder({**files, "index.html": b"new"}, out, True, report_cli.MARKER, "sweep report")
+    monkeypatch.setattr(Path, "write_bytes", real)
+    assert (out / "index.html").read_bytes() == b"<html></html>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--boards", "u55c,nosuchboard", "--recall", "R@10=0.5"], "unknown board"),
+    (["--boards", "u55c", "--recall", "R@10=1.5"], "R@10=1.5"),
+    (["--boards", "u55c"], "no recall goal given"),
+    (["--boards", ",", "--recall", "R@10=0.5"], "no board given"),
+    (["--boards", "u55c", "--recall", "R@10=0.5", "--max-nprobe", "0"], "--max-nprobe 0"),
+    (["--boards", "u55c", "--recall", "R@10=0.5", "--clock", "-5"], "--clock -5"),
+    (["--boards", "u55c", "--recall", "R@10=0.5", "--graph", "kdtree"], "kdtree"),
+    (["--boards", "u55c", "--recall", "R@10=0.5", "--nlist", "abc"], "--nlist"),
+])
+def test_input_errors(tmp_path, capsys, args, message):
+    out = tmp_path / "rep"
+    assert main(["sweep", "builtin:sift-10k", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fanns: error:") and "Traceback" not in err
+    if message:
+        assert message in err
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_refuses_to_replace_a_foreign_folder(tmp_path, capsys):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    assert main(["sweep", "builtin:sift-10k", "--boards", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "mine"), "--force"]) == 2
+    assert "not a sweep report" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_graph_heatmaps(swept):
+    out = swept / "graph-report"
+    assert main(["sweep", "builtin:sift-10k", "--boards", "u55c", "--recall", GOALS[0], *SMALL, "--explore-dir", str(swept / "explore"),
+                 "--graph", "hnsw", "--graph-queries", "30", "--out", str(out)]) == 0
+    data = json.loads((out / "report.json").read_text())
+    (graph,) = data["graphs"]
+    assert graph["graph"] == "hnsw"
+    cells = graph["cells"]
+    assert {c["mode"] for c in cells} == {"intra", "across"} and len({(c["mg"], c["mc"]) for c in cells}) == 32
+    rows = list(csv.DictReader(io.StringIO((out / "graph_dst.csv").read_text())))
+    assert len(rows) == len(cells) and sum(r["best"] == "True" for r in rows) == 2
+    page = Page((out / "index.html").read_text())
+    assert "fig-graph-hnsw" in page.ids() and "graphs" in page.ids()
+    (src,) = [a["src"] for t, a in page.tags if t == "img" and "DST" in a.get("alt", "")]
+    svg = base64.b64decode(src.split(",", 1)[1]).decode()
+    for title in ("HNSW intra-query: latency speedup over BFS", "HNSW across-query: QPS speedup over BFS", "HNSW intra-query: R@10"):
+        assert title in svg
