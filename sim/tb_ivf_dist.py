@@ -10,7 +10,7 @@ its last key relative to the first query word accepted.
 """
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
+from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 from fanns.pe.ivf_dist import IvfDist
 

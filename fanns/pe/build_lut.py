@@ -65,6 +65,8 @@ class BuildLut(PE):
         {"d": 96, "m": 8, "w": 4, "vec_bits": 12, "lut_bits": 16},
         {"d": 128, "m": 32, "w": 64, "vec_bits": 8, "lut_bits": 16},
         {"d": 64, "m": 16, "w": 64, "vec_bits": 8, "lut_bits": 12},
+        {"d": 128, "m": 8, "w": 128, "vec_bits": 8, "lut_bits": 16},
+        {"d": 64, "m": 32, "w": 2, "vec_bits": 8, "lut_bits": 16},
     )
 
     def validate(self) -> None:
@@ -137,6 +139,7 @@ class BuildLut(PE):
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
+            "groups*vec_bits": self.spec().per_event * self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
             "m*lut_bits": self.m * self.lut_bits,
             "bram18_tiles": bram18_tiles(self.w * self.vec_bits, KSUB * self.words),

@@ -49,25 +49,23 @@ class Pipe:
         return value
 
 
-def squared_diffs(pipe: Pipe, a: Sequence[Value], b: Sequence[Value], a_range, b_range, name: str = "sq") -> tuple[list[Signal], int]:
-    """(a_i - b_i)**2 per lane, two registered stages (subtract, square). Returns (squares, bound)."""
+def squared_diffs(pipe: Pipe, a: Sequence[Value], b: Sequence[Value], a_range, b_range, name: str = "sq") -> list[Signal]:
+    """(a_i - b_i)**2 per lane, two registered stages (subtract, square); a_i in a_range, b_i in b_range."""
     lo, hi = a_range[0] - b_range[1], a_range[1] - b_range[0]
     mag = max(abs(lo), abs(hi))
     diffs = [pipe.reg(x - y, shape_for(lo, hi), name=f"{name}_diff{i}") for i, (x, y) in enumerate(zip(a, b))]
     squares = [pipe.reg(dv * dv, unsigned(bits_for(mag * mag)), name=f"{name}_sq{i}") for i, dv in enumerate(diffs)]
-    return squares, mag * mag
+    return squares
 
 
-def products(pipe: Pipe, a: Sequence[Value], b: Sequence[Value], a_range, b_range, name: str = "mul") -> tuple[list[Signal], int]:
-    """a_i * b_i per lane, two registered stages (operands, product: a DSP's A/B and M registers).
-
-    Returns (products, bound on |product|)."""
+def products(pipe: Pipe, a: Sequence[Value], b: Sequence[Value], a_range, b_range, name: str = "mul") -> list[Signal]:
+    """a_i * b_i per lane, two registered stages (operands, product: a DSP's A/B and M registers)."""
     ends = [x * y for x in a_range for y in b_range]
     lo, hi = min(ends), max(ends)
     ra = [pipe.reg(x, name=f"{name}_a{i}") for i, x in enumerate(a)]
     rb = [pipe.reg(y, name=f"{name}_b{i}") for i, y in enumerate(b)]
     prods = [pipe.reg(x * y, shape_for(lo, hi), name=f"{name}_p{i}") for i, (x, y) in enumerate(zip(ra, rb))]
-    return prods, max(abs(lo), abs(hi))
+    return prods
 
 
 def add_tree(pipe: Pipe, values: Sequence[Value], name: str = "tree") -> Value:

@@ -67,11 +67,14 @@ class IvfDist(PE):
         {"d": 128, "w": 16, "vec_bits": 8, "nlist": 256, "storage": "bram"},
         {"d": 128, "w": 8, "vec_bits": 8, "nlist": 1024, "storage": "bram"},
         {"d": 96, "w": 16, "vec_bits": 16, "nlist": 512, "storage": "bram"},
+        {"d": 64, "w": 4, "vec_bits": 8, "nlist": 512, "storage": "bram"},
         {"d": 64, "w": 16, "vec_bits": 8, "nlist": 1024, "storage": "uram"},
         {"d": 128, "w": 32, "vec_bits": 8, "nlist": 2048, "storage": "uram"},
+        {"d": 128, "w": 8, "vec_bits": 12, "nlist": 1024, "storage": "uram"},
         {"d": 128, "w": 16, "vec_bits": 8, "nlist": 256, "storage": "stream"},
         {"d": 64, "w": 4, "vec_bits": 16, "nlist": 128, "storage": "stream"},
         {"d": 128, "w": 32, "vec_bits": 12, "nlist": 256, "storage": "stream"},
+        {"d": 96, "w": 8, "vec_bits": 8, "nlist": 64, "storage": "stream"},
     )
 
     def validate(self) -> None:
@@ -121,7 +124,7 @@ class IvfDist(PE):
             w=self.w, words=self.words, rows=self.nlist, vec_range=rng, row_range=rng, op="sqdiff",
             result_lanes=self.w, result_words=self.words, collect=1,
             source="stream" if self.storage == "stream" else "memory",
-            ram_attrs=(("ram_style", "ultra"),) if self.storage == "uram" else (),
+            ram_attrs=(("ram_style", "ultra" if self.storage == "uram" else "block"),),
         )
 
     def query_interval(self) -> int:
@@ -139,6 +142,7 @@ class IvfDist(PE):
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
+            "vec_bits": self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
             "bram18_tiles": bram18_tiles(width, depth) if self.storage == "bram" else 0,
             "uram_tiles": uram_tiles(width, depth) if self.storage == "uram" else 0,

@@ -58,6 +58,7 @@ class Opq(PE):
         {"d": 96, "w": 4, "vec_bits": 8},
         {"d": 64, "w": 64, "vec_bits": 8},
         {"d": 128, "w": 16, "vec_bits": 16},
+        {"d": 128, "w": 2, "vec_bits": 8},
     )
 
     def validate(self) -> None:
@@ -108,6 +109,7 @@ class Opq(PE):
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
+            "vec_bits": self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
             "bram18_tiles": bram18_tiles(self.w * MATRIX_BITS, self.d * self.words),
         }

@@ -68,10 +68,11 @@ class PqDecode(PE):
         {"m": 8, "lut_bits": 16, "double_buffer": True},
         {"m": 16, "lut_bits": 16, "double_buffer": True},
         {"m": 32, "lut_bits": 16, "double_buffer": True},
+        {"m": 64, "lut_bits": 16, "double_buffer": True},
         {"m": 16, "lut_bits": 16, "double_buffer": False},
         {"m": 32, "lut_bits": 12, "double_buffer": False},
         {"m": 8, "lut_bits": 24, "double_buffer": True},
-        {"m": 64, "lut_bits": 16, "double_buffer": True},
+        {"m": 16, "lut_bits": 8, "double_buffer": True},
     )
 
     def validate(self) -> None:
@@ -219,10 +220,11 @@ class PqDecodeComponent(wiring.Component):
             with m.If(done_scan & (rb == b)):
                 m.d.sync += full[b].eq(0)
 
-        # One memory per LUT column; the lookup of a code happens on the edge that accepts it.
+        # One block RAM per LUT column (yosys would pick LUT RAM for narrow single-bank columns);
+        # the lookup of a code happens on the edge that accepts it.
         entries = []
         for i in range(pe.m):
-            mem = Memory(shape=unsigned(pe.lut_bits), depth=KSUB * pe.banks, init=[])
+            mem = Memory(shape=unsigned(pe.lut_bits), depth=KSUB * pe.banks, init=[], attrs={"ram_style": "block"})
             m.submodules[f"col{i}"] = mem
             wport, rport = mem.write_port(), mem.read_port()
             waddr = j if pe.banks == 1 else Cat(j, wb)

@@ -46,7 +46,7 @@ class SweepSpec:
     result_words: int
     collect: int
     source: str
-    ram_attrs: tuple[tuple[str, str], ...] = ()
+    ram_attrs: tuple[tuple[str, str], ...] = (("ram_style", "block"),)
     tag_bits: int = 0
 
     def __post_init__(self) -> None:
@@ -87,7 +87,8 @@ class SweepSpec:
         return n * lo, n * hi
 
     def depth(self) -> int:
-        """Edges from issuing a result's last word to the result in the output register."""
+        """Clock edges, the issuing edge included, until a result whose last word was issued is in
+        the output register (so a consumer sees it `depth()` cycles after the issue cycle)."""
         return (1 if self.source == "memory" else 0) + 3 + tree_depth(self.result_lanes)
 
 
@@ -214,9 +215,9 @@ class Sweep:
         rows_l = [row_data[i] for i in range(s.w)]
         vec_l = [head[i] for i in range(s.w)]
         if s.op == "sqdiff":
-            leaves, _ = squared_diffs(pipe, rows_l, vec_l, s.row_range, s.vec_range, name=f"{self.name}_sq")
+            leaves = squared_diffs(pipe, rows_l, vec_l, s.row_range, s.vec_range, name=f"{self.name}_sq")
         else:
-            leaves, _ = products(pipe, rows_l, vec_l, s.row_range, s.vec_range, name=f"{self.name}_mul")
+            leaves = products(pipe, rows_l, vec_l, s.row_range, s.vec_range, name=f"{self.name}_mul")
         side = pipe.delay(side, 2, name=f"{self.name}_op_side")
         sums = [
             add_tree(pipe, leaves[g * s.result_lanes : (g + 1) * s.result_lanes], name=f"{self.name}_t{g}_")
