@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=48, help="queries per design (default 48)")
     ap.add_argument("--work", default="work/bench-rtl", help="folder for the exploration, projects and builds")
     args = ap.parse_args()
-    work = Path(args.work)
+    work = Path(args.work).resolve()  # the cocotb bench runs in its build folder
     ex = explore(work, args.queries)
     for name in args.design or sorted(DESIGNS):
         opq, nprobe, k, ivf, lut, pq, sel_cells, sel_k = DESIGNS[name]
