@@ -72,7 +72,8 @@ class RtlProjectSim:
     """A generated RTL project, built for simulation (see the module docstring)."""
 
     def __init__(self, project: Path, build_root: Path):
-        self.project = Path(project)
+        # absolute: the testbench opens the project's files from the simulator's build folder
+        self.project = Path(project).resolve()
         if not (self.project / PROJECT_FILE).is_file() or not (self.project / "rtl" / f"{TOP}.v").is_file():
             raise FannsError(f"{self.project} is not a generated RTL project", hint="create it with `fanns generate-rtl`")
         self.record = json.loads((self.project / PROJECT_FILE).read_text())

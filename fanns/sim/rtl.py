@@ -62,6 +62,12 @@ def to_verilog(component: wiring.Component, name: str) -> str:
     return verilog.convert(component, name=name, emit_src=False)
 
 
+class SimulationFailed(FannsError):
+    """A testbench reported a failure: the simulated hardware (not the user's input) is wrong."""
+
+    exit_code = 1
+
+
 class RtlSim:
     """One Verilator build of a design, ready to run cocotb testbenches many times."""
 
@@ -71,7 +77,8 @@ class RtlSim:
         simulation time is spent in the Python bus models anyway: it halves the build)."""
         self.toplevel = toplevel
         self.cxx_opt = cxx_opt
-        self.build_dir = Path(build_dir)
+        # absolute: cocotb runs the simulator inside build_dir, where a relative path means something else
+        self.build_dir = Path(build_dir).resolve()
         self.build_dir.mkdir(parents=True, exist_ok=True)
         self.paths = []
         for fname, text in sources.items():
@@ -164,4 +171,5 @@ class RtlSim:
         if "<testcase" not in text or "<failure" in text or "<error" in text:
             log = self.build_dir / f"sim_{test_module}.log"
             tail = log.read_text()[-6000:] if log.exists() else "(no simulation log)"
-            raise AssertionError(f"cocotb testbench {test_module} failed:\n{tail}")
+            raise SimulationFailed(f"cocotb testbench {test_module} failed (log: {log}):\n{tail}",
+                                   hint="the generated hardware disagreed with its testbench; rerun with --debug and report it")

@@ -38,10 +38,16 @@ def explore(sift_exploration):
 
 @pytest.fixture(scope="module")
 def project(explore, tmp_path_factory, build_root):
-    out = tmp_path_factory.mktemp("generate") / "project"
-    code = main(args(explore, out, "--sim", "--sim-queries", str(SIM_QUERIES), "--build-dir", str(build_root / "generate")))
+    """Generated with a relative --out and --build-dir, as `make demo` does (the simulators run in
+    their own build folders, so every path they are given must be made absolute)."""
+    root = tmp_path_factory.mktemp("generate")
+    (root / "builds").symlink_to(build_root)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        code = main(args(explore, Path("work") / "project", "--sim", "--sim-queries", str(SIM_QUERIES),
+                         "--build-dir", str(Path("builds") / "generate")))
     assert code == 0
-    return out
+    return root / "work" / "project"
 
 
 def regular_files(root: Path) -> dict[str, bytes]:
