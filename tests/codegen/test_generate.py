@@ -44,10 +44,10 @@ def project(explore, tmp_path_factory, build_root):
     (root / "builds").symlink_to(build_root)
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)
-        code = main(args(explore, Path("work") / "project", "--sim", "--sim-queries", str(SIM_QUERIES),
+        code = main(args(explore, Path("project"), "--sim", "--sim-queries", str(SIM_QUERIES),
                          "--build-dir", str(Path("builds") / "generate")))
     assert code == 0
-    return root / "work" / "project"
+    return root / "project"
 
 
 def regular_files(root: Path) -> dict[str, bytes]:
