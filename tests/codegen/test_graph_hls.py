@@ -72,6 +72,10 @@ def test_corrupted_images_are_detected(bench, tmp_path):
     with GraphHlsCsim(bench["project"], bench["build"] / "graph-csim", bad) as sim:
         keys, _ = sim.search(q[:1])
     assert not np.array_equal(keys, reference(design, graph, q[:1]).keys)
+    short = GraphImages(tuple(Image(i.name, i.use, i.memory, i.channel, i.data[:-64], i.layout) if i.name == "vectors_1" else i
+                              for i in images.images), images.io, images.info)
+    with pytest.raises(FannsError, match="vectors_1.bin holds"):
+        GraphHlsCsim(bench["project"], bench["build"] / "graph-csim", short)
     bad.write(tmp_path / "images")
     raw = bytearray((tmp_path / "images" / "adjacency_0.bin").read_bytes())
     raw[100] ^= 1
