@@ -55,7 +55,7 @@ class GraphHlsCsim:
             raise FannsError(f"{self.project}: cannot load the images: {lib.fanns_graph_csim_error().decode()}")
 
     def search(self, queries_fx: np.ndarray, runtime: Runtime | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Integer queries [nq, d] -> (result keys uint64 [nq, k_max], {hops, visited, checks, groups: int64 [nq]})."""
+        """Integer queries [nq, d] -> (result keys uint64 [nq, k_max], {cycles (0), hops, checks, visited, groups: int64 [nq]})."""
         rt = runtime or self.design.runtime
         q = np.asarray(queries_fx)
         nq = int(q.shape[0])
@@ -64,8 +64,7 @@ class GraphHlsCsim:
             raise FannsError(f"l={rt.l}, k={rt.k}, mg={rt.mg}, mc={rt.mc}: {self._lib.fanns_graph_csim_error().decode()}",
                              hint=f"2 <= l <= {self.design.queues.l_max}, k <= min(l, {self.design.queues.k_max}), "
                                   f"mg <= {self.design.limits.mg_max}, mc <= {self.design.limits.mc_max}")
-        keys, stats = self.io.unpack_results(out.raw, nq)
-        return keys, {s: stats[s] for s in ("hops", "visited", "checks", "groups")} | {"cycles": stats["cycles"]}
+        return self.io.unpack_results(out.raw, nq)
 
     def close(self) -> None:
         if self._handle:
