@@ -22,7 +22,7 @@ COMMAND_MODULES = [
     "fanns.model.cli",  # fanns dse
     "fanns.codegen.generate",  # fanns generate
     "fanns.codegen.cli",  # fanns generate-hls, generate-rtl
-    "fanns.codegen.graph_cli",  # fanns generate-graph-rtl
+    "fanns.codegen.graph_cli",  # fanns generate-graph-rtl, generate-graph-hls
     "fanns.sim.cli",  # fanns sim
     "fanns.driver.cli",  # fanns run
     "fanns.report.cli",  # fanns sweep

@@ -1,6 +1,7 @@
 """`fanns generate-graph-rtl DATASET --out PROJECT`: a Falcon query processing pipeline as Verilog,
-with the graph's memory images and test data (`fanns.codegen.graph_rtl`), optionally simulated at
-once (`--sim`, as `fanns sim PROJECT`).
+with the graph's memory images and test data (`fanns.codegen.graph_rtl`); `fanns generate-graph-hls`
+(same options, and --platform): the same pipeline as a Vitis HLS project (`fanns.codegen.graph_hls`).
+Both optionally simulate at once (`--sim`, as `fanns sim PROJECT`).
 
 The design comes from `--design` (written by `fanns dse --graph`) or is pinned from the options
 (`fanns.codegen.graph_designs.pinned_graph_design`). A pinned design's graph is built from the
@@ -26,18 +27,17 @@ def _ints(text: str, n: int, what: str) -> tuple[int, ...]:
     return values
 
 
-def _cmd(args: argparse.Namespace) -> int:
+def _inputs(args: argparse.Namespace):
+    """The design, its graph, the quantised test queries and their exact neighbours, from the
+    options both generators share."""
     import faiss
-    from rich.console import Console
 
-    from fanns.codegen.graph_designs import pinned_graph_design
-    from fanns.codegen.graph_rtl import TOP, generate_graph_rtl
-    from fanns.datasets import load_dataset
     from fanns.arch.graph_design import GraphDesign
+    from fanns.codegen.graph_designs import pinned_graph_design
+    from fanns.datasets import load_dataset
     from fanns.explore.graph_explore import load_or_build, prepare_vectors
     from fanns.explore.graph_format import build_graph, graph_format_for
 
-    console = Console()
     ds = load_dataset(args.dataset)
     base, queries = prepare_vectors(ds)
     nodes = args.nodes or len(base)
@@ -66,8 +66,18 @@ def _cmd(args: argparse.Namespace) -> int:
         )
     k = design.runtime.k
     gt = faiss.knn(np.ascontiguousarray(queries, dtype=np.float32), np.ascontiguousarray(base, dtype=np.float32), k)[1]
+    return design, graph, graph.fmt.quantize(queries), gt
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fanns.codegen.graph_rtl import TOP, generate_graph_rtl
+
+    console = Console()
+    design, graph, queries_fx, gt = _inputs(args)
     out = Path(args.out)
-    project = generate_graph_rtl(design, graph, graph.fmt.quantize(queries), out, groundtruth=gt, force=args.force)
+    project = generate_graph_rtl(design, graph, queries_fx, out, groundtruth=gt, force=args.force)
     rt = design.runtime
     console.print(f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
                   f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
@@ -82,18 +92,31 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "generate-graph-rtl",
-        help="generate the Verilog (Amaranth) of a Falcon graph-search pipeline with its memory images",
-        description=(
-            "Build an HNSW or NSG graph of a dataset's base vectors and emit one Falcon query processing pipeline "
-            "(DST controller, BFC units, candidate and result queues) as Verilog with an AXI4-Lite register file "
-            "(l, k, mg, mc are run-time registers), AXI4 read masters for neighbour lists and vectors, and a result "
-            "write-back master. Writes PROJECT/rtl/, the graph's memory images, test queries and the DST reference's "
-            "results for them."
-        ),
-    )
+def _cmd_hls(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fanns.codegen.graph_hls import KERNEL, generate_graph_hls
+
+    console = Console()
+    design, graph, queries_fx, gt = _inputs(args)
+    out = Path(args.out)
+    project = generate_graph_hls(design, graph, queries_fx, out, groundtruth=gt, platform=args.platform, force=args.force)
+    rt = design.runtime
+    console.print(f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
+                  f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
+                  f"({len(project.files)} files)", highlight=False)
+    console.print(f"  HLS kernel {KERNEL}: src/kernel.cpp {project.files['src/kernel.cpp']:,d} bytes", highlight=False)
+    if args.sim:
+        from fanns.datasets.cache import cache_root
+        from fanns.sim.graph_hls_report import graph_csim_report
+
+        return graph_csim_report(out, cache_root() / "sim-builds", None, 0, None, console)
+    console.print(f"check it: fanns sim {out} (or `make csim` in it)", highlight=False)
+    return 0
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    """The options both graph generators share: the design (or the choices that pin one) and the test data."""
     p.add_argument("dataset", metavar="DATASET", help="a dataset (e.g. builtin:sift-10k)")
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
     p.add_argument("--design", metavar="DESIGN.yaml",
@@ -112,8 +135,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k-max", type=int, default=10, help="largest k (default 10)")
     p.add_argument("--bloom", default="3,196608", metavar="H,B", help="Bloom filter per BFC unit: H hashes, B bits (default 3,196608)")
     p.add_argument("--limits", default="8,4", metavar="MG,MC", help="largest mg and mc the controller supports (default 8,4)")
-    p.add_argument("--runtime", metavar="L,K,MG,MC", help="the registers' defaults (default: l-max, k-max, 1, 1)")
+    p.add_argument("--runtime", metavar="L,K,MG,MC", help="the run-time parameters' defaults (default: l-max, k-max, 1, 1)")
     p.add_argument("--queries", type=int, default=10, help="test queries in the project (default 10)")
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "generate-graph-rtl",
+        help="generate the Verilog (Amaranth) of a Falcon graph-search pipeline with its memory images",
+        description=(
+            "Build an HNSW or NSG graph of a dataset's base vectors and emit one Falcon query processing pipeline "
+            "(DST controller, BFC units, candidate and result queues) as Verilog with an AXI4-Lite register file "
+            "(l, k, mg, mc are run-time registers), AXI4 read masters for neighbour lists and vectors, and a result "
+            "write-back master. Writes PROJECT/rtl/, the graph's memory images, test queries and the DST reference's "
+            "results for them."
+        ),
+    )
+    _options(p)
     p.add_argument("--sim", action="store_true", help="simulate the RTL on the test queries and compare with the DST reference")
     p.set_defaults(func=_cmd)
+    p = sub.add_parser(
+        "generate-graph-hls",
+        help="generate a Vitis HLS project of a Falcon graph-search pipeline (kernel, XRT host, C simulation, memory images)",
+        description=(
+            "Build an HNSW or NSG graph of a dataset's base vectors (or take --design) and write one Falcon query processing "
+            "pipeline with Delayed-Synchronization Traversal as an HLS C++ kernel: l, k, mg, mc (and nq, nodes, entry) are "
+            "s_axilite arguments, queue sizes, Bloom filters and BFC units compile-time constants, one m_axi bundle per "
+            "memory channel. Writes src/, connectivity.cfg, a Makefile (csim, sw_emu, hw_emu, hw), an XRT host, the same "
+            "graph images as generate-graph-rtl, test queries and the DST reference's results for them."
+        ),
+    )
+    _options(p)
+    p.add_argument("--platform", help="Vitis platform (default: the board file's)")
+    p.add_argument("--sim", action="store_true", help="compile the kernel with g++ and check it on the test queries against the DST reference")
+    p.set_defaults(func=_cmd_hls)

@@ -59,20 +59,16 @@ class GraphRtlProject:
     images: GraphImages
 
 
-def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
-           ) -> tuple[dict[str, bytes], QppHw, GraphImages]:
-    """Every file of the project (relative path -> bytes)."""
+def shared_files(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
+               ) -> tuple[dict[str, bytes], GraphImages]:
+    """The files a graph project of either face (RTL, HLS) shares: design.yaml, the packer's images,
+    the quantised test queries and the DST reference's keys and statistics for them."""
     q = np.asarray(queries_fx)
     if q.ndim != 2 or q.shape[1] != design.graph.d or len(q) < 1:
         raise FannsError(f"test queries must be [nq >= 1, {design.graph.d}], got {q.shape}")
-    hw = QppHw(design)
     images = pack(design, graph)
     ref = reference(design, graph, q)
     files = {
-        f"rtl/{TOP}.v": verilog(hw).encode(),
-        "rtl/regmap.md": hw.regmap.to_markdown().encode(),
-        "rtl/regmap.json": hw.regmap.to_json().encode(),
-        "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
         "data/queries.bin": images.io.pack_queries(q),
         "data/reference_keys.bin": np.ascontiguousarray(ref.keys.astype("<u8")).tobytes(),
         "data/reference_stats.bin": np.ascontiguousarray(np.stack([ref.stats[s] for s in STATS], 1).astype("<u4")).tobytes(),
@@ -83,6 +79,21 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
     for img in images.images:
         files[f"images/{img.file}"] = img.data
     files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
+    return files, images
+
+
+def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
+           ) -> tuple[dict[str, bytes], QppHw, GraphImages]:
+    """Every file of the project (relative path -> bytes)."""
+    q = np.asarray(queries_fx)
+    files, images = shared_files(design, graph, q, groundtruth)
+    hw = QppHw(design)
+    files.update({
+        f"rtl/{TOP}.v": verilog(hw).encode(),
+        "rtl/regmap.md": hw.regmap.to_markdown().encode(),
+        "rtl/regmap.json": hw.regmap.to_json().encode(),
+        "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
+    })
     record = {
         "generator": f"fanns {__version__} generate-graph-rtl",
         "kind": "graph",

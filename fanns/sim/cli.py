@@ -6,7 +6,8 @@ check them against the reference model.
   prediction for the same queries.
 * `csim`: the project's HLS kernel in g++ C simulation (`fanns.codegen.hls_csim`).
 
-A graph project (`fanns generate-graph-rtl`) goes to `fanns.sim.graph_report` (rtl only).
+A graph project goes to `fanns.sim.graph_report` (rtl, `fanns generate-graph-rtl`) or
+`fanns.sim.graph_hls_report` (csim, `fanns generate-graph-hls`).
 """
 from __future__ import annotations
 
@@ -114,12 +115,19 @@ def _cmd(args: argparse.Namespace) -> int:
     from fanns.codegen.graph_rtl import is_graph_project
 
     if is_graph_project(project):
-        if args.backend != "rtl":
-            raise FannsError("graph projects have the rtl backend only (HLS generation of graph designs is not there yet)")
+        from fanns.codegen.graph_hls import is_graph_hls_project
+
+        hls = is_graph_hls_project(project)
+        if hls != ((args.backend or ("csim" if hls else "rtl")) == "csim"):
+            raise FannsError(f"{project} is a graph {'HLS' if hls else 'RTL'} project", hint=f"use --backend {'csim' if hls else 'rtl'}")
+        if hls:
+            from fanns.sim.graph_hls_report import graph_csim_report
+
+            return graph_csim_report(project, build_dir, args.queries, args.first, args.runtime, console)
         return graph_rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console)
     if args.runtime is not None:
         raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
-    if args.backend == "rtl":
+    if args.backend in (None, "rtl"):
         return rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, console)
     return csim_report(project, build_dir, args.queries, args.first, console)
 
@@ -136,12 +144,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("project", metavar="PROJECT", help="folder written by `fanns generate-rtl` (or generate-hls for csim)")
-    p.add_argument("--backend", choices=("rtl", "csim"), default="rtl", help="rtl (Verilator + cocotb) or csim (g++); default rtl")
+    p.add_argument("--backend", choices=("rtl", "csim"),
+                   help="rtl (Verilator + cocotb) or csim (g++); default rtl, csim for a graph HLS project (the only backend it has)")
     p.add_argument("--queries", type=int, help="test queries to simulate (default: all of the project's)")
     p.add_argument("--first", type=int, default=0, help="index of the first test query (default 0)")
     p.add_argument("--latency", type=int, default=100, help="rtl: memory read/write latency in cycles (default 100, the model's)")
     p.add_argument("--pause", type=float, default=0.0, help="rtl: probability of a random stall per cycle on every AXI channel (default 0)")
     p.add_argument("--runtime", type=_runtime, metavar="L,K,MG,MC",
-                   help="graph projects: run-time registers l, k, mg, mc to simulate (default: the design's)")
+                   help="graph projects: run-time parameters l, k, mg, mc to simulate (default: the design's)")
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
     p.set_defaults(func=_cmd)
