@@ -25,7 +25,7 @@ from fanns.arch.graph_reference import STATS
 from fanns.boards import Board, load_board
 from fanns.codegen.graph_image import GraphImages
 from fanns.codegen.graph_rtl import shared_files
-from fanns.codegen.hls import PROJECT_FILE, _platform, write_files
+from fanns.codegen.hls import PROJECT_FILE, vitis_platform, write_files
 from fanns.codegen.hls_context import KernelArg, header_closure, vitis_memory
 from fanns.errors import FannsError
 from fanns.explore.graph_format import GraphImage
@@ -103,7 +103,7 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
            platform: str | None = None) -> tuple[dict[str, bytes], GraphImages]:
     """Every file of the project (relative path -> bytes) and the packed images."""
     board = load_board(design.board)
-    platform = _platform(board, platform)
+    platform = vitis_platform(board, platform)
     files, images = shared_files(design, graph, queries_fx, groundtruth)
     nq = int(len(queries_fx))
     values = template_values(design, board, platform, nq, design.runtime.k if groundtruth is not None else 0)

@@ -85,7 +85,8 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _platform(board: Board, platform: str | None) -> str:
+def vitis_platform(board: Board, platform: str | None) -> str:
+    """The Vitis platform a project targets: the one asked for, else the board file's."""
     chosen = platform or board.platform
     if not chosen:
         raise FannsError(
@@ -105,7 +106,7 @@ def render_project(
 ) -> tuple[dict[str, bytes], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     board = board or load_board(design.board)
-    platform = _platform(board, platform)
+    platform = vitis_platform(board, platform)
     images = memimage.pack(design, data, board)
     ctx = build_context(design, images, board, platform)
     k = design.k

@@ -81,5 +81,14 @@ def test_cpu_baseline_is_measured_per_query():
     assert got.latencies_us.shape == (100,) and (got.latencies_us > 0).all()
     pct = got.percentiles()
     assert pct["p50_us"] <= pct["p95_us"] <= pct["p99_us"]
+    # the thread's CPU clock: positive, and never more than the wall clock of the same query
+    # (beyond the two clocks' resolutions)
+    assert got.cpu_us.shape == (100,) and (got.cpu_us > 0).all() and (got.cpu_us <= got.latencies_us + 50).all()
+    cpu = got.percentiles("cpu")
+    assert cpu["p50_us"] <= cpu["p99_us"]
+    two = cpu_baseline.measure(index, base[:5], nprobe=4, k=10, threads=2)
+    assert two.cpu_us is None
+    with pytest.raises(FannsError, match="no 'cpu' clock"):
+        two.percentiles("cpu")
     with pytest.raises(FannsError):
         cpu_baseline.measure(index, base[:5], nprobe=0, k=10)
