@@ -78,10 +78,7 @@ def _cmd(args: argparse.Namespace) -> int:
     design, graph, queries_fx, gt = _inputs(args)
     out = Path(args.out)
     project = generate_graph_rtl(design, graph, queries_fx, out, groundtruth=gt, force=args.force)
-    rt = design.runtime
-    console.print(f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
-                  f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
-                  f"({len(project.files)} files)", highlight=False)
+    console.print(_written(out, design, graph, len(project.files)), highlight=False)
     console.print(f"  rtl/{TOP}.v {project.files[f'rtl/{TOP}.v']:,d} bytes; {len(project.hw.regmap.registers)} registers", highlight=False)
     if args.sim:
         from fanns.datasets.cache import cache_root
@@ -90,6 +87,13 @@ def _cmd(args: argparse.Namespace) -> int:
         return graph_rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, None, console)
     console.print(f"check it: fanns sim {out}", highlight=False)
     return 0
+
+
+def _written(out: Path, design, graph, files: int) -> str:
+    rt = design.runtime
+    return (f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
+            f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
+            f"({files} files)")
 
 
 def _cmd_hls(args: argparse.Namespace) -> int:
@@ -101,10 +105,7 @@ def _cmd_hls(args: argparse.Namespace) -> int:
     design, graph, queries_fx, gt = _inputs(args)
     out = Path(args.out)
     project = generate_graph_hls(design, graph, queries_fx, out, groundtruth=gt, platform=args.platform, force=args.force)
-    rt = design.runtime
-    console.print(f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
-                  f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
-                  f"({len(project.files)} files)", highlight=False)
+    console.print(_written(out, design, graph, len(project.files)), highlight=False)
     console.print(f"  HLS kernel {KERNEL}: src/kernel.cpp {project.files['src/kernel.cpp']:,d} bytes", highlight=False)
     if args.sim:
         from fanns.datasets.cache import cache_root

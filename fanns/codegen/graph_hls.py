@@ -25,24 +25,13 @@ from fanns.arch.graph_reference import STATS
 from fanns.boards import Board, load_board
 from fanns.codegen.graph_image import GraphImages
 from fanns.codegen.graph_rtl import shared_files
-from fanns.codegen.hls import PROJECT_FILE, vitis_platform, write_files
+from fanns.codegen.hls import PROJECT_FILE, TEMPLATES, vitis_platform, write_files
 from fanns.codegen.hls_context import KernelArg, header_closure, vitis_memory
 from fanns.errors import FannsError
 from fanns.explore.graph_format import GraphImage
 from fanns.resources import shared_dir
 
 KERNEL = "fanns_falcon_qpp"
-TEMPLATES = {
-    "src/kernel.h": "kernel.h.j2",
-    "src/kernel.cpp": "kernel.cpp.j2",
-    "src/host_common.h": "host_common.h.j2",
-    "src/host.cpp": "host.cpp.j2",
-    "src/host_csim.cpp": "host_csim.cpp.j2",
-    "src/csim_lib.cpp": "csim_lib.cpp.j2",
-    "connectivity.cfg": "connectivity.cfg.j2",
-    "Makefile": "Makefile.j2",
-    "README.md": "README.md.j2",
-}
 SCALARS = ("nq", "nodes", "entry", "l", "k", "mg", "mc")
 """The kernel's s_axilite scalar arguments, in order (after the pointers)."""
 

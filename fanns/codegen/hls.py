@@ -45,6 +45,8 @@ TEMPLATES = {
     "Makefile": "Makefile.j2",
     "README.md": "README.md.j2",
 }
+"""Project file -> template; the IVF-PQ (templates/hls) and graph (templates/graph_hls) projects
+have the same files, each from its own template folder."""
 
 
 @dataclass(frozen=True)
