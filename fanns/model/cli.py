@@ -28,7 +28,7 @@ def _cmd(args: argparse.Namespace) -> int:
             raise FannsError("--slo-p99, --slo-p95, --load and --tiers apply to IVF-PQ designs, not to --graph",
                              hint="drop them, or choose the graph design by --objective latency|qps")
         return run_graph_dse(args, Console())
-    slo = _slo(args)
+    slo = parse_slo(args)
     board = load_board(args.board)
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
     workloads, unreachable = workloads_from_explore(Path(args.explore_dir), args.recall)
@@ -94,7 +94,8 @@ def parse_duration_us(text: str, option: str) -> float:
     raise FannsError(f"{option} {text!r}: not a positive duration", hint="a number with a unit: us, ms or s, e.g. 2ms")
 
 
-def _slo(args: argparse.Namespace):
+def parse_slo(args: argparse.Namespace):
+    """The SLO of --slo-p95 / --slo-p99 [--load] (None without one); shared by `fanns dse` and `fanns sweep`."""
     from fanns.model.dse import Slo
 
     given = [(p, v) for p, v in ((95, args.slo_p95), (99, args.slo_p99)) if v is not None]

@@ -57,7 +57,7 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
 
 def build_report(data: dict) -> dict[str, bytes]:
     """Every file of the report folder (relative path -> bytes)."""
-    from fanns.report import figures, html, tables
+    from fanns.report import beyond, figures, html, tables
 
     goals = [{"text": s, "measure": s.split("=")[0], "target": float(s.split("=")[1]), "k": int(s.split("@")[1].split("=")[0])}
              for s in data["settings"]["goals"]]
@@ -67,8 +67,9 @@ def build_report(data: dict) -> dict[str, bytes]:
         "resources": figures.resource_figure(data["designs"], data["boards"], data["settings"]["goals"]),
     }
     graph_svgs = {g["graph"]: figures.graph_figure(g) for g in data["graphs"]}
+    beyond_svgs = [beyond.svgs(e) for e in data["beyond"]]
     files = {
-        "index.html": html.render(data, svgs, graph_svgs).encode(),
+        "index.html": html.render(data, svgs, graph_svgs, beyond_svgs).encode(),
         MARKER: (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(),
     }
     for name, make in tables.CSV_FILES.items():
@@ -112,13 +113,16 @@ def _cmd(args: argparse.Namespace) -> int:
             raise FannsError(f"{flag} {value}: must be at least {lo}")
     if args.clock is not None and args.clock <= 0:
         raise FannsError(f"--clock {args.clock}: must be positive (MHz)")
+    from fanns.model.cli import parse_slo
+
+    slo = parse_slo(args)
     graph_args = graph_namespace(args, boards[0])
     ds = load_dataset(args.dataset)
     cfg = config_from_args(args, goals)
     folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None)
     settings = SweepSettings(
         boards=tuple(boards), goals=tuple(goals), clock_mhz=args.clock, util=args.util, top=args.top,
-        hw_queries=args.hw_queries, max_nprobe=args.max_nprobe,
+        hw_queries=args.hw_queries, max_nprobe=args.max_nprobe, slo=slo, load_qps=args.load,
     )
     data = Sweep(ds, folder, explore, settings, graph_args).run()
     status("rendering the report")
@@ -149,6 +153,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=3, help="designs kept per board and goal in report.json and designs.csv (default 3)")
     p.add_argument("--hw-queries", type=int, help="queries for the hardware-faithful recall curves (default: all the exploration used)")
     p.add_argument("--max-nprobe", type=int, default=64, help="largest nprobe of the curves beyond the goals' own (default 64)")
+    p.add_argument("--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)")
+    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
+    p.add_argument("--load", type=float, metavar="QPS",
+                   help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
     p.add_argument("--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg")
     p.add_argument("--graph-queries", type=int, default=0, help="queries for the graph sweep (default: all)")
     from fanns.explore.reuse import add_explore_options

@@ -74,9 +74,10 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str]) -> str:
+def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str], beyond_figures: list[dict[str, str]]) -> str:
     """The report page: `figures` holds the SVGs 'recall', 'qps', 'resources'; `graph_figures`
-    one SVG per graph kind."""
+    one SVG per graph kind; `beyond_figures` the latency/skew/tiers/scale-out SVGs of each entry
+    of `data["beyond"]`."""
     cols, rows = tables.summary_table(data)
     design_tables = []
     for goal in data["settings"]["goals"]:
@@ -89,10 +90,15 @@ def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str]) -
     measures_text = " ".join(measure_text(m) for m in measures)
     explain = [{"board": s["board"], "goal": s["goal"], "lines": s["explain"]} for s in data["summary"] if s["explain"]]
     graphs = [{**g, "figure": data_uri(graph_figures[g["graph"]])} for g in data["graphs"]]
+    bcols, brows = tables.beyond_table(data)
+    beyond = [{"board": e["board"], "goal": e["goal"], "slug": slug(f"{e['board']} {e['goal']}"), "cpu": e["cpu"],
+               "tiers": e["tiers"], "load_qps": e["latency"]["load_qps"], "figures": {k: data_uri(v) for k, v in svg.items()}}
+              for e, svg in zip(data["beyond"], beyond_figures)]
     return _environment().get_template("report.html.j2").render(
         ds=data["dataset"], settings=data["settings"], generator=f"fanns {__version__} sweep",
         summary={"columns": cols, "rows": display(cols, rows)}, explain=explain,
         figures={k: data_uri(v) for k, v in figures.items()},
         hw_queries=sorted({c["hw_queries"] for c in data["curves"]}), cpu=data["cpu_setup"],
         design_tables=design_tables, graphs=graphs, measures_text=measures_text, csv_files=list(tables.CSV_FILES),
+        beyond=beyond, beyond_table={"columns": bcols, "rows": display(bcols, brows)},
     )

@@ -41,6 +41,8 @@ class SweepSettings:
     hw_queries: int | None = None  # None: every query the exploration used
     max_nprobe: int = 64
     cpu_seconds: float = 0.2
+    slo: dse.Slo | None = None  # keep only designs meeting this tail-latency objective
+    load_qps: float | None = None  # Poisson arrival rate for the latency percentiles (None: alone)
 
 
 def load_boards(names: tuple[str, ...]) -> list[Board]:
@@ -112,6 +114,7 @@ class Sweep:
         self.curves: list[IndexCurves] = []
         self._fpga: dict[tuple, dict] = {}
         self._cpu: dict[tuple, float] = {}
+        self._outcomes: dict[tuple[str, str], dse.Outcome] = {}
 
     def clock(self, board: Board) -> float:
         return float(self.s.clock_mhz if self.s.clock_mhz is not None else board.clock_mhz)
@@ -129,7 +132,9 @@ class Sweep:
         for board in self.boards:
             for goal in track(self.s.goals, f"DSE on {board.name}"):
                 workloads, unreachable = workloads_from_explore(self.folder, goal.text)
-                outcome = dse.run(workloads, board, goal.text, self.clock(board), self.s.util, self.s.top, unreachable)
+                outcome = dse.run(workloads, board, goal.text, self.clock(board), self.s.util, self.s.top, unreachable,
+                                  slo=self.s.slo, load_qps=self.s.load_qps, tiers=True)
+                self._outcomes[board.name, goal.text] = outcome
                 out.append({"board": board.name, "goal": goal.text, "dse": outcome_record(outcome)})
         return out
 
@@ -177,6 +182,25 @@ class Sweep:
                             "recall": c.float_curve(goal.name)[p - 1], "qps": self._cpu[key]})
         return out, {"threads": faiss.omp_get_max_threads(), "queries": int(queries.shape[0]), "min_seconds": self.s.cpu_seconds}
 
+    def beyond(self, summary: list[dict]) -> list[dict]:
+        """Latency, skew, tiers and scale-out of every (board, goal)'s best design
+        (`fanns.report.beyond`), the CPU's latency measured at the goal's best CPU point."""
+        from fanns.report import beyond
+
+        queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
+        cpu_at: dict[tuple, dict] = {}
+        out = []
+        for s in track(summary, "latency, skew, tiers and scale-out"):
+            c = s["cpu"]
+            if c is not None and (c["index"], c["nprobe"], c["k"]) not in cpu_at:
+                index = next(x.index for x in self.curves if x.name == c["index"])
+                cpu_at[c["index"], c["nprobe"], c["k"]] = beyond.cpu_latency(index, queries, c["nprobe"], c["k"], c["index"])
+            cpu = cpu_at[c["index"], c["nprobe"], c["k"]] if c is not None else None
+            entry = beyond.record(self._outcomes[s["board"], s["goal"]], self.ds.d, cpu)
+            if entry is not None:
+                out.append({"board": s["board"], "goal": s["goal"], **entry, "summary": beyond.summary_row(entry)})
+        return out
+
     def graphs(self) -> list[dict]:
         """The DST (mg, mc) sweep of each graph kind (`fanns explore --graph`), when asked for."""
         if self.graph_args is None or not self.graph_args.graph:
@@ -218,6 +242,7 @@ class Sweep:
                 "boards": [b.name for b in self.boards], "goals": [g.text for g in self.s.goals],
                 "clock_mhz": {b.name: self.clock(b) for b in self.boards}, "util": self.s.util, "top": self.s.top,
                 "explore": self.explore["settings"], "max_nprobe": self.s.max_nprobe,
+                "slo": None if self.s.slo is None else self.s.slo.text(), "load_qps": self.s.load_qps,
             },
             "boards": {b.name: _board_record(b) for b in self.boards},
             "curves": [c.to_dict() for c in self.curves],
@@ -226,6 +251,7 @@ class Sweep:
             "fpga_points": fpga,
             "cpu_points": cpu,
             "cpu_setup": cpu_setup,
+            "beyond": self.beyond(summary),
             "graphs": self.graphs(),
         }
 

@@ -149,6 +149,22 @@ def graph_table(data: dict) -> Table:
     return cols, rows
 
 
+BEYOND_COLUMNS = ["board", "goal", "P50 (us)", "P99 (us)", "work in hottest 20 % of lists %", "best tier speedup",
+                  "FPGA P99 N=1 (us)", "FPGA P99 N=16 (us)", "FPGA P99 N=1024 (us)",
+                  "CPU P99 N=1 (us)", "CPU P99 N=16 (us)", "CPU P99 N=1024 (us)"]
+
+
+def beyond_table(data: dict) -> Table:
+    """Per (board, goal), the best design's latency tail, skew, tier speedup and scale-out P99."""
+    rows = []
+    for e in data["beyond"]:
+        r = e["summary"]
+        share = r["hot20_work_share"]
+        rows.append([e["board"], e["goal"], r["p50_us"], r["p99_us"], None if share is None else 100 * share, r["tier_speedup"],
+                     *(r.get(f"{who}_p99_n{n}_us") for who in ("fpga", "cpu") for n in (1, 16, 1024))])
+    return BEYOND_COLUMNS, rows
+
+
 def csv_text(table: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -165,4 +181,5 @@ CSV_FILES = {
     "qps_recall.csv": points_table,
     "resources.csv": resource_table,
     "graph_dst.csv": graph_table,
+    "latency_skew_scaleout.csv": beyond_table,
 }

@@ -64,7 +64,9 @@ def test_html_is_self_contained(swept):
         assert not (tag == "link" and attrs.get("rel") == "stylesheet"), "the stylesheet must be inline"
     assert "@import" not in text and "url(http" not in text
     images = [a["src"] for t, a in page.tags if t == "img"]
-    assert len(images) == 3
+    beyond = json.loads((swept / "report" / "report.json").read_text())["beyond"]
+    per_entry = [3 + int(e["tiers"] is not None and len(e["tiers"]["designs"]) > 1) for e in beyond]
+    assert len(images) == 3 + sum(per_entry) and len(beyond) == len(BOARDS) * len(GOALS)
     for src in images:
         assert src.startswith("data:image/svg+xml;base64,")
         svg = base64.b64decode(src.split(",", 1)[1]).decode()
@@ -98,6 +100,43 @@ def test_every_figure_and_table_is_present(swept):
     # every (board, goal) has a summary row
     rows = [r for r in csv.DictReader(io.StringIO((swept / "report" / "summary.csv").read_text()))]
     assert sorted((r["goal"], r["board"]) for r in rows) == sorted((g, b) for g in GOALS for b in BOARDS)
+
+
+def test_latency_skew_tiers_and_scaleout(swept):
+    """Issue 10's report figures for every (board, goal): the numbers are the models' on the
+    exploration's probes, internally consistent, and each figure is in the page."""
+    data = json.loads((swept / "report" / "report.json").read_text())
+    text = (swept / "report" / "index.html").read_text()
+    ids = Page(text).ids()
+    assert "beyond" in ids and "beyond-table" in ids
+    assert sorted((e["board"], e["goal"]) for e in data["beyond"]) == sorted((b, g) for g in GOALS for b in BOARDS)
+    for e in data["beyond"]:
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{e['board']} {e['goal']}".lower()).strip("-")
+        for fig in ("latency", "skew", "scaleout"):
+            assert f"fig-{fig}-{slug}" in ids, (fig, slug)
+        best = next(s for s in data["summary"] if (s["board"], s["goal"]) == (e["board"], e["goal"]))["design"]
+        lat = e["latency"]["designs"][0]
+        assert (lat["index"], lat["nprobe"]) == (best["index"], best["nprobe"])
+        assert lat["alone"]["p50_us"] <= lat["alone"]["p95_us"] <= lat["alone"]["p99_us"]
+        skew = e["skew"]
+        assert skew["label"].startswith(best["index"]) and 0.2 <= skew["hot20_work_share"] <= 1.0
+        assert skew["work_cdf"] == sorted(skew["work_cdf"]) and skew["work_cdf"][-1] == pytest.approx(1.0)
+        fpga = e["scaleout"][0]
+        assert fpga["counts"][0] == 1 and fpga["p99_us"] == sorted(fpga["p99_us"])  # more shards, slower slowest shard
+        # one accelerator: its own P99 plus the network of one hop pair
+        assert fpga["search_p99_us"][0] == pytest.approx(lat["alone"]["p99_us"], rel=0.02)
+        if e["cpu"] is not None:
+            cpu = e["scaleout"][1]  # the measured distribution's quantiles (nearest rank, not interpolated)
+            assert e["cpu"]["p50_us"] <= cpu["search_p99_us"][0] and cpu["search_p50_us"][0] <= e["cpu"]["p95_us"]
+            assert cpu["search_p99_us"] == sorted(cpu["search_p99_us"])
+        tiers = e["tiers"]
+        if tiers is not None and len(tiers["designs"]) > 1:
+            assert f"fig-tiers-{slug}" in ids
+            base = tiers["designs"][0]
+            for row in tiers["designs"][1:]:
+                assert row["speedup"] == pytest.approx(row["qps"] / base["qps"], rel=1e-3) and 0 <= row["hit_rate"] <= 1
+        row = e["summary"]
+        assert row["p99_us"] == lat["alone"]["p99_us"] and row["fpga_p99_n16_us"] == fpga["p99_us"][fpga["counts"].index(16)]
 
 
 def test_json_and_csv_carry_the_same_data(swept):
@@ -176,6 +215,9 @@ def test_rerun_reuses_the_exploration_and_is_deterministic(swept, capsys):
         data.pop("cpu_setup")
         for s in data["summary"]:
             s.pop("cpu"), s.pop("speedup")
+        for e in data["beyond"]:  # the CPU's latency is measured; the rest is the models'
+            e.pop("cpu"), e["scaleout"].pop()
+            e["summary"] = {k: v for k, v in e["summary"].items() if not k.startswith("cpu_")}
         return data
 
     a, b = (strip(json.loads(x["report.json"])) for x in (before, after))
@@ -224,6 +266,8 @@ def test_report_folder_is_atomic(tmp_path, monkeypatch):
     (["--boards", "u55c", "--recall", "R@10=0.5", "--clock", "-5"], "--clock -5"),
     (["--boards", "u55c", "--recall", "R@10=0.5", "--graph", "kdtree"], "kdtree"),
     (["--boards", "u55c", "--recall", "R@10=0.5", "--nlist", "abc"], "--nlist"),
+    (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "fast"], "--slo-p99"),
+    (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "1ms", "--slo-p95", "1ms"], "both given"),
 ])
 def test_input_errors(tmp_path, capsys, args, message):
     out = tmp_path / "rep"

@@ -1,0 +1,87 @@
+"""Beyond throughput in the sweep report: for the best design of every (board, goal), the query
+latency percentiles of the designs kept (with the SLO line), the access skew of the index's IVF
+lists, hot lists in a faster memory tier against the untiered design, and the P99 of a query
+sharded over 1 .. 1024 accelerators against CPU servers measured here.
+
+Why in the sweep: the published generators optimise throughput alone; a user serving retrieval
+for RAG chooses by tail latency under a service-level objective, and both skew and scale-out move
+that tail. The numbers are the models' (`fanns.model.latency`, `skew`, `scaleout`) on the
+explorer's measured probes; the CPU's latency distribution is measured with faiss on one thread,
+timed on the thread's CPU clock so that a shared machine's preemption does not inflate its tail
+(`fanns.model.cpu_baseline`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fanns.arch import ivfpq as A
+from fanns.model import cpu_baseline, figures, skew
+from fanns.model import latency as L
+from fanns.model import scaleout as S
+from fanns.model.dse import Outcome
+from fanns.report.figures import to_svg
+
+CPU_LATENCY_QUERIES = 200
+"""Queries the CPU baseline's latency distribution is measured over (each searched alone)."""
+
+
+def tier_comparison(choices: dict, title: str) -> dict:
+    """`fanns.model.skew.tier_choices` of one design as rows for `figures.tier_figure`."""
+    base = choices["untiered"]
+    rows = [{"name": f"all on {choices['slow']}", "qps": base["qps"], "p99_us": base["p99_us"], "hit_rate": 0.0, "speedup": 1.0}]
+    rows += [{"name": f"hot on {o['fast']}", "qps": o["qps"], "p99_us": o["p99_us"], "hit_rate": o["hit_rate"], "speedup": o["speedup"]}
+             for o in choices["options"]]
+    return {"title": title, "designs": rows, "best": choices["best"]}
+
+
+def cpu_latency(index, queries: np.ndarray, nprobe: int, k: int, label: str) -> dict:
+    """The CPU baseline's per-query latency (us, thread CPU clock) and its percentiles."""
+    got = cpu_baseline.measure(index, queries[:CPU_LATENCY_QUERIES], nprobe, k, threads=1, label=label)
+    return {"index": label, "nprobe": nprobe, "queries": int(got.cpu_us.shape[0]), "clock": "thread CPU time, 1 thread",
+            **got.percentiles("cpu"), "samples_us": got.cpu_us}
+
+
+def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
+    """Everything of the section for one (board, goal) DSE outcome; None without a design."""
+    best = outcome.best
+    if best is None:
+        return None
+    w = best.workload
+    qb, rb = S.message_bytes(d, w.k)
+    alone_us = L.query_times(best.ctx, best.stages, A.Probes.of(w.probed)).alone() / best.clock_mhz
+    curves = [S.partition_curve(f"FPGA partition ({outcome.board.name})", alone_us, qb, rb).as_dict()]
+    if cpu is not None:
+        curves.append(S.partition_curve("CPU partition (faiss, 1 thread)", cpu["samples_us"], qb, rb).as_dict())
+    choices = outcome.tiers.get(0)
+    return {
+        "latency": figures.latency_data(outcome),
+        "skew": skew.profile(w) if w.cells is not None else None,
+        "tiers": tier_comparison(choices, f"{w.label()} on {outcome.board.name}: hot lists in a faster tier") if choices else None,
+        "scaleout": curves,
+        "cpu": None if cpu is None else {k: v for k, v in cpu.items() if k != "samples_us"},
+    }
+
+
+def svgs(entry: dict) -> dict[str, str]:
+    """The section's figures of one (board, goal) as SVG documents."""
+    out = {"latency": to_svg(figures.latency_figure(entry["latency"])), "scaleout": to_svg(figures.scaleout_figure(entry["scaleout"]))}
+    if entry["skew"] is not None:
+        out["skew"] = to_svg(figures.skew_figure(entry["skew"]))
+    if entry["tiers"] is not None and len(entry["tiers"]["designs"]) > 1:
+        out["tiers"] = to_svg(figures.tier_figure(entry["tiers"]))
+    return out
+
+
+def summary_row(entry: dict) -> dict:
+    """The figures a reader compares across (board, goal): the best design's tail, the skew, the
+    best tier's speedup, the P99 at 1 / 16 / 1024 accelerators and CPU servers."""
+    best = entry["latency"]["designs"][0]
+    which = "load" if entry["latency"].get("load_qps") else "alone"
+    row = {"p50_us": best[which].get("p50_us"), "p99_us": best[which].get("p99_us"),
+           "hot20_work_share": entry["skew"]["hot20_work_share"] if entry["skew"] else None}
+    tiers = entry["tiers"]
+    row["tier_speedup"] = max((r["speedup"] for r in tiers["designs"]), default=None) if tiers else None
+    for c, who in zip(entry["scaleout"], ("fpga", "cpu")):
+        for n in (1, 16, 1024):
+            row[f"{who}_p99_n{n}_us"] = c["p99_us"][c["counts"].index(n)]
+    return row
