@@ -161,7 +161,8 @@ def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[
 
 def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
     """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
-    next channels of their group (PE p on the pq channel p * C // P); streamed IVF centroids and
+    next channels of their group (PE p on the pq channel p * C // P), then a tiered design's fast
+    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids and
     BuildLUT's centroid copy follow in group 0."""
     nxt = {m.kind: 0 for m in ctx.memories}
     first = ctx.memories[0].kind
@@ -176,6 +177,11 @@ def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
     for c in range(pq.channels):
         pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
         out.append(ChannelUse(pq.memory, take(pq.memory), "pq_codes", pes))
+    if pq.tiers is not None:  # the fast tier's channels, paired with the PQ channels above
+        nxt.setdefault(pq.tiers.memory, 0)
+        for c in range(pq.tiers.channels):
+            pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+            out.append(ChannelUse(pq.tiers.memory, take(pq.tiers.memory), "pq_hot", pes))
     out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
     out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
     return tuple(out)

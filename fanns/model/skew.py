@@ -21,14 +21,15 @@ prediction has no simulation check.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from fanns.arch import ivfpq as A
-from fanns.arch.design import Stages
-from fanns.boards import Board
+from fanns.arch.design import IvfPqDesign, PqTiers, Stages
+from fanns.boards import Board, load_board
 from fanns.errors import FannsError
 from fanns.model import latency as L
 from fanns.model.workload import Workload
@@ -120,20 +121,51 @@ def list_bytes(w: Workload, st) -> np.ndarray:
     return A.Packing(w.m, st.port_bits).beats(w.list_sizes, st.pes) * (st.port_bits // 8)
 
 
+def ram_tier(name: str, latency: int, rate: float, pes_per_port: int, port_bits: int) -> Tier:
+    """A memory as a simulation bench (or a measurement) gives it: first beat `latency` cycles after
+    a request, at most `rate` beats per cycle, read through the design's AXI reader (which
+    sustains less when the latency exceeds its outstanding window)."""
+    reader = A.channel_reader(port_bits).words_per_cycle(latency)
+    return Tier(name, 0, pes_per_port, min(rate, reader), latency)
+
+
 def place(w: Workload, st, fast: Tier) -> np.ndarray:
     """[nlist] bool: the lists in the fast tier, hottest (accesses per list) first while they fit
     (per PE for URAM, per channel — `pes_per_port` PE shares — for memory)."""
-    acc = accesses(w)
-    size = list_bytes(w, st) * fast.pes_per_port
-    hot = np.zeros(w.nlist, dtype=bool)
-    room = fast.capacity_bytes
-    for i in np.lexsort((np.arange(w.nlist), -acc)):
+    return place_lists(accesses(w), list_bytes(w, st) * fast.pes_per_port, fast.capacity_bytes)
+
+
+def place_lists(acc: np.ndarray, size: np.ndarray, capacity: int) -> np.ndarray:
+    """`place` on plain arrays: [nlist] accesses and bytes per list in one port of the fast tier."""
+    nlist = len(acc)
+    hot = np.zeros(nlist, dtype=bool)
+    room = capacity
+    for i in np.lexsort((np.arange(nlist), -acc)):
         if acc[i] == 0:
             break
         if size[i] <= room:  # a list too large for what is left is skipped; smaller colder ones may fit
             hot[i] = True
             room -= size[i]
     return hot
+
+
+def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign:
+    """`design` with the lists `hot` ([nlist] bool, e.g. from `place`) on a fast tier of the board
+    memory group `memory`: one channel paired with each PQ channel (`PqTiers`), the channel plan
+    redone (`fanns.model.dse.memory_plan`). PEs and the other stages stay as they are."""
+    from fanns.model.dse import memory_plan
+
+    board = load_board(design.board)
+    if not any(g.kind == memory for g in board.memory):
+        raise FannsError(f"{board.name} has no memory group {memory!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}")
+    st = design.stages.pq_dist
+    tiers = PqTiers(memory, st.channels, tuple(int(i) for i in np.nonzero(hot)[0]))
+    stages = dataclasses.replace(design.stages, pq_dist=dataclasses.replace(st, tiers=tiers))
+    ctx = A.Context(fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
+                    opq=design.index.opq, clock_mhz=design.clock_mhz, memories=A.memories(board, design.clock_mhz), family=board.family)
+    out = dataclasses.replace(design, stages=stages, memory=memory_plan(ctx, stages))
+    out.validate()
+    return out
 
 
 def hit_rate(w: Workload, hot: np.ndarray) -> float:
@@ -144,9 +176,13 @@ def hit_rate(w: Workload, hot: np.ndarray) -> float:
 
 def tiered_feed(ctx: A.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
     """Per-cell arrival and busiest-port busy time with hot cells on `fast`, the rest on `slow`."""
-    probes = A.Probes.of(w.probed)
+    return cells_feed(ctx, stages, _cells(w), A.Probes.of(w.probed), hot, fast, slow)
+
+
+def cells_feed(ctx: A.Context, stages: Stages, cells: np.ndarray, probes: A.Probes, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
+    """`tiered_feed` for probed `cells` [nq, nprobe] of sizes `probes` (e.g. a simulation's queries)."""
     beats = L.cell_beats(ctx, stages.pq_dist, probes)
-    in_fast = hot[_cells(w)]
+    in_fast = hot[cells]
     feeds = [L.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
              for t, sel in ((fast, in_fast), (slow, ~in_fast))]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
