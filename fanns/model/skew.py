@@ -15,9 +15,17 @@ busiest-channel busy time of `fanns.model.latency.CodeFeed`, so throughput and p
 come from the same latency model as untiered designs. The two tiers are read in parallel (each
 PE has a reader on both); a cell waits only for its own tier.
 
-Limitation (said plainly): this is the model. The RTL and HLS generators and the packer place
-every list in one memory group; a generated tiered design does not exist yet, so the tiered
-prediction has no simulation check.
+Generated tiered designs: a design.yaml may carry `stages.pq_dist.tiers` (`PqTiers`: a memory
+group and the hot list ids, from `place`; `with_tiers` makes one, and `fanns dse --tiers` writes
+`design_tiered.yaml` when the best option is a memory group). The packer then writes the hot
+lists into `pq_hot_<c>` images on one fast channel paired with each PQ channel, the cold ones
+into `pq_codes_<c>`, plus the list->tier table `list_tiers`; the RTL accelerator loads that
+table and sends each probed cell's read to its tier's reader (`fanns.arch.ivfpq_feeder`).
+tests/codegen/test_tiers.py simulates a tiered and an untiered design on a skewed workload with
+the slow tier's memory slower than the fast one's and checks keys bit for bit and the measured
+cycles per query against this model (`cells_feed` with `ram_tier`s of the simulated memories).
+Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier, and tiered
+HLS kernels (the HLS generator refuses tiered designs).
 """
 from __future__ import annotations
 
@@ -230,30 +238,33 @@ def compare(w: Workload, ctx: A.Context, stages: Stages, fast: Tier, slow: Tier,
 
 def fast_tiers(board: Board, budget_uram: float, ctx: A.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
     """The fast tiers a design could add for its hot lists: the UltraRAM the budget leaves
-    (`budget_uram` blocks), and every other memory group of the board with free channels (one
-    per PQDist PE at most). The readers of the added channels (one `axi_reader` each) are not
-    added to the design's resources: the comparison holds the PEs fixed, not the glue."""
+    (`budget_uram` blocks), and every other memory group of the board with free channels for one
+    fast channel paired with each of the design's PQ channels (`PqTiers`, what the RTL generator
+    builds). The readers of the added channels (one `axi_reader` each) are not added to the
+    design's resources: the comparison holds the PEs fixed, not the glue."""
     st = stages.pq_dist
     out = []
     if int(budget_uram) >= st.pes:
         out.append(uram_tier(int(budget_uram), st.pes))
     for group in board.memory:
         free = group.count - channels_used.get(group.kind, 0)
-        if group.kind != st.memory and free > 0:
-            out.append(memory_tier(board, group.kind, ctx.clock_mhz, st.pes, min(free, st.pes), st.port_bits))
+        if group.kind != st.memory and free >= st.channels:
+            out.append(memory_tier(board, group.kind, ctx.clock_mhz, st.pes, st.channels, st.port_bits))
     return out
 
 
 def tier_choices(point, board: Board, budget_uram: float, batch: int = 16) -> dict:
     """For a DSE design point: its untiered prediction and, per possible fast tier, the tiered
-    one (hit rate, QPS, P99); `best` names the fastest tiered option if it beats untiered."""
+    one (hit rate, QPS, P99) and the hot list ids (`place`); `best` names the fastest tiered
+    option if it beats untiered."""
     w, st = point.workload, point.stages.pq_dist
     slow = memory_tier(board, st.memory, point.clock_mhz, st.pes, st.channels, st.port_bits)
     options = []
     for fast in fast_tiers(board, budget_uram - point.resources.uram, point.ctx, point.stages, point.channels):
         cmp = compare(w, point.ctx, point.stages, fast, slow, batch)
         base, tiered = cmp["designs"]
-        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hit_rate": cmp["hit_rate"], **{
+        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hot": [int(i) for i in np.nonzero(cmp["mapping"])[0]],
+                        "hit_rate": cmp["hit_rate"], **{
             k: tiered[k] for k in ("qps", "p50_us", "p99_us", f"batch{batch}_p99_us")}, "speedup": round(tiered["qps"] / base["qps"], 4)})
     best = max(options, key=lambda o: (o["qps"], -o["p99_us"]), default=None)
     return {
