@@ -6,6 +6,7 @@ relative to the design file), floats rounded; search timing goes to stdout only.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -183,7 +184,9 @@ def tiered_design(design: IvfPqDesign, outcome: Outcome) -> IvfPqDesign | None:
     option = max(built, key=lambda o: (o["qps"], -o["p99_us"]))
     hot = np.zeros(design.index.nlist, dtype=bool)
     hot[option["hot"]] = True
-    return with_tiers(design, hot, option["fast"])
+    tiered = with_tiers(design, hot, option["fast"])
+    keys = ("fast", "hot_lists", "hit_rate", "qps", "p99_us", "speedup")
+    return dataclasses.replace(tiered, prediction={**design.prediction, "qps": option["qps"], "tiers": {k: option[k] for k in keys}})
 
 
 def print_table(outcome: Outcome, console=None) -> None:

@@ -152,12 +152,14 @@ class RtlProjectSim:
                 feed = L.channel_feed(L.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
         return L.query_times(ctx, self.design.stages, probes, feed)
 
-    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY) -> np.ndarray:
+    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY,
+                        pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> np.ndarray:
         """Measured cycles of each query alone (batch 1): one run per query, ap_start to ap_done
         from the accelerator's cycle register, the first run's index load subtracted. Results are
         checked bit for bit as in every run."""
         d = self.design
-        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency)
+        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency,
+                       pq_memory=pq_memory, hot_memory=hot_memory)
         bad = [r.get("first_bad") for r in out["runs"] if r["mismatched_queries"]]
         if bad:
             raise FannsError(f"batch-1 runs returned wrong keys: {bad[0]}")

@@ -131,7 +131,8 @@ def simulated(skewed, tmp_path_factory, build_root):
         times = sim.predicted_query_times(0, NQ, pq_memory=SLOW, hot_memory=FAST)
         expected = DesignReference(design, skewed["data"]).search_keys(test.queries)
         out[name] = {"run": run, "measured": measured_interval(run), "predicted": predicted_interval(times), "expected": expected,
-                     "ports": json.loads((project.path / "rtl" / "ports.json").read_text())["ports"]}
+                     "ports": json.loads((project.path / "rtl" / "ports.json").read_text())["ports"], "sim": sim,
+                     "design": design, "queries": test.queries}
     return out
 
 
@@ -150,3 +151,18 @@ def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
     measured = simulated["untiered"]["measured"] / simulated["tiered"]["measured"]
     assert predicted > 1.3  # the model predicts the tiered design clearly faster
     assert measured > 1.3 and abs(measured - predicted) <= SPEEDUP_TOLERANCE * predicted, (measured, predicted)
+
+
+def test_tiered_design_under_stalls_and_runtime_parameters(simulated, skewed):
+    """Random stalls on every AXI channel of both tiers, the index already on chip for a second
+    run at smaller nprobe and k: still the reference keys."""
+    r = simulated["tiered"]
+    sim, design = r["sim"], r["design"]
+    expected = sim.sim.build_dir / "expected_tiers_small.bin"
+    DesignReference(design, skewed["data"]).search_keys(r["queries"][1:7], nprobe=2, k=3).astype("<u8").tofile(expected)
+    out = sim.run([Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS), Run(nq=6, nprobe=2, k=3, first=1, expected=expected)],
+                  latency=37, pause=0.3, pq_memory=RamTiming(61, 0.7), hot_memory=RamTiming(23, 1.0))
+    first, second = out["runs"]
+    assert first["mismatched_queries"] == 0 and second["mismatched_queries"] == 0, (first.get("first_bad"), second.get("first_bad"))
+    assert np.array_equal(first["keys"], r["expected"]) and second["checked_keys"] == 6 * 3
+    assert first["status"] == second["status"] == 1
