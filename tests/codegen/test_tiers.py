@@ -118,21 +118,35 @@ def test_hls_generator_refuses_tiered_designs(skewed):
 
 
 @pytest.fixture(scope="module")
-def simulated(skewed, tmp_path_factory, build_root):
-    """Both designs generated, built once each and run on the same NQ test queries."""
+def built(skewed, tmp_path_factory, build_root):
+    """`built(name)`: the untiered or tiered design generated and built (once per module), with
+    its NQ test queries."""
     test = TestQueries(skewed["queries"](NQ, 2), np.zeros((NQ, 10), np.int64))
+    cache = {}
+
+    def get(name: str) -> dict:
+        if name not in cache:
+            design = skewed["base" if name == "untiered" else "tiered"]
+            project = generate_rtl(design, skewed["data"], test, tmp_path_factory.mktemp(name) / "project")
+            sim = RtlProjectSim(project.path, build_root / "rtl")
+            sim.build()
+            cache[name] = {"sim": sim, "design": design, "queries": test.queries, "project": project.path,
+                           "expected": DesignReference(design, skewed["data"]).search_keys(test.queries)}
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def simulated(built):
+    """Both designs run on the same NQ test queries with the slow and fast memories."""
     out = {}
     for name in ("untiered", "tiered"):
-        design = skewed["base" if name == "untiered" else "tiered"]
-        project = generate_rtl(design, skewed["data"], test, tmp_path_factory.mktemp(name) / "project")
-        sim = RtlProjectSim(project.path, build_root / "rtl")
-        sim.build()
-        run = sim.run([Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS)], pq_memory=SLOW, hot_memory=FAST)["runs"][0]
-        times = sim.predicted_query_times(0, NQ, pq_memory=SLOW, hot_memory=FAST)
-        expected = DesignReference(design, skewed["data"]).search_keys(test.queries)
-        out[name] = {"run": run, "measured": measured_interval(run), "predicted": predicted_interval(times), "expected": expected,
-                     "ports": json.loads((project.path / "rtl" / "ports.json").read_text())["ports"], "sim": sim,
-                     "design": design, "queries": test.queries}
+        b = built(name)
+        run = b["sim"].run([Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS)], pq_memory=SLOW, hot_memory=FAST)["runs"][0]
+        times = b["sim"].predicted_query_times(0, NQ, pq_memory=SLOW, hot_memory=FAST)
+        out[name] = {**b, "run": run, "measured": measured_interval(run), "predicted": predicted_interval(times),
+                     "ports": json.loads((b["project"] / "rtl" / "ports.json").read_text())["ports"]}
     return out
 
 
@@ -153,10 +167,10 @@ def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
     assert measured > 1.3 and abs(measured - predicted) <= SPEEDUP_TOLERANCE * predicted, (measured, predicted)
 
 
-def test_tiered_design_under_stalls_and_runtime_parameters(simulated, skewed):
+def test_tiered_design_under_stalls_and_runtime_parameters(built, skewed):
     """Random stalls on every AXI channel of both tiers, the index already on chip for a second
     run at smaller nprobe and k: still the reference keys."""
-    r = simulated["tiered"]
+    r = built("tiered")
     sim, design = r["sim"], r["design"]
     expected = sim.sim.build_dir / "expected_tiers_small.bin"
     DesignReference(design, skewed["data"]).search_keys(r["queries"][1:7], nprobe=2, k=3).astype("<u8").tofile(expected)
