@@ -122,16 +122,34 @@ class RtlProjectSim:
         return cells, sizes[cells]
 
     def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, A.StageTiming]:
-        """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`)."""
-        nprobe = nprobe or self.design.nprobe
-        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
-        return A.stage_timings(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
+        """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`);
+        a tiered design's PQDist interval is the tiered one (each PE's scan or the busier tier's
+        busiest channel, per query, as `fanns.model.latency.query_times` has it)."""
+        ctx, probes, feed = self._feed(first, nq, nprobe)
+        timings = A.stage_timings(ctx, self.design.stages, probes)
+        if feed is not None:
+            st = self.design.stages.pq_dist
+            work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
+            pq = timings["pq_dist"]
+            timings["pq_dist"] = dataclasses.replace(pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()),
+                                                     detail={**pq.detail, "tiered": True})
+        return timings
 
     def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None,
                               pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None):
         """The latency model's per-query times (`fanns.model.latency.QueryTimes`) for these queries;
         with `pq_memory` / `hot_memory` (the simulated memories of `run`), the PQ codes arrive as
         those memories deliver them (`fanns.model.skew.cells_feed`: hot lists from the fast tier)."""
+        from fanns.model.latency import query_times
+
+        ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory)
+        return query_times(ctx, self.design.stages, probes, feed)
+
+    def _feed(self, first: int, nq: int, nprobe: int | None, pq_memory: RamTiming | None = None,
+              hot_memory: RamTiming | None = None):
+        """(context, probes, code feed) of these queries; the feed is None (the model's default:
+        every list on the design's PQ channels at the board's rate) unless the design is tiered
+        or `pq_memory` says how the simulated memory delivers."""
         from fanns.codegen.memimage import hot_lists
         from fanns.model import latency as L, skew as K
 
@@ -139,18 +157,16 @@ class RtlProjectSim:
         ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
         cells, sizes = self.probed(first, nq, nprobe)
         probes = A.Probes.of(sizes)
+        if pq_memory is None and not self.hw.tiered:
+            return ctx, probes, None
         st = self.design.stages.pq_dist
-        feed = None
-        if pq_memory is not None or self.hw.tiered:
-            ppc = max(st.pes_per_channel())
-            pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
-            slow = K.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
-            if self.hw.tiered:
-                fast = K.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
-                feed = K.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
-            else:
-                feed = L.channel_feed(L.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
-        return L.query_times(ctx, self.design.stages, probes, feed)
+        ppc = max(st.pes_per_channel())
+        pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
+        slow = K.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
+        if not self.hw.tiered:
+            return ctx, probes, L.channel_feed(L.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
+        fast = K.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
+        return ctx, probes, K.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
 
     def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY,
                         pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> np.ndarray:
