@@ -118,9 +118,9 @@ def test_hls_generator_refuses_tiered_designs(skewed):
 
 
 @pytest.fixture(scope="module")
-def built(skewed, tmp_path_factory, build_root):
-    """`built(name)`: the untiered or tiered design generated and built (once per module), with
-    its NQ test queries."""
+def projects(skewed, tmp_path_factory):
+    """`projects(name)`: the untiered or tiered RTL project (generated once per module) with its
+    NQ test queries and their reference keys."""
     test = TestQueries(skewed["queries"](NQ, 2), np.zeros((NQ, 10), np.int64))
     cache = {}
 
@@ -128,13 +128,45 @@ def built(skewed, tmp_path_factory, build_root):
         if name not in cache:
             design = skewed["base" if name == "untiered" else "tiered"]
             project = generate_rtl(design, skewed["data"], test, tmp_path_factory.mktemp(name) / "project")
-            sim = RtlProjectSim(project.path, build_root / "rtl")
-            sim.build()
-            cache[name] = {"sim": sim, "design": design, "queries": test.queries, "project": project.path,
+            cache[name] = {"design": design, "queries": test.queries, "project": project.path,
                            "expected": DesignReference(design, skewed["data"]).search_keys(test.queries)}
         return cache[name]
 
     return get
+
+
+@pytest.fixture(scope="module")
+def built(projects, build_root):
+    """`built(name)`: `projects(name)` with its Verilated model built (once per module)."""
+    cache = {}
+
+    def get(name: str) -> dict:
+        if name not in cache:
+            p = projects(name)
+            sim = RtlProjectSim(p["project"], build_root / "rtl")
+            sim.build()
+            cache[name] = {**p, "sim": sim}
+        return cache[name]
+
+    return get
+
+
+def test_host_driver_places_and_reads_the_tier_images(projects):
+    """The host driver puts each fast-tier image in the bank of its `m_axi_hot<c>` port and the
+    list->tier table with the ROM images, programs their registers, and the model backend, which
+    rebuilds the index from the device memory, returns the reference keys."""
+    import fanns.driver
+
+    p = projects("tiered")
+    ports = json.loads((p["project"] / "rtl" / "ports.json").read_text())["ports"]
+    acc = fanns.driver.open(p["project"], batch=NQ)
+    planned = {buf.name: (buf.bank.memory, buf.bank.channel) for buf, _ in acc.plan()}
+    assert planned["pq_hot_0"] == (ports["m_axi_hot0"]["memory"], ports["m_axi_hot0"]["channel"]) != planned["pq_codes_0"]
+    assert planned["list_tiers"] == (ports["m_axi_io"]["memory"], ports["m_axi_io"]["channel"])
+    acc.load()
+    for name, reg in (("pq_hot_0", "hot0_addr"), ("list_tiers", "tiers_addr")):
+        assert acc.iface.address_register(name) == reg and acc.backend.decode(reg) == acc.addresses[name]
+    assert np.array_equal(acc.search_keys(p["queries"]), p["expected"])
 
 
 @pytest.fixture(scope="module")
