@@ -120,7 +120,6 @@ class Fetcher(wiring.Component):
         for i, o in enumerate(outs):
             m.d.comb += o.valid.eq(due[i])
         for c in range(hw.channels):
-            share = None
             for pre in ("", "hot_") if hw.tiered else ("",):
                 row = self._table(m, f"{pre}list_table{c}", getattr(self, f"{pre}table_fill{c}"), 3 * fb, issue)
                 start, beats, share = row[:fb], row[fb : 2 * fb], row[2 * fb : 3 * fb]  # share: the same in both tables
