@@ -144,7 +144,8 @@ class PqTiers:
     """Tiered placement of the PQ codes: the lists `hot` (sorted list ids) live in the fast tier,
     `channels` channels of the board memory group `memory` (paired with the stage's channels:
     fast channel c feeds the same PEs as channel c); every other list stays on the stage's
-    channels. Chosen by `fanns.model.skew.place` from a query sample's access profile."""
+    channels. The fast channels are read at the stage's `port_bits`, like the others. Chosen by
+    `fanns.model.skew.place` from a query sample's access profile (`fanns.model.skew.with_tiers`)."""
 
     memory: str
     channels: int
