@@ -9,6 +9,13 @@ Prints per design the measured and predicted steady-state cycles per query (all 
 and the mean / P95 latency of a query alone (batch 1), and the speedups.
 
     PYTHONPATH=. python benchmarks/tiers_rtl.py [--queries N] [--build DIR]
+
+Measured when written (--queries 30): untiered 1119.7 cycles/query (model 1161.1, +3.7 %), alone
+mean 1694.0 (model 1681.7); tiered 768.0 (model 768.0), alone mean 1289.2 (model 1275.2);
+speedup 1.458x measured, 1.512x predicted (mean latency alone: 1.314x / 1.319x). The untiered
+over-prediction is likely the per-query max(scan, channel) of the model: when memory-bound and
+scan-bound queries alternate, the reader runs ahead into the next queries in the scan-bound
+ones, which the model does not credit (not verified further).
 """
 from __future__ import annotations
 
