@@ -232,7 +232,8 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
     carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
     `tiers`, every top design also gets the memory-tier choice of `fanns.model.skew.tier_choices`
-    (hot lists in the UltraRAM the budget leaves or in another memory group; a prediction only)."""
+    (hot lists in the UltraRAM the budget leaves or in another memory group; `fanns.model.report`
+    writes the best memory-group option as design_tiered.yaml, which the RTL generator builds)."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:
