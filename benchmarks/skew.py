@@ -2,7 +2,8 @@
 
 1. Measured skew: builtin:sift (1e5 x 128) explored at nlist 256 and 1024 (R@10=0.6, 1,000
    queries): the share of work (codes scanned) and of accesses in the hottest 20 % of lists.
-2. Tiered vs untiered (model; the generators do not build tiered designs yet), synthetic
+2. Tiered vs untiered (model; a generated tiered design against RTL simulation:
+   benchmarks/tiers_rtl.py), synthetic
    size-biased workloads of increasing list imbalance:
    a. U55C, 1e6 vectors: the DSE's best design with its PQ channels cut to a quarter (shared
       HBM channels bind), hot lists in 8 UltraRAMs per PQDist PE;

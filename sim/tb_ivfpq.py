@@ -8,7 +8,9 @@ driver would, starts each run and polls `ap_done`. The result keys read back fro
 compared bit for bit with the reference model's keys.
 
 Parameters (FANNS_TB_PARAMS): `regmap` (regmap.json), `images` (folder with manifest.json),
-`queries` (query buffer file), `io_port_bits`, `channels`, `latency`, `pause` (probability of a
+`queries` (query buffer file), `io_port_bits`, `channels`, `latency`, `pq_memory` / `hot_memory`
+({latency, rate}: the PQ-code RAMs of the slow / fast tier, default `latency` and one beat per
+cycle; a tiered project's `pq_hot_<c>` images sit behind `m_axi_hot<c>`), `pause` (probability of a
 random ready/valid pause per cycle on every RAM channel), `runs`: [{nq, first, nprobe, k,
 expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (file to write the
 result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused).
@@ -95,11 +97,17 @@ async def search_runs(dut, p: dict) -> None:
         io.write(layout[img.name], img.data)
     io.write(layout["queries"], queries)
     rams = []
-    for c in range(p["channels"]):
-        img = images.get(f"pq_codes_{c}")
-        ram = LatencyAxiRam(dut, f"m_axi_pq{c}", PAGE + _align(img.nbytes), cycles, read_latency=p["latency"], write=False)
-        ram.write(PAGE, img.data)
-        rams.append(ram)
+    tiers = [("pq", "pq_codes", p.get("pq_memory"))]
+    if images.by_use("pq_hot"):
+        tiers.append(("hot", "pq_hot", p.get("hot_memory")))
+    for port, name, timing in tiers:
+        latency, rate = (timing["latency"], timing["rate"]) if timing else (p["latency"], 1.0)
+        for c in range(p["channels"]):
+            img = images.get(f"{name}_{c}")
+            ram = LatencyAxiRam(dut, f"m_axi_{port}{c}", PAGE + _align(img.nbytes), cycles, read_latency=latency, write=False,
+                                read_rate=rate)
+            ram.write(PAGE, img.data)
+            rams.append(ram)
     for k, ram in enumerate([io, *rams]):
         ram.pause(p.get("pause", 0.0), 100 + k)
 
@@ -107,12 +115,13 @@ async def search_runs(dut, p: dict) -> None:
     for iface in (master.write_if, master.read_if):
         iface.log.setLevel(logging.WARNING)  # one line per register access otherwise
     csr = Csr(master, regmap)
-    rom_regs = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr"}
+    rom_regs = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr", "list_tiers": "tiers_addr"}
     for name, reg in rom_regs.items():
         if name in layout:
             await csr.write(reg, layout[name])
-    for c in range(p["channels"]):
-        await csr.write(f"pq{c}_addr", PAGE)
+    for port, _, _ in tiers:
+        for c in range(p["channels"]):
+            await csr.write(f"{port}{c}_addr", PAGE)
 
     if p.get("bad_params"):
         await csr.write("nq", 1)

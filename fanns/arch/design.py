@@ -26,7 +26,7 @@ IVF_STORAGES = ("bram", "uram", "stream")
 """IVF centroids: on chip in block RAM / UltraRAM, or streamed from a memory channel per query."""
 LUT_CENTROID_STORES = ("bram", "uram", "memory")
 """BuildLUT's copy of the probed cells' centroids: on chip, or fetched per probe from memory."""
-CHANNEL_USES = ("io", "pq_codes", "ivf_centroids", "lut_centroids")
+CHANNEL_USES = ("io", "pq_codes", "pq_hot", "ivf_centroids", "lut_centroids")
 
 
 def _fail(where: str, message: str, hint: str | None = None) -> None:
@@ -140,16 +140,59 @@ class BuildLutStage:
 
 
 @dataclass(frozen=True)
+class PqTiers:
+    """Tiered placement of the PQ codes: the lists `hot` (sorted list ids) live in the fast tier,
+    `channels` channels of the board memory group `memory` (paired with the stage's channels:
+    fast channel c feeds the same PEs as channel c); every other list stays on the stage's
+    channels. The fast channels are read at the stage's `port_bits`, like the others. Chosen by
+    `fanns.model.skew.place` from a query sample's access profile (`fanns.model.skew.with_tiers`)."""
+
+    memory: str
+    channels: int
+    hot: tuple[int, ...]
+
+    def validate(self, where: str, channels: int, nlist: int | None = None) -> None:
+        if not isinstance(self.memory, str) or not self.memory:
+            _fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
+        _check_int(f"{where}.channels", self.channels, 1)
+        if self.channels != channels:
+            _fail(f"{where}.channels", f"is {self.channels}; the fast tier pairs one channel with each of the stage's {channels}",
+                  hint=f"set it to {channels}")
+        if not isinstance(self.hot, tuple) or not all(isinstance(i, int) and not isinstance(i, bool) for i in self.hot):
+            _fail(f"{where}.hot", "must be a list of list ids")
+        if list(self.hot) != sorted(set(self.hot)):
+            _fail(f"{where}.hot", "must be sorted and without repeats")
+        if self.hot and (self.hot[0] < 0 or (nlist is not None and self.hot[-1] >= nlist)):
+            _fail(f"{where}.hot", f"list ids must lie in 0..{(nlist or 1) - 1}")
+
+    def to_dict(self) -> dict:
+        return {"memory": self.memory, "channels": self.channels, "hot": list(self.hot)}
+
+    @classmethod
+    def from_dict(cls, where: str, data: Any) -> PqTiers:
+        t = _from_mapping(cls, where, data)
+        if not isinstance(t.hot, (list, tuple)):
+            _fail(f"{where}.hot", "must be a list of list ids")
+        return dataclasses.replace(t, hot=tuple(t.hot))
+
+
+@dataclass(frozen=True)
 class PqDistStage:
-    """Stage PQDist: `pes` `pq_decode` PEs fed by `channels` channels of the board memory `memory`."""
+    """Stage PQDist: `pes` `pq_decode` PEs fed by `channels` channels of the board memory `memory`;
+    with `tiers`, the hot lists come from a second, paired set of channels (`PqTiers`)."""
 
     pes: int
     double_buffer: bool
     memory: str
     channels: int
     port_bits: int
+    tiers: PqTiers | None = None
 
-    def validate(self, where: str = "stages.pq_dist") -> None:
+    def validate(self, where: str = "stages.pq_dist", nlist: int | None = None) -> None:
+        if self.tiers is not None:
+            if not isinstance(self.tiers, PqTiers):
+                _fail(f"{where}.tiers", "must be a mapping {memory, channels, hot}")
+            self.tiers.validate(f"{where}.tiers", self.channels, nlist)
         _check_int(f"{where}.pes", self.pes, 1)
         if not isinstance(self.double_buffer, bool):
             _fail(f"{where}.double_buffer", "must be true or false")
@@ -183,7 +226,13 @@ class Stages:
     NAMES = ("opq", "ivf_dist", "sel_cells", "build_lut", "pq_dist", "sel_k")
 
     def to_dict(self) -> dict:
-        return {n: (None if getattr(self, n) is None else dataclasses.asdict(getattr(self, n))) for n in self.NAMES}
+        out = {n: (None if getattr(self, n) is None else dataclasses.asdict(getattr(self, n))) for n in self.NAMES}
+        pq = out["pq_dist"]
+        if self.pq_dist.tiers is None:
+            pq.pop("tiers")  # untiered designs keep the schema they always had
+        else:
+            pq["tiers"] = self.pq_dist.tiers.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Stages:
@@ -200,9 +249,16 @@ class Stages:
             ivf_dist=_from_mapping(IvfDistStage, "stages.ivf_dist", data["ivf_dist"], optional=("channels",)),
             sel_cells=_from_mapping(SelectStage, "stages.sel_cells", data["sel_cells"], optional=("params",)),
             build_lut=_from_mapping(BuildLutStage, "stages.build_lut", data["build_lut"], optional=("channels",)),
-            pq_dist=_from_mapping(PqDistStage, "stages.pq_dist", data["pq_dist"]),
+            pq_dist=_pq_dist(data["pq_dist"]),
             sel_k=_from_mapping(SelectStage, "stages.sel_k", data["sel_k"], optional=("params",)),
         )
+
+
+def _pq_dist(data: Any) -> PqDistStage:
+    st = _from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers",))
+    if st.tiers is None:
+        return st
+    return dataclasses.replace(st, tiers=PqTiers.from_dict("stages.pq_dist.tiers", st.tiers))
 
 
 # -- the index, memory and the whole design --------------------------------------------------------
@@ -274,7 +330,7 @@ class IvfPqDesign:
             st.opq.validate()
         st.ivf_dist.validate()
         st.build_lut.validate()
-        st.pq_dist.validate()
+        st.pq_dist.validate(nlist=idx.nlist)
         st.sel_cells.validate("stages.sel_cells")
         st.sel_k.validate("stages.sel_k")
         if st.ivf_dist.pes > idx.nlist:
@@ -301,15 +357,25 @@ class IvfPqDesign:
         want = {
             "io": 1,
             "pq_codes": st.pq_dist.channels,
+            "pq_hot": 0 if st.pq_dist.tiers is None else st.pq_dist.tiers.channels,
             "ivf_centroids": st.ivf_dist.channels,
             "lut_centroids": st.build_lut.channels,
         }
         for use, n in want.items():
             if uses.get(use, 0) != n:
                 _fail("memory", f"{uses.get(use, 0)} channel(s) for {use}, the stages need {n}")
-        covered = sorted(p for ch in self.memory if ch.use == "pq_codes" for p in ch.pes)
-        if covered != list(range(st.pq_dist.pes)):
-            _fail("memory", "the pq_codes channels must feed every PQDist PE exactly once")
+        for use in ("pq_codes", "pq_hot") if st.pq_dist.tiers is not None else ("pq_codes",):
+            chans = [ch for ch in self.memory if ch.use == use]
+            covered = sorted(p for ch in chans for p in ch.pes)
+            if covered != list(range(st.pq_dist.pes)):
+                _fail("memory", f"the {use} channels must feed every PQDist PE exactly once")
+        if st.pq_dist.tiers is not None:
+            cold = [ch.pes for ch in self.memory if ch.use == "pq_codes"]
+            hot = [ch.pes for ch in self.memory if ch.use == "pq_hot"]
+            if cold != hot:
+                _fail("memory", "pq_hot channel c must feed the same PQDist PEs as pq_codes channel c")
+            if any(ch.memory != st.pq_dist.tiers.memory for ch in self.memory if ch.use == "pq_hot"):
+                _fail("memory", f"the pq_hot channels must be in the fast tier's memory group {st.pq_dist.tiers.memory!r}")
 
     # -- (de)serialisation ----------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -16,7 +16,10 @@ FIFO and a two-entry code FIFO, so the channel moves one beat per cycle while th
 assembler emits one item per cycle: code i of the head code beat with the next id of the head id
 beat (popped when used up or at the end of the share), `pad` when the id is the packer's
 padding id, `last_cell` on the share's final item. An empty list reads no beat; each PE gets one
-padding item for it (pq_decode needs at least one item per cell).
+padding item for it (pq_decode needs at least one item per cell). In a tiered design each
+feeder has a second beat input, the paired fast-tier channel's reader, and takes a cell's beats
+from the input its descriptor's `tier` names (both readers run ahead on their own commands, so a
+cell waits only for its own tier).
 """
 from __future__ import annotations
 
@@ -39,7 +42,9 @@ ALL_ONES_ID = MI.PAD_ID
 
 
 def desc_layout() -> data.StructLayout:
-    return data.StructLayout({"share": TABLE_FIELD_BITS, "last": 1})
+    """A cell for a channel's feeder: its share items, whether it ends the query, and its tier
+    (1: the beats come from the fast tier's reader)."""
+    return data.StructLayout({"share": TABLE_FIELD_BITS, "last": 1, "tier": 1})
 
 
 def item_layout(m: int) -> data.StructLayout:
@@ -48,31 +53,62 @@ def item_layout(m: int) -> data.StructLayout:
 
 
 class Fetcher(wiring.Component):
-    """Per-channel list tables, commands and descriptors (see the module docstring)."""
+    """Per-channel list tables, commands and descriptors (see the module docstring). A tiered
+    design also has, per channel, the fast tier's list table (`hot_table_fill<c>`, commands
+    `hot_cmd<c>` relative to `hot_base<c>`) and one list->tier table (`tier_fill`, one word per
+    list, bit 0 = fast tier): a cell's command goes to the reader of its tier only, and its
+    descriptor tells the feeder which reader's beats to take."""
 
     def __init__(self, hw: IvfPqHw):
         self.hw = hw
         ports = {"cells": In(stream.Signature(cell_layout()))}
+        if hw.tiered:
+            ports["tier_fill"] = In(stream.Signature(unsigned(hw.section_word_bits("tiers"))))
         for c in range(hw.channels):
-            ports[f"table_fill{c}"] = In(stream.Signature(unsigned(TABLE_RECORD_BITS)))
-            ports[f"cmd{c}"] = Out(stream.Signature(command_layout(ADDR_BITS, LEN_BITS)))
+            for pre in ("", "hot_") if hw.tiered else ("",):
+                ports[f"{pre}table_fill{c}"] = In(stream.Signature(unsigned(TABLE_RECORD_BITS)))
+                ports[f"{pre}cmd{c}"] = Out(stream.Signature(command_layout(ADDR_BITS, LEN_BITS)))
+                ports[f"{pre}base{c}"] = In(ADDR_BITS)
             ports[f"desc{c}"] = Out(stream.Signature(desc_layout()))
-            ports[f"base{c}"] = In(ADDR_BITS)
         super().__init__(ports)
+
+    def _table(self, m: Module, name: str, fill, width: int, issue):
+        """An on-chip table of `width`-bit words filled in order from `fill`, read at the issued cell."""
+        hw = self.hw
+        cell_bits = max(1, (hw.nlist - 1).bit_length())
+        table = Memory(shape=unsigned(width), depth=hw.nlist, init=[])
+        m.submodules[name] = table
+        tw, tr = table.write_port(), table.read_port()
+        fill_addr = Signal(range(max(2, hw.nlist)), name=f"{name}_fill_addr")
+        m.d.comb += [
+            fill.ready.eq(1),
+            tw.addr.eq(fill_addr), tw.data.eq(fill.payload[:width]), tw.en.eq(fill.valid),
+            tr.addr.eq(self.cells.payload.cell[:cell_bits]), tr.en.eq(issue),
+        ]
+        with m.If(fill.valid):
+            m.d.sync += fill_addr.eq(fill_addr + 1)
+        return tr.data
 
     def elaborate(self, platform):
         hw = self.hw
         m = Module()
         fb = TABLE_FIELD_BITS
-        outs = []
-        for c in range(hw.channels):
-            outs += [getattr(self, f"cmd{c}"), getattr(self, f"desc{c}")]
-        pending = Signal(len(outs))
-        free = Signal()
-        m.d.comb += free.eq(Cat(*(~pending[i] | o.ready for i, o in enumerate(outs))).all())
         issue = Signal()
+        tier = self._table(m, "list_tiers", self.tier_fill, 1, issue) if hw.tiered else Const(0, 1)
+        outs, enabled = [], []  # every output of a cell, and whether this cell uses it
+        for c in range(hw.channels):
+            outs.append(getattr(self, f"desc{c}"))
+            enabled.append(Const(1, 1))
+            outs.append(getattr(self, f"cmd{c}"))
+            enabled.append(~tier)
+            if hw.tiered:
+                outs.append(getattr(self, f"hot_cmd{c}"))
+                enabled.append(tier)
+        pending = Signal(len(outs))
+        due = [pending[i] & enabled[i] for i in range(len(outs))]
+        free = Signal()
+        m.d.comb += free.eq(Cat(*(~due[i] | o.ready for i, o in enumerate(outs))).all())
         last = Signal()
-        cell_bits = max(1, (hw.nlist - 1).bit_length())
         m.d.comb += [issue.eq(self.cells.valid & free), self.cells.ready.eq(issue)]
         with m.If(free):
             m.d.sync += pending.eq(Mux(issue, (1 << len(outs)) - 1, 0))
@@ -81,29 +117,19 @@ class Fetcher(wiring.Component):
         with m.Else():
             m.d.sync += pending.eq(pending & ~Cat(*(o.ready for o in outs)))
         shift = exact_log2(hw.pq_beat_bytes)
+        for i, o in enumerate(outs):
+            m.d.comb += o.valid.eq(due[i])
         for c in range(hw.channels):
-            table = Memory(shape=unsigned(3 * fb), depth=hw.nlist, init=[])
-            m.submodules[f"list_table{c}"] = table
-            tw, tr = table.write_port(), table.read_port()
-            fill = getattr(self, f"table_fill{c}")
-            fill_addr = Signal(range(max(2, hw.nlist)), name=f"table_fill_addr{c}")
-            m.d.comb += [
-                fill.ready.eq(1),
-                tw.addr.eq(fill_addr), tw.data.eq(fill.payload[: 3 * fb]), tw.en.eq(fill.valid),
-                tr.addr.eq(self.cells.payload.cell[:cell_bits]), tr.en.eq(issue),
-            ]
-            with m.If(fill.valid):
-                m.d.sync += fill_addr.eq(fill_addr + 1)
-            start, beats, share = tr.data[:fb], tr.data[fb : 2 * fb], tr.data[2 * fb : 3 * fb]
-            cmd, desc = getattr(self, f"cmd{c}"), getattr(self, f"desc{c}")
-            m.d.comb += [
-                cmd.valid.eq(pending[2 * c]),
-                cmd.payload.addr.eq(getattr(self, f"base{c}") + (start << shift)),
-                cmd.payload.len.eq(beats << shift),
-                desc.valid.eq(pending[2 * c + 1]),
-                desc.payload.share.eq(share),
-                desc.payload.last.eq(last),
-            ]
+            for pre in ("", "hot_") if hw.tiered else ("",):
+                row = self._table(m, f"{pre}list_table{c}", getattr(self, f"{pre}table_fill{c}"), 3 * fb, issue)
+                start, beats, share = row[:fb], row[fb : 2 * fb], row[2 * fb : 3 * fb]  # share: the same in both tables
+                cmd = getattr(self, f"{pre}cmd{c}")
+                m.d.comb += [
+                    cmd.payload.addr.eq(getattr(self, f"{pre}base{c}") + (start << shift)),
+                    cmd.payload.len.eq(beats << shift),
+                ]
+            desc = getattr(self, f"desc{c}")
+            m.d.comb += [desc.payload.share.eq(share), desc.payload.last.eq(last), desc.payload.tier.eq(tier)]
         return m
 
 
@@ -124,6 +150,8 @@ class ChannelFeeder(wiring.Component):
             "beats": In(stream.Signature(word_layout(hw.stages.pq_dist.port_bits))),
             "desc": In(stream.Signature(desc_layout())),
         }
+        if hw.tiered:  # the paired fast-tier channel's beats; a cell's descriptor names its tier
+            ports["hot_beats"] = In(stream.Signature(word_layout(hw.stages.pq_dist.port_bits)))
         ports |= {f"items{i}": Out(stream.Signature(item_layout(hw.m))) for i in range(self.pes)}
         super().__init__(ports)
 
@@ -146,7 +174,7 @@ class ChannelFeeder(wiring.Component):
         n, lay = self.pes, self.layout
         ipu, ipb = lay.codes_per_unit, lay.ids_per_beat
         fb = TABLE_FIELD_BITS
-        active, lastq = Signal(), Signal()
+        active, lastq, tier = Signal(), Signal(), Signal()
         phase = Signal(2)
         q = Signal(range(max(2, n)))
         share, pos, idp = Signal(fb), Signal(fb), Signal(fb)  # items of a share; first item of this unit / of the next id beat
@@ -159,20 +187,28 @@ class ChannelFeeder(wiring.Component):
                                  Cat(*(f.w_rdy for f in codef)).bit_select(q, 1)))
         empty = phase == self.PH_EMPTY
         move = Signal()
-        m.d.comb += [
-            self.beats.ready.eq(active & ~empty & w_rdy),
-            move.eq(active & w_rdy & (empty | self.beats.valid)),
-        ]
+        src = self.beats.signature.create()  # the beats of the current cell's tier
+        take = active & ~empty & w_rdy
+        if self.hw.tiered:
+            hot = self.hot_beats
+            m.d.comb += [
+                src.valid.eq(Mux(tier, hot.valid, self.beats.valid)),
+                src.payload.eq(Mux(tier, hot.payload, self.beats.payload)),
+                self.beats.ready.eq(take & ~tier), hot.ready.eq(take & tier),
+            ]
+        else:
+            m.d.comb += [src.valid.eq(self.beats.valid), src.payload.eq(self.beats.payload), self.beats.ready.eq(take)]
+        m.d.comb += move.eq(active & w_rdy & (empty | src.valid))
         code = Signal(entry)
         m.d.comb += [
-            code.data.eq(self.beats.payload.data[: entry.size - 3]),
+            code.data.eq(src.payload.data[: entry.size - 3]),
             code.cend.eq(unit_last | empty),
             code.lastq.eq(lastq),
             code.empty.eq(empty),
         ]
         for i in range(n):
             m.d.comb += [
-                idf[i].w_data.eq(self.beats.payload.data),
+                idf[i].w_data.eq(src.payload.data),
                 idf[i].w_en.eq(move & (phase == self.PH_ID) & (q == i)),
                 codef[i].w_data.eq(code),
                 codef[i].w_en.eq(move & (phase != self.PH_ID) & (q == i)),
@@ -200,7 +236,7 @@ class ChannelFeeder(wiring.Component):
         with m.If(self.desc.valid & self.desc.ready):
             d = self.desc.payload
             m.d.sync += [
-                active.eq(1), q.eq(0), pos.eq(0), idp.eq(0), share.eq(d.share), lastq.eq(d.last),
+                active.eq(1), q.eq(0), pos.eq(0), idp.eq(0), share.eq(d.share), lastq.eq(d.last), tier.eq(d.tier),
                 phase.eq(Mux(d.share == 0, self.PH_EMPTY, self.PH_ID)),
             ]
 

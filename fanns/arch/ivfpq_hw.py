@@ -37,8 +37,11 @@ RESULT_BITS = 8 * MI.KEY_BYTES
 LUT_FIFO_DEPTH = A.LUT_FIFO_DEPTH
 CSR_ADDR_BITS = 12
 
-SECTIONS = ("opq", "ivf", "codebook", "lutc", "query")
-"""Destinations of the host I/O reader: the ROM images loaded on chip once, then the queries."""
+SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
+"""Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
+list->tier table of a tiered design), then the queries."""
+TIER_WORD_BITS = 8
+"""One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
 
 
 @dataclass(frozen=True)
@@ -138,8 +141,14 @@ class IvfPqHw:
         return st.opq.lanes if st.opq is not None else st.ivf_dist.lanes
 
     def pq_layout(self, c: int) -> MI.PqLayout:
-        """The packer's layout of PQ-code channel c (in design.yaml order)."""
+        """The packer's layout of PQ-code channel c (in design.yaml order; the paired fast-tier
+        channel of a tiered design has the same layout)."""
         return MI.pq_layouts(self.design)[c][1]
+
+    @property
+    def tiered(self) -> bool:
+        """Hot lists on a second, paired set of channels (`stages.pq_dist.tiers`)."""
+        return self.stages.pq_dist.tiers is not None
 
     @cached_property
     def io_layout(self) -> MI.IoLayout:
@@ -205,6 +214,8 @@ class IvfPqHw:
         out.append("codebook")
         if self.stages.build_lut.centroids != "memory":
             out.append("lutc")
+        if self.tiered:
+            out.append("tiers")
         return out
 
     def section_bytes(self, name: str) -> int:
@@ -214,6 +225,7 @@ class IvfPqHw:
             "ivf": self.nlist * self.d * eb,
             "codebook": A.KSUB * self.d * eb,
             "lutc": self.nlist * self.d * eb,
+            "tiers": self.nlist * TIER_WORD_BITS // 8,
         }[name]
 
     def section_word_bits(self, name: str) -> int:
@@ -221,12 +233,15 @@ class IvfPqHw:
         st = self.stages
         if name == "opq":
             return st.opq.lanes * MATRIX_BITS
+        if name == "tiers":
+            return TIER_WORD_BITS
         lanes = {"ivf": st.ivf_dist.lanes, "codebook": st.build_lut.lanes, "lutc": st.build_lut.lanes, "query": self.src_lanes}
         return lanes[name] * self.elem_bits
 
     def section_address_register(self, name: str) -> str:
         """The base-address register a section is read from (BuildLUT's store reloads the IVF centroids)."""
-        return {"opq": "opq_addr", "ivf": "centroids_addr", "codebook": "codebook_addr", "lutc": "centroids_addr"}[name]
+        return {"opq": "opq_addr", "ivf": "centroids_addr", "codebook": "codebook_addr", "lutc": "centroids_addr",
+                "tiers": "tiers_addr"}[name]
 
     def table_bytes(self) -> int:
         """Bytes of a PQ channel's list table (read from the head of its image at load)."""
@@ -261,6 +276,10 @@ class IvfPqHw:
             regs.append(("opq_addr", 64, "RW", 0, "ROM image `opq_matrix` (read at load)"))
         regs += [(f"pq{c}_addr", 64, "RW", 0, f"image `pq_codes_{c}` (PQDist PEs {self.channel_pes(c)}); its list table is read at load")
                  for c in range(self.channels)]
+        if self.tiered:
+            regs.append(("tiers_addr", 64, "RW", 0, "ROM image `list_tiers` (the list->tier table, read at load)"))
+            regs += [(f"hot{c}_addr", 64, "RW", 0, f"image `pq_hot_{c}` (fast tier, PQDist PEs {self.channel_pes(c)}); its list table is read at load")
+                     for c in range(self.channels)]
         regs += [
             ("load_cycles", 64, "RO", 0, "cycles of the index load of the first run"),
             ("first_cycles", 64, "RO", 0, "cycles from ap_start to the first query's last result key"),

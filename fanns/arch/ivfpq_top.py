@@ -2,7 +2,9 @@
 
 Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registers of
 `IvfPqHw.regmap`), `m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
-queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel).
+queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
+design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
+channel c, and loads the list->tier table with the ROM images.
 
 A run (`ap_start`): the controller checks the parameters (nprobe and k within the design's,
 addresses aligned to the beat; otherwise it sets `status.bad_params` and finishes at once). The
@@ -59,6 +61,9 @@ class IvfPqAccelerator(wiring.Component):
         }
         for c in range(hw.channels):
             ports[f"m_axi_pq{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+        if hw.tiered:
+            for c in range(hw.channels):
+                ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -94,55 +99,68 @@ class IvfPqAccelerator(wiring.Component):
         link(m, res.o, pack.i)
         m.d.comb += [wr.i.valid.eq(pack.o.valid), wr.i.payload.data.eq(pack.o.payload.data), pack.o.ready.eq(wr.i.ready)]
 
-        tags, rom_words = self._router(m, rd, front, lut)
+        tags, rom_words = self._router(m, rd, front, lut, fetch)
         self._controller(m, csr, rd, wr, front, lut, fetch, res, tags, Cat(rom_words, *table_words), table_cmds, loading)
         return m
 
     # -- PQ-code channels: list tables at load, then list reads into the feeders ----------------
     def _channels(self, m: Module, fetch, scan, loading):
-        """Per channel: reader, command/descriptor FIFOs, feeder; while `loading`, the controller's
-        table command goes to the reader and its beats to the channel's list table."""
+        """Per channel: reader(s), command/descriptor FIFOs, feeder; while `loading`, the
+        controller's table command goes to each reader and its beats to that reader's list table.
+        Returns, per reader, (table command, error, base-address register, the Fetcher's base
+        input) and the table-word strobes."""
         hw = self.hw
         pe = 0
         table_cmds, table_words = [], []
         for c in range(hw.channels):
-            rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
-            m.submodules[f"pq_reader{c}"] = rd
-            wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_pq{c}")), rd.m_axi)
             feeder = ChannelFeeder(hw, c)
             m.submodules[f"feeder{c}"] = feeder
-            cmd, desc = getattr(fetch, f"cmd{c}"), getattr(fetch, f"desc{c}")
-            m.submodules[f"cmd_fifo{c}"] = cf = StreamFifoComponent(cmd.payload.shape(), hw.design.fifo_depth)
+            desc = getattr(fetch, f"desc{c}")
             m.submodules[f"desc_fifo{c}"] = df = StreamFifoComponent(desc.payload.shape(), hw.design.fifo_depth)
-            m.submodules[f"table_split{c}"] = ts = BeatSplitter(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
-            link(m, cmd, cf.i)
             link(m, desc, df.i)
             link(m, df.o, feeder.desc)
-            tcmd = rd.cmd.signature.create()
-            m.d.comb += [
-                rd.cmd.valid.eq(Mux(loading, tcmd.valid, cf.o.valid)),
-                rd.cmd.payload.eq(Mux(loading, tcmd.payload, cf.o.payload)),
-                tcmd.ready.eq(loading & rd.cmd.ready),
-                cf.o.ready.eq(~loading & rd.cmd.ready),
-                feeder.beats.valid.eq(~loading & rd.o.valid),
-                feeder.beats.payload.eq(rd.o.payload),
-                ts.i.valid.eq(loading & rd.o.valid),
-                ts.i.payload.data.eq(rd.o.payload.data),
-                ts.i.payload.keep.eq(rd.o.payload.keep),
-                ts.i.payload.last.eq(rd.o.payload.last),
-                rd.o.ready.eq(Mux(loading, ts.i.ready, feeder.beats.ready)),
-            ]
-            fill = getattr(fetch, f"table_fill{c}")
-            m.d.comb += [fill.valid.eq(ts.o.valid), fill.payload.eq(ts.o.payload.data), ts.o.ready.eq(fill.ready)]
-            table_cmds.append((tcmd, rd.error))
-            table_words.append(fill.valid & fill.ready)
+            readers = [("", f"pq{c}", feeder.beats)]
+            if hw.tiered:
+                readers.append(("hot_", f"hot{c}", feeder.hot_beats))
+            for pre, port, beats in readers:
+                tcmd, err, strobe = self._reader(m, c, pre, port, fetch, beats, loading)
+                table_cmds.append((tcmd, err, f"{port}_addr", getattr(fetch, f"{pre}base{c}")))
+                table_words.append(strobe)
             for i in range(feeder.pes):
                 link(m, getattr(feeder, f"items{i}"), getattr(scan, f"items{pe}"))
                 pe += 1
         return table_cmds, table_words
 
+    def _reader(self, m: Module, c: int, pre: str, port: str, fetch, beats, loading):
+        """One PQ-code reader on `m_axi_<port>`: the list table at load, then the Fetcher's commands."""
+        hw = self.hw
+        rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
+        m.submodules[f"{port}_reader"] = rd
+        wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
+        cmd = getattr(fetch, f"{pre}cmd{c}")
+        m.submodules[f"{port}_cmd_fifo"] = cf = StreamFifoComponent(cmd.payload.shape(), hw.design.fifo_depth)
+        m.submodules[f"{port}_table_split"] = ts = BeatSplitter(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
+        link(m, cmd, cf.i)
+        tcmd = rd.cmd.signature.create()
+        m.d.comb += [
+            rd.cmd.valid.eq(Mux(loading, tcmd.valid, cf.o.valid)),
+            rd.cmd.payload.eq(Mux(loading, tcmd.payload, cf.o.payload)),
+            tcmd.ready.eq(loading & rd.cmd.ready),
+            cf.o.ready.eq(~loading & rd.cmd.ready),
+            beats.valid.eq(~loading & rd.o.valid),
+            beats.payload.eq(rd.o.payload),
+            ts.i.valid.eq(loading & rd.o.valid),
+            ts.i.payload.data.eq(rd.o.payload.data),
+            ts.i.payload.keep.eq(rd.o.payload.keep),
+            ts.i.payload.last.eq(rd.o.payload.last),
+            rd.o.ready.eq(Mux(loading, ts.i.ready, beats.ready)),
+        ]
+        fill = getattr(fetch, f"{pre}table_fill{c}")
+        m.d.comb += [fill.valid.eq(ts.o.valid), fill.payload.eq(ts.o.payload.data), ts.o.ready.eq(fill.ready)]
+        return tcmd, rd.error, fill.valid & fill.ready
+
     # -- the I/O read path: ROM images at load, then queries ------------------------------------
-    def _router(self, m: Module, rd, front, lut):
+    def _router(self, m: Module, rd, front, lut, fetch):
         """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM-word strobe)."""
         hw = self.hw
         names = hw.sections() + ["query"]
@@ -171,11 +189,13 @@ class IvfPqAccelerator(wiring.Component):
         targets = {"ivf": front.ivf_fill, "codebook": lut.codebook_fill, "lutc": lut.lutc_fill, "query": front.q}
         if hw.stages.opq is not None:
             targets["opq"] = front.opq_fill
+        if hw.tiered:
+            targets["tiers"] = fetch.tier_fill
         strobes = []
         for name in names:
             dst, sp = targets[name], splitters[hw.section_word_bits(name)]
             lanes = hw.section_word_bits(name) // hw.elem_bits
-            word = sp.o.payload.data if name == "opq" else lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
+            word = sp.o.payload.data if name in ("opq", "tiers") else lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
             m.d.comb += [dst.valid.eq(sp.o.valid & (sp.o.payload.tag == SECTIONS.index(name))), dst.payload.eq(word)]
             if name != "query":
                 strobes.append(dst.valid & dst.ready)
@@ -190,12 +210,12 @@ class IvfPqAccelerator(wiring.Component):
     def _controller(self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading) -> None:
         hw = self.hw
         sections = hw.sections()
-        load_total = sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections) + hw.channels * hw.nlist
+        load_total = sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections) + len(table_cmds) * hw.nlist
         io_align, pq_align = hw.io_beat_bytes - 1, hw.pq_beat_bytes - 1
 
         nq, nprobe, k = Signal(32), Signal(range(hw.nprobe + 1)), Signal(range(hw.k + 1))
         q_addr, r_addr = Signal(ADDR_BITS), Signal(ADDR_BITS)
-        bases = [Signal(ADDR_BITS, name=f"pq{c}_base") for c in range(hw.channels)]
+        bases = [Signal(ADDR_BITS, name=reg.replace("_addr", "_base")) for _, _, reg, _ in table_cmds]  # one per PQ reader
         loaded, bad, axi_err, busy = Signal(), Signal(), Signal(), Signal()
         run_cycles, cycles, load_cycles = Signal(64), Signal(64), Signal(64)
         load_count = Signal(range(load_total + 1))
@@ -210,13 +230,13 @@ class IvfPqAccelerator(wiring.Component):
             csr.last_cycles.eq(res.latest),
             csr.max_nprobe.eq(hw.nprobe), csr.max_k.eq(hw.k), csr.dim.eq(hw.d), csr.cells.eq(hw.nlist),
         ]
-        for c in range(hw.channels):
-            m.d.comb += getattr(fetch, f"base{c}").eq(bases[c])
+        for (_, _, _, port), base in zip(table_cmds, bases):
+            m.d.comb += port.eq(base)
         with m.If(busy):
             m.d.sync += run_cycles.eq(run_cycles + 1)
         # Every strobe is one word on chip; at most one per source per cycle.
         m.d.sync += load_count.eq(load_count + sum(load_strobes[i] for i in range(len(load_strobes))))
-        errors = [rd.error, *(err for _, err in table_cmds)]
+        errors = [rd.error, *(err for _, err, _, _ in table_cmds)]
         with m.If(Cat(*errors).any() | (wr.done.valid & wr.done.payload.error)):
             m.d.sync += axi_err.eq(1)
         m.d.comb += wr.done.ready.eq(1)
@@ -224,11 +244,11 @@ class IvfPqAccelerator(wiring.Component):
         addr_regs = {s: getattr(csr, hw.section_address_register(s)) for s in sections}
         aligned = [(csr.query_addr & io_align) == 0, (csr.result_addr & io_align) == 0]
         aligned += [(a & io_align) == 0 for a in addr_regs.values()]
-        aligned += [(getattr(csr, f"pq{c}_addr") & pq_align) == 0 for c in range(hw.channels)]
+        aligned += [(getattr(csr, reg) & pq_align) == 0 for _, _, reg, _ in table_cmds]
         params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
 
         sec = Signal(range(len(sections) + 1))
-        tables_sent = Signal(hw.channels)
+        tables_sent = Signal(len(table_cmds))
         reads, writes, dones = Signal(32), Signal(32), Signal(32)
         m.d.comb += res.clear.eq(0)
         with m.FSM():
@@ -237,7 +257,7 @@ class IvfPqAccelerator(wiring.Component):
                     m.d.sync += [
                         nq.eq(csr.nq), nprobe.eq(csr.nprobe), k.eq(csr.k),
                         q_addr.eq(csr.query_addr), r_addr.eq(csr.result_addr),
-                        *(b.eq(getattr(csr, f"pq{c}_addr")) for c, b in enumerate(bases)),
+                        *(b.eq(getattr(csr, reg)) for (_, _, reg, _), b in zip(table_cmds, bases)),
                         run_cycles.eq(0), sec.eq(0), tables_sent.eq(0), reads.eq(0), writes.eq(0), dones.eq(0),
                         bad.eq(~params_ok), busy.eq(params_ok),
                     ]
@@ -260,7 +280,7 @@ class IvfPqAccelerator(wiring.Component):
                 ]
                 with m.If(rd.cmd.valid & rd.cmd.ready):
                     m.d.sync += sec.eq(sec + 1)
-                for c, (tcmd, _) in enumerate(table_cmds):
+                for c, (tcmd, _, _, _) in enumerate(table_cmds):
                     m.d.comb += [
                         tcmd.valid.eq(~tables_sent[c]),
                         tcmd.payload.addr.eq(bases[c]),

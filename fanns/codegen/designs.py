@@ -9,7 +9,7 @@ what the DSE would have written for the same choices.
 from __future__ import annotations
 
 from fanns.arch import ivfpq as A
-from fanns.arch.design import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, Stages
+from fanns.arch.design import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, PqTiers, Stages
 from fanns.boards import load_board
 from fanns.explore.faiss_index import IvfPqIndexData, factory_string
 from fanns.numerics import IvfPqFormat
@@ -32,10 +32,12 @@ def pinned_design(
     sel_params: dict | None = None,
     clock_mhz: float | None = None,
     index_path: str | None = None,
+    tiers: tuple[str, list[int]] | None = None,
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
     `pq` = (PEs, channels of the board's first memory group); `sel_params` maps a selection
-    architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target)."""
+    architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target);
+    `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels."""
     b = load_board(board)
     clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
     opq = data.opq_matrix is not None
@@ -55,7 +57,8 @@ def pinned_design(
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
         sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
         build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
-        pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits),
+        pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits,
+                            None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1])))),
         sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )
     from fanns.model.dse import memory_plan

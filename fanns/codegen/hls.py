@@ -107,6 +107,12 @@ def render_project(
     design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, *, board: Board | None = None, platform: str | None = None
 ) -> tuple[dict[str, bytes], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
+    if design.stages.pq_dist.tiers is not None:
+        raise FannsError(
+            "tiered PQ-code placement (stages.pq_dist.tiers) is not supported by the HLS generator: its kernel reads every "
+            "list from one memory group",
+            hint="generate the RTL project (`fanns generate-rtl`), or drop `tiers` from design.yaml for an untiered HLS kernel",
+        )
     board = board or load_board(design.board)
     platform = vitis_platform(board, platform)
     images = memimage.pack(design, data, board)

@@ -20,6 +20,11 @@ else int32; the OPQ matrix is int16.
   unit u of every PE of the channel in turn (beat-interleaved), each preceded by the id beats of
   that PE that the unit is the first to need — so one sequential read of the list feeds every
   PE with codes and their ids while each PE buffers at most one unit and two id beats.
+* Tiered designs (``stages.pq_dist.tiers``): the hot lists go to ``pq_hot_<c>`` (fast tier,
+  channel c of the fast group, the same PEs as ``pq_codes_<c>``) and the others stay in
+  ``pq_codes_<c>``; both images have the layout above and a full list table, where a list the
+  image does not hold has 0 beats. The ROM image ``list_tiers`` (uint8 [nlist], 1 = fast tier)
+  is the list->tier mapping table the accelerator loads on chip.
 * ``ivf_centroids_<c>`` — streamed IVF centroids of the IVFDist PEs on channel c: for every
   centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
   that owns an i-th centroid, word k of that centroid; read once per query.
@@ -28,7 +33,8 @@ else int32; the OPQ matrix is int16.
   copied into the PEs' memories by the index-load phase at run time (the index is a run-time
   input: one bitstream serves any index of the same shape): ``codebook`` [256][d] (row j is
   codeword j of every sub-space, the order `build_lut` reads), ``centroids`` [nlist][d] (on-chip
-  IVF or BuildLUT centroids), ``opq_matrix`` [d][d]; row-major, no padding.
+  IVF or BuildLUT centroids), ``opq_matrix`` [d][d], ``list_tiers`` [nlist] (tiered designs);
+  row-major, no padding.
 
 The host I/O buffers (queries in, result keys out) are allocated per batch by the host; their
 layout (`IoLayout`) is part of the manifest: each query's d elements padded to whole beats, each
@@ -56,7 +62,7 @@ from fanns.explore.faiss_index import IvfPqIndexData
 __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "CODE_KIND", "ID_KIND", "KEY_BYTES", "PAD_ID", "TABLE_WORDS", "IoLayout", "IvfStreamLayout", "PqLayout", "elem_bytes", "elem_dtype",
     "Image", "MemoryImages", "pack", "pack_pq_channel", "unpack_pq_channel", "pack_ivf_stream", "pack_cells", "unpack_lists",
-    "pq_layouts", "ivf_stream_layouts", "quantised_arrays", "image_summary",
+    "pq_layouts", "hot_lists", "ivf_stream_layouts", "quantised_arrays", "image_summary",
 ]
 MANIFEST_VERSION = 1
 
@@ -194,12 +200,13 @@ def _group(board: Board, kind: str):
     raise FannsError(f"board {board.name} has no memory group {kind!r}", hint=f"groups: {', '.join(g.kind for g in board.memory)}")
 
 
-def pq_layouts(design: IvfPqDesign) -> list[tuple[object, PqLayout]]:
-    """(ChannelUse, PqLayout) of every PQ-code channel, in design.yaml order."""
+def pq_layouts(design: IvfPqDesign, use: str = "pq_codes") -> list[tuple[object, PqLayout]]:
+    """(ChannelUse, PqLayout) of every PQ-code channel (`use` pq_hot: the fast tier's), in
+    design.yaml order."""
     pq = design.stages.pq_dist
     out = []
     for ch in design.memory:
-        if ch.use == "pq_codes":
+        if ch.use == use:
             out.append((ch, PqLayout(design.format.m, pq.port_bits, pq.pes, tuple(ch.pes), design.index.nlist)))
     return out
 
@@ -216,8 +223,19 @@ def ivf_stream_layouts(design: IvfPqDesign, port_bits: int) -> list[tuple[object
     return out
 
 
-def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData) -> bytes:
-    """The image of one PQ-code channel: list table, then every list's scheduled beats."""
+def hot_lists(design: IvfPqDesign) -> np.ndarray:
+    """[nlist] bool: the lists of a tiered design's fast tier (none without tiers)."""
+    hot = np.zeros(design.index.nlist, dtype=bool)
+    tiers = design.stages.pq_dist.tiers
+    if tiers is not None:
+        hot[list(tiers.hot)] = True
+    return hot
+
+
+def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData, lists: np.ndarray | None = None) -> bytes:
+    """The image of one PQ-code channel: list table, then every list's scheduled beats; with
+    `lists` ([nlist] bool) only those lists' beats (a tier's image): the others keep their table
+    entry with 0 beats (share_items and count as always)."""
     pb, m = layout.port_bytes, layout.m
     ipu, bpu, ipb = layout.codes_per_unit, layout.beats_per_unit, layout.ids_per_beat
     pch = len(layout.channel_pes)
@@ -229,6 +247,9 @@ def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData) -> bytes:
         count = ids.shape[0]
         share = layout.share_items(count)
         nbeats = layout.list_beats(count)
+        if lists is not None and not lists[cell]:
+            table[cell] = (beat, 0, share, count)
+            continue
         table[cell] = (beat, nbeats, share, count)
         if count == 0:
             continue
@@ -262,7 +283,8 @@ def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData) -> bytes:
 
 def unpack_pq_channel(layout: PqLayout, raw: bytes) -> dict[int, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """Inverse of `pack_pq_channel`: {cell: {global pe: (ids, codes, pad)}} of every share
-    (padding items included, `pad` marks them)."""
+    (padding items included, `pad` marks them) of the lists the image holds (a tier's image
+    leaves out the others: 0 beats for a non-empty share)."""
     pb, m = layout.port_bytes, layout.m
     ipu, bpu, ipb = layout.codes_per_unit, layout.beats_per_unit, layout.ids_per_beat
     pch = len(layout.channel_pes)
@@ -271,6 +293,8 @@ def unpack_pq_channel(layout: PqLayout, raw: bytes) -> dict[int, dict[int, tuple
     out = {}
     for cell in range(layout.nlist):
         start, nbeats, share, _count = (int(v) for v in table[cell])
+        if nbeats == 0 and share > 0:
+            continue
         beats = buf[start * pb : (start + nbeats) * pb].reshape(nbeats, pb)
         sched = layout.schedule(share)
         if sched.shape[0] != nbeats:
@@ -328,8 +352,12 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     io_ch = next(ch for ch in design.memory if ch.use == "io")
     first = _group(board, io_ch.memory)
     images: list[Image] = []
-    for ch, layout in pq_layouts(design):
-        images.append(Image(f"pq_codes_{len(images)}", "pq_codes", ch.memory, ch.channel, pack_pq_channel(layout, data), layout.to_dict()))
+    hot = hot_lists(design)
+    tiered = st.pq_dist.tiers is not None
+    for use, name, mask in (("pq_codes", "pq_codes", ~hot if tiered else None), ("pq_hot", "pq_hot", hot)):
+        for c, (ch, layout) in enumerate(pq_layouts(design, use)):
+            lay = layout.to_dict() | ({"tier": "fast" if use == "pq_hot" else "slow", "lists": int(mask.sum())} if tiered else {})
+            images.append(Image(f"{name}_{c}", use, ch.memory, ch.channel, pack_pq_channel(layout, data, mask), lay))
     for c, (ch, layout) in enumerate(ivf_stream_layouts(design, first.port_bits)):
         images.append(Image(f"ivf_centroids_{c}", "ivf_centroids", ch.memory, ch.channel, pack_ivf_stream(layout, q["centroids"]), layout.to_dict()))
     dt = elem_dtype(fmt.vec_bits)
@@ -344,6 +372,8 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
         images.append(_rom("centroids", q["centroids"], dt, io_ch))
     if "opq_matrix" in q:
         images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2"), io_ch))
+    if tiered:
+        images.append(_rom("list_tiers", hot, np.dtype("u1"), io_ch))
     for img in images:
         cap = _group(board, img.memory).capacity_bytes
         if img.nbytes > cap:
@@ -352,6 +382,8 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
                 hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
             )
     info = {"index": design.index.factory, "nlist": data.nlist, "n": data.ntotal, "d": fmt.d, "m": fmt.m, "metric": data.metric}
+    if tiered:
+        info["tiers"] = {"fast": st.pq_dist.tiers.memory, "slow": st.pq_dist.memory, "hot_lists": [int(i) for i in np.nonzero(hot)[0]]}
     return MemoryImages(tuple(images), IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits), (io_ch.memory, io_ch.channel), info)
 
 
@@ -360,7 +392,7 @@ def unpack_lists(images: MemoryImages, pes: int) -> list[tuple[np.ndarray, np.nd
     (position i of a list is item i // P of PE i mod P; padding dropped)."""
     shares: dict[int, dict[int, tuple]] = {}
     nlist = None
-    for img in images.by_use("pq_codes"):
+    for img in images.by_use("pq_codes") + images.by_use("pq_hot"):
         lay = img.layout
         layout = PqLayout(lay["m"], lay["port_bits"], lay["pes"], tuple(lay["channel_pes"]), lay["nlist"])
         nlist = layout.nlist

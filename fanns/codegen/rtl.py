@@ -53,6 +53,9 @@ def port_map(hw: IvfPqHw) -> dict:
     for c, ch in enumerate(pq):
         ports[f"m_axi_pq{c}"] = {"role": f"PQ codes of PEs {list(ch.pes)} (image pq_codes_{c})", "bus": "axi4 read",
                                  "data_bits": hw.stages.pq_dist.port_bits, "memory": ch.memory, "channel": ch.channel}
+    for c, ch in enumerate(c for c in design.memory if c.use == "pq_hot"):
+        ports[f"m_axi_hot{c}"] = {"role": f"hot lists (fast tier) of PEs {list(ch.pes)} (image pq_hot_{c})", "bus": "axi4 read",
+                                  "data_bits": hw.stages.pq_dist.port_bits, "memory": ch.memory, "channel": ch.channel}
     return {"top": TOP, "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64, "ports": ports}
 
 

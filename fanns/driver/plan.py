@@ -30,8 +30,11 @@ from fanns.errors import FannsError
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
-IMAGE_REGISTERS = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr"}
-"""RTL: ROM image -> its base-address register (PQ-code images: pq<c>_addr)."""
+IMAGE_REGISTERS = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr", "list_tiers": "tiers_addr"}
+"""RTL: ROM image -> its base-address register (PQ-code images: pq<c>_addr; a tiered design's
+fast-tier images pq_hot_<c>: hot<c>_addr)."""
+PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot"}
+"""RTL: PQ-code image use -> the prefix of its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +116,8 @@ class Interface:
         for img in self.project.images.images:
             if img.use == "rom":
                 out[img.name] = io_bank
-            elif img.use == "pq_codes":
-                port = ports.get(f"m_axi_pq{img.name.rsplit('_', 1)[1]}")
+            elif img.use in PQ_IMAGES:
+                port = ports.get(f"m_axi_{PQ_IMAGES[img.use]}{img.name.rsplit('_', 1)[1]}")
                 if port is None:
                     raise FannsError(f"rtl/ports.json has no port for image {img.name}", hint="regenerate the project")
                 out[img.name] = Bank(port["memory"], int(port["channel"]))
@@ -165,8 +168,9 @@ class Interface:
             return buffer
         if buffer in ("queries", "results"):
             return {"queries": "query_addr", "results": "result_addr"}[buffer]
-        if buffer.startswith("pq_codes_"):
-            return f"pq{buffer.rsplit('_', 1)[1]}_addr"
+        for use, prefix in PQ_IMAGES.items():
+            if buffer.startswith(f"{use}_"):
+                return f"{prefix}{buffer.rsplit('_', 1)[1]}_addr"
         return IMAGE_REGISTERS[buffer]
 
     def run_values(self, nq: int, nprobe: int, k: int, load: bool) -> dict[str, int]:

@@ -161,7 +161,8 @@ def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[
 
 def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
     """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
-    next channels of their group (PE p on the pq channel p * C // P); streamed IVF centroids and
+    next channels of their group (PE p on the pq channel p * C // P), then a tiered design's fast
+    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids and
     BuildLUT's centroid copy follow in group 0."""
     nxt = {m.kind: 0 for m in ctx.memories}
     first = ctx.memories[0].kind
@@ -176,6 +177,11 @@ def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
     for c in range(pq.channels):
         pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
         out.append(ChannelUse(pq.memory, take(pq.memory), "pq_codes", pes))
+    if pq.tiers is not None:  # the fast tier's channels, paired with the PQ channels above
+        nxt.setdefault(pq.tiers.memory, 0)
+        for c in range(pq.tiers.channels):
+            pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+            out.append(ChannelUse(pq.tiers.memory, take(pq.tiers.memory), "pq_hot", pes))
     out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
     out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
     return tuple(out)
@@ -226,7 +232,8 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
     carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
     `tiers`, every top design also gets the memory-tier choice of `fanns.model.skew.tier_choices`
-    (hot lists in the UltraRAM the budget leaves or in another memory group; a prediction only)."""
+    (hot lists in the UltraRAM the budget leaves or in another memory group; `fanns.model.report`
+    writes the best memory-group option as design_tiered.yaml, which the RTL generator builds)."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:

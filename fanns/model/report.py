@@ -6,9 +6,12 @@ relative to the design file), floats rounded; search timing goes to stdout only.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
+
+import numpy as np
 
 from fanns.arch import ivfpq as A
 from fanns.arch.design import IndexRef, IvfPqDesign
@@ -138,7 +141,8 @@ def outcome_record(outcome: Outcome) -> dict:
         "best": rec(outcome.best) if outcome.best else None,
         "top": [rec(p) for p in outcome.top],
         "tiers": None if not outcome.tiers else {
-            "note": "prediction only: hot lists (by accesses in the query sample) in a faster tier; the generators do not build tiered designs yet",
+            "note": ("hot lists (by accesses in the query sample) in a faster tier; when the best design's best option is a "
+                     "memory group, design_tiered.yaml is that design (the RTL generator builds it; the URAM tier is prediction only)"),
             "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
         },
         "pareto": [rec(p) for p in outcome.pareto],
@@ -155,13 +159,34 @@ def write(outcome: Outcome, out_dir: Path) -> list[Path]:
     paths = [out_dir / "dse.json"]
     with atomic_path(paths[0]) as tmp:
         tmp.write_text(json.dumps(outcome_record(outcome), indent=1, sort_keys=True) + "\n")
-    stale = out_dir / "design.yaml"
-    if design is not None:
-        paths.append(stale)
-        design.save(stale)
-    elif stale.exists():
-        stale.unlink()  # a design from an earlier run must not pass for this one's
+    tiered = tiered_design(design, outcome) if design is not None else None
+    for name, d in (("design.yaml", design), ("design_tiered.yaml", tiered)):
+        stale = out_dir / name
+        if d is not None:
+            paths.append(stale)
+            d.save(stale)
+        elif stale.exists():
+            stale.unlink()  # a design from an earlier run must not pass for this one's
     return paths
+
+
+def tiered_design(design: IvfPqDesign, outcome: Outcome) -> IvfPqDesign | None:
+    """The best design with its hot lists on the fastest memory-group tier of
+    `fanns.model.skew.tier_choices` that beats the untiered design (the generators do not build
+    a URAM tier); else None."""
+    if not outcome.tiers:
+        return None
+    from fanns.model.skew import with_tiers
+
+    built = [o for o in outcome.tiers[0]["options"] if o["fast"] != "uram" and o["speedup"] > 1.0]
+    if not built:
+        return None
+    option = max(built, key=lambda o: (o["qps"], -o["p99_us"]))
+    hot = np.zeros(design.index.nlist, dtype=bool)
+    hot[option["hot"]] = True
+    tiered = with_tiers(design, hot, option["fast"])
+    keys = ("fast", "hot_lists", "hit_rate", "qps", "p99_us", "speedup")
+    return dataclasses.replace(tiered, prediction={**design.prediction, "qps": option["qps"], "tiers": {k: option[k] for k in keys}})
 
 
 def print_table(outcome: Outcome, console=None) -> None:

@@ -15,20 +15,29 @@ busiest-channel busy time of `fanns.model.latency.CodeFeed`, so throughput and p
 come from the same latency model as untiered designs. The two tiers are read in parallel (each
 PE has a reader on both); a cell waits only for its own tier.
 
-Limitation (said plainly): this is the model. The RTL and HLS generators and the packer place
-every list in one memory group; a generated tiered design does not exist yet, so the tiered
-prediction has no simulation check.
+Generated tiered designs: a design.yaml may carry `stages.pq_dist.tiers` (`PqTiers`: a memory
+group and the hot list ids, from `place`; `with_tiers` makes one, and `fanns dse --tiers` writes
+`design_tiered.yaml` when the best option is a memory group). The packer then writes the hot
+lists into `pq_hot_<c>` images on one fast channel paired with each PQ channel, the cold ones
+into `pq_codes_<c>`, plus the list->tier table `list_tiers`; the RTL accelerator loads that
+table and sends each probed cell's read to its tier's reader (`fanns.arch.ivfpq_feeder`).
+tests/codegen/test_tiers.py simulates a tiered and an untiered design on a skewed workload with
+the slow tier's memory slower than the fast one's and checks keys bit for bit and the measured
+cycles per query against this model (`cells_feed` with `ram_tier`s of the simulated memories).
+Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier, and tiered
+HLS kernels (the HLS generator refuses tiered designs).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from fanns.arch import ivfpq as A
-from fanns.arch.design import Stages
-from fanns.boards import Board
+from fanns.arch.design import IvfPqDesign, PqTiers, Stages
+from fanns.boards import Board, load_board
 from fanns.errors import FannsError
 from fanns.model import latency as L
 from fanns.model.workload import Workload
@@ -120,20 +129,51 @@ def list_bytes(w: Workload, st) -> np.ndarray:
     return A.Packing(w.m, st.port_bits).beats(w.list_sizes, st.pes) * (st.port_bits // 8)
 
 
+def ram_tier(name: str, latency: int, rate: float, pes_per_port: int, port_bits: int) -> Tier:
+    """A memory as a simulation bench (or a measurement) gives it: first beat `latency` cycles after
+    a request, at most `rate` beats per cycle, read through the design's AXI reader (which
+    sustains less when the latency exceeds its outstanding window)."""
+    reader = A.channel_reader(port_bits).words_per_cycle(latency)
+    return Tier(name, 0, pes_per_port, min(rate, reader), latency)
+
+
 def place(w: Workload, st, fast: Tier) -> np.ndarray:
     """[nlist] bool: the lists in the fast tier, hottest (accesses per list) first while they fit
     (per PE for URAM, per channel — `pes_per_port` PE shares — for memory)."""
-    acc = accesses(w)
-    size = list_bytes(w, st) * fast.pes_per_port
-    hot = np.zeros(w.nlist, dtype=bool)
-    room = fast.capacity_bytes
-    for i in np.lexsort((np.arange(w.nlist), -acc)):
+    return place_lists(accesses(w), list_bytes(w, st) * fast.pes_per_port, fast.capacity_bytes)
+
+
+def place_lists(acc: np.ndarray, size: np.ndarray, capacity: int) -> np.ndarray:
+    """`place` on plain arrays: [nlist] accesses and bytes per list in one port of the fast tier."""
+    nlist = len(acc)
+    hot = np.zeros(nlist, dtype=bool)
+    room = capacity
+    for i in np.lexsort((np.arange(nlist), -acc)):
         if acc[i] == 0:
             break
         if size[i] <= room:  # a list too large for what is left is skipped; smaller colder ones may fit
             hot[i] = True
             room -= size[i]
     return hot
+
+
+def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign:
+    """`design` with the lists `hot` ([nlist] bool, e.g. from `place`) on a fast tier of the board
+    memory group `memory`: one channel paired with each PQ channel (`PqTiers`), the channel plan
+    redone (`fanns.model.dse.memory_plan`). PEs and the other stages stay as they are."""
+    from fanns.model.dse import memory_plan
+
+    board = load_board(design.board)
+    if not any(g.kind == memory for g in board.memory):
+        raise FannsError(f"{board.name} has no memory group {memory!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}")
+    st = design.stages.pq_dist
+    tiers = PqTiers(memory, st.channels, tuple(int(i) for i in np.nonzero(hot)[0]))
+    stages = dataclasses.replace(design.stages, pq_dist=dataclasses.replace(st, tiers=tiers))
+    ctx = A.Context(fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
+                    opq=design.index.opq, clock_mhz=design.clock_mhz, memories=A.memories(board, design.clock_mhz), family=board.family)
+    out = dataclasses.replace(design, stages=stages, memory=memory_plan(ctx, stages))
+    out.validate()
+    return out
 
 
 def hit_rate(w: Workload, hot: np.ndarray) -> float:
@@ -144,9 +184,13 @@ def hit_rate(w: Workload, hot: np.ndarray) -> float:
 
 def tiered_feed(ctx: A.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
     """Per-cell arrival and busiest-port busy time with hot cells on `fast`, the rest on `slow`."""
-    probes = A.Probes.of(w.probed)
+    return cells_feed(ctx, stages, _cells(w), A.Probes.of(w.probed), hot, fast, slow)
+
+
+def cells_feed(ctx: A.Context, stages: Stages, cells: np.ndarray, probes: A.Probes, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
+    """`tiered_feed` for probed `cells` [nq, nprobe] of sizes `probes` (e.g. a simulation's queries)."""
     beats = L.cell_beats(ctx, stages.pq_dist, probes)
-    in_fast = hot[_cells(w)]
+    in_fast = hot[cells]
     feeds = [L.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
              for t, sel in ((fast, in_fast), (slow, ~in_fast))]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
@@ -194,30 +238,33 @@ def compare(w: Workload, ctx: A.Context, stages: Stages, fast: Tier, slow: Tier,
 
 def fast_tiers(board: Board, budget_uram: float, ctx: A.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
     """The fast tiers a design could add for its hot lists: the UltraRAM the budget leaves
-    (`budget_uram` blocks), and every other memory group of the board with free channels (one
-    per PQDist PE at most). The readers of the added channels (one `axi_reader` each) are not
-    added to the design's resources: the comparison holds the PEs fixed, not the glue."""
+    (`budget_uram` blocks), and every other memory group of the board with free channels for one
+    fast channel paired with each of the design's PQ channels (`PqTiers`, what the RTL generator
+    builds). The readers of the added channels (one `axi_reader` each) are not added to the
+    design's resources: the comparison holds the PEs fixed, not the glue."""
     st = stages.pq_dist
     out = []
     if int(budget_uram) >= st.pes:
         out.append(uram_tier(int(budget_uram), st.pes))
     for group in board.memory:
         free = group.count - channels_used.get(group.kind, 0)
-        if group.kind != st.memory and free > 0:
-            out.append(memory_tier(board, group.kind, ctx.clock_mhz, st.pes, min(free, st.pes), st.port_bits))
+        if group.kind != st.memory and free >= st.channels:
+            out.append(memory_tier(board, group.kind, ctx.clock_mhz, st.pes, st.channels, st.port_bits))
     return out
 
 
 def tier_choices(point, board: Board, budget_uram: float, batch: int = 16) -> dict:
     """For a DSE design point: its untiered prediction and, per possible fast tier, the tiered
-    one (hit rate, QPS, P99); `best` names the fastest tiered option if it beats untiered."""
+    one (hit rate, QPS, P99) and the hot list ids (`place`); `best` names the fastest tiered
+    option if it beats untiered."""
     w, st = point.workload, point.stages.pq_dist
     slow = memory_tier(board, st.memory, point.clock_mhz, st.pes, st.channels, st.port_bits)
     options = []
     for fast in fast_tiers(board, budget_uram - point.resources.uram, point.ctx, point.stages, point.channels):
         cmp = compare(w, point.ctx, point.stages, fast, slow, batch)
         base, tiered = cmp["designs"]
-        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hit_rate": cmp["hit_rate"], **{
+        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hot": [int(i) for i in np.nonzero(cmp["mapping"])[0]],
+                        "hit_rate": cmp["hit_rate"], **{
             k: tiered[k] for k in ("qps", "p50_us", "p99_us", f"batch{batch}_p99_us")}, "speedup": round(tiered["qps"] / base["qps"], 4)})
     best = max(options, key=lambda o: (o["qps"], -o["p99_us"]), default=None)
     return {

@@ -52,12 +52,34 @@ class Run:
     expected: Path | None = None
 
 
+@dataclass(frozen=True)
+class RamTiming:
+    """A simulated memory channel: the first beat `latency` cycles after the request, then at most
+    `rate` beats per cycle (the bench's `LatencyAxiRam`)."""
+
+    latency: int
+    rate: float = 1.0
+
+    def as_dict(self) -> dict:
+        return {"latency": self.latency, "rate": self.rate}
+
+
 def test_queries_fx(project: Path, record: dict, fmt) -> np.ndarray:
     """The project's quantised test queries [nq, d] (int64), unpacked from `data/queries.bin`."""
     io = record["io"]
     stride = io["query_beats"] * io["port_bits"] // 8
     raw = np.fromfile(Path(project) / "data" / "queries.bin", dtype=np.uint8).reshape(-1, stride)
     return np.ascontiguousarray(raw[:, : fmt.d * io["elem_bytes"]]).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
+
+
+def predicted_interval(times) -> float:
+    """The model's steady-state cycles per query for a run of these queries submitted at once:
+    the tandem's (`fanns.model.latency.tandem`) span between the first and the last completion
+    over the queries in between — what `measured_interval` measures."""
+    from fanns.model.latency import tandem
+
+    done = tandem(np.zeros(times.queries), times.service, times.latency)
+    return float(done[-1] - done[0]) / (times.queries - 1)
 
 
 def measured_interval(run: dict) -> float:
@@ -85,6 +107,10 @@ class RtlProjectSim:
 
     def probed_sizes(self, first: int, nq: int, nprobe: int) -> np.ndarray:
         """[nq, nprobe] sizes of the cells the test queries first .. first+nq-1 probe."""
+        return self.probed(first, nq, nprobe)[1]
+
+    def probed(self, first: int, nq: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
+        """([nq, nprobe] cell ids, their sizes) the test queries first .. first+nq-1 probe."""
         fmt = self.design.format
         images = MemoryImages.read(self.project / "images")
         q_fx = test_queries_fx(self.project, self.record, fmt)[first : first + nq]
@@ -94,28 +120,63 @@ class RtlProjectSim:
         cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
         table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
         sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
-        return sizes[cells]
+        return cells, sizes[cells]
 
     def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, A.StageTiming]:
-        """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`)."""
-        nprobe = nprobe or self.design.nprobe
-        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
-        return A.stage_timings(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
+        """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`);
+        a tiered design's PQDist interval is the tiered one (each PE's scan or the busier tier's
+        busiest channel, per query, as `fanns.model.latency.query_times` has it)."""
+        ctx, probes, feed = self._feed(first, nq, nprobe)
+        timings = A.stage_timings(ctx, self.design.stages, probes)
+        if feed is not None:
+            st = self.design.stages.pq_dist
+            work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
+            pq = timings["pq_dist"]
+            timings["pq_dist"] = dataclasses.replace(pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()),
+                                                     detail={**pq.detail, "tiered": True})
+        return timings
 
-    def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None):
-        """The latency model's per-query times (`fanns.model.latency.QueryTimes`) for these queries."""
+    def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None,
+                              pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None):
+        """The latency model's per-query times (`fanns.model.latency.QueryTimes`) for these queries;
+        with `pq_memory` / `hot_memory` (the simulated memories of `run`), the PQ codes arrive as
+        those memories deliver them (`fanns.model.skew.cells_feed`: hot lists from the fast tier)."""
         from fanns.model.latency import query_times
 
+        ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory)
+        return query_times(ctx, self.design.stages, probes, feed)
+
+    def _feed(self, first: int, nq: int, nprobe: int | None, pq_memory: RamTiming | None = None,
+              hot_memory: RamTiming | None = None):
+        """(context, probes, code feed) of these queries; the feed is None (the model's default:
+        every list on the design's PQ channels at the board's rate) unless the design is tiered
+        or `pq_memory` says how the simulated memory delivers."""
+        from fanns.codegen.memimage import hot_lists
+        from fanns.model import latency as L, skew as K
+
         nprobe = nprobe or self.design.nprobe
         ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
-        return query_times(ctx, self.design.stages, A.Probes.of(self.probed_sizes(first, nq, nprobe)))
+        cells, sizes = self.probed(first, nq, nprobe)
+        probes = A.Probes.of(sizes)
+        if pq_memory is None and not self.hw.tiered:
+            return ctx, probes, None
+        st = self.design.stages.pq_dist
+        ppc = max(st.pes_per_channel())
+        pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
+        slow = K.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
+        if not self.hw.tiered:
+            return ctx, probes, L.channel_feed(L.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
+        fast = K.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
+        return ctx, probes, K.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
 
-    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY) -> np.ndarray:
+    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY,
+                        pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> np.ndarray:
         """Measured cycles of each query alone (batch 1): one run per query, ap_start to ap_done
         from the accelerator's cycle register, the first run's index load subtracted. Results are
         checked bit for bit as in every run."""
         d = self.design
-        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency)
+        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency,
+                       pq_memory=pq_memory, hot_memory=hot_memory)
         bad = [r.get("first_bad") for r in out["runs"] if r["mismatched_queries"]]
         if bad:
             raise FannsError(f"batch-1 runs returned wrong keys: {bad[0]}")
@@ -128,8 +189,11 @@ class RtlProjectSim:
     def build(self) -> None:
         self.sim.build()
 
-    def run(self, runs: list[Run], latency: int = MEM_LATENCY, pause: float = 0.0, bad_params: bool = False) -> dict:
-        """Simulate `runs` back to back (the first loads the index) and return the bench's report."""
+    def run(self, runs: list[Run], latency: int = MEM_LATENCY, pause: float = 0.0, bad_params: bool = False,
+            pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> dict:
+        """Simulate `runs` back to back (the first loads the index) and return the bench's report;
+        `pq_memory` / `hot_memory` time the PQ-code RAMs of the slow / fast tier (default:
+        `latency`, one beat per cycle)."""
         io = self.record["io"]
         ref = self.project / "data" / "reference_keys.bin"
         specs = []
@@ -153,6 +217,8 @@ class RtlProjectSim:
             "query_stride": io["query_beats"] * io["port_bits"] // 8,
             "channels": self.hw.channels,
             "latency": latency,
+            "pq_memory": pq_memory.as_dict() if pq_memory else None,
+            "hot_memory": hot_memory.as_dict() if hot_memory else None,
             "pause": pause,
             "bad_params": bad_params,
             "runs": specs,

@@ -6,12 +6,15 @@ appears as `m_axi__araddr`, ..., so cocotbext-axi buses are built with `bus_sepa
 `LatencyAxiRam` is cocotbext-axi's `AxiRam` (its read and write halves) with a fixed, pipelined memory latency: the first
 read beat of a burst is handed over exactly `read_latency` cycles after its AR handshake (or
 right after the previous beat, whichever is later), and a write response `write_latency` cycles
-after the burst's last W beat, with any number of requests in flight. That is the memory the
+after the burst's last W beat, with any number of requests in flight. `read_rate` < 1 models a
+memory of less bandwidth: read beats leave at most `read_rate` per cycle on average (a beat
+1 / read_rate cycles after the previous one, fractions carried over). That is the memory the
 AXI masters' timing model assumes; the benches also log every handshake so the tests can check
 the memory behaved so.
 """
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 
@@ -72,11 +75,13 @@ class LatencyAxiRam(Memory):
     """cocotbext-axi's AxiRam (its read and/or write half) with pipelined latencies (see above)."""
 
     def __init__(self, dut, prefix: str, size: int, cycles: Cycles, read_latency: int = RAM_BASE_LATENCY,
-                 write_latency: int = RAM_BASE_LATENCY, read: bool = True, write: bool = True):
-        assert read_latency >= RAM_BASE_LATENCY and write_latency >= RAM_BASE_LATENCY
+                 write_latency: int = RAM_BASE_LATENCY, read: bool = True, write: bool = True, read_rate: float = 1.0):
+        assert read_latency >= RAM_BASE_LATENCY and write_latency >= RAM_BASE_LATENCY and 0 < read_rate <= 1
         super().__init__(size)
         self.clk, self.cycles = dut.clk, cycles
         self.read_latency, self.write_latency = read_latency, write_latency
+        self.read_rate = read_rate
+        self._next_slot = 0.0
         self.read_if = self.write_if = None
         if read:
             bus = AxiReadBus.from_prefix(dut, prefix, bus_separator="__")
@@ -106,6 +111,10 @@ class LatencyAxiRam(Memory):
             accepted = log[self._ar_served] if self._ar_served < len(log) else self.cycles.now
             self._ar_served += 1
             await self._until(accepted + self.read_latency - RAM_BASE_LATENCY)
+        if self.read_rate < 1.0:  # a narrower memory: beats at least 1 / read_rate cycles apart
+            due = max(float(self.cycles.now), self._next_slot)
+            await self._until(math.ceil(due))
+            self._next_slot = due + 1.0 / self.read_rate
         self._next_is_first = bool(int(beat.rlast))
         await self._send_beat(beat)
 

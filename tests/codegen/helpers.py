@@ -29,3 +29,33 @@ def random_index(nlist: int = 12, n: int = 900, d: int = 32, m: int = 8, opq: bo
 
 def random_format(d: int = 32, m: int = 8) -> IvfPqFormat:
     return IvfPqFormat(d=d, m=m, scale=1000.0, ivf_shift=8, lut_shift=10)
+
+
+def skewed_index(nlist: int = 16, hot: int = 4, hot_size: int = 540, cold_size: int = 70, d: int = 32, m: int = 8,
+                 seed: int = 0) -> tuple[IvfPqIndexData, callable]:
+    """An index with access skew: `hot` large lists whose centroids sit close together, the other
+    lists small and spread out; and `queries(n, seed)`, which draws queries near the hot
+    centroids (4 in 5) or near a random cold one, so the few hot lists get most of the probes."""
+    rng = np.random.default_rng(seed)
+    centroids = rng.standard_normal((nlist, d)) * 2.0
+    centre = centroids[0].copy()
+    centroids[:hot] = centre + 0.4 * rng.standard_normal((hot, d))
+    sizes = np.array([hot_size] * hot + [cold_size] * (nlist - hot), dtype=np.int64)
+    n = int(sizes.sum())
+    data = IvfPqIndexData(
+        centroids=centroids.astype(np.float32),
+        codebook=(rng.standard_normal((m, 256, d // m)) * 0.3).astype(np.float32),
+        opq_matrix=None,
+        offsets=np.concatenate([[0], np.cumsum(sizes)]),
+        ids=rng.permutation(n * 3)[:n].astype(np.int64),
+        codes=rng.integers(0, 256, (n, m), dtype=np.uint8),
+        metric="l2",
+    )
+
+    def queries(count: int, qseed: int) -> np.ndarray:
+        r = np.random.default_rng(qseed)
+        near_hot = r.random(count) < 0.8
+        base = np.where(near_hot[:, None], centre, centroids[r.integers(hot, nlist, count)])
+        return (base + 0.3 * r.standard_normal((count, d))).astype(np.float32)
+
+    return data, queries

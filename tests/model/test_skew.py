@@ -1,7 +1,8 @@
 """Access skew and tiered list placement (issue 10): the profile against brute-force counting,
 placement within capacity, the tiered model's consistency, and a skewed synthetic workload on
-which the tiered design is predicted faster than the untiered one with the same PEs and channels.
-(Model only: the generators do not build tiered designs yet, so there is no simulation check.)"""
+which the tiered design is predicted faster than the untiered one with the same PEs and channels,
+and the tiered design.yaml `fanns dse --tiers` writes. (The generated tiered design against RTL
+simulation: tests/codegen/test_tiers.py.)"""
 import dataclasses
 
 import numpy as np
@@ -111,6 +112,42 @@ def test_dse_reports_the_tier_choice(setting, tmp_path):
     report.write(outcome, tmp_path)
     data = json.loads((tmp_path / "dse.json").read_text())
     assert data["tiers"]["designs"][0]["options"] == choice["options"]
+    built = [o for o in choice["options"] if o["fast"] != "uram" and o["speedup"] > 1]
+    path = tmp_path / "design_tiered.yaml"
+    assert path.exists() == bool(built)
+    if built:
+        from fanns.arch.design import IvfPqDesign
+
+        best = max(built, key=lambda o: o["qps"])
+        tiered = IvfPqDesign.load(path)
+        base = IvfPqDesign.load(tmp_path / "design.yaml")
+        assert tiered.stages.pq_dist.tiers.memory == best["fast"] and list(tiered.stages.pq_dist.tiers.hot) == best["hot"]
+        assert len(best["hot"]) == best["hot_lists"] > 0
+        assert tiered.stages.pq_dist.pes == base.stages.pq_dist.pes and tiered.stages.pq_dist.channels == base.stages.pq_dist.channels
+
+
+def test_dse_writes_the_tiered_design(tmp_path):
+    """1e9 vectors on the U280: the best design keeps the codes on DDR4; hot lists on HBM (one
+    channel paired with each DDR4 channel) beat it, so `design_tiered.yaml` is written: the same
+    stages with `pq_dist.tiers` from `place`, a channel plan with the paired HBM channels, and
+    the tiered prediction."""
+    from fanns.arch.design import IvfPqDesign
+    from fanns.model import report
+
+    w = synthetic_workload(10**9, 128, 16, 4096, 16, 10, False, queries=100, imbalance=3.0, seed=1)
+    outcome = dse.run([w], load_board("u280"), "synthetic", 200.0, top=1, tiers=True)
+    report.write(outcome, tmp_path)
+    base, tiered = IvfPqDesign.load(tmp_path / "design.yaml"), IvfPqDesign.load(tmp_path / "design_tiered.yaml")
+    option = next(o for o in outcome.tiers[0]["options"] if o["fast"] == "hbm")
+    st = tiered.stages.pq_dist
+    assert base.stages.pq_dist.memory == "ddr4" and base.stages.pq_dist.tiers is None
+    assert st.tiers.memory == "hbm" and list(st.tiers.hot) == option["hot"] and st.tiers.channels == st.channels
+    assert dataclasses.replace(tiered.stages, pq_dist=dataclasses.replace(st, tiers=None)) == base.stages
+    hot_channels = [ch for ch in tiered.memory if ch.use == "pq_hot"]
+    assert [ch.pes for ch in hot_channels] == [ch.pes for ch in tiered.memory if ch.use == "pq_codes"]
+    assert all(ch.memory == "hbm" for ch in hot_channels) and len({ch.channel for ch in tiered.memory if ch.memory == "hbm"}) == len(
+        [ch for ch in tiered.memory if ch.memory == "hbm"])
+    assert tiered.prediction["qps"] == option["qps"] > base.prediction["qps"] and tiered.prediction["tiers"]["speedup"] > 1
 
 
 def test_host_tier_from_the_board_file(setting):
