@@ -249,7 +249,7 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
             shares = A.pq_shares(ctx.m, probes, pes, mem.port_bits)
             share_beats = int(packing.beats(list_sizes, pes).sum())
             sels = [
-                (sel, A.sel_k_timing(sel, shares), sel_res, limits.instances_fit(sel_units))
+                (sel, sel_res, limits.instances_fit(sel_units))
                 for sel, sel_units, sel_res in _selections(ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel)
             ]
             for db, (one, placeable, pe) in base.items():
@@ -266,7 +266,8 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                     st = PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits)
                     interval, latency, compute, memory = A.pq_timing_from_work(work, busiest, mem.beats_per_cycle)
                     detail = {"compute_cycles": compute, "memory_cycles": memory}
-                    for sel, sel_t, sel_res, sel_fit in sels:
+                    for sel, sel_res, sel_fit in sels:
+                        sel_t = A.sel_k_timing(sel, work, pe, st.pes_per_channel(), mem.beats_per_cycle)
                         b.offer((st, sel), [interval, sel_t.interval], latency + sel_t.latency, one + reader * (n_ch - 1) + sel_res,
                                 {g: n_ch}, detail, placeable and sel_fit)
     return b.build()

@@ -36,6 +36,9 @@ DESIGNS = {
     "sift-opq-goal": ("sift-opq", None, 10, (2, 32, "bram"), (4, 64, "bram"), (3, 1), "hpq", "hpq", None),
     "sift-k1-hsmpqg": ("sift", 4, 1, (5, 32, "uram"), (2, 32, "uram"), (4, 2), "hsmpqg", "hsmpqg", SIM_QUERIES),
     "sift-k10-ahpq": ("sift", 4, 10, (3, 32, "bram"), (4, 32, "bram"), (6, 3), "hpq", "ahpq", SIM_QUERIES),
+    # SelK HPQ whose level-2 work (4·z·s1 = 800 cycles) is comparable to the ~800 items per stream:
+    # SelK holds the PQDist PEs, so their work and its hold add up (`Hpq.coupled_interval`)
+    "sift-k100-selk": ("sift", 4, 100, (2, 32, "uram"), (4, 32, "uram"), (2, 1), "hpq", "hpq", SIM_QUERIES),
 }
 
 

@@ -53,7 +53,8 @@ def test_option_arrays_equal_the_stage_models(u55c):
                 continue
             if group == "back":
                 t, work = A.pq_timing(ctx, cfg[0], probes)
-                got = [t.interval, A.sel_k_timing(cfg[1], work.shares).interval]
+                rate = ctx.memory(cfg[0].memory).beats_per_cycle
+                got = [t.interval, A.sel_k_timing(cfg[1], work, A.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate).interval]
             elif group == "front":
                 got = [A.ivf_timing(ctx, cfg[0]).interval, A.sel_cells_timing(ctx, cfg[1], cfg[0]).interval]
             elif group == "lut":
