@@ -17,7 +17,7 @@ back to back until it repeats (the last copy's interval is the steady state):
 * the selection PE starts level-2 collection of query r at C_r; the PEs of channel group g
   (contiguous PEs a..b) may deliver keys of query r+1 from R_g = C_r + restart(b), and each
   stream's buffers ahead (key FIFO, datapath registers: `slack` keys) take its first keys
-  earlier: item i of the query is scanned no earlier than R_g - slack + i;
+  at any time: item i >= slack of the query is scanned no earlier than R_g - slack + i;
 * LUT c is loaded by every PE at once (the chain): its load starts when the previous one is
   done and every PE has freed the bank of cell c - banks, and takes 256 cycles
   (`PqDecode.schedule` otherwise: scan start = max(LUT loaded, previous cell scanned));
@@ -32,8 +32,9 @@ import numpy as np
 
 from fanns.pe.pq_decode import KSUB, PqDecode
 
-REPEATS = 3
-"""Copies of a query simulated back to back: the first starts cold, the later ones repeat."""
+REPEATS = 2
+"""Copies of a query simulated back to back: the first starts cold, the second is steady (its
+LUT loads and scans start where the first copy left them)."""
 
 
 def channel_groups(pes_per_channel: list[int]) -> list[tuple[int, int]]:
@@ -57,28 +58,25 @@ def coupled_intervals(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[i
     nq, cells = n.shape
     total = n.sum(1)
     cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(n, 1)[:, :-1]], 1)
-    restart = [float(sel.stream_restart(b)) for _, b in groups]
-    due = [float(sel.stream_due(a)) for a, _ in groups]
+    restart = np.array([[sel.stream_restart(b)] for _, b in groups], dtype=np.float64)  # [groups, 1]
+    due = np.array([[sel.stream_due(a)] for a, _ in groups], dtype=np.float64)
     start = np.zeros(nq)
     ld = np.full(nq, -np.inf)
-    se: list[list[np.ndarray]] = [[] for _ in groups]  # per group, scan end of every cell so far
+    se: list[np.ndarray] = []  # per cell so far: [groups, nq] scan end of its last item
     interval = np.zeros(nq)
     for r in range(REPEATS):
-        release = [start + restart[g] for g in range(len(groups))]
+        release = start + restart
         for c in range(cells):
             k = r * cells + c
             ls = np.zeros(nq) if k == 0 else ld
             if k >= pq.banks:
-                ls = np.maximum(ls, np.max([s[k - pq.banks] for s in se], 0) + 1)
+                ls = np.maximum(ls, se[k - pq.banks].max(0) + 1)
             ld = ls + KSUB
-            for g, s in enumerate(se):
-                ss = np.maximum(ld, release[g] - slack + cum[:, c])
-                if k > 0:
-                    ss = np.maximum(ss, s[k - 1] + 1)
-                s.append(ss + n[:, c] - 1)
-        nxt = start + sel.min_interval()
-        for g, s in enumerate(se):
-            end = np.maximum(np.maximum(s[-1] + pq.depth() + 1, release[g] + total - 1), release[g] + feed - 1)
-            nxt = np.maximum(nxt, end - due[g])
+            ss = ld if k == 0 else np.maximum(ld, se[k - 1] + 1)
+            last = cum[:, c] + n[:, c] - 1  # index of the cell's last item within the query
+            held = np.where(last >= slack, release - slack + last, -np.inf)
+            se.append(np.maximum(ss + n[:, c] - 1, held))
+        end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total - 1), release + feed - 1)
+        nxt = np.maximum(start + sel.min_interval(), (end - due).max(0))
         interval, start = nxt - start, nxt
     return interval
