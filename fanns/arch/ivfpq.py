@@ -32,7 +32,7 @@ from fanns.arch.ivfpq_memory import (  # noqa: F401  (the memory model is part o
     Probes, channel_reader, index_bytes_per_channel, memories, pq_channel_bytes, pq_shares, reader_rate,
     stored_elem_bytes,
 )
-from fanns.arch.ivfpq_selk import channel_groups, coupled_intervals
+from fanns.arch.ivfpq_selk import channel_groups, coupled_intervals_many
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.ahpq import Ahpq
@@ -437,8 +437,13 @@ def selk_slack(pe: PqDecode) -> int:
 def sel_k_intervals(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> np.ndarray:
     """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.arch.ivfpq_selk`:
     their work and SelK's level-2 hold add up where the old max of the two let them overlap)."""
-    feed = pq_feed_cycles(work, pq, max(pes_per_channel), rate)
-    return coupled_intervals(selector_pe(st), pq, work.shares.items, channel_groups(pes_per_channel), feed, selk_slack(pq))
+    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate)[0]
+
+
+def sel_k_intervals_many(configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float) -> np.ndarray:
+    """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
+    many = [(selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate)) for st, ppc in configs]
+    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
 
 
 def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:

@@ -47,6 +47,19 @@ def channel_groups(pes_per_channel: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+def dominant_groups(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The groups that can set the interval: the last (it restarts last, so its scans set the
+    LUT chain's pace) and the first of each size. Of two groups of one size the later restarts
+    4·s1·(its offset) later and is due as much later, and its last key is no later by more than
+    that (every constraint on it moves at most one cycle per cycle of its restart)."""
+    keep, sizes = [], set()
+    for a, b in groups:
+        if b - a not in sizes:
+            sizes.add(b - a)
+            keep.append((a, b))
+    return keep + ([groups[-1]] if groups[-1] not in keep else [])
+
+
 def coupled_intervals(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray,
                       slack: int) -> np.ndarray:
     """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
@@ -54,29 +67,40 @@ def coupled_intervals(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[i
     `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
     `feed` [nq]: the busiest channel's cycles for a query's items after the hold; `slack`: keys a
     held stream's buffers take."""
+    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack)[0]
+
+
+def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int) -> np.ndarray:
+    """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE tries
+    every channel count and selection PE for the same PEs: one vectorised recurrence)."""
     n = np.asarray(items, dtype=np.float64)
     nq, cells = n.shape
     total = n.sum(1)
     cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(n, 1)[:, :-1]], 1)
-    restart = np.array([[sel.stream_restart(b)] for _, b in groups], dtype=np.float64)  # [groups, 1]
-    due = np.array([[sel.stream_due(a)] for a, _ in groups], dtype=np.float64)
-    start = np.zeros(nq)
-    ld = np.full(nq, -np.inf)
-    se: list[np.ndarray] = []  # per cell so far: [groups, nq] scan end of its last item
-    interval = np.zeros(nq)
+    configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
+    width = max(len(groups) for _, groups, _ in configs)
+    # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
+    restart = np.array([[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
+    due = np.array([[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
+    floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
+    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (nq,)) for _, _, f in configs])[:, None, :]
+    start = np.zeros((len(configs), nq))
+    ld = np.full((len(configs), nq), -np.inf)
+    se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, nq] scan end of their last item
+    interval = start
     for r in range(REPEATS):
-        release = start + restart
+        release = start[:, None, :] + restart
         for c in range(cells):
             k = r * cells + c
-            ls = np.zeros(nq) if k == 0 else ld
+            ls = np.zeros_like(ld) if k == 0 else ld
             if k >= pq.banks:
-                ls = np.maximum(ls, se[k - pq.banks].max(0) + 1)
+                ls = np.maximum(ls, se[-pq.banks].max(1) + 1)
             ld = ls + KSUB
-            ss = ld if k == 0 else np.maximum(ld, se[k - 1] + 1)
+            ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
             last = cum[:, c] + n[:, c] - 1  # index of the cell's last item within the query
             held = np.where(last >= slack, release - slack + last, -np.inf)
-            se.append(np.maximum(ss + n[:, c] - 1, held))
+            se = (se + [np.maximum(ss + n[:, c] - 1, held)])[-pq.banks:]
         end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total - 1), release + feed - 1)
-        nxt = np.maximum(start + sel.min_interval(), (end - due).max(0))
+        nxt = np.maximum(start + floor, (end - due).max(1))
         interval, start = nxt - start, nxt
     return interval
