@@ -11,8 +11,8 @@ Measured on design k100 of benchmarks/rtl_sim.py (2 PEs on one channel, K = 100)
 restart only when the second does, 4·z·s1 - 1 cycles into the level-2 collection, and end
 together; the old max(PQDist, SelK) model was 32 % low there.
 
-`coupled_intervals` runs, per sample query, the recurrence of that machine for identical queries
-back to back until it repeats (the last copy's interval is the steady state):
+`coupled_intervals` runs, per sample query, the recurrence of that machine for `REPEATS`
+identical queries back to back (the last copy's interval is the steady state):
 
 * the selection PE starts level-2 collection of query r at C_r; the PEs of channel group g
   (contiguous PEs a..b) may deliver keys of query r+1 from R_g = C_r + restart(b), and each
@@ -25,6 +25,11 @@ back to back until it repeats (the last copy's interval is the steady state):
   where feed is the channel's time for the items its FIFOs could not take while held;
 * C_(r+1) = max(C_r + min_interval, max over groups of E_g - due(a)): level 2 needs stream a's
   queues settled when it reaches them (`Hpq.stream_due`).
+
+Not modelled: the 32-word chain FIFOs (a leading PE may take that much of a LUT early), LUTs
+arriving late from BuildLUT (its own stage interval), and the interplay of a channel-bound feed
+with LUT waits (the feed is a floor on each query, as in the PQDist stage model). Checked
+against RTL simulation: tests/codegen/test_rtl.py (within 5 %), benchmarks/rtl_sim.py.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ The pipeline as a tandem of servers (`query_times`): a server takes a new query 
 cycles after it took the previous one (the stage's per-query interval) and hands a query on
 `latency` cycles after taking it. A selection stage streams alongside its producer, so
 (IVFDist, SelCells) and (PQDist, SelK) are one server each (service = the larger of the two,
-latency = the producer's plus the selection's tail), and PQDist scans each cell as soon as
+SelK's already coupled to PQDist's pace, `fanns.arch.ivfpq_selk`; latency = the producer's plus
+the selection's tail), and PQDist scans each cell as soon as
 BuildLUT has delivered its LUT, so BuildLUT joins that server (`back_span`). The accelerator's
 own I/O adds a fixed `io_cycles` per query: reading the query from the I/O channel and writing
 its K results. Per-query latencies are checked against RTL simulation in
