@@ -18,6 +18,7 @@ from fanns.cli import main
 from fanns.codegen.designs import pinned_design
 from fanns.codegen.hls import TestQueries
 from fanns.codegen.rtl import generate_rtl, render_rtl_project
+from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.sweep import recall_at
 from fanns.numerics import split_keys
@@ -61,6 +62,8 @@ def case(request, tmp_path_factory, build_root):
         hw_recall = ex.record["goals"][GOAL]["hw_recall"]
         nprobe = ex.record["goals"][GOAL]["nprobe"]
     nq = nq or queries.shape[0]
+    if gt.shape[1] < k:  # the shared exploration keeps GT_DEPTH neighbours; K = 100 needs more
+        gt = load_dataset("builtin:sift-10k").groundtruth(k)[: gt.shape[0]]
     design = pinned_design(data, fmt, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq, sel_cells=sel_cells, sel_k=sel_k)
     test = TestQueries(queries[:nq], gt[:nq, : max(k, 10)])
     project = generate_rtl(design, data, test, tmp_path_factory.mktemp(request.param) / "project")
