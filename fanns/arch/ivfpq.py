@@ -187,17 +187,6 @@ def _latency(pe: PE) -> int:
     return pe.latency()
 
 
-@lru_cache(maxsize=1 << 20)
-def _interval(pe: PE, n: int) -> int:
-    return pe.interval(n)
-
-
-def select_intervals(pe: PE, n: np.ndarray) -> np.ndarray:
-    """`pe.interval(n)` for an array of per-stream item counts (one call per distinct count and PE)."""
-    values, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    return np.array([_interval(pe, int(v)) for v in values], dtype=np.float64)[inverse]
-
-
 # -- per-stage PEs --------------------------------------------------------------------------------
 def opq_pe(ctx: Context, st: OpqStage) -> Opq:
     return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits)
