@@ -32,6 +32,7 @@ from fanns.arch.ivfpq_memory import (  # noqa: F401  (the memory model is part o
     Probes, channel_reader, index_bytes_per_channel, memories, pq_channel_bytes, pq_shares, reader_rate,
     stored_elem_bytes,
 )
+from fanns.arch.ivfpq_selk import channel_groups, coupled_intervals_many
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.ahpq import Ahpq
@@ -131,9 +132,10 @@ def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) 
 @dataclass(frozen=True)
 class Selector:
     """A selection micro-architecture: `make(z, s, key_bits, **params)` returns its PE, which
-    provides `s1`, `interval(n)`, `latency()` and `resources()`; `params` are the settings the DSE
-    offers (e.g. AHPQ exactness targets); `stages` where it may serve (an approximate queue only
-    in SelK, where a missed neighbour costs recall but not the set of cells scanned)."""
+    provides `s1`, `interval(n)`, `stream_restart(j)`, `stream_due(j)`, `min_interval()`,
+    `latency()` and `resources()`; `params` are the settings the DSE offers (e.g. AHPQ
+    exactness targets); `stages` where it may serve (an approximate queue only in SelK, where a
+    missed neighbour costs recall but not the set of cells scanned)."""
 
     make: Callable[..., PE]
     params: tuple[dict, ...] = ({},)
@@ -183,17 +185,6 @@ def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None =
 def _latency(pe: PE) -> int:
     """A selection PE's latency, once per distinct PE (HSMPQG builds its comparator network)."""
     return pe.latency()
-
-
-@lru_cache(maxsize=1 << 20)
-def _interval(pe: PE, n: int) -> int:
-    return pe.interval(n)
-
-
-def select_intervals(pe: PE, n: np.ndarray) -> np.ndarray:
-    """`pe.interval(n)` for an array of per-stream item counts (one call per distinct count and PE)."""
-    values, inverse = np.unique(np.asarray(n, dtype=np.int64), return_inverse=True)
-    return np.array([_interval(pe, int(v)) for v in values], dtype=np.float64)[inverse]
 
 
 # -- per-stage PEs --------------------------------------------------------------------------------
@@ -419,9 +410,34 @@ def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTimin
     return StageTiming(interval, latency, detail), work
 
 
-def sel_k_timing(st: SelectStage, shares: PqShares) -> StageTiming:
-    pe = selector_pe(st)
-    return StageTiming(float(select_intervals(pe, shares.items_per_query).mean()), float(_latency(pe)))
+def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float) -> np.ndarray:
+    """Per sample query, the busiest channel's cycles for the items a held stream's buffers (key
+    FIFO, datapath, item FIFO: `selk_slack` + FIFO_DEPTH) could not take, plus the datapath."""
+    n = work.shares.items_per_query.astype(np.float64)
+    ahead = selk_slack(pe) + FIFO_DEPTH
+    return busiest * work.beats / rate * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
+
+
+def selk_slack(pe: PqDecode) -> int:
+    """Keys a held SelK stream's buffers take: the key FIFO and the PE's datapath registers."""
+    return FIFO_DEPTH + pe.depth() + 1
+
+
+def sel_k_intervals(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> np.ndarray:
+    """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.arch.ivfpq_selk`:
+    their work and SelK's level-2 hold add up where the old max of the two let them overlap)."""
+    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate)[0]
+
+
+def sel_k_intervals_many(configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float) -> np.ndarray:
+    """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
+    many = [(selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate)) for st, ppc in configs]
+    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
+
+
+def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:
+    """SelK's mean interval (`sel_k_intervals`: it includes PQDist's pace) and tail latency."""
+    return StageTiming(float(sel_k_intervals(st, work, pq, pes_per_channel, rate).mean()), float(_latency(selector_pe(st))))
 
 
 def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, StageTiming]:
@@ -433,7 +449,8 @@ def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, Sta
     out["sel_cells"] = sel_cells_timing(ctx, stages.sel_cells, stages.ivf_dist)
     out["build_lut"] = lut_timing(ctx, stages.build_lut)
     out["pq_dist"], work = pq_timing(ctx, stages.pq_dist, probes)
-    out["sel_k"] = sel_k_timing(stages.sel_k, work.shares)
+    st = stages.pq_dist
+    out["sel_k"] = sel_k_timing(stages.sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle)
     return out
 
 

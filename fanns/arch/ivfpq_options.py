@@ -249,13 +249,13 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
             shares = A.pq_shares(ctx.m, probes, pes, mem.port_bits)
             share_beats = int(packing.beats(list_sizes, pes).sum())
             sels = [
-                (sel, A.sel_k_timing(sel, shares), sel_res, limits.instances_fit(sel_units))
+                (sel, sel_res, limits.instances_fit(sel_units))
                 for sel, sel_units, sel_res in _selections(ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel)
             ]
             for db, (one, placeable, pe) in base.items():
                 work = A.pq_work(shares, pe)
                 b.raw += min(pes, free) * len(sels)
-                last_busiest = None
+                stages, last_busiest = [], None
                 for n_ch in range(1, min(pes, free) + 1):
                     busiest = -(-pes // n_ch)
                     if busiest == last_busiest:
@@ -263,12 +263,19 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                     last_busiest = busiest
                     if A.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
                         continue
-                    st = PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits)
+                    stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits))
+                if not stages or not sels:
+                    continue
+                # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
+                sel_cycles = A.sel_k_intervals_many([(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
+                                                    work, pe, mem.beats_per_cycle).mean(1).reshape(len(stages), len(sels))
+                for st, row in zip(stages, sel_cycles):
+                    busiest = max(st.pes_per_channel())
                     interval, latency, compute, memory = A.pq_timing_from_work(work, busiest, mem.beats_per_cycle)
                     detail = {"compute_cycles": compute, "memory_cycles": memory}
-                    for sel, sel_t, sel_res, sel_fit in sels:
-                        b.offer((st, sel), [interval, sel_t.interval], latency + sel_t.latency, one + reader * (n_ch - 1) + sel_res,
-                                {g: n_ch}, detail, placeable and sel_fit)
+                    for (sel, sel_res, sel_fit), sel_interval in zip(sels, row):
+                        b.offer((st, sel), [interval, float(sel_interval)], latency + A._latency(A.selector_pe(sel)),
+                                one + reader * (st.channels - 1) + sel_res, {g: st.channels}, detail, placeable and sel_fit)
     return b.build()
 
 

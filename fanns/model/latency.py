@@ -9,7 +9,8 @@ The pipeline as a tandem of servers (`query_times`): a server takes a new query 
 cycles after it took the previous one (the stage's per-query interval) and hands a query on
 `latency` cycles after taking it. A selection stage streams alongside its producer, so
 (IVFDist, SelCells) and (PQDist, SelK) are one server each (service = the larger of the two,
-latency = the producer's plus the selection's tail), and PQDist scans each cell as soon as
+SelK's already coupled to PQDist's pace, `fanns.arch.ivfpq_selk`; latency = the producer's plus
+the selection's tail), and PQDist scans each cell as soon as
 BuildLUT has delivered its LUT, so BuildLUT joins that server (`back_span`). The accelerator's
 own I/O adds a fixed `io_cycles` per query: reading the query from the I/O channel and writing
 its K results. Per-query latencies are checked against RTL simulation in
@@ -143,7 +144,7 @@ def query_times(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed
     feed = feed or default_feed(ctx, stages, probes)
     work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
     pq_service = np.maximum(work.pe_cycles, feed.busy)
-    selk_service = A.select_intervals(A.selector_pe(stages.sel_k), work.shares.items_per_query)
+    selk_service = A.sel_k_intervals(stages.sel_k, work, A.pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle)
     rows = {
         "opq": (t["opq"].interval * ones, t["opq"].latency * ones) if "opq" in t else (0 * ones, 0 * ones),
         "front": (max(t["ivf_dist"].interval, t["sel_cells"].interval) * ones, (t["ivf_dist"].latency + t["sel_cells"].latency) * ones),

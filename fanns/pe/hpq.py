@@ -28,6 +28,15 @@ state (every stream N items per query, no bubbles) consecutive queries start lev
 cycles apart (the first term: a stream restarts 4·s1·(j+1) - 1 cycles into the collection and
 level 2 reaches its queues 4·s1·j cycles in; the second: level 2 is busy for the whole
 collection, settle and output), so Q queries take cycles(N) + (Q - 1)·interval(N). Exact.
+
+Coupled producers: in the IVF-PQ accelerator a stream whose queues level 2 has not yet
+collected stalls the PQDist PE behind it, and PEs sharing a channel stall together
+(`fanns.arch.ivfpq_selk`). That model takes from here when stream j may restart,
+`stream_restart(j)` = 4·s1·(j+1) - 1 cycles into the collection, when its last key must have
+arrived for level 2 to find its queues settled, `stream_due(j)` = 4·s1·j - SETTLE(s1) - 1
+cycles before the next collection start, and the level-2 bound `min_interval()`; with N keys per
+stream at one per cycle these give `interval(N)` again (the first term is
+restart(j) + N - 1 - due(j)).
 """
 from __future__ import annotations
 
@@ -111,7 +120,21 @@ class Hpq(PE):
 
     def interval(self, n: int) -> int:
         """Cycles between consecutive queries of n items per stream, back to back (docstring)."""
-        return max(n + 4 * self.s1 + settle_cycles(self.s1) - 1, 4 * self.z * self.s1 + settle_cycles(self.s) + self.s - 1)
+        return max(self.stream_restart(0) + n - 1 - self.stream_due(0), self.min_interval())
+
+    def stream_restart(self, j: int) -> int:
+        """Cycles into the level-2 collection at which stream j may start the next query."""
+        return 4 * self.s1 * (j + 1) - 1
+
+    def stream_due(self, j: int) -> int:
+        """Stream j's last key may be taken up to this many cycles before (negative: after) the next
+        collection starts without delaying it: its queues settle (SETTLE(s1) idle cycles after
+        the key's cycle), level 2 reaches them 4·s1·j cycles in."""
+        return 4 * self.s1 * j - settle_cycles(self.s1) - 1
+
+    def min_interval(self) -> int:
+        """Level 2's share of `interval`: collection, settle and output."""
+        return 4 * self.z * self.s1 + settle_cycles(self.s) + self.s - 1
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:

@@ -31,6 +31,10 @@ next query enters once HPQ stream s-1 restarts, 4s² - 1 cycles into the level-2
 start level-2 collection
     interval(N) = 4s² + s - 2 + max(N, s)
 cycles apart, and Q queries take cycles(N) + (Q - 1)·interval(N). Exact (checked in simulation).
+The join already moves the streams together; for `fanns.arch.ivfpq_selk` every stream may
+restart `stream_restart(j)` = 4s² - 1 cycles into the collection and is due `stream_due(j)` = -s
+(its last key s cycles before the next collection), level 2 bounding the interval at
+`min_interval()` = 4s² + 2s - 2; with N keys per stream these give `interval(N)`.
 """
 from __future__ import annotations
 
@@ -143,6 +147,17 @@ class Hsmpqg(PE):
     def interval(self, n: int) -> int:
         """Cycles between consecutive queries of n keys per stream, back to back (docstring)."""
         return 4 * self.s * self.s + self.s - 2 + max(n, self.s)
+
+    def stream_restart(self, j: int) -> int:
+        """Cycles into the level-2 collection at which the streams may start the next query."""
+        return 4 * self.s * self.s - 1
+
+    def stream_due(self, j: int) -> int:
+        """A stream's last key is due s cycles before the next collection starts (docstring)."""
+        return -self.s
+
+    def min_interval(self) -> int:
+        return 4 * self.s * self.s + 2 * self.s - 2
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:

@@ -137,16 +137,37 @@ def test_pq_stage_is_the_slower_of_scan_and_channel():
     assert fewer.interval > more.interval  # one channel cannot feed 8 PEs
 
 
-def test_sel_k_interval_is_the_mean_of_the_pe_interval_per_query():
+def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
+    """SelK holds the PQDist PEs after each query (`fanns.arch.ivfpq_selk`): its interval is never
+    below the selection PE's own `interval(n)` nor below PQDist's, and PEs on more channels
+    (smaller lockstep groups) are held no longer."""
     c = ctx()
     rng = np.random.default_rng(3)
     probes = A.Probes.of(rng.integers(0, 900, size=(40, 7)))
-    shares = A.pq_shares(c.m, probes, 5, 256)
-    sel = A.select_stage("hpq", 5, 10, 52)
-    pe = Hpq(z=5, s=10, key_bits=52)
-    expect = np.mean([pe.interval(int(n)) for n in shares.items_per_query])
-    assert A.sel_k_timing(sel, shares).interval == pytest.approx(expect)
-    assert sel.s1 == pe.s1 == 10
+    sel = A.select_stage("hpq", 6, 100, 52)
+    pe = Hpq(z=6, s=100, key_bits=52)
+    rate = c.memory("hbm").beats_per_cycle
+    got = {}
+    for channels in (1, 3, 6):
+        st = PqDistStage(6, True, "hbm", channels, 256)
+        t, work = A.pq_timing(c, st, probes)
+        got[channels] = A.sel_k_timing(sel, work, A.pq_pe(c, st), st.pes_per_channel(), rate).interval
+        assert got[channels] >= np.mean([pe.interval(int(n)) for n in work.shares.items_per_query])
+        assert got[channels] >= t.interval
+    assert got[1] >= got[3] >= got[6] and got[1] > got[6]
+    assert sel.s1 == pe.s1 == 100
+
+
+def test_coupled_recurrence_reduces_to_the_selection_pes_interval():
+    """One PE with its LUTs loaded long before its keys are due (cells of many items, no
+    channel limit, only the datapath registers ahead): the recurrence is the PE's own back-to-back `interval(n)`."""
+    from fanns.arch.ivfpq_selk import coupled_intervals
+    from fanns.pe.hsmpqg import Hsmpqg
+
+    items = np.array([[3000, 2000, 2500], [700, 900, 4000]])
+    for sel in (Hpq(z=1, s=10, key_bits=52), Hpq(z=1, s=100, key_bits=52), Hsmpqg(z=36, s=10, key_bits=52)):
+        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], np.zeros(2), PqDecode(m=16).depth() + 1)
+        assert np.array_equal(got, [sel.interval(int(n)) for n in items.sum(1)])
 
 
 def test_selection_architectures_give_their_pes_timing():
@@ -160,7 +181,9 @@ def test_selection_architectures_give_their_pes_timing():
     assert A.selector_pe(st) == Ahpq(z=16, s=100, key_bits=52, target=0.99)
     st = A.select_stage("hsmpqg", 36, 10, 52)
     assert st.s1 == 10 and A.selector_pe(st) == Hsmpqg(z=36, s=10, key_bits=52)
-    shares = A.pq_shares(16, A.Probes.of(np.array([[300, 20], [5, 900]])), 36, 256)
-    assert A.sel_k_timing(st, shares).interval == np.mean([Hsmpqg(z=36, s=10, key_bits=52).interval(int(n)) for n in shares.items_per_query])
+    work = A.pq_work(A.pq_shares(16, A.Probes.of(np.array([[300, 20], [5, 900]])), 36, 256), PqDecode(m=16))
+    pe = Hsmpqg(z=36, s=10, key_bits=52)
+    got = A.sel_k_intervals(st, work, PqDecode(m=16), [36], 1.0)
+    assert np.all(got >= [pe.interval(int(n)) for n in work.shares.items_per_query])
     with pytest.raises(Exception):
         A.select_stage("hsmpqg", 8, 10, 52)  # HSMPQG needs s < z

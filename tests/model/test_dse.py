@@ -53,7 +53,8 @@ def test_option_arrays_equal_the_stage_models(u55c):
                 continue
             if group == "back":
                 t, work = A.pq_timing(ctx, cfg[0], probes)
-                got = [t.interval, A.sel_k_timing(cfg[1], work.shares).interval]
+                rate = ctx.memory(cfg[0].memory).beats_per_cycle
+                got = [t.interval, A.sel_k_timing(cfg[1], work, A.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate).interval]
             elif group == "front":
                 got = [A.ivf_timing(ctx, cfg[0]).interval, A.sel_cells_timing(ctx, cfg[1], cfg[0]).interval]
             elif group == "lut":
@@ -135,8 +136,12 @@ def test_designs_shift_with_parameters_as_in_fig_6_8(u55c):
     assert rising(ivf, 0.1), ivf
     pes = [best(nlist=n).stages.ivf_dist.pes for n in (1024, 4096, 16384)]
     assert pes == sorted(pes) and pes[-1] > pes[0], pes
+    # Fig. 6.8 grows SelK on to K = 100; here SelK holds the PQDist PEs for ~4·z·s1 cycles per
+    # query (`fanns.arch.ivfpq_selk`, measured in RTL), so the best K = 100 design takes fewer
+    # streams (a shorter hold) and its SelK may be smaller than at K = 10, but both exceed K = 1.
     selk = [budget_share(best(k=k), ("sel_k",), budget) for k in (1, 10, 100)]
-    assert rising(selk, 0.05), selk
+    assert min(selk[1:]) > selk[0] + 0.05, selk
+    assert best(k=100).qps < best(k=10).qps <= best(k=1).qps
 
 
 def test_nothing_fits_names_the_binding_resource():
