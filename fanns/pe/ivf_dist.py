@@ -75,6 +75,7 @@ class IvfDist(PE):
         {"d": 64, "w": 4, "vec_bits": 16, "nlist": 128, "storage": "stream"},
         {"d": 128, "w": 32, "vec_bits": 12, "nlist": 256, "storage": "stream"},
         {"d": 96, "w": 8, "vec_bits": 8, "nlist": 64, "storage": "stream"},
+        {"d": 32, "w": 32, "vec_bits": 8, "nlist": 128, "storage": "stream"},
     )
 
     def validate(self) -> None:
