@@ -3,6 +3,7 @@ import json
 
 import pytest
 from amaranth import Const, Module, Signal
+from amaranth.hdl import Fragment
 
 from fanns.errors import FannsError
 from fanns.pe import calibration
@@ -47,8 +48,10 @@ class _CountingPipe(Pipe):
 
 @pytest.mark.parametrize("n,leaf", [(1, 8), (2, 16), (5, 17), (16, 24), (24, 9), (64, 16)])
 def test_adder_tree_bits_counts_the_tree_adders(n, leaf):
-    pipe = _CountingPipe(Module(), Const(1))
+    m = Module()
+    pipe = _CountingPipe(m, Const(1))
     add_tree(pipe, [Signal(leaf, name=f"x{i}") for i in range(n)])
+    Fragment.get(m, None)
     assert adder_tree_bits(n, leaf) == pipe.bits
 
 
