@@ -70,7 +70,6 @@ class IvfDist(PE):
         {"d": 64, "w": 4, "vec_bits": 8, "nlist": 512, "storage": "bram"},
         {"d": 64, "w": 16, "vec_bits": 8, "nlist": 1024, "storage": "uram"},
         {"d": 128, "w": 32, "vec_bits": 8, "nlist": 2048, "storage": "uram"},
-        {"d": 128, "w": 8, "vec_bits": 12, "nlist": 1024, "storage": "uram"},
         {"d": 128, "w": 16, "vec_bits": 8, "nlist": 256, "storage": "stream"},
         {"d": 64, "w": 4, "vec_bits": 16, "nlist": 128, "storage": "stream"},
         {"d": 128, "w": 32, "vec_bits": 12, "nlist": 256, "storage": "stream"},
