@@ -6,6 +6,7 @@ generalise. Each configuration is one `synth_xilinx -family xcup` run (seconds t
 
     PYTHONPATH=. python benchmarks/calibration_holdout.py                   # the default set below
     PYTHONPATH=. python benchmarks/calibration_holdout.py pq_decode '{"m": 24}'
+    PYTHONPATH=. python benchmarks/calibration_holdout.py --pe opq --pe hpq   # the default set's rows of these PEs
 """
 from __future__ import annotations
 
@@ -29,11 +30,18 @@ HOLDOUT = [
     ("opq", {"d": 96, "w": 24, "vec_bits": 8}),
     ("opq", {"d": 64, "w": 8, "vec_bits": 16}),
     ("opq", {"d": 128, "w": 64, "vec_bits": 8}),
+    ("hpq", {"z": 6, "s": 17, "key_bits": 64}),
+    ("hpq", {"z": 2, "s": 5, "key_bits": 48}),
+    ("hpq", {"z": 12, "s": 2, "key_bits": 64}),
 ]
 
 
 def main(argv: list[str]) -> None:
-    jobs = [(argv[i], json.loads(argv[i + 1])) for i in range(0, len(argv), 2)] if argv else HOLDOUT
+    names = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--pe"]
+    if names:
+        jobs = [(name, params) for name, params in HOLDOUT if name in names]
+    else:
+        jobs = [(argv[i], json.loads(argv[i + 1])) for i in range(0, len(argv), 2)] if argv else HOLDOUT
     print(f"{'PE':10} {'parameters':60} " + " ".join(f"{k + ' meas/pred':>16}" for k in KINDS))
     worst: dict[str, float] = {}
     for name, params in jobs:

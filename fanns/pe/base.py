@@ -35,6 +35,10 @@ class PE:
     hls_header: ClassVar[str] = ""
     testbench: ClassVar[str] = ""
     calibration_points: ClassVar[tuple[dict[str, Any], ...]] = ()
+    logic_features: ClassVar[tuple[str, ...]] = ()
+    """Resource features that count datapath logic (adder, multiplexer bits). When set, the LUT fit
+    uses only these (and the constant) and the other kinds only the rest, so LUTs follow the
+    logic's structure and registers/memories/DSPs are not fitted on multiplexer counts."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -37,8 +37,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
-from fanns.pe.datapath import bram18_tiles
-from fanns.pe.sweep import Sweep, SweepSpec
+from fanns.pe.datapath import bram18_tiles, bram_mux_bits
+from fanns.pe.sweep import LOGIC_FEATURES, Sweep, SweepSpec
 
 KSUB = 256
 
@@ -135,14 +135,21 @@ class BuildLut(PE):
         return (KSUB + 1) * self.words
 
     # -- resources ------------------------------------------------------------------------------
+    logic_features: ClassVar[tuple[str, ...]] = LOGIC_FEATURES
+
     def resource_features(self) -> dict[str, float]:
+        """Lanes, groups, the vector file, output word and codebook RAM (registers, DSPs, RAM),
+        and the engine's logic: adder trees, accumulators, rotate and RAM read multiplexers."""
+        width, depth = self.w * self.vec_bits, KSUB * self.words
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
             "groups*vec_bits": self.spec().per_event * self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
             "m*lut_bits": self.m * self.lut_bits,
-            "bram18_tiles": bram18_tiles(self.w * self.vec_bits, KSUB * self.words),
+            "bram18_tiles": bram18_tiles(width, depth),
+            "bram_mux_bits": bram_mux_bits(width, depth),
+            **self.spec().structure_features(),
         }
 
     # -- RTL ------------------------------------------------------------------------------------

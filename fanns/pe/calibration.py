@@ -35,6 +35,12 @@ class PeFit:
 
     def predict(self, pe: PE) -> Resources:
         feats = pe.features()
+        unknown = sorted(set(feats) - set(self.features))
+        if unknown:
+            raise FannsError(
+                f"the calibration of {pe.name!r} was fitted without its features {unknown}",
+                hint=f"refit it from its measured points: `fanns calibrate --refit --pe {pe.name}`",
+            )
         values = {}
         for kind in KINDS:
             coef = self.coefficients.get(kind, {})
@@ -83,14 +89,22 @@ def _measure(args: tuple[str, dict, str]) -> dict:
 
 
 def fit_points(pe_cls: type[PE], points: list[dict]) -> PeFit:
-    """Fit non-negative coefficients per resource kind over the measured points."""
+    """Fit non-negative coefficients per resource kind over the measured points.
+
+    Least squares of the relative error (rows weighted by 1 / measured), because the table's
+    figure of merit is the relative error and small configurations matter as much as large ones.
+    With the PE's `logic_features`, LUTs are fitted on those alone and the other kinds on the rest.
+    """
     pes = [pe_cls(**p["params"]) for p in points]
     names = sorted({f for pe in pes for f in pe.features()})
     a = np.array([[pe.features().get(f, 0.0) for f in names] for pe in pes])
     coefficients, errors = {}, {}
+    logic = np.array([f in pe_cls.logic_features for f in names], dtype=bool)
     for kind in KINDS:
         y = np.array([p["resources"][kind] for p in points], dtype=float)
-        coef, _ = nnls(a, y)
+        use = (logic | (np.array(names) == "1") if kind == "lut" else ~logic) if logic.any() else np.ones(len(names), bool)
+        wt = 1.0 / np.maximum(y, 1.0)
+        coef, _ = nnls(np.where(use, a, 0.0) * wt[:, None], y * wt)
         coefficients[kind] = {f: float(c) for f, c in zip(names, coef) if c != 0.0}
         pred = a @ coef
         rel = np.abs(pred - y) / np.maximum(y, 1.0)
@@ -133,3 +147,26 @@ def calibrate(names: list[str] | None = None, family: str = "xcup", workers: int
             table.save(name)
     load_table.cache_clear()
     return table
+
+
+REFIT_NOTE = "; refitted"
+
+
+def refit(names: list[str], family: str = "xcup") -> CalibrationTable:
+    """Refit the named PEs from the points stored in their tables (no synthesis), after a change
+    of their features or of the fit; the source keeps the measurement and records the refit."""
+    table = load_table(family)
+    for name in names:
+        old = table.pes.get(name)
+        if old is None:
+            raise FannsError(f"PE {name!r} has no table to refit", hint=f"run `fanns calibrate --pe {name}`")
+        fit = fit_points(get_pe(name), old.points)
+        measured = old.source.split(REFIT_NOTE)[0]
+        fit.source = (
+            f"{measured}{REFIT_NOTE} from these points with features {', '.join(fit.features)} "
+            f"by `fanns calibrate --refit` on {datetime.date.today().isoformat()}"
+        )
+        table.pes[name] = fit
+        table.save(name)
+    load_table.cache_clear()
+    return load_table(family)

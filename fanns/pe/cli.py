@@ -41,13 +41,18 @@ def _list(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from fanns.pe.base import registry
-    from fanns.pe.calibration import calibrate
+    from fanns.pe.calibration import calibrate, refit
 
     names = args.pe or None
     for name in names or []:
         if name not in registry():
             raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(registry())}")
-    table = calibrate(names, family=args.family, workers=args.jobs)
+    if args.refit:
+        if not names:
+            raise FannsError("--refit needs the PEs to refit", hint="name them with --pe NAME")
+        table = refit(names, family=args.family)
+    else:
+        table = calibrate(names, family=args.family, workers=args.jobs)
     for name in names or table.pes:
         fit = table.pes[name]
         errs = ", ".join(f"{k} {100 * v:.1f}%" for k, v in fit.max_rel_error.items())
@@ -78,4 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.add_argument("--pe", action="append", metavar="NAME", help="calibrate only this PE (repeatable)")
     cal.add_argument("--family", default="xcup", help="yosys synth_xilinx family (default: xcup, UltraScale+)")
     cal.add_argument("--jobs", type=int, default=2, help="parallel synthesis processes (default: 2)")
+    cal.add_argument(
+        "--refit",
+        action="store_true",
+        help="refit the named PEs from the points stored in their tables, without synthesis (after a feature change)",
+    )
     cal.set_defaults(func=_calibrate)

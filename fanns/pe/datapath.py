@@ -95,6 +95,34 @@ def bram18_tiles(width: int, depth: int) -> int:
     return min(-(-width // w) * -(-depth // d) * cost for d, w, cost in _BRAM_SHAPES)
 
 
+def adder_tree_bits(n: int, leaf_bits: int) -> int:
+    """Output bits of the adders of `add_tree` over `n` leaves of `leaf_bits` (a resource feature:
+    each adder bit is a LUT on the carry chain and a register)."""
+    bits, level, growth = 0, n, 0
+    while level > 1:
+        growth += 1
+        bits += (level // 2) * (leaf_bits + growth)
+        level = level // 2 + level % 2
+    return bits
+
+
+def bram_mux_bits(width: int, depth: int) -> int:
+    """2:1 multiplexer bits selecting between block RAMs stacked in depth (a resource feature).
+
+    Uses the cheapest shape of `bram18_tiles`, preferring the fewest depth splits among equally
+    cheap ones (a memory split over k RAMs in depth reads through a k:1 multiplexer, k-1 2:1 per bit).
+    """
+    best = bram18_tiles(width, depth)
+    return min(
+        width * (-(-depth // d) - 1) for d, w, cost in _BRAM_SHAPES if -(-width // w) * -(-depth // d) * cost == best
+    )
+
+
+def uram_mux_bits(width: int, depth: int) -> int:
+    """2:1 multiplexer bits selecting between URAM288 blocks stacked in depth (a resource feature)."""
+    return width * (-(-depth // 4096) - 1)
+
+
 def uram_tiles(width: int, depth: int) -> int:
     """URAM288 blocks (4K x 72) of a width x depth memory (a resource feature)."""
     return -(-width // 72) * -(-depth // 4096)

@@ -138,8 +138,14 @@ class Hpq(PE):
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:
+        """Queue slots (a register, compare-swap and 3:1 select per key bit), the level-2 collector
+        (a 2z:1 multiplexer: 2z-1 2:1 selects per key bit) and per-queue control."""
         slots = self.num_l1 * self.s1 + self.s
-        return {"slot_bits": slots * self.key_bits, "mux_bits": self.num_l1 * self.key_bits, "queues": self.num_l1 + 1}
+        return {
+            "slot_bits": slots * self.key_bits,
+            "collect_mux_bits": (self.num_l1 - 1) * self.key_bits,
+            "queues": self.num_l1 + 1,
+        }
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:

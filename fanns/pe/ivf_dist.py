@@ -39,8 +39,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import ID_BITS, IvfPqFormat, make_keys
 from fanns.pe.base import PE
-from fanns.pe.datapath import bram18_tiles, uram_tiles
-from fanns.pe.sweep import Sweep, SweepSpec
+from fanns.pe.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
+from fanns.pe.sweep import LOGIC_FEATURES, Sweep, SweepSpec
 
 STORAGES = ("bram", "uram", "stream")
 
@@ -70,11 +70,11 @@ class IvfDist(PE):
         {"d": 64, "w": 4, "vec_bits": 8, "nlist": 512, "storage": "bram"},
         {"d": 64, "w": 16, "vec_bits": 8, "nlist": 1024, "storage": "uram"},
         {"d": 128, "w": 32, "vec_bits": 8, "nlist": 2048, "storage": "uram"},
-        {"d": 128, "w": 8, "vec_bits": 12, "nlist": 1024, "storage": "uram"},
         {"d": 128, "w": 16, "vec_bits": 8, "nlist": 256, "storage": "stream"},
         {"d": 64, "w": 4, "vec_bits": 16, "nlist": 128, "storage": "stream"},
         {"d": 128, "w": 32, "vec_bits": 12, "nlist": 256, "storage": "stream"},
         {"d": 96, "w": 8, "vec_bits": 8, "nlist": 64, "storage": "stream"},
+        {"d": 32, "w": 32, "vec_bits": 8, "nlist": 128, "storage": "stream"},
     )
 
     def validate(self) -> None:
@@ -137,15 +137,23 @@ class IvfDist(PE):
         return self.query_interval()
 
     # -- resources ------------------------------------------------------------------------------
+    logic_features: ClassVar[tuple[str, ...]] = (*LOGIC_FEATURES, "uram_mux_bits")
+
     def resource_features(self) -> dict[str, float]:
+        """Lanes, the query file and centroid memory (registers, DSPs, RAM tiles), and the engine's
+        logic: adder tree, accumulator, rotate multiplexer, read multiplexer of RAMs stacked in depth."""
         width, depth = self.w * self.vec_bits, self.nlist * self.words
+        bram, uram = self.storage == "bram", self.storage == "uram"
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
             "vec_bits": self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
-            "bram18_tiles": bram18_tiles(width, depth) if self.storage == "bram" else 0,
-            "uram_tiles": uram_tiles(width, depth) if self.storage == "uram" else 0,
+            "bram18_tiles": bram18_tiles(width, depth) if bram else 0,
+            "uram_tiles": uram_tiles(width, depth) if uram else 0,
+            "bram_mux_bits": bram_mux_bits(width, depth) if bram else 0,
+            "uram_mux_bits": uram_mux_bits(width, depth) if uram else 0,
+            **self.spec().structure_features(),
         }
 
     # -- RTL ------------------------------------------------------------------------------------

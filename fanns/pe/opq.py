@@ -31,8 +31,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
-from fanns.pe.datapath import bram18_tiles
-from fanns.pe.sweep import Sweep, SweepSpec
+from fanns.pe.datapath import bram18_tiles, bram_mux_bits
+from fanns.pe.sweep import LOGIC_FEATURES, Sweep, SweepSpec
 
 MATRIX_BITS = 16
 """Width of the fixed-point OPQ matrix entries (numerics: quantize_opq_matrix)."""
@@ -105,13 +105,19 @@ class Opq(PE):
         return (self.d + 1) * self.words
 
     # -- resources ------------------------------------------------------------------------------
+    logic_features: ClassVar[tuple[str, ...]] = LOGIC_FEATURES
+
     def resource_features(self) -> dict[str, float]:
+        """Lanes (DSPs, operand registers), the vector file, the matrix RAM, and the LUT datapath:
+        adder tree, vector rotate multiplexer, and the read multiplexer of RAMs stacked in depth."""
+        width, depth = self.w * MATRIX_BITS, self.d * self.words
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
-            "vec_bits": self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
-            "bram18_tiles": bram18_tiles(self.w * MATRIX_BITS, self.d * self.words),
+            "bram18_tiles": bram18_tiles(width, depth),
+            "bram_mux_bits": bram_mux_bits(width, depth),
+            **self.spec().structure_features(),
         }
 
     # -- RTL ------------------------------------------------------------------------------------

@@ -28,9 +28,11 @@ from amaranth import Cat, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
-from fanns.pe.datapath import Pipe, add_tree, products, shape_for, squared_diffs, tree_depth
+from fanns.pe.datapath import Pipe, add_tree, adder_tree_bits, products, shape_for, squared_diffs, tree_depth
 
 OPS = ("sqdiff", "mul")
+LOGIC_FEATURES = ("sub_bits", "tree_bits", "acc_bits", "rotate_bits", "bram_mux_bits")
+"""The LUT features of a PE built on the engine: `structure_features` and the RAM read multiplexer."""
 SOURCES = ("memory", "stream")
 
 
@@ -85,6 +87,20 @@ class SweepSpec:
         n = self.result_lanes * self.result_words
         lo, hi = self.leaf_bound()
         return n * lo, n * hi
+
+    def structure_features(self) -> dict[str, float]:
+        """The engine's LUT-heavy datapath widths (resource features of the PEs built on it): lane
+        subtractor bits (squared differences; products sit in DSPs), adder-tree output bits (one tree per result group, lanes' results growing one bit per level),
+        accumulator bits (adder and first-word multiplexer per group), and the bits of the vector
+        file's load/rotate multiplexer (absent when the vector is one word: the file is a register)."""
+        leaf = shape_for(*self.leaf_bound()).width
+        lo, hi = self.row_range[0] - self.vec_range[1], self.row_range[1] - self.vec_range[0]
+        return {
+            "sub_bits": self.w * shape_for(lo, hi).width if self.op == "sqdiff" else 0,
+            "tree_bits": self.per_event * adder_tree_bits(self.result_lanes, leaf),
+            "acc_bits": self.per_event * shape_for(*self.result_bound()).width,
+            "rotate_bits": self.w * self.vec_shape.width if self.words > 1 else 0,
+        }
 
     def depth(self) -> int:
         """Clock edges, the issuing edge included, until a result whose last word was issued is in

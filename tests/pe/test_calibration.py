@@ -1,7 +1,16 @@
 """The committed calibration table agrees with a fresh yosys synthesis of a PE it was not fitted on."""
-import pytest
+import json
 
-from fanns.pe.calibration import load_table
+import pytest
+from amaranth import Const, Module, Signal
+from amaranth.hdl import Fragment
+
+from fanns.errors import FannsError
+from fanns.pe import calibration
+from fanns.pe.calibration import fit_points, load_table
+from fanns.pe.datapath import Pipe, add_tree, adder_tree_bits, bram18_tiles, bram_mux_bits
+from fanns.pe.opq import Opq
+from fanns.pe.resources import KINDS
 from fanns.pe.l2dist import L2Dist
 from fanns.pe.synth import synthesize
 
@@ -22,3 +31,74 @@ def test_fresh_synthesis_matches_calibrated_model():
     assert measured.lut == pytest.approx(predicted.lut, rel=0.25)
     assert measured.ff == pytest.approx(predicted.ff, rel=0.25)
     assert measured.bram18 == predicted.bram18
+
+
+class _CountingPipe(Pipe):
+    """A Pipe that adds up the widths of the registers it makes from expressions (adder outputs;
+    a tree level's odd input passes through as a plain signal, with no adder)."""
+
+    bits = 0
+
+    def reg(self, value, shape=None, name=None):
+        sig = super().reg(value, shape, name)
+        if not isinstance(value, Signal):
+            self.bits += len(sig)
+        return sig
+
+
+@pytest.mark.parametrize("n,leaf", [(1, 8), (2, 16), (5, 17), (16, 24), (24, 9), (64, 16)])
+def test_adder_tree_bits_counts_the_tree_adders(n, leaf):
+    m = Module()
+    pipe = _CountingPipe(m, Const(1))
+    add_tree(pipe, [Signal(leaf, name=f"x{i}") for i in range(n)])
+    Fragment.get(m, None)
+    assert adder_tree_bits(n, leaf) == pipe.bits
+
+
+def test_bram_mux_bits_only_for_memories_stacked_in_depth():
+    assert bram_mux_bits(256, 1024) == 0  # 15 x 1024x18, side by side
+    assert bram18_tiles(64, 2304) == 10 and bram_mux_bits(64, 2304) == 4 * 64  # 5 x 512x72 deep
+    assert bram_mux_bits(32, 8192) == 0  # 16 x 8192x2 ties with deep shapes: the flat one wins
+
+
+def _synthetic_points(cls, params, coef):
+    """Points whose resources follow a known linear model of the PE's features."""
+    points = []
+    for p in params:
+        feats = cls(**p).features()
+        res = {k: sum(c * feats.get(f, 0.0) for f, c in coef.get(k, {}).items()) for k in KINDS}
+        points.append({"params": p, "resources": res, "cells": {}})
+    return points
+
+
+def test_fit_recovers_a_linear_model_and_keeps_luts_on_logic_features():
+    coef = {"lut": {"1": 40.0, "tree_bits": 1.0, "rotate_bits": 1.0, "acc_bits": 3.0}, "ff": {"1": 60.0, "d*vec_bits": 1.0, "w*vec_bits": 5.0}, "dsp": {"w": 1.0}}
+    points = _synthetic_points(Opq, Opq.calibration_points, coef)
+    fit = fit_points(Opq, points)
+    assert max(fit.max_rel_error.values()) < 1e-6
+    assert set(fit.coefficients["lut"]) <= {"1", *Opq.logic_features}
+    assert not set(fit.coefficients["ff"]) & set(Opq.logic_features)
+
+
+def test_prediction_refuses_a_table_fitted_without_the_pe_features():
+    points = _synthetic_points(Opq, Opq.calibration_points, {"dsp": {"w": 1.0}})
+    fit = fit_points(Opq, points)
+    fit.features = [f for f in fit.features if f != "tree_bits"]
+    with pytest.raises(FannsError, match="tree_bits"):
+        fit.predict(Opq())
+
+
+def test_refit_keeps_the_measurement_source(tmp_path, monkeypatch):
+    (tmp_path / "xcup").mkdir()
+    src = load_table("xcup").pes["hpq"]
+    stale = dict(vars(src), coefficients={}, source=src.source.split(calibration.REFIT_NOTE)[0])
+    (tmp_path / "xcup" / "hpq.json").write_text(json.dumps(stale))
+    monkeypatch.setattr(calibration, "TABLE_DIR", tmp_path)
+    load_table.cache_clear()
+    try:
+        table = calibration.refit(["hpq"])
+        fit = table.pes["hpq"]
+        assert fit.source.startswith(stale["source"]) and "refitted" in fit.source
+        assert fit.points == src.points and fit.coefficients == src.coefficients
+    finally:
+        load_table.cache_clear()
