@@ -1,23 +1,26 @@
-"""Cycle model of an across-query accelerator: P QPPs on different queries sharing the channels.
+"""Cycle model of fetch engines sharing memory channels: P QPPs on different queries (across-query
+mode), or the engines of one QPP.
 
-Why a separate step on top of `fanns.arch.falcon_model.simulate`: each QPP's traversal is
-independent and its pipeline is the single-QPP model; what the QPPs share is the memory
-channels, each moving one beat per cycle among all masters mapped to it. The model:
+Why a step on top of `fanns.arch.falcon_model.simulate`: each QPP's traversal is independent and
+its pipeline is the single-QPP model; what the fetch engines share is the memory channels, each
+moving `capacity` beats per cycle (1 for a U250 DDR4 channel at 300 MHz: 19.25 GB/s, 64-byte
+beats) among all masters mapped to it. The model:
 
 * Channel load: a query's beats per channel from its trace — its candidates' adjacency rows
   (node n lives in graph channel n % C), its new nodes' vectors, its query and result row on the
   I/O channel.
-* Sharing: a master of QPP p finds channel c busy with the other masters' beats a fraction
-  ``rho_other`` of the cycles, so its beats arrive ``1 / (1 - rho_other)`` times as far apart
-  as on a channel of its own. The QPP model runs with that port rate (`QppConfig` with the
-  channel's bandwidth, `port_bytes * (1 - rho_other)` per cycle per fetch engine); the channel
+* Sharing: an engine finds a channel busy with the other engines' beats a fraction
+  ``rho_other = rho * (1 - 1 / engines)`` of its capacity (rho: the channel's utilisation, every
+  engine reads every channel), so its beats come at ``capacity * (1 - rho_other)`` of a port's
+  rate, at most a port's and at least an equal split of the channels among all engines (what
+  they get when all are always busy). The QPP model runs at that rate (`QppConfig` with the
+  matching bandwidth: back-to-back reads spread out, isolated ones are not delayed); the
   utilisation follows from the batch time, so the two are iterated to a fixed point.
 * Batch: QPP p runs its block of queries one after the other (its occupancies add up); the
-  batch takes the slowest QPP's time, and never less than the busiest channel's beats.
+  batch takes the slowest QPP's time, and never less than the busiest channel needs.
 
-With all fetch engines always busy this reduces to every engine getting an equal share of the
-channel (the static ``total bandwidth / engines`` rule the model used before, which was too slow
-when the engines are mostly waiting on latency, as graph traversal's are).
+The rule the model used before — every engine always getting ``total bandwidth / engines`` —
+is the floor here; graph traversal mostly waits on latency, so it was too slow.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ import numpy as np
 from fanns.arch.falcon_model import QppConfig, simulate
 from fanns.errors import FannsError
 
-ITERATIONS = 4
+ITERATIONS = 3
 
 
 def channel_beats(trace, cfg: QppConfig, channels: int, io_channel: int = 0) -> np.ndarray:
@@ -37,9 +40,28 @@ def channel_beats(trace, cfg: QppConfig, channels: int, io_channel: int = 0) -> 
     np.add.at(beats, np.asarray(trace.cand_node) % channels, cfg.row_beats())
     new = np.asarray(trace.check_node)[np.asarray(trace.check_new, dtype=bool)]
     np.add.at(beats, new % channels, cfg.vector_beats())
-    result_beats = -(-(8 * cfg.k + 32) // cfg.memory.port_bytes)
-    beats[io_channel] += cfg.vector_beats() + result_beats
+    beats[io_channel] += io_beats(cfg)
     return beats
+
+
+def io_beats(cfg: QppConfig) -> int:
+    """Beats of a query's own vector and its result row (k_max keys and the statistics)."""
+    return cfg.vector_beats() + -(-(8 * cfg.k + 32) // cfg.memory.port_bytes)
+
+
+def port_share(utilisation: float, engines: int, channels: int, capacity: float = 1.0) -> float:
+    """Fraction of a port's rate one of `engines` fetch engines gets on channels of `capacity`
+    beats per cycle busy `utilisation` of it (module docstring)."""
+    rho_other = utilisation * (1.0 - 1.0 / engines)
+    floor = min(1.0, capacity * channels / engines)
+    return max(min(1.0, capacity * (1.0 - rho_other)), floor)
+
+
+def shared_config(cfg: QppConfig, share: float) -> QppConfig:
+    """`cfg` (one QPP) with each of its fetch engines at `share` of a port's rate."""
+    engines = cfg.bfc_units + 1
+    gbps = share * cfg.memory.port_bytes * engines * cfg.memory.freq_mhz / 1e3
+    return replace(cfg, pipelines=1, memory=replace(cfg.memory, total_gbps=gbps))
 
 
 @dataclass
@@ -47,38 +69,28 @@ class AcrossTiming:
     batch: int  # cycles of the whole batch (first start to the last QPP's last query)
     latency: np.ndarray  # per query: cycles from its start to its k-th result
     occupancy: np.ndarray  # per query: cycles from its start to its QPP's next query
-    utilisation: np.ndarray  # per channel: beats per cycle over the batch
+    utilisation: np.ndarray  # per channel: beats per cycle over the batch, over its capacity
+    share: float  # fraction of a port's rate each fetch engine got
     qpp_cycles: np.ndarray  # per QPP: its block's cycles
 
 
 def across_batch_cycles(traces: list, cfg: QppConfig, blocks: list[tuple[int, int]], channels: int,
-                        io_channel: int = 0) -> AcrossTiming:
+                        io_channel: int = 0, capacity: float = 1.0) -> AcrossTiming:
     """The batch of `traces` (query i's traversal) run by len(blocks) QPPs of `cfg`, QPP p taking
-    queries blocks[p] = (first, count), on `channels` channels of one beat per cycle each."""
-    if sum(n for _, n in blocks) != len(traces):
+    queries blocks[p] = (first, count), on `channels` channels of `capacity` beats per cycle."""
+    if sum(n for _, n in blocks) != len(traces) or min(n for _, n in blocks) < 0:
         raise FannsError(f"the blocks cover {sum(n for _, n in blocks)} queries, the batch has {len(traces)}")
-    port = cfg.memory.port_bytes
-    beats = np.stack([channel_beats(t, cfg, channels, io_channel) for t in traces])
-    owner = np.concatenate([np.full(n, p, dtype=np.int64) for p, (_, n) in enumerate(blocks)])
-    rho_other = np.zeros(len(blocks))
-    engines = cfg.bfc_units + 1
-    floor = min(1.0, channels / (len(blocks) * engines))  # every engine always busy: an equal split
+    beats = np.stack([channel_beats(t, cfg, channels, io_channel) for t in traces]).sum(0)
+    engines = len(blocks) * (cfg.bfc_units + 1)
+    share = used = 1.0
     for _ in range(ITERATIONS):
-        lat = np.zeros(len(traces), dtype=np.int64)
-        occ = np.zeros(len(traces), dtype=np.int64)
-        for p, (first, n) in enumerate(blocks):
-            share = max(1.0 - rho_other[p], floor)
-            gbps = share * port * engines * cfg.memory.freq_mhz / 1e3
-            qcfg = replace(cfg, pipelines=1, memory=replace(cfg.memory, channels=channels, total_gbps=gbps))
-            for i in range(first, first + n):
-                t = simulate(traces[i], qcfg)
-                lat[i], occ[i] = t.latency, t.occupancy
+        used = share
+        qcfg = shared_config(cfg, used)
+        timing = [simulate(t, qcfg) for t in traces]
+        occ = np.array([t.occupancy for t in timing], dtype=np.int64)
         qpp_cycles = np.array([occ[first : first + n].sum() for first, n in blocks], dtype=np.int64)
-        batch = int(max(qpp_cycles.max(), beats.sum(0).max()))
-        util = beats.sum(0) / batch
-        # The others' load on the channels this QPP uses, weighted by how much it uses each.
-        for p in range(len(blocks)):
-            own = beats[owner == p].sum(0) / batch
-            weight = own / max(own.sum(), 1e-12)
-            rho_other[p] = float(np.dot(weight, util - own))
-    return AcrossTiming(batch=batch, latency=lat, occupancy=occ, utilisation=util, qpp_cycles=qpp_cycles)
+        batch = int(max(qpp_cycles.max(), np.ceil(beats.max() / capacity)))
+        util = beats / (batch * capacity)
+        share = port_share(float(np.dot(util, beats) / beats.sum()), engines, channels, capacity)
+    latency = np.array([t.latency for t in timing], dtype=np.int64)
+    return AcrossTiming(batch=batch, latency=latency, occupancy=occ, utilisation=util, share=used, qpp_cycles=qpp_cycles)
