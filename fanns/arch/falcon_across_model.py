@@ -94,3 +94,26 @@ def across_batch_cycles(traces: list, cfg: QppConfig, blocks: list[tuple[int, in
         share = port_share(float(np.dot(util, beats) / beats.sum()), engines, channels, capacity)
     latency = np.array([t.latency for t in timing], dtype=np.int64)
     return AcrossTiming(batch=batch, latency=latency, occupancy=occ, utilisation=util, share=used, qpp_cycles=qpp_cycles)
+
+
+def shared_search_batch(graph, queries_fx: np.ndarray, cfg, qpps: list[QppConfig], pipelines: list[int], capacity: float,
+                        threads: int = 1):
+    """The compiled reference's batch (`fanns.explore.fast.search_batch`) timed on each QPP of
+    `qpps` (one QPP each, `memory.channels` channels of `capacity` beats per cycle) while
+    `pipelines[j]` such QPPs share the channels: a first pass at a port's rate gives the channels'
+    utilisation, a second one (only if some engine gets less) runs at the resulting share (one
+    step of the fixed point of `across_batch_cycles`: the first pass's shorter time slightly
+    overstates the load). Returns the batch and, per QPP, the mean beats per query — throughput
+    is at most ``channels * capacity / beats`` queries per cycle."""
+    from fanns.explore.fast import search_batch
+
+    full = [shared_config(q, 1.0) for q in qpps]
+    batch = search_batch(graph, queries_fx, cfg, full, threads=threads)
+    beats = np.array([float(np.mean(batch.hops * q.row_beats() + batch.visited * q.vector_beats() + io_beats(q))) for q in full])
+    shares = []
+    for j, q in enumerate(qpps):
+        util = pipelines[j] * beats[j] / (q.memory.channels * capacity * float(batch.occupancy[:, j].mean()))
+        shares.append(port_share(util, pipelines[j] * (q.bfc_units + 1), q.memory.channels, capacity))
+    if min(shares) < 1.0:
+        batch = search_batch(graph, queries_fx, cfg, [shared_config(q, s) for q, s in zip(qpps, shares)], threads=threads)
+    return batch, beats

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from fanns.arch.falcon_across_model import io_beats, port_share, shared_config
+from fanns.arch.falcon_across_model import shared_search_batch
 from fanns.arch.falcon_model import MemorySystem, QppConfig
 from fanns.arch.graph_design import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime
 from fanns.boards import Board
@@ -134,28 +134,6 @@ def design_resources(design: GraphDesign, family: str) -> Resources:
     return qpp * design.pipelines
 
 
-def _shared_batch(graph: GraphImage, queries_fx: np.ndarray, cfg: TraversalConfig, qpps: list[QppConfig], pipelines: int,
-                  capacity: float, threads: int):
-    """The batch timed on each QPP in `qpps` (one per channel option) with its fetch engines
-    sharing the channels with `pipelines` - 1 other QPPs (`fanns.arch.falcon_across_model`): a
-    first pass at a port's rate gives the channels' utilisation, a second (only if some engine
-    gets less) runs at the resulting share. Returns the batch and the mean beats per query."""
-    from fanns.explore.fast import search_batch
-
-    full = [shared_config(q, 1.0) for q in qpps]
-    batch = search_batch(graph, queries_fx, cfg, full, threads=threads)
-    per_query = batch.hops * full[0].row_beats() + batch.visited * full[0].vector_beats() + io_beats(full[0])
-    beats = np.full(len(qpps), float(per_query.mean()))
-    shares = []
-    for j, q in enumerate(qpps):
-        engines = pipelines * (q.bfc_units + 1)
-        util = pipelines * beats[j] / (q.memory.channels * capacity * float(batch.occupancy[:, j].mean()))
-        shares.append(port_share(util, engines, q.memory.channels, capacity))
-    if min(shares) < 1.0:
-        batch = search_batch(graph, queries_fx, cfg, [shared_config(q, s) for q, s in zip(qpps, shares)], threads=threads)
-    return batch, beats
-
-
 def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray, board: Board, recall_goal: float,
                   objective: str = "latency", clock_mhz: float | None = None, util: float = 0.6,
                   latency_cycles: int | None = None, space: GraphSpace = GraphSpace(), threads: int = 2) -> GraphDseResult:
@@ -182,7 +160,7 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
         chans = space.channel_options(board)
         qpps = [QppConfig(d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=l, k=space.k, cand_size=l, bfc_units=units,
                           bloom=bloom, memory=replace(mem0, channels=c), l_max=l, max_degree=graph.max_degree) for c in chans]
-        batch, beats = _shared_batch(graph, queries_fx, cfg, qpps, pipes, capacity, threads)
+        batch, beats = shared_search_batch(graph, queries_fx, cfg, qpps, [pipes] * len(qpps), capacity, threads)
         recall = recall_at_k(batch.ids, groundtruth, space.k)
         for j, c in enumerate(chans):
             occupancy = float(batch.occupancy[:, j].mean())
