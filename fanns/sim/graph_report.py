@@ -54,7 +54,7 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
     from fanns.codegen.graph_rtl import is_across
 
     if is_across(design):
-        return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first)
+        return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first, rtl)
     words = memory_words(data.images, nq)
     if rtl is None or rtl.design != design or rtl.depth < words:
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
@@ -94,8 +94,10 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
     return 1 if bad.any() or np.abs(err).max() > 0.10 else 0
 
 
-def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt, latency: int, pause: float, console, first: int) -> int:
-    """The across-query top level on the queries `q` (module docstring)."""
+def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt, latency: int, pause: float, console, first: int,
+                   rtl=None) -> int:
+    """The across-query top level on the queries `q` (module docstring); `rtl`: an already built
+    `FalconAcrossRtl` of the project's design."""
     from fanns.arch.falcon_across_model import across_batch_cycles
     from fanns.arch.falcon_model import QppConfig
     from fanns.arch.graph_reference import STATS
@@ -107,8 +109,9 @@ def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt,
     if nq < design.pipelines:
         raise FannsError(f"{nq} queries for {design.pipelines} QPPs", hint=f"give --queries {design.pipelines} or more")
     words = bank_words(data.images, nq)
-    tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
-    rtl = FalconAcrossRtl(design, Path(build_dir) / f"falcon-across-{tag}-{words}", words)
+    if not isinstance(rtl, FalconAcrossRtl) or rtl.design != design or rtl.bank_words < words:
+        tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
+        rtl = FalconAcrossRtl(design, Path(build_dir) / f"falcon-across-{tag}-{words}", words)
     console.print(f"building the {design.pipelines} QPPs of {project} with Verilator ...", highlight=False)
     start = time.perf_counter()
     rtl.build()
