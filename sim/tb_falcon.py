@@ -11,12 +11,17 @@ the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read ba
 (where to save the result bytes as .npy), `timeout_cycles`. Reports `status`, `cycles` (the run's
 cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
 (AXI-Lite responses that were not OKAY).
+
+Several QPPs (`fanns.sim.falcon_across_rtl.FalconAcrossBench`): `regs` is a list, one register
+set per QPP, QPP p's registers at p x `window` bytes; `shared` drives the memory's channel
+sharing. Every QPP is started, the run ends when every bit of `interrupt` is set, and `status`
+and `cycles` are lists (one per QPP).
 """
 import time
 
 import cocotb
 import numpy as np
-from cocotb.triggers import First, RisingEdge, Timer
+from cocotb.triggers import First, RisingEdge, Timer, ValueChange
 from fanns_tb import PERIOD_NS, Cycles, params, report, start
 
 WORD_BYTES = 64
@@ -65,8 +70,9 @@ async def axil_read(dut, addr: int) -> int:
     return value
 
 
-async def write_reg(dut, offsets: dict, name: str, value: int) -> int:
+async def write_reg(dut, offsets: dict, name: str, value: int, base: int = 0) -> int:
     off, width = offsets[name]
+    off += base
     bad = 0
     for i in range(0, width, 32):
         bad += await axil_write(dut, off + i // 8, (value >> i) & 0xFFFFFFFF) != 0
@@ -94,21 +100,35 @@ async def run_queries(dut):
         await RisingEdge(dut.clk)
     dut.bd_we.value = 0
     dut.stall.value = p["stall"]
+    if "shared" in p:
+        dut.shared.value = p["shared"]
     wall = time.perf_counter()
 
+    several = isinstance(p["regs"], list)
+    sets = p["regs"] if several else [p["regs"]]
+    window = p.get("window", 0)
     offsets = {k: tuple(v) for k, v in p["offsets"].items()}
     bad = 0
-    for name, value in p["regs"].items():
-        bad += await write_reg(dut, offsets, name, int(value))
+    for i, regs in enumerate(sets):
+        for name, value in regs.items():
+            bad += await write_reg(dut, offsets, name, int(value), i * window)
     t0 = cycles.now
-    bad += await axil_write(dut, offsets["ap_start"][0], 1)
-    done = RisingEdge(dut.interrupt)
-    fired = await First(done, Timer(p["timeout_cycles"] * PERIOD_NS, unit="ns"))
-    timed_out = fired is not done
+    for i in range(len(sets)):
+        bad += await axil_write(dut, i * window + offsets["ap_start"][0], 1)
+    everyone = (1 << len(sets)) - 1
+    limit = t0 + p["timeout_cycles"]
+    while int(dut.interrupt.value) != everyone and cycles.now < limit:
+        await First(ValueChange(dut.interrupt), Timer(PERIOD_NS * 1000, unit="ns"))
+    timed_out = int(dut.interrupt.value) != everyone
     sim_cycles = cycles.now - t0
     dut.stall.value = 0
-    status = await axil_read(dut, offsets["status"][0])
-    run = await axil_read(dut, offsets["cycles"][0]) | (await axil_read(dut, offsets["cycles"][0] + 4)) << 32
+    status, run = [], []
+    for i in range(len(sets)):
+        base = i * window
+        status.append(await axil_read(dut, base + offsets["status"][0]))
+        run.append(await axil_read(dut, base + offsets["cycles"][0]) | (await axil_read(dut, base + offsets["cycles"][0] + 4)) << 32)
+    if not several:
+        status, run = status[0], run[0]
 
     start_byte, nbytes = p["result"]
     first, count = start_byte // WORD_BYTES, -(-nbytes // WORD_BYTES)

@@ -11,9 +11,13 @@ first-out — and checked against its RTL simulation (`tests/sim/test_falcon_rtl
 the query's start; times are the cycles in which a handshake happens.
 
 * Read masters (`axi_reader`, one command's beat j leaves at ``cmd + latency + 4 + j``): the
-  memory answers `latency` cycles after the AR handshake, one beat per cycle per port (or slower
-  when the board's bandwidth, shared by all fetch engines, is below one port's); at most
-  `outstanding` bursts in flight.
+  memory answers `latency` cycles after the AR handshake, one beat per cycle per port; at most
+  `outstanding` bursts in flight. A port that gets only a share of its rate (`beat_bytes` below
+  the port's width) moves its beats through a channel-time cursor in 1/`RATE_SCALE` cycles: beat
+  j of a read starting at channel time s is out in the cycle its share of the channel finishes
+  it, ``(s + (j + 1) * time // beats) // RATE_SCALE - 1``, and the next read starts no earlier
+  than ``s + time`` — back-to-back reads are spread at the share's rate, an isolated read is not
+  delayed by a fraction of a cycle.
 * Controller: group 0's tokens ENTRY, CAND(entry), GROUP_END at cycles 1, 2, 3; the result queue
   gets l_max - l blocked inserts (every 2 cycles) from cycle 4. A sync (after the inserter took a
   group's last marker at cycle e): T latched at e + 1 (e + 2 right after an insert); each refill
@@ -60,6 +64,8 @@ READER_CYCLES = 4
 """`axi_reader`: a command's first word leaves `latency + 4` cycles after the command (its
 transfer model: burst load +1, AR handshake +1, the data FIFO +2)."""
 NEVER = -(10**9)
+RATE_SCALE = 64
+"""Channel time unit of the read masters, 1/64 cycle (`_Reader`; the compiled face uses the same)."""
 
 
 @dataclass(frozen=True)
@@ -149,8 +155,9 @@ class QppConfig:
         engines = (self.bfc_units + 1) * self.pipelines
         return min(float(self.memory.port_bytes), self.memory.bytes_per_cycle() / engines)
 
-    def _cycles(self, nbytes: int) -> int:
-        return math.ceil(nbytes / self.beat_bytes)
+    def _time(self, beats: int) -> int:
+        """Channel time (1/RATE_SCALE cycles) of a read of `beats` whole beats at this engine's rate."""
+        return max(beats * RATE_SCALE, math.ceil(RATE_SCALE * beats * self.memory.port_bytes / self.beat_bytes - 1e-9))
 
     def row_bytes(self) -> int:
         return 64 * math.ceil(4 * (1 + self.max_degree) / 64)
@@ -175,9 +182,9 @@ class QppConfig:
             "outstanding": self.memory.outstanding,
             "lanes": self.memory.port_bytes // 4,
             "row_beats": self.row_beats(),
-            "row_cycles": max(self.row_beats(), self._cycles(self.row_bytes())),
+            "row_time": self._time(self.row_beats()),
             "vector_beats": self.vector_beats(),
-            "vector_cycles": max(self.vector_beats(), self._cycles(self.d * self.elem_bytes)),
+            "vector_time": self._time(self.vector_beats()),
             "words": l2.words,
             "compute_latency": l2.latency(),
             "bloom_latency": self.bloom.latency(),
@@ -207,14 +214,17 @@ class _Reader:
         self.latency, self.window = latency, window
         self.load = NEVER
         self.r_last = NEVER
+        self.busy = NEVER  # channel time (1/RATE_SCALE cycles) the port's share is taken until
         self.lasts: list[int] = []
 
-    def read(self, cmd: int, beats: int, cycles: int) -> list[int]:
+    def read(self, cmd: int, beats: int, time: int) -> list[int]:
         load = max(cmd + 1, self.load + 1)
         if len(self.lasts) >= self.window:
             load = max(load, self.lasts[-self.window] + 1)
         first = max(load + 1 + self.latency, self.r_last + 1)
-        r = [first + (j * cycles) // beats for j in range(beats)]
+        start = max(first * RATE_SCALE, self.busy)
+        r = [(start + ((j + 1) * time) // beats) // RATE_SCALE - 1 for j in range(beats)]
+        self.busy = start + time
         self.load, self.r_last = load, r[-1]
         self.lasts.append(r[-1])
         return [t + READER_CYCLES - 2 for t in r]
@@ -249,7 +259,7 @@ class _Unit:
         self.merge = max(f + p["bloom_latency"] - 1, self.merge + 1)
         if kind == "check":
             return NEVER, f
-        beats = self.reader.read(self.merge, p["vector_beats"], p["vector_cycles"])
+        beats = self.reader.read(self.merge, p["vector_beats"], p["vector_time"])
         acc = max(beats[0], self.coll_free)
         for t in beats[1:]:
             acc = max(t, acc + 1)
@@ -309,7 +319,7 @@ def simulate(trace, cfg: QppConfig) -> QueryTiming:
             intake = max(t + 1, intake + 1)
             takes.append(intake)
             if not (entry and i == 0):
-                rows.append(lister.read(intake, p["row_beats"], p["row_cycles"]))
+                rows.append(lister.read(intake, p["row_beats"], p["row_time"]))
         intake = max(ge_push + 1, intake + 1)
         ge_take = intake
         # Dispatch: per unit, the (cycle, check index) of its tokens, in order.

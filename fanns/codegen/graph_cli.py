@@ -59,8 +59,14 @@ def _inputs(args: argparse.Namespace):
         graph = build_graph(base, args.graph, max_degree=args.max_degree, ef_construction=args.ef_construction,
                             fmt=graph_format_for(base, args.vec_bits))
         runtime = _ints(args.runtime, 4, "--runtime") if args.runtime else None
+        if args.pipelines < 1:
+            raise FannsError(f"--pipelines {args.pipelines} must be at least 1")
+        across = args.pipelines > 1
+        if across and args.units != 1:
+            raise FannsError(f"--pipelines {args.pipelines} with --units {args.units}: an across-query design has one BFC unit per pipeline",
+                             hint="add --units 1")
         design = pinned_graph_design(
-            graph, board=args.board, units=args.units, l_max=args.l_max, cand=args.cand, k_max=args.k_max,
+            graph, board=args.board, mode="across" if across else "intra", pipelines=args.pipelines, units=args.units, l_max=args.l_max, cand=args.cand, k_max=args.k_max,
             bloom=_ints(args.bloom, 2, "--bloom"), limits=_ints(args.limits, 2, "--limits"), runtime=runtime,
             channels=args.channels,
         )
@@ -72,14 +78,16 @@ def _inputs(args: argparse.Namespace):
 def _cmd(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from fanns.codegen.graph_rtl import TOP, generate_graph_rtl
+    from fanns.codegen.graph_rtl import generate_graph_rtl, top_name
 
     console = Console()
     design, graph, queries_fx, gt = _inputs(args)
     out = Path(args.out)
     project = generate_graph_rtl(design, graph, queries_fx, out, groundtruth=gt, force=args.force)
     console.print(_written(out, design, graph, len(project.files)), highlight=False)
-    console.print(f"  rtl/{TOP}.v {project.files[f'rtl/{TOP}.v']:,d} bytes; {len(project.hw.regmap.registers)} registers", highlight=False)
+    top = top_name(design)
+    console.print(f"  rtl/{top}.v {project.files[f'rtl/{top}.v']:,d} bytes; {design.pipelines} QPP(s) of {len(project.hw.regmap.registers)} "
+                  "registers each", highlight=False)
     if args.sim:
         from fanns.datasets.cache import cache_root
         from fanns.sim.graph_report import graph_rtl_report
@@ -121,8 +129,8 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", metavar="DATASET", help="a dataset (e.g. builtin:sift-10k)")
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
     p.add_argument("--design", metavar="DESIGN.yaml",
-                   help="a graph design (from `fanns dse --graph`) instead of the options below; an across-query design's "
-                        "QPP is generated once (instantiate it as `pipelines` compute units)")
+                   help="a graph design (from `fanns dse --graph`) instead of the options below; an across-query design of "
+                        "P pipelines gets P QPPs (RTL: one top level with P register windows; HLS: P compute units)")
     p.add_argument("--graph", choices=("hnsw", "nsg"), default="hnsw", help="graph kind (default hnsw)")
     p.add_argument("--nodes", type=int, help="use the first N base vectors (default: all)")
     p.add_argument("--max-degree", type=int, default=32, help="maximum degree (default 32)")
@@ -130,6 +138,8 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vec-bits", type=int, default=8, help="bits per vector element on the device (default 8)")
     p.add_argument("--board", default="u250", help="board (default u250)")
     p.add_argument("--units", type=int, default=2, help="BFC units (a power of two; default 2)")
+    p.add_argument("--pipelines", type=int, default=1,
+                   help="QPPs serving different queries (across-query mode when above 1, with --units 1; default 1)")
     p.add_argument("--channels", type=int, help="graph memory channels (default: all of the board's first group, a power of two)")
     p.add_argument("--l-max", type=int, default=64, help="result queue capacity (default 64)")
     p.add_argument("--cand", type=int, help="candidate queue capacity (default: l-max)")

@@ -85,6 +85,7 @@ def template_values(design: GraphDesign, board: Board, platform: str, nq: int, g
         "args": args, "image_args": [a for a in args if a.image is not None], "scalars": SCALARS,
         "graph_channels": [{"index": c, "bank": f"{a.vitis_bank}"} for c, a in enumerate(args[2::2])],
         "test": {"nq": nq, "gt_k": gt_k},
+        "cus": design.pipelines if design.mode == "across" else 1,
     }
 
 

@@ -1,5 +1,7 @@
-"""A graph design as Verilog: one Falcon query processing pipeline (`fanns.arch.falcon_top`) with
-its register map, port map, the graph's memory images and test data, as a project folder.
+"""A graph design as Verilog: one Falcon query processing pipeline (`fanns.arch.falcon_top`) — or,
+for an across-query design of P > 1 pipelines, P of them behind one control port
+(`fanns.arch.falcon_across`) — with its register map, port map, the graph's memory images and
+test data, as a project folder.
 
 Why a project and not just Verilog: `fanns sim PROJECT` must be able to check the RTL from the
 folder alone — the design, the packer's images (`fanns.codegen.graph_image`, shared with the
@@ -27,28 +29,56 @@ from fanns.errors import FannsError
 from fanns.explore.graph_format import GraphImage
 
 TOP = "fanns_falcon_qpp"
+ACROSS_TOP = "fanns_falcon_across"
+
+
+def is_across(design: GraphDesign) -> bool:
+    """An across-query design of several pipelines gets the multi-QPP top level."""
+    return design.mode == "across" and design.pipelines > 1
+
+
+def top_name(design: GraphDesign) -> str:
+    return ACROSS_TOP if is_across(design) else TOP
 
 
 def verilog(hw: QppHw) -> str:
+    from fanns.arch.falcon_across import FalconAcross
     from fanns.arch.falcon_top import FalconQpp
     from fanns.sim.rtl import to_verilog
 
-    return to_verilog(FalconQpp(hw), TOP)
+    design = hw.design
+    top = FalconAcross(hw, design.pipelines) if is_across(design) else FalconQpp(hw)
+    return to_verilog(top, top_name(design))
 
 
 def port_map(hw: QppHw) -> dict:
+    """Every port of the top level: role, bus, width and the memory channels it reads or writes."""
+    from fanns.arch.falcon_across import QPP_WINDOW, across_addr_bits
+
     mem = hw.design.memory
-    ports = {
-        "s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32},
-        "m_axi_io": {"role": "queries in, result rows out", "bus": "axi4", "data_bits": hw.port_bits,
-                     "memory": mem.kind, "channel": mem.io_channel},
-        "m_axi_list": {"role": "neighbour lists (adjacency images of every graph channel)", "bus": "axi4 read",
-                       "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)},
+    masters = {
+        "io": {"role": "queries in, result rows out", "bus": "axi4", "data_bits": hw.port_bits, "memory": mem.kind,
+               "channel": mem.io_channel},
+        "list": {"role": "neighbour lists (adjacency images of every graph channel)", "bus": "axi4 read",
+                 "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)},
     }
     for u in range(hw.units):
-        ports[f"m_axi_vec{u}"] = {"role": f"vectors of the nodes checked by BFC unit {u} (vector images)", "bus": "axi4 read",
-                                  "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)}
-    return {"top": TOP, "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64, "ports": ports}
+        masters[f"vec{u}"] = {"role": f"vectors of the nodes checked by BFC unit {u} (vector images)", "bus": "axi4 read",
+                              "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)}
+    record = {"top": top_name(hw.design), "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64}
+    if not is_across(hw.design):
+        ports = {"s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32}}
+        ports |= {f"m_axi_{role}": spec for role, spec in masters.items()}
+        return record | {"ports": ports, "interrupt": "ap_done"}
+    pipes = hw.design.pipelines
+    ports = {"s_axil": {"role": f"control: QPP p's register map (regmap.json) at byte offset p x {QPP_WINDOW:#x}; "
+                                "SLVERR past the last QPP", "bus": "axi4-lite", "addr_bits": across_addr_bits(pipes), "data_bits": 32}}
+    for p in range(pipes):
+        ports |= {f"m_axi_p{p}_{role}": spec | {"role": f"QPP {p}: {spec['role']}", "qpp": p} for role, spec in masters.items()}
+    return record | {"ports": ports, "interrupt": f"{pipes} bits: bit p is QPP p's ap_done", "pipelines": pipes,
+                     "qpp_window": QPP_WINDOW,
+                     "sharing": "every master is mapped to the channels it reads; the channels' bandwidth is shared "
+                                "outside the kernel, by the platform's memory interconnect"}
 
 
 @dataclass(frozen=True)
@@ -88,16 +118,25 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
     q = np.asarray(queries_fx)
     files, images = shared_files(design, graph, q, groundtruth)
     hw = QppHw(design)
+    top = top_name(design)
+    regmap_md = hw.regmap.to_markdown()
+    if is_across(design):
+        from fanns.arch.falcon_across import QPP_WINDOW
+
+        regmap_md = (f"{design.pipelines} query processing pipelines (across-query mode): QPP p's registers below are at "
+                     f"byte offset p x {QPP_WINDOW:#x} of `s_axil`; each QPP runs its own queries (its own nq, query_addr, "
+                     f"result_addr, ap_start, ap_done = interrupt bit p).\n\n") + regmap_md
     files.update({
-        f"rtl/{TOP}.v": verilog(hw).encode(),
-        "rtl/regmap.md": hw.regmap.to_markdown().encode(),
+        f"rtl/{top}.v": verilog(hw).encode(),
+        "rtl/regmap.md": regmap_md.encode(),
         "rtl/regmap.json": hw.regmap.to_json().encode(),
         "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
     })
     record = {
         "generator": f"fanns {__version__} generate-graph-rtl",
         "kind": "graph",
-        "rtl": {"top": TOP, "verilog": f"rtl/{TOP}.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
+        "rtl": {"top": top, "verilog": f"rtl/{top}.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json",
+                "pipelines": design.pipelines if is_across(design) else 1},
         "graph": {"kind": graph.kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry},
         "runtime": {"l": design.runtime.l, "k": design.runtime.k, "mg": design.runtime.mg, "mc": design.runtime.mc},
         "io": images.manifest()["io"],

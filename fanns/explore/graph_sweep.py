@@ -4,7 +4,9 @@ before deployment", done automatically on sample queries.
 
 Two modes, as in Falcon 7.5.4.2: *intra-query* (one QPP with several BFC units serving one query;
 its metric is query latency) and *across-query* (several QPPs with one BFC unit each sharing the
-memory; its metric is throughput, QPS = pipelines x clock / per-query occupancy). Recall is R@k
+memory; its metric is throughput, QPS = pipelines x clock / per-query occupancy, at most the
+channels' beats per second over a query's beats; the fetch engines share the channels as
+`fanns.arch.falcon_across_model` models). Recall is R@k
 against the exact float ground truth. The best configuration of a mode is the fastest one whose
 recall is not below BFS's.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fanns.arch.falcon_across_model import shared_search_batch
 from fanns.arch.falcon_model import MemorySystem, QppConfig
 from fanns.errors import FannsError
 from fanns.explore.fast import search_batch
@@ -49,11 +52,20 @@ class SweepSetup:
             raise FannsError("mg and mc values must be at least 1")
 
     def qpp(self, graph: GraphImage, mode: str) -> QppConfig:
-        units, pipes = (self.bfc_units, 1) if mode == "intra" else (1, self.pipelines)
+        """One QPP of `mode` (its memory: all channels; `pipes` of them share it in across-query mode)."""
         return QppConfig(
-            d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=self.l, k=self.k, cand_size=self.cand_size, bfc_units=units,
-            pipelines=pipes, bloom=self.bloom or Bloom(), memory=self.memory, max_degree=graph.max_degree,
+            d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=self.l, k=self.k, cand_size=self.cand_size,
+            bfc_units=self.bfc_units if mode == "intra" else 1, bloom=self.bloom or Bloom(), memory=self.memory,
+            max_degree=graph.max_degree,
         )
+
+    def pipes(self, mode: str) -> int:
+        return self.pipelines if mode == "across" else 1
+
+    @property
+    def capacity(self) -> float:
+        """Beats per cycle of one memory channel."""
+        return self.memory.bytes_per_cycle() / self.memory.channels / self.memory.port_bytes
 
     def traversal(self, mg: int, mc: int, mode: str) -> TraversalConfig:
         return TraversalConfig(l=self.l, k=self.k, mg=mg, mc=mc, cand_size=self.cand_size, bloom=self.bloom,
@@ -140,15 +152,17 @@ def sweep(graph: GraphImage, queries_fx: np.ndarray, gt: np.ndarray, setup: Swee
         groups = [MODES] if shared else [("intra",), ("across",)]
         for modes in groups:
             qpps = [setup.qpp(graph, m) for m in modes]
-            res = search_batch(graph, queries_fx, setup.traversal(mg, mc, modes[0]), qpps, threads=setup.threads)
+            pipes = [setup.pipes(m) for m in modes]
+            res, beats = shared_search_batch(graph, queries_fx, setup.traversal(mg, mc, modes[0]), qpps, pipes, setup.capacity,
+                                             setup.threads)
             rec = recall_at_k(res.ids, gt, setup.k)
             for j, mode in enumerate(modes):
                 occ = float(res.occupancy[:, j].mean())
                 lat = float(res.latency[:, j].mean())
-                pipes = setup.pipelines if mode == "across" else 1
+                roof = setup.memory.channels * setup.capacity * freq / beats[j]
                 result.cells[mode, mg, mc] = Cell(
                     recall=rec, hops=float(res.hops.mean()), visited=float(res.visited.mean()),
-                    bloom_fp=float(res.bloom_fp.mean()), latency=lat, occupancy=occ, qps=pipes * freq / occ,
+                    bloom_fp=float(res.bloom_fp.mean()), latency=lat, occupancy=occ, qps=min(pipes[j] * freq / occ, roof),
                     latency_us=lat / setup.memory.freq_mhz,
                 )
             done += 1

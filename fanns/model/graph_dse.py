@@ -8,8 +8,10 @@ dataset's own queries:
 * recall and the traversal of each query from the compiled DST reference (`fanns.explore.fast`,
   tested equal to `fanns.explore.traversal`) with the candidate's Bloom filter per BFC unit;
 * cycles per query from the cycle model of the generated QPP (`fanns.arch.falcon_model`,
-  checked cycle-exact against the RTL for one QPP) with the board's memory: the chosen channels'
-  share of its bandwidth, split between all fetch engines;
+  checked cycle-exact against the RTL for one QPP) with the board's memory: every fetch engine
+  (of all QPPs) gets a channel's beats at the rate the others leave it
+  (`fanns.arch.falcon_across_model`, checked against the RTL of 2 and 4 QPPs), and throughput
+  never exceeds the chosen channels' bandwidth over a query's beats;
 * resources from the PE library's calibrated tables (`PE.resources`): per BFC unit the Bloom PE,
   the l2dist PE and its vector read master; per QPP the two systolic queues, the list, query and
   result masters. The controller, dispatcher and FIFOs between PEs are not in the tables and not
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fanns.arch.falcon_across_model import shared_search_batch
 from fanns.arch.falcon_model import MemorySystem, QppConfig
 from fanns.arch.graph_design import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime
 from fanns.boards import Board
@@ -135,7 +138,6 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
                   objective: str = "latency", clock_mhz: float | None = None, util: float = 0.6,
                   latency_cycles: int | None = None, space: GraphSpace = GraphSpace(), threads: int = 2) -> GraphDseResult:
     """Evaluate `space` on the queries and return the best design for `objective` (module docstring)."""
-    from fanns.explore.fast import search_batch
     from fanns.explore.graph_sweep import recall_at_k
 
     if objective not in OBJECTIVES:
@@ -145,6 +147,7 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
     clock = float(clock_mhz or board.clock_mhz)
     budget = board.budget(util)
     mem0 = MemorySystem.from_board(board, freq_mhz=clock, latency_cycles=latency_cycles)
+    capacity = mem0.bytes_per_cycle() / mem0.channels / mem0.port_bytes  # beats per cycle of one channel
     template = GraphPoint("intra", 1, 1, 1, space.queue[0], 1, 1, space.bloom_bits[0], 0.0, 0.0, 0.0, Resources(), False)
     points: list[GraphPoint] = []
     sizes: dict[tuple, Resources] = {}  # resources do not depend on (mg, mc)
@@ -154,17 +157,17 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
             continue
         bloom = Bloom(h=space.bloom_h, b=bits, w=64)
         cfg = TraversalConfig(l=l, k=space.k, mg=mg, mc=mc, cand_size=l, bloom=bloom, bfc_units=units)
-        qpps, chans = [], space.channel_options(board)
-        for c in chans:
-            mem = replace(mem0, channels=c, total_gbps=mem0.total_gbps * c / board.memory[0].count)
-            qpps.append(QppConfig(d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=l, k=space.k, cand_size=l, bfc_units=units,
-                                  pipelines=pipes, bloom=bloom, memory=mem, l_max=l, max_degree=graph.max_degree))
-        batch = search_batch(graph, queries_fx, cfg, qpps, threads=threads)
+        chans = space.channel_options(board)
+        qpps = [QppConfig(d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=l, k=space.k, cand_size=l, bfc_units=units,
+                          bloom=bloom, memory=replace(mem0, channels=c), l_max=l, max_degree=graph.max_degree) for c in chans]
+        batch, beats = shared_search_batch(graph, queries_fx, cfg, qpps, [pipes] * len(qpps), capacity, threads)
         recall = recall_at_k(batch.ids, groundtruth, space.k)
         for j, c in enumerate(chans):
+            occupancy = float(batch.occupancy[:, j].mean())
+            roof = c * capacity * clock * 1e6 / beats[j]  # the channels' beats per second over a query's beats
             p = replace(template, mode=mode, units=units, pipelines=pipes, channels=c, l=l, mg=mg, mc=mc, bloom_bits=bits,
                         recall=recall, latency_us=float(batch.latency[:, j].mean()) / clock,
-                        qps=pipes * clock * 1e6 / float(batch.occupancy[:, j].mean()))
+                        qps=min(pipes * clock * 1e6 / occupancy, roof))
             key = (units, pipes, l, bits, c)
             if key not in sizes:
                 sizes[key] = design_resources(design_for(graph, board, p, space, clock, util), board.family)

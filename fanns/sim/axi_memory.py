@@ -15,10 +15,18 @@ Write port: W beats follow their AW in order (byte strobes honoured); the respon
 (ARREADY, RVALID, AWREADY, WREADY) drops in a cycle with probability p/256 (one 32-bit LFSR per
 channel, fixed seeds), which exercises back-pressure and bubbles in every master. Addresses wrap
 at the memory size; ids and responses are always 0 / OKAY.
+
+Channels (`banks` > 1, the memory split into equal address ranges, one per memory channel): with
+`shared` high, every channel moves at most one beat per cycle — a read beat presented or a write
+beat taken — among all ports that want it in that cycle (round robin), as a board's memory
+channel is shared by every master mapped to it (a DDR4 channel of the U250 moves 19.25 GB/s:
+one 64-byte beat per cycle at 300 MHz). With `shared` low every port runs at one beat per cycle
+on its own (the memory of the single-QPP cycle model's default). Writes count as the channel's
+beats too (reads and writes share a DDR bus).
 """
 from __future__ import annotations
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -39,15 +47,16 @@ def _lfsr(m: Module, seed: int, name: str) -> Signal:
 
 
 class SimMemory(wiring.Component):
-    """`depth` words of `data_bits`; AXI4 read slaves `read_ports`, write slaves `write_ports`."""
+    """`depth` words of `data_bits` in `banks` channels; AXI4 read slaves `read_ports`, write slaves `write_ports`."""
 
-    def __init__(self, data_bits: int, depth: int, read_ports: list[str], write_ports: list[str]):
-        self.data_bits, self.depth = data_bits, depth
+    def __init__(self, data_bits: int, depth: int, read_ports: list[str], write_ports: list[str], banks: int = 1):
+        self.data_bits, self.depth, self.banks = data_bits, depth, banks
         self.read_ports, self.write_ports = list(read_ports), list(write_ports)
         exact_log2(depth)
+        exact_log2(banks)
         members = {
             "bd_addr": In(range(depth)), "bd_wdata": In(data_bits), "bd_we": In(1), "bd_rdata": Out(data_bits),
-            "latency": In(16, init=1), "stall": In(8),
+            "latency": In(16, init=1), "stall": In(8), "shared": In(1),
         }
         members |= {p: In(axi4_signature(ADDR_BITS, data_bits, write=False)) for p in read_ports}
         members |= {p: In(axi4_signature(ADDR_BITS, data_bits, read=False)) for p in write_ports}
@@ -70,6 +79,19 @@ class SimMemory(wiring.Component):
         bd = mem.read_port()
         m.d.comb += [bd.addr.eq(self.bd_addr), bd.en.eq(1), self.bd_rdata.eq(bd.data)]
 
+        bank_shift = abits - exact_log2(self.banks)
+        wants: list[tuple[Signal, Signal]] = []  # per port: (wants a beat this cycle, its channel)
+        grants: list[Signal] = []
+
+        def port_beat(name: str, want, word) -> Signal:
+            """Register a port's beat request; the returned signal is high when it may move the beat."""
+            bank = Signal(range(self.banks), name=f"{name}_bank")
+            grant = Signal(name=f"{name}_grant")
+            m.d.comb += bank.eq(word[bank_shift:] if self.banks > 1 else 0)
+            wants.append((want, bank))
+            grants.append(grant)
+            return grant
+
         req = data.StructLayout({"addr": abits, "len": 8, "at": 32})
         for name in self.read_ports:
             bus = getattr(self, name)
@@ -91,9 +113,12 @@ class SimMemory(wiring.Component):
             src_rem = Mux(active, rem, head.len)
             avail = active | (q.r_rdy & (now >= head.at))
             fetch = Signal(name=f"{name}_fetch")
+            want = Signal(name=f"{name}_want")
             port = mem.read_port()
+            m.d.comb += want.eq(avail & (~bus.rvalid | bus.rready) & ~r_stall)
+            grant = port_beat(name, want, src_addr)
             m.d.comb += [
-                fetch.eq(avail & (~bus.rvalid | bus.rready) & ~r_stall),
+                fetch.eq(want & grant),
                 port.addr.eq(src_addr), port.en.eq(fetch),
                 bus.rdata.eq(port.data), bus.rid.eq(0), bus.rresp.eq(0),
                 q.r_en.eq(fetch & ~active),
@@ -120,7 +145,11 @@ class SimMemory(wiring.Component):
             head = data.View(aw_l, awq.r_data)
             beat = Signal(8, name=f"{name}_beat")
             w_hs = bus.wvalid & bus.wready
-            m.d.comb += [bus.wready.eq(awq.r_rdy & bq.w_rdy & ~w_stall)]
+            w_want = Signal(name=f"{name}_want")
+            w_word = Signal(abits, name=f"{name}_word")
+            m.d.comb += [w_want.eq(bus.wvalid & awq.r_rdy & bq.w_rdy & ~w_stall), w_word.eq(head.addr + beat)]
+            grant = port_beat(name, w_want, w_word)
+            m.d.comb += [bus.wready.eq(awq.r_rdy & bq.w_rdy & ~w_stall & grant)]
             with m.If(w_hs & ~self.bd_we):
                 m.d.comb += [wp.addr.eq(head.addr + beat), wp.data.eq(bus.wdata), wp.en.eq(bus.wstrb)]
             last = beat == head.len
@@ -128,7 +157,28 @@ class SimMemory(wiring.Component):
                 m.d.sync += beat.eq(Mux(last, 0, beat + 1))
             m.d.comb += [awq.r_en.eq(w_hs & last), bq.w_en.eq(w_hs & last), bq.w_data.eq(now + self.latency)]
             m.d.comb += [bus.bvalid.eq(bq.r_rdy & (now >= bq.r_data)), bus.bid.eq(0), bus.bresp.eq(0), bq.r_en.eq(bus.bvalid & bus.bready)]
+        self._arbitrate(m, wants, grants)
         return m
+
+    def _arbitrate(self, m: Module, wants: list, grants: list) -> None:
+        """Per channel, grant one of the ports that want a beat, round robin from the port after
+        the last one granted (every port is granted when `shared` is low)."""
+        n = len(wants)
+        for b in range(self.banks):
+            req = Signal(n, name=f"bank{b}_req")
+            last = Signal(range(n), name=f"bank{b}_last")
+            m.d.comb += req.eq(Cat(*(w & (bank == b) for w, bank in wants)))
+            above = Signal(n, name=f"bank{b}_above")
+            m.d.comb += above.eq(req & ~((Const(2, n + 1) << last) - 1)[:n])
+            pool = Signal(n, name=f"bank{b}_pool")
+            m.d.comb += pool.eq(Mux(above.any(), above, req))
+            onehot = Signal(n, name=f"bank{b}_onehot")
+            m.d.comb += onehot.eq(pool & (~pool + 1)[:n])
+            for i, (_, bank) in enumerate(wants):
+                with m.If(bank == b):
+                    m.d.comb += grants[i].eq(~self.shared | onehot[i])
+                with m.If(self.shared & onehot[i]):
+                    m.d.sync += last.eq(i)
 
 
 def connect_slave(m: Module, master, slave) -> None:

@@ -147,3 +147,22 @@ def test_cli_input_errors(tmp_path, capsys, extra, message):
 class _Quiet:
     def print(self, *args, **kwargs) -> None:
         pass
+
+
+def test_across_design_links_p_compute_units(bench, tmp_path):
+    """Across-query mode in HLS: `pipelines` compute units of the one-QPP kernel, every CU's
+    m_axi ports on the channels design.yaml assigns, the host splitting a batch between them."""
+    from fanns.codegen.graph_hls import render
+
+    graph = bench["graph"]
+    design = pinned_graph_design(graph, mode="across", pipelines=3, units=1, channels=2, l_max=64, k_max=10,
+                                 bloom=(2, 2 * 1024), limits=(8, 4))
+    files, _ = render(design, graph, bench["queries"][:2])
+    cfg = files["connectivity.cfg"].decode()
+    assert "nk=fanns_falcon_qpp:3:fanns_falcon_qpp_1.fanns_falcon_qpp_2.fanns_falcon_qpp_3" in cfg
+    for cu in (1, 2, 3):
+        assert f"sp=fanns_falcon_qpp_{cu}.adj_1:DDR[1]" in cfg and f"sp=fanns_falcon_qpp_{cu}.queries:DDR[0]" in cfg
+        assert f"freqHz=300000000:fanns_falcon_qpp_{cu}" in cfg
+    assert "constexpr uint32_t CUS = 3;" in files["src/host_common.h"].decode()
+    single = render(bench["design"], graph, bench["queries"][:2])[0]["connectivity.cfg"].decode()
+    assert "nk=fanns_falcon_qpp:1:fanns_falcon_qpp_1\n" in single

@@ -72,3 +72,33 @@ def test_existing_folder_needs_force(small, tmp_path):
 def test_cli_input_errors(tmp_path, capsys, extra, message):
     rc = main(["generate-graph-rtl", "builtin:sift-10k", "--nodes", "300", "--out", str(tmp_path / "p"), *extra])
     assert rc == 2 and message in capsys.readouterr().err
+
+
+def test_across_design_gets_one_top_level_of_p_qpps(synthetic, tmp_path):
+    """An across-query design of two pipelines: one top level with a register window and the AXI
+    masters of each QPP, as ports.json and regmap.md describe (simulation: tests/sim/test_falcon_across_rtl.py)."""
+    from fanns.arch.falcon_across import QPP_WINDOW
+    from fanns.codegen.graph_rtl import ACROSS_TOP
+
+    g = synthetic["graphs"]["hnsw"]
+    design = pinned_graph_design(g, mode="across", pipelines=2, units=1, channels=2, l_max=16, k_max=8, bloom=(2, 2 * 1024),
+                                 limits=(2, 2), runtime=(16, 8, 2, 2))
+    project = generate_graph_rtl(design, g, g.fmt.quantize(synthetic["queries"][:2]), tmp_path / "p")
+    assert f"rtl/{ACROSS_TOP}.v" in project.files and f"rtl/{TOP}.v" not in project.files
+    verilog = (tmp_path / "p" / "rtl" / f"{ACROSS_TOP}.v").read_text()
+    ports = json.loads((tmp_path / "p" / "rtl" / "ports.json").read_text())
+    assert ports["top"] == ACROSS_TOP and ports["pipelines"] == 2 and ports["qpp_window"] == QPP_WINDOW
+    assert set(ports["ports"]) == {"s_axil"} | {f"m_axi_p{p}_{r}" for p in range(2) for r in ("io", "list", "vec0")}
+    header = verilog[verilog.index(f"module {ACROSS_TOP}(") : verilog.index(");")]
+    for name in ports["ports"]:
+        assert f"{name}__" in header, name
+    assert "interrupt" in header and "qpp0" in verilog and "qpp1" in verilog and "qpp2" not in verilog
+    assert "byte offset p x 0x1000" in (tmp_path / "p" / "rtl" / "regmap.md").read_text()
+    record = json.loads((tmp_path / "p" / "fanns_project.json").read_text())
+    assert record["rtl"]["pipelines"] == 2 and read_project(tmp_path / "p").design == design
+
+
+def test_cli_across_needs_one_unit(tmp_path, capsys):
+    rc = main(["generate-graph-rtl", "builtin:sift-10k", "--nodes", "300", "--pipelines", "2", "--units", "2",
+               "--out", str(tmp_path / "p")])
+    assert rc == 2 and "one BFC unit per pipeline" in capsys.readouterr().err

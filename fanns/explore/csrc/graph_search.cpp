@@ -34,10 +34,11 @@ struct Config {
 
 // Timing parameters of one QPP, in the order of QppConfig.timing().
 enum TimingField {
-  kUnits, kLat, kWindow, kLanes, kRowBeats, kRowCycles, kVBeats, kVCycles, kWords, kCLat, kBLat, kBClear, kCand, kLMax, kL, kK,
+  kUnits, kLat, kWindow, kLanes, kRowBeats, kRowTime, kVBeats, kVTime, kWords, kCLat, kBLat, kBClear, kCand, kLMax, kL, kK,
   kFields
 };
 constexpr int64_t kReaderCycles = 4;  // falcon_model.READER_CYCLES
+constexpr int64_t kRateScale = 64;  // falcon_model.RATE_SCALE: channel time in 1/64 cycle
 
 struct Trace {
   std::vector<int64_t> group_parent, group_cands, group_checks;
@@ -201,16 +202,19 @@ struct Searcher {
 };
 
 // An axi_reader and its memory port (falcon_model._Reader): beat leave times of one command after another.
+// `time` is the read's channel time in 1/kRateScale cycles (falcon_model.RATE_SCALE).
 struct Reader {
-  int64_t latency, window, load = kNever, r_last = kNever;
+  int64_t latency, window, load = kNever, r_last = kNever, busy = kNever;
   std::vector<int64_t> lasts;
   Reader(int64_t lat, int64_t win) : latency(lat), window(win) {}
-  void read(int64_t cmd, int64_t beats, int64_t cycles, std::vector<int64_t>& out) {
+  void read(int64_t cmd, int64_t beats, int64_t time, std::vector<int64_t>& out) {
     int64_t ld = std::max(cmd + 1, load + 1);
     if (int64_t(lasts.size()) >= window) ld = std::max(ld, lasts[lasts.size() - size_t(window)] + 1);
     const int64_t first = std::max(ld + 1 + latency, r_last + 1);
+    const int64_t start = std::max(first * kRateScale, busy);
     out.resize(size_t(beats));
-    for (int64_t j = 0; j < beats; ++j) out[size_t(j)] = first + (j * cycles) / beats;
+    for (int64_t j = 0; j < beats; ++j) out[size_t(j)] = (start + ((j + 1) * time) / beats) / kRateScale - 1;
+    busy = start + time;
     load = ld;
     r_last = out.back();
     lasts.push_back(r_last);
@@ -241,7 +245,7 @@ struct Unit {
     }
     merge = std::max(f + p[kBLat] - 1, merge + 1);
     if (kind == 0) return kNever;
-    reader.read(merge, p[kVBeats], p[kVCycles], beats);
+    reader.read(merge, p[kVBeats], p[kVTime], beats);
     int64_t acc = std::max(beats[0], coll_free);
     for (size_t j = 1; j < beats.size(); ++j) acc = std::max(beats[j], acc + 1);
     const int64_t hand = std::max(acc + 1, last_word);
@@ -300,7 +304,7 @@ void simulate(const Trace& tr, const int64_t* p, int32_t mg, int32_t mc, int64_t
       takes.push_back(intake);
       if (!(entry && i == 0)) {
         rows.emplace_back();
-        lister.read(intake, row_beats, p[kRowCycles], rows.back());
+        lister.read(intake, row_beats, p[kRowTime], rows.back());
       }
     }
     intake = std::max(push_end[g] + 1, intake + 1);
