@@ -410,12 +410,15 @@ def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTimin
     return StageTiming(interval, latency, detail), work
 
 
-def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float) -> np.ndarray:
+def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float, busy: np.ndarray | None = None) -> np.ndarray:
     """Per sample query, the busiest channel's cycles for the items a held stream's buffers (key
-    FIFO, datapath, item FIFO: `selk_slack` + FIFO_DEPTH) could not take, plus the datapath."""
+    FIFO, datapath, item FIFO: `selk_slack` + FIFO_DEPTH) could not take, plus the datapath.
+    `busy` [nq]: the busiest port's cycles per query when the codes come from elsewhere than the
+    design's PQ channels (a tiered placement's `CodeFeed.busy`); default: those channels."""
     n = work.shares.items_per_query.astype(np.float64)
     ahead = selk_slack(pe) + FIFO_DEPTH
-    return busiest * work.beats / rate * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
+    busy = busiest * work.beats / rate if busy is None else busy
+    return busy * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
 
 
 def selk_slack(pe: PqDecode) -> int:
@@ -423,15 +426,18 @@ def selk_slack(pe: PqDecode) -> int:
     return FIFO_DEPTH + pe.depth() + 1
 
 
-def sel_k_intervals(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> np.ndarray:
+def sel_k_intervals(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float,
+                    busy: np.ndarray | None = None) -> np.ndarray:
     """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.arch.ivfpq_selk`:
-    their work and SelK's level-2 hold add up where the old max of the two let them overlap)."""
-    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate)[0]
+    their work and SelK's level-2 hold add up where the old max of the two let them overlap);
+    `busy` as in `pq_feed_cycles`."""
+    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate, busy)[0]
 
 
-def sel_k_intervals_many(configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float) -> np.ndarray:
+def sel_k_intervals_many(configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float,
+                         busy: np.ndarray | None = None) -> np.ndarray:
     """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
-    many = [(selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate)) for st, ppc in configs]
+    many = [(selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs]
     return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
 
 

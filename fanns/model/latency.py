@@ -141,10 +141,12 @@ def query_times(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed
     nq = probes.sizes.shape[0]
     ones = np.ones(nq)
     st = stages.pq_dist
+    placed = feed is not None  # codes delivered by a given feed (tiers, a simulated memory), not the design's channels
     feed = feed or default_feed(ctx, stages, probes)
     work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
     pq_service = np.maximum(work.pe_cycles, feed.busy)
-    selk_service = A.sel_k_intervals(stages.sel_k, work, A.pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle)
+    selk_service = A.sel_k_intervals(stages.sel_k, work, A.pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle,
+                                     busy=feed.busy if placed else None)
     rows = {
         "opq": (t["opq"].interval * ones, t["opq"].latency * ones) if "opq" in t else (0 * ones, 0 * ones),
         "front": (max(t["ivf_dist"].interval, t["sel_cells"].interval) * ones, (t["ivf_dist"].latency + t["sel_cells"].latency) * ones),
