@@ -27,7 +27,7 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
                      runtime: tuple[int, int, int, int] | None, console, rtl=None) -> int:
     """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build)."""
     from fanns.arch.graph_design import Runtime
-    from fanns.arch.graph_reference import STATS, reference
+    from fanns.arch.graph_reference import reference
     from fanns.codegen.graph_image import unpack
     from fanns.codegen.graph_rtl import read_project
     from fanns.explore.graph_sweep import recall_at_k
@@ -59,22 +59,13 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
     if rtl is None or rtl.design != design or rtl.depth < words:
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
         rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words)
-    console.print(f"building the QPP of {project} with Verilator ...", highlight=False)
-    start = time.perf_counter()
-    rtl.build()
-    built = time.perf_counter() - start
-    start = time.perf_counter()
-    run = rtl.run(data.images, q, rt, latency=latency, stall=round(pause * 256))
-    ran = time.perf_counter() - start
-    if run.timed_out:
-        raise FannsError("the simulated QPP did not finish (no interrupt before the timeout)", hint="report this as a bug")
+    run, built, ran = _build_and_run(rtl, f"the QPP of {project}", "QPP",
+                                     lambda: rtl.run(data.images, q, rt, latency=latency, stall=round(pause * 256)), console)
     if run.status:
         raise FannsError(f"the QPP refused the run (status {run.status}: bit 0 bad parameters, bit 1 AXI error)",
                          hint=f"l in 2..{design.queues.l_max}, k in 1..min(l, {design.queues.k_max}), "
                               f"mg <= {design.limits.mg_max}, mc <= {design.limits.mc_max}")
-    bad = (run.keys != ref.keys).any(1)
-    for name in STATS:
-        bad |= run.stats[name] != ref.stats[name]
+    bad = _differing(run, ref)
     cycles = run.stats["cycles"]
     predicted = ref.predicted_cycles(design, latency, rt)
     err = (predicted - cycles) / cycles
@@ -100,7 +91,6 @@ def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt,
     `FalconAcrossRtl` of the project's design."""
     from fanns.arch.falcon_across_model import across_batch_cycles
     from fanns.arch.falcon_model import QppConfig
-    from fanns.arch.graph_reference import STATS
     from fanns.sim.falcon_across_rtl import FalconAcrossRtl, bank_words, split_queries
 
     design, nq = data.design, len(q)
@@ -112,20 +102,11 @@ def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt,
     if not isinstance(rtl, FalconAcrossRtl) or rtl.design != design or rtl.bank_words < words:
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
         rtl = FalconAcrossRtl(design, Path(build_dir) / f"falcon-across-{tag}-{words}", words)
-    console.print(f"building the {design.pipelines} QPPs of {project} with Verilator ...", highlight=False)
-    start = time.perf_counter()
-    rtl.build()
-    built = time.perf_counter() - start
-    start = time.perf_counter()
-    run = rtl.run(data.images, q, rt, latency=latency)
-    ran = time.perf_counter() - start
-    if run.timed_out:
-        raise FannsError("the simulated QPPs did not finish (no interrupt before the timeout)", hint="report this as a bug")
+    run, built, ran = _build_and_run(rtl, f"the {design.pipelines} QPPs of {project}", "QPPs",
+                                     lambda: rtl.run(data.images, q, rt, latency=latency), console)
     if any(run.status):
         raise FannsError(f"a QPP refused the run (status {run.status}: bit 0 bad parameters, bit 1 AXI error)")
-    bad = (run.keys != ref.keys).any(1)
-    for name in STATS:
-        bad |= run.stats[name] != ref.stats[name]
+    bad = _differing(run, ref)
     model = across_batch_cycles(ref.traces, QppConfig.of_design(design, latency, rt), split_queries(nq, design.pipelines),
                                 design.channels)
     batch_err = (model.batch - run.sim_cycles) / run.sim_cycles
@@ -137,3 +118,28 @@ def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt,
     console.print(f"batch: measured {run.sim_cycles:,} cycles, model {model.batch:,} ({100 * batch_err:+.2f}%); latency per query: "
                   f"model error max {100 * np.abs(err).max():.2f}%", highlight=False)
     return 1 if bad.any() or abs(batch_err) > 0.10 or np.abs(err).max() > 0.10 else 0
+
+
+def _build_and_run(rtl, what: str, noun: str, run, console):
+    """Build `rtl` (Verilator, cached), then `run()`: (result, build seconds, run seconds); a run
+    that got no interrupt before its timeout is an error."""
+    console.print(f"building {what} with Verilator ...", highlight=False)
+    start = time.perf_counter()
+    rtl.build()
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    result = run()
+    ran = time.perf_counter() - start
+    if result.timed_out:
+        raise FannsError(f"the simulated {noun} did not finish (no interrupt before the timeout)", hint="report this as a bug")
+    return result, built, ran
+
+
+def _differing(run, ref) -> np.ndarray:
+    """[nq] bool: queries whose result keys or traversal statistics differ from the reference."""
+    from fanns.arch.graph_reference import STATS
+
+    bad = (run.keys != ref.keys).any(1)
+    for name in STATS:
+        bad |= run.stats[name] != ref.stats[name]
+    return bad
