@@ -64,8 +64,7 @@ def main() -> None:
             if st["cycles"]:
                 cyc = st["cycles"]
                 measured = measured_interval({"nq": n, **cyc})
-                timings = RtlProjectSim(root / "rtl", root / "build").predicted_timings(0, n)
-                predicted = max(t.interval for t in timings.values())
+                predicted = RtlProjectSim(root / "rtl", root / "build").predicted_run(0, n).interval
                 print(f"           core cycles: index load {cyc['load_cycles']:,}, run {cyc['run_cycles']:,}; steady state "
                       f"{measured:,.1f} cycles/query vs model {predicted:,.1f} ({100 * (measured - predicted) / predicted:+.2f}%), "
                       f"{design.clock_mhz * 1e6 / measured:,.0f} QPS at {design.clock_mhz:g} MHz")

@@ -37,6 +37,8 @@ DESIGNS = {
     "k1-hsmpqg": (False, 4, 1, (5, 32, "uram"), (2, 32, "uram"), (4, 2), "hsmpqg", "hsmpqg"),
     "k10-ahpq": (False, 4, 10, (3, 32, "bram"), (4, 32, "bram"), (6, 3), "hpq", "ahpq"),
     "pq-bound": (False, 8, 10, (4, 64, "bram"), (8, 64, "bram"), (1, 1), "hpq", "hpq"),
+    # one cell per query, BuildLUT balanced against PQDist + SelK with two LUTs of buffer between
+    "lut-buffer": (False, 1, 10, (2, 32, "bram"), (1, 64, "bram"), (2, 1), "hpq", "hpq"),
 }
 
 
@@ -72,17 +74,17 @@ def main() -> None:
         start = time.perf_counter()
         run = sim.run([Run(nq=nq, nprobe=nprobe, k=k)])["runs"][0]
         ran = time.perf_counter() - start
-        timings = sim.predicted_timings(0, nq)
-        predicted = max(t.interval for t in timings.values())
-        bottleneck = max(timings, key=lambda s: timings[s].interval)
+        model = sim.predicted_run(0, nq)
+        timings = model.timings
         measured = measured_interval(run)
         ref = np.fromfile(project.path / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, k)
         gt = ex["gt"][:, :k]
         print(f"{name}: {design.index.factory} nprobe {nprobe} K {k} | IVF {ivf} LUT {lut} PQ {pq} SelCells {sel_cells} SelK {sel_k}")
         print(f"  {nq} queries, {run['checked_keys']} keys checked, {run['mismatched_queries']} queries differ from the reference; "
               f"R@{k} {recall(run['keys'], gt):.4f} (reference {recall(ref, gt):.4f})")
-        print(f"  cycles/query measured {measured:,.1f}, predicted {predicted:,.1f} ({bottleneck}), "
-              f"error {100 * (measured - predicted) / predicted:+.2f}%; stages: "
+        print(f"  cycles/query measured {measured:,.1f}, predicted {model.interval:,.1f} ({model.bottleneck}), "
+              f"error {model.error_pct(measured):+.2f}% (slowest stage alone {model.stage_interval:,.1f}: "
+              f"{100 * (measured - model.stage_interval) / model.stage_interval:+.2f}%); stages: "
               + ", ".join(f"{s} {t.interval:,.0f}" for s, t in timings.items()))
         print(f"  build {built:.0f} s, simulation {ran:.0f} s for {run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)")
 

@@ -33,6 +33,8 @@ against RTL simulation: tests/codegen/test_rtl.py (within 5 %), benchmarks/rtl_s
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from fanns.pe.pq_decode import KSUB, PqDecode
@@ -78,34 +80,82 @@ def coupled_intervals(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[i
 def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int) -> np.ndarray:
     """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE tries
     every channel count and selection PE for the same PEs: one vectorised recurrence)."""
+    nq = np.asarray(items).shape[0]
+    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS)
+    return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
+
+
+@dataclass(frozen=True)
+class LutSource:
+    """BuildLUT as the producer of the LUTs (`fanns.arch.ivfpq_lut`): `pes` PEs, PE j mod P
+    builds probe j of a query, one LUT every `ii` cycles, the first `latency` cycles after its
+    input; each PE writes into its own FIFO of `fifo_luts` whole LUTs and stalls when it is full."""
+
+    pes: int
+    ii: float
+    latency: float
+    fifo_luts: int
+
+
+def sequence_starts(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray, slack: int,
+                    lut: LutSource, order: np.ndarray) -> np.ndarray:
+    """The cycle at which SelK starts the level-2 collection of each query of `order` (indices
+    into `items` / `feed`), the queries submitted back to back in that order: the recurrence of
+    the module docstring run over the sequence instead of over copies of one query, with the LUTs
+    built by `lut`. `order` [queries] is one sequence, [queries, lanes] as many independent ones
+    (run side by side in one vectorised recurrence); the result has its shape. Differences of
+    these are the accelerator's intervals."""
+    order = np.asarray(order, dtype=np.int64)
+    rounds = list(order.reshape(order.shape[0], -1))
+    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, lut)[:, 0, :].reshape(order.shape)
+
+
+def _recurrence(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int, rounds: list[np.ndarray],
+                lut: LutSource | None = None) -> np.ndarray:
+    """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
+    takes the queries `rounds[r]` (indices into `items`; the same count every round) right
+    after round r-1's, one query per lane. Without `lut` the LUTs are there when a bank is free
+    (the steady state of a query repeated, where BuildLUT's own interval is a separate stage);
+    with it, LUT c of a round is complete no earlier than its BuildLUT PE has built it
+    (`LutSource.ii` after its previous LUT) and no earlier than the PE's FIFO had room for it
+    (the same PE's LUT `fifo_luts` back fully loaded into the PQDist banks)."""
     n = np.asarray(items, dtype=np.float64)
-    nq, cells = n.shape
+    cells = n.shape[1]
     total = n.sum(1)
-    cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(n, 1)[:, :-1]], 1)
+    cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
     configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
     width = max(len(groups) for _, groups, _ in configs)
     # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
     restart = np.array([[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
     due = np.array([[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
-    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (nq,)) for _, _, f in configs])[:, None, :]
-    start = np.zeros((len(configs), nq))
-    ld = np.full((len(configs), nq), -np.inf)
-    se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, nq] scan end of their last item
-    interval = start
-    for r in range(REPEATS):
+    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[:, None, :]
+    lanes = (len(configs), len(rounds[0]))
+    start = np.zeros(lanes)
+    ld = np.zeros(lanes)
+    se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, lanes] scan end of their last item
+    built = [np.full(lanes, lut.latency - lut.ii) for _ in range(lut.pes)] if lut else []
+    loaded: list[list[np.ndarray]] = [[] for _ in built]  # per BuildLUT PE: load-done times of its LUTs in its FIFO
+    out = []
+    k = 0
+    for idx in rounds:
         release = start[:, None, :] + restart
         for c in range(cells):
-            k = r * cells + c
-            ls = np.zeros_like(ld) if k == 0 else ld
-            if k >= pq.banks:
-                ls = np.maximum(ls, se[-pq.banks].max(1) + 1)
+            ls = ld if k < pq.banks else np.maximum(ld, se[-pq.banks].max(1) + 1)
             ld = ls + KSUB
+            if lut:
+                p = c % lut.pes
+                built[p] = built[p] + lut.ii
+                if len(loaded[p]) == lut.fifo_luts:
+                    built[p] = np.maximum(built[p], loaded[p][0] + 1)
+                ld = np.maximum(ld, built[p] + 1)
+                loaded[p] = (loaded[p] + [ld])[-lut.fifo_luts:]
             ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
-            last = cum[:, c] + n[:, c] - 1  # index of the cell's last item within the query
+            last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
             held = np.where(last >= slack, release - slack + last, -np.inf)
-            se = (se + [np.maximum(ss + n[:, c] - 1, held)])[-pq.banks:]
-        end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total - 1), release + feed - 1)
-        nxt = np.maximum(start + floor, (end - due).max(1))
-        interval, start = nxt - start, nxt
-    return interval
+            se = (se + [np.maximum(ss + n[idx, c] - 1, held)])[-pq.banks:]
+            k += 1
+        end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total[idx] - 1), release + feed[:, :, idx] - 1)
+        start = np.maximum(start + floor, (end - due).max(1))
+        out.append(start)
+    return np.stack(out)

@@ -52,16 +52,14 @@ def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
     run = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k)])["runs"][0]
     ran = time.perf_counter() - start
     ref, gt = _reference(project, d, sim.test_queries, nq)
-    timings = sim.predicted_timings(0, nq)
-    predicted = max(t.interval for t in timings.values())
+    model = sim.predicted_run(0, nq)
     measured = measured_interval(run)
     return {
         "backend": "rtl", "simulator": SIMULATOR_NAMES["rtl"], "queries": nq,
         "mismatched_queries": int(run["mismatched_queries"]), "checked_keys": int(run["checked_keys"]),
         "recall": recalls(run["keys"], ref, gt, d),
-        "cycles_per_query": round(measured, 1), "predicted_cycles_per_query": round(predicted, 1),
-        "cycle_error_pct": round(100 * (measured - predicted) / predicted, 2),
-        "bottleneck": max(timings, key=lambda s: timings[s].interval),
+        "cycles_per_query": round(measured, 1), "predicted_cycles_per_query": round(model.interval, 1),
+        "cycle_error_pct": round(model.error_pct(measured), 2), "bottleneck": model.bottleneck,
         "seconds": {"build": round(built, 1), "run": round(ran, 1)},
     }
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fanns.arch import ivfpq as A
+from fanns.arch import ivfpq_sequence as S
 from fanns.arch.design import ChannelUse, Stages
 from fanns.arch.ivfpq_options import GROUPS, all_options
 from fanns.boards import Board
@@ -47,10 +48,32 @@ class DesignPoint:
     slr: dict[str, list[list]]
     clock_mhz: float
     latency: dict[str, L.LatencyProfile] = field(default_factory=dict)  # "alone", and "load" at the SLO's rate
+    steady: float | None = None  # `settle`: cycles per query with the finite buffers
+
+    @property
+    def stage_cycles(self) -> float:
+        """The stage model's cycles per query: the slowest stage's mean interval, what the
+        vectorised search ranks by; a lower bound of `cycles`."""
+        return max(t.interval for t in self.timings.values())
 
     @property
     def cycles(self) -> float:
-        return max(t.interval for t in self.timings.values())
+        """Cycles per query: the steady state with the finite buffers between the stages once
+        `settle` has run (every design the DSE ranks at the top), else the stage model's."""
+        return self.stage_cycles if self.steady is None else self.steady
+
+    def settle(self, sequences: dict | None = None) -> DesignPoint:
+        """Evaluate the steady state with the finite buffers (`fanns.arch.ivfpq_sequence`);
+        `sequences` caches the sequence model per (workload, BuildLUT, PQDist, SelK): designs
+        that differ only in front of BuildLUT share it."""
+        if self.steady is None:
+            probes = A.Probes.of(self.workload.probed)
+            key = (id(self.workload), repr((self.stages.build_lut, self.stages.pq_dist, self.stages.sel_k)))
+            cache = {} if sequences is None else sequences
+            if key not in cache:
+                cache[key] = S.steady_sequence(self.ctx, self.stages, probes)
+            self.steady = S.steady_interval(self.ctx, self.stages, probes, self.timings, sequence=cache[key])
+        return self
 
     @property
     def qps(self) -> float:
@@ -69,6 +92,10 @@ class DesignPoint:
 
     def sort_key(self) -> tuple:
         return (self.cycles, self.resources.lut, sum(self.channels.values()))
+
+    def bound_key(self) -> tuple:
+        """`sort_key` with the stage model's bound for the cycles (cheap; never above it)."""
+        return (self.stage_cycles, self.resources.lut, sum(self.channels.values()))
 
 
 @dataclass(frozen=True)
@@ -255,18 +282,27 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
         spaces.append(space)
         outcome.option_counts[w.label()] = counts
 
+    sequences: dict = {}  # `DesignPoint.settle`'s cache
+
     def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
-        """The fastest `limit` points that meet the SLO (latency attached), and how many faster ones missed it."""
-        kept, missed = [], 0
-        for p in sorted(points, key=DesignPoint.sort_key):
+        """The fastest `limit` points that meet the SLO (latency attached), and how many faster
+        ones missed it. With a `limit`, points are settled (`DesignPoint.settle`) in the order
+        of their stage-model bound; once `limit` are kept, a point whose bound exceeds the
+        slowest kept one's cycles cannot enter (branch and bound: the sequence model runs only
+        where it can change the ranking). Without one (the Pareto front, ~100 designs) the
+        stage model ranks, except for designs already settled."""
+        kept, missed = [], []
+        for p in sorted(points, key=DesignPoint.bound_key):
+            if limit is not None and len(kept) >= limit and p.stage_cycles > kept[-1].cycles:
+                break
+            if limit is not None:
+                p.settle(sequences)
             annotate_latency(p, load_qps)
             if slo is None or slo.met(p):
-                kept.append(p)
-                if limit is not None and len(kept) >= limit:
-                    break
+                kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
             else:
-                missed += 1
-        return kept, missed
+                missed.append(p)
+        return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
 
     def stable(rows: np.ndarray) -> np.ndarray:
         # a design slower than the load queues without bound (its tandem is no faster than its stages)
@@ -278,7 +314,10 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
         rows = stable(result.pool)
         fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz)
         points, missed = keep(fitting, top)
-        if len(points) >= top or len(result.pool) < pool or len(rows) < len(result.pool):
+        # the pool holds every design whose stage bound is below its last row's; a kept design
+        # slower than that could be beaten by one outside the pool
+        enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
+        if enough or len(result.pool) < pool or len(rows) < len(result.pool):
             break
         if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
             break

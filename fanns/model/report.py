@@ -69,7 +69,8 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
     return {
         "index": w.index, "nlist": w.nlist, "m": w.m, "opq": w.opq, "nprobe": w.nprobe, "k": w.k,
         "recall": w.recall, "hw_recall": w.hw_recall,
-        "qps": _r(p.qps, 1), "cycles_per_query": _r(p.cycles), "bottleneck": p.bottleneck,
+        "qps": _r(p.qps, 1), "cycles_per_query": _r(p.cycles), "stage_cycles_per_query": _r(p.stage_cycles),
+        "bottleneck": p.bottleneck,
         "latency_cycles": _r(p.latency_cycles), "latency_us": _r(p.latency_cycles / p.clock_mhz),
         "stages": stages,
         "latency": {k: v.as_dict() for k, v in sorted(p.latency.items())},

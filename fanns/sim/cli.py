@@ -49,9 +49,8 @@ def rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, 
     run = out["runs"][0]
     gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(sim.test_queries, d.k)[first : first + nq]
     ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(sim.test_queries, d.k)[first : first + nq]
-    timings = sim.predicted_timings(first, nq)
-    predicted = max(t.interval for t in timings.values())
-    bottleneck = max(timings, key=lambda s: timings[s].interval)
+    model = sim.predicted_run(first, nq)
+    predicted, timings = model.interval, model.timings
     measured = measured_interval(run)
     clock = d.clock_mhz * 1e6
     console.print(
@@ -62,9 +61,10 @@ def rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, 
         f"{run['mismatched_queries']} queries differ from the reference model", highlight=False)
     console.print(f"R@{d.k} = {recall(run['keys'], gt):.6f} (reference model on the same queries: {recall(ref, gt):.6f})", highlight=False)
     console.print(
-        f"cycles per query, steady state: measured {measured:,.1f}, predicted {predicted:,.1f} (bottleneck {bottleneck}), "
-        f"error {100 * (measured - predicted) / predicted:+.2f}%", highlight=False)
-    console.print("  predicted per stage: " + ", ".join(f"{s} {t.interval:,.1f}" for s, t in timings.items()), highlight=False)
+        f"cycles per query, steady state: measured {measured:,.1f}, predicted {predicted:,.1f} (bottleneck {model.bottleneck}), "
+        f"error {model.error_pct(measured):+.2f}%", highlight=False)
+    console.print("  predicted per stage: " + ", ".join(f"{s} {t.interval:,.1f}" for s, t in timings.items())
+                  + f"; slowest stage alone {model.stage_interval:,.1f} (the rest: the finite buffers between the stages)", highlight=False)
     console.print(
         f"QPS at {d.clock_mhz:g} MHz: measured {clock / measured:,.0f}, predicted {clock / predicted:,.0f}; "
         f"index load {run['load_cycles']:,} cycles, first query done after {run['first_cycles']:,} cycles", highlight=False)

@@ -5,9 +5,10 @@ the project's test queries through the whole accelerator against memory models h
 project's memory images, checking the result keys bit for bit against expected keys (the
 project's `data/reference_keys.bin` for the design's nprobe and K, or keys the caller computed
 for other run-time values). `measured_interval` turns the accelerator's own cycle registers into
-the steady-state cycles per query that the performance model predicts, and `predicted_timings`
-is that prediction for exactly the simulated queries (their probed cells, found from the
-project's quantised queries and ROM images with the fixed-point stage functions).
+the steady-state cycles per query that the performance model predicts, and `predicted_run` is
+that prediction for exactly the simulated queries in their order (their probed cells, found from
+the project's quantised queries and ROM images with the fixed-point stage functions; the
+sequence model of `fanns.arch.ivfpq_sequence`), with the per-stage timings beside it.
 """
 from __future__ import annotations
 
@@ -82,6 +83,27 @@ def predicted_interval(times) -> float:
     return float(done[-1] - done[0]) / (times.queries - 1)
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """The model's cycles per query for a run (`fanns.arch.ivfpq_sequence.run_interval`: the
+    queries in their order through the finite buffers) and the stage timings it rests on."""
+
+    interval: float
+    timings: dict
+
+    @property
+    def stage_interval(self) -> float:
+        """The stage model's bound: the slowest stage's mean interval."""
+        return max(t.interval for t in self.timings.values())
+
+    @property
+    def bottleneck(self) -> str:
+        return max(self.timings, key=lambda s: self.timings[s].interval)
+
+    def error_pct(self, measured: float) -> float:
+        return 100 * (measured - self.interval) / self.interval
+
+
 def measured_interval(run: dict) -> float:
     """Steady-state cycles per query of a run: the span between the first and the last query's
     completion over the queries in between (pipeline fill excluded)."""
@@ -136,6 +158,15 @@ class RtlProjectSim:
                                                      detail={**pq.detail, "tiered": True})
         return timings
 
+    def predicted_run(self, first: int, nq: int, nprobe: int | None = None) -> Prediction:
+        """The performance model for a run of these queries (`Prediction`)."""
+        from fanns.arch import ivfpq_sequence as S
+
+        timings = self.predicted_timings(first, nq, nprobe)
+        ctx, probes, feed = self._feed(first, nq, nprobe)
+        busy = None if feed is None else feed.busy
+        return Prediction(S.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
+
     def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None,
                               pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None):
         """The latency model's per-query times (`fanns.model.latency.QueryTimes`) for these queries;
@@ -152,7 +183,8 @@ class RtlProjectSim:
         every list on the design's PQ channels at the board's rate) unless the design is tiered
         or `pq_memory` says how the simulated memory delivers."""
         from fanns.codegen.memimage import hot_lists
-        from fanns.model import latency as L, skew as K
+        from fanns.model import latency as L
+        from fanns.model import skew as K
 
         nprobe = nprobe or self.design.nprobe
         ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)

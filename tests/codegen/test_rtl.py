@@ -40,6 +40,10 @@ DESIGNS = {
     # SelK HPQ whose level-2 work (4·z·s1 = 800 cycles) is comparable to the ~800 items per stream:
     # SelK holds the PQDist PEs, so their work and its hold add up (`Hpq.coupled_interval`)
     "sift-k100-selk": ("sift", 4, 100, (2, 32, "uram"), (4, 32, "uram"), (2, 1), "hpq", "hpq", SIM_QUERIES),
+    # one cell per query: BuildLUT's constant 514 cycles vs PQDist + SelK's 250-900 (mean 394) with
+    # two LUTs of buffer between them; the slowest stage alone (514) is 11 % low, the sequence
+    # model (`fanns.arch.ivfpq_sequence`) within 1.2 % (measured 571.3 vs 564.8)
+    "sift-lut-buffer": ("sift", 1, 10, (2, 32, "bram"), (1, 64, "bram"), (2, 1), "hpq", "hpq", 16),
 }
 
 
@@ -89,10 +93,9 @@ def test_result_keys_equal_the_reference_model(case, nominal):
 
 
 def test_cycles_per_query_agree_with_the_model(case, nominal):
-    timings = case["sim"].predicted_timings(0, case["nq"])
-    predicted = max(t.interval for t in timings.values())
+    model = case["sim"].predicted_run(0, case["nq"])
     measured = measured_interval(nominal)
-    assert abs(measured - predicted) <= CYCLE_TOLERANCE * predicted, (case["name"], measured, predicted, timings)
+    assert abs(measured - model.interval) <= CYCLE_TOLERANCE * model.interval, (case["name"], measured, model)
 
 
 @pytest.mark.parametrize("case", ["sift-opq-goal"], indirect=True)

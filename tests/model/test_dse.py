@@ -10,6 +10,7 @@ from fanns.model import dse
 from fanns.model.budget import Budget, assign_slrs
 from fanns.model.published import print_comparison, reproduce
 from fanns.model.report import to_design
+from fanns.model.search import search
 from fanns.model.workload import synthetic_workload
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.hpq import Hpq
@@ -91,10 +92,17 @@ def test_best_design_is_consistent(u55c):
     out = dse.run([w], u55c, "R@10=0.8", 140.0, 0.6, top=3)
     best = out.best
     assert best is not None and len(out.top) == 3
-    assert best.cycles == max(t.interval for t in best.timings.values())
+    assert best.stage_cycles == max(t.interval for t in best.timings.values())
+    assert best.cycles >= best.stage_cycles  # the finite buffers between the stages only add
     assert best.qps == pytest.approx(140e6 / best.cycles)
-    assert best.cycles == pytest.approx(out.result.pool[0, 3])
-    assert best.resources.lut == pytest.approx(out.result.pool[0, 4])
+    pool = out.result.pool
+    assert (np.isclose(pool[:, 3], best.stage_cycles) & np.isclose(pool[:, 4], best.resources.lut)).any()
+    # branch and bound: every searched design whose stage bound is below the best's cycles is no faster
+    ctx = dse.context(w, u55c, 140.0)
+    space = dse.build_space(0, w, ctx, out.budget)[0]
+    pool = search([space], out.budget.vector(), len(pool)).pool  # the same search, its spaces at hand
+    rivals = dse._points(pool[pool[:, 3] < best.cycles], [space], [w], [ctx], out.budget, 140.0)
+    assert all(p.sort_key() >= best.sort_key() for p in rivals)
     assert assign_slrs(best.units, out.budget) == best.slr
     assert best.resources.fits(out.budget.total)
     keys = [p.sort_key() for p in out.top]
