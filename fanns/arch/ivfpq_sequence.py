@@ -42,8 +42,6 @@ STEADY_QUERIES = (16, 128)
 at least 16 (a long run of few queries when they probe many cells)."""
 WARMUP = 0.1
 """Fraction of `steady_interval`'s sequence discarded at its start (the empty pipeline)."""
-SEQUENCE_STAGES = ("build_lut", "pq_dist", "sel_k")
-"""The stages inside the recurrence (PQDist's channel-bound mean stays a floor as well)."""
 
 
 def lut_source(ctx: A.Context, st: BuildLutStage) -> LutSource:

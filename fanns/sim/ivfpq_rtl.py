@@ -148,7 +148,9 @@ class RtlProjectSim:
         """The performance model's stage timings for these queries (`fanns.arch.ivfpq.stage_timings`);
         a tiered design's PQDist interval is the tiered one (each PE's scan or the busier tier's
         busiest channel, per query, as `fanns.model.latency.query_times` has it)."""
-        ctx, probes, feed = self._feed(first, nq, nprobe)
+        return self._timings(*self._feed(first, nq, nprobe))
+
+    def _timings(self, ctx: A.Context, probes: A.Probes, feed) -> dict[str, A.StageTiming]:
         timings = A.stage_timings(ctx, self.design.stages, probes)
         if feed is not None:
             st = self.design.stages.pq_dist
@@ -162,8 +164,8 @@ class RtlProjectSim:
         """The performance model for a run of these queries (`Prediction`)."""
         from fanns.arch import ivfpq_sequence as S
 
-        timings = self.predicted_timings(first, nq, nprobe)
         ctx, probes, feed = self._feed(first, nq, nprobe)
+        timings = self._timings(ctx, probes, feed)
         busy = None if feed is None else feed.busy
         return Prediction(S.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
 
