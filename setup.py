@@ -2,7 +2,7 @@
 
 `templates/`, `hls/`, `boards/`, `sim/` and `rtl/` live at the top of the repository (so a newcomer
 finds them), but an installed `fanns` must carry them too. They are mapped to the package
-`fanns._share.<folder>`; `fanns.resources` finds them in either place.
+`fanns._share.<folder>`; `fanns.paths` finds them in either place.
 """
 from setuptools import find_packages, setup
 

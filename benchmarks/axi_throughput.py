@@ -19,7 +19,7 @@ import numpy as np
 
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 READERS = [
     AxiReader(data_width=512, max_burst=64, outstanding=4),

@@ -14,8 +14,8 @@ import json
 import sys
 
 from fanns.pe.base import get_pe
-from fanns.pe.resources import KINDS
-from fanns.pe.synth import synthesize
+from fanns.resources import KINDS
+from fanns.tools.yosys import synthesize
 
 HOLDOUT = [
     ("pq_decode", {"m": 24, "lut_bits": 16, "double_buffer": True}),

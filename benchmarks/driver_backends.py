@@ -18,15 +18,15 @@ from pathlib import Path
 import numpy as np
 
 import fanns.driver
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries, generate_hls
-from fanns.codegen.rtl import generate_rtl
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets import load_dataset
-from fanns.explore.faiss_index import extract, host_vectors, train_index
-from fanns.explore.number_format import choose_format
-from fanns.explore.sweep import recall_at
-from fanns.sim.ivfpq_rtl import RtlProjectSim, measured_interval
+from fanns.index.ivfpq import extract, host_vectors, train_index
+from fanns.index.number_format import choose_format
+from fanns.index.recall import recall_at
+from fanns.sim.ivfpq.rtl import RtlProjectSim, measured_interval
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 The sweep is FANNS's SIFT100M setting (N = 1e8, d = 128, m = 16, 140 MHz, 60 % cap) over 14
 indexes — nlist 2^10 .. 2^16, with and without OPQ — each at an nprobe that scans the same
 fraction of the lists as the published K=10 design (17 of 8192), K = 10, on synthetic
-size-biased probes of 1,000 queries (`fanns.model.workload.synthetic_workload`). It prints,
+size-biased probes of 1,000 queries (`fanns.model.ivfpq.workload.synthetic_workload`). It prints,
 per index, the option counts and times, then the search throughput (combinations evaluated
 per second by the vectorised kernel, one core) and the whole sweep's time.
 
@@ -16,10 +16,10 @@ import math
 import time
 
 from fanns.boards import load_board
-from fanns.model import dse
-from fanns.model.budget import Budget
-from fanns.model.search import search
-from fanns.model.workload import synthetic_workload
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq.budget import Budget
+from fanns.model.ivfpq.search import search
+from fanns.model.ivfpq.workload import synthetic_workload
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import faiss
 
 from fanns.datasets import load_dataset
-from fanns.explore.goals import parse_goal
+from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 
 

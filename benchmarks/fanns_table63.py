@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from fanns.model.published import print_comparison, reproduce
+from fanns.model.ivfpq.published import print_comparison, reproduce
 
 
 def main() -> None:

@@ -18,12 +18,12 @@ import time
 import numpy as np
 
 from fanns.boards import load_board
-from fanns.arch.falcon_model import MemorySystem
+from fanns.model.graph.qpp import MemorySystem
 from fanns.datasets import load_dataset
-from fanns.explore.fast import search_batch
-from fanns.explore.graph_explore import load_or_build, prepare_vectors
+from fanns.model.graph.fast import search_batch
+from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
-from fanns.explore.traversal import TraversalConfig, dst
+from fanns.index.traversal import TraversalConfig, dst
 
 
 def explore(name: str, kind: str, setup: SweepSetup, max_degree: int) -> None:

@@ -1,11 +1,11 @@
 """Across-query accelerators (P Falcon QPPs sharing the memory channels) in RTL simulation.
 
-For each P it builds the generated top level (`fanns.arch.falcon_across`) with Verilator, its
+For each P it builds the generated top level (`fanns.arch.graph.across`) with Verilator, its
 masters on a simulated memory of one bank per graph channel that moves one beat per cycle per
 channel among all masters, runs P x `--per-qpp` queries (QPP p takes block p), and prints: result
 rows differing from the DST reference (keys and statistics), the batch's measured cycles (first
 ap_start to last interrupt) and queries per kilocycle against the across-query cycle model
-(`fanns.arch.falcon_across_model`), and measured against modelled latency per query.
+(`fanns.model.graph.across`), and measured against modelled latency per query.
 
     PYTHONPATH=. python benchmarks/graph_across_rtl.py                      # P = 2 and 4, 2,000 SIFT nodes
     PYTHONPATH=. python benchmarks/graph_across_rtl.py --pipelines 2 --per-qpp 8 --latency 100
@@ -20,16 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.arch.falcon_across_model import across_batch_cycles
-from fanns.arch.falcon_model import QppConfig, simulate
-from fanns.arch.graph_design import Runtime
-from fanns.arch.graph_reference import STATS, reference
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_image import pack
+from fanns.model.graph.across import across_batch_cycles
+from fanns.model.graph.qpp import QppConfig, simulate
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.images.graph import pack
 from fanns.datasets import load_dataset
-from fanns.explore.graph_explore import prepare_vectors
-from fanns.explore.graph_format import build_graph, graph_format_for
-from fanns.sim.falcon_across_rtl import FalconAcrossRtl, bank_words, split_queries
+from fanns.explore.graph import prepare_vectors
+from fanns.index.graph import build_graph, graph_format_for
+from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
 
 
 def main() -> None:

@@ -19,17 +19,17 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.arch.graph_design import Runtime
-from fanns.arch.graph_reference import STATS, reference, traversal_config
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_hls import generate_graph_hls
-from fanns.codegen.graph_hls_csim import GraphHlsCsim
-from fanns.codegen.graph_image import split_keys
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference, traversal_config
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.codegen.graph.hls import generate_graph_hls
+from fanns.sim.graph.csim import GraphHlsCsim
+from fanns.images.graph import split_keys
 from fanns.datasets import load_dataset
-from fanns.explore.graph_explore import prepare_vectors
-from fanns.explore.graph_format import build_graph, graph_format_for
+from fanns.explore.graph import prepare_vectors
+from fanns.index.graph import build_graph, graph_format_for
 from fanns.explore.graph_sweep import recall_at_k
-from fanns.explore.traversal import dst
+from fanns.index.traversal import dst
 
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 2, 1), (64, 10, 4, 2), (64, 10, 8, 4), (32, 10, 4, 4), (48, 5, 2, 3)]
 

@@ -18,15 +18,15 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.arch.graph_design import Runtime
-from fanns.arch.graph_reference import STATS, reference
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_image import pack, split_keys
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.images.graph import pack, split_keys
 from fanns.datasets import load_dataset
-from fanns.explore.graph_explore import prepare_vectors
-from fanns.explore.graph_format import build_graph, graph_format_for
+from fanns.explore.graph import prepare_vectors
+from fanns.index.graph import build_graph, graph_format_for
 from fanns.explore.graph_sweep import recall_at_k
-from fanns.sim.falcon_rtl import FalconRtl, memory_words
+from fanns.sim.graph.rtl import FalconRtl, memory_words
 
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 2, 1), (64, 10, 4, 2), (64, 10, 8, 4), (32, 10, 4, 4)]
 

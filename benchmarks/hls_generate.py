@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries, generate_hls
-from fanns.codegen.hls_csim import HlsCsim
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.datasets import load_dataset
-from fanns.explore.faiss_index import extract, host_vectors, train_index
-from fanns.explore.number_format import choose_format
+from fanns.index.ivfpq import extract, host_vectors, train_index
+from fanns.index.number_format import choose_format
 
 DESIGNS = {  # name: pinned_design keyword arguments
     "5 PQ PEs, on-chip centroids": dict(ivf=(3, 16, "bram"), lut=(2, 16, "bram"), pq=(5, 2)),

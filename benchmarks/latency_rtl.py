@@ -1,4 +1,4 @@
-"""Per-query latency: the model (`fanns.model.latency`) against RTL simulation, query by query.
+"""Per-query latency: the model (`fanns.model.ivfpq.latency`) against RTL simulation, query by query.
 
 Two generated accelerators on skewed random lists (one list holds ~45 % of the codes) run every
 test query alone (batch 1) in cocotb + Verilator; the cycles from ap_start to ap_done are
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries
-from fanns.codegen.rtl import generate_rtl
-from fanns.sim.ivfpq_rtl import RtlProjectSim
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.sim.ivfpq.rtl import RtlProjectSim
 from tests.codegen.helpers import random_format, random_index
 
 DESIGNS = {

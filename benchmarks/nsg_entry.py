@@ -23,9 +23,9 @@ import faiss
 import numpy as np
 
 from fanns.datasets import load_dataset
-from fanns.explore.fast import search_batch
-from fanns.explore.graph_explore import load_or_build, prepare_vectors
-from fanns.explore.traversal import TraversalConfig
+from fanns.model.graph.fast import search_batch
+from fanns.explore.graph import load_or_build, prepare_vectors
+from fanns.index.traversal import TraversalConfig
 
 LENGTHS = (16, 32, 64, 128)
 MAX_DEGREE = 64

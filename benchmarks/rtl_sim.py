@@ -17,17 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries
-from fanns.codegen.inputs import load_index
-from fanns.codegen.rtl import generate_rtl
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.flow.inputs import load_index
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.loader import load_dataset
-from fanns.explore.faiss_index import host_vectors
-from fanns.explore.goals import parse_goal
+from fanns.index.ivfpq import host_vectors
+from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.numerics import IvfPqFormat
-from fanns.sim.cli import recall
-from fanns.sim.ivfpq_rtl import RtlProjectSim, Run, measured_interval
+from fanns.flow.sim_cli import recall
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 
 GOAL = "R@10=0.6"
 # name: (opq, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, store), pq (PEs, channels), sel_cells, sel_k)

@@ -2,9 +2,9 @@
 
 1. The FANNS setting at SIFT100M scale (N = 1e8, d 128, IVF8192,PQ16, nprobe 17, K 10, synthetic
    size-biased probes of 2,000 queries): the DSE's best design on each board, its per-query
-   latency distribution alone (`fanns.model.latency`), and the P50/P99 curves with each
-   accelerator holding its own 1e8-vector partition (`fanns.model.scaleout`, LogGP tree from the
-   seed). Boards run in parallel (`fanns.model.parallel`, a local process pool by default).
+   latency distribution alone (`fanns.model.ivfpq.latency`), and the P50/P99 curves with each
+   accelerator holding its own 1e8-vector partition (`fanns.model.ivfpq.scaleout`, LogGP tree from the
+   seed). Boards run in parallel (`fanns.tools.parallel`, a local process pool by default).
 2. The same model against a CPU measured here: builtin:sift (1e5 x 128) explored for R@10=0.6
    (IVF1024,PQ16), the best U55C design for it, and faiss's per-query latency on one thread for
    the same index and nprobe, both extrapolated to N accelerators / CPU servers. Split-by-vector
@@ -23,17 +23,18 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.arch import ivfpq as A
+from fanns.model.ivfpq import stages as A
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
-from fanns.explore.faiss_index import host_vectors
-from fanns.explore.goals import parse_goal
+from fanns.index.ivfpq import host_vectors
+from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.model import cpu_baseline, dse
-from fanns.model import latency as L
-from fanns.model import scaleout as S
-from fanns.model.parallel import map_jobs
-from fanns.model.workload import synthetic_workload, workloads_from_explore
+from fanns.model import cpu_baseline
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import scaleout as S
+from fanns.tools.parallel import map_jobs
+from fanns.model.ivfpq.workload import synthetic_workload, workloads_from_explore
 
 SHOW = (1, 16, 1024)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fanns.pe.pq_decode import PqDecode
 from fanns.pe.systolic_pq import SystolicPQ
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 PERIOD_NS = 10  # fanns_tb.PERIOD_NS
 

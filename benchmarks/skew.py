@@ -21,10 +21,11 @@ from pathlib import Path
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
-from fanns.explore.goals import parse_goal
+from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.model import dse, skew as K
-from fanns.model.workload import synthetic_workload, workloads_from_explore
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq.workload import synthetic_workload, workloads_from_explore
 
 
 def show(cmp: dict) -> None:

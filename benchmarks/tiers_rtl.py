@@ -1,7 +1,7 @@
 """Tiered list placement, generated and simulated: the model against RTL simulation.
 
 The skewed synthetic index of tests/codegen/test_tiers.py (4 of 16 lists hold 72 % of the codes
-and take most probes), hot lists placed by `fanns.model.skew.place_lists` from a 200-query sample
+and take most probes), hot lists placed by `fanns.model.ivfpq.skew.place_lists` from a 200-query sample
 on a fast tier paired with the PQ channel. The untiered design and the tiered one (same PEs and
 PQ channel) run the same test queries in cocotb + Verilator with the slow tier's memory at 0.5
 beats per cycle and 200 cycles latency and the fast tier's at 1 beat per cycle and 100 cycles.
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.arch.ivfpq import Packing
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries
-from fanns.codegen.rtl import generate_rtl
-from fanns.model import skew as K
-from fanns.sim.ivfpq_rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
+from fanns.model.ivfpq.stages import Packing
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.model.ivfpq import skew as K
+from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from tests.codegen.helpers import random_format, skewed_index
 
 SLOW, FAST = RamTiming(200, 0.5), RamTiming(100, 1.0)

@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from fanns.errors import FannsError
-from fanns.pe.resources import KINDS, Resources
-from fanns.resources import shared_dir
+from fanns.resources import KINDS, Resources
+from fanns.paths import shared_dir
 
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
 OPTIONAL = {"description", "shell", "pynq_image", "host"}

@@ -16,17 +16,17 @@ from fanns.errors import FannsError
 
 # Modules that define `register(subparsers)`; order is the order in `fanns --help`.
 COMMAND_MODULES = [
-    "fanns.datasets.cli",  # fanns datasets
+    "fanns.flow.datasets_cli",  # fanns datasets
     "fanns.boards",  # fanns boards
-    "fanns.explore.cli",  # fanns explore
-    "fanns.model.cli",  # fanns dse
-    "fanns.codegen.generate",  # fanns generate
-    "fanns.codegen.cli",  # fanns generate-hls, generate-rtl
-    "fanns.codegen.graph_cli",  # fanns generate-graph-rtl, generate-graph-hls
-    "fanns.sim.cli",  # fanns sim
-    "fanns.driver.cli",  # fanns run
-    "fanns.report.cli",  # fanns sweep
-    "fanns.pe.cli",  # fanns pe, fanns calibrate
+    "fanns.flow.explore_cli",  # fanns explore
+    "fanns.flow.dse_cli",  # fanns dse
+    "fanns.flow.generate",  # fanns generate
+    "fanns.flow.faces_cli",  # fanns generate-hls, generate-rtl
+    "fanns.flow.graph_generate",  # fanns generate-graph-rtl, generate-graph-hls
+    "fanns.flow.sim_cli",  # fanns sim
+    "fanns.flow.run_cli",  # fanns run
+    "fanns.flow.sweep_cli",  # fanns sweep
+    "fanns.flow.pe_cli",  # fanns pe, fanns calibrate
 ]
 
 DESCRIPTION = """\

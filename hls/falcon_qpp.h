@@ -3,8 +3,8 @@
 // (templates/graph_hls/kernel.cpp.j2) provides the configuration `CFG` (compile-time sizes) and
 // the memory view `MEM` (one m_axi port per graph channel) and calls `dst_query` per query.
 //
-// The result must equal the DST reference (fanns/explore/traversal.py, configured by
-// fanns/arch/graph_reference.py) bit for bit, so this code follows the reference's order of
+// The result must equal the DST reference (fanns/index/traversal.py, configured by
+// fanns/reference/graph.py) bit for bit, so this code follows the reference's order of
 // events exactly:
 //  * the entry is tested-and-set in the Bloom filter of unit entry % UNITS, its key goes into R,
 //    and its neighbour list is evaluated as group 0;

@@ -4,7 +4,7 @@
 // (templates/hls/kernel.cpp.j2) instantiates them, with the PEs, inside one dataflow region.
 //
 // Memory is seen as arrays of port-wide beats (`Beat<BYTES>`); every layout here is the one
-// written by fanns/codegen/memimage.py (the one packer shared with the RTL accelerator). Every
+// written by fanns/images/ivfpq.py (the one packer shared with the RTL accelerator). Every
 // process handles all `nq` queries of one kernel call, so the same source runs as a dataflow
 // region under Vitis and as sequential calls in C simulation.
 #ifndef FANNS_IVFPQ_KERNEL_H

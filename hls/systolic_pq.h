@@ -1,6 +1,6 @@
 // Systolic priority queue, replace-only (FANNS 6.4.1.1): the S smallest keys of each query.
 // Same behaviour as fanns/pe/systolic_pq.py and the same register array and schedule as
-// fanns/pe/systolic.py: r[0] holds the largest kept key; a replace is `r[0] = min(r[0], key)`
+// fanns/engines/systolic.py: r[0] holds the largest kept key; a replace is `r[0] = min(r[0], key)`
 // with the odd compare-swap pairs, then the even pairs (II = 2); after the query's last key,
 // S-1 alternating phases sort the array, and the keys leave ascending from r[S-1].
 // Keys are KEY_BITS-bit selection keys ((dist << 32) | id) in a uint64_t; the sentinel is all ones.

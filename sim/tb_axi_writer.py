@@ -14,7 +14,7 @@ from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, sta
 from fanns_tb.axi import Handshakes, LatencyAxiRam
 from tb_axi_reader import make_commands
 
-from fanns.arch.bus import transfer_beats
+from fanns.hdl.bus import transfer_beats
 from fanns.pe.axi_writer import AxiWriter
 
 

@@ -1,6 +1,6 @@
-"""cocotb bench of a generated Falcon QPP (`fanns.arch.falcon_top.FalconQpp`) with its memory in RTL.
+"""cocotb bench of a generated Falcon QPP (`fanns.arch.graph.top.FalconQpp`) with its memory in RTL.
 
-The design under test is `fanns.sim.falcon_rtl.FalconBench`: the QPP wired to a `SimMemory`
+The design under test is `fanns.sim.graph.rtl.FalconBench`: the QPP wired to a `SimMemory`
 (every AXI port of the QPP on one word array, latency and random stalls), so the simulation
 runs inside Verilator and this bench only touches the DUT to load memory, program registers,
 wait for the interrupt and read the results.
@@ -12,7 +12,7 @@ the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read ba
 cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
 (AXI-Lite responses that were not OKAY).
 
-Several QPPs (`fanns.sim.falcon_across_rtl.FalconAcrossBench`): `regs` is a list, one register
+Several QPPs (`fanns.sim.graph.across_rtl.FalconAcrossBench`): `regs` is a list, one register
 set per QPP, QPP p's registers at p x `window` bytes; `shared` drives the memory's channel
 sharing. Every QPP is started, the run ends when every bit of `interrupt` is set, and `status`
 and `cycles` are lists (one per QPP).

@@ -1,7 +1,7 @@
-"""cocotb system testbench of a whole generated IVF-PQ accelerator (`fanns.arch.ivfpq_top`).
+"""cocotb system testbench of a whole generated IVF-PQ accelerator (`fanns.arch.ivfpq.top`).
 
 The accelerator runs against cocotbext-axi memory models holding the real memory images of the
-packer (`fanns.codegen.memimage`): the I/O channel (ROM images, query buffer, result buffer) and
+packer (`fanns.images.ivfpq`): the I/O channel (ROM images, query buffer, result buffer) and
 one RAM per PQ-code channel, each answering reads `latency` cycles after AR. A real
 `AxiLiteMaster` programs the registers from the generated register-map JSON, exactly as a host
 driver would, starts each run and polls `ap_done`. The result keys read back from memory are
@@ -25,8 +25,8 @@ from cocotbext.axi import AxiLiteMaster
 from fanns_tb import Cycles, params, report, start
 from fanns_tb.axi import LatencyAxiRam, axil_bus
 
-from fanns.arch.regmap import RegMap
-from fanns.codegen.memimage import MemoryImages
+from fanns.hdl.regmap import RegMap
+from fanns.images.ivfpq import MemoryImages
 
 PAGE = 4096
 POLL_CYCLES = 256

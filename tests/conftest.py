@@ -42,7 +42,7 @@ def clustered(n: int, d: int, seed: int, clusters: int = 30) -> tuple[np.ndarray
 
 @pytest.fixture(scope="session")
 def synthetic():
-    from fanns.explore.graph_format import build_graph
+    from fanns.index.graph import build_graph
 
     base, queries = clustered(3000, 32, seed=0)
     graphs = {kind: build_graph(base, kind, max_degree=16) for kind in ("hnsw", "nsg")}

@@ -7,7 +7,7 @@ import yaml
 from fanns.boards import list_boards, load_board
 from fanns.cli import main
 from fanns.errors import FannsError
-from fanns.pe.resources import Resources
+from fanns.resources import Resources
 
 REQUIRED_BOARDS = {"u55c", "u280", "u250", "u50", "zcu104", "zcu102", "kv260", "pynq-z2"}
 

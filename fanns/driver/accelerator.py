@@ -2,7 +2,7 @@
 
 A session: `load()` allocates every buffer in its bank, writes the memory images, programs the
 buffer addresses and runs the index load; `search(queries, k)` quantises the queries on the host
-(as `fanns.arch.ivfpq_reference.host_queries`), splits them into batches of the I/O buffers' size,
+(as `fanns.reference.ivfpq.host_queries`), splits them into batches of the I/O buffers' size,
 and per batch writes the query buffer, programs `nq` (and nprobe, k where the device has them),
 starts the device, waits for done, checks the status and reads the result keys back.
 
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from fanns.arch.ivfpq_reference import host_queries
+from fanns.reference.ivfpq import host_queries
 from fanns.driver.backend import Backend
 from fanns.driver.plan import Buffer, Interface
 from fanns.driver.project import Project

@@ -4,7 +4,7 @@ Why it executes the driver's register writes instead of answering `search()` dir
 model backend checks the driver's plan like the other backends do. At index load it rebuilds the
 index from the device memory the address registers point to (the ROM and PQ-code images, parsed
 with the packer's own layouts), and every run reads its queries from the query buffer and writes
-the result keys of `fanns.arch.ivfpq_streams.DesignReference` into the result buffer, in the
+the result keys of `fanns.reference.ivfpq_streams.DesignReference` into the result buffer, in the
 layouts of `IoLayout`. For an RTL project it also checks the run-time parameters as the core
 does (a refused run sets `status.bad_params`).
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.memimage import Image, MemoryImages, elem_dtype, unpack_lists
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.images.ivfpq import Image, MemoryImages, elem_dtype, unpack_lists
 from fanns.driver.backend import RegisterDevice
-from fanns.explore.faiss_index import IvfPqIndexData
+from fanns.index.ivfpq import IvfPqIndexData
 
 
 def _real(fx: np.ndarray, scale: float) -> np.ndarray:

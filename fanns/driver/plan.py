@@ -7,7 +7,7 @@ project (`fanns.driver.project.Project`) into
 * the **buffers** of the device and the bank each must live in — the memory images (sizes from
   manifest.json) and the host I/O buffers for a batch of queries — with the bank taken from the
   project's `connectivity.cfg` (HLS) or `rtl/ports.json` (RTL), never assumed;
-* the **register map** (`fanns.arch.regmap.RegMap`): the RTL core's own `rtl/regmap.json`, or for
+* the **register map** (`fanns.hdl.regmap.RegMap`): the RTL core's own `rtl/regmap.json`, or for
   an HLS kernel the Vitis HLS `s_axilite` layout of its arguments (control word at 0x00, then
   every argument from 0x10: a 64-bit pointer takes two data words and a reserved word, a 32-bit
   scalar one data word and a reserved word);
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanns.arch.regmap import RegMap, Register
+from fanns.hdl.regmap import RegMap, Register
 from fanns.driver.project import Bank, Project
 from fanns.errors import FannsError
 

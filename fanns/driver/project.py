@@ -16,16 +16,16 @@ from functools import cached_property
 from pathlib import Path
 
 from fanns import __version__
-from fanns.arch.design import IvfPqDesign
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.boards import Board, load_board
-from fanns.codegen.memimage import IoLayout, MemoryImages
+from fanns.images.ivfpq import IoLayout, MemoryImages
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
 
 PROJECT_FILE = "fanns_project.json"
 PROJECT_VERSION = 1
 """Version of the project layout the driver reads; the generators write it into fanns_project.json
-(`fanns.driver.files.add_driver`). A project without it, or with another, must be regenerated."""
+(`fanns.codegen.ivfpq.driver_files.add_driver`). A project without it, or with another, must be regenerated."""
 
 VITIS_BANK = re.compile(r"^(HBM|DDR)\[(\d+)\]$")
 SP_LINE = re.compile(r"^sp=(\w+)\.(\w+):(\S+)$")

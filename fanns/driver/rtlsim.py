@@ -46,10 +46,10 @@ class RtlSimBackend(Backend):
         self.report: dict = {}
 
     def attach(self, project, iface) -> None:
-        from fanns.codegen.rtl import TOP
+        from fanns.codegen.ivfpq.rtl import TOP
         from fanns.datasets.cache import cache_root
-        from fanns.sim.ivfpq_rtl import CXX_OPT
-        from fanns.sim.rtl import RtlSim
+        from fanns.sim.ivfpq.rtl import CXX_OPT
+        from fanns.tools.verilator import RtlSim
 
         super().attach(project, iface)
         self.alloc = BumpAllocator(iface)

@@ -6,7 +6,7 @@ Two modes, as in Falcon 7.5.4.2: *intra-query* (one QPP with several BFC units s
 its metric is query latency) and *across-query* (several QPPs with one BFC unit each sharing the
 memory; its metric is throughput, QPS = pipelines x clock / per-query occupancy, at most the
 channels' beats per second over a query's beats; the fetch engines share the channels as
-`fanns.arch.falcon_across_model` models). Recall is R@k
+`fanns.model.graph.across` models). Recall is R@k
 against the exact float ground truth. The best configuration of a mode is the fastest one whose
 recall is not below BFS's.
 """
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from fanns.arch.falcon_across_model import shared_search_batch
-from fanns.arch.falcon_model import MemorySystem, QppConfig
+from fanns.model.graph.across import shared_search_batch
+from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.errors import FannsError
-from fanns.explore.fast import search_batch
-from fanns.explore.graph_format import GraphImage
-from fanns.explore.traversal import TraversalConfig
+from fanns.model.graph.fast import search_batch
+from fanns.index.graph import GraphImage
+from fanns.index.traversal import TraversalConfig
 from fanns.pe.bloom import Bloom
 
 MG_RANGE = tuple(range(1, 9))

@@ -4,11 +4,11 @@ For every index of the grid (nlist x m x with/without OPQ) it
 
 1. trains the faiss index on a fixed sample (or reuses the trained index cached in the output
    folder, keyed by dataset content hash, factory string, sample size and seed);
-2. measures faiss's float recall R@k at every nprobe (`fanns.explore.sweep`) and finds, per
+2. measures faiss's float recall R@k at every nprobe (`fanns.index.recall`) and finds, per
    goal, the smallest nprobe that reaches it — or reports the best recall seen;
-3. chooses the index's fixed-point format (`fanns.explore.number_format`) and measures the
+3. chooses the index's fixed-point format (`fanns.index.number_format`) and measures the
    hardware-faithful recall with the whole-accelerator reference model
-   (`fanns.arch.ivfpq_reference`) at that nprobe;
+   (`fanns.reference.ivfpq`) at that nprobe;
 4. measures the hardware work from the cells the reference model actually probes (codes
    scanned per query, sizes of the probed cells, bytes read) and faiss-cpu's QPS.
 
@@ -24,14 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.reference.ivfpq import IvfPqReference
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
-from fanns.explore.faiss_index import extract, factory_string, host_vectors, train_index
-from fanns.explore.goals import RecallGoal, measure_name
-from fanns.explore.number_format import choose_format
-from fanns.explore.sweep import recall_curve, smallest_meeting
+from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
+from fanns.index.goals import RecallGoal, measure_name
+from fanns.index.number_format import choose_format
+from fanns.index.recall import recall_curve, smallest_meeting
 from fanns.progress import status
 
 INDEX_CACHE_VERSION = 1

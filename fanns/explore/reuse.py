@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.goals import RecallGoal, parse_goal
+from fanns.index.goals import RecallGoal, parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.progress import status
 

@@ -32,7 +32,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from fanns.arch.bus import (
+from fanns.hdl.bus import (
     BURST_INCR, CACHE_MODIFIABLE, BurstSplitter, axi4_signature, beat_keeps, burst_layout, command_layout,
     keep_mask, max_burst_beats, split_bursts, transfer_beats,
 )

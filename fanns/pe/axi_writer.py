@@ -6,7 +6,7 @@ header: HLS builds its write masters from `m_axi` pragmas.
 The data stream `i` carries data-bus words laid out as in memory (the byte for address a in
 lane a mod bytes-per-word), exactly `transfer_beats(addr, len)` words per command; the master
 writes only the bytes inside [addr, addr + len) (WSTRB), so neighbouring data are untouched.
-Bursts follow the shared rule (`fanns.arch.bus.split_bursts`). An AW is issued when fewer than
+Bursts follow the shared rule (`fanns.hdl.bus.split_bursts`). An AW is issued when fewer than
 `outstanding` bursts await their response; W words follow their AW, straight from `i` (no
 buffering: `wvalid` is `i.valid` while a burst is open). When every response of a command has
 arrived, `done` carries one item whose `error` bit says whether any response was not OKAY.
@@ -28,7 +28,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
-from fanns.arch.bus import (
+from fanns.hdl.bus import (
     BURST_INCR, CACHE_MODIFIABLE, BurstSplitter, axi4_signature, beat_keeps, burst_layout, command_layout,
     keep_mask, max_burst_beats, split_bursts,
 )

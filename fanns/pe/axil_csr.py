@@ -1,4 +1,4 @@
-"""AXI4-Lite register file PE, generated from a register map (`fanns.arch.regmap`).
+"""AXI4-Lite register file PE, generated from a register map (`fanns.hdl.regmap`).
 
 The host programs an accelerator through this slave: the same `RegMap` renders the Markdown
 document and the JSON the driver reads, so hardware, document and driver agree by construction.
@@ -26,8 +26,8 @@ from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.bus import RESP_OKAY, RESP_SLVERR, axil_signature
-from fanns.arch.regmap import WORD_BITS, WORD_BYTES, Register, RegMap, control_block
+from fanns.hdl.bus import RESP_OKAY, RESP_SLVERR, axil_signature
+from fanns.hdl.regmap import WORD_BITS, WORD_BYTES, Register, RegMap, control_block
 from fanns.pe.base import PE
 
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from amaranth.lib import wiring
 
 from fanns.errors import FannsError
-from fanns.pe.resources import Resources
+from fanns.resources import Resources
 
 _REGISTRY: dict[str, type[PE]] = {}
 
@@ -88,7 +88,7 @@ class PE:
         raise NotImplementedError
 
     def verilog(self, top: str | None = None) -> str:
-        from fanns.sim.rtl import to_verilog
+        from fanns.tools.verilator import to_verilog
 
         return to_verilog(self.component(), top or self.name)
 

@@ -19,7 +19,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from fanns.pe.cmpnet import KeyNetworkPE, Network, bitonic_partial_merger, check_keys
+from fanns.engines.cmpnet import Network, bitonic_partial_merger, check_keys
+from fanns.pe.key_network import KeyNetworkPE
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from fanns.pe.cmpnet import KeyNetworkPE, Network, bitonic_sorter, check_keys
+from fanns.engines.cmpnet import Network, bitonic_sorter, check_keys
+from fanns.pe.key_network import KeyNetworkPE
 
 
 @dataclass(frozen=True)

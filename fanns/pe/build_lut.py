@@ -13,7 +13,7 @@ residual r = q - c (exact, vec_bits + 1 bits), then for every sub-space i and co
   word j = [LUT[0][j], ..., LUT[m-1][j]] (sub-space i at bits i*lut_bits); `last` on word 255 of
   a query's final probe.
 
-Datapath: the shared row-sweep engine (`fanns.pe.sweep`) over the codebook rows with the
+Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`) over the codebook rows with the
 residual as the swept vector: w subtract/square lanes grouped per sub-space (w/dsub sub-spaces
 per cycle when w >= dsub, else one sub-space every dsub/w cycles), a tree of
 ceil(log2 min(w, dsub)) levels per group, accumulation over a sub-space's words, shift and
@@ -37,8 +37,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
-from fanns.pe.datapath import bram18_tiles, bram_mux_bits
-from fanns.pe.sweep import LOGIC_FEATURES, Sweep, SweepSpec
+from fanns.engines.datapath import bram18_tiles, bram_mux_bits
+from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 
 KSUB = 256
 

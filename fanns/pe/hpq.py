@@ -31,7 +31,7 @@ collection, settle and output), so Q queries take cycles(N) + (Q - 1)·interval(
 
 Coupled producers: in the IVF-PQ accelerator a stream whose queues level 2 has not yet
 collected stalls the PQDist PE behind it, and PEs sharing a channel stall together
-(`fanns.arch.ivfpq_selk`). That model takes from here when stream j may restart,
+(`fanns.model.ivfpq.selk`). That model takes from here when stream j may restart,
 `stream_restart(j)` = 4·s1·(j+1) - 1 cycles into the collection, when its last key must have
 arrived for level 2 to find its queues settled, `stream_due(j)` = 4·s1·j - SETTLE(s1) - 1
 cycles before the next collection start, and the level-2 bound `min_interval()`; with N keys per
@@ -51,7 +51,7 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import smallest_keys
 from fanns.pe.base import PE
-from fanns.pe.systolic import QueueUnit, settle_cycles
+from fanns.engines.systolic import QueueUnit, settle_cycles
 from fanns.pe.systolic_pq import key_stream
 
 

@@ -11,7 +11,7 @@ Datapath per cycle (one key from each of the z streams):
      odd array waits in delay registers), ending in the l smallest keys of the cycle, sorted;
   3. the first s of them go, one per stream, to an HPQ with z = s streams and length s
      (`fanns.pe.hpq`), which emits the s smallest keys of the query, ascending.
-Steps 1-2 are one comparator network (`fanns.pe.cmpnet`), simplified for the dummy inputs and
+Steps 1-2 are one comparator network (`fanns.engines.cmpnet`), simplified for the dummy inputs and
 pruned to the s outputs used; every stage is a register stage.
 
 Interface (the same as HPQ, so the two are interchangeable): input streams `i0` .. `i{z-1}` and
@@ -31,7 +31,7 @@ next query enters once HPQ stream s-1 restarts, 4s² - 1 cycles into the level-2
 start level-2 collection
     interval(N) = 4s² + s - 2 + max(N, s)
 cycles apart, and Q queries take cycles(N) + (Q - 1)·interval(N). Exact (checked in simulation).
-The join already moves the streams together; for `fanns.arch.ivfpq_selk` every stream may
+The join already moves the streams together; for `fanns.model.ivfpq.selk` every stream may
 restart `stream_restart(j)` = 4s² - 1 cycles into the collection and is due `stream_due(j)` = -s
 (its last key s cycles before the next collection), level 2 bounding the interval at
 `min_interval()` = 4s² + 2s - 2; with N keys per stream these give `interval(N)`.
@@ -51,7 +51,7 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import sentinel
 from fanns.pe.base import PE
-from fanns.pe.cmpnet import Network, bitonic_sorter, build_side, build_stages, check_keys, merge_tree, network_features
+from fanns.engines.cmpnet import Network, bitonic_sorter, build_side, build_stages, check_keys, merge_tree, network_features
 from fanns.pe.hpq import Hpq
 from fanns.pe.systolic_pq import key_stream
 

@@ -17,7 +17,7 @@ PE's input register, which feeds both its own query load and `q_fwd`, the next P
 last PE's `q_fwd.ready` high); the register frees when both have taken the word. Each PE's keys go to its own output stream: they are the z input streams
 of the cell-selection stage (HPQ / HSMPQG), so no PE sits on another's result path.
 
-Datapath: the shared row-sweep engine (`fanns.pe.sweep`): w subtract/square lanes, an adder tree
+Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`): w subtract/square lanes, an adder tree
 of ceil(log2 w) levels, an accumulator over the d/w words of a centroid, shift-and-saturate
 into the output register; D = 3 + ceil(log2 w) edges from the last word of a centroid to its key,
 plus 1 for the on-chip memory read.
@@ -39,8 +39,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import ID_BITS, IvfPqFormat, make_keys
 from fanns.pe.base import PE
-from fanns.pe.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
-from fanns.pe.sweep import LOGIC_FEATURES, Sweep, SweepSpec
+from fanns.engines.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
+from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 
 STORAGES = ("bram", "uram", "stream")
 

@@ -5,7 +5,7 @@ vectors then arrive on stream `x`, w elements per word (d/w words per vector); t
 exact integer squared distance per vector on `o`. `x.last`, set on the final word of the last vector
 of a query, returns the PE to loading the next query; `o.last` marks that vector's distance.
 
-Datapath: the shared row-sweep engine (`fanns.pe.sweep`) with a streamed row source: w
+Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`) with a streamed row source: w
 subtractors, w squarers, a pipelined adder tree of depth ceil(log2 w) and an accumulator over
 the d/w words of a vector. All stages advance together when the output is free (`o.ready` or
 `o.valid` low), which gives back-pressure without skid buffers.
@@ -25,8 +25,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import bits_for
 from fanns.pe.base import PE
-from fanns.pe.datapath import tree_depth
-from fanns.pe.sweep import Sweep, SweepSpec
+from fanns.engines.datapath import tree_depth
+from fanns.engines.rowsweep import Sweep, SweepSpec
 
 
 @dataclass(frozen=True)

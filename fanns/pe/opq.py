@@ -10,7 +10,7 @@ saturation to `vec_bits`).
 * Output `o`: {y, last}: per query d/w words of w elements (the same layout as the input, so it
   feeds the IVF distance stage's query input), `last` on the final word of a query.
 
-Datapath: the shared row-sweep engine (`fanns.pe.sweep`) over the matrix rows with the query as
+Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`) over the matrix rows with the query as
 the swept vector: w multipliers (DSPs, operand and product registers), an adder tree of
 ceil(log2 w) levels, an accumulator over the d/w words of a row, round/shift/saturate, and a
 collector packing w consecutive y_i into one output word. D = 4 + ceil(log2 w) edges from a
@@ -31,8 +31,8 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
-from fanns.pe.datapath import bram18_tiles, bram_mux_bits
-from fanns.pe.sweep import LOGIC_FEATURES, Sweep, SweepSpec
+from fanns.engines.datapath import bram18_tiles, bram_mux_bits
+from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 
 MATRIX_BITS = 16
 """Width of the fixed-point OPQ matrix entries (numerics: quantize_opq_matrix)."""

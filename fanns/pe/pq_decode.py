@@ -44,7 +44,7 @@ from amaranth.lib.wiring import In, Out
 from fanns.errors import FannsError
 from fanns.numerics import ID_BITS, IvfPqFormat, make_keys, sentinel
 from fanns.pe.base import PE
-from fanns.pe.datapath import Pipe, add_tree, tree_depth
+from fanns.engines.datapath import Pipe, add_tree, tree_depth
 
 KSUB = 256
 """Codes per sub-space (8-bit PQ codes): LUT words per cell."""

@@ -7,7 +7,7 @@ Interface: input stream `i` of {key, last}, output stream `o` of {key, last}. A 
 items up to and including the one with `last` (at least one item; pad with the sentinel). At the
 end of a query the queue emits its s keys in ascending order (`last` on the s-th), padded with the
 sentinel when the query had fewer than s keys, and is all sentinels again for the next query.
-The array and its schedule are in `fanns.pe.systolic` (SETTLE = s - 1 idle cycles sort it).
+The array and its schedule are in `fanns.engines.systolic` (SETTLE = s - 1 idle cycles sort it).
 
 Timing of one query of N items, from the cycle the first item is accepted to the cycle the last
 key leaves (both inclusive), inputs always valid and output always ready:
@@ -30,7 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import smallest_keys
 from fanns.pe.base import PE
-from fanns.pe.systolic import QueueUnit, SystolicArray, settle_cycles
+from fanns.engines.systolic import QueueUnit, SystolicArray, settle_cycles
 
 
 def key_stream(key_bits: int) -> stream.Signature:

@@ -2,7 +2,7 @@
 
 Why: Falcon's candidate queue (insert neighbours, pop the nearest candidate) and result queue
 (insert, keep only the l best, compare with the worst, sort out at the end) are the same
-systolic register array as the replace-only queue (`fanns.pe.systolic`) with a command port.
+systolic register array as the replace-only queue (`fanns.engines.systolic`) with a command port.
 Bounded: the queue holds at most s keys; inserting into a full queue drops the largest of the
 s+1 keys (exactly), so a result queue of length l keeps the l best. Empty slots hold the sentinel.
 
@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.numerics import sentinel
 from fanns.pe.base import PE
-from fanns.pe.systolic import SystolicCore, settle_cycles
+from fanns.engines.systolic import SystolicCore, settle_cycles
 from fanns.pe.systolic_pq import key_stream
 
 

@@ -5,7 +5,7 @@ sharded over 1 .. 1024 accelerators against CPU servers measured here.
 
 Why in the sweep: the published generators optimise throughput alone; a user serving retrieval
 for RAG chooses by tail latency under a service-level objective, and both skew and scale-out move
-that tail. The numbers are the models' (`fanns.model.latency`, `skew`, `scaleout`) on the
+that tail. The numbers are the models' (`fanns.model.ivfpq.latency`, `skew`, `scaleout`) on the
 explorer's measured probes; the CPU's latency distribution is measured with faiss on one thread,
 timed on the thread's CPU clock so that a shared machine's preemption does not inflate its tail
 (`fanns.model.cpu_baseline`).
@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.arch import ivfpq as A
-from fanns.model import cpu_baseline, figures, skew
-from fanns.model import latency as L
-from fanns.model import scaleout as S
-from fanns.model.dse import Outcome
+from fanns.model.ivfpq import stages as A
+from fanns.model import cpu_baseline
+from fanns.report import latency_figures as figures
+from fanns.model.ivfpq import skew
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import scaleout as S
+from fanns.model.ivfpq.dse import Outcome
 from fanns.report.figures import to_svg
 
 CPU_LATENCY_QUERIES = 200
@@ -26,7 +28,7 @@ CPU_LATENCY_QUERIES = 200
 
 
 def tier_comparison(choices: dict, title: str) -> dict:
-    """`fanns.model.skew.tier_choices` of one design as rows for `figures.tier_figure`."""
+    """`fanns.model.ivfpq.skew.tier_choices` of one design as rows for `figures.tier_figure`."""
     base = choices["untiered"]
     rows = [{"name": f"all on {choices['slow']}", "qps": base["qps"], "p99_us": base["p99_us"], "hit_rate": 0.0, "speedup": 1.0}]
     rows += [{"name": f"hot on {o['fast']}", "qps": o["qps"], "p99_us": o["p99_us"], "hit_rate": o["hit_rate"], "speedup": o["speedup"]}

@@ -6,7 +6,7 @@ generated accelerator returns) only at each goal's nprobe. A report that compare
 the hardware curve too, so this module evaluates the reference model on a grid of nprobe values
 up to where the float curve saturates, and records every sample query's probed cells up to the
 grid's end — the work the performance model needs to predict QPS at those nprobe values (the
-same cells the explorer records for its goals, `fanns.model.workload`).
+same cells the explorer records for its goals, `fanns.model.ivfpq.workload`).
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.arch.ivfpq_reference import IvfPqReference
+from fanns.reference.ivfpq import IvfPqReference
 from fanns.datasets.dataset import Dataset
-from fanns.explore.faiss_index import IvfPqIndexData, extract, host_vectors
-from fanns.explore.goals import RecallGoal, recall
+from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
+from fanns.index.goals import RecallGoal, recall
 from fanns.numerics import IvfPqFormat
 
 SATURATION_TOLERANCE = 0.005

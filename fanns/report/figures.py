@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from fanns.pe.resources import KINDS  # noqa: E402
+from fanns.resources import KINDS  # noqa: E402
 
 STAGE_ORDER = ("infra", "opq", "ivf_dist", "sel_cells", "build_lut", "pq_dist", "sel_k")
 STAGE_LABELS = {

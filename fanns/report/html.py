@@ -13,7 +13,7 @@ import jinja2
 
 from fanns import __version__
 from fanns.report import tables
-from fanns.resources import shared_dir
+from fanns.paths import shared_dir
 
 
 def data_uri(svg: str) -> str:

@@ -5,7 +5,7 @@ Why it is more than a loop over `fanns dse`: a user choosing a board and a goal 
 the goal costs — how recall grows with nprobe per index (float and hardware-faithful), how much
 throughput each board gives at each recall level against the CPU measured here, and where the
 resources of the chosen designs go. So besides the DSE of each (board, goal) — run through
-`fanns.model.dse` exactly as `fanns dse` runs it — the sweep asks the same DSE for the best design
+`fanns.model.ivfpq.dse` exactly as `fanns dse` runs it — the sweep asks the same DSE for the best design
 of every (index, nprobe) on a grid around the goals (`points`), and measures faiss-cpu's QPS at
 the same points. Results are plain dictionaries, ready for JSON, CSV and the HTML report; all are
 deterministic except the measured CPU figures.
@@ -20,13 +20,13 @@ from pathlib import Path
 from fanns.boards import Board, load_board
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.faiss_index import host_vectors
-from fanns.explore.goals import RecallGoal
+from fanns.index.ivfpq import host_vectors
+from fanns.index.goals import RecallGoal
 from fanns.explore.ivfpq import cpu_qps
-from fanns.model import dse
-from fanns.model.report import outcome_record
-from fanns.model.workload import Workload, workloads_from_explore
-from fanns.pe.resources import KINDS
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq.report import outcome_record
+from fanns.model.ivfpq.workload import Workload, workloads_from_explore
+from fanns.resources import KINDS
 from fanns.progress import status, track
 from fanns.report.curves import IndexCurves, index_curves
 
@@ -205,7 +205,7 @@ class Sweep:
         """The DST (mg, mc) sweep of each graph kind (`fanns explore --graph`), when asked for."""
         if self.graph_args is None or not self.graph_args.graph:
             return []
-        from fanns.explore.graph_explore import parse_kinds, run_graph_explore
+        from fanns.explore.graph import parse_kinds, run_graph_explore
 
         out = self.folder / "graphs"
         run_graph_explore(argparse.Namespace(**{**vars(self.graph_args), "out": str(out)}))

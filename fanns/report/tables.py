@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 
-from fanns.pe.resources import KINDS
+from fanns.resources import KINDS
 
 Table = tuple[list[str], list[list]]
 

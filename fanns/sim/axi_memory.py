@@ -8,7 +8,7 @@ only loads the image, programs the registers, waits for the interrupt and reads 
 
 Read ports: an AR handshake at cycle a puts the request in a queue (64 deep); its first beat is
 presented at cycle a + `latency` (or right after the previous request's last beat), then one
-beat per cycle — the memory the cycle model assumes (`fanns.arch.falcon_model`, latency in
+beat per cycle — the memory the cycle model assumes (`fanns.model.graph.qpp`, latency in
 `MemorySystem.latency_cycles` minus the read master's own pipeline). `rready` low holds the beat.
 Write port: W beats follow their AW in order (byte strobes honoured); the response comes
 `latency` cycles after the last beat. With `stall` = p > 0 every ready/valid the memory drives
@@ -33,7 +33,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from fanns.arch.bus import axi4_signature
+from fanns.hdl.bus import axi4_signature
 
 ADDR_BITS = 64
 QUEUE_DEPTH = 64

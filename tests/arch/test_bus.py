@@ -2,7 +2,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fanns.arch.bus import AXI_4K, beat_keeps, split_bursts, transfer_beats
+from fanns.hdl.bus import AXI_4K, beat_keeps, split_bursts, transfer_beats
 
 
 @settings(max_examples=400, deadline=None)

@@ -4,7 +4,7 @@ import copy
 import pytest
 import yaml
 
-from fanns.arch.design import (
+from fanns.design.ivfpq import (
     BuildLutStage, ChannelUse, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, SelectStage, Stages,
 )
 from fanns.errors import FannsError

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from fanns.arch.falcon_model import RATE_SCALE, MemorySystem, QppConfig, simulate
+from fanns.model.graph.qpp import RATE_SCALE, MemorySystem, QppConfig, simulate
 from fanns.boards import load_board
-from fanns.explore.traversal import TraversalConfig, dst
+from fanns.index.traversal import TraversalConfig, dst
 from fanns.pe.bloom import Bloom
 
 

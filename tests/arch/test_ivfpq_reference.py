@@ -3,9 +3,9 @@ import faiss
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.explore.number_format import choose_format
-from fanns.explore.sweep import recall_at
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.index.number_format import choose_format
+from fanns.index.recall import recall_at
 from fanns.numerics import ID_BITS, IvfPqFormat
 from tests.explore.helpers import small_index
 

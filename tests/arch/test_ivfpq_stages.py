@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from fanns.arch import ivfpq as A
-from fanns.arch.design import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
+from fanns.model.ivfpq import stages as A
+from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.boards import load_board
 from fanns.numerics import IvfPqFormat
 from fanns.pe.build_lut import BuildLut
@@ -138,7 +138,7 @@ def test_pq_stage_is_the_slower_of_scan_and_channel():
 
 
 def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
-    """SelK holds the PQDist PEs after each query (`fanns.arch.ivfpq_selk`): its interval is never
+    """SelK holds the PQDist PEs after each query (`fanns.model.ivfpq.selk`): its interval is never
     below the selection PE's own `interval(n)` nor below PQDist's, and PEs on more channels
     (smaller lockstep groups) are held no longer."""
     c = ctx()
@@ -161,7 +161,7 @@ def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
 def test_coupled_recurrence_reduces_to_the_selection_pes_interval():
     """One PE with its LUTs loaded long before its keys are due (cells of many items, no
     channel limit, only the datapath registers ahead): the recurrence is the PE's own back-to-back `interval(n)`."""
-    from fanns.arch.ivfpq_selk import coupled_intervals
+    from fanns.model.ivfpq.selk import coupled_intervals
     from fanns.pe.hsmpqg import Hsmpqg
 
     items = np.array([[3000, 2000, 2500], [700, 900, 4000]])

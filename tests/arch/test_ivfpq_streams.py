@@ -4,9 +4,9 @@ queues are long enough, different for some queries when they are cut short."""
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.designs import pinned_design
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.helpers import random_format, random_index
 
 

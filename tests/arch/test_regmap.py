@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from fanns.arch.regmap import Register, RegMap, RegMapBuilder, control_block
+from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
 from fanns.errors import FannsError
 
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from fanns.datasets.loader import load_dataset
-from fanns.explore.faiss_index import IvfPqIndexData, extract, host_vectors, train_index
-from fanns.explore.goals import parse_goal
+from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors, train_index
+from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.explore.number_format import choose_format
+from fanns.index.number_format import choose_format
 from fanns.numerics import IvfPqFormat
 
 GOAL = "R@10=0.68"
@@ -37,7 +37,7 @@ def sift_exploration(tmp_path_factory):
     result = IvfPqExplorer(ds, cfg, out).run()
     queries = host_vectors(np.asarray(ds.queries[:SIFT_QUERIES]), ds.metric)
     gt = ds.groundtruth(GT_DEPTH)[:SIFT_QUERIES]
-    from fanns.codegen.inputs import load_index
+    from fanns.flow.inputs import load_index
 
     explored = {}
     for rec in result["indexes"]:

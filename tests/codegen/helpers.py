@@ -2,7 +2,7 @@
 lists) and the fixed-point format that goes with them."""
 import numpy as np
 
-from fanns.explore.faiss_index import IvfPqIndexData
+from fanns.index.ivfpq import IvfPqIndexData
 from fanns.numerics import IvfPqFormat
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fanns.sim.csim import compile_program
+from fanns.tools.csim import compile_program
 
 SRC = Path(__file__).parent / "csrc" / "dataflow_check.cpp"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fanns.arch.design import IvfPqDesign
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.cli import main
-from fanns.codegen import project_sim
-from fanns.codegen.generate import cpu_baseline
-from fanns.codegen.project import ProjectLayout, parse_backends
+from fanns.flow import project_sim
+from fanns.flow.generate import cpu_baseline
+from fanns.codegen.ivfpq.project import ProjectLayout, parse_backends
 from fanns.errors import FannsError
 from tests.codegen.conftest import GOAL, SIFT_NLIST, SIFT_QUERIES
 

@@ -3,7 +3,7 @@ project out, checked by C simulation; and clear errors for wrong inputs."""
 import dataclasses
 
 from fanns.cli import main
-from fanns.codegen.designs import pinned_design
+from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.conftest import GOAL
 
 

@@ -6,20 +6,20 @@ corrupt images and reference files are detected; the project is deterministic.""
 import numpy as np
 import pytest
 
-from fanns.arch.graph_design import Runtime
-from fanns.arch.graph_reference import STATS, reference, traversal_config
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference, traversal_config
 from fanns.cli import main
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_hls import generate_graph_hls, is_graph_hls_project
-from fanns.codegen.graph_hls_csim import GraphHlsCsim
-from fanns.codegen.graph_image import GraphImages, pack
-from fanns.codegen.memimage import Image
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.codegen.graph.hls import generate_graph_hls, is_graph_hls_project
+from fanns.sim.graph.csim import GraphHlsCsim
+from fanns.images.graph import GraphImages, pack
+from fanns.images.ivfpq import Image
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.graph_format import build_graph, graph_format_for
-from fanns.explore.traversal import dst
-from fanns.sim.csim import compile_program
-from fanns.sim.graph_hls_report import graph_csim_report
+from fanns.index.graph import build_graph, graph_format_for
+from fanns.index.traversal import dst
+from fanns.tools.csim import compile_program
+from fanns.flow.graph_hls_sim import graph_csim_report
 
 NODES, QUERIES = 2000, 6
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)]
@@ -152,7 +152,7 @@ class _Quiet:
 def test_across_design_links_p_compute_units(bench, tmp_path):
     """Across-query mode in HLS: `pipelines` compute units of the one-QPP kernel, every CU's
     m_axi ports on the channels design.yaml assigns, the host splitting a batch between them."""
-    from fanns.codegen.graph_hls import render
+    from fanns.codegen.graph.hls import render
 
     graph = bench["graph"]
     design = pinned_graph_design(graph, mode="across", pipelines=3, units=1, channels=2, l_max=64, k_max=10,

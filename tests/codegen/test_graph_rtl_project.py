@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from fanns.arch.graph_reference import STATS, reference
+from fanns.reference.graph import STATS, reference
 from fanns.cli import main
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_image import unpack
-from fanns.codegen.graph_rtl import TOP, generate_graph_rtl, is_graph_project, read_project
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.images.graph import unpack
+from fanns.codegen.graph.rtl import TOP, generate_graph_rtl, is_graph_project, read_project
 from fanns.errors import FannsError
 
 
@@ -77,8 +77,8 @@ def test_cli_input_errors(tmp_path, capsys, extra, message):
 def test_across_design_gets_one_top_level_of_p_qpps(synthetic, tmp_path):
     """An across-query design of two pipelines: one top level with a register window and the AXI
     masters of each QPP, as ports.json and regmap.md describe (simulation: tests/sim/test_falcon_across_rtl.py)."""
-    from fanns.arch.falcon_across import QPP_WINDOW
-    from fanns.codegen.graph_rtl import ACROSS_TOP
+    from fanns.arch.graph.across import QPP_WINDOW
+    from fanns.codegen.graph.rtl import ACROSS_TOP
 
     g = synthetic["graphs"]["hnsw"]
     design = pinned_graph_design(g, mode="across", pipelines=2, units=1, channels=2, l_max=16, k_max=8, bloom=(2, 2 * 1024),

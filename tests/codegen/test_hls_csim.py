@@ -7,12 +7,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries, generate_hls
-from fanns.codegen.hls_csim import HlsCsim
-from fanns.explore.sweep import recall_at
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.sim.ivfpq.csim import HlsCsim
+from fanns.index.recall import recall_at
 from tests.codegen.conftest import GOAL
 
 # name: (dataset, opq, board, nprobe (None: the explorer's for GOAL), K, ivf (PEs, lanes, storage),

@@ -8,15 +8,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.arch.ivfpq_streams import DesignReference
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.boards import load_board
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import PROJECT_FILE, TestQueries, generate_hls, render_project
-from fanns.codegen.hls_csim import HlsCsim
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import PROJECT_FILE, TestQueries, generate_hls, render_project
+from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.errors import FannsError
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program
 from tests.codegen.helpers import random_format, random_index
 
 # name: (d, m, opq, board, nprobe, k, ivf, lut, pq, selection)

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq import Packing
-from fanns.arch.ivfpq_reference import IvfPqReference
-from fanns.codegen import memimage as MI
-from fanns.codegen.designs import pinned_design
+from fanns.model.ivfpq.stages import Packing
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.images import ivfpq as MI
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.errors import FannsError
 from tests.codegen.helpers import random_format, random_index
 

@@ -1,6 +1,6 @@
 """Generated RTL accelerators in cocotb + Verilator system simulation (issue 6).
 
-Each design is generated as a project (`fanns.codegen.rtl`), built once per module and run
+Each design is generated as a project (`fanns.codegen.ivfpq.rtl`), built once per module and run
 against AXI memory models holding the packer's images, programmed through AXI4-Lite from the
 generated register-map JSON. Checked: every result key equals the design's reference model bit
 for bit (also with random stalls on every AXI channel, at run-time nprobe and k below the
@@ -13,16 +13,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_streams import DesignReference
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.cli import main
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries
-from fanns.codegen.rtl import generate_rtl, render_rtl_project
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl, render_rtl_project
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.sweep import recall_at
+from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq_rtl import RtlProjectSim, Run, measured_interval
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
 from tests.codegen.helpers import random_format, random_index
 
@@ -42,7 +42,7 @@ DESIGNS = {
     "sift-k100-selk": ("sift", 4, 100, (2, 32, "uram"), (4, 32, "uram"), (2, 1), "hpq", "hpq", SIM_QUERIES),
     # one cell per query: BuildLUT's constant 514 cycles vs PQDist + SelK's 250-900 (mean 394) with
     # two LUTs of buffer between them; the slowest stage alone (514) is 11 % low, the sequence
-    # model (`fanns.arch.ivfpq_sequence`) within 1.2 % (measured 571.3 vs 564.8)
+    # model (`fanns.model.ivfpq.sequence`) within 1.2 % (measured 571.3 vs 564.8)
     "sift-lut-buffer": ("sift", 1, 10, (2, 32, "bram"), (1, 64, "bram"), (2, 1), "hpq", "hpq", 16),
 }
 

@@ -1,5 +1,5 @@
 """Tiered PQ-code placement built and simulated (issue 10): a skewed synthetic index whose few
-hot lists get most of the probes, the hot lists placed by `fanns.model.skew.place_lists` on a
+hot lists get most of the probes, the hot lists placed by `fanns.model.ivfpq.skew.place_lists` on a
 fast tier (one channel paired with each PQ channel), the others on the slow tier.
 
 Cheap checks: the design.yaml schema (round trip, errors naming the key), the packer (hot lists
@@ -20,16 +20,16 @@ import json
 import numpy as np
 import pytest
 
-from fanns.arch.design import IvfPqDesign
-from fanns.arch.ivfpq import Packing
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen import memimage as MI
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries, render_project
-from fanns.codegen.rtl import generate_rtl
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.model.ivfpq.stages import Packing
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.images import ivfpq as MI
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries, render_project
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.errors import FannsError
-from fanns.model import skew as K
-from fanns.sim.ivfpq_rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
+from fanns.model.ivfpq import skew as K
+from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from tests.codegen.helpers import random_format, skewed_index
 
 CYCLE_TOLERANCE = 0.05

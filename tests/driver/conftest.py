@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_streams import DesignReference
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries, generate_hls
-from fanns.codegen.rtl import generate_rtl
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from tests.codegen.helpers import random_format, random_index
 
 NPROBE, K = 3, 100

@@ -134,7 +134,7 @@ def test_pynq_backend_on_a_board(projects):  # pragma: no cover - needs hardware
 def test_rtl_sim_cycles_agree_with_the_performance_model(projects, runs, build_root):
     """The core's cycle registers, read by the driver after its 8-query run: steady-state cycles
     per query against the model's prediction for exactly those queries."""
-    from fanns.sim.ivfpq_rtl import RtlProjectSim, measured_interval
+    from fanns.sim.ivfpq.rtl import RtlProjectSim, measured_interval
 
     cyc = runs[("rtl", "rtl-sim", "first run")]
     measured = measured_interval({"nq": RTL_BATCH, **cyc})

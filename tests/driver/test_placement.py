@@ -12,8 +12,8 @@ import pytest
 
 import fanns.driver
 from fanns.driver.accelerator import Accelerator
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries, generate_hls
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
 from fanns.driver.pynq_backend import PynqBackend, placement

@@ -1,7 +1,7 @@
 """Small IVF-PQ indexes for tests: clustered data, trained once per module."""
 import numpy as np
 
-from fanns.explore.faiss_index import extract, train_index
+from fanns.index.ivfpq import extract, train_index
 
 
 def clustered(n: int, nq: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
 from fanns.explore import ivfpq as ivfpq_mod
-from fanns.explore.goals import RecallGoal, parse_goal
+from fanns.index.goals import RecallGoal, parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.numerics import IvfPqFormat
 
@@ -36,7 +36,7 @@ def _brute_force_curve(ds, index, nprobes, k):
     recon = ivf.reconstruct_n(0, ds.n).astype(np.float64)  # centroid + decoded residual (rotated space)
     from faiss.contrib.inspect_tools import get_invlist
 
-    from fanns.explore.faiss_index import apply_pretransform
+    from fanns.index.ivfpq import apply_pretransform
 
     q = apply_pretransform(index, np.asarray(ds.queries, np.float32)).astype(np.float64)
     cents = ivf.quantizer.reconstruct_n(0, ivf.nlist).astype(np.float64)

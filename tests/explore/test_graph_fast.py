@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from fanns.arch.falcon_model import MemorySystem, QppConfig, simulate
+from fanns.model.graph.qpp import MemorySystem, QppConfig, simulate
 from fanns.errors import FannsError
-from fanns.explore.fast import search_batch
-from fanns.explore.traversal import TraversalConfig, dst
+from fanns.model.graph.fast import search_batch
+from fanns.index.traversal import TraversalConfig, dst
 from fanns.pe.bloom import Bloom
 
 CONFIGS = [

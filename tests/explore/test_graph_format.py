@@ -5,7 +5,7 @@ import pytest
 from faiss.contrib.inspect_tools import get_NSG_neighbors
 
 from fanns.errors import FannsError
-from fanns.explore.graph_format import PAD_ID, WORD_BYTES, GraphImage, build_graph, graph_format_for
+from fanns.index.graph import PAD_ID, WORD_BYTES, GraphImage, build_graph, graph_format_for
 
 
 def test_hnsw_base_layer_is_faiss_level_zero():

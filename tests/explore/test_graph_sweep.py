@@ -5,7 +5,7 @@ import faiss
 import numpy as np
 import pytest
 
-from fanns.arch.falcon_model import MemorySystem
+from fanns.model.graph.qpp import MemorySystem
 from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.explore.graph_sweep import SweepSetup, format_tables, recall_at_k, sweep
@@ -89,9 +89,9 @@ def test_dst_recall_is_not_below_bfs_on_builtin_sets(name, kind):
     """Falcon Fig. 7.9's best configurations, (mg, mc) = (4, 1) across-query and (6, 2) intra-query,
     keep at least BFS's R@10 on the built-in sets (graphs of max degree 32, l = 64, Bloom filter)."""
     from fanns.datasets import load_dataset
-    from fanns.explore.fast import search_batch
-    from fanns.explore.graph_explore import load_or_build, prepare_vectors
-    from fanns.explore.traversal import TraversalConfig
+    from fanns.model.graph.fast import search_batch
+    from fanns.explore.graph import load_or_build, prepare_vectors
+    from fanns.index.traversal import TraversalConfig
 
     ds = load_dataset(f"builtin:{name}")
     _, queries = prepare_vectors(ds)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.explore.graph_format import build_graph
-from fanns.explore.traversal import TraversalConfig, bfs, dst
+from fanns.index.graph import build_graph
+from fanns.index.traversal import TraversalConfig, bfs, dst
 from fanns.pe.bloom import Bloom
 
 KINDS = ["hnsw", "nsg"]

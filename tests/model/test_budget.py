@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq import Unit
+from fanns.model.ivfpq.stages import Unit
 from fanns.boards import load_board
-from fanns.model.budget import Budget, assign_slrs, overflow_text
-from fanns.pe.resources import Resources
+from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
+from fanns.resources import Resources
 
 
 def test_budget_is_cap_times_device_minus_shell_per_slr():

@@ -3,15 +3,15 @@ design's consistency, the Fig. 6.8 trends, explanations, and the published examp
 import numpy as np
 import pytest
 
-from fanns.arch import ivfpq as A
-from fanns.arch.ivfpq_options import all_options
+from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq.options import all_options
 from fanns.boards import load_board
-from fanns.model import dse
-from fanns.model.budget import Budget, assign_slrs
-from fanns.model.published import print_comparison, reproduce
-from fanns.model.report import to_design
-from fanns.model.search import search
-from fanns.model.workload import synthetic_workload
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq.budget import Budget, assign_slrs
+from fanns.model.ivfpq.published import print_comparison, reproduce
+from fanns.model.ivfpq.report import to_design
+from fanns.model.ivfpq.search import search
+from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.hpq import Hpq
 from fanns.pe.pq_decode import PqDecode
@@ -69,7 +69,7 @@ def test_pq_stage_resources_are_the_pe_library_sum(u55c):
     """PEs + FIFOs + one AXI reader per channel, each from its own calibrated class."""
     w = workload()
     ctx = dse.context(w, u55c, 140.0)
-    from fanns.arch.design import PqDistStage
+    from fanns.design.ivfpq import PqDistStage
 
     for pes, channels, db in ((1, 1, True), (13, 4, True), (40, 20, False)):
         st = PqDistStage(pes, db, "hbm", channels, 256)
@@ -145,7 +145,7 @@ def test_designs_shift_with_parameters_as_in_fig_6_8(u55c):
     pes = [best(nlist=n).stages.ivf_dist.pes for n in (1024, 4096, 16384)]
     assert pes == sorted(pes) and pes[-1] > pes[0], pes
     # Fig. 6.8 grows SelK on to K = 100; here SelK holds the PQDist PEs for ~4·z·s1 cycles per
-    # query (`fanns.arch.ivfpq_selk`, measured in RTL), so the best K = 100 design takes fewer
+    # query (`fanns.model.ivfpq.selk`, measured in RTL), so the best K = 100 design takes fewer
     # streams (a shorter hold) and its SelK may be smaller than at K = 10, but both exceed K = 1.
     selk = [budget_share(best(k=k), ("sel_k",), budget) for k in (1, 10, 100)]
     assert min(selk[1:]) > selk[0] + 0.05, selk

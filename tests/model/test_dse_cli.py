@@ -5,12 +5,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fanns.arch.design import IvfPqDesign
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.cli import main
 from fanns.datasets import load_dataset
-from fanns.explore.goals import parse_goal
+from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.model.workload import workloads_from_explore
+from fanns.model.ivfpq.workload import workloads_from_explore
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,11 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fanns.boards import load_board
-from fanns.model import dse, figures
-from fanns.model import scaleout as S
-from fanns.model import skew as K
-from fanns.model.workload import synthetic_workload
+from fanns.model.ivfpq import dse
+from fanns.report import latency_figures as figures
+from fanns.model.ivfpq import scaleout as S
+from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq.workload import synthetic_workload
 
 
 def test_report_figures_from_plain_data():

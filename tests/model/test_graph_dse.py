@@ -5,10 +5,10 @@ import faiss
 import numpy as np
 import pytest
 
-from fanns.arch.graph_design import GraphDesign
+from fanns.design.graph import GraphDesign
 from fanns.boards import load_board
 from fanns.cli import main
-from fanns.model.graph_dse import GraphSpace, design_resources, explore_graph
+from fanns.model.graph.dse import GraphSpace, design_resources, explore_graph
 
 SPACE = GraphSpace(units=(1, 2), pipelines=(2, 4), queue=(16, 32), dst=((1, 1), (4, 2)), bloom_bits=(2 * 2**12,), bloom_h=2,
                    channels=(1, 4))
@@ -57,7 +57,7 @@ def test_written_design_is_valid_and_matches_its_point(runs, tmp_path):
 
 
 def test_resources_grow_with_units_and_bloom(small):
-    from fanns.codegen.graph_designs import pinned_graph_design
+    from fanns.model.graph.pinned import pinned_graph_design
 
     g = small[0]
     r1 = design_resources(pinned_graph_design(g, units=1, bloom=(3, 3 * 2**14)), "xcup")

@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from fanns.arch import ivfpq as A
+from fanns.model.ivfpq import stages as A
 from fanns.boards import load_board
 from fanns.cli import main
 from fanns.errors import FannsError
-from fanns.model import dse
-from fanns.model import latency as L
-from fanns.model.cli import parse_duration_us
-from fanns.model.workload import synthetic_workload
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import latency as L
+from fanns.flow.dse_cli import parse_duration_us
+from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.pe.pq_decode import KSUB
 
 QUERIES = 300
@@ -136,7 +136,7 @@ def test_durations_and_cli_errors(tmp_path, capsys):
 
 
 def test_dse_json_reports_percentiles_of_every_kept_design(outcome, tmp_path):
-    from fanns.model import report
+    from fanns.model.ivfpq import report
 
     report.write(outcome, tmp_path)
     data = json.loads((tmp_path / "dse.json").read_text())

@@ -1,6 +1,6 @@
 """The per-query latency model against RTL simulation (issue 10): every query of a generated
 accelerator run alone (batch 1) in cocotb + Verilator, its cycles from ap_start to ap_done
-compared with `fanns.model.latency` for exactly that query's probed cells.
+compared with `fanns.model.ivfpq.latency` for exactly that query's probed cells.
 
 Tolerance: each query within `QUERY_TOLERANCE` (3 %) of its measured cycles, and the P50/P95/max
 of the distribution within the same. Why 3 %: the model counts the memory latency, the stage
@@ -14,11 +14,11 @@ measured range of latencies. More queries: benchmarks/latency_rtl.py.
 import numpy as np
 import pytest
 
-from fanns.codegen.designs import pinned_design
-from fanns.codegen.hls import TestQueries
-from fanns.codegen.rtl import generate_rtl
-from fanns.model import latency as L
-from fanns.sim.ivfpq_rtl import RtlProjectSim, Run
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.model.ivfpq import latency as L
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
 from tests.codegen.helpers import random_format, random_index
 
 QUERY_TOLERANCE = 0.03

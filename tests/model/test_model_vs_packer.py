@@ -1,12 +1,12 @@
-"""The model's memory view equals what the packer (`fanns.codegen.memimage`) really lays out:
+"""The model's memory view equals what the packer (`fanns.images.ivfpq`) really lays out:
 bytes on the busiest PQ channel (capacity check) and beats per list (bandwidth model)."""
 import numpy as np
 import pytest
 
-from fanns.arch import ivfpq as A
+from fanns.model.ivfpq import stages as A
 from fanns.boards import load_board
-from fanns.codegen import memimage as MI
-from fanns.codegen.designs import pinned_design
+from fanns.images import ivfpq as MI
+from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.helpers import random_format, random_index
 
 CASES = [("u55c", 32, 8, (4, 2)), ("u55c", 32, 8, (7, 3)), ("u55c", 32, 4, (5, 1)), ("u250", 32, 8, (11, 4)), ("zcu104", 64, 32, (5, 2))]

@@ -2,7 +2,7 @@
 import pytest
 
 from fanns.errors import FannsError
-from fanns.model.parallel import available, map_jobs
+from fanns.tools.parallel import available, map_jobs
 
 
 def square(x: int) -> int:

@@ -4,14 +4,15 @@ measured with faiss."""
 import numpy as np
 import pytest
 
-from fanns.arch import ivfpq as A
+from fanns.model.ivfpq import stages as A
 from fanns.boards import load_board
 from fanns.errors import FannsError
-from fanns.explore.faiss_index import train_index
-from fanns.model import cpu_baseline, dse
-from fanns.model import latency as L
-from fanns.model import scaleout as S
-from fanns.model.workload import synthetic_workload
+from fanns.index.ivfpq import train_index
+from fanns.model import cpu_baseline
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import scaleout as S
+from fanns.model.ivfpq.workload import synthetic_workload
 
 
 @pytest.fixture(scope="module")

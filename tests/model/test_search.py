@@ -4,8 +4,8 @@ import itertools
 import numpy as np
 import pytest
 
-from fanns.arch.ivfpq_options import GROUPS, OptionSet
-from fanns.model.search import Space, cost_matrix, decode, pareto_rows, prune, search
+from fanns.model.ivfpq.options import GROUPS, OptionSet
+from fanns.model.ivfpq.search import Space, cost_matrix, decode, pareto_rows, prune, search
 
 
 def brute_pareto(cost: np.ndarray) -> list[int]:

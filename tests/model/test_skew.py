@@ -8,12 +8,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fanns.arch import ivfpq as A
+from fanns.model.ivfpq import stages as A
 from fanns.boards import load_board
 from fanns.errors import FannsError
-from fanns.model import dse, figures, skew as K
-from fanns.model import latency as L
-from fanns.model.workload import synthetic_workload
+from fanns.model.ivfpq import dse
+from fanns.report import latency_figures as figures
+from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq.workload import synthetic_workload
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +100,7 @@ def test_batch_time_is_set_by_the_slowest_query(setting):
 def test_dse_reports_the_tier_choice(setting, tmp_path):
     import json
 
-    from fanns.model import report
+    from fanns.model.ivfpq import report
 
     w, board = setting[0], load_board("u280")
     outcome = dse.run([w], board, "synthetic", 200.0, top=1, tiers=True)
@@ -116,7 +118,7 @@ def test_dse_reports_the_tier_choice(setting, tmp_path):
     path = tmp_path / "design_tiered.yaml"
     assert path.exists() == bool(built)
     if built:
-        from fanns.arch.design import IvfPqDesign
+        from fanns.design.ivfpq import IvfPqDesign
 
         best = max(built, key=lambda o: o["qps"])
         tiered = IvfPqDesign.load(path)
@@ -131,8 +133,8 @@ def test_dse_writes_the_tiered_design(tmp_path):
     channel paired with each DDR4 channel) beat it, so `design_tiered.yaml` is written: the same
     stages with `pq_dist.tiers` from `place`, a channel plan with the paired HBM channels, and
     the tiered prediction."""
-    from fanns.arch.design import IvfPqDesign
-    from fanns.model import report
+    from fanns.design.ivfpq import IvfPqDesign
+    from fanns.model.ivfpq import report
 
     w = synthetic_workload(10**9, 128, 16, 4096, 16, 10, False, queries=100, imbalance=3.0, seed=1)
     outcome = dse.run([w], load_board("u280"), "synthetic", 200.0, top=1, tiers=True)

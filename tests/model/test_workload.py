@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.model.workload import size_biased_probes, synthetic_list_sizes, synthetic_workload, workloads_from_explore
+from fanns.model.ivfpq.workload import size_biased_probes, synthetic_list_sizes, synthetic_workload, workloads_from_explore
 
 
 def test_synthetic_list_sizes_sum_and_imbalance():

@@ -10,7 +10,7 @@ from test_hpq import csim_matches_reference
 from fanns.errors import FannsError
 from fanns.numerics import make_keys, smallest_keys
 from fanns.pe.ahpq import Ahpq, ahpq_queue_length, exact_probability
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 
 @pytest.mark.parametrize("k,q", [(6, 3), (5, 4), (7, 2), (4, 5), (8, 1)])

@@ -2,7 +2,7 @@
 import pytest
 
 from fanns.pe.axi_reader import AxiReader
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     AxiReader(data_width=512, addr_width=64, max_burst=64, outstanding=4),
@@ -66,7 +66,7 @@ def test_model_throughput_limits():
 
 
 def test_fresh_synthesis_matches_calibration():
-    from fanns.pe.synth import synthesize
+    from fanns.tools.yosys import synthesize
 
     pe = AxiReader(data_width=128, addr_width=40, max_burst=16, outstanding=6, len_bits=24)  # not a calibration point
     measured, _ = synthesize(pe.verilog("top"), "top")

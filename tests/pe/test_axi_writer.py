@@ -2,7 +2,7 @@
 import pytest
 
 from fanns.pe.axi_writer import AxiWriter
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     AxiWriter(data_width=512, addr_width=64, max_burst=64, outstanding=4),

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from fanns.arch.regmap import Register, control_block
+from fanns.hdl.regmap import Register, control_block
 from fanns.pe.axil_csr import AxilCsr
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 REGISTERS = control_block() + (
     Register("nprobe", 0x10, 16, "RW", reset=8),

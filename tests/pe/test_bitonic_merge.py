@@ -5,10 +5,10 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import smallest_keys
 from fanns.pe.bitonic_merge import BitonicMerge
-from fanns.pe.synth import synthesize
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.tools.yosys import synthesize
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     BitonicMerge(l=8, key_bits=52),

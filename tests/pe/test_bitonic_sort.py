@@ -7,10 +7,10 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import smallest_keys
 from fanns.pe.bitonic_sort import BitonicSort
-from fanns.pe.synth import synthesize
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.tools.yosys import synthesize
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     BitonicSort(l=16, key_bits=64),

@@ -4,10 +4,10 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.pe.bloom import Bloom, murmur2, murmur2_u32
-from fanns.pe.synth import synthesize
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.tools.yosys import synthesize
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 # Known answers of the reference C implementation of MurmurHash2 (32-bit), seed 0x71b4954d, for
 # inputs of length 16 down to 0, as published in Apache Commons Codec's MurmurHash2Test.

@@ -5,9 +5,9 @@ import pytest
 from fanns.errors import FannsError
 from fanns.pe.build_lut import KSUB, BuildLut
 from fanns.pe.pq_decode import PqDecode
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     BuildLut(d=16, m=4, w=8, vec_bits=8, lut_shift=5, lut_bits=12),  # two sub-spaces per cycle

@@ -8,11 +8,11 @@ from amaranth.hdl import Fragment
 from fanns.errors import FannsError
 from fanns.pe import calibration
 from fanns.pe.calibration import fit_points, load_table
-from fanns.pe.datapath import Pipe, add_tree, adder_tree_bits, bram18_tiles, bram_mux_bits
+from fanns.engines.datapath import Pipe, add_tree, adder_tree_bits, bram18_tiles, bram_mux_bits
 from fanns.pe.opq import Opq
-from fanns.pe.resources import KINDS
+from fanns.resources import KINDS
 from fanns.pe.l2dist import L2Dist
-from fanns.pe.synth import synthesize
+from fanns.tools.yosys import synthesize
 
 
 def test_every_calibrated_pe_has_its_source_and_points():

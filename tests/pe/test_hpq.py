@@ -5,9 +5,9 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
 from fanns.pe.hpq import Hpq
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [Hpq(z=3, s=5, key_bits=52), Hpq(z=2, s=1, key_bits=64)]
 

@@ -9,10 +9,10 @@ from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
 from fanns.pe.hpq import Hpq
 from fanns.pe.hsmpqg import Hsmpqg
-from fanns.pe.synth import synthesize
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.tools.yosys import synthesize
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [Hsmpqg(z=12, s=5, key_bits=64), Hsmpqg(z=5, s=1, key_bits=20)]
 

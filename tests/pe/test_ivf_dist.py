@@ -5,9 +5,9 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat, split_keys
 from fanns.pe.ivf_dist import IvfDist
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     IvfDist(d=16, w=4, vec_bits=8, nlist=40, ivf_shift=3, storage="bram", id_base=1000),

@@ -4,9 +4,9 @@ import pytest
 
 from fanns.numerics import GraphFormat
 from fanns.pe.l2dist import L2Dist
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     L2Dist(d=128, w=16, vec_bits=8, signed=False),

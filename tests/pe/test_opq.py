@@ -4,9 +4,9 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.pe.opq import Opq
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     Opq(d=16, w=4, vec_bits=8, frac_bits=14),

@@ -5,9 +5,9 @@ import pytest
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat, quantize, sentinel
 from fanns.pe.pq_decode import KSUB, PqDecode
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [
     PqDecode(m=16, lut_bits=16, double_buffer=True),

@@ -2,8 +2,8 @@
 import pytest
 
 from fanns.pe.stream_fifo import StreamFifo, memory_mapping
-from fanns.pe.synth import synthesize
-from fanns.sim.rtl import RtlSim
+from fanns.tools.yosys import synthesize
+from fanns.tools.verilator import RtlSim
 
 # Storage kind does not change behaviour in simulation; depth 2 is the special (II = 2) case.
 CONFIGS = [StreamFifo(width=32, depth=2), StreamFifo(width=72, depth=17)]

@@ -2,7 +2,7 @@
 import pytest
 
 from fanns.pe.stream_pack import StreamPack
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [StreamPack(item_bits=32, k=16), StreamPack(item_bits=24, k=3)]
 

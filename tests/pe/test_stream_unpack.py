@@ -3,7 +3,7 @@ import pytest
 
 from fanns.pe.stream_pack import StreamPack
 from fanns.pe.stream_unpack import StreamUnpack
-from fanns.sim.rtl import RtlSim
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [StreamUnpack(item_bits=128, k=4), StreamUnpack(item_bits=32, k=16)]
 

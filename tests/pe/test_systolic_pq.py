@@ -6,11 +6,11 @@ from hypothesis import strategies as st
 
 from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
-from fanns.pe.systolic import settle_cycles, zero_one_check
+from fanns.engines.systolic import settle_cycles, zero_one_check
 from fanns.pe.systolic_pq import SystolicPQ
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [SystolicPQ(s=7, key_bits=64), SystolicPQ(s=1, key_bits=3)]
 
@@ -24,7 +24,7 @@ def rtl(request, build_root):
 
 @pytest.mark.parametrize("s", range(1, 15))
 def test_schedule_is_exact_for_all_zero_one_inputs(s):
-    """0-1 principle: exhaustive over every reachable state and arrival pattern (see fanns.pe.systolic)."""
+    """0-1 principle: exhaustive over every reachable state and arrival pattern (see fanns.engines.systolic)."""
     found = zero_one_check(s, with_pops=True)
     assert found["settle"] == settle_cycles(s) == max(s - 1, 0)
 
@@ -99,7 +99,7 @@ def test_hls_csim_matches_reference(pe, build_root):
 
 def test_fresh_synthesis_matches_calibrated_model():
     """A size not among the calibration points, synthesised now, against the committed fit."""
-    from fanns.pe.synth import synthesize
+    from fanns.tools.yosys import synthesize
 
     pe = SystolicPQ(s=6, key_bits=36)
     measured, _ = synthesize(pe.verilog("top"), "top")

@@ -5,11 +5,11 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import sentinel
-from fanns.pe.systolic import zero_one_check
+from fanns.engines.systolic import zero_one_check
 from fanns.pe.systolic_queue import BoundedQueue, Op, SystolicQueue
-from fanns.resources import shared_dir
-from fanns.sim.csim import compile_program, run_program
-from fanns.sim.rtl import RtlSim
+from fanns.paths import shared_dir
+from fanns.tools.csim import compile_program, run_program
+from fanns.tools.verilator import RtlSim
 
 CONFIGS = [SystolicQueue(s=7, key_bits=64), SystolicQueue(s=1, key_bits=3)]
 

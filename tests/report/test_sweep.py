@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fanns.cli import main
-from fanns.report import cli as report_cli
-from fanns.report.folder import write_folder
+from fanns.flow import sweep_cli as report_cli
+from fanns.outputs import write_folder
 from fanns.report.sweep import pareto_front
 from fanns.report.tables import CSV_FILES
 

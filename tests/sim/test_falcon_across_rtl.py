@@ -4,20 +4,20 @@ One build (P = 2 QPPs of one BFC unit, two graph channels, HNSW of the first 2,0
 the QPPs run different queries at once on a simulated memory whose channels each move one beat
 per cycle among all masters. Every result row must equal the DST reference bit for bit, and the
 batch's measured cycles and each query's latency must agree with the across-query cycle model
-(`fanns.arch.falcon_across_model`) within 10 % (issue 7's bound).
+(`fanns.model.graph.across`) within 10 % (issue 7's bound).
 """
 import numpy as np
 import pytest
 
-from fanns.arch.falcon_across_model import across_batch_cycles
-from fanns.arch.falcon_model import QppConfig
-from fanns.arch.graph_design import Runtime
-from fanns.arch.graph_reference import STATS, reference
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_image import pack
+from fanns.model.graph.across import across_batch_cycles
+from fanns.model.graph.qpp import QppConfig
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.images.graph import pack
 from fanns.datasets import load_dataset
-from fanns.explore.graph_format import build_graph, graph_format_for
-from fanns.sim.falcon_across_rtl import FalconAcrossRtl, bank_words, split_queries
+from fanns.index.graph import build_graph, graph_format_for
+from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
 
 NODES, PIPES, PER_QPP, LATENCY = 2000, 2, 3, 40
 

@@ -2,20 +2,20 @@
 
 One build (two BFC units on two graph channels, HNSW of the first 2,000 SIFT vectors) serves
 every test: mg, mc, l and k are run-time registers. Each run's result rows must equal the DST
-reference configured as the design (`fanns.arch.graph_reference`) bit for bit — keys and the
+reference configured as the design (`fanns.reference.graph`) bit for bit — keys and the
 hops / visited / checks / groups statistics — and each query's measured cycles must agree with
-the cycle model (`fanns.arch.falcon_model.simulate` on the reference's trace) within 10 %.
+the cycle model (`fanns.model.graph.qpp.simulate` on the reference's trace) within 10 %.
 """
 import numpy as np
 import pytest
 
-from fanns.arch.graph_design import Runtime
-from fanns.arch.graph_reference import STATS, reference
-from fanns.codegen.graph_designs import pinned_graph_design
-from fanns.codegen.graph_image import pack
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.images.graph import pack
 from fanns.datasets import load_dataset
-from fanns.explore.graph_format import build_graph, graph_format_for
-from fanns.sim.falcon_rtl import FalconRtl, memory_words
+from fanns.index.graph import build_graph, graph_format_for
+from fanns.sim.graph.rtl import FalconRtl, memory_words
 
 NODES, QUERIES, LATENCY = 2000, 3, 40
 
@@ -84,7 +84,7 @@ def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
     from rich.console import Console
 
     from fanns.cli import main
-    from fanns.sim.graph_report import graph_rtl_report
+    from fanns.flow.graph_sim import graph_rtl_report
 
     project = tmp_path / "proj"
     args = ["generate-graph-rtl", "builtin:sift-10k", "--nodes", str(NODES), "--units", "2", "--channels", "2",

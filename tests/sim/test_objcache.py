@@ -1,7 +1,7 @@
 """The Verilator-runtime object cache: compiles once per command, copies afterwards, passes other compiles through."""
 import subprocess
 
-from fanns.sim import objcache
+from fanns.tools import objcache
 
 
 def test_runtime_objects_are_compiled_once(tmp_path, monkeypatch):

@@ -1,0 +1,1 @@
+"""The graph accelerator (Falcon QPP with DST) composed in Amaranth from PEs."""

@@ -1,0 +1,122 @@
+"""The front of the IVF-PQ accelerator: OPQ, IVFDist (a 1-D array of PEs), SelCells, probe filter.
+
+Query words enter once; OPQ (when the index has it) rotates them; the rotated query is copied
+to the IVFDist array and to BuildLUT's query FIFO (each regrouped to its stage's lanes). IVFDist
+PE i owns the centroids of `ivf_chunks(nlist, P)[i]` and forwards the query to PE i+1 (FANNS
+6.4.2.2); each PE's keys go through its own FIFO to one input stream of the SelCells selection
+PE, which emits the design's nprobe nearest cells ascending. The probe filter keeps the first
+`nprobe` of them (the run's value, at most the design's) and marks the query's last probe.
+
+The IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router hands PE i its
+chunk. The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`).
+"""
+from __future__ import annotations
+
+from amaranth import Array, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from fanns.arch.ivfpq.hw import MATRIX_BITS, IvfPqHw
+from fanns.arch.streams import Broadcast, Regroup, link
+from fanns.numerics import ID_BITS
+from fanns.pe.stream_fifo import StreamFifoComponent
+
+
+def cell_layout() -> data.StructLayout:
+    return data.StructLayout({"cell": ID_BITS, "last": 1})
+
+
+class Front(wiring.Component):
+    """OPQ + IVFDist + SelCells + probe filter (see the module docstring)."""
+
+    def __init__(self, hw: IvfPqHw):
+        self.hw = hw
+        vb = hw.vec_bits
+        st = hw.stages
+        ports = {
+            "q": In(stream.Signature(unsigned(hw.src_lanes * vb))),
+            "lut_q": Out(stream.Signature(unsigned(st.build_lut.lanes * vb))),
+            "cells": Out(stream.Signature(cell_layout())),
+            "ivf_fill": In(stream.Signature(unsigned(st.ivf_dist.lanes * vb))),
+            "nprobe": In(range(hw.nprobe + 1)),
+        }
+        if st.opq is not None:
+            ports["opq_fill"] = In(stream.Signature(unsigned(st.opq.lanes * MATRIX_BITS)))
+        super().__init__(ports)
+
+    def elaborate(self, platform):
+        hw = self.hw
+        st, vb, depth = hw.stages, hw.vec_bits, hw.design.fifo_depth
+        m = Module()
+
+        # OPQ rotation (optional): query FIFO -> opq PE.
+        src_bits = hw.src_lanes * vb
+        m.submodules.fork = fork = Broadcast(unsigned(src_bits), 2)
+        if st.opq is not None:
+            m.submodules.opq_fifo = qf = StreamFifoComponent(unsigned(src_bits), depth)
+            m.submodules.opq = opq = hw.opq_pe.component()
+            link(m, self.q, qf.i)
+            link(m, qf.o, opq.x)
+            link(m, self.opq_fill, opq.matrix)
+            m.d.comb += [fork.i.valid.eq(opq.o.valid), fork.i.payload.eq(opq.o.payload.y), opq.o.ready.eq(fork.i.ready)]
+        else:
+            link(m, self.q, fork.i)
+
+        # The rotated query to IVFDist and to BuildLUT, each in its own lanes.
+        ivf_bits, lut_bits = st.ivf_dist.lanes * vb, st.build_lut.lanes * vb
+        m.submodules.to_ivf = to_ivf = Regroup(src_bits, ivf_bits)
+        m.submodules.to_lut = to_lut = Regroup(src_bits, lut_bits)
+        m.submodules.ivf_qfifo = ivf_q = StreamFifoComponent(unsigned(ivf_bits), depth)
+        m.submodules.lut_qfifo = lut_q = StreamFifoComponent(unsigned(lut_bits), depth)
+        link(m, fork.o0, to_ivf.i)
+        link(m, to_ivf.o, ivf_q.i)
+        link(m, fork.o1, to_lut.i)
+        link(m, to_lut.o, lut_q.i)
+        link(m, lut_q.o, self.lut_q)
+
+        # IVFDist: a 1-D array; PE i's keys feed SelCells stream i.
+        pes = [pe.component() for pe in hw.ivf_pes]
+        sel = hw.sel_cells_pe.component()
+        m.submodules.sel_cells = sel
+        key_layout = data.StructLayout({"key": hw.fmt.ivf_key_bits, "last": 1})
+        for i, pe in enumerate(pes):
+            m.submodules[f"ivf{i}"] = pe
+            link(m, ivf_q.o if i == 0 else pes[i - 1].q_fwd, pe.q)
+            m.submodules[f"ivf_key_fifo{i}"] = kf = StreamFifoComponent(key_layout, depth)
+            link(m, pe.o, kf.i)
+            link(m, kf.o, getattr(sel, f"i{i}"))
+        m.d.comb += pes[-1].q_fwd.ready.eq(1)
+        self._fill_router(m, pes)
+
+        # Probe filter: the first `nprobe` cells of each query, the last one marked.
+        m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), depth)
+        j = Signal(range(max(2, hw.nprobe)))
+        keep = Signal()
+        m.d.comb += [
+            keep.eq(j < self.nprobe),
+            cf.i.valid.eq(sel.o.valid & keep),
+            cf.i.payload.cell.eq(sel.o.payload.key[:ID_BITS]),
+            cf.i.payload.last.eq(j == self.nprobe - 1),
+            sel.o.ready.eq(~keep | cf.i.ready),
+        ]
+        with m.If(sel.o.valid & sel.o.ready):
+            m.d.sync += j.eq(Mux(sel.o.payload.last, 0, j + 1))
+        link(m, cf.o, self.cells)
+        return m
+
+    def _fill_router(self, m: Module, pes: list) -> None:
+        """Centroid words in cell order: the first chunk's words to PE 0, the next to PE 1, ..."""
+        words = [pe.pe.nlist * pe.pe.words for pe in pes]
+        idx = Signal(range(max(2, len(pes))))
+        cnt = Signal(range(max(2, max(words))))
+        limit = Signal(range(max(2, max(words))))
+        m.d.comb += [
+            limit.eq(Array(w - 1 for w in words)[idx]),
+            self.ivf_fill.ready.eq(Array(pe.centroids.ready for pe in pes)[idx]),
+        ]
+        for i, pe in enumerate(pes):
+            m.d.comb += [pe.centroids.valid.eq(self.ivf_fill.valid & (idx == i)), pe.centroids.payload.eq(self.ivf_fill.payload)]
+        with m.If(self.ivf_fill.valid & self.ivf_fill.ready):
+            m.d.sync += cnt.eq(Mux(cnt == limit, 0, cnt + 1))
+            with m.If(cnt == limit):
+                m.d.sync += idx.eq(idx + 1)

@@ -1,0 +1,305 @@
+"""What the RTL of one IVF-PQ design is made of: its PEs, widths, memory layout and register map.
+
+`IvfPqHw` turns a validated `design.yaml` (`fanns.design.ivfpq.IvfPqDesign`) plus its board into
+every constant the Amaranth top level (`fanns.arch.ivfpq.top`) needs, through the same
+functions the performance/resource model uses (`fanns.model.ivfpq.stages`: `opq_pe`, `ivf_chunks`,
+`selector_pe`, `Packing`, ...), so the generated machine is the one the model priced. It also
+owns the register map, because the host driver, the register document and the hardware must
+agree on it (`regmap()` renders all three).
+
+Device memory formats are those of docs/ivfpq_architecture.md and of the one packer,
+`fanns.images.ivfpq`: its PQ-channel layout (`PqLayout`: list table in the channel's header,
+ids just in time before the code units that need them), its I/O layout (`IoLayout`: each query
+and each query's results padded to whole beats) and its ROM images, which this RTL reads from
+device memory at the first run instead of baking them into the bitstream.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from fanns.model.ivfpq import stages as A
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.hdl.regmap import RegMap, RegMapBuilder, Register, control_block
+from fanns.boards import Board
+from fanns.images import ivfpq as MI
+from fanns.errors import FannsError
+from fanns.numerics import ID_BITS
+
+ADDR_BITS = A.ADDR_BITS
+MATRIX_BITS = 16
+"""Bits of one OPQ matrix element in device memory (int16)."""
+TABLE_RECORD_BITS = 32 * MI.TABLE_WORDS
+"""List-table record: start_beat, beats, share_items, count as four uint32."""
+TABLE_FIELD_BITS = 32
+RESULT_BITS = 8 * MI.KEY_BYTES
+"""One result key in device memory (uint64)."""
+LUT_FIFO_DEPTH = A.LUT_FIFO_DEPTH
+CSR_ADDR_BITS = 12
+
+SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
+"""Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
+list->tier table of a tiered design), then the queries."""
+TIER_WORD_BITS = 8
+"""One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
+
+
+@dataclass(frozen=True)
+class IvfPqHw:
+    """The RTL view of one design (see the module docstring)."""
+
+    design: IvfPqDesign
+    ctx: A.Context
+    io_port_bits: int
+
+    @classmethod
+    def from_design(cls, design: IvfPqDesign, board: Board) -> IvfPqHw:
+        if design.board != board.name:
+            raise FannsError(f"the design is for board {design.board!r}, not {board.name!r}")
+        ctx = A.Context(
+            fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
+            opq=design.index.opq, clock_mhz=design.clock_mhz, memories=A.memories(board, design.clock_mhz),
+            family=board.family,
+        )
+        hw = cls(design, ctx, board.memory[0].port_bits)
+        hw.check()
+        return hw
+
+    # -- what the RTL generator supports ---------------------------------------------------------
+    def check(self) -> None:
+        st = self.design.stages
+        if st.ivf_dist.storage == "stream":
+            raise FannsError("streamed IVF centroids are not supported by the RTL generator yet",
+                             hint="choose ivf_dist.storage bram or uram (fanns dse offers them too)")
+        if st.build_lut.centroids == "memory":
+            raise FannsError("BuildLUT centroids fetched from memory are not supported by the RTL generator yet",
+                             hint="choose build_lut.centroids bram or uram")
+        pq = st.pq_dist
+        for name, bits in (("io", self.io_port_bits), ("pq", pq.port_bits)):
+            if bits < 64 or bits & (bits - 1):
+                raise FannsError(f"{name} memory port of {bits} bits", hint="the RTL needs a power-of-two port of at least 64 bits")
+        lay = self.pq_layout(0)
+        if lay.beats_per_unit != 1 or lay.codes_per_unit > lay.ids_per_beat:
+            raise FannsError(
+                f"m={self.m}: {8 * self.m}-bit PQ codes do not suit {pq.port_bits}-bit beats",
+                hint="the RTL needs 8·m <= port_bits and at least as many ids as codes per beat (m >= 4)",
+            )
+        for name in self.sections() + ["query"]:
+            bits = self.section_word_bits(name)
+            if max(bits, self.io_port_bits) % min(bits, self.io_port_bits):
+                raise FannsError(f"{name}: {bits}-bit words do not divide or fill {self.io_port_bits}-bit beats", hint="use power-of-two lanes")
+        if st.opq is not None and (max(st.opq.lanes, st.ivf_dist.lanes) % min(st.opq.lanes, st.ivf_dist.lanes)
+                                   or max(st.opq.lanes, st.build_lut.lanes) % min(st.opq.lanes, st.build_lut.lanes)):
+            raise FannsError("OPQ, IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes")
+        if max(st.ivf_dist.lanes, st.build_lut.lanes) % min(st.ivf_dist.lanes, st.build_lut.lanes):
+            raise FannsError("IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes")
+        if self.d % self.src_lanes or self.d % st.ivf_dist.lanes or self.d % st.build_lut.lanes:
+            raise FannsError("stage lanes must divide d")
+
+    # -- shortcuts -------------------------------------------------------------------------------
+    @property
+    def fmt(self):
+        return self.design.format
+
+    @property
+    def stages(self):
+        return self.design.stages
+
+    @property
+    def d(self) -> int:
+        return self.fmt.d
+
+    @property
+    def m(self) -> int:
+        return self.fmt.m
+
+    @property
+    def nlist(self) -> int:
+        return self.design.index.nlist
+
+    @property
+    def nprobe(self) -> int:
+        return self.design.nprobe
+
+    @property
+    def k(self) -> int:
+        return self.design.k
+
+    @property
+    def vec_bits(self) -> int:
+        return self.fmt.vec_bits
+
+    @property
+    def elem_bits(self) -> int:
+        """Bits of one stored vector element (int16, or int32 beyond 16-bit vectors)."""
+        return 8 * MI.elem_bytes(self.vec_bits)
+
+    @property
+    def src_lanes(self) -> int:
+        """Lanes of the query as it enters the pipeline (OPQ's, else IVFDist's)."""
+        st = self.stages
+        return st.opq.lanes if st.opq is not None else st.ivf_dist.lanes
+
+    def pq_layout(self, c: int) -> MI.PqLayout:
+        """The packer's layout of PQ-code channel c (in design.yaml order; the paired fast-tier
+        channel of a tiered design has the same layout)."""
+        return MI.pq_layouts(self.design)[c][1]
+
+    @property
+    def tiered(self) -> bool:
+        """Hot lists on a second, paired set of channels (`stages.pq_dist.tiers`)."""
+        return self.stages.pq_dist.tiers is not None
+
+    @cached_property
+    def io_layout(self) -> MI.IoLayout:
+        return MI.IoLayout(self.d, self.k, MI.elem_bytes(self.vec_bits), self.io_port_bits)
+
+    @property
+    def query_stride(self) -> int:
+        """Bytes between consecutive queries in the query buffer."""
+        return self.io_layout.query_beats * self.io_beat_bytes
+
+    @property
+    def result_stride(self) -> int:
+        """Bytes between consecutive queries' results in the result buffer."""
+        return self.io_layout.result_beats * self.io_beat_bytes
+
+    @property
+    def pq_beat_bytes(self) -> int:
+        return self.stages.pq_dist.port_bits // 8
+
+    @property
+    def io_beat_bytes(self) -> int:
+        return self.io_port_bits // 8
+
+    @property
+    def channels(self) -> int:
+        return self.stages.pq_dist.channels
+
+    def channel_pes(self, c: int) -> list[int]:
+        return list(self.pq_layout(c).channel_pes)
+
+    # -- PEs -------------------------------------------------------------------------------------
+    @cached_property
+    def opq_pe(self):
+        return None if self.stages.opq is None else A.opq_pe(self.ctx, self.stages.opq)
+
+    @cached_property
+    def ivf_pes(self) -> list:
+        st = self.stages.ivf_dist
+        return [A.ivf_pe(self.ctx, st, n, base) for base, n in A.ivf_chunks(self.nlist, st.pes)]
+
+    @cached_property
+    def lut_pe(self):
+        return A.lut_pe(self.ctx, self.stages.build_lut)
+
+    @cached_property
+    def pq_pe(self):
+        return A.pq_pe(self.ctx, self.stages.pq_dist)
+
+    @cached_property
+    def sel_cells_pe(self):
+        return A.selector_pe(self.stages.sel_cells)
+
+    @cached_property
+    def sel_k_pe(self):
+        return A.selector_pe(self.stages.sel_k)
+
+    # -- loaded sections -------------------------------------------------------------------------
+    def sections(self) -> list[str]:
+        """ROM images the first run loads on chip through the I/O reader, in load order."""
+        out = ["opq"] if self.stages.opq is not None else []
+        if self.stages.ivf_dist.storage != "stream":
+            out.append("ivf")
+        out.append("codebook")
+        if self.stages.build_lut.centroids != "memory":
+            out.append("lutc")
+        if self.tiered:
+            out.append("tiers")
+        return out
+
+    def section_bytes(self, name: str) -> int:
+        eb = self.elem_bits // 8
+        return {
+            "opq": self.d * self.d * MATRIX_BITS // 8,
+            "ivf": self.nlist * self.d * eb,
+            "codebook": A.KSUB * self.d * eb,
+            "lutc": self.nlist * self.d * eb,
+            "tiers": self.nlist * TIER_WORD_BITS // 8,
+        }[name]
+
+    def section_word_bits(self, name: str) -> int:
+        """Bits of one word of a section as its consumer takes it (lanes of stored elements)."""
+        st = self.stages
+        if name == "opq":
+            return st.opq.lanes * MATRIX_BITS
+        if name == "tiers":
+            return TIER_WORD_BITS
+        lanes = {"ivf": st.ivf_dist.lanes, "codebook": st.build_lut.lanes, "lutc": st.build_lut.lanes, "query": self.src_lanes}
+        return lanes[name] * self.elem_bits
+
+    def section_address_register(self, name: str) -> str:
+        """The base-address register a section is read from (BuildLUT's store reloads the IVF centroids)."""
+        return {"opq": "opq_addr", "ivf": "centroids_addr", "codebook": "codebook_addr", "lutc": "centroids_addr",
+                "tiers": "tiers_addr"}[name]
+
+    def table_bytes(self) -> int:
+        """Bytes of a PQ channel's list table (read from the head of its image at load)."""
+        return self.nlist * TABLE_RECORD_BITS // 8
+
+    # -- register map ----------------------------------------------------------------------------
+    @cached_property
+    def regmap(self) -> RegMap:
+        b = RegMapBuilder(
+            "fanns_ivfpq", CSR_ADDR_BITS,
+            description=(
+                f"IVF-PQ accelerator: d={self.d}, nlist={self.nlist}, m={self.m}, nprobe <= {self.nprobe}, "
+                f"k <= {self.k}, {self.channels} PQ-code channel(s). The first run after reset loads the index "
+                "images on chip (`loaded` tells); every run then searches `nq` queries from `query_addr` and "
+                "writes k uint64 keys `(dist << 32) | id` per query to `result_addr` (memory layouts: "
+                "`fanns.images.ivfpq`, manifest.json). All addresses must be aligned to the memory beat "
+                f"({self.io_beat_bytes} bytes for I/O, {self.pq_beat_bytes} for PQ codes)."
+            ),
+        )
+        b.registers.extend(control_block())
+        regs = [
+            ("status", 8, "RO", 0, "bit 0 loaded (index on chip), bit 1 bad parameters (run refused), bit 2 AXI error response"),
+            ("nq", 32, "RW", 0, "number of queries of the next run"),
+            ("nprobe", 32, "RW", self.nprobe, f"cells probed per query, 1..{self.nprobe}"),
+            ("k", 32, "RW", self.k, f"results per query, 1..{self.k}"),
+            ("query_addr", 64, "RW", 0, f"queries: {self.query_stride} bytes each (d quantised elements, then padding)"),
+            ("result_addr", 64, "RW", 0, f"results: {self.result_stride} bytes per query (k uint64 keys, ascending)"),
+            ("centroids_addr", 64, "RW", 0, "ROM image `centroids` (read at load)"),
+            ("codebook_addr", 64, "RW", 0, "ROM image `codebook` (read at load)"),
+        ]
+        if self.stages.opq is not None:
+            regs.append(("opq_addr", 64, "RW", 0, "ROM image `opq_matrix` (read at load)"))
+        regs += [(f"pq{c}_addr", 64, "RW", 0, f"image `pq_codes_{c}` (PQDist PEs {self.channel_pes(c)}); its list table is read at load")
+                 for c in range(self.channels)]
+        if self.tiered:
+            regs.append(("tiers_addr", 64, "RW", 0, "ROM image `list_tiers` (the list->tier table, read at load)"))
+            regs += [(f"hot{c}_addr", 64, "RW", 0, f"image `pq_hot_{c}` (fast tier, PQDist PEs {self.channel_pes(c)}); its list table is read at load")
+                     for c in range(self.channels)]
+        regs += [
+            ("load_cycles", 64, "RO", 0, "cycles of the index load of the first run"),
+            ("first_cycles", 64, "RO", 0, "cycles from ap_start to the first query's last result key"),
+            ("last_cycles", 64, "RO", 0, "cycles from ap_start to the last query's last result key"),
+            ("max_nprobe", 32, "RO", 0, "largest nprobe this accelerator serves (its SelCells length)"),
+            ("max_k", 32, "RO", 0, "largest k this accelerator serves (its SelK length)"),
+            ("dim", 32, "RO", 0, "vector dimension d"),
+            ("cells", 32, "RO", 0, "nlist"),
+        ]
+        for name, width, access, reset, desc in regs:
+            b.add(name, width, access, reset, desc)
+        return b.build()
+
+    def register(self, name: str) -> Register:
+        return self.regmap[name]
+
+    @property
+    def key_bits(self) -> int:
+        return self.fmt.pq_key_bits
+
+    @property
+    def cell_bits(self) -> int:
+        return ID_BITS

@@ -1,0 +1,156 @@
+"""The BuildLUT stage of the IVF-PQ accelerator: probe dispatcher, BuildLUT PEs, LUT collector.
+
+Per query the dispatcher takes the query (d/w words, into one bank of a two-bank buffer so the
+next query loads while this one is dispatched) and, for probe j of the query, sends BuildLUT PE
+j mod P the d/w words {q, c, last} with c the probed cell's centroid read from the on-chip
+centroid store (FANNS 6.4.2; docs/ivfpq_architecture.md: "BuildLUT PE j mod P_lut builds the LUT
+of probe j"). Every PE writes its LUTs into its own FIFO of two whole LUTs (`LUT_FIFO_DEPTH`),
+so the PEs run in parallel; the collector reads the LUTs back in probe order (256 words each)
+and hands them to PQDist.
+
+The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
+centroid store is filled once on `lutc_fill`.
+"""
+from __future__ import annotations
+
+from amaranth import Array, Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from fanns.arch.ivfpq.front import cell_layout
+from fanns.arch.ivfpq.hw import LUT_FIFO_DEPTH, IvfPqHw
+from fanns.pe.pq_decode import KSUB
+from fanns.pe.stream_fifo import StreamFifoComponent
+
+
+def lut_word_bits(hw: IvfPqHw) -> int:
+    return hw.m * hw.fmt.lut_bits
+
+
+class LutStage(wiring.Component):
+    """Dispatcher + BuildLUT PEs + LUT FIFOs + collector (see the module docstring)."""
+
+    def __init__(self, hw: IvfPqHw):
+        self.hw = hw
+        wb = hw.stages.build_lut.lanes * hw.vec_bits
+        super().__init__({
+            "q": In(stream.Signature(unsigned(wb))),
+            "cells": In(stream.Signature(cell_layout())),
+            "codebook_fill": In(stream.Signature(unsigned(wb))),
+            "lutc_fill": In(stream.Signature(unsigned(wb))),
+            "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
+            "nprobe": In(range(hw.nprobe + 1)),
+        })
+
+    def elaborate(self, platform):
+        hw = self.hw
+        st = hw.stages.build_lut
+        words = hw.d // st.lanes
+        wb = st.lanes * hw.vec_bits
+        m = Module()
+        pes = [hw.lut_pe.component() for _ in range(st.pes)]
+        for p, pe in enumerate(pes):
+            m.submodules[f"build_lut{p}"] = pe
+
+        # Codebook: one fill stream written into every PE at once.
+        m.d.comb += self.codebook_fill.ready.eq(Cat(*(pe.codebook.ready for pe in pes)).all())
+        for pe in pes:
+            m.d.comb += [pe.codebook.valid.eq(self.codebook_fill.valid & self.codebook_fill.ready), pe.codebook.payload.eq(self.codebook_fill.payload)]
+
+        # Centroid store: nlist x d/w words, filled once in cell order.
+        attrs = {"ram_style": "ultra"} if st.centroids == "uram" else {}
+        store = Memory(shape=unsigned(wb), depth=hw.nlist * words, init=[], attrs=attrs)
+        m.submodules.centroid_store = store
+        sw, sr = store.write_port(), store.read_port()
+        fill_addr = Signal(range(max(2, hw.nlist * words)))
+        m.d.comb += [
+            self.lutc_fill.ready.eq(1),
+            sw.addr.eq(fill_addr), sw.data.eq(self.lutc_fill.payload), sw.en.eq(self.lutc_fill.valid),
+        ]
+        with m.If(self.lutc_fill.valid):
+            m.d.sync += fill_addr.eq(fill_addr + 1)
+
+        # Query buffer: two banks of d/w words; a query loads into a free bank.
+        qbuf = Memory(shape=unsigned(wb), depth=2 * words, init=[])
+        m.submodules.query_buffer = qbuf
+        qw, qr = qbuf.write_port(), qbuf.read_port()
+        lbank, dbank = Signal(), Signal()
+        lk = Signal(range(max(2, words)))
+        full = Signal(2)
+        m.d.comb += [
+            self.q.ready.eq(~full.bit_select(lbank, 1)),
+            qw.addr.eq(lk + Mux(lbank, words, 0)), qw.data.eq(self.q.payload), qw.en.eq(self.q.valid & self.q.ready),
+        ]
+        loaded = self.q.valid & self.q.ready & (lk == words - 1)
+        with m.If(self.q.valid & self.q.ready):
+            m.d.sync += lk.eq(Mux(lk == words - 1, 0, lk + 1))
+        with m.If(loaded):
+            m.d.sync += lbank.eq(~lbank)
+
+        # Dispatch: issue (memory reads) -> register stage B (offered to PE `bp`).
+        k = Signal(range(max(2, words)))
+        p = Signal(range(max(2, st.pes)))
+        b_valid, b_last = Signal(), Signal()
+        bp = Signal(range(max(2, st.pes)))
+        b_free = Signal()
+        m.d.comb += b_free.eq(~b_valid | Array(pe.x.ready for pe in pes)[bp])
+        issue = Signal()
+        cell_bits = max(1, (hw.nlist - 1).bit_length())
+        ready_q = full.bit_select(dbank, 1)
+        m.d.comb += [
+            issue.eq(self.cells.valid & ready_q & b_free),
+            sr.addr.eq(self.cells.payload.cell[: cell_bits] * words + k), sr.en.eq(issue),
+            qr.addr.eq(k + Mux(dbank, words, 0)), qr.en.eq(issue),
+        ]
+        probe_done = issue & (k == words - 1)
+        m.d.comb += self.cells.ready.eq(probe_done)
+        last_cell = self.cells.payload.last
+        with m.If(issue):
+            m.d.sync += k.eq(Mux(k == words - 1, 0, k + 1))
+        with m.If(probe_done):
+            m.d.sync += p.eq(Mux(last_cell | (p == st.pes - 1), 0, p + 1))
+            with m.If(last_cell):
+                m.d.sync += dbank.eq(~dbank)
+        released = probe_done & last_cell
+        for bank in range(2):
+            set_ = loaded & (lbank == bank)
+            clear = released & (dbank == bank)
+            with m.If(set_ | clear):
+                m.d.sync += full[bank].eq(set_)
+        with m.If(b_free):
+            m.d.sync += b_valid.eq(issue)
+            with m.If(issue):
+                m.d.sync += [bp.eq(p), b_last.eq(last_cell)]
+        for i, pe in enumerate(pes):
+            m.d.comb += [
+                pe.x.valid.eq(b_valid & (bp == i)),
+                pe.x.payload.q.eq(qr.data),
+                pe.x.payload.c.eq(sr.data),
+                pe.x.payload.last.eq(b_last),
+            ]
+
+        # Every PE's LUTs into its own FIFO; the collector reads them back in probe order.
+        fifos = []
+        for i, pe in enumerate(pes):
+            m.submodules[f"lut_fifo{i}"] = f = StreamFifoComponent(unsigned(lut_word_bits(hw)), LUT_FIFO_DEPTH)
+            m.d.comb += [f.i.valid.eq(pe.o.valid), f.i.payload.eq(pe.o.payload.lut), pe.o.ready.eq(f.i.ready)]
+            fifos.append(f)
+        cp = Signal(range(max(2, st.pes)))
+        cj = Signal(range(max(2, hw.nprobe)))
+        cw = Signal(range(KSUB))
+        m.d.comb += [
+            self.luts.valid.eq(Array(f.o.valid for f in fifos)[cp]),
+            self.luts.payload.eq(Array(f.o.payload for f in fifos)[cp]),
+        ]
+        for i, f in enumerate(fifos):
+            m.d.comb += f.o.ready.eq(self.luts.ready & (cp == i))
+        with m.If(self.luts.valid & self.luts.ready):
+            m.d.sync += cw.eq(cw + 1)
+            with m.If(cw == KSUB - 1):
+                last_probe = cj == self.nprobe - 1
+                m.d.sync += [
+                    cj.eq(Mux(last_probe, 0, cj + 1)),
+                    cp.eq(Mux(last_probe | (cp == st.pes - 1), 0, cp + 1)),
+                ]
+        return m

@@ -1,0 +1,316 @@
+"""The whole IVF-PQ accelerator as one Amaranth component: the top level `fanns generate-rtl` emits.
+
+Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registers of
+`IvfPqHw.regmap`), `m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
+queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
+design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
+channel c, and loads the list->tier table with the ROM images.
+
+A run (`ap_start`): the controller checks the parameters (nprobe and k within the design's,
+addresses aligned to the beat; otherwise it sets `status.bad_params` and finishes at once). The
+first run after reset loads the index on chip — the ROM images through the I/O reader (one read
+command per image; the router hands each image's words to the memories that keep it) and every
+PQ channel's list table through that channel's reader — and waits until every word is in place.
+Then it issues one read command per query (the query buffer's layout pads each query to whole
+beats) and one write command per query's k result keys; the run ends when the write master has
+reported the last query's responses.
+The stages run free: Front (OPQ, IVFDist, SelCells) -> LutStage (BuildLUT) and Fetcher
+(list table, per-channel reads) -> ChannelFeeders -> ScanStage (PQDist, SelK) -> ResultFilter.
+"""
+from __future__ import annotations
+
+from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.arch.ivfpq.feeder import LEN_BITS, ChannelFeeder, Fetcher
+from fanns.arch.ivfpq.front import Front
+from fanns.arch.ivfpq.hw import ADDR_BITS, CSR_ADDR_BITS, RESULT_BITS, SECTIONS, TABLE_RECORD_BITS, IvfPqHw
+from fanns.arch.ivfpq.lut import LutStage
+from fanns.arch.ivfpq.scan import ResultFilter, ScanStage
+from fanns.arch.streams import BeatSplitter, Broadcast, lane_truncate, link
+from fanns.pe.axi_reader import AxiReader
+from fanns.pe.axi_writer import AxiWriter
+from fanns.pe.axil_csr import AxilCsrComponent
+from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_pack import StreamPackComponent
+
+MAX_BURST, OUTSTANDING = 64, 4
+"""AXI masters: 64-beat bursts, 4 outstanding (docs/ivfpq_architecture.md, `fanns.model.ivfpq.stages`)."""
+STATUS_LOADED, STATUS_BAD_PARAMS, STATUS_AXI_ERROR = 0, 1, 2
+TAG_BITS = 3
+
+
+def wire_master(m: Module, outer, inner) -> None:
+    """Connect a sub-component's AXI master port to the matching members of a top-level port."""
+    for name, member in inner.signature.members.items():
+        o, i = getattr(outer, name), getattr(inner, name)
+        m.d.comb += (o.eq(i) if member.flow == Out else i.eq(o))
+
+
+class IvfPqAccelerator(wiring.Component):
+    """The accelerator of one `IvfPqHw` (see the module docstring)."""
+
+    def __init__(self, hw: IvfPqHw):
+        self.hw = hw
+        ports = {
+            "s_axil": In(axil_signature(CSR_ADDR_BITS)),
+            "m_axi_io": Out(axi4_signature(ADDR_BITS, hw.io_port_bits)),
+        }
+        for c in range(hw.channels):
+            ports[f"m_axi_pq{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+        if hw.tiered:
+            for c in range(hw.channels):
+                ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+        super().__init__(ports)
+
+    def elaborate(self, platform):
+        hw = self.hw
+        m = Module()
+        m.submodules.csr = csr = AxilCsrComponent(hw.regmap)
+        wiring.connect(m, wiring.flipped(self.s_axil), csr.s_axil)
+
+        m.submodules.io_reader = rd = AxiReader(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
+        m.submodules.io_writer = wr = AxiWriter(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
+        wire_master(m, self.m_axi_io, rd.m_axi)
+        wire_master(m, self.m_axi_io, wr.m_axi)
+
+        m.submodules.front = front = Front(hw)
+        m.submodules.lut = lut = LutStage(hw)
+        m.submodules.fetch = fetch = Fetcher(hw)
+        m.submodules.scan = scan = ScanStage(hw)
+        m.submodules.results = res = ResultFilter(hw)
+        m.submodules.cell_fork = fork = Broadcast(front.cells.payload.shape(), 2)
+        link(m, front.lut_q, lut.q)
+        link(m, front.cells, fork.i)
+        link(m, fork.o0, lut.cells)
+        link(m, fork.o1, fetch.cells)
+        link(m, lut.luts, scan.luts)
+
+        loading = Signal()
+        table_cmds, table_words = self._channels(m, fetch, scan, loading)
+
+        m.submodules.out_fifo = of = StreamFifoComponent(scan.keys.payload.shape(), hw.design.fifo_depth)
+        link(m, scan.keys, of.i)
+        link(m, of.o, res.keys)
+        m.submodules.result_pack = pack = StreamPackComponent(RESULT_BITS, hw.io_port_bits // RESULT_BITS)
+        link(m, res.o, pack.i)
+        m.d.comb += [wr.i.valid.eq(pack.o.valid), wr.i.payload.data.eq(pack.o.payload.data), pack.o.ready.eq(wr.i.ready)]
+
+        tags, rom_words = self._router(m, rd, front, lut, fetch)
+        self._controller(m, csr, rd, wr, front, lut, fetch, res, tags, Cat(rom_words, *table_words), table_cmds, loading)
+        return m
+
+    # -- PQ-code channels: list tables at load, then list reads into the feeders ----------------
+    def _channels(self, m: Module, fetch, scan, loading):
+        """Per channel: reader(s), command/descriptor FIFOs, feeder; while `loading`, the
+        controller's table command goes to each reader and its beats to that reader's list table.
+        Returns, per reader, (table command, error, base-address register, the Fetcher's base
+        input) and the table-word strobes."""
+        hw = self.hw
+        pe = 0
+        table_cmds, table_words = [], []
+        for c in range(hw.channels):
+            feeder = ChannelFeeder(hw, c)
+            m.submodules[f"feeder{c}"] = feeder
+            desc = getattr(fetch, f"desc{c}")
+            m.submodules[f"desc_fifo{c}"] = df = StreamFifoComponent(desc.payload.shape(), hw.design.fifo_depth)
+            link(m, desc, df.i)
+            link(m, df.o, feeder.desc)
+            readers = [("", f"pq{c}", feeder.beats)]
+            if hw.tiered:
+                readers.append(("hot_", f"hot{c}", feeder.hot_beats))
+            for pre, port, beats in readers:
+                tcmd, err, strobe = self._reader(m, c, pre, port, fetch, beats, loading)
+                table_cmds.append((tcmd, err, f"{port}_addr", getattr(fetch, f"{pre}base{c}")))
+                table_words.append(strobe)
+            for i in range(feeder.pes):
+                link(m, getattr(feeder, f"items{i}"), getattr(scan, f"items{pe}"))
+                pe += 1
+        return table_cmds, table_words
+
+    def _reader(self, m: Module, c: int, pre: str, port: str, fetch, beats, loading):
+        """One PQ-code reader on `m_axi_<port>`: the list table at load, then the Fetcher's commands."""
+        hw = self.hw
+        rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
+        m.submodules[f"{port}_reader"] = rd
+        wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
+        cmd = getattr(fetch, f"{pre}cmd{c}")
+        m.submodules[f"{port}_cmd_fifo"] = cf = StreamFifoComponent(cmd.payload.shape(), hw.design.fifo_depth)
+        m.submodules[f"{port}_table_split"] = ts = BeatSplitter(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
+        link(m, cmd, cf.i)
+        tcmd = rd.cmd.signature.create()
+        m.d.comb += [
+            rd.cmd.valid.eq(Mux(loading, tcmd.valid, cf.o.valid)),
+            rd.cmd.payload.eq(Mux(loading, tcmd.payload, cf.o.payload)),
+            tcmd.ready.eq(loading & rd.cmd.ready),
+            cf.o.ready.eq(~loading & rd.cmd.ready),
+            beats.valid.eq(~loading & rd.o.valid),
+            beats.payload.eq(rd.o.payload),
+            ts.i.valid.eq(loading & rd.o.valid),
+            ts.i.payload.data.eq(rd.o.payload.data),
+            ts.i.payload.keep.eq(rd.o.payload.keep),
+            ts.i.payload.last.eq(rd.o.payload.last),
+            rd.o.ready.eq(Mux(loading, ts.i.ready, beats.ready)),
+        ]
+        fill = getattr(fetch, f"{pre}table_fill{c}")
+        m.d.comb += [fill.valid.eq(ts.o.valid), fill.payload.eq(ts.o.payload.data), ts.o.ready.eq(fill.ready)]
+        return tcmd, rd.error, fill.valid & fill.ready
+
+    # -- the I/O read path: ROM images at load, then queries ------------------------------------
+    def _router(self, m: Module, rd, front, lut, fetch):
+        """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM-word strobe)."""
+        hw = self.hw
+        names = hw.sections() + ["query"]
+        m.submodules.tags = tags = SyncFIFO(width=TAG_BITS, depth=8)
+        widths = sorted({hw.section_word_bits(s) for s in names})
+        splitters = {}
+        for w in widths:
+            splitters[w] = sp = BeatSplitter(hw.io_port_bits, w, TAG_BITS)
+            m.submodules[f"split{w}"] = sp
+        route = Signal(range(max(2, len(widths))))
+        width_of_tag = [widths.index(hw.section_word_bits(s)) if s in names else 0 for s in SECTIONS]
+        m.d.comb += route.eq(Array(width_of_tag)[tags.r_data])
+        for idx, w in enumerate(widths):
+            sp = splitters[w]
+            m.d.comb += [
+                sp.i.valid.eq(rd.o.valid & tags.r_rdy & (route == idx)),
+                sp.i.payload.data.eq(rd.o.payload.data),
+                sp.i.payload.keep.eq(rd.o.payload.keep),
+                sp.i.payload.last.eq(rd.o.payload.last),
+                sp.i.payload.tag.eq(tags.r_data),
+            ]
+        m.d.comb += [
+            rd.o.ready.eq(tags.r_rdy & Array(splitters[w].i.ready for w in widths)[route]),
+            tags.r_en.eq(rd.o.valid & rd.o.ready & rd.o.payload.last),
+        ]
+        targets = {"ivf": front.ivf_fill, "codebook": lut.codebook_fill, "lutc": lut.lutc_fill, "query": front.q}
+        if hw.stages.opq is not None:
+            targets["opq"] = front.opq_fill
+        if hw.tiered:
+            targets["tiers"] = fetch.tier_fill
+        strobes = []
+        for name in names:
+            dst, sp = targets[name], splitters[hw.section_word_bits(name)]
+            lanes = hw.section_word_bits(name) // hw.elem_bits
+            word = sp.o.payload.data if name in ("opq", "tiers") else lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
+            m.d.comb += [dst.valid.eq(sp.o.valid & (sp.o.payload.tag == SECTIONS.index(name))), dst.payload.eq(word)]
+            if name != "query":
+                strobes.append(dst.valid & dst.ready)
+        for w, sp in splitters.items():
+            readies = [targets[s].ready if s in names and hw.section_word_bits(s) == w else 0 for s in SECTIONS]
+            m.d.comb += sp.o.ready.eq(Array(readies)[sp.o.payload.tag])
+        rom_word = Signal()
+        m.d.comb += rom_word.eq(Cat(*strobes).any())
+        return tags, rom_word
+
+    # -- control ---------------------------------------------------------------------------------
+    def _controller(self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading) -> None:
+        hw = self.hw
+        sections = hw.sections()
+        load_total = sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections) + len(table_cmds) * hw.nlist
+        io_align, pq_align = hw.io_beat_bytes - 1, hw.pq_beat_bytes - 1
+
+        nq, nprobe, k = Signal(32), Signal(range(hw.nprobe + 1)), Signal(range(hw.k + 1))
+        q_addr, r_addr = Signal(ADDR_BITS), Signal(ADDR_BITS)
+        bases = [Signal(ADDR_BITS, name=reg.replace("_addr", "_base")) for _, _, reg, _ in table_cmds]  # one per PQ reader
+        loaded, bad, axi_err, busy = Signal(), Signal(), Signal(), Signal()
+        run_cycles, cycles, load_cycles = Signal(64), Signal(64), Signal(64)
+        load_count = Signal(range(load_total + 1))
+        m.d.comb += [
+            front.nprobe.eq(nprobe), lut.nprobe.eq(nprobe),
+            res.k.eq(k), res.nq.eq(nq), res.now.eq(run_cycles),
+            csr.ap_idle.eq(~busy),
+            csr.cycles.eq(cycles),
+            csr.status.eq(Cat(loaded, bad, axi_err)),
+            csr.load_cycles.eq(load_cycles),
+            csr.first_cycles.eq(res.first),
+            csr.last_cycles.eq(res.latest),
+            csr.max_nprobe.eq(hw.nprobe), csr.max_k.eq(hw.k), csr.dim.eq(hw.d), csr.cells.eq(hw.nlist),
+        ]
+        for (_, _, _, port), base in zip(table_cmds, bases):
+            m.d.comb += port.eq(base)
+        with m.If(busy):
+            m.d.sync += run_cycles.eq(run_cycles + 1)
+        # Every strobe is one word on chip; at most one per source per cycle.
+        m.d.sync += load_count.eq(load_count + sum(load_strobes[i] for i in range(len(load_strobes))))
+        errors = [rd.error, *(err for _, err, _, _ in table_cmds)]
+        with m.If(Cat(*errors).any() | (wr.done.valid & wr.done.payload.error)):
+            m.d.sync += axi_err.eq(1)
+        m.d.comb += wr.done.ready.eq(1)
+
+        addr_regs = {s: getattr(csr, hw.section_address_register(s)) for s in sections}
+        aligned = [(csr.query_addr & io_align) == 0, (csr.result_addr & io_align) == 0]
+        aligned += [(a & io_align) == 0 for a in addr_regs.values()]
+        aligned += [(getattr(csr, reg) & pq_align) == 0 for _, _, reg, _ in table_cmds]
+        params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
+
+        sec = Signal(range(len(sections) + 1))
+        tables_sent = Signal(len(table_cmds))
+        reads, writes, dones = Signal(32), Signal(32), Signal(32)
+        m.d.comb += res.clear.eq(0)
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(csr.ap_start):
+                    m.d.sync += [
+                        nq.eq(csr.nq), nprobe.eq(csr.nprobe), k.eq(csr.k),
+                        q_addr.eq(csr.query_addr), r_addr.eq(csr.result_addr),
+                        *(b.eq(getattr(csr, reg)) for (_, _, reg, _), b in zip(table_cmds, bases)),
+                        run_cycles.eq(0), sec.eq(0), tables_sent.eq(0), reads.eq(0), writes.eq(0), dones.eq(0),
+                        bad.eq(~params_ok), busy.eq(params_ok),
+                    ]
+                    m.d.comb += res.clear.eq(1)
+                    with m.If(~params_ok):
+                        m.next = "DONE"
+                    with m.Elif(loaded):
+                        m.next = "RUN"
+                    with m.Else():
+                        m.d.sync += loading.eq(1)
+                        m.next = "LOAD"
+            with m.State("LOAD"):
+                roms_sent = sec == len(sections)
+                m.d.comb += [
+                    rd.cmd.valid.eq(~roms_sent & tags.w_rdy),
+                    rd.cmd.payload.addr.eq(Array(addr_regs[s] for s in sections)[sec]),
+                    rd.cmd.payload.len.eq(Array(hw.section_bytes(s) for s in sections)[sec]),
+                    tags.w_data.eq(Array(SECTIONS.index(s) for s in sections)[sec]),
+                    tags.w_en.eq(rd.cmd.valid & rd.cmd.ready),
+                ]
+                with m.If(rd.cmd.valid & rd.cmd.ready):
+                    m.d.sync += sec.eq(sec + 1)
+                for c, (tcmd, _, _, _) in enumerate(table_cmds):
+                    m.d.comb += [
+                        tcmd.valid.eq(~tables_sent[c]),
+                        tcmd.payload.addr.eq(bases[c]),
+                        tcmd.payload.len.eq(hw.table_bytes()),
+                    ]
+                    with m.If(tcmd.valid & tcmd.ready):
+                        m.d.sync += tables_sent[c].eq(1)
+                with m.If(load_count == load_total):
+                    m.d.sync += [loaded.eq(1), loading.eq(0), load_cycles.eq(run_cycles)]
+                    m.next = "RUN"
+            with m.State("RUN"):
+                m.d.comb += [
+                    rd.cmd.valid.eq((reads != nq) & tags.w_rdy),
+                    rd.cmd.payload.addr.eq(q_addr),
+                    rd.cmd.payload.len.eq(hw.d * hw.elem_bits // 8),
+                    tags.w_data.eq(SECTIONS.index("query")),
+                    tags.w_en.eq(rd.cmd.valid & rd.cmd.ready),
+                    wr.cmd.valid.eq(writes != nq),
+                    wr.cmd.payload.addr.eq(r_addr),
+                    wr.cmd.payload.len.eq(k * (RESULT_BITS // 8)),
+                ]
+                with m.If(rd.cmd.valid & rd.cmd.ready):
+                    m.d.sync += [reads.eq(reads + 1), q_addr.eq(q_addr + hw.query_stride)]
+                with m.If(wr.cmd.valid & wr.cmd.ready):
+                    m.d.sync += [writes.eq(writes + 1), r_addr.eq(r_addr + hw.result_stride)]
+                with m.If(wr.done.valid):
+                    m.d.sync += dones.eq(dones + 1)
+                with m.If((dones == nq) | ((dones == nq - 1) & wr.done.valid)):
+                    m.next = "DONE"
+            with m.State("DONE"):
+                m.d.comb += csr.ap_done_set.eq(1)
+                m.d.sync += [busy.eq(0), cycles.eq(run_cycles)]
+                m.next = "IDLE"

@@ -1,0 +1,135 @@
+"""A graph design as a Vitis HLS project: the Falcon QPP with DST in HLS C++ (`hls/falcon_qpp.h`),
+its kernel, XRT host, C simulation, build files, the graph's memory images and test data,
+rendered from `templates/graph_hls/`.
+
+Why this shape: it is the IVF-PQ HLS project (`fanns.codegen.ivfpq.hls`) for a graph design — a
+standalone folder (its own copy of the headers, so `make csim` needs only g++), deterministic
+(no timestamps, no absolute paths) — holding the same images and test data as the graph RTL
+project (`fanns.codegen.graph.rtl.shared_files`: one packer, one reference), so `fanns sim` checks
+both faces against the same DST reference. The kernel takes l, k, mg, mc (and nq, nodes, entry)
+as s_axilite arguments; queue sizes, Bloom filter and BFC units are compile-time constants of
+`src/kernel.h`; one m_axi bundle per memory channel.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from fanns import __version__
+from fanns.design.graph import GraphDesign
+from fanns.reference.graph import STATS
+from fanns.boards import Board, load_board
+from fanns.images.graph import GraphImages
+from fanns.codegen.graph.rtl import shared_files
+from fanns.codegen.ivfpq.hls import PROJECT_FILE, TEMPLATES, vitis_platform, write_files
+from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
+from fanns.errors import FannsError
+from fanns.index.graph import GraphImage
+from fanns.paths import shared_dir
+
+KERNEL = "fanns_falcon_qpp"
+SCALARS = ("nq", "nodes", "entry", "l", "k", "mg", "mc")
+"""The kernel's s_axilite scalar arguments, in order (after the pointers)."""
+
+
+@dataclass(frozen=True)
+class GraphHlsProject:
+    path: Path
+    files: dict[str, int]
+    images: GraphImages
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "graph_hls")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
+    )
+
+
+def kernel_args(design: GraphDesign, board: Board) -> list[KernelArg]:
+    """Pointer arguments in order: queries, results, then adjacency and vectors of each graph channel."""
+    mem = design.memory
+    vitis_memory(mem.kind)
+    channels = sum(g.count for g in board.memory if g.kind == mem.kind)
+    for ch in (*mem.channels, mem.io_channel):
+        if ch >= channels:
+            raise FannsError(f"memory channel {mem.kind}[{ch}] of the design does not exist on {board.name} ({channels} channels)",
+                             hint="re-run the DSE for this board")
+    args = [
+        KernelArg("queries", "GraphWord", True, mem.kind, mem.io_channel, "query rows in (d elements each)"),
+        KernelArg("results", "GraphWord", False, mem.kind, mem.io_channel, "result rows out (k_max keys, statistics)"),
+    ]
+    for c, ch in enumerate(mem.channels):
+        args.append(KernelArg(f"adj_{c}", "GraphWord", True, mem.kind, ch, f"adjacency rows of nodes i % {design.channels} == {c}",
+                              f"adjacency_{c}", "graph"))
+        args.append(KernelArg(f"vec_{c}", "GraphWord", True, mem.kind, ch, f"vector rows of nodes i % {design.channels} == {c}",
+                              f"vectors_{c}", "graph"))
+    return args
+
+
+def template_values(design: GraphDesign, board: Board, platform: str, nq: int, gt_k: int) -> dict:
+    """Everything the templates read: beats per row, Bloom bank size, ports (see the module docstring)."""
+    port = design.port_bytes
+    args = kernel_args(design, board)
+    return {
+        "kernel": KERNEL, "design": design, "board": board, "platform": platform,
+        "clock_hz": int(round(design.clock_mhz * 1e6)),
+        "eb": design.graph.elem_bytes, "signed": design.graph.signed, "channels": design.channels, "port_bytes": port,
+        "adj_beats": design.adjacency_row_bytes // port, "vec_beats": design.vector_row_bytes // port,
+        "query_beats": design.query_row_bytes // port, "result_beats": design.result_row_bytes // port,
+        "bank_bits": design.bloom.b // design.bloom.h,
+        "args": args, "image_args": [a for a in args if a.image is not None], "scalars": SCALARS,
+        "graph_channels": [{"index": c, "bank": f"{a.vitis_bank}"} for c, a in enumerate(args[2::2])],
+        "test": {"nq": nq, "gt_k": gt_k},
+        "cus": design.pipelines if design.mode == "across" else 1,
+    }
+
+
+def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None, *,
+           platform: str | None = None) -> tuple[dict[str, bytes], GraphImages]:
+    """Every file of the project (relative path -> bytes) and the packed images."""
+    board = load_board(design.board)
+    platform = vitis_platform(board, platform)
+    files, images = shared_files(design, graph, queries_fx, groundtruth)
+    nq = int(len(queries_fx))
+    values = template_values(design, board, platform, nq, design.runtime.k if groundtruth is not None else 0)
+    env = _environment()
+    for path, template in TEMPLATES.items():
+        files[path] = env.get_template(template).render(values).encode()
+    for header in header_closure(["falcon_qpp.h"]):
+        files[f"src/{header}"] = (shared_dir("hls") / header).read_bytes()
+    record = {
+        "generator": f"fanns {__version__} generate-graph-hls",
+        "kind": "graph",
+        "hls": {
+            "kernel": KERNEL, "scalars": list(SCALARS),
+            "args": [{"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
+                     for a in values["args"]],
+        },
+        "graph": {"kind": graph.kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry},
+        "runtime": {"l": design.runtime.l, "k": design.runtime.k, "mg": design.runtime.mg, "mc": design.runtime.mc},
+        "io": images.manifest()["io"],
+        "test": {"nq": nq, "stats": list(STATS), "groundtruth": groundtruth is not None},
+    }
+    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    return files, images
+
+
+def generate_graph_hls(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, out: Path, *,
+                       groundtruth: np.ndarray | None = None, platform: str | None = None, force: bool = False) -> GraphHlsProject:
+    """Render and write the project into `out` (atomically)."""
+    files, images = render(design, graph, queries_fx, groundtruth, platform=platform)
+    write_files(files, Path(out), force)
+    return GraphHlsProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, images)
+
+
+def is_graph_hls_project(project: Path) -> bool:
+    try:
+        record = json.loads((Path(project) / PROJECT_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return record.get("kind") == "graph" and "hls" in record

@@ -1,0 +1,28 @@
+"""`PROJECT/driver/`: the ready-to-run board script and its README, added to every generated
+project (HLS and RTL) by `add_driver`, the one function both project writers call.
+
+Why generated into the project: on the board's host the user has the project folder and
+`pip install fanns[pynq]`; `python driver/run_on_board.py --queries FILE` is then all it takes.
+The script is a thin command line over `fanns.driver` (the same code every backend runs).
+"""
+from __future__ import annotations
+
+import jinja2
+
+from fanns.driver.project import PROJECT_VERSION
+from fanns.paths import shared_dir
+
+DRIVER_FILES = {"driver/run_on_board.py": "run_on_board.py.j2", "driver/README.md": "README.md.j2"}
+
+
+def add_driver(files: dict[str, bytes], record: dict, kind: str) -> None:
+    """Add `driver/` to a project's `files` and the driver's project version to its `record`
+    (fanns_project.json); `kind` is "hls" or "rtl"."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "driver")),
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
+    )
+    values = {"kind": kind, "record": record, "version": PROJECT_VERSION}
+    for path, template in DRIVER_FILES.items():
+        files[path] = env.get_template(template).render(values).encode()
+    record["project_version"] = PROJECT_VERSION

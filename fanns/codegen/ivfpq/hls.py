@@ -1,0 +1,191 @@
+"""An IVF-PQ design as a Vitis HLS project (FANNS 6.5.4): kernel, hosts, build files, memory
+images and test data, rendered from `templates/hls/`.
+
+Why this shape: the generated project must stand alone (its own copy of the PE headers and of
+the portability header, so `make csim` needs only g++), be readable (named PEs, a comment on
+every FIFO) and be deterministic (the same design, index and queries give the same bytes: no
+timestamps, no absolute paths, sorted everything). The kernel embeds no index data (the index
+is a run-time input, loaded from the ROM images), so its source depends only on the design and
+the shape of the index. The decisions live in
+`fanns.codegen.ivfpq.hls_context`; this module packs the memory images, renders the templates, adds
+the test data the hosts check against (quantised queries, exact neighbours, the reference
+model's result keys) and writes the folder atomically — a failure never leaves half a project.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import yaml
+
+from fanns import __version__
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.boards import Board, load_board
+from fanns.images import ivfpq as memimage
+from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
+from fanns.codegen.ivfpq.driver_files import add_driver
+from fanns.errors import FannsError
+from fanns.index.ivfpq import IvfPqIndexData
+from fanns.paths import shared_dir
+
+PROJECT_FILE = "fanns_project.json"
+TEMPLATES = {
+    "src/kernel.h": "kernel.h.j2",
+    "src/kernel.cpp": "kernel.cpp.j2",
+    "src/host_common.h": "host_common.h.j2",
+    "src/host.cpp": "host.cpp.j2",
+    "src/host_csim.cpp": "host_csim.cpp.j2",
+    "src/csim_lib.cpp": "csim_lib.cpp.j2",
+    "connectivity.cfg": "connectivity.cfg.j2",
+    "Makefile": "Makefile.j2",
+    "README.md": "README.md.j2",
+}
+"""Project file -> template; the IVF-PQ (templates/hls) and graph (templates/graph_hls) projects
+have the same files, each from its own template folder."""
+
+
+@dataclass(frozen=True)
+class TestQueries:
+    """Host queries (float, as the dataset gives them) and their exact nearest neighbours."""
+
+    __test__ = False  # not a pytest test class
+
+    queries: np.ndarray  # [nq, d]
+    groundtruth: np.ndarray  # [nq, >= K] ids, nearest first
+
+
+@dataclass(frozen=True)
+class HlsProject:
+    """A written project: its folder, every file with its size, and the packed images."""
+
+    path: Path
+    files: dict[str, int]
+    images: memimage.MemoryImages
+
+    def code_sizes(self) -> dict[str, tuple[int, int]]:
+        """(lines, bytes) of every generated source file (src/, not the copied PE headers)."""
+        out = {}
+        for name in sorted(TEMPLATES):
+            text = (self.path / name).read_bytes()
+            out[name] = (text.count(b"\n"), len(text))
+        return out
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "hls")),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def vitis_platform(board: Board, platform: str | None) -> str:
+    """The Vitis platform a project targets: the one asked for, else the board file's."""
+    chosen = platform or board.platform
+    if not chosen:
+        raise FannsError(
+            f"board {board.name} has no Vitis platform in its board file",
+            hint="pass --platform NAME (the Vitis platform installed for the board), or add `platform:` to the board file",
+        )
+    return chosen
+
+
+def _single_slr(design: IvfPqDesign) -> str | None:
+    used = [name for name, groups in sorted(design.slr.items()) if groups]
+    return used[0] if len(used) == 1 else None
+
+
+def render_project(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, *, board: Board | None = None, platform: str | None = None
+) -> tuple[dict[str, bytes], memimage.MemoryImages]:
+    """Every file of the project as bytes (relative path -> content), and the packed images."""
+    if design.stages.pq_dist.tiers is not None:
+        raise FannsError(
+            "tiered PQ-code placement (stages.pq_dist.tiers) is not supported by the HLS generator: its kernel reads every "
+            "list from one memory group",
+            hint="generate the RTL project (`fanns generate-rtl`), or drop `tiers` from design.yaml for an untiered HLS kernel",
+        )
+    board = board or load_board(design.board)
+    platform = vitis_platform(board, platform)
+    images = memimage.pack(design, data, board)
+    ctx = build_context(design, images, board, platform)
+    k = design.k
+    queries = np.asarray(test.queries)
+    gt = np.asarray(test.groundtruth)
+    if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
+        raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}", hint="use queries of the dataset the index was trained on")
+    if gt.shape[0] != queries.shape[0] or gt.ndim != 2 or gt.shape[1] < k:
+        raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {k}], got {gt.shape}")
+    ref = IvfPqReference(data, design.format)
+    io = images.io
+    files: dict[str, bytes] = {
+        "data/queries.bin": io.pack_queries(ref.quantize_queries(queries)),
+        "data/groundtruth.bin": np.ascontiguousarray(gt[:, :k].astype("<u4")).tobytes(),
+        "data/reference_keys.bin": np.ascontiguousarray(DesignReference(design, ref).search_keys(queries).astype("<u8")).tobytes(),
+    }
+    values = ctx.as_dict()
+    values.update(
+        images=images,
+        image_args=[a for a in ctx.args if a.image is not None],
+        image_bytes=sum(img.nbytes for img in images.images),
+        test={"nq": int(queries.shape[0]), "gt_k": k},
+        slr=_single_slr(design),
+    )
+    env = _environment()
+    for path, template in TEMPLATES.items():
+        files[path] = env.get_template(template).render(values).encode()
+    hls = shared_dir("hls")
+    for header in ctx.headers:
+        files[f"src/{header}"] = (hls / header).read_bytes()
+    for img in images.images:
+        files[f"images/{img.file}"] = img.data
+    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
+    files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
+    record = _project_record(design, data, ctx, images, values["test"])
+    add_driver(files, record, "hls")
+    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    return files, images
+
+
+def _project_record(design: IvfPqDesign, data: IvfPqIndexData, ctx, images: memimage.MemoryImages, test: dict) -> dict:
+    """What a host driver needs to use the project: formats, I/O layout, arguments and test set."""
+    return {
+        "generator": f"fanns {__version__} generate-hls",
+        "kernel": KERNEL,
+        "index": design.index.factory,
+        "metric": data.metric,
+        "nprobe": design.nprobe,
+        "k": design.k,
+        "format": {key: v for key, v in design.format.to_dict().items() if key != "source"},
+        "io": images.manifest()["io"],
+        "args": [
+            {"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
+            for a in ctx.args
+        ],
+        "test": test,
+    }
+
+
+def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None:
+    """Write `files` as the folder `out`, atomically (`fanns.outputs`: a temporary sibling,
+    renamed at the end); an existing `out` is replaced only with `force` and only if it is a project."""
+    from fanns.outputs import write_folder
+
+    write_folder(files, Path(out), force, PROJECT_FILE, "generated project")
+
+
+def generate_hls(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, platform: str | None = None, force: bool = False
+) -> HlsProject:
+    """Render and write the project of `design` into `out` (see the module docstring)."""
+    files, images = render_project(design, data, test, platform=platform)
+    write_files(files, Path(out), force)
+    return HlsProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, images)

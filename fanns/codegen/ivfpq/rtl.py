@@ -1,0 +1,128 @@
+"""An IVF-PQ design as Verilog: the Amaranth accelerator (`fanns.arch.ivfpq.top`) emitted into
+`PROJECT/rtl/` with its register map (Markdown for people, JSON for the host driver) and a port
+map saying which board memory channel each AXI master serves.
+
+The project folder follows the HLS project's layout (`fanns.codegen.ivfpq.hls`), so both generators
+can share one project: `images/` (the packer's memory images and manifest.json), `data/`
+(quantised test queries, their exact neighbours, the reference model's result keys),
+`design.yaml`, and `fanns_project.json` (what a host driver needs). Everything is deterministic:
+Verilog without source locations, sorted JSON, no timestamps or absolute paths.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from fanns import __version__
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.arch.ivfpq.hw import IvfPqHw
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.boards import Board, load_board
+from fanns.images import ivfpq as memimage
+from fanns.codegen.ivfpq.hls import PROJECT_FILE, TestQueries, write_files
+from fanns.codegen.ivfpq.driver_files import add_driver
+from fanns.errors import FannsError
+from fanns.index.ivfpq import IvfPqIndexData
+
+TOP = "fanns_ivfpq"
+RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json")
+
+
+def verilog(hw: IvfPqHw) -> str:
+    """The Verilog of the accelerator (module `fanns_ivfpq`), deterministic."""
+    from fanns.arch.ivfpq.top import IvfPqAccelerator
+    from fanns.tools.verilator import to_verilog
+
+    return to_verilog(IvfPqAccelerator(hw), TOP)
+
+
+def port_map(hw: IvfPqHw) -> dict:
+    """Every AXI port of the top level: role, width, and the board channel it must be wired to."""
+    design = hw.design
+    io = next(ch for ch in design.memory if ch.use == "io")
+    pq = [ch for ch in design.memory if ch.use == "pq_codes"]
+    ports = {
+        "s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32},
+        "m_axi_io": {"role": "host I/O (ROM images at load, queries, results)", "bus": "axi4", "data_bits": hw.io_port_bits,
+                     "memory": io.memory, "channel": io.channel},
+    }
+    for c, ch in enumerate(pq):
+        ports[f"m_axi_pq{c}"] = {"role": f"PQ codes of PEs {list(ch.pes)} (image pq_codes_{c})", "bus": "axi4 read",
+                                 "data_bits": hw.stages.pq_dist.port_bits, "memory": ch.memory, "channel": ch.channel}
+    for c, ch in enumerate(c for c in design.memory if c.use == "pq_hot"):
+        ports[f"m_axi_hot{c}"] = {"role": f"hot lists (fast tier) of PEs {list(ch.pes)} (image pq_hot_{c})", "bus": "axi4 read",
+                                  "data_bits": hw.stages.pq_dist.port_bits, "memory": ch.memory, "channel": ch.channel}
+    return {"top": TOP, "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64, "ports": ports}
+
+
+def rtl_files(hw: IvfPqHw) -> dict[str, bytes]:
+    """The files of `PROJECT/rtl/`."""
+    return {
+        "rtl/fanns_ivfpq.v": verilog(hw).encode(),
+        "rtl/regmap.md": hw.regmap.to_markdown().encode(),
+        "rtl/regmap.json": hw.regmap.to_json().encode(),
+        "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
+    }
+
+
+def test_files(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: memimage.MemoryImages) -> dict[str, bytes]:
+    """Quantised test queries, their exact neighbours and the reference model's keys (`data/`)."""
+    queries, gt = np.asarray(test.queries), np.asarray(test.groundtruth)
+    if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
+        raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}", hint="use queries of the dataset the index was trained on")
+    if gt.ndim != 2 or gt.shape[0] != queries.shape[0] or gt.shape[1] < design.k:
+        raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {design.k}], got {gt.shape}")
+    ref = DesignReference(design, data)
+    return {
+        "data/queries.bin": images.io.pack_queries(ref.ref.quantize_queries(queries)),
+        "data/groundtruth.bin": np.ascontiguousarray(gt[:, : design.k].astype("<u4")).tobytes(),
+        "data/reference_keys.bin": np.ascontiguousarray(ref.search_keys(queries).astype("<u8")).tobytes(),
+    }
+
+
+@dataclass(frozen=True)
+class RtlProject:
+    """A written project: its folder, every file with its size, the RTL view and the images."""
+
+    path: Path
+    files: dict[str, int]
+    hw: IvfPqHw
+    images: memimage.MemoryImages
+
+
+def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None
+                       ) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
+    """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
+    board = board or load_board(design.board)
+    hw = IvfPqHw.from_design(design, board)
+    images = memimage.pack(design, data, board)
+    files = rtl_files(hw) | test_files(design, data, test, images)
+    for img in images.images:
+        files[f"images/{img.file}"] = img.data
+    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
+    files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
+    record = {
+        "generator": f"fanns {__version__} generate-rtl",
+        "rtl": {"top": TOP, "verilog": "rtl/fanns_ivfpq.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
+        "index": design.index.factory,
+        "metric": data.metric,
+        "nprobe": design.nprobe,
+        "k": design.k,
+        "format": {key: v for key, v in design.format.to_dict().items() if key != "source"},
+        "io": images.manifest()["io"],
+        "test": {"nq": int(np.asarray(test.queries).shape[0]), "gt_k": design.k},
+    }
+    add_driver(files, record, "rtl")
+    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    return files, hw, images
+
+
+def generate_rtl(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, force: bool = False) -> RtlProject:
+    """Render and write the RTL project of `design` into `out` (atomically)."""
+    files, hw, images = render_rtl_project(design, data, test)
+    write_files(files, Path(out), force)
+    return RtlProject(Path(out), {k: len(v) for k, v in sorted(files.items())}, hw, images)

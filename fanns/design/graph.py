@@ -1,0 +1,367 @@
+"""The graph-search (Falcon / DST) design description: `design.yaml` of kind "graph".
+
+One `GraphDesign` is everything the graph generators (HLS kernel, Amaranth RTL) need to build a
+query processing pipeline (QPP) of docs/graph_architecture.md, and everything the host needs to
+run it: the board and clock, the graph in the unified format (kind, size, degree, entry node,
+number format, where the image lives), the hardware sizes fixed at build time (BFC units per QPP,
+queue capacities, Bloom filter, the maxima of the run-time DST parameters, memory channels) and
+the run-time defaults the DSE chose (result queue size l, k, mg, mc). `pipelines` QPPs serve
+queries in parallel (across-query mode: one kernel compute unit per QPP); `bfc_units` BFC units
+serve one query inside a QPP (intra-query mode). `to_dict` / `from_dict` round-trip exactly and
+`from_dict` validates with errors naming the offending key, like `fanns.design.ivfpq.IvfPqDesign`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fanns.design.ivfpq import _check_choice, _check_int, _fail, _from_mapping
+from fanns.errors import FannsError
+from fanns.index.graph import GRAPH_KINDS, WORD_BYTES
+from fanns.numerics import ID_BITS, GraphFormat
+from fanns.pe.bloom import Bloom
+
+SCHEMA_VERSION = 1
+MODES = ("intra", "across")
+RESULT_STATS = ("cycles", "hops", "checks", "visited", "groups")
+"""Per-query statistics the QPP writes after its k_max result keys (uint32 each, 32 bytes)."""
+STATS_BYTES = 32
+
+
+def _power_of_two(where: str, value: int) -> None:
+    if value & (value - 1):
+        _fail(where, f"must be a power of two, got {value}", hint="use 1, 2, 4, 8, ...")
+
+
+@dataclass(frozen=True)
+class GraphRef:
+    """The graph the accelerator serves; `path` (the saved `GraphImage`) is relative to the design file."""
+
+    kind: str
+    n: int
+    d: int
+    max_degree: int
+    entry: int
+    vec_bits: int
+    signed: bool
+    scale: float
+    path: str | None = None
+
+    def validate(self) -> None:
+        _check_choice("graph.kind", self.kind, GRAPH_KINDS)
+        _check_int("graph.n", self.n, 2)
+        _check_int("graph.d", self.d, 1)
+        _check_int("graph.max_degree", self.max_degree, 1)
+        _check_int("graph.entry", self.entry, 0)
+        _check_int("graph.vec_bits", self.vec_bits, 2)
+        if self.vec_bits > 16:
+            _fail("graph.vec_bits", f"{self.vec_bits} bits: the graph image stores at most 16-bit elements")
+        if self.entry >= self.n:
+            _fail("graph.entry", f"node {self.entry} is outside the graph of {self.n} nodes")
+        if self.n >= (1 << ID_BITS) - 1:
+            _fail("graph.n", f"{self.n} nodes do not fit {ID_BITS}-bit ids")
+        if not isinstance(self.signed, bool):
+            _fail("graph.signed", "must be true or false")
+        if not (isinstance(self.scale, (int, float)) and self.scale > 0):
+            _fail("graph.scale", f"must be a positive number, got {self.scale!r}")
+
+    @property
+    def fmt(self) -> GraphFormat:
+        return GraphFormat(d=self.d, scale=float(self.scale), vec_bits=self.vec_bits, signed=self.signed)
+
+    @property
+    def elem_bytes(self) -> int:
+        return 1 if self.vec_bits <= 8 else 2
+
+
+@dataclass(frozen=True)
+class Queues:
+    """Build-time queue capacities: the result queue holds up to `l_max` keys (the run-time l is at
+    most that), the candidate queue `cand` keys (at least l_max: then it loses nothing), and at
+    most `k_max` results are returned per query."""
+
+    l_max: int
+    cand: int
+    k_max: int
+
+    def validate(self) -> None:
+        _check_int("queues.l_max", self.l_max, 2)
+        _check_int("queues.cand", self.cand, 1)
+        _check_int("queues.k_max", self.k_max, 1)
+        if self.cand < self.l_max:
+            _fail("queues.cand", f"{self.cand} is below l_max={self.l_max}", hint="a candidate queue shorter than l may lose candidates")
+        if self.k_max > self.l_max:
+            _fail("queues.k_max", f"{self.k_max} exceeds l_max={self.l_max}")
+        if self.l_max > 4096 or self.cand > 4096:
+            _fail("queues", "queue capacities above 4096 are not supported")
+
+
+@dataclass(frozen=True)
+class BloomSpec:
+    """The visited filter of every BFC unit (`fanns.pe.bloom.Bloom`)."""
+
+    h: int
+    b: int
+    w: int = 64
+    seed: int = 0
+
+    def validate(self) -> None:
+        for key in ("h", "b", "w", "seed"):
+            _check_int(f"bloom.{key}", getattr(self, key), 0)
+        try:
+            self.pe()
+        except FannsError as exc:
+            _fail("bloom", exc.message, exc.hint)
+
+    def pe(self) -> Bloom:
+        return Bloom(h=self.h, b=self.b, w=self.w, seed=self.seed)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Run-time parameters (registers / kernel arguments): the defaults the DSE chose."""
+
+    l: int
+    k: int
+    mg: int
+    mc: int
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Largest run-time mg and mc the hardware accepts (its FIFOs are sized for them)."""
+
+    mg_max: int
+    mc_max: int
+
+    def validate(self) -> None:
+        _check_int("limits.mg_max", self.mg_max, 1)
+        _check_int("limits.mc_max", self.mc_max, 1)
+        if self.mg_max > 64 or self.mc_max > 64:
+            _fail("limits", "mg_max and mc_max are at most 64")
+
+
+@dataclass(frozen=True)
+class GraphMemory:
+    """Memory of the graph: the board memory group `kind`, the channels holding the graph image
+    (node i in channels[i % len(channels)]), the channel of the host I/O buffers, the data-bus
+    width of every port and the read requests each fetch engine keeps in flight."""
+
+    kind: str
+    channels: tuple[int, ...]
+    io_channel: int
+    port_bits: int
+    outstanding: int
+
+    def validate(self) -> None:
+        if not isinstance(self.kind, str) or not self.kind:
+            _fail("memory.kind", "must name a memory group of the board (e.g. ddr4, hbm)")
+        if not self.channels:
+            _fail("memory.channels", "needs at least one channel")
+        for i, c in enumerate(self.channels):
+            _check_int(f"memory.channels[{i}]", c, 0)
+        if len(set(self.channels)) != len(self.channels):
+            _fail("memory.channels", "a channel is listed twice")
+        _power_of_two("memory.channels (count)", len(self.channels))
+        _check_int("memory.io_channel", self.io_channel, 0)
+        _check_int("memory.port_bits", self.port_bits, 64)
+        if self.port_bits not in (64, 128, 256, 512):
+            _fail("memory.port_bits", f"{self.port_bits}", hint="use 64, 128, 256 or 512")
+        _check_int("memory.outstanding", self.outstanding, 1)
+        if self.outstanding > 64:
+            _fail("memory.outstanding", f"{self.outstanding} exceeds 64 requests in flight")
+
+
+@dataclass(frozen=True)
+class GraphDesign:
+    """A graph-search accelerator (see the module docstring)."""
+
+    board: str
+    clock_mhz: float
+    util: float
+    graph: GraphRef
+    mode: str
+    pipelines: int
+    bfc_units: int
+    queues: Queues
+    bloom: BloomSpec
+    limits: Limits
+    runtime: Runtime
+    memory: GraphMemory
+    goal: str | None = None
+    prediction: dict = field(default_factory=dict)
+
+    # -- derived ----------------------------------------------------------------------------------
+    @property
+    def fmt(self) -> GraphFormat:
+        return self.graph.fmt
+
+    @property
+    def dist_bits(self) -> int:
+        return self.fmt.dist_bits
+
+    @property
+    def key_bits(self) -> int:
+        """Width of a selection key ``dist << 32 | id``."""
+        return self.dist_bits + ID_BITS
+
+    @property
+    def channels(self) -> int:
+        return len(self.memory.channels)
+
+    @property
+    def port_bytes(self) -> int:
+        return self.memory.port_bits // 8
+
+    @property
+    def adjacency_row_bytes(self) -> int:
+        return WORD_BYTES * -(-4 * (1 + self.graph.max_degree) // WORD_BYTES)
+
+    @property
+    def vector_row_bytes(self) -> int:
+        return WORD_BYTES * -(-self.graph.d * self.graph.elem_bytes // WORD_BYTES)
+
+    @property
+    def query_row_bytes(self) -> int:
+        """Bytes per query in the host's query buffer: d elements padded to whole 64-byte words."""
+        return self.vector_row_bytes
+
+    @property
+    def result_row_bytes(self) -> int:
+        """Bytes per query in the result buffer: k_max uint64 keys, then the statistics."""
+        return WORD_BYTES * -(-(8 * self.queues.k_max + STATS_BYTES) // WORD_BYTES)
+
+    @property
+    def lanes(self) -> int:
+        """Elements per word of the distance PE: the largest divisor of d that fits one bus beat
+        (the rule of `fanns.model.graph.qpp.QppConfig.l2dist`), so a vector of d/lanes words
+        takes as many cycles as its beats take to arrive."""
+        per_beat = self.port_bytes // self.graph.elem_bytes
+        return max(w for w in range(1, min(per_beat, self.graph.d) + 1) if self.graph.d % w == 0)
+
+    # -- validation ----------------------------------------------------------------------------------
+    def validate(self) -> None:
+        if not isinstance(self.board, str) or not self.board:
+            _fail("board", "must be a board name")
+        if not (isinstance(self.clock_mhz, (int, float)) and self.clock_mhz > 0):
+            _fail("clock_mhz", f"must be a positive number, got {self.clock_mhz!r}")
+        if not (isinstance(self.util, (int, float)) and 0 < self.util <= 1):
+            _fail("util", f"must be in (0, 1], got {self.util!r}")
+        self.graph.validate()
+        _check_choice("mode", self.mode, MODES)
+        _check_int("pipelines", self.pipelines, 1)
+        _check_int("bfc_units", self.bfc_units, 1)
+        _power_of_two("bfc_units", self.bfc_units)
+        if self.mode == "across" and self.bfc_units != 1:
+            _fail("bfc_units", f"is {self.bfc_units}; an across-query design has one BFC unit per pipeline")
+        if self.mode == "intra" and self.pipelines != 1:
+            _fail("pipelines", f"is {self.pipelines}; an intra-query design has one pipeline")
+        self.queues.validate()
+        self.bloom.validate()
+        self.limits.validate()
+        self.memory.validate()
+        rt = self.runtime
+        for key in ("l", "k", "mg", "mc"):
+            _check_int(f"runtime.{key}", getattr(rt, key), 1)
+        if not 2 <= rt.l <= self.queues.l_max:
+            _fail("runtime.l", f"{rt.l} is outside 2..l_max={self.queues.l_max}")
+        if not rt.k <= min(rt.l, self.queues.k_max):
+            _fail("runtime.k", f"{rt.k} exceeds l={rt.l} or k_max={self.queues.k_max}")
+        if rt.mg > self.limits.mg_max or rt.mc > self.limits.mc_max:
+            _fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
+
+    # -- (de)serialisation --------------------------------------------------------------------------
+    KEYS = ("version", "kind", "board", "clock_mhz", "util", "goal", "graph", "mode", "pipelines", "bfc_units",
+            "queues", "bloom", "limits", "runtime", "memory", "prediction")
+
+    def to_dict(self) -> dict:
+        mem = dataclasses.asdict(self.memory)
+        mem["channels"] = list(self.memory.channels)
+        return {
+            "version": SCHEMA_VERSION,
+            "kind": "graph",
+            "board": self.board,
+            "clock_mhz": self.clock_mhz,
+            "util": self.util,
+            "goal": self.goal,
+            "graph": dataclasses.asdict(self.graph),
+            "mode": self.mode,
+            "pipelines": self.pipelines,
+            "bfc_units": self.bfc_units,
+            "queues": dataclasses.asdict(self.queues),
+            "bloom": dataclasses.asdict(self.bloom),
+            "limits": dataclasses.asdict(self.limits),
+            "runtime": dataclasses.asdict(self.runtime),
+            "memory": mem,
+            "prediction": self.prediction,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GraphDesign:
+        if not isinstance(data, dict):
+            _fail("the file", "must be a mapping")
+        unknown = sorted(set(data) - set(cls.KEYS))
+        if unknown:
+            _fail(unknown[0], "unknown key", hint=f"allowed keys: {', '.join(cls.KEYS)}")
+        missing = sorted(set(cls.KEYS) - {"goal", "prediction"} - set(data))
+        if missing:
+            _fail(missing[0], "missing key")
+        if data["version"] != SCHEMA_VERSION or data["kind"] != "graph":
+            _fail("version", f"expected a graph design of version {SCHEMA_VERSION}, got {data['kind']!r} v{data['version']!r}")
+        mem = _from_mapping(GraphMemory, "memory", data["memory"])
+        if not isinstance(mem.channels, (list, tuple)):
+            _fail("memory.channels", "must be a list of channel numbers")
+        design = cls(
+            board=data["board"],
+            clock_mhz=data["clock_mhz"],
+            util=data["util"],
+            graph=_from_mapping(GraphRef, "graph", data["graph"], optional=("path",)),
+            mode=data["mode"],
+            pipelines=data["pipelines"],
+            bfc_units=data["bfc_units"],
+            queues=_from_mapping(Queues, "queues", data["queues"]),
+            bloom=_from_mapping(BloomSpec, "bloom", data["bloom"], optional=("w", "seed")),
+            limits=_from_mapping(Limits, "limits", data["limits"]),
+            runtime=_from_mapping(Runtime, "runtime", data["runtime"]),
+            memory=dataclasses.replace(mem, channels=tuple(mem.channels)),
+            goal=data.get("goal"),
+            prediction=data.get("prediction") or {},
+        )
+        design.validate()
+        return design
+
+    def save(self, path: Path) -> None:
+        from fanns.datasets.formats import atomic_path
+
+        with atomic_path(Path(path)) as tmp:
+            tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=110))
+
+    @classmethod
+    def load(cls, path: Path) -> GraphDesign:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise FannsError(f"{path}: cannot read the design ({exc.strerror})") from None
+        except yaml.YAMLError as exc:
+            raise FannsError(f"{path}: invalid YAML ({exc})") from None
+        try:
+            return cls.from_dict(data)
+        except FannsError as exc:
+            raise FannsError(f"{path}: {exc.message}", hint=exc.hint) from None
+
+
+def load_design(path: Path):
+    """An IVF-PQ or graph design, by the `kind` key of the file."""
+    from fanns.design.ivfpq import IvfPqDesign
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        data = None
+    return GraphDesign.load(path) if isinstance(data, dict) and data.get("kind") == "graph" else IvfPqDesign.load(path)

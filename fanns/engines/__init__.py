@@ -1,0 +1,1 @@
+"""Datapath engines shared by several PEs: the row sweep, the systolic array, comparator networks, arithmetic blocks."""

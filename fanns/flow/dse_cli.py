@@ -1,0 +1,141 @@
+"""`fanns dse EXPLORE_DIR --board B --recall R@k=x --out DIR`: the best IVF-PQ accelerator design.
+
+Reads the exploration (`fanns explore`), evaluates every index at its smallest nprobe for the
+goal against every combination of stage implementations on the board (`fanns.model.ivfpq.dse`),
+writes DIR/dse.json and DIR/design.yaml (`fanns.model.ivfpq.report`) and prints the top designs in
+the columns of FANNS Table 6.3.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fanns.errors import FannsError
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from fanns.boards import load_board
+    from fanns.model.ivfpq import dse
+    from fanns.model.ivfpq import report
+    from fanns.model.ivfpq.workload import workloads_from_explore
+
+    if args.graph:
+        from fanns.flow.graph_dse_cli import run_graph_dse
+
+        if args.slo_p99 or args.slo_p95 or args.load or args.tiers:
+            raise FannsError("--slo-p99, --slo-p95, --load and --tiers apply to IVF-PQ designs, not to --graph",
+                             hint="drop them, or choose the graph design by --objective latency|qps")
+        return run_graph_dse(args, Console())
+    slo = parse_slo(args)
+    board = load_board(args.board)
+    clock = float(args.clock) if args.clock is not None else board.clock_mhz
+    workloads, unreachable = workloads_from_explore(Path(args.explore_dir), args.recall)
+    if args.queries is not None:
+        if args.queries < 1:
+            raise FannsError(f"--queries {args.queries}: must be at least 1")
+        workloads = [w.with_queries(args.queries) for w in workloads]
+    outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable, slo=slo, load_qps=args.load,
+                       tiers=args.tiers)
+    paths = report.write(outcome, Path(args.out))
+    console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
+    if outcome.best is None:
+        raise FannsError(
+            "\n  ".join(outcome.explain),
+            hint=f"details in {paths[0]}; try another board, a higher --util, or a lower goal",
+        )
+    report.print_table(outcome, console)
+    best = outcome.best
+    cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in best.timings.items())
+    console.print(f"best: {best.workload.label()}: {best.qps:,.0f} QPS, bottleneck {best.bottleneck}; cycles/query: {cycles}", highlight=False)
+    lat = best.latency["alone"]
+    console.print(
+        f"latency of one query: mean {lat.mean_us:,.1f} us, P50 {lat.get(50):,.1f} / P95 {lat.get(95):,.1f} / P99 {lat.get(99):,.1f} us",
+        highlight=False,
+    )
+    if "load" in best.latency:
+        at = best.latency["load"]
+        console.print(f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} / P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us", highlight=False)
+    if outcome.tiers:
+        t = outcome.tiers[0]
+        opts = ", ".join(f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
+                         for o in t["options"]) or "none (no free UltraRAM or memory group)"
+        console.print(f"tiers for the best design (cold lists on {t['slow']}): {opts}", highlight=False)
+    if slo is not None:
+        console.print(f"SLO {slo.text()}: met; {outcome.slo_rejected} faster fitting design(s) missed it", highlight=False)
+    r = outcome.result
+    console.print(
+        f"searched {len(workloads)} index(es): {r.evaluated:,} combinations evaluated in {r.seconds:.2f} s "
+        f"({r.evaluated / max(r.seconds, 1e-9):,.0f}/s) of a design space of {r.raw:,}; DSE total {outcome.seconds:.1f} s",
+        highlight=False,
+    )
+    for u in outcome.unreachable:
+        console.print(f"  {u['index']} cannot reach {args.recall} (best recall {u.get('best_recall')})", highlight=False)
+    console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
+    return 0
+
+
+UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def parse_duration_us(text: str, option: str) -> float:
+    """'2ms', '500us', '0.002 s' -> microseconds."""
+    t = str(text).strip().lower().replace(" ", "")
+    for unit in sorted(UNITS, key=len, reverse=True):
+        if t.endswith(unit):
+            try:
+                value = float(t[: -len(unit)]) * UNITS[unit]
+            except ValueError:
+                break
+            if value > 0:
+                return value
+            break
+    raise FannsError(f"{option} {text!r}: not a positive duration", hint="a number with a unit: us, ms or s, e.g. 2ms")
+
+
+def parse_slo(args: argparse.Namespace):
+    """The SLO of --slo-p95 / --slo-p99 [--load] (None without one); shared by `fanns dse` and `fanns sweep`."""
+    from fanns.model.ivfpq.dse import Slo
+
+    given = [(p, v) for p, v in ((95, args.slo_p95), (99, args.slo_p99)) if v is not None]
+    if len(given) > 1:
+        raise FannsError("--slo-p95 and --slo-p99 are both given", hint="state one tail-latency objective")
+    if args.load is not None and args.load <= 0:
+        raise FannsError(f"--load {args.load}: must be a positive rate in queries per second")
+    if not given:
+        return None
+    percentile, text = given[0]
+    return Slo(percentile, parse_duration_us(text, f"--slo-p{percentile}"), args.load)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "dse",
+        help="choose the best IVF-PQ accelerator design (or, with --graph, graph-search design) for a recall goal on a board",
+        description=(
+            "Evaluate every explored index (at its smallest nprobe for the goal, with its measured probes) "
+            "against every combination of stage implementations (PE counts, micro-architectures, on-chip or "
+            "off-chip storage, memory channels) that fits the board, and write the best design."
+        ),
+    )
+    p.add_argument("explore_dir", metavar="EXPLORE_DIR", help="output folder of `fanns explore` (holds explore.json)")
+    p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
+    p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8")
+    p.add_argument("--clock", type=float, help="accelerator clock in MHz (default: the board's kernel clock)")
+    p.add_argument("--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)")
+    p.add_argument("--top", type=int, default=5, help="how many designs to list besides the best (default 5)")
+    p.add_argument("--queries", type=int, help="use only the first N sample queries of the exploration (default: all)")
+    p.add_argument("--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)")
+    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
+    p.add_argument("--load", type=float, metavar="QPS",
+                   help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
+    p.add_argument("--tiers", action="store_true",
+                   help="also predict, per top design, hot IVF lists in a faster memory tier (free UltraRAM or another memory group)")
+    p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
+    p.add_argument("--graph", choices=("hnsw", "nsg"),
+                   help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored")
+    p.add_argument("--objective", choices=("latency", "qps"), default="latency",
+                   help="graph mode: minimise latency at batch 1 or maximise QPS at large batches (default latency)")
+    p.set_defaults(func=_cmd)

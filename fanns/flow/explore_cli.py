@@ -1,0 +1,124 @@
+"""`fanns explore DATASET`: find index parameters and measure recall and hardware work.
+
+IVF-PQ indexes (`--recall R@k=x`) are explored by `fanns.explore.ivfpq`: train IVF{nlist},PQ{m}
+(and OPQ{m},IVF{nlist},PQ{m}) indexes, find the smallest nprobe per recall goal, measure the
+hardware-faithful recall, the codes scanned per query and faiss-cpu's QPS (OUT/explore.json).
+Graph indexes (`--graph hnsw,nsg`) are explored by `fanns.explore.graph`: graph builds, the
+DST (mg, mc) sweep on the Falcon cycle model, the best configuration per parallel mode.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fanns.errors import FannsError
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise FannsError(f"expected comma-separated integers, got {text!r}", hint="e.g. --nlist 256,1024") from None
+    if not values or min(values) < 1:
+        raise FannsError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _run_ivfpq(args: argparse.Namespace) -> int:
+    import faiss
+    from rich.console import Console
+    from rich.table import Table
+
+    from fanns.datasets.loader import load_dataset
+    from fanns.index.goals import parse_goal
+    from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+
+    goals = sorted({parse_goal(g) for g in args.recall})
+    if args.faiss_threads:
+        faiss.omp_set_num_threads(args.faiss_threads)
+    ds = load_dataset(args.dataset)
+    cfg = ExploreConfig(
+        goals=goals,
+        nlists=_int_list(args.nlist) if args.nlist else None,
+        ms=_int_list(args.m) if args.m else None,
+        opq={"both": (False, True), "opq": (True,), "no-opq": (False,)}[args.opq_mode],
+        train_size=args.train_size,
+        max_queries=args.queries,
+        seed=args.seed,
+        vec_bits=args.pq_vec_bits,
+        lut_bits=args.pq_lut_bits,
+    )
+    result = IvfPqExplorer(ds, cfg, Path(args.out)).run()
+    console = Console()
+    for g in goals:
+        table = Table(title=f"{ds.name}: {g.text}")
+        for col in ("index", "nprobe", "recall", "hw recall", "codes/query (mean, P99)", "KB/query", "CPU QPS"):
+            table.add_column(col)
+        for rec in result["indexes"]:
+            r = rec["goals"][g.text]
+            if r["reached"]:
+                c = r["codes_per_query"]
+                table.add_row(
+                    rec["index"], str(r["nprobe"]), f"{r['recall']:.3f}", f"{r['hw_recall']:.3f}",
+                    f"{c['mean']:.0f}, {c['p99']:.0f}", f"{r['bytes_per_query']['mean'] / 1024:.1f}", f"{r['cpu_qps']:.0f}",
+                )
+            else:
+                table.add_row(rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-")
+        console.print(table)
+        best = result["best"][g.text]
+        if not best["reached"]:
+            console.print(
+                f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
+                f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
+                highlight=False,
+            )
+    console.print(f"wrote {Path(args.out) / 'explore.json'}", highlight=False)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    if not args.graph and not args.recall:
+        raise FannsError(
+            "nothing to explore: give recall goals (IVF-PQ) or graph kinds",
+            hint="e.g. fanns explore builtin:sift-10k --recall R@10=0.6, or --graph hnsw,nsg",
+        )
+    code = _run_ivfpq(args) if args.recall else 0
+    if args.graph:
+        from fanns.explore.graph import run_graph_explore
+
+        code = code or run_graph_explore(args)
+    return code
+
+
+def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("IVF-PQ search (FANNS)")
+    g.add_argument("--recall", action="append", metavar="R@k=x", help="recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x (1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)")
+    g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
+    g.add_argument("--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)")
+    mode = g.add_mutually_exclusive_group()
+    mode.add_argument("--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation")
+    mode.add_argument("--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ")
+    mode.add_argument("--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)")
+    p.set_defaults(opq_mode="both")
+    g.add_argument("--queries", type=int, help="use only the first N queries (default: all)")
+    g.add_argument("--train-size", type=int, help="training sample size (default: 64 per cell, 10,000..65,536)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default: 0)")
+    g.add_argument("--pq-vec-bits", type=int, default=16, help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)")
+    g.add_argument("--pq-lut-bits", type=int, default=16, help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)")
+    g.add_argument("--faiss-threads", type=int, help="faiss threads for training, sweeps and CPU QPS (default: all cores)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from fanns.explore.graph import add_graph_arguments
+
+    p = sub.add_parser(
+        "explore",
+        help="build indexes over a parameter grid, measure recall and the work per query",
+        description=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)")
+    p.add_argument("--out", default="work/explore", help="output folder (default work/explore); re-runs reuse its trained indexes")
+    _add_ivfpq_arguments(p)
+    add_graph_arguments(p)
+    p.set_defaults(func=_run)

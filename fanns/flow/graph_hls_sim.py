@@ -1,0 +1,68 @@
+"""`fanns sim PROJECT --backend csim` for a graph HLS project (`fanns generate-graph-hls`): the
+project's kernel compiled by g++ and run in-process on the test queries, compared with the DST
+reference.
+
+Checks every result row bit for bit (keys and the hops / visited / checks / groups statistics)
+against the reference recomputed from the graph the images hold, at the design's run-time
+parameters or at any (l, k, mg, mc) — they are kernel arguments. At the design's own parameters
+the project's `data/reference_*.bin` must equal that recomputed reference too (so a corrupt
+image or reference file is reported, not silently used).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fanns.errors import FannsError
+
+SHOWN = 10
+"""Differing queries listed one by one (the rest are counted)."""
+
+
+def graph_csim_report(project: Path, build_dir: Path, queries: int | None, first: int,
+                      runtime: tuple[int, int, int, int] | None, console) -> int:
+    from fanns.design.graph import Runtime
+    from fanns.reference.graph import STATS, reference
+    from fanns.sim.graph.csim import GraphHlsCsim
+    from fanns.images.graph import split_keys, unpack
+    from fanns.codegen.graph.rtl import read_project
+    from fanns.explore.graph_sweep import recall_at_k
+
+    data = read_project(project)
+    design, total = data.design, len(data.queries_fx)
+    nq = total - first if queries is None else queries
+    if nq < 1 or first < 0 or first + nq > total:
+        raise FannsError(f"--queries {nq} from --first {first}: the project has {total} test queries")
+    rt = design.runtime if runtime is None else Runtime(*runtime)
+    q = data.queries_fx[first : first + nq]
+    ref = reference(design, unpack(data.images, design), q, rt)
+    if rt == design.runtime:
+        stored = np.array_equal(ref.keys, data.keys[first : first + nq]) and all(
+            np.array_equal(ref.stats[s], data.stats[s][first : first + nq]) for s in STATS)
+        if not stored:
+            raise FannsError(f"{project}/data/reference_*.bin differ from the reference recomputed from the images",
+                             hint="the project is inconsistent; regenerate it")
+    console.print(f"compiling the kernel of {project} with g++ ...", highlight=False)
+    start = time.perf_counter()
+    sim = GraphHlsCsim(project, Path(build_dir) / "graph-csim", data.images)
+    built = time.perf_counter() - start
+    with sim:
+        start = time.perf_counter()
+        keys, stats = sim.search(q, rt)
+        ran = time.perf_counter() - start
+    bad = (keys != ref.keys).any(1)
+    for name in STATS:
+        bad |= stats[name] != ref.stats[name]
+    console.print(f"C simulation of {design.bfc_units} BFC unit(s) on {design.channels} graph channel(s), l {rt.l}, k {rt.k}, "
+                  f"mg {rt.mg}, mc {rt.mc}: build {built:.1f} s, run {ran:.2f} s", highlight=False)
+    for i in np.flatnonzero(bad)[:SHOWN]:
+        what = ["keys"] * bool((keys[i] != ref.keys[i]).any()) + [s for s in STATS if stats[s][i] != ref.stats[s][i]]
+        console.print(f"  query {first + i} differs from the DST reference: {', '.join(what)}", highlight=False)
+    console.print(f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
+                  "(keys and hops/visited/checks/groups)", highlight=False)
+    if data.groundtruth is not None and rt.k == design.runtime.k:
+        ids, _ = split_keys(keys, rt.k)
+        console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
+    return 1 if bad.any() else 0

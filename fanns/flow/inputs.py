@@ -1,0 +1,97 @@
+"""What a generator needs besides design.yaml: the trained index of the exploration and the test
+queries (with exact neighbours) the generated hosts check against.
+
+Why one place: the HLS and the RTL generators (and `fanns generate`) take the same inputs and
+must refuse the same mismatches — an exploration without the design's index, a dataset that is
+not the one explored — with the same clear errors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.datasets.builtins import BUILTINS
+from fanns.datasets.dataset import Dataset
+from fanns.datasets.loader import load_dataset
+from fanns.errors import FannsError
+from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
+from fanns.model.ivfpq.workload import read_explore
+
+
+@dataclass(frozen=True)
+class GenerateInputs:
+    """The design, its trained index, the explorer's record of that index, and test queries."""
+
+    design: IvfPqDesign
+    data: IvfPqIndexData
+    record: dict
+    test: TestQueries
+    dataset: str
+
+    def hw_recall(self) -> float | None:
+        """The explorer's hardware-faithful recall for the design's goal (None if not recorded)."""
+        entry = self.record.get("goals", {}).get(self.design.goal or "", {})
+        return entry.get("hw_recall") if entry.get("nprobe") == self.design.nprobe else None
+
+
+def index_record(explore: dict, explore_dir: Path, design: IvfPqDesign) -> dict:
+    names = [rec.get("index") for rec in explore["indexes"]]
+    for rec in explore["indexes"]:
+        if rec.get("index") == design.index.factory:
+            return rec
+    raise FannsError(
+        f"{explore_dir}/explore.json has no index {design.index.factory} (the design's)",
+        hint=f"explored indexes: {', '.join(map(str, names))}; pass the exploration the design was made from",
+    )
+
+
+def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
+    """The trained faiss index of an explorer record, as arrays."""
+    import faiss
+
+    path = Path(explore_dir) / record["path"]
+    if not path.is_file():
+        raise FannsError(f"{path}: trained index not found", hint="re-run `fanns explore` into this folder")
+    return extract(faiss.read_index(str(path)), metric)
+
+
+def resolve_dataset(explore: dict, spec: str | None) -> tuple[Dataset, str]:
+    """The explored dataset: `spec`, or the built-in named in explore.json; it must be the same data."""
+    info = explore.get("dataset", {})
+    if spec is None:
+        name = info.get("name")
+        if name not in BUILTINS:
+            raise FannsError(
+                f"the exploration used the dataset {name!r}, which is not a built-in",
+                hint="pass --dataset with the same dataset spec you gave `fanns explore`",
+            )
+        spec = f"builtin:{name}"
+    ds = load_dataset(spec)
+    if info.get("content_hash") and ds.content_hash() != info["content_hash"]:
+        raise FannsError(
+            f"dataset {spec} is not the one explored (content hash {ds.content_hash()} vs {info['content_hash']})",
+            hint="pass the dataset the exploration was run on",
+        )
+    return ds, spec
+
+
+def load_inputs(design_path: Path, explore_dir: Path, dataset: str | None = None, queries: int | None = None) -> GenerateInputs:
+    """Load and cross-check everything a generator needs (see the module docstring)."""
+    design = IvfPqDesign.load(Path(design_path))
+    explore = read_explore(Path(explore_dir))
+    record = index_record(explore, Path(explore_dir), design)
+    ds, spec = resolve_dataset(explore, dataset)
+    data = load_index(explore_dir, record, ds.metric)
+    used = int(explore.get("dataset", {}).get("queries_used", ds.nq))
+    nq = used if queries is None else queries
+    if not 1 <= nq <= ds.nq:
+        raise FannsError(f"--queries {nq}: the dataset has {ds.nq} queries", hint=f"use 1..{ds.nq}")
+    test = TestQueries(
+        queries=host_vectors(np.asarray(ds.queries[:nq]), ds.metric),
+        groundtruth=ds.groundtruth(design.k)[:nq],
+    )
+    return GenerateInputs(design, data, record, test, spec)

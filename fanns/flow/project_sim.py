@@ -1,0 +1,90 @@
+"""Simulation of a sample of a generated project's test queries, as results (not printout) for
+`fanns generate`'s summary and report.
+
+Why beside `fanns sim`: `fanns generate --sim` checks every face it writes before the project
+appears, and needs the figures as data (mismatches, recall, cycles against the model) to put
+them in report/summary.json and the README. The simulators are the existing backends:
+`fanns.sim.ivfpq.rtl.RtlProjectSim` (Verilator + cocotb) and `fanns.sim.ivfpq.csim.HlsCsim`.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.flow.sim_cli import recall
+
+
+def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesign) -> dict:
+    """Recall of the simulated keys and of the reference keys: R@K, and the design's goal measure
+    when it is another one (1-R@K)."""
+    from fanns.index.goals import parse_goal
+    from fanns.numerics import split_keys
+
+    out = {f"R@{design.k}": {"simulated": round(recall(keys, gt), 6), "reference": round(recall(ref, gt), 6)}}
+    if design.goal:
+        goal = parse_goal(design.goal)
+        if goal.name not in out:
+            found, expected = (split_keys(x)[1].astype(np.int64) for x in (keys, ref))
+            out[goal.name] = {"simulated": round(goal.score(found, gt), 6), "reference": round(goal.score(expected, gt), 6)}
+    return dict(sorted(out.items()))
+
+
+def _reference(project: Path, design: IvfPqDesign, total: int, nq: int) -> tuple[np.ndarray, np.ndarray]:
+    ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(total, design.k)[:nq]
+    gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(total, design.k)[:nq]
+    return ref, gt
+
+
+def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
+    """The first `nq` (>= 2) test queries of an RTL face through Verilator + cocotb."""
+    from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+
+    sim = RtlProjectSim(project, build_root)
+    d = sim.design
+    nq = min(nq, sim.test_queries)
+    start = time.perf_counter()
+    sim.build()
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    run = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k)])["runs"][0]
+    ran = time.perf_counter() - start
+    ref, gt = _reference(project, d, sim.test_queries, nq)
+    model = sim.predicted_run(0, nq)
+    measured = measured_interval(run)
+    return {
+        "backend": "rtl", "simulator": SIMULATOR_NAMES["rtl"], "queries": nq,
+        "mismatched_queries": int(run["mismatched_queries"]), "checked_keys": int(run["checked_keys"]),
+        "recall": recalls(run["keys"], ref, gt, d),
+        "cycles_per_query": round(measured, 1), "predicted_cycles_per_query": round(model.interval, 1),
+        "cycle_error_pct": round(model.error_pct(measured), 2), "bottleneck": model.bottleneck,
+        "seconds": {"build": round(built, 1), "run": round(ran, 1)},
+    }
+
+
+def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
+    """The first `nq` test queries of an HLS face through the g++ C simulation of its kernel."""
+    from fanns.sim.ivfpq.csim import HlsCsim, project_record
+    from fanns.sim.ivfpq.rtl import test_queries_fx
+
+    record = project_record(project)
+    design = IvfPqDesign.load(project / "design.yaml")
+    q_fx = test_queries_fx(project, record, design.format)
+    nq = min(nq, q_fx.shape[0])
+    start = time.perf_counter()
+    with HlsCsim(project, build_root / "hls_csim") as sim:
+        keys = sim.search_keys_fx(q_fx[:nq])
+    ran = time.perf_counter() - start
+    ref, gt = _reference(project, design, q_fx.shape[0], nq)
+    return {
+        "backend": "hls", "simulator": SIMULATOR_NAMES["hls"], "queries": nq,
+        "mismatched_queries": int((keys != ref).any(1).sum()), "checked_keys": int(keys.size),
+        "recall": recalls(keys, ref, gt, design),
+        "seconds": {"build and run": round(ran, 1)},
+    }
+
+
+SIMULATORS = {"rtl": simulate_rtl, "hls": simulate_csim}
+SIMULATOR_NAMES = {"rtl": "Verilator + cocotb", "hls": "g++ C simulation"}

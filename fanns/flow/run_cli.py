@@ -1,0 +1,93 @@
+"""`fanns run PROJECT --backend B --queries FILE`: search a generated project's accelerator through
+the host driver and print recall (with ground truth), QPS, latency and device cycles.
+
+The generated `PROJECT/driver/run_on_board.py` is this command with the pynq backend as default
+(`board_main`), so the board script and the CLI are one piece of code.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fanns.errors import FannsError
+
+
+def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
+    from fanns.driver import BACKENDS
+
+    p.add_argument("--backend", choices=BACKENDS, default=default_backend, help=f"where to run (default {default_backend})")
+    p.add_argument("--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)")
+    p.add_argument("--k", type=int, help="results per query (default: the design's K)")
+    p.add_argument("--nprobe", type=int, help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)")
+    p.add_argument("--groundtruth", help="exact neighbours (.ivecs, .ibin, .npy) to print R@k")
+    p.add_argument("--batch", type=int, help="queries per device run (default: the backend's, at most what the I/O bank holds)")
+    p.add_argument("--bitstream", help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin)")
+    p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
+
+
+def run(project: Path, args: argparse.Namespace, out=print) -> int:
+    """Open, load, search, report (see the module docstring)."""
+    import numpy as np
+
+    import fanns.driver
+    from fanns.datasets.formats import read_vectors
+    from fanns.index.recall import recall_at
+
+    queries = read_vectors(Path(args.queries))
+    options = {}
+    if args.backend == "pynq" and args.bitstream:
+        options["bitstream"] = args.bitstream
+    if args.backend in ("c-sim", "rtl-sim") and args.build_dir:
+        options["build_dir"] = args.build_dir
+    with fanns.driver.open(project, backend=args.backend, batch=args.batch, **options) as acc:
+        acc.set_params(nprobe=args.nprobe, k=args.k)
+        acc.load()
+        ids, _ = acc.search(queries)
+        stats = acc.stats()
+    out(f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} ({stats['project']} project), "
+        f"{stats['runs']} device runs of up to {stats['batch']} queries")
+    if args.groundtruth:
+        gt = np.asarray(read_vectors(Path(args.groundtruth))).astype(np.int64)
+        if gt.shape[0] < ids.shape[0] or gt.shape[1] < ids.shape[1]:
+            raise FannsError(f"ground truth {gt.shape} does not cover {ids.shape[0]} queries x k = {ids.shape[1]}")
+        out(f"R@{ids.shape[1]} = {recall_at(ids, gt[: ids.shape[0]], ids.shape[1]):.6f}")
+    lat = stats["latency_ms"]
+    out(f"QPS {stats['qps']:,.1f} (host wall clock); latency per call p50 {lat['p50']:.3f} ms, p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
+    if stats["cycles"]:
+        cyc = stats["cycles"]
+        out(f"device cycles: {cyc['total']:,} over all runs, index load {cyc.get('load_cycles', 0):,}")
+    return 0
+
+
+def board_main(project: Path, argv: list[str]) -> int:
+    """The generated `driver/run_on_board.py`: `fanns run` on this project, pynq by default."""
+    import sys
+
+    p = argparse.ArgumentParser(prog="run_on_board.py", description=f"search the accelerator of {project} through fanns.driver")
+    add_options(p, "pynq")
+    args = p.parse_args(argv)
+    try:
+        return run(Path(project), args)
+    except FannsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    return run(Path(args.project), args)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="search a generated project's accelerator through the host driver (board, RTL/C simulation or model)",
+        description=(
+            "Open a project written by `fanns generate-hls` / `generate-rtl` with the host driver on a backend (pynq: a "
+            "board; rtl-sim: the RTL under Verilator + cocotb, driven by the driver; c-sim: the HLS kernel compiled by g++; "
+            "model: the bit-accurate reference model), load the index, search the queries and print recall, QPS, "
+            "latency and device cycles."
+        ),
+    )
+    p.add_argument("project", metavar="PROJECT", help="the generated project folder")
+    add_options(p, "model")
+    p.set_defaults(func=_cmd)

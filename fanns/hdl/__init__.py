@@ -1,0 +1,1 @@
+"""Hardware-description helpers below the PEs: AXI bus signatures, register maps, Verilog emission."""

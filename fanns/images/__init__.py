@@ -1,0 +1,1 @@
+"""Device memory images: what the generators and simulators load into the accelerators' memories."""

@@ -1,0 +1,423 @@
+"""Device memory images of a trained IVF-PQ index — the one packer of the HLS and RTL accelerators.
+
+Why one module: both generated accelerators read the same bytes, so the layout of
+docs/ivfpq_architecture.md ("Memory layout") exists exactly once: here, as the packer, its
+inverse (the unpacker the tests use to prove the round trip) and the beat schedule the
+kernels' memory readers follow.
+
+Every image is a little-endian binary file; `manifest.json` lists each one with its use, board
+memory group and channel, byte size, layout parameters and sha256. Vector elements are the
+quantised values of the reference model (`IvfPqReference`): int16 when ``vec_bits <= 16``,
+else int32; the OPQ matrix is int16.
+
+* ``pq_codes_<c>`` — PQ channel c (feeding the PQDist PEs ``channel_pes``): a table of nlist
+  entries of four uint32 ``(start_beat, beats, share_items, count)`` padded to whole beats, then
+  the lists in cell order. PE p (of all P) takes positions p, p+P, ... of a list; every share
+  has ``share_items`` items (ceil(count/P) padded to whole code units, 0 for an empty list).
+  A *code unit* is one beat of ``codes_per_unit`` codes (or, for codes wider than a beat,
+  ``beats_per_unit`` beats of one code); ids are 32-bit, ``ids_per_beat`` to an id beat, and
+  padding items carry the id ``PAD_ID``. A list's beats are ordered by `PqLayout.schedule`:
+  unit u of every PE of the channel in turn (beat-interleaved), each preceded by the id beats of
+  that PE that the unit is the first to need — so one sequential read of the list feeds every
+  PE with codes and their ids while each PE buffers at most one unit and two id beats.
+* Tiered designs (``stages.pq_dist.tiers``): the hot lists go to ``pq_hot_<c>`` (fast tier,
+  channel c of the fast group, the same PEs as ``pq_codes_<c>``) and the others stay in
+  ``pq_codes_<c>``; both images have the layout above and a full list table, where a list the
+  image does not hold has 0 beats. The ROM image ``list_tiers`` (uint8 [nlist], 1 = fast tier)
+  is the list->tier mapping table the accelerator loads on chip.
+* ``ivf_centroids_<c>`` — streamed IVF centroids of the IVFDist PEs on channel c: for every
+  centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
+  that owns an i-th centroid, word k of that centroid; read once per query.
+* ``lut_centroids`` — BuildLUT's fetched copy: cell by cell, d elements padded to whole beats.
+* ROM images (use ``rom``), in the I/O channel: the index parts the accelerator keeps on chip,
+  copied into the PEs' memories by the index-load phase at run time (the index is a run-time
+  input: one bitstream serves any index of the same shape): ``codebook`` [256][d] (row j is
+  codeword j of every sub-space, the order `build_lut` reads), ``centroids`` [nlist][d] (on-chip
+  IVF or BuildLUT centroids), ``opq_matrix`` [d][d], ``list_tiers`` [nlist] (tiered designs);
+  row-major, no padding.
+
+The host I/O buffers (queries in, result keys out) are allocated per batch by the host; their
+layout (`IoLayout`) is part of the manifest: each query's d elements padded to whole beats, each
+query's K uint64 keys padded to whole beats.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.model.ivfpq.stages import ivf_chunks
+from fanns.boards import Board, load_board
+from fanns.images.ivfpq_layout import (
+    CODE_KIND, ID_KIND, KEY_BYTES, PAD_ID, TABLE_WORDS, IoLayout, IvfStreamLayout, PqLayout, ceil_div, elem_bytes, elem_dtype,
+)
+from fanns.datasets.formats import atomic_path
+from fanns.errors import FannsError
+from fanns.index.ivfpq import IvfPqIndexData
+
+__all__ = [  # the layouts are re-exported: one import serves packer and readers
+    "CODE_KIND", "ID_KIND", "KEY_BYTES", "PAD_ID", "TABLE_WORDS", "IoLayout", "IvfStreamLayout", "PqLayout", "elem_bytes", "elem_dtype",
+    "Image", "MemoryImages", "pack", "pack_pq_channel", "unpack_pq_channel", "pack_ivf_stream", "pack_cells", "unpack_lists",
+    "pq_layouts", "hot_lists", "ivf_stream_layouts", "quantised_arrays", "image_summary",
+]
+MANIFEST_VERSION = 1
+
+
+# -- images -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Image:
+    """One memory image: `use` is a channel use of design.yaml, or ``rom`` for the on-chip parts
+    of the index (kept in the I/O channel, copied on chip at index load)."""
+
+    name: str
+    use: str
+    memory: str
+    channel: int
+    data: bytes = field(repr=False)
+    layout: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.data)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.bin"
+
+    def array(self) -> np.ndarray:
+        """A ROM image as its array (dtype and shape from the layout)."""
+        return np.frombuffer(self.data, dtype=np.dtype(self.layout["dtype"])).reshape(self.layout["shape"])
+
+    def record(self) -> dict:
+        return {
+            "name": self.name, "file": self.file, "use": self.use, "memory": self.memory, "channel": self.channel,
+            "bytes": self.nbytes, "sha256": self.sha256, "layout": self.layout,
+        }
+
+
+@dataclass(frozen=True)
+class MemoryImages:
+    """All images of one design plus the I/O layout; `write` / `read` a folder with manifest.json."""
+
+    images: tuple[Image, ...]
+    io: IoLayout
+    io_channel: tuple[str, int]
+    info: dict = field(default_factory=dict)
+
+    def get(self, name: str) -> Image:
+        for img in self.images:
+            if img.name == name:
+                return img
+        raise KeyError(name)
+
+    def by_use(self, use: str) -> list[Image]:
+        return [img for img in self.images if img.use == use]
+
+    def manifest(self) -> dict:
+        return {
+            "version": MANIFEST_VERSION,
+            "io": {**self.io.to_dict(), "memory": self.io_channel[0], "channel": self.io_channel[1]},
+            "info": self.info,
+            "images": [img.record() for img in self.images],
+        }
+
+    def write(self, folder: Path) -> Path:
+        """Write every image and manifest.json into `folder`; return the manifest path."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for img in self.images:
+            with atomic_path(folder / img.file) as tmp:
+                tmp.write_bytes(img.data)
+        path = folder / "manifest.json"
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(self.manifest(), indent=1, sort_keys=True) + "\n")
+        return path
+
+    @classmethod
+    def read(cls, folder: Path) -> MemoryImages:
+        """Load a folder written by `write`, checking every file's size and sha256."""
+        folder = Path(folder)
+        try:
+            man = json.loads((folder / "manifest.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise FannsError(f"{folder}: cannot read manifest.json ({exc})", hint="regenerate the memory images") from None
+        if man.get("version") != MANIFEST_VERSION:
+            raise FannsError(f"{folder}/manifest.json: version {man.get('version')!r}, expected {MANIFEST_VERSION}")
+        images = []
+        for rec in man["images"]:
+            path = folder / rec["file"]
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise FannsError(f"{path}: cannot read the memory image ({exc.strerror})", hint="regenerate the memory images") from None
+            if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
+                raise FannsError(f"{path}: size or sha256 differs from manifest.json", hint="the image is corrupt; regenerate it")
+            images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
+        io = man["io"]
+        io_layout = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        return cls(tuple(images), io_layout, (io["memory"], io["channel"]), man.get("info", {}))
+
+
+# -- packing ----------------------------------------------------------------------------------------
+def quantised_arrays(design: IvfPqDesign, data: IvfPqIndexData) -> dict[str, np.ndarray]:
+    """The quantised index arrays of the reference model: centroids, codebook, OPQ matrix."""
+    fmt = design.format
+    out = {
+        "centroids": fmt.quantize(data.centroids),
+        "codebook": fmt.quantize(data.codebook),  # [m, 256, dsub]
+    }
+    if data.opq_matrix is not None:
+        out["opq_matrix"] = fmt.quantize_opq_matrix(data.opq_matrix)
+    return out
+
+
+def _check_index(design: IvfPqDesign, data: IvfPqIndexData) -> None:
+    idx = design.index
+    got = {"d": data.d, "m": data.m, "nlist": data.nlist, "n": data.ntotal, "opq": data.opq_matrix is not None}
+    want = {"d": idx.d, "m": idx.m, "nlist": idx.nlist, "n": idx.n, "opq": idx.opq}
+    for key in want:
+        if got[key] != want[key]:
+            raise FannsError(
+                f"the index does not match the design: {key}={got[key]} in the index, {want[key]} in design.yaml ({idx.factory})",
+                hint="pass the exploration folder the design was made from",
+            )
+    if data.ntotal and int(data.ids.max()) >= PAD_ID:
+        raise FannsError(f"vector id {int(data.ids.max())} collides with the padding id {PAD_ID}", hint="ids must be below 2**32 - 1")
+
+
+def _group(board: Board, kind: str):
+    for g in board.memory:
+        if g.kind == kind:
+            return g
+    raise FannsError(f"board {board.name} has no memory group {kind!r}", hint=f"groups: {', '.join(g.kind for g in board.memory)}")
+
+
+def pq_layouts(design: IvfPqDesign, use: str = "pq_codes") -> list[tuple[object, PqLayout]]:
+    """(ChannelUse, PqLayout) of every PQ-code channel (`use` pq_hot: the fast tier's), in
+    design.yaml order."""
+    pq = design.stages.pq_dist
+    out = []
+    for ch in design.memory:
+        if ch.use == use:
+            out.append((ch, PqLayout(design.format.m, pq.port_bits, pq.pes, tuple(ch.pes), design.index.nlist)))
+    return out
+
+
+def ivf_stream_layouts(design: IvfPqDesign, port_bits: int) -> list[tuple[object, IvfStreamLayout]]:
+    """(ChannelUse, IvfStreamLayout) of every streamed-centroid channel: PE i on channel i*C // P."""
+    st = design.stages.ivf_dist
+    chans = [ch for ch in design.memory if ch.use == "ivf_centroids"]
+    chunks = ivf_chunks(design.index.nlist, st.pes)
+    out = []
+    for c, ch in enumerate(chans):
+        pes = tuple(i for i in range(st.pes) if i * len(chans) // st.pes == c)
+        out.append((ch, IvfStreamLayout(design.format.d, st.lanes, design.format.vec_bits, port_bits, tuple(chunks[i] for i in pes), pes)))
+    return out
+
+
+def hot_lists(design: IvfPqDesign) -> np.ndarray:
+    """[nlist] bool: the lists of a tiered design's fast tier (none without tiers)."""
+    hot = np.zeros(design.index.nlist, dtype=bool)
+    tiers = design.stages.pq_dist.tiers
+    if tiers is not None:
+        hot[list(tiers.hot)] = True
+    return hot
+
+
+def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData, lists: np.ndarray | None = None) -> bytes:
+    """The image of one PQ-code channel: list table, then every list's scheduled beats; with
+    `lists` ([nlist] bool) only those lists' beats (a tier's image): the others keep their table
+    entry with 0 beats (share_items and count as always)."""
+    pb, m = layout.port_bytes, layout.m
+    ipu, bpu, ipb = layout.codes_per_unit, layout.beats_per_unit, layout.ids_per_beat
+    pch = len(layout.channel_pes)
+    table = np.zeros((layout.nlist, TABLE_WORDS), dtype="<u4")
+    parts = []
+    beat = layout.header_beats
+    for cell in range(layout.nlist):
+        ids, codes = data.list_ids(cell), data.list_codes(cell)
+        count = ids.shape[0]
+        share = layout.share_items(count)
+        nbeats = layout.list_beats(count)
+        if lists is not None and not lists[cell]:
+            table[cell] = (beat, 0, share, count)
+            continue
+        table[cell] = (beat, nbeats, share, count)
+        if count == 0:
+            continue
+        units = share // ipu
+        id_beats = ceil_div(share, ipb)
+        code_rows = np.zeros((pch, units * bpu, pb), dtype=np.uint8)
+        id_rows = np.full((pch, id_beats * ipb), PAD_ID, dtype="<u4")
+        for q, p in enumerate(layout.channel_pes):
+            mine_ids, mine_codes = ids[p :: layout.pes], codes[p :: layout.pes]
+            n = mine_ids.shape[0]
+            unit_bytes = np.zeros((units, bpu * pb), dtype=np.uint8)
+            flat = np.zeros((units * ipu, m), dtype=np.uint8)
+            flat[:n] = mine_codes
+            unit_bytes[:, : ipu * m] = flat.reshape(units, ipu * m)
+            code_rows[q] = unit_bytes.reshape(units * bpu, pb)
+            id_rows[q, :n] = mine_ids
+        id_bytes = id_rows.view(np.uint8).reshape(pch, id_beats, pb)
+        sched = layout.schedule(share)
+        out = np.empty((sched.shape[0], pb), dtype=np.uint8)
+        is_id = sched[:, 1] == ID_KIND
+        out[is_id] = id_bytes[sched[is_id, 0], sched[is_id, 2]]
+        out[~is_id] = code_rows[sched[~is_id, 0], sched[~is_id, 2]]
+        assert out.shape[0] == nbeats
+        parts.append(out.tobytes())
+        beat += nbeats
+    header = np.zeros(layout.header_beats * pb, dtype=np.uint8)
+    raw = table.view(np.uint8).ravel()
+    header[: raw.size] = raw
+    return header.tobytes() + b"".join(parts)
+
+
+def unpack_pq_channel(layout: PqLayout, raw: bytes) -> dict[int, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """Inverse of `pack_pq_channel`: {cell: {global pe: (ids, codes, pad)}} of every share
+    (padding items included, `pad` marks them) of the lists the image holds (a tier's image
+    leaves out the others: 0 beats for a non-empty share)."""
+    pb, m = layout.port_bytes, layout.m
+    ipu, bpu, ipb = layout.codes_per_unit, layout.beats_per_unit, layout.ids_per_beat
+    pch = len(layout.channel_pes)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    table = buf[: layout.nlist * TABLE_WORDS * 4].view("<u4").reshape(layout.nlist, TABLE_WORDS)
+    out = {}
+    for cell in range(layout.nlist):
+        start, nbeats, share, _count = (int(v) for v in table[cell])
+        if nbeats == 0 and share > 0:
+            continue
+        beats = buf[start * pb : (start + nbeats) * pb].reshape(nbeats, pb)
+        sched = layout.schedule(share)
+        if sched.shape[0] != nbeats:
+            raise ValueError(f"cell {cell}: {nbeats} beats in the table, the schedule has {sched.shape[0]}")
+        units = share // ipu
+        code_rows = np.zeros((pch, units * bpu, pb), dtype=np.uint8)
+        id_bytes = np.zeros((pch, ceil_div(share, ipb), pb), dtype=np.uint8)
+        is_id = sched[:, 1] == ID_KIND
+        id_bytes[sched[is_id, 0], sched[is_id, 2]] = beats[is_id]
+        code_rows[sched[~is_id, 0], sched[~is_id, 2]] = beats[~is_id]
+        shares = {}
+        for q, p in enumerate(layout.channel_pes):
+            ids = np.ascontiguousarray(id_bytes[q]).view("<u4").ravel()[:share]
+            codes = code_rows[q].reshape(units, bpu * pb)[:, : ipu * m].reshape(units * ipu, m)
+            shares[p] = (ids.astype(np.int64), codes, ids == PAD_ID)
+        out[cell] = shares
+    return out
+
+
+def pack_ivf_stream(layout: IvfStreamLayout, centroids_fx: np.ndarray) -> bytes:
+    words = layout.d // layout.lanes
+    rows = []
+    for i in range(max(n for _, n in layout.chunks)):
+        for k in range(words):
+            for base, n in layout.chunks:
+                if i < n:
+                    rows.append(centroids_fx[base + i, k * layout.lanes : (k + 1) * layout.lanes])
+    flat = np.concatenate(rows).astype(elem_dtype(layout.vec_bits)).view(np.uint8)
+    out = np.zeros(layout.beats * layout.port_bits // 8, dtype=np.uint8)
+    out[: flat.size] = flat
+    return out.tobytes()
+
+
+def pack_cells(centroids_fx: np.ndarray, vec_bits: int, port_bits: int) -> tuple[bytes, int]:
+    """Centroids cell by cell, each padded to whole beats: (image, beats per cell)."""
+    pb = port_bits // 8
+    raw = np.ascontiguousarray(centroids_fx.astype(elem_dtype(vec_bits))).view(np.uint8).reshape(centroids_fx.shape[0], -1)
+    cell_beats = ceil_div(raw.shape[1], pb)
+    out = np.zeros((raw.shape[0], cell_beats * pb), dtype=np.uint8)
+    out[:, : raw.shape[1]] = raw
+    return out.tobytes(), cell_beats
+
+
+def _rom(name: str, arr: np.ndarray, dtype: np.dtype, io) -> Image:
+    arr = np.ascontiguousarray(arr.astype(dtype))
+    return Image(name, "rom", io.memory, io.channel, arr.tobytes(), {"dtype": dtype.str, "shape": list(arr.shape)})
+
+
+def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) -> MemoryImages:
+    """Every memory image of `design` serving `data` (see the module docstring)."""
+    _check_index(design, data)
+    board = board or load_board(design.board)
+    fmt, st = design.format, design.stages
+    q = quantised_arrays(design, data)
+    io_ch = next(ch for ch in design.memory if ch.use == "io")
+    first = _group(board, io_ch.memory)
+    images: list[Image] = []
+    hot = hot_lists(design)
+    tiered = st.pq_dist.tiers is not None
+    for use, name, mask in (("pq_codes", "pq_codes", ~hot if tiered else None), ("pq_hot", "pq_hot", hot)):
+        for c, (ch, layout) in enumerate(pq_layouts(design, use)):
+            lay = layout.to_dict() | ({"tier": "fast" if use == "pq_hot" else "slow", "lists": int(mask.sum())} if tiered else {})
+            images.append(Image(f"{name}_{c}", use, ch.memory, ch.channel, pack_pq_channel(layout, data, mask), lay))
+    for c, (ch, layout) in enumerate(ivf_stream_layouts(design, first.port_bits)):
+        images.append(Image(f"ivf_centroids_{c}", "ivf_centroids", ch.memory, ch.channel, pack_ivf_stream(layout, q["centroids"]), layout.to_dict()))
+    dt = elem_dtype(fmt.vec_bits)
+    for ch in design.memory:
+        if ch.use == "lut_centroids":
+            raw, cell_beats = pack_cells(q["centroids"], fmt.vec_bits, first.port_bits)
+            lay = {"d": fmt.d, "elem_bytes": dt.itemsize, "port_bits": first.port_bits, "nlist": data.nlist, "cell_beats": cell_beats}
+            images.append(Image("lut_centroids", "lut_centroids", ch.memory, ch.channel, raw, lay))
+    codebook_rows = q["codebook"].transpose(1, 0, 2).reshape(256, fmt.d)
+    images.append(_rom("codebook", codebook_rows, dt, io_ch))
+    if st.ivf_dist.storage != "stream" or st.build_lut.centroids != "memory":
+        images.append(_rom("centroids", q["centroids"], dt, io_ch))
+    if "opq_matrix" in q:
+        images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2"), io_ch))
+    if tiered:
+        images.append(_rom("list_tiers", hot, np.dtype("u1"), io_ch))
+    for img in images:
+        cap = _group(board, img.memory).capacity_bytes
+        if img.nbytes > cap:
+            raise FannsError(
+                f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
+                hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
+            )
+    info = {"index": design.index.factory, "nlist": data.nlist, "n": data.ntotal, "d": fmt.d, "m": fmt.m, "metric": data.metric}
+    if tiered:
+        info["tiers"] = {"fast": st.pq_dist.tiers.memory, "slow": st.pq_dist.memory, "hot_lists": [int(i) for i in np.nonzero(hot)[0]]}
+    return MemoryImages(tuple(images), IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits), (io_ch.memory, io_ch.channel), info)
+
+
+def unpack_lists(images: MemoryImages, pes: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every list's (ids, codes) in list order, recombined from the PQ-code channel images
+    (position i of a list is item i // P of PE i mod P; padding dropped)."""
+    shares: dict[int, dict[int, tuple]] = {}
+    nlist = None
+    for img in images.by_use("pq_codes") + images.by_use("pq_hot"):
+        lay = img.layout
+        layout = PqLayout(lay["m"], lay["port_bits"], lay["pes"], tuple(lay["channel_pes"]), lay["nlist"])
+        nlist = layout.nlist
+        for cell, per_pe in unpack_pq_channel(layout, img.data).items():
+            shares.setdefault(cell, {}).update(per_pe)
+    out = []
+    for cell in range(nlist or 0):
+        per_pe = shares[cell]
+        if sorted(per_pe) != list(range(pes)):
+            raise ValueError(f"cell {cell}: shares of PEs {sorted(per_pe)}, expected 0..{pes - 1}")
+        real = [(ids[~pad], codes[~pad]) for ids, codes, pad in (per_pe[p] for p in range(pes))]
+        count = sum(r[0].shape[0] for r in real)
+        m = real[0][1].shape[1]
+        ids = np.empty(count, dtype=np.int64)
+        codes = np.empty((count, m), dtype=np.uint8)
+        for p, (pid, pcode) in enumerate(real):
+            ids[p::pes], codes[p::pes] = pid, pcode
+        out.append((ids, codes))
+    return out
+
+
+def image_summary(images: MemoryImages) -> str:
+    """One line per image (for the CLI and the project README)."""
+    lines = []
+    for img in images.images:
+        where = f"{img.memory}[{img.channel}]" + (" (copied on chip at index load)" if img.use == "rom" else "")
+        lines.append(f"{img.file:24s} {where:40s} {img.nbytes:>12,d} bytes")
+    return "\n".join(lines)

@@ -1,0 +1,82 @@
+"""Recall at every nprobe from one incremental pass over the probed cells.
+
+faiss's result at ``nprobe = p`` is the top K over the codes of the query's p nearest cells, so
+it equals the top K of (the result at p - 1) merged with (the top K of cell p alone). The
+sweep asks faiss for the per-cell top K with ``search_preassigned`` (nprobe 1, the query's p-th
+cell, its true coarse distance — faiss's own distances, no re-implementation) and merges, so
+the recall at *every* nprobe from 1 to P costs about as much as one search at nprobe P. That
+makes "the smallest nprobe that meets the goal" exact even where the curve is not monotone.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fanns.index.ivfpq import apply_pretransform
+from fanns.progress import progress_bar
+
+
+def hits(found: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Per query, how many of the ids in `found` [nq, a] are in `truth` [nq, b] (ids unique per row)."""
+    nq = truth.shape[0]
+    span = int(max(found.max(initial=0), truth.max(initial=0))) + 2
+    row = np.arange(nq, dtype=np.int64)[:, None] * span
+    truth_keys = np.sort((truth.astype(np.int64) + 1 + row).ravel())
+    found_keys = found.astype(np.int64) + 1 + row  # -1 padding -> never matches a truth key
+    pos = np.clip(np.searchsorted(truth_keys, found_keys), 0, truth_keys.size - 1)
+    return (truth_keys[pos] == found_keys).sum(1)
+
+
+def recall_at(found: np.ndarray, gt: np.ndarray, k: int) -> float:
+    """R@k = mean over queries of |found[:k] ∩ gt[:k]| / k."""
+    return float(hits(found[:, :k], gt[:, :k]).mean() / k)
+
+
+def recall_curve(
+    index,
+    queries: np.ndarray,
+    gt: np.ndarray,
+    measures: Sequence[tuple[int, int]],
+    max_nprobe: int,
+    label: str = "sweep",
+) -> dict[tuple[int, int], np.ndarray]:
+    """Recall for nprobe = 1..max_nprobe (array index p-1) for every measure (k, truth) —
+    the mean of |top k ∩ true top `truth`| / truth (see `fanns.index.goals`).
+
+    `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
+    """
+    import faiss
+
+    ivf = faiss.extract_index_ivf(index)
+    xq = apply_pretransform(index, queries)
+    kmax = max(k for k, _ in measures)
+    coarse_d, coarse_i = ivf.quantizer.search(xq, max_nprobe)
+    nq = xq.shape[0]
+    run_d = np.full((nq, kmax), np.inf, dtype=np.float32)
+    run_i = np.full((nq, kmax), -1, dtype=np.int64)
+    curves = {ms: np.zeros(max_nprobe) for ms in measures}
+    saved = ivf.nprobe
+    ivf.nprobe = 1
+    rows = np.arange(nq)[:, None]
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task(label, total=max_nprobe)
+            for p in range(max_nprobe):
+                d, i = ivf.search_preassigned(xq, kmax, coarse_i[:, p : p + 1], coarse_d[:, p : p + 1])
+                all_d = np.concatenate([run_d, d], axis=1)
+                all_i = np.concatenate([run_i, i], axis=1)
+                order = np.argsort(all_d, axis=1, kind="stable")[:, :kmax]
+                run_d, run_i = all_d[rows, order], all_i[rows, order]
+                for k, truth in measures:
+                    curves[(k, truth)][p] = hits(run_i[:, :k], gt[:, :truth]).mean() / truth
+                bar.advance(task)
+    finally:
+        ivf.nprobe = saved
+    return curves
+
+
+def smallest_meeting(curve: np.ndarray, target: float) -> int | None:
+    """The smallest nprobe (1-based) whose recall reaches `target`, or None."""
+    ok = np.flatnonzero(curve >= target - 1e-12)
+    return int(ok[0]) + 1 if ok.size else None

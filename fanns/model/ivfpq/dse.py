@@ -1,0 +1,393 @@
+"""Design-space exploration: the best IVF-PQ accelerator for a recall goal on a board.
+
+For every index that reaches the goal (at its smallest nprobe, with its measured probes), the
+stage options of `fanns.model.ivfpq.options` are enumerated against the board's budget, every
+combination is evaluated by `fanns.model.ivfpq.search`, and the best combinations are turned into
+complete designs (`DesignPoint`): stage configurations, exact per-stage timing
+(`fanns.model.ivfpq.stages.stage_timings`), the PE inventory, resources, the SLR assignment of
+`fanns.model.ivfpq.budget` and the memory channel assignment. When nothing fits, `Outcome.explain`
+says why (which resource binds and by how much, or that the goal is unreachable).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import sequence as S
+from fanns.design.ivfpq import ChannelUse, Stages
+from fanns.model.ivfpq.options import GROUPS, all_options
+from fanns.boards import Board
+from fanns.errors import FannsError
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
+from fanns.model.ivfpq.search import Result, Space, decode, prune, search
+from fanns.model.ivfpq.workload import Workload
+from fanns.resources import KINDS, Resources
+
+MAX_POOL = 1 << 16
+MAX_SLO_POOL = 1 << 9
+"""With an SLO, the pool of the fastest combinations grows (x8 from 64) to at most this many while
+too few meet the SLO; slower combinations are not evaluated (materialising and timing a design
+costs ~10 ms, so this bounds an infeasible SLO to seconds)."""
+
+
+@dataclass
+class DesignPoint:
+    """One complete design with its predicted performance and cost."""
+
+    workload: Workload
+    ctx: A.Context
+    stages: Stages
+    timings: dict[str, A.StageTiming]
+    units: list[A.Unit]
+    resources: Resources
+    channels: dict[str, int]
+    slr: dict[str, list[list]]
+    clock_mhz: float
+    latency: dict[str, L.LatencyProfile] = field(default_factory=dict)  # "alone", and "load" at the SLO's rate
+    steady: float | None = None  # `settle`: cycles per query with the finite buffers
+
+    @property
+    def stage_cycles(self) -> float:
+        """The stage model's cycles per query: the slowest stage's mean interval, what the
+        vectorised search ranks by; a lower bound of `cycles`."""
+        return max(t.interval for t in self.timings.values())
+
+    @property
+    def cycles(self) -> float:
+        """Cycles per query: the steady state with the finite buffers between the stages once
+        `settle` has run (every design the DSE ranks at the top), else the stage model's."""
+        return self.stage_cycles if self.steady is None else self.steady
+
+    def settle(self, sequences: dict | None = None) -> DesignPoint:
+        """Evaluate the steady state with the finite buffers (`fanns.model.ivfpq.sequence`);
+        `sequences` caches the sequence model per (workload, BuildLUT, PQDist, SelK): designs
+        that differ only in front of BuildLUT share it."""
+        if self.steady is None:
+            probes = A.Probes.of(self.workload.probed)
+            key = (id(self.workload), repr((self.stages.build_lut, self.stages.pq_dist, self.stages.sel_k)))
+            cache = {} if sequences is None else sequences
+            if key not in cache:
+                cache[key] = S.steady_sequence(self.ctx, self.stages, probes)
+            self.steady = S.steady_interval(self.ctx, self.stages, probes, self.timings, sequence=cache[key])
+        return self
+
+    @property
+    def qps(self) -> float:
+        return self.clock_mhz * 1e6 / self.cycles
+
+    @property
+    def bottleneck(self) -> str:
+        return max(self.timings, key=lambda s: (self.timings[s].interval, -A.STAGES.index(s)))
+
+    @property
+    def latency_cycles(self) -> float:
+        return sum(t.latency for t in self.timings.values())
+
+    def stage_resources(self, stage: str) -> Resources:
+        return Resources.total([u.total for u in self.units if u.stage == stage])
+
+    def sort_key(self) -> tuple:
+        return (self.cycles, self.resources.lut, sum(self.channels.values()))
+
+    def bound_key(self) -> tuple:
+        """`sort_key` with the stage model's bound for the cycles (cheap; never above it)."""
+        return (self.stage_cycles, self.resources.lut, sum(self.channels.values()))
+
+
+@dataclass(frozen=True)
+class Slo:
+    """A tail-latency objective: the `percentile` (95 or 99) of per-query latency at most
+    `limit_us`, with queries alone (`load_qps` None) or under Poisson arrivals at `load_qps`."""
+
+    percentile: int
+    limit_us: float
+    load_qps: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.percentile not in L.PERCENTILES:
+            raise FannsError(f"SLO percentile P{self.percentile} is not modelled", hint=f"one of {', '.join(f'P{p}' for p in L.PERCENTILES)}")
+        if not self.limit_us > 0:
+            raise FannsError(f"SLO limit {self.limit_us} us must be positive")
+        if self.load_qps is not None and not self.load_qps > 0:
+            raise FannsError(f"load {self.load_qps} QPS must be positive")
+
+    def text(self) -> str:
+        at = f"at {self.load_qps:,.0f} QPS (Poisson)" if self.load_qps else "with queries alone (batch 1)"
+        return f"P{self.percentile} <= {self.limit_us:,.1f} us {at}"
+
+    def observed(self, p: DesignPoint) -> float:
+        return p.latency["load" if self.load_qps else "alone"].get(self.percentile)
+
+    def met(self, p: DesignPoint) -> bool:
+        return self.observed(p) <= self.limit_us
+
+
+def annotate_latency(p: DesignPoint, load_qps: float | None, seed: int = 0) -> DesignPoint:
+    """Attach the per-query latency percentiles (`fanns.model.ivfpq.latency`) alone and at `load_qps`."""
+    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed), timings=p.timings)
+    p.latency = {"alone": L.alone(times)}
+    if load_qps:
+        p.latency["load"] = L.poisson(times, load_qps, seed=seed)
+    return p
+
+
+@dataclass
+class Outcome:
+    """What the DSE found for one goal on one board."""
+
+    goal: str
+    board: Board
+    budget: Budget
+    clock_mhz: float
+    workloads: list[Workload]
+    unreachable: list[dict]
+    top: list[DesignPoint]
+    pareto: list[DesignPoint]
+    result: Result | None
+    explain: list[str] = field(default_factory=list)
+    option_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+    slo: Slo | None = None
+    load_qps: float | None = None
+    slo_rejected: int = 0  # designs of the searched pool that fit but miss the SLO
+    tiers: dict[int, dict] = field(default_factory=dict)  # top design rank -> `fanns.model.ivfpq.skew.tier_choices`
+
+    @property
+    def best(self) -> DesignPoint | None:
+        return self.top[0] if self.top else None
+
+
+def context(w: Workload, board: Board, clock_mhz: float) -> A.Context:
+    return A.Context(
+        fmt=w.fmt, n=w.n, nlist=w.nlist, nprobe=w.nprobe, k=w.k, opq=w.opq, clock_mhz=clock_mhz,
+        memories=A.memories(board, clock_mhz), family=board.family,
+    )
+
+
+def infra_vector(ctx: A.Context, budget: Budget) -> np.ndarray:
+    ch = np.zeros(len(budget.channels))
+    ch[0] = 1  # the host I/O channel
+    return np.concatenate([A.total_resources(A.infra_units(ctx)).as_array(), ch])
+
+
+def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[Space, dict]:
+    sets = all_options(ctx, A.Probes.of(w.probed), w.list_sizes, budget.limits())
+    raw = int(np.prod([max(1, s.raw) for s in sets.values()]))
+    counts = {g: {"enumerated": s.raw, "fit": len(s)} for g, s in sets.items()}
+    pruned = {g: prune(s) for g, s in sets.items()}
+    for g, s in pruned.items():
+        counts[g]["kept"] = len(s)
+    space = Space(key, pruned, infra_vector(ctx, budget), raw)
+    space.floors = {g: s.floor for g, s in sets.items()}
+    return space, counts
+
+
+def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
+    """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
+    next channels of their group (PE p on the pq channel p * C // P), then a tiered design's fast
+    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids and
+    BuildLUT's centroid copy follow in group 0."""
+    nxt = {m.kind: 0 for m in ctx.memories}
+    first = ctx.memories[0].kind
+
+    def take(kind: str) -> int:
+        ch = nxt[kind]
+        nxt[kind] += 1
+        return ch
+
+    out = [ChannelUse(first, take(first), "io")]
+    pq = stages.pq_dist
+    for c in range(pq.channels):
+        pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+        out.append(ChannelUse(pq.memory, take(pq.memory), "pq_codes", pes))
+    if pq.tiers is not None:  # the fast tier's channels, paired with the PQ channels above
+        nxt.setdefault(pq.tiers.memory, 0)
+        for c in range(pq.tiers.channels):
+            pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+            out.append(ChannelUse(pq.tiers.memory, take(pq.tiers.memory), "pq_hot", pes))
+    out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
+    out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
+    return tuple(out)
+
+
+def materialize(space: Space, w: Workload, ctx: A.Context, pick: dict[str, int], budget: Budget, clock_mhz: float) -> DesignPoint | None:
+    """The complete design of one combination, or None when it fails the SLR assignment."""
+    cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
+    stages = Stages(
+        opq=cfg["opq"][0], ivf_dist=cfg["front"][0], sel_cells=cfg["front"][1],
+        build_lut=cfg["lut"][0], pq_dist=cfg["back"][0], sel_k=cfg["back"][1],
+    )
+    units = A.design_units(ctx, stages)
+    slr = assign_slrs(units, budget)
+    if slr is None:
+        return None
+    timings = A.stage_timings(ctx, stages, A.Probes.of(w.probed))
+    channels: dict[str, int] = {}
+    for ch in memory_plan(ctx, stages):
+        channels[ch.memory] = channels.get(ch.memory, 0) + 1
+    return DesignPoint(w, ctx, stages, timings, units, A.total_resources(units), channels, slr, clock_mhz)
+
+
+def _points(rows: np.ndarray, spaces, workloads, contexts, budget, clock) -> list[DesignPoint]:
+    out = []
+    for key, left, back in rows[:, :3].astype(np.int64):
+        space = spaces[key]
+        p = materialize(space, workloads[key], contexts[key], decode(space, left, back), budget, clock)
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def pareto_points(points: list[DesignPoint]) -> list[DesignPoint]:
+    """Designs no other design beats on both QPS and LUT, by increasing LUT."""
+    out, best = [], None
+    for p in sorted(points, key=DesignPoint.sort_key):
+        if best is None or p.resources.lut < best:
+            out.append(p)
+            best = p.resources.lut
+    return sorted(out, key=lambda p: p.resources.lut)
+
+
+def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, util: float = 0.6, top: int = 5,
+        unreachable: list[dict] | None = None, slo: Slo | None = None, load_qps: float | None = None,
+        tiers: bool = False) -> Outcome:
+    """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
+    the designs are the highest-throughput ones whose tail latency meets it; every kept design
+    carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
+    `tiers`, every top design also gets the memory-tier choice of `fanns.model.ivfpq.skew.tier_choices`
+    (hot lists in the UltraRAM the budget leaves or in another memory group; `fanns.model.ivfpq.report`
+    writes the best memory-group option as design_tiered.yaml, which the RTL generator builds)."""
+    if top < 1:
+        raise FannsError(f"--top {top}: must be at least 1")
+    if clock_mhz <= 0:
+        raise FannsError(f"clock {clock_mhz} MHz must be positive")
+    if load_qps is None and slo is not None:
+        load_qps = slo.load_qps
+    if load_qps is not None and not load_qps > 0:
+        raise FannsError(f"load {load_qps} QPS must be positive")
+    start = time.perf_counter()
+    budget = Budget.from_board(board, util)
+    outcome = Outcome(goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps)
+    if not workloads:
+        outcome.explain = _unreachable_text(goal, outcome.unreachable)
+        return outcome
+    contexts = [context(w, board, clock_mhz) for w in workloads]
+    spaces = []
+    for key, (w, ctx) in enumerate(zip(workloads, contexts)):
+        space, counts = build_space(key, w, ctx, budget)
+        spaces.append(space)
+        outcome.option_counts[w.label()] = counts
+
+    sequences: dict = {}  # `DesignPoint.settle`'s cache
+
+    def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
+        """The fastest `limit` points that meet the SLO (latency attached), and how many faster
+        ones missed it. With a `limit`, points are settled (`DesignPoint.settle`) in the order
+        of their stage-model bound; once `limit` are kept, a point whose bound exceeds the
+        slowest kept one's cycles cannot enter (branch and bound: the sequence model runs only
+        where it can change the ranking). Without one (the Pareto front, ~100 designs) the
+        stage model ranks, except for designs already settled."""
+        kept, missed = [], []
+        for p in sorted(points, key=DesignPoint.bound_key):
+            if limit is not None and len(kept) >= limit and p.stage_cycles > kept[-1].cycles:
+                break
+            if limit is not None:
+                p.settle(sequences)
+            annotate_latency(p, load_qps)
+            if slo is None or slo.met(p):
+                kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
+            else:
+                missed.append(p)
+        return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
+
+    def stable(rows: np.ndarray) -> np.ndarray:
+        # a design slower than the load queues without bound (its tandem is no faster than its stages)
+        return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
+
+    pool = max(8 * top, 64)
+    while True:
+        result = search(spaces, budget.vector(), pool)
+        rows = stable(result.pool)
+        fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz)
+        points, missed = keep(fitting, top)
+        # the pool holds every design whose stage bound is below its last row's; a kept design
+        # slower than that could be beaten by one outside the pool
+        enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
+        if enough or len(result.pool) < pool or len(rows) < len(result.pool):
+            break
+        if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
+            break
+        pool *= 8
+    outcome.result = result
+    outcome.slo_rejected = missed
+    outcome.top = points
+    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))[0]
+    outcome.pareto = pareto_points(front + points)
+    if tiers:
+        from fanns.model.ivfpq.skew import tier_choices
+
+        outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
+    if not outcome.top:
+        if fitting and slo is not None:
+            outcome.explain = _slo_text(slo, fitting)
+        elif len(result.pool) and load_qps is not None:
+            fastest = clock_mhz * 1e6 / result.pool[0, 3]
+            outcome.explain = [
+                f"the load {load_qps:,.0f} QPS exceeds the throughput of every design that fits (the fastest: {fastest:,.0f} QPS)",
+                "lower --load, or choose a lower recall goal or a larger board",
+            ]
+        else:
+            outcome.explain = _no_fit_text(spaces, workloads, contexts, budget, result)
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _slo_text(slo: Slo, fitting: list[DesignPoint]) -> list[str]:
+    closest = min(fitting, key=lambda p: (slo.observed(p), p.sort_key()))
+    got = slo.observed(closest)
+    seen = f"{got:,.1f} us" if np.isfinite(got) else "unbounded (the load exceeds every design's throughput)"
+    return [
+        f"none of the {len(fitting)} fastest fitting design(s) meets the SLO {slo.text()}",
+        f"the lowest P{slo.percentile} found: {seen} ({closest.workload.label()}, {closest.qps:,.0f} QPS)",
+        "relax the SLO, lower the load, or choose a lower recall goal (fewer probes per query)",
+    ]
+
+
+def _unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
+    if not unreachable:
+        return [f"no index to evaluate for {goal}"]
+    best = max(unreachable, key=lambda u: (u.get("best_recall") or 0.0))
+    return [
+        f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
+        f"({best['index']} at nprobe {best.get('best_nprobe')})",
+        "try a larger m, OPQ, more cells (nlist), or a lower goal",
+    ]
+
+
+def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget: Budget, result: Result) -> list[str]:
+    lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
+    for space, w, ctx in zip(spaces, workloads, contexts):
+        empty = [g for g in GROUPS if len(space.sets[g]) == 0]
+        if "back" in empty:
+            need = int(w.n * (w.m + 4))
+            cap = sum(m.capacity_bytes * m.count for m in ctx.memories)
+            if need > cap:
+                lines.append(f"{w.label()}: the index needs about {need / 2**30:.2f} GiB of codes and ids, the board holds {cap / 2**30:.2f} GiB")
+                continue
+        lower = space.infra + sum(space.floors[g] for g in GROUPS)
+        over = overflow_text(lower, budget)
+        if over:
+            lines.append(f"{w.label()}: even the smallest design is too large; binding: " + "; ".join(over))
+    if len(lines) == 1 and result.min_overflow is not None:
+        lines.append("every resource fits on its own but not together; the closest design: " + "; ".join(overflow_text(result.min_overflow, budget)))
+    if len(lines) == 1 and len(result.pool):
+        lines.append("designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)")
+    return lines
+
+
+def kinds_dict(r: Resources) -> dict[str, float]:
+    return {k: round(v, 1) for k, v in zip(KINDS, r.as_tuple())}

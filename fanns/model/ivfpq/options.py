@@ -1,0 +1,289 @@
+"""Every valid implementation of each IVF-PQ stage for one workload, as arrays for the search.
+
+Stages that share a parameter are enumerated together, so each group is independent of the
+others and a design is one option per group:
+
+* `opq`   — the OPQ PE's lanes (or nothing, for an index without OPQ);
+* `front` — IVFDist (PE count, lanes, centroid storage) with SelCells (architecture over
+  z = IVFDist PEs streams, s = nprobe);
+* `lut`   — BuildLUT (PE count, lanes, where the probed centroids come from);
+* `back`  — PQDist (PE count, memory group and channel count, LUT double buffering) with SelK
+  (architecture over z = PQDist PEs streams, s = K).
+
+Each option carries the stage configurations the generators consume, its mean cycles per query
+per stage, its latency, its resources (from `fanns.model.ivfpq.stages`'s unit inventories, i.e. the PE
+library) and the memory channels it occupies per board memory group. Options that are provably
+no better than another option of the same group are never generated: a PE count whose slowest
+PE does the same work as a smaller count (IVFDist, BuildLUT), and a channel count whose busiest
+channel serves as many PEs as a smaller count (PQDist). Options that cannot be placed at all —
+over the budget on their own, or with one instance (a PE, a memory block, a reader) larger than
+every SLR's room — are left out too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fanns.model.ivfpq import stages as A
+from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
+from fanns.errors import FannsError
+from fanns.resources import KINDS, Resources
+
+MAX_PES = 1024
+"""Upper bound on the PE count of one stage (beyond any board's resources for these PEs)."""
+GROUPS = ("opq", "front", "lut", "back")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one option may use on its own: the total budget, the memory channels per board memory
+    group, and each SLR's room (every instance must fit some SLR)."""
+
+    total: Resources
+    channels: tuple[int, ...]
+    slr_rooms: np.ndarray  # [SLRs, 5]
+
+    def instances_fit(self, units: list[A.Unit]) -> bool:
+        for u in units:
+            if not (u.each.as_array()[None, :] <= self.slr_rooms + 1e-9).all(1).any():
+                return False
+        return True
+
+
+@dataclass
+class OptionSet:
+    """The options of one group, aligned arrays (see the module docstring)."""
+
+    group: str
+    stages: tuple[str, ...]
+    configs: list[tuple]
+    cycles: np.ndarray  # [n, len(stages)] mean cycles per query of each stage
+    latency: np.ndarray  # [n]
+    res: np.ndarray  # [n, 5] (KINDS order)
+    channels: np.ndarray  # [n, G] channels per board memory group
+    details: list[dict]
+    raw: int
+    floor: np.ndarray  # [5 + G] least of each resource / channel count over all configurations offered
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    def take(self, idx: np.ndarray) -> OptionSet:
+        idx = np.asarray(idx, dtype=np.int64)
+        return OptionSet(
+            self.group, self.stages, [self.configs[i] for i in idx], self.cycles[idx], self.latency[idx],
+            self.res[idx], self.channels[idx], [self.details[i] for i in idx], self.raw, self.floor,
+        )
+
+
+class _Builder:
+    """Collects a group's options; `offer` keeps those within the limits and tracks, over every
+    configuration offered, the least amount of each resource (for "nothing fits" reports)."""
+
+    def __init__(self, group: str, stages: tuple[str, ...], limits: Limits):
+        self.group, self.stages, self.limits = group, stages, limits
+        self.configs, self.cycles, self.latency, self.res, self.channels, self.details = [], [], [], [], [], []
+        self.floor = np.full(len(KINDS) + len(limits.channels), np.inf)
+        self.raw = 0
+
+    def offer(self, configs: tuple, cycles: list[float], latency: float, res: Resources, channels: dict[int, int],
+              detail: dict, placeable: bool = True) -> bool:
+        ch = [0] * len(self.limits.channels)
+        for g, n in channels.items():
+            ch[g] += n
+        self.floor = np.minimum(self.floor, np.concatenate([res.as_array(), np.asarray(ch, dtype=np.float64)]))
+        if not placeable or not res.fits(self.limits.total) or any(c > b for c, b in zip(ch, self.limits.channels)):
+            return False
+        self.configs.append(configs)
+        self.cycles.append(cycles)
+        self.latency.append(latency)
+        self.res.append(res.as_tuple())
+        self.channels.append(ch)
+        self.details.append(detail)
+        return True
+
+    def build(self) -> OptionSet:
+        n, s = len(self.configs), len(self.stages)
+        floor = np.where(np.isfinite(self.floor), self.floor, 0.0)
+        return OptionSet(
+            self.group, self.stages, self.configs,
+            np.array(self.cycles, dtype=np.float64).reshape(n, s),
+            np.array(self.latency, dtype=np.float64).reshape(n),
+            np.array(self.res, dtype=np.float64).reshape(n, len(KINDS)),
+            np.array(self.channels, dtype=np.int64).reshape(n, len(self.limits.channels)),
+            self.details, max(self.raw, n), floor,
+        )
+
+
+def _valid(make) -> object | None:
+    try:
+        return make()
+    except FannsError:
+        return None
+
+
+def distinct_counts(work: int, limit: int) -> list[int]:
+    """The smallest P for every distinct ceil(work / P), P in 1..limit."""
+    out, last = [], None
+    for p in range(1, max(1, min(limit, work)) + 1):
+        c = -(-work // p)
+        if c != last:
+            out.append(p)
+            last = c
+    return out
+
+
+def _grows_past(res: Resources, budget: Resources) -> bool:
+    """Logic (LUT, FF, DSP) grows with a stage's PE count: past the budget, larger counts are too."""
+    return res.lut > budget.lut or res.ff > budget.ff or res.dsp > budget.dsp
+
+
+def _selections(ctx: A.Context, stage: str, z: int, s: int, key_bits: int, limits: Limits, grown: set) -> list:
+    """(stage config, units, resources) of every selection architecture valid for z streams and s
+    results. Selection PEs grow with z: an architecture past the budget at some z is not tried
+    at larger z (`grown` remembers it)."""
+    out = []
+    for arch, params in A.selectors_for(stage):
+        key = (arch, tuple(sorted(params.items())))
+        if key in grown:
+            continue
+        sel = _valid(lambda: A.select_stage(arch, z, s, key_bits, params))
+        if sel is None:
+            continue
+        units = A.select_units(ctx, stage, sel)
+        res = A.total_resources(units)
+        if _grows_past(res, limits.total):
+            grown.add(key)
+            continue
+        out.append((sel, units, res))
+    return out
+
+
+def opq_options(ctx: A.Context, limits: Limits) -> OptionSet:
+    b = _Builder("opq", ("opq",), limits)
+    if not ctx.opq:
+        b.offer((None,), [0.0], 0.0, Resources(), {}, {})
+        return b.build()
+    for lanes in A.LANE_CHOICES:
+        st = OpqStage(lanes)
+        b.raw += 1
+        if _valid(lambda: A.opq_pe(ctx, st)) is None:
+            continue
+        t = A.opq_timing(ctx, st)
+        units = A.opq_units(ctx, st)
+        b.offer((st,), [t.interval], t.latency, A.total_resources(units), {}, {}, limits.instances_fit(units))
+    return b.build()
+
+
+def front_options(ctx: A.Context, limits: Limits) -> OptionSet:
+    b = _Builder("front", ("ivf_dist", "sel_cells"), limits)
+    selectors = A.selectors_for("sel_cells")
+    for storage in IVF_STORAGES:
+        for lanes in A.LANE_CHOICES:
+            if _valid(lambda: A.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:
+                continue
+            b.raw += min(ctx.nlist, MAX_PES) * len(selectors)
+            grown: set = set()
+            for pes in distinct_counts(ctx.nlist, MAX_PES):
+                n_ch = A.ivf_stream_channels(ctx, pes, lanes)[0] if storage == "stream" else 0
+                st = IvfDistStage(pes, lanes, storage, n_ch)
+                ivf_units = A.ivf_units(ctx, st)
+                ivf_res = A.total_resources(ivf_units)
+                if _grows_past(ivf_res, limits.total):
+                    b.offer((st, None), [0.0, 0.0], 0.0, ivf_res, {0: n_ch}, {}, False)
+                    break
+                ivf_t = A.ivf_timing(ctx, st)
+                for sel, sel_units, sel_res in _selections(ctx, "sel_cells", pes, ctx.nprobe, ctx.fmt.ivf_key_bits, limits, grown):
+                    sel_t = A.sel_cells_timing(ctx, sel, st)
+                    b.offer((st, sel), [ivf_t.interval, sel_t.interval], ivf_t.latency + sel_t.latency,
+                            ivf_res + sel_res, {0: n_ch}, {}, limits.instances_fit(ivf_units + sel_units))
+    return b.build()
+
+
+def lut_options(ctx: A.Context, limits: Limits) -> OptionSet:
+    b = _Builder("lut", ("build_lut",), limits)
+    for store in LUT_CENTROID_STORES:
+        for lanes in A.LANE_CHOICES:
+            n_ch = 1 if store == "memory" else 0
+            if _valid(lambda: A.lut_pe(ctx, BuildLutStage(1, lanes, store, n_ch))) is None:
+                continue
+            b.raw += ctx.nprobe
+            for pes in distinct_counts(ctx.nprobe, MAX_PES):
+                st = BuildLutStage(pes, lanes, store, n_ch)
+                units = A.lut_units(ctx, st)
+                res = A.total_resources(units)
+                t = A.lut_timing(ctx, st)
+                b.offer((st,), [t.interval], t.latency, res, {0: n_ch}, t.detail, limits.instances_fit(units))
+                if not res.fits(limits.total):  # every resource of this stage grows with P
+                    break
+    return b.build()
+
+
+def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limits: Limits) -> OptionSet:
+    """PQDist x SelK options from the measured probes and all list sizes.
+
+    The stage's resources are linear in the channel count (one AXI reader per channel), so they
+    are computed once per PE count; `tests/model/test_dse.py` checks them against `pq_units`."""
+    b = _Builder("back", ("pq_dist", "sel_k"), limits)
+    for g, mem in enumerate(ctx.memories):
+        free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
+        reader = A.pe_unit(ctx, "pq_dist", "code_reader", A.channel_reader(mem.port_bits)).each
+        packing = A.Packing(ctx.m, mem.port_bits)
+        grown, grown_sel = set(), set()
+        for pes in range(1, MAX_PES + 1):
+            base = {}
+            for db in (True, False):
+                if db in grown:
+                    continue
+                st = PqDistStage(pes, db, mem.kind, 1, mem.port_bits)
+                units = A.pq_units(ctx, st)
+                res = A.total_resources(units)
+                if not res.fits(limits.total):  # every resource of this stage grows with P
+                    b.offer((st, None), [0.0, 0.0], 0.0, res, {g: 1}, {}, False)
+                    grown.add(db)
+                    continue
+                base[db] = (res, limits.instances_fit(units), A.pq_pe(ctx, st))
+            if not base:
+                break
+            shares = A.pq_shares(ctx.m, probes, pes, mem.port_bits)
+            share_beats = int(packing.beats(list_sizes, pes).sum())
+            sels = [
+                (sel, sel_res, limits.instances_fit(sel_units))
+                for sel, sel_units, sel_res in _selections(ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel)
+            ]
+            for db, (one, placeable, pe) in base.items():
+                work = A.pq_work(shares, pe)
+                b.raw += min(pes, free) * len(sels)
+                stages, last_busiest = [], None
+                for n_ch in range(1, min(pes, free) + 1):
+                    busiest = -(-pes // n_ch)
+                    if busiest == last_busiest:
+                        continue
+                    last_busiest = busiest
+                    if A.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
+                        continue
+                    stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits))
+                if not stages or not sels:
+                    continue
+                # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
+                sel_cycles = A.sel_k_intervals_many([(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
+                                                    work, pe, mem.beats_per_cycle).mean(1).reshape(len(stages), len(sels))
+                for st, row in zip(stages, sel_cycles):
+                    busiest = max(st.pes_per_channel())
+                    interval, latency, compute, memory = A.pq_timing_from_work(work, busiest, mem.beats_per_cycle)
+                    detail = {"compute_cycles": compute, "memory_cycles": memory}
+                    for (sel, sel_res, sel_fit), sel_interval in zip(sels, row):
+                        b.offer((st, sel), [interval, float(sel_interval)], latency + A._latency(A.selector_pe(sel)),
+                                one + reader * (st.channels - 1) + sel_res, {g: st.channels}, detail, placeable and sel_fit)
+    return b.build()
+
+
+def all_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limits: Limits) -> dict[str, OptionSet]:
+    """The four option groups of one workload, each restricted to options within `limits`."""
+    return {
+        "opq": opq_options(ctx, limits),
+        "front": front_options(ctx, limits),
+        "lut": lut_options(ctx, limits),
+        "back": back_options(ctx, probes, list_sizes, limits),
+    }

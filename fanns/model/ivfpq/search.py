@@ -1,0 +1,260 @@
+"""The vectorised design search: every index x every combination of stage options, in numpy.
+
+A design is one option of each group (`fanns.model.ivfpq.options`: opq, front, lut, back) for
+one workload. Its throughput is clock / max of the groups' stage cycles (Eq. 6.3/6.4), its
+resources the sum of the groups' plus the infrastructure (Eq. 6.2), and it is valid when that
+sum — resources and memory channels of every board memory group — fits the budget.
+
+How the search stays fast and exact:
+
+1. Within a group, an option no better than another in every respect (cycles, every resource,
+   every channel count) is dropped (`pareto_rows`): any design using it is matched by the same
+   design with the dominating option, at no lower throughput and no higher cost.
+2. opq x lut are combined and pruned the same way; those pairs x front form the `left` rows.
+3. `left` x back is evaluated by broadcasting in chunks: max of cycles, per-resource sums and the
+   budget test, one element per combination (`Search.evaluated` counts them).
+4. Of the valid combinations it keeps the best `pool` by (cycles, LUT, channels) — the order of
+   the result: highest QPS first, ties broken by fewer LUTs, then fewer memory channels — and
+   the Pareto front of (cycles, LUT) over all of them.
+
+Designs that are dominated are therefore not in the top list or the Pareto set (they are never
+better than a design that is).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fanns.model.ivfpq.options import GROUPS, OptionSet
+
+CHUNK_ELEMENTS = 1 << 21
+"""Combinations evaluated per numpy step (memory stays a few tens of MB)."""
+
+
+def cost_matrix(opt: OptionSet) -> np.ndarray:
+    """[n, 1 + 5 + G]: the group's bottleneck cycles, resources, channels (all to be minimised)."""
+    return np.column_stack([opt.cycles.max(1), opt.res, opt.channels.astype(np.float64)])
+
+
+def pareto_rows(cost: np.ndarray, block: int = 256) -> np.ndarray:
+    """Indices (ascending) of the rows of `cost` no other row dominates (<= everywhere; of equal
+    rows the first is kept)."""
+    n = cost.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(cost.T[::-1])
+    sorted_cost = cost[order]
+    kept: list[np.ndarray] = []
+    kept_rows = np.zeros((0, cost.shape[1]))
+    for start in range(0, n, block):
+        blk = sorted_cost[start : start + block]
+        alive = np.ones(len(blk), dtype=bool)
+        if len(kept_rows):
+            alive &= ~(kept_rows[None, :, :] <= blk[:, None, :]).all(-1).any(-1)
+        # Within the block, lexicographic order puts every dominator before what it dominates.
+        le = (blk[None, :, :] <= blk[:, None, :]).all(-1)  # le[i, j]: row j <= row i
+        le &= np.tri(len(blk), k=-1, dtype=bool)  # only earlier rows j < i
+        alive &= ~le.any(1)
+        if alive.any():
+            kept.append(order[start : start + block][alive])
+            kept_rows = np.concatenate([kept_rows, blk[alive]])
+    return np.sort(np.concatenate(kept)) if kept else np.zeros(0, dtype=np.int64)
+
+
+def prune(opt: OptionSet) -> OptionSet:
+    return opt.take(pareto_rows(cost_matrix(opt)))
+
+
+@dataclass
+class Space:
+    """One workload's option groups (already fitted to the budget and pruned) and its fixed
+    infrastructure cost; `raw` is the size of the design space before any pruning."""
+
+    key: int
+    sets: dict[str, OptionSet]
+    infra: np.ndarray  # [5 + G]
+    raw: int
+    left: dict = field(default_factory=dict)
+    floors: dict = field(default_factory=dict)  # group -> least resources over all its configurations
+
+
+def _pairs(a: OptionSet, b: OptionSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ia, ib, cost) of all pairs of two groups, cost as in `cost_matrix`, Pareto-pruned."""
+    ca, cb = cost_matrix(a), cost_matrix(b)
+    ia, ib = np.meshgrid(np.arange(len(a)), np.arange(len(b)), indexing="ij")
+    ia, ib = ia.ravel(), ib.ravel()
+    cost = ca[ia] + cb[ib]
+    cost[:, 0] = np.maximum(ca[ia, 0], cb[ib, 0])
+    keep = pareto_rows(cost)
+    return ia[keep], ib[keep], cost[keep]
+
+
+@dataclass
+class Result:
+    """The pool of best combinations and the (cycles, LUT) Pareto front, as rows
+    [space, left row, back row, cycles, lut, channels]."""
+
+    pool: np.ndarray
+    front: np.ndarray
+    evaluated: int
+    raw: int
+    seconds: float
+    min_overflow: np.ndarray | None = None  # [5 + G] usage of the combination closest to fitting
+
+
+class Search:
+    """Evaluates spaces against one budget vector (see the module docstring)."""
+
+    def __init__(self, budget: np.ndarray, pool: int = 64):
+        self.budget = np.asarray(budget, dtype=np.float64)
+        self.pool_size = pool
+        self.pool = np.zeros((0, 6))
+        self.front = np.zeros((0, 6))
+        self.evaluated = 0
+        self.raw = 0
+        self.closest: tuple[float, np.ndarray] | None = None
+
+    # -- left rows: opq x lut pairs x front ----------------------------------------------------
+    def _left(self, space: Space) -> None:
+        s = space.sets
+        io, il, pair_cost = _pairs(s["opq"], s["lut"])
+        self.evaluated += len(s["opq"]) * len(s["lut"])
+        cf = cost_matrix(s["front"])
+        ip, ifr = np.meshgrid(np.arange(len(io)), np.arange(len(cf)), indexing="ij")
+        ip, ifr = ip.ravel(), ifr.ravel()
+        cost = pair_cost[ip] + cf[ifr]
+        cost[:, 0] = np.maximum(pair_cost[ip, 0], cf[ifr, 0])
+        cost[:, 1:] += space.infra
+        ok = (cost[:, 1:] <= self.budget).all(1)
+        self.evaluated += len(cost)
+        space.left = {"opq": io[ip[ok]], "lut": il[ip[ok]], "front": ifr[ok], "cost": cost[ok], "all": cost if not ok.any() else cost[:0]}
+
+    def add(self, space: Space) -> None:
+        self.raw += space.raw
+        self._left(space)
+        left = space.left["cost"]
+        back = cost_matrix(space.sets["back"])
+        if len(back) == 0:
+            return
+        if len(left) == 0:  # nothing fits: remember how close the combinations came
+            every, step = space.left["all"], max(1, CHUNK_ELEMENTS // len(back))
+            for start in range(0, len(every), step):
+                self._track_closest(every[start : start + step], back)
+            return
+        rows = max(1, CHUNK_ELEMENTS // len(back))
+        start = 0
+        while start < len(left):
+            # a small first chunk seeds the pool and the front, so later chunks filter cheaply
+            step = min(rows, 16) if len(self.pool) == 0 else rows
+            self._evaluate(space.key, start, left[start : start + step], back)
+            start += step
+
+    def _evaluate(self, key: int, offset: int, left: np.ndarray, back: np.ndarray) -> None:
+        self.evaluated += len(left) * len(back)
+        ok = np.ones((len(left), len(back)), dtype=bool)
+        for r in range(len(self.budget)):
+            ok &= (left[:, None, 1 + r] + back[None, :, 1 + r]) <= self.budget[r]
+        if not ok.any():
+            self._track_closest(left, back)
+            return
+        by_back = left[:, None, 0] <= back[None, :, 0]  # the combination runs at the back option's cycles
+        cyc = np.where(by_back, back[None, :, 0], left[:, None, 0])
+        lut = left[:, None, 1] + back[None, :, 1]
+        # Front candidates: per distinct cycles value (a left row's or a back option's), the
+        # valid combination with the fewest LUTs — no sort over all combinations needed.
+        lut_ok = np.where(ok, lut, np.inf)
+        col = np.where(by_back, lut_ok, np.inf)
+        row = np.where(by_back, np.inf, lut_ok)
+        ci, rj = col.argmin(0), row.argmin(1)
+        li = np.concatenate([ci, np.arange(len(left))])
+        bi = np.concatenate([np.arange(len(back)), rj])
+        found = np.isfinite(lut_ok[li, bi])
+        self._merge_front(self._rows(key, offset, left, back, li[found], bi[found], cyc, lut))
+        # Pool candidates: no worse than the pool's last entry and than this chunk's n-th best cycles.
+        n = self.pool_size
+        valid = cyc[ok]
+        if len(valid) > n:
+            ok &= cyc <= np.partition(valid, n - 1)[n - 1]
+        if len(self.pool) >= n:
+            c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
+            ok &= (cyc < c_lim) | ((cyc == c_lim) & (lut <= l_lim))
+        li, bi = np.nonzero(ok)
+        if len(li):
+            self._merge_pool(self._rows(key, offset, left, back, li, bi, cyc, lut))
+
+    @staticmethod
+    def _rows(key, offset, left, back, li, bi, cyc, lut) -> np.ndarray:
+        chans = left[li, 6:].sum(1) + back[bi, 6:].sum(1)
+        return np.column_stack([np.full(len(li), key, dtype=np.float64), li + offset, bi, cyc[li, bi], lut[li, bi], chans])
+
+    def _track_closest(self, left: np.ndarray, back: np.ndarray) -> None:
+        """Remember the combination whose worst resource ratio is smallest (for explanations)."""
+        if self.pool.shape[0]:
+            return
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.full((len(left), len(back)), 0.0)
+            for r in range(len(self.budget)):
+                use = left[:, None, 1 + r] + back[None, :, 1 + r]
+                b = self.budget[r]
+                ratio = np.maximum(ratio, np.where(b > 0, use / b, np.where(use > 0, np.inf, 0.0)))
+        i, j = np.unravel_index(int(np.argmin(ratio)), ratio.shape)
+        if self.closest is None or ratio[i, j] < self.closest[0]:
+            self.closest = (float(ratio[i, j]), left[i, 1:] + back[j, 1:])
+
+    def _merge_pool(self, rows: np.ndarray) -> None:
+        n = self.pool_size
+        if len(self.pool) >= n:
+            c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
+            rows = rows[(rows[:, 3] < c_lim) | ((rows[:, 3] == c_lim) & (rows[:, 4] <= l_lim))]
+        if len(rows) > n:  # only the n best by cycles (then LUT) can enter: select before sorting
+            kth = np.partition(rows[:, 3], n - 1)[n - 1]
+            rows = rows[rows[:, 3] <= kth]
+            tied = rows[:, 3] == kth
+            need = n - int((~tied).sum())
+            if tied.sum() > need:
+                l_kth = np.partition(rows[tied, 4], need - 1)[need - 1]
+                rows = rows[~tied | (rows[:, 4] <= l_kth)]
+        if len(rows) == 0:
+            return
+        merged = np.concatenate([self.pool, rows])
+        order = np.lexsort((merged[:, 2], merged[:, 1], merged[:, 0], merged[:, 5], merged[:, 4], merged[:, 3]))
+        self.pool = merged[order[:n]]
+
+    @staticmethod
+    def _front_of(rows: np.ndarray) -> np.ndarray:
+        rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0], rows[:, 5], rows[:, 4], rows[:, 3]))]
+        running = np.minimum.accumulate(rows[:, 4])
+        keep = np.ones(len(rows), dtype=bool)
+        keep[1:] = rows[1:, 4] < running[:-1]
+        return rows[keep]
+
+    def _merge_front(self, rows: np.ndarray) -> None:
+        if len(self.front):
+            pos = np.searchsorted(self.front[:, 3], rows[:, 3], side="right") - 1
+            best = np.where(pos >= 0, self.front[np.maximum(pos, 0), 4], np.inf)
+            rows = rows[rows[:, 4] < best]
+        if len(rows):
+            self.front = self._front_of(np.concatenate([self.front, rows]))
+
+    def result(self, seconds: float) -> Result:
+        return Result(self.pool, self.front, self.evaluated, self.raw, seconds, None if self.closest is None else self.closest[1])
+
+
+def search(spaces: list[Space], budget: np.ndarray, pool: int = 64) -> Result:
+    """Evaluate every space; the pool holds the `pool` best valid combinations."""
+    start = time.perf_counter()
+    s = Search(budget, pool)
+    for space in spaces:
+        s.add(space)
+    return s.result(time.perf_counter() - start)
+
+
+def decode(space: Space, left_row: int, back_row: int) -> dict[str, int]:
+    """Option index per group of one combination."""
+    left = space.left
+    return {"opq": int(left["opq"][left_row]), "front": int(left["front"][left_row]), "lut": int(left["lut"][left_row]), "back": back_row}
+
+
+__all__ = ["GROUPS", "Result", "Search", "Space", "cost_matrix", "decode", "pareto_rows", "prune", "search"]

@@ -1,0 +1,161 @@
+"""SelK fed by the PQDist PEs: the cycles per query of the two as one coupled machine.
+
+Why: a selection PE's own `interval(n)` assumes streams that deliver n keys at one per cycle
+whenever it lets them. In the accelerator its streams are the PQDist PEs, and SelK's level-1
+queues refuse a stream's next query until level 2 has collected them (`Hpq.stream_restart`), so
+the PE behind a held stream stalls: its scan of the next query cannot overlap SelK's level-2
+work beyond what the buffers between them hold. The PEs are also tied to each other: the PEs of
+one channel share its feeder (two-entry FIFOs, so none runs ahead of another) and all PEs take
+the LUTs through one chain (a LUT word moves on only when every PE has a free bank for it).
+Measured on design k100 of benchmarks/rtl_sim.py (2 PEs on one channel, K = 100): both streams
+restart only when the second does, 4·z·s1 - 1 cycles into the level-2 collection, and end
+together; the old max(PQDist, SelK) model was 32 % low there.
+
+`coupled_intervals` runs, per sample query, the recurrence of that machine for `REPEATS`
+identical queries back to back (the last copy's interval is the steady state):
+
+* the selection PE starts level-2 collection of query r at C_r; the PEs of channel group g
+  (contiguous PEs a..b) may deliver keys of query r+1 from R_g = C_r + restart(b), and each
+  stream's buffers ahead (key FIFO, datapath registers: `slack` keys) take its first keys
+  at any time: item i >= slack of the query is scanned no earlier than R_g - slack + i;
+* LUT c is loaded by every PE at once (the chain): its load starts when the previous one is
+  done and every PE has freed the bank of cell c - banks, and takes 256 cycles
+  (`PqDecode.schedule` otherwise: scan start = max(LUT loaded, previous cell scanned));
+* the group's last key is taken at E_g = max(scan end + D + 1, R_g + items - 1, R_g + feed - 1),
+  where feed is the channel's time for the items its FIFOs could not take while held;
+* C_(r+1) = max(C_r + min_interval, max over groups of E_g - due(a)): level 2 needs stream a's
+  queues settled when it reaches them (`Hpq.stream_due`).
+
+Not modelled: the 32-word chain FIFOs (a leading PE may take that much of a LUT early), LUTs
+arriving late from BuildLUT (its own stage interval), and the interplay of a channel-bound feed
+with LUT waits (the feed is a floor on each query, as in the PQDist stage model). Checked
+against RTL simulation: tests/codegen/test_rtl.py (within 5 %), benchmarks/rtl_sim.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fanns.pe.pq_decode import KSUB, PqDecode
+
+REPEATS = 2
+"""Copies of a query simulated back to back: the first starts cold, the second is steady (its
+LUT loads and scans start where the first copy left them)."""
+
+
+def channel_groups(pes_per_channel: list[int]) -> list[tuple[int, int]]:
+    """(first, last) PE of every channel (contiguous blocks, `PqDistStage.channel_of`)."""
+    out, start = [], 0
+    for n in pes_per_channel:
+        if n:
+            out.append((start, start + n - 1))
+            start += n
+    return out
+
+
+def dominant_groups(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The groups that can set the interval: the last (it restarts last, so its scans set the
+    LUT chain's pace) and the first of each size. Of two groups of one size the later restarts
+    4·s1·(its offset) later and is due as much later, and its last key is no later by more than
+    that (every constraint on it moves at most one cycle per cycle of its restart)."""
+    keep, sizes = [], set()
+    for a, b in groups:
+        if b - a not in sizes:
+            sizes.add(b - a)
+            keep.append((a, b))
+    return keep + ([groups[-1]] if groups[-1] not in keep else [])
+
+
+def coupled_intervals(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray,
+                      slack: int) -> np.ndarray:
+    """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
+    docstring). `sel`: the selection PE (`stream_restart`, `stream_due`, `min_interval`);
+    `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
+    `feed` [nq]: the busiest channel's cycles for a query's items after the hold; `slack`: keys a
+    held stream's buffers take."""
+    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack)[0]
+
+
+def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int) -> np.ndarray:
+    """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE tries
+    every channel count and selection PE for the same PEs: one vectorised recurrence)."""
+    nq = np.asarray(items).shape[0]
+    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS)
+    return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
+
+
+@dataclass(frozen=True)
+class LutSource:
+    """BuildLUT as the producer of the LUTs (`fanns.arch.ivfpq.lut`): `pes` PEs, PE j mod P
+    builds probe j of a query, one LUT every `ii` cycles, the first `latency` cycles after its
+    input; each PE writes into its own FIFO of `fifo_luts` whole LUTs and stalls when it is full."""
+
+    pes: int
+    ii: float
+    latency: float
+    fifo_luts: int
+
+
+def sequence_starts(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray, slack: int,
+                    lut: LutSource, order: np.ndarray) -> np.ndarray:
+    """The cycle at which SelK starts the level-2 collection of each query of `order` (indices
+    into `items` / `feed`), the queries submitted back to back in that order: the recurrence of
+    the module docstring run over the sequence instead of over copies of one query, with the LUTs
+    built by `lut`. `order` [queries] is one sequence, [queries, lanes] as many independent ones
+    (run side by side in one vectorised recurrence); the result has its shape. Differences of
+    these are the accelerator's intervals."""
+    order = np.asarray(order, dtype=np.int64)
+    rounds = list(order.reshape(order.shape[0], -1))
+    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, lut)[:, 0, :].reshape(order.shape)
+
+
+def _recurrence(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int, rounds: list[np.ndarray],
+                lut: LutSource | None = None) -> np.ndarray:
+    """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
+    takes the queries `rounds[r]` (indices into `items`; the same count every round) right
+    after round r-1's, one query per lane. Without `lut` the LUTs are there when a bank is free
+    (the steady state of a query repeated, where BuildLUT's own interval is a separate stage);
+    with it, LUT c of a round is complete no earlier than its BuildLUT PE has built it
+    (`LutSource.ii` after its previous LUT) and no earlier than the PE's FIFO had room for it
+    (the same PE's LUT `fifo_luts` back fully loaded into the PQDist banks)."""
+    n = np.asarray(items, dtype=np.float64)
+    cells = n.shape[1]
+    total = n.sum(1)
+    cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
+    configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
+    width = max(len(groups) for _, groups, _ in configs)
+    # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
+    restart = np.array([[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
+    due = np.array([[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
+    floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
+    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[:, None, :]
+    lanes = (len(configs), len(rounds[0]))
+    start = np.zeros(lanes)
+    ld = np.zeros(lanes)
+    se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, lanes] scan end of their last item
+    built = [np.full(lanes, lut.latency - lut.ii) for _ in range(lut.pes)] if lut else []
+    loaded: list[list[np.ndarray]] = [[] for _ in built]  # per BuildLUT PE: load-done times of its LUTs in its FIFO
+    out = []
+    k = 0
+    for idx in rounds:
+        release = start[:, None, :] + restart
+        for c in range(cells):
+            ls = ld if k < pq.banks else np.maximum(ld, se[-pq.banks].max(1) + 1)
+            ld = ls + KSUB
+            if lut:
+                p = c % lut.pes
+                built[p] = built[p] + lut.ii
+                if len(loaded[p]) == lut.fifo_luts:
+                    built[p] = np.maximum(built[p], loaded[p][0] + 1)
+                ld = np.maximum(ld, built[p] + 1)
+                loaded[p] = (loaded[p] + [ld])[-lut.fifo_luts:]
+            ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
+            last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
+            held = np.where(last >= slack, release - slack + last, -np.inf)
+            se = (se + [np.maximum(ss + n[idx, c] - 1, held)])[-pq.banks:]
+            k += 1
+        end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total[idx] - 1), release + feed[:, :, idx] - 1)
+        start = np.maximum(start + floor, (end - due).max(1))
+        out.append(start)
+    return np.stack(out)

@@ -1,0 +1,116 @@
+"""Cycles per query of a whole IVF-PQ design over a sequence of queries, with its finite buffers.
+
+Why: the stage model (`fanns.model.ivfpq.stages.stage_timings`) prices each stage by its mean interval
+and takes the largest, as if unbounded buffers sat between the stages. Between BuildLUT and
+PQDist there are only a few LUTs of buffer (each BuildLUT PE's FIFO of two LUTs, the PQDist PEs'
+two banks), so when BuildLUT's constant interval and the back end's per-query interval (which
+follows the probed cells' sizes) are close, a query that is quick at the back end cannot bank
+the time for the next slow one: BuildLUT stalls on its full FIFO, and the accelerator runs
+slower than either stage alone. Measured in RTL on IVF16,PQ16 nprobe 1 (one BuildLUT PE at 514
+cycles a LUT; PQDist + SelK 294-901 cycles a query, mean 514): 555.3 cycles per query over 20
+queries where the stage model said 514.3.
+
+`sequence_starts` runs the coupled PQDist-SelK recurrence (`fanns.model.ivfpq.selk`) over the
+queries in their order with BuildLUT as the LUTs' producer (`LutSource`: its PEs, interval,
+FIFOs), so both effects — the coupling of PQDist and SelK and the bounded buffer in front of
+them — are in one recurrence. Two uses:
+
+* `run_interval`: the cycles per query of one run of given queries, as the accelerator's cycle
+  registers measure it (`fanns.sim.ivfpq.rtl.measured_interval`: first to last completion);
+  what the RTL simulations are compared with.
+* `steady_interval`: the long-run cycles per query, over about `STEADY_CELLS` probes of sample
+  queries drawn with replacement (seeded), in independent sequences run side by side (one
+  vectorised recurrence); what the DSE ranks designs by, never below the stage model.
+
+The stages in front of BuildLUT (OPQ, IVFDist, SelCells) take the same cycles for every query
+and the PQ channels have deep buffers (FIFOs, outstanding bursts), so they enter as floors: their
+mean stage intervals.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fanns.model.ivfpq import stages as A
+from fanns.design.ivfpq import BuildLutStage, Stages
+from fanns.model.ivfpq.selk import LutSource, channel_groups
+from fanns.model.ivfpq.selk import sequence_starts as _starts
+
+STEADY_CELLS = 2048
+"""Probes (cells) simulated for `steady_interval` (`steady_shape`); ~40 us of model time each."""
+STEADY_QUERIES = (16, 128)
+"""Queries per sequence of `steady_interval`: at most 128 (further sequences run side by side),
+at least 16 (a long run of few queries when they probe many cells)."""
+WARMUP = 0.1
+"""Fraction of `steady_interval`'s sequence discarded at its start (the empty pipeline)."""
+
+
+def lut_source(ctx: A.Context, st: BuildLutStage) -> LutSource:
+    """The BuildLUT stage as the LUTs' producer: PEs, interval and latency of one LUT (with the
+    centroid fetch when the centroids are in memory), FIFO of `LUT_FIFO_DEPTH` words per PE."""
+    pe = A.lut_pe(ctx, st)
+    extra = A.MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
+    return LutSource(st.pes, float(pe.ii()), float(pe.latency() + extra), A.LUT_FIFO_DEPTH // A.KSUB)
+
+
+def sequence_starts(ctx: A.Context, stages: Stages, probes: A.Probes, order: np.ndarray,
+                    busy: np.ndarray | None = None) -> np.ndarray:
+    """[len(order)] the cycle SelK starts the level-2 collection of each query of `order`
+    (indices into the probes' queries) submitted back to back; `busy` [nq] as in
+    `fanns.model.ivfpq.stages.pq_feed_cycles` (codes from elsewhere than the design's PQ channels)."""
+    st = stages.pq_dist
+    pe = A.pq_pe(ctx, st)
+    work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), pe)
+    ppc = st.pes_per_channel()
+    feed = A.pq_feed_cycles(work, pe, max(ppc), ctx.memory(st.memory).beats_per_cycle, busy)
+    return _starts(A.selector_pe(stages.sel_k), pe, work.shares.items, channel_groups(ppc), feed, A.selk_slack(pe),
+                   lut_source(ctx, stages.build_lut), np.asarray(order, dtype=np.int64))
+
+
+def floors(timings: dict[str, A.StageTiming]) -> float:
+    """The largest mean interval of the stages outside the recurrence (and PQDist's, whose
+    channel-bound part the recurrence takes only per query)."""
+    return max(t.interval for s, t in timings.items() if s not in ("build_lut", "sel_k"))
+
+
+def run_interval(ctx: A.Context, stages: Stages, probes: A.Probes, timings: dict[str, A.StageTiming] | None = None,
+                 busy: np.ndarray | None = None) -> float:
+    """Cycles per query of the probes' queries run once in their order: the span between the
+    first and the last query's level-2 start over the queries in between (the measure of
+    `fanns.sim.ivfpq.rtl.measured_interval`), or a floor stage's interval if larger."""
+    nq = probes.sizes.shape[0]
+    if nq < 2:
+        raise ValueError("a run interval needs at least two queries")
+    starts = sequence_starts(ctx, stages, probes, np.arange(nq), busy)
+    t = timings or A.stage_timings(ctx, stages, probes)
+    return max(float(starts[-1] - starts[0]) / (nq - 1), floors(t))
+
+
+def steady_interval(ctx: A.Context, stages: Stages, probes: A.Probes, timings: dict[str, A.StageTiming] | None = None,
+                    seed: int = 0, sequence: float | None = None) -> float:
+    """Long-run cycles per query for queries like the sample: `steady_sequence`, or a stage's
+    mean interval (`stage_timings`) if larger: the stage model is a lower bound (every stage does
+    all its work), which the DSE's search relies on. `sequence`: `steady_sequence` of these
+    BuildLUT, PQDist and SelK stages when already known (it depends on no other stage)."""
+    t = timings or A.stage_timings(ctx, stages, probes)
+    seq = steady_sequence(ctx, stages, probes, seed) if sequence is None else sequence
+    return max([seq] + [s.interval for s in t.values()])
+
+
+def steady_sequence(ctx: A.Context, stages: Stages, probes: A.Probes, seed: int = 0) -> float:
+    """The sequence model's long-run cycles per query: `steady_shape` independent sequences of
+    sample queries drawn with replacement (seeded), each its mean interval after its warm-up;
+    their mean."""
+    nq, nprobe = probes.sizes.shape
+    queries, lanes = steady_shape(nprobe)
+    order = np.random.default_rng(seed).integers(0, nq, (queries, lanes))
+    starts = sequence_starts(ctx, stages, probes, order)
+    first = int(WARMUP * queries)
+    return float((starts[-1] - starts[first]).mean()) / (queries - 1 - first)
+
+
+def steady_shape(nprobe: int) -> tuple[int, int]:
+    """(queries per sequence, sequences) of `steady_interval`: about `STEADY_CELLS` probes in
+    sequences of `STEADY_QUERIES` queries (fewer, down to its lower end, when many probes)."""
+    lo, hi = STEADY_QUERIES
+    queries = min(hi, max(lo, STEADY_CELLS // nprobe))
+    return queries, max(1, STEADY_CELLS // (queries * nprobe))

@@ -1,0 +1,275 @@
+"""Access skew of IVF lists and skew-aware placement of lists in memory tiers.
+
+Why: a few IVF lists take most of the scanning (RAG serving studies report 59-93 % of accesses
+in the hottest 20 % of lists), so a small fast tier holding the hot lists can carry most of the
+PQ-code traffic. Everything is measured from a query sample (`Workload.cells`: the probed cell
+ids of every sample query), weighted by work (codes scanned = accesses x list size).
+
+Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per
+PE, no sharing, a few cycles of latency), a board memory group (channels shared by the PEs,
+bandwidth and capacity from the board file, the model's memory latency), or host memory over
+PCIe (the board file's `host` link, shared by all PEs, its latency). `place` puts lists in
+the fast tier hottest first (by accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel (memory) capacity lasts; the
+rest stays in the slow tier. `tiered_feed` turns a placement into the per-cell arrival times and
+busiest-channel busy time of `fanns.model.ivfpq.latency.CodeFeed`, so throughput and per-query latency
+come from the same latency model as untiered designs. The two tiers are read in parallel (each
+PE has a reader on both); a cell waits only for its own tier.
+
+Generated tiered designs: a design.yaml may carry `stages.pq_dist.tiers` (`PqTiers`: a memory
+group and the hot list ids, from `place`; `with_tiers` makes one, and `fanns dse --tiers` writes
+`design_tiered.yaml` when the best option is a memory group). The packer then writes the hot
+lists into `pq_hot_<c>` images on one fast channel paired with each PQ channel, the cold ones
+into `pq_codes_<c>`, plus the list->tier table `list_tiers`; the RTL accelerator loads that
+table and sends each probed cell's read to its tier's reader (`fanns.arch.ivfpq.feeder`).
+tests/codegen/test_tiers.py simulates a tiered and an untiered design on a skewed workload with
+the slow tier's memory slower than the fast one's and checks keys bit for bit and the measured
+cycles per query against this model (`cells_feed` with `ram_tier`s of the simulated memories).
+Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier, and tiered
+HLS kernels (the HLS generator refuses tiered designs).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from fanns.model.ivfpq import stages as A
+from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages
+from fanns.boards import Board, load_board
+from fanns.errors import FannsError
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq.workload import Workload
+
+URAM_BYTES = 288 * 1024 // 8
+"""One UltraRAM block: 288 Kb (UG573)."""
+URAM_LATENCY_CYCLES = 3
+"""Read latency of an UltraRAM with its output register and one pipeline register (UG573: the
+cascade adds more; a PE's private URAM column is not cascaded)."""
+HOT_FRACTION = 0.2
+
+
+def _cells(w: Workload) -> np.ndarray:
+    if w.cells is None:
+        raise FannsError(f"{w.label()}: the probed cell ids are not recorded", hint="re-run `fanns explore` (it records probes.npy)")
+    return w.cells
+
+
+def accesses(w: Workload) -> np.ndarray:
+    """[nlist] how many sample queries probe each list."""
+    return np.bincount(_cells(w).ravel(), minlength=w.nlist).astype(np.int64)
+
+
+def profile(w: Workload, points: int = 200) -> dict:
+    """The access distribution of the lists: work (codes scanned) and accesses, hottest lists
+    first, as cumulative shares (at most `points` points), and the share in the hottest 20 %."""
+    acc = accesses(w)
+    work = acc * w.list_sizes
+    order = np.lexsort((np.arange(w.nlist), -work))
+    total_work, total_acc = max(int(work.sum()), 1), max(int(acc.sum()), 1)
+    work_cdf = np.cumsum(work[order]) / total_work
+    acc_cdf = np.cumsum(acc[order]) / total_acc
+    hot = max(1, math.ceil(HOT_FRACTION * w.nlist))
+    take = np.unique(np.linspace(0, w.nlist - 1, min(points, w.nlist)).round().astype(np.int64))
+    return {
+        "label": w.label(),
+        "nlist": w.nlist,
+        "queries": w.queries,
+        "hot20_work_share": round(float(work_cdf[hot - 1]), 6),
+        "hot20_access_share": round(float(np.sort(acc)[::-1][:hot].sum() / total_acc), 6),
+        "list_fraction": [round(float(i + 1) / w.nlist, 6) for i in take],
+        "work_cdf": [round(float(work_cdf[i]), 6) for i in take],
+        "access_cdf": [round(float(acc_cdf[i]), 6) for i in take],
+    }
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One place a PE's share of a list can live (see the module docstring)."""
+
+    name: str
+    capacity_bytes: int  # per PE (uram) or per channel (memory)
+    pes_per_port: int  # PEs sharing one port
+    rate: float  # beats (of the design's PQ port width) per cycle per port
+    latency_cycles: float
+
+
+def uram_tier(blocks: int, pes: int) -> Tier:
+    """`blocks` UltraRAMs spread over `pes` PQDist PEs, one port each at one beat per cycle."""
+    if blocks < pes:
+        raise FannsError(f"{blocks} URAM blocks for {pes} PQDist PEs: each PE needs at least one")
+    return Tier("uram", (blocks // pes) * URAM_BYTES, 1, 1.0, URAM_LATENCY_CYCLES)
+
+
+def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: int, port_bits: int) -> Tier:
+    """`channels` channels of the board's memory group `kind` shared by `pes` PEs (contiguous
+    blocks, as the design assigns them); rate in beats of `port_bits` (the design's PQ port)."""
+    group = next((g for g in board.memory if g.kind == kind), None)
+    if group is None:
+        raise FannsError(f"{board.name} has no memory group {kind!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}")
+    if not 1 <= channels <= group.count:
+        raise FannsError(f"{channels} {kind} channels: {board.name} has {group.count}")
+    bytes_per_cycle = group.bandwidth_gbps * 1e9 / (clock_mhz * 1e6)
+    rate = min(1.0, bytes_per_cycle / (port_bits / 8), A.reader_rate(A.channel_reader(port_bits)))
+    return Tier(kind, group.capacity_bytes, -(-pes // channels), rate, A.MEM_LATENCY_CYCLES)
+
+
+def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
+    """Host memory over PCIe (the board file's `host` figures): one link shared by all `pes` PEs."""
+    if board.host is None:
+        raise FannsError(f"{board.name} has no host link figures", hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file")
+    h = board.host
+    rate = min(1.0, h.bandwidth_gbps * 1e9 / (clock_mhz * 1e6) / (port_bits / 8))
+    return Tier("host", h.capacity_bytes, pes, rate, h.latency_us * clock_mhz)
+
+
+def list_bytes(w: Workload, st) -> np.ndarray:
+    """[nlist] bytes one PE's share of each list takes (codes and ids, whole beats)."""
+    return A.Packing(w.m, st.port_bits).beats(w.list_sizes, st.pes) * (st.port_bits // 8)
+
+
+def ram_tier(name: str, latency: int, rate: float, pes_per_port: int, port_bits: int) -> Tier:
+    """A memory as a simulation bench (or a measurement) gives it: first beat `latency` cycles after
+    a request, at most `rate` beats per cycle, read through the design's AXI reader (which
+    sustains less when the latency exceeds its outstanding window)."""
+    reader = A.channel_reader(port_bits).words_per_cycle(latency)
+    return Tier(name, 0, pes_per_port, min(rate, reader), latency)
+
+
+def place(w: Workload, st, fast: Tier) -> np.ndarray:
+    """[nlist] bool: the lists in the fast tier, hottest (accesses per list) first while they fit
+    (per PE for URAM, per channel — `pes_per_port` PE shares — for memory)."""
+    return place_lists(accesses(w), list_bytes(w, st) * fast.pes_per_port, fast.capacity_bytes)
+
+
+def place_lists(acc: np.ndarray, size: np.ndarray, capacity: int) -> np.ndarray:
+    """`place` on plain arrays: [nlist] accesses and bytes per list in one port of the fast tier."""
+    nlist = len(acc)
+    hot = np.zeros(nlist, dtype=bool)
+    room = capacity
+    for i in np.lexsort((np.arange(nlist), -acc)):
+        if acc[i] == 0:
+            break
+        if size[i] <= room:  # a list too large for what is left is skipped; smaller colder ones may fit
+            hot[i] = True
+            room -= size[i]
+    return hot
+
+
+def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign:
+    """`design` with the lists `hot` ([nlist] bool, e.g. from `place`) on a fast tier of the board
+    memory group `memory`: one channel paired with each PQ channel (`PqTiers`), the channel plan
+    redone (`fanns.model.ivfpq.dse.memory_plan`). PEs and the other stages stay as they are."""
+    from fanns.model.ivfpq.dse import memory_plan
+
+    board = load_board(design.board)
+    if not any(g.kind == memory for g in board.memory):
+        raise FannsError(f"{board.name} has no memory group {memory!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}")
+    st = design.stages.pq_dist
+    tiers = PqTiers(memory, st.channels, tuple(int(i) for i in np.nonzero(hot)[0]))
+    stages = dataclasses.replace(design.stages, pq_dist=dataclasses.replace(st, tiers=tiers))
+    ctx = A.Context(fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
+                    opq=design.index.opq, clock_mhz=design.clock_mhz, memories=A.memories(board, design.clock_mhz), family=board.family)
+    out = dataclasses.replace(design, stages=stages, memory=memory_plan(ctx, stages))
+    out.validate()
+    return out
+
+
+def hit_rate(w: Workload, hot: np.ndarray) -> float:
+    """Share of the sample's work (codes scanned) served from the fast tier."""
+    work = accesses(w) * w.list_sizes
+    return float(work[hot].sum() / max(work.sum(), 1))
+
+
+def tiered_feed(ctx: A.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
+    """Per-cell arrival and busiest-port busy time with hot cells on `fast`, the rest on `slow`."""
+    return cells_feed(ctx, stages, _cells(w), A.Probes.of(w.probed), hot, fast, slow)
+
+
+def cells_feed(ctx: A.Context, stages: Stages, cells: np.ndarray, probes: A.Probes, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
+    """`tiered_feed` for probed `cells` [nq, nprobe] of sizes `probes` (e.g. a simulation's queries)."""
+    beats = L.cell_beats(ctx, stages.pq_dist, probes)
+    in_fast = hot[cells]
+    feeds = [L.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
+             for t, sel in ((fast, in_fast), (slow, ~in_fast))]
+    ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
+    return L.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy))
+
+
+def batch_cycles(times: L.QueryTimes, batch: int, batches: int = 200, seed: int = 0) -> np.ndarray:
+    """Completion of the last query of batches of `batch` sample queries submitted together
+    (the slowest query sets the batch's time), for `batches` seeded random batches."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(batches)
+    for b in range(batches):
+        pick = rng.integers(0, times.queries, batch)
+        out[b] = L.tandem(np.zeros(batch), times.service[:, pick], times.latency[:, pick]).max() + times.io_cycles
+    return out
+
+
+def evaluate(name: str, times: L.QueryTimes, batch: int, extra: dict | None = None) -> dict:
+    alone = L.alone(times)
+    batches = batch_cycles(times, batch) / times.clock_mhz
+    return {
+        "name": name, "qps": round(times.max_qps(), 1), "p50_us": round(alone.get(50), 3), "p99_us": round(alone.get(99), 3),
+        f"batch{batch}_p99_us": round(float(np.percentile(batches, 99)), 3), **(extra or {}),
+    }
+
+
+def compare(w: Workload, ctx: A.Context, stages: Stages, fast: Tier, slow: Tier, batch: int = 16) -> dict:
+    """The same design (PEs, channels) with every list on `slow` (untiered) and with the hot
+    lists on `fast` (tiered): hit rate, QPS, per-query P50/P99 alone, P99 of a batch's time."""
+    probes = A.Probes.of(w.probed)
+    untiered = L.channel_feed(L.cell_beats(ctx, stages.pq_dist, probes), slow.pes_per_port, slow.rate, slow.latency_cycles)
+    hot = place(w, stages.pq_dist, fast)
+    feed = tiered_feed(ctx, stages, w, hot, fast, slow)
+    return {
+        "title": f"{w.label()}: hot lists on {fast.name}, cold on {slow.name}",
+        "hot_lists": int(hot.sum()),
+        "hit_rate": round(hit_rate(w, hot), 6),
+        "designs": [
+            evaluate(f"all on {slow.name}", L.query_times(ctx, stages, probes, untiered), batch),
+            evaluate(f"tiered {fast.name}+{slow.name}", L.query_times(ctx, stages, probes, feed), batch),
+        ],
+        "mapping": hot,
+    }
+
+
+def fast_tiers(board: Board, budget_uram: float, ctx: A.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
+    """The fast tiers a design could add for its hot lists: the UltraRAM the budget leaves
+    (`budget_uram` blocks), and every other memory group of the board with free channels for one
+    fast channel paired with each of the design's PQ channels (`PqTiers`, what the RTL generator
+    builds). The readers of the added channels (one `axi_reader` each) are not added to the
+    design's resources: the comparison holds the PEs fixed, not the glue."""
+    st = stages.pq_dist
+    out = []
+    if int(budget_uram) >= st.pes:
+        out.append(uram_tier(int(budget_uram), st.pes))
+    for group in board.memory:
+        free = group.count - channels_used.get(group.kind, 0)
+        if group.kind != st.memory and free >= st.channels:
+            out.append(memory_tier(board, group.kind, ctx.clock_mhz, st.pes, st.channels, st.port_bits))
+    return out
+
+
+def tier_choices(point, board: Board, budget_uram: float, batch: int = 16) -> dict:
+    """For a DSE design point: its untiered prediction and, per possible fast tier, the tiered
+    one (hit rate, QPS, P99) and the hot list ids (`place`); `best` names the fastest tiered
+    option if it beats untiered."""
+    w, st = point.workload, point.stages.pq_dist
+    slow = memory_tier(board, st.memory, point.clock_mhz, st.pes, st.channels, st.port_bits)
+    options = []
+    for fast in fast_tiers(board, budget_uram - point.resources.uram, point.ctx, point.stages, point.channels):
+        cmp = compare(w, point.ctx, point.stages, fast, slow, batch)
+        base, tiered = cmp["designs"]
+        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hot": [int(i) for i in np.nonzero(cmp["mapping"])[0]],
+                        "hit_rate": cmp["hit_rate"], **{
+            k: tiered[k] for k in ("qps", "p50_us", "p99_us", f"batch{batch}_p99_us")}, "speedup": round(tiered["qps"] / base["qps"], 4)})
+    best = max(options, key=lambda o: (o["qps"], -o["p99_us"]), default=None)
+    return {
+        "slow": slow.name,
+        "untiered": evaluate(f"all on {slow.name}", L.query_times(point.ctx, point.stages, A.Probes.of(w.probed)), batch),
+        "options": options,
+        "best": best["fast"] if best and best["speedup"] > 1.0 else None,
+    }

@@ -1,0 +1,462 @@
+"""The six IVF-PQ stages as the model sees them: PE inventories, memory layout, cycles per query.
+
+Why one module: the performance/resource model, the design description and the code generators
+must describe the same machine (`docs/ivfpq_architecture.md`). Every stage configuration of
+`fanns.design.ivfpq` is turned here into the PEs it instantiates (`*_units`: the PE library
+classes with their parameters, so resources come from the calibrated PE tables, never from
+hand-typed numbers) and into its cycles per query (`stage_timings`: from each PE's own timing
+methods and the workload measured by the explorer).
+
+Cycles: `interval` is a stage's mean cycles per query in steady state (queries back to back;
+the pipeline overlaps queries, so throughput = clock / max over stages of the mean interval over
+the query sample); `latency` is one query alone through the stage, averaged over the sample.
+Computation stages count from their first input; selection stages stream alongside their
+producer, so they count from the producer's last key (the PE's tail `latency()`).
+
+Constants that are not a PE's own carry their source beside them: the assumed memory latency
+(`MEM_LATENCY_CYCLES`), and the architecture choices of docs/ivfpq_architecture.md (FIFO depth,
+AXI reader configuration, lane choices).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
+from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
+    ADDR_BITS, LIST_TABLE_BYTES, MEM_LATENCY_CYCLES, READER_BURST, READER_OUTSTANDING, Memory, Packing, PqShares,
+    Probes, channel_reader, index_bytes_per_channel, memories, pq_channel_bytes, pq_shares, reader_rate,
+    stored_elem_bytes,
+)
+from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
+from fanns.numerics import ID_BITS, IvfPqFormat
+from fanns.pe.axi_writer import AxiWriter
+from fanns.pe.ahpq import Ahpq
+from fanns.pe.axil_csr import AxilCsr
+from fanns.pe.base import PE
+from fanns.pe.build_lut import BuildLut
+from fanns.engines.datapath import bram18_tiles, uram_tiles
+from fanns.pe.hpq import Hpq
+from fanns.pe.hsmpqg import Hsmpqg
+from fanns.pe.ivf_dist import IvfDist
+from fanns.pe.opq import Opq
+from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns.resources import Resources
+from fanns.pe.stream_fifo import StreamFifo
+
+FIFO_DEPTH = 32
+"""Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
+LUT RAM sized, deep enough for the 1-D arrays' forwarding registers)."""
+LUT_FIFO_DEPTH = 2 * KSUB
+"""Depth of each BuildLUT PE's LUT FIFO: two whole LUTs. PQDist takes the LUTs in probe order, so
+with a shallow FIFO BuildLUT PE j+1 stalls once its FIFO is full until LUT j has been consumed,
+and the P_lut PEs no longer work in parallel. Two LUTs let every PE finish its LUT while the
+previous one drains, which is the ceil(nprobe/P_lut) * II the model assumes."""
+LANE_CHOICES = (4, 8, 16, 32, 64)
+"""Lanes (elements per cycle) offered for the opq, ivf_dist and build_lut PEs; a PE rejects
+the ones that do not divide its vectors."""
+STAGES = Stages.NAMES
+ITEM_FLAGS = 3
+"""pad, last_cell, last_query: the flag bits of a pq_decode code item."""
+
+
+# -- the model's view of one (index, nprobe, K) on one board --------------------------------------
+@dataclass(frozen=True)
+class Context:
+    """What is fixed while the stage options vary: formats, algorithm parameters, clock, memory.
+
+    `memories[0]` (the board's first memory group) also carries the host I/O buffers and any
+    streamed or fetched centroids; PQ codes may use any group.
+    """
+
+    fmt: IvfPqFormat
+    n: int
+    nlist: int
+    nprobe: int
+    k: int
+    opq: bool
+    clock_mhz: float
+    memories: tuple[Memory, ...]
+    family: str = "xcup"
+
+    def memory(self, kind: str) -> Memory:
+        for mem in self.memories:
+            if mem.kind == kind:
+                return mem
+        raise KeyError(kind)
+
+    @property
+    def d(self) -> int:
+        return self.fmt.d
+
+    @property
+    def m(self) -> int:
+        return self.fmt.m
+
+
+@dataclass(frozen=True)
+class Unit:
+    """`count` identical instances of one PE (or memory block) of a stage: a group the SLR
+    assignment may split between instances (`divisible`)."""
+
+    stage: str
+    label: str
+    count: int
+    each: Resources
+    pe: PE | None = None
+    divisible: bool = True
+
+    @property
+    def total(self) -> Resources:
+        return self.each * self.count
+
+
+@lru_cache(maxsize=None)
+def _pe_resources(pe: PE, family: str) -> Resources:
+    return pe.resources(family)
+
+
+def pe_unit(ctx: Context, stage: str, label: str, pe: PE, count: int = 1, divisible: bool = True) -> Unit:
+    return Unit(stage, label, count, _pe_resources(pe, ctx.family), pe, divisible)
+
+
+def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) -> Unit:
+    return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=FIFO_DEPTH), count)
+
+
+# -- selection micro-architectures ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Selector:
+    """A selection micro-architecture: `make(z, s, key_bits, **params)` returns its PE, which
+    provides `s1`, `interval(n)`, `stream_restart(j)`, `stream_due(j)`, `min_interval()`,
+    `latency()` and `resources()`; `params` are the settings the DSE offers (e.g. AHPQ
+    exactness targets); `stages` where it may serve (an approximate queue only in SelK, where a
+    missed neighbour costs recall but not the set of cells scanned)."""
+
+    make: Callable[..., PE]
+    params: tuple[dict, ...] = ({},)
+    stages: tuple[str, ...] = ("sel_cells", "sel_k")
+
+
+def _hpq(z: int, s: int, key_bits: int) -> PE:
+    return Hpq(z=z, s=s, key_bits=key_bits)
+
+
+def _ahpq(z: int, s: int, key_bits: int, target: float) -> PE:
+    return Ahpq(z=z, s=s, key_bits=key_bits, target=target)
+
+
+def _hsmpqg(z: int, s: int, key_bits: int) -> PE:
+    return Hsmpqg(z=z, s=s, key_bits=key_bits)
+
+
+AHPQ_TARGET = 0.99
+"""AHPQ level-1 queues are cut so the result is exact for this fraction of queries (ChamVS 4.4.2.2)."""
+SELECTORS: dict[str, Selector] = {
+    "hpq": Selector(_hpq),
+    "hsmpqg": Selector(_hsmpqg),
+    "ahpq": Selector(_ahpq, params=({"target": AHPQ_TARGET},), stages=("sel_k",)),
+}
+"""Selection micro-architectures by name. Adding one (AHPQ, HSMPQG) is one entry here; its
+options then appear in the DSE and `design.yaml` accepts it."""
+
+
+def selectors_for(stage: str) -> list[tuple[str, dict]]:
+    """(architecture, parameters) the DSE tries for a selection stage."""
+    return [(name, dict(p)) for name, sel in SELECTORS.items() if stage in sel.stages for p in sel.params]
+
+
+def selector_pe(st: SelectStage) -> PE:
+    return SELECTORS[st.arch].make(st.streams, st.s, st.key_bits, **st.params)
+
+
+def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
+    params = dict(params or {})
+    pe = SELECTORS[arch].make(z, s, key_bits, **params)
+    s1 = int(getattr(pe, "s1", s))  # architectures with level-1 queues define s1; otherwise s
+    return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
+
+
+@lru_cache(maxsize=None)
+def _latency(pe: PE) -> int:
+    """A selection PE's latency, once per distinct PE (HSMPQG builds its comparator network)."""
+    return pe.latency()
+
+
+# -- per-stage PEs --------------------------------------------------------------------------------
+def opq_pe(ctx: Context, st: OpqStage) -> Opq:
+    return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits)
+
+
+def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
+    """(id_base, centroids) of each IVFDist PE: contiguous, balanced (the first nlist mod P PEs
+    take one centroid more)."""
+    base, extra = divmod(nlist, pes)
+    out, start = [], 0
+    for i in range(pes):
+        n = base + (1 if i < extra else 0)
+        out.append((start, n))
+        start += n
+    return out
+
+
+def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> IvfDist:
+    f = ctx.fmt
+    return IvfDist(
+        d=f.d, w=st.lanes, vec_bits=f.vec_bits, nlist=centroids, ivf_shift=f.ivf_shift,
+        ivf_dist_bits=f.ivf_dist_bits, storage=st.storage, id_base=id_base,
+    )
+
+
+def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]:
+    """(channels, slowdown) of streamed centroids: a channel feeds as many PEs as it sustains at
+    one centroid word (lanes x vec_bits) per cycle each; a PE wider than a channel is slowed."""
+    mem = ctx.memories[0]
+    word_bits = lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
+    per_channel = math.floor(mem.port_bits * mem.beats_per_cycle / word_bits)
+    if per_channel >= 1:
+        return -(-pes // per_channel), 1.0
+    return pes, word_bits / (mem.port_bits * mem.beats_per_cycle)
+
+
+def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
+    f = ctx.fmt
+    return BuildLut(d=f.d, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)
+
+
+def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
+    return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer)
+
+
+# -- units (resources) ----------------------------------------------------------------------------
+def infra_units(ctx: Context) -> list[Unit]:
+    """Control registers, the host query reader and the result writer (one each)."""
+    port = ctx.memories[0].port_bits
+    return [
+        pe_unit(ctx, "infra", "axil_csr", AxilCsr(), divisible=False),
+        pe_unit(ctx, "infra", "query_reader", channel_reader(port), divisible=False),
+        pe_unit(ctx, "infra", "result_writer", AxiWriter(data_width=port, addr_width=ADDR_BITS), divisible=False),
+    ]
+
+
+def opq_units(ctx: Context, st: OpqStage | None) -> list[Unit]:
+    if st is None:
+        return []
+    return [
+        fifo_unit(ctx, "opq", "query_fifo", st.lanes * ctx.fmt.vec_bits + 1),
+        pe_unit(ctx, "opq", "opq", opq_pe(ctx, st), divisible=False),
+    ]
+
+
+def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
+    f = ctx.fmt
+    base, extra = divmod(ctx.nlist, st.pes)  # chunk sizes of `ivf_chunks`, counted
+    sizes = {n: c for n, c in ((base + 1, extra), (base, st.pes - extra)) if c and n}
+    units = [fifo_unit(ctx, "ivf_dist", "query_fifo", st.lanes * f.vec_bits + 1)]
+    units += [pe_unit(ctx, "ivf_dist", f"ivf_dist[{n}]", ivf_pe(ctx, st, n), count) for n, count in sorted(sizes.items(), reverse=True)]
+    units.append(fifo_unit(ctx, "ivf_dist", "key_fifo", f.ivf_key_bits + 1, st.pes))
+    if st.storage == "stream":
+        units.append(pe_unit(ctx, "ivf_dist", "centroid_reader", channel_reader(ctx.memories[0].port_bits), st.channels))
+    return units
+
+
+def select_units(ctx: Context, stage: str, st: SelectStage) -> list[Unit]:
+    """A selection PE, split per input stream for the SLR assignment (its total is the PE's)."""
+    pe = selector_pe(st)
+    res = _pe_resources(pe, ctx.family)
+    units = [Unit(stage, st.arch, st.streams, res * (1.0 / st.streams), pe)]
+    out_width = (ID_BITS if stage == "sel_cells" else st.key_bits) + 1
+    units.append(fifo_unit(ctx, stage, "out_fifo", out_width))
+    return units
+
+
+def lut_centroid_store(ctx: Context, st: BuildLutStage) -> Resources:
+    """On-chip copy of all cell centroids for BuildLUT: lanes x vec_bits wide, nlist x d/lanes deep,
+    counted with the same block-RAM / UltraRAM tiling the PEs' memories use."""
+    width, depth = st.lanes * ctx.fmt.vec_bits, ctx.nlist * (ctx.d // st.lanes)
+    if st.centroids == "bram":
+        return Resources(bram18=bram18_tiles(width, depth))
+    return Resources(uram=uram_tiles(width, depth))
+
+
+def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
+    f = ctx.fmt
+    units = [
+        fifo_unit(ctx, "build_lut", "query_fifo", st.lanes * f.vec_bits + 1),
+        fifo_unit(ctx, "build_lut", "cell_fifo", ID_BITS + 1),
+        pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
+        pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
+    ]
+    if st.centroids == "memory":
+        units.append(pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False))
+    else:
+        units.append(Unit("build_lut", f"centroid_store_{st.centroids}", 1, lut_centroid_store(ctx, st), None, False))
+    return units
+
+
+def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
+    f = ctx.fmt
+    return [
+        pe_unit(ctx, "pq_dist", "code_reader", channel_reader(st.port_bits), st.channels),
+        fifo_unit(ctx, "pq_dist", "item_fifo", 8 * f.m + ID_BITS + ITEM_FLAGS, st.pes),
+        fifo_unit(ctx, "pq_dist", "lut_chain_fifo", f.m * f.lut_bits + 1, st.pes),
+        pe_unit(ctx, "pq_dist", "pq_decode", pq_pe(ctx, st), st.pes),
+        fifo_unit(ctx, "pq_dist", "key_fifo", f.pq_key_bits + 1, st.pes),
+    ]
+
+
+def design_units(ctx: Context, stages: Stages) -> list[Unit]:
+    """Every unit of the accelerator, in pipeline order (the SLR assignment walks this order)."""
+    return (
+        infra_units(ctx)
+        + opq_units(ctx, stages.opq)
+        + ivf_units(ctx, stages.ivf_dist)
+        + select_units(ctx, "sel_cells", stages.sel_cells)
+        + lut_units(ctx, stages.build_lut)
+        + pq_units(ctx, stages.pq_dist)
+        + select_units(ctx, "sel_k", stages.sel_k)
+    )
+
+
+def total_resources(units: list[Unit]) -> Resources:
+    return Resources.total([u.total for u in units])
+
+
+# -- timing ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StageTiming:
+    """Mean steady-state cycles per query (`interval`), mean one-query latency, and details."""
+
+    interval: float
+    latency: float
+    detail: dict = field(default_factory=dict)
+
+
+def opq_timing(ctx: Context, st: OpqStage) -> StageTiming:
+    pe = opq_pe(ctx, st)
+    return StageTiming(float(pe.ii()), float(pe.latency()))
+
+
+def ivf_timing(ctx: Context, st: IvfDistStage) -> StageTiming:
+    pe = ivf_pe(ctx, st, -(-ctx.nlist // st.pes))
+    slow = ivf_stream_channels(ctx, st.pes, st.lanes)[1] if st.storage == "stream" else 1.0
+    extra = MEM_LATENCY_CYCLES if st.storage == "stream" else 0
+    return StageTiming(pe.ii() * slow, pe.latency() * slow + extra, {"centroids_per_pe": pe.nlist})
+
+
+def sel_cells_timing(ctx: Context, st: SelectStage, ivf: IvfDistStage) -> StageTiming:
+    pe = selector_pe(st)
+    return StageTiming(float(pe.interval(-(-ctx.nlist // ivf.pes))), float(_latency(pe)))
+
+
+def lut_timing(ctx: Context, st: BuildLutStage) -> StageTiming:
+    pe = lut_pe(ctx, st)
+    probes = -(-ctx.nprobe // st.pes)
+    extra = MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
+    return StageTiming(float(probes * pe.ii()), float(pe.cycles(probes) + extra), {"probes_per_pe": probes})
+
+
+@dataclass(frozen=True)
+class PqWork:
+    """Per sample query, what one pq_decode PE does (cycles from `PqDecode.cell_cycles`)."""
+
+    shares: PqShares
+    pe_cycles: np.ndarray  # [nq] steady-state cycles
+    pe_latency: np.ndarray  # [nq] one query alone: first LUT word to last key (`cycles_for_cells`)
+
+    @property
+    def beats(self) -> np.ndarray:
+        return self.shares.beats
+
+
+def pq_work(shares: PqShares, pe: PqDecode) -> PqWork:
+    cell = pe.cell_cycles(shares.items)
+    pe_cycles = cell.sum(1)
+    latency = KSUB + pe_cycles - cell[:, -1] + shares.items[:, -1] + pe.depth()
+    return PqWork(shares, pe_cycles.astype(np.float64), latency.astype(np.float64))
+
+
+def pq_query_cycles(work: PqWork, busiest: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample query, (interval, latency) of the PQDist stage: a query takes the longer of the
+    PE's scan and its busiest channel's beats (the reader runs ahead of the PEs within a query)."""
+    chan = busiest * work.beats / rate
+    return np.maximum(work.pe_cycles, chan), np.maximum(work.pe_latency, chan + MEM_LATENCY_CYCLES)
+
+
+def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float, float, float, float]:
+    """(interval, latency, compute part, memory part), means over the sample (`pq_query_cycles`)."""
+    interval, latency = pq_query_cycles(work, busiest, rate)
+    chan = busiest * work.beats / rate
+    return float(interval.mean()), float(latency.mean()), float(work.pe_cycles.mean()), float(chan.mean())
+
+
+def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTiming, PqWork]:
+    work = pq_work(pq_shares(ctx.m, probes, st.pes, st.port_bits), pq_pe(ctx, st))
+    busiest, rate = max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle
+    interval, latency, compute, memory = pq_timing_from_work(work, busiest, rate)
+    per_query = np.maximum(work.pe_cycles, busiest * work.beats / rate)
+    detail = {
+        "compute_cycles": round(compute, 3),
+        "memory_cycles": round(memory, 3),
+        "bound": "memory" if memory > compute else "compute",
+        "items_per_pe": round(float(work.shares.items_per_query.mean()), 3),
+        # the sample's spread (throughput uses the mean: queries overlap in the pipeline)
+        "p95_cycles": round(float(np.percentile(per_query, 95)), 3),
+    }
+    return StageTiming(interval, latency, detail), work
+
+
+def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float, busy: np.ndarray | None = None) -> np.ndarray:
+    """Per sample query, the busiest channel's cycles for the items a held stream's buffers (key
+    FIFO, datapath, item FIFO: `selk_slack` + FIFO_DEPTH) could not take, plus the datapath.
+    `busy` [nq]: the busiest port's cycles per query when the codes come from elsewhere than the
+    design's PQ channels (a tiered placement's `CodeFeed.busy`); default: those channels."""
+    n = work.shares.items_per_query.astype(np.float64)
+    ahead = selk_slack(pe) + FIFO_DEPTH
+    busy = busiest * work.beats / rate if busy is None else busy
+    return busy * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
+
+
+def selk_slack(pe: PqDecode) -> int:
+    """Keys a held SelK stream's buffers take: the key FIFO and the PE's datapath registers."""
+    return FIFO_DEPTH + pe.depth() + 1
+
+
+def sel_k_intervals(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float,
+                    busy: np.ndarray | None = None) -> np.ndarray:
+    """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.model.ivfpq.selk`:
+    their work and SelK's level-2 hold add up where the old max of the two let them overlap);
+    `busy` as in `pq_feed_cycles`."""
+    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate, busy)[0]
+
+
+def sel_k_intervals_many(configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float,
+                         busy: np.ndarray | None = None) -> np.ndarray:
+    """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
+    many = [(selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs]
+    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
+
+
+def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:
+    """SelK's mean interval (`sel_k_intervals`: it includes PQDist's pace) and tail latency."""
+    return StageTiming(float(sel_k_intervals(st, work, pq, pes_per_channel, rate).mean()), float(_latency(selector_pe(st))))
+
+
+def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, StageTiming]:
+    """Timing of every stage of a design for the measured probes."""
+    out = {}
+    if stages.opq is not None:
+        out["opq"] = opq_timing(ctx, stages.opq)
+    out["ivf_dist"] = ivf_timing(ctx, stages.ivf_dist)
+    out["sel_cells"] = sel_cells_timing(ctx, stages.sel_cells, stages.ivf_dist)
+    out["build_lut"] = lut_timing(ctx, stages.build_lut)
+    out["pq_dist"], work = pq_timing(ctx, stages.pq_dist, probes)
+    st = stages.pq_dist
+    out["sel_k"] = sel_k_timing(stages.sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle)
+    return out
+
+

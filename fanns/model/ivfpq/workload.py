@@ -1,0 +1,212 @@
+"""The work an index does per query, from measurement: which cells each sample query probes.
+
+The DSE never works from averages alone: a `Workload` holds, for every sample query, the sizes
+of the cells it probes (in probe order) — the explorer's real probes (`fanns explore` writes the
+ranked probed cells of every sample query and the list sizes of every index) — so per-PE work,
+padding and imbalance come from the same cells the hardware will scan. Throughput uses the mean
+over the sample of each stage's per-query cycles (queries overlap in the pipeline).
+
+`synthetic_workload` builds the same object for an index that was not trained here (the
+published FANNS example at SIFT100M scale): list sizes from a log-normal distribution with a
+given imbalance factor, and probes drawn without replacement with probability proportional to
+list size (FANNS 6.5.3: queries follow the data, so larger cells are probed more often).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fanns.errors import FannsError
+from fanns.numerics import IvfPqFormat
+
+DEFAULT_IMBALANCE = 1.2
+"""Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
+workload (not measured on SIFT100M here; 1.0 = perfectly balanced). Real explorations measure
+the actual lists instead."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One (index, nprobe, K) with the measured probes of its sample queries."""
+
+    index: str
+    n: int
+    nlist: int
+    m: int
+    opq: bool
+    nprobe: int
+    k: int
+    fmt: IvfPqFormat
+    list_sizes: np.ndarray  # [nlist] codes per IVF list
+    probed: np.ndarray  # [nq, nprobe] sizes of the cells each sample query probes, probe order
+    goal: str | None = None
+    recall: float | None = None
+    hw_recall: float | None = None
+    index_path: Path | None = None
+    source: str = ""
+    extra: dict = field(default_factory=dict)
+    cells: np.ndarray | None = None  # [nq, nprobe] ids of the probed cells (probed = list_sizes[cells])
+
+    def __post_init__(self) -> None:
+        if self.probed.ndim != 2 or self.probed.shape[1] != self.nprobe or self.probed.shape[0] < 1:
+            raise FannsError(f"{self.index}: probes must be [queries, nprobe={self.nprobe}], got {self.probed.shape}")
+        if self.cells is not None and (self.cells.shape != self.probed.shape or not np.array_equal(self.list_sizes[self.cells], self.probed)):
+            raise FannsError(f"{self.index}: probed cell ids disagree with the probed sizes")
+        if self.list_sizes.shape != (self.nlist,):
+            raise FannsError(f"{self.index}: {self.list_sizes.shape[0]} list sizes for nlist={self.nlist}")
+
+    @property
+    def queries(self) -> int:
+        return int(self.probed.shape[0])
+
+    def codes_per_query(self) -> np.ndarray:
+        return self.probed.sum(1)
+
+    def label(self) -> str:
+        return f"{self.index} nprobe={self.nprobe}"
+
+    def with_queries(self, n: int) -> Workload:
+        """The same workload on its first `n` sample queries."""
+        return dataclasses.replace(self, probed=self.probed[:n], cells=None if self.cells is None else self.cells[:n])
+
+
+# -- from an exploration ------------------------------------------------------------------------
+def _goal(text: str):
+    from fanns.index.goals import parse_goal
+
+    return parse_goal(text)
+
+
+def _load_npy(path: Path, what: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise FannsError(f"{path}: cannot read the {what} ({exc})", hint="re-run `fanns explore` into this folder") from None
+
+
+def read_explore(explore_dir: Path) -> dict:
+    path = Path(explore_dir) / "explore.json"
+    if not path.is_file():
+        raise FannsError(f"{path} not found", hint="run `fanns explore DATASET --recall R@10=0.8 --out DIR` first and pass DIR")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise FannsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("indexes"), list) or not data["indexes"]:
+        raise FannsError(f"{path}: no IVF-PQ index records", hint="this folder was not written by `fanns explore --recall`")
+    return data
+
+
+def _record_nprobe(rec: dict, goal, path: Path) -> tuple[int | None, dict]:
+    """(nprobe or None, info) of one index record for `goal`: the explorer's answer for that goal,
+    else the smallest nprobe of the measured recall curve."""
+    goals = rec.get("goals", {})
+    for text, entry in goals.items():
+        g = _goal(text)
+        if g.k == goal.k and math.isclose(g.target, goal.target):
+            if entry.get("reached"):
+                return int(entry["nprobe"]), {"recall": entry.get("recall"), "hw_recall": entry.get("hw_recall")}
+            return None, {"best_recall": entry.get("best_recall"), "best_nprobe": entry.get("best_nprobe")}
+    curve = rec.get("curve", {}).get(f"R@{goal.k}")
+    if curve is None:
+        raise FannsError(
+            f"{path}: {rec.get('index')} has no recall curve for R@{goal.k}",
+            hint=f"re-run `fanns explore` with --recall {goal.text}",
+        )
+    curve = np.asarray(curve, dtype=np.float64)
+    ok = np.nonzero(curve >= goal.target - 1e-12)[0]
+    if len(ok) == 0:
+        best = int(np.argmax(curve))
+        return None, {"best_recall": float(curve[best]), "best_nprobe": best + 1}
+    return int(ok[0]) + 1, {"recall": float(curve[ok[0]]), "hw_recall": None}
+
+
+def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Workload], list[dict]]:
+    """Every index of `explore_dir/explore.json` at its smallest nprobe for the goal, with its
+    measured probes; and, for the indexes that cannot reach the goal, their best recall."""
+    explore_dir = Path(explore_dir)
+    goal = _goal(goal_text)
+    data = read_explore(explore_dir)
+    path = explore_dir / "explore.json"
+    found, unreachable = [], []
+    for rec in data["indexes"]:
+        try:
+            name, nlist, m, opq = rec["index"], int(rec["nlist"]), int(rec["m"]), bool(rec["opq"])
+            fmt = IvfPqFormat.from_dict(dict(rec["format"]))
+            sizes_rel, probes_rel = rec["list_sizes"], rec["probes"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FannsError(f"{path}: index record {rec.get('index', '?')!r} is incomplete ({exc})", hint="re-run `fanns explore`") from None
+        nprobe, info = _record_nprobe(rec, goal, path)
+        if nprobe is None:
+            unreachable.append({"index": name, **info})
+            continue
+        sizes = _load_npy(explore_dir / sizes_rel, "list sizes").astype(np.int64)
+        probes = _load_npy(explore_dir / probes_rel, "probed cells").astype(np.int64)
+        if probes.ndim != 2 or probes.shape[1] < nprobe:
+            raise FannsError(
+                f"{explore_dir / probes_rel}: holds {probes.shape[-1]} probes per query, {goal.text} needs nprobe={nprobe}",
+                hint=f"re-run `fanns explore` with --recall {goal.text} so the probes are recorded that deep",
+            )
+        if sizes.shape != (nlist,) or probes.min() < 0 or probes.max() >= nlist:
+            raise FannsError(f"{path}: list sizes or probes of {name} disagree with nlist={nlist}", hint="re-run `fanns explore`")
+        index_path = explore_dir / rec["path"] if rec.get("path") else None
+        found.append(
+            Workload(
+                index=name, n=int(sizes.sum()), nlist=nlist, m=m, opq=opq, nprobe=nprobe, k=goal.k, fmt=fmt,
+                list_sizes=sizes, probed=sizes[probes[:, :nprobe]], goal=goal.text, recall=info.get("recall"),
+                hw_recall=info.get("hw_recall"), index_path=index_path, source=str(path), cells=probes[:, :nprobe],
+            )
+        )
+    return found, unreachable
+
+
+# -- synthetic ----------------------------------------------------------------------------------
+def synthetic_list_sizes(n: int, nlist: int, imbalance: float, rng: np.random.Generator) -> np.ndarray:
+    """nlist list sizes summing to n, log-normal with the given imbalance factor (>= 1)."""
+    if imbalance < 1:
+        raise FannsError(f"imbalance factor {imbalance} must be >= 1 (1 = balanced lists)")
+    sigma = math.sqrt(math.log(imbalance))
+    w = rng.lognormal(0.0, sigma, nlist) if sigma > 0 else np.ones(nlist)
+    sizes = np.floor(w / w.sum() * n).astype(np.int64)
+    short = n - int(sizes.sum())
+    sizes[np.argsort(-w, kind="stable")[:short]] += 1
+    return sizes
+
+
+def size_biased_probes(sizes: np.ndarray, nprobe: int, queries: int, rng: np.random.Generator) -> np.ndarray:
+    """[queries, nprobe] distinct cells per query, drawn without replacement with probability
+    proportional to size (Gumbel top-k), ordered as drawn."""
+    logw = np.log(np.maximum(sizes, 1e-12).astype(np.float64))
+    out = np.empty((queries, nprobe), dtype=np.int64)
+    block = max(1, (1 << 22) // len(sizes))  # queries per block: a few million keys at a time
+    for start in range(0, queries, block):
+        n = min(block, queries - start)
+        keys = logw[None, :] + rng.gumbel(size=(n, len(sizes)))
+        top = np.argpartition(-keys, nprobe - 1, axis=1)[:, :nprobe]
+        order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable")
+        out[start : start + n] = np.take_along_axis(top, order, axis=1)
+    return out
+
+
+def synthetic_workload(
+    n: int, d: int, m: int, nlist: int, nprobe: int, k: int, opq: bool, *, queries: int = 1000,
+    imbalance: float = DEFAULT_IMBALANCE, seed: int = 0, vec_bits: int = 16, lut_bits: int = 16,
+) -> Workload:
+    """A workload for an index that exists only as parameters (see the module docstring)."""
+    if nprobe > nlist:
+        raise FannsError(f"nprobe={nprobe} exceeds nlist={nlist}")
+    rng = np.random.default_rng(seed)
+    sizes = synthetic_list_sizes(n, nlist, imbalance, rng)
+    probes = size_biased_probes(sizes, nprobe, queries, rng)
+    fmt = IvfPqFormat(d=d, m=m, scale=1.0, ivf_shift=0, lut_shift=0, vec_bits=vec_bits, lut_bits=lut_bits)
+    name = f"{f'OPQ{m},' if opq else ''}IVF{nlist},PQ{m}"
+    return Workload(
+        index=name, n=n, nlist=nlist, m=m, opq=opq, nprobe=nprobe, k=k, fmt=fmt, list_sizes=sizes,
+        probed=sizes[probes], source=f"synthetic: N={n}, imbalance {imbalance}, {queries} queries, seed {seed}",
+        extra={"imbalance": imbalance, "seed": seed}, cells=probes,
+    )

@@ -1,0 +1,1 @@
+"""Bit-accurate reference models of whole accelerators: what generated hardware must return."""

@@ -1,0 +1,102 @@
+"""Data and matplotlib figures for the sweep report (issue 10): latency percentiles per design
+with the SLO line, the skew profile of IVF lists, tiered vs untiered placement, and the
+scale-out P99 curve.
+
+Why here: the report (`fanns sweep`, `fanns/report/`) lays figures out; the numbers come from
+the models. Every `*_data` function returns plain JSON-ready dicts, every `*_figure` function
+takes those dicts and returns a `matplotlib.figure.Figure` (Agg backend, no global state), so the
+report can embed them as it embeds its own and tests can check the data without drawing.
+"""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+
+from fanns.model.ivfpq.dse import DesignPoint, Outcome  # noqa: E402
+
+PCT_COLORS = {50: "#1f77b4", 95: "#ff7f0e", 99: "#d62728"}
+
+
+def latency_data(outcome: Outcome) -> dict:
+    """Per kept design (top designs, best first): QPS and latency percentiles alone and at load."""
+
+    def row(rank: int, p: DesignPoint) -> dict:
+        return {
+            "rank": rank, "index": p.workload.index, "nprobe": p.workload.nprobe, "qps": round(p.qps, 1),
+            "bottleneck": p.bottleneck, **{k: v.as_dict() for k, v in sorted(p.latency.items())},
+        }
+
+    slo = outcome.slo
+    return {
+        "designs": [row(i, p) for i, p in enumerate(outcome.top)],
+        "load_qps": outcome.load_qps,
+        "slo": None if slo is None else {"percentile": slo.percentile, "limit_us": slo.limit_us, "load_qps": slo.load_qps},
+    }
+
+
+def latency_figure(data: dict) -> Figure:
+    """P50/P95/P99 per design (alone, and at the load when given), the SLO as a horizontal line."""
+    fig = Figure(figsize=(6.4, 3.4))
+    ax = fig.add_subplot()
+    designs = data["designs"]
+    which = "load" if data.get("load_qps") else "alone"
+    xs = range(len(designs))
+    for p, color in PCT_COLORS.items():
+        ys = [d[which].get(f"p{p}_us") for d in designs]
+        ax.plot(xs, [y if y is not None else float("nan") for y in ys], "o-", color=color, label=f"P{p}")
+    slo = data.get("slo")
+    if slo:
+        ax.axhline(slo["limit_us"], color="black", linestyle="--", label=f"SLO P{slo['percentile']}")
+    ax.set_xticks(list(xs), [f"#{d['rank'] + 1}\n{d['qps'] / 1e3:,.0f}k QPS" for d in designs], fontsize=7)
+    where = f"Poisson load {data['load_qps']:,.0f} QPS" if data.get("load_qps") else "queries alone (batch 1)"
+    ax.set(ylabel="latency (us)", title=f"Query latency per design, {where}")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def skew_figure(profile: dict) -> Figure:
+    """CDF of work over lists, hottest first (`fanns.model.ivfpq.skew.profile`), with the 20 % mark."""
+    fig = Figure(figsize=(4.8, 3.4))
+    ax = fig.add_subplot()
+    ax.plot([0.0, *profile["list_fraction"]], [0.0, *profile["work_cdf"]], color="#d62728", label="work (codes scanned)")
+    ax.plot([0.0, *profile["list_fraction"]], [0.0, *profile["access_cdf"]], color="#1f77b4", label="accesses")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="uniform")
+    ax.axvline(0.2, color="black", linestyle="--")
+    ax.annotate(f"{100 * profile['hot20_work_share']:.0f}% of work", (0.2, profile["hot20_work_share"]), xytext=(0.3, 0.5),
+                arrowprops={"arrowstyle": "->"})
+    ax.set(xlabel="fraction of IVF lists (hottest first)", ylabel="cumulative share", title=f"Access skew: {profile['label']}")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def tier_figure(comparison: dict) -> Figure:
+    """Tiered vs untiered: throughput and P99 (`fanns.model.ivfpq.skew.compare`)."""
+    fig = Figure(figsize=(6.4, 3.0))
+    rows = comparison["designs"]
+    names = [r["name"] for r in rows]
+    for i, (key, label) in enumerate((("qps", "QPS"), ("p99_us", "P99 latency (us)"))):
+        ax = fig.add_subplot(1, 2, i + 1)
+        ax.bar(names, [r[key] for r in rows], color=["#7f7f7f", "#2ca02c", "#1f77b4"][: len(rows)])
+        ax.set(ylabel=label)
+        ax.tick_params(axis="x", labelsize=7)
+    fig.suptitle(comparison.get("title", "tiered vs untiered"), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def scaleout_figure(curves: list[dict], quantile: str = "p99_us") -> Figure:
+    """Distributed query latency vs accelerator count (`fanns.model.ivfpq.scaleout.ScaleOutCurve.as_dict`)."""
+    fig = Figure(figsize=(5.2, 3.4))
+    ax = fig.add_subplot()
+    for c in curves:
+        ax.plot(c["counts"], c[quantile], "o-", markersize=3, label=c["label"])
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set(xlabel="accelerators (shards)", ylabel=f"{quantile[:-3].upper()} latency (us)", title="Scale-out: search + broadcast/reduce")
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,156 @@
+"""Simulate a generated Falcon QPP (RTL) on real queries: cocotb + Verilator, memory in RTL.
+
+`FalconRtl(design, build_dir)` builds the bench once (`FalconBench`: the QPP's AXI ports on one
+`SimMemory`); `run(images, queries_fx, runtime)` lays the device images and the query buffer
+out in the simulated memory (one flat address space: I/O buffers first, then every graph
+channel's adjacency and vector images, each 4 KiB aligned — the QPP reads channel c's images
+at the addresses in its `adj_addr<c>` / `vec_addr<c>` registers, as a host would program the
+buffers it allocated), runs `sim/tb_falcon.py` and returns the result rows decoded by the
+packer's `GraphIo`.
+
+The simulated memory answers a read `latency` cycles after its AR handshake; the cycle model of
+the same QPP is ``QppConfig.of_design(design, latency)`` (its read masters add their own
+`falcon_model.READER_CYCLES`). A run that gets no interrupt within `timeout_cycles` returns with
+``timed_out`` set.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from fanns.hdl.bus import axil_signature
+from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw
+from fanns.arch.graph.top import FalconQpp
+from fanns.design.graph import GraphDesign, Runtime
+from fanns.images.graph import GraphImages
+from fanns.errors import FannsError
+from fanns.sim.axi_memory import SimMemory, connect_slave
+from fanns.tools.verilator import RtlSim, to_verilog
+
+ALIGN = 4096
+
+
+class FalconBench(wiring.Component):
+    """The QPP of `hw` with every AXI port on one simulated memory of `depth` words."""
+
+    def __init__(self, hw: QppHw, depth: int):
+        self.hw, self.depth = hw, depth
+        super().__init__({
+            "s_axil": In(axil_signature(CSR_ADDR_BITS)),
+            "interrupt": Out(1),
+            "bd_addr": In(range(depth)), "bd_wdata": In(hw.port_bits), "bd_we": In(1), "bd_rdata": Out(hw.port_bits),
+            "latency": In(16), "stall": In(8),
+        })
+
+    def elaborate(self, platform):
+        from amaranth import Module
+
+        hw = self.hw
+        m = Module()
+        m.submodules.qpp = qpp = FalconQpp(hw)
+        reads = ["io", "list", *(f"vec{u}" for u in range(hw.units))]
+        m.submodules.mem = mem = SimMemory(hw.port_bits, self.depth, reads, ["io_w"])
+        wiring.connect(m, wiring.flipped(self.s_axil), qpp.s_axil)
+        connect_slave(m, qpp.m_axi_io, mem.io)
+        connect_slave(m, qpp.m_axi_io, mem.io_w)
+        connect_slave(m, qpp.m_axi_list, mem.list)
+        for u in range(hw.units):
+            connect_slave(m, getattr(qpp, f"m_axi_vec{u}"), getattr(mem, f"vec{u}"))
+        m.d.comb += [
+            self.interrupt.eq(qpp.interrupt),
+            mem.bd_addr.eq(self.bd_addr), mem.bd_wdata.eq(self.bd_wdata), mem.bd_we.eq(self.bd_we),
+            self.bd_rdata.eq(mem.bd_rdata), mem.latency.eq(self.latency), mem.stall.eq(self.stall),
+        ]
+        return m
+
+
+_ZERO_INIT = re.compile(r"(?P<indent>[ \t]*)(?P<mem>[\w\\$.]+)\[0\] = (?P<bits>\d+)'h0+;\n(?:[ \t]*(?P=mem)\[\d+\] = (?P=bits)'h0+;\n)+")
+
+
+def zero_init_loops(verilog: str) -> str:
+    """Replace the word-by-word zero initialisation Amaranth emits for a memory (one line per
+    word: megabytes for the bench memory, minutes of Verilator compile) by a loop."""
+
+    def loop(match: re.Match) -> str:
+        n = match.group(0).count("\n")
+        ind, mem, bits = match.group("indent"), match.group("mem"), match.group("bits")
+        return f"{ind}for (int i = 0; i < {n}; i = i + 1) {mem}[i] = {bits}'h0;\n"
+
+    return _ZERO_INIT.sub(loop, verilog)
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+@dataclass
+class RtlRun:
+    keys: np.ndarray  # uint64 [nq, k_max]
+    stats: dict[str, np.ndarray]  # per query: cycles, hops, checks, visited, groups
+    status: int
+    cycles: int  # the run's cycle counter (ap_start to done)
+    sim_cycles: int  # ap_start write to interrupt, measured by the bench
+    timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
+
+
+def memory_words(images: GraphImages, nq: int) -> int:
+    """Words of the flat simulated memory for `nq` queries (a power of two)."""
+    io = images.io
+    total = _align(nq * io.query_row_bytes) + _align(nq * io.result_row_bytes) + sum(_align(img.nbytes) for img in images.images)
+    words = -(-total // 64)
+    return 1 << max(10, (words - 1).bit_length())
+
+
+class FalconRtl:
+    """One Verilator build of `design`'s QPP in its bench; runs any number of query batches."""
+
+    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int):
+        self.design = design
+        self.hw = QppHw(design)
+        self.depth = depth_words
+        verilog = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
+        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir))
+
+    def build(self) -> None:
+        self.sim.build()
+
+    def run(self, images: GraphImages, queries_fx: np.ndarray, runtime: Runtime, latency: int = 100, stall: int = 0,
+            timeout_cycles: int = 50_000_000) -> RtlRun:
+        io = images.io
+        nq = len(queries_fx)
+        q_addr = 0
+        r_addr = _align(nq * io.query_row_bytes)
+        addr = r_addr + _align(nq * io.result_row_bytes)
+        mem = bytearray(self.depth * 64)
+        if addr + sum(_align(img.nbytes) for img in images.images) > len(mem):
+            raise FannsError(f"the bench memory of {self.depth} words is too small for {nq} queries and the graph",
+                             hint="build FalconRtl with memory_words(images, nq) words")
+        qbytes = io.pack_queries(queries_fx)
+        mem[q_addr : q_addr + len(qbytes)] = qbytes
+        mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
+        regs = {"nq": nq, "query_addr": q_addr, "result_addr": r_addr, "nodes": self.design.graph.n,
+                "entry": self.design.graph.entry, "l": runtime.l, "k": runtime.k, "mg": runtime.mg, "mc": runtime.mc}
+        for img in images.images:
+            kind, c = img.name.split("_")
+            regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
+            mem[addr : addr + img.nbytes] = img.data
+            addr += _align(img.nbytes)
+        build = self.sim.build_dir
+        image_path, out_path = build / "image.npy", build / "results.npy"
+        used = -(-addr // 64)
+        np.save(image_path, np.frombuffer(bytes(mem[: used * 64]), dtype=np.uint8))
+        regmap = self.hw.regmap
+        offsets = {r.name: (r.offset, r.width) for r in regmap.registers}
+        rep = self.sim.run("tb_falcon", params={
+            "image": str(image_path), "words": used, "regs": regs, "offsets": offsets, "latency": latency, "stall": stall,
+            "result": [r_addr, nq * io.result_row_bytes], "out": str(out_path), "timeout_cycles": timeout_cycles,
+        })
+        raw = np.load(out_path).tobytes()
+        keys, stats = io.unpack_results(raw, nq)
+        return RtlRun(keys=keys, stats=stats, status=int(rep["status"]), cycles=int(rep["cycles"]), sim_cycles=int(rep["sim_cycles"]),
+                      timed_out=bool(rep.get("timed_out", False)))

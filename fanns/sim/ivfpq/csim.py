@@ -1,0 +1,130 @@
+"""In-process C simulation of a generated HLS project: the project's own kernel source, compiled
+by g++ as a shared library (`src/csim_lib.cpp` + `src/kernel.cpp`) and called through ctypes.
+
+Why: it runs the whole generated kernel — every PE, FIFO and memory reader of the project, not a
+model of them — on real queries, fast enough for tests and for the `c-sim` backend of the host
+driver, which uses `HlsCsim` directly. The kernel reads and writes the buffers in the layouts of
+`fanns.images.ivfpq.IoLayout`, so this module only packs queries and unpacks result keys.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from fanns.reference.ivfpq import host_queries
+from fanns.codegen.ivfpq.hls import PROJECT_FILE
+from fanns.images.ivfpq import IoLayout
+from fanns.errors import FannsError
+from fanns.numerics import IvfPqFormat, split_keys
+from fanns.tools.csim import compile_program
+
+
+def project_record(project: Path) -> dict:
+    path = Path(project) / PROJECT_FILE
+    if not path.is_file():
+        raise FannsError(f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first")
+    return json.loads(path.read_text())
+
+
+def build_library(project: Path, build_dir: Path | None = None, threads: bool = False) -> Path:
+    """Compile the project's kernel and C-simulation library (cached by content); its path.
+    `threads`: every dataflow process a thread, every FIFO of its declared depth (fanns_hls.h)."""
+    project = Path(project)
+    project_record(project)
+    build_dir = Path(build_dir or project / "build" / "csim_lib")
+    files = sorted((project / "src").glob("*"))
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode() + b"\0" + f.read_bytes())
+    # the sources are staged by content, so projects with the same kernel share one library
+    src = build_dir / f"src-{digest.hexdigest()[:16]}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    if not src.is_dir():
+        tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=build_dir))
+        for f in files:
+            shutil.copyfile(f, tmp / f.name)
+        try:
+            tmp.rename(src)
+        except OSError:  # staged meanwhile by another process
+            shutil.rmtree(tmp)
+    return compile_program(
+        [src / "csim_lib.cpp", src / "kernel.cpp"], build_dir,
+        defines={"FANNS_CSIM_THREADS": 1} if threads else None, include_dirs=[src], shared=True,
+    )
+
+
+class HlsCsim:
+    """The generated kernel of `project`, loaded in-process with its memory images.
+
+    `threads=False` runs the dataflow processes one after another with unbounded FIFOs (fast,
+    like Vitis C simulation); `threads=True` runs them concurrently with FIFOs of their declared
+    depths, so a deadlock or data left in a FIFO fails the search (a check of the FIFO depths)."""
+
+    def __init__(self, project: Path, build_dir: Path | None = None, threads: bool = False):
+        self.project = Path(project)
+        record = project_record(self.project)
+        io = record["io"]
+        self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        self.format = IvfPqFormat.from_dict(record["format"])
+        self.metric = record["metric"]
+        self.k = int(record["k"])
+        lib = ctypes.CDLL(str(build_library(self.project, build_dir, threads)))
+        lib.fanns_csim_open.restype = ctypes.c_void_p
+        lib.fanns_csim_open.argtypes = [ctypes.c_char_p]
+        lib.fanns_csim_error.restype = ctypes.c_char_p
+        lib.fanns_csim_search.restype = ctypes.c_int
+        lib.fanns_csim_search.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p]
+        lib.fanns_csim_close.argtypes = [ctypes.c_void_p]
+        for name in ("fanns_csim_query_bytes", "fanns_csim_result_bytes", "fanns_csim_k"):
+            getattr(lib, name).restype = ctypes.c_uint32
+        if (lib.fanns_csim_query_bytes(), lib.fanns_csim_result_bytes(), lib.fanns_csim_k()) != (
+            self.io.query_beats * self.io.port_bits // 8, self.io.result_beats * self.io.port_bits // 8, self.k
+        ):
+            raise FannsError(f"{self.project}: the compiled kernel disagrees with {PROJECT_FILE}", hint="regenerate the project")
+        self._lib = lib
+        self._handle = lib.fanns_csim_open(str(self.project).encode())
+        if not self._handle:
+            raise FannsError(f"{self.project}: cannot load the memory images: {lib.fanns_csim_error().decode()}", hint="regenerate the project")
+
+    def search_keys_fx(self, q_fx: np.ndarray) -> np.ndarray:
+        """Fixed-point queries [nq, d] (host-quantised) -> result keys uint64 [nq, K], ascending."""
+        q_fx = np.asarray(q_fx)
+        nq = int(q_fx.shape[0])
+        if nq == 0:
+            return np.zeros((0, self.k), dtype=np.uint64)
+        out = ctypes.create_string_buffer(nq * self.io.result_beats * self.io.port_bits // 8)
+        if self._lib.fanns_csim_search(self._handle, self.io.pack_queries(q_fx), nq, out):
+            raise RuntimeError(f"C simulation of {self.project} failed: {self._lib.fanns_csim_error().decode()}")
+        return self.io.unpack_results(out.raw, nq)
+
+    def search_keys(self, queries: np.ndarray) -> np.ndarray:
+        """Float queries [nq, d] (quantised here as the host does) -> result keys [nq, K]."""
+        return self.search_keys_fx(host_queries(self.format, self.metric, queries))
+
+    def search(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Float queries [nq, d] -> (ids int64 [nq, K], fixed-point distances uint64 [nq, K])."""
+        dist, ids = split_keys(self.search_keys(queries))
+        return ids.astype(np.int64), dist
+
+    def close(self) -> None:
+        if self._handle:
+            self._lib.fanns_csim_close(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> HlsCsim:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_csim(project: Path, queries: np.ndarray, build_dir: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Build the project's C simulation and search `queries` (float): (ids, dists)."""
+    with HlsCsim(project, build_dir) as sim:
+        return sim.search(queries)

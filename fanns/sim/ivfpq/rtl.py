@@ -1,0 +1,263 @@
+"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb (`sim/tb_ivfpq.py`).
+
+`RtlProjectSim` builds the project's Verilog once (cached in a build folder) and runs batches of
+the project's test queries through the whole accelerator against memory models holding the
+project's memory images, checking the result keys bit for bit against expected keys (the
+project's `data/reference_keys.bin` for the design's nprobe and K, or keys the caller computed
+for other run-time values). `measured_interval` turns the accelerator's own cycle registers into
+the steady-state cycles per query that the performance model predicts, and `predicted_run` is
+that prediction for exactly the simulated queries in their order (their probed cells, found from
+the project's quantised queries and ROM images with the fixed-point stage functions; the
+sequence model of `fanns.model.ivfpq.sequence`), with the per-stage timings beside it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fanns.model.ivfpq import stages as A
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.arch.ivfpq.hw import IvfPqHw
+from fanns.boards import load_board
+from fanns.codegen.ivfpq.hls import PROJECT_FILE
+from fanns.images.ivfpq import TABLE_WORDS, MemoryImages, elem_dtype
+from fanns.codegen.ivfpq.rtl import TOP
+from fanns.errors import FannsError
+from fanns.tools.verilator import RtlSim
+
+MEM_LATENCY = 100
+"""Read/write latency of the simulated memories in cycles: the performance model's assumption
+(`fanns.model.ivfpq.stages.MEM_LATENCY_CYCLES`)."""
+
+
+CXX_OPT = "-O0"
+"""C++ optimisation of the Verilated model: the cocotb memory models, not the model, set the
+simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s of CPU
+for a small design, simulation time unchanged)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One accelerator run: `nq` test queries from query `first`, run-time nprobe and k, and the
+    file of expected keys (uint64 [nq, >= k]; None: the project's reference keys)."""
+
+    nq: int
+    nprobe: int
+    k: int
+    first: int = 0
+    expected: Path | None = None
+
+
+@dataclass(frozen=True)
+class RamTiming:
+    """A simulated memory channel: the first beat `latency` cycles after the request, then at most
+    `rate` beats per cycle (the bench's `LatencyAxiRam`)."""
+
+    latency: int
+    rate: float = 1.0
+
+    def as_dict(self) -> dict:
+        return {"latency": self.latency, "rate": self.rate}
+
+
+def test_queries_fx(project: Path, record: dict, fmt) -> np.ndarray:
+    """The project's quantised test queries [nq, d] (int64), unpacked from `data/queries.bin`."""
+    io = record["io"]
+    stride = io["query_beats"] * io["port_bits"] // 8
+    raw = np.fromfile(Path(project) / "data" / "queries.bin", dtype=np.uint8).reshape(-1, stride)
+    return np.ascontiguousarray(raw[:, : fmt.d * io["elem_bytes"]]).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
+
+
+def predicted_interval(times) -> float:
+    """The model's steady-state cycles per query for a run of these queries submitted at once:
+    the tandem's (`fanns.model.ivfpq.latency.tandem`) span between the first and the last completion
+    over the queries in between — what `measured_interval` measures."""
+    from fanns.model.ivfpq.latency import tandem
+
+    done = tandem(np.zeros(times.queries), times.service, times.latency)
+    return float(done[-1] - done[0]) / (times.queries - 1)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's cycles per query for a run (`fanns.model.ivfpq.sequence.run_interval`: the
+    queries in their order through the finite buffers) and the stage timings it rests on."""
+
+    interval: float
+    timings: dict
+
+    @property
+    def stage_interval(self) -> float:
+        """The stage model's bound: the slowest stage's mean interval."""
+        return max(t.interval for t in self.timings.values())
+
+    @property
+    def bottleneck(self) -> str:
+        return max(self.timings, key=lambda s: self.timings[s].interval)
+
+    def error_pct(self, measured: float) -> float:
+        return 100 * (measured - self.interval) / self.interval
+
+
+def measured_interval(run: dict) -> float:
+    """Steady-state cycles per query of a run: the span between the first and the last query's
+    completion over the queries in between (pipeline fill excluded)."""
+    if run["nq"] < 2:
+        raise FannsError("the steady-state interval needs at least two queries")
+    return (run["last_cycles"] - run["first_cycles"]) / (run["nq"] - 1)
+
+
+class RtlProjectSim:
+    """A generated RTL project, built for simulation (see the module docstring)."""
+
+    def __init__(self, project: Path, build_root: Path):
+        # absolute: the testbench opens the project's files from the simulator's build folder
+        self.project = Path(project).resolve()
+        if not (self.project / PROJECT_FILE).is_file() or not (self.project / "rtl" / f"{TOP}.v").is_file():
+            raise FannsError(f"{self.project} is not a generated RTL project", hint="create it with `fanns generate-rtl`")
+        self.record = json.loads((self.project / PROJECT_FILE).read_text())
+        self.design = IvfPqDesign.load(self.project / "design.yaml")
+        self.hw = IvfPqHw.from_design(self.design, load_board(self.design.board))
+        text = (self.project / "rtl" / f"{TOP}.v").read_text()
+        tag = hashlib.sha256(text.encode()).hexdigest()[:16]
+        self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
+
+    def probed_sizes(self, first: int, nq: int, nprobe: int) -> np.ndarray:
+        """[nq, nprobe] sizes of the cells the test queries first .. first+nq-1 probe."""
+        return self.probed(first, nq, nprobe)[1]
+
+    def probed(self, first: int, nq: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
+        """([nq, nprobe] cell ids, their sizes) the test queries first .. first+nq-1 probe."""
+        fmt = self.design.format
+        images = MemoryImages.read(self.project / "images")
+        q_fx = test_queries_fx(self.project, self.record, fmt)[first : first + nq]
+        if self.design.index.opq:
+            q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
+        centroids = images.get("centroids").array().astype(np.int64)
+        cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
+        table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
+        sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
+        return cells, sizes[cells]
+
+    def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, A.StageTiming]:
+        """The performance model's stage timings for these queries (`fanns.model.ivfpq.stages.stage_timings`);
+        a tiered design's PQDist interval is the tiered one (each PE's scan or the busier tier's
+        busiest channel, per query, as `fanns.model.ivfpq.latency.query_times` has it)."""
+        return self._timings(*self._feed(first, nq, nprobe))
+
+    def _timings(self, ctx: A.Context, probes: A.Probes, feed) -> dict[str, A.StageTiming]:
+        timings = A.stage_timings(ctx, self.design.stages, probes)
+        if feed is not None:
+            st = self.design.stages.pq_dist
+            work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
+            pq = timings["pq_dist"]
+            timings["pq_dist"] = dataclasses.replace(pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()),
+                                                     detail={**pq.detail, "tiered": True})
+        return timings
+
+    def predicted_run(self, first: int, nq: int, nprobe: int | None = None) -> Prediction:
+        """The performance model for a run of these queries (`Prediction`)."""
+        from fanns.model.ivfpq import sequence as S
+
+        ctx, probes, feed = self._feed(first, nq, nprobe)
+        timings = self._timings(ctx, probes, feed)
+        busy = None if feed is None else feed.busy
+        return Prediction(S.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
+
+    def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None,
+                              pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None):
+        """The latency model's per-query times (`fanns.model.ivfpq.latency.QueryTimes`) for these queries;
+        with `pq_memory` / `hot_memory` (the simulated memories of `run`), the PQ codes arrive as
+        those memories deliver them (`fanns.model.ivfpq.skew.cells_feed`: hot lists from the fast tier)."""
+        from fanns.model.ivfpq.latency import query_times
+
+        ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory)
+        return query_times(ctx, self.design.stages, probes, feed)
+
+    def _feed(self, first: int, nq: int, nprobe: int | None, pq_memory: RamTiming | None = None,
+              hot_memory: RamTiming | None = None):
+        """(context, probes, code feed) of these queries; the feed is None (the model's default:
+        every list on the design's PQ channels at the board's rate) unless the design is tiered
+        or `pq_memory` says how the simulated memory delivers."""
+        from fanns.images.ivfpq import hot_lists
+        from fanns.model.ivfpq import latency as L
+        from fanns.model.ivfpq import skew as K
+
+        nprobe = nprobe or self.design.nprobe
+        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
+        cells, sizes = self.probed(first, nq, nprobe)
+        probes = A.Probes.of(sizes)
+        if pq_memory is None and not self.hw.tiered:
+            return ctx, probes, None
+        st = self.design.stages.pq_dist
+        ppc = max(st.pes_per_channel())
+        pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
+        slow = K.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
+        if not self.hw.tiered:
+            return ctx, probes, L.channel_feed(L.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
+        fast = K.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
+        return ctx, probes, K.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
+
+    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY,
+                        pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> np.ndarray:
+        """Measured cycles of each query alone (batch 1): one run per query, ap_start to ap_done
+        from the accelerator's cycle register, the first run's index load subtracted. Results are
+        checked bit for bit as in every run."""
+        d = self.design
+        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency,
+                       pq_memory=pq_memory, hot_memory=hot_memory)
+        bad = [r.get("first_bad") for r in out["runs"] if r["mismatched_queries"]]
+        if bad:
+            raise FannsError(f"batch-1 runs returned wrong keys: {bad[0]}")
+        return np.array([r["cycles"] - (r["load_cycles"] if i == 0 else 0) for i, r in enumerate(out["runs"])], dtype=np.float64)
+
+    @property
+    def test_queries(self) -> int:
+        return int(self.record["test"]["nq"])
+
+    def build(self) -> None:
+        self.sim.build()
+
+    def run(self, runs: list[Run], latency: int = MEM_LATENCY, pause: float = 0.0, bad_params: bool = False,
+            pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> dict:
+        """Simulate `runs` back to back (the first loads the index) and return the bench's report;
+        `pq_memory` / `hot_memory` time the PQ-code RAMs of the slow / fast tier (default:
+        `latency`, one beat per cycle)."""
+        io = self.record["io"]
+        ref = self.project / "data" / "reference_keys.bin"
+        specs = []
+        for r in runs:
+            if not 1 <= r.nq or r.first + r.nq > self.test_queries:
+                raise FannsError(f"queries {r.first}..{r.first + r.nq - 1}: the project has {self.test_queries} test queries")
+            expected = r.expected
+            if expected is None:
+                if (r.nprobe, r.k) != (self.design.nprobe, self.design.k):
+                    raise FannsError("expected keys are needed for a run-time nprobe / k other than the design's")
+                keys = np.fromfile(ref, dtype="<u8").reshape(self.test_queries, -1)[r.first : r.first + r.nq]
+                expected = self.sim.build_dir / f"expected_{r.first}_{r.nq}.bin"
+                keys.tofile(expected)
+            specs.append({"nq": r.nq, "first": r.first, "nprobe": r.nprobe, "k": r.k, "expected": str(expected),
+                          "stride": io["result_beats"] * io["port_bits"] // 8,
+                          "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin")})
+        params = {
+            "regmap": str(self.project / "rtl" / "regmap.json"),
+            "images": str(self.project / "images"),
+            "queries": str(self.project / "data" / "queries.bin"),
+            "query_stride": io["query_beats"] * io["port_bits"] // 8,
+            "channels": self.hw.channels,
+            "latency": latency,
+            "pq_memory": pq_memory.as_dict() if pq_memory else None,
+            "hot_memory": hot_memory.as_dict() if hot_memory else None,
+            "pause": pause,
+            "bad_params": bad_params,
+            "runs": specs,
+        }
+        out = self.sim.run("tb_ivfpq", params)
+        for spec, row in zip(specs, out["runs"]):
+            row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
+        return out

