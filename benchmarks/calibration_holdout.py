@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from fanns.pe.base import get_pe
+from fanns.pe import get_pe
 from fanns.resources import KINDS
 from fanns.tools.yosys import synthesize
 

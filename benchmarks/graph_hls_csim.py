@@ -28,7 +28,7 @@ from fanns.images.graph import split_keys
 from fanns.datasets import load_dataset
 from fanns.explore.graph import prepare_vectors
 from fanns.index.graph import build_graph, graph_format_for
-from fanns.explore.graph_sweep import recall_at_k
+from fanns.index.recall import recall_at_k
 from fanns.index.traversal import dst
 
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 2, 1), (64, 10, 4, 2), (64, 10, 8, 4), (32, 10, 4, 4), (48, 5, 2, 3)]

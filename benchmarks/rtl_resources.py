@@ -22,7 +22,7 @@ from fanns.codegen.ivfpq.rtl import verilog
 from fanns.numerics import IvfPqFormat
 from fanns.resources import KINDS, Resources
 from fanns.tools.yosys import synthesize
-from fanns.tools.verilator import to_verilog
+from fanns.hdl.verilog import to_verilog
 from tests.codegen.helpers import random_index
 
 # name: (d, m, nlist, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, store), pq (PEs, channels), opq)

@@ -21,6 +21,8 @@ import yaml
 from fanns.errors import FannsError
 from fanns.resources import KINDS, Resources
 from fanns.paths import shared_dir
+from rich.console import Console
+from rich.table import Table
 
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
 OPTIONAL = {"description", "shell", "pynq_image", "host"}
@@ -256,8 +258,6 @@ def _fmt_k(v: float) -> str:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
 
     boards = [load_board(args.board)] if args.board else list_boards()
     table = Table(title="boards (usable resources = device - shell)")

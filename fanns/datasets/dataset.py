@@ -16,6 +16,7 @@ import numpy as np
 
 from fanns.datasets.formats import save_npy
 from fanns.errors import FannsError
+import faiss
 
 METRICS = ("l2", "ip", "angular")
 GT_MIN_DEPTH = 100
@@ -59,7 +60,6 @@ def _hash_array(h, a: np.ndarray) -> None:
 
 def exact_knn(base: np.ndarray, queries: np.ndarray, k: int, metric: str) -> np.ndarray:
     """Exact k nearest neighbours [nq, k] int64 with faiss (flat index)."""
-    import faiss
 
     k = min(k, base.shape[0])
     d = base.shape[1]

@@ -13,6 +13,7 @@ import numpy as np
 
 from fanns.datasets.formats import NPY_DTYPES, atomic_path
 from fanns.errors import FannsError
+import h5py
 
 METRICS = {"euclidean": "l2", "l2": "l2", "angular": "angular", "cosine": "angular", "dot": "ip", "ip": "ip"}
 ATTR_OF_METRIC = {"l2": "euclidean", "angular": "angular", "ip": "dot"}
@@ -41,7 +42,6 @@ def _array(path: Path, ds, name: str) -> np.ndarray:
 
 
 def read_hdf5(path: str | Path) -> Hdf5Content:
-    import h5py
 
     path = Path(path)
     if not path.is_file():
@@ -89,7 +89,6 @@ def write_hdf5(
     distances: np.ndarray | None = None,
 ) -> None:
     """Write an ann-benchmarks style file (atomic)."""
-    import h5py
 
     if metric not in ATTR_OF_METRIC:
         raise FannsError(f"unknown metric {metric!r}", hint="use l2, angular or ip")

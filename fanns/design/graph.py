@@ -21,9 +21,11 @@ import yaml
 
 from fanns.design.ivfpq import _check_choice, _check_int, _fail, _from_mapping
 from fanns.errors import FannsError
-from fanns.index.graph import GRAPH_KINDS, WORD_BYTES
+from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
 from fanns.numerics import ID_BITS, GraphFormat
 from fanns.pe.bloom import Bloom
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.datasets.formats import atomic_path
 
 SCHEMA_VERSION = 1
 MODES = ("intra", "across")
@@ -335,7 +337,6 @@ class GraphDesign:
         return design
 
     def save(self, path: Path) -> None:
-        from fanns.datasets.formats import atomic_path
 
         with atomic_path(Path(path)) as tmp:
             tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=110))
@@ -357,7 +358,6 @@ class GraphDesign:
 
 def load_design(path: Path):
     """An IVF-PQ or graph design, by the `kind` key of the file."""
-    from fanns.design.ivfpq import IvfPqDesign
 
     path = Path(path)
     try:
@@ -365,3 +365,10 @@ def load_design(path: Path):
     except (OSError, yaml.YAMLError):
         data = None
     return GraphDesign.load(path) if isinstance(data, dict) and data.get("kind") == "graph" else IvfPqDesign.load(path)
+
+
+def graph_ref(graph: GraphImage, path: str | None = None) -> GraphRef:
+    """The design's reference to `graph` (its shape and number format), stored at `path`."""
+    fmt = graph.fmt
+    return GraphRef(kind=graph.kind, n=graph.n, d=fmt.d, max_degree=graph.max_degree, entry=graph.entry,
+                    vec_bits=fmt.vec_bits, signed=fmt.signed, scale=float(fmt.scale), path=path)

@@ -20,6 +20,8 @@ import yaml
 
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
+from fanns.design.selectors import SELECTORS
+from fanns.datasets.formats import atomic_path
 
 SCHEMA_VERSION = 1
 IVF_STORAGES = ("bram", "uram", "stream")
@@ -94,7 +96,7 @@ class IvfDistStage:
 class SelectStage:
     """A selection stage (SelCells: s = nprobe; SelK: s = K) over `streams` input streams.
 
-    `arch` names the micro-architecture in `fanns.model.ivfpq.stages.SELECTORS`; `s1` is its level-1
+    `arch` names the micro-architecture in `fanns.design.selectors.SELECTORS`; `s1` is its level-1
     queue length (s for the exact HPQ); `params` holds architecture-specific settings (e.g. the
     AHPQ exactness target).
     """
@@ -107,7 +109,6 @@ class SelectStage:
     params: dict = field(default_factory=dict)
 
     def validate(self, where: str) -> None:
-        from fanns.model.ivfpq.stages import SELECTORS
 
         stage = where.rsplit(".", 1)[-1]
         _check_choice(f"{where}.arch", self.arch, tuple(n for n, sel in SELECTORS.items() if stage in sel.stages))
@@ -443,7 +444,6 @@ class IvfPqDesign:
         return design
 
     def save(self, path: Path) -> None:
-        from fanns.datasets.formats import atomic_path
 
         with atomic_path(Path(path)) as tmp:
             tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=110))

@@ -15,6 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from fanns.errors import FannsError
+from fanns.driver.accelerator import Accelerator
+from fanns.driver.project import Project
+from fanns.driver.model import ModelBackend
+from fanns.driver.csim import CsimBackend
+from fanns.driver.rtlsim import RtlSimBackend
+from fanns.driver.pynq_backend import PynqBackend
 
 BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
 
@@ -22,23 +28,19 @@ BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
 def make_backend(name: str, kind: str, **options):
     """The backend `name` for a project of `kind` ("hls" or "rtl")."""
     if name == "model":
-        from fanns.driver.model import ModelBackend
 
         return ModelBackend(**options)
     if name == "c-sim":
         if kind != "hls":
             raise FannsError("the c-sim backend runs the HLS kernel; this is an RTL project", hint="use backend rtl-sim or model, or generate the project with `fanns generate-hls`")
-        from fanns.driver.csim import CsimBackend
 
         return CsimBackend(**options)
     if name == "rtl-sim":
         if kind != "rtl":
             raise FannsError("the rtl-sim backend runs the generated RTL; this is an HLS project", hint="use backend c-sim or model, or generate the project with `fanns generate-rtl`")
-        from fanns.driver.rtlsim import RtlSimBackend
 
         return RtlSimBackend(**options)
     if name == "pynq":
-        from fanns.driver.pynq_backend import PynqBackend
 
         return PynqBackend(**options)
     raise FannsError(f"unknown backend {name!r}", hint=f"choose one of {', '.join(BACKENDS)}")
@@ -48,8 +50,6 @@ def open(project: str | Path, backend: str = "model", batch: int | None = None, 
     """The accelerator of a generated `project` on `backend`; `batch` caps the queries per run
     (default: the backend's, at most what the I/O bank holds); `options` go to the backend
     (c-sim: build_dir, threads; rtl-sim: build_dir, latency; pynq: bitstream, device)."""
-    from fanns.driver.accelerator import Accelerator
-    from fanns.driver.project import Project
 
     proj = Project.open(project)
     return Accelerator(proj, make_backend(backend, proj.kind, **options), batch)

@@ -12,6 +12,7 @@ import ctypes
 from pathlib import Path
 
 from fanns.driver.backend import RegisterDevice
+from fanns.sim.ivfpq.csim import build_library
 
 
 class CsimBackend(RegisterDevice):
@@ -25,7 +26,6 @@ class CsimBackend(RegisterDevice):
         self.threads = threads
 
     def attach(self, project, iface) -> None:
-        from fanns.sim.ivfpq.csim import build_library
 
         super().attach(project, iface)
         lib = ctypes.CDLL(str(build_library(project.path, self.build_dir, self.threads)))

@@ -19,13 +19,11 @@ from fanns import __version__
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.boards import Board, load_board
 from fanns.images.ivfpq import IoLayout, MemoryImages
+from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
 
 PROJECT_FILE = "fanns_project.json"
-PROJECT_VERSION = 1
-"""Version of the project layout the driver reads; the generators write it into fanns_project.json
-(`fanns.codegen.ivfpq.driver_files.add_driver`). A project without it, or with another, must be regenerated."""
 
 VITIS_BANK = re.compile(r"^(HBM|DDR)\[(\d+)\]$")
 SP_LINE = re.compile(r"^sp=(\w+)\.(\w+):(\S+)$")

@@ -87,7 +87,7 @@ class PynqBackend(Backend):
     def attach(self, project, iface) -> None:
         super().attach(project, iface)
         try:
-            import pynq
+            import pynq  # optional dependency: only on a board
         except ImportError:
             raise FannsError(
                 "the pynq backend needs the pynq package and a board",

@@ -23,6 +23,10 @@ from pathlib import Path
 from fanns.driver.backend import Backend, BumpAllocator
 from fanns.driver.plan import Buffer
 from fanns.errors import FannsError
+from fanns.codegen.ivfpq.rtl import TOP
+from fanns.datasets.cache import cache_root
+from fanns.sim.ivfpq.rtl import CXX_OPT
+from fanns.tools.verilator import RtlSim
 
 ACCEPT_TIMEOUT = 600.0
 """Seconds to wait for the simulator to connect (it starts a Verilated model and cocotb)."""
@@ -46,10 +50,6 @@ class RtlSimBackend(Backend):
         self.report: dict = {}
 
     def attach(self, project, iface) -> None:
-        from fanns.codegen.ivfpq.rtl import TOP
-        from fanns.datasets.cache import cache_root
-        from fanns.sim.ivfpq.rtl import CXX_OPT
-        from fanns.tools.verilator import RtlSim
 
         super().attach(project, iface)
         self.alloc = BumpAllocator(iface)

@@ -21,6 +21,11 @@ from fanns.errors import FannsError
 from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
 from fanns.pe.bloom import Bloom
+from fanns.datasets import normalize_rows
+from fanns.datasets.dataset import as_float32
+from fanns.boards import load_board
+from fanns.datasets import load_dataset
+from fanns.progress import progress_bar, status
 
 
 def _int_list(text: str, what: str) -> tuple[int, ...]:
@@ -43,8 +48,6 @@ def parse_kinds(text: str) -> list[str]:
 
 def prepare_vectors(ds) -> tuple[np.ndarray, np.ndarray]:
     """Host float vectors for graph search: L2 as is; angular and ip data are normalised."""
-    from fanns.datasets import normalize_rows
-    from fanns.datasets.dataset import as_float32
 
     if ds.metric == "l2":
         return as_float32(ds.base), as_float32(ds.queries)
@@ -88,7 +91,6 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def setup_from_args(args: argparse.Namespace) -> SweepSetup:
-    from fanns.boards import load_board
 
     if args.bloom.strip().lower() == "exact":
         bloom = None
@@ -109,8 +111,6 @@ def setup_from_args(args: argparse.Namespace) -> SweepSetup:
 
 def run_graph_explore(args: argparse.Namespace) -> int:
     """Explore the graph kinds of `args.graph` on `args.dataset`, write results into `args.out`."""
-    from fanns.datasets import load_dataset
-    from fanns.progress import progress_bar, status
 
     kinds = parse_kinds(args.graph)
     setup = setup_from_args(args)

@@ -22,6 +22,7 @@ from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.errors import FannsError
 from fanns.model.graph.fast import search_batch
 from fanns.index.graph import GraphImage
+from fanns.index.recall import recall_at_k
 from fanns.index.traversal import TraversalConfig
 from fanns.pe.bloom import Bloom
 
@@ -129,12 +130,6 @@ class GraphSweep:
             "best": {mode: dict(zip(("mg", "mc"), self.best(mode))) for mode in MODES},
             "exact_bfs_recall": dict(sorted(self.exact_bfs_recall.items())),
         }
-
-
-def recall_at_k(ids: np.ndarray, gt: np.ndarray, k: int) -> float:
-    """Mean R@k = |found[:k] ∩ truth[:k]| / k over the queries."""
-    hits = [len(np.intersect1d(a[:k][a[:k] >= 0], b[:k])) for a, b in zip(ids, gt)]
-    return float(np.mean(hits) / k)
 
 
 def sweep(graph: GraphImage, queries_fx: np.ndarray, gt: np.ndarray, setup: SweepSetup, progress=None) -> GraphSweep:

@@ -33,6 +33,7 @@ from fanns.index.goals import RecallGoal, measure_name
 from fanns.index.number_format import choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
 from fanns.progress import status
+import faiss
 
 INDEX_CACHE_VERSION = 1
 ID_BYTES = 4
@@ -117,7 +118,6 @@ class IvfPqExplorer:
 
     # -- per index --------------------------------------------------------------------------
     def _index(self, nlist: int, m: int, opq: bool):
-        import faiss
 
         factory = factory_string(nlist, m, opq)
         stem = factory.replace(",", "_")
@@ -149,7 +149,6 @@ class IvfPqExplorer:
         return cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds)
 
     def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
-        import faiss
 
         index, stem, meta = self._index(nlist, m, opq)
         curves = recall_curve(index, self.queries, self.gt, self.measures, nlist, label=f"sweep {meta['factory']}")
@@ -249,7 +248,6 @@ class IvfPqExplorer:
 def cpu_qps(index, queries: np.ndarray, nprobe: int, k: int, min_seconds: float = 0.2) -> float:
     """faiss-cpu's measured queries per second on `queries` (host vectors) at `nprobe`: whole-batch
     searches repeated for at least `min_seconds` (at most 50), after a warm-up."""
-    import faiss
 
     faiss.extract_index_ivf(index).nprobe = nprobe
     index.search(queries[:10], k)  # warm-up

@@ -5,10 +5,11 @@ import argparse
 
 from rich.console import Console
 from rich.table import Table
+from fanns.datasets.builtins import list_builtins
+from fanns.datasets.loader import load_dataset
 
 
 def _list(args: argparse.Namespace) -> int:
-    from fanns.datasets.builtins import list_builtins
 
     table = Table(title="built-in datasets (use as builtin:NAME)")
     for col in ("name", "N", "nq", "d", "dtype", "metric", "description"):
@@ -20,7 +21,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from fanns.datasets.loader import load_dataset
 
     ds = load_dataset(args.spec)
     rows = [

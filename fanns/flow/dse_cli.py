@@ -12,18 +12,19 @@ import sys
 from pathlib import Path
 
 from fanns.errors import FannsError
+from rich.console import Console
+from fanns.boards import load_board
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import report
+from fanns.model.ivfpq.workload import workloads_from_explore
+from fanns.model.ivfpq.dse import Slo
+from fanns.flow.graph_dse_cli import run_graph_dse
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.boards import load_board
-    from fanns.model.ivfpq import dse
-    from fanns.model.ivfpq import report
-    from fanns.model.ivfpq.workload import workloads_from_explore
 
     if args.graph:
-        from fanns.flow.graph_dse_cli import run_graph_dse
 
         if args.slo_p99 or args.slo_p95 or args.load or args.tiers:
             raise FannsError("--slo-p99, --slo-p95, --load and --tiers apply to IVF-PQ designs, not to --graph",
@@ -97,7 +98,6 @@ def parse_duration_us(text: str, option: str) -> float:
 
 def parse_slo(args: argparse.Namespace):
     """The SLO of --slo-p95 / --slo-p99 [--load] (None without one); shared by `fanns dse` and `fanns sweep`."""
-    from fanns.model.ivfpq.dse import Slo
 
     given = [(p, v) for p, v in ((95, args.slo_p95), (99, args.slo_p99)) if v is not None]
     if len(given) > 1:

@@ -12,6 +12,14 @@ import argparse
 from pathlib import Path
 
 from fanns.errors import FannsError
+import faiss
+from rich.console import Console
+from rich.table import Table
+from fanns.datasets.loader import load_dataset
+from fanns.index.goals import parse_goal
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.graph import add_graph_arguments
+from fanns.explore.graph import run_graph_explore
 
 
 def _int_list(text: str) -> list[int]:
@@ -25,13 +33,7 @@ def _int_list(text: str) -> list[int]:
 
 
 def _run_ivfpq(args: argparse.Namespace) -> int:
-    import faiss
-    from rich.console import Console
-    from rich.table import Table
 
-    from fanns.datasets.loader import load_dataset
-    from fanns.index.goals import parse_goal
-    from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 
     goals = sorted({parse_goal(g) for g in args.recall})
     if args.faiss_threads:
@@ -84,7 +86,6 @@ def _run(args: argparse.Namespace) -> int:
         )
     code = _run_ivfpq(args) if args.recall else 0
     if args.graph:
-        from fanns.explore.graph import run_graph_explore
 
         code = code or run_graph_explore(args)
     return code
@@ -109,7 +110,6 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from fanns.explore.graph import add_graph_arguments
 
     p = sub.add_parser(
         "explore",

@@ -10,15 +10,22 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from fanns.sim.ivfpq.csim import HlsCsim
+from fanns.index.recall import recall_at
+from fanns.numerics import split_keys
+from rich.console import Console
+from fanns.codegen.ivfpq.hls import generate_hls
+from fanns.flow.inputs import load_inputs
+from fanns.images.ivfpq import image_summary
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.datasets.cache import cache_root
+from fanns.flow.sim_cli import rtl_report
 
 
 def csim_check(project: Path, queries: np.ndarray, groundtruth: np.ndarray, expected_keys: np.ndarray, build_dir: Path | None = None) -> dict:
     """Run the project's kernel in C simulation on `queries`: mismatching queries against the
     reference model's keys, and R@K against the exact neighbours."""
-    from fanns.sim.ivfpq.csim import HlsCsim
-    from fanns.index.recall import recall_at
 
-    from fanns.numerics import split_keys
 
     with HlsCsim(project, build_dir) as sim:
         keys = sim.search_keys(queries)
@@ -31,11 +38,7 @@ def csim_check(project: Path, queries: np.ndarray, groundtruth: np.ndarray, expe
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.codegen.ivfpq.hls import generate_hls
-    from fanns.flow.inputs import load_inputs
-    from fanns.images.ivfpq import image_summary
 
     console = Console()
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
@@ -85,11 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_rtl(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.flow.inputs import load_inputs
-    from fanns.images.ivfpq import image_summary
-    from fanns.codegen.ivfpq.rtl import generate_rtl
 
     console = Console()
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
@@ -102,8 +101,6 @@ def _cmd_rtl(args: argparse.Namespace) -> int:
                   f"m_axi_io + {hw.channels} PQ-code port(s)", highlight=False)
     console.print("memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()), highlight=False)
     if args.sim:
-        from fanns.datasets.cache import cache_root
-        from fanns.flow.sim_cli import rtl_report
 
         return rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, console)
     console.print(f"check it: fanns sim {out} --backend rtl", highlight=False)

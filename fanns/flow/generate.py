@@ -24,13 +24,28 @@ from fanns import __version__
 from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.errors import FannsError
 from fanns.paths import shared_dir
+from fanns.progress import status
+from rich.console import Console
+from fanns.boards import load_board
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.flow.inputs import index_record, load_index
+from fanns.flow.project_sim import SIMULATOR_NAMES, SIMULATORS
+from fanns.datasets.cache import cache_root
+from fanns.datasets.loader import load_dataset
+from fanns.index.ivfpq import host_vectors
+from fanns.index.goals import parse_goal
+from fanns.explore.reuse import config_from_args, ensure_exploration
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import report
+from fanns.model.ivfpq.workload import workloads_from_explore
+from fanns.outputs import check_destination, staged_folder
+from fanns.explore.reuse import add_explore_options
 
 WHAT = "generated project"
 STEPS = 5
 
 
 def step(n: int, text: str) -> None:
-    from fanns.progress import status
 
     status(f"[{n}/{STEPS}] {text}")
 
@@ -84,21 +99,7 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.boards import load_board
-    from fanns.codegen.ivfpq.hls import TestQueries
-    from fanns.flow.inputs import index_record, load_index
-    from fanns.flow.project_sim import SIMULATOR_NAMES, SIMULATORS
-    from fanns.datasets.cache import cache_root
-    from fanns.datasets.loader import load_dataset
-    from fanns.index.ivfpq import host_vectors
-    from fanns.index.goals import parse_goal
-    from fanns.explore.reuse import config_from_args, ensure_exploration
-    from fanns.model.ivfpq import dse
-    from fanns.model.ivfpq import report
-    from fanns.model.ivfpq.workload import workloads_from_explore
-    from fanns.outputs import check_destination, staged_folder
 
     out = Path(args.out)
     check_destination(out, args.force, MARKER, WHAT)
@@ -162,7 +163,6 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: Path, reused: bool, console) -> None:
-    from fanns.model.ivfpq import report
 
     d = summary["design"]
     report.print_table(outcome, console)
@@ -205,7 +205,6 @@ def _stage_text(name: str, st: dict) -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from fanns.explore.reuse import add_explore_options
 
     p = sub.add_parser(
         "generate",

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 from fanns.errors import FannsError
+from fanns.boards import load_board
+from fanns.datasets import load_dataset
+from fanns.index.goals import parse_goal
+from fanns.explore.graph import load_or_build, prepare_vectors
+from fanns.model.graph.dse import GraphSpace, explore_graph
 
 
 def run_graph_dse(args: argparse.Namespace, console) -> int:
-    from fanns.boards import load_board
-    from fanns.datasets import load_dataset
-    from fanns.index.goals import parse_goal
-    from fanns.explore.graph import load_or_build, prepare_vectors
-    from fanns.model.graph.dse import GraphSpace, explore_graph
 
     path = Path(args.explore_dir) / f"graph_{args.graph}.json"
     try:

@@ -15,6 +15,18 @@ from pathlib import Path
 import numpy as np
 
 from fanns.errors import FannsError
+import faiss
+from fanns.design.graph import GraphDesign
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.datasets import load_dataset
+from fanns.explore.graph import load_or_build, prepare_vectors
+from fanns.index.graph import build_graph, graph_format_for
+from rich.console import Console
+from fanns.codegen.graph.rtl import generate_graph_rtl, top_name
+from fanns.codegen.graph.hls import KERNEL, generate_graph_hls
+from fanns.datasets.cache import cache_root
+from fanns.flow.graph_sim import graph_rtl_report
+from fanns.flow.graph_hls_sim import graph_csim_report
 
 
 def _ints(text: str, n: int, what: str) -> tuple[int, ...]:
@@ -30,13 +42,7 @@ def _ints(text: str, n: int, what: str) -> tuple[int, ...]:
 def _inputs(args: argparse.Namespace):
     """The design, its graph, the quantised test queries and their exact neighbours, from the
     options both generators share."""
-    import faiss
 
-    from fanns.design.graph import GraphDesign
-    from fanns.model.graph.pinned import pinned_graph_design
-    from fanns.datasets import load_dataset
-    from fanns.explore.graph import load_or_build, prepare_vectors
-    from fanns.index.graph import build_graph, graph_format_for
 
     ds = load_dataset(args.dataset)
     base, queries = prepare_vectors(ds)
@@ -76,9 +82,7 @@ def _inputs(args: argparse.Namespace):
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.codegen.graph.rtl import generate_graph_rtl, top_name
 
     console = Console()
     design, graph, queries_fx, gt = _inputs(args)
@@ -89,8 +93,6 @@ def _cmd(args: argparse.Namespace) -> int:
     console.print(f"  rtl/{top}.v {project.files[f'rtl/{top}.v']:,d} bytes; {design.pipelines} QPP(s) of {len(project.hw.regmap.registers)} "
                   "registers each", highlight=False)
     if args.sim:
-        from fanns.datasets.cache import cache_root
-        from fanns.flow.graph_sim import graph_rtl_report
 
         return graph_rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, None, console)
     console.print(f"check it: fanns sim {out}", highlight=False)
@@ -105,9 +107,7 @@ def _written(out: Path, design, graph, files: int) -> str:
 
 
 def _cmd_hls(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.codegen.graph.hls import KERNEL, generate_graph_hls
 
     console = Console()
     design, graph, queries_fx, gt = _inputs(args)
@@ -116,8 +116,6 @@ def _cmd_hls(args: argparse.Namespace) -> int:
     console.print(_written(out, design, graph, len(project.files)), highlight=False)
     console.print(f"  HLS kernel {KERNEL}: src/kernel.cpp {project.files['src/kernel.cpp']:,d} bytes", highlight=False)
     if args.sim:
-        from fanns.datasets.cache import cache_root
-        from fanns.flow.graph_hls_sim import graph_csim_report
 
         return graph_csim_report(out, cache_root() / "sim-builds", None, 0, None, console)
     console.print(f"check it: fanns sim {out} (or `make csim` in it)", highlight=False)

@@ -16,6 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from fanns.errors import FannsError
+from fanns.design.graph import Runtime
+from fanns.reference.graph import STATS, reference
+from fanns.sim.graph.csim import GraphHlsCsim
+from fanns.images.graph import split_keys, unpack
+from fanns.codegen.graph.rtl import read_project
+from fanns.index.recall import recall_at_k
 
 SHOWN = 10
 """Differing queries listed one by one (the rest are counted)."""
@@ -23,12 +29,6 @@ SHOWN = 10
 
 def graph_csim_report(project: Path, build_dir: Path, queries: int | None, first: int,
                       runtime: tuple[int, int, int, int] | None, console) -> int:
-    from fanns.design.graph import Runtime
-    from fanns.reference.graph import STATS, reference
-    from fanns.sim.graph.csim import GraphHlsCsim
-    from fanns.images.graph import split_keys, unpack
-    from fanns.codegen.graph.rtl import read_project
-    from fanns.explore.graph_sweep import recall_at_k
 
     data = read_project(project)
     design, total = data.design, len(data.queries_fx)

@@ -21,17 +21,23 @@ from pathlib import Path
 import numpy as np
 
 from fanns.errors import FannsError
+from fanns.design.graph import Runtime
+from fanns.reference.graph import reference
+from fanns.images.graph import unpack
+from fanns.codegen.graph.rtl import read_project
+from fanns.index.recall import recall_at_k
+from fanns.sim.graph.rtl import FalconRtl, memory_words
+from fanns.codegen.graph.rtl import is_across
+from fanns.model.graph.across import across_batch_cycles
+from fanns.model.graph.qpp import QppConfig
+from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
+from fanns.reference.graph import STATS
+from fanns.images.graph import split_keys
 
 
 def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float,
                      runtime: tuple[int, int, int, int] | None, console, rtl=None) -> int:
     """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build)."""
-    from fanns.design.graph import Runtime
-    from fanns.reference.graph import reference
-    from fanns.images.graph import unpack
-    from fanns.codegen.graph.rtl import read_project
-    from fanns.explore.graph_sweep import recall_at_k
-    from fanns.sim.graph.rtl import FalconRtl, memory_words
 
     data = read_project(project)
     design, total = data.design, len(data.queries_fx)
@@ -51,7 +57,6 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
     if runtime is None and not np.array_equal(ref.keys, data.keys[first : first + nq]):
         raise FannsError(f"{project}/data/reference_keys.bin differs from the reference recomputed from the images",
                          hint="the project is inconsistent; regenerate it")
-    from fanns.codegen.graph.rtl import is_across
 
     if is_across(design):
         return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first, rtl)
@@ -75,7 +80,6 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
     console.print(f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
                   "(keys and hops/visited/checks/groups)", highlight=False)
     if data.groundtruth is not None and rt.k == design.runtime.k:
-        from fanns.images.graph import split_keys
 
         ids, _ = split_keys(run.keys, rt.k)
         console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
@@ -89,9 +93,6 @@ def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt,
                    rtl=None) -> int:
     """The across-query top level on the queries `q` (module docstring); `rtl`: an already built
     `FalconAcrossRtl` of the project's design."""
-    from fanns.model.graph.across import across_batch_cycles
-    from fanns.model.graph.qpp import QppConfig
-    from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
 
     design, nq = data.design, len(q)
     if pause:
@@ -137,7 +138,6 @@ def _build_and_run(rtl, what: str, noun: str, run, console):
 
 def _differing(run, ref) -> np.ndarray:
     """[nq] bool: queries whose result keys or traversal statistics differ from the reference."""
-    from fanns.reference.graph import STATS
 
     bad = (run.keys != ref.keys).any(1)
     for name in STATS:

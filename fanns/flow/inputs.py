@@ -20,6 +20,7 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.model.ivfpq.workload import read_explore
+import faiss
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,6 @@ def index_record(explore: dict, explore_dir: Path, design: IvfPqDesign) -> dict:
 
 def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
     """The trained faiss index of an explorer record, as arrays."""
-    import faiss
 
     path = Path(explore_dir) / record["path"]
     if not path.is_file():

@@ -7,6 +7,9 @@ from rich.console import Console
 from rich.table import Table
 
 from fanns.errors import FannsError
+from fanns.pe import registry
+from fanns.pe.calibration_table import load_table
+from fanns.calibration import calibrate, refit
 
 
 def _short(value) -> str:
@@ -17,8 +20,6 @@ def _short(value) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from fanns.pe.base import registry
-    from fanns.pe.calibration import load_table
 
     table = load_table(args.family)
     out = Table(title=f"fanns PE library (resources: {args.family}, at the first calibration point)")
@@ -40,8 +41,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from fanns.pe.base import registry
-    from fanns.pe.calibration import calibrate, refit
 
     names = args.pe or None
     for name in names or []:

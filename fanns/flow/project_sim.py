@@ -15,13 +15,16 @@ import numpy as np
 
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
+from fanns.index.goals import parse_goal
+from fanns.numerics import split_keys
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from fanns.sim.ivfpq.csim import HlsCsim, project_record
+from fanns.sim.ivfpq.rtl import test_queries_fx
 
 
 def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesign) -> dict:
     """Recall of the simulated keys and of the reference keys: R@K, and the design's goal measure
     when it is another one (1-R@K)."""
-    from fanns.index.goals import parse_goal
-    from fanns.numerics import split_keys
 
     out = {f"R@{design.k}": {"simulated": round(recall(keys, gt), 6), "reference": round(recall(ref, gt), 6)}}
     if design.goal:
@@ -40,7 +43,6 @@ def _reference(project: Path, design: IvfPqDesign, total: int, nq: int) -> tuple
 
 def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
     """The first `nq` (>= 2) test queries of an RTL face through Verilator + cocotb."""
-    from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 
     sim = RtlProjectSim(project, build_root)
     d = sim.design
@@ -66,8 +68,6 @@ def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
 
 def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
     """The first `nq` test queries of an HLS face through the g++ C simulation of its kernel."""
-    from fanns.sim.ivfpq.csim import HlsCsim, project_record
-    from fanns.sim.ivfpq.rtl import test_queries_fx
 
     record = project_record(project)
     design = IvfPqDesign.load(project / "design.yaml")

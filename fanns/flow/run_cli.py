@@ -10,10 +10,15 @@ import argparse
 from pathlib import Path
 
 from fanns.errors import FannsError
+from fanns.driver import BACKENDS
+import numpy as np
+import fanns.driver
+from fanns.datasets.formats import read_vectors
+from fanns.index.recall import recall_at
+import sys
 
 
 def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
-    from fanns.driver import BACKENDS
 
     p.add_argument("--backend", choices=BACKENDS, default=default_backend, help=f"where to run (default {default_backend})")
     p.add_argument("--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)")
@@ -27,11 +32,7 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
 
 def run(project: Path, args: argparse.Namespace, out=print) -> int:
     """Open, load, search, report (see the module docstring)."""
-    import numpy as np
 
-    import fanns.driver
-    from fanns.datasets.formats import read_vectors
-    from fanns.index.recall import recall_at
 
     queries = read_vectors(Path(args.queries))
     options = {}
@@ -61,7 +62,6 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
 
 def board_main(project: Path, argv: list[str]) -> int:
     """The generated `driver/run_on_board.py`: `fanns run` on this project, pynq by default."""
-    import sys
 
     p = argparse.ArgumentParser(prog="run_on_board.py", description=f"search the accelerator of {project} through fanns.driver")
     add_options(p, "pynq")

@@ -19,19 +19,27 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.flow.graph_sim import graph_rtl_report
+from fanns.index.recall import recall_at
+from fanns.numerics import split_keys
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.sim.ivfpq.csim import HlsCsim, project_record
+from fanns.sim.ivfpq.rtl import test_queries_fx
+from rich.console import Console
+from fanns.datasets.cache import cache_root
+from fanns.codegen.graph.rtl import is_graph_project
+from fanns.codegen.graph.hls import is_graph_hls_project
+from fanns.flow.graph_hls_sim import graph_csim_report
 
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
     """R@k of result keys (ids in the low 32 bits) against exact neighbours [nq, >= k]."""
-    from fanns.index.recall import recall_at
-    from fanns.numerics import split_keys
 
     _, ids = split_keys(keys)
     return recall_at(ids.astype(np.int64), groundtruth, keys.shape[1])
 
 
 def rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float, console) -> int:
-    from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 
     sim = RtlProjectSim(project, build_dir)
     d = sim.design
@@ -72,9 +80,6 @@ def rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, 
 
 
 def csim_report(project: Path, build_dir: Path, queries: int | None, first: int, console) -> int:
-    from fanns.design.ivfpq import IvfPqDesign
-    from fanns.sim.ivfpq.csim import HlsCsim, project_record
-    from fanns.sim.ivfpq.rtl import test_queries_fx
 
     record = project_record(project)
     design = IvfPqDesign.load(project / "design.yaml")
@@ -103,25 +108,20 @@ def _runtime(text: str) -> tuple[int, int, int, int]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.datasets.cache import cache_root
 
     project = Path(args.project)
     if not project.is_dir():
         raise FannsError(f"{project} is not a folder", hint="pass the folder written by `fanns generate-rtl` / `generate-hls`")
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
-    from fanns.codegen.graph.rtl import is_graph_project
 
     if is_graph_project(project):
-        from fanns.codegen.graph.hls import is_graph_hls_project
 
         hls = is_graph_hls_project(project)
         if hls != ((args.backend or ("csim" if hls else "rtl")) == "csim"):
             raise FannsError(f"{project} is a graph {'HLS' if hls else 'RTL'} project", hint=f"use --backend {'csim' if hls else 'rtl'}")
         if hls:
-            from fanns.flow.graph_hls_sim import graph_csim_report
 
             return graph_csim_report(project, build_dir, args.queries, args.first, args.runtime, console)
         return graph_rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console)

@@ -13,6 +13,20 @@ import sys
 from pathlib import Path
 
 from fanns.errors import FannsError
+from fanns.index.goals import parse_goal
+from fanns.explore.graph import add_graph_arguments, parse_kinds
+from fanns.report import beyond, figures, html, tables
+from rich.table import Table
+from fanns.report.html import cell
+from fanns.report.tables import summary_table
+from rich.console import Console
+from fanns.datasets.loader import load_dataset
+from fanns.explore.reuse import config_from_args, ensure_exploration
+from fanns.progress import status
+from fanns.outputs import check_destination, write_folder
+from fanns.report.sweep import Sweep, SweepSettings, load_boards
+from fanns.flow.dse_cli import parse_slo
+from fanns.explore.reuse import add_explore_options
 
 MARKER = "report.json"
 
@@ -29,7 +43,6 @@ def split_list(values: list[str] | None) -> list[str]:
 
 
 def parse_goals(values: list[str] | None):
-    from fanns.index.goals import parse_goal
 
     texts = split_list(values)
     if not texts:
@@ -45,7 +58,6 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
     """The `fanns explore --graph` options at their defaults, for the kinds and board of the sweep."""
     if not args.graph:
         return None
-    from fanns.explore.graph import add_graph_arguments, parse_kinds
 
     parse_kinds(args.graph)  # fail early on a bad kind
     parser = argparse.ArgumentParser(add_help=False)
@@ -57,7 +69,6 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
 
 def build_report(data: dict) -> dict[str, bytes]:
     """Every file of the report folder (relative path -> bytes)."""
-    from fanns.report import beyond, figures, html, tables
 
     goals = [{"text": s, "measure": s.split("=")[0], "target": float(s.split("=")[1]), "k": int(s.split("@")[1].split("=")[0])}
              for s in data["settings"]["goals"]]
@@ -78,10 +89,7 @@ def build_report(data: dict) -> dict[str, bytes]:
 
 
 def print_summary(data: dict, console) -> None:
-    from rich.table import Table
 
-    from fanns.report.html import cell
-    from fanns.report.tables import summary_table
 
     cols, rows = summary_table(data)
     table = Table(title=f"{data['dataset']['name']}: best design per board and goal")
@@ -93,13 +101,7 @@ def print_summary(data: dict, console) -> None:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
-    from fanns.datasets.loader import load_dataset
-    from fanns.explore.reuse import config_from_args, ensure_exploration
-    from fanns.progress import status
-    from fanns.outputs import check_destination, write_folder
-    from fanns.report.sweep import Sweep, SweepSettings, load_boards
 
     out = Path(args.out)
     check_destination(out, args.force, MARKER, "sweep report")
@@ -113,7 +115,6 @@ def _cmd(args: argparse.Namespace) -> int:
             raise FannsError(f"{flag} {value}: must be at least {lo}")
     if args.clock is not None and args.clock <= 0:
         raise FannsError(f"--clock {args.clock}: must be positive (MHz)")
-    from fanns.flow.dse_cli import parse_slo
 
     slo = parse_slo(args)
     graph_args = graph_namespace(args, boards[0])
@@ -159,7 +160,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
     p.add_argument("--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg")
     p.add_argument("--graph-queries", type=int, default=0, help="queries for the graph sweep (default: all)")
-    from fanns.explore.reuse import add_explore_options
 
     add_explore_options(p)
     p.set_defaults(func=_cmd)

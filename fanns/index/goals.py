@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fanns.errors import FannsError
+from fanns.index.recall import hits
 
 _GOAL = re.compile(r"^\s*(1-R|R1|R)@(\d+)\s*=\s*([0-9]*\.?[0-9]+)\s*(%?)\s*$", re.IGNORECASE)
 
@@ -56,7 +57,6 @@ def measure_name(measure: tuple[int, int]) -> str:
 
 def recall(found: np.ndarray, gt: np.ndarray, measure: tuple[int, int]) -> float:
     """Mean over queries of |found[:k] ∩ gt[:truth]| / truth."""
-    from fanns.index.recall import hits
 
     k, truth = measure
     return float(hits(found[:, :k], gt[:, :truth]).mean() / truth)

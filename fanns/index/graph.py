@@ -23,6 +23,8 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.numerics import GraphFormat
+import faiss
+from faiss.contrib.inspect_tools import get_NSG_neighbors
 
 WORD_BYTES = 64
 PAD_ID = 0xFFFFFFFF
@@ -180,7 +182,6 @@ def build_graph(base: np.ndarray, kind: str, max_degree: int = 32, ef_constructi
     `threads=1` (the default) makes the construction deterministic; faiss's parallel insertion
     gives a slightly different graph on each run.
     """
-    import faiss
 
     base = np.ascontiguousarray(base, dtype=np.float32)
     n, d = base.shape
@@ -201,7 +202,6 @@ def build_graph(base: np.ndarray, kind: str, max_degree: int = 32, ef_constructi
             neighbors, entry = _hnsw_base_layer(index.hnsw, n)
             build = {"M": max_degree // 2, "efConstruction": ef_construction}
         else:
-            from faiss.contrib.inspect_tools import get_NSG_neighbors
 
             index = faiss.IndexNSGFlat(d, max_degree)
             index.add(base)
@@ -215,7 +215,6 @@ def build_graph(base: np.ndarray, kind: str, max_degree: int = 32, ef_constructi
 
 
 def _hnsw_base_layer(hnsw, n: int) -> tuple[np.ndarray, int]:
-    import faiss
 
     nb = faiss.vector_to_array(hnsw.neighbors)
     offsets = faiss.vector_to_array(hnsw.offsets).astype(np.int64)

@@ -20,6 +20,8 @@ import numpy as np
 from fanns.datasets.dataset import as_float32, normalize_rows
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
+import faiss
+from faiss.contrib import inspect_tools
 
 SERVED_METRICS = ("l2", "angular")
 OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS = 20, 10, 1 << 14
@@ -114,8 +116,6 @@ class IvfPqIndexData:
 
 def extract(trained, metric: str) -> IvfPqIndexData:
     """Plain arrays of a trained faiss `IVF..,PQ..` index, optionally behind one OPQ transform."""
-    import faiss
-    from faiss.contrib import inspect_tools
 
     # `trained` stays referenced while its down-cast views are used: when the caller passes a
     # temporary (extract(read_index(...))), it is the only owner of the C++ index
@@ -164,7 +164,6 @@ def train_index(
     base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, train: np.ndarray, seed: int
 ):
     """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base`."""
-    import faiss
 
     d = base.shape[1]
     index = faiss.index_factory(d, factory_string(nlist, m, opq), faiss.METRIC_L2)
@@ -184,7 +183,6 @@ def train_index(
 
 def apply_pretransform(index, x: np.ndarray) -> np.ndarray:
     """Queries as the IVF part of `index` sees them (through OPQ if present)."""
-    import faiss
 
     index = faiss.downcast_index(index)
     x = np.ascontiguousarray(x, dtype=np.float32)

@@ -15,6 +15,7 @@ import numpy as np
 
 from fanns.index.ivfpq import apply_pretransform
 from fanns.progress import progress_bar
+import faiss
 
 
 def hits(found: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -46,7 +47,6 @@ def recall_curve(
 
     `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
     """
-    import faiss
 
     ivf = faiss.extract_index_ivf(index)
     xq = apply_pretransform(index, queries)
@@ -80,3 +80,9 @@ def smallest_meeting(curve: np.ndarray, target: float) -> int | None:
     """The smallest nprobe (1-based) whose recall reaches `target`, or None."""
     ok = np.flatnonzero(curve >= target - 1e-12)
     return int(ok[0]) + 1 if ok.size else None
+
+
+def recall_at_k(ids: np.ndarray, gt: np.ndarray, k: int) -> float:
+    """Mean R@k = |found[:k] ∩ truth[:k]| / k over the queries."""
+    hits = [len(np.intersect1d(a[:k][a[:k] >= 0], b[:k])) for a, b in zip(ids, gt)]
+    return float(np.mean(hits) / k)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fanns.errors import FannsError
+import faiss
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,6 @@ class CpuLatency:
 def measure(index, queries: np.ndarray, nprobe: int, k: int, *, threads: int = 1, repeat: int = 1, warmup: int = 10,
             label: str = "") -> CpuLatency:
     """Search every query alone `repeat` times (see the module docstring)."""
-    import faiss
 
     if nprobe < 1 or k < 1:
         raise FannsError(f"nprobe={nprobe}, k={k}: both must be at least 1")

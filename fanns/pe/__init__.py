@@ -6,6 +6,21 @@ registers every PE class (adding a PE means adding one module here; nothing else
 import importlib
 import pkgutil
 
+from fanns.errors import FannsError
+from fanns.pe.base import PE, registered
+
 for _info in pkgutil.iter_modules(__path__):
-    if _info.name != "cli":
-        importlib.import_module(f"{__name__}.{_info.name}")
+    importlib.import_module(f"{__name__}.{_info.name}")
+
+
+def registry() -> dict[str, type[PE]]:
+    """All PE classes by name."""
+    return registered()
+
+
+def get_pe(name: str) -> type[PE]:
+    """The PE class called `name`, or a FannsError listing the known ones."""
+    pes = registry()
+    if name not in pes:
+        raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(pes)}")
+    return pes[name]

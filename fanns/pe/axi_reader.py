@@ -34,7 +34,7 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from fanns.hdl.bus import (
     BURST_INCR, CACHE_MODIFIABLE, BurstSplitter, axi4_signature, beat_keeps, burst_layout, command_layout,
-    keep_mask, max_burst_beats, split_bursts, transfer_beats,
+    keep_mask, max_burst_beats, split_bursts,
 )
 from fanns.pe.base import PE
 from fanns.pe.stream_fifo import fifo_features

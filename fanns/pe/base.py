@@ -21,6 +21,8 @@ from amaranth.lib import wiring
 
 from fanns.errors import FannsError
 from fanns.resources import Resources
+from fanns.pe.calibration_table import load_table
+from fanns.hdl.verilog import to_verilog
 
 _REGISTRY: dict[str, type[PE]] = {}
 
@@ -79,8 +81,6 @@ class PE:
         return {"1": 1.0, **self.resource_features()}
 
     def resources(self, family: str = "xcup") -> Resources:
-        from fanns.pe.calibration import load_table
-
         return load_table(family).predict(self)
 
     # -- RTL ------------------------------------------------------------------------------------
@@ -88,20 +88,9 @@ class PE:
         raise NotImplementedError
 
     def verilog(self, top: str | None = None) -> str:
-        from fanns.tools.verilator import to_verilog
-
         return to_verilog(self.component(), top or self.name)
 
 
-def registry() -> dict[str, type[PE]]:
-    """All PE classes by name (importing the PE modules registers them)."""
-    import fanns.pe  # noqa: F401  (imports every PE module)
-
+def registered() -> dict[str, type[PE]]:
+    """The PE classes imported so far, by name (`fanns.pe.registry()` imports them all first)."""
     return dict(sorted(_REGISTRY.items()))
-
-
-def get_pe(name: str) -> type[PE]:
-    pes = registry()
-    if name not in pes:
-        raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(pes)}")
-    return pes[name]

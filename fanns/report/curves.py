@@ -20,6 +20,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.index.goals import RecallGoal, recall
 from fanns.numerics import IvfPqFormat
+import faiss
 
 SATURATION_TOLERANCE = 0.005
 """An index's recall counts as saturated from the smallest nprobe within this of its best."""
@@ -89,7 +90,6 @@ def index_curves(
     The grid runs to the float curve's saturation (at most `max_nprobe`) and always holds the
     goals' nprobe values; the hardware recall uses the first `hw_queries` queries.
     """
-    import faiss
 
     index = faiss.read_index(str(Path(folder) / record["path"]))
     data = extract(index, ds.metric)

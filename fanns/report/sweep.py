@@ -29,6 +29,9 @@ from fanns.model.ivfpq.workload import Workload, workloads_from_explore
 from fanns.resources import KINDS
 from fanns.progress import status, track
 from fanns.report.curves import IndexCurves, index_curves
+import faiss
+from fanns.report import beyond
+from fanns.explore.graph import parse_kinds, run_graph_explore
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,6 @@ class Sweep:
 
     def cpu_points(self) -> tuple[list[dict], dict]:
         """faiss-cpu's measured QPS at the same (index, nprobe, K) points; recall is faiss's."""
-        import faiss
 
         queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
         out = []
@@ -185,7 +187,6 @@ class Sweep:
     def beyond(self, summary: list[dict]) -> list[dict]:
         """Latency, skew, tiers and scale-out of every (board, goal)'s best design
         (`fanns.report.beyond`), the CPU's latency measured at the goal's best CPU point."""
-        from fanns.report import beyond
 
         queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
         cpu_at: dict[tuple, dict] = {}
@@ -205,7 +206,6 @@ class Sweep:
         """The DST (mg, mc) sweep of each graph kind (`fanns explore --graph`), when asked for."""
         if self.graph_args is None or not self.graph_args.graph:
             return []
-        from fanns.explore.graph import parse_kinds, run_graph_explore
 
         out = self.folder / "graphs"
         run_graph_explore(argparse.Namespace(**{**vars(self.graph_args), "out": str(out)}))

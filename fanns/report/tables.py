@@ -10,6 +10,7 @@ import csv
 import io
 
 from fanns.resources import KINDS
+from fanns.report.figures import stage_resources
 
 Table = tuple[list[str], list[list]]
 
@@ -120,7 +121,6 @@ def points_table(data: dict) -> Table:
 
 def resource_table(data: dict) -> Table:
     """Resources of every part of each best design: amount, share of the accelerator, share of the device."""
-    from fanns.report.figures import stage_resources
 
     cols = ["board", "goal", "index", "nprobe", "part", "resource", "amount", "% of accelerator", "% of device"]
     rows = []

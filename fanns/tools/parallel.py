@@ -36,11 +36,11 @@ def map_jobs(fn: Callable, items: Iterable, backend: str = "process", workers: i
         with ProcessPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(fn, items))
     if backend == "dask":
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client, LocalCluster  # optional dependency
 
         with LocalCluster(n_workers=workers, processes=True) as cluster, Client(cluster) as client:
             return client.gather(client.map(fn, items, pure=False))
-    import ray
+    import ray  # optional dependency
 
     started = not ray.is_initialized()
     if started:

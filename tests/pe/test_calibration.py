@@ -6,8 +6,10 @@ from amaranth import Const, Module, Signal
 from amaranth.hdl import Fragment
 
 from fanns.errors import FannsError
-from fanns.pe import calibration
-from fanns.pe.calibration import fit_points, load_table
+from fanns import calibration
+from fanns.calibration import fit_points
+from fanns.pe import calibration_table
+from fanns.pe.calibration_table import load_table
 from fanns.engines.datapath import Pipe, add_tree, adder_tree_bits, bram18_tiles, bram_mux_bits
 from fanns.pe.opq import Opq
 from fanns.resources import KINDS
@@ -93,7 +95,7 @@ def test_refit_keeps_the_measurement_source(tmp_path, monkeypatch):
     src = load_table("xcup").pes["hpq"]
     stale = dict(vars(src), coefficients={}, source=src.source.split(calibration.REFIT_NOTE)[0])
     (tmp_path / "xcup" / "hpq.json").write_text(json.dumps(stale))
-    monkeypatch.setattr(calibration, "TABLE_DIR", tmp_path)
+    monkeypatch.setattr(calibration_table, "TABLE_DIR", tmp_path)
     load_table.cache_clear()
     try:
         table = calibration.refit(["hpq"])

@@ -27,6 +27,10 @@ from fanns.images.graph import GraphImages, pack
 from fanns.codegen.ivfpq.hls import PROJECT_FILE, write_files
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
+from fanns.arch.graph.across import FalconAcross
+from fanns.arch.graph.top import FalconQpp
+from fanns.hdl.verilog import to_verilog
+from fanns.arch.graph.across import QPP_WINDOW, across_addr_bits
 
 TOP = "fanns_falcon_qpp"
 ACROSS_TOP = "fanns_falcon_across"
@@ -42,9 +46,6 @@ def top_name(design: GraphDesign) -> str:
 
 
 def verilog(hw: QppHw) -> str:
-    from fanns.arch.graph.across import FalconAcross
-    from fanns.arch.graph.top import FalconQpp
-    from fanns.tools.verilator import to_verilog
 
     design = hw.design
     top = FalconAcross(hw, design.pipelines) if is_across(design) else FalconQpp(hw)
@@ -53,7 +54,6 @@ def verilog(hw: QppHw) -> str:
 
 def port_map(hw: QppHw) -> dict:
     """Every port of the top level: role, bus, width and the memory channels it reads or writes."""
-    from fanns.arch.graph.across import QPP_WINDOW, across_addr_bits
 
     mem = hw.design.memory
     masters = {
@@ -121,7 +121,6 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
     top = top_name(design)
     regmap_md = hw.regmap.to_markdown()
     if is_across(design):
-        from fanns.arch.graph.across import QPP_WINDOW
 
         regmap_md = (f"{design.pipelines} query processing pipelines (across-query mode): QPP p's registers below are at "
                      f"byte offset p x {QPP_WINDOW:#x} of `s_axil`; each QPP runs its own queries (its own nq, query_addr, "

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import jinja2
 
-from fanns.driver.project import PROJECT_VERSION
 from fanns.paths import shared_dir
+
+PROJECT_VERSION = 1
+"""Version of the project layout the driver reads; the generators write it into fanns_project.json
+(`fanns.codegen.ivfpq.driver_files.add_driver`). A project without it, or with another, must be regenerated."""
 
 DRIVER_FILES = {"driver/run_on_board.py": "run_on_board.py.j2", "driver/README.md": "README.md.j2"}
 

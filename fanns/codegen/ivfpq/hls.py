@@ -32,6 +32,7 @@ from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.paths import shared_dir
+from fanns.outputs import write_folder
 
 PROJECT_FILE = "fanns_project.json"
 TEMPLATES = {
@@ -177,7 +178,6 @@ def _project_record(design: IvfPqDesign, data: IvfPqIndexData, ctx, images: memi
 def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None:
     """Write `files` as the folder `out`, atomically (`fanns.outputs`: a temporary sibling,
     renamed at the end); an existing `out` is replaced only with `force` and only if it is a project."""
-    from fanns.outputs import write_folder
 
     write_folder(files, Path(out), force, PROJECT_FILE, "generated project")
 

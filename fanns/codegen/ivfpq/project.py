@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 import yaml
 
 from fanns.errors import FannsError
+from fanns.codegen.ivfpq.hls import render_project
+from fanns.codegen.ivfpq.rtl import render_rtl_project
 
 if TYPE_CHECKING:  # the generators are imported when a project is laid out, not when the CLI starts
     from fanns.design.ivfpq import IvfPqDesign
@@ -93,8 +95,6 @@ def in_face(design: IvfPqDesign) -> IvfPqDesign:
 
 def layout(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, backends: tuple[str, ...], platform: str | None = None) -> ProjectLayout:
     """The project's files for `backends` (without README, report and marker)."""
-    from fanns.codegen.ivfpq.hls import render_project
-    from fanns.codegen.ivfpq.rtl import render_rtl_project
 
     out = ProjectLayout()
     face = in_face(design)

@@ -27,6 +27,8 @@ from fanns.codegen.ivfpq.hls import PROJECT_FILE, TestQueries, write_files
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.arch.ivfpq.top import IvfPqAccelerator
+from fanns.hdl.verilog import to_verilog
 
 TOP = "fanns_ivfpq"
 RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json")
@@ -34,8 +36,6 @@ RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports
 
 def verilog(hw: IvfPqHw) -> str:
     """The Verilog of the accelerator (module `fanns_ivfpq`), deterministic."""
-    from fanns.arch.ivfpq.top import IvfPqAccelerator
-    from fanns.tools.verilator import to_verilog
 
     return to_verilog(IvfPqAccelerator(hw), TOP)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from fanns.model.graph.qpp import QppConfig, simulate
 from fanns.errors import FannsError
+from fanns.model.graph.fast import search_batch
 
 ITERATIONS = 3
 
@@ -105,7 +106,6 @@ def shared_search_batch(graph, queries_fx: np.ndarray, cfg, qpps: list[QppConfig
     step of the fixed point of `across_batch_cycles`: the first pass's shorter time slightly
     overstates the load). Returns the batch and, per QPP, the mean beats per query — throughput
     is at most ``channels * capacity / beats`` queries per cycle."""
-    from fanns.model.graph.fast import search_batch
 
     full = [shared_config(q, 1.0) for q in qpps]
     batch = search_batch(graph, queries_fx, cfg, full, threads=threads)

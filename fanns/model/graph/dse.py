@@ -33,13 +33,15 @@ import numpy as np
 
 from fanns.model.graph.across import shared_search_batch
 from fanns.model.graph.qpp import MemorySystem, QppConfig
-from fanns.design.graph import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime
+from fanns.design.graph import graph_ref, BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime
 from fanns.boards import Board
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 from fanns.index.traversal import TraversalConfig
 from fanns.pe.bloom import Bloom
 from fanns.resources import Resources
+from fanns.design.graph_hw import QppHw
+from fanns.index.recall import recall_at_k
 
 OBJECTIVES = ("latency", "qps")
 
@@ -109,7 +111,6 @@ class GraphDseResult:
 
 def design_for(graph: GraphImage, board: Board, p: GraphPoint, space: GraphSpace, clock_mhz: float, util: float,
                goal: str | None = None) -> GraphDesign:
-    from fanns.model.graph.pinned import graph_ref
 
     limits = (max(mg for mg, _ in space.dst), max(mc for _, mc in space.dst))
     design = GraphDesign(
@@ -124,7 +125,6 @@ def design_for(graph: GraphImage, board: Board, p: GraphPoint, space: GraphSpace
 
 def design_resources(design: GraphDesign, family: str) -> Resources:
     """The calibrated PEs of the design (module docstring: what is not counted)."""
-    from fanns.design.graph_hw import QppHw
 
     hw = QppHw(design)
     unit = Resources.total([hw.bloom.resources(family), hw.l2dist.resources(family), hw.vector_reader.resources(family)])
@@ -138,7 +138,6 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
                   objective: str = "latency", clock_mhz: float | None = None, util: float = 0.6,
                   latency_cycles: int | None = None, space: GraphSpace = GraphSpace(), threads: int = 2) -> GraphDseResult:
     """Evaluate `space` on the queries and return the best design for `objective` (module docstring)."""
-    from fanns.explore.graph_sweep import recall_at_k
 
     if objective not in OBJECTIVES:
         raise FannsError(f"objective {objective!r}", hint=f"choose one of {', '.join(OBJECTIVES)}")

@@ -18,19 +18,19 @@ from fanns.model.graph.qpp import QppConfig
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 from fanns.index.traversal import TraversalConfig
+from fanns.datasets.cache import cache_root
+from fanns.tools.csim import compile_program
 
 SOURCE = Path(__file__).parent / "csrc" / "graph_search.cpp"
 
 
 def cache_dir() -> Path:
-    from fanns.datasets.cache import cache_root
 
     return cache_root() / "native"
 
 
 @lru_cache(maxsize=None)
 def _library() -> ctypes.CDLL:
-    from fanns.tools.csim import compile_program
 
     lib = ctypes.CDLL(str(compile_program([SOURCE], cache_dir(), shared=True)))
     p = ctypes.c_void_p

@@ -7,15 +7,10 @@ so a pinned design is exactly what the DSE would write for the same choices.
 """
 from __future__ import annotations
 
-from fanns.design.graph import BloomSpec, GraphDesign, GraphRef, Limits, Queues, Runtime
+from fanns.design.graph import graph_ref, BloomSpec, GraphDesign, Limits, Queues, Runtime
 from fanns.boards import load_board
 from fanns.index.graph import GraphImage
-
-
-def graph_ref(graph: GraphImage, path: str | None = None) -> GraphRef:
-    fmt = graph.fmt
-    return GraphRef(kind=graph.kind, n=graph.n, d=fmt.d, max_degree=graph.max_degree, entry=graph.entry,
-                    vec_bits=fmt.vec_bits, signed=fmt.signed, scale=float(fmt.scale), path=path)
+from fanns.model.graph.dse import memory_plan
 
 
 def pinned_graph_design(
@@ -39,7 +34,6 @@ def pinned_graph_design(
     """A validated design; `runtime` = (l, k, mg, mc), by default (l_max, k_max, 1, 1);
     `channels` = graph channels of the board's first memory group (default: all, rounded down
     to a power of two)."""
-    from fanns.model.graph.dse import memory_plan
 
     b = load_board(board)
     l, k, mg, mc = runtime or (l_max, k_max, 1, 1)

@@ -17,7 +17,7 @@ import numpy as np
 
 from fanns.model.ivfpq import stages as A
 from fanns.model.ivfpq import sequence as S
-from fanns.design.ivfpq import ChannelUse, Stages
+from fanns.design.ivfpq import Stages
 from fanns.model.ivfpq.options import GROUPS, all_options
 from fanns.boards import Board
 from fanns.errors import FannsError
@@ -26,6 +26,7 @@ from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.workload import Workload
 from fanns.resources import KINDS, Resources
+from fanns.model.ivfpq.skew import tier_choices
 
 MAX_POOL = 1 << 16
 MAX_SLO_POOL = 1 << 9
@@ -186,34 +187,6 @@ def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[
     return space, counts
 
 
-def memory_plan(ctx: A.Context, stages: Stages) -> tuple[ChannelUse, ...]:
-    """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
-    next channels of their group (PE p on the pq channel p * C // P), then a tiered design's fast
-    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids and
-    BuildLUT's centroid copy follow in group 0."""
-    nxt = {m.kind: 0 for m in ctx.memories}
-    first = ctx.memories[0].kind
-
-    def take(kind: str) -> int:
-        ch = nxt[kind]
-        nxt[kind] += 1
-        return ch
-
-    out = [ChannelUse(first, take(first), "io")]
-    pq = stages.pq_dist
-    for c in range(pq.channels):
-        pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
-        out.append(ChannelUse(pq.memory, take(pq.memory), "pq_codes", pes))
-    if pq.tiers is not None:  # the fast tier's channels, paired with the PQ channels above
-        nxt.setdefault(pq.tiers.memory, 0)
-        for c in range(pq.tiers.channels):
-            pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
-            out.append(ChannelUse(pq.tiers.memory, take(pq.tiers.memory), "pq_hot", pes))
-    out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
-    out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
-    return tuple(out)
-
-
 def materialize(space: Space, w: Workload, ctx: A.Context, pick: dict[str, int], budget: Budget, clock_mhz: float) -> DesignPoint | None:
     """The complete design of one combination, or None when it fails the SLR assignment."""
     cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
@@ -227,7 +200,7 @@ def materialize(space: Space, w: Workload, ctx: A.Context, pick: dict[str, int],
         return None
     timings = A.stage_timings(ctx, stages, A.Probes.of(w.probed))
     channels: dict[str, int] = {}
-    for ch in memory_plan(ctx, stages):
+    for ch in A.memory_plan(ctx, stages):
         channels[ch.memory] = channels.get(ch.memory, 0) + 1
     return DesignPoint(w, ctx, stages, timings, units, A.total_resources(units), channels, slr, clock_mhz)
 
@@ -328,7 +301,6 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
     front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))[0]
     outcome.pareto = pareto_points(front + points)
     if tiers:
-        from fanns.model.ivfpq.skew import tier_choices
 
         outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
     if not outcome.top:

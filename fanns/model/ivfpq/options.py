@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fanns.design.selectors import selectors_for
 from fanns.model.ivfpq import stages as A
 from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.errors import FannsError
@@ -144,7 +145,7 @@ def _selections(ctx: A.Context, stage: str, z: int, s: int, key_bits: int, limit
     results. Selection PEs grow with z: an architecture past the budget at some z is not tried
     at larger z (`grown` remembers it)."""
     out = []
-    for arch, params in A.selectors_for(stage):
+    for arch, params in selectors_for(stage):
         key = (arch, tuple(sorted(params.items())))
         if key in grown:
             continue
@@ -178,7 +179,7 @@ def opq_options(ctx: A.Context, limits: Limits) -> OptionSet:
 
 def front_options(ctx: A.Context, limits: Limits) -> OptionSet:
     b = _Builder("front", ("ivf_dist", "sel_cells"), limits)
-    selectors = A.selectors_for("sel_cells")
+    selectors = selectors_for("sel_cells")
     for storage in IVF_STORAGES:
         for lanes in A.LANE_CHOICES:
             if _valid(lambda: A.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:

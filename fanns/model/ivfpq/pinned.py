@@ -3,16 +3,18 @@
 Why: tests, examples and users who want one particular machine (e.g. to reproduce a published
 configuration, or to exercise irregular PE counts) need a valid design.yaml without running the
 search. The stage objects, selection PEs and channel plan come from the same code the DSE uses
-(`fanns.model.ivfpq.stages.select_stage`, `fanns.model.ivfpq.dse.memory_plan`), so a pinned design is exactly
+(`fanns.model.ivfpq.stages.select_stage`, `fanns.model.ivfpq.stages.memory_plan`), so a pinned design is exactly
 what the DSE would have written for the same choices.
 """
 from __future__ import annotations
 
+from fanns.design.selectors import SELECTORS
 from fanns.model.ivfpq import stages as A
 from fanns.design.ivfpq import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, PqTiers, Stages
 from fanns.boards import load_board
 from fanns.index.ivfpq import IvfPqIndexData, factory_string
 from fanns.numerics import IvfPqFormat
+from fanns.model.ivfpq.stages import memory_plan
 
 
 def pinned_design(
@@ -51,7 +53,7 @@ def pinned_design(
     def params(arch: str) -> dict:
         if sel_params and arch in sel_params:
             return dict(sel_params[arch])
-        return dict(A.SELECTORS[arch].params[0]) if arch in A.SELECTORS else {}
+        return dict(SELECTORS[arch].params[0]) if arch in SELECTORS else {}
     stages = Stages(
         opq=OpqStage(opq_lanes) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
@@ -61,7 +63,6 @@ def pinned_design(
                             None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1])))),
         sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )
-    from fanns.model.ivfpq.dse import memory_plan
 
     design = IvfPqDesign(
         board=b.name, clock_mhz=clock, util=0.6,

@@ -18,6 +18,8 @@ from fanns.boards import load_board
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import stage_summary
 from fanns.model.ivfpq.workload import DEFAULT_IMBALANCE, synthetic_workload
+from rich.console import Console
+from rich.table import Table
 
 TABLE = Path(__file__).resolve().parents[1] / "pe" / "tables" / "published_fanns_u55c.json"
 SIFT100M = {"n": 100_000_000, "d": 128, "m": 16}
@@ -84,8 +86,6 @@ def comparison_rows(row: dict, outcome: dse.Outcome) -> list[list[str]]:
 
 
 def print_comparison(results: list[tuple[dict, dse.Outcome]], console=None) -> None:
-    from rich.console import Console
-    from rich.table import Table
 
     console = console or Console(width=200)
     table = Table(title="FANNS Table 6.3 (HLS, published) beside this model (Amaranth RTL, yosys resources), SIFT100M scale, U55C, 140 MHz, 60% cap")

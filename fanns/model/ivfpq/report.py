@@ -17,8 +17,12 @@ from fanns.model.ivfpq import stages as A
 from fanns.design.ivfpq import IndexRef, IvfPqDesign
 from fanns.datasets.formats import atomic_path
 from fanns.model.ivfpq.budget import Budget
-from fanns.model.ivfpq.dse import DesignPoint, Outcome, kinds_dict, memory_plan
+from fanns.model.ivfpq.dse import DesignPoint, Outcome, kinds_dict
+from fanns.model.ivfpq.stages import memory_plan
 from fanns.resources import KINDS
+from fanns.model.ivfpq.skew import with_tiers
+from rich.console import Console
+from rich.table import Table
 
 STAGE_TITLES = {
     "opq": "OPQ", "ivf_dist": "IVFDist", "sel_cells": "SelCells", "build_lut": "BuildLUT", "pq_dist": "PQDist", "sel_k": "SelK",
@@ -177,7 +181,6 @@ def tiered_design(design: IvfPqDesign, outcome: Outcome) -> IvfPqDesign | None:
     a URAM tier); else None."""
     if not outcome.tiers:
         return None
-    from fanns.model.ivfpq.skew import with_tiers
 
     built = [o for o in outcome.tiers[0]["options"] if o["fast"] != "uram" and o["speedup"] > 1.0]
     if not built:
@@ -192,8 +195,6 @@ def tiered_design(design: IvfPqDesign, outcome: Outcome) -> IvfPqDesign | None:
 
 def print_table(outcome: Outcome, console=None) -> None:
     """The top designs in the columns of Table 6.3 (LUT % of the whole device)."""
-    from rich.console import Console
-    from rich.table import Table
 
     console = console or Console()
     device_lut = outcome.budget.device.lut

@@ -41,6 +41,7 @@ from fanns.boards import Board, load_board
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as L
 from fanns.model.ivfpq.workload import Workload
+from fanns.model.ivfpq.stages import memory_plan
 
 URAM_BYTES = 288 * 1024 // 8
 """One UltraRAM block: 288 Kb (UG573)."""
@@ -160,8 +161,7 @@ def place_lists(acc: np.ndarray, size: np.ndarray, capacity: int) -> np.ndarray:
 def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign:
     """`design` with the lists `hot` ([nlist] bool, e.g. from `place`) on a fast tier of the board
     memory group `memory`: one channel paired with each PQ channel (`PqTiers`), the channel plan
-    redone (`fanns.model.ivfpq.dse.memory_plan`). PEs and the other stages stay as they are."""
-    from fanns.model.ivfpq.dse import memory_plan
+    redone (`fanns.model.ivfpq.stages.memory_plan`). PEs and the other stages stay as they are."""
 
     board = load_board(design.board)
     if not any(g.kind == memory for g in board.memory):

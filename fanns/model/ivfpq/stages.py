@@ -20,28 +20,25 @@ AXI reader configuration, lane choices).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
+from fanns.design.ivfpq import BuildLutStage, ChannelUse, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
     ADDR_BITS, LIST_TABLE_BYTES, MEM_LATENCY_CYCLES, READER_BURST, READER_OUTSTANDING, Memory, Packing, PqShares,
     Probes, channel_reader, index_bytes_per_channel, memories, pq_channel_bytes, pq_shares, reader_rate,
     stored_elem_bytes,
 )
+from fanns.design.selectors import SELECTORS
 from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.pe.axi_writer import AxiWriter
-from fanns.pe.ahpq import Ahpq
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
 from fanns.engines.datapath import bram18_tiles, uram_tiles
-from fanns.pe.hpq import Hpq
-from fanns.pe.hsmpqg import Hsmpqg
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
@@ -126,48 +123,6 @@ def pe_unit(ctx: Context, stage: str, label: str, pe: PE, count: int = 1, divisi
 
 def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) -> Unit:
     return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=FIFO_DEPTH), count)
-
-
-# -- selection micro-architectures ----------------------------------------------------------------
-@dataclass(frozen=True)
-class Selector:
-    """A selection micro-architecture: `make(z, s, key_bits, **params)` returns its PE, which
-    provides `s1`, `interval(n)`, `stream_restart(j)`, `stream_due(j)`, `min_interval()`,
-    `latency()` and `resources()`; `params` are the settings the DSE offers (e.g. AHPQ
-    exactness targets); `stages` where it may serve (an approximate queue only in SelK, where a
-    missed neighbour costs recall but not the set of cells scanned)."""
-
-    make: Callable[..., PE]
-    params: tuple[dict, ...] = ({},)
-    stages: tuple[str, ...] = ("sel_cells", "sel_k")
-
-
-def _hpq(z: int, s: int, key_bits: int) -> PE:
-    return Hpq(z=z, s=s, key_bits=key_bits)
-
-
-def _ahpq(z: int, s: int, key_bits: int, target: float) -> PE:
-    return Ahpq(z=z, s=s, key_bits=key_bits, target=target)
-
-
-def _hsmpqg(z: int, s: int, key_bits: int) -> PE:
-    return Hsmpqg(z=z, s=s, key_bits=key_bits)
-
-
-AHPQ_TARGET = 0.99
-"""AHPQ level-1 queues are cut so the result is exact for this fraction of queries (ChamVS 4.4.2.2)."""
-SELECTORS: dict[str, Selector] = {
-    "hpq": Selector(_hpq),
-    "hsmpqg": Selector(_hsmpqg),
-    "ahpq": Selector(_ahpq, params=({"target": AHPQ_TARGET},), stages=("sel_k",)),
-}
-"""Selection micro-architectures by name. Adding one (AHPQ, HSMPQG) is one entry here; its
-options then appear in the DSE and `design.yaml` accepts it."""
-
-
-def selectors_for(stage: str) -> list[tuple[str, dict]]:
-    """(architecture, parameters) the DSE tries for a selection stage."""
-    return [(name, dict(p)) for name, sel in SELECTORS.items() if stage in sel.stages for p in sel.params]
 
 
 def selector_pe(st: SelectStage) -> PE:
@@ -460,3 +415,29 @@ def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, Sta
     return out
 
 
+def memory_plan(ctx: Context, stages: Stages) -> tuple[ChannelUse, ...]:
+    """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
+    next channels of their group (PE p on the pq channel p * C // P), then a tiered design's fast
+    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids and
+    BuildLUT's centroid copy follow in group 0."""
+    nxt = {m.kind: 0 for m in ctx.memories}
+    first = ctx.memories[0].kind
+
+    def take(kind: str) -> int:
+        ch = nxt[kind]
+        nxt[kind] += 1
+        return ch
+
+    out = [ChannelUse(first, take(first), "io")]
+    pq = stages.pq_dist
+    for c in range(pq.channels):
+        pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+        out.append(ChannelUse(pq.memory, take(pq.memory), "pq_codes", pes))
+    if pq.tiers is not None:  # the fast tier's channels, paired with the PQ channels above
+        nxt.setdefault(pq.tiers.memory, 0)
+        for c in range(pq.tiers.channels):
+            pes = tuple(p for p in range(pq.pes) if pq.channel_of(p) == c)
+            out.append(ChannelUse(pq.tiers.memory, take(pq.tiers.memory), "pq_hot", pes))
+    out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
+    out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
+    return tuple(out)

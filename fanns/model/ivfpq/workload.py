@@ -23,6 +23,7 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
+from fanns.index.goals import parse_goal
 
 DEFAULT_IMBALANCE = 1.2
 """Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
@@ -77,7 +78,6 @@ class Workload:
 
 # -- from an exploration ------------------------------------------------------------------------
 def _goal(text: str):
-    from fanns.index.goals import parse_goal
 
     return parse_goal(text)
 

@@ -30,7 +30,8 @@ from fanns.images.graph import GraphImages
 from fanns.errors import FannsError
 from fanns.sim.axi_memory import SimMemory, connect_slave
 from fanns.sim.graph.rtl import ALIGN, zero_init_loops
-from fanns.tools.verilator import RtlSim, to_verilog
+from fanns.hdl.verilog import to_verilog
+from fanns.tools.verilator import RtlSim
 
 
 class FalconAcrossBench(wiring.Component):

@@ -30,7 +30,9 @@ from fanns.design.graph import GraphDesign, Runtime
 from fanns.images.graph import GraphImages
 from fanns.errors import FannsError
 from fanns.sim.axi_memory import SimMemory, connect_slave
-from fanns.tools.verilator import RtlSim, to_verilog
+from fanns.hdl.verilog import to_verilog
+from fanns.tools.verilator import RtlSim
+from amaranth import Module
 
 ALIGN = 4096
 
@@ -48,7 +50,6 @@ class FalconBench(wiring.Component):
         })
 
     def elaborate(self, platform):
-        from amaranth import Module
 
         hw = self.hw
         m = Module()

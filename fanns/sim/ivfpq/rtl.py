@@ -29,6 +29,12 @@ from fanns.images.ivfpq import TABLE_WORDS, MemoryImages, elem_dtype
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.errors import FannsError
 from fanns.tools.verilator import RtlSim
+from fanns.model.ivfpq.latency import tandem
+from fanns.model.ivfpq import sequence as S
+from fanns.model.ivfpq.latency import query_times
+from fanns.images.ivfpq import hot_lists
+from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import skew as K
 
 MEM_LATENCY = 100
 """Read/write latency of the simulated memories in cycles: the performance model's assumption
@@ -77,7 +83,6 @@ def predicted_interval(times) -> float:
     """The model's steady-state cycles per query for a run of these queries submitted at once:
     the tandem's (`fanns.model.ivfpq.latency.tandem`) span between the first and the last completion
     over the queries in between — what `measured_interval` measures."""
-    from fanns.model.ivfpq.latency import tandem
 
     done = tandem(np.zeros(times.queries), times.service, times.latency)
     return float(done[-1] - done[0]) / (times.queries - 1)
@@ -162,7 +167,6 @@ class RtlProjectSim:
 
     def predicted_run(self, first: int, nq: int, nprobe: int | None = None) -> Prediction:
         """The performance model for a run of these queries (`Prediction`)."""
-        from fanns.model.ivfpq import sequence as S
 
         ctx, probes, feed = self._feed(first, nq, nprobe)
         timings = self._timings(ctx, probes, feed)
@@ -174,7 +178,6 @@ class RtlProjectSim:
         """The latency model's per-query times (`fanns.model.ivfpq.latency.QueryTimes`) for these queries;
         with `pq_memory` / `hot_memory` (the simulated memories of `run`), the PQ codes arrive as
         those memories deliver them (`fanns.model.ivfpq.skew.cells_feed`: hot lists from the fast tier)."""
-        from fanns.model.ivfpq.latency import query_times
 
         ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory)
         return query_times(ctx, self.design.stages, probes, feed)
@@ -184,9 +187,6 @@ class RtlProjectSim:
         """(context, probes, code feed) of these queries; the feed is None (the model's default:
         every list on the design's PQ channels at the board's rate) unless the design is tiered
         or `pq_memory` says how the simulated memory delivers."""
-        from fanns.images.ivfpq import hot_lists
-        from fanns.model.ivfpq import latency as L
-        from fanns.model.ivfpq import skew as K
 
         nprobe = nprobe or self.design.nprobe
         ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)

