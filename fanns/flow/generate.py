@@ -17,13 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-import jinja2
 import numpy as np
 
 from fanns import __version__
 from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.errors import FannsError
-from fanns.paths import shared_dir
 from fanns.progress import status
 from rich.console import Console
 from fanns.boards import load_board
@@ -40,6 +38,7 @@ from fanns.model.ivfpq import report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
 from fanns.explore.reuse import add_explore_options
+from fanns.templating import environment
 
 WHAT = "generated project"
 STEPS = 5
@@ -74,11 +73,7 @@ def design_summary(rec: dict) -> dict:
 
 
 def readme(summary: dict) -> bytes:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "project")),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-    )
-    return env.get_template("README.md.j2").render(s=summary).encode()
+    return environment("project").get_template("README.md.j2").render(s=summary).encode()
 
 
 def _json(data: dict) -> bytes:

@@ -9,11 +9,9 @@ from __future__ import annotations
 import base64
 import re
 
-import jinja2
-
 from fanns import __version__
 from fanns.report import tables
-from fanns.paths import shared_dir
+from fanns.templating import environment
 
 
 def data_uri(svg: str) -> str:
@@ -61,19 +59,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "report")),
-        undefined=jinja2.StrictUndefined,
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters.update(num=num)
-    return env
-
-
 def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str], beyond_figures: list[dict[str, str]]) -> str:
     """The report page: `figures` holds the SVGs 'recall', 'qps', 'resources'; `graph_figures`
     one SVG per graph kind; `beyond_figures` the latency/skew/tiers/scale-out SVGs of each entry
@@ -94,7 +79,7 @@ def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str], b
     beyond = [{"board": e["board"], "goal": e["goal"], "slug": slug(f"{e['board']} {e['goal']}"), "cpu": e["cpu"],
                "tiers": e["tiers"], "load_qps": e["latency"]["load_qps"], "figures": {k: data_uri(v) for k, v in svg.items()}}
               for e, svg in zip(data["beyond"], beyond_figures)]
-    return _environment().get_template("report.html.j2").render(
+    return environment("report", autoescape=True, filters={"num": num}).get_template("report.html.j2").render(
         ds=data["dataset"], settings=data["settings"], generator=f"fanns {__version__} sweep",
         summary={"columns": cols, "rows": display(cols, rows)}, explain=explain,
         figures={k: data_uri(v) for k, v in figures.items()},

@@ -16,7 +16,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
 import numpy as np
 
 from fanns import __version__
@@ -30,6 +29,7 @@ from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_mem
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 from fanns.paths import shared_dir
+from fanns.templating import environment
 
 KERNEL = "fanns_falcon_qpp"
 SCALARS = ("nq", "nodes", "entry", "l", "k", "mg", "mc")
@@ -41,13 +41,6 @@ class GraphHlsProject:
     path: Path
     files: dict[str, int]
     images: GraphImages
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "graph_hls")),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-    )
 
 
 def kernel_args(design: GraphDesign, board: Board) -> list[KernelArg]:
@@ -97,7 +90,7 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
     files, images = shared_files(design, graph, queries_fx, groundtruth)
     nq = int(len(queries_fx))
     values = template_values(design, board, platform, nq, design.runtime.k if groundtruth is not None else 0)
-    env = _environment()
+    env = environment("graph_hls", shared=["hls_common"])
     for path, template in TEMPLATES.items():
         files[path] = env.get_template(template).render(values).encode()
     for header in header_closure(["falcon_qpp.h"]):

@@ -7,9 +7,8 @@ The script is a thin command line over `fanns.driver` (the same code every backe
 """
 from __future__ import annotations
 
-import jinja2
 
-from fanns.paths import shared_dir
+from fanns.templating import environment
 
 PROJECT_VERSION = 1
 """Version of the project layout the driver reads; the generators write it into fanns_project.json
@@ -21,10 +20,7 @@ DRIVER_FILES = {"driver/run_on_board.py": "run_on_board.py.j2", "driver/README.m
 def add_driver(files: dict[str, bytes], record: dict, kind: str) -> None:
     """Add `driver/` to a project's `files` and the driver's project version to its `record`
     (fanns_project.json); `kind` is "hls" or "rtl"."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "driver")),
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
-    )
+    env = environment("driver", trim_blocks=False)
     values = {"kind": kind, "record": record, "version": PROJECT_VERSION}
     for path, template in DRIVER_FILES.items():
         files[path] = env.get_template(template).render(values).encode()

@@ -17,7 +17,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import jinja2
 import numpy as np
 import yaml
 
@@ -33,6 +32,7 @@ from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.paths import shared_dir
 from fanns.outputs import write_folder
+from fanns.templating import environment
 
 PROJECT_FILE = "fanns_project.json"
 TEMPLATES = {
@@ -47,7 +47,8 @@ TEMPLATES = {
     "README.md": "README.md.j2",
 }
 """Project file -> template; the IVF-PQ (templates/hls) and graph (templates/graph_hls) projects
-have the same files, each from its own template folder."""
+have the same files, each from its own template folder; the host files and the Makefile there
+extend the skeletons both share (templates/hls_common)."""
 
 
 @dataclass(frozen=True)
@@ -75,17 +76,6 @@ class HlsProject:
             text = (self.path / name).read_bytes()
             out[name] = (text.count(b"\n"), len(text))
         return out
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(shared_dir("templates") / "hls")),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
 
 
 def vitis_platform(board: Board, platform: str | None) -> str:
@@ -140,7 +130,7 @@ def render_project(
         test={"nq": int(queries.shape[0]), "gt_k": k},
         slr=_single_slr(design),
     )
-    env = _environment()
+    env = environment("hls", shared=["hls_common"])
     for path, template in TEMPLATES.items():
         files[path] = env.get_template(template).render(values).encode()
     hls = shared_dir("hls")
