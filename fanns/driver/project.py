@@ -16,13 +16,13 @@ from functools import cached_property
 from pathlib import Path
 
 from fanns import __version__
+from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.boards import Board, load_board
 from fanns.images.ivfpq import IoLayout, MemoryImages
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
 
-PROJECT_FILE = "fanns_project.json"
 PROJECT_VERSION = 1
 """Version of the project layout the driver reads; the generators write it into fanns_project.json
 (`fanns.codegen.ivfpq.driver_files.add_driver`). A project without it, or with another, must be regenerated."""

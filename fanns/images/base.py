@@ -108,6 +108,7 @@ def read_images(folder: Path, manifest: dict) -> tuple[Image, ...]:
             raise FannsError(f"{path}: cannot read the memory image ({exc.strerror})",
                              hint="regenerate the memory images") from None
         if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
-            raise FannsError(f"{path}: size or sha256 differs from {MANIFEST}", hint="the image is corrupt; regenerate it")
+            raise FannsError(f"{path}: size or sha256 differs from {MANIFEST}",
+                             hint="the image is corrupt; regenerate it")
         images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
     return tuple(images)
