@@ -11,8 +11,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fanns"
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("numerics", "progress", "paths", "resources", "outputs", "templating"),
-    ("datasets", "boards", "hdl"),
+    ("numerics", "progress", "paths", "resources", "outputs"),
+    ("datasets", "boards", "hdl", "templating"),
     ("tools",),
     ("engines",),
     ("pe",),

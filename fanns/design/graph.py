@@ -19,13 +19,12 @@ from typing import Any
 
 import yaml
 
-from fanns.design.ivfpq import _check_choice, _check_int, _fail, _from_mapping
+from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
 from fanns.errors import FannsError
 from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
 from fanns.numerics import ID_BITS, GraphFormat
 from fanns.pe.bloom import Bloom
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.datasets.formats import atomic_path
 
 SCHEMA_VERSION = 1
 MODES = ("intra", "across")
@@ -36,7 +35,7 @@ STATS_BYTES = 32
 
 def _power_of_two(where: str, value: int) -> None:
     if value & (value - 1):
-        _fail(where, f"must be a power of two, got {value}", hint="use 1, 2, 4, 8, ...")
+        fail(where, f"must be a power of two, got {value}", hint="use 1, 2, 4, 8, ...")
 
 
 @dataclass(frozen=True)
@@ -54,22 +53,22 @@ class GraphRef:
     path: str | None = None
 
     def validate(self) -> None:
-        _check_choice("graph.kind", self.kind, GRAPH_KINDS)
-        _check_int("graph.n", self.n, 2)
-        _check_int("graph.d", self.d, 1)
-        _check_int("graph.max_degree", self.max_degree, 1)
-        _check_int("graph.entry", self.entry, 0)
-        _check_int("graph.vec_bits", self.vec_bits, 2)
+        check_choice("graph.kind", self.kind, GRAPH_KINDS)
+        check_int("graph.n", self.n, 2)
+        check_int("graph.d", self.d, 1)
+        check_int("graph.max_degree", self.max_degree, 1)
+        check_int("graph.entry", self.entry, 0)
+        check_int("graph.vec_bits", self.vec_bits, 2)
         if self.vec_bits > 16:
-            _fail("graph.vec_bits", f"{self.vec_bits} bits: the graph image stores at most 16-bit elements")
+            fail("graph.vec_bits", f"{self.vec_bits} bits: the graph image stores at most 16-bit elements")
         if self.entry >= self.n:
-            _fail("graph.entry", f"node {self.entry} is outside the graph of {self.n} nodes")
+            fail("graph.entry", f"node {self.entry} is outside the graph of {self.n} nodes")
         if self.n >= (1 << ID_BITS) - 1:
-            _fail("graph.n", f"{self.n} nodes do not fit {ID_BITS}-bit ids")
+            fail("graph.n", f"{self.n} nodes do not fit {ID_BITS}-bit ids")
         if not isinstance(self.signed, bool):
-            _fail("graph.signed", "must be true or false")
+            fail("graph.signed", "must be true or false")
         if not (isinstance(self.scale, (int, float)) and self.scale > 0):
-            _fail("graph.scale", f"must be a positive number, got {self.scale!r}")
+            fail("graph.scale", f"must be a positive number, got {self.scale!r}")
 
     @property
     def fmt(self) -> GraphFormat:
@@ -91,15 +90,15 @@ class Queues:
     k_max: int
 
     def validate(self) -> None:
-        _check_int("queues.l_max", self.l_max, 2)
-        _check_int("queues.cand", self.cand, 1)
-        _check_int("queues.k_max", self.k_max, 1)
+        check_int("queues.l_max", self.l_max, 2)
+        check_int("queues.cand", self.cand, 1)
+        check_int("queues.k_max", self.k_max, 1)
         if self.cand < self.l_max:
-            _fail("queues.cand", f"{self.cand} is below l_max={self.l_max}", hint="a candidate queue shorter than l may lose candidates")
+            fail("queues.cand", f"{self.cand} is below l_max={self.l_max}", hint="a candidate queue shorter than l may lose candidates")
         if self.k_max > self.l_max:
-            _fail("queues.k_max", f"{self.k_max} exceeds l_max={self.l_max}")
+            fail("queues.k_max", f"{self.k_max} exceeds l_max={self.l_max}")
         if self.l_max > 4096 or self.cand > 4096:
-            _fail("queues", "queue capacities above 4096 are not supported")
+            fail("queues", "queue capacities above 4096 are not supported")
 
 
 @dataclass(frozen=True)
@@ -113,11 +112,11 @@ class BloomSpec:
 
     def validate(self) -> None:
         for key in ("h", "b", "w", "seed"):
-            _check_int(f"bloom.{key}", getattr(self, key), 0)
+            check_int(f"bloom.{key}", getattr(self, key), 0)
         try:
             self.pe()
         except FannsError as exc:
-            _fail("bloom", exc.message, exc.hint)
+            fail("bloom", exc.message, exc.hint)
 
     def pe(self) -> Bloom:
         return Bloom(h=self.h, b=self.b, w=self.w, seed=self.seed)
@@ -141,10 +140,10 @@ class Limits:
     mc_max: int
 
     def validate(self) -> None:
-        _check_int("limits.mg_max", self.mg_max, 1)
-        _check_int("limits.mc_max", self.mc_max, 1)
+        check_int("limits.mg_max", self.mg_max, 1)
+        check_int("limits.mc_max", self.mc_max, 1)
         if self.mg_max > 64 or self.mc_max > 64:
-            _fail("limits", "mg_max and mc_max are at most 64")
+            fail("limits", "mg_max and mc_max are at most 64")
 
 
 @dataclass(frozen=True)
@@ -161,26 +160,30 @@ class GraphMemory:
 
     def validate(self) -> None:
         if not isinstance(self.kind, str) or not self.kind:
-            _fail("memory.kind", "must name a memory group of the board (e.g. ddr4, hbm)")
+            fail("memory.kind", "must name a memory group of the board (e.g. ddr4, hbm)")
         if not self.channels:
-            _fail("memory.channels", "needs at least one channel")
+            fail("memory.channels", "needs at least one channel")
         for i, c in enumerate(self.channels):
-            _check_int(f"memory.channels[{i}]", c, 0)
+            check_int(f"memory.channels[{i}]", c, 0)
         if len(set(self.channels)) != len(self.channels):
-            _fail("memory.channels", "a channel is listed twice")
+            fail("memory.channels", "a channel is listed twice")
         _power_of_two("memory.channels (count)", len(self.channels))
-        _check_int("memory.io_channel", self.io_channel, 0)
-        _check_int("memory.port_bits", self.port_bits, 64)
+        check_int("memory.io_channel", self.io_channel, 0)
+        check_int("memory.port_bits", self.port_bits, 64)
         if self.port_bits not in (64, 128, 256, 512):
-            _fail("memory.port_bits", f"{self.port_bits}", hint="use 64, 128, 256 or 512")
-        _check_int("memory.outstanding", self.outstanding, 1)
+            fail("memory.port_bits", f"{self.port_bits}", hint="use 64, 128, 256 or 512")
+        check_int("memory.outstanding", self.outstanding, 1)
         if self.outstanding > 64:
-            _fail("memory.outstanding", f"{self.outstanding} exceeds 64 requests in flight")
+            fail("memory.outstanding", f"{self.outstanding} exceeds 64 requests in flight")
 
 
 @dataclass(frozen=True)
-class GraphDesign:
+class GraphDesign(DesignFile):
     """A graph-search accelerator (see the module docstring)."""
+
+    VERSION = SCHEMA_VERSION
+    KIND = "graph"
+    DESCRIPTION = "a graph design"
 
     board: str
     clock_mhz: float
@@ -247,34 +250,29 @@ class GraphDesign:
 
     # -- validation ----------------------------------------------------------------------------------
     def validate(self) -> None:
-        if not isinstance(self.board, str) or not self.board:
-            _fail("board", "must be a board name")
-        if not (isinstance(self.clock_mhz, (int, float)) and self.clock_mhz > 0):
-            _fail("clock_mhz", f"must be a positive number, got {self.clock_mhz!r}")
-        if not (isinstance(self.util, (int, float)) and 0 < self.util <= 1):
-            _fail("util", f"must be in (0, 1], got {self.util!r}")
+        self.check_target()
         self.graph.validate()
-        _check_choice("mode", self.mode, MODES)
-        _check_int("pipelines", self.pipelines, 1)
-        _check_int("bfc_units", self.bfc_units, 1)
+        check_choice("mode", self.mode, MODES)
+        check_int("pipelines", self.pipelines, 1)
+        check_int("bfc_units", self.bfc_units, 1)
         _power_of_two("bfc_units", self.bfc_units)
         if self.mode == "across" and self.bfc_units != 1:
-            _fail("bfc_units", f"is {self.bfc_units}; an across-query design has one BFC unit per pipeline")
+            fail("bfc_units", f"is {self.bfc_units}; an across-query design has one BFC unit per pipeline")
         if self.mode == "intra" and self.pipelines != 1:
-            _fail("pipelines", f"is {self.pipelines}; an intra-query design has one pipeline")
+            fail("pipelines", f"is {self.pipelines}; an intra-query design has one pipeline")
         self.queues.validate()
         self.bloom.validate()
         self.limits.validate()
         self.memory.validate()
         rt = self.runtime
         for key in ("l", "k", "mg", "mc"):
-            _check_int(f"runtime.{key}", getattr(rt, key), 1)
+            check_int(f"runtime.{key}", getattr(rt, key), 1)
         if not 2 <= rt.l <= self.queues.l_max:
-            _fail("runtime.l", f"{rt.l} is outside 2..l_max={self.queues.l_max}")
+            fail("runtime.l", f"{rt.l} is outside 2..l_max={self.queues.l_max}")
         if not rt.k <= min(rt.l, self.queues.k_max):
-            _fail("runtime.k", f"{rt.k} exceeds l={rt.l} or k_max={self.queues.k_max}")
+            fail("runtime.k", f"{rt.k} exceeds l={rt.l} or k_max={self.queues.k_max}")
         if rt.mg > self.limits.mg_max or rt.mc > self.limits.mc_max:
-            _fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
+            fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
 
     # -- (de)serialisation --------------------------------------------------------------------------
     KEYS = ("version", "kind", "board", "clock_mhz", "util", "goal", "graph", "mode", "pipelines", "bfc_units",
@@ -304,56 +302,28 @@ class GraphDesign:
 
     @classmethod
     def from_dict(cls, data: Any) -> GraphDesign:
-        if not isinstance(data, dict):
-            _fail("the file", "must be a mapping")
-        unknown = sorted(set(data) - set(cls.KEYS))
-        if unknown:
-            _fail(unknown[0], "unknown key", hint=f"allowed keys: {', '.join(cls.KEYS)}")
-        missing = sorted(set(cls.KEYS) - {"goal", "prediction"} - set(data))
-        if missing:
-            _fail(missing[0], "missing key")
-        if data["version"] != SCHEMA_VERSION or data["kind"] != "graph":
-            _fail("version", f"expected a graph design of version {SCHEMA_VERSION}, got {data['kind']!r} v{data['version']!r}")
-        mem = _from_mapping(GraphMemory, "memory", data["memory"])
+        cls.check_document(data)
+        mem = from_mapping(GraphMemory, "memory", data["memory"])
         if not isinstance(mem.channels, (list, tuple)):
-            _fail("memory.channels", "must be a list of channel numbers")
+            fail("memory.channels", "must be a list of channel numbers")
         design = cls(
             board=data["board"],
             clock_mhz=data["clock_mhz"],
             util=data["util"],
-            graph=_from_mapping(GraphRef, "graph", data["graph"], optional=("path",)),
+            graph=from_mapping(GraphRef, "graph", data["graph"], optional=("path",)),
             mode=data["mode"],
             pipelines=data["pipelines"],
             bfc_units=data["bfc_units"],
-            queues=_from_mapping(Queues, "queues", data["queues"]),
-            bloom=_from_mapping(BloomSpec, "bloom", data["bloom"], optional=("w", "seed")),
-            limits=_from_mapping(Limits, "limits", data["limits"]),
-            runtime=_from_mapping(Runtime, "runtime", data["runtime"]),
+            queues=from_mapping(Queues, "queues", data["queues"]),
+            bloom=from_mapping(BloomSpec, "bloom", data["bloom"], optional=("w", "seed")),
+            limits=from_mapping(Limits, "limits", data["limits"]),
+            runtime=from_mapping(Runtime, "runtime", data["runtime"]),
             memory=dataclasses.replace(mem, channels=tuple(mem.channels)),
             goal=data.get("goal"),
             prediction=data.get("prediction") or {},
         )
         design.validate()
         return design
-
-    def save(self, path: Path) -> None:
-
-        with atomic_path(Path(path)) as tmp:
-            tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=110))
-
-    @classmethod
-    def load(cls, path: Path) -> GraphDesign:
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise FannsError(f"{path}: cannot read the design ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise FannsError(f"{path}: invalid YAML ({exc})") from None
-        try:
-            return cls.from_dict(data)
-        except FannsError as exc:
-            raise FannsError(f"{path}: {exc.message}", hint=exc.hint) from None
 
 
 def load_design(path: Path):

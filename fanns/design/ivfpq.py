@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
 from fanns.design.selectors import SELECTORS
-from fanns.datasets.formats import atomic_path
 
 SCHEMA_VERSION = 1
 IVF_STORAGES = ("bram", "uram", "stream")
@@ -29,38 +26,6 @@ IVF_STORAGES = ("bram", "uram", "stream")
 LUT_CENTROID_STORES = ("bram", "uram", "memory")
 """BuildLUT's copy of the probed cells' centroids: on chip, or fetched per probe from memory."""
 CHANNEL_USES = ("io", "pq_codes", "pq_hot", "ivf_centroids", "lut_centroids")
-
-
-def _fail(where: str, message: str, hint: str | None = None) -> None:
-    raise FannsError(f"design: {where}: {message}", hint=hint)
-
-
-def _check_int(where: str, value: Any, lo: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        _fail(where, f"must be an integer, got {value!r}")
-    if value < lo:
-        _fail(where, f"must be at least {lo}, got {value}")
-    return value
-
-
-def _check_choice(where: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        _fail(where, f"is {value!r}", hint=f"one of {', '.join(choices)}")
-    return value
-
-
-def _from_mapping(cls, where: str, data: Any, optional: tuple[str, ...] = ()):
-    """Build dataclass `cls` from a mapping, rejecting unknown and missing keys."""
-    if not isinstance(data, dict):
-        _fail(where, f"must be a mapping, got {type(data).__name__}")
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(data) - set(names))
-    if unknown:
-        _fail(f"{where}.{unknown[0]}", "unknown key", hint=f"allowed keys: {', '.join(names)}")
-    missing = [n for n in names if n not in data and n not in optional]
-    if missing:
-        _fail(f"{where}.{missing[0]}", "missing key")
-    return cls(**{k: v for k, v in data.items()})
 
 
 # -- stages ---------------------------------------------------------------------------------------
@@ -71,7 +36,7 @@ class OpqStage:
     lanes: int
 
     def validate(self, where: str = "stages.opq") -> None:
-        _check_int(f"{where}.lanes", self.lanes, 1)
+        check_int(f"{where}.lanes", self.lanes, 1)
 
 
 @dataclass(frozen=True)
@@ -84,12 +49,12 @@ class IvfDistStage:
     channels: int = 0
 
     def validate(self, where: str = "stages.ivf_dist") -> None:
-        _check_int(f"{where}.pes", self.pes, 1)
-        _check_int(f"{where}.lanes", self.lanes, 1)
-        _check_choice(f"{where}.storage", self.storage, IVF_STORAGES)
-        _check_int(f"{where}.channels", self.channels, 1 if self.storage == "stream" else 0)
+        check_int(f"{where}.pes", self.pes, 1)
+        check_int(f"{where}.lanes", self.lanes, 1)
+        check_choice(f"{where}.storage", self.storage, IVF_STORAGES)
+        check_int(f"{where}.channels", self.channels, 1 if self.storage == "stream" else 0)
         if self.storage != "stream" and self.channels:
-            _fail(f"{where}.channels", f"is {self.channels} but on-chip centroids use no memory channel")
+            fail(f"{where}.channels", f"is {self.channels} but on-chip centroids use no memory channel")
 
 
 @dataclass(frozen=True)
@@ -111,15 +76,15 @@ class SelectStage:
     def validate(self, where: str) -> None:
 
         stage = where.rsplit(".", 1)[-1]
-        _check_choice(f"{where}.arch", self.arch, tuple(n for n, sel in SELECTORS.items() if stage in sel.stages))
-        _check_int(f"{where}.streams", self.streams, 1)
-        _check_int(f"{where}.s", self.s, 1)
-        _check_int(f"{where}.s1", self.s1, 1)
-        _check_int(f"{where}.key_bits", self.key_bits, 1)
+        check_choice(f"{where}.arch", self.arch, tuple(n for n, sel in SELECTORS.items() if stage in sel.stages))
+        check_int(f"{where}.streams", self.streams, 1)
+        check_int(f"{where}.s", self.s, 1)
+        check_int(f"{where}.s1", self.s1, 1)
+        check_int(f"{where}.key_bits", self.key_bits, 1)
         if self.s1 > self.s:
-            _fail(f"{where}.s1", f"level-1 length {self.s1} exceeds the queue length s={self.s}")
+            fail(f"{where}.s1", f"level-1 length {self.s1} exceeds the queue length s={self.s}")
         if not isinstance(self.params, dict):
-            _fail(f"{where}.params", "must be a mapping")
+            fail(f"{where}.params", "must be a mapping")
 
 
 @dataclass(frozen=True)
@@ -132,12 +97,12 @@ class BuildLutStage:
     channels: int = 0
 
     def validate(self, where: str = "stages.build_lut") -> None:
-        _check_int(f"{where}.pes", self.pes, 1)
-        _check_int(f"{where}.lanes", self.lanes, 1)
-        _check_choice(f"{where}.centroids", self.centroids, LUT_CENTROID_STORES)
+        check_int(f"{where}.pes", self.pes, 1)
+        check_int(f"{where}.lanes", self.lanes, 1)
+        check_choice(f"{where}.centroids", self.centroids, LUT_CENTROID_STORES)
         want = 1 if self.centroids == "memory" else 0
         if self.channels != want:
-            _fail(f"{where}.channels", f"is {self.channels!r}; centroids {self.centroids!r} use {want} channel(s)")
+            fail(f"{where}.channels", f"is {self.channels!r}; centroids {self.centroids!r} use {want} channel(s)")
 
 
 @dataclass(frozen=True)
@@ -154,26 +119,26 @@ class PqTiers:
 
     def validate(self, where: str, channels: int, nlist: int | None = None) -> None:
         if not isinstance(self.memory, str) or not self.memory:
-            _fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
-        _check_int(f"{where}.channels", self.channels, 1)
+            fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
+        check_int(f"{where}.channels", self.channels, 1)
         if self.channels != channels:
-            _fail(f"{where}.channels", f"is {self.channels}; the fast tier pairs one channel with each of the stage's {channels}",
-                  hint=f"set it to {channels}")
+            fail(f"{where}.channels", f"is {self.channels}; the fast tier pairs one channel with each of the stage's {channels}",
+                 hint=f"set it to {channels}")
         if not isinstance(self.hot, tuple) or not all(isinstance(i, int) and not isinstance(i, bool) for i in self.hot):
-            _fail(f"{where}.hot", "must be a list of list ids")
+            fail(f"{where}.hot", "must be a list of list ids")
         if list(self.hot) != sorted(set(self.hot)):
-            _fail(f"{where}.hot", "must be sorted and without repeats")
+            fail(f"{where}.hot", "must be sorted and without repeats")
         if self.hot and (self.hot[0] < 0 or (nlist is not None and self.hot[-1] >= nlist)):
-            _fail(f"{where}.hot", f"list ids must lie in 0..{(nlist or 1) - 1}")
+            fail(f"{where}.hot", f"list ids must lie in 0..{(nlist or 1) - 1}")
 
     def to_dict(self) -> dict:
         return {"memory": self.memory, "channels": self.channels, "hot": list(self.hot)}
 
     @classmethod
     def from_dict(cls, where: str, data: Any) -> PqTiers:
-        t = _from_mapping(cls, where, data)
+        t = from_mapping(cls, where, data)
         if not isinstance(t.hot, (list, tuple)):
-            _fail(f"{where}.hot", "must be a list of list ids")
+            fail(f"{where}.hot", "must be a list of list ids")
         return dataclasses.replace(t, hot=tuple(t.hot))
 
 
@@ -192,17 +157,17 @@ class PqDistStage:
     def validate(self, where: str = "stages.pq_dist", nlist: int | None = None) -> None:
         if self.tiers is not None:
             if not isinstance(self.tiers, PqTiers):
-                _fail(f"{where}.tiers", "must be a mapping {memory, channels, hot}")
+                fail(f"{where}.tiers", "must be a mapping {memory, channels, hot}")
             self.tiers.validate(f"{where}.tiers", self.channels, nlist)
-        _check_int(f"{where}.pes", self.pes, 1)
+        check_int(f"{where}.pes", self.pes, 1)
         if not isinstance(self.double_buffer, bool):
-            _fail(f"{where}.double_buffer", "must be true or false")
+            fail(f"{where}.double_buffer", "must be true or false")
         if not isinstance(self.memory, str) or not self.memory:
-            _fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
-        _check_int(f"{where}.channels", self.channels, 1)
-        _check_int(f"{where}.port_bits", self.port_bits, 8)
+            fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
+        check_int(f"{where}.channels", self.channels, 1)
+        check_int(f"{where}.port_bits", self.port_bits, 8)
         if self.channels > self.pes:
-            _fail(f"{where}.channels", f"{self.channels} channels for {self.pes} PEs", hint="at most one channel per PE")
+            fail(f"{where}.channels", f"{self.channels} channels for {self.pes} PEs", hint="at most one channel per PE")
 
     def channel_of(self, pe: int) -> int:
         """The channel (0 .. channels-1 within this stage) that feeds PE `pe`: contiguous blocks."""
@@ -238,25 +203,25 @@ class Stages:
     @classmethod
     def from_dict(cls, data: Any) -> Stages:
         if not isinstance(data, dict):
-            _fail("stages", "must be a mapping")
+            fail("stages", "must be a mapping")
         unknown = sorted(set(data) - set(cls.NAMES))
         if unknown:
-            _fail(f"stages.{unknown[0]}", "unknown stage", hint=f"stages: {', '.join(cls.NAMES)}")
+            fail(f"stages.{unknown[0]}", "unknown stage", hint=f"stages: {', '.join(cls.NAMES)}")
         missing = [n for n in cls.NAMES if n not in data]
         if missing:
-            _fail(f"stages.{missing[0]}", "missing stage (write `opq: null` for no OPQ)")
+            fail(f"stages.{missing[0]}", "missing stage (write `opq: null` for no OPQ)")
         return cls(
-            opq=None if data["opq"] is None else _from_mapping(OpqStage, "stages.opq", data["opq"]),
-            ivf_dist=_from_mapping(IvfDistStage, "stages.ivf_dist", data["ivf_dist"], optional=("channels",)),
-            sel_cells=_from_mapping(SelectStage, "stages.sel_cells", data["sel_cells"], optional=("params",)),
-            build_lut=_from_mapping(BuildLutStage, "stages.build_lut", data["build_lut"], optional=("channels",)),
+            opq=None if data["opq"] is None else from_mapping(OpqStage, "stages.opq", data["opq"]),
+            ivf_dist=from_mapping(IvfDistStage, "stages.ivf_dist", data["ivf_dist"], optional=("channels",)),
+            sel_cells=from_mapping(SelectStage, "stages.sel_cells", data["sel_cells"], optional=("params",)),
+            build_lut=from_mapping(BuildLutStage, "stages.build_lut", data["build_lut"], optional=("channels",)),
             pq_dist=_pq_dist(data["pq_dist"]),
-            sel_k=_from_mapping(SelectStage, "stages.sel_k", data["sel_k"], optional=("params",)),
+            sel_k=from_mapping(SelectStage, "stages.sel_k", data["sel_k"], optional=("params",)),
         )
 
 
 def _pq_dist(data: Any) -> PqDistStage:
-    st = _from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers",))
+    st = from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers",))
     if st.tiers is None:
         return st
     return dataclasses.replace(st, tiers=PqTiers.from_dict("stages.pq_dist.tiers", st.tiers))
@@ -290,8 +255,14 @@ class ChannelUse:
 
 
 @dataclass(frozen=True)
-class IvfPqDesign:
+class IvfPqDesign(DesignFile):
     """A whole IVF-PQ accelerator (see the module docstring)."""
+
+    VERSION = SCHEMA_VERSION
+    KIND = "ivfpq"
+    DESCRIPTION = "an ivfpq design"
+    KEYS = ("board", "clock_mhz", "fifo_depth", "format", "goal", "index", "k", "kind", "memory", "nprobe",
+            "prediction", "slr", "stages", "util", "version")
 
     board: str
     clock_mhz: float
@@ -308,25 +279,20 @@ class IvfPqDesign:
     prediction: dict = field(default_factory=dict)
 
     def validate(self) -> None:
-        if not isinstance(self.board, str) or not self.board:
-            _fail("board", "must be a board name")
-        if not (isinstance(self.clock_mhz, (int, float)) and self.clock_mhz > 0):
-            _fail("clock_mhz", f"must be a positive number, got {self.clock_mhz!r}")
-        if not (isinstance(self.util, (int, float)) and 0 < self.util <= 1):
-            _fail("util", f"must be in (0, 1], got {self.util!r}")
+        self.check_target()
         idx = self.index
         for key in ("n", "d", "nlist", "m"):
-            _check_int(f"index.{key}", getattr(idx, key), 1)
+            check_int(f"index.{key}", getattr(idx, key), 1)
         if idx.d != self.format.d or idx.m != self.format.m:
-            _fail("format", f"d={self.format.d}, m={self.format.m} disagree with the index (d={idx.d}, m={idx.m})")
-        _check_int("nprobe", self.nprobe, 1)
-        _check_int("k", self.k, 1)
-        _check_int("fifo_depth", self.fifo_depth, 2)
+            fail("format", f"d={self.format.d}, m={self.format.m} disagree with the index (d={idx.d}, m={idx.m})")
+        check_int("nprobe", self.nprobe, 1)
+        check_int("k", self.k, 1)
+        check_int("fifo_depth", self.fifo_depth, 2)
         if self.nprobe > idx.nlist:
-            _fail("nprobe", f"{self.nprobe} exceeds nlist={idx.nlist}")
+            fail("nprobe", f"{self.nprobe} exceeds nlist={idx.nlist}")
         st = self.stages
         if (st.opq is None) == idx.opq:
-            _fail("stages.opq", "must be present exactly when the index has an OPQ rotation (index.opq)")
+            fail("stages.opq", "must be present exactly when the index has an OPQ rotation (index.opq)")
         if st.opq is not None:
             st.opq.validate()
         st.ivf_dist.validate()
@@ -335,23 +301,23 @@ class IvfPqDesign:
         st.sel_cells.validate("stages.sel_cells")
         st.sel_k.validate("stages.sel_k")
         if st.ivf_dist.pes > idx.nlist:
-            _fail("stages.ivf_dist.pes", f"{st.ivf_dist.pes} PEs for {idx.nlist} centroids")
+            fail("stages.ivf_dist.pes", f"{st.ivf_dist.pes} PEs for {idx.nlist} centroids")
         if st.sel_cells.streams != st.ivf_dist.pes or st.sel_cells.s != self.nprobe:
-            _fail("stages.sel_cells", "needs streams = ivf_dist.pes and s = nprobe")
+            fail("stages.sel_cells", "needs streams = ivf_dist.pes and s = nprobe")
         if st.sel_k.streams != st.pq_dist.pes or st.sel_k.s != self.k:
-            _fail("stages.sel_k", "needs streams = pq_dist.pes and s = k")
+            fail("stages.sel_k", "needs streams = pq_dist.pes and s = k")
         if st.sel_cells.key_bits != self.format.ivf_key_bits or st.sel_k.key_bits != self.format.pq_key_bits:
-            _fail("stages", "selection key widths disagree with the format (ivf_key_bits, pq_key_bits)")
+            fail("stages", "selection key widths disagree with the format (ivf_key_bits, pq_key_bits)")
         self._validate_memory()
 
     def _validate_memory(self) -> None:
         seen = set()
         uses: dict[str, int] = {}
         for i, ch in enumerate(self.memory):
-            _check_choice(f"memory[{i}].use", ch.use, CHANNEL_USES)
-            _check_int(f"memory[{i}].channel", ch.channel, 0)
+            check_choice(f"memory[{i}].use", ch.use, CHANNEL_USES)
+            check_int(f"memory[{i}].channel", ch.channel, 0)
             if (ch.memory, ch.channel) in seen:
-                _fail(f"memory[{i}]", f"channel {ch.memory}[{ch.channel}] is assigned twice")
+                fail(f"memory[{i}]", f"channel {ch.memory}[{ch.channel}] is assigned twice")
             seen.add((ch.memory, ch.channel))
             uses[ch.use] = uses.get(ch.use, 0) + 1
         st = self.stages
@@ -364,19 +330,19 @@ class IvfPqDesign:
         }
         for use, n in want.items():
             if uses.get(use, 0) != n:
-                _fail("memory", f"{uses.get(use, 0)} channel(s) for {use}, the stages need {n}")
+                fail("memory", f"{uses.get(use, 0)} channel(s) for {use}, the stages need {n}")
         for use in ("pq_codes", "pq_hot") if st.pq_dist.tiers is not None else ("pq_codes",):
             chans = [ch for ch in self.memory if ch.use == use]
             covered = sorted(p for ch in chans for p in ch.pes)
             if covered != list(range(st.pq_dist.pes)):
-                _fail("memory", f"the {use} channels must feed every PQDist PE exactly once")
+                fail("memory", f"the {use} channels must feed every PQDist PE exactly once")
         if st.pq_dist.tiers is not None:
             cold = [ch.pes for ch in self.memory if ch.use == "pq_codes"]
             hot = [ch.pes for ch in self.memory if ch.use == "pq_hot"]
             if cold != hot:
-                _fail("memory", "pq_hot channel c must feed the same PQDist PEs as pq_codes channel c")
+                fail("memory", "pq_hot channel c must feed the same PQDist PEs as pq_codes channel c")
             if any(ch.memory != st.pq_dist.tiers.memory for ch in self.memory if ch.use == "pq_hot"):
-                _fail("memory", f"the pq_hot channels must be in the fast tier's memory group {st.pq_dist.tiers.memory!r}")
+                fail("memory", f"the pq_hot channels must be in the fast tier's memory group {st.pq_dist.tiers.memory!r}")
 
     # -- (de)serialisation ----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -400,36 +366,25 @@ class IvfPqDesign:
 
     @classmethod
     def from_dict(cls, data: Any) -> IvfPqDesign:
-        if not isinstance(data, dict):
-            _fail("the file", "must be a mapping")
-        keys = {"version", "kind", "board", "clock_mhz", "util", "goal", "index", "nprobe", "k", "format",
-                "stages", "memory", "fifo_depth", "slr", "prediction"}
-        unknown = sorted(set(data) - keys)
-        if unknown:
-            _fail(unknown[0], "unknown key", hint=f"allowed keys: {', '.join(sorted(keys))}")
-        missing = sorted(keys - {"goal", "prediction"} - set(data))
-        if missing:
-            _fail(missing[0], "missing key")
-        if data["version"] != SCHEMA_VERSION or data["kind"] != "ivfpq":
-            _fail("version", f"expected an ivfpq design of version {SCHEMA_VERSION}, got {data['kind']!r} v{data['version']!r}")
+        cls.check_document(data)
         try:
             fmt = IvfPqFormat.from_dict(dict(data["format"]))
         except (TypeError, ValueError) as exc:
             raise FannsError(f"design: format: {exc}") from None
         if not isinstance(data["memory"], list):
-            _fail("memory", "must be a list of channel assignments")
+            fail("memory", "must be a list of channel assignments")
         memory = []
         for i, ch in enumerate(data["memory"]):
-            c = _from_mapping(ChannelUse, f"memory[{i}]", ch, optional=("pes",))
+            c = from_mapping(ChannelUse, f"memory[{i}]", ch, optional=("pes",))
             memory.append(dataclasses.replace(c, pes=tuple(c.pes)))
         slr = data["slr"]
         if not isinstance(slr, dict) or not all(isinstance(v, list) for v in slr.values()):
-            _fail("slr", "must map SLR names to lists of PE groups")
+            fail("slr", "must map SLR names to lists of PE groups")
         design = cls(
             board=data["board"],
             clock_mhz=data["clock_mhz"],
             util=data["util"],
-            index=_from_mapping(IndexRef, "index", data["index"], optional=("path",)),
+            index=from_mapping(IndexRef, "index", data["index"], optional=("path",)),
             nprobe=data["nprobe"],
             k=data["k"],
             format=fmt,
@@ -442,22 +397,3 @@ class IvfPqDesign:
         )
         design.validate()
         return design
-
-    def save(self, path: Path) -> None:
-
-        with atomic_path(Path(path)) as tmp:
-            tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=110))
-
-    @classmethod
-    def load(cls, path: Path) -> IvfPqDesign:
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise FannsError(f"{path}: cannot read the design ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            raise FannsError(f"{path}: invalid YAML ({exc})") from None
-        try:
-            return cls.from_dict(data)
-        except FannsError as exc:
-            raise FannsError(f"{path}: {exc.message}", hint=exc.hint) from None

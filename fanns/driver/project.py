@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fanns import __version__
+from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.boards import Board, load_board
 from fanns.images.ivfpq import IoLayout, MemoryImages
@@ -23,7 +24,6 @@ from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
 
-PROJECT_FILE = "fanns_project.json"
 
 VITIS_BANK = re.compile(r"^(HBM|DDR)\[(\d+)\]$")
 SP_LINE = re.compile(r"^sp=(\w+)\.(\w+):(\S+)$")

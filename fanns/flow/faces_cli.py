@@ -65,6 +65,16 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    """The arguments both generators read their inputs from (`fanns.flow.inputs.load_inputs`)."""
+    p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
+    p.add_argument("--index", required=True, metavar="EXPLORE_DIR",
+                   help="the exploration folder holding the design's trained index")
+    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
+    p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
+    p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "generate-hls",
@@ -75,11 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "the device memory images of the trained index and test queries with their exact neighbours."
         ),
     )
-    p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
-    p.add_argument("--index", required=True, metavar="EXPLORE_DIR", help="the exploration folder holding the design's trained index")
-    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
-    p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
-    p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
+    _add_inputs(p)
     p.add_argument("--platform", help="Vitis platform (default: the board file's)")
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
     p.add_argument("--csim", action="store_true", help="run the generated kernel in C simulation on the test queries and compare with the reference model")
@@ -118,11 +124,7 @@ def register_rtl(sub: argparse._SubParsersAction) -> None:
             "memory images of the trained index and test queries with their exact neighbours and reference keys."
         ),
     )
-    p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
-    p.add_argument("--index", required=True, metavar="EXPLORE_DIR", help="the exploration folder holding the design's trained index")
-    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
-    p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
-    p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
+    _add_inputs(p)
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
     p.add_argument("--sim", action="store_true", help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model")
     p.set_defaults(func=_cmd_rtl)

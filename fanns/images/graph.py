@@ -14,16 +14,13 @@ checks them back.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from fanns.design.graph import RESULT_STATS, GraphDesign
-from fanns.images.ivfpq import Image
-from fanns.datasets.formats import atomic_path
+from fanns.images.base import Image, ImageSet, read_images, read_manifest
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 
@@ -83,53 +80,23 @@ def split_keys(keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class GraphImages:
+class GraphImages(ImageSet):
     """The graph channels' images of one design and its I/O layout."""
 
-    images: tuple[Image, ...]
     io: GraphIo
     info: dict = field(default_factory=dict)
-
-    def get(self, name: str) -> Image:
-        for img in self.images:
-            if img.name == name:
-                return img
-        raise KeyError(name)
 
     def manifest(self) -> dict:
         return {"version": MANIFEST_VERSION, "kind": "graph", "io": self.io.to_dict(), "info": self.info,
                 "images": [img.record() for img in self.images]}
 
-    def write(self, folder: Path) -> Path:
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        for img in self.images:
-            with atomic_path(folder / img.file) as tmp:
-                tmp.write_bytes(img.data)
-        path = folder / "manifest.json"
-        with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(self.manifest(), indent=1, sort_keys=True) + "\n")
-        return path
-
     @classmethod
     def read(cls, folder: Path) -> GraphImages:
         folder = Path(folder)
-        try:
-            man = json.loads((folder / "manifest.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise FannsError(f"{folder}: cannot read manifest.json ({exc})", hint="regenerate the memory images") from None
+        man = read_manifest(folder)
         if man.get("version") != MANIFEST_VERSION or man.get("kind") != "graph":
             raise FannsError(f"{folder}/manifest.json is not a graph manifest of version {MANIFEST_VERSION}")
-        images = []
-        for rec in man["images"]:
-            path = folder / rec["file"]
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise FannsError(f"{path}: cannot read the memory image ({exc.strerror})", hint="regenerate the memory images") from None
-            if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
-                raise FannsError(f"{path}: size or sha256 differs from manifest.json", hint="the image is corrupt; regenerate it")
-            images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
+        images = read_images(folder, man)
         io = {k: v for k, v in man["io"].items() if k in GraphIo.__dataclass_fields__}
         return cls(tuple(images), GraphIo(**io), man.get("info", {}))
 

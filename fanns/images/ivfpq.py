@@ -42,8 +42,6 @@ query's K uint64 keys padded to whole beats.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,10 +50,10 @@ import numpy as np
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.boards import Board, load_board
+from fanns.images.base import Image, ImageSet, read_images, read_manifest
 from fanns.images.ivfpq_layout import (
     CODE_KIND, ID_KIND, KEY_BYTES, PAD_ID, TABLE_WORDS, IoLayout, IvfStreamLayout, PqLayout, ceil_div, elem_bytes, elem_dtype,
 )
-from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
 
@@ -69,54 +67,12 @@ MANIFEST_VERSION = 1
 
 # -- images -----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Image:
-    """One memory image: `use` is a channel use of design.yaml, or ``rom`` for the on-chip parts
-    of the index (kept in the I/O channel, copied on chip at index load)."""
-
-    name: str
-    use: str
-    memory: str
-    channel: int
-    data: bytes = field(repr=False)
-    layout: dict = field(default_factory=dict)
-
-    @property
-    def nbytes(self) -> int:
-        return len(self.data)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
-
-    @property
-    def file(self) -> str:
-        return f"{self.name}.bin"
-
-    def array(self) -> np.ndarray:
-        """A ROM image as its array (dtype and shape from the layout)."""
-        return np.frombuffer(self.data, dtype=np.dtype(self.layout["dtype"])).reshape(self.layout["shape"])
-
-    def record(self) -> dict:
-        return {
-            "name": self.name, "file": self.file, "use": self.use, "memory": self.memory, "channel": self.channel,
-            "bytes": self.nbytes, "sha256": self.sha256, "layout": self.layout,
-        }
-
-
-@dataclass(frozen=True)
-class MemoryImages:
+class MemoryImages(ImageSet):
     """All images of one design plus the I/O layout; `write` / `read` a folder with manifest.json."""
 
-    images: tuple[Image, ...]
     io: IoLayout
     io_channel: tuple[str, int]
     info: dict = field(default_factory=dict)
-
-    def get(self, name: str) -> Image:
-        for img in self.images:
-            if img.name == name:
-                return img
-        raise KeyError(name)
 
     def by_use(self, use: str) -> list[Image]:
         return [img for img in self.images if img.use == use]
@@ -129,38 +85,14 @@ class MemoryImages:
             "images": [img.record() for img in self.images],
         }
 
-    def write(self, folder: Path) -> Path:
-        """Write every image and manifest.json into `folder`; return the manifest path."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        for img in self.images:
-            with atomic_path(folder / img.file) as tmp:
-                tmp.write_bytes(img.data)
-        path = folder / "manifest.json"
-        with atomic_path(path) as tmp:
-            tmp.write_text(json.dumps(self.manifest(), indent=1, sort_keys=True) + "\n")
-        return path
-
     @classmethod
     def read(cls, folder: Path) -> MemoryImages:
         """Load a folder written by `write`, checking every file's size and sha256."""
         folder = Path(folder)
-        try:
-            man = json.loads((folder / "manifest.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise FannsError(f"{folder}: cannot read manifest.json ({exc})", hint="regenerate the memory images") from None
+        man = read_manifest(folder)
         if man.get("version") != MANIFEST_VERSION:
             raise FannsError(f"{folder}/manifest.json: version {man.get('version')!r}, expected {MANIFEST_VERSION}")
-        images = []
-        for rec in man["images"]:
-            path = folder / rec["file"]
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise FannsError(f"{path}: cannot read the memory image ({exc.strerror})", hint="regenerate the memory images") from None
-            if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
-                raise FannsError(f"{path}: size or sha256 differs from manifest.json", hint="the image is corrupt; regenerate it")
-            images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
+        images = read_images(folder, man)
         io = man["io"]
         io_layout = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
         return cls(tuple(images), io_layout, (io["memory"], io["channel"]), man.get("info", {}))

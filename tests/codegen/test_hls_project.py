@@ -12,7 +12,8 @@ from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.boards import load_board
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.codegen.ivfpq.hls import PROJECT_FILE, TestQueries, generate_hls, render_project
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls, render_project
+from fanns.codegen.project_files import PROJECT_FILE
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.errors import FannsError
 from fanns.paths import shared_dir

@@ -18,13 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns import __version__
 from fanns.design.graph import GraphDesign
-from fanns.reference.graph import STATS
 from fanns.boards import Board, load_board
 from fanns.images.graph import GraphImages
-from fanns.codegen.graph.rtl import shared_files
-from fanns.codegen.ivfpq.hls import PROJECT_FILE, TEMPLATES, vitis_platform, write_files
+from fanns.codegen.graph.rtl import project_record, shared_files
+from fanns.codegen.ivfpq.hls import TEMPLATES, vitis_platform
+from fanns.codegen.project_files import PROJECT_FILE, add_record, write_files
 from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
@@ -95,20 +94,14 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
         files[path] = env.get_template(template).render(values).encode()
     for header in header_closure(["falcon_qpp.h"]):
         files[f"src/{header}"] = (shared_dir("hls") / header).read_bytes()
-    record = {
-        "generator": f"fanns {__version__} generate-graph-hls",
-        "kind": "graph",
+    record = project_record(design, graph, images, nq, groundtruth is not None, "generate-graph-hls") | {
         "hls": {
             "kernel": KERNEL, "scalars": list(SCALARS),
             "args": [{"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
                      for a in values["args"]],
         },
-        "graph": {"kind": graph.kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry},
-        "runtime": {"l": design.runtime.l, "k": design.runtime.k, "mg": design.runtime.mg, "mc": design.runtime.mc},
-        "io": images.manifest()["io"],
-        "test": {"nq": nq, "stats": list(STATS), "groundtruth": groundtruth is not None},
     }
-    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    add_record(files, record)
     return files, images
 
 

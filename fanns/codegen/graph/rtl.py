@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from fanns import __version__
 from fanns.design.graph_hw import QppHw
 from fanns.design.graph import GraphDesign
 from fanns.reference.graph import STATS, reference
 from fanns.images.graph import GraphImages, pack
-from fanns.codegen.ivfpq.hls import PROJECT_FILE, write_files
+from fanns.codegen.project_files import PROJECT_FILE, add_record, design_and_images, generator, json_bytes, write_files
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 from fanns.arch.graph.across import FalconAcross
@@ -98,18 +96,28 @@ def shared_files(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray,
         raise FannsError(f"test queries must be [nq >= 1, {design.graph.d}], got {q.shape}")
     images = pack(design, graph)
     ref = reference(design, graph, q)
-    files = {
+    files = design_and_images(design, images) | {
         "data/queries.bin": images.io.pack_queries(q),
         "data/reference_keys.bin": np.ascontiguousarray(ref.keys.astype("<u8")).tobytes(),
         "data/reference_stats.bin": np.ascontiguousarray(np.stack([ref.stats[s] for s in STATS], 1).astype("<u4")).tobytes(),
-        "design.yaml": yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode(),
     }
     if groundtruth is not None:
         files["data/groundtruth.bin"] = np.ascontiguousarray(np.asarray(groundtruth)[:, : design.runtime.k].astype("<u4")).tobytes()
-    for img in images.images:
-        files[f"images/{img.file}"] = img.data
-    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
     return files, images
+
+
+def project_record(design: GraphDesign, graph: GraphImage, images: GraphImages, nq: int, groundtruth: bool,
+                   command: str) -> dict:
+    """The fanns_project.json keys both faces write; each face adds its own (hls or rtl)."""
+    rt = design.runtime
+    return {
+        "generator": generator(command),
+        "kind": "graph",
+        "graph": {"kind": graph.kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry},
+        "runtime": {"l": rt.l, "k": rt.k, "mg": rt.mg, "mc": rt.mc},
+        "io": images.manifest()["io"],
+        "test": {"nq": nq, "stats": list(STATS), "groundtruth": groundtruth},
+    }
 
 
 def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
@@ -129,19 +137,13 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
         f"rtl/{top}.v": verilog(hw).encode(),
         "rtl/regmap.md": regmap_md.encode(),
         "rtl/regmap.json": hw.regmap.to_json().encode(),
-        "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
+        "rtl/ports.json": json_bytes(port_map(hw)),
     })
-    record = {
-        "generator": f"fanns {__version__} generate-graph-rtl",
-        "kind": "graph",
+    record = project_record(design, graph, images, int(len(q)), groundtruth is not None, "generate-graph-rtl") | {
         "rtl": {"top": top, "verilog": f"rtl/{top}.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json",
                 "pipelines": design.pipelines if is_across(design) else 1},
-        "graph": {"kind": graph.kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry},
-        "runtime": {"l": design.runtime.l, "k": design.runtime.k, "mg": design.runtime.mg, "mc": design.runtime.mc},
-        "io": images.manifest()["io"],
-        "test": {"nq": int(len(q)), "stats": list(STATS), "groundtruth": groundtruth is not None},
     }
-    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    add_record(files, record)
     return files, hw, images
 
 

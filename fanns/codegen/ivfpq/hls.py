@@ -13,28 +13,23 @@ model's result keys) and writes the folder atomically — a failure never leaves
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from fanns import __version__
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.reference.ivfpq import IvfPqReference
-from fanns.reference.ivfpq_streams import DesignReference
 from fanns.boards import Board, load_board
 from fanns.images import ivfpq as memimage
 from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
 from fanns.codegen.ivfpq.driver_files import add_driver
+from fanns.codegen.ivfpq.shared import project_record, shared_files
+from fanns.codegen.project_files import add_record, write_files
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.paths import shared_dir
-from fanns.outputs import write_folder
 from fanns.templating import environment
 
-PROJECT_FILE = "fanns_project.json"
 TEMPLATES = {
     "src/kernel.h": "kernel.h.j2",
     "src/kernel.cpp": "kernel.cpp.j2",
@@ -108,26 +103,14 @@ def render_project(
     platform = vitis_platform(board, platform)
     images = memimage.pack(design, data, board)
     ctx = build_context(design, images, board, platform)
-    k = design.k
-    queries = np.asarray(test.queries)
-    gt = np.asarray(test.groundtruth)
-    if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
-        raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}", hint="use queries of the dataset the index was trained on")
-    if gt.shape[0] != queries.shape[0] or gt.ndim != 2 or gt.shape[1] < k:
-        raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {k}], got {gt.shape}")
-    ref = IvfPqReference(data, design.format)
-    io = images.io
-    files: dict[str, bytes] = {
-        "data/queries.bin": io.pack_queries(ref.quantize_queries(queries)),
-        "data/groundtruth.bin": np.ascontiguousarray(gt[:, :k].astype("<u4")).tobytes(),
-        "data/reference_keys.bin": np.ascontiguousarray(DesignReference(design, ref).search_keys(queries).astype("<u8")).tobytes(),
-    }
+    files = shared_files(design, data, test, images)
+    record = _project_record(design, data, test, ctx, images)
     values = ctx.as_dict()
     values.update(
         images=images,
         image_args=[a for a in ctx.args if a.image is not None],
         image_bytes=sum(img.nbytes for img in images.images),
-        test={"nq": int(queries.shape[0]), "gt_k": k},
+        test=record["test"],
         slr=_single_slr(design),
     )
     env = environment("hls", shared=["hls_common"])
@@ -136,40 +119,21 @@ def render_project(
     hls = shared_dir("hls")
     for header in ctx.headers:
         files[f"src/{header}"] = (hls / header).read_bytes()
-    for img in images.images:
-        files[f"images/{img.file}"] = img.data
-    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
-    files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
-    record = _project_record(design, data, ctx, images, values["test"])
     add_driver(files, record, "hls")
-    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    add_record(files, record)
     return files, images
 
 
-def _project_record(design: IvfPqDesign, data: IvfPqIndexData, ctx, images: memimage.MemoryImages, test: dict) -> dict:
+def _project_record(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, ctx,
+                    images: memimage.MemoryImages) -> dict:
     """What a host driver needs to use the project: formats, I/O layout, arguments and test set."""
-    return {
-        "generator": f"fanns {__version__} generate-hls",
+    return project_record(design, data, test, images, "generate-hls") | {
         "kernel": KERNEL,
-        "index": design.index.factory,
-        "metric": data.metric,
-        "nprobe": design.nprobe,
-        "k": design.k,
-        "format": {key: v for key, v in design.format.to_dict().items() if key != "source"},
-        "io": images.manifest()["io"],
         "args": [
             {"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
             for a in ctx.args
         ],
-        "test": test,
     }
-
-
-def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None:
-    """Write `files` as the folder `out`, atomically (`fanns.outputs`: a temporary sibling,
-    renamed at the end); an existing `out` is replaced only with `force` and only if it is a project."""
-
-    write_folder(files, Path(out), force, PROJECT_FILE, "generated project")
 
 
 def generate_hls(

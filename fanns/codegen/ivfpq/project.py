@@ -19,8 +19,6 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-import yaml
-
 from fanns.errors import FannsError
 from fanns.codegen.ivfpq.hls import render_project
 from fanns.codegen.ivfpq.rtl import render_rtl_project
@@ -104,7 +102,7 @@ def layout(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, backend
     if "rtl" in backends:
         files, _, _ = render_rtl_project(face, data, test)
         out.add_face("rtl", files)
-    out.files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
+    out.files["design.yaml"] = design.to_yaml().encode()
     driver = out.driver_face()
     if driver is not None:
         out.links["driver"] = f"{driver}/driver"

@@ -10,22 +10,17 @@ Verilog without source locations, sorted JSON, no timestamps or absolute paths.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import yaml
-
-from fanns import __version__
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.arch.ivfpq.hw import IvfPqHw
-from fanns.reference.ivfpq_streams import DesignReference
 from fanns.boards import Board, load_board
 from fanns.images import ivfpq as memimage
-from fanns.codegen.ivfpq.hls import PROJECT_FILE, TestQueries, write_files
+from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.driver_files import add_driver
-from fanns.errors import FannsError
+from fanns.codegen.ivfpq.shared import project_record, shared_files
+from fanns.codegen.project_files import add_record, json_bytes, write_files
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.hdl.verilog import to_verilog
@@ -65,22 +60,7 @@ def rtl_files(hw: IvfPqHw) -> dict[str, bytes]:
         "rtl/fanns_ivfpq.v": verilog(hw).encode(),
         "rtl/regmap.md": hw.regmap.to_markdown().encode(),
         "rtl/regmap.json": hw.regmap.to_json().encode(),
-        "rtl/ports.json": (json.dumps(port_map(hw), indent=1, sort_keys=True) + "\n").encode(),
-    }
-
-
-def test_files(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: memimage.MemoryImages) -> dict[str, bytes]:
-    """Quantised test queries, their exact neighbours and the reference model's keys (`data/`)."""
-    queries, gt = np.asarray(test.queries), np.asarray(test.groundtruth)
-    if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
-        raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}", hint="use queries of the dataset the index was trained on")
-    if gt.ndim != 2 or gt.shape[0] != queries.shape[0] or gt.shape[1] < design.k:
-        raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {design.k}], got {gt.shape}")
-    ref = DesignReference(design, data)
-    return {
-        "data/queries.bin": images.io.pack_queries(ref.ref.quantize_queries(queries)),
-        "data/groundtruth.bin": np.ascontiguousarray(gt[:, : design.k].astype("<u4")).tobytes(),
-        "data/reference_keys.bin": np.ascontiguousarray(ref.search_keys(queries).astype("<u8")).tobytes(),
+        "rtl/ports.json": json_bytes(port_map(hw)),
     }
 
 
@@ -100,24 +80,12 @@ def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQuer
     board = board or load_board(design.board)
     hw = IvfPqHw.from_design(design, board)
     images = memimage.pack(design, data, board)
-    files = rtl_files(hw) | test_files(design, data, test, images)
-    for img in images.images:
-        files[f"images/{img.file}"] = img.data
-    files["images/manifest.json"] = (json.dumps(images.manifest(), indent=1, sort_keys=True) + "\n").encode()
-    files["design.yaml"] = yaml.safe_dump(design.to_dict(), sort_keys=False, default_flow_style=None, width=110).encode()
-    record = {
-        "generator": f"fanns {__version__} generate-rtl",
+    files = rtl_files(hw) | shared_files(design, data, test, images)
+    record = project_record(design, data, test, images, "generate-rtl") | {
         "rtl": {"top": TOP, "verilog": "rtl/fanns_ivfpq.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
-        "index": design.index.factory,
-        "metric": data.metric,
-        "nprobe": design.nprobe,
-        "k": design.k,
-        "format": {key: v for key, v in design.format.to_dict().items() if key != "source"},
-        "io": images.manifest()["io"],
-        "test": {"nq": int(np.asarray(test.queries).shape[0]), "gt_k": design.k},
     }
     add_driver(files, record, "rtl")
-    files[PROJECT_FILE] = (json.dumps(record, indent=1, sort_keys=True) + "\n").encode()
+    add_record(files, record)
     return files, hw, images
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.reference.ivfpq import host_queries
-from fanns.codegen.ivfpq.hls import PROJECT_FILE
+from fanns.codegen.project_files import PROJECT_FILE
 from fanns.images.ivfpq import IoLayout
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat, split_keys

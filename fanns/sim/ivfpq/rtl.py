@@ -24,7 +24,7 @@ from fanns.model.ivfpq import stages as A
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
-from fanns.codegen.ivfpq.hls import PROJECT_FILE
+from fanns.codegen.project_files import PROJECT_FILE
 from fanns.images.ivfpq import TABLE_WORDS, MemoryImages, elem_dtype
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.errors import FannsError

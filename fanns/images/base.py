@@ -1,0 +1,114 @@
+"""What the memory image sets of both accelerators share: the `Image`, and one folder format —
+every image as ``<name>.bin`` plus ``manifest.json`` listing each with its size and sha256.
+
+Why one module: the IVF-PQ packer (`fanns.images.ivfpq`) and the graph packer (`fanns.images.graph`)
+differ in what their images hold, not in how a set is written, read back and checked, so a
+corrupt or stale image is caught the same way for both.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fanns.datasets.formats import atomic_path
+from fanns.errors import FannsError
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Image:
+    """One memory image: `use` is a channel use of design.yaml, or ``rom`` for the on-chip parts
+    of the index (kept in the I/O channel, copied on chip at index load)."""
+
+    name: str
+    use: str
+    memory: str
+    channel: int
+    data: bytes = field(repr=False)
+    layout: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.data)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.bin"
+
+    def array(self) -> np.ndarray:
+        """A ROM image as its array (dtype and shape from the layout)."""
+        return np.frombuffer(self.data, dtype=np.dtype(self.layout["dtype"])).reshape(self.layout["shape"])
+
+    def record(self) -> dict:
+        return {
+            "name": self.name, "file": self.file, "use": self.use, "memory": self.memory, "channel": self.channel,
+            "bytes": self.nbytes, "sha256": self.sha256, "layout": self.layout,
+        }
+
+
+@dataclass(frozen=True)
+class ImageSet(ABC):
+    """Base of an accelerator's image set: its images; subclasses add their I/O layout and say
+    what `manifest.json` holds besides the image records."""
+
+    images: tuple[Image, ...]
+
+    def get(self, name: str) -> Image:
+        for img in self.images:
+            if img.name == name:
+                return img
+        raise KeyError(name)
+
+    @abstractmethod
+    def manifest(self) -> dict:
+        """The contents of manifest.json: version, kind-specific layouts, `Image.record` of every image."""
+
+    def files(self) -> dict[str, bytes]:
+        """Every file of the folder (name -> bytes): the images, then manifest.json."""
+        out = {img.file: img.data for img in self.images}
+        out[MANIFEST] = (json.dumps(self.manifest(), indent=1, sort_keys=True) + "\n").encode()
+        return out
+
+    def write(self, folder: Path) -> Path:
+        """Write every image and manifest.json into `folder`; return the manifest path."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, content in self.files().items():
+            with atomic_path(folder / name) as tmp:
+                tmp.write_bytes(content)
+        return folder / MANIFEST
+
+
+def read_manifest(folder: Path) -> dict:
+    """The manifest of an image folder (the caller checks its version and kind)."""
+    try:
+        return json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        raise FannsError(f"{folder}: cannot read {MANIFEST} ({exc})", hint="regenerate the memory images") from None
+
+
+def read_images(folder: Path, manifest: dict) -> tuple[Image, ...]:
+    """The images `manifest` lists, each checked against its recorded size and sha256."""
+    images = []
+    for rec in manifest["images"]:
+        path = Path(folder) / rec["file"]
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise FannsError(f"{path}: cannot read the memory image ({exc.strerror})",
+                             hint="regenerate the memory images") from None
+        if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
+            raise FannsError(f"{path}: size or sha256 differs from {MANIFEST}",
+                             hint="the image is corrupt; regenerate it")
+        images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
+    return tuple(images)
