@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
 from fanns.model.ivfpq.pinned import pinned_design
@@ -74,8 +74,8 @@ def main() -> None:
     for name in args.config or sorted(CONFIGS):
         design = design_for(name)
         hw = IvfPqHw.from_design(design, load_board(design.board))
-        units = A.design_units(hw.ctx, design.stages)
-        model = A.total_resources(units)
+        units = stage_model.design_units(hw.ctx, design.stages)
+        model = stage_model.total_resources(units)
         start = time.perf_counter()
         synth, _ = synthesize(verilog(hw), "fanns_ivfpq")
         took = time.perf_counter() - start
@@ -88,11 +88,11 @@ def main() -> None:
             for label, comp in blocks(hw).items():
                 res, _ = synthesize(to_verilog(comp, "top"), "top")
                 stages = MODEL_STAGES.get(label, ())
-                ref = A.total_resources([u for u in units if u.stage in stages]) if stages else None
+                ref = stage_model.total_resources([u for u in units if u.stage in stages]) if stages else None
                 print(row(f"{label} (yosys)", res))
                 if ref is not None:
                     print(row(f"{label} (model)", ref, res))
-            infra = A.total_resources([u for u in units if u.stage == "infra"])
+            infra = stage_model.total_resources([u for u in units if u.stage == "infra"])
             print(row("infra (model)", infra))
 
 

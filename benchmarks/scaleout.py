@@ -23,7 +23,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
 from fanns.index.ivfpq import host_vectors
@@ -31,8 +31,8 @@ from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.model import cpu_baseline
 from fanns.model.ivfpq import dse
-from fanns.model.ivfpq import latency as L
-from fanns.model.ivfpq import scaleout as S
+from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import scaleout as scaleout_model
 from fanns.tools.parallel import map_jobs
 from fanns.model.ivfpq.workload import synthetic_workload, workloads_from_explore
 
@@ -42,8 +42,8 @@ SHOW = (1, 16, 1024)
 def fanns_setting(board: str) -> dict:
     w = synthetic_workload(10**8, 128, 16, 8192, 17, 10, False, queries=2000, seed=0)
     p = dse.run([w], load_board(board), "SIFT100M R@10", 140.0, top=1).best
-    us = L.query_times(p.ctx, p.stages, A.Probes.of(w.probed)).alone() / p.clock_mhz
-    return {"board": board, "qps": p.qps, "curve": S.partition_curve(f"FPGA {board}", us, *S.message_bytes(128, 10)).as_dict()}
+    us = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(w.probed)).alone() / p.clock_mhz
+    return {"board": board, "qps": p.qps, "curve": scaleout_model.partition_curve(f"FPGA {board}", us, *scaleout_model.message_bytes(128, 10)).as_dict()}
 
 
 def line(c: dict) -> str:
@@ -68,18 +68,18 @@ def main() -> None:
         IvfPqExplorer(ds, cfg, Path(tmp)).run()
         (w,), _ = workloads_from_explore(Path(tmp), "R@10=0.6")
         p = dse.run([w], load_board("u55c"), "R@10=0.6", 300.0, top=1).best
-        fpga = L.query_times(p.ctx, p.stages, A.Probes.of(w.probed)).alone() / p.clock_mhz
+        fpga = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(w.probed)).alone() / p.clock_mhz
         index = faiss.read_index(str(w.index_path))
         queries = host_vectors(np.asarray(ds.queries[: w.queries]), ds.metric)
         cpu = cpu_baseline.measure(index, queries, w.nprobe, w.k, repeat=3, label=w.index)
-    qb, rb = S.message_bytes(ds.d, w.k)
+    qb, rb = scaleout_model.message_bytes(ds.d, w.k)
     print(f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 {np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us;"
           f" CPU wall clock {cpu.percentiles()}, thread CPU clock {cpu.percentiles('cpu')}")
     curves = [
-        S.partition_curve("FPGA partition", fpga, qb, rb).as_dict(),
-        S.split_curve("FPGA split by vector", p.ctx, p.stages, w.list_sizes, w.cells, qb, rb).as_dict(),
-        S.partition_curve("CPU partition (wall)", cpu.times("wall"), qb, rb).as_dict(),
-        S.partition_curve("CPU partition (CPU)", cpu.times("cpu"), qb, rb).as_dict(),
+        scaleout_model.partition_curve("FPGA partition", fpga, qb, rb).as_dict(),
+        scaleout_model.split_curve("FPGA split by vector", p.ctx, p.stages, w.list_sizes, w.cells, qb, rb).as_dict(),
+        scaleout_model.partition_curve("CPU partition (wall)", cpu.times("wall"), qb, rb).as_dict(),
+        scaleout_model.partition_curve("CPU partition (CPU)", cpu.times("cpu"), qb, rb).as_dict(),
     ]
     for c in curves:
         print(f"  {c['label']:22s} {line(c)}")

@@ -24,7 +24,7 @@ from fanns.datasets import load_dataset
 from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.model.ivfpq import dse
-from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.workload import synthetic_workload, workloads_from_explore
 
 
@@ -44,7 +44,7 @@ def main() -> None:
         IvfPqExplorer(ds, cfg, Path(tmp)).run()
         workloads, _ = workloads_from_explore(Path(tmp), "R@10=0.6")
     for w in workloads:
-        p = K.profile(w)
+        p = skew_model.profile(w)
         print(f"  {w.label():28s} hottest 20 % of lists: {100 * p['hot20_work_share']:.1f} % of work, {100 * p['hot20_access_share']:.1f} % of accesses")
     print("2. tiered vs untiered (model):")
     for imbalance in (1.2, 3.0, 8.0):
@@ -53,23 +53,23 @@ def main() -> None:
         p = dse.run([w], board, "synthetic", 200.0, top=1).best
         st = dataclasses.replace(p.stages.pq_dist, channels=max(1, p.stages.pq_dist.channels // 4))
         stages = dataclasses.replace(p.stages, pq_dist=st)
-        slow = K.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)
-        print(f"  a. U55C, imbalance {imbalance}: hottest 20 % = {100 * K.profile(w)['hot20_work_share']:.1f} % of work; "
+        slow = skew_model.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)
+        print(f"  a. U55C, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
               f"{st.pes} PQDist PEs on {st.channels} HBM channels")
-        show(K.compare(w, p.ctx, stages, K.uram_tier(8 * st.pes, st.pes), slow))
+        show(skew_model.compare(w, p.ctx, stages, skew_model.uram_tier(8 * st.pes, st.pes), slow))
     for imbalance in (1.2, 3.0, 8.0):
         w = synthetic_workload(10**9, 128, 16, 4096, 16, 10, False, queries=1000, imbalance=imbalance, seed=1)
         board = load_board("u280")
         p = dse.run([w], board, "synthetic", 200.0, top=1).best
         st = p.stages.pq_dist
-        print(f"  b. U280 1e9, imbalance {imbalance}: hottest 20 % = {100 * K.profile(w)['hot20_work_share']:.1f} % of work; "
+        print(f"  b. U280 1e9, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
               f"{st.pes} PQDist PEs on {st.channels} {st.memory} channels, hot tier {st.pes} HBM channels")
-        show(K.compare(w, p.ctx, p.stages, K.memory_tier(board, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
-                       K.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)))
+        show(skew_model.compare(w, p.ctx, p.stages, skew_model.memory_tier(board, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
+                       skew_model.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)))
         u55c = load_board("u55c")
         print(f"  c. U55C 1e9, imbalance {imbalance}: cold lists in host memory over PCIe, hot on {min(32, st.pes)} HBM channels")
-        show(K.compare(w, p.ctx, p.stages, K.memory_tier(u55c, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
-                       K.host_tier(u55c, 200.0, st.pes, st.port_bits)))
+        show(skew_model.compare(w, p.ctx, p.stages, skew_model.memory_tier(u55c, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
+                       skew_model.host_tier(u55c, 200.0, st.pes, st.port_bits)))
 
 
 if __name__ == "__main__":

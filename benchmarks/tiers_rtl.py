@@ -31,7 +31,7 @@ from fanns.reference.ivfpq_streams import DesignReference
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq import skew as skew_model
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from tests.codegen.helpers import random_format, skewed_index
 
@@ -51,13 +51,13 @@ def main() -> None:
     acc = np.bincount(ref.probe(ref.prepare(queries(200, 1)), NPROBE).ravel(), minlength=data.nlist)
     st = base.stages.pq_dist
     size = Packing(fmt.m, st.port_bits).beats(data.list_sizes, PES) * (st.port_bits // 8) * PES
-    hot = K.place_lists(acc, size, int(0.75 * size.sum()))
+    hot = skew_model.place_lists(acc, size, int(0.75 * size.sum()))
     print(f"hot lists {np.nonzero(hot)[0].tolist()}: {100 * acc[hot].sum() / acc.sum():.1f} % of the sample's probes")
     test = TestQueries(queries(args.queries, 2), np.zeros((args.queries, 10), np.int64))
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         build = Path(args.build or tmp)
-        for name, design in (("untiered", base), ("tiered", K.with_tiers(base, hot, "hbm"))):
+        for name, design in (("untiered", base), ("tiered", skew_model.with_tiers(base, hot, "hbm"))):
             sim = RtlProjectSim(generate_rtl(design, data, test, Path(tmp) / name).path, build / "rtl")
             t = time.perf_counter()
             sim.build()

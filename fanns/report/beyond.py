@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model import cpu_baseline
 from fanns.report import latency_figures as figures
 from fanns.model.ivfpq import skew
-from fanns.model.ivfpq import latency as L
-from fanns.model.ivfpq import scaleout as S
+from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import scaleout as scaleout_model
 from fanns.model.ivfpq.dse import Outcome
 from fanns.report.figures import to_svg
 
@@ -49,11 +49,11 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
     if best is None:
         return None
     w = best.workload
-    qb, rb = S.message_bytes(d, w.k)
-    alone_us = L.query_times(best.ctx, best.stages, A.Probes.of(w.probed)).alone() / best.clock_mhz
-    curves = [S.partition_curve(f"FPGA partition ({outcome.board.name})", alone_us, qb, rb).as_dict()]
+    qb, rb = scaleout_model.message_bytes(d, w.k)
+    alone_us = latency_model.query_times(best.ctx, best.stages, stage_model.Probes.of(w.probed)).alone() / best.clock_mhz
+    curves = [scaleout_model.partition_curve(f"FPGA partition ({outcome.board.name})", alone_us, qb, rb).as_dict()]
     if cpu is not None:
-        curves.append(S.partition_curve("CPU partition (faiss, 1 thread)", cpu["samples_us"], qb, rb).as_dict())
+        curves.append(scaleout_model.partition_curve("CPU partition (faiss, 1 thread)", cpu["samples_us"], qb, rb).as_dict())
     choices = outcome.tiers.get(0)
     return {
         "latency": figures.latency_data(outcome),

@@ -7,7 +7,7 @@ import pytest
 
 from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq import IvfPqReference
-from fanns.images import ivfpq as MI
+from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.errors import FannsError
 from tests.codegen.helpers import random_format, random_index
@@ -32,8 +32,8 @@ def _design(board, d, m, pq, opq=False, seed=0, **kw):
 @pytest.mark.parametrize("board,d,m,pq", CASES, ids=lambda c: str(c))
 def test_round_trip_equals_index_content(board, d, m, pq):
     design, data = _design(board, d, m, pq)
-    images = MI.pack(design, data)
-    lists = MI.unpack_lists(images, pq[0])
+    images = ivfpq_images.pack(design, data)
+    lists = ivfpq_images.unpack_lists(images, pq[0])
     assert len(lists) == data.nlist
     for cell, (ids, codes) in enumerate(lists):
         assert np.array_equal(ids, data.list_ids(cell)), cell
@@ -44,12 +44,12 @@ def test_round_trip_equals_index_content(board, d, m, pq):
 @pytest.mark.parametrize("board,d,m,pq", CASES, ids=lambda c: str(c))
 def test_shares_padding_and_table(board, d, m, pq):
     design, data = _design(board, d, m, pq)
-    images = MI.pack(design, data)
+    images = ivfpq_images.pack(design, data)
     pes = pq[0]
     packing = Packing(m, design.stages.pq_dist.port_bits)
     for img in images.by_use("pq_codes"):
         lay = img.layout
-        layout = MI.PqLayout(m, lay["port_bits"], pes, tuple(lay["channel_pes"]), data.nlist)
+        layout = ivfpq_images.PqLayout(m, lay["port_bits"], pes, tuple(lay["channel_pes"]), data.nlist)
         table = np.frombuffer(img.data[: data.nlist * 16], dtype="<u4").reshape(data.nlist, 4)
         expect_start = layout.header_beats
         for cell in range(data.nlist):
@@ -60,7 +60,7 @@ def test_shares_padding_and_table(board, d, m, pq):
             assert share == (0 if n == 0 else int(packing.items(n, pes)))
             expect_start += beats
         assert img.nbytes == expect_start * layout.port_bytes
-        for cell, per_pe in MI.unpack_pq_channel(layout, img.data).items():
+        for cell, per_pe in ivfpq_images.unpack_pq_channel(layout, img.data).items():
             n = int(data.list_sizes[cell])
             for p, (ids, _codes, pad) in per_pe.items():
                 real = len(range(p, n, pes))
@@ -70,7 +70,7 @@ def test_shares_padding_and_table(board, d, m, pq):
 
 def test_channel_pes_are_contiguous_blocks():
     design, _ = _design("u55c", 32, 8, (11, 4))
-    blocks = [lay.channel_pes for _, lay in MI.pq_layouts(design)]
+    blocks = [lay.channel_pes for _, lay in ivfpq_images.pq_layouts(design)]
     assert blocks == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9, 10)]
 
 
@@ -80,7 +80,7 @@ def test_schedule_delivers_ids_just_in_time(ipb_case):
     a later unit is the first to need; units run u-major over the channel's PEs."""
     d, m, port = ipb_case
     for pch in (1, 2, 3):
-        layout = MI.PqLayout(m, port, 5, tuple(range(pch)), 4)
+        layout = ivfpq_images.PqLayout(m, port, 5, tuple(range(pch)), 4)
         for count in (1, 5, 17, 64, 333):
             share = layout.share_items(count)
             sched = layout.schedule(share)
@@ -89,7 +89,7 @@ def test_schedule_delivers_ids_just_in_time(ipb_case):
             got_ids = [0] * pch
             order = []
             for q, kind, index in sched:
-                if kind == MI.ID_KIND:
+                if kind == ivfpq_images.ID_KIND:
                     assert index == got_ids[q]
                     got_ids[q] += 1
                 else:
@@ -108,7 +108,7 @@ def test_centroid_and_rom_images_equal_reference_arrays():
     fmt = random_format(32, 8)
     ref = IvfPqReference(data, fmt)
     design = pinned_design(data, fmt, nprobe=3, k=5, ivf=(5, 8, "stream"), lut=(2, 8, "memory"), pq=(3, 2))
-    images = MI.pack(design, data)
+    images = ivfpq_images.pack(design, data)
     assert np.array_equal(images.get("opq_matrix").array(), ref.opq_fx)
     book = images.get("codebook").array()
     assert book.shape == (256, 32)
@@ -140,7 +140,7 @@ def test_centroid_and_rom_images_equal_reference_arrays():
 
 
 def test_io_layout_round_trip():
-    io = MI.IoLayout(d=20, k=5, elem_bytes=2, port_bits=256)
+    io = ivfpq_images.IoLayout(d=20, k=5, elem_bytes=2, port_bits=256)
     q = np.arange(-60, 0).reshape(3, 20)
     raw = io.pack_queries(q)
     assert len(raw) == 3 * io.query_beats * 32 and io.query_beats == 2
@@ -154,33 +154,33 @@ def test_io_layout_round_trip():
 
 def test_write_read_manifest_and_corruption(tmp_path):
     design, data = _design("u55c", 32, 8, (4, 2), opq=True)
-    images = MI.pack(design, data)
+    images = ivfpq_images.pack(design, data)
     path = images.write(tmp_path / "img")
     man = json.loads(path.read_text())
     assert [r["name"] for r in man["images"]] == ["pq_codes_0", "pq_codes_1", "codebook", "centroids", "opq_matrix"]
     assert [(r["memory"], r["channel"]) for r in man["images"][:2]] == [("hbm", 1), ("hbm", 2)]
     assert man["io"]["memory"] == "hbm" and man["io"]["channel"] == 0
     assert all((r["memory"], r["channel"]) == ("hbm", 0) for r in man["images"] if r["use"] == "rom")
-    back = MI.MemoryImages.read(tmp_path / "img")
+    back = ivfpq_images.MemoryImages.read(tmp_path / "img")
     assert back == images
     f = tmp_path / "img" / "pq_codes_1.bin"
     raw = bytearray(f.read_bytes())
     raw[100] ^= 1
     f.write_bytes(bytes(raw))
     with pytest.raises(FannsError, match="sha256"):
-        MI.MemoryImages.read(tmp_path / "img")
+        ivfpq_images.MemoryImages.read(tmp_path / "img")
     with pytest.raises(FannsError, match="manifest"):
-        MI.MemoryImages.read(tmp_path / "nothing")
+        ivfpq_images.MemoryImages.read(tmp_path / "nothing")
 
 
 def test_deterministic_and_checks_the_index():
     design, data = _design("u55c", 32, 8, (5, 2), seed=3)
-    a, b = MI.pack(design, data), MI.pack(design, data)
+    a, b = ivfpq_images.pack(design, data), ivfpq_images.pack(design, data)
     assert [i.sha256 for i in a.images] == [i.sha256 for i in b.images]
     other = random_index(nlist=10, d=32, m=8)
     with pytest.raises(FannsError, match="nlist"):
-        MI.pack(design, other)
+        ivfpq_images.pack(design, other)
     bad = random_index(d=32, m=8, seed=3)
-    bad.ids[0] = MI.PAD_ID
+    bad.ids[0] = ivfpq_images.PAD_ID
     with pytest.raises(FannsError, match="padding id"):
-        MI.pack(design, bad)
+        ivfpq_images.pack(design, bad)

@@ -23,12 +23,12 @@ import pytest
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.images import ivfpq as MI
+from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries, render_project
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.errors import FannsError
-from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq import skew as skew_model
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from tests.codegen.helpers import random_format, skewed_index
 
@@ -56,8 +56,8 @@ def skewed():
     acc = np.bincount(ref.probe(ref.prepare(queries(200, 1)), NPROBE).ravel(), minlength=data.nlist)
     st = base.stages.pq_dist
     size = Packing(fmt.m, st.port_bits).beats(data.list_sizes, PES) * (st.port_bits // 8) * max(st.pes_per_channel())
-    hot = K.place_lists(acc, size, int(FAST_SHARE * size.sum()))
-    return {"data": data, "queries": queries, "base": base, "hot": hot, "acc": acc, "tiered": K.with_tiers(base, hot, "hbm")}
+    hot = skew_model.place_lists(acc, size, int(FAST_SHARE * size.sum()))
+    return {"data": data, "queries": queries, "base": base, "hot": hot, "acc": acc, "tiered": skew_model.with_tiers(base, hot, "hbm")}
 
 
 def test_the_workload_is_skewed_and_placement_takes_the_hot_lists(skewed):
@@ -93,7 +93,7 @@ def test_tiered_design_yaml_round_trip_and_errors(skewed, tmp_path):
 
 def test_packer_places_lists_by_tier(skewed):
     d, data, hot = skewed["tiered"], skewed["data"], skewed["hot"]
-    images = MI.pack(d, data)
+    images = ivfpq_images.pack(d, data)
     assert np.array_equal(images.get("list_tiers").array(), hot.astype(np.uint8))
     for use, holds in (("pq_codes", ~hot), ("pq_hot", hot)):
         (img,) = images.by_use(use)
@@ -103,11 +103,11 @@ def test_packer_places_lists_by_tier(skewed):
         assert img.layout["tier"] == ("fast" if use == "pq_hot" else "slow")
     assert images.get("pq_hot_0").memory == "hbm" and images.get("pq_hot_0").channel != images.get("pq_codes_0").channel
     assert images.info["tiers"]["hot_lists"] == [int(i) for i in np.nonzero(hot)[0]]
-    lists = MI.unpack_lists(images, PES)
+    lists = ivfpq_images.unpack_lists(images, PES)
     for cell, (ids, codes) in enumerate(lists):
         assert np.array_equal(ids, data.list_ids(cell)) and np.array_equal(codes, data.list_codes(cell)), cell
     header = images.get("pq_codes_0").layout["header_beats"] * d.stages.pq_dist.port_bits // 8
-    untiered = MI.pack(skewed["base"], data).get("pq_codes_0").nbytes
+    untiered = ivfpq_images.pack(skewed["base"], data).get("pq_codes_0").nbytes
     assert images.get("pq_codes_0").nbytes + images.get("pq_hot_0").nbytes - 2 * header == untiered - header  # each list once
 
 

@@ -3,7 +3,7 @@ design's consistency, the Fig. 6.8 trends, explanations, and the published examp
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.options import all_options
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
@@ -31,37 +31,37 @@ def workload(nlist=2048, nprobe=12, k=10, opq=True, n=2 * 10**7, seed=0):
 
 def stage_units(ctx, group, cfg):
     if group == "opq":
-        return A.opq_units(ctx, cfg[0])
+        return stage_model.opq_units(ctx, cfg[0])
     if group == "front":
-        return A.ivf_units(ctx, cfg[0]) + A.select_units(ctx, "sel_cells", cfg[1])
+        return stage_model.ivf_units(ctx, cfg[0]) + stage_model.select_units(ctx, "sel_cells", cfg[1])
     if group == "lut":
-        return A.lut_units(ctx, cfg[0])
-    return A.pq_units(ctx, cfg[0]) + A.select_units(ctx, "sel_k", cfg[1])
+        return stage_model.lut_units(ctx, cfg[0])
+    return stage_model.pq_units(ctx, cfg[0]) + stage_model.select_units(ctx, "sel_k", cfg[1])
 
 
 def test_option_arrays_equal_the_stage_models(u55c):
     w = workload()
     ctx = dse.context(w, u55c, 140.0)
-    probes = A.Probes.of(w.probed)
+    probes = stage_model.Probes.of(w.probed)
     sets = all_options(ctx, probes, w.list_sizes, Budget.from_board(u55c, 0.6).limits())
     rng = np.random.default_rng(0)
     for group, opts in sets.items():
         assert len(opts) > 0, group
         for i in rng.choice(len(opts), size=min(25, len(opts)), replace=False):
             cfg = opts.configs[i]
-            assert opts.res[i] == pytest.approx(A.total_resources(stage_units(ctx, group, cfg)).as_array(), rel=1e-9, abs=1e-6)
+            assert opts.res[i] == pytest.approx(stage_model.total_resources(stage_units(ctx, group, cfg)).as_array(), rel=1e-9, abs=1e-6)
             if group == "opq" and cfg[0] is None:
                 continue
             if group == "back":
-                t, work = A.pq_timing(ctx, cfg[0], probes)
+                t, work = stage_model.pq_timing(ctx, cfg[0], probes)
                 rate = ctx.memory(cfg[0].memory).beats_per_cycle
-                got = [t.interval, A.sel_k_timing(cfg[1], work, A.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate).interval]
+                got = [t.interval, stage_model.sel_k_timing(cfg[1], work, stage_model.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate).interval]
             elif group == "front":
-                got = [A.ivf_timing(ctx, cfg[0]).interval, A.sel_cells_timing(ctx, cfg[1], cfg[0]).interval]
+                got = [stage_model.ivf_timing(ctx, cfg[0]).interval, stage_model.sel_cells_timing(ctx, cfg[1], cfg[0]).interval]
             elif group == "lut":
-                got = [A.lut_timing(ctx, cfg[0]).interval]
+                got = [stage_model.lut_timing(ctx, cfg[0]).interval]
             else:
-                got = [A.opq_timing(ctx, cfg[0]).interval]
+                got = [stage_model.opq_timing(ctx, cfg[0]).interval]
             assert opts.cycles[i] == pytest.approx(got)
 
 
@@ -81,10 +81,10 @@ def test_pq_stage_resources_are_the_pe_library_sum(u55c):
             + StreamFifo(width=16 * f.lut_bits + 1, depth=32).resources() * pes
             + StreamFifo(width=f.pq_key_bits + 1, depth=32).resources() * pes
         )
-        assert A.total_resources(A.pq_units(ctx, st)).as_array() == pytest.approx(expect.as_array())
-        sel = A.select_stage("hpq", pes, 10, f.pq_key_bits)
+        assert stage_model.total_resources(stage_model.pq_units(ctx, st)).as_array() == pytest.approx(expect.as_array())
+        sel = stage_model.select_stage("hpq", pes, 10, f.pq_key_bits)
         hpq = Hpq(z=pes, s=10, key_bits=f.pq_key_bits).resources() + StreamFifo(width=f.pq_key_bits + 1, depth=32).resources()
-        assert A.total_resources(A.select_units(ctx, "sel_k", sel)).as_array() == pytest.approx(hpq.as_array())
+        assert stage_model.total_resources(stage_model.select_units(ctx, "sel_k", sel)).as_array() == pytest.approx(hpq.as_array())
 
 
 def test_best_design_is_consistent(u55c):

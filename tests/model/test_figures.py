@@ -7,8 +7,8 @@ from matplotlib.figure import Figure
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
 from fanns.report import latency_figures as figures
-from fanns.model.ivfpq import scaleout as S
-from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq import scaleout
+from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.workload import synthetic_workload
 
 
@@ -25,11 +25,11 @@ def test_report_figures_from_plain_data():
     assert isinstance(fig, Figure)
     assert any(abs(line.get_ydata()[0] - slo.limit_us) < 1e-9 for line in fig.axes[0].get_lines())  # the SLO line
 
-    prof = K.profile(w)
+    prof = skew_model.profile(w)
     json.dumps(prof)
     assert isinstance(figures.skew_figure(prof), Figure)
 
-    curves = [S.partition_curve(name, np.array(x), 512, 80).as_dict() for name, x in (("a", [10.0, 12.0, 30.0]), ("b", [20.0, 21.0]))]
+    curves = [scaleout.partition_curve(name, np.array(x), 512, 80).as_dict() for name, x in (("a", [10.0, 12.0, 30.0]), ("b", [20.0, 21.0]))]
     json.dumps(curves)
     fig = figures.scaleout_figure(curves)
     assert [len(line.get_xdata()) for line in fig.axes[0].get_lines()] == [11, 11]

@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.model.ivfpq import dse
-from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import latency as latency_model
 from fanns.flow.dse_cli import parse_duration_us
 from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.pe.pq_decode import KSUB
@@ -47,14 +47,14 @@ def test_tandem_closed_form_equals_the_event_loop():
         arrivals = np.cumsum(rng.exponential(rng.uniform(1, 50), n))
         service = rng.integers(1, 60, (servers, n)).astype(float)
         latency = service + rng.integers(0, 100, (servers, n))
-        assert np.allclose(L.tandem(arrivals, service, latency), event_loop(arrivals, service, latency))
+        assert np.allclose(latency_model.tandem(arrivals, service, latency), event_loop(arrivals, service, latency))
 
 
 def test_queries_alone_are_the_sum_of_server_latencies(outcome):
     p = outcome.best
-    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed))
+    times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed))
     far = np.arange(times.queries) * 1e9  # arrivals so sparse that no query waits
-    done = L.tandem(far, times.service, times.latency) + times.io_cycles
+    done = latency_model.tandem(far, times.service, times.latency) + times.io_cycles
     assert np.allclose(done - far, times.alone())
     alone = p.latency["alone"]
     assert alone.get(50) <= alone.get(95) <= alone.get(99)
@@ -66,34 +66,34 @@ def test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time(outcome):
     PE's own `cycles_for_cells` (from its first LUT word), shifted by that LUT's completion. With
     fewer BuildLUT PEs the span can only grow."""
     p = outcome.best
-    probes = A.Probes.of(p.workload.probed[:60])
-    lut = A.lut_pe(p.ctx, p.stages.build_lut)
+    probes = stage_model.Probes.of(p.workload.probed[:60])
+    lut = stage_model.lut_pe(p.ctx, p.stages.build_lut)
     pq = dataclasses.replace(p.stages.pq_dist, channels=p.stages.pq_dist.pes)  # one PE per channel: memory keeps up
     wide = dataclasses.replace(p.stages, pq_dist=pq, build_lut=dataclasses.replace(p.stages.build_lut, pes=p.workload.nprobe))
-    span = L.back_span(p.ctx, wide, probes)
-    pe = A.pq_pe(p.ctx, p.stages.pq_dist)
-    items = A.Packing(p.ctx.m, p.stages.pq_dist.port_bits).items(probes.sizes, p.stages.pq_dist.pes)
+    span = latency_model.back_span(p.ctx, wide, probes)
+    pe = stage_model.pq_pe(p.ctx, p.stages.pq_dist)
+    items = stage_model.Packing(p.ctx.m, p.stages.pq_dist.port_bits).items(probes.sizes, p.stages.pq_dist.pes)
     own = np.array([pe.cycles_for_cells(row) for row in items])
     assert np.array_equal(span, own + lut.latency() + 1 - KSUB)
-    narrow = L.back_span(p.ctx, dataclasses.replace(wide, build_lut=p.stages.build_lut), probes)
+    narrow = latency_model.back_span(p.ctx, dataclasses.replace(wide, build_lut=p.stages.build_lut), probes)
     assert (narrow >= span).all() and (narrow > span).any()
-    shared = L.back_span(p.ctx, p.stages, probes)  # the DSE's channel sharing: the busiest channel binds
-    beats = A.pq_shares(p.ctx.m, probes, p.stages.pq_dist.pes, p.stages.pq_dist.port_bits).beats
+    shared = latency_model.back_span(p.ctx, p.stages, probes)  # the DSE's channel sharing: the busiest channel binds
+    beats = stage_model.pq_shares(p.ctx.m, probes, p.stages.pq_dist.pes, p.stages.pq_dist.port_bits).beats
     rate = p.ctx.memory(p.stages.pq_dist.memory).beats_per_cycle
-    assert (shared >= A.MEM_LATENCY_CYCLES + max(p.stages.pq_dist.pes_per_channel()) * beats / rate).all()
+    assert (shared >= stage_model.MEM_LATENCY_CYCLES + max(p.stages.pq_dist.pes_per_channel()) * beats / rate).all()
 
 
 def test_latency_grows_with_load_and_is_deterministic(outcome):
     p = outcome.best
-    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed))
+    times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed))
     top = times.max_qps()
-    p99 = [L.poisson(times, f * top, seed=1).get(99) for f in (0.1, 0.5, 0.8, 0.95)]
-    assert p99 == sorted(p99) and p99[0] >= L.alone(times).get(50)
-    assert L.poisson(times, 0.7 * top, seed=4) == L.poisson(times, 0.7 * top, seed=4)
-    assert not L.poisson(times, 1.01 * top).stable
-    assert L.poisson(times, 1.01 * top).get(99) == float("inf")
+    p99 = [latency_model.poisson(times, f * top, seed=1).get(99) for f in (0.1, 0.5, 0.8, 0.95)]
+    assert p99 == sorted(p99) and p99[0] >= latency_model.alone(times).get(50)
+    assert latency_model.poisson(times, 0.7 * top, seed=4) == latency_model.poisson(times, 0.7 * top, seed=4)
+    assert not latency_model.poisson(times, 1.01 * top).stable
+    assert latency_model.poisson(times, 1.01 * top).get(99) == float("inf")
     with pytest.raises(FannsError):
-        L.poisson(times, 0.0)
+        latency_model.poisson(times, 0.0)
 
 
 def test_slo_picks_the_fastest_design_that_meets_it(outcome):

@@ -17,7 +17,7 @@ import pytest
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import latency as latency_model
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
 from tests.codegen.helpers import random_format, random_index
 
@@ -60,6 +60,6 @@ def test_the_model_explains_the_spread(measured):
 def test_a_batch_ends_when_the_tandem_model_says(measured):
     """All queries submitted at once: the last completion is the tandem's (queueing included)."""
     got, times, batch = measured
-    pred = L.tandem(np.zeros(NQ), times.service, times.latency).max() + times.io_cycles
+    pred = latency_model.tandem(np.zeros(NQ), times.service, times.latency).max() + times.io_cycles
     assert abs(pred - batch) <= QUERY_TOLERANCE * batch, (pred, batch)
     assert batch > 2 * got.max()  # the queries did queue

@@ -4,14 +4,14 @@ measured with faiss."""
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.errors import FannsError
 from fanns.index.ivfpq import train_index
 from fanns.model import cpu_baseline
 from fanns.model.ivfpq import dse
-from fanns.model.ivfpq import latency as L
-from fanns.model.ivfpq import scaleout as S
+from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import scaleout
 from fanns.model.ivfpq.workload import synthetic_workload
 
 
@@ -29,14 +29,14 @@ def test_max_quantile_equals_sampling_the_maximum():
     for n in (1, 4, 64):
         draws = rng.choice(samples, (40_000, n)).max(1)
         for q in (0.5, 0.95):
-            exact = S.max_quantile(samples, q, n)
+            exact = scaleout.max_quantile(samples, q, n)
             lo, hi = np.quantile(draws, [q - 0.005, q + 0.005])
             assert lo <= exact <= hi, (n, q, exact, lo, hi)
-    assert S.max_quantile(samples, 0.99, 1 << 20) == samples.max()
+    assert scaleout.max_quantile(samples, 0.99, 1 << 20) == samples.max()
 
 
 def test_loggp_tree_from_the_seed_parameters():
-    net = S.LogGP()
+    net = scaleout.LogGP()
     assert (net.latency_us, net.overhead_us, net.gap_per_byte_us, net.merge_us) == (6.0, 4.7, 0.73e-3, 1.0)
     assert net.network_us(1, 512, 80) == 0.0
     assert [net.levels(n) for n in (1, 2, 3, 4, 5, 1024)] == [0, 1, 2, 2, 3, 10]
@@ -48,28 +48,28 @@ def test_loggp_tree_from_the_seed_parameters():
 
 
 def test_partition_curve_grows_with_the_tail(point):
-    times = L.query_times(point.ctx, point.stages, A.Probes.of(point.workload.probed))
+    times = latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(point.workload.probed))
     us = times.alone() / point.clock_mhz
-    qb, rb = S.message_bytes(128, 10)
-    curve = S.partition_curve("fpga", us, qb, rb)
+    qb, rb = scaleout.message_bytes(128, 10)
+    curve = scaleout.partition_curve("fpga", us, qb, rb)
     p99 = curve.total_us(0.99)
-    assert curve.counts == S.DEFAULT_COUNTS and p99[0] == pytest.approx(np.quantile(us, 0.99, method="inverted_cdf"))
+    assert curve.counts == scaleout.DEFAULT_COUNTS and p99[0] == pytest.approx(np.quantile(us, 0.99, method="inverted_cdf"))
     assert all(a < b for a, b in zip(p99, p99[1:]))
     assert all(s <= us.max() for s in curve.search_us[0.99])
     # a wider distribution (same median) has a larger P99 at scale
     wide = np.median(us) + 3 * (us - np.median(us))
-    assert S.partition_curve("wide", wide, qb, rb).total_us(0.99)[-1] > p99[-1]
+    assert scaleout.partition_curve("wide", wide, qb, rb).total_us(0.99)[-1] > p99[-1]
     rec = curve.as_dict()
     assert len(rec["p99_us"]) == len(rec["counts"]) == 11
 
 
 def test_split_by_vector_shrinks_the_search(point):
     w = point.workload
-    qb, rb = S.message_bytes(128, 10)
-    one = S.split_latencies(point.ctx, point.stages, w.list_sizes, w.cells, 1)
-    times = L.query_times(point.ctx, point.stages, A.Probes.of(w.probed))
+    qb, rb = scaleout.message_bytes(128, 10)
+    one = scaleout.split_latencies(point.ctx, point.stages, w.list_sizes, w.cells, 1)
+    times = latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(w.probed))
     assert np.allclose(one, times.alone() / point.clock_mhz)
-    curve = S.split_curve("split", point.ctx, point.stages, w.list_sizes, w.cells, qb, rb, counts=(1, 2, 8, 64))
+    curve = scaleout.split_curve("split", point.ctx, point.stages, w.list_sizes, w.cells, qb, rb, counts=(1, 2, 8, 64))
     search = curve.search_us[0.99]
     assert all(a >= b for a, b in zip(search, search[1:])) and search[-1] < search[0]
 

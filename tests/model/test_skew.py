@@ -8,13 +8,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.errors import FannsError
 from fanns.model.ivfpq import dse
 from fanns.report import latency_figures as figures
-from fanns.model.ivfpq import skew as K
-from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import skew as skew_model
+from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq.workload import synthetic_workload
 
 
@@ -31,12 +31,12 @@ def setting():
 
 def test_profile_counts_work_per_list(setting):
     w = setting[0]
-    prof = K.profile(w)
+    prof = skew_model.profile(w)
     acc = np.zeros(w.nlist, dtype=np.int64)
     for row in w.cells:
         for c in row:
             acc[c] += 1
-    assert np.array_equal(K.accesses(w), acc)
+    assert np.array_equal(skew_model.accesses(w), acc)
     work = np.sort(acc * w.list_sizes)[::-1]
     hot = int(np.ceil(0.2 * w.nlist))
     assert prof["hot20_work_share"] == pytest.approx(work[:hot].sum() / work.sum(), abs=1e-6)
@@ -44,42 +44,42 @@ def test_profile_counts_work_per_list(setting):
     assert prof["work_cdf"][-1] == pytest.approx(1.0) and prof["work_cdf"] == sorted(prof["work_cdf"])
     assert len(prof["list_fraction"]) <= 200
     flat = dataclasses.replace(w, list_sizes=np.full(w.nlist, 10), probed=np.full_like(w.probed, 10), cells=w.cells)
-    assert K.profile(flat)["hot20_work_share"] == pytest.approx(K.profile(flat)["hot20_access_share"])
+    assert skew_model.profile(flat)["hot20_work_share"] == pytest.approx(skew_model.profile(flat)["hot20_access_share"])
 
 
 def test_placement_respects_capacity_and_prefers_hot_lists(setting):
     w, _, ctx, stages = setting
     st = stages.pq_dist
-    fast = K.uram_tier(8 * st.pes, st.pes)
-    hot = K.place(w, st, fast)
-    assert (K.list_bytes(w, st)[hot] * fast.pes_per_port).sum() <= fast.capacity_bytes
-    acc = K.accesses(w)
+    fast = skew_model.uram_tier(8 * st.pes, st.pes)
+    hot = skew_model.place(w, st, fast)
+    assert (skew_model.list_bytes(w, st)[hot] * fast.pes_per_port).sum() <= fast.capacity_bytes
+    acc = skew_model.accesses(w)
     assert hot.any() and acc[hot].mean() > acc[~hot].mean()
-    assert 0 < K.hit_rate(w, hot) <= 1
-    assert not K.place(w, st, dataclasses.replace(fast, capacity_bytes=0)).any()
+    assert 0 < skew_model.hit_rate(w, hot) <= 1
+    assert not skew_model.place(w, st, dataclasses.replace(fast, capacity_bytes=0)).any()
     with pytest.raises(FannsError):
-        K.uram_tier(st.pes - 1, st.pes)
+        skew_model.uram_tier(st.pes - 1, st.pes)
 
 
 def test_tiered_model_reduces_to_untiered(setting):
     """Nothing hot, or both tiers the same memory: the untiered prediction exactly."""
     w, board, ctx, stages = setting
     st = stages.pq_dist
-    probes = A.Probes.of(w.probed)
-    plain = L.query_times(ctx, stages, probes)
-    slow = K.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-    none = K.tiered_feed(ctx, stages, w, np.zeros(w.nlist, dtype=bool), K.uram_tier(st.pes, st.pes), slow)
-    same = K.tiered_feed(ctx, stages, w, np.ones(w.nlist, dtype=bool), slow, slow)
+    probes = stage_model.Probes.of(w.probed)
+    plain = latency_model.query_times(ctx, stages, probes)
+    slow = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+    none = skew_model.tiered_feed(ctx, stages, w, np.zeros(w.nlist, dtype=bool), skew_model.uram_tier(st.pes, st.pes), slow)
+    same = skew_model.tiered_feed(ctx, stages, w, np.ones(w.nlist, dtype=bool), slow, slow)
     for feed in (none, same):
-        t = L.query_times(ctx, stages, probes, feed)
+        t = latency_model.query_times(ctx, stages, probes, feed)
         assert np.allclose(t.service, plain.service) and np.allclose(t.latency, plain.latency)
 
 
 def test_tiered_design_is_predicted_faster_on_a_skewed_workload(setting):
     w, board, ctx, stages = setting
     st = stages.pq_dist
-    slow = K.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-    cmp = K.compare(w, ctx, stages, K.uram_tier(8 * st.pes, st.pes), slow)
+    slow = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+    cmp = skew_model.compare(w, ctx, stages, skew_model.uram_tier(8 * st.pes, st.pes), slow)
     untiered, tiered = cmp["designs"]
     assert cmp["hit_rate"] > 0.5
     assert tiered["qps"] > 1.2 * untiered["qps"]
@@ -90,11 +90,11 @@ def test_tiered_design_is_predicted_faster_on_a_skewed_workload(setting):
 
 def test_batch_time_is_set_by_the_slowest_query(setting):
     w, _, ctx, stages = setting
-    times = L.query_times(ctx, stages, A.Probes.of(w.probed))
-    one = K.batch_cycles(times, 1, batches=50)
+    times = latency_model.query_times(ctx, stages, stage_model.Probes.of(w.probed))
+    one = skew_model.batch_cycles(times, 1, batches=50)
     assert one.min() >= times.alone().min() - 1e-9 and one.max() <= times.alone().max() + 1e-9
-    many = K.batch_cycles(times, 16, batches=50)
-    assert np.median(many) > np.median(one) and np.array_equal(many, K.batch_cycles(times, 16, batches=50))
+    many = skew_model.batch_cycles(times, 16, batches=50)
+    assert np.median(many) > np.median(one) and np.array_equal(many, skew_model.batch_cycles(times, 16, batches=50))
 
 
 def test_dse_reports_the_tier_choice(setting, tmp_path):
@@ -158,11 +158,11 @@ def test_host_tier_from_the_board_file(setting):
     w, _, ctx, stages = setting
     board = load_board("u55c")
     st = stages.pq_dist
-    host = K.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
+    host = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
     assert host.pes_per_port == st.pes and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
     assert host.rate == pytest.approx(min(1.0, board.host.bandwidth_gbps * 1e3 / ctx.clock_mhz / (st.port_bits / 8)))
-    cmp = K.compare(w, ctx, stages, K.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host)
+    cmp = skew_model.compare(w, ctx, stages, skew_model.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host)
     untiered, tiered = cmp["designs"]
     assert tiered["qps"] > untiered["qps"] and tiered["p99_us"] < untiered["p99_us"]
     with pytest.raises(FannsError, match="no host link"):
-        K.host_tier(load_board("kv260"), 100.0, 4, 128)
+        skew_model.host_tier(load_board("kv260"), 100.0, 4, 128)

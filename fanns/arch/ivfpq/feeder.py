@@ -33,12 +33,12 @@ from amaranth.utils import exact_log2
 from fanns.hdl.bus import command_layout
 from fanns.arch.ivfpq.front import cell_layout
 from fanns.arch.ivfpq.hw import ADDR_BITS, TABLE_FIELD_BITS, TABLE_RECORD_BITS, IvfPqHw
-from fanns.images import ivfpq as MI
+from fanns.images import ivfpq as ivfpq_images
 from fanns.numerics import ID_BITS
 from fanns.pe.axi_reader import word_layout
 
 LEN_BITS = 32
-ALL_ONES_ID = MI.PAD_ID
+ALL_ONES_ID = ivfpq_images.PAD_ID
 
 
 def desc_layout() -> data.StructLayout:

@@ -18,23 +18,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.hdl.regmap import RegMap, RegMapBuilder, Register, control_block
 from fanns.boards import Board
-from fanns.images import ivfpq as MI
+from fanns.images import ivfpq as ivfpq_images
 from fanns.errors import FannsError
 from fanns.numerics import ID_BITS
 
-ADDR_BITS = A.ADDR_BITS
+ADDR_BITS = stage_model.ADDR_BITS
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16)."""
-TABLE_RECORD_BITS = 32 * MI.TABLE_WORDS
+TABLE_RECORD_BITS = 32 * ivfpq_images.TABLE_WORDS
 """List-table record: start_beat, beats, share_items, count as four uint32."""
 TABLE_FIELD_BITS = 32
-RESULT_BITS = 8 * MI.KEY_BYTES
+RESULT_BITS = 8 * ivfpq_images.KEY_BYTES
 """One result key in device memory (uint64)."""
-LUT_FIFO_DEPTH = A.LUT_FIFO_DEPTH
+LUT_FIFO_DEPTH = stage_model.LUT_FIFO_DEPTH
 CSR_ADDR_BITS = 12
 
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
@@ -49,16 +49,16 @@ class IvfPqHw:
     """The RTL view of one design (see the module docstring)."""
 
     design: IvfPqDesign
-    ctx: A.Context
+    ctx: stage_model.Context
     io_port_bits: int
 
     @classmethod
     def from_design(cls, design: IvfPqDesign, board: Board) -> IvfPqHw:
         if design.board != board.name:
             raise FannsError(f"the design is for board {design.board!r}, not {board.name!r}")
-        ctx = A.Context(
+        ctx = stage_model.Context(
             fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
-            opq=design.index.opq, clock_mhz=design.clock_mhz, memories=A.memories(board, design.clock_mhz),
+            opq=design.index.opq, clock_mhz=design.clock_mhz, memories=stage_model.memories(board, design.clock_mhz),
             family=board.family,
         )
         hw = cls(design, ctx, board.memory[0].port_bits)
@@ -132,7 +132,7 @@ class IvfPqHw:
     @property
     def elem_bits(self) -> int:
         """Bits of one stored vector element (int16, or int32 beyond 16-bit vectors)."""
-        return 8 * MI.elem_bytes(self.vec_bits)
+        return 8 * ivfpq_images.elem_bytes(self.vec_bits)
 
     @property
     def src_lanes(self) -> int:
@@ -140,10 +140,10 @@ class IvfPqHw:
         st = self.stages
         return st.opq.lanes if st.opq is not None else st.ivf_dist.lanes
 
-    def pq_layout(self, c: int) -> MI.PqLayout:
+    def pq_layout(self, c: int) -> ivfpq_images.PqLayout:
         """The packer's layout of PQ-code channel c (in design.yaml order; the paired fast-tier
         channel of a tiered design has the same layout)."""
-        return MI.pq_layouts(self.design)[c][1]
+        return ivfpq_images.pq_layouts(self.design)[c][1]
 
     @property
     def tiered(self) -> bool:
@@ -151,8 +151,8 @@ class IvfPqHw:
         return self.stages.pq_dist.tiers is not None
 
     @cached_property
-    def io_layout(self) -> MI.IoLayout:
-        return MI.IoLayout(self.d, self.k, MI.elem_bytes(self.vec_bits), self.io_port_bits)
+    def io_layout(self) -> ivfpq_images.IoLayout:
+        return ivfpq_images.IoLayout(self.d, self.k, ivfpq_images.elem_bytes(self.vec_bits), self.io_port_bits)
 
     @property
     def query_stride(self) -> int:
@@ -182,28 +182,28 @@ class IvfPqHw:
     # -- PEs -------------------------------------------------------------------------------------
     @cached_property
     def opq_pe(self):
-        return None if self.stages.opq is None else A.opq_pe(self.ctx, self.stages.opq)
+        return None if self.stages.opq is None else stage_model.opq_pe(self.ctx, self.stages.opq)
 
     @cached_property
     def ivf_pes(self) -> list:
         st = self.stages.ivf_dist
-        return [A.ivf_pe(self.ctx, st, n, base) for base, n in A.ivf_chunks(self.nlist, st.pes)]
+        return [stage_model.ivf_pe(self.ctx, st, n, base) for base, n in stage_model.ivf_chunks(self.nlist, st.pes)]
 
     @cached_property
     def lut_pe(self):
-        return A.lut_pe(self.ctx, self.stages.build_lut)
+        return stage_model.lut_pe(self.ctx, self.stages.build_lut)
 
     @cached_property
     def pq_pe(self):
-        return A.pq_pe(self.ctx, self.stages.pq_dist)
+        return stage_model.pq_pe(self.ctx, self.stages.pq_dist)
 
     @cached_property
     def sel_cells_pe(self):
-        return A.selector_pe(self.stages.sel_cells)
+        return stage_model.selector_pe(self.stages.sel_cells)
 
     @cached_property
     def sel_k_pe(self):
-        return A.selector_pe(self.stages.sel_k)
+        return stage_model.selector_pe(self.stages.sel_k)
 
     # -- loaded sections -------------------------------------------------------------------------
     def sections(self) -> list[str]:
@@ -223,7 +223,7 @@ class IvfPqHw:
         return {
             "opq": self.d * self.d * MATRIX_BITS // 8,
             "ivf": self.nlist * self.d * eb,
-            "codebook": A.KSUB * self.d * eb,
+            "codebook": stage_model.KSUB * self.d * eb,
             "lutc": self.nlist * self.d * eb,
             "tiers": self.nlist * TIER_WORD_BITS // 8,
         }[name]

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
-from fanns.model.ivfpq import sequence as S
+from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq import sequence as sequence_model
 from fanns.design.ivfpq import Stages
 from fanns.model.ivfpq.options import GROUPS, all_options
 from fanns.boards import Board
 from fanns.errors import FannsError
-from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.workload import Workload
@@ -40,15 +40,15 @@ class DesignPoint:
     """One complete design with its predicted performance and cost."""
 
     workload: Workload
-    ctx: A.Context
+    ctx: stage_model.Context
     stages: Stages
-    timings: dict[str, A.StageTiming]
-    units: list[A.Unit]
+    timings: dict[str, stage_model.StageTiming]
+    units: list[stage_model.Unit]
     resources: Resources
     channels: dict[str, int]
     slr: dict[str, list[list]]
     clock_mhz: float
-    latency: dict[str, L.LatencyProfile] = field(default_factory=dict)  # "alone", and "load" at the SLO's rate
+    latency: dict[str, latency_model.LatencyProfile] = field(default_factory=dict)  # "alone", and "load" at the SLO's rate
     steady: float | None = None  # `settle`: cycles per query with the finite buffers
 
     @property
@@ -68,12 +68,12 @@ class DesignPoint:
         `sequences` caches the sequence model per (workload, BuildLUT, PQDist, SelK): designs
         that differ only in front of BuildLUT share it."""
         if self.steady is None:
-            probes = A.Probes.of(self.workload.probed)
+            probes = stage_model.Probes.of(self.workload.probed)
             key = (id(self.workload), repr((self.stages.build_lut, self.stages.pq_dist, self.stages.sel_k)))
             cache = {} if sequences is None else sequences
             if key not in cache:
-                cache[key] = S.steady_sequence(self.ctx, self.stages, probes)
-            self.steady = S.steady_interval(self.ctx, self.stages, probes, self.timings, sequence=cache[key])
+                cache[key] = sequence_model.steady_sequence(self.ctx, self.stages, probes)
+            self.steady = sequence_model.steady_interval(self.ctx, self.stages, probes, self.timings, sequence=cache[key])
         return self
 
     @property
@@ -82,7 +82,7 @@ class DesignPoint:
 
     @property
     def bottleneck(self) -> str:
-        return max(self.timings, key=lambda s: (self.timings[s].interval, -A.STAGES.index(s)))
+        return max(self.timings, key=lambda s: (self.timings[s].interval, -stage_model.STAGES.index(s)))
 
     @property
     def latency_cycles(self) -> float:
@@ -109,8 +109,8 @@ class Slo:
     load_qps: float | None = None
 
     def __post_init__(self) -> None:
-        if self.percentile not in L.PERCENTILES:
-            raise FannsError(f"SLO percentile P{self.percentile} is not modelled", hint=f"one of {', '.join(f'P{p}' for p in L.PERCENTILES)}")
+        if self.percentile not in latency_model.PERCENTILES:
+            raise FannsError(f"SLO percentile P{self.percentile} is not modelled", hint=f"one of {', '.join(f'P{p}' for p in latency_model.PERCENTILES)}")
         if not self.limit_us > 0:
             raise FannsError(f"SLO limit {self.limit_us} us must be positive")
         if self.load_qps is not None and not self.load_qps > 0:
@@ -129,10 +129,10 @@ class Slo:
 
 def annotate_latency(p: DesignPoint, load_qps: float | None, seed: int = 0) -> DesignPoint:
     """Attach the per-query latency percentiles (`fanns.model.ivfpq.latency`) alone and at `load_qps`."""
-    times = L.query_times(p.ctx, p.stages, A.Probes.of(p.workload.probed), timings=p.timings)
-    p.latency = {"alone": L.alone(times)}
+    times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed), timings=p.timings)
+    p.latency = {"alone": latency_model.alone(times)}
     if load_qps:
-        p.latency["load"] = L.poisson(times, load_qps, seed=seed)
+        p.latency["load"] = latency_model.poisson(times, load_qps, seed=seed)
     return p
 
 
@@ -162,21 +162,21 @@ class Outcome:
         return self.top[0] if self.top else None
 
 
-def context(w: Workload, board: Board, clock_mhz: float) -> A.Context:
-    return A.Context(
+def context(w: Workload, board: Board, clock_mhz: float) -> stage_model.Context:
+    return stage_model.Context(
         fmt=w.fmt, n=w.n, nlist=w.nlist, nprobe=w.nprobe, k=w.k, opq=w.opq, clock_mhz=clock_mhz,
-        memories=A.memories(board, clock_mhz), family=board.family,
+        memories=stage_model.memories(board, clock_mhz), family=board.family,
     )
 
 
-def infra_vector(ctx: A.Context, budget: Budget) -> np.ndarray:
+def infra_vector(ctx: stage_model.Context, budget: Budget) -> np.ndarray:
     ch = np.zeros(len(budget.channels))
     ch[0] = 1  # the host I/O channel
-    return np.concatenate([A.total_resources(A.infra_units(ctx)).as_array(), ch])
+    return np.concatenate([stage_model.total_resources(stage_model.infra_units(ctx)).as_array(), ch])
 
 
-def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[Space, dict]:
-    sets = all_options(ctx, A.Probes.of(w.probed), w.list_sizes, budget.limits())
+def build_space(key: int, w: Workload, ctx: stage_model.Context, budget: Budget) -> tuple[Space, dict]:
+    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits())
     raw = int(np.prod([max(1, s.raw) for s in sets.values()]))
     counts = {g: {"enumerated": s.raw, "fit": len(s)} for g, s in sets.items()}
     pruned = {g: prune(s) for g, s in sets.items()}
@@ -187,22 +187,22 @@ def build_space(key: int, w: Workload, ctx: A.Context, budget: Budget) -> tuple[
     return space, counts
 
 
-def materialize(space: Space, w: Workload, ctx: A.Context, pick: dict[str, int], budget: Budget, clock_mhz: float) -> DesignPoint | None:
+def materialize(space: Space, w: Workload, ctx: stage_model.Context, pick: dict[str, int], budget: Budget, clock_mhz: float) -> DesignPoint | None:
     """The complete design of one combination, or None when it fails the SLR assignment."""
     cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
     stages = Stages(
         opq=cfg["opq"][0], ivf_dist=cfg["front"][0], sel_cells=cfg["front"][1],
         build_lut=cfg["lut"][0], pq_dist=cfg["back"][0], sel_k=cfg["back"][1],
     )
-    units = A.design_units(ctx, stages)
+    units = stage_model.design_units(ctx, stages)
     slr = assign_slrs(units, budget)
     if slr is None:
         return None
-    timings = A.stage_timings(ctx, stages, A.Probes.of(w.probed))
+    timings = stage_model.stage_timings(ctx, stages, stage_model.Probes.of(w.probed))
     channels: dict[str, int] = {}
-    for ch in A.memory_plan(ctx, stages):
+    for ch in stage_model.memory_plan(ctx, stages):
         channels[ch.memory] = channels.get(ch.memory, 0) + 1
-    return DesignPoint(w, ctx, stages, timings, units, A.total_resources(units), channels, slr, clock_mhz)
+    return DesignPoint(w, ctx, stages, timings, units, stage_model.total_resources(units), channels, slr, clock_mhz)
 
 
 def _points(rows: np.ndarray, spaces, workloads, contexts, budget, clock) -> list[DesignPoint]:

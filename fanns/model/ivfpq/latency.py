@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
 
@@ -69,12 +69,12 @@ class QueryTimes:
         return self.clock_mhz * 1e6 / float(self.service.mean(1).max())
 
 
-def io_cycles(ctx: A.Context, port_bits: int) -> float:
+def io_cycles(ctx: stage_model.Context, port_bits: int) -> float:
     """Fixed per-query cycles outside the stages: the query read (memory latency plus its beats
     on the I/O port) and the result write (K 64-bit keys in beats plus the write response)."""
-    query_beats = -(-ctx.d * 8 * A.stored_elem_bytes(ctx.fmt.vec_bits) // port_bits)
+    query_beats = -(-ctx.d * 8 * stage_model.stored_elem_bytes(ctx.fmt.vec_bits) // port_bits)
     result_beats = -(-ctx.k * 64 // port_bits)
-    return float(2 * A.MEM_LATENCY_CYCLES + query_beats + result_beats)
+    return float(2 * stage_model.MEM_LATENCY_CYCLES + query_beats + result_beats)
 
 
 @dataclass(frozen=True)
@@ -87,25 +87,25 @@ class CodeFeed:
     busy: np.ndarray
 
 
-def channel_feed(beats: np.ndarray, pes_on_channel: int, rate: float, latency: float = A.MEM_LATENCY_CYCLES) -> CodeFeed:
+def channel_feed(beats: np.ndarray, pes_on_channel: int, rate: float, latency: float = stage_model.MEM_LATENCY_CYCLES) -> CodeFeed:
     """A channel shared by `pes_on_channel` PEs delivering `beats` [nq, nprobe] per PE and cell
     (codes and ids, `Packing.beats`) at `rate` beats per cycle after `latency` cycles."""
     per = pes_on_channel / rate
     return CodeFeed(latency + per * np.cumsum(beats, axis=1), per * beats.sum(1))
 
 
-def cell_beats(ctx: A.Context, st, probes: A.Probes) -> np.ndarray:
+def cell_beats(ctx: stage_model.Context, st, probes: stage_model.Probes) -> np.ndarray:
     """[nq, nprobe] beats of one PE's share of every probed cell (`Packing.beats`)."""
-    return A.Packing(ctx.m, st.port_bits).beats(probes.values, st.pes)[probes.inverse].astype(np.float64)
+    return stage_model.Packing(ctx.m, st.port_bits).beats(probes.values, st.pes)[probes.inverse].astype(np.float64)
 
 
-def default_feed(ctx: A.Context, stages: Stages, probes: A.Probes) -> CodeFeed:
+def default_feed(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes) -> CodeFeed:
     """The untiered design: every list on the PQ channels of `stages.pq_dist.memory`."""
     st = stages.pq_dist
     return channel_feed(cell_beats(ctx, st, probes), max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle)
 
 
-def back_span(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed | None = None) -> np.ndarray:
+def back_span(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, feed: CodeFeed | None = None) -> np.ndarray:
     """[nq] cycles from BuildLUT's first input to the last key of PQDist for each query alone.
 
     BuildLUT PE p builds the LUTs of probes p, p + P, ... back to back, so LUT j is complete at
@@ -118,10 +118,10 @@ def back_span(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed |
     LUTs; a BuildLUT PE blocked on a full FIFO only delays LUTs that are not yet needed, which is
     not modelled.)
     """
-    lut = A.lut_pe(ctx, stages.build_lut)
+    lut = stage_model.lut_pe(ctx, stages.build_lut)
     st = stages.pq_dist
-    pe = A.pq_pe(ctx, st)
-    items = A.Packing(ctx.m, st.port_bits).items(probes.values, st.pes)[probes.inverse].astype(np.float64)
+    pe = stage_model.pq_pe(ctx, st)
+    items = stage_model.Packing(ctx.m, st.port_bits).items(probes.values, st.pes)[probes.inverse].astype(np.float64)
     mem = (feed or default_feed(ctx, stages, probes)).ready
     nq, nprobe = items.shape
     ld = np.zeros(nq)
@@ -129,26 +129,26 @@ def back_span(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed |
     for j in range(nprobe):
         ready = (j // stages.build_lut.pes) * lut.ii() + lut.latency()
         ls = ld if j < pe.banks else np.maximum(ld, se[j - pe.banks] + 1)
-        ld = np.maximum(ls + A.KSUB, ready + 1)
+        ld = np.maximum(ls + stage_model.KSUB, ready + 1)
         ss = ld if j == 0 else np.maximum(ld, se[j - 1] + 1)
         se.append(np.maximum(ss + items[:, j] - 1, mem[:, j]))
     return se[-1] + pe.depth() + 1
 
 
-def query_times(ctx: A.Context, stages: Stages, probes: A.Probes, feed: CodeFeed | None = None,
-                timings: dict[str, A.StageTiming] | None = None) -> QueryTimes:
+def query_times(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, feed: CodeFeed | None = None,
+                timings: dict[str, stage_model.StageTiming] | None = None) -> QueryTimes:
     """Service and latency of every server for every sample query (see the module docstring);
     `feed` places the codes (default: all on the design's PQ channels); `timings` are the
     design's `stage_timings` for these probes when already computed."""
-    t = timings or A.stage_timings(ctx, stages, probes)
+    t = timings or stage_model.stage_timings(ctx, stages, probes)
     nq = probes.sizes.shape[0]
     ones = np.ones(nq)
     st = stages.pq_dist
     placed = feed is not None  # codes delivered by a given feed (tiers, a simulated memory), not the design's channels
     feed = feed or default_feed(ctx, stages, probes)
-    work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
+    work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), stage_model.pq_pe(ctx, st))
     pq_service = np.maximum(work.pe_cycles, feed.busy)
-    selk_service = A.sel_k_intervals(stages.sel_k, work, A.pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle,
+    selk_service = stage_model.sel_k_intervals(stages.sel_k, work, stage_model.pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle,
                                      busy=feed.busy if placed else None)
     rows = {
         "opq": (t["opq"].interval * ones, t["opq"].latency * ones) if "opq" in t else (0 * ones, 0 * ones),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fanns.design.selectors import selectors_for
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.errors import FannsError
 from fanns.resources import KINDS, Resources
@@ -45,7 +45,7 @@ class Limits:
     channels: tuple[int, ...]
     slr_rooms: np.ndarray  # [SLRs, 5]
 
-    def instances_fit(self, units: list[A.Unit]) -> bool:
+    def instances_fit(self, units: list[stage_model.Unit]) -> bool:
         for u in units:
             if not (u.each.as_array()[None, :] <= self.slr_rooms + 1e-9).all(1).any():
                 return False
@@ -140,7 +140,7 @@ def _grows_past(res: Resources, budget: Resources) -> bool:
     return res.lut > budget.lut or res.ff > budget.ff or res.dsp > budget.dsp
 
 
-def _selections(ctx: A.Context, stage: str, z: int, s: int, key_bits: int, limits: Limits, grown: set) -> list:
+def _selections(ctx: stage_model.Context, stage: str, z: int, s: int, key_bits: int, limits: Limits, grown: set) -> list:
     """(stage config, units, resources) of every selection architecture valid for z streams and s
     results. Selection PEs grow with z: an architecture past the budget at some z is not tried
     at larger z (`grown` remembers it)."""
@@ -149,11 +149,11 @@ def _selections(ctx: A.Context, stage: str, z: int, s: int, key_bits: int, limit
         key = (arch, tuple(sorted(params.items())))
         if key in grown:
             continue
-        sel = _valid(lambda: A.select_stage(arch, z, s, key_bits, params))
+        sel = _valid(lambda: stage_model.select_stage(arch, z, s, key_bits, params))
         if sel is None:
             continue
-        units = A.select_units(ctx, stage, sel)
-        res = A.total_resources(units)
+        units = stage_model.select_units(ctx, stage, sel)
+        res = stage_model.total_resources(units)
         if _grows_past(res, limits.total):
             grown.add(key)
             continue
@@ -161,67 +161,67 @@ def _selections(ctx: A.Context, stage: str, z: int, s: int, key_bits: int, limit
     return out
 
 
-def opq_options(ctx: A.Context, limits: Limits) -> OptionSet:
+def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("opq", ("opq",), limits)
     if not ctx.opq:
         b.offer((None,), [0.0], 0.0, Resources(), {}, {})
         return b.build()
-    for lanes in A.LANE_CHOICES:
+    for lanes in stage_model.LANE_CHOICES:
         st = OpqStage(lanes)
         b.raw += 1
-        if _valid(lambda: A.opq_pe(ctx, st)) is None:
+        if _valid(lambda: stage_model.opq_pe(ctx, st)) is None:
             continue
-        t = A.opq_timing(ctx, st)
-        units = A.opq_units(ctx, st)
-        b.offer((st,), [t.interval], t.latency, A.total_resources(units), {}, {}, limits.instances_fit(units))
+        t = stage_model.opq_timing(ctx, st)
+        units = stage_model.opq_units(ctx, st)
+        b.offer((st,), [t.interval], t.latency, stage_model.total_resources(units), {}, {}, limits.instances_fit(units))
     return b.build()
 
 
-def front_options(ctx: A.Context, limits: Limits) -> OptionSet:
+def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("front", ("ivf_dist", "sel_cells"), limits)
     selectors = selectors_for("sel_cells")
     for storage in IVF_STORAGES:
-        for lanes in A.LANE_CHOICES:
-            if _valid(lambda: A.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:
+        for lanes in stage_model.LANE_CHOICES:
+            if _valid(lambda: stage_model.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:
                 continue
             b.raw += min(ctx.nlist, MAX_PES) * len(selectors)
             grown: set = set()
             for pes in distinct_counts(ctx.nlist, MAX_PES):
-                n_ch = A.ivf_stream_channels(ctx, pes, lanes)[0] if storage == "stream" else 0
+                n_ch = stage_model.ivf_stream_channels(ctx, pes, lanes)[0] if storage == "stream" else 0
                 st = IvfDistStage(pes, lanes, storage, n_ch)
-                ivf_units = A.ivf_units(ctx, st)
-                ivf_res = A.total_resources(ivf_units)
+                ivf_units = stage_model.ivf_units(ctx, st)
+                ivf_res = stage_model.total_resources(ivf_units)
                 if _grows_past(ivf_res, limits.total):
                     b.offer((st, None), [0.0, 0.0], 0.0, ivf_res, {0: n_ch}, {}, False)
                     break
-                ivf_t = A.ivf_timing(ctx, st)
+                ivf_t = stage_model.ivf_timing(ctx, st)
                 for sel, sel_units, sel_res in _selections(ctx, "sel_cells", pes, ctx.nprobe, ctx.fmt.ivf_key_bits, limits, grown):
-                    sel_t = A.sel_cells_timing(ctx, sel, st)
+                    sel_t = stage_model.sel_cells_timing(ctx, sel, st)
                     b.offer((st, sel), [ivf_t.interval, sel_t.interval], ivf_t.latency + sel_t.latency,
                             ivf_res + sel_res, {0: n_ch}, {}, limits.instances_fit(ivf_units + sel_units))
     return b.build()
 
 
-def lut_options(ctx: A.Context, limits: Limits) -> OptionSet:
+def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("lut", ("build_lut",), limits)
     for store in LUT_CENTROID_STORES:
-        for lanes in A.LANE_CHOICES:
+        for lanes in stage_model.LANE_CHOICES:
             n_ch = 1 if store == "memory" else 0
-            if _valid(lambda: A.lut_pe(ctx, BuildLutStage(1, lanes, store, n_ch))) is None:
+            if _valid(lambda: stage_model.lut_pe(ctx, BuildLutStage(1, lanes, store, n_ch))) is None:
                 continue
             b.raw += ctx.nprobe
             for pes in distinct_counts(ctx.nprobe, MAX_PES):
                 st = BuildLutStage(pes, lanes, store, n_ch)
-                units = A.lut_units(ctx, st)
-                res = A.total_resources(units)
-                t = A.lut_timing(ctx, st)
+                units = stage_model.lut_units(ctx, st)
+                res = stage_model.total_resources(units)
+                t = stage_model.lut_timing(ctx, st)
                 b.offer((st,), [t.interval], t.latency, res, {0: n_ch}, t.detail, limits.instances_fit(units))
                 if not res.fits(limits.total):  # every resource of this stage grows with P
                     break
     return b.build()
 
 
-def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limits: Limits) -> OptionSet:
+def back_options(ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits) -> OptionSet:
     """PQDist x SelK options from the measured probes and all list sizes.
 
     The stage's resources are linear in the channel count (one AXI reader per channel), so they
@@ -229,8 +229,8 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
     b = _Builder("back", ("pq_dist", "sel_k"), limits)
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
-        reader = A.pe_unit(ctx, "pq_dist", "code_reader", A.channel_reader(mem.port_bits)).each
-        packing = A.Packing(ctx.m, mem.port_bits)
+        reader = stage_model.pe_unit(ctx, "pq_dist", "code_reader", stage_model.channel_reader(mem.port_bits)).each
+        packing = stage_model.Packing(ctx.m, mem.port_bits)
         grown, grown_sel = set(), set()
         for pes in range(1, MAX_PES + 1):
             base = {}
@@ -238,23 +238,23 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                 if db in grown:
                     continue
                 st = PqDistStage(pes, db, mem.kind, 1, mem.port_bits)
-                units = A.pq_units(ctx, st)
-                res = A.total_resources(units)
+                units = stage_model.pq_units(ctx, st)
+                res = stage_model.total_resources(units)
                 if not res.fits(limits.total):  # every resource of this stage grows with P
                     b.offer((st, None), [0.0, 0.0], 0.0, res, {g: 1}, {}, False)
                     grown.add(db)
                     continue
-                base[db] = (res, limits.instances_fit(units), A.pq_pe(ctx, st))
+                base[db] = (res, limits.instances_fit(units), stage_model.pq_pe(ctx, st))
             if not base:
                 break
-            shares = A.pq_shares(ctx.m, probes, pes, mem.port_bits)
+            shares = stage_model.pq_shares(ctx.m, probes, pes, mem.port_bits)
             share_beats = int(packing.beats(list_sizes, pes).sum())
             sels = [
                 (sel, sel_res, limits.instances_fit(sel_units))
                 for sel, sel_units, sel_res in _selections(ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel)
             ]
             for db, (one, placeable, pe) in base.items():
-                work = A.pq_work(shares, pe)
+                work = stage_model.pq_work(shares, pe)
                 b.raw += min(pes, free) * len(sels)
                 stages, last_busiest = [], None
                 for n_ch in range(1, min(pes, free) + 1):
@@ -262,25 +262,25 @@ def back_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limit
                     if busiest == last_busiest:
                         continue
                     last_busiest = busiest
-                    if A.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
+                    if stage_model.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
                         continue
                     stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits))
                 if not stages or not sels:
                     continue
                 # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
-                sel_cycles = A.sel_k_intervals_many([(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
+                sel_cycles = stage_model.sel_k_intervals_many([(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
                                                     work, pe, mem.beats_per_cycle).mean(1).reshape(len(stages), len(sels))
                 for st, row in zip(stages, sel_cycles):
                     busiest = max(st.pes_per_channel())
-                    interval, latency, compute, memory = A.pq_timing_from_work(work, busiest, mem.beats_per_cycle)
+                    interval, latency, compute, memory = stage_model.pq_timing_from_work(work, busiest, mem.beats_per_cycle)
                     detail = {"compute_cycles": compute, "memory_cycles": memory}
                     for (sel, sel_res, sel_fit), sel_interval in zip(sels, row):
-                        b.offer((st, sel), [interval, float(sel_interval)], latency + A._latency(A.selector_pe(sel)),
+                        b.offer((st, sel), [interval, float(sel_interval)], latency + stage_model._latency(stage_model.selector_pe(sel)),
                                 one + reader * (st.channels - 1) + sel_res, {g: st.channels}, detail, placeable and sel_fit)
     return b.build()
 
 
-def all_options(ctx: A.Context, probes: A.Probes, list_sizes: np.ndarray, limits: Limits) -> dict[str, OptionSet]:
+def all_options(ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits) -> dict[str, OptionSet]:
     """The four option groups of one workload, each restricted to options within `limits`."""
     return {
         "opq": opq_options(ctx, limits),

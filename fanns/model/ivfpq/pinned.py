@@ -9,7 +9,7 @@ what the DSE would have written for the same choices.
 from __future__ import annotations
 
 from fanns.design.selectors import SELECTORS
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, PqTiers, Stages
 from fanns.boards import load_board
 from fanns.index.ivfpq import IvfPqIndexData, factory_string
@@ -43,10 +43,10 @@ def pinned_design(
     b = load_board(board)
     clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
     opq = data.opq_matrix is not None
-    mems = A.memories(b, clock)
-    ctx = A.Context(fmt=fmt, n=data.ntotal, nlist=data.nlist, nprobe=nprobe, k=k, opq=opq, clock_mhz=clock, memories=mems, family=b.family)
+    mems = stage_model.memories(b, clock)
+    ctx = stage_model.Context(fmt=fmt, n=data.ntotal, nlist=data.nlist, nprobe=nprobe, k=k, opq=opq, clock_mhz=clock, memories=mems, family=b.family)
     ivf_pes, ivf_lanes, ivf_store = ivf
-    ivf_channels = A.ivf_stream_channels(ctx, ivf_pes, ivf_lanes)[0] if ivf_store == "stream" else 0
+    ivf_channels = stage_model.ivf_stream_channels(ctx, ivf_pes, ivf_lanes)[0] if ivf_store == "stream" else 0
     lut_pes, lut_lanes, lut_store = lut
     pq_pes, pq_channels = pq
 
@@ -57,18 +57,18 @@ def pinned_design(
     stages = Stages(
         opq=OpqStage(opq_lanes) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
-        sel_cells=A.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
+        sel_cells=stage_model.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
         build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
         pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits,
                             None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1])))),
-        sel_k=A.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
+        sel_k=stage_model.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )
 
     design = IvfPqDesign(
         board=b.name, clock_mhz=clock, util=0.6,
         index=IndexRef(factory_string(data.nlist, data.m, opq), data.ntotal, data.d, data.nlist, data.m, opq, index_path),
         nprobe=nprobe, k=k, format=fmt, stages=stages, memory=memory_plan(ctx, stages),
-        fifo_depth=A.FIFO_DEPTH, slr={}, goal=None,
+        fifo_depth=stage_model.FIFO_DEPTH, slr={}, goal=None,
     )
     design.validate()
     return design

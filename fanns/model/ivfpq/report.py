@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import IndexRef, IvfPqDesign
 from fanns.datasets.formats import atomic_path
 from fanns.model.ivfpq.budget import Budget
@@ -53,7 +53,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
     w = p.workload
     device_lut = budget.device.lut
     stages = {}
-    for name in A.STAGES:
+    for name in stage_model.STAGES:
         t = p.timings.get(name)
         res = p.stage_resources(name)
         stages[name] = {
@@ -65,7 +65,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
             **({k: (_r(v) if isinstance(v, float) else v) for k, v in t.detail.items()} if t else {}),
         }
     pq = p.stages.pq_dist
-    stages["pq_dist"]["bytes_on_busiest_channel"] = A.index_bytes_per_channel(
+    stages["pq_dist"]["bytes_on_busiest_channel"] = stage_model.index_bytes_per_channel(
         w.m, w.list_sizes, pq.pes, max(pq.pes_per_channel()), pq.port_bits
     )
     with_shell = (p.resources + budget.shell).as_tuple()
@@ -94,7 +94,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         board=outcome.board.name, clock_mhz=float(outcome.clock_mhz), util=float(outcome.budget.util),
         index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq, path=path),
         nprobe=w.nprobe, k=w.k, format=w.fmt, stages=p.stages, memory=memory_plan(p.ctx, p.stages),
-        fifo_depth=A.FIFO_DEPTH, slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
+        fifo_depth=stage_model.FIFO_DEPTH, slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
         goal=outcome.goal,
         prediction={
             "qps": _r(p.qps, 1),
@@ -203,7 +203,7 @@ def print_table(outcome: Outcome, console=None) -> None:
         table.add_column(col)
     for p in outcome.top:
         cells = []
-        for name in A.STAGES:
+        for name in stage_model.STAGES:
             s = stage_summary(p, name)
             pct = f"{100 * p.stage_resources(name).lut / device_lut:.1f}%"
             if name in ("sel_cells", "sel_k"):

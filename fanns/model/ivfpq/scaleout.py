@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
-from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import latency as latency_model
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,11 @@ def max_quantile(samples_us: np.ndarray, q: float, n: int) -> float:
     return float(np.quantile(x, q ** (1.0 / n), method="inverted_cdf"))
 
 
-def split_latencies(ctx: A.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray, n: int) -> np.ndarray:
+def split_latencies(ctx: stage_model.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray, n: int) -> np.ndarray:
     """[nq] microseconds of the slowest shard (shard 0) per query when the index is split by vector
     over n accelerators running the same design; `probes` [nq, nprobe] are the probed cell ids."""
     sizes = -(-np.asarray(list_sizes, dtype=np.int64) // n)
-    times = L.query_times(dataclasses.replace(ctx, n=int(sizes.sum())), stages, A.Probes.of(sizes[probes]))
+    times = latency_model.query_times(dataclasses.replace(ctx, n=int(sizes.sum())), stages, stage_model.Probes.of(sizes[probes]))
     return times.alone() / ctx.clock_mhz
 
 
@@ -113,7 +113,7 @@ def partition_curve(label: str, samples_us: np.ndarray, query_bytes: int, result
     return ScaleOutCurve(label, "partition", tuple(counts), search, [net.network_us(n, query_bytes, result_bytes) for n in counts])
 
 
-def split_curve(label: str, ctx: A.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray,
+def split_curve(label: str, ctx: stage_model.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray,
                 query_bytes: int, result_bytes: int, counts=DEFAULT_COUNTS, net: LogGP = LogGP()) -> ScaleOutCurve:
     """One index split by vector over N copies of a design (see the module docstring)."""
     search: dict[float, list[float]] = {q: [] for q in QUANTILES}

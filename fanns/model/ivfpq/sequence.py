@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import BuildLutStage, Stages
 from fanns.model.ivfpq.selk import LutSource, channel_groups
 from fanns.model.ivfpq.selk import sequence_starts as _starts
@@ -44,35 +44,35 @@ WARMUP = 0.1
 """Fraction of `steady_interval`'s sequence discarded at its start (the empty pipeline)."""
 
 
-def lut_source(ctx: A.Context, st: BuildLutStage) -> LutSource:
+def lut_source(ctx: stage_model.Context, st: BuildLutStage) -> LutSource:
     """The BuildLUT stage as the LUTs' producer: PEs, interval and latency of one LUT (with the
     centroid fetch when the centroids are in memory), FIFO of `LUT_FIFO_DEPTH` words per PE."""
-    pe = A.lut_pe(ctx, st)
-    extra = A.MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
-    return LutSource(st.pes, float(pe.ii()), float(pe.latency() + extra), A.LUT_FIFO_DEPTH // A.KSUB)
+    pe = stage_model.lut_pe(ctx, st)
+    extra = stage_model.MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
+    return LutSource(st.pes, float(pe.ii()), float(pe.latency() + extra), stage_model.LUT_FIFO_DEPTH // stage_model.KSUB)
 
 
-def sequence_starts(ctx: A.Context, stages: Stages, probes: A.Probes, order: np.ndarray,
+def sequence_starts(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, order: np.ndarray,
                     busy: np.ndarray | None = None) -> np.ndarray:
     """[len(order)] the cycle SelK starts the level-2 collection of each query of `order`
     (indices into the probes' queries) submitted back to back; `busy` [nq] as in
     `fanns.model.ivfpq.stages.pq_feed_cycles` (codes from elsewhere than the design's PQ channels)."""
     st = stages.pq_dist
-    pe = A.pq_pe(ctx, st)
-    work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), pe)
+    pe = stage_model.pq_pe(ctx, st)
+    work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), pe)
     ppc = st.pes_per_channel()
-    feed = A.pq_feed_cycles(work, pe, max(ppc), ctx.memory(st.memory).beats_per_cycle, busy)
-    return _starts(A.selector_pe(stages.sel_k), pe, work.shares.items, channel_groups(ppc), feed, A.selk_slack(pe),
+    feed = stage_model.pq_feed_cycles(work, pe, max(ppc), ctx.memory(st.memory).beats_per_cycle, busy)
+    return _starts(stage_model.selector_pe(stages.sel_k), pe, work.shares.items, channel_groups(ppc), feed, stage_model.selk_slack(pe),
                    lut_source(ctx, stages.build_lut), np.asarray(order, dtype=np.int64))
 
 
-def floors(timings: dict[str, A.StageTiming]) -> float:
+def floors(timings: dict[str, stage_model.StageTiming]) -> float:
     """The largest mean interval of the stages outside the recurrence (and PQDist's, whose
     channel-bound part the recurrence takes only per query)."""
     return max(t.interval for s, t in timings.items() if s not in ("build_lut", "sel_k"))
 
 
-def run_interval(ctx: A.Context, stages: Stages, probes: A.Probes, timings: dict[str, A.StageTiming] | None = None,
+def run_interval(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, timings: dict[str, stage_model.StageTiming] | None = None,
                  busy: np.ndarray | None = None) -> float:
     """Cycles per query of the probes' queries run once in their order: the span between the
     first and the last query's level-2 start over the queries in between (the measure of
@@ -81,22 +81,22 @@ def run_interval(ctx: A.Context, stages: Stages, probes: A.Probes, timings: dict
     if nq < 2:
         raise ValueError("a run interval needs at least two queries")
     starts = sequence_starts(ctx, stages, probes, np.arange(nq), busy)
-    t = timings or A.stage_timings(ctx, stages, probes)
+    t = timings or stage_model.stage_timings(ctx, stages, probes)
     return max(float(starts[-1] - starts[0]) / (nq - 1), floors(t))
 
 
-def steady_interval(ctx: A.Context, stages: Stages, probes: A.Probes, timings: dict[str, A.StageTiming] | None = None,
+def steady_interval(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, timings: dict[str, stage_model.StageTiming] | None = None,
                     seed: int = 0, sequence: float | None = None) -> float:
     """Long-run cycles per query for queries like the sample: `steady_sequence`, or a stage's
     mean interval (`stage_timings`) if larger: the stage model is a lower bound (every stage does
     all its work), which the DSE's search relies on. `sequence`: `steady_sequence` of these
     BuildLUT, PQDist and SelK stages when already known (it depends on no other stage)."""
-    t = timings or A.stage_timings(ctx, stages, probes)
+    t = timings or stage_model.stage_timings(ctx, stages, probes)
     seq = steady_sequence(ctx, stages, probes, seed) if sequence is None else sequence
     return max([seq] + [s.interval for s in t.values()])
 
 
-def steady_sequence(ctx: A.Context, stages: Stages, probes: A.Probes, seed: int = 0) -> float:
+def steady_sequence(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, seed: int = 0) -> float:
     """The sequence model's long-run cycles per query: `steady_shape` independent sequences of
     sample queries drawn with replacement (seeded), each its mean interval after its warm-up;
     their mean."""

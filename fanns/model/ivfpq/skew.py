@@ -35,11 +35,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages
 from fanns.boards import Board, load_board
 from fanns.errors import FannsError
-from fanns.model.ivfpq import latency as L
+from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq.workload import Workload
 from fanns.model.ivfpq.stages import memory_plan
 
@@ -112,8 +112,8 @@ def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: i
     if not 1 <= channels <= group.count:
         raise FannsError(f"{channels} {kind} channels: {board.name} has {group.count}")
     bytes_per_cycle = group.bandwidth_gbps * 1e9 / (clock_mhz * 1e6)
-    rate = min(1.0, bytes_per_cycle / (port_bits / 8), A.reader_rate(A.channel_reader(port_bits)))
-    return Tier(kind, group.capacity_bytes, -(-pes // channels), rate, A.MEM_LATENCY_CYCLES)
+    rate = min(1.0, bytes_per_cycle / (port_bits / 8), stage_model.reader_rate(stage_model.channel_reader(port_bits)))
+    return Tier(kind, group.capacity_bytes, -(-pes // channels), rate, stage_model.MEM_LATENCY_CYCLES)
 
 
 def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
@@ -127,14 +127,14 @@ def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
 
 def list_bytes(w: Workload, st) -> np.ndarray:
     """[nlist] bytes one PE's share of each list takes (codes and ids, whole beats)."""
-    return A.Packing(w.m, st.port_bits).beats(w.list_sizes, st.pes) * (st.port_bits // 8)
+    return stage_model.Packing(w.m, st.port_bits).beats(w.list_sizes, st.pes) * (st.port_bits // 8)
 
 
 def ram_tier(name: str, latency: int, rate: float, pes_per_port: int, port_bits: int) -> Tier:
     """A memory as a simulation bench (or a measurement) gives it: first beat `latency` cycles after
     a request, at most `rate` beats per cycle, read through the design's AXI reader (which
     sustains less when the latency exceeds its outstanding window)."""
-    reader = A.channel_reader(port_bits).words_per_cycle(latency)
+    reader = stage_model.channel_reader(port_bits).words_per_cycle(latency)
     return Tier(name, 0, pes_per_port, min(rate, reader), latency)
 
 
@@ -169,8 +169,8 @@ def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign
     st = design.stages.pq_dist
     tiers = PqTiers(memory, st.channels, tuple(int(i) for i in np.nonzero(hot)[0]))
     stages = dataclasses.replace(design.stages, pq_dist=dataclasses.replace(st, tiers=tiers))
-    ctx = A.Context(fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
-                    opq=design.index.opq, clock_mhz=design.clock_mhz, memories=A.memories(board, design.clock_mhz), family=board.family)
+    ctx = stage_model.Context(fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
+                    opq=design.index.opq, clock_mhz=design.clock_mhz, memories=stage_model.memories(board, design.clock_mhz), family=board.family)
     out = dataclasses.replace(design, stages=stages, memory=memory_plan(ctx, stages))
     out.validate()
     return out
@@ -182,34 +182,34 @@ def hit_rate(w: Workload, hot: np.ndarray) -> float:
     return float(work[hot].sum() / max(work.sum(), 1))
 
 
-def tiered_feed(ctx: A.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
+def tiered_feed(ctx: stage_model.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier) -> latency_model.CodeFeed:
     """Per-cell arrival and busiest-port busy time with hot cells on `fast`, the rest on `slow`."""
-    return cells_feed(ctx, stages, _cells(w), A.Probes.of(w.probed), hot, fast, slow)
+    return cells_feed(ctx, stages, _cells(w), stage_model.Probes.of(w.probed), hot, fast, slow)
 
 
-def cells_feed(ctx: A.Context, stages: Stages, cells: np.ndarray, probes: A.Probes, hot: np.ndarray, fast: Tier, slow: Tier) -> L.CodeFeed:
+def cells_feed(ctx: stage_model.Context, stages: Stages, cells: np.ndarray, probes: stage_model.Probes, hot: np.ndarray, fast: Tier, slow: Tier) -> latency_model.CodeFeed:
     """`tiered_feed` for probed `cells` [nq, nprobe] of sizes `probes` (e.g. a simulation's queries)."""
-    beats = L.cell_beats(ctx, stages.pq_dist, probes)
+    beats = latency_model.cell_beats(ctx, stages.pq_dist, probes)
     in_fast = hot[cells]
-    feeds = [L.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
+    feeds = [latency_model.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
              for t, sel in ((fast, in_fast), (slow, ~in_fast))]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
-    return L.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy))
+    return latency_model.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy))
 
 
-def batch_cycles(times: L.QueryTimes, batch: int, batches: int = 200, seed: int = 0) -> np.ndarray:
+def batch_cycles(times: latency_model.QueryTimes, batch: int, batches: int = 200, seed: int = 0) -> np.ndarray:
     """Completion of the last query of batches of `batch` sample queries submitted together
     (the slowest query sets the batch's time), for `batches` seeded random batches."""
     rng = np.random.default_rng(seed)
     out = np.empty(batches)
     for b in range(batches):
         pick = rng.integers(0, times.queries, batch)
-        out[b] = L.tandem(np.zeros(batch), times.service[:, pick], times.latency[:, pick]).max() + times.io_cycles
+        out[b] = latency_model.tandem(np.zeros(batch), times.service[:, pick], times.latency[:, pick]).max() + times.io_cycles
     return out
 
 
-def evaluate(name: str, times: L.QueryTimes, batch: int, extra: dict | None = None) -> dict:
-    alone = L.alone(times)
+def evaluate(name: str, times: latency_model.QueryTimes, batch: int, extra: dict | None = None) -> dict:
+    alone = latency_model.alone(times)
     batches = batch_cycles(times, batch) / times.clock_mhz
     return {
         "name": name, "qps": round(times.max_qps(), 1), "p50_us": round(alone.get(50), 3), "p99_us": round(alone.get(99), 3),
@@ -217,11 +217,11 @@ def evaluate(name: str, times: L.QueryTimes, batch: int, extra: dict | None = No
     }
 
 
-def compare(w: Workload, ctx: A.Context, stages: Stages, fast: Tier, slow: Tier, batch: int = 16) -> dict:
+def compare(w: Workload, ctx: stage_model.Context, stages: Stages, fast: Tier, slow: Tier, batch: int = 16) -> dict:
     """The same design (PEs, channels) with every list on `slow` (untiered) and with the hot
     lists on `fast` (tiered): hit rate, QPS, per-query P50/P99 alone, P99 of a batch's time."""
-    probes = A.Probes.of(w.probed)
-    untiered = L.channel_feed(L.cell_beats(ctx, stages.pq_dist, probes), slow.pes_per_port, slow.rate, slow.latency_cycles)
+    probes = stage_model.Probes.of(w.probed)
+    untiered = latency_model.channel_feed(latency_model.cell_beats(ctx, stages.pq_dist, probes), slow.pes_per_port, slow.rate, slow.latency_cycles)
     hot = place(w, stages.pq_dist, fast)
     feed = tiered_feed(ctx, stages, w, hot, fast, slow)
     return {
@@ -229,14 +229,14 @@ def compare(w: Workload, ctx: A.Context, stages: Stages, fast: Tier, slow: Tier,
         "hot_lists": int(hot.sum()),
         "hit_rate": round(hit_rate(w, hot), 6),
         "designs": [
-            evaluate(f"all on {slow.name}", L.query_times(ctx, stages, probes, untiered), batch),
-            evaluate(f"tiered {fast.name}+{slow.name}", L.query_times(ctx, stages, probes, feed), batch),
+            evaluate(f"all on {slow.name}", latency_model.query_times(ctx, stages, probes, untiered), batch),
+            evaluate(f"tiered {fast.name}+{slow.name}", latency_model.query_times(ctx, stages, probes, feed), batch),
         ],
         "mapping": hot,
     }
 
 
-def fast_tiers(board: Board, budget_uram: float, ctx: A.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
+def fast_tiers(board: Board, budget_uram: float, ctx: stage_model.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
     """The fast tiers a design could add for its hot lists: the UltraRAM the budget leaves
     (`budget_uram` blocks), and every other memory group of the board with free channels for one
     fast channel paired with each of the design's PQ channels (`PqTiers`, what the RTL generator
@@ -269,7 +269,7 @@ def tier_choices(point, board: Board, budget_uram: float, batch: int = 16) -> di
     best = max(options, key=lambda o: (o["qps"], -o["p99_us"]), default=None)
     return {
         "slow": slow.name,
-        "untiered": evaluate(f"all on {slow.name}", L.query_times(point.ctx, point.stages, A.Probes.of(w.probed)), batch),
+        "untiered": evaluate(f"all on {slow.name}", latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(w.probed)), batch),
         "options": options,
         "best": best["fast"] if best and best["speedup"] > 1.0 else None,
     }

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as A
+from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
@@ -30,11 +30,11 @@ from fanns.codegen.ivfpq.rtl import TOP
 from fanns.errors import FannsError
 from fanns.tools.verilator import RtlSim
 from fanns.model.ivfpq.latency import tandem
-from fanns.model.ivfpq import sequence as S
+from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq.latency import query_times
 from fanns.images.ivfpq import hot_lists
-from fanns.model.ivfpq import latency as L
-from fanns.model.ivfpq import skew as K
+from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import skew as skew_model
 
 MEM_LATENCY = 100
 """Read/write latency of the simulated memories in cycles: the performance model's assumption
@@ -149,17 +149,17 @@ class RtlProjectSim:
         sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
         return cells, sizes[cells]
 
-    def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, A.StageTiming]:
+    def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, stage_model.StageTiming]:
         """The performance model's stage timings for these queries (`fanns.model.ivfpq.stages.stage_timings`);
         a tiered design's PQDist interval is the tiered one (each PE's scan or the busier tier's
         busiest channel, per query, as `fanns.model.ivfpq.latency.query_times` has it)."""
         return self._timings(*self._feed(first, nq, nprobe))
 
-    def _timings(self, ctx: A.Context, probes: A.Probes, feed) -> dict[str, A.StageTiming]:
-        timings = A.stage_timings(ctx, self.design.stages, probes)
+    def _timings(self, ctx: stage_model.Context, probes: stage_model.Probes, feed) -> dict[str, stage_model.StageTiming]:
+        timings = stage_model.stage_timings(ctx, self.design.stages, probes)
         if feed is not None:
             st = self.design.stages.pq_dist
-            work = A.pq_work(A.pq_shares(ctx.m, probes, st.pes, st.port_bits), A.pq_pe(ctx, st))
+            work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), stage_model.pq_pe(ctx, st))
             pq = timings["pq_dist"]
             timings["pq_dist"] = dataclasses.replace(pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()),
                                                      detail={**pq.detail, "tiered": True})
@@ -171,7 +171,7 @@ class RtlProjectSim:
         ctx, probes, feed = self._feed(first, nq, nprobe)
         timings = self._timings(ctx, probes, feed)
         busy = None if feed is None else feed.busy
-        return Prediction(S.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
+        return Prediction(sequence_model.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
 
     def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None,
                               pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None):
@@ -191,17 +191,17 @@ class RtlProjectSim:
         nprobe = nprobe or self.design.nprobe
         ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
         cells, sizes = self.probed(first, nq, nprobe)
-        probes = A.Probes.of(sizes)
+        probes = stage_model.Probes.of(sizes)
         if pq_memory is None and not self.hw.tiered:
             return ctx, probes, None
         st = self.design.stages.pq_dist
         ppc = max(st.pes_per_channel())
         pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
-        slow = K.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
+        slow = skew_model.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
         if not self.hw.tiered:
-            return ctx, probes, L.channel_feed(L.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
-        fast = K.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
-        return ctx, probes, K.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
+            return ctx, probes, latency_model.channel_feed(latency_model.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
+        fast = skew_model.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
+        return ctx, probes, skew_model.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
 
     def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY,
                         pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> np.ndarray:
