@@ -4,6 +4,7 @@
 finds them), but an installed `fanns` must carry them too. They are mapped to the package
 `fanns._share.<folder>`; `fanns.paths` finds them in either place.
 """
+
 from setuptools import find_packages, setup
 
 SHARED = ["templates", "hls", "boards", "sim", "rtl"]

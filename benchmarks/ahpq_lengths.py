@@ -9,6 +9,7 @@ against exact HPQ.
     PYTHONPATH=. python benchmarks/ahpq_lengths.py
     PYTHONPATH=. python benchmarks/ahpq_lengths.py --k 10 --target 0.999 --queries 20000
 """
+
 from __future__ import annotations
 
 import argparse

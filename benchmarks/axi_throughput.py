@@ -9,6 +9,7 @@ DSE turns memory channels into cycles with this model.
     PYTHONPATH=. python benchmarks/axi_throughput.py
     PYTHONPATH=. python benchmarks/axi_throughput.py --latencies 2 64 128 256 --transfers 40
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,10 @@ READERS = [
     AxiReader(data_width=512, max_burst=16, outstanding=8),
     AxiReader(data_width=256, max_burst=64, outstanding=2),
 ]
-WRITERS = [AxiWriter(data_width=512, max_burst=64, outstanding=4), AxiWriter(data_width=256, max_burst=16, outstanding=2)]
+WRITERS = [
+    AxiWriter(data_width=512, max_burst=64, outstanding=4),
+    AxiWriter(data_width=256, max_burst=16, outstanding=2),
+]
 
 
 def transfers(pe, count: int, seed: int) -> list[list[int]]:
@@ -40,12 +44,18 @@ def transfers(pe, count: int, seed: int) -> list[list[int]]:
 
 
 def run(pe, latencies: list[int], count: int, build: Path) -> None:
-    sim = RtlSim.from_component(pe.component(), pe.name, build / f"{pe.name}_{pe.data_width}_{pe.max_burst}_{pe.outstanding}")
+    sim = RtlSim.from_component(
+        pe.component(), pe.name, build / f"{pe.name}_{pe.data_width}_{pe.max_burst}_{pe.outstanding}"
+    )
     case = "words_and_bursts_match_reference" if pe.name == "axi_reader" else "memory_matches_reference"
     for latency in latencies:
         cmds = transfers(pe, count, seed=latency)
         mem = 1 << max(16, (cmds[-1][0] + cmds[-1][1]).bit_length())
-        out = sim.run(pe.testbench, {"pe": pe.params(), "mem_bytes": mem, "seed": 1, "latency": latency, "commands": cmds}, testcase=case)
+        out = sim.run(
+            pe.testbench,
+            {"pe": pe.params(), "mem_bytes": mem, "seed": 1, "latency": latency, "commands": cmds},
+            testcase=case,
+        )
         words = sum(n // pe.beat_bytes for _, n in cmds)
         t0 = out["cmd_times"][0]
         simulated = out["done_times"][-1] - t0 + 1
@@ -60,7 +70,9 @@ def run(pe, latencies: list[int], count: int, build: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--latencies", type=int, nargs="+", default=[2, 50, 100, 200, 400], help="memory latencies in cycles")
+    parser.add_argument(
+        "--latencies", type=int, nargs="+", default=[2, 50, 100, 200, 400], help="memory latencies in cycles"
+    )
     parser.add_argument("--transfers", type=int, default=60, help="transfers per run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fanns_axi_bench_") as tmp:

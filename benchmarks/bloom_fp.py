@@ -6,20 +6,30 @@ For each (h, b, n): insert n distinct random 32-bit ids with the PE's reference 
 
     PYTHONPATH=. python benchmarks/bloom_fp.py
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from fanns.pe.bloom import Bloom
 
-CASES = [(1, 2**15, 1000), (3, 3 * 2**13, 1000), (3, 3 * 2**13, 4000), (3, 3 * 2**16, 3000), (3, 3 * 2**16, 20000),
-         (4, 2**16, 6000), (2, 2**14, 2000)]
+CASES = [
+    (1, 2**15, 1000),
+    (3, 3 * 2**13, 1000),
+    (3, 3 * 2**13, 4000),
+    (3, 3 * 2**16, 3000),
+    (3, 3 * 2**16, 20000),
+    (4, 2**16, 6000),
+    (2, 2**14, 2000),
+]
 PROBES = 1_000_000
 
 
 def main() -> None:
     rng = np.random.default_rng(2024)
-    print(f"{'h':>2} {'b':>8} {'n':>6} {'measured':>12} {'exact':>12} {'(1-e^-hn/b)^h':>14} {'meas/exact':>10} {'clear cycles':>12}")
+    print(
+        f"{'h':>2} {'b':>8} {'n':>6} {'measured':>12} {'exact':>12} {'(1-e^-hn/b)^h':>14} {'meas/exact':>10} {'clear cycles':>12}"
+    )
     for h, b, n in CASES:
         pe = Bloom(h=h, b=b, w=64)
         ids = rng.choice(2**32, n + PROBES, replace=False)
@@ -28,8 +38,10 @@ def main() -> None:
         pos = pe.positions(ids[n:])
         measured = float(np.all(state[np.arange(h)[None, :], pos], axis=1).mean())
         exact = pe.false_positive_rate(n)
-        print(f"{h:>2} {b:>8} {n:>6} {measured:>12.3e} {exact:>12.3e} {pe.false_positive_rate_approx(n):>14.3e} "
-              f"{measured / exact if exact else float('nan'):>10.3f} {pe.clear_cycles():>12}")
+        print(
+            f"{h:>2} {b:>8} {n:>6} {measured:>12.3e} {exact:>12.3e} {pe.false_positive_rate_approx(n):>14.3e} "
+            f"{measured / exact if exact else float('nan'):>10.3f} {pe.clear_cycles():>12}"
+        )
 
 
 if __name__ == "__main__":

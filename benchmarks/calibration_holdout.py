@@ -8,6 +8,7 @@ generalise. Each configuration is one `synth_xilinx -family xcup` run (seconds t
     PYTHONPATH=. python benchmarks/calibration_holdout.py pq_decode '{"m": 24}'
     PYTHONPATH=. python benchmarks/calibration_holdout.py --pe opq --pe hpq   # the default set's rows of these PEs
 """
+
 from __future__ import annotations
 
 import json

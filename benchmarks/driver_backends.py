@@ -8,6 +8,7 @@ and, for rtl-sim, the core's own cycle registers beside the performance model.
 QPS here is of the simulators and the model on this host (the driver's overhead included), not
 of the accelerator; the accelerator's throughput is clock / cycles per query (printed for rtl-sim).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,14 +19,14 @@ from pathlib import Path
 import numpy as np
 
 import fanns.driver
-from fanns.reference.ivfpq_streams import DesignReference
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets import load_dataset
 from fanns.index.ivfpq import extract, host_vectors, train_index
 from fanns.index.number_format import choose_format
 from fanns.index.recall import recall_at
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RtlProjectSim, measured_interval
 
 
@@ -49,8 +50,12 @@ def main() -> None:
         generate_hls(design, data, test, root / "hls")
         generate_rtl(design, data, test, root / "rtl")
         print(f"{design.index.factory} on sift-10k, nprobe {design.nprobe}, K {design.k}: HLS and RTL projects")
-        for kind, backend, n in (("hls", "model", args.queries), ("rtl", "model", args.queries), ("hls", "c-sim", args.queries),
-                                 ("rtl", "rtl-sim", args.rtl_queries)):
+        for kind, backend, n in (
+            ("hls", "model", args.queries),
+            ("rtl", "model", args.queries),
+            ("hls", "c-sim", args.queries),
+            ("rtl", "rtl-sim", args.rtl_queries),
+        ):
             t0 = time.perf_counter()
             with fanns.driver.open(root / kind, backend=backend, batch=max(n, 1)) as acc:
                 acc.load()
@@ -59,15 +64,19 @@ def main() -> None:
                 ids, _ = acc.search(queries[:n])
                 st = acc.stats()
             bad = int((keys != expected[:n]).any(1).sum())
-            print(f"  {backend:8s} ({kind}): {n} queries, {bad} differ from the reference model, R@10 {recall_at(ids, gt[:n], 10):.4f}; "
-                  f"open+load {loaded:.1f} s, search {st['qps']:,.1f} QPS on this host")
+            print(
+                f"  {backend:8s} ({kind}): {n} queries, {bad} differ from the reference model, R@10 {recall_at(ids, gt[:n], 10):.4f}; "
+                f"open+load {loaded:.1f} s, search {st['qps']:,.1f} QPS on this host"
+            )
             if st["cycles"]:
                 cyc = st["cycles"]
                 measured = measured_interval({"nq": n, **cyc})
                 predicted = RtlProjectSim(root / "rtl", root / "build").predicted_run(0, n).interval
-                print(f"           core cycles: index load {cyc['load_cycles']:,}, run {cyc['run_cycles']:,}; steady state "
-                      f"{measured:,.1f} cycles/query vs model {predicted:,.1f} ({100 * (measured - predicted) / predicted:+.2f}%), "
-                      f"{design.clock_mhz * 1e6 / measured:,.0f} QPS at {design.clock_mhz:g} MHz")
+                print(
+                    f"           core cycles: index load {cyc['load_cycles']:,}, run {cyc['run_cycles']:,}; steady state "
+                    f"{measured:,.1f} cycles/query vs model {predicted:,.1f} ({100 * (measured - predicted) / predicted:+.2f}%), "
+                    f"{design.clock_mhz * 1e6 / measured:,.0f} QPS at {design.clock_mhz:g} MHz"
+                )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ per second by the vectorised kernel, one core) and the whole sweep's time.
 
     PYTHONPATH=. python benchmarks/dse.py [--queries N] [--board u55c]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,18 +47,26 @@ def main() -> None:
         space, counts = dse.build_space(key, w, dse.context(w, board, args.clock), budget)
         spaces.append(space)
         kept = [counts[g]["kept"] for g in ("opq", "front", "lut", "back")]
-        print(f"{w.index:<22} {w.nprobe:>6} {kept[0]:>5} {kept[1]:>6} {kept[2]:>5} {kept[3]:>6}  {time.perf_counter() - t:>9.2f}")
+        print(
+            f"{w.index:<22} {w.nprobe:>6} {kept[0]:>5} {kept[1]:>6} {kept[2]:>5} {kept[3]:>6}  {time.perf_counter() - t:>9.2f}"
+        )
     t_opts = time.perf_counter() - t_opts
     result = search(spaces, budget.vector(), pool=64)
     rate = result.evaluated / result.seconds
     t_total = time.perf_counter() - t_all
-    print(f"\ndesign space (all stage options, before pruning): {result.raw:.3e} combinations over {len(workloads)} indexes")
-    print(f"search: {result.evaluated:,} combinations evaluated in {result.seconds:.2f} s = {rate:,.0f} combinations/s (one core)")
+    print(
+        f"\ndesign space (all stage options, before pruning): {result.raw:.3e} combinations over {len(workloads)} indexes"
+    )
+    print(
+        f"search: {result.evaluated:,} combinations evaluated in {result.seconds:.2f} s = {rate:,.0f} combinations/s (one core)"
+    )
     print(f"option enumeration (PE timing and resources per stage option): {t_opts:.1f} s; workloads: {t_work:.1f} s")
     print(f"full sweep ({args.board}, {len(workloads)} indexes, K=10): {t_total:.1f} s")
     if len(result.pool):
         key = int(result.pool[0, 0])
-        print(f"best: {workloads[key].label()} at {args.clock * 1e6 / result.pool[0, 3]:,.0f} QPS, {result.pool[0, 4]:,.0f} LUT")
+        print(
+            f"best: {workloads[key].label()} at {args.clock * 1e6 / result.pool[0, 3]:,.0f} QPS, {result.pool[0, 4]:,.0f} LUT"
+        )
 
 
 if __name__ == "__main__":

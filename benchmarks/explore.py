@@ -3,6 +3,7 @@ with and without OPQ), with a cold index cache and then a warm one (indexes reus
 
     PYTHONPATH=. python benchmarks/explore.py [--queries N] [--threads T]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,8 +14,8 @@ from pathlib import Path
 import faiss
 
 from fanns.datasets import load_dataset
-from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.index.goals import parse_goal
 
 
 def main() -> None:
@@ -37,7 +38,9 @@ def main() -> None:
             t = time.perf_counter()
             result = IvfPqExplorer(ds, cfg, out).run()
             runs.append((label, time.perf_counter() - t))
-    print(f"dataset builtin:sift ({ds.n} x {ds.d}, {result['dataset']['queries_used']} queries), faiss threads {faiss.omp_get_max_threads()}")
+    print(
+        f"dataset builtin:sift ({ds.n} x {ds.d}, {result['dataset']['queries_used']} queries), faiss threads {faiss.omp_get_max_threads()}"
+    )
     print(f"dataset generation + ground truth: {t_data:.1f} s")
     for label, secs in runs:
         print(f"explore over {len(result['indexes'])} indexes ({label} index cache): {secs:.1f} s")
@@ -45,7 +48,11 @@ def main() -> None:
         cells = []
         for g in goals:
             r = rec["goals"][g.text]
-            cells.append(f"{g.text}: nprobe {r['nprobe']} hw {r['hw_recall']:.3f}" if r["reached"] else f"{g.text}: best {r['best_recall']:.3f}")
+            cells.append(
+                f"{g.text}: nprobe {r['nprobe']} hw {r['hw_recall']:.3f}"
+                if r["reached"]
+                else f"{g.text}: best {r['best_recall']:.3f}"
+            )
         print(f"  {rec['index']:<20} " + "; ".join(cells))
 
 

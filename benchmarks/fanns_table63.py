@@ -4,6 +4,7 @@ sensitivity of our QPS to the assumed list-size imbalance.
 
     PYTHONPATH=. python benchmarks/fanns_table63.py [--queries N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,9 @@ def main() -> None:
             continue
         cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in p.timings.items())
         ratio = p.qps / row["predicted_qps"]
-        print(f"K={row['k']}: ours {p.qps:,.0f} QPS vs published {row['predicted_qps']:,} ({ratio:.2f}x); cycles/query: {cycles}")
+        print(
+            f"K={row['k']}: ours {p.qps:,.0f} QPS vs published {row['predicted_qps']:,} ({ratio:.2f}x); cycles/query: {cycles}"
+        )
     print("\nsensitivity to the assumed imbalance factor of the IVF lists (QPS for K = 1 / 10 / 100):")
     for imbalance in (1.0, 1.2, 1.5):
         qps = [o.best.qps if o.best else 0.0 for _, o in reproduce(queries=min(args.queries, 500), imbalance=imbalance)]

@@ -10,6 +10,7 @@ ap_start to last interrupt) and queries per kilocycle against the across-query c
     PYTHONPATH=. python benchmarks/graph_across_rtl.py                      # P = 2 and 4, 2,000 SIFT nodes
     PYTHONPATH=. python benchmarks/graph_across_rtl.py --pipelines 2 --per-qpp 8 --latency 100
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,15 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.graph.across import across_batch_cycles
-from fanns.model.graph.qpp import QppConfig, simulate
-from fanns.design.graph import Runtime
-from fanns.reference.graph import STATS, reference
-from fanns.model.graph.pinned import pinned_graph_design
-from fanns.images.graph import pack
 from fanns.datasets import load_dataset
+from fanns.design.graph import Runtime
 from fanns.explore.graph import prepare_vectors
+from fanns.images.graph import pack
 from fanns.index.graph import build_graph, graph_format_for
+from fanns.model.graph.across import across_batch_cycles
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.model.graph.qpp import QppConfig, simulate
+from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
 
 
@@ -51,8 +52,18 @@ def main() -> None:
     rt = Runtime(*(int(v) for v in args.runtime.split(",")))
     root = args.build_root or Path(tempfile.mkdtemp(prefix="fanns-across-"))
     for pipes in (int(v) for v in args.pipelines.split(",")):
-        design = pinned_graph_design(graph, mode="across", pipelines=pipes, units=1, channels=args.channels, l_max=64, k_max=10,
-                                     bloom=(3, 3 * 2**14), limits=(8, 4), runtime=(rt.l, rt.k, rt.mg, rt.mc))
+        design = pinned_graph_design(
+            graph,
+            mode="across",
+            pipelines=pipes,
+            units=1,
+            channels=args.channels,
+            l_max=64,
+            k_max=10,
+            bloom=(3, 3 * 2**14),
+            limits=(8, 4),
+            runtime=(rt.l, rt.k, rt.mg, rt.mc),
+        )
         nq = pipes * args.per_qpp
         q = graph.fmt.quantize(queries[:nq])
         images = pack(design, graph)
@@ -64,9 +75,17 @@ def main() -> None:
         run = rtl.run(images, q, rt, latency=args.latency)
         ran = time.perf_counter() - t0
         ref = reference(design, graph, q, rt)
-        (root / f"across-p{pipes}-run.json").write_text(json.dumps({
-            "latency": args.latency, "runtime": list(args.runtime.split(",")), "sim_cycles": run.sim_cycles,
-            "run_cycles": run.run_cycles, "cycles": run.stats["cycles"].tolist()}))
+        (root / f"across-p{pipes}-run.json").write_text(
+            json.dumps(
+                {
+                    "latency": args.latency,
+                    "runtime": list(args.runtime.split(",")),
+                    "sim_cycles": run.sim_cycles,
+                    "run_cycles": run.run_cycles,
+                    "cycles": run.stats["cycles"].tolist(),
+                }
+            )
+        )
         bad = (run.keys != ref.keys).any(1)
         for name in STATS:
             bad |= run.stats[name] != ref.stats[name]
@@ -75,16 +94,22 @@ def main() -> None:
         model = across_batch_cycles(ref.traces, cfg, blocks, design.channels)
         free = np.array([simulate(t, cfg).latency for t in ref.traces])
         cycles = run.stats["cycles"]
-        print(f"P={pipes} QPPs on {design.channels} channels, {nq} queries, l {rt.l} mg {rt.mg} mc {rt.mc}, latency {args.latency}: "
-              f"build {built:.0f} s, simulation {ran:.0f} s; status {run.status}, timed out {run.timed_out}")
+        print(
+            f"P={pipes} QPPs on {design.channels} channels, {nq} queries, l {rt.l} mg {rt.mg} mc {rt.mc}, latency {args.latency}: "
+            f"build {built:.0f} s, simulation {ran:.0f} s; status {run.status}, timed out {run.timed_out}"
+        )
         print(f"  {int(bad.sum())} of {nq} result rows differ from the DST reference")
-        print(f"  batch: measured {run.sim_cycles:,} cycles (QPP run counters {run.run_cycles}), model {model.batch:,} "
-              f"({100 * (model.batch - run.sim_cycles) / run.sim_cycles:+.2f}%); "
-              f"{1000 * nq / run.sim_cycles:.3f} vs {1000 * nq / model.batch:.3f} queries per kilocycle")
+        print(
+            f"  batch: measured {run.sim_cycles:,} cycles (QPP run counters {run.run_cycles}), model {model.batch:,} "
+            f"({100 * (model.batch - run.sim_cycles) / run.sim_cycles:+.2f}%); "
+            f"{1000 * nq / run.sim_cycles:.3f} vs {1000 * nq / model.batch:.3f} queries per kilocycle"
+        )
         err = (model.latency - cycles) / cycles
-        print(f"  latency per query: measured mean {cycles.mean():,.0f}, model {model.latency.mean():,.0f} "
-              f"(max error {100 * np.abs(err).max():.2f}%), without sharing {free.mean():,.0f}; "
-              f"channel utilisation {np.round(model.utilisation, 3).tolist()}")
+        print(
+            f"  latency per query: measured mean {cycles.mean():,.0f}, model {model.latency.mean():,.0f} "
+            f"(max error {100 * np.abs(err).max():.2f}%), without sharing {free.mean():,.0f}; "
+            f"channel utilisation {np.round(model.utilisation, 3).tolist()}"
+        )
 
 
 if __name__ == "__main__":

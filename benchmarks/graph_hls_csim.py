@@ -9,6 +9,7 @@ C simulation (a program on this host, not the accelerator).
     PYTHONPATH=. python benchmarks/graph_hls_csim.py                          # 10,000 SIFT nodes, 200 queries
     PYTHONPATH=. python benchmarks/graph_hls_csim.py --nodes 3000 --queries 50 --designs 1x1,4x4 --kind nsg
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,17 +20,17 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.design.graph import Runtime
-from fanns.reference.graph import STATS, reference, traversal_config
-from fanns.model.graph.pinned import pinned_graph_design
 from fanns.codegen.graph.hls import generate_graph_hls
-from fanns.sim.graph.csim import GraphHlsCsim
-from fanns.images.graph import split_keys
 from fanns.datasets import load_dataset
+from fanns.design.graph import Runtime
 from fanns.explore.graph import prepare_vectors
+from fanns.images.graph import split_keys
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.index.recall import recall_at_k
 from fanns.index.traversal import dst
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.reference.graph import STATS, reference, traversal_config
+from fanns.sim.graph.csim import GraphHlsCsim
 
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 2, 1), (64, 10, 4, 2), (64, 10, 8, 4), (32, 10, 4, 4), (48, 5, 2, 3)]
 
@@ -57,12 +58,16 @@ def main() -> None:
     total_bad = 0
     for spec in args.designs.split(","):
         units, channels = (int(v) for v in spec.split("x"))
-        design = pinned_graph_design(graph, units=units, channels=channels, l_max=64, k_max=10, bloom=(h, b), limits=(8, 4))
+        design = pinned_graph_design(
+            graph, units=units, channels=channels, l_max=64, k_max=10, bloom=(h, b), limits=(8, 4)
+        )
         project = work / f"p{units}x{channels}"
         generate_graph_hls(design, graph, q, project, groundtruth=gt, force=project.exists())
         start = time.perf_counter()
         sim = GraphHlsCsim(project, work / "build")
-        print(f"design {units} BFC unit(s) x {channels} channel(s): g++ build {time.perf_counter() - start:.1f} s (cached builds ~0)")
+        print(
+            f"design {units} BFC unit(s) x {channels} channel(s): g++ build {time.perf_counter() - start:.1f} s (cached builds ~0)"
+        )
         with sim:
             for l, k, mg, mc in RUNTIMES:
                 rt = Runtime(l, k, mg, mc)
@@ -77,9 +82,11 @@ def main() -> None:
                 cfg = traversal_config(design, rt)
                 fp = sum(dst(graph, x, cfg).bloom_fp for x in q)
                 ids, _ = split_keys(keys, k)
-                print(f"  l {l:2d} k {k:2d} mg {mg} mc {mc}: {len(q)} queries, {int(bad.sum())} differ from the DST reference; "
-                      f"R@{k} {recall_at_k(ids, gt, k):.4f}; hops/query {stats['hops'].mean():.1f}, groups/query "
-                      f"{stats['groups'].mean():.1f}; Bloom false positives {fp}; C simulation {len(q) / ran:,.0f} queries/s")
+                print(
+                    f"  l {l:2d} k {k:2d} mg {mg} mc {mc}: {len(q)} queries, {int(bad.sum())} differ from the DST reference; "
+                    f"R@{k} {recall_at_k(ids, gt, k):.4f}; hops/query {stats['hops'].mean():.1f}, groups/query "
+                    f"{stats['groups'].mean():.1f}; Bloom false positives {fp}; C simulation {len(q) / ran:,.0f} queries/s"
+                )
     print(f"total differing result rows: {total_bad}")
 
 

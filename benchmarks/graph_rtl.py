@@ -8,6 +8,7 @@ query with the largest per-query model error, recall R@k, and simulation speed.
     PYTHONPATH=. python benchmarks/graph_rtl.py                          # 3,000 SIFT nodes, 20 queries
     PYTHONPATH=. python benchmarks/graph_rtl.py --nodes 5000 --queries 50 --designs 1x1,2x2,4x4 --kind nsg
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,14 +19,14 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.design.graph import Runtime
-from fanns.reference.graph import STATS, reference
-from fanns.model.graph.pinned import pinned_graph_design
-from fanns.images.graph import pack, split_keys
 from fanns.datasets import load_dataset
+from fanns.design.graph import Runtime
 from fanns.explore.graph import prepare_vectors
+from fanns.images.graph import pack, split_keys
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.index.recall import recall_at_k
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.rtl import FalconRtl, memory_words
 
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 2, 1), (64, 10, 4, 2), (64, 10, 8, 4), (32, 10, 4, 4)]
@@ -49,16 +50,22 @@ def main() -> None:
     q = graph.fmt.quantize(queries)
     gt = faiss.knn(np.ascontiguousarray(queries), np.ascontiguousarray(base), 10)[1]
     root = Path(args.build_dir or tempfile.mkdtemp(prefix="graph_rtl_"))
-    print(f"{args.dataset} {args.kind}: {graph.n} nodes, max degree {graph.max_degree}, {len(q)} queries, memory latency {args.latency}")
+    print(
+        f"{args.dataset} {args.kind}: {graph.n} nodes, max degree {graph.max_degree}, {len(q)} queries, memory latency {args.latency}"
+    )
     for spec in args.designs.split(","):
         units, channels = (int(v) for v in spec.split("x"))
-        design = pinned_graph_design(graph, units=units, channels=channels, l_max=64, k_max=10, bloom=(3, 3 * 2**14), limits=(8, 4))
+        design = pinned_graph_design(
+            graph, units=units, channels=channels, l_max=64, k_max=10, bloom=(3, 3 * 2**14), limits=(8, 4)
+        )
         images = pack(design, graph)
         rtl = FalconRtl(design, root / f"u{units}c{channels}", memory_words(images, len(q)))
         t0 = time.perf_counter()
         rtl.build()
         print(f"\n{units} BFC unit(s), {channels} channel(s): Verilator build {time.perf_counter() - t0:.0f} s")
-        print(f"{'l,k,mg,mc':>11} {'queries':>7} {'differ':>6} {'cycles':>8} {'model':>8} {'max err':>8} {'R@10':>6} {'sim cyc/s':>10}")
+        print(
+            f"{'l,k,mg,mc':>11} {'queries':>7} {'differ':>6} {'cycles':>8} {'model':>8} {'max err':>8} {'R@10':>6} {'sim cyc/s':>10}"
+        )
         for rt_tuple in RUNTIMES:
             rt = Runtime(*rt_tuple)
             t0 = time.perf_counter()
@@ -72,8 +79,10 @@ def main() -> None:
             model = ref.predicted_cycles(design, args.latency, rt)
             err = np.abs(model - cycles) / cycles
             ids, _ = split_keys(run.keys, rt.k)
-            print(f"{','.join(map(str, rt_tuple)):>11} {len(q):7d} {int(bad.sum()) + int(run.timed_out):6d} {cycles.mean():8.0f} "
-                  f"{model.mean():8.0f} {100 * err.max():7.2f}% {recall_at_k(ids, gt, rt.k):6.3f} {run.sim_cycles / wall:10,.0f}")
+            print(
+                f"{','.join(map(str, rt_tuple)):>11} {len(q):7d} {int(bad.sum()) + int(run.timed_out):6d} {cycles.mean():8.0f} "
+                f"{model.mean():8.0f} {100 * err.max():7.2f}% {recall_at_k(ids, gt, rt.k):6.3f} {run.sim_cycles / wall:10,.0f}"
+            )
 
 
 if __name__ == "__main__":

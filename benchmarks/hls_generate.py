@@ -7,6 +7,7 @@ FIFOs of their declared depths) with its agreement with the reference model.
 The speeds are of a C program on this host (a check of the generated code), not of the
 accelerator; the accelerator's throughput is the model's prediction (`fanns dse`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,19 +17,21 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.reference.ivfpq import IvfPqReference
-from fanns.reference.ivfpq_streams import DesignReference
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
-from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.datasets import load_dataset
 from fanns.index.ivfpq import extract, host_vectors, train_index
 from fanns.index.number_format import choose_format
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.sim.ivfpq.csim import HlsCsim
 
 DESIGNS = {  # name: pinned_design keyword arguments
     "5 PQ PEs, on-chip centroids": dict(ivf=(3, 16, "bram"), lut=(2, 16, "bram"), pq=(5, 2)),
     "11 IVF PEs streamed, 11 PQ PEs": dict(ivf=(11, 16, "stream"), lut=(2, 32, "memory"), pq=(11, 4)),
-    "HSMPQG + AHPQ, 13 PQ PEs": dict(ivf=(8, 16, "bram"), lut=(3, 16, "uram"), pq=(13, 4), sel_cells="hsmpqg", sel_k="ahpq"),
+    "HSMPQG + AHPQ, 13 PQ PEs": dict(
+        ivf=(8, 16, "bram"), lut=(3, 16, "uram"), pq=(13, 4), sel_cells="hsmpqg", sel_k="ahpq"
+    ),
 }
 
 
@@ -45,7 +48,9 @@ def main() -> None:
     fmt = choose_format(data, base[:1000], nprobe=args.nprobe)
     queries = host_vectors(np.asarray(ds.queries[: args.queries]), ds.metric)
     test = TestQueries(queries, ds.groundtruth(10)[: args.queries])
-    print(f"builtin:sift-10k IVF{args.nlist},PQ16 trained in {time.perf_counter() - t:.1f} s; {len(queries)} queries, nprobe {args.nprobe}, K 10")
+    print(
+        f"builtin:sift-10k IVF{args.nlist},PQ16 trained in {time.perf_counter() - t:.1f} s; {len(queries)} queries, nprobe {args.nprobe}, K 10"
+    )
     ref = IvfPqReference(data, fmt)
     with tempfile.TemporaryDirectory() as tmp:
         for name, kw in DESIGNS.items():
@@ -55,13 +60,17 @@ def main() -> None:
             project = generate_hls(design, data, test, folder)
             t_gen = time.perf_counter() - t
             code = project.code_sizes()
-            print(f"\n{name}: generated in {t_gen:.2f} s, {len(project.files)} files, "
-                  f"kernel.cpp {code['src/kernel.cpp'][0]} lines, images {sum(i.nbytes for i in project.images.images):,} bytes")
+            print(
+                f"\n{name}: generated in {t_gen:.2f} s, {len(project.files)} files, "
+                f"kernel.cpp {code['src/kernel.cpp'][0]} lines, images {sum(i.nbytes for i in project.images.images):,} bytes"
+            )
             expected = DesignReference(design, ref).search_keys(queries)
             if design.stages.sel_k.s1 < design.k:
                 exact = ref.search_keys(queries, design.nprobe, design.k)
-                print(f"  AHPQ level-1 length {design.stages.sel_k.s1} < K: {int((expected != exact).any(1).sum())} of {len(queries)} "
-                      "queries differ from the exact top K")
+                print(
+                    f"  AHPQ level-1 length {design.stages.sel_k.s1} < K: {int((expected != exact).any(1).sum())} of {len(queries)} "
+                    "queries differ from the exact top K"
+                )
             for threads in (False, True):
                 t = time.perf_counter()
                 with HlsCsim(folder, Path(tmp) / "build", threads=threads) as sim:
@@ -71,8 +80,10 @@ def main() -> None:
                     keys = sim.search_keys(queries)
                     t_run = time.perf_counter() - t
                 mode = "threaded, declared FIFO depths" if threads else "sequential"
-                print(f"  C simulation ({mode}): g++ build {t_build:.1f} s, {len(queries) / t_run:,.0f} queries/s, "
-                      f"{int((keys != expected).any(1).sum())} of {len(queries)} queries differ from the model")
+                print(
+                    f"  C simulation ({mode}): g++ build {t_build:.1f} s, {len(queries) / t_run:,.0f} queries/s, "
+                    f"{int((keys != expected).any(1).sum())} of {len(queries)} queries differ from the model"
+                )
 
 
 if __name__ == "__main__":

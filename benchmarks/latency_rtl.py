@@ -7,6 +7,7 @@ per-query error (mean, max), the measured and predicted P50/P95/P99/max and thei
 
     PYTHONPATH=. python benchmarks/latency_rtl.py [--queries N] [--build DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.rtl import RtlProjectSim
 from tests.codegen.helpers import random_format, random_index
 
@@ -50,10 +51,14 @@ def main() -> None:
             t_sim = time.perf_counter() - t
             pred = sim.predicted_query_times(0, args.queries).alone()
             err = (pred - got) / got
-            print(f"{name}: {args.queries} queries alone, all keys bit-exact; build {t_build:.0f} s, simulation {t_sim:.0f} s")
-            print(f"  per-query error: mean {100 * err.mean():+.2f} %, |max| {100 * np.abs(err).max():.2f} %; "
-                  f"offset pred - measured {np.min(pred - got):+.0f} .. {np.max(pred - got):+.0f} cycles; "
-                  f"measured range {got.min():.0f} .. {got.max():.0f} cycles")
+            print(
+                f"{name}: {args.queries} queries alone, all keys bit-exact; build {t_build:.0f} s, simulation {t_sim:.0f} s"
+            )
+            print(
+                f"  per-query error: mean {100 * err.mean():+.2f} %, |max| {100 * np.abs(err).max():.2f} %; "
+                f"offset pred - measured {np.min(pred - got):+.0f} .. {np.max(pred - got):+.0f} cycles; "
+                f"measured range {got.min():.0f} .. {got.max():.0f} cycles"
+            )
             for q in (50, 95, 99, 100):
                 m, p = np.percentile(got, q), np.percentile(pred, q)
                 print(f"  P{q:<3} measured {m:8.1f}  predicted {p:8.1f}  error {100 * (p - m) / m:+.2f} %")

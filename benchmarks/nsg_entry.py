@@ -15,6 +15,7 @@ by insertion, keeps long links and is shown for comparison.
 
     PYTHONPATH=. python benchmarks/nsg_entry.py [--sets sift-10k,deep-10k] [--queries 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,9 @@ import faiss
 import numpy as np
 
 from fanns.datasets import load_dataset
-from fanns.model.graph.fast import search_batch
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.index.traversal import TraversalConfig
+from fanns.model.graph.fast import search_batch
 
 LENGTHS = (16, 32, 64, 128)
 MAX_DEGREE = 64
@@ -68,9 +69,13 @@ def main() -> None:
         for kind in ("hnsw", "nsg"):
             graph = load_or_build(ds, kind, MAX_DEGREE, 64, 8)
             row = ours(graph, graph.fmt.quantize(queries), gt)
-            print(f"{name:10} {kind.upper() + ' (ours, 1 entry)':22} {int(graph.degree[graph.entry]):12d} "
-                  + " ".join(f"{r:7.3f}" for r in row))
-        row = faiss_nsg(np.ascontiguousarray(base, dtype=np.float32), np.ascontiguousarray(queries, dtype=np.float32), gt)
+            print(
+                f"{name:10} {kind.upper() + ' (ours, 1 entry)':22} {int(graph.degree[graph.entry]):12d} "
+                + " ".join(f"{r:7.3f}" for r in row)
+            )
+        row = faiss_nsg(
+            np.ascontiguousarray(base, dtype=np.float32), np.ascontiguousarray(queries, dtype=np.float32), gt
+        )
         print(f"{name:10} {'NSG (faiss search)':22} {'':12} " + " ".join(f"{r:7.3f}" for r in row))
 
 

@@ -9,20 +9,21 @@ accelerator's blocks one by one and prints them beside the model's units of the 
 
     PYTHONPATH=. python benchmarks/rtl_resources.py [--config NAME ...] [--blocks]
 """
+
 from __future__ import annotations
 
 import argparse
 import time
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.rtl import verilog
+from fanns.hdl.verilog import to_verilog
+from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import IvfPqFormat
 from fanns.resources import KINDS, Resources
 from fanns.tools.yosys import synthesize
-from fanns.hdl.verilog import to_verilog
 from tests.codegen.helpers import random_index
 
 # name: (d, m, nlist, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, store), pq (PEs, channels), opq)
@@ -79,9 +80,11 @@ def main() -> None:
         start = time.perf_counter()
         synth, _ = synthesize(verilog(hw), "fanns_ivfpq")
         took = time.perf_counter() - start
-        print(f"{name}: d={hw.d} m={hw.m} nlist={hw.nlist} nprobe={hw.nprobe} K={hw.k} OPQ={design.index.opq} "
-              f"IVF {design.stages.ivf_dist.pes} PEs, LUT {design.stages.build_lut.pes}, PQ {design.stages.pq_dist.pes} "
-              f"on {hw.channels} channel(s) (synthesis {took:.0f} s)")
+        print(
+            f"{name}: d={hw.d} m={hw.m} nlist={hw.nlist} nprobe={hw.nprobe} K={hw.k} OPQ={design.index.opq} "
+            f"IVF {design.stages.ivf_dist.pes} PEs, LUT {design.stages.build_lut.pes}, PQ {design.stages.pq_dist.pes} "
+            f"on {hw.channels} channel(s) (synthesis {took:.0f} s)"
+        )
         print(row("yosys", synth))
         print(row("model (error vs yosys)", model, synth))
         if args.blocks:

@@ -9,6 +9,7 @@ steady-state cycles per query beside the performance model's prediction for the 
 
     PYTHONPATH=. python benchmarks/rtl_sim.py [--design NAME ...] [--queries N] [--work DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,16 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.flow.inputs import load_index
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.loader import load_dataset
-from fanns.index.ivfpq import host_vectors
-from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.numerics import IvfPqFormat
+from fanns.flow.inputs import load_index
 from fanns.flow.sim_cli import recall
+from fanns.index.goals import parse_goal
+from fanns.index.ivfpq import host_vectors
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.numerics import IvfPqFormat
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 
 GOAL = "R@10=0.6"
@@ -44,7 +45,9 @@ DESIGNS = {
 
 def explore(work: Path, queries: int) -> dict:
     ds = load_dataset("builtin:sift-10k")
-    cfg = ExploreConfig(goals=[parse_goal(GOAL)], nlists=[32], ms=[16], opq=(False, True), max_queries=queries, qps_min_seconds=0.0)
+    cfg = ExploreConfig(
+        goals=[parse_goal(GOAL)], nlists=[32], ms=[16], opq=(False, True), max_queries=queries, qps_min_seconds=0.0
+    )
     result = IvfPqExplorer(ds, cfg, work / "explore").run()
     out = {}
     for rec in result["indexes"]:
@@ -66,7 +69,9 @@ def main() -> None:
         data, fmt = ex["indexes"][opq]
         design = pinned_design(data, fmt, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq, sel_cells=sel_cells, sel_k=sel_k)
         nq = ex["queries"].shape[0]
-        project = generate_rtl(design, data, TestQueries(ex["queries"], ex["gt"][:, : max(k, 10)]), work / name, force=True)
+        project = generate_rtl(
+            design, data, TestQueries(ex["queries"], ex["gt"][:, : max(k, 10)]), work / name, force=True
+        )
         sim = RtlProjectSim(project.path, work / "builds")
         start = time.perf_counter()
         sim.build()
@@ -79,14 +84,22 @@ def main() -> None:
         measured = measured_interval(run)
         ref = np.fromfile(project.path / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, k)
         gt = ex["gt"][:, :k]
-        print(f"{name}: {design.index.factory} nprobe {nprobe} K {k} | IVF {ivf} LUT {lut} PQ {pq} SelCells {sel_cells} SelK {sel_k}")
-        print(f"  {nq} queries, {run['checked_keys']} keys checked, {run['mismatched_queries']} queries differ from the reference; "
-              f"R@{k} {recall(run['keys'], gt):.4f} (reference {recall(ref, gt):.4f})")
-        print(f"  cycles/query measured {measured:,.1f}, predicted {model.interval:,.1f} ({model.bottleneck}), "
-              f"error {model.error_pct(measured):+.2f}% (slowest stage alone {model.stage_interval:,.1f}: "
-              f"{100 * (measured - model.stage_interval) / model.stage_interval:+.2f}%); stages: "
-              + ", ".join(f"{s} {t.interval:,.0f}" for s, t in timings.items()))
-        print(f"  build {built:.0f} s, simulation {ran:.0f} s for {run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)")
+        print(
+            f"{name}: {design.index.factory} nprobe {nprobe} K {k} | IVF {ivf} LUT {lut} PQ {pq} SelCells {sel_cells} SelK {sel_k}"
+        )
+        print(
+            f"  {nq} queries, {run['checked_keys']} keys checked, {run['mismatched_queries']} queries differ from the reference; "
+            f"R@{k} {recall(run['keys'], gt):.4f} (reference {recall(ref, gt):.4f})"
+        )
+        print(
+            f"  cycles/query measured {measured:,.1f}, predicted {model.interval:,.1f} ({model.bottleneck}), "
+            f"error {model.error_pct(measured):+.2f}% (slowest stage alone {model.stage_interval:,.1f}: "
+            f"{100 * (measured - model.stage_interval) / model.stage_interval:+.2f}%); stages: "
+            + ", ".join(f"{s} {t.interval:,.0f}" for s, t in timings.items())
+        )
+        print(
+            f"  build {built:.0f} s, simulation {ran:.0f} s for {run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)"
+        )
 
 
 if __name__ == "__main__":

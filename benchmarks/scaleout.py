@@ -14,6 +14,7 @@
 
     PYTHONPATH=. python benchmarks/scaleout.py [--backend process|dask|ray] [--boards u55c,u280]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,18 +24,18 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
-from fanns.index.ivfpq import host_vectors
-from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.index.goals import parse_goal
+from fanns.index.ivfpq import host_vectors
 from fanns.model import cpu_baseline
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import scaleout as scaleout_model
-from fanns.tools.parallel import map_jobs
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.workload import synthetic_workload, workloads_from_explore
+from fanns.tools.parallel import map_jobs
 
 SHOW = (1, 16, 1024)
 
@@ -43,7 +44,11 @@ def fanns_setting(board: str) -> dict:
     w = synthetic_workload(10**8, 128, 16, 8192, 17, 10, False, queries=2000, seed=0)
     p = dse.run([w], load_board(board), "SIFT100M R@10", 140.0, top=1).best
     us = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(w.probed)).alone() / p.clock_mhz
-    return {"board": board, "qps": p.qps, "curve": scaleout_model.partition_curve(f"FPGA {board}", us, *scaleout_model.message_bytes(128, 10)).as_dict()}
+    return {
+        "board": board,
+        "qps": p.qps,
+        "curve": scaleout_model.partition_curve(f"FPGA {board}", us, *scaleout_model.message_bytes(128, 10)).as_dict(),
+    }
 
 
 def line(c: dict) -> str:
@@ -73,8 +78,10 @@ def main() -> None:
         queries = host_vectors(np.asarray(ds.queries[: w.queries]), ds.metric)
         cpu = cpu_baseline.measure(index, queries, w.nprobe, w.k, repeat=3, label=w.index)
     qb, rb = scaleout_model.message_bytes(ds.d, w.k)
-    print(f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 {np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us;"
-          f" CPU wall clock {cpu.percentiles()}, thread CPU clock {cpu.percentiles('cpu')}")
+    print(
+        f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 {np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us;"
+        f" CPU wall clock {cpu.percentiles()}, thread CPU clock {cpu.percentiles('cpu')}"
+    )
     curves = [
         scaleout_model.partition_curve("FPGA partition", fpga, qb, rb).as_dict(),
         scaleout_model.split_curve("FPGA split by vector", p.ctx, p.stages, w.list_sizes, w.cells, qb, rb).as_dict(),

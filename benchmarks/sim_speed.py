@@ -8,6 +8,7 @@ the testbench's Python work (stimulus, reference model, checking), which is what
     PYTHONPATH=. python benchmarks/sim_speed.py
     PYTHONPATH=. python benchmarks/sim_speed.py --scale 4     # four times the work per run
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,12 +32,27 @@ def cases(scale: int) -> list[tuple[str, object, dict]]:
         (
             "pq_decode m=16 (double-buffered)",
             pq,
-            {"pe": pq.params(), "queries": 4 * scale, "max_cells": 4, "max_codes": 1000, "bubble": 0.0, "backpressure": 0.0, "seed": 1},
+            {
+                "pe": pq.params(),
+                "queries": 4 * scale,
+                "max_cells": 4,
+                "max_codes": 1000,
+                "bubble": 0.0,
+                "backpressure": 0.0,
+                "seed": 1,
+            },
         ),
         (
             "systolic_pq s=10",
             queue,
-            {"pe": queue.params(), "queries": 10 * scale, "max_items": 1000, "bubble": 0.0, "backpressure": 0.0, "seed": 1},
+            {
+                "pe": queue.params(),
+                "queries": 10 * scale,
+                "max_items": 1000,
+                "bubble": 0.0,
+                "backpressure": 0.0,
+                "seed": 1,
+            },
         ),
     ]
 

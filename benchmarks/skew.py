@@ -13,6 +13,7 @@
 
     PYTHONPATH=. python benchmarks/skew.py
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,8 @@ from pathlib import Path
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
-from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.workload import synthetic_workload, workloads_from_explore
@@ -32,8 +33,12 @@ def show(cmp: dict) -> None:
     base, tiered = cmp["designs"]
     print(f"    hot lists {cmp['hot_lists']}, hit rate {100 * cmp['hit_rate']:.1f} %")
     for d in (base, tiered):
-        print(f"    {d['name']:22s} {d['qps']:10,.0f} QPS  P50 {d['p50_us']:9.1f}  P99 {d['p99_us']:9.1f} us  batch-16 P99 {d['batch16_p99_us']:10.1f} us")
-    print(f"    predicted speedup {tiered['qps'] / base['qps']:.2f}x, P99 {base['p99_us'] / tiered['p99_us']:.2f}x lower")
+        print(
+            f"    {d['name']:22s} {d['qps']:10,.0f} QPS  P50 {d['p50_us']:9.1f}  P99 {d['p99_us']:9.1f} us  batch-16 P99 {d['batch16_p99_us']:10.1f} us"
+        )
+    print(
+        f"    predicted speedup {tiered['qps'] / base['qps']:.2f}x, P99 {base['p99_us'] / tiered['p99_us']:.2f}x lower"
+    )
 
 
 def main() -> None:
@@ -45,7 +50,9 @@ def main() -> None:
         workloads, _ = workloads_from_explore(Path(tmp), "R@10=0.6")
     for w in workloads:
         p = skew_model.profile(w)
-        print(f"  {w.label():28s} hottest 20 % of lists: {100 * p['hot20_work_share']:.1f} % of work, {100 * p['hot20_access_share']:.1f} % of accesses")
+        print(
+            f"  {w.label():28s} hottest 20 % of lists: {100 * p['hot20_work_share']:.1f} % of work, {100 * p['hot20_access_share']:.1f} % of accesses"
+        )
     print("2. tiered vs untiered (model):")
     for imbalance in (1.2, 3.0, 8.0):
         w = synthetic_workload(10**6, 128, 16, 1024, 16, 10, False, queries=1000, imbalance=imbalance, seed=1)
@@ -54,22 +61,42 @@ def main() -> None:
         st = dataclasses.replace(p.stages.pq_dist, channels=max(1, p.stages.pq_dist.channels // 4))
         stages = dataclasses.replace(p.stages, pq_dist=st)
         slow = skew_model.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)
-        print(f"  a. U55C, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
-              f"{st.pes} PQDist PEs on {st.channels} HBM channels")
+        print(
+            f"  a. U55C, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
+            f"{st.pes} PQDist PEs on {st.channels} HBM channels"
+        )
         show(skew_model.compare(w, p.ctx, stages, skew_model.uram_tier(8 * st.pes, st.pes), slow))
     for imbalance in (1.2, 3.0, 8.0):
         w = synthetic_workload(10**9, 128, 16, 4096, 16, 10, False, queries=1000, imbalance=imbalance, seed=1)
         board = load_board("u280")
         p = dse.run([w], board, "synthetic", 200.0, top=1).best
         st = p.stages.pq_dist
-        print(f"  b. U280 1e9, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
-              f"{st.pes} PQDist PEs on {st.channels} {st.memory} channels, hot tier {st.pes} HBM channels")
-        show(skew_model.compare(w, p.ctx, p.stages, skew_model.memory_tier(board, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
-                       skew_model.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)))
+        print(
+            f"  b. U280 1e9, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
+            f"{st.pes} PQDist PEs on {st.channels} {st.memory} channels, hot tier {st.pes} HBM channels"
+        )
+        show(
+            skew_model.compare(
+                w,
+                p.ctx,
+                p.stages,
+                skew_model.memory_tier(board, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
+                skew_model.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits),
+            )
+        )
         u55c = load_board("u55c")
-        print(f"  c. U55C 1e9, imbalance {imbalance}: cold lists in host memory over PCIe, hot on {min(32, st.pes)} HBM channels")
-        show(skew_model.compare(w, p.ctx, p.stages, skew_model.memory_tier(u55c, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
-                       skew_model.host_tier(u55c, 200.0, st.pes, st.port_bits)))
+        print(
+            f"  c. U55C 1e9, imbalance {imbalance}: cold lists in host memory over PCIe, hot on {min(32, st.pes)} HBM channels"
+        )
+        show(
+            skew_model.compare(
+                w,
+                p.ctx,
+                p.stages,
+                skew_model.memory_tier(u55c, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
+                skew_model.host_tier(u55c, 200.0, st.pes, st.port_bits),
+            )
+        )
 
 
 if __name__ == "__main__":

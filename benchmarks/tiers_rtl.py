@@ -17,6 +17,7 @@ over-prediction is likely the per-query max(scan, channel) of the model: when me
 scan-bound queries alternate, the reader runs ahead into the next queries in the scan-bound
 ones, which the model does not credit (not verified further).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.ivfpq.stages import Packing
-from fanns.reference.ivfpq_streams import DesignReference
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.model.ivfpq import skew as skew_model
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.stages import Packing
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from tests.codegen.helpers import random_format, skewed_index
 
@@ -61,19 +62,27 @@ def main() -> None:
             sim = RtlProjectSim(generate_rtl(design, data, test, Path(tmp) / name).path, build / "rtl")
             t = time.perf_counter()
             sim.build()
-            run = sim.run([Run(nq=args.queries, nprobe=NPROBE, k=K_RESULTS)], pq_memory=SLOW, hot_memory=FAST)["runs"][0]
+            run = sim.run([Run(nq=args.queries, nprobe=NPROBE, k=K_RESULTS)], pq_memory=SLOW, hot_memory=FAST)["runs"][
+                0
+            ]
             assert run["mismatched_queries"] == 0, run.get("first_bad")
             alone = sim.query_latencies(0, args.queries, pq_memory=SLOW, hot_memory=FAST)
             times = sim.predicted_query_times(0, args.queries, pq_memory=SLOW, hot_memory=FAST)
             rows[name] = (measured_interval(run), predicted_interval(times), alone, times.alone())
             m, p, a, pa = rows[name]
-            print(f"{name}: {args.queries} queries, all keys bit-exact ({time.perf_counter() - t:.0f} s build + simulation)")
+            print(
+                f"{name}: {args.queries} queries, all keys bit-exact ({time.perf_counter() - t:.0f} s build + simulation)"
+            )
             print(f"  steady state: measured {m:8.1f} cycles/query, predicted {p:8.1f} ({100 * (p - m) / m:+.2f} %)")
             for label, f in (("mean", np.mean), ("P95", lambda x: np.percentile(x, 95))):
-                print(f"  alone {label:4s}: measured {f(a):8.1f} cycles, predicted {f(pa):8.1f} ({100 * (f(pa) - f(a)) / f(a):+.2f} %)")
+                print(
+                    f"  alone {label:4s}: measured {f(a):8.1f} cycles, predicted {f(pa):8.1f} ({100 * (f(pa) - f(a)) / f(a):+.2f} %)"
+                )
     (mu, pu, au, pau), (mt, pt, at, pat) = rows["untiered"], rows["tiered"]
     print(f"speedup (throughput): measured {mu / mt:.3f}x, predicted {pu / pt:.3f}x")
-    print(f"speedup (mean latency alone): measured {au.mean() / at.mean():.3f}x, predicted {pau.mean() / pat.mean():.3f}x")
+    print(
+        f"speedup (mean latency alone): measured {au.mean() / at.mean():.3f}x, predicted {pau.mean() / pat.mean():.3f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ The usable resources of an SLR are its device resources minus the shell (static 
 overhead in that SLR; `Board.budget(util)` scales the usable total by a utilisation cap
 (FANNS uses 60 %: designs above that rarely place and route).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from fanns.errors import FannsError
-from fanns.resources import KINDS, Resources
-from fanns.paths import shared_dir
 from rich.console import Console
 from rich.table import Table
+
+from fanns.errors import FannsError
+from fanns.paths import shared_dir
+from fanns.resources import KINDS, Resources
 
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
 OPTIONAL = {"description", "shell", "pynq_image", "host"}
@@ -50,7 +51,9 @@ class MemoryChannels:
         return self.count * self.bandwidth_gbps
 
     def describe(self) -> str:
-        return f"{self.count} x {self.kind} ({self.capacity_gb:g} GB, {self.bandwidth_gbps:g} GB/s, {self.port_bits}-bit)"
+        return (
+            f"{self.count} x {self.kind} ({self.capacity_gb:g} GB, {self.bandwidth_gbps:g} GB/s, {self.port_bits}-bit)"
+        )
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,9 @@ def parse_board(path: Path, data: Any) -> Board:
     name = _string(path, "name", data["name"])
     family = _string(path, "family", data["family"])
     if family not in FAMILIES:
-        raise FannsError(f"{path}: key 'family' is {family!r}", hint=f"one of {', '.join(FAMILIES)} (yosys synth_xilinx)")
+        raise FannsError(
+            f"{path}: key 'family' is {family!r}", hint=f"one of {', '.join(FAMILIES)} (yosys synth_xilinx)"
+        )
     slrs_raw = data["slrs"]
     if not isinstance(slrs_raw, dict) or not slrs_raw:
         raise FannsError(f"{path}: key 'slrs' must map SLR names to resources")
@@ -185,7 +190,12 @@ def parse_board(path: Path, data: Any) -> Board:
     host = None
     if data.get("host") is not None:
         _keys(path, "host", data["host"], HOST_KEYS)
-        host = HostLink(*(float(_number(path, f"host.{k}", data["host"][k])) for k in ("capacity_gb", "bandwidth_gbps", "latency_us")))
+        host = HostLink(
+            *(
+                float(_number(path, f"host.{k}", data["host"][k]))
+                for k in ("capacity_gb", "bandwidth_gbps", "latency_us")
+            )
+        )
     if not isinstance(data["pynq"], bool):
         raise FannsError(f"{path}: key 'pynq' must be true or false, got {data['pynq']!r}")
     sources = data["sources"]
@@ -241,7 +251,9 @@ def load_board(name_or_path: str) -> Board:
     candidate = boards_dir() / f"{name_or_path}.yaml"
     if not candidate.is_file():
         known = ", ".join(p.stem for p in _board_files())
-        raise FannsError(f"unknown board {name_or_path!r}", hint=f"known boards: {known}; or pass the path of a board file")
+        raise FannsError(
+            f"unknown board {name_or_path!r}", hint=f"known boards: {known}; or pass the path of a board file"
+        )
     board = load_board_file(candidate)
     if board.name != name_or_path:
         raise FannsError(f"{candidate}: key 'name' is {board.name!r} but the file is named {candidate.stem}")

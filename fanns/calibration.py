@@ -4,6 +4,7 @@ For every PE, `fanns calibrate` synthesises the component at each of its `calibr
 with yosys, then fits each resource kind as a non-negative linear combination of the PE's
 `features()` (least squares of the relative error) and stores points, fit and source.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -43,7 +44,11 @@ def fit_points(pe_cls: type[PE], points: list[dict]) -> PeFit:
     logic = np.array([f in pe_cls.logic_features for f in names], dtype=bool)
     for kind in KINDS:
         y = np.array([p["resources"][kind] for p in points], dtype=float)
-        use = (logic | (np.array(names) == "1") if kind == "lut" else ~logic) if logic.any() else np.ones(len(names), bool)
+        use = (
+            (logic | (np.array(names) == "1") if kind == "lut" else ~logic)
+            if logic.any()
+            else np.ones(len(names), bool)
+        )
         wt = 1.0 / np.maximum(y, 1.0)
         coef, _ = nnls(np.where(use, a, 0.0) * wt[:, None], y * wt)
         coefficients[kind] = {f: float(c) for f, c in zip(names, coef) if c != 0.0}

@@ -4,6 +4,7 @@ Each subsystem contributes its subcommands through a `register(subparsers)` func
 `cli` module, listed in COMMAND_MODULES; this file only wires them together and turns
 `FannsError` into one clear message on stderr with a non-zero exit code.
 """
+
 from __future__ import annotations
 
 import argparse

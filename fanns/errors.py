@@ -4,6 +4,7 @@ Everything a user can get wrong (a file, a flag, a config value) raises `FannsEr
 message that says what is wrong and where, and a hint that says how to fix it. The CLI prints
 it as one clear message and exits non-zero; a traceback appears only with `--debug`.
 """
+
 from __future__ import annotations
 
 

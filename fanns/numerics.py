@@ -32,6 +32,7 @@ Graph datapath (`GraphFormat`)
 Vectors are `vec_bits` signed integers (or unsigned when the data are, e.g. SIFT's uint8);
 distances are the exact integer squared L2 (`dist_bits` wide, no shift).
 """
+
 from __future__ import annotations
 
 import math

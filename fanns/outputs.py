@@ -6,6 +6,7 @@ the destination and renamed into place at the end; on any error or interrupt the
 folder is removed. An existing destination is replaced only with `force`, and only when it
 carries the marker file of the same kind of output (a folder of other files is never deleted).
 """
+
 from __future__ import annotations
 
 import os
@@ -30,10 +31,14 @@ def check_destination(out: Path, force: bool, marker: str, what: str) -> None:
     if not out.exists():
         return
     if not force:
-        raise FannsError(f"{out} already exists", hint=f"choose another output folder, or pass --force to replace the {what}")
+        raise FannsError(
+            f"{out} already exists", hint=f"choose another output folder, or pass --force to replace the {what}"
+        )
     if not out.is_dir() or not (out / marker).is_file():
-        raise FannsError(f"{out} exists and is not a {what} written by fanns (no {marker}); refusing to replace it",
-                         hint="choose another output folder")
+        raise FannsError(
+            f"{out} exists and is not a {what} written by fanns (no {marker}); refusing to replace it",
+            hint="choose another output folder",
+        )
 
 
 @contextmanager

@@ -3,6 +3,7 @@
 In a source checkout they are the top-level folders of the repository; in an installed wheel
 they are inside the package as `fanns/_share/<name>` (see `setup.py`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,6 +3,7 @@
 Bars are hidden when stderr is not a terminal or when FANNS_NO_PROGRESS is set, so logs and
 tests stay clean.
 """
+
 from __future__ import annotations
 
 import os

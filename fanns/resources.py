@@ -3,6 +3,7 @@
 One `Resources` value describes a PE, a stage, a whole accelerator or a board budget; they add,
 scale and compare element-wise, so the resource model of Eq. 6.2 is plain arithmetic.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -51,7 +52,7 @@ class Resources:
         return Resources(*(float(np.ceil(a)) for a in self.as_tuple()))
 
     @staticmethod
-    def total(items: "list[Resources]") -> Resources:
+    def total(items: list[Resources]) -> Resources:
         out = Resources()
         for r in items:
             out = out + r

@@ -5,6 +5,7 @@ so all template sets share the same settings (undefined names are errors, the te
 newline is kept); what legitimately differs between sets (block trimming, HTML escaping, filters,
 a folder of shared skeletons) is a parameter.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -14,8 +15,14 @@ import jinja2
 from fanns.paths import shared_dir
 
 
-def environment(folder: str, *, shared: Sequence[str] = (), trim_blocks: bool = True, autoescape: bool = False,
-                filters: dict[str, Callable] | None = None) -> jinja2.Environment:
+def environment(
+    folder: str,
+    *,
+    shared: Sequence[str] = (),
+    trim_blocks: bool = True,
+    autoescape: bool = False,
+    filters: dict[str, Callable] | None = None,
+) -> jinja2.Environment:
     """An environment for `templates/<folder>/`.
 
     `shared`: other folders of `templates/` whose templates are reachable as "<name>/<file>" (for
@@ -24,13 +31,19 @@ def environment(folder: str, *, shared: Sequence[str] = (), trim_blocks: bool = 
     `autoescape`: HTML-escape every value (the report page). `filters`: extra filters by name.
     """
     root = shared_dir("templates")
-    loader = jinja2.ChoiceLoader([
-        jinja2.FileSystemLoader(str(root / folder)),
-        jinja2.PrefixLoader({name: jinja2.FileSystemLoader(str(root / name)) for name in shared}),
-    ])
+    loader = jinja2.ChoiceLoader(
+        [
+            jinja2.FileSystemLoader(str(root / folder)),
+            jinja2.PrefixLoader({name: jinja2.FileSystemLoader(str(root / name)) for name in shared}),
+        ]
+    )
     env = jinja2.Environment(
-        loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=trim_blocks, lstrip_blocks=trim_blocks,
-        keep_trailing_newline=True, autoescape=autoescape,
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=trim_blocks,
+        lstrip_blocks=trim_blocks,
+        keep_trailing_newline=True,
+        autoescape=autoescape,
     )
     env.filters.update(filters or {})
     return env

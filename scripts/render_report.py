@@ -6,6 +6,7 @@ browser would show it — to look at the report before shipping it.
 Installs Debian's `chromium` with apt-get when no Chromium is on PATH (needs root). The browser
 runs with networking features off; a self-contained report renders completely regardless.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,16 @@ import tempfile
 from pathlib import Path
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--hide-scrollbars")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+)
 
 
 def browser() -> str:
@@ -35,8 +44,14 @@ def browser() -> str:
 
 def render(page: Path, out: Path, width: int, height: int) -> None:
     with tempfile.TemporaryDirectory() as profile:
-        cmd = [browser(), *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
-               f"--screenshot={out.resolve()}", page.resolve().as_uri()]
+        cmd = [
+            browser(),
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            f"--screenshot={out.resolve()}",
+            page.resolve().as_uri(),
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
     print(f"wrote {out} ({width} x {height} px) from {page}")
 
@@ -46,7 +61,9 @@ def main() -> None:
     ap.add_argument("page", type=Path, help="the HTML file")
     ap.add_argument("--out", type=Path, help="PNG to write (default: beside the page, .png)")
     ap.add_argument("--width", type=int, default=1400, help="window width in pixels (default 1400)")
-    ap.add_argument("--height", type=int, default=6000, help="window height in pixels: the part of the page captured (default 6000)")
+    ap.add_argument(
+        "--height", type=int, default=6000, help="window height in pixels: the part of the page captured (default 6000)"
+    )
     args = ap.parse_args()
     if not args.page.is_file():
         sys.exit(f"{args.page} is not a file")

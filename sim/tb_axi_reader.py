@@ -8,13 +8,14 @@ fraction of zero length). The RAM holds random bytes. Checks every output word (
 last) and every AR burst (address, length) bit-exactly against the reference model, and that
 the master never stalls R. Reports counts and the cycles of every handshake for the timing test.
 """
+
 import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
-from fanns_tb.axi import Handshakes, LatencyAxiRam
 
 from fanns.pe.axi_reader import AxiReader
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
+from fanns_tb.axi import Handshakes, LatencyAxiRam
 
 
 def make_commands(pe: AxiReader, p: dict, rng) -> list[tuple[int, int]]:
@@ -69,12 +70,22 @@ async def words_and_bursts_match_reference(dut):
     mismatches = sum(g != e for g, e in zip(got, expected)) + abs(len(got) - len(expected))
     burst_mismatches = sum(g != e for g, e in zip(ar.values, bursts)) + abs(len(ar.values) - len(bursts))
     report(
-        checked=len(expected), commands=len(commands), bursts=len(bursts), mismatches=mismatches,
-        burst_mismatches=burst_mismatches, r_stalls=r.stalls, error=int(dut.error.value),
-        cmd_times=src.sent_cycles, done_times=[sink.cycles[e] if e is not None else None for e in ends],
-        ar_times=ar.times, r_times=r.times, r_last=[v[0] for v in r.values],
+        checked=len(expected),
+        commands=len(commands),
+        bursts=len(bursts),
+        mismatches=mismatches,
+        burst_mismatches=burst_mismatches,
+        r_stalls=r.stalls,
+        error=int(dut.error.value),
+        cmd_times=src.sent_cycles,
+        done_times=[sink.cycles[e] if e is not None else None for e in ends],
+        ar_times=ar.times,
+        r_times=r.times,
+        r_last=[v[0] for v in r.values],
     )
-    assert mismatches == 0, f"{mismatches} word mismatches; first: {next(((g, e) for g, e in zip(got, expected) if g != e), None)}"
+    assert mismatches == 0, (
+        f"{mismatches} word mismatches; first: {next(((g, e) for g, e in zip(got, expected) if g != e), None)}"
+    )
     assert burst_mismatches == 0, f"{burst_mismatches} burst mismatches"
     assert r.stalls == 0, "the master stalled R"
     assert int(dut.error.value) == 0

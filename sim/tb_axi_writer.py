@@ -7,15 +7,16 @@ with random bytes; after all commands are done the bench compares the whole RAM 
 reference model's memory (so bytes outside every range must be untouched), every AW burst and
 every W word's strobe and last flag. Reports counts and handshake cycles.
 """
+
 import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start
-from fanns_tb.axi import Handshakes, LatencyAxiRam
 from tb_axi_reader import make_commands
 
 from fanns.hdl.bus import transfer_beats
 from fanns.pe.axi_writer import AxiWriter
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start
+from fanns_tb.axi import Handshakes, LatencyAxiRam
 
 
 async def setup(dut, p):
@@ -68,9 +69,17 @@ async def memory_matches_reference(dut):
     for k, i in enumerate(ends):
         done_times[i] = done.cycles[k]
     report(
-        words=len(words), commands=len(commands), bursts=len(bursts), byte_mismatches=byte_mismatches,
-        burst_mismatches=burst_mismatches, strobe_mismatches=strobe_mismatches, errors=errors,
-        extra_done=len(done.items) - n_done, w_stalls=w.stalls, cmd_times=cmd_src.sent_cycles, done_times=done_times,
+        words=len(words),
+        commands=len(commands),
+        bursts=len(bursts),
+        byte_mismatches=byte_mismatches,
+        burst_mismatches=burst_mismatches,
+        strobe_mismatches=strobe_mismatches,
+        errors=errors,
+        extra_done=len(done.items) - n_done,
+        w_stalls=w.stalls,
+        cmd_times=cmd_src.sent_cycles,
+        done_times=done_times,
     )
     assert byte_mismatches == 0, f"{byte_mismatches} bytes differ"
     assert burst_mismatches == 0 and strobe_mismatches == 0

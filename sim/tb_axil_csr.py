@@ -8,14 +8,15 @@ inputs (including a change between the low and high reads of a wide register), a
 every response code, every read value and every PULSE output (value and single-cycle width)
 against `CsrModel`. Reports counts and the read/write handshake latencies and spacing.
 """
+
 import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteMaster
-from fanns_tb import Cycles, params, report, start
-from fanns_tb.axi import Handshakes, axil_bus, random_pause
 
 from fanns.pe.axil_csr import AxilCsr
+from fanns_tb import Cycles, params, report, start
+from fanns_tb.axi import Handshakes, axil_bus, random_pause
 
 
 class Core:
@@ -36,7 +37,11 @@ class Core:
     def new_inputs(self) -> None:
         for r in self.regs:
             if r.access == "RO":
-                self.inputs[r.name] = int(self.rng.integers(0, 1 << r.width, dtype=np.uint64)) if r.width < 64 else int.from_bytes(self.rng.bytes(8), "little")
+                self.inputs[r.name] = (
+                    int(self.rng.integers(0, 1 << r.width, dtype=np.uint64))
+                    if r.width < 64
+                    else int.from_bytes(self.rng.bytes(8), "little")
+                )
                 getattr(self.dut, r.name).value = self.inputs[r.name]
 
     async def watch_pulses(self) -> None:
@@ -64,8 +69,15 @@ async def registers_match_model(dut):
     cycles = Cycles(dut)
     master = AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst)
     if p.get("pause"):
-        for k, ch in enumerate((master.write_if.aw_channel, master.write_if.w_channel, master.write_if.b_channel,
-                                master.read_if.ar_channel, master.read_if.r_channel)):
+        for k, ch in enumerate(
+            (
+                master.write_if.aw_channel,
+                master.write_if.w_channel,
+                master.write_if.b_channel,
+                master.read_if.ar_channel,
+                master.read_if.r_channel,
+            )
+        ):
             ch.set_pause_generator(random_pause(p["pause"], p["seed"] + k))
     ar = Handshakes(dut, "s_axil__arvalid", "s_axil__arready", cycles).start()
     r = Handshakes(dut, "s_axil__rvalid", "s_axil__rready", cycles).start()
@@ -153,15 +165,27 @@ async def registers_match_model(dut):
 
     got_pulses = [(name, v) for _, name, v in core.pulses]
     times = [t for t, _, _ in core.pulses]
-    pulse_mismatches = sum(g != e for g, e in zip(got_pulses, expected_pulses)) + abs(len(got_pulses) - len(expected_pulses))
+    pulse_mismatches = sum(g != e for g, e in zip(got_pulses, expected_pulses)) + abs(
+        len(got_pulses) - len(expected_pulses)
+    )
     # Each PULSE write shows for exactly one cycle: no two observations of one write are adjacent.
-    long_pulses = sum(1 for a, b2, (_, na, _), (_, nb, _) in zip(times, times[1:], core.pulses, core.pulses[1:]) if b2 == a + 1 and na == nb)
+    long_pulses = sum(
+        1
+        for a, b2, (_, na, _), (_, nb, _) in zip(times, times[1:], core.pulses, core.pulses[1:])
+        if b2 == a + 1 and na == nb
+    )
     read_latency = sorted({t2 - t1 + 1 for t1, t2 in zip(ar.times, r.times)})
     write_latency = sorted({tb - max(ta, tw) + 1 for ta, tw, tb in zip(aw.times, w.times, b.times)})
-    report(**counts, pulses=len(got_pulses), pulse_mismatches=pulse_mismatches, long_pulses=long_pulses,
-           read_latency=read_latency, write_latency=write_latency,
-           ar_spacing=min((t2 - t1 for t1, t2 in zip(ar.times, ar.times[1:])), default=0),
-           aw_spacing=min((t2 - t1 for t1, t2 in zip(aw.times, aw.times[1:])), default=0))
+    report(
+        **counts,
+        pulses=len(got_pulses),
+        pulse_mismatches=pulse_mismatches,
+        long_pulses=long_pulses,
+        read_latency=read_latency,
+        write_latency=write_latency,
+        ar_spacing=min((t2 - t1 for t1, t2 in zip(ar.times, ar.times[1:])), default=0),
+        aw_spacing=min((t2 - t1 for t1, t2 in zip(aw.times, aw.times[1:])), default=0),
+    )
     assert counts["read_mismatches"] == 0 and counts["resp_mismatches"] == 0, counts
     assert pulse_mismatches == 0, f"pulses: got {got_pulses[:10]}, expected {expected_pulses[:10]}"
     assert long_pulses == 0

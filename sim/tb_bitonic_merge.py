@@ -6,12 +6,13 @@ beats interleave b with a). The first test runs `queries` random queries with bu
 back-pressure and checks every output beat and its `last` bit-exactly (reports `checked`,
 `mismatches`); the second runs `timing_queries` without stalls and reports per query `spans`.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import pack, params, report, start
-from fanns_tb.selection import random_keys, run_queries
 
 from fanns.pe.bitonic_merge import BitonicMerge
+from fanns_tb import pack, params, report, start
+from fanns_tb.selection import random_keys, run_queries
 
 
 def make_queries(pe, rng, count, max_vectors):
@@ -44,7 +45,9 @@ async def check(dut, seed, count, max_vectors, bubble, backpressure):
 @cocotb.test()
 async def merged_arrays_match_reference(dut):
     p = params()
-    checked, mismatches, first, _ = await check(dut, p["seed"], p["queries"], p["max_vectors"], p["bubble"], p["backpressure"])
+    checked, mismatches, first, _ = await check(
+        dut, p["seed"], p["queries"], p["max_vectors"], p["bubble"], p["backpressure"]
+    )
     report(checked=checked, mismatches=mismatches)
     assert mismatches == 0, f"{mismatches} mismatches; first (index, got, expected): {first}"
 

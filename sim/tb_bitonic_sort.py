@@ -7,12 +7,13 @@ vector and its `last` bit-exactly (reports `checked`, `mismatches`); the second 
 `timing_queries` without stalls and reports per query `spans` = (vectors, cycles from the first
 accepted input to the last output, inclusive).
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import pack, params, report, start
-from fanns_tb.selection import random_keys, run_queries
 
 from fanns.pe.bitonic_sort import BitonicSort
+from fanns_tb import pack, params, report, start
+from fanns_tb.selection import random_keys, run_queries
 
 
 def make_queries(pe, rng, count, max_vectors):
@@ -39,7 +40,9 @@ async def check(dut, seed, count, max_vectors, bubble, backpressure):
 @cocotb.test()
 async def sorted_vectors_match_reference(dut):
     p = params()
-    checked, mismatches, first, _ = await check(dut, p["seed"], p["queries"], p["max_vectors"], p["bubble"], p["backpressure"])
+    checked, mismatches, first, _ = await check(
+        dut, p["seed"], p["queries"], p["max_vectors"], p["bubble"], p["backpressure"]
+    )
     report(checked=checked, mismatches=mismatches)
     assert mismatches == 0, f"{mismatches} mismatches; first (index, got, expected): {first}"
 

@@ -7,11 +7,12 @@ Checks every (id, visited, last) bit-exactly; reports `checked`, `visited` (ids 
 per query `spans` (N, cycles from the first accepted id to the last result, inclusive) and `gaps`
 (cycles from accepting a query's last id to accepting the next query's first id).
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 from fanns.pe.bloom import Bloom
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 
 @cocotb.test()

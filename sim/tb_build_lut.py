@@ -8,11 +8,12 @@ Checks every LUT word bit-exactly; reports `checked` (words), `entries`, `mismat
 probe, the accept cycle of its first input word and the cycle of its last LUT word, relative
 to the first input word.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 from fanns.pe.build_lut import KSUB, BuildLut
+from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 
 @cocotb.test()
@@ -57,4 +58,11 @@ async def luts_match_reference(dut):
     starts = [xsrc.sent_cycles[i * pe.words] - t0 for i in range(len(probes))]
     ends = [sink.cycles[(i + 1) * KSUB - 1] - t0 for i in range(len(probes))]
     saturated = sum(e == (1 << pe.lut_bits) - 1 for g, _ in expected for e in g)
-    report(checked=len(expected), entries=len(expected) * pe.m, saturated=saturated, mismatches=mismatches, starts=starts, ends=ends)
+    report(
+        checked=len(expected),
+        entries=len(expected) * pe.m,
+        saturated=saturated,
+        mismatches=mismatches,
+        starts=starts,
+        ends=ends,
+    )

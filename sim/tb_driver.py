@@ -17,6 +17,7 @@ write {bank, addr, data}, read {bank, addr, nbytes} -> {data}, wreg {offset, wor
 rreg {offset} -> {word}, wait {offset, mask, timeout} -> {cycles}, quit.
 Report: the operations executed and the simulated cycles spent waiting.
 """
+
 import base64
 import json
 import logging
@@ -25,6 +26,7 @@ import socket
 import cocotb
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
+
 from fanns_tb import Cycles, params, report, start
 from fanns_tb.axi import LatencyAxiRam, axil_bus
 
@@ -59,8 +61,15 @@ class Board:
             for k, (port, b) in enumerate(sorted(self.p["ports"].items())):
                 size = -(-max(self.ends.get(b, PAGE), PAGE) // PAGE) * PAGE
                 writes = port == "m_axi_io"
-                ram = LatencyAxiRam(self.dut, port, size, self.cycles, read_latency=self.p["latency"],
-                                    write_latency=self.p["latency"], write=writes)
+                ram = LatencyAxiRam(
+                    self.dut,
+                    port,
+                    size,
+                    self.cycles,
+                    read_latency=self.p["latency"],
+                    write_latency=self.p["latency"],
+                    write=writes,
+                )
                 ram.pause(self.p.get("pause", 0.0), 100 + k)
                 self.rams[b] = ram
             for b, addr, data in self.pending:

@@ -17,11 +17,13 @@ set per QPP, QPP p's registers at p x `window` bytes; `shared` drives the memory
 sharing. Every QPP is started, the run ends when every bit of `interrupt` is set, and `status`
 and `cycles` are lists (one per QPP).
 """
+
 import time
 
 import cocotb
 import numpy as np
 from cocotb.triggers import First, RisingEdge, Timer, ValueChange
+
 from fanns_tb import PERIOD_NS, Cycles, params, report, start
 
 WORD_BYTES = 64
@@ -126,7 +128,10 @@ async def run_queries(dut):
     for i in range(len(sets)):
         base = i * window
         status.append(await axil_read(dut, base + offsets["status"][0]))
-        run.append(await axil_read(dut, base + offsets["cycles"][0]) | (await axil_read(dut, base + offsets["cycles"][0] + 4)) << 32)
+        run.append(
+            await axil_read(dut, base + offsets["cycles"][0])
+            | (await axil_read(dut, base + offsets["cycles"][0] + 4)) << 32
+        )
     if not several:
         status, run = status[0], run[0]
 
@@ -139,5 +144,11 @@ async def run_queries(dut):
         if i > first:
             raw += int(dut.bd_rdata.value).to_bytes(WORD_BYTES, "little")
     np.save(p["out"], np.frombuffer(bytes(raw[:nbytes]), dtype=np.uint8))
-    report(status=status, cycles=run, sim_cycles=sim_cycles, bad_response=bad, timed_out=timed_out,
-           seconds=time.perf_counter() - wall)
+    report(
+        status=status,
+        cycles=run,
+        sim_cycles=sim_cycles,
+        bad_response=bad,
+        timed_out=timed_out,
+        seconds=time.perf_counter() - wall,
+    )

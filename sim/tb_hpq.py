@@ -7,14 +7,15 @@ AHPQ's short level-1 queues) and `pipelined` (all queries back to back). Checks 
 and flag bit-exactly against `select`; reports `checked`, `inputs`, `mismatches`, `inexact`
 (queries whose expected output differs from the exact s smallest) and `spans` [(N, cycles)].
 """
+
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
-from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start
-from fanns_tb.selection import decode_items, key_items, random_keys
 
 from fanns.numerics import smallest_keys
 from fanns.pe import get_pe
+from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start
+from fanns_tb.selection import decode_items, key_items, random_keys
 
 
 def make_query(pe, rng, p, q):
@@ -45,7 +46,10 @@ async def hpq_matches_reference(dut):
         expected += [(int(k), int(i == pe.s - 1)) for i, k in enumerate(out)]
     spans = []
     if p.get("pipelined"):
-        tasks = [cocotb.start_soon(src.send([b for q in queries for b in key_items(q[j], pe.key_bits)], cycles)) for j, src in enumerate(srcs)]
+        tasks = [
+            cocotb.start_soon(src.send([b for q in queries for b in key_items(q[j], pe.key_bits)], cycles))
+            for j, src in enumerate(srcs)
+        ]
         await sink.wait_for(len(expected))
         for t in tasks:
             await t
@@ -54,7 +58,9 @@ async def hpq_matches_reference(dut):
     else:
         for q, streams in enumerate(queries):
             marks = [len(src.sent_cycles) for src in srcs]
-            tasks = [cocotb.start_soon(src.send(key_items(streams[j], pe.key_bits), cycles)) for j, src in enumerate(srcs)]
+            tasks = [
+                cocotb.start_soon(src.send(key_items(streams[j], pe.key_bits), cycles)) for j, src in enumerate(srcs)
+            ]
             for t in tasks:
                 await t
             await sink.wait_for((q + 1) * pe.s)
@@ -65,4 +71,10 @@ async def hpq_matches_reference(dut):
     got = decode_items(sink.items, pe.key_bits)
     bad = [(i, g, e) for i, (g, e) in enumerate(zip(got, expected)) if g != e]
     assert not bad, f"{len(bad)} mismatches; first (index, got, expected): {bad[0]}"
-    report(checked=len(expected), inputs=sum(len(s) for q in queries for s in q), mismatches=len(bad), inexact=inexact, spans=spans)
+    report(
+        checked=len(expected),
+        inputs=sum(len(s) for q in queries for s in q),
+        mismatches=len(bad),
+        inexact=inexact,
+        spans=spans,
+    )

@@ -8,11 +8,12 @@ the centroid stream repeats all centroids for every query. Checks every key bit-
 forwarded query words; reports `checked`, `mismatches`, `fwd_ok` and, per query, the cycle of
 its last key relative to the first query word accepted.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 from fanns.pe.ivf_dist import IvfDist
+from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 
 @cocotb.test()

@@ -16,17 +16,18 @@ expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (f
 result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused).
 Report: per run the mismatching queries and keys, the cycle registers and the status word.
 """
+
 import logging
 
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
-from fanns_tb import Cycles, params, report, start
-from fanns_tb.axi import LatencyAxiRam, axil_bus
 
 from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
+from fanns_tb import Cycles, params, report, start
+from fanns_tb.axi import LatencyAxiRam, axil_bus
 
 PAGE = 4096
 POLL_CYCLES = 256
@@ -104,8 +105,15 @@ async def search_runs(dut, p: dict) -> None:
         latency, rate = (timing["latency"], timing["rate"]) if timing else (p["latency"], 1.0)
         for c in range(p["channels"]):
             img = images.get(f"{name}_{c}")
-            ram = LatencyAxiRam(dut, f"m_axi_{port}{c}", PAGE + _align(img.nbytes), cycles, read_latency=latency, write=False,
-                                read_rate=rate)
+            ram = LatencyAxiRam(
+                dut,
+                f"m_axi_{port}{c}",
+                PAGE + _align(img.nbytes),
+                cycles,
+                read_latency=latency,
+                write=False,
+                read_rate=rate,
+            )
             ram.write(PAGE, img.data)
             rams.append(ram)
     for k, ram in enumerate([io, *rams]):
@@ -115,7 +123,12 @@ async def search_runs(dut, p: dict) -> None:
     for iface in (master.write_if, master.read_if):
         iface.log.setLevel(logging.WARNING)  # one line per register access otherwise
     csr = Csr(master, regmap)
-    rom_regs = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr", "list_tiers": "tiers_addr"}
+    rom_regs = {
+        "centroids": "centroids_addr",
+        "codebook": "codebook_addr",
+        "opq_matrix": "opq_addr",
+        "list_tiers": "tiers_addr",
+    }
     for name, reg in rom_regs.items():
         if name in layout:
             await csr.write(reg, layout[name])
@@ -147,8 +160,12 @@ async def search_runs(dut, p: dict) -> None:
         expected = np.fromfile(run["expected"], dtype="<u8").reshape(nq, -1)[:, :k]
         bad_rows = np.nonzero((got != expected).any(1))[0]
         row = {
-            "nq": nq, "nprobe": run["nprobe"], "k": k,
-            "mismatched_queries": int(bad_rows.size), "mismatched_keys": int((got != expected).sum()), "checked_keys": int(got.size),
+            "nq": nq,
+            "nprobe": run["nprobe"],
+            "k": k,
+            "mismatched_queries": int(bad_rows.size),
+            "mismatched_keys": int((got != expected).sum()),
+            "checked_keys": int(got.size),
             "status": await csr.read("status"),
             "cycles": await csr.read("cycles"),
             "load_cycles": await csr.read("load_cycles"),
@@ -158,7 +175,11 @@ async def search_runs(dut, p: dict) -> None:
         }
         if bad_rows.size:
             q = int(bad_rows[0])
-            row["first_bad"] = {"query": q, "got": [hex(int(v)) for v in got[q]], "expected": [hex(int(v)) for v in expected[q]]}
+            row["first_bad"] = {
+                "query": q,
+                "got": [hex(int(v)) for v in got[q]],
+                "expected": [hex(int(v)) for v in expected[q]],
+            }
         results.append(row)
         report(runs=results)
     assert all(r["mismatched_keys"] == 0 for r in results), [r.get("first_bad") for r in results]

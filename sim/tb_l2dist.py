@@ -4,11 +4,12 @@ Parameters (FANNS_TB_PARAMS): `pe` (the PE's parameters), `queries`, `max_vector
 `backpressure`, `seed`. Checks every distance bit-exactly; reports `checked` and, per query,
 `cycles` from the first accepted database word to the last distance out (inclusive).
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 from fanns.pe.l2dist import L2Dist
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 
 @cocotb.test()

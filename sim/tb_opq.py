@@ -7,11 +7,12 @@ is filled once, then the queries run. Checks every output element bit-exactly; r
 `checked` (elements), `saturated`, `mismatches` and, per query, the accept cycle of its first
 word and the cycle of its last output word, relative to the first query word.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 from fanns.pe.opq import MATRIX_BITS, Opq
+from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 
 @cocotb.test()
@@ -37,7 +38,9 @@ async def rotation_matches_reference(dut):
     expected = []
     for x in xs:
         y = pe.rotate(x, a)
-        expected += [(tuple(int(v) for v in y[k * pe.w : (k + 1) * pe.w]), int(k == pe.words - 1)) for k in range(pe.words)]
+        expected += [
+            (tuple(int(v) for v in y[k * pe.w : (k + 1) * pe.w]), int(k == pe.words - 1)) for k in range(pe.words)
+        ]
     await sink.wait_for(len(expected))
     got = []
     for v in sink.items[: len(expected)]:

@@ -10,11 +10,12 @@ Reports `checked`, `mismatches`, `sizes` (items per cell), and per cell the acce
 its first LUT word, first code and last code plus, per cell, the cycle its last key left the
 unit; all relative to the first LUT word accepted.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 
 def make_cells(pe: PqDecode, p: dict, rng: np.random.Generator) -> list[dict]:
@@ -44,7 +45,15 @@ def items_of(pe: PqDecode, cell: dict) -> list[int]:
         codes = sum(int(v) << (8 * i) for i, v in enumerate(cell["codes"][t]))
         last_cell = t == n - 1
         out.append(
-            pack([(codes, 8 * pe.m), (int(cell["ids"][t]), 32), (cell["pad"][t], 1), (last_cell, 1), (last_cell and cell["last_query"], 1)])
+            pack(
+                [
+                    (codes, 8 * pe.m),
+                    (int(cell["ids"][t]), 32),
+                    (cell["pad"][t], 1),
+                    (last_cell, 1),
+                    (last_cell and cell["last_query"], 1),
+                ]
+            )
         )
     return out
 

@@ -6,12 +6,13 @@ sends the next. Checks every word, in order; reports `checked` and per burst `sp
 from the first accepted to the last delivered word, inclusive) and `max_level` (the most words
 held at once, which must reach `depth` under back-pressure).
 """
+
 import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
-from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start
 
 from fanns.pe.stream_fifo import StreamFifo
+from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start
 
 
 @cocotb.test()

@@ -4,11 +4,12 @@ Parameters (FANNS_TB_PARAMS): `pe`, `frames` (list of item counts), `bubble`, `b
 `seed`. Checks every output word (data, keep, last) against the reference model; reports
 `checked` (items) and per frame the span from its first item in to its last word out.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 from fanns.pe.stream_pack import StreamPack
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 
 @cocotb.test()
@@ -23,7 +24,10 @@ async def words_match_reference(dut):
     sink.start(cycles)
     expected, spans, items_total = [], [], 0
     for n in p["frames"]:
-        items = [(int.from_bytes(rng.bytes((pe.item_bits + 7) // 8), "little") & ((1 << pe.item_bits) - 1), int(j == n - 1)) for j in range(n)]
+        items = [
+            (int.from_bytes(rng.bytes((pe.item_bits + 7) // 8), "little") & ((1 << pe.item_bits) - 1), int(j == n - 1))
+            for j in range(n)
+        ]
         items_total += n
         expected += pe.pack(items)
         first = len(src.sent_cycles)

@@ -5,17 +5,22 @@ that a frame's first/last word keeps only a prefix/suffix or a random non-empty 
 `bubble`, `backpressure`, `seed`. Checks every item and last flag against the reference
 model; reports `checked` and per frame the span from its first word in to its last item out.
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 from fanns.pe.stream_unpack import StreamUnpack
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start, unpack
 
 
 def random_keep(rng, k: int) -> int:
     keep = 0
     while keep == 0:
-        keep = int(rng.integers(1, 1 << k)) if k < 63 else int.from_bytes(rng.bytes((k + 7) // 8), "little") & ((1 << k) - 1)
+        keep = (
+            int(rng.integers(1, 1 << k))
+            if k < 63
+            else int.from_bytes(rng.bytes((k + 7) // 8), "little") & ((1 << k) - 1)
+        )
     return keep
 
 
@@ -43,7 +48,9 @@ async def items_match_reference(dut):
         first = len(src.sent_cycles)
         await src.send([pack([(d, pe.word_bits), (kp, pe.k), (la, 1)]) for d, kp, la in words], cycles)
         await sink.wait_for(len(expected))
-        spans.append((sum(bin(kp).count("1") for _, kp, _ in words), sink.cycles[len(expected) - 1] - src.sent_cycles[first] + 1))
+        spans.append(
+            (sum(bin(kp).count("1") for _, kp, _ in words), sink.cycles[len(expected) - 1] - src.sent_cycles[first] + 1)
+        )
     got = [tuple(unpack(v, [pe.item_bits, 1])) for v in sink.items]
     mismatches = sum(g != e for g, e in zip(got, expected)) + abs(len(got) - len(expected))
     report(checked=len(expected), mismatches=mismatches, spans=spans)

@@ -5,12 +5,13 @@ optional `n` (every query has exactly n items) and `pipelined` (queries back to 
 every output key and `last` flag bit-exactly against `SystolicPQ.select`; reports `checked`
 (output keys), `inputs` (input keys), `mismatches` and `spans` [(N, cycles)].
 """
+
 import cocotb
 import numpy as np
-from fanns_tb import params, report, start
-from fanns_tb.selection import key_items, random_keys, run_queries
 
 from fanns.pe.systolic_pq import SystolicPQ
+from fanns_tb import params, report, start
+from fanns_tb.selection import key_items, random_keys, run_queries
 
 
 @cocotb.test()

@@ -7,13 +7,14 @@ sequences shaped like Falcon's use (CLEAR, bursts of INSERTs, POPs, FLUSHes, wit
 `checked` (outputs), `commands`, `worst_checked`, `mismatches` and, for the cycle model, the
 accept and output cycles relative to the first accepted command.
 """
+
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles, RisingEdge
-from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start
-from fanns_tb.selection import decode_items, random_keys
 
 from fanns.pe.systolic_queue import BoundedQueue, Op, SystolicQueue
+from fanns_tb import Cycles, StreamSink, StreamSource, pack, params, report, start
+from fanns_tb.selection import decode_items, random_keys
 
 
 def commands(pe, rng, rounds):
@@ -73,6 +74,11 @@ async def queue_matches_reference(dut):
     assert not wrong, f"{len(wrong)} wrong `worst` samples; first (cycle, got, expected): {wrong[0]}"
     t0 = src.sent_cycles[0]
     report(
-        checked=len(expected), commands=len(cmds), worst_checked=checked, mismatches=len(bad),
-        ops=[int(op) for op, _ in cmds], accepts=[c - t0 for c in src.sent_cycles], outputs=[c - t0 for c in sink.cycles],
+        checked=len(expected),
+        commands=len(cmds),
+        worst_checked=checked,
+        mismatches=len(bad),
+        ops=[int(op) for op, _ in cmds],
+        accepts=[c - t0 for c in src.sent_cycles],
+        outputs=[c - t0 for c in sink.cycles],
     )

@@ -1,6 +1,7 @@
 """Shared pytest fixtures: a per-session build folder for simulators and compiled programs, an
 isolated dataset cache, single-threaded faiss (pytest-xdist already uses every core), and small
 synthetic graphs for the graph explorer and the Falcon model."""
+
 import os
 
 import numpy as np

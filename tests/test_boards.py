@@ -1,4 +1,5 @@
 """Board files: every shipped board validates; schema errors name the file and the key."""
+
 import copy
 
 import pytest

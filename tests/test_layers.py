@@ -1,5 +1,6 @@
 """The import contract of CONTRIBUTING.md ("Layers"): imports run one way, down the layers, and sit
 at module top. A test, so the layering cannot rot silently again."""
+
 from __future__ import annotations
 
 import ast

@@ -14,6 +14,7 @@ exercises every one of them under back-pressure from the real PEs.
   words of another width (the `stream_unpack` PE, or a gathering `Regroup`), dropping pieces
   whose bytes the master did not keep (the tail of a transfer that ends inside a beat).
 """
+
 from __future__ import annotations
 
 from amaranth import Cat, Module, Mux, Signal, unsigned
@@ -132,10 +133,12 @@ class BeatSplitter(wiring.Component):
     def __init__(self, beat_bits: int, word_bits: int, tag_bits: int = 1):
         assert max(beat_bits, word_bits) % min(beat_bits, word_bits) == 0 and word_bits % 8 == 0
         self.beat_bits, self.word_bits, self.tag_bits = beat_bits, word_bits, tag_bits
-        super().__init__({
-            "i": In(stream.Signature(beat_layout(beat_bits, tag_bits))),
-            "o": Out(stream.Signature(word_layout(word_bits, tag_bits))),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(beat_layout(beat_bits, tag_bits))),
+                "o": Out(stream.Signature(word_layout(word_bits, tag_bits))),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -143,8 +146,12 @@ class BeatSplitter(wiring.Component):
         if self.word_bits > self.beat_bits:
             m.submodules.gather = g = Regroup(self.beat_bits, self.word_bits)
             m.d.comb += [
-                g.i.valid.eq(self.i.valid), g.i.payload.eq(self.i.payload.data), self.i.ready.eq(g.i.ready),
-                self.o.valid.eq(g.o.valid), self.o.payload.data.eq(g.o.payload), g.o.ready.eq(self.o.ready),
+                g.i.valid.eq(self.i.valid),
+                g.i.payload.eq(self.i.payload.data),
+                self.i.ready.eq(g.i.ready),
+                self.o.valid.eq(g.o.valid),
+                self.o.payload.data.eq(g.o.payload),
+                g.o.ready.eq(self.o.ready),
             ]
             with m.If(take):
                 m.d.sync += [self.o.payload.last.eq(self.i.payload.last), self.o.payload.tag.eq(self.i.payload.tag)]
@@ -154,12 +161,15 @@ class BeatSplitter(wiring.Component):
         m.submodules.unpack = u = StreamUnpackComponent(self.word_bits, r)
         keep = self.i.payload.keep
         m.d.comb += [
-            u.i.valid.eq(self.i.valid), self.i.ready.eq(u.i.ready),
+            u.i.valid.eq(self.i.valid),
+            self.i.ready.eq(u.i.ready),
             u.i.payload.data.eq(self.i.payload.data),
             u.i.payload.keep.eq(Cat(*(keep[j * step] for j in range(r)))),
             u.i.payload.last.eq(self.i.payload.last),
-            self.o.valid.eq(u.o.valid), u.o.ready.eq(self.o.ready),
-            self.o.payload.data.eq(u.o.payload.item), self.o.payload.last.eq(u.o.payload.last),
+            self.o.valid.eq(u.o.valid),
+            u.o.ready.eq(self.o.ready),
+            self.o.payload.data.eq(u.o.payload.item),
+            self.o.payload.last.eq(u.o.payload.last),
         ]
         with m.If(take):
             m.d.sync += self.o.payload.tag.eq(self.i.payload.tag)

@@ -6,6 +6,7 @@ Why one module: the IVF-PQ and graph generators, HLS and RTL alike, must write t
 way (sorted JSON, the one YAML style, no timestamps), so that a project is byte-identical from
 run to run and a tool reads every project alike.
 """
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ The API other parts of fanns use::
     ds.base, ds.queries, ds.metric, ds.cache_dir
     ds.groundtruth(10)                          # [nq, 10] int64, exact, cached
 """
+
 from fanns.datasets.builtins import BUILTINS, list_builtins, load_builtin
 from fanns.datasets.cache import cache_root
 from fanns.datasets.dataset import Dataset, exact_knn, normalize_rows

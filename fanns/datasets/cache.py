@@ -1,5 +1,6 @@
 """Where derived data lives: next to a dataset when that folder is writable, else under the cache
 root (`FANNS_CACHE`, default ``~/.cache/fanns``). Built-in datasets always live under the root."""
+
 from __future__ import annotations
 
 import os

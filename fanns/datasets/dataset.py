@@ -6,17 +6,18 @@ size); otherwise it is computed exactly with faiss (flat L2 / inner-product inde
 normalise, then inner product) and cached in ``cache_dir`` under the dataset's content hash, so
 any change to the vectors invalidates it.
 """
+
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 from fanns.datasets.formats import save_npy
 from fanns.errors import FannsError
-import faiss
 
 METRICS = ("l2", "ip", "angular")
 GT_MIN_DEPTH = 100
@@ -121,7 +122,9 @@ class Dataset:
     def _validate_groundtruth(self, gt: np.ndarray) -> np.ndarray:
         gt = np.asarray(gt)
         if gt.ndim != 2 or gt.dtype.kind not in "iu":
-            raise FannsError(f"dataset {self.name}: ground truth must be a 2-D integer array, got {gt.dtype} {gt.shape}")
+            raise FannsError(
+                f"dataset {self.name}: ground truth must be a 2-D integer array, got {gt.dtype} {gt.shape}"
+            )
         if gt.shape[0] != self.nq:
             raise FannsError(
                 f"dataset {self.name}: ground truth has {gt.shape[0]} rows but there are {self.nq} queries",

@@ -16,13 +16,14 @@ every record for the per-record dimension and at a bounded sample (the first and
 `SNIFF_RECORDS` records) for the element values, so opening a billion-vector file stays cheap.
 Writers are atomic (a temporary file renamed into place).
 """
+
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -119,8 +120,7 @@ def _diagnose_vecs(path, size, d, dtype, dims, bad, tail, rec) -> None:
         i = int(bad[0])
         raise _fail(
             path,
-            f"inconsistent dimension between records: record {i} declares {int(dims[i])}, "
-            f"record 0 declares {d}",
+            f"inconsistent dimension between records: record {i} declares {int(dims[i])}, record 0 declares {d}",
             hint="all vectors of a file must have the same dimension; the file may be corrupted",
         )
     raise _fail(
@@ -202,7 +202,7 @@ def _read_npy(path: Path) -> np.ndarray:
 def _sniff_values(path: Path, data: np.ndarray) -> None:
     n = data.shape[0]
     head = np.asarray(data[:SNIFF_RECORDS])
-    tail = np.asarray(data[max(SNIFF_RECORDS, n - SNIFF_RECORDS):])
+    tail = np.asarray(data[max(SNIFF_RECORDS, n - SNIFF_RECORDS) :])
     for part in (head, tail):
         if part.size == 0 or part.dtype.kind != "f":
             continue

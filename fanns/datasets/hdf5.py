@@ -4,16 +4,17 @@ and the file attribute ``distance`` (``euclidean`` / ``angular`` / ``dot``).
 Uncompressed contiguous datasets are memory-mapped straight from the file (h5py reports their
 byte offset); chunked or compressed ones are read into memory.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import h5py
 import numpy as np
 
 from fanns.datasets.formats import NPY_DTYPES, atomic_path
 from fanns.errors import FannsError
-import h5py
 
 METRICS = {"euclidean": "l2", "l2": "l2", "angular": "angular", "cosine": "angular", "dot": "ip", "ip": "ip"}
 ATTR_OF_METRIC = {"l2": "euclidean", "angular": "angular", "ip": "dot"}
@@ -51,7 +52,9 @@ def read_hdf5(path: str | Path) -> Hdf5Content:
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        raise FannsError(f"{path}: not a readable HDF5 file ({exc})", hint="the file is truncated or corrupted") from None
+        raise FannsError(
+            f"{path}: not a readable HDF5 file ({exc})", hint="the file is truncated or corrupted"
+        ) from None
     with f:
         for key in ("train", "test"):
             if key not in f:
@@ -74,7 +77,9 @@ def read_hdf5(path: str | Path) -> Hdf5Content:
             neighbors = np.asarray(f["neighbors"][()]) if "neighbors" in f else None
             distances = np.asarray(f["distances"][()]) if "distances" in f else None
         except OSError as exc:
-            raise FannsError(f"{path}: cannot read the data ({exc})", hint="the file is truncated or corrupted") from None
+            raise FannsError(
+                f"{path}: cannot read the data ({exc})", hint="the file is truncated or corrupted"
+            ) from None
     if neighbors is not None and (neighbors.ndim != 2 or neighbors.dtype.kind not in "iu"):
         raise FannsError(f"{path}: 'neighbors' must be a 2-D integer array, found {neighbors.dtype} {neighbors.shape}")
     return Hdf5Content(train, test, metric, neighbors, distances)

@@ -12,6 +12,7 @@ files explicitly and sets the metric (default ``l2``)::
     query: q.fbin
     groundtruth: gt.ivecs   # optional
 """
+
 from __future__ import annotations
 
 import re

@@ -22,6 +22,7 @@ feature) and unit-length rows, float32. Queries are drawn from the same mixture 
 One `numpy.random.Generator(PCG64(seed))` drives everything, so the output is identical for a
 given (seed, sizes) on every machine.
 """
+
 from __future__ import annotations
 
 import numpy as np

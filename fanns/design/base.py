@@ -5,6 +5,7 @@ Why one module: `fanns.design.ivfpq.IvfPqDesign` and `fanns.design.graph.GraphDe
 the same tools (DSE, generators, simulators, host driver), so a design file is written, read and
 rejected the same way whatever its kind.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -95,8 +96,10 @@ class DesignFile(ABC):
         if missing:
             fail(missing[0], "missing key")
         if data["version"] != cls.VERSION or data["kind"] != cls.KIND:
-            fail("version", f"expected {cls.DESCRIPTION} of version {cls.VERSION}, "
-                            f"got {data['kind']!r} v{data['version']!r}")
+            fail(
+                "version",
+                f"expected {cls.DESCRIPTION} of version {cls.VERSION}, got {data['kind']!r} v{data['version']!r}",
+            )
 
     def check_target(self) -> None:
         """The keys every design has: board name, clock and the utilisation limit."""

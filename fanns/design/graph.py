@@ -10,6 +10,7 @@ queries in parallel (across-query mode: one kernel compute unit per QPP); `bfc_u
 serve one query inside a QPP (intra-query mode). `to_dict` / `from_dict` round-trip exactly and
 `from_dict` validates with errors naming the offending key, like `fanns.design.ivfpq.IvfPqDesign`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,11 +21,11 @@ from typing import Any
 import yaml
 
 from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
 from fanns.numerics import ID_BITS, GraphFormat
 from fanns.pe.bloom import Bloom
-from fanns.design.ivfpq import IvfPqDesign
 
 SCHEMA_VERSION = 1
 MODES = ("intra", "across")
@@ -94,7 +95,11 @@ class Queues:
         check_int("queues.cand", self.cand, 1)
         check_int("queues.k_max", self.k_max, 1)
         if self.cand < self.l_max:
-            fail("queues.cand", f"{self.cand} is below l_max={self.l_max}", hint="a candidate queue shorter than l may lose candidates")
+            fail(
+                "queues.cand",
+                f"{self.cand} is below l_max={self.l_max}",
+                hint="a candidate queue shorter than l may lose candidates",
+            )
         if self.k_max > self.l_max:
             fail("queues.k_max", f"{self.k_max} exceeds l_max={self.l_max}")
         if self.l_max > 4096 or self.cand > 4096:
@@ -275,8 +280,24 @@ class GraphDesign(DesignFile):
             fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
 
     # -- (de)serialisation --------------------------------------------------------------------------
-    KEYS = ("version", "kind", "board", "clock_mhz", "util", "goal", "graph", "mode", "pipelines", "bfc_units",
-            "queues", "bloom", "limits", "runtime", "memory", "prediction")
+    KEYS = (
+        "version",
+        "kind",
+        "board",
+        "clock_mhz",
+        "util",
+        "goal",
+        "graph",
+        "mode",
+        "pipelines",
+        "bfc_units",
+        "queues",
+        "bloom",
+        "limits",
+        "runtime",
+        "memory",
+        "prediction",
+    )
 
     def to_dict(self) -> dict:
         mem = dataclasses.asdict(self.memory)
@@ -340,5 +361,14 @@ def load_design(path: Path):
 def graph_ref(graph: GraphImage, path: str | None = None) -> GraphRef:
     """The design's reference to `graph` (its shape and number format), stored at `path`."""
     fmt = graph.fmt
-    return GraphRef(kind=graph.kind, n=graph.n, d=fmt.d, max_degree=graph.max_degree, entry=graph.entry,
-                    vec_bits=fmt.vec_bits, signed=fmt.signed, scale=float(fmt.scale), path=path)
+    return GraphRef(
+        kind=graph.kind,
+        n=graph.n,
+        d=fmt.d,
+        max_degree=graph.max_degree,
+        entry=graph.entry,
+        vec_bits=fmt.vec_bits,
+        signed=fmt.signed,
+        scale=float(fmt.scale),
+        path=path,
+    )

@@ -9,6 +9,7 @@ Token kinds on the dispatch path (docs/graph_architecture.md, "The QPP"): the co
 CAND (fetch this candidate's neighbour list), ENTRY (check the entry node itself), GROUP_END and
 QUERY_END; the dispatcher hands each BFC unit CHECK / ENTRY / GROUP_END / QUERY_END tokens.
 """
+
 from __future__ import annotations
 
 import math
@@ -194,10 +195,15 @@ class QppHw:
             b.add(f"adj_addr{c}", 64, "RW", description=f"adjacency image of graph channel {c}")
             b.add(f"vec_addr{c}", 64, "RW", description=f"vector image of graph channel {c}")
         for name, value, what in (
-            ("max_l", q.l_max, "result queue capacity"), ("cand_size", q.cand, "candidate queue capacity"),
-            ("max_k", q.k_max, "largest k"), ("max_mg", lim.mg_max, "largest mg"), ("max_mc", lim.mc_max, "largest mc"),
-            ("dim", self.d, "vector dimension"), ("max_degree", d.graph.max_degree, "maximum degree"),
-            ("bfc_units", self.units, "BFC units"), ("graph_channels", self.channels, "graph memory channels"),
+            ("max_l", q.l_max, "result queue capacity"),
+            ("cand_size", q.cand, "candidate queue capacity"),
+            ("max_k", q.k_max, "largest k"),
+            ("max_mg", lim.mg_max, "largest mg"),
+            ("max_mc", lim.mc_max, "largest mc"),
+            ("dim", self.d, "vector dimension"),
+            ("max_degree", d.graph.max_degree, "maximum degree"),
+            ("bfc_units", self.units, "BFC units"),
+            ("graph_channels", self.channels, "graph memory channels"),
         ):
             b.add(name, 32, "RO", description=f"{what} ({value})")
         return b.build()
@@ -206,7 +212,13 @@ class QppHw:
         """The constant read-only registers."""
         d = self.design
         return {
-            "max_l": d.queues.l_max, "cand_size": d.queues.cand, "max_k": d.queues.k_max, "max_mg": d.limits.mg_max,
-            "max_mc": d.limits.mc_max, "dim": self.d, "max_degree": d.graph.max_degree, "bfc_units": self.units,
+            "max_l": d.queues.l_max,
+            "cand_size": d.queues.cand,
+            "max_k": d.queues.k_max,
+            "max_mg": d.limits.mg_max,
+            "max_mc": d.limits.mc_max,
+            "dim": self.d,
+            "max_degree": d.graph.max_degree,
+            "bfc_units": self.units,
             "graph_channels": self.channels,
         }

@@ -9,6 +9,7 @@ group, and the model's prediction for reference. `to_dict` / `from_dict` round-t
 `from_dict` validates (unknown or missing keys, wrong types, inconsistent stages) with errors
 that name the offending key.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
+from fanns.design.selectors import SELECTORS
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
-from fanns.design.selectors import SELECTORS
 
 SCHEMA_VERSION = 1
 IVF_STORAGES = ("bram", "uram", "stream")
@@ -122,8 +123,11 @@ class PqTiers:
             fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
         check_int(f"{where}.channels", self.channels, 1)
         if self.channels != channels:
-            fail(f"{where}.channels", f"is {self.channels}; the fast tier pairs one channel with each of the stage's {channels}",
-                 hint=f"set it to {channels}")
+            fail(
+                f"{where}.channels",
+                f"is {self.channels}; the fast tier pairs one channel with each of the stage's {channels}",
+                hint=f"set it to {channels}",
+            )
         if not isinstance(self.hot, tuple) or not all(isinstance(i, int) and not isinstance(i, bool) for i in self.hot):
             fail(f"{where}.hot", "must be a list of list ids")
         if list(self.hot) != sorted(set(self.hot)):
@@ -261,8 +265,23 @@ class IvfPqDesign(DesignFile):
     VERSION = SCHEMA_VERSION
     KIND = "ivfpq"
     DESCRIPTION = "an ivfpq design"
-    KEYS = ("board", "clock_mhz", "fifo_depth", "format", "goal", "index", "k", "kind", "memory", "nprobe",
-            "prediction", "slr", "stages", "util", "version")
+    KEYS = (
+        "board",
+        "clock_mhz",
+        "fifo_depth",
+        "format",
+        "goal",
+        "index",
+        "k",
+        "kind",
+        "memory",
+        "nprobe",
+        "prediction",
+        "slr",
+        "stages",
+        "util",
+        "version",
+    )
 
     board: str
     clock_mhz: float
@@ -342,7 +361,9 @@ class IvfPqDesign(DesignFile):
             if cold != hot:
                 fail("memory", "pq_hot channel c must feed the same PQDist PEs as pq_codes channel c")
             if any(ch.memory != st.pq_dist.tiers.memory for ch in self.memory if ch.use == "pq_hot"):
-                fail("memory", f"the pq_hot channels must be in the fast tier's memory group {st.pq_dist.tiers.memory!r}")
+                fail(
+                    "memory", f"the pq_hot channels must be in the fast tier's memory group {st.pq_dist.tiers.memory!r}"
+                )
 
     # -- (de)serialisation ----------------------------------------------------------------------
     def to_dict(self) -> dict:

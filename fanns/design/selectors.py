@@ -4,6 +4,7 @@ DSE offers (FANNS 6.4.1.2: HPQ, HSMPQG; ChamVS 4.4.2.2: AHPQ).
 They sit with the design schema because the schema validates against them; the performance model
 (`fanns.model.ivfpq.stages`) builds their PEs from here.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

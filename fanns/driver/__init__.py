@@ -10,17 +10,18 @@ simulation, in C simulation or in the reference model.
 Every backend is programmed by the same code (`fanns.driver.plan`: buffers, banks, register
 values; `fanns.driver.accelerator`: the session); a backend only executes it.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from fanns.errors import FannsError
 from fanns.driver.accelerator import Accelerator
-from fanns.driver.project import Project
-from fanns.driver.model import ModelBackend
 from fanns.driver.csim import CsimBackend
-from fanns.driver.rtlsim import RtlSimBackend
+from fanns.driver.model import ModelBackend
+from fanns.driver.project import Project
 from fanns.driver.pynq_backend import PynqBackend
+from fanns.driver.rtlsim import RtlSimBackend
+from fanns.errors import FannsError
 
 BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
 
@@ -28,20 +29,24 @@ BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
 def make_backend(name: str, kind: str, **options):
     """The backend `name` for a project of `kind` ("hls" or "rtl")."""
     if name == "model":
-
         return ModelBackend(**options)
     if name == "c-sim":
         if kind != "hls":
-            raise FannsError("the c-sim backend runs the HLS kernel; this is an RTL project", hint="use backend rtl-sim or model, or generate the project with `fanns generate-hls`")
+            raise FannsError(
+                "the c-sim backend runs the HLS kernel; this is an RTL project",
+                hint="use backend rtl-sim or model, or generate the project with `fanns generate-hls`",
+            )
 
         return CsimBackend(**options)
     if name == "rtl-sim":
         if kind != "rtl":
-            raise FannsError("the rtl-sim backend runs the generated RTL; this is an HLS project", hint="use backend c-sim or model, or generate the project with `fanns generate-rtl`")
+            raise FannsError(
+                "the rtl-sim backend runs the generated RTL; this is an HLS project",
+                hint="use backend c-sim or model, or generate the project with `fanns generate-rtl`",
+            )
 
         return RtlSimBackend(**options)
     if name == "pynq":
-
         return PynqBackend(**options)
     raise FannsError(f"unknown backend {name!r}", hint=f"choose one of {', '.join(BACKENDS)}")
 

@@ -13,18 +13,19 @@ PQ reconstruction — by ``dist * 2**lut_shift / scale**2`` (`IvfPqFormat.dist_t
 to the LUT's floor rounding). Slots the device could not fill (fewer codes scanned than k) hold
 the sentinel key: id -1 and distance +inf, as faiss does.
 """
+
 from __future__ import annotations
 
 import time
 
 import numpy as np
 
-from fanns.reference.ivfpq import host_queries
 from fanns.driver.backend import Backend
 from fanns.driver.plan import Buffer, Interface
 from fanns.driver.project import Project
 from fanns.errors import FannsError
 from fanns.numerics import ID_BITS, split_keys
+from fanns.reference.ivfpq import host_queries
 
 GRAPH_PARAMS = ("mg", "mc", "ef")
 PAD_ID = (1 << ID_BITS) - 1
@@ -50,9 +51,15 @@ class Accelerator:
         backend.attach(project, self.iface)
         limit = self.iface.max_batch()
         if limit < 1:
-            raise FannsError(f"the images leave no room for I/O buffers in {self.iface.banks['queries']}", hint="regenerate the design with fewer images in the I/O channel")
+            raise FannsError(
+                f"the images leave no room for I/O buffers in {self.iface.banks['queries']}",
+                hint="regenerate the design with fewer images in the I/O channel",
+            )
         if batch is not None and not 1 <= batch <= limit:
-            raise FannsError(f"batch {batch}: the I/O buffers hold 1..{limit} queries in {self.iface.banks['queries']}", hint=f"use a batch of 1..{limit}")
+            raise FannsError(
+                f"batch {batch}: the I/O buffers hold 1..{limit} queries in {self.iface.banks['queries']}",
+                hint=f"use a batch of 1..{limit}",
+            )
         self.batch = min(batch or backend.default_batch, limit)
         self.nprobe, self.k = project.nprobe, project.k
         self.buffers: dict[str, Buffer] = {}
@@ -95,7 +102,10 @@ class Accelerator:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise FannsError(f"{name} must be an integer, got {value!r}")
         if not 1 <= value <= most:
-            raise FannsError(f"{name} {value} is out of range: the design serves {name} 1..{most}", hint=f"use {name} <= {most}, or generate a design with a larger {name}")
+            raise FannsError(
+                f"{name} {value} is out of range: the design serves {name} 1..{most}",
+                hint=f"use {name} <= {most}, or generate a design with a larger {name}",
+            )
         return int(value)
 
     # -- session -----------------------------------------------------------------------------------
@@ -123,7 +133,9 @@ class Accelerator:
         if self.iface.kind == "rtl":
             err = self.iface.status_error(self._read("status"))
             if err:
-                raise FannsError(f"{self.backend.name}: {err}", hint="check nprobe, k and the buffer addresses against rtl/regmap.md")
+                raise FannsError(
+                    f"{self.backend.name}: {err}", hint="check nprobe, k and the buffer addresses against rtl/regmap.md"
+                )
         self._runs += 1
         for name in self.iface.cycle_registers if self.backend.has_cycles else ():
             self._cycles[name] = self._read(name)
@@ -149,11 +161,17 @@ class Accelerator:
         """Queries as a float array [nq, d], or a clear error."""
         q = np.asarray(queries)
         if q.dtype.kind not in "fiu":
-            raise FannsError(f"queries of dtype {q.dtype}: expected real numbers", hint="pass float32 vectors (integer vectors such as SIFT's uint8 work too)")
+            raise FannsError(
+                f"queries of dtype {q.dtype}: expected real numbers",
+                hint="pass float32 vectors (integer vectors such as SIFT's uint8 work too)",
+            )
         if q.ndim == 1:
             q = q[None, :]
         if q.ndim != 2 or q.shape[1] != self.project.d:
-            raise FannsError(f"queries of shape {q.shape}: this accelerator serves d = {self.project.d}", hint=f"pass an array [nq, {self.project.d}]")
+            raise FannsError(
+                f"queries of shape {q.shape}: this accelerator serves d = {self.project.d}",
+                hint=f"pass an array [nq, {self.project.d}]",
+            )
         if q.dtype.kind == "f" and not np.isfinite(q).all():
             raise FannsError("queries contain NaN or infinity")
         return q
@@ -204,12 +222,17 @@ class Accelerator:
             "calls": len(self._calls),
             "queries": queries,
             "qps": queries / seconds if seconds > 0 else None,
-            "latency_ms": None if lat is None else {p: float(np.percentile(lat, int(p[1:])) * 1e3) for p in ("p50", "p95", "p99")},
+            "latency_ms": None
+            if lat is None
+            else {p: float(np.percentile(lat, int(p[1:])) * 1e3) for p in ("p50", "p95", "p99")},
             "cycles": None,
         }
         if self._cycles:
             # total: cycles of every run; run_cycles: the last run's; the other registers as the device names them
-            out["cycles"] = {"total": self._run_cycles, **{"run_cycles" if k == "cycles" else k: v for k, v in sorted(self._cycles.items())}}
+            out["cycles"] = {
+                "total": self._run_cycles,
+                **{"run_cycles" if k == "cycles" else k: v for k, v in sorted(self._cycles.items())},
+            }
         return out
 
     def close(self) -> None:

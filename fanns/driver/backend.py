@@ -10,6 +10,7 @@ register word, and wait until the device reports done.
 model and the C simulation): a register file whose start bit runs the emulated device on the
 buffers the written addresses point to.
 """
+
 from __future__ import annotations
 
 import time
@@ -57,7 +58,10 @@ class Backend:
         end = time.monotonic() + timeout
         while not self.read_register(offset) & mask:
             if time.monotonic() > end:
-                raise FannsError(f"{self.name}: the device did not finish within {timeout:g} s", hint="check the device (or raise the timeout)")
+                raise FannsError(
+                    f"{self.name}: the device did not finish within {timeout:g} s",
+                    hint="check the device (or raise the timeout)",
+                )
             time.sleep(1e-4)
 
     def close(self) -> None:
@@ -77,7 +81,10 @@ class BumpAllocator:
         end = addr + buf.alloc_bytes
         cap = self.iface.bank_capacity(buf.bank)
         if end > cap:
-            raise FannsError(f"buffer {buf.name} ({buf.nbytes:,} bytes) does not fit in {buf.bank} ({cap:,} bytes)", hint="use a smaller batch")
+            raise FannsError(
+                f"buffer {buf.name} ({buf.nbytes:,} bytes) does not fit in {buf.bank} ({cap:,} bytes)",
+                hint="use a smaller batch",
+            )
         self.next[buf.bank] = end
         return addr
 
@@ -108,7 +115,9 @@ class RegisterDevice(Backend):
         bank = self.iface.banks[name]
         addr = self.decode(self.iface.address_register(name))
         if (bank, addr) not in self.memory:
-            raise RuntimeError(f"{self.name}: register {self.iface.address_register(name)} = 0x{addr:x} is no buffer in {bank}")
+            raise RuntimeError(
+                f"{self.name}: register {self.iface.address_register(name)} = 0x{addr:x} is no buffer in {bank}"
+            )
         return self.memory[(bank, addr)].view(np.uint8)
 
     def write_buffer(self, buf: Buffer, data: bytes) -> None:

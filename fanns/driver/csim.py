@@ -6,6 +6,7 @@ driver's own device memory, looked up from the addresses the driver wrote into t
 argument registers — so the C simulation runs the same memory placement and register values a
 board would get, not a second copy of them.
 """
+
 from __future__ import annotations
 
 import ctypes

@@ -8,14 +8,15 @@ the result keys of `fanns.reference.ivfpq_streams.DesignReference` into the resu
 layouts of `IoLayout`. For an RTL project it also checks the run-time parameters as the core
 does (a refused run sets `status.bad_params`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from fanns.reference.ivfpq_streams import DesignReference
-from fanns.images.ivfpq import Image, MemoryImages, elem_dtype, unpack_lists
 from fanns.driver.backend import RegisterDevice
+from fanns.images.ivfpq import Image, MemoryImages, elem_dtype, unpack_lists
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.reference.ivfpq_streams import DesignReference
 
 
 def _real(fx: np.ndarray, scale: float) -> np.ndarray:
@@ -42,13 +43,17 @@ def index_from_images(images: MemoryImages, design, metric: str) -> IvfPqIndexDa
     data = IvfPqIndexData(
         centroids=_real(cent_fx, fmt.scale),
         codebook=_real(book_fx, fmt.scale),
-        opq_matrix=_real(images.get("opq_matrix").array(), float(1 << fmt.opq_frac_bits)) if "opq_matrix" in names else None,
+        opq_matrix=_real(images.get("opq_matrix").array(), float(1 << fmt.opq_frac_bits))
+        if "opq_matrix" in names
+        else None,
         offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         ids=np.concatenate([ids for ids, _ in lists]).astype(np.int64),
         codes=np.concatenate([codes for _, codes in lists]).reshape(-1, m).astype(np.uint8),
         metric=metric,
     )
-    if not (np.array_equal(fmt.quantize(data.centroids), cent_fx) and np.array_equal(fmt.quantize(data.codebook), book_fx)):
+    if not (
+        np.array_equal(fmt.quantize(data.centroids), cent_fx) and np.array_equal(fmt.quantize(data.codebook), book_fx)
+    ):
         raise RuntimeError("model: the index read from device memory does not quantise back to its images")
     return data
 
@@ -68,7 +73,9 @@ class ModelBackend(RegisterDevice):
             raw = self.at(img.name)[: img.nbytes].tobytes()
             images.append(Image(img.name, img.use, img.memory, img.channel, raw, img.layout))
         mem = MemoryImages(tuple(images), self.project.io, (self.project.io_bank.memory, self.project.io_bank.channel))
-        self.reference = DesignReference(self.project.design, index_from_images(mem, self.project.design, self.project.metric))
+        self.reference = DesignReference(
+            self.project.design, index_from_images(mem, self.project.design, self.project.metric)
+        )
 
     def _set(self, name: str, value: int) -> None:
         for off, word in self.iface.encode(name, value):

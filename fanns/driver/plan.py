@@ -19,18 +19,24 @@ Backends only execute: allocate a buffer in a bank, write/read a buffer, write/r
 word, start and wait. The simulating backends (model, C simulation) decode the written words
 back with `decode`, so a wrong address or value makes them fail as the device would.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fanns.hdl.regmap import RegMap, Register
 from fanns.driver.project import Bank, Project
 from fanns.errors import FannsError
+from fanns.hdl.regmap import Register, RegMap
 
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
-IMAGE_REGISTERS = {"centroids": "centroids_addr", "codebook": "codebook_addr", "opq_matrix": "opq_addr", "list_tiers": "tiers_addr"}
+IMAGE_REGISTERS = {
+    "centroids": "centroids_addr",
+    "codebook": "codebook_addr",
+    "opq_matrix": "opq_addr",
+    "list_tiers": "tiers_addr",
+}
 """RTL: ROM image -> its base-address register (PQ-code images: pq<c>_addr; a tiered design's
 fast-tier images pq_hot_<c>: hot<c>_addr)."""
 PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot"}
@@ -70,7 +76,9 @@ def hls_regmap(arg_names: list[str]) -> RegMap:
     for name, desc in (("nq", "queries of the run"), ("load", "1: copy the ROM images on chip first")):
         regs.append(Register(name, offset, 32, "RW", description=desc))
         offset += 8  # a data word and a reserved word
-    return RegMap("fanns_ivfpq", tuple(regs), addr_width=max(12, offset.bit_length()), description="Vitis HLS kernel control")
+    return RegMap(
+        "fanns_ivfpq", tuple(regs), addr_width=max(12, offset.bit_length()), description="Vitis HLS kernel control"
+    )
 
 
 class Interface:
@@ -122,18 +130,25 @@ class Interface:
                     raise FannsError(f"rtl/ports.json has no port for image {img.name}", hint="regenerate the project")
                 out[img.name] = Bank(port["memory"], int(port["channel"]))
             else:
-                raise FannsError(f"image {img.name} ({img.use}) has no port in the RTL core", hint="regenerate the project")
+                raise FannsError(
+                    f"image {img.name} ({img.use}) has no port in the RTL core", hint="regenerate the project"
+                )
         return out
 
     def _check_banks(self) -> None:
         board = self.project.board
         for name in ["queries", "results"] + [img.name for img in self.project.images.images]:
             if name not in self.banks:
-                raise FannsError(f"{self.project.path}: no memory bank for buffer {name}", hint="regenerate the project")
+                raise FannsError(
+                    f"{self.project.path}: no memory bank for buffer {name}", hint="regenerate the project"
+                )
             bank = self.banks[name]
             groups = [g for g in board.memory if g.kind == bank.memory]
             if not groups or bank.channel >= sum(g.count for g in groups):
-                raise FannsError(f"buffer {name} is placed in {bank}, which board {board.name} does not have", hint="regenerate the project for this board")
+                raise FannsError(
+                    f"buffer {name} is placed in {bank}, which board {board.name} does not have",
+                    hint="regenerate the project for this board",
+                )
 
     def bank_capacity(self, bank: Bank) -> int:
         return next(g.capacity_bytes for g in self.project.board.memory if g.kind == bank.memory)

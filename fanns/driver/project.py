@@ -7,6 +7,7 @@ Why one reader: the HLS and RTL generators write the same folder layout (`images
 RTL. Everything a backend executes is derived from this one object, so every backend (a board,
 a simulator, the model) is programmed from the same facts.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,14 +17,13 @@ from functools import cached_property
 from pathlib import Path
 
 from fanns import __version__
+from fanns.boards import Board, load_board
+from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.boards import Board, load_board
-from fanns.images.ivfpq import IoLayout, MemoryImages
-from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.errors import FannsError
+from fanns.images.ivfpq import IoLayout, MemoryImages
 from fanns.numerics import IvfPqFormat
-
 
 VITIS_BANK = re.compile(r"^(HBM|DDR)\[(\d+)\]$")
 SP_LINE = re.compile(r"^sp=(\w+)\.(\w+):(\S+)$")
@@ -51,10 +51,16 @@ def parse_connectivity(text: str, board: Board) -> dict[str, Bank]:
             continue
         bank = VITIS_BANK.match(m.group(3))
         if not bank:
-            raise FannsError(f"connectivity.cfg: bank {m.group(3)!r} of {m.group(2)} is not HBM[i] or DDR[i]", hint="regenerate the project")
+            raise FannsError(
+                f"connectivity.cfg: bank {m.group(3)!r} of {m.group(2)} is not HBM[i] or DDR[i]",
+                hint="regenerate the project",
+            )
         kind = next((k for k in MEMORY_OF_VITIS[bank.group(1)] if k in kinds), None)
         if kind is None:
-            raise FannsError(f"connectivity.cfg: {m.group(3)} but board {board.name} has no {bank.group(1)} memory", hint="regenerate the project")
+            raise FannsError(
+                f"connectivity.cfg: {m.group(3)} but board {board.name} has no {bank.group(1)} memory",
+                hint="regenerate the project",
+            )
         out[m.group(2)] = Bank(kind, int(bank.group(2)))
     return out
 
@@ -73,10 +79,16 @@ class Project:
     def open(cls, path: Path | str) -> Project:
         path = Path(path)
         if not path.is_dir():
-            raise FannsError(f"project folder {path} does not exist", hint="pass the folder written by `fanns generate-hls` or `fanns generate-rtl`")
+            raise FannsError(
+                f"project folder {path} does not exist",
+                hint="pass the folder written by `fanns generate-hls` or `fanns generate-rtl`",
+            )
         rec_path = path / PROJECT_FILE
         if not rec_path.is_file():
-            raise FannsError(f"{path} is not a generated project (no {PROJECT_FILE})", hint="run `fanns generate-hls` or `fanns generate-rtl` first")
+            raise FannsError(
+                f"{path} is not a generated project (no {PROJECT_FILE})",
+                hint="run `fanns generate-hls` or `fanns generate-rtl` first",
+            )
         try:
             record = json.loads(rec_path.read_text())
         except ValueError as exc:
@@ -93,11 +105,15 @@ class Project:
             kind = "rtl"
             for rel in ("rtl/regmap.json", "rtl/ports.json"):
                 if not (path / rel).is_file():
-                    raise FannsError(f"{path}: {rel} is missing", hint="regenerate the project with `fanns generate-rtl`")
+                    raise FannsError(
+                        f"{path}: {rel} is missing", hint="regenerate the project with `fanns generate-rtl`"
+                    )
         elif "kernel" in record and "args" in record:
             kind = "hls"
             if not (path / "connectivity.cfg").is_file():
-                raise FannsError(f"{path}: connectivity.cfg is missing", hint="regenerate the project with `fanns generate-hls`")
+                raise FannsError(
+                    f"{path}: connectivity.cfg is missing", hint="regenerate the project with `fanns generate-hls`"
+                )
         else:
             raise FannsError(f"{rec_path}: neither an HLS nor an RTL project", hint="regenerate the project")
         design = IvfPqDesign.load(path / "design.yaml")

@@ -15,6 +15,7 @@ What it executes (every value comes from `fanns.driver.plan`, as for the simulat
    word)` / `ip.read(offset)`; start by writing the control word, then poll `ap_done`.
 pynq is imported only here, when the backend is opened.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,8 +68,10 @@ def attribute(memory: str) -> str:
 def default_bitstream(project) -> Path:
     if project.kind == "hls":
         return project.path / "build" / "hw" / "fanns_ivfpq.xclbin"
-    raise FannsError("an RTL project has no board build flow: pass bitstream= the .bit / .xclbin built around rtl/fanns_ivfpq.v",
-                     hint="or use backend rtl-sim to run the RTL in simulation")
+    raise FannsError(
+        "an RTL project has no board build flow: pass bitstream= the .bit / .xclbin built around rtl/fanns_ivfpq.v",
+        hint="or use backend rtl-sim to run the RTL in simulation",
+    )
 
 
 class PynqBackend(Backend):
@@ -96,7 +99,9 @@ class PynqBackend(Backend):
         self.has_cycles = iface.kind == "rtl"
         bitstream = Path(self.bitstream) if self.bitstream else default_bitstream(project)
         if not bitstream.is_file():
-            raise FannsError(f"bitstream {bitstream} not found", hint="build it (make hw for an HLS project) or pass bitstream=")
+            raise FannsError(
+                f"bitstream {bitstream} not found", hint="build it (make hw for an HLS project) or pass bitstream="
+            )
         self.pynq = pynq
         self.overlay = pynq.Overlay(str(bitstream), device=self.device) if self.device else pynq.Overlay(str(bitstream))
         self.targets = placement(iface, list(self.overlay.mem_dict))
@@ -108,7 +113,10 @@ class PynqBackend(Backend):
     def _find_ip(self) -> str:
         names = [n for n in self.overlay.ip_dict if n.split(":")[-1].startswith("fanns_ivfpq")]
         if len(names) != 1:
-            raise FannsError(f"the overlay has {len(names)} IPs named fanns_ivfpq* ({', '.join(names) or 'none'})", hint="pass ip= the accelerator's name")
+            raise FannsError(
+                f"the overlay has {len(names)} IPs named fanns_ivfpq* ({', '.join(names) or 'none'})",
+                hint="pass ip= the accelerator's name",
+            )
         return names[0]
 
     def _check_registers(self, registers: dict) -> None:
@@ -118,8 +126,10 @@ class PynqBackend(Backend):
                 continue
             got = registers.get(reg.name, {}).get("address_offset")
             if got != reg.offset:
-                raise FannsError(f"the overlay's register {reg.name} is at {got!r}, the driver expects 0x{reg.offset:x}",
-                                 hint="the xclbin was not built from this project; rebuild it or regenerate the project")
+                raise FannsError(
+                    f"the overlay's register {reg.name} is at {got!r}, the driver expects 0x{reg.offset:x}",
+                    hint="the xclbin was not built from this project; rebuild it or regenerate the project",
+                )
 
     def allocate(self, buf: Buffer) -> int:
         target = self.targets[buf.name]

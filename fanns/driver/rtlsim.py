@@ -11,6 +11,7 @@ values and placements the driver computes (`fanns.driver.plan`). The simulation 
 their AXI4-Lite cycles; `wait` polls the done bit every 64 cycles), which the core's own cycle
 registers do not depend on.
 """
+
 from __future__ import annotations
 
 import base64
@@ -20,11 +21,11 @@ import socket
 import threading
 from pathlib import Path
 
+from fanns.codegen.ivfpq.rtl import TOP
+from fanns.datasets.cache import cache_root
 from fanns.driver.backend import Backend, BumpAllocator
 from fanns.driver.plan import Buffer
 from fanns.errors import FannsError
-from fanns.codegen.ivfpq.rtl import TOP
-from fanns.datasets.cache import cache_root
 from fanns.sim.ivfpq.rtl import CXX_OPT
 from fanns.tools.verilator import RtlSim
 
@@ -58,7 +59,11 @@ class RtlSimBackend(Backend):
         root = Path(self.build_dir) if self.build_dir else cache_root() / "sim-builds"
         self.sim = RtlSim({f"{TOP}.v": text}, TOP, root / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
         self.sim.build()
-        self.ports = {name: f"{p['memory']}[{p['channel']}]" for name, p in project.ports["ports"].items() if name.startswith("m_axi")}
+        self.ports = {
+            name: f"{p['memory']}[{p['channel']}]"
+            for name, p in project.ports["ports"].items()
+            if name.startswith("m_axi")
+        }
 
     # -- the simulation and its socket -------------------------------------------------------------
     def _start(self) -> None:
@@ -66,8 +71,13 @@ class RtlSimBackend(Backend):
         server.bind(("127.0.0.1", 0))
         server.listen(1)
         server.settimeout(1.0)
-        params = {"host": "127.0.0.1", "port": server.getsockname()[1], "ports": self.ports,
-                  "latency": self.latency, "pause": self.pause}
+        params = {
+            "host": "127.0.0.1",
+            "port": server.getsockname()[1],
+            "ports": self.ports,
+            "latency": self.latency,
+            "pause": self.pause,
+        }
         self._error: BaseException | None = None
 
         def run() -> None:
@@ -124,7 +134,9 @@ class RtlSimBackend(Backend):
         self._call(op="write", bank=str(buf.bank), addr=self._addr[buf.name], data=base64.b64encode(data).decode())
 
     def read_buffer(self, buf: Buffer, nbytes: int) -> bytes:
-        return base64.b64decode(self._call(op="read", bank=str(buf.bank), addr=self._addr[buf.name], nbytes=nbytes)["data"])
+        return base64.b64decode(
+            self._call(op="read", bank=str(buf.bank), addr=self._addr[buf.name], nbytes=nbytes)["data"]
+        )
 
     def write_register(self, offset: int, word: int) -> None:
         self._call(op="wreg", offset=offset, word=word)
@@ -148,4 +160,6 @@ class RtlSimBackend(Backend):
         self._conn.close()
         self._conn = None
         if self._error is not None and not self._reported:  # a failure already raised is not raised again
-            raise FannsError(f"rtl-sim: the simulation failed: {self._error}", hint="see the simulation log in the build folder")
+            raise FannsError(
+                f"rtl-sim: the simulation failed: {self._error}", hint="see the simulation log in the build folder"
+            )

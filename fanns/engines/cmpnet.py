@@ -14,6 +14,7 @@ the hardware minimal and the cost exact: `with_sentinel_inputs` propagates the s
 inputs (min(x, all-ones) = x, max(x, all-ones) = all-ones, so a compare-exchange against padding
 needs no comparator), and `pruned` drops every wire that no kept output depends on.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -148,7 +149,9 @@ class Network:
         return {"comparators": comparators, "selects": selects, "registers": registers, "stages": self.depth}
 
 
-def build_stages(m: Module, en: Value, net: Network, inputs: Sequence[Value], key_bits: int, prefix: str) -> list[Value]:
+def build_stages(
+    m: Module, en: Value, net: Network, inputs: Sequence[Value], key_bits: int, prefix: str
+) -> list[Value]:
     """Elaborate `net` into `m`: one register per live wire per stage, all advancing when `en`."""
     top = Const(sentinel(key_bits), key_bits)
     cur: list[Value] = [top if k in net.const_inputs else inputs[k] for k in range(net.width)]
@@ -222,7 +225,9 @@ def bitonic_partial_merger(l: int) -> Network:
     stages = [tuple(("min", i, 2 * l - 1 - i) for i in range(l))]
     stride = l // 2
     while stride:
-        stages.append(tuple(("min" if i < (i ^ stride) else "max", min(i, i ^ stride), max(i, i ^ stride)) for i in range(l)))
+        stages.append(
+            tuple(("min" if i < (i ^ stride) else "max", min(i, i ^ stride), max(i, i ^ stride)) for i in range(l))
+        )
         stride //= 2
     return Network(2 * l, tuple(stages))
 
@@ -270,5 +275,8 @@ def check_keys(keys: np.ndarray, key_bits: int, what: str) -> np.ndarray:
     """`keys` as uint64, or a FannsError if a key does not fit `key_bits`."""
     arr = np.asarray(keys)
     if arr.dtype.kind not in "ui" or (arr.size and (arr.min() < 0 or int(arr.max()) > sentinel(key_bits))):
-        raise FannsError(f"{what}: keys must be unsigned integers below 2**{key_bits}", hint="pack keys with fanns.numerics.make_keys and pick key_bits to fit")
+        raise FannsError(
+            f"{what}: keys must be unsigned integers below 2**{key_bits}",
+            hint="pack keys with fanns.numerics.make_keys and pick key_bits to fit",
+        )
     return arr.astype(np.uint64)

@@ -7,6 +7,7 @@ and delay lines (`Pipe`), lane-wise squared differences and products, and a regi
 tree. Widths are derived from value bounds, so every register is exactly as wide as the
 integers it can hold.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -49,7 +50,9 @@ class Pipe:
         return value
 
 
-def squared_diffs(pipe: Pipe, a: Sequence[Value], b: Sequence[Value], a_range, b_range, name: str = "sq") -> list[Signal]:
+def squared_diffs(
+    pipe: Pipe, a: Sequence[Value], b: Sequence[Value], a_range, b_range, name: str = "sq"
+) -> list[Signal]:
     """(a_i - b_i)**2 per lane, two registered stages (subtract, square); a_i in a_range, b_i in b_range."""
     lo, hi = a_range[0] - b_range[1], a_range[1] - b_range[0]
     mag = max(abs(lo), abs(hi))
@@ -85,8 +88,19 @@ def add_tree(pipe: Pipe, values: Sequence[Value], name: str = "tree") -> Value:
 
 # (depth, width, BRAM18 equivalents) of the simple-dual-port block-RAM shapes of UltraScale+.
 _BRAM_SHAPES = (
-    (512, 36, 1), (1024, 18, 1), (2048, 9, 1), (4096, 4, 1), (8192, 2, 1), (16384, 1, 1),
-    (512, 72, 2), (1024, 36, 2), (2048, 18, 2), (4096, 9, 2), (8192, 4, 2), (16384, 2, 2), (32768, 1, 2),
+    (512, 36, 1),
+    (1024, 18, 1),
+    (2048, 9, 1),
+    (4096, 4, 1),
+    (8192, 2, 1),
+    (16384, 1, 1),
+    (512, 72, 2),
+    (1024, 36, 2),
+    (2048, 18, 2),
+    (4096, 9, 2),
+    (8192, 4, 2),
+    (16384, 2, 2),
+    (32768, 1, 2),
 )
 
 

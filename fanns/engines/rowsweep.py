@@ -19,6 +19,7 @@ Pipeline (edges after a row word is issued): [memory read] -> operand/difference
 square -> ceil(log2 result_lanes) tree levels -> accumulate and output register; so a result is
 in the output register `depth()` edges after its last word was issued.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

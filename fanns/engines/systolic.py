@@ -37,6 +37,7 @@ schedule is correct for all keys iff it is correct for all 0/1 keys; the reachab
 the array (with the phase state) form a small finite set, explored exhaustively with all arrival
 patterns (bubbles included).
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -315,5 +316,3 @@ class QueueUnit(Elaboratable):
             with m.Else():
                 m.d.sync += count.eq(count + 1)
         return m
-
-

@@ -8,6 +8,7 @@ exact-visited-set recall) and `graph_<kind>.txt` (the Fig. 7.9 tables) to the ou
 `add_graph_arguments(parser)` adds the options to any argparse parser, and `run_graph_explore(args)`
 runs them: the `explore` command calls both, so IVF-PQ and graph exploration share one command.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,15 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.graph.qpp import MemorySystem
-from fanns.errors import FannsError
-from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
-from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
-from fanns.pe.bloom import Bloom
-from fanns.datasets import normalize_rows
-from fanns.datasets.dataset import as_float32
 from fanns.boards import load_board
-from fanns.datasets import load_dataset
+from fanns.datasets import load_dataset, normalize_rows
+from fanns.datasets.dataset import as_float32
+from fanns.errors import FannsError
+from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
+from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
+from fanns.model.graph.qpp import MemorySystem
+from fanns.pe.bloom import Bloom
 from fanns.progress import progress_bar, status
 
 
@@ -32,7 +32,9 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
     try:
         values = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
     except ValueError:
-        raise FannsError(f"{what} must be a comma-separated list of integers, got {text!r}", hint=f"e.g. --{what} 1,2,4") from None
+        raise FannsError(
+            f"{what} must be a comma-separated list of integers, got {text!r}", hint=f"e.g. --{what} 1,2,4"
+        ) from None
     if not values:
         raise FannsError(f"{what} is empty", hint=f"e.g. --{what} 1,2,4")
     return values
@@ -42,7 +44,9 @@ def parse_kinds(text: str) -> list[str]:
     kinds = [k.strip().lower() for k in text.split(",") if k.strip()]
     bad = [k for k in kinds if k not in GRAPH_KINDS]
     if bad or not kinds:
-        raise FannsError(f"unknown graph kind {', '.join(bad) or repr(text)}", hint=f"--graph takes {','.join(GRAPH_KINDS)}")
+        raise FannsError(
+            f"unknown graph kind {', '.join(bad) or repr(text)}", hint=f"--graph takes {','.join(GRAPH_KINDS)}"
+        )
     return sorted(set(kinds), key=kinds.index)
 
 
@@ -61,7 +65,9 @@ def load_or_build(ds, kind: str, max_degree: int, ef_construction: int, vec_bits
     if path.is_file():
         return GraphImage.load(path)
     base, _ = prepare_vectors(ds)
-    graph = build_graph(base, kind, max_degree=max_degree, ef_construction=ef_construction, fmt=graph_format_for(base, vec_bits))
+    graph = build_graph(
+        base, kind, max_degree=max_degree, ef_construction=ef_construction, fmt=graph_format_for(base, vec_bits)
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + ".tmp.npz")
     graph.save(tmp)
@@ -72,20 +78,39 @@ def load_or_build(ds, kind: str, max_degree: int, ef_construction: int, vec_bits
 def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("graph search (Falcon / DST)")
     g.add_argument("--graph", metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg")
-    g.add_argument("--max-degree", type=int, default=64, help="maximum degree of the graphs (HNSW base layer 2M; NSG R); default 64 as Falcon")
+    g.add_argument(
+        "--max-degree",
+        type=int,
+        default=64,
+        help="maximum degree of the graphs (HNSW base layer 2M; NSG R); default 64 as Falcon",
+    )
     g.add_argument("--ef-construction", type=int, default=64, help="HNSW efConstruction (default 64)")
     g.add_argument("--vec-bits", type=int, default=8, help="bits per vector element on the device (default 8)")
-    g.add_argument("--queue", type=int, default=64, help="result queue size l = candidate queue size (default 64, Falcon 7.5.1)")
+    g.add_argument(
+        "--queue", type=int, default=64, help="result queue size l = candidate queue size (default 64, Falcon 7.5.1)"
+    )
     g.add_argument("--k", type=int, default=10, help="neighbours returned; recall is R@k (default 10)")
     g.add_argument("--mg", default="1,2,3,4,5,6,7,8", help="candidate groups in flight to sweep (default 1..8)")
     g.add_argument("--mc", default="1,2,3,4", help="candidates per group to sweep (default 1..4)")
-    g.add_argument("--bloom", default="3,196608", metavar="H,B",
-                   help="Bloom filter: H hash units, B bits (B/H a power of two), or 'exact' for an exact visited set (default 3,196608)")
-    g.add_argument("--bfc-units", type=int, default=4, help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)")
+    g.add_argument(
+        "--bloom",
+        default="3,196608",
+        metavar="H,B",
+        help="Bloom filter: H hash units, B bits (B/H a power of two), or 'exact' for an exact visited set (default 3,196608)",
+    )
+    g.add_argument(
+        "--bfc-units", type=int, default=4, help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)"
+    )
     g.add_argument("--pipelines", type=int, default=4, help="query pipelines of the across-query design (default 4)")
-    g.add_argument("--board", default="u250", help="board whose memory and clock the cycle model uses (default u250, Falcon's)")
+    g.add_argument(
+        "--board", default="u250", help="board whose memory and clock the cycle model uses (default u250, Falcon's)"
+    )
     g.add_argument("--freq-mhz", type=float, help="accelerator clock for the model (default: the board's kernel clock)")
-    g.add_argument("--mem-latency", type=int, help=f"memory latency in cycles (default {MemorySystem.latency_cycles}, an assumption)")
+    g.add_argument(
+        "--mem-latency",
+        type=int,
+        help=f"memory latency in cycles (default {MemorySystem.latency_cycles}, an assumption)",
+    )
     g.add_argument("--graph-queries", type=int, default=0, help="use only the first N queries (default: all)")
     g.add_argument("--threads", type=int, default=2, help="threads of the compiled traversal (default 2)")
 
@@ -98,14 +123,26 @@ def setup_from_args(args: argparse.Namespace) -> SweepSetup:
         try:
             h, b = (int(v) for v in args.bloom.split(","))
         except ValueError:
-            raise FannsError(f"--bloom must be H,B or 'exact', got {args.bloom!r}", hint="e.g. --bloom 3,196608") from None
+            raise FannsError(
+                f"--bloom must be H,B or 'exact', got {args.bloom!r}", hint="e.g. --bloom 3,196608"
+            ) from None
         bloom = Bloom(h=h, b=b, w=64)
     if args.queue < args.k:
-        raise FannsError(f"--queue {args.queue} is smaller than --k {args.k}", hint="the result queue must hold k results")
+        raise FannsError(
+            f"--queue {args.queue} is smaller than --k {args.k}", hint="the result queue must hold k results"
+        )
     memory = MemorySystem.from_board(load_board(args.board), freq_mhz=args.freq_mhz, latency_cycles=args.mem_latency)
     return SweepSetup(
-        k=args.k, l=args.queue, cand_size=args.queue, bloom=bloom, bfc_units=args.bfc_units, pipelines=args.pipelines,
-        memory=memory, mg=_int_list(args.mg, "mg"), mc=_int_list(args.mc, "mc"), threads=args.threads,
+        k=args.k,
+        l=args.queue,
+        cand_size=args.queue,
+        bloom=bloom,
+        bfc_units=args.bfc_units,
+        pipelines=args.pipelines,
+        memory=memory,
+        mg=_int_list(args.mg, "mg"),
+        mc=_int_list(args.mc, "mc"),
+        threads=args.threads,
     )
 
 
@@ -126,19 +163,33 @@ def run_graph_explore(args: argparse.Namespace) -> int:
         q_fx = graph.fmt.quantize(queries[:nq])
         with progress_bar() as bar:
             task = bar.add_task(f"DST sweep {kind}", total=None)
-            result = sweep(graph, q_fx, gt, setup, progress=lambda done, total: bar.update(task, completed=done, total=total))
+            result = sweep(
+                graph, q_fx, gt, setup, progress=lambda done, total: bar.update(task, completed=done, total=total)
+            )
         title = f"{ds.name} {kind.upper()}"
         report = {
-            "dataset": ds.name, "graph": kind, "nodes": graph.n, "max_degree": graph.max_degree, "entry": graph.entry,
-            "build": graph.build, "number_format": {"vec_bits": graph.fmt.vec_bits, "signed": graph.fmt.signed, "scale": graph.fmt.scale},
-            "queries": nq, "memory": vars(setup.memory), "bloom": vars(setup.bloom) if setup.bloom else "exact",
-            "bfc_units": setup.bfc_units, "pipelines": setup.pipelines, **result.to_dict(),
+            "dataset": ds.name,
+            "graph": kind,
+            "nodes": graph.n,
+            "max_degree": graph.max_degree,
+            "entry": graph.entry,
+            "build": graph.build,
+            "number_format": {"vec_bits": graph.fmt.vec_bits, "signed": graph.fmt.signed, "scale": graph.fmt.scale},
+            "queries": nq,
+            "memory": vars(setup.memory),
+            "bloom": vars(setup.bloom) if setup.bloom else "exact",
+            "bfc_units": setup.bfc_units,
+            "pipelines": setup.pipelines,
+            **result.to_dict(),
         }
         (out / f"graph_{kind}.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
         text = format_tables(result, title)
         (out / f"graph_{kind}.txt").write_text(text + "\n")
         print(text)
         bloom_gap = {m: result.cells[m, 1, 1].recall - result.exact_bfs_recall[m] for m in MODES}
-        print(f"{title} — BFS recall, Bloom filter minus exact visited set: "
-              + ", ".join(f"{m} {v:+.4f}" for m, v in bloom_gap.items()) + "\n")
+        print(
+            f"{title} — BFS recall, Bloom filter minus exact visited set: "
+            + ", ".join(f"{m} {v:+.4f}" for m, v in bloom_gap.items())
+            + "\n"
+        )
     return 0

@@ -10,6 +10,7 @@ channels' beats per second over a query's beats; the fetch engines share the cha
 against the exact float ground truth. The best configuration of a mode is the fastest one whose
 recall is not below BFS's.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -17,13 +18,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from fanns.model.graph.across import shared_search_batch
-from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.errors import FannsError
-from fanns.model.graph.fast import search_batch
 from fanns.index.graph import GraphImage
 from fanns.index.recall import recall_at_k
 from fanns.index.traversal import TraversalConfig
+from fanns.model.graph.across import shared_search_batch
+from fanns.model.graph.fast import search_batch
+from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.pe.bloom import Bloom
 
 MG_RANGE = tuple(range(1, 9))
@@ -48,15 +49,23 @@ class SweepSetup:
 
     def __post_init__(self) -> None:
         if 1 not in self.mg or 1 not in self.mc:
-            raise FannsError("the sweep needs mg = 1 and mc = 1 (BFS is the baseline)", hint="include 1 in --mg and --mc")
+            raise FannsError(
+                "the sweep needs mg = 1 and mc = 1 (BFS is the baseline)", hint="include 1 in --mg and --mc"
+            )
         if min(self.mg) < 1 or min(self.mc) < 1:
             raise FannsError("mg and mc values must be at least 1")
 
     def qpp(self, graph: GraphImage, mode: str) -> QppConfig:
         """One QPP of `mode` (its memory: all channels; `pipes` of them share it in across-query mode)."""
         return QppConfig(
-            d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=self.l, k=self.k, cand_size=self.cand_size,
-            bfc_units=self.bfc_units if mode == "intra" else 1, bloom=self.bloom or Bloom(), memory=self.memory,
+            d=graph.fmt.d,
+            elem_bytes=graph.elem_bytes,
+            l=self.l,
+            k=self.k,
+            cand_size=self.cand_size,
+            bfc_units=self.bfc_units if mode == "intra" else 1,
+            bloom=self.bloom or Bloom(),
+            memory=self.memory,
             max_degree=graph.max_degree,
         )
 
@@ -69,8 +78,15 @@ class SweepSetup:
         return self.memory.bytes_per_cycle() / self.memory.channels / self.memory.port_bytes
 
     def traversal(self, mg: int, mc: int, mode: str) -> TraversalConfig:
-        return TraversalConfig(l=self.l, k=self.k, mg=mg, mc=mc, cand_size=self.cand_size, bloom=self.bloom,
-                               bfc_units=self.bfc_units if mode == "intra" else 1)
+        return TraversalConfig(
+            l=self.l,
+            k=self.k,
+            mg=mg,
+            mc=mc,
+            cand_size=self.cand_size,
+            bloom=self.bloom,
+            bfc_units=self.bfc_units if mode == "intra" else 1,
+        )
 
 
 @dataclass
@@ -148,16 +164,22 @@ def sweep(graph: GraphImage, queries_fx: np.ndarray, gt: np.ndarray, setup: Swee
         for modes in groups:
             qpps = [setup.qpp(graph, m) for m in modes]
             pipes = [setup.pipes(m) for m in modes]
-            res, beats = shared_search_batch(graph, queries_fx, setup.traversal(mg, mc, modes[0]), qpps, pipes, setup.capacity,
-                                             setup.threads)
+            res, beats = shared_search_batch(
+                graph, queries_fx, setup.traversal(mg, mc, modes[0]), qpps, pipes, setup.capacity, setup.threads
+            )
             rec = recall_at_k(res.ids, gt, setup.k)
             for j, mode in enumerate(modes):
                 occ = float(res.occupancy[:, j].mean())
                 lat = float(res.latency[:, j].mean())
                 roof = setup.memory.channels * setup.capacity * freq / beats[j]
                 result.cells[mode, mg, mc] = Cell(
-                    recall=rec, hops=float(res.hops.mean()), visited=float(res.visited.mean()),
-                    bloom_fp=float(res.bloom_fp.mean()), latency=lat, occupancy=occ, qps=min(pipes[j] * freq / occ, roof),
+                    recall=rec,
+                    hops=float(res.hops.mean()),
+                    visited=float(res.visited.mean()),
+                    bloom_fp=float(res.bloom_fp.mean()),
+                    latency=lat,
+                    occupancy=occ,
+                    qps=min(pipes[j] * freq / occ, roof),
                     latency_us=lat / setup.memory.freq_mhz,
                 )
             done += 1
@@ -175,8 +197,11 @@ def format_tables(sweep_result: GraphSweep, title: str, modes: Sequence[str] = M
     """Plain-text heatmaps in the layout of Falcon Fig. 7.9 (rows mc, columns mg)."""
     s = sweep_result.setup
     lines = []
-    specs = [("speedup", "speedup over BFS ({})", "{:6.2f}"), ("recall", f"R@{s.k} ({{}})", "{:6.4f}"),
-             ("hops", "hops / BFS hops ({})", "{:6.2f}")]
+    specs = [
+        ("speedup", "speedup over BFS ({})", "{:6.2f}"),
+        ("recall", f"R@{s.k} ({{}})", "{:6.4f}"),
+        ("hops", "hops / BFS hops ({})", "{:6.2f}"),
+    ]
     for mode in modes:
         label = "intra-query: latency" if mode == "intra" else "across-query: QPS"
         for metric, name, fmt in specs:

@@ -14,6 +14,7 @@ For every index of the grid (nlist x m x with/without OPQ) it
 
 The DSE reads `explore.json` and the per-index `.npy` files it points to.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,18 +23,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import faiss
 import numpy as np
 
-from fanns.reference.ivfpq import IvfPqReference
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
-from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
 from fanns.index.goals import RecallGoal, measure_name
+from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
 from fanns.index.number_format import choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
 from fanns.progress import status
-import faiss
+from fanns.reference.ivfpq import IvfPqReference
 
 INDEX_CACHE_VERSION = 1
 ID_BYTES = 4
@@ -102,10 +103,14 @@ class IvfPqExplorer:
         self.ms = sorted(set(cfg.ms or [default_m(ds.d)]))
         for m in self.ms:
             if m < 1 or ds.d % m:
-                raise FannsError(f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {_divisors(ds.d)}")
+                raise FannsError(
+                    f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {_divisors(ds.d)}"
+                )
         for nlist in self.nlists:
             if nlist < 1 or nlist > ds.n // 4:
-                raise FannsError(f"nlist={nlist} does not suit {ds.n} base vectors", hint=f"use 1..{ds.n // 4} (about sqrt(N))")
+                raise FannsError(
+                    f"nlist={nlist} does not suit {ds.n} base vectors", hint=f"use 1..{ds.n // 4} (about sqrt(N))"
+                )
         kmax = max(g.k for g in cfg.goals)
         if kmax > ds.n:
             raise FannsError(f"recall goal R@{kmax} asks for more neighbours than the {ds.n} base vectors")
@@ -214,7 +219,10 @@ class IvfPqExplorer:
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
             "format": fmt.to_dict(),
-            "curve": {"nprobe": list(range(1, nlist + 1)), **{measure_name(ms): [round(float(r), 6) for r in c] for ms, c in curves.items()}},
+            "curve": {
+                "nprobe": list(range(1, nlist + 1)),
+                **{measure_name(ms): [round(float(r), 6) for r in c] for ms, c in curves.items()},
+            },
             "goals": goals,
         }
 
@@ -227,7 +235,11 @@ class IvfPqExplorer:
                 for opq in self.cfg.opq:
                     records.append(self.explore_index(nlist, m, opq))
         result = {
-            "dataset": {**self.ds.summary(), "content_hash": self.ds.content_hash(), "queries_used": int(self.queries.shape[0])},
+            "dataset": {
+                **self.ds.summary(),
+                "content_hash": self.ds.content_hash(),
+                "queries_used": int(self.queries.shape[0]),
+            },
             "goals": [{"text": g.text, "k": g.k, "truth": g.truth, "recall": g.target} for g in self.cfg.goals],
             "settings": {
                 "nlists": self.nlists,
@@ -264,7 +276,11 @@ def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:
     """Per goal: the index that reaches it with the fewest codes scanned per query, or the best recall seen."""
     out = {}
     for g in goals:
-        ok = [(r["goals"][g.text]["codes_per_query"]["mean"], r["index"]) for r in records if r["goals"][g.text]["reached"]]
+        ok = [
+            (r["goals"][g.text]["codes_per_query"]["mean"], r["index"])
+            for r in records
+            if r["goals"][g.text]["reached"]
+        ]
         if ok:
             codes, name = min(ok)
             out[g.text] = {"reached": True, "index": name, "codes_per_query": codes}

@@ -8,6 +8,7 @@ explorer runs again into the same folder (its trained indexes are reused by the 
 cache) over the union of the old and the new goals, so a later request for an earlier goal is
 still answered without work.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,8 @@ from pathlib import Path
 
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.index.goals import RecallGoal, parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.index.goals import RecallGoal, parse_goal
 from fanns.progress import status
 
 OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
@@ -26,13 +27,25 @@ OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
 def add_explore_options(parser: argparse.ArgumentParser) -> None:
     """The exploration options shared by the commands that run an exploration on the way."""
     g = parser.add_argument_group("exploration (reused when an earlier one matches)")
-    g.add_argument("--explore-dir", metavar="DIR", help="exploration folder to reuse or fill (default: one per dataset in its cache folder)")
+    g.add_argument(
+        "--explore-dir",
+        metavar="DIR",
+        help="exploration folder to reuse or fill (default: one per dataset in its cache folder)",
+    )
     g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
-    g.add_argument("--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)")
+    g.add_argument(
+        "--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)"
+    )
     mode = g.add_mutually_exclusive_group()
-    mode.add_argument("--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation")
-    mode.add_argument("--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ")
-    mode.add_argument("--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)")
+    mode.add_argument(
+        "--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation"
+    )
+    mode.add_argument(
+        "--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ"
+    )
+    mode.add_argument(
+        "--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)"
+    )
     parser.set_defaults(opq_mode="both")
     g.add_argument("--queries", type=int, help="use only the first N queries of the dataset (default: all)")
     g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default 0)")
@@ -45,7 +58,9 @@ def int_list(text: str | None, what: str) -> list[int] | None:
     try:
         values = sorted({int(v) for v in text.split(",") if v.strip()})
     except ValueError:
-        raise FannsError(f"--{what}: expected comma-separated integers, got {text!r}", hint=f"e.g. --{what} 64,256") from None
+        raise FannsError(
+            f"--{what}: expected comma-separated integers, got {text!r}", hint=f"e.g. --{what} 64,256"
+        ) from None
     if not values or values[0] < 1:
         raise FannsError(f"--{what}: expected positive integers, got {text!r}")
     return values
@@ -55,8 +70,12 @@ def config_from_args(args: argparse.Namespace, goals: list[RecallGoal]) -> Explo
     if args.queries is not None and args.queries < 1:
         raise FannsError(f"--queries {args.queries}: must be at least 1")
     return ExploreConfig(
-        goals=sorted(set(goals)), nlists=int_list(args.nlist, "nlist"), ms=int_list(args.m, "m"),
-        opq=OPQ_MODES[args.opq_mode], max_queries=args.queries, seed=args.seed,
+        goals=sorted(set(goals)),
+        nlists=int_list(args.nlist, "nlist"),
+        ms=int_list(args.m, "m"),
+        opq=OPQ_MODES[args.opq_mode],
+        max_queries=args.queries,
+        seed=args.seed,
     )
 
 

@@ -1,10 +1,12 @@
 """`fanns datasets` (list the built-ins) and `fanns datasets info SPEC`."""
+
 from __future__ import annotations
 
 import argparse
 
 from rich.console import Console
 from rich.table import Table
+
 from fanns.datasets.builtins import list_builtins
 from fanns.datasets.loader import load_dataset
 
@@ -54,5 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print N, dimension, dtype, metric and ground-truth status of a dataset",
         description="Describe a dataset: an HDF5 file, a directory of vector files, or builtin:NAME.",
     )
-    info.add_argument("spec", metavar="SPEC", help="HDF5 file, directory with base/query(/groundtruth) files, or builtin:NAME")
+    info.add_argument(
+        "spec", metavar="SPEC", help="HDF5 file, directory with base/query(/groundtruth) files, or builtin:NAME"
+    )
     info.set_defaults(func=_info)

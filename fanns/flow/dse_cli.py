@@ -5,30 +5,31 @@ goal against every combination of stage implementations on the board (`fanns.mod
 writes DIR/dse.json and DIR/design.yaml (`fanns.model.ivfpq.report`) and prints the top designs in
 the columns of FANNS Table 6.3.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from fanns.errors import FannsError
 from rich.console import Console
+
 from fanns.boards import load_board
-from fanns.model.ivfpq import dse
-from fanns.model.ivfpq import report
-from fanns.model.ivfpq.workload import workloads_from_explore
-from fanns.model.ivfpq.dse import Slo
+from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
+from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq.dse import Slo
+from fanns.model.ivfpq.workload import workloads_from_explore
 
 
 def _cmd(args: argparse.Namespace) -> int:
 
-
     if args.graph:
-
         if args.slo_p99 or args.slo_p95 or args.load or args.tiers:
-            raise FannsError("--slo-p99, --slo-p95, --load and --tiers apply to IVF-PQ designs, not to --graph",
-                             hint="drop them, or choose the graph design by --objective latency|qps")
+            raise FannsError(
+                "--slo-p99, --slo-p95, --load and --tiers apply to IVF-PQ designs, not to --graph",
+                hint="drop them, or choose the graph design by --objective latency|qps",
+            )
         return run_graph_dse(args, Console())
     slo = parse_slo(args)
     board = load_board(args.board)
@@ -38,8 +39,18 @@ def _cmd(args: argparse.Namespace) -> int:
         if args.queries < 1:
             raise FannsError(f"--queries {args.queries}: must be at least 1")
         workloads = [w.with_queries(args.queries) for w in workloads]
-    outcome = dse.run(workloads, board, args.recall, clock, args.util, args.top, unreachable, slo=slo, load_qps=args.load,
-                       tiers=args.tiers)
+    outcome = dse.run(
+        workloads,
+        board,
+        args.recall,
+        clock,
+        args.util,
+        args.top,
+        unreachable,
+        slo=slo,
+        load_qps=args.load,
+        tiers=args.tiers,
+    )
     paths = report.write(outcome, Path(args.out))
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
     if outcome.best is None:
@@ -50,7 +61,10 @@ def _cmd(args: argparse.Namespace) -> int:
     report.print_table(outcome, console)
     best = outcome.best
     cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in best.timings.items())
-    console.print(f"best: {best.workload.label()}: {best.qps:,.0f} QPS, bottleneck {best.bottleneck}; cycles/query: {cycles}", highlight=False)
+    console.print(
+        f"best: {best.workload.label()}: {best.qps:,.0f} QPS, bottleneck {best.bottleneck}; cycles/query: {cycles}",
+        highlight=False,
+    )
     lat = best.latency["alone"]
     console.print(
         f"latency of one query: mean {lat.mean_us:,.1f} us, P50 {lat.get(50):,.1f} / P95 {lat.get(95):,.1f} / P99 {lat.get(99):,.1f} us",
@@ -58,14 +72,24 @@ def _cmd(args: argparse.Namespace) -> int:
     )
     if "load" in best.latency:
         at = best.latency["load"]
-        console.print(f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} / P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us", highlight=False)
+        console.print(
+            f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} / P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us",
+            highlight=False,
+        )
     if outcome.tiers:
         t = outcome.tiers[0]
-        opts = ", ".join(f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
-                         for o in t["options"]) or "none (no free UltraRAM or memory group)"
+        opts = (
+            ", ".join(
+                f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
+                for o in t["options"]
+            )
+            or "none (no free UltraRAM or memory group)"
+        )
         console.print(f"tiers for the best design (cold lists on {t['slow']}): {opts}", highlight=False)
     if slo is not None:
-        console.print(f"SLO {slo.text()}: met; {outcome.slo_rejected} faster fitting design(s) missed it", highlight=False)
+        console.print(
+            f"SLO {slo.text()}: met; {outcome.slo_rejected} faster fitting design(s) missed it", highlight=False
+        )
     r = outcome.result
     console.print(
         f"searched {len(workloads)} index(es): {r.evaluated:,} combinations evaluated in {r.seconds:.2f} s "
@@ -73,7 +97,9 @@ def _cmd(args: argparse.Namespace) -> int:
         highlight=False,
     )
     for u in outcome.unreachable:
-        console.print(f"  {u['index']} cannot reach {args.recall} (best recall {u.get('best_recall')})", highlight=False)
+        console.print(
+            f"  {u['index']} cannot reach {args.recall} (best recall {u.get('best_recall')})", highlight=False
+        )
     console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
     return 0
 
@@ -124,18 +150,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
     p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8")
     p.add_argument("--clock", type=float, help="accelerator clock in MHz (default: the board's kernel clock)")
-    p.add_argument("--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)")
+    p.add_argument(
+        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
+    )
     p.add_argument("--top", type=int, default=5, help="how many designs to list besides the best (default 5)")
     p.add_argument("--queries", type=int, help="use only the first N sample queries of the exploration (default: all)")
-    p.add_argument("--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)")
+    p.add_argument(
+        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
+    )
     p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
-    p.add_argument("--load", type=float, metavar="QPS",
-                   help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
-    p.add_argument("--tiers", action="store_true",
-                   help="also predict, per top design, hot IVF lists in a faster memory tier (free UltraRAM or another memory group)")
+    p.add_argument(
+        "--load",
+        type=float,
+        metavar="QPS",
+        help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
+    )
+    p.add_argument(
+        "--tiers",
+        action="store_true",
+        help="also predict, per top design, hot IVF lists in a faster memory tier (free UltraRAM or another memory group)",
+    )
     p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
-    p.add_argument("--graph", choices=("hnsw", "nsg"),
-                   help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored")
-    p.add_argument("--objective", choices=("latency", "qps"), default="latency",
-                   help="graph mode: minimise latency at batch 1 or maximise QPS at large batches (default latency)")
+    p.add_argument(
+        "--graph",
+        choices=("hnsw", "nsg"),
+        help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored",
+    )
+    p.add_argument(
+        "--objective",
+        choices=("latency", "qps"),
+        default="latency",
+        help="graph mode: minimise latency at batch 1 or maximise QPS at large batches (default latency)",
+    )
     p.set_defaults(func=_cmd)

@@ -6,20 +6,21 @@ hardware-faithful recall, the codes scanned per query and faiss-cpu's QPS (OUT/e
 Graph indexes (`--graph hnsw,nsg`) are explored by `fanns.explore.graph`: graph builds, the
 DST (mg, mc) sweep on the Falcon cycle model, the best configuration per parallel mode.
 """
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from fanns.errors import FannsError
 import faiss
 from rich.console import Console
 from rich.table import Table
+
 from fanns.datasets.loader import load_dataset
-from fanns.index.goals import parse_goal
+from fanns.errors import FannsError
+from fanns.explore.graph import add_graph_arguments, run_graph_explore
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.explore.graph import add_graph_arguments
-from fanns.explore.graph import run_graph_explore
+from fanns.index.goals import parse_goal
 
 
 def _int_list(text: str) -> list[int]:
@@ -33,7 +34,6 @@ def _int_list(text: str) -> list[int]:
 
 
 def _run_ivfpq(args: argparse.Namespace) -> int:
-
 
     goals = sorted({parse_goal(g) for g in args.recall})
     if args.faiss_threads:
@@ -61,11 +61,18 @@ def _run_ivfpq(args: argparse.Namespace) -> int:
             if r["reached"]:
                 c = r["codes_per_query"]
                 table.add_row(
-                    rec["index"], str(r["nprobe"]), f"{r['recall']:.3f}", f"{r['hw_recall']:.3f}",
-                    f"{c['mean']:.0f}, {c['p99']:.0f}", f"{r['bytes_per_query']['mean'] / 1024:.1f}", f"{r['cpu_qps']:.0f}",
+                    rec["index"],
+                    str(r["nprobe"]),
+                    f"{r['recall']:.3f}",
+                    f"{r['hw_recall']:.3f}",
+                    f"{c['mean']:.0f}, {c['p99']:.0f}",
+                    f"{r['bytes_per_query']['mean'] / 1024:.1f}",
+                    f"{r['cpu_qps']:.0f}",
                 )
             else:
-                table.add_row(rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-")
+                table.add_row(
+                    rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-"
+                )
         console.print(table)
         best = result["best"][g.text]
         if not best["reached"]:
@@ -86,27 +93,45 @@ def _run(args: argparse.Namespace) -> int:
         )
     code = _run_ivfpq(args) if args.recall else 0
     if args.graph:
-
         code = code or run_graph_explore(args)
     return code
 
 
 def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("IVF-PQ search (FANNS)")
-    g.add_argument("--recall", action="append", metavar="R@k=x", help="recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x (1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)")
+    g.add_argument(
+        "--recall",
+        action="append",
+        metavar="R@k=x",
+        help="recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x (1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)",
+    )
     g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
-    g.add_argument("--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)")
+    g.add_argument(
+        "--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)"
+    )
     mode = g.add_mutually_exclusive_group()
-    mode.add_argument("--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation")
-    mode.add_argument("--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ")
-    mode.add_argument("--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)")
+    mode.add_argument(
+        "--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation"
+    )
+    mode.add_argument(
+        "--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ"
+    )
+    mode.add_argument(
+        "--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)"
+    )
     p.set_defaults(opq_mode="both")
     g.add_argument("--queries", type=int, help="use only the first N queries (default: all)")
     g.add_argument("--train-size", type=int, help="training sample size (default: 64 per cell, 10,000..65,536)")
     g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default: 0)")
-    g.add_argument("--pq-vec-bits", type=int, default=16, help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)")
-    g.add_argument("--pq-lut-bits", type=int, default=16, help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)")
-    g.add_argument("--faiss-threads", type=int, help="faiss threads for training, sweeps and CPU QPS (default: all cores)")
+    g.add_argument(
+        "--pq-vec-bits", type=int, default=16, help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)"
+    )
+    g.add_argument(
+        "--pq-lut-bits", type=int, default=16, help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)"
+    )
+    g.add_argument(
+        "--faiss-threads", type=int, help="faiss threads for training, sweeps and CPU QPS (default: all cores)"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -117,8 +142,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)")
-    p.add_argument("--out", default="work/explore", help="output folder (default work/explore); re-runs reuse its trained indexes")
+    p.add_argument(
+        "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
+    )
+    p.add_argument(
+        "--out", default="work/explore", help="output folder (default work/explore); re-runs reuse its trained indexes"
+    )
     _add_ivfpq_arguments(p)
     add_graph_arguments(p)
     p.set_defaults(func=_run)

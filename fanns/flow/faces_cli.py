@@ -4,28 +4,35 @@ design (`fanns.codegen.ivfpq.hls`), optionally checked at once by C simulation (
 `fanns generate-rtl DESIGN.yaml --index EXPLORE_DIR --out PROJECT`: the Amaranth-generated Verilog
 of the design with its register map and memory images (`fanns.codegen.ivfpq.rtl`), optionally checked
 at once by RTL simulation (`--sim`, as `fanns sim PROJECT --backend rtl`)."""
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 import numpy as np
-from fanns.sim.ivfpq.csim import HlsCsim
-from fanns.index.recall import recall_at
-from fanns.numerics import split_keys
 from rich.console import Console
+
 from fanns.codegen.ivfpq.hls import generate_hls
-from fanns.flow.inputs import load_inputs
-from fanns.images.ivfpq import image_summary
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.cache import cache_root
+from fanns.flow.inputs import load_inputs
 from fanns.flow.sim_cli import rtl_report
+from fanns.images.ivfpq import image_summary
+from fanns.index.recall import recall_at
+from fanns.numerics import split_keys
+from fanns.sim.ivfpq.csim import HlsCsim
 
 
-def csim_check(project: Path, queries: np.ndarray, groundtruth: np.ndarray, expected_keys: np.ndarray, build_dir: Path | None = None) -> dict:
+def csim_check(
+    project: Path,
+    queries: np.ndarray,
+    groundtruth: np.ndarray,
+    expected_keys: np.ndarray,
+    build_dir: Path | None = None,
+) -> dict:
     """Run the project's kernel in C simulation on `queries`: mismatching queries against the
     reference model's keys, and R@K against the exact neighbours."""
-
 
     with HlsCsim(project, build_dir) as sim:
         keys = sim.search_keys(queries)
@@ -39,16 +46,21 @@ def csim_check(project: Path, queries: np.ndarray, groundtruth: np.ndarray, expe
 
 def _cmd(args: argparse.Namespace) -> int:
 
-
     console = Console()
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
     out = Path(args.out)
     project = generate_hls(inputs.design, inputs.data, inputs.test, out, platform=args.platform, force=args.force)
     d = inputs.design
-    console.print(f"wrote {out}: {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board} ({len(project.files)} files)", highlight=False)
+    console.print(
+        f"wrote {out}: {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board} ({len(project.files)} files)",
+        highlight=False,
+    )
     for name, (lines, size) in project.code_sizes().items():
         console.print(f"  {name:22s} {lines:6d} lines {size:10,d} bytes", highlight=False)
-    console.print("memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()), highlight=False)
+    console.print(
+        "memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()),
+        highlight=False,
+    )
     if args.csim:
         expected = np.fromfile(out / "data" / "reference_keys.bin", dtype="<u8").reshape(-1, d.k)
         res = csim_check(out, inputs.test.queries, inputs.test.groundtruth, expected)
@@ -68,8 +80,12 @@ def _cmd(args: argparse.Namespace) -> int:
 def _add_inputs(p: argparse.ArgumentParser) -> None:
     """The arguments both generators read their inputs from (`fanns.flow.inputs.load_inputs`)."""
     p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
-    p.add_argument("--index", required=True, metavar="EXPLORE_DIR",
-                   help="the exploration folder holding the design's trained index")
+    p.add_argument(
+        "--index",
+        required=True,
+        metavar="EXPLORE_DIR",
+        help="the exploration folder holding the design's trained index",
+    )
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
     p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
     p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
@@ -88,26 +104,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_inputs(p)
     p.add_argument("--platform", help="Vitis platform (default: the board file's)")
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
-    p.add_argument("--csim", action="store_true", help="run the generated kernel in C simulation on the test queries and compare with the reference model")
+    p.add_argument(
+        "--csim",
+        action="store_true",
+        help="run the generated kernel in C simulation on the test queries and compare with the reference model",
+    )
     p.set_defaults(func=_cmd)
     register_rtl(sub)
 
 
 def _cmd_rtl(args: argparse.Namespace) -> int:
 
-
     console = Console()
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
     out = Path(args.out)
     project = generate_rtl(inputs.design, inputs.data, inputs.test, out, force=args.force)
     d, hw = inputs.design, project.hw
-    console.print(f"wrote {out}: {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board} ({len(project.files)} files)", highlight=False)
-    console.print(f"  rtl/fanns_ivfpq.v      {project.files['rtl/fanns_ivfpq.v']:12,d} bytes (top module fanns_ivfpq)", highlight=False)
-    console.print(f"  rtl/regmap.md, rtl/regmap.json: {len(hw.regmap.registers)} registers; rtl/ports.json: "
-                  f"m_axi_io + {hw.channels} PQ-code port(s)", highlight=False)
-    console.print("memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()), highlight=False)
+    console.print(
+        f"wrote {out}: {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board} ({len(project.files)} files)",
+        highlight=False,
+    )
+    console.print(
+        f"  rtl/fanns_ivfpq.v      {project.files['rtl/fanns_ivfpq.v']:12,d} bytes (top module fanns_ivfpq)",
+        highlight=False,
+    )
+    console.print(
+        f"  rtl/regmap.md, rtl/regmap.json: {len(hw.regmap.registers)} registers; rtl/ports.json: "
+        f"m_axi_io + {hw.channels} PQ-code port(s)",
+        highlight=False,
+    )
+    console.print(
+        "memory images:\n" + "\n".join("  " + line for line in image_summary(project.images).splitlines()),
+        highlight=False,
+    )
     if args.sim:
-
         return rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, console)
     console.print(f"check it: fanns sim {out} --backend rtl", highlight=False)
     return 0
@@ -126,5 +156,9 @@ def register_rtl(sub: argparse._SubParsersAction) -> None:
     )
     _add_inputs(p)
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
-    p.add_argument("--sim", action="store_true", help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model")
+    p.add_argument(
+        "--sim",
+        action="store_true",
+        help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model",
+    )
     p.set_defaults(func=_cmd_rtl)

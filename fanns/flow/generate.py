@@ -10,6 +10,7 @@ runs a sample of the test queries through the existing simulators (`fanns.flow.p
 inside the staged folder, so the project appears — complete, with its simulation result in
 report/ and the README — or not at all (`fanns.outputs.staged_folder`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,26 +19,24 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
 
 from fanns import __version__
-from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
-from fanns.errors import FannsError
-from fanns.progress import status
-from rich.console import Console
 from fanns.boards import load_board
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.flow.inputs import index_record, load_index
-from fanns.flow.project_sim import SIMULATOR_NAMES, SIMULATORS
+from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
-from fanns.index.ivfpq import host_vectors
+from fanns.errors import FannsError
+from fanns.explore.reuse import add_explore_options, config_from_args, ensure_exploration
+from fanns.flow.inputs import index_record, load_index
+from fanns.flow.project_sim import SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import parse_goal
-from fanns.explore.reuse import config_from_args, ensure_exploration
-from fanns.model.ivfpq import dse
-from fanns.model.ivfpq import report
+from fanns.index.ivfpq import host_vectors
+from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
-from fanns.explore.reuse import add_explore_options
+from fanns.progress import status
 from fanns.templating import environment
 
 WHAT = "generated project"
@@ -55,8 +54,13 @@ def cpu_baseline(explore: dict, goal: str) -> dict | None:
     for rec in explore["indexes"]:
         g = rec.get("goals", {}).get(goal)
         if g and g.get("reached") and g.get("cpu_qps") is not None:
-            cand = {"index": rec["index"], "nprobe": g["nprobe"], "recall": g["recall"], "qps": g["cpu_qps"],
-                    "threads": g.get("cpu_threads")}
+            cand = {
+                "index": rec["index"],
+                "nprobe": g["nprobe"],
+                "recall": g["recall"],
+                "qps": g["cpu_qps"],
+                "threads": g.get("cpu_threads"),
+            }
             if best is None or cand["qps"] > best["qps"]:
                 best = cand
     return best
@@ -64,11 +68,44 @@ def cpu_baseline(explore: dict, goal: str) -> dict | None:
 
 def design_summary(rec: dict) -> dict:
     """The parts of the DSE's record of the chosen design a reader of the summary needs."""
-    keep = ("index", "nlist", "m", "opq", "nprobe", "k", "recall", "hw_recall", "qps", "cycles_per_query", "bottleneck",
-            "latency_us", "resources", "utilisation_with_shell", "channels")
-    stages = {name: {k: v for k, v in st.items() if k in ("arch", "pes", "lanes", "store", "channels", "memory", "streams", "s",
-                                                          "double_buffer", "cycles", "lut_pct")}
-              for name, st in rec["stages"].items()}
+    keep = (
+        "index",
+        "nlist",
+        "m",
+        "opq",
+        "nprobe",
+        "k",
+        "recall",
+        "hw_recall",
+        "qps",
+        "cycles_per_query",
+        "bottleneck",
+        "latency_us",
+        "resources",
+        "utilisation_with_shell",
+        "channels",
+    )
+    stages = {
+        name: {
+            k: v
+            for k, v in st.items()
+            if k
+            in (
+                "arch",
+                "pes",
+                "lanes",
+                "store",
+                "channels",
+                "memory",
+                "streams",
+                "s",
+                "double_buffer",
+                "cycles",
+                "lut_pct",
+            )
+        }
+        for name, st in rec["stages"].items()
+    }
     return {**{k: rec[k] for k in keep}, "stages": stages}
 
 
@@ -83,10 +120,15 @@ def _json(data: dict) -> bytes:
 def _validate(args: argparse.Namespace) -> None:
     for flag, value, lo in (("--test-queries", args.test_queries, 2), ("--sim-queries", args.sim_queries, 2)):
         if value < lo:
-            raise FannsError(f"{flag} {value}: must be at least {lo}", hint="the RTL simulation's steady-state interval needs two queries")
+            raise FannsError(
+                f"{flag} {value}: must be at least {lo}",
+                hint="the RTL simulation's steady-state interval needs two queries",
+            )
     if args.sim_queries > args.test_queries:
-        raise FannsError(f"--sim-queries {args.sim_queries} is more than --test-queries {args.test_queries}",
-                         hint="simulate at most the project's test queries")
+        raise FannsError(
+            f"--sim-queries {args.sim_queries} is more than --test-queries {args.test_queries}",
+            hint="simulate at most the project's test queries",
+        )
     if args.clock is not None and args.clock <= 0:
         raise FannsError(f"--clock {args.clock}: must be positive (MHz)")
     if not 0 < args.util <= 1:
@@ -94,7 +136,6 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-
 
     out = Path(args.out)
     check_destination(out, args.force, MARKER, WHAT)
@@ -122,16 +163,23 @@ def _cmd(args: argparse.Namespace) -> int:
     rec = index_record(explore, folder, design)
     data = load_index(folder, rec, ds.metric)
     nq = min(args.test_queries, ds.nq)
-    test = TestQueries(queries=host_vectors(np.asarray(ds.queries[:nq]), ds.metric), groundtruth=ds.groundtruth(design.k)[:nq])
+    test = TestQueries(
+        queries=host_vectors(np.asarray(ds.queries[:nq]), ds.metric), groundtruth=ds.groundtruth(design.k)[:nq]
+    )
     files = layout(design, data, test, backends, platform=args.platform)
 
     summary = {
         "generator": f"fanns {__version__} generate",
         "dataset": {k: explore["dataset"][k] for k in ("name", "n", "d", "metric") if k in explore["dataset"]},
-        "goal": goal.text, "board": board.name, "clock_mhz": clock, "util": args.util,
+        "goal": goal.text,
+        "board": board.name,
+        "clock_mhz": clock,
+        "util": args.util,
         "design": design_summary(dse_record["best"]),
         "cpu": cpu_baseline(explore, goal.text),
-        "faces": list(files.faces()), "driver": files.driver_face(), "test_queries": nq,
+        "faces": list(files.faces()),
+        "driver": files.driver_face(),
+        "test_queries": nq,
         "simulation": [],
     }
     cpu = summary["cpu"]
@@ -148,8 +196,14 @@ def _cmd(args: argparse.Namespace) -> int:
             step(4, "simulation skipped (pass --sim to check the generated faces against the reference model)")
         summary["simulation"] = [{k: v for k, v in s.items() if k != "seconds"} for s in sims]
         step(5, f"report and README into {out}")
-        extra = {"report/dse.json": _json(dse_record), "report/summary.json": _json(summary), "README.md": readme(summary),
-                 MARKER: _json({"generator": summary["generator"], "faces": summary["faces"], "goal": goal.text, "board": board.name})}
+        extra = {
+            "report/dse.json": _json(dse_record),
+            "report/summary.json": _json(summary),
+            "README.md": readme(summary),
+            MARKER: _json(
+                {"generator": summary["generator"], "faces": summary["faces"], "goal": goal.text, "board": board.name}
+            ),
+        }
         for rel, content in extra.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_bytes(content)
@@ -162,27 +216,49 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     d = summary["design"]
     report.print_table(outcome, console)
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
-    say(f"chosen: {d['index']} (nlist {d['nlist']}, m {d['m']}{', OPQ' if d['opq'] else ''}), nprobe {d['nprobe']}, K {d['k']}: "
-        f"{summary['goal'].split('=')[0]} {d['recall']:.3f} (faiss), {d['hw_recall']:.3f} (hardware-faithful)")
-    say("design per stage: " + "; ".join(_stage_text(name, st) for name, st in d["stages"].items() if st["arch"] != "none"))
+    say(
+        f"chosen: {d['index']} (nlist {d['nlist']}, m {d['m']}{', OPQ' if d['opq'] else ''}), nprobe {d['nprobe']}, K {d['k']}: "
+        f"{summary['goal'].split('=')[0]} {d['recall']:.3f} (faiss), {d['hw_recall']:.3f} (hardware-faithful)"
+    )
+    say(
+        "design per stage: "
+        + "; ".join(_stage_text(name, st) for name, st in d["stages"].items() if st["arch"] != "none")
+    )
     util = d["utilisation_with_shell"]
-    say(f"resources (shell included, {summary['board']}): " + ", ".join(f"{k.upper()} {100 * v:.1f}%" for k, v in util.items()))
-    say(f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz (bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query")
+    say(
+        f"resources (shell included, {summary['board']}): "
+        + ", ".join(f"{k.upper()} {100 * v:.1f}%" for k, v in util.items())
+    )
+    say(
+        f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz (bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
+    )
     cpu = summary["cpu"]
     if cpu:
-        say(f"CPU baseline (faiss-cpu, {cpu['threads']} thread(s), measured here): {cpu['qps']:,.0f} QPS with {cpu['index']} "
-            f"nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x")
+        say(
+            f"CPU baseline (faiss-cpu, {cpu['threads']} thread(s), measured here): {cpu['qps']:,.0f} QPS with {cpu['index']} "
+            f"nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x"
+        )
     for s in sims:
-        line = (f"simulation ({s['simulator']}): {s['queries']} queries, {s['checked_keys']} result keys checked, "
-                f"{s['mismatched_queries']} queries differ from the reference model; "
-                + ", ".join(f"{m} {r['simulated']:.3f} (reference model {r['reference']:.3f})" for m, r in s["recall"].items()))
+        line = (
+            f"simulation ({s['simulator']}): {s['queries']} queries, {s['checked_keys']} result keys checked, "
+            f"{s['mismatched_queries']} queries differ from the reference model; "
+            + ", ".join(
+                f"{m} {r['simulated']:.3f} (reference model {r['reference']:.3f})" for m, r in s["recall"].items()
+            )
+        )
         if "cycles_per_query" in s:
-            line += (f"; {s['cycles_per_query']:,.1f} cycles/query measured vs {s['predicted_cycles_per_query']:,.1f} predicted "
-                     f"({s['cycle_error_pct']:+.2f}%)")
+            line += (
+                f"; {s['cycles_per_query']:,.1f} cycles/query measured vs {s['predicted_cycles_per_query']:,.1f} predicted "
+                f"({s['cycle_error_pct']:+.2f}%)"
+            )
         say(line + "; " + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items()))
     say(f"exploration: {folder} ({'reused' if reused else 'new'})")
-    say(f"wrote {out}/: README.md, design.yaml, " + ", ".join(f"{f}/" for f in summary["faces"]) +
-        ", data/, report/" + (", driver/" if summary["driver"] else " (no driver/: see README.md)"))
+    say(
+        f"wrote {out}/: README.md, design.yaml, "
+        + ", ".join(f"{f}/" for f in summary["faces"])
+        + ", data/, report/"
+        + (", driver/" if summary["driver"] else " (no driver/: see README.md)")
+    )
 
 
 def _pes(n: int) -> str:
@@ -212,19 +288,46 @@ def register(sub: argparse._SubParsersAction) -> None:
             "at all; an existing one is replaced only with --force."
         ),
     )
-    p.add_argument("dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)")
-    p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal: R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)")
+    p.add_argument(
+        "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
+    )
+    p.add_argument(
+        "--recall", required=True, metavar="R@k=x", help="the recall goal: R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)"
+    )
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project (written atomically)")
-    p.add_argument("--backend", default=",".join(BACKENDS), metavar="hls,rtl", help="faces to generate: hls, rtl or both (default hls,rtl)")
+    p.add_argument(
+        "--backend",
+        default=",".join(BACKENDS),
+        metavar="hls,rtl",
+        help="faces to generate: hls, rtl or both (default hls,rtl)",
+    )
     p.add_argument("--clock", type=float, help="accelerator clock in MHz (default: the board's kernel clock)")
-    p.add_argument("--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)")
-    p.add_argument("--top", type=int, default=5, help="designs listed besides the best in the table and report/dse.json (default 5)")
+    p.add_argument(
+        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
+    )
+    p.add_argument(
+        "--top",
+        type=int,
+        default=5,
+        help="designs listed besides the best in the table and report/dse.json (default 5)",
+    )
     p.add_argument("--platform", help="Vitis platform of the HLS face (default: the board file's)")
-    p.add_argument("--test-queries", type=int, default=100, help="test queries (with exact neighbours) in the project (default 100)")
-    p.add_argument("--sim", action="store_true", help="simulate a sample of the test queries on every face before the project is written")
+    p.add_argument(
+        "--test-queries",
+        type=int,
+        default=100,
+        help="test queries (with exact neighbours) in the project (default 100)",
+    )
+    p.add_argument(
+        "--sim",
+        action="store_true",
+        help="simulate a sample of the test queries on every face before the project is written",
+    )
     p.add_argument("--sim-queries", type=int, default=16, help="test queries simulated with --sim (default 16)")
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
-    p.add_argument("--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`")
+    p.add_argument(
+        "--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`"
+    )
     add_explore_options(p)
     p.set_defaults(func=_cmd)

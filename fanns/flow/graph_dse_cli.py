@@ -1,17 +1,18 @@
 """`fanns dse EXPLORE_DIR --graph KIND`: the graph DSE (`fanns.model.graph.dse`) on a graph
 exploration (`fanns explore --graph`): the graph and queries it used, the recall goal, the board;
 writes design.yaml (a `GraphDesign`) and dse.json (every evaluated design)."""
+
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
 
-from fanns.errors import FannsError
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
-from fanns.index.goals import parse_goal
+from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
+from fanns.index.goals import parse_goal
 from fanns.model.graph.dse import GraphSpace, explore_graph
 
 
@@ -21,33 +22,66 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     try:
         info = json.loads(path.read_text())
     except (OSError, ValueError):
-        raise FannsError(f"{path} is missing or unreadable", hint=f"run `fanns explore DATASET --graph {args.graph} --out {args.explore_dir}` first") from None
+        raise FannsError(
+            f"{path} is missing or unreadable",
+            hint=f"run `fanns explore DATASET --graph {args.graph} --out {args.explore_dir}` first",
+        ) from None
     goal = parse_goal(args.recall)
     if goal.measure[1] != goal.k:
         raise FannsError(f"graph designs take an R@k goal, got {args.recall}")
     board = load_board(args.board)
-    ds = load_dataset(info["dataset"] if ":" in info["dataset"] or Path(info["dataset"]).exists() else f"builtin:{info['dataset']}")
+    ds = load_dataset(
+        info["dataset"] if ":" in info["dataset"] or Path(info["dataset"]).exists() else f"builtin:{info['dataset']}"
+    )
     efc = info.get("build", {}).get("efConstruction", 64)
     graph = load_or_build(ds, args.graph, info["max_degree"], efc, info["number_format"]["vec_bits"])
     nq = min(args.queries or info["queries"], ds.nq)
     _, queries = prepare_vectors(ds)
     space = GraphSpace(k=goal.k)
-    result = explore_graph(graph, graph.fmt.quantize(queries[:nq]), ds.groundtruth(goal.k)[:nq], board, goal.target,
-                           objective=args.objective, clock_mhz=args.clock, util=args.util, space=space)
+    result = explore_graph(
+        graph,
+        graph.fmt.quantize(queries[:nq]),
+        ds.groundtruth(goal.k)[:nq],
+        board,
+        goal.target,
+        objective=args.objective,
+        clock_mhz=args.clock,
+        util=args.util,
+        space=space,
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "dse.json").write_text(json.dumps({"kind": "graph", "graph": args.graph, "goal": args.recall, "objective": args.objective,
-                                              "board": board.name, "queries": nq, **result.to_dict()}, indent=1, sort_keys=True) + "\n")
+    (out / "dse.json").write_text(
+        json.dumps(
+            {
+                "kind": "graph",
+                "graph": args.graph,
+                "goal": args.recall,
+                "objective": args.objective,
+                "board": board.name,
+                "queries": nq,
+                **result.to_dict(),
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
+    )
     if result.best is None:
         best_recall = max((p.recall for p in result.points if p.fits), default=0.0)
-        raise FannsError(f"no graph design on {board.name} reaches {args.recall} (best recall that fits: {best_recall:.4f})",
-                         hint=f"details in {out / 'dse.json'}; try a lower goal or another board")
+        raise FannsError(
+            f"no graph design on {board.name} reaches {args.recall} (best recall that fits: {best_recall:.4f})",
+            hint=f"details in {out / 'dse.json'}; try a lower goal or another board",
+        )
     result.design.save(out / "design.yaml")
     b = result.best
     console.print(f"evaluated {len(result.points)} graph designs on {nq} queries", highlight=False)
-    console.print(f"best for {args.objective}: {b.mode}-query, {b.units} BFC unit(s) x {b.pipelines} pipeline(s), {b.channels} channel(s), "
-                  f"l {b.l}, (mg, mc) = ({b.mg}, {b.mc}), Bloom {space.bloom_h} x {b.bloom_bits // space.bloom_h} bits: "
-                  f"recall {b.recall:.4f}, latency {b.latency_us:.2f} us, {b.qps:,.0f} QPS; "
-                  f"LUT {b.resources.lut:,.0f}, BRAM18 {b.resources.bram18:,.0f}, DSP {b.resources.dsp:,.0f}", highlight=False)
+    console.print(
+        f"best for {args.objective}: {b.mode}-query, {b.units} BFC unit(s) x {b.pipelines} pipeline(s), {b.channels} channel(s), "
+        f"l {b.l}, (mg, mc) = ({b.mg}, {b.mc}), Bloom {space.bloom_h} x {b.bloom_bits // space.bloom_h} bits: "
+        f"recall {b.recall:.4f}, latency {b.latency_us:.2f} us, {b.qps:,.0f} QPS; "
+        f"LUT {b.resources.lut:,.0f}, BRAM18 {b.resources.bram18:,.0f}, DSP {b.resources.dsp:,.0f}",
+        highlight=False,
+    )
     console.print(f"wrote {out / 'design.yaml'}, {out / 'dse.json'}", highlight=False)
     return 0

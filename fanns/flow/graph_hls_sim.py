@@ -8,6 +8,7 @@ parameters or at any (l, k, mg, mc) — they are kernel arguments. At the design
 the project's `data/reference_*.bin` must equal that recomputed reference too (so a corrupt
 image or reference file is reported, not silently used).
 """
+
 from __future__ import annotations
 
 import time
@@ -15,20 +16,21 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.errors import FannsError
+from fanns.codegen.graph.rtl import read_project
 from fanns.design.graph import Runtime
+from fanns.errors import FannsError
+from fanns.images.graph import split_keys, unpack
+from fanns.index.recall import recall_at_k
 from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.csim import GraphHlsCsim
-from fanns.images.graph import split_keys, unpack
-from fanns.codegen.graph.rtl import read_project
-from fanns.index.recall import recall_at_k
 
 SHOWN = 10
 """Differing queries listed one by one (the rest are counted)."""
 
 
-def graph_csim_report(project: Path, build_dir: Path, queries: int | None, first: int,
-                      runtime: tuple[int, int, int, int] | None, console) -> int:
+def graph_csim_report(
+    project: Path, build_dir: Path, queries: int | None, first: int, runtime: tuple[int, int, int, int] | None, console
+) -> int:
 
     data = read_project(project)
     design, total = data.design, len(data.queries_fx)
@@ -40,10 +42,13 @@ def graph_csim_report(project: Path, build_dir: Path, queries: int | None, first
     ref = reference(design, unpack(data.images, design), q, rt)
     if rt == design.runtime:
         stored = np.array_equal(ref.keys, data.keys[first : first + nq]) and all(
-            np.array_equal(ref.stats[s], data.stats[s][first : first + nq]) for s in STATS)
+            np.array_equal(ref.stats[s], data.stats[s][first : first + nq]) for s in STATS
+        )
         if not stored:
-            raise FannsError(f"{project}/data/reference_*.bin differ from the reference recomputed from the images",
-                             hint="the project is inconsistent; regenerate it")
+            raise FannsError(
+                f"{project}/data/reference_*.bin differ from the reference recomputed from the images",
+                hint="the project is inconsistent; regenerate it",
+            )
     console.print(f"compiling the kernel of {project} with g++ ...", highlight=False)
     start = time.perf_counter()
     sim = GraphHlsCsim(project, Path(build_dir) / "graph-csim", data.images)
@@ -55,13 +60,19 @@ def graph_csim_report(project: Path, build_dir: Path, queries: int | None, first
     bad = (keys != ref.keys).any(1)
     for name in STATS:
         bad |= stats[name] != ref.stats[name]
-    console.print(f"C simulation of {design.bfc_units} BFC unit(s) on {design.channels} graph channel(s), l {rt.l}, k {rt.k}, "
-                  f"mg {rt.mg}, mc {rt.mc}: build {built:.1f} s, run {ran:.2f} s", highlight=False)
+    console.print(
+        f"C simulation of {design.bfc_units} BFC unit(s) on {design.channels} graph channel(s), l {rt.l}, k {rt.k}, "
+        f"mg {rt.mg}, mc {rt.mc}: build {built:.1f} s, run {ran:.2f} s",
+        highlight=False,
+    )
     for i in np.flatnonzero(bad)[:SHOWN]:
         what = ["keys"] * bool((keys[i] != ref.keys[i]).any()) + [s for s in STATS if stats[s][i] != ref.stats[s][i]]
         console.print(f"  query {first + i} differs from the DST reference: {', '.join(what)}", highlight=False)
-    console.print(f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
-                  "(keys and hops/visited/checks/groups)", highlight=False)
+    console.print(
+        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
+        "(keys and hops/visited/checks/groups)",
+        highlight=False,
+    )
     if data.groundtruth is not None and rt.k == design.runtime.k:
         ids, _ = split_keys(keys, rt.k)
         console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)

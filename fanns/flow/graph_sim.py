@@ -12,6 +12,7 @@ split into P blocks on a memory whose channels are shared by every master, and i
 batch cycles are compared with the across-query model (`fanns.model.graph.across`);
 `--pause` (random memory stalls) applies to single-QPP projects only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,23 +21,29 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.errors import FannsError
+from fanns.codegen.graph.rtl import is_across, read_project
 from fanns.design.graph import Runtime
-from fanns.reference.graph import reference
-from fanns.images.graph import unpack
-from fanns.codegen.graph.rtl import read_project
+from fanns.errors import FannsError
+from fanns.images.graph import split_keys, unpack
 from fanns.index.recall import recall_at_k
-from fanns.sim.graph.rtl import FalconRtl, memory_words
-from fanns.codegen.graph.rtl import is_across
 from fanns.model.graph.across import across_batch_cycles
 from fanns.model.graph.qpp import QppConfig
+from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
-from fanns.reference.graph import STATS
-from fanns.images.graph import split_keys
+from fanns.sim.graph.rtl import FalconRtl, memory_words
 
 
-def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float,
-                     runtime: tuple[int, int, int, int] | None, console, rtl=None) -> int:
+def graph_rtl_report(
+    project: Path,
+    build_dir: Path,
+    queries: int | None,
+    first: int,
+    latency: int,
+    pause: float,
+    runtime: tuple[int, int, int, int] | None,
+    console,
+    rtl=None,
+) -> int:
     """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build)."""
 
     data = read_project(project)
@@ -48,15 +55,24 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
         raise FannsError(f"--pause {pause} must be a probability in [0, 1)")
     rt = design.runtime if runtime is None else Runtime(*runtime)
     q_, lim = design.queues, design.limits
-    if not (2 <= rt.l <= q_.l_max and 1 <= rt.k <= min(rt.l, q_.k_max) and 1 <= rt.mg <= lim.mg_max and 1 <= rt.mc <= lim.mc_max):
-        raise FannsError(f"--runtime {rt.l},{rt.k},{rt.mg},{rt.mc} is outside what the hardware supports",
-                         hint=f"l in 2..{q_.l_max}, k in 1..min(l, {q_.k_max}), mg in 1..{lim.mg_max}, mc in 1..{lim.mc_max}")
+    if not (
+        2 <= rt.l <= q_.l_max
+        and 1 <= rt.k <= min(rt.l, q_.k_max)
+        and 1 <= rt.mg <= lim.mg_max
+        and 1 <= rt.mc <= lim.mc_max
+    ):
+        raise FannsError(
+            f"--runtime {rt.l},{rt.k},{rt.mg},{rt.mc} is outside what the hardware supports",
+            hint=f"l in 2..{q_.l_max}, k in 1..min(l, {q_.k_max}), mg in 1..{lim.mg_max}, mc in 1..{lim.mc_max}",
+        )
     q = data.queries_fx[first : first + nq]
     graph = unpack(data.images, design)
     ref = reference(design, graph, q, rt)
     if runtime is None and not np.array_equal(ref.keys, data.keys[first : first + nq]):
-        raise FannsError(f"{project}/data/reference_keys.bin differs from the reference recomputed from the images",
-                         hint="the project is inconsistent; regenerate it")
+        raise FannsError(
+            f"{project}/data/reference_keys.bin differs from the reference recomputed from the images",
+            hint="the project is inconsistent; regenerate it",
+        )
 
     if is_across(design):
         return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first, rtl)
@@ -64,33 +80,57 @@ def graph_rtl_report(project: Path, build_dir: Path, queries: int | None, first:
     if rtl is None or rtl.design != design or rtl.depth < words:
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
         rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words)
-    run, built, ran = _build_and_run(rtl, f"the QPP of {project}", "QPP",
-                                     lambda: rtl.run(data.images, q, rt, latency=latency, stall=round(pause * 256)), console)
+    run, built, ran = _build_and_run(
+        rtl,
+        f"the QPP of {project}",
+        "QPP",
+        lambda: rtl.run(data.images, q, rt, latency=latency, stall=round(pause * 256)),
+        console,
+    )
     if run.status:
-        raise FannsError(f"the QPP refused the run (status {run.status}: bit 0 bad parameters, bit 1 AXI error)",
-                         hint=f"l in 2..{design.queues.l_max}, k in 1..min(l, {design.queues.k_max}), "
-                              f"mg <= {design.limits.mg_max}, mc <= {design.limits.mc_max}")
+        raise FannsError(
+            f"the QPP refused the run (status {run.status}: bit 0 bad parameters, bit 1 AXI error)",
+            hint=f"l in 2..{design.queues.l_max}, k in 1..min(l, {design.queues.k_max}), "
+            f"mg <= {design.limits.mg_max}, mc <= {design.limits.mc_max}",
+        )
     bad = _differing(run, ref)
     cycles = run.stats["cycles"]
     predicted = ref.predicted_cycles(design, latency, rt)
     err = (predicted - cycles) / cycles
     console.print(
         f"RTL simulation of {design.bfc_units} BFC unit(s) on {design.channels} graph channel(s), l {rt.l}, k {rt.k}, "
-        f"mg {rt.mg}, mc {rt.mc}: build {built:.0f} s, simulation {ran:.0f} s ({run.sim_cycles:,} cycles)", highlight=False)
-    console.print(f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
-                  "(keys and hops/visited/checks/groups)", highlight=False)
+        f"mg {rt.mg}, mc {rt.mc}: build {built:.0f} s, simulation {ran:.0f} s ({run.sim_cycles:,} cycles)",
+        highlight=False,
+    )
+    console.print(
+        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
+        "(keys and hops/visited/checks/groups)",
+        highlight=False,
+    )
     if data.groundtruth is not None and rt.k == design.runtime.k:
-
         ids, _ = split_keys(run.keys, rt.k)
         console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
     console.print(
         f"cycles per query: measured mean {cycles.mean():,.0f}, model mean {predicted.mean():,.0f}; model error per query "
-        f"max {100 * np.abs(err).max():.2f}% (mean {100 * err.mean():+.2f}%)", highlight=False)
+        f"max {100 * np.abs(err).max():.2f}% (mean {100 * err.mean():+.2f}%)",
+        highlight=False,
+    )
     return 1 if bad.any() or np.abs(err).max() > 0.10 else 0
 
 
-def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt, latency: int, pause: float, console, first: int,
-                   rtl=None) -> int:
+def _across_report(
+    project: Path,
+    build_dir: Path,
+    data,
+    q: np.ndarray,
+    ref,
+    rt,
+    latency: int,
+    pause: float,
+    console,
+    first: int,
+    rtl=None,
+) -> int:
     """The across-query top level on the queries `q` (module docstring); `rtl`: an already built
     `FalconAcrossRtl` of the project's design."""
 
@@ -103,21 +143,36 @@ def _across_report(project: Path, build_dir: Path, data, q: np.ndarray, ref, rt,
     if not isinstance(rtl, FalconAcrossRtl) or rtl.design != design or rtl.bank_words < words:
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
         rtl = FalconAcrossRtl(design, Path(build_dir) / f"falcon-across-{tag}-{words}", words)
-    run, built, ran = _build_and_run(rtl, f"the {design.pipelines} QPPs of {project}", "QPPs",
-                                     lambda: rtl.run(data.images, q, rt, latency=latency), console)
+    run, built, ran = _build_and_run(
+        rtl,
+        f"the {design.pipelines} QPPs of {project}",
+        "QPPs",
+        lambda: rtl.run(data.images, q, rt, latency=latency),
+        console,
+    )
     if any(run.status):
         raise FannsError(f"a QPP refused the run (status {run.status}: bit 0 bad parameters, bit 1 AXI error)")
     bad = _differing(run, ref)
-    model = across_batch_cycles(ref.traces, QppConfig.of_design(design, latency, rt), split_queries(nq, design.pipelines),
-                                design.channels)
+    model = across_batch_cycles(
+        ref.traces, QppConfig.of_design(design, latency, rt), split_queries(nq, design.pipelines), design.channels
+    )
     batch_err = (model.batch - run.sim_cycles) / run.sim_cycles
     err = (model.latency - run.stats["cycles"]) / run.stats["cycles"]
-    console.print(f"RTL simulation of {design.pipelines} QPPs on {design.channels} shared graph channel(s), l {rt.l}, k {rt.k}, "
-                  f"mg {rt.mg}, mc {rt.mc}: build {built:.0f} s, simulation {ran:.0f} s ({run.sim_cycles:,} cycles)", highlight=False)
-    console.print(f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
-                  "(keys and hops/visited/checks/groups)", highlight=False)
-    console.print(f"batch: measured {run.sim_cycles:,} cycles, model {model.batch:,} ({100 * batch_err:+.2f}%); latency per query: "
-                  f"model error max {100 * np.abs(err).max():.2f}%", highlight=False)
+    console.print(
+        f"RTL simulation of {design.pipelines} QPPs on {design.channels} shared graph channel(s), l {rt.l}, k {rt.k}, "
+        f"mg {rt.mg}, mc {rt.mc}: build {built:.0f} s, simulation {ran:.0f} s ({run.sim_cycles:,} cycles)",
+        highlight=False,
+    )
+    console.print(
+        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
+        "(keys and hops/visited/checks/groups)",
+        highlight=False,
+    )
+    console.print(
+        f"batch: measured {run.sim_cycles:,} cycles, model {model.batch:,} ({100 * batch_err:+.2f}%); latency per query: "
+        f"model error max {100 * np.abs(err).max():.2f}%",
+        highlight=False,
+    )
     return 1 if bad.any() or abs(batch_err) > 0.10 or np.abs(err).max() > 0.10 else 0
 
 
@@ -132,7 +187,9 @@ def _build_and_run(rtl, what: str, noun: str, run, console):
     result = run()
     ran = time.perf_counter() - start
     if result.timed_out:
-        raise FannsError(f"the simulated {noun} did not finish (no interrupt before the timeout)", hint="report this as a bug")
+        raise FannsError(
+            f"the simulated {noun} did not finish (no interrupt before the timeout)", hint="report this as a bug"
+        )
     return result, built, ran
 
 

@@ -5,22 +5,23 @@ Why one place: the HLS and the RTL generators (and `fanns generate`) take the sa
 must refuse the same mismatches — an exploration without the design's index, a dataset that is
 not the one explored — with the same clear errors.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import faiss
 import numpy as np
 
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.datasets.builtins import BUILTINS
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.loader import load_dataset
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.model.ivfpq.workload import read_explore
-import faiss
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,9 @@ def resolve_dataset(explore: dict, spec: str | None) -> tuple[Dataset, str]:
     return ds, spec
 
 
-def load_inputs(design_path: Path, explore_dir: Path, dataset: str | None = None, queries: int | None = None) -> GenerateInputs:
+def load_inputs(
+    design_path: Path, explore_dir: Path, dataset: str | None = None, queries: int | None = None
+) -> GenerateInputs:
     """Load and cross-check everything a generator needs (see the module docstring)."""
     design = IvfPqDesign.load(Path(design_path))
     explore = read_explore(Path(explore_dir))

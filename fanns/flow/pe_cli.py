@@ -1,4 +1,5 @@
 """`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,10 +7,10 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from fanns.calibration import calibrate, refit
 from fanns.errors import FannsError
 from fanns.pe import registry
 from fanns.pe.calibration_table import load_table
-from fanns.calibration import calibrate, refit
 
 
 def _short(value) -> str:

@@ -6,6 +6,7 @@ appears, and needs the figures as data (mismatches, recall, cycles against the m
 them in report/summary.json and the README. The simulators are the existing backends:
 `fanns.sim.ivfpq.rtl.RtlProjectSim` (Verilator + cocotb) and `fanns.sim.ivfpq.csim.HlsCsim`.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,9 +18,8 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
 from fanns.index.goals import parse_goal
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
-from fanns.sim.ivfpq.rtl import test_queries_fx
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
 
 
 def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesign) -> dict:
@@ -31,7 +31,10 @@ def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesi
         goal = parse_goal(design.goal)
         if goal.name not in out:
             found, expected = (split_keys(x)[1].astype(np.int64) for x in (keys, ref))
-            out[goal.name] = {"simulated": round(goal.score(found, gt), 6), "reference": round(goal.score(expected, gt), 6)}
+            out[goal.name] = {
+                "simulated": round(goal.score(found, gt), 6),
+                "reference": round(goal.score(expected, gt), 6),
+            }
     return dict(sorted(out.items()))
 
 
@@ -57,11 +60,16 @@ def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
     model = sim.predicted_run(0, nq)
     measured = measured_interval(run)
     return {
-        "backend": "rtl", "simulator": SIMULATOR_NAMES["rtl"], "queries": nq,
-        "mismatched_queries": int(run["mismatched_queries"]), "checked_keys": int(run["checked_keys"]),
+        "backend": "rtl",
+        "simulator": SIMULATOR_NAMES["rtl"],
+        "queries": nq,
+        "mismatched_queries": int(run["mismatched_queries"]),
+        "checked_keys": int(run["checked_keys"]),
         "recall": recalls(run["keys"], ref, gt, d),
-        "cycles_per_query": round(measured, 1), "predicted_cycles_per_query": round(model.interval, 1),
-        "cycle_error_pct": round(model.error_pct(measured), 2), "bottleneck": model.bottleneck,
+        "cycles_per_query": round(measured, 1),
+        "predicted_cycles_per_query": round(model.interval, 1),
+        "cycle_error_pct": round(model.error_pct(measured), 2),
+        "bottleneck": model.bottleneck,
         "seconds": {"build": round(built, 1), "run": round(ran, 1)},
     }
 
@@ -79,8 +87,11 @@ def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
     ran = time.perf_counter() - start
     ref, gt = _reference(project, design, q_fx.shape[0], nq)
     return {
-        "backend": "hls", "simulator": SIMULATOR_NAMES["hls"], "queries": nq,
-        "mismatched_queries": int((keys != ref).any(1).sum()), "checked_keys": int(keys.size),
+        "backend": "hls",
+        "simulator": SIMULATOR_NAMES["hls"],
+        "queries": nq,
+        "mismatched_queries": int((keys != ref).any(1).sum()),
+        "checked_keys": int(keys.size),
         "recall": recalls(keys, ref, gt, design),
         "seconds": {"build and run": round(ran, 1)},
     }

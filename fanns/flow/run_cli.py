@@ -4,35 +4,46 @@ the host driver and print recall (with ground truth), QPS, latency and device cy
 The generated `PROJECT/driver/run_on_board.py` is this command with the pynq backend as default
 (`board_main`), so the board script and the CLI are one piece of code.
 """
+
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from fanns.errors import FannsError
-from fanns.driver import BACKENDS
 import numpy as np
+
 import fanns.driver
 from fanns.datasets.formats import read_vectors
+from fanns.driver import BACKENDS
+from fanns.errors import FannsError
 from fanns.index.recall import recall_at
-import sys
 
 
 def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
 
-    p.add_argument("--backend", choices=BACKENDS, default=default_backend, help=f"where to run (default {default_backend})")
-    p.add_argument("--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)")
+    p.add_argument(
+        "--backend", choices=BACKENDS, default=default_backend, help=f"where to run (default {default_backend})"
+    )
+    p.add_argument(
+        "--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)"
+    )
     p.add_argument("--k", type=int, help="results per query (default: the design's K)")
-    p.add_argument("--nprobe", type=int, help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)")
+    p.add_argument(
+        "--nprobe", type=int, help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)"
+    )
     p.add_argument("--groundtruth", help="exact neighbours (.ivecs, .ibin, .npy) to print R@k")
-    p.add_argument("--batch", type=int, help="queries per device run (default: the backend's, at most what the I/O bank holds)")
-    p.add_argument("--bitstream", help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin)")
+    p.add_argument(
+        "--batch", type=int, help="queries per device run (default: the backend's, at most what the I/O bank holds)"
+    )
+    p.add_argument(
+        "--bitstream", help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin)"
+    )
     p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
 
 
 def run(project: Path, args: argparse.Namespace, out=print) -> int:
     """Open, load, search, report (see the module docstring)."""
-
 
     queries = read_vectors(Path(args.queries))
     options = {}
@@ -45,15 +56,19 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
         acc.load()
         ids, _ = acc.search(queries)
         stats = acc.stats()
-    out(f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} ({stats['project']} project), "
-        f"{stats['runs']} device runs of up to {stats['batch']} queries")
+    out(
+        f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} ({stats['project']} project), "
+        f"{stats['runs']} device runs of up to {stats['batch']} queries"
+    )
     if args.groundtruth:
         gt = np.asarray(read_vectors(Path(args.groundtruth))).astype(np.int64)
         if gt.shape[0] < ids.shape[0] or gt.shape[1] < ids.shape[1]:
             raise FannsError(f"ground truth {gt.shape} does not cover {ids.shape[0]} queries x k = {ids.shape[1]}")
         out(f"R@{ids.shape[1]} = {recall_at(ids, gt[: ids.shape[0]], ids.shape[1]):.6f}")
     lat = stats["latency_ms"]
-    out(f"QPS {stats['qps']:,.1f} (host wall clock); latency per call p50 {lat['p50']:.3f} ms, p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms")
+    out(
+        f"QPS {stats['qps']:,.1f} (host wall clock); latency per call p50 {lat['p50']:.3f} ms, p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms"
+    )
     if stats["cycles"]:
         cyc = stats["cycles"]
         out(f"device cycles: {cyc['total']:,} over all runs, index load {cyc.get('load_cycles', 0):,}")
@@ -63,7 +78,9 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
 def board_main(project: Path, argv: list[str]) -> int:
     """The generated `driver/run_on_board.py`: `fanns run` on this project, pynq by default."""
 
-    p = argparse.ArgumentParser(prog="run_on_board.py", description=f"search the accelerator of {project} through fanns.driver")
+    p = argparse.ArgumentParser(
+        prog="run_on_board.py", description=f"search the accelerator of {project} through fanns.driver"
+    )
     add_options(p, "pynq")
     args = p.parse_args(argv)
     try:

@@ -9,6 +9,7 @@ check them against the reference model.
 A graph project goes to `fanns.flow.graph_sim` (rtl, `fanns generate-graph-rtl`) or
 `fanns.flow.graph_hls_sim` (csim, `fanns generate-graph-hls`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,20 +17,19 @@ import time
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
 
+from fanns.codegen.graph.hls import is_graph_hls_project
+from fanns.codegen.graph.rtl import is_graph_project
+from fanns.datasets.cache import cache_root
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.flow.graph_sim import graph_rtl_report
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
-from fanns.sim.ivfpq.rtl import test_queries_fx
-from rich.console import Console
-from fanns.datasets.cache import cache_root
-from fanns.codegen.graph.rtl import is_graph_project
-from fanns.codegen.graph.hls import is_graph_hls_project
-from fanns.flow.graph_hls_sim import graph_csim_report
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
 
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
@@ -39,15 +39,21 @@ def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
     return recall_at(ids.astype(np.int64), groundtruth, keys.shape[1])
 
 
-def rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float, console) -> int:
+def rtl_report(
+    project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float, console
+) -> int:
 
     sim = RtlProjectSim(project, build_dir)
     d = sim.design
     nq = sim.test_queries - first if queries is None else queries
     if nq < 2 or first < 0 or first + nq > sim.test_queries:
-        raise FannsError(f"--queries {nq} from --first {first}: the project has {sim.test_queries} test queries",
-                         hint="simulate at least 2 of them (the steady-state interval needs two)")
-    console.print(f"building {project}/rtl/fanns_ivfpq.v with Verilator (cached in {sim.sim.build_dir}) ...", highlight=False)
+        raise FannsError(
+            f"--queries {nq} from --first {first}: the project has {sim.test_queries} test queries",
+            hint="simulate at least 2 of them (the steady-state interval needs two)",
+        )
+    console.print(
+        f"building {project}/rtl/fanns_ivfpq.v with Verilator (cached in {sim.sim.build_dir}) ...", highlight=False
+    )
     start = time.perf_counter()
     sim.build()
     built = time.perf_counter() - start
@@ -55,27 +61,46 @@ def rtl_report(project: Path, build_dir: Path, queries: int | None, first: int, 
     out = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k, first=first)], latency=latency, pause=pause)
     ran = time.perf_counter() - start
     run = out["runs"][0]
-    gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(sim.test_queries, d.k)[first : first + nq]
-    ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(sim.test_queries, d.k)[first : first + nq]
+    gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(sim.test_queries, d.k)[
+        first : first + nq
+    ]
+    ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(sim.test_queries, d.k)[
+        first : first + nq
+    ]
     model = sim.predicted_run(first, nq)
     predicted, timings = model.interval, model.timings
     measured = measured_interval(run)
     clock = d.clock_mhz * 1e6
     console.print(
         f"RTL simulation of {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board}: build {built:.0f} s, "
-        f"simulation {ran:.0f} s ({run['sim_cycles']:,} cycles)", highlight=False)
+        f"simulation {ran:.0f} s ({run['sim_cycles']:,} cycles)",
+        highlight=False,
+    )
     console.print(
         f"queries {first}..{first + nq - 1}: {run['checked_keys']} result keys checked, "
-        f"{run['mismatched_queries']} queries differ from the reference model", highlight=False)
-    console.print(f"R@{d.k} = {recall(run['keys'], gt):.6f} (reference model on the same queries: {recall(ref, gt):.6f})", highlight=False)
+        f"{run['mismatched_queries']} queries differ from the reference model",
+        highlight=False,
+    )
+    console.print(
+        f"R@{d.k} = {recall(run['keys'], gt):.6f} (reference model on the same queries: {recall(ref, gt):.6f})",
+        highlight=False,
+    )
     console.print(
         f"cycles per query, steady state: measured {measured:,.1f}, predicted {predicted:,.1f} (bottleneck {model.bottleneck}), "
-        f"error {model.error_pct(measured):+.2f}%", highlight=False)
-    console.print("  predicted per stage: " + ", ".join(f"{s} {t.interval:,.1f}" for s, t in timings.items())
-                  + f"; slowest stage alone {model.stage_interval:,.1f} (the rest: the finite buffers between the stages)", highlight=False)
+        f"error {model.error_pct(measured):+.2f}%",
+        highlight=False,
+    )
+    console.print(
+        "  predicted per stage: "
+        + ", ".join(f"{s} {t.interval:,.1f}" for s, t in timings.items())
+        + f"; slowest stage alone {model.stage_interval:,.1f} (the rest: the finite buffers between the stages)",
+        highlight=False,
+    )
     console.print(
         f"QPS at {d.clock_mhz:g} MHz: measured {clock / measured:,.0f}, predicted {clock / predicted:,.0f}; "
-        f"index load {run['load_cycles']:,} cycles, first query done after {run['first_cycles']:,} cycles", highlight=False)
+        f"index load {run['load_cycles']:,} cycles, first query done after {run['first_cycles']:,} cycles",
+        highlight=False,
+    )
     return 1 if run["mismatched_queries"] else 0
 
 
@@ -89,11 +114,18 @@ def csim_report(project: Path, build_dir: Path, queries: int | None, first: int,
         raise FannsError(f"--queries {nq} from --first {first}: the project has {q_fx.shape[0]} test queries")
     with HlsCsim(project, build_dir / "hls_csim") as sim:
         keys = sim.search_keys_fx(q_fx[first : first + nq])
-    ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(q_fx.shape[0], design.k)[first : first + nq]
-    gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(q_fx.shape[0], design.k)[first : first + nq]
+    ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(q_fx.shape[0], design.k)[
+        first : first + nq
+    ]
+    gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(q_fx.shape[0], design.k)[
+        first : first + nq
+    ]
     bad = int((keys != ref).any(1).sum())
-    console.print(f"C simulation: {keys.shape[0]} queries, {bad} differ from the reference model; "
-                  f"R@{design.k} = {recall(keys, gt):.6f} (reference model: {recall(ref, gt):.6f})", highlight=False)
+    console.print(
+        f"C simulation: {keys.shape[0]} queries, {bad} differ from the reference model; "
+        f"R@{design.k} = {recall(keys, gt):.6f} (reference model: {recall(ref, gt):.6f})",
+        highlight=False,
+    )
     return 1 if bad else 0
 
 
@@ -109,22 +141,26 @@ def _runtime(text: str) -> tuple[int, int, int, int]:
 
 def _cmd(args: argparse.Namespace) -> int:
 
-
     project = Path(args.project)
     if not project.is_dir():
-        raise FannsError(f"{project} is not a folder", hint="pass the folder written by `fanns generate-rtl` / `generate-hls`")
+        raise FannsError(
+            f"{project} is not a folder", hint="pass the folder written by `fanns generate-rtl` / `generate-hls`"
+        )
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
 
     if is_graph_project(project):
-
         hls = is_graph_hls_project(project)
         if hls != ((args.backend or ("csim" if hls else "rtl")) == "csim"):
-            raise FannsError(f"{project} is a graph {'HLS' if hls else 'RTL'} project", hint=f"use --backend {'csim' if hls else 'rtl'}")
+            raise FannsError(
+                f"{project} is a graph {'HLS' if hls else 'RTL'} project",
+                hint=f"use --backend {'csim' if hls else 'rtl'}",
+            )
         if hls:
-
             return graph_csim_report(project, build_dir, args.queries, args.first, args.runtime, console)
-        return graph_rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console)
+        return graph_rtl_report(
+            project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console
+        )
     if args.runtime is not None:
         raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
     if args.backend in (None, "rtl"):
@@ -143,14 +179,30 @@ def register(sub: argparse._SubParsersAction) -> None:
             "measured steady-state cycles per query beside the performance model's prediction."
         ),
     )
-    p.add_argument("project", metavar="PROJECT", help="folder written by `fanns generate-rtl` (or generate-hls for csim)")
-    p.add_argument("--backend", choices=("rtl", "csim"),
-                   help="rtl (Verilator + cocotb) or csim (g++); default rtl, csim for a graph HLS project (the only backend it has)")
+    p.add_argument(
+        "project", metavar="PROJECT", help="folder written by `fanns generate-rtl` (or generate-hls for csim)"
+    )
+    p.add_argument(
+        "--backend",
+        choices=("rtl", "csim"),
+        help="rtl (Verilator + cocotb) or csim (g++); default rtl, csim for a graph HLS project (the only backend it has)",
+    )
     p.add_argument("--queries", type=int, help="test queries to simulate (default: all of the project's)")
     p.add_argument("--first", type=int, default=0, help="index of the first test query (default 0)")
-    p.add_argument("--latency", type=int, default=100, help="rtl: memory read/write latency in cycles (default 100, the model's)")
-    p.add_argument("--pause", type=float, default=0.0, help="rtl: probability of a random stall per cycle on every AXI channel (default 0)")
-    p.add_argument("--runtime", type=_runtime, metavar="L,K,MG,MC",
-                   help="graph projects: run-time parameters l, k, mg, mc to simulate (default: the design's)")
+    p.add_argument(
+        "--latency", type=int, default=100, help="rtl: memory read/write latency in cycles (default 100, the model's)"
+    )
+    p.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        help="rtl: probability of a random stall per cycle on every AXI channel (default 0)",
+    )
+    p.add_argument(
+        "--runtime",
+        type=_runtime,
+        metavar="L,K,MG,MC",
+        help="graph projects: run-time parameters l, k, mg, mc to simulate (default: the design's)",
+    )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
     p.set_defaults(func=_cmd)

@@ -5,6 +5,7 @@ goal and the trade-off sweeps around them (`fanns.report.sweep`), optionally the
 sweep, and writes REPORT/ atomically: index.html (self-contained: inline CSS, SVG figures),
 report.json with all the data, and the tables as CSV files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,21 +13,21 @@ import json
 import sys
 from pathlib import Path
 
-from fanns.errors import FannsError
-from fanns.index.goals import parse_goal
-from fanns.explore.graph import add_graph_arguments, parse_kinds
-from fanns.report import beyond, figures, html, tables
-from rich.table import Table
-from fanns.report.html import cell
-from fanns.report.tables import summary_table
 from rich.console import Console
+from rich.table import Table
+
 from fanns.datasets.loader import load_dataset
-from fanns.explore.reuse import config_from_args, ensure_exploration
-from fanns.progress import status
-from fanns.outputs import check_destination, write_folder
-from fanns.report.sweep import Sweep, SweepSettings, load_boards
+from fanns.errors import FannsError
+from fanns.explore.graph import add_graph_arguments, parse_kinds
+from fanns.explore.reuse import add_explore_options, config_from_args, ensure_exploration
 from fanns.flow.dse_cli import parse_slo
-from fanns.explore.reuse import add_explore_options
+from fanns.index.goals import parse_goal
+from fanns.outputs import check_destination, write_folder
+from fanns.progress import status
+from fanns.report import beyond, figures, html, tables
+from fanns.report.html import cell
+from fanns.report.sweep import Sweep, SweepSettings, load_boards
+from fanns.report.tables import summary_table
 
 MARKER = "report.json"
 
@@ -70,8 +71,15 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
 def build_report(data: dict) -> dict[str, bytes]:
     """Every file of the report folder (relative path -> bytes)."""
 
-    goals = [{"text": s, "measure": s.split("=")[0], "target": float(s.split("=")[1]), "k": int(s.split("@")[1].split("=")[0])}
-             for s in data["settings"]["goals"]]
+    goals = [
+        {
+            "text": s,
+            "measure": s.split("=")[0],
+            "target": float(s.split("=")[1]),
+            "k": int(s.split("@")[1].split("=")[0]),
+        }
+        for s in data["settings"]["goals"]
+    ]
     svgs = {
         "recall": figures.recall_figure(data["curves"], goals),
         "qps": figures.qps_recall_figure(data["fpga_points"], data["cpu_points"], goals, data["settings"]["boards"]),
@@ -90,7 +98,6 @@ def build_report(data: dict) -> dict[str, bytes]:
 
 def print_summary(data: dict, console) -> None:
 
-
     cols, rows = summary_table(data)
     table = Table(title=f"{data['dataset']['name']}: best design per board and goal")
     for c in cols:
@@ -102,7 +109,6 @@ def print_summary(data: dict, console) -> None:
 
 def _cmd(args: argparse.Namespace) -> int:
 
-
     out = Path(args.out)
     check_destination(out, args.force, MARKER, "sweep report")
     goals = parse_goals(args.recall)
@@ -110,7 +116,11 @@ def _cmd(args: argparse.Namespace) -> int:
     if not boards:
         raise FannsError("no board given", hint="e.g. --boards u55c,u250 (see `fanns boards`)")
     load_boards(tuple(boards))
-    for flag, value, lo in (("--max-nprobe", args.max_nprobe, 1), ("--hw-queries", args.hw_queries, 1), ("--top", args.top, 1)):
+    for flag, value, lo in (
+        ("--max-nprobe", args.max_nprobe, 1),
+        ("--hw-queries", args.hw_queries, 1),
+        ("--top", args.top, 1),
+    ):
         if value is not None and value < lo:
             raise FannsError(f"{flag} {value}: must be at least {lo}")
     if args.clock is not None and args.clock <= 0:
@@ -122,8 +132,15 @@ def _cmd(args: argparse.Namespace) -> int:
     cfg = config_from_args(args, goals)
     folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None)
     settings = SweepSettings(
-        boards=tuple(boards), goals=tuple(goals), clock_mhz=args.clock, util=args.util, top=args.top,
-        hw_queries=args.hw_queries, max_nprobe=args.max_nprobe, slo=slo, load_qps=args.load,
+        boards=tuple(boards),
+        goals=tuple(goals),
+        clock_mhz=args.clock,
+        util=args.util,
+        top=args.top,
+        hw_queries=args.hw_queries,
+        max_nprobe=args.max_nprobe,
+        slo=slo,
+        load_qps=args.load,
     )
     data = Sweep(ds, folder, explore, settings, graph_args).run()
     status("rendering the report")
@@ -142,23 +159,54 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)")
-    p.add_argument("--boards", action="append", required=True, metavar="B1,B2",
-                   help="boards to design for: comma-separated and/or repeated (see `fanns boards`)")
-    p.add_argument("--recall", action="append", metavar="R@k=x,...",
-                   help="recall goals: comma-separated and/or repeated, R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)")
+    p.add_argument(
+        "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
+    )
+    p.add_argument(
+        "--boards",
+        action="append",
+        required=True,
+        metavar="B1,B2",
+        help="boards to design for: comma-separated and/or repeated (see `fanns boards`)",
+    )
+    p.add_argument(
+        "--recall",
+        action="append",
+        metavar="R@k=x,...",
+        help="recall goals: comma-separated and/or repeated, R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)",
+    )
     p.add_argument("--out", required=True, metavar="REPORT", help="output folder of the report")
     p.add_argument("--force", action="store_true", help="replace REPORT if it is an earlier sweep report")
-    p.add_argument("--clock", type=float, help="accelerator clock in MHz for every board (default: each board's kernel clock)")
-    p.add_argument("--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)")
-    p.add_argument("--top", type=int, default=3, help="designs kept per board and goal in report.json and designs.csv (default 3)")
-    p.add_argument("--hw-queries", type=int, help="queries for the hardware-faithful recall curves (default: all the exploration used)")
-    p.add_argument("--max-nprobe", type=int, default=64, help="largest nprobe of the curves beyond the goals' own (default 64)")
-    p.add_argument("--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)")
+    p.add_argument(
+        "--clock", type=float, help="accelerator clock in MHz for every board (default: each board's kernel clock)"
+    )
+    p.add_argument(
+        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
+    )
+    p.add_argument(
+        "--top", type=int, default=3, help="designs kept per board and goal in report.json and designs.csv (default 3)"
+    )
+    p.add_argument(
+        "--hw-queries",
+        type=int,
+        help="queries for the hardware-faithful recall curves (default: all the exploration used)",
+    )
+    p.add_argument(
+        "--max-nprobe", type=int, default=64, help="largest nprobe of the curves beyond the goals' own (default 64)"
+    )
+    p.add_argument(
+        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
+    )
     p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
-    p.add_argument("--load", type=float, metavar="QPS",
-                   help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)")
-    p.add_argument("--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg")
+    p.add_argument(
+        "--load",
+        type=float,
+        metavar="QPS",
+        help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
+    )
+    p.add_argument(
+        "--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg"
+    )
     p.add_argument("--graph-queries", type=int, default=0, help="queries for the graph sweep (default: all)")
 
     add_explore_options(p)

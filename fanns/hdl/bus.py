@@ -11,6 +11,7 @@ single ID (responses return in order).
 word-aligned, at most `max_burst` beats, never crossing a 4 KiB boundary. `BurstSplitter` is the
 same rule in RTL; the AXI read and write masters use it.
 """
+
 from __future__ import annotations
 
 from amaranth import C, Module, Mux, Signal
@@ -26,34 +27,78 @@ RESP_SLVERR = 0b10
 CACHE_MODIFIABLE = 0b0011  # normal non-cacheable bufferable, as Xilinx HLS m_axi masters issue
 
 
-def axi4_signature(addr_width: int, data_width: int, id_width: int = 1, read: bool = True, write: bool = True) -> wiring.Signature:
+def axi4_signature(
+    addr_width: int, data_width: int, id_width: int = 1, read: bool = True, write: bool = True
+) -> wiring.Signature:
     """AXI4 full (master view) with the read and/or write channels."""
     members: dict = {}
     if write:
         members |= {
-            "awid": Out(id_width), "awaddr": Out(addr_width), "awlen": Out(8), "awsize": Out(3),
-            "awburst": Out(2), "awcache": Out(4), "awprot": Out(3), "awvalid": Out(1), "awready": In(1),
-            "wdata": Out(data_width), "wstrb": Out(data_width // 8), "wlast": Out(1), "wvalid": Out(1), "wready": In(1),
-            "bid": In(id_width), "bresp": In(2), "bvalid": In(1), "bready": Out(1),
+            "awid": Out(id_width),
+            "awaddr": Out(addr_width),
+            "awlen": Out(8),
+            "awsize": Out(3),
+            "awburst": Out(2),
+            "awcache": Out(4),
+            "awprot": Out(3),
+            "awvalid": Out(1),
+            "awready": In(1),
+            "wdata": Out(data_width),
+            "wstrb": Out(data_width // 8),
+            "wlast": Out(1),
+            "wvalid": Out(1),
+            "wready": In(1),
+            "bid": In(id_width),
+            "bresp": In(2),
+            "bvalid": In(1),
+            "bready": Out(1),
         }
     if read:
         members |= {
-            "arid": Out(id_width), "araddr": Out(addr_width), "arlen": Out(8), "arsize": Out(3),
-            "arburst": Out(2), "arcache": Out(4), "arprot": Out(3), "arvalid": Out(1), "arready": In(1),
-            "rid": In(id_width), "rdata": In(data_width), "rresp": In(2), "rlast": In(1), "rvalid": In(1), "rready": Out(1),
+            "arid": Out(id_width),
+            "araddr": Out(addr_width),
+            "arlen": Out(8),
+            "arsize": Out(3),
+            "arburst": Out(2),
+            "arcache": Out(4),
+            "arprot": Out(3),
+            "arvalid": Out(1),
+            "arready": In(1),
+            "rid": In(id_width),
+            "rdata": In(data_width),
+            "rresp": In(2),
+            "rlast": In(1),
+            "rvalid": In(1),
+            "rready": Out(1),
         }
     return wiring.Signature(members)
 
 
 def axil_signature(addr_width: int, data_width: int = 32) -> wiring.Signature:
     """AXI4-Lite (master view)."""
-    return wiring.Signature({
-        "awaddr": Out(addr_width), "awprot": Out(3), "awvalid": Out(1), "awready": In(1),
-        "wdata": Out(data_width), "wstrb": Out(data_width // 8), "wvalid": Out(1), "wready": In(1),
-        "bresp": In(2), "bvalid": In(1), "bready": Out(1),
-        "araddr": Out(addr_width), "arprot": Out(3), "arvalid": Out(1), "arready": In(1),
-        "rdata": In(data_width), "rresp": In(2), "rvalid": In(1), "rready": Out(1),
-    })
+    return wiring.Signature(
+        {
+            "awaddr": Out(addr_width),
+            "awprot": Out(3),
+            "awvalid": Out(1),
+            "awready": In(1),
+            "wdata": Out(data_width),
+            "wstrb": Out(data_width // 8),
+            "wvalid": Out(1),
+            "wready": In(1),
+            "bresp": In(2),
+            "bvalid": In(1),
+            "bready": Out(1),
+            "araddr": Out(addr_width),
+            "arprot": Out(3),
+            "arvalid": Out(1),
+            "arready": In(1),
+            "rdata": In(data_width),
+            "rresp": In(2),
+            "rvalid": In(1),
+            "rready": Out(1),
+        }
+    )
 
 
 # -- the burst rule (reference) ----------------------------------------------------------------
@@ -104,9 +149,16 @@ def burst_layout(addr_width: int, beat_bytes: int, max_beats: int) -> data.Struc
     """One burst: its word address, beat count, whether it opens/closes its command, and the
     byte offsets of the command's first and last valid bytes (within their words)."""
     off = exact_log2(beat_bytes)
-    return data.StructLayout({
-        "addr": addr_width, "beats": ceil_log2(max_beats + 1), "first": 1, "last": 1, "first_off": off, "last_off": off,
-    })
+    return data.StructLayout(
+        {
+            "addr": addr_width,
+            "beats": ceil_log2(max_beats + 1),
+            "first": 1,
+            "last": 1,
+            "first_off": off,
+            "last_off": off,
+        }
+    )
 
 
 def keep_mask(m: Module, beat_bytes: int, burst, first_beat, last_beat) -> Signal:
@@ -134,10 +186,12 @@ class BurstSplitter(wiring.Component):
         assert 4 <= beat_bytes <= AXI_4K // 2 and exact_log2(beat_bytes) >= 2
         self.addr_width, self.len_bits, self.beat_bytes = addr_width, len_bits, beat_bytes
         self.max_beats = max_burst_beats(beat_bytes, max_burst)
-        super().__init__({
-            "cmd": In(stream.Signature(command_layout(addr_width, len_bits))),
-            "bursts": Out(stream.Signature(burst_layout(addr_width, beat_bytes, self.max_beats))),
-        })
+        super().__init__(
+            {
+                "cmd": In(stream.Signature(command_layout(addr_width, len_bits))),
+                "bursts": Out(stream.Signature(burst_layout(addr_width, beat_bytes, self.max_beats))),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()

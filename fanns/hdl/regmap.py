@@ -15,6 +15,7 @@ significant word first. Access kinds:
 * ``W1C``   sticky status: the core sets bits with a pulse, the host clears them by writing 1.
 * ``PULSE`` writing 1 to a bit pulses that bit for one cycle (e.g. ap_start); reads return 0.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,9 @@ class Register:
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise FannsError(f"register {data.get('name', '?')!r}: unknown keys {unknown}", hint=f"allowed: {sorted(known)}")
+            raise FannsError(
+                f"register {data.get('name', '?')!r}: unknown keys {unknown}", hint=f"allowed: {sorted(known)}"
+            )
         return cls(**data)
 
     @property
@@ -87,22 +90,32 @@ def _check_register(r: Register, addr_width: int) -> None:
     if not (isinstance(r.name, str) and r.name.isidentifier() and not keyword.iskeyword(r.name)):
         raise FannsError(f"{where}: the name must be a Python/Verilog identifier", hint="use letters, digits and _")
     if r.name.startswith("_") or "__" in r.name or r.name in RESERVED_NAMES:
-        raise FannsError(f"{where}: the name is reserved or contains '__'", hint=f"avoid {RESERVED_NAMES} and double underscores")
+        raise FannsError(
+            f"{where}: the name is reserved or contains '__'", hint=f"avoid {RESERVED_NAMES} and double underscores"
+        )
     if r.access not in ACCESS_KINDS:
         raise FannsError(f"{where}: unknown access {r.access!r}", hint=f"use one of {', '.join(ACCESS_KINDS)}")
     if r.offset < 0 or r.offset % WORD_BYTES:
-        raise FannsError(f"{where}: offset 0x{r.offset:x} is not a multiple of {WORD_BYTES}", hint="registers are 32-bit word aligned")
+        raise FannsError(
+            f"{where}: offset 0x{r.offset:x} is not a multiple of {WORD_BYTES}",
+            hint="registers are 32-bit word aligned",
+        )
     if not 1 <= r.width <= 64:
         raise FannsError(f"{where}: width {r.width} out of range 1..64")
     if not 0 <= r.bit < WORD_BITS or (r.bit + r.width > WORD_BITS and r.bit != 0):
-        raise FannsError(f"{where}: bit {r.bit} with width {r.width} crosses a word", hint="registers wider than the rest of the word start at bit 0")
+        raise FannsError(
+            f"{where}: bit {r.bit} with width {r.width} crosses a word",
+            hint="registers wider than the rest of the word start at bit 0",
+        )
     if not 0 <= r.reset < (1 << r.width):
         raise FannsError(f"{where}: reset value {r.reset} does not fit in {r.width} bits")
     if r.access in ("RO", "PULSE") and r.reset:
         raise FannsError(f"{where}: {r.access} registers have no state, so no reset value", hint="set reset to 0")
     end = r.offset + WORD_BYTES * r.words
     if end > (1 << addr_width):
-        raise FannsError(f"{where}: ends at 0x{end:x}, beyond the {addr_width}-bit address space", hint="raise addr_width")
+        raise FannsError(
+            f"{where}: ends at 0x{end:x}, beyond the {addr_width}-bit address space", hint="raise addr_width"
+        )
 
 
 @dataclass(frozen=True)
@@ -130,12 +143,18 @@ class RegMap:
             _check_register(r, self.addr_width)
             for port in r.ports():
                 if port in ports:
-                    raise FannsError(f"register map {self.name!r}: port {port!r} of {r.name!r} clashes with {ports[port]!r}", hint="rename one register")
+                    raise FannsError(
+                        f"register map {self.name!r}: port {port!r} of {r.name!r} clashes with {ports[port]!r}",
+                        hint="rename one register",
+                    )
                 ports[port] = r.name
             for off, wbit, _, n in r.word_slices():
                 for b in range(wbit, wbit + n):
                     if (off, b) in used:
-                        raise FannsError(f"register map {self.name!r}: {r.name!r} overlaps {used[(off, b)]!r} at 0x{off:x} bit {b}", hint="move one of them")
+                        raise FannsError(
+                            f"register map {self.name!r}: {r.name!r} overlaps {used[(off, b)]!r} at 0x{off:x} bit {b}",
+                            hint="move one of them",
+                        )
                     used[(off, b)] = r.name
 
     # -- queries --------------------------------------------------------------------------------
@@ -176,7 +195,12 @@ class RegMap:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RegMap:
         regs = [{k: v for k, v in r.items() if k != "words"} for r in data.get("registers", [])]
-        return cls(name=data["name"], registers=tuple(regs), addr_width=data.get("addr_width", 12), description=data.get("description", ""))
+        return cls(
+            name=data["name"],
+            registers=tuple(regs),
+            addr_width=data.get("addr_width", 12),
+            description=data.get("description", ""),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> RegMap:
@@ -234,7 +258,9 @@ class RegMapBuilder:
     description: str = ""
     registers: list[Register] = field(default_factory=list)
 
-    def add(self, name: str, width: int = WORD_BITS, access: str = "RW", reset: int = 0, description: str = "") -> Register:
+    def add(
+        self, name: str, width: int = WORD_BITS, access: str = "RW", reset: int = 0, description: str = ""
+    ) -> Register:
         end = max((off + WORD_BYTES for r in self.registers for off, *_ in r.word_slices()), default=0)
         reg = Register(name, end, width, access, reset, description)
         self.registers.append(reg)

@@ -1,4 +1,5 @@
 """Verilog emission of Amaranth components, the one way every face and test turns RTL into text."""
+
 from __future__ import annotations
 
 from amaranth.back import verilog

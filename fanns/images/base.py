@@ -5,6 +5,7 @@ Why one module: the IVF-PQ packer (`fanns.images.ivfpq`) and the graph packer (`
 differ in what their images hold, not in how a set is written, read back and checked, so a
 corrupt or stale image is caught the same way for both.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,8 +52,14 @@ class Image:
 
     def record(self) -> dict:
         return {
-            "name": self.name, "file": self.file, "use": self.use, "memory": self.memory, "channel": self.channel,
-            "bytes": self.nbytes, "sha256": self.sha256, "layout": self.layout,
+            "name": self.name,
+            "file": self.file,
+            "use": self.use,
+            "memory": self.memory,
+            "channel": self.channel,
+            "bytes": self.nbytes,
+            "sha256": self.sha256,
+            "layout": self.layout,
         }
 
 
@@ -105,10 +112,12 @@ def read_images(folder: Path, manifest: dict) -> tuple[Image, ...]:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise FannsError(f"{path}: cannot read the memory image ({exc.strerror})",
-                             hint="regenerate the memory images") from None
+            raise FannsError(
+                f"{path}: cannot read the memory image ({exc.strerror})", hint="regenerate the memory images"
+            ) from None
         if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
-            raise FannsError(f"{path}: size or sha256 differs from {MANIFEST}",
-                             hint="the image is corrupt; regenerate it")
+            raise FannsError(
+                f"{path}: size or sha256 differs from {MANIFEST}", hint="the image is corrupt; regenerate it"
+            )
         images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
     return tuple(images)

@@ -12,6 +12,7 @@ k_max uint64 keys ``dist << 32 | id`` (all ones where fewer were found) and then
 `write` puts every image and `manifest.json` (sizes, sha256, layouts) into a folder; `read`
 checks them back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from fanns.design.graph import RESULT_STATS, GraphDesign
-from fanns.images.base import Image, ImageSet, read_images, read_manifest
 from fanns.errors import FannsError
+from fanns.images.base import Image, ImageSet, read_images, read_manifest
 from fanns.index.graph import GraphImage
 
 MANIFEST_VERSION = 1
@@ -51,22 +52,33 @@ class GraphIo:
             raise FannsError(f"queries must be [nq, {self.d}], got shape {q_fx.shape}")
         dtype = np.dtype(f"<{'i' if self.signed else 'u'}{self.elem_bytes}")
         buf = np.zeros((len(q_fx), self.query_row_bytes), dtype=np.uint8)
-        buf[:, : self.d * self.elem_bytes] = np.ascontiguousarray(q_fx.astype(dtype)).view(np.uint8).reshape(len(q_fx), -1)
+        buf[:, : self.d * self.elem_bytes] = (
+            np.ascontiguousarray(q_fx.astype(dtype)).view(np.uint8).reshape(len(q_fx), -1)
+        )
         return buf.tobytes()
 
     def unpack_results(self, raw: bytes, nq: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Result rows as (keys uint64 [nq, k_max], {statistic: int64 [nq]})."""
         rows = np.frombuffer(raw, dtype=np.uint8, count=nq * self.result_row_bytes).reshape(nq, self.result_row_bytes)
         keys = np.ascontiguousarray(rows[:, : self.k_max * KEY_BYTES]).view("<u8").reshape(nq, self.k_max)
-        words = np.ascontiguousarray(rows[:, self.k_max * KEY_BYTES : self.k_max * KEY_BYTES + 24]).view("<u4").reshape(nq, 6)
+        words = (
+            np.ascontiguousarray(rows[:, self.k_max * KEY_BYTES : self.k_max * KEY_BYTES + 24])
+            .view("<u4")
+            .reshape(nq, 6)
+        )
         stats = dict(zip(RESULT_STATS, (words[:, 0], words[:, 1], words[:, 2], words[:, 3], words[:, 4])))
         return keys, {k: v.astype(np.int64) for k, v in stats.items()}
 
     def to_dict(self) -> dict:
         return {
-            "d": self.d, "elem_bytes": self.elem_bytes, "signed": self.signed, "k_max": self.k_max,
-            "query_row_bytes": self.query_row_bytes, "result_row_bytes": self.result_row_bytes,
-            "key_bytes": KEY_BYTES, "stats": list(RESULT_STATS),
+            "d": self.d,
+            "elem_bytes": self.elem_bytes,
+            "signed": self.signed,
+            "k_max": self.k_max,
+            "query_row_bytes": self.query_row_bytes,
+            "result_row_bytes": self.result_row_bytes,
+            "key_bytes": KEY_BYTES,
+            "stats": list(RESULT_STATS),
         }
 
 
@@ -87,8 +99,13 @@ class GraphImages(ImageSet):
     info: dict = field(default_factory=dict)
 
     def manifest(self) -> dict:
-        return {"version": MANIFEST_VERSION, "kind": "graph", "io": self.io.to_dict(), "info": self.info,
-                "images": [img.record() for img in self.images]}
+        return {
+            "version": MANIFEST_VERSION,
+            "kind": "graph",
+            "io": self.io.to_dict(),
+            "info": self.info,
+            "images": [img.record() for img in self.images],
+        }
 
     @classmethod
     def read(cls, folder: Path) -> GraphImages:
@@ -109,7 +126,12 @@ class GraphImages(ImageSet):
                 adj, vec = self.get(f"adjacency_{c}"), self.get(f"vectors_{c}")
             except KeyError:
                 return out
-            out.append({"adjacency": np.frombuffer(adj.data, dtype=np.uint8), "vectors": np.frombuffer(vec.data, dtype=np.uint8)})
+            out.append(
+                {
+                    "adjacency": np.frombuffer(adj.data, dtype=np.uint8),
+                    "vectors": np.frombuffer(vec.data, dtype=np.uint8),
+                }
+            )
             c += 1
 
 
@@ -121,7 +143,10 @@ def check_graph(design: GraphDesign, graph: GraphImage) -> None:
     if got != want:
         names = ("kind", "n", "d", "max_degree", "entry", "vec_bits", "signed")
         diff = ", ".join(f"{n}: graph {a!r} vs design {b!r}" for n, a, b in zip(names, got, want) if a != b)
-        raise FannsError(f"the graph does not match the design ({diff})", hint="use the graph the design was made for, or rerun the DSE")
+        raise FannsError(
+            f"the graph does not match the design ({diff})",
+            hint="use the graph the design was made for, or rerun the DSE",
+        )
 
 
 def pack(design: GraphDesign, graph: GraphImage) -> GraphImages:
@@ -130,12 +155,38 @@ def pack(design: GraphDesign, graph: GraphImage) -> GraphImages:
     mem = design.memory
     images = []
     for c, part in enumerate(graph.pack(design.channels)):
-        layout = {"nodes": int((graph.n - c + design.channels - 1) // design.channels), "first_node": c, "stride": design.channels}
-        images.append(Image(f"adjacency_{c}", "graph", mem.kind, mem.channels[c], part["adjacency"].tobytes(),
-                            {**layout, "row_bytes": design.adjacency_row_bytes}))
-        images.append(Image(f"vectors_{c}", "graph", mem.kind, mem.channels[c], part["vectors"].tobytes(),
-                            {**layout, "row_bytes": design.vector_row_bytes}))
-    info = {"nodes": graph.n, "entry": graph.entry, "max_degree": graph.max_degree, "d": graph.fmt.d, "channels": design.channels}
+        layout = {
+            "nodes": int((graph.n - c + design.channels - 1) // design.channels),
+            "first_node": c,
+            "stride": design.channels,
+        }
+        images.append(
+            Image(
+                f"adjacency_{c}",
+                "graph",
+                mem.kind,
+                mem.channels[c],
+                part["adjacency"].tobytes(),
+                {**layout, "row_bytes": design.adjacency_row_bytes},
+            )
+        )
+        images.append(
+            Image(
+                f"vectors_{c}",
+                "graph",
+                mem.kind,
+                mem.channels[c],
+                part["vectors"].tobytes(),
+                {**layout, "row_bytes": design.vector_row_bytes},
+            )
+        )
+    info = {
+        "nodes": graph.n,
+        "entry": graph.entry,
+        "max_degree": graph.max_degree,
+        "d": graph.fmt.d,
+        "channels": design.channels,
+    }
     return GraphImages(tuple(images), GraphIo.of(design), info)
 
 

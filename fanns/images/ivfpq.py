@@ -40,6 +40,7 @@ The host I/O buffers (queries in, result keys out) are allocated per batch by th
 layout (`IoLayout`) is part of the manifest: each query's d elements padded to whole beats, each
 query's K uint64 keys padded to whole beats.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,20 +48,50 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.design.ivfpq import IvfPqDesign
-from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.boards import Board, load_board
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.errors import FannsError
 from fanns.images.base import Image, ImageSet, read_images, read_manifest
 from fanns.images.ivfpq_layout import (
-    CODE_KIND, ID_KIND, KEY_BYTES, PAD_ID, TABLE_WORDS, IoLayout, IvfStreamLayout, PqLayout, ceil_div, elem_bytes, elem_dtype,
+    CODE_KIND,
+    ID_KIND,
+    KEY_BYTES,
+    PAD_ID,
+    TABLE_WORDS,
+    IoLayout,
+    IvfStreamLayout,
+    PqLayout,
+    ceil_div,
+    elem_bytes,
+    elem_dtype,
 )
-from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.model.ivfpq.stages import ivf_chunks
 
 __all__ = [  # the layouts are re-exported: one import serves packer and readers
-    "CODE_KIND", "ID_KIND", "KEY_BYTES", "PAD_ID", "TABLE_WORDS", "IoLayout", "IvfStreamLayout", "PqLayout", "elem_bytes", "elem_dtype",
-    "Image", "MemoryImages", "pack", "pack_pq_channel", "unpack_pq_channel", "pack_ivf_stream", "pack_cells", "unpack_lists",
-    "pq_layouts", "hot_lists", "ivf_stream_layouts", "quantised_arrays", "image_summary",
+    "CODE_KIND",
+    "ID_KIND",
+    "KEY_BYTES",
+    "PAD_ID",
+    "TABLE_WORDS",
+    "IoLayout",
+    "IvfStreamLayout",
+    "PqLayout",
+    "elem_bytes",
+    "elem_dtype",
+    "Image",
+    "MemoryImages",
+    "pack",
+    "pack_pq_channel",
+    "unpack_pq_channel",
+    "pack_ivf_stream",
+    "pack_cells",
+    "unpack_lists",
+    "pq_layouts",
+    "hot_lists",
+    "ivf_stream_layouts",
+    "quantised_arrays",
+    "image_summary",
 ]
 MANIFEST_VERSION = 1
 
@@ -122,14 +153,18 @@ def _check_index(design: IvfPqDesign, data: IvfPqIndexData) -> None:
                 hint="pass the exploration folder the design was made from",
             )
     if data.ntotal and int(data.ids.max()) >= PAD_ID:
-        raise FannsError(f"vector id {int(data.ids.max())} collides with the padding id {PAD_ID}", hint="ids must be below 2**32 - 1")
+        raise FannsError(
+            f"vector id {int(data.ids.max())} collides with the padding id {PAD_ID}", hint="ids must be below 2**32 - 1"
+        )
 
 
 def _group(board: Board, kind: str):
     for g in board.memory:
         if g.kind == kind:
             return g
-    raise FannsError(f"board {board.name} has no memory group {kind!r}", hint=f"groups: {', '.join(g.kind for g in board.memory)}")
+    raise FannsError(
+        f"board {board.name} has no memory group {kind!r}", hint=f"groups: {', '.join(g.kind for g in board.memory)}"
+    )
 
 
 def pq_layouts(design: IvfPqDesign, use: str = "pq_codes") -> list[tuple[object, PqLayout]]:
@@ -151,7 +186,14 @@ def ivf_stream_layouts(design: IvfPqDesign, port_bits: int) -> list[tuple[object
     out = []
     for c, ch in enumerate(chans):
         pes = tuple(i for i in range(st.pes) if i * len(chans) // st.pes == c)
-        out.append((ch, IvfStreamLayout(design.format.d, st.lanes, design.format.vec_bits, port_bits, tuple(chunks[i] for i in pes), pes)))
+        out.append(
+            (
+                ch,
+                IvfStreamLayout(
+                    design.format.d, st.lanes, design.format.vec_bits, port_bits, tuple(chunks[i] for i in pes), pes
+                ),
+            )
+        )
     return out
 
 
@@ -263,7 +305,11 @@ def pack_ivf_stream(layout: IvfStreamLayout, centroids_fx: np.ndarray) -> bytes:
 def pack_cells(centroids_fx: np.ndarray, vec_bits: int, port_bits: int) -> tuple[bytes, int]:
     """Centroids cell by cell, each padded to whole beats: (image, beats per cell)."""
     pb = port_bits // 8
-    raw = np.ascontiguousarray(centroids_fx.astype(elem_dtype(vec_bits))).view(np.uint8).reshape(centroids_fx.shape[0], -1)
+    raw = (
+        np.ascontiguousarray(centroids_fx.astype(elem_dtype(vec_bits)))
+        .view(np.uint8)
+        .reshape(centroids_fx.shape[0], -1)
+    )
     cell_beats = ceil_div(raw.shape[1], pb)
     out = np.zeros((raw.shape[0], cell_beats * pb), dtype=np.uint8)
     out[:, : raw.shape[1]] = raw
@@ -288,15 +334,32 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     tiered = st.pq_dist.tiers is not None
     for use, name, mask in (("pq_codes", "pq_codes", ~hot if tiered else None), ("pq_hot", "pq_hot", hot)):
         for c, (ch, layout) in enumerate(pq_layouts(design, use)):
-            lay = layout.to_dict() | ({"tier": "fast" if use == "pq_hot" else "slow", "lists": int(mask.sum())} if tiered else {})
+            lay = layout.to_dict() | (
+                {"tier": "fast" if use == "pq_hot" else "slow", "lists": int(mask.sum())} if tiered else {}
+            )
             images.append(Image(f"{name}_{c}", use, ch.memory, ch.channel, pack_pq_channel(layout, data, mask), lay))
     for c, (ch, layout) in enumerate(ivf_stream_layouts(design, first.port_bits)):
-        images.append(Image(f"ivf_centroids_{c}", "ivf_centroids", ch.memory, ch.channel, pack_ivf_stream(layout, q["centroids"]), layout.to_dict()))
+        images.append(
+            Image(
+                f"ivf_centroids_{c}",
+                "ivf_centroids",
+                ch.memory,
+                ch.channel,
+                pack_ivf_stream(layout, q["centroids"]),
+                layout.to_dict(),
+            )
+        )
     dt = elem_dtype(fmt.vec_bits)
     for ch in design.memory:
         if ch.use == "lut_centroids":
             raw, cell_beats = pack_cells(q["centroids"], fmt.vec_bits, first.port_bits)
-            lay = {"d": fmt.d, "elem_bytes": dt.itemsize, "port_bits": first.port_bits, "nlist": data.nlist, "cell_beats": cell_beats}
+            lay = {
+                "d": fmt.d,
+                "elem_bytes": dt.itemsize,
+                "port_bits": first.port_bits,
+                "nlist": data.nlist,
+                "cell_beats": cell_beats,
+            }
             images.append(Image("lut_centroids", "lut_centroids", ch.memory, ch.channel, raw, lay))
     codebook_rows = q["codebook"].transpose(1, 0, 2).reshape(256, fmt.d)
     images.append(_rom("codebook", codebook_rows, dt, io_ch))
@@ -313,10 +376,26 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
                 f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
                 hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
             )
-    info = {"index": design.index.factory, "nlist": data.nlist, "n": data.ntotal, "d": fmt.d, "m": fmt.m, "metric": data.metric}
+    info = {
+        "index": design.index.factory,
+        "nlist": data.nlist,
+        "n": data.ntotal,
+        "d": fmt.d,
+        "m": fmt.m,
+        "metric": data.metric,
+    }
     if tiered:
-        info["tiers"] = {"fast": st.pq_dist.tiers.memory, "slow": st.pq_dist.memory, "hot_lists": [int(i) for i in np.nonzero(hot)[0]]}
-    return MemoryImages(tuple(images), IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits), (io_ch.memory, io_ch.channel), info)
+        info["tiers"] = {
+            "fast": st.pq_dist.tiers.memory,
+            "slow": st.pq_dist.memory,
+            "hot_lists": [int(i) for i in np.nonzero(hot)[0]],
+        }
+    return MemoryImages(
+        tuple(images),
+        IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits),
+        (io_ch.memory, io_ch.channel),
+        info,
+    )
 
 
 def unpack_lists(images: MemoryImages, pes: int) -> list[tuple[np.ndarray, np.ndarray]]:

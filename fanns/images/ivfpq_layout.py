@@ -6,14 +6,15 @@ Why a module of its own: the generators' memory readers (HLS `hls/ivfpq_kernel.h
 pure functions of the design's parameters, kept apart from the packing of a particular index.
 The full description is in memimage's module docstring and docs/ivfpq_architecture.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq.stages import Packing
 from fanns.errors import FannsError
+from fanns.model.ivfpq.stages import Packing
 from fanns.numerics import ID_BITS
 
 PAD_ID = (1 << ID_BITS) - 1
@@ -39,7 +40,9 @@ def ceil_div(a: int, b: int) -> int:
 
 def _check_port(port_bits: int, what: str) -> None:
     if port_bits % 64 or port_bits < 64:
-        raise FannsError(f"{what}: port width {port_bits} bits is not a multiple of 64", hint="use 64, 128, 256 or 512-bit ports")
+        raise FannsError(
+            f"{what}: port width {port_bits} bits is not a multiple of 64", hint="use 64, 128, 256 or 512-bit ports"
+        )
 
 
 # -- layouts ----------------------------------------------------------------------------------------
@@ -112,9 +115,16 @@ class PqLayout:
 
     def to_dict(self) -> dict:
         return {
-            "m": self.m, "port_bits": self.port_bits, "pes": self.pes, "channel_pes": list(self.channel_pes),
-            "nlist": self.nlist, "codes_per_unit": self.codes_per_unit, "beats_per_unit": self.beats_per_unit,
-            "ids_per_beat": self.ids_per_beat, "header_beats": self.header_beats, "table_words": TABLE_WORDS,
+            "m": self.m,
+            "port_bits": self.port_bits,
+            "pes": self.pes,
+            "channel_pes": list(self.channel_pes),
+            "nlist": self.nlist,
+            "codes_per_unit": self.codes_per_unit,
+            "beats_per_unit": self.beats_per_unit,
+            "ids_per_beat": self.ids_per_beat,
+            "header_beats": self.header_beats,
+            "table_words": TABLE_WORDS,
             "pad_id": PAD_ID,
         }
 
@@ -141,8 +151,13 @@ class IvfStreamLayout:
 
     def to_dict(self) -> dict:
         return {
-            "d": self.d, "lanes": self.lanes, "elem_bytes": elem_bytes(self.vec_bits), "port_bits": self.port_bits,
-            "channel_pes": list(self.channel_pes), "chunks": [list(c) for c in self.chunks], "words": self.words,
+            "d": self.d,
+            "lanes": self.lanes,
+            "elem_bytes": elem_bytes(self.vec_bits),
+            "port_bits": self.port_bits,
+            "channel_pes": list(self.channel_pes),
+            "chunks": [list(c) for c in self.chunks],
+            "words": self.words,
             "beats": self.beats,
         }
 
@@ -180,6 +195,11 @@ class IoLayout:
 
     def to_dict(self) -> dict:
         return {
-            "d": self.d, "k": self.k, "elem_bytes": self.elem_bytes, "port_bits": self.port_bits,
-            "query_beats": self.query_beats, "result_beats": self.result_beats, "key_bytes": KEY_BYTES,
+            "d": self.d,
+            "k": self.k,
+            "elem_bytes": self.elem_bytes,
+            "port_bits": self.port_bits,
+            "query_beats": self.query_beats,
+            "result_beats": self.result_beats,
+            "key_bytes": KEY_BYTES,
         }

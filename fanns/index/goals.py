@@ -8,6 +8,7 @@ Two measures are in common use and both are accepted:
   neighbour is among the k results for a fraction x of the queries. FANNS's published goals
   (R@1=30 %, R@10=80 %, R@100=95 % on SIFT100M with 16-byte codes) are of this kind.
 """
+
 from __future__ import annotations
 
 import re

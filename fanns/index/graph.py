@@ -14,17 +14,18 @@ with 0xFFFFFFFF) and the vector region (a row is the d elements as int8/uint8 or
 little-endian). A fetch unit serving channel c therefore finds the data of every node ``i % C == c``
 without crossing channels.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+import faiss
 import numpy as np
+from faiss.contrib.inspect_tools import get_NSG_neighbors
 
 from fanns.errors import FannsError
 from fanns.numerics import GraphFormat
-import faiss
-from faiss.contrib.inspect_tools import get_NSG_neighbors
 
 WORD_BYTES = 64
 PAD_ID = 0xFFFFFFFF
@@ -47,7 +48,9 @@ class GraphImage:
         self.vectors = np.ascontiguousarray(self.vectors, dtype=np.int64)
         n = len(self.neighbors)
         if len(self.vectors) != n:
-            raise FannsError(f"graph has {n} nodes but {len(self.vectors)} vectors", hint="build the graph on the same base set")
+            raise FannsError(
+                f"graph has {n} nodes but {len(self.vectors)} vectors", hint="build the graph on the same base set"
+            )
         if not 0 <= self.entry < n:
             raise FannsError(f"entry node {self.entry} outside the graph of {n} nodes")
         valid = self.neighbors >= 0
@@ -112,7 +115,9 @@ class GraphImage:
         return out
 
     @classmethod
-    def unpack(cls, images: list[dict[str, np.ndarray]], n: int, max_degree: int, entry: int, fmt: GraphFormat, kind: str) -> GraphImage:
+    def unpack(
+        cls, images: list[dict[str, np.ndarray]], n: int, max_degree: int, entry: int, fmt: GraphFormat, kind: str
+    ) -> GraphImage:
         """Rebuild a graph from its per-channel image (the inverse of `pack`)."""
         channels = len(images)
         adj_row = _align(4 * (1 + max_degree)) // 4
@@ -133,9 +138,14 @@ class GraphImage:
     def save(self, path) -> None:
         keys = sorted(self.build)
         np.savez_compressed(
-            path, neighbors=self.neighbors, vectors=self.vectors, entry=np.int64(self.entry), kind=np.str_(self.kind),
+            path,
+            neighbors=self.neighbors,
+            vectors=self.vectors,
+            entry=np.int64(self.entry),
+            kind=np.str_(self.kind),
             fmt=np.array([self.fmt.d, self.fmt.scale, self.fmt.vec_bits, int(self.fmt.signed)], dtype=np.float64),
-            build_keys=np.array(keys, dtype=np.str_), build_values=np.array([float(self.build[k]) for k in keys]),
+            build_keys=np.array(keys, dtype=np.str_),
+            build_values=np.array([float(self.build[k]) for k in keys]),
         )
 
     @classmethod
@@ -144,7 +154,14 @@ class GraphImage:
             d, scale, bits, signed = z["fmt"]
             fmt = GraphFormat(d=int(d), scale=float(scale), vec_bits=int(bits), signed=bool(signed))
             build = {str(k): _num(v) for k, v in zip(z["build_keys"], z["build_values"])}
-            return cls(kind=str(z["kind"]), neighbors=z["neighbors"], entry=int(z["entry"]), vectors=z["vectors"], fmt=fmt, build=build)
+            return cls(
+                kind=str(z["kind"]),
+                neighbors=z["neighbors"],
+                entry=int(z["entry"]),
+                vectors=z["vectors"],
+                fmt=fmt,
+                build=build,
+            )
 
 
 def _elem_dtype(fmt: GraphFormat) -> np.dtype:
@@ -175,8 +192,14 @@ def graph_format_for(base: np.ndarray, vec_bits: int = 8) -> GraphFormat:
     return GraphFormat(d=d, scale=scale, vec_bits=vec_bits, signed=True)
 
 
-def build_graph(base: np.ndarray, kind: str, max_degree: int = 32, ef_construction: int = 64,
-                fmt: GraphFormat | None = None, threads: int = 1) -> GraphImage:
+def build_graph(
+    base: np.ndarray,
+    kind: str,
+    max_degree: int = 32,
+    ef_construction: int = 64,
+    fmt: GraphFormat | None = None,
+    threads: int = 1,
+) -> GraphImage:
     """Build an HNSW (base layer, max_degree = 2M) or NSG (R = max_degree) graph with faiss.
 
     `threads=1` (the default) makes the construction deterministic; faiss's parallel insertion
@@ -190,7 +213,9 @@ def build_graph(base: np.ndarray, kind: str, max_degree: int = 32, ef_constructi
     if n < 2:
         raise FannsError(f"a graph needs at least two vectors, got {n}")
     if max_degree < 2 or (kind == "hnsw" and max_degree % 2):
-        raise FannsError(f"max_degree={max_degree} is invalid for {kind}", hint="use an even max_degree >= 2 (HNSW: 2*M)")
+        raise FannsError(
+            f"max_degree={max_degree} is invalid for {kind}", hint="use an even max_degree >= 2 (HNSW: 2*M)"
+        )
     fmt = fmt or graph_format_for(base)
     previous = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(max(1, threads))
@@ -202,7 +227,6 @@ def build_graph(base: np.ndarray, kind: str, max_degree: int = 32, ef_constructi
             neighbors, entry = _hnsw_base_layer(index.hnsw, n)
             build = {"M": max_degree // 2, "efConstruction": ef_construction}
         else:
-
             index = faiss.IndexNSGFlat(d, max_degree)
             index.add(base)
             neighbors = get_NSG_neighbors(index.nsg).astype(np.int32)

@@ -10,18 +10,19 @@ Angular datasets are served by normalising base and queries on the host and sear
 (the same ranking as inner product on unit vectors); ``metric`` records the dataset's metric so
 the host knows to normalise. Inner-product (MIPS) datasets are not supported by the L2 datapath.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import faiss
 import numpy as np
+from faiss.contrib import inspect_tools
 
 from fanns.datasets.dataset import as_float32, normalize_rows
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
-import faiss
-from faiss.contrib import inspect_tools
 
 SERVED_METRICS = ("l2", "angular")
 OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS = 20, 10, 1 << 14
@@ -58,7 +59,9 @@ class IvfPqIndexData:
 
     def __post_init__(self) -> None:
         if not self.by_residual:
-            raise FannsError("the IVF-PQ index does not encode residuals", hint="train with by_residual=True (the default)")
+            raise FannsError(
+                "the IVF-PQ index does not encode residuals", hint="train with by_residual=True (the default)"
+            )
         if self.codebook.shape[1] != 256:
             raise FannsError(f"PQ codes of {self.codebook.shape[1]} centroids; the accelerator needs 8-bit codes (256)")
 
@@ -93,7 +96,9 @@ class IvfPqIndexData:
         return self.codes[self.offsets[cell] : self.offsets[cell + 1]]
 
     def save(self, path: str | Path) -> None:
-        arrays = dict(centroids=self.centroids, codebook=self.codebook, offsets=self.offsets, ids=self.ids, codes=self.codes)
+        arrays = dict(
+            centroids=self.centroids, codebook=self.codebook, offsets=self.offsets, ids=self.ids, codes=self.codes
+        )
         if self.opq_matrix is not None:
             arrays["opq_matrix"] = self.opq_matrix
         with atomic_path(path) as tmp:
@@ -160,9 +165,7 @@ def extract(trained, metric: str) -> IvfPqIndexData:
     )
 
 
-def train_index(
-    base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, train: np.ndarray, seed: int
-):
+def train_index(base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, train: np.ndarray, seed: int):
     """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base`."""
 
     d = base.shape[1]

@@ -13,6 +13,7 @@ The format is derived from the index and a sample of vectors that stand in for q
 
 All inputs of the choice are recorded in ``fmt.source``.
 """
+
 from __future__ import annotations
 
 import numpy as np

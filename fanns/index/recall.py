@@ -7,15 +7,16 @@ cell, its true coarse distance — faiss's own distances, no re-implementation) 
 the recall at *every* nprobe from 1 to P costs about as much as one search at nprobe P. That
 makes "the smallest nprobe that meets the goal" exact even where the curve is not monotone.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import faiss
 import numpy as np
 
 from fanns.index.ivfpq import apply_pretransform
 from fanns.progress import progress_bar
-import faiss
 
 
 def hits(found: np.ndarray, truth: np.ndarray) -> np.ndarray:

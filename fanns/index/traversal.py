@@ -32,6 +32,7 @@ With a Bloom filter and several BFC units, each unit owns one filter (h, b) and 
 ``id % bfc_units == unit`` (the unit that also fetches the node's vector from channel id % C);
 false positives are counted against an exact visited set kept alongside.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -62,7 +63,9 @@ class TraversalConfig:
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.l:
-            raise FannsError(f"k={self.k} must be between 1 and the result queue size l={self.l}", hint="raise l or lower k")
+            raise FannsError(
+                f"k={self.k} must be between 1 and the result queue size l={self.l}", hint="raise l or lower k"
+            )
         if self.mg < 1 or self.mc < 1:
             raise FannsError(f"mg={self.mg} and mc={self.mc} must be at least 1")
         if self.cand_size < 0 or self.bfc_units < 1:
@@ -200,8 +203,13 @@ def dst(graph: GraphImage, query: np.ndarray, cfg: TraversalConfig, trace: bool 
         completed += 1
     ids, dists = _result(R, cfg.k)
     return TraversalResult(
-        ids=ids, dists=dists, hops=stats["hops"], visited=stats["visited"], checks=stats["checks"],
-        bloom_fp=filt.false_positives, trace=rec.build(cfg.mg, cfg.mc) if rec else None,
+        ids=ids,
+        dists=dists,
+        hops=stats["hops"],
+        visited=stats["visited"],
+        checks=stats["checks"],
+        bloom_fp=filt.false_positives,
+        trace=rec.build(cfg.mg, cfg.mc) if rec else None,
     )
 
 
@@ -229,7 +237,9 @@ def bfs(graph: GraphImage, query: np.ndarray, l: int, k: int, bloom: Bloom | Non
         while len(R) > l:
             heapq.heappop(R)
     ids, dists = _result(np.array(sorted(-r for r in R), dtype=np.uint64), k)
-    return TraversalResult(ids=ids, dists=dists, hops=hops, visited=visited, checks=checks, bloom_fp=filt.false_positives)
+    return TraversalResult(
+        ids=ids, dists=dists, hops=hops, visited=visited, checks=checks, bloom_fp=filt.false_positives
+    )
 
 
 class _TraceRecorder:

@@ -13,15 +13,16 @@ work and not the time the operating system gave to other processes: on a shared 
 is what an idle server would see (wall-clock P99 there is mostly preemption). With more threads
 the workers' time is not on the caller's clock, so `cpu_us` is recorded only for `threads == 1`.
 """
+
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+import faiss
 import numpy as np
 
 from fanns.errors import FannsError
-import faiss
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,22 @@ class CpuLatency:
             return self.latencies_us
         if clock == "cpu" and self.cpu_us is not None:
             return self.cpu_us
-        raise FannsError(f"no {clock!r} clock in this measurement", hint="clock is 'wall', or 'cpu' for one-thread measurements")
+        raise FannsError(
+            f"no {clock!r} clock in this measurement", hint="clock is 'wall', or 'cpu' for one-thread measurements"
+        )
 
 
-def measure(index, queries: np.ndarray, nprobe: int, k: int, *, threads: int = 1, repeat: int = 1, warmup: int = 10,
-            label: str = "") -> CpuLatency:
+def measure(
+    index,
+    queries: np.ndarray,
+    nprobe: int,
+    k: int,
+    *,
+    threads: int = 1,
+    repeat: int = 1,
+    warmup: int = 10,
+    label: str = "",
+) -> CpuLatency:
     """Search every query alone `repeat` times (see the module docstring)."""
 
     if nprobe < 1 or k < 1:

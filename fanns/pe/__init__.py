@@ -3,6 +3,7 @@
 See `fanns.pe.base` for the contract. Importing this package imports every module in it, which
 registers every PE class (adding a PE means adding one module here; nothing else to edit).
 """
+
 import importlib
 import pkgutil
 

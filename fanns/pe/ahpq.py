@@ -22,11 +22,12 @@ Everything else is `fanns.pe.hpq` with s1 < s: the reference model truncates eac
 queue exactly as the RTL does (which item goes to which queue is fixed by the item's position in
 its stream), so RTL and HLS are bit-exact against it also when the truncation drops a result.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -59,7 +60,7 @@ def exact_probability(k: int, num_queues: int, length: int) -> float:
     return float(min(p[k], 1.0))
 
 
-@lru_cache(maxsize=None)
+@cache
 def ahpq_queue_length(k: int, num_queues: int, target: float) -> int:
     """The smallest level-1 length s1 with exact_probability(k, num_queues, s1) >= target."""
     if k < 1 or num_queues < 1:
@@ -87,7 +88,9 @@ class Ahpq(Hpq):
 
     name: ClassVar[str] = "ahpq"
     summary: ClassVar[str] = "approximate HPQ: level-1 queues cut to s1, exact for a `target` fraction of queries"
-    timing_formula: ClassVar[str] = "II = 1 (per stream); L = (s1-1) + 4*z*s1 + (s-1) + s, s1 = ahpq_queue_length(s, 2z, target)"
+    timing_formula: ClassVar[str] = (
+        "II = 1 (per stream); L = (s1-1) + 4*z*s1 + (s-1) + s, s1 = ahpq_queue_length(s, 2z, target)"
+    )
     hls_header: ClassVar[str] = "hpq.h"
     testbench: ClassVar[str] = "tb_hpq"
     calibration_points: ClassVar[tuple] = (
@@ -101,7 +104,11 @@ class Ahpq(Hpq):
 
     def validate(self) -> None:
         super().validate()
-        self.require(0.0 < self.target <= 1.0, f"target={self.target} is not a fraction of queries", "use a value in (0, 1], e.g. 0.99")
+        self.require(
+            0.0 < self.target <= 1.0,
+            f"target={self.target} is not a fraction of queries",
+            "use a value in (0, 1], e.g. 0.99",
+        )
 
     @property
     def s1(self) -> int:

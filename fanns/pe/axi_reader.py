@@ -21,6 +21,7 @@ words leave 2 cycles after arriving. One long transfer runs at one word per cycl
 per `mem_latency + burst + 3` cycles (`words_per_cycle` gives the exact model value).
 `test_axi_reader` checks the model against simulation cycle for cycle (tolerance 0).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,16 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from fanns.hdl.bus import (
-    BURST_INCR, CACHE_MODIFIABLE, BurstSplitter, axi4_signature, beat_keeps, burst_layout, command_layout,
-    keep_mask, max_burst_beats, split_bursts,
+    BURST_INCR,
+    CACHE_MODIFIABLE,
+    BurstSplitter,
+    axi4_signature,
+    beat_keeps,
+    burst_layout,
+    command_layout,
+    keep_mask,
+    max_burst_beats,
+    split_bursts,
 )
 from fanns.pe.base import PE
 from fanns.pe.stream_fifo import fifo_features
@@ -53,7 +62,9 @@ class AxiReader(PE):
 
     name: ClassVar[str] = "axi_reader"
     summary: ClassVar[str] = "AXI4 read master: commands to in-order words, INCR bursts, outstanding reads, credits"
-    timing_formula: ClassVar[str] = "L = mem_latency + 5; II = 1 word while outstanding*burst >= mem_latency + burst + 3"
+    timing_formula: ClassVar[str] = (
+        "L = mem_latency + 5; II = 1 word while outstanding*burst >= mem_latency + burst + 3"
+    )
     hls_header: ClassVar[str] = ""
     testbench: ClassVar[str] = "tb_axi_reader"
     calibration_points: ClassVar[tuple] = (
@@ -68,9 +79,17 @@ class AxiReader(PE):
     )
 
     def validate(self) -> None:
-        self.require(self.data_width in (32, 64, 128, 256, 512, 1024), f"data_width={self.data_width}", "use 32..1024, a power of 2")
+        self.require(
+            self.data_width in (32, 64, 128, 256, 512, 1024),
+            f"data_width={self.data_width}",
+            "use 32..1024, a power of 2",
+        )
         self.require(12 <= self.addr_width <= 64, f"addr_width={self.addr_width} out of range 12..64")
-        self.require(self.max_burst in (1, 2, 4, 8, 16, 32, 64, 128, 256), f"max_burst={self.max_burst}", "a power of 2 up to 256 beats")
+        self.require(
+            self.max_burst in (1, 2, 4, 8, 16, 32, 64, 128, 256),
+            f"max_burst={self.max_burst}",
+            "a power of 2 up to 256 beats",
+        )
         self.require(1 <= self.outstanding <= 64, f"outstanding={self.outstanding} out of range 1..64")
         self.require(8 <= self.len_bits <= self.addr_width, f"len_bits={self.len_bits} out of range 8..addr_width")
 
@@ -103,7 +122,10 @@ class AxiReader(PE):
         base = addr - addr % b
         keeps = beat_keeps(addr, nbytes, b)
         n = len(keeps)
-        return [(int.from_bytes(mem[base + i * b : base + (i + 1) * b], "little"), keeps[i], int(i == n - 1)) for i in range(n)]
+        return [
+            (int.from_bytes(mem[base + i * b : base + (i + 1) * b], "little"), keeps[i], int(i == n - 1))
+            for i in range(n)
+        ]
 
     # -- timing ---------------------------------------------------------------------------------
     def transfer_cycles(self, commands: list[tuple[int, int]], mem_latency: int = IDEAL_MEMORY_LATENCY) -> list[int]:
@@ -182,12 +204,14 @@ class AxiReaderComponent(wiring.Component):
 
     def __init__(self, pe: AxiReader):
         self.pe = pe
-        super().__init__({
-            "cmd": In(stream.Signature(command_layout(pe.addr_width, pe.len_bits))),
-            "o": Out(stream.Signature(word_layout(pe.data_width))),
-            "m_axi": Out(axi4_signature(pe.addr_width, pe.data_width, write=False)),
-            "error": Out(1),
-        })
+        super().__init__(
+            {
+                "cmd": In(stream.Signature(command_layout(pe.addr_width, pe.len_bits))),
+                "o": Out(stream.Signature(word_layout(pe.data_width))),
+                "m_axi": Out(axi4_signature(pe.addr_width, pe.data_width, write=False)),
+                "error": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         pe, bus = self.pe, self.m_axi
@@ -203,15 +227,19 @@ class AxiReaderComponent(wiring.Component):
         credits = Signal(range(pe.fifo_depth + 1), init=pe.fifo_depth)
         load = Signal()
         m.d.comb += [
-            split.bursts.ready.eq((~bus.arvalid | bus.arready) & (inflight < pe.outstanding)
-                                  & (credits >= burst.beats) & info.w_rdy),
+            split.bursts.ready.eq(
+                (~bus.arvalid | bus.arready) & (inflight < pe.outstanding) & (credits >= burst.beats) & info.w_rdy
+            ),
             load.eq(split.bursts.valid & split.bursts.ready),
             info.w_data.eq(burst),
             info.w_en.eq(load),
         ]
         m.d.comb += [
-            bus.arid.eq(0), bus.arsize.eq(exact_log2(pe.beat_bytes)), bus.arburst.eq(BURST_INCR),
-            bus.arcache.eq(CACHE_MODIFIABLE), bus.arprot.eq(0),
+            bus.arid.eq(0),
+            bus.arsize.eq(exact_log2(pe.beat_bytes)),
+            bus.arburst.eq(BURST_INCR),
+            bus.arcache.eq(CACHE_MODIFIABLE),
+            bus.arprot.eq(0),
         ]
         with m.If(load):
             m.d.sync += [bus.arvalid.eq(1), bus.araddr.eq(burst.addr), bus.arlen.eq(burst.beats - 1)]

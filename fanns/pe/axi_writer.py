@@ -18,6 +18,7 @@ the W/B bookkeeping FIFOs have room; W words go one per cycle from the cycle aft
 `done` leaves one cycle after the command's last response. `test_axi_writer` checks it against
 simulation cycle for cycle (tolerance 0).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,16 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
 
 from fanns.hdl.bus import (
-    BURST_INCR, CACHE_MODIFIABLE, BurstSplitter, axi4_signature, beat_keeps, burst_layout, command_layout,
-    keep_mask, max_burst_beats, split_bursts,
+    BURST_INCR,
+    CACHE_MODIFIABLE,
+    BurstSplitter,
+    axi4_signature,
+    beat_keeps,
+    burst_layout,
+    command_layout,
+    keep_mask,
+    max_burst_beats,
+    split_bursts,
 )
 from fanns.pe.base import PE
 
@@ -47,7 +56,9 @@ class AxiWriter(PE):
 
     name: ClassVar[str] = "axi_writer"
     summary: ClassVar[str] = "AXI4 write master: commands + word stream to INCR bursts with strobes, done per command"
-    timing_formula: ClassVar[str] = "L = mem_latency + 4 (command to done); II = 1 word while outstanding bursts cover the response latency"
+    timing_formula: ClassVar[str] = (
+        "L = mem_latency + 4 (command to done); II = 1 word while outstanding bursts cover the response latency"
+    )
     hls_header: ClassVar[str] = ""
     testbench: ClassVar[str] = "tb_axi_writer"
     calibration_points: ClassVar[tuple] = (
@@ -61,9 +72,17 @@ class AxiWriter(PE):
     )
 
     def validate(self) -> None:
-        self.require(self.data_width in (32, 64, 128, 256, 512, 1024), f"data_width={self.data_width}", "use 32..1024, a power of 2")
+        self.require(
+            self.data_width in (32, 64, 128, 256, 512, 1024),
+            f"data_width={self.data_width}",
+            "use 32..1024, a power of 2",
+        )
         self.require(12 <= self.addr_width <= 64, f"addr_width={self.addr_width} out of range 12..64")
-        self.require(self.max_burst in (1, 2, 4, 8, 16, 32, 64, 128, 256), f"max_burst={self.max_burst}", "a power of 2 up to 256 beats")
+        self.require(
+            self.max_burst in (1, 2, 4, 8, 16, 32, 64, 128, 256),
+            f"max_burst={self.max_burst}",
+            "a power of 2 up to 256 beats",
+        )
         self.require(1 <= self.outstanding <= 64, f"outstanding={self.outstanding} out of range 1..64")
         self.require(8 <= self.len_bits <= self.addr_width, f"len_bits={self.len_bits} out of range 8..addr_width")
 
@@ -153,12 +172,14 @@ class AxiWriterComponent(wiring.Component):
 
     def __init__(self, pe: AxiWriter):
         self.pe = pe
-        super().__init__({
-            "cmd": In(stream.Signature(command_layout(pe.addr_width, pe.len_bits))),
-            "i": In(stream.Signature(data.StructLayout({"data": pe.data_width}))),
-            "done": Out(stream.Signature(data.StructLayout({"error": 1}))),
-            "m_axi": Out(axi4_signature(pe.addr_width, pe.data_width, read=False)),
-        })
+        super().__init__(
+            {
+                "cmd": In(stream.Signature(command_layout(pe.addr_width, pe.len_bits))),
+                "i": In(stream.Signature(data.StructLayout({"data": pe.data_width}))),
+                "done": Out(stream.Signature(data.StructLayout({"error": 1}))),
+                "m_axi": Out(axi4_signature(pe.addr_width, pe.data_width, read=False)),
+            }
+        )
 
     def elaborate(self, platform):
         pe, bus = self.pe, self.m_axi
@@ -179,8 +200,11 @@ class AxiWriterComponent(wiring.Component):
             wq.w_en.eq(load),
             bq.w_data.eq(burst.last),
             bq.w_en.eq(load),
-            bus.awid.eq(0), bus.awsize.eq(exact_log2(pe.beat_bytes)), bus.awburst.eq(BURST_INCR),
-            bus.awcache.eq(CACHE_MODIFIABLE), bus.awprot.eq(0),
+            bus.awid.eq(0),
+            bus.awsize.eq(exact_log2(pe.beat_bytes)),
+            bus.awburst.eq(BURST_INCR),
+            bus.awcache.eq(CACHE_MODIFIABLE),
+            bus.awprot.eq(0),
         ]
         with m.If(load):
             m.d.sync += [bus.awvalid.eq(1), bus.awaddr.eq(burst.addr), bus.awlen.eq(burst.beats - 1)]

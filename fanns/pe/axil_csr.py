@@ -17,6 +17,7 @@ write to a read-only word is ignored and answers OKAY.
 Timing (ready master): a read answers L = 2 cycles after AR (AR and R handshakes inclusive), a
 write 3 cycles after AW/W; back-to-back reads or writes go one per II = 2 cycles.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -187,7 +188,9 @@ class AxilCsrComponent(wiring.Component):
         members = {"s_axil": In(axil_signature(regmap.addr_width))}
         for r in regmap.registers:
             for port, direction in r.ports().items():
-                members[port] = (In if direction == "in" else Out)(r.width, init=r.reset if direction == "out" and r.access != "PULSE" else 0)
+                members[port] = (In if direction == "in" else Out)(
+                    r.width, init=r.reset if direction == "out" and r.access != "PULSE" else 0
+                )
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -249,7 +252,9 @@ class AxilCsrComponent(wiring.Component):
             m.d.comb += port.eq(value)
             clear = Signal(r.width, name=f"{r.name}_clear")
             m.d.sync += value.eq((value & ~clear) | getattr(self, f"{r.name}_set"))
-        shadow = Signal(max(1, r.width - WORD_BITS), name=f"{r.name}_shadow") if r.access == "RO" and r.words > 1 else None
+        shadow = (
+            Signal(max(1, r.width - WORD_BITS), name=f"{r.name}_shadow") if r.access == "RO" and r.words > 1 else None
+        )
         for off, wbit, rbit, n in r.word_slices():
             hit = do_write & (aw_word == off // WORD_BYTES)
             wval = w_data[wbit : wbit + n]

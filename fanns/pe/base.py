@@ -12,6 +12,7 @@ A PE is a frozen dataclass whose fields are its parameters. Next to the paramete
 
 Subclasses register themselves by `name`; `fanns.pe.registry()` lists them.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,9 +21,9 @@ from typing import Any, ClassVar
 from amaranth.lib import wiring
 
 from fanns.errors import FannsError
-from fanns.resources import Resources
-from fanns.pe.calibration_table import load_table
 from fanns.hdl.verilog import to_verilog
+from fanns.pe.calibration_table import load_table
+from fanns.resources import Resources
 
 _REGISTRY: dict[str, type[PE]] = {}
 

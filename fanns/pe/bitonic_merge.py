@@ -12,6 +12,7 @@ reference model refuses them.
 Timing: II = 1; L = 1 + log2(l) + 1 (stages plus the accepting cycle, counted as in
 `fanns.pe.bitonic_sort`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +27,9 @@ from fanns.pe.key_network import KeyNetworkPE
 @dataclass(frozen=True)
 class BitonicMerge(KeyNetworkPE):
     name: ClassVar[str] = "bitonic_merge"
-    summary: ClassVar[str] = "bitonic partial merger: the l smallest of two ascending l-arrays, ascending, one pair per cycle"
+    summary: ClassVar[str] = (
+        "bitonic partial merger: the l smallest of two ascending l-arrays, ascending, one pair per cycle"
+    )
     timing_formula: ClassVar[str] = "II = 1; L = log2(l) + 2"
     hls_header: ClassVar[str] = "bitonic_merge.h"
     testbench: ClassVar[str] = "tb_bitonic_merge"
@@ -50,7 +53,14 @@ class BitonicMerge(KeyNetworkPE):
         """Reference model: ascending arrays a, b [..., l] -> the l smallest of both, ascending."""
         a = check_keys(a, self.key_bits, f"{self.name} input a")
         b = check_keys(b, self.key_bits, f"{self.name} input b")
-        self.require(a.shape == b.shape and a.shape[-1:] == (self.l,), f"a and b must both have shape [..., {self.l}], got {a.shape} and {b.shape}")
+        self.require(
+            a.shape == b.shape and a.shape[-1:] == (self.l,),
+            f"a and b must both have shape [..., {self.l}], got {a.shape} and {b.shape}",
+        )
         for arr, what in ((a, "a"), (b, "b")):
-            self.require(bool(np.all(arr[..., 1:] >= arr[..., :-1])), f"input {what} is not sorted ascending", "sort each array first (e.g. with bitonic_sort)")
+            self.require(
+                bool(np.all(arr[..., 1:] >= arr[..., :-1])),
+                f"input {what} is not sorted ascending",
+                "sort each array first (e.g. with bitonic_sort)",
+            )
         return self.network().evaluate(np.concatenate([a, b], axis=-1), self.key_bits)

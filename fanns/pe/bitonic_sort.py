@@ -13,6 +13,7 @@ Timing: II = 1; L = log2(l)·(1 + log2(l))/2 + 1, counted from the cycle an inpu
 accepted to the cycle its sorted vector is taken, both inclusive (one cycle per stage register
 plus the accepting cycle), so a query of N vectors takes L + N - 1 cycles.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -26,6 +26,7 @@ multiply stage that also addresses the block RAM, the test-and-set stage, the ou
 Clearing after a query takes P/w cycles: the first id of the next query is accepted
 `L - 1 + P/w` cycles after the last id of the previous one (`query_gap()`).
 """
+
 from __future__ import annotations
 
 import math
@@ -88,7 +89,9 @@ class Bloom(PE):
     seed: int = 0
 
     name: ClassVar[str] = "bloom"
-    summary: ClassVar[str] = "visited-node Bloom filter: h Murmur2 hash units over h banks of b/h bits, test-and-set one id per cycle"
+    summary: ClassVar[str] = (
+        "visited-node Bloom filter: h Murmur2 hash units over h banks of b/h bits, test-and-set one id per cycle"
+    )
     timing_formula: ClassVar[str] = "II = 1; L = 6; clear after each query: b/(h*w) cycles"
     hls_header: ClassVar[str] = "bloom.h"
     testbench: ClassVar[str] = "tb_bloom"
@@ -104,11 +107,17 @@ class Bloom(PE):
 
     def validate(self) -> None:
         self.require(1 <= self.h <= 16, f"h={self.h} hash units out of range 1..16")
-        self.require(self.b > 0 and self.b % self.h == 0, f"b={self.b} bits is not a multiple of h={self.h}",
-                     "choose b = h * 2**k, e.g. b=3*65536 for h=3")
+        self.require(
+            self.b > 0 and self.b % self.h == 0,
+            f"b={self.b} bits is not a multiple of h={self.h}",
+            "choose b = h * 2**k, e.g. b=3*65536 for h=3",
+        )
         p = self.b // self.h
-        self.require(p & (p - 1) == 0, f"each bank must hold a power-of-two number of bits; b/h = {p}",
-                     "choose b = h * 2**k, e.g. b=3*65536 for h=3")
+        self.require(
+            p & (p - 1) == 0,
+            f"each bank must hold a power-of-two number of bits; b/h = {p}",
+            "choose b = h * 2**k, e.g. b=3*65536 for h=3",
+        )
         self.require(self.w in (8, 16, 32, 64), f"word width w={self.w} must be 8, 16, 32 or 64")
         self.require(p >= 2 * self.w, f"bank of {p} bits is smaller than two {self.w}-bit words", "raise b or lower w")
         self.require(0 <= self.seed <= MASK32, "seed must be a 32-bit unsigned integer")
@@ -188,7 +197,12 @@ class Bloom(PE):
         return self.h * max(math.ceil(self.bank_bits / 16384), math.ceil(self.w / 36))
 
     def resource_features(self) -> dict[str, float]:
-        return {"h": self.h, "h*w": self.h * self.w, "h*index_bits": self.h * self.index_bits, "bram_tiles": self.bram_tiles()}
+        return {
+            "h": self.h,
+            "h*w": self.h * self.w,
+            "h*index_bits": self.h * self.index_bits,
+            "bram_tiles": self.bram_tiles(),
+        }
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:
@@ -271,7 +285,11 @@ class BloomComponent(wiring.Component):
             with m.If(clearing):
                 m.d.comb += [wp.addr.eq(clr_addr), wp.data.eq(0), wp.en.eq(1)]
             with m.Else():
-                m.d.comb += [wp.addr.eq(addr4), wp.data.eq(rp.data | (Const(1, pe.w) << sel)[: pe.w]), wp.en.eq(v4 & en)]
+                m.d.comb += [
+                    wp.addr.eq(addr4),
+                    wp.data.eq(rp.data | (Const(1, pe.w) << sel)[: pe.w]),
+                    wp.en.eq(v4 & en),
+                ]
         visited = Signal()
         m.d.comb += visited.eq(Cat(*visited_bits).all())
         with m.If(en):

@@ -25,6 +25,7 @@ Timing (N probes back to back, from the first input word to the last LUT word; c
 excluded): II = 257 * d/w (residual load of d/w cycles, then 256 rows of d/w cycles),
 L = 257 * d/w + D. One output word every d/w cycles (w = d: one per cycle, the PQ decode rate).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,10 +36,10 @@ from amaranth import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.numerics import IvfPqFormat
-from fanns.pe.base import PE
 from fanns.engines.datapath import bram18_tiles, bram_mux_bits
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
+from fanns.numerics import IvfPqFormat
+from fanns.pe.base import PE
 
 KSUB = 256
 
@@ -53,7 +54,9 @@ class BuildLut(PE):
     lut_bits: int = 16
 
     name: ClassVar[str] = "build_lut"
-    summary: ClassVar[str] = "distance LUT per (query, probed cell): residual to 256 sub-centroids per sub-space, w lanes"
+    summary: ClassVar[str] = (
+        "distance LUT per (query, probed cell): residual to 256 sub-centroids per sub-space, w lanes"
+    )
     timing_formula: ClassVar[str] = "N probes: II = 257*d/w, L = 257*d/w + 4 + ceil(log2 min(w, d/m))"
     hls_header: ClassVar[str] = "build_lut.h"
     testbench: ClassVar[str] = "tb_build_lut"
@@ -70,8 +73,14 @@ class BuildLut(PE):
     )
 
     def validate(self) -> None:
-        self.require(self.d > 0 and self.m > 0 and self.d % self.m == 0, f"m={self.m} must divide d={self.d}", "choose m that divides d")
-        self.require(self.w > 0 and self.d % self.w == 0, f"w={self.w} must divide d={self.d}", "pick w as a divisor of d")
+        self.require(
+            self.d > 0 and self.m > 0 and self.d % self.m == 0,
+            f"m={self.m} must divide d={self.d}",
+            "choose m that divides d",
+        )
+        self.require(
+            self.w > 0 and self.d % self.w == 0, f"w={self.w} must divide d={self.d}", "pick w as a divisor of d"
+        )
         dsub = self.d // self.m
         self.require(
             dsub % self.w == 0 or self.w % dsub == 0,
@@ -84,7 +93,15 @@ class BuildLut(PE):
 
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:
-        return IvfPqFormat(d=self.d, m=self.m, scale=1.0, ivf_shift=0, lut_shift=self.lut_shift, vec_bits=self.vec_bits, lut_bits=self.lut_bits)
+        return IvfPqFormat(
+            d=self.d,
+            m=self.m,
+            scale=1.0,
+            ivf_shift=0,
+            lut_shift=self.lut_shift,
+            vec_bits=self.vec_bits,
+            lut_bits=self.lut_bits,
+        )
 
     @property
     def dsub(self) -> int:
@@ -109,13 +126,17 @@ class BuildLut(PE):
     def codebook_words(self, codebook: np.ndarray) -> list[int]:
         """The 256 * d/w fill words: row j = the j-th sub-centroid of every sub-space."""
         rows = np.asarray(codebook).transpose(1, 0, 2).reshape(KSUB, self.d)
-        return [self._pack(row[k * self.w : (k + 1) * self.w], self.vec_bits) for row in rows for k in range(self.words)]
+        return [
+            self._pack(row[k * self.w : (k + 1) * self.w], self.vec_bits) for row in rows for k in range(self.words)
+        ]
 
     def input_words(self, q: np.ndarray, c: np.ndarray, last: bool) -> list[int]:
         """The d/w words {q, c, last} of one probe."""
         b, w = self.vec_bits, self.w
         return [
-            self._pack(q[k * w : (k + 1) * w], b) | (self._pack(c[k * w : (k + 1) * w], b) << (w * b)) | (int(last) << (2 * w * b))
+            self._pack(q[k * w : (k + 1) * w], b)
+            | (self._pack(c[k * w : (k + 1) * w], b) << (w * b))
+            | (int(last) << (2 * w * b))
             for k in range(self.words)
         ]
 
@@ -123,9 +144,17 @@ class BuildLut(PE):
     def spec(self) -> SweepSpec:
         lo, hi = self.elem_range()
         return SweepSpec(
-            w=self.w, words=self.words, rows=KSUB, vec_range=(lo - hi, hi - lo), row_range=(lo, hi), op="sqdiff",
-            result_lanes=min(self.w, self.dsub), result_words=max(1, self.dsub // self.w), collect=self.m,
-            source="memory", tag_bits=1,
+            w=self.w,
+            words=self.words,
+            rows=KSUB,
+            vec_range=(lo - hi, hi - lo),
+            row_range=(lo, hi),
+            op="sqdiff",
+            result_lanes=min(self.w, self.dsub),
+            result_words=max(1, self.dsub // self.w),
+            collect=self.m,
+            source="memory",
+            tag_bits=1,
         )
 
     def latency(self) -> int:
@@ -167,7 +196,11 @@ class BuildLutComponent(wiring.Component):
             {
                 "x": In(stream.Signature(data.StructLayout({"q": word, "c": word, "last": 1}))),
                 "codebook": In(stream.Signature(word)),
-                "o": Out(stream.Signature(data.StructLayout({"lut": data.ArrayLayout(unsigned(pe.lut_bits), pe.m), "last": 1}))),
+                "o": Out(
+                    stream.Signature(
+                        data.StructLayout({"lut": data.ArrayLayout(unsigned(pe.lut_bits), pe.m), "last": 1})
+                    )
+                ),
             }
         )
 

@@ -4,11 +4,12 @@ One JSON file per PE in `tables/<family>/` stores the measured points, the coeff
 fit error and the tool that measured them, so every constant has its source. PEs not in the
 table have no resource estimate (an error, not a guess). `fanns.calibration` remakes the tables.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,7 +68,7 @@ class CalibrationTable:
         return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_table(family: str = "xcup") -> CalibrationTable:
     folder = TABLE_DIR / family
     if not folder.is_dir():

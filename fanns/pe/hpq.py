@@ -38,6 +38,7 @@ cycles before the next collection start, and the level-2 bound `min_interval()`;
 stream at one per cycle these give `interval(N)` again (the first term is
 restart(j) + N - 1 - due(j)).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -49,9 +50,9 @@ from amaranth import Array, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.engines.systolic import QueueUnit, settle_cycles
 from fanns.numerics import smallest_keys
 from fanns.pe.base import PE
-from fanns.engines.systolic import QueueUnit, settle_cycles
 from fanns.pe.systolic_pq import key_stream
 
 
@@ -81,7 +82,11 @@ class Hpq(PE):
     def validate(self) -> None:
         self.require(1 <= self.z <= 256, f"z={self.z} input streams out of range 1..256")
         self.require(1 <= self.s <= 4096, f"queue length s={self.s} out of range 1..4096")
-        self.require(1 <= self.key_bits <= 64, f"key_bits={self.key_bits} out of range 1..64", "keys are (dist << 32) | id, at most 64 bits")
+        self.require(
+            1 <= self.key_bits <= 64,
+            f"key_bits={self.key_bits} out of range 1..64",
+            "keys are (dist << 32) | id, at most 64 bits",
+        )
 
     @property
     def s1(self) -> int:

@@ -36,6 +36,7 @@ restart `stream_restart(j)` = 4s² - 1 cycles into the collection and is due `st
 (its last key s cycles before the next collection), level 2 bounding the interval at
 `min_interval()` = 4s² + 2s - 2; with N keys per stream these give `interval(N)`.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,9 +50,17 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.engines.cmpnet import (
+    Network,
+    bitonic_sorter,
+    build_side,
+    build_stages,
+    check_keys,
+    merge_tree,
+    network_features,
+)
 from fanns.numerics import sentinel
 from fanns.pe.base import PE
-from fanns.engines.cmpnet import Network, bitonic_sorter, build_side, build_stages, check_keys, merge_tree, network_features
 from fanns.pe.hpq import Hpq
 from fanns.pe.systolic_pq import key_stream
 
@@ -63,8 +72,12 @@ class Hsmpqg(PE):
     key_bits: int = 64
 
     name: ClassVar[str] = "hsmpqg"
-    summary: ClassVar[str] = "sort-merge-queue selection: s smallest of z streams via bitonic networks and an HPQ over s streams"
-    timing_formula: ClassVar[str] = "II = 1 (per stream); L = D + L_hpq(z=s, s), D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
+    summary: ClassVar[str] = (
+        "sort-merge-queue selection: s smallest of z streams via bitonic networks and an HPQ over s streams"
+    )
+    timing_formula: ClassVar[str] = (
+        "II = 1 (per stream); L = D + L_hpq(z=s, s), D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
+    )
     hls_header: ClassVar[str] = "hsmpqg.h"
     testbench: ClassVar[str] = "tb_hpq"  # the HPQ bench: same streams, same contract, model `select`
     calibration_points: ClassVar[tuple] = (
@@ -82,7 +95,11 @@ class Hsmpqg(PE):
     )
 
     def validate(self) -> None:
-        self.require(1 <= self.key_bits <= 64, f"key_bits={self.key_bits} out of range 1..64", "keys are (dist << 32) | id, at most 64 bits")
+        self.require(
+            1 <= self.key_bits <= 64,
+            f"key_bits={self.key_bits} out of range 1..64",
+            "keys are (dist << 32) | id, at most 64 bits",
+        )
         self.require(1 <= self.s <= 256, f"s={self.s} results out of range 1..256")
         self.require(self.z <= 1024, f"z={self.z} input streams out of range (at most 1024)")
         self.require(
@@ -120,8 +137,15 @@ class Hsmpqg(PE):
     def beats(self, streams: Sequence[Sequence[int]]) -> np.ndarray:
         """The network inputs of one query [N, sorters·l]: finished streams and dummies hold the sentinel."""
         self.require(len(streams) == self.z, f"expected {self.z} streams, got {len(streams)}")
-        keys = [check_keys(np.asarray(k, dtype=np.uint64), self.key_bits, f"{self.name} stream {j}") for j, k in enumerate(streams)]
-        self.require(all(len(k) >= 1 for k in keys), "every stream needs at least one key per query", "pad empty streams with the sentinel")
+        keys = [
+            check_keys(np.asarray(k, dtype=np.uint64), self.key_bits, f"{self.name} stream {j}")
+            for j, k in enumerate(streams)
+        ]
+        self.require(
+            all(len(k) >= 1 for k in keys),
+            "every stream needs at least one key per query",
+            "pad empty streams with the sentinel",
+        )
         n = max(len(k) for k in keys)
         out = np.full((n, self.sorters * self.l), sentinel(self.key_bits), dtype=np.uint64)
         for j, k in enumerate(keys):

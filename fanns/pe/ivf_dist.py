@@ -27,6 +27,7 @@ one-time centroid fill excluded): II = (nlist + 1) * d/w (query load, then nlist
 L = (nlist + 1) * d/w + D + 1 (the input register). The next query's first word waits in the
 input register during a sweep, so a chain of z PEs starts z cycles apart.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,10 +38,10 @@ from amaranth import Cat, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.numerics import ID_BITS, IvfPqFormat, make_keys
-from fanns.pe.base import PE
 from fanns.engines.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
+from fanns.numerics import ID_BITS, IvfPqFormat, make_keys
+from fanns.pe.base import PE
 
 STORAGES = ("bram", "uram", "stream")
 
@@ -57,7 +58,9 @@ class IvfDist(PE):
     id_base: int = 0
 
     name: ClassVar[str] = "ivf_dist"
-    summary: ClassVar[str] = "query-to-centroid distances as (dist, cell id) keys, w lanes, centroids on chip or streamed"
+    summary: ClassVar[str] = (
+        "query-to-centroid distances as (dist, cell id) keys, w lanes, centroids on chip or streamed"
+    )
     timing_formula: ClassVar[str] = (
         "N queries: II = (nlist+1)*d/w, L = (nlist+1)*d/w + 4 + ceil(log2 w) (+1 for on-chip centroids)"
     )
@@ -78,7 +81,11 @@ class IvfDist(PE):
     )
 
     def validate(self) -> None:
-        self.require(self.d > 0 and self.w > 0 and self.d % self.w == 0, f"w={self.w} must divide d={self.d}", "pick w as a divisor of d")
+        self.require(
+            self.d > 0 and self.w > 0 and self.d % self.w == 0,
+            f"w={self.w} must divide d={self.d}",
+            "pick w as a divisor of d",
+        )
         self.require(2 <= self.vec_bits <= 24, f"vec_bits={self.vec_bits} out of range 2..24")
         self.require(self.nlist >= 1, f"nlist={self.nlist} must be positive")
         self.require(self.storage in STORAGES, f"storage={self.storage!r} unknown", f"use one of {', '.join(STORAGES)}")
@@ -89,7 +96,13 @@ class IvfDist(PE):
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:
         return IvfPqFormat(
-            d=self.d, m=1, scale=1.0, ivf_shift=self.ivf_shift, lut_shift=0, vec_bits=self.vec_bits, ivf_dist_bits=self.ivf_dist_bits
+            d=self.d,
+            m=1,
+            scale=1.0,
+            ivf_shift=self.ivf_shift,
+            lut_shift=0,
+            vec_bits=self.vec_bits,
+            ivf_dist_bits=self.ivf_dist_bits,
         )
 
     @property
@@ -121,8 +134,15 @@ class IvfDist(PE):
     def spec(self) -> SweepSpec:
         rng = self.elem_range()
         return SweepSpec(
-            w=self.w, words=self.words, rows=self.nlist, vec_range=rng, row_range=rng, op="sqdiff",
-            result_lanes=self.w, result_words=self.words, collect=1,
+            w=self.w,
+            words=self.words,
+            rows=self.nlist,
+            vec_range=rng,
+            row_range=rng,
+            op="sqdiff",
+            result_lanes=self.w,
+            result_words=self.words,
+            collect=1,
             source="stream" if self.storage == "stream" else "memory",
             ram_attrs=(("ram_style", "ultra" if self.storage == "uram" else "block"),),
         )
@@ -211,9 +231,17 @@ class IvfDistComponent(wiring.Component):
                 m.d.sync += load_pending.eq(0)
 
         if pe.storage == "stream":
-            m.d.comb += [sw.row_valid.eq(self.centroids.valid), sw.row_word.eq(self.centroids.payload), self.centroids.ready.eq(sw.row_ready)]
+            m.d.comb += [
+                sw.row_valid.eq(self.centroids.valid),
+                sw.row_word.eq(self.centroids.payload),
+                self.centroids.ready.eq(sw.row_ready),
+            ]
         else:
-            m.d.comb += [sw.fill_valid.eq(self.centroids.valid), sw.fill_word.eq(self.centroids.payload), self.centroids.ready.eq(sw.fill_ready)]
+            m.d.comb += [
+                sw.fill_valid.eq(self.centroids.valid),
+                sw.fill_word.eq(self.centroids.payload),
+                self.centroids.ready.eq(sw.fill_ready),
+            ]
 
         # Cell ids count the keys leaving the PE.
         cell = Signal(range(max(2, pe.nlist)))

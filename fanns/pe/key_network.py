@@ -3,6 +3,7 @@
 The network itself, its reference evaluation and its cost live in `fanns.engines.cmpnet`; this
 module gives such a network the PE contract and a stream component.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,14 @@ class KeyNetworkPE(PE):
     key_bits: int = 64
 
     def validate(self) -> None:
-        self.require(2 <= self.l <= 256 and self.l & (self.l - 1) == 0, f"l={self.l} must be a power of two in 2..256", "use 2, 4, 8, 16, ...")
-        self.require(1 <= self.key_bits <= 64, f"key_bits={self.key_bits} must be in 1..64", "keys are at most 64 bits wide")
+        self.require(
+            2 <= self.l <= 256 and self.l & (self.l - 1) == 0,
+            f"l={self.l} must be a power of two in 2..256",
+            "use 2, 4, 8, 16, ...",
+        )
+        self.require(
+            1 <= self.key_bits <= 64, f"key_bits={self.key_bits} must be in 1..64", "keys are at most 64 bits wide"
+        )
 
     def network(self) -> Network:
         raise NotImplementedError

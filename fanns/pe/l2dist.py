@@ -13,6 +13,7 @@ the d/w words of a vector. All stages advance together when the output is free (
 Timing per query of N vectors (query load of d/w cycles excluded): II = d/w, L = d/w + 3 +
 ceil(log2 w) (subtract, square, tree, accumulate/output registers).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,10 +24,10 @@ from amaranth import Module, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.numerics import bits_for
-from fanns.pe.base import PE
 from fanns.engines.datapath import tree_depth
 from fanns.engines.rowsweep import Sweep, SweepSpec
+from fanns.numerics import bits_for
+from fanns.pe.base import PE
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,16 @@ class L2DistComponent(wiring.Component):
         pe = self.pe
         m = Module()
         spec = SweepSpec(
-            w=pe.w, words=pe.words, rows=None, vec_range=pe.elem_range(), row_range=pe.elem_range(),
-            op="sqdiff", result_lanes=pe.w, result_words=pe.words, collect=1, source="stream",
+            w=pe.w,
+            words=pe.words,
+            rows=None,
+            vec_range=pe.elem_range(),
+            row_range=pe.elem_range(),
+            op="sqdiff",
+            result_lanes=pe.w,
+            result_words=pe.words,
+            collect=1,
+            source="stream",
         )
         sw = Sweep(spec, post=lambda total: total, post_shape=unsigned(pe.dist_bits))
         en = Signal()

@@ -19,6 +19,7 @@ row's last word to its result.
 Timing (N queries back to back, from the first input word to the last output word; matrix fill
 excluded): II = (d + 1) * d/w (query load, then d rows of d/w cycles), L = (d + 1) * d/w + D.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,10 +30,10 @@ from amaranth import Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.numerics import IvfPqFormat
-from fanns.pe.base import PE
 from fanns.engines.datapath import bram18_tiles, bram_mux_bits
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
+from fanns.numerics import IvfPqFormat
+from fanns.pe.base import PE
 
 MATRIX_BITS = 16
 """Width of the fixed-point OPQ matrix entries (numerics: quantize_opq_matrix)."""
@@ -62,13 +63,19 @@ class Opq(PE):
     )
 
     def validate(self) -> None:
-        self.require(self.d > 0 and self.w > 0 and self.d % self.w == 0, f"w={self.w} must divide d={self.d}", "pick w as a divisor of d")
+        self.require(
+            self.d > 0 and self.w > 0 and self.d % self.w == 0,
+            f"w={self.w} must divide d={self.d}",
+            "pick w as a divisor of d",
+        )
         self.require(2 <= self.vec_bits <= 24, f"vec_bits={self.vec_bits} out of range 2..24")
         self.require(1 <= self.frac_bits <= 15, f"frac_bits={self.frac_bits} out of range 1..15")
 
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:
-        return IvfPqFormat(d=self.d, m=1, scale=1.0, ivf_shift=0, lut_shift=0, vec_bits=self.vec_bits, opq_frac_bits=self.frac_bits)
+        return IvfPqFormat(
+            d=self.d, m=1, scale=1.0, ivf_shift=0, lut_shift=0, vec_bits=self.vec_bits, opq_frac_bits=self.frac_bits
+        )
 
     @property
     def words(self) -> int:
@@ -93,9 +100,16 @@ class Opq(PE):
     # -- timing ---------------------------------------------------------------------------------
     def spec(self) -> SweepSpec:
         return SweepSpec(
-            w=self.w, words=self.words, rows=self.d, vec_range=self.elem_range(),
-            row_range=(-(1 << (MATRIX_BITS - 1)), (1 << (MATRIX_BITS - 1)) - 1), op="mul",
-            result_lanes=self.w, result_words=self.words, collect=self.w, source="memory",
+            w=self.w,
+            words=self.words,
+            rows=self.d,
+            vec_range=self.elem_range(),
+            row_range=(-(1 << (MATRIX_BITS - 1)), (1 << (MATRIX_BITS - 1)) - 1),
+            op="mul",
+            result_lanes=self.w,
+            result_words=self.words,
+            collect=self.w,
+            source="memory",
         )
 
     def latency(self) -> int:

@@ -29,6 +29,7 @@ and ls_(c+1) = max(ls_c + 256, se_(c+1-B) + 1) for B banks; the span is se_last 
 (`schedule`, `cycles_for_cells`). Query boundaries cost nothing, so a batch of queries is one
 list of cells. For one cell of N codes this is L + (N-1) with L = 257 + D (`cycles`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -41,10 +42,10 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from fanns.engines.datapath import Pipe, add_tree, tree_depth
 from fanns.errors import FannsError
 from fanns.numerics import ID_BITS, IvfPqFormat, make_keys, sentinel
 from fanns.pe.base import PE
-from fanns.engines.datapath import Pipe, add_tree, tree_depth
 
 KSUB = 256
 """Codes per sub-space (8-bit PQ codes): LUT words per cell."""
@@ -57,7 +58,9 @@ class PqDecode(PE):
     double_buffer: bool = True
 
     name: ClassVar[str] = "pq_decode"
-    summary: ClassVar[str] = "ADC: per cell, load a 256-word LUT into m BRAM columns, then one PQ code -> one key per cycle"
+    summary: ClassVar[str] = (
+        "ADC: per cell, load a 256-word LUT into m BRAM columns, then one PQ code -> one key per cycle"
+    )
     timing_formula: ClassVar[str] = (
         "one cell of N codes: II = 1, L = 259 + ceil(log2 m) (includes the 256-word LUT load); "
         "many cells: cycles_for_cells(sizes)"
@@ -77,7 +80,9 @@ class PqDecode(PE):
 
     def validate(self) -> None:
         self.require(1 <= self.m <= 256, f"m={self.m} out of range 1..256")
-        self.require(1 <= self.lut_bits <= 24, f"lut_bits={self.lut_bits} out of range 1..24", "use 8..16 bit LUT entries")
+        self.require(
+            1 <= self.lut_bits <= 24, f"lut_bits={self.lut_bits} out of range 1..24", "use 8..16 bit LUT entries"
+        )
 
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:

@@ -17,6 +17,7 @@ Timing: a word written into an empty FIFO can be taken 2 cycles later, so a burs
 takes L + (N-1)*II cycles from the first accepted to the last delivered word (inclusive) with
 L = 3 and II = 1 (II = 2 for depth 2: the single memory word must drain first).
 """
+
 from __future__ import annotations
 
 import math
@@ -81,7 +82,9 @@ class StreamFifo(PE):
 
     def validate(self) -> None:
         self.require(1 <= self.width <= 4096, f"width={self.width} out of range 1..4096")
-        self.require(2 <= self.depth <= 16385, f"depth={self.depth} out of range 2..16385", "a FIFO holds at least 2 words")
+        self.require(
+            2 <= self.depth <= 16385, f"depth={self.depth} out of range 2..16385", "a FIFO holds at least 2 words"
+        )
 
     # -- reference model ------------------------------------------------------------------------
     def transfer(self, items: np.ndarray) -> np.ndarray:
@@ -117,7 +120,11 @@ def fifo_features(width: int, depth: int, prefix: str = "") -> dict[str, float]:
     if m["kind"] == "registers":
         feats["reg_bits"] = width
     elif m["kind"] == "lutram":
-        feats |= {"lutram_prims": m["lutram"], "lutram_width": width, "lutram_mux_bits": width * (math.ceil((depth - 1) / 64) - 1)}
+        feats |= {
+            "lutram_prims": m["lutram"],
+            "lutram_width": width,
+            "lutram_mux_bits": width * (math.ceil((depth - 1) / 64) - 1),
+        }
     else:
         feats |= {"bram18": m["bram18"]}
     return {prefix + k: float(v) for k, v in feats.items()}

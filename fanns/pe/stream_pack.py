@@ -9,6 +9,7 @@ fills an `ap_uint` word.
 Timing: L = 2 (the word completed by the item taken at cycle t leaves at t+1, inclusive span
 2 for a one-item frame), II = 1 item; while the output word waits for `o.ready`, input stalls.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -84,10 +85,12 @@ class StreamPackComponent(wiring.Component):
 
     def __init__(self, item_bits: int, k: int):
         self.item_bits, self.k = item_bits, k
-        super().__init__({
-            "i": In(stream.Signature(item_layout(item_bits))),
-            "o": Out(stream.Signature(packed_layout(item_bits, k))),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(item_layout(item_bits))),
+                "o": Out(stream.Signature(packed_layout(item_bits, k))),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -109,7 +112,10 @@ class StreamPackComponent(wiring.Component):
                 with m.If(count == j):
                     m.d.sync += slots[j].eq(item)
             with m.If(closes):
-                words = [Mux(count == j, item, Mux(count > j, slots[j], 0)) if j < k - 1 else Mux(count == j, item, 0) for j in range(k)]
+                words = [
+                    Mux(count == j, item, Mux(count > j, slots[j], 0)) if j < k - 1 else Mux(count == j, item, 0)
+                    for j in range(k)
+                ]
                 m.d.sync += [
                     self.o.valid.eq(1),
                     self.o.payload.data.eq(Cat(*words)),
@@ -120,4 +126,3 @@ class StreamPackComponent(wiring.Component):
             with m.Else():
                 m.d.sync += count.eq(count + 1)
         return m
-

@@ -12,6 +12,7 @@ Timing: L = 2 (a word taken at cycle 0 yields its first item at cycle 1, inclusi
 II = 1 item; a new word is taken in the cycle its last item leaves, so full words stream at
 k items per k cycles without a bubble.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -82,7 +83,12 @@ class StreamUnpack(PE):
     def resource_features(self) -> dict[str, float]:
         # yosys maps a 2:1 or 4:1 item select to one LUT per bit, wider ones to LUT3/LUT4 trees
         # (no MUXF7/F8 without -widemux), so wide selects get their own term.
-        return {"word_bits": self.word_bits, "item_bits": self.item_bits, "k": self.k, "wide_mux_bits": self.word_bits if self.k > 4 else 0}
+        return {
+            "word_bits": self.word_bits,
+            "item_bits": self.item_bits,
+            "k": self.k,
+            "wide_mux_bits": self.word_bits if self.k > 4 else 0,
+        }
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:
@@ -94,10 +100,12 @@ class StreamUnpackComponent(wiring.Component):
 
     def __init__(self, item_bits: int, k: int):
         self.item_bits, self.k = item_bits, k
-        super().__init__({
-            "i": In(stream.Signature(packed_layout(item_bits, k))),
-            "o": Out(stream.Signature(item_layout(item_bits))),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(packed_layout(item_bits, k))),
+                "o": Out(stream.Signature(item_layout(item_bits))),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()

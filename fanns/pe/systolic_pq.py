@@ -17,6 +17,7 @@ key leaves (both inclusive), inputs always valid and output always ready:
 The next query's first item can be accepted in the cycle after the last output, so back-to-back
 queries cost exactly cycles(N) each.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -28,9 +29,9 @@ from amaranth import Module
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.engines.systolic import QueueUnit, SystolicArray, settle_cycles
 from fanns.numerics import smallest_keys
 from fanns.pe.base import PE
-from fanns.engines.systolic import QueueUnit, SystolicArray, settle_cycles
 
 
 def key_stream(key_bits: int) -> stream.Signature:
@@ -60,7 +61,11 @@ class SystolicPQ(PE):
 
     def validate(self) -> None:
         self.require(1 <= self.s <= 4096, f"queue length s={self.s} out of range 1..4096")
-        self.require(1 <= self.key_bits <= 64, f"key_bits={self.key_bits} out of range 1..64", "keys are (dist << 32) | id, at most 64 bits")
+        self.require(
+            1 <= self.key_bits <= 64,
+            f"key_bits={self.key_bits} out of range 1..64",
+            "keys are (dist << 32) | id, at most 64 bits",
+        )
 
     # -- reference model ------------------------------------------------------------------------
     def select(self, keys: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ exact accept and output cycles of any command sequence and is checked against si
 key out: the last INSERT's cycle, s - 1 settle cycles, the FLUSH acceptance and s output cycles,
 so L = 2s + 1 and II = 2. Exact (checked in simulation).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -40,9 +41,9 @@ from amaranth import Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.engines.systolic import SystolicCore, settle_cycles
 from fanns.numerics import sentinel
 from fanns.pe.base import PE
-from fanns.engines.systolic import SystolicCore, settle_cycles
 from fanns.pe.systolic_pq import key_stream
 
 
@@ -106,7 +107,9 @@ class SystolicQueue(PE):
 
     name: ClassVar[str] = "systolic_queue"
     summary: ClassVar[str] = "graph-search queue: insert / pop-min / sort-out / clear commands, bounded to s keys"
-    timing_formula: ClassVar[str] = "INSERT every 2 cycles; POP s cycles after the last INSERT, then 1/cycle; FLUSH s cycles; L = 2s+1, II = 2"
+    timing_formula: ClassVar[str] = (
+        "INSERT every 2 cycles; POP s cycles after the last INSERT, then 1/cycle; FLUSH s cycles; L = 2s+1, II = 2"
+    )
     hls_header: ClassVar[str] = "systolic_queue.h"
     testbench: ClassVar[str] = "tb_systolic_queue"
     calibration_points: ClassVar[tuple] = (
@@ -120,7 +123,11 @@ class SystolicQueue(PE):
 
     def validate(self) -> None:
         self.require(1 <= self.s <= 4096, f"queue length s={self.s} out of range 1..4096")
-        self.require(1 <= self.key_bits <= 64, f"key_bits={self.key_bits} out of range 1..64", "keys are (dist << 32) | id, at most 64 bits")
+        self.require(
+            1 <= self.key_bits <= 64,
+            f"key_bits={self.key_bits} out of range 1..64",
+            "keys are (dist << 32) | id, at most 64 bits",
+        )
 
     # -- reference model ------------------------------------------------------------------------
     def reference(self) -> BoundedQueue:

@@ -13,16 +13,17 @@ unit's Bloom filter sees its nodes in the reference's order), and the inserter c
 only after the sync of group g-1 with the threshold latched at that sync. Timing moves events
 but never reorders them, so the reference replays the same event order (docs/graph_architecture.md).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.graph.qpp import QppConfig, simulate
 from fanns.design.graph import GraphDesign, Runtime
 from fanns.index.graph import GraphImage
 from fanns.index.traversal import Trace, TraversalConfig, dst
+from fanns.model.graph.qpp import QppConfig, simulate
 
 MISSING_KEY = np.uint64(2**64 - 1)
 STATS = ("hops", "visited", "checks", "groups")
@@ -30,8 +31,15 @@ STATS = ("hops", "visited", "checks", "groups")
 
 def traversal_config(design: GraphDesign, runtime: Runtime | None = None) -> TraversalConfig:
     rt = runtime or design.runtime
-    return TraversalConfig(l=rt.l, k=rt.k, mg=rt.mg, mc=rt.mc, cand_size=design.queues.cand, bloom=design.bloom.pe(),
-                           bfc_units=design.bfc_units)
+    return TraversalConfig(
+        l=rt.l,
+        k=rt.k,
+        mg=rt.mg,
+        mc=rt.mc,
+        cand_size=design.queues.cand,
+        bloom=design.bloom.pe(),
+        bfc_units=design.bfc_units,
+    )
 
 
 @dataclass
@@ -49,7 +57,9 @@ class GraphReference:
         return np.array([simulate(t, cfg).latency for t in self.traces], dtype=np.int64)
 
 
-def reference(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, runtime: Runtime | None = None) -> GraphReference:
+def reference(
+    design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, runtime: Runtime | None = None
+) -> GraphReference:
     cfg = traversal_config(design, runtime)
     nq = len(queries_fx)
     keys = np.full((nq, design.queues.k_max), MISSING_KEY, dtype=np.uint64)
@@ -58,7 +68,9 @@ def reference(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, ru
     for i, q in enumerate(np.asarray(queries_fx)):
         r = dst(graph, q, cfg, trace=True)
         found = r.ids >= 0
-        keys[i, : int(found.sum())] = (r.dists[found].astype(np.uint64) << np.uint64(32)) | r.ids[found].astype(np.uint64)
+        keys[i, : int(found.sum())] = (r.dists[found].astype(np.uint64) << np.uint64(32)) | r.ids[found].astype(
+            np.uint64
+        )
         for name, value in zip(STATS, (r.hops, r.visited, r.checks, r.trace.groups)):
             stats[name][i] = value
         traces.append(r.trace)

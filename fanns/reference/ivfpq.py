@@ -18,6 +18,7 @@ The result is unique (keys are distinct), so it does not depend on the order in 
 scanned; this model scans cell by cell over all queries that probe the cell, which is what
 makes it fast enough for the explorer's sweeps.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -13,15 +13,16 @@ runs the design's selection PEs' own reference models (`selector_pe(...).select`
 both selection stages are exact it is `IvfPqReference` itself (fast). Both accelerators (RTL and
 HLS) must equal this model bit for bit.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.model.ivfpq.stages import Packing, ivf_chunks, selector_pe
-from fanns.reference.ivfpq import IvfPqReference
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.model.ivfpq.stages import Packing, ivf_chunks, selector_pe
 from fanns.numerics import make_keys, sentinel
+from fanns.reference.ivfpq import IvfPqReference
 
 
 class DesignReference:
@@ -68,7 +69,9 @@ class DesignReference:
             return self.ref.probe(q_fx, nprobe)
         ivf = self.ref.fmt.ivf_distances(q_fx, self.ref.centroids_fx)
         mask = np.uint64(0xFFFFFFFF)
-        return np.stack([(self.sel_cells.select(self.ivf_streams(row)) & mask)[:nprobe].astype(np.int64) for row in ivf])
+        return np.stack(
+            [(self.sel_cells.select(self.ivf_streams(row)) & mask)[:nprobe].astype(np.int64) for row in ivf]
+        )
 
     def search_keys(self, queries: np.ndarray, nprobe: int | None = None, k: int | None = None) -> np.ndarray:
         """uint64 [nq, k]: the keys the accelerator returns, ascending (run-time nprobe and k at

@@ -10,17 +10,18 @@ explorer's measured probes; the CPU's latency distribution is measured with fais
 timed on the thread's CPU clock so that a shared machine's preemption does not inflate its tail
 (`fanns.model.cpu_baseline`).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.model import cpu_baseline
-from fanns.report import latency_figures as figures
-from fanns.model.ivfpq import skew
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import scaleout as scaleout_model
+from fanns.model.ivfpq import skew
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.dse import Outcome
+from fanns.report import latency_figures as figures
 from fanns.report.figures import to_svg
 
 CPU_LATENCY_QUERIES = 200
@@ -30,17 +31,39 @@ CPU_LATENCY_QUERIES = 200
 def tier_comparison(choices: dict, title: str) -> dict:
     """`fanns.model.ivfpq.skew.tier_choices` of one design as rows for `figures.tier_figure`."""
     base = choices["untiered"]
-    rows = [{"name": f"all on {choices['slow']}", "qps": base["qps"], "p99_us": base["p99_us"], "hit_rate": 0.0, "speedup": 1.0}]
-    rows += [{"name": f"hot on {o['fast']}", "qps": o["qps"], "p99_us": o["p99_us"], "hit_rate": o["hit_rate"], "speedup": o["speedup"]}
-             for o in choices["options"]]
+    rows = [
+        {
+            "name": f"all on {choices['slow']}",
+            "qps": base["qps"],
+            "p99_us": base["p99_us"],
+            "hit_rate": 0.0,
+            "speedup": 1.0,
+        }
+    ]
+    rows += [
+        {
+            "name": f"hot on {o['fast']}",
+            "qps": o["qps"],
+            "p99_us": o["p99_us"],
+            "hit_rate": o["hit_rate"],
+            "speedup": o["speedup"],
+        }
+        for o in choices["options"]
+    ]
     return {"title": title, "designs": rows, "best": choices["best"]}
 
 
 def cpu_latency(index, queries: np.ndarray, nprobe: int, k: int, label: str) -> dict:
     """The CPU baseline's per-query latency (us, thread CPU clock) and its percentiles."""
     got = cpu_baseline.measure(index, queries[:CPU_LATENCY_QUERIES], nprobe, k, threads=1, label=label)
-    return {"index": label, "nprobe": nprobe, "queries": int(got.cpu_us.shape[0]), "clock": "thread CPU time, 1 thread",
-            **got.percentiles("cpu"), "samples_us": got.cpu_us}
+    return {
+        "index": label,
+        "nprobe": nprobe,
+        "queries": int(got.cpu_us.shape[0]),
+        "clock": "thread CPU time, 1 thread",
+        **got.percentiles("cpu"),
+        "samples_us": got.cpu_us,
+    }
 
 
 def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
@@ -50,15 +73,21 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
         return None
     w = best.workload
     qb, rb = scaleout_model.message_bytes(d, w.k)
-    alone_us = latency_model.query_times(best.ctx, best.stages, stage_model.Probes.of(w.probed)).alone() / best.clock_mhz
+    alone_us = (
+        latency_model.query_times(best.ctx, best.stages, stage_model.Probes.of(w.probed)).alone() / best.clock_mhz
+    )
     curves = [scaleout_model.partition_curve(f"FPGA partition ({outcome.board.name})", alone_us, qb, rb).as_dict()]
     if cpu is not None:
-        curves.append(scaleout_model.partition_curve("CPU partition (faiss, 1 thread)", cpu["samples_us"], qb, rb).as_dict())
+        curves.append(
+            scaleout_model.partition_curve("CPU partition (faiss, 1 thread)", cpu["samples_us"], qb, rb).as_dict()
+        )
     choices = outcome.tiers.get(0)
     return {
         "latency": figures.latency_data(outcome),
         "skew": skew.profile(w) if w.cells is not None else None,
-        "tiers": tier_comparison(choices, f"{w.label()} on {outcome.board.name}: hot lists in a faster tier") if choices else None,
+        "tiers": tier_comparison(choices, f"{w.label()} on {outcome.board.name}: hot lists in a faster tier")
+        if choices
+        else None,
         "scaleout": curves,
         "cpu": None if cpu is None else {k: v for k, v in cpu.items() if k != "samples_us"},
     }
@@ -66,7 +95,10 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
 
 def svgs(entry: dict) -> dict[str, str]:
     """The section's figures of one (board, goal) as SVG documents."""
-    out = {"latency": to_svg(figures.latency_figure(entry["latency"])), "scaleout": to_svg(figures.scaleout_figure(entry["scaleout"]))}
+    out = {
+        "latency": to_svg(figures.latency_figure(entry["latency"])),
+        "scaleout": to_svg(figures.scaleout_figure(entry["scaleout"])),
+    }
     if entry["skew"] is not None:
         out["skew"] = to_svg(figures.skew_figure(entry["skew"]))
     if entry["tiers"] is not None and len(entry["tiers"]["designs"]) > 1:
@@ -79,8 +111,11 @@ def summary_row(entry: dict) -> dict:
     best tier's speedup, the P99 at 1 / 16 / 1024 accelerators and CPU servers."""
     best = entry["latency"]["designs"][0]
     which = "load" if entry["latency"].get("load_qps") else "alone"
-    row = {"p50_us": best[which].get("p50_us"), "p99_us": best[which].get("p99_us"),
-           "hot20_work_share": entry["skew"]["hot20_work_share"] if entry["skew"] else None}
+    row = {
+        "p50_us": best[which].get("p50_us"),
+        "p99_us": best[which].get("p99_us"),
+        "hot20_work_share": entry["skew"]["hot20_work_share"] if entry["skew"] else None,
+    }
     tiers = entry["tiers"]
     row["tier_speedup"] = max((r["speedup"] for r in tiers["designs"]), default=None) if tiers else None
     for c, who in zip(entry["scaleout"], ("fpga", "cpu")):

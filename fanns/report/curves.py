@@ -8,19 +8,20 @@ up to where the float curve saturates, and records every sample query's probed c
 grid's end — the work the performance model needs to predict QPS at those nprobe values (the
 same cells the explorer records for its goals, `fanns.model.ivfpq.workload`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import faiss
 import numpy as np
 
-from fanns.reference.ivfpq import IvfPqReference
 from fanns.datasets.dataset import Dataset
-from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.index.goals import RecallGoal, recall
+from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.numerics import IvfPqFormat
-import faiss
+from fanns.reference.ivfpq import IvfPqReference
 
 SATURATION_TOLERANCE = 0.005
 """An index's recall counts as saturated from the smallest nprobe within this of its best."""
@@ -71,19 +72,35 @@ class IndexCurves:
     def to_dict(self) -> dict:
         float_end = min(self.record["nlist"], 2 * max(self.grid))
         return {
-            "index": self.name, "nlist": self.record["nlist"], "m": self.record["m"], "opq": self.record["opq"],
-            "float": {"nprobe": list(range(1, float_end + 1)),
-                      **{k: v[:float_end] for k, v in self.record["curve"].items() if k != "nprobe"}},
+            "index": self.name,
+            "nlist": self.record["nlist"],
+            "m": self.record["m"],
+            "opq": self.record["opq"],
+            "float": {
+                "nprobe": list(range(1, float_end + 1)),
+                **{k: v[:float_end] for k, v in self.record["curve"].items() if k != "nprobe"},
+            },
             "hw": {"nprobe": list(self.grid), **self.hw},
             "hw_queries": self.hw_queries,
-            "goals": {g: ({"nprobe": r["nprobe"], "recall": r["recall"], "hw_recall": r["hw_recall"]} if r["reached"]
-                          else {"nprobe": None, "best_recall": r["best_recall"]})
-                      for g, r in sorted(self.record["goals"].items())},
+            "goals": {
+                g: (
+                    {"nprobe": r["nprobe"], "recall": r["recall"], "hw_recall": r["hw_recall"]}
+                    if r["reached"]
+                    else {"nprobe": None, "best_recall": r["best_recall"]}
+                )
+                for g, r in sorted(self.record["goals"].items())
+            },
         }
 
 
 def index_curves(
-    ds: Dataset, folder: Path, record: dict, goals: list[RecallGoal], queries_used: int, hw_queries: int, max_nprobe: int
+    ds: Dataset,
+    folder: Path,
+    record: dict,
+    goals: list[RecallGoal],
+    queries_used: int,
+    hw_queries: int,
+    max_nprobe: int,
 ) -> IndexCurves:
     """Hardware-faithful recall of one index on the nprobe grid (see the module docstring).
 

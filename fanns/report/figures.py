@@ -4,6 +4,7 @@ Why SVG: the report must be one self-contained HTML file, readable at any zoom; 
 SVG embedded as a data URI. Output is deterministic: a fixed hash salt for the SVG element ids
 and no creation date in the metadata, so the same data give the same bytes.
 """
+
 from __future__ import annotations
 
 import io
@@ -19,12 +20,22 @@ from fanns.resources import KINDS  # noqa: E402
 
 STAGE_ORDER = ("infra", "opq", "ivf_dist", "sel_cells", "build_lut", "pq_dist", "sel_k")
 STAGE_LABELS = {
-    "infra": "control + host I/O", "opq": "OPQ", "ivf_dist": "IVFDist",
-    "sel_cells": "SelCells", "build_lut": "BuildLUT", "pq_dist": "PQDist", "sel_k": "SelK",
+    "infra": "control + host I/O",
+    "opq": "OPQ",
+    "ivf_dist": "IVFDist",
+    "sel_cells": "SelCells",
+    "build_lut": "BuildLUT",
+    "pq_dist": "PQDist",
+    "sel_k": "SelK",
 }
 STAGE_COLORS = {
-    "infra": "#737373", "opq": "#9467bd", "ivf_dist": "#1f77b4", "sel_cells": "#17becf",
-    "build_lut": "#2ca02c", "pq_dist": "#ff7f0e", "sel_k": "#d62728",
+    "infra": "#737373",
+    "opq": "#9467bd",
+    "ivf_dist": "#1f77b4",
+    "sel_cells": "#17becf",
+    "build_lut": "#2ca02c",
+    "pq_dist": "#ff7f0e",
+    "sel_k": "#d62728",
 }
 KIND_LABELS = {"lut": "LUT", "ff": "FF", "bram18": "BRAM", "uram": "URAM", "dsp": "DSP"}
 BOARD_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
@@ -60,7 +71,11 @@ def _index_styles(curves: list[dict]) -> dict[str, dict]:
     cmap = plt.get_cmap("viridis")
     colour = {s: cmap(0.9 * i / max(1, len(shapes) - 1)) for i, s in enumerate(shapes)}
     return {
-        c["index"]: {"color": colour[(c["nlist"], c["m"])], "linestyle": "--" if c["opq"] else "-", "marker": "^" if c["opq"] else "o"}
+        c["index"]: {
+            "color": colour[(c["nlist"], c["m"])],
+            "linestyle": "--" if c["opq"] else "-",
+            "marker": "^" if c["opq"] else "o",
+        }
         for c in curves
     }
 
@@ -76,24 +91,62 @@ def recall_figure(curves: list[dict], goals: list[dict]) -> str:
         for ax, measure in zip(axes.flat, measures):
             for c in curves:
                 st = styles[c["index"]]
-                ax.plot(c["float"]["nprobe"], c["float"][measure], color=st["color"], linestyle=st["linestyle"], linewidth=1.2)
-                ax.plot(c["hw"]["nprobe"], c["hw"][measure], color=st["color"], marker=st["marker"], linestyle="none", markersize=4)
+                ax.plot(
+                    c["float"]["nprobe"],
+                    c["float"][measure],
+                    color=st["color"],
+                    linestyle=st["linestyle"],
+                    linewidth=1.2,
+                )
+                ax.plot(
+                    c["hw"]["nprobe"],
+                    c["hw"][measure],
+                    color=st["color"],
+                    marker=st["marker"],
+                    linestyle="none",
+                    markersize=4,
+                )
             for g in goals:
                 if g["measure"] == measure:
                     ax.axhline(g["target"], color="black", linestyle=":", linewidth=1)
-                    ax.annotate(f"goal {g['text']}", (1, g["target"]), xycoords=("axes fraction", "data"), ha="right",
-                                va="bottom", fontsize=8)
+                    ax.annotate(
+                        f"goal {g['text']}",
+                        (1, g["target"]),
+                        xycoords=("axes fraction", "data"),
+                        ha="right",
+                        va="bottom",
+                        fontsize=8,
+                    )
             ax.set_xscale("log", base=2)
             ax.set_xlabel("nprobe (cells probed per query)")
             ax.set_ylabel(measure)
             ax.set_title(f"{measure} vs nprobe")
-        for ax in list(axes.flat)[len(measures):]:
+        for ax in list(axes.flat)[len(measures) :]:
             ax.set_visible(False)
-        handles = [Line2D([], [], color=styles[c["index"]]["color"], linestyle=styles[c["index"]]["linestyle"],
-                          marker=styles[c["index"]]["marker"], markersize=4, label=c["index"]) for c in curves]
-        handles += [Line2D([], [], color="black", label="line: faiss (float)"),
-                    Line2D([], [], color="black", marker="o", linestyle="none", markersize=4, label="marker: hardware-faithful")]
-        fig.legend(handles=handles, loc="lower center", ncol=min(5, len(handles)), bbox_to_anchor=(0.5, -0.02 - 0.045 * math.ceil(len(handles) / 5)))
+        handles = [
+            Line2D(
+                [],
+                [],
+                color=styles[c["index"]]["color"],
+                linestyle=styles[c["index"]]["linestyle"],
+                marker=styles[c["index"]]["marker"],
+                markersize=4,
+                label=c["index"],
+            )
+            for c in curves
+        ]
+        handles += [
+            Line2D([], [], color="black", label="line: faiss (float)"),
+            Line2D(
+                [], [], color="black", marker="o", linestyle="none", markersize=4, label="marker: hardware-faithful"
+            ),
+        ]
+        fig.legend(
+            handles=handles,
+            loc="lower center",
+            ncol=min(5, len(handles)),
+            bbox_to_anchor=(0.5, -0.02 - 0.045 * math.ceil(len(handles) / 5)),
+        )
         fig.tight_layout()
         return to_svg(fig)
 
@@ -104,26 +157,47 @@ def qps_recall_figure(fpga: list[dict], cpu: list[dict], goals: list[dict], boar
     with plt.rc_context(STYLE):
         rows, cols = _grid(len(goals), 3)
         fig, axes = plt.subplots(rows, cols, figsize=(3.9 * cols, 3.4 * rows), squeeze=False)
-        series = [(b, BOARD_COLORS[i % len(BOARD_COLORS)], [p for p in fpga if p["board"] == b]) for i, b in enumerate(boards)]
+        series = [
+            (b, BOARD_COLORS[i % len(BOARD_COLORS)], [p for p in fpga if p["board"] == b]) for i, b in enumerate(boards)
+        ]
         series.append(("CPU (faiss, measured)", "black", cpu))
         for ax, g in zip(axes.flat, goals):
             for label, colour, pts in series:
                 pts = [p for p in pts if p["goal"] == g["text"]]
                 if not pts:
                     continue
-                ax.scatter([p["recall"] for p in pts], [p["qps"] for p in pts], s=9, color=colour, alpha=0.25, linewidths=0)
+                ax.scatter(
+                    [p["recall"] for p in pts], [p["qps"] for p in pts], s=9, color=colour, alpha=0.25, linewidths=0
+                )
                 front = sorted((p for p in pts if p["pareto"]), key=lambda p: p["recall"])
-                ax.plot([p["recall"] for p in front], [p["qps"] for p in front], color=colour, marker="o", markersize=3.5,
-                        linewidth=1.3, drawstyle="steps-pre", label=label)
+                ax.plot(
+                    [p["recall"] for p in front],
+                    [p["qps"] for p in front],
+                    color=colour,
+                    marker="o",
+                    markersize=3.5,
+                    linewidth=1.3,
+                    drawstyle="steps-pre",
+                    label=label,
+                )
             ax.axvline(g["target"], color="black", linestyle="--", linewidth=0.9)
             ax.set_yscale("log")
             ax.set_xlabel(f"{g['measure']} (FPGA: hardware-faithful; CPU: faiss)")
             ax.set_ylabel("queries per second")
             ax.set_title(f"goal {g['text']} (K={g['k']})")
-        for ax in list(axes.flat)[len(goals):]:
+        for ax in list(axes.flat)[len(goals) :]:
             ax.set_visible(False)
-        handles = [Line2D([], [], color=colour, marker="o", markersize=3.5, label=f"{label} (Pareto front)" if label in boards else label)
-                   for label, colour, _ in series]
+        handles = [
+            Line2D(
+                [],
+                [],
+                color=colour,
+                marker="o",
+                markersize=3.5,
+                label=f"{label} (Pareto front)" if label in boards else label,
+            )
+            for label, colour, _ in series
+        ]
         fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), bbox_to_anchor=(0.5, -0.07))
         fig.tight_layout()
         return to_svg(fig)
@@ -149,7 +223,9 @@ def resource_figure(designs: list[dict], boards: dict[str, dict], goals: list[st
     names = list(boards)
     by_key = {(d["board"], d["goal"]): d["dse"] for d in designs}
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(len(names), len(goals), figsize=(3.2 * len(goals) + 0.6, 2.8 * len(names)), squeeze=False, sharey=True)
+        fig, axes = plt.subplots(
+            len(names), len(goals), figsize=(3.2 * len(goals) + 0.6, 2.8 * len(names)), squeeze=False, sharey=True
+        )
         for r, b in enumerate(names):
             dev = boards[b]["device"]
             for c, goal in enumerate(goals):
@@ -178,7 +254,9 @@ def resource_figure(designs: list[dict], boards: dict[str, dict], goals: list[st
                     ax.text(i, 101, f"{share:.1f}%" if totals[k] else "-", ha="center", va="bottom", fontsize=7)
                 ax.set_xticks(x, [KIND_LABELS[k] for k in KINDS])
         handles = [plt.Rectangle((0, 0), 1, 1, color=STAGE_COLORS[s], label=STAGE_LABELS[s]) for s in STAGE_ORDER]
-        fig.legend(handles=handles, loc="lower center", ncol=7, bbox_to_anchor=(0.5, -0.06 if len(names) < 3 else -0.04))
+        fig.legend(
+            handles=handles, loc="lower center", ncol=7, bbox_to_anchor=(0.5, -0.06 if len(names) < 3 else -0.04)
+        )
         fig.tight_layout()
         return to_svg(fig)
 
@@ -190,23 +268,53 @@ def graph_figure(graph: dict) -> str:
     mgs = sorted({c["mg"] for c in cells})
     mcs = sorted({c["mc"] for c in cells})
     k = graph["k"]
-    panels = [("intra", "speedup", "latency speedup over BFS"), ("intra", "recall", "recall"),
-              ("across", "speedup", "QPS speedup over BFS"), ("across", "recall", "recall")]
+    panels = [
+        ("intra", "speedup", "latency speedup over BFS"),
+        ("intra", "recall", "recall"),
+        ("across", "speedup", "QPS speedup over BFS"),
+        ("across", "recall", "recall"),
+    ]
     with plt.rc_context({**STYLE, "axes.grid": False}):
         fig, axes = plt.subplots(1, 4, figsize=(15, 3.1), squeeze=False)
         for ax, (mode, metric, title) in zip(axes[0], panels):
-            table = [[next(c[metric] for c in cells if c["mode"] == mode and c["mg"] == mg and c["mc"] == mc) for mg in mgs] for mc in mcs]
+            table = [
+                [next(c[metric] for c in cells if c["mode"] == mode and c["mg"] == mg and c["mc"] == mc) for mg in mgs]
+                for mc in mcs
+            ]
             lo, hi = min(map(min, table)), max(map(max, table))
             if metric == "recall":  # differences below 0.02 are not worth a colour change
                 lo = min(lo, hi - RECALL_SPAN)
-            im = ax.imshow(table, origin="lower", cmap="viridis" if metric == "speedup" else "magma", aspect="auto", vmin=lo, vmax=hi)
+            im = ax.imshow(
+                table,
+                origin="lower",
+                cmap="viridis" if metric == "speedup" else "magma",
+                aspect="auto",
+                vmin=lo,
+                vmax=hi,
+            )
             for i in range(len(mcs)):
                 for j in range(len(mgs)):
                     v = table[i][j]
-                    ax.text(j, i, f"{v:.2f}" if metric == "speedup" else f"{v:.3f}", ha="center", va="center", fontsize=7,
-                            color="white" if v < (lo + hi) / 2 else "black")
+                    ax.text(
+                        j,
+                        i,
+                        f"{v:.2f}" if metric == "speedup" else f"{v:.3f}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if v < (lo + hi) / 2 else "black",
+                    )
             best = graph["best"][mode]
-            ax.add_patch(plt.Rectangle((mgs.index(best["mg"]) - 0.5, mcs.index(best["mc"]) - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=1.5))
+            ax.add_patch(
+                plt.Rectangle(
+                    (mgs.index(best["mg"]) - 0.5, mcs.index(best["mc"]) - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    edgecolor="red",
+                    linewidth=1.5,
+                )
+            )
             ax.set_xticks(range(len(mgs)), mgs)
             ax.set_yticks(range(len(mcs)), mcs)
             ax.set_xlabel("mg (candidate groups in flight)")

@@ -4,6 +4,7 @@ Why self-contained: a report is mailed, archived and opened offline, so it fetch
 the stylesheet is inlined and every figure is an SVG data URI. The page's tables come from
 `fanns.report.tables`, the same definitions the CSV files are written from.
 """
+
 from __future__ import annotations
 
 import base64
@@ -40,7 +41,10 @@ def cell(column: str, value) -> str:
 
 def display(columns: list[str], rows: list[list]) -> list[list[dict]]:
     """Rows as cells {text, cls} for the template (text cells are left-aligned)."""
-    return [[{"text": cell(c, v), "cls": "text" if isinstance(v, str) else ""} for c, v in zip(columns, row)] for row in rows]
+    return [
+        [{"text": cell(c, v), "cls": "text" if isinstance(v, str) else ""} for c, v in zip(columns, row)]
+        for row in rows
+    ]
 
 
 def num(value) -> str:
@@ -59,7 +63,9 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str], beyond_figures: list[dict[str, str]]) -> str:
+def render(
+    data: dict, figures: dict[str, str], graph_figures: dict[str, str], beyond_figures: list[dict[str, str]]
+) -> str:
     """The report page: `figures` holds the SVGs 'recall', 'qps', 'resources'; `graph_figures`
     one SVG per graph kind; `beyond_figures` the latency/skew/tiers/scale-out SVGs of each entry
     of `data["beyond"]`."""
@@ -67,23 +73,50 @@ def render(data: dict, figures: dict[str, str], graph_figures: dict[str, str], b
     design_tables = []
     for goal in data["settings"]["goals"]:
         dcols, drows = tables.design_table(data, goal)
-        design_tables.append({
-            "goal": goal, "slug": slug(goal), "rows": display(dcols, drows),
-            "lead": tables.DESIGN_LEAD, "groups": tables.STAGE_GROUPS, "tail": tables.DESIGN_TAIL,
-        })
+        design_tables.append(
+            {
+                "goal": goal,
+                "slug": slug(goal),
+                "rows": display(dcols, drows),
+                "lead": tables.DESIGN_LEAD,
+                "groups": tables.STAGE_GROUPS,
+                "tail": tables.DESIGN_TAIL,
+            }
+        )
     measures = sorted({g.split("=")[0] for g in data["settings"]["goals"]})
     measures_text = " ".join(measure_text(m) for m in measures)
     explain = [{"board": s["board"], "goal": s["goal"], "lines": s["explain"]} for s in data["summary"] if s["explain"]]
     graphs = [{**g, "figure": data_uri(graph_figures[g["graph"]])} for g in data["graphs"]]
     bcols, brows = tables.beyond_table(data)
-    beyond = [{"board": e["board"], "goal": e["goal"], "slug": slug(f"{e['board']} {e['goal']}"), "cpu": e["cpu"],
-               "tiers": e["tiers"], "load_qps": e["latency"]["load_qps"], "figures": {k: data_uri(v) for k, v in svg.items()}}
-              for e, svg in zip(data["beyond"], beyond_figures)]
-    return environment("report", autoescape=True, filters={"num": num}).get_template("report.html.j2").render(
-        ds=data["dataset"], settings=data["settings"], generator=f"fanns {__version__} sweep",
-        summary={"columns": cols, "rows": display(cols, rows)}, explain=explain,
-        figures={k: data_uri(v) for k, v in figures.items()},
-        hw_queries=sorted({c["hw_queries"] for c in data["curves"]}), cpu=data["cpu_setup"],
-        design_tables=design_tables, graphs=graphs, measures_text=measures_text, csv_files=list(tables.CSV_FILES),
-        beyond=beyond, beyond_table={"columns": bcols, "rows": display(bcols, brows)},
+    beyond = [
+        {
+            "board": e["board"],
+            "goal": e["goal"],
+            "slug": slug(f"{e['board']} {e['goal']}"),
+            "cpu": e["cpu"],
+            "tiers": e["tiers"],
+            "load_qps": e["latency"]["load_qps"],
+            "figures": {k: data_uri(v) for k, v in svg.items()},
+        }
+        for e, svg in zip(data["beyond"], beyond_figures)
+    ]
+    return (
+        environment("report", autoescape=True, filters={"num": num})
+        .get_template("report.html.j2")
+        .render(
+            ds=data["dataset"],
+            settings=data["settings"],
+            generator=f"fanns {__version__} sweep",
+            summary={"columns": cols, "rows": display(cols, rows)},
+            explain=explain,
+            figures={k: data_uri(v) for k, v in figures.items()},
+            hw_queries=sorted({c["hw_queries"] for c in data["curves"]}),
+            cpu=data["cpu_setup"],
+            design_tables=design_tables,
+            graphs=graphs,
+            measures_text=measures_text,
+            csv_files=list(tables.CSV_FILES),
+            beyond=beyond,
+            beyond_table={"columns": bcols, "rows": display(bcols, brows)},
+        )
     )

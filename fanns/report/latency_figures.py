@@ -7,6 +7,7 @@ the models. Every `*_data` function returns plain JSON-ready dicts, every `*_fig
 takes those dicts and returns a `matplotlib.figure.Figure` (Agg backend, no global state), so the
 report can embed them as it embeds its own and tests can check the data without drawing.
 """
+
 from __future__ import annotations
 
 import matplotlib
@@ -24,15 +25,21 @@ def latency_data(outcome: Outcome) -> dict:
 
     def row(rank: int, p: DesignPoint) -> dict:
         return {
-            "rank": rank, "index": p.workload.index, "nprobe": p.workload.nprobe, "qps": round(p.qps, 1),
-            "bottleneck": p.bottleneck, **{k: v.as_dict() for k, v in sorted(p.latency.items())},
+            "rank": rank,
+            "index": p.workload.index,
+            "nprobe": p.workload.nprobe,
+            "qps": round(p.qps, 1),
+            "bottleneck": p.bottleneck,
+            **{k: v.as_dict() for k, v in sorted(p.latency.items())},
         }
 
     slo = outcome.slo
     return {
         "designs": [row(i, p) for i, p in enumerate(outcome.top)],
         "load_qps": outcome.load_qps,
-        "slo": None if slo is None else {"percentile": slo.percentile, "limit_us": slo.limit_us, "load_qps": slo.load_qps},
+        "slo": None
+        if slo is None
+        else {"percentile": slo.percentile, "limit_us": slo.limit_us, "load_qps": slo.load_qps},
     }
 
 
@@ -61,13 +68,23 @@ def skew_figure(profile: dict) -> Figure:
     """CDF of work over lists, hottest first (`fanns.model.ivfpq.skew.profile`), with the 20 % mark."""
     fig = Figure(figsize=(4.8, 3.4))
     ax = fig.add_subplot()
-    ax.plot([0.0, *profile["list_fraction"]], [0.0, *profile["work_cdf"]], color="#d62728", label="work (codes scanned)")
+    ax.plot(
+        [0.0, *profile["list_fraction"]], [0.0, *profile["work_cdf"]], color="#d62728", label="work (codes scanned)"
+    )
     ax.plot([0.0, *profile["list_fraction"]], [0.0, *profile["access_cdf"]], color="#1f77b4", label="accesses")
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="uniform")
     ax.axvline(0.2, color="black", linestyle="--")
-    ax.annotate(f"{100 * profile['hot20_work_share']:.0f}% of work", (0.2, profile["hot20_work_share"]), xytext=(0.3, 0.5),
-                arrowprops={"arrowstyle": "->"})
-    ax.set(xlabel="fraction of IVF lists (hottest first)", ylabel="cumulative share", title=f"Access skew: {profile['label']}")
+    ax.annotate(
+        f"{100 * profile['hot20_work_share']:.0f}% of work",
+        (0.2, profile["hot20_work_share"]),
+        xytext=(0.3, 0.5),
+        arrowprops={"arrowstyle": "->"},
+    )
+    ax.set(
+        xlabel="fraction of IVF lists (hottest first)",
+        ylabel="cumulative share",
+        title=f"Access skew: {profile['label']}",
+    )
     ax.legend(loc="lower right")
     fig.tight_layout()
     return fig
@@ -96,7 +113,11 @@ def scaleout_figure(curves: list[dict], quantile: str = "p99_us") -> Figure:
         ax.plot(c["counts"], c[quantile], "o-", markersize=3, label=c["label"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set(xlabel="accelerators (shards)", ylabel=f"{quantile[:-3].upper()} latency (us)", title="Scale-out: search + broadcast/reduce")
+    ax.set(
+        xlabel="accelerators (shards)",
+        ylabel=f"{quantile[:-3].upper()} latency (us)",
+        title="Scale-out: search + broadcast/reduce",
+    )
     ax.legend()
     fig.tight_layout()
     return fig

@@ -10,6 +10,7 @@ of every (index, nprobe) on a grid around the goals (`points`), and measures fai
 the same points. Results are plain dictionaries, ready for JSON, CSV and the HTML report; all are
 deterministic except the measured CPU figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,21 +18,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import faiss
+
 from fanns.boards import Board, load_board
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.index.ivfpq import host_vectors
-from fanns.index.goals import RecallGoal
+from fanns.explore.graph import parse_kinds, run_graph_explore
 from fanns.explore.ivfpq import cpu_qps
+from fanns.index.goals import RecallGoal
+from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore
-from fanns.resources import KINDS
 from fanns.progress import status, track
-from fanns.report.curves import IndexCurves, index_curves
-import faiss
 from fanns.report import beyond
-from fanns.explore.graph import parse_kinds, run_graph_explore
+from fanns.report.curves import IndexCurves, index_curves
+from fanns.resources import KINDS
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,19 @@ def workload(c: IndexCurves, nprobe: int, goal: RecallGoal) -> Workload:
     sizes = c.list_sizes
     rec = c.record
     return Workload(
-        index=rec["index"], n=int(sizes.sum()), nlist=rec["nlist"], m=rec["m"], opq=rec["opq"], nprobe=nprobe, k=goal.k,
-        fmt=c.fmt, list_sizes=sizes, probed=sizes[c.probes[:, :nprobe]], goal=goal.text,
-        recall=c.float_curve(goal.name)[nprobe - 1], hw_recall=c.hw[goal.name][c.grid.index(nprobe)],
+        index=rec["index"],
+        n=int(sizes.sum()),
+        nlist=rec["nlist"],
+        m=rec["m"],
+        opq=rec["opq"],
+        nprobe=nprobe,
+        k=goal.k,
+        fmt=c.fmt,
+        list_sizes=sizes,
+        probed=sizes[c.probes[:, :nprobe]],
+        goal=goal.text,
+        recall=c.float_curve(goal.name)[nprobe - 1],
+        hw_recall=c.hw[goal.name][c.grid.index(nprobe)],
     )
 
 
@@ -102,14 +114,32 @@ def mark_pareto(points: list[dict]) -> None:
 def _design_summary(rec: dict | None) -> dict | None:
     if rec is None:
         return None
-    keys = ("index", "nprobe", "k", "recall", "hw_recall", "qps", "bottleneck", "latency_us", "cycles_per_query", "utilisation_with_shell")
+    keys = (
+        "index",
+        "nprobe",
+        "k",
+        "recall",
+        "hw_recall",
+        "qps",
+        "bottleneck",
+        "latency_us",
+        "cycles_per_query",
+        "utilisation_with_shell",
+    )
     return {k: rec[k] for k in keys}
 
 
 class Sweep:
     """Runs the sweep of one explored dataset (see the module docstring)."""
 
-    def __init__(self, ds: Dataset, folder: Path, explore: dict, settings: SweepSettings, graph_args: argparse.Namespace | None = None):
+    def __init__(
+        self,
+        ds: Dataset,
+        folder: Path,
+        explore: dict,
+        settings: SweepSettings,
+        graph_args: argparse.Namespace | None = None,
+    ):
         self.ds, self.folder, self.explore, self.s = ds, Path(folder), explore, settings
         self.graph_args = graph_args
         self.boards = load_boards(settings.boards)
@@ -127,7 +157,9 @@ class Sweep:
         hw_n = self.s.hw_queries or self.queries_used
         goals = list(self.s.goals)
         for rec in track(self.explore["indexes"], "hardware-faithful recall curves"):
-            self.curves.append(index_curves(self.ds, self.folder, rec, goals, self.queries_used, hw_n, self.s.max_nprobe))
+            self.curves.append(
+                index_curves(self.ds, self.folder, rec, goals, self.queries_used, hw_n, self.s.max_nprobe)
+            )
 
     def goal_designs(self) -> list[dict]:
         """The DSE of every (board, goal), as `fanns dse` writes it (dse.json's record)."""
@@ -135,8 +167,18 @@ class Sweep:
         for board in self.boards:
             for goal in track(self.s.goals, f"DSE on {board.name}"):
                 workloads, unreachable = workloads_from_explore(self.folder, goal.text)
-                outcome = dse.run(workloads, board, goal.text, self.clock(board), self.s.util, self.s.top, unreachable,
-                                  slo=self.s.slo, load_qps=self.s.load_qps, tiers=True)
+                outcome = dse.run(
+                    workloads,
+                    board,
+                    goal.text,
+                    self.clock(board),
+                    self.s.util,
+                    self.s.top,
+                    unreachable,
+                    slo=self.s.slo,
+                    load_qps=self.s.load_qps,
+                    tiers=True,
+                )
                 self._outcomes[board.name, goal.text] = outcome
                 out.append({"board": board.name, "goal": goal.text, "dse": outcome_record(outcome)})
         return out
@@ -163,10 +205,17 @@ class Sweep:
                 pt = self._fpga_point(board, c, p, goal)
                 if pt["qps"] is None:
                     continue
-                out.append({
-                    "board": board.name, "goal": goal.text, "index": c.name, "nprobe": p, "k": goal.k,
-                    "recall": c.hw[goal.name][c.grid.index(p)], **pt,
-                })
+                out.append(
+                    {
+                        "board": board.name,
+                        "goal": goal.text,
+                        "index": c.name,
+                        "nprobe": p,
+                        "k": goal.k,
+                        "recall": c.hw[goal.name][c.grid.index(p)],
+                        **pt,
+                    }
+                )
         return out
 
     def cpu_points(self) -> tuple[list[dict], dict]:
@@ -180,9 +229,21 @@ class Sweep:
                 key = (c.name, p, goal.k)
                 if key not in self._cpu:
                     self._cpu[key] = cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds)
-                out.append({"goal": goal.text, "index": c.name, "nprobe": p, "k": goal.k,
-                            "recall": c.float_curve(goal.name)[p - 1], "qps": self._cpu[key]})
-        return out, {"threads": faiss.omp_get_max_threads(), "queries": int(queries.shape[0]), "min_seconds": self.s.cpu_seconds}
+                out.append(
+                    {
+                        "goal": goal.text,
+                        "index": c.name,
+                        "nprobe": p,
+                        "k": goal.k,
+                        "recall": c.float_curve(goal.name)[p - 1],
+                        "qps": self._cpu[key],
+                    }
+                )
+        return out, {
+            "threads": faiss.omp_get_max_threads(),
+            "queries": int(queries.shape[0]),
+            "min_seconds": self.s.cpu_seconds,
+        }
 
     def beyond(self, summary: list[dict]) -> list[dict]:
         """Latency, skew, tiers and scale-out of every (board, goal)'s best design
@@ -195,7 +256,9 @@ class Sweep:
             c = s["cpu"]
             if c is not None and (c["index"], c["nprobe"], c["k"]) not in cpu_at:
                 index = next(x.index for x in self.curves if x.name == c["index"])
-                cpu_at[c["index"], c["nprobe"], c["k"]] = beyond.cpu_latency(index, queries, c["nprobe"], c["k"], c["index"])
+                cpu_at[c["index"], c["nprobe"], c["k"]] = beyond.cpu_latency(
+                    index, queries, c["nprobe"], c["k"], c["index"]
+                )
             cpu = cpu_at[c["index"], c["nprobe"], c["k"]] if c is not None else None
             entry = beyond.record(self._outcomes[s["board"], s["goal"]], self.ds.d, cpu)
             if entry is not None:
@@ -210,12 +273,17 @@ class Sweep:
         out = self.folder / "graphs"
         run_graph_explore(argparse.Namespace(**{**vars(self.graph_args), "out": str(out)}))
         extra = {"k": self.graph_args.k, "board": self.graph_args.board}
-        return [{**json.loads((out / f"graph_{kind}.json").read_text()), **extra} for kind in parse_kinds(self.graph_args.graph)]
+        return [
+            {**json.loads((out / f"graph_{kind}.json").read_text()), **extra}
+            for kind in parse_kinds(self.graph_args.graph)
+        ]
 
     # -- the whole sweep --------------------------------------------------------------------------
     def run(self) -> dict:
-        status(f"sweep of {self.ds.name}: {len(self.boards)} board(s) x {len(self.s.goals)} goal(s), "
-               f"{len(self.explore['indexes'])} index(es)")
+        status(
+            f"sweep of {self.ds.name}: {len(self.boards)} board(s) x {len(self.s.goals)} goal(s), "
+            f"{len(self.explore['indexes'])} index(es)"
+        )
         self.measure_curves()
         designs = self.goal_designs()
         fpga = self.fpga_points()
@@ -226,11 +294,16 @@ class Sweep:
             best = d["dse"]["best"]
             ok = [p for p in cpu if p["goal"] == goal.text and p["recall"] >= goal.target - 1e-12]
             cpu_best = max(ok, key=lambda p: (p["qps"], p["recall"]), default=None)
-            summary.append({
-                "board": d["board"], "goal": d["goal"], "design": _design_summary(best),
-                "cpu": cpu_best, "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
-                "explain": d["dse"]["explain"],
-            })
+            summary.append(
+                {
+                    "board": d["board"],
+                    "goal": d["goal"],
+                    "design": _design_summary(best),
+                    "cpu": cpu_best,
+                    "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
+                    "explain": d["dse"]["explain"],
+                }
+            )
         order = {g.text: i for i, g in enumerate(self.s.goals)}
         names = [b.name for b in self.boards]
         summary.sort(key=lambda s: (order[s["goal"]], names.index(s["board"])))
@@ -239,10 +312,15 @@ class Sweep:
         return {
             "dataset": self.explore["dataset"],
             "settings": {
-                "boards": [b.name for b in self.boards], "goals": [g.text for g in self.s.goals],
-                "clock_mhz": {b.name: self.clock(b) for b in self.boards}, "util": self.s.util, "top": self.s.top,
-                "explore": self.explore["settings"], "max_nprobe": self.s.max_nprobe,
-                "slo": None if self.s.slo is None else self.s.slo.text(), "load_qps": self.s.load_qps,
+                "boards": [b.name for b in self.boards],
+                "goals": [g.text for g in self.s.goals],
+                "clock_mhz": {b.name: self.clock(b) for b in self.boards},
+                "util": self.s.util,
+                "top": self.s.top,
+                "explore": self.explore["settings"],
+                "max_nprobe": self.s.max_nprobe,
+                "slo": None if self.s.slo is None else self.s.slo.text(),
+                "load_qps": self.s.load_qps,
             },
             "boards": {b.name: _board_record(b) for b in self.boards},
             "curves": [c.to_dict() for c in self.curves],
@@ -260,7 +338,9 @@ def _board_record(board: Board) -> dict:
     dev = board.device_total
     shell = sum((v for v in board.shell.values()), start=type(dev)())
     return {
-        "description": board.description, "part": board.part, "clock_mhz": board.clock_mhz,
+        "description": board.description,
+        "part": board.part,
+        "clock_mhz": board.clock_mhz,
         "device": {k: round(v, 1) for k, v in zip(KINDS, dev.as_tuple())},
         "shell": {k: round(v, 1) for k, v in zip(KINDS, shell.as_tuple())},
         "memory": [m.describe() for m in board.memory],

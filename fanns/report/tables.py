@@ -4,13 +4,14 @@ so the two can never disagree.
 Each function returns (columns, rows) with plain values (str, int, float, None); `csv_text` writes
 them, the HTML template formats them.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 
-from fanns.resources import KINDS
 from fanns.report.figures import stage_resources
+from fanns.resources import KINDS
 
 Table = tuple[list[str], list[list]]
 
@@ -50,8 +51,11 @@ def design_row(board: str, rec: dict, device_lut: float) -> list:
     for stage in ("opq", "ivf_dist", "sel_cells", "build_lut", "pq_dist", "sel_k"):
         cells += _stage_cells(stage, rec["stages"][stage])
     cells += [
-        _pct(100 * rec["resources"]["lut"] / device_lut), _pct(100 * rec["utilisation_with_shell"]["lut"]),
-        round(rec["qps"]), rec["bottleneck"], round(rec["latency_us"], 1),
+        _pct(100 * rec["resources"]["lut"] / device_lut),
+        _pct(100 * rec["utilisation_with_shell"]["lut"]),
+        round(rec["qps"]),
+        rec["bottleneck"],
+        round(rec["latency_us"], 1),
     ]
     return cells
 
@@ -84,14 +88,38 @@ def all_designs_table(data: dict) -> Table:
 
 
 def summary_table(data: dict) -> Table:
-    cols = ["goal", "board", "index", "nprobe", "recall (hw)", "pred. QPS", "latency (us)", "bottleneck", "LUT % (with shell)",
-            "CPU QPS (measured)", "CPU index", "CPU nprobe", "FPGA / CPU"]
+    cols = [
+        "goal",
+        "board",
+        "index",
+        "nprobe",
+        "recall (hw)",
+        "pred. QPS",
+        "latency (us)",
+        "bottleneck",
+        "LUT % (with shell)",
+        "CPU QPS (measured)",
+        "CPU index",
+        "CPU nprobe",
+        "FPGA / CPU",
+    ]
     rows = []
     for s in data["summary"]:
         d, c = s["design"], s["cpu"]
         lead = [s["goal"], s["board"]]
-        fpga = ([d["index"], d["nprobe"], d["hw_recall"], round(d["qps"]), round(d["latency_us"], 1), d["bottleneck"],
-                 _pct(100 * d["utilisation_with_shell"]["lut"])] if d else ["no design", None, None, None, None, None, None])
+        fpga = (
+            [
+                d["index"],
+                d["nprobe"],
+                d["hw_recall"],
+                round(d["qps"]),
+                round(d["latency_us"], 1),
+                d["bottleneck"],
+                _pct(100 * d["utilisation_with_shell"]["lut"]),
+            ]
+            if d
+            else ["no design", None, None, None, None, None, None]
+        )
         cpu = [round(c["qps"]), c["index"], c["nprobe"]] if c else [None, None, None]
         rows.append(lead + fpga + cpu + [s["speedup"]])
     return cols, rows
@@ -105,7 +133,18 @@ def curve_table(data: dict) -> Table:
             part = c[kind]
             for measure in sorted(k for k in part if k != "nprobe"):
                 for p, v in zip(part["nprobe"], part[measure]):
-                    rows.append([c["index"], c["nlist"], c["m"], c["opq"], "faiss float" if kind == "float" else "hardware", measure, p, v])
+                    rows.append(
+                        [
+                            c["index"],
+                            c["nlist"],
+                            c["m"],
+                            c["opq"],
+                            "faiss float" if kind == "float" else "hardware",
+                            measure,
+                            p,
+                            v,
+                        ]
+                    )
     return cols, rows
 
 
@@ -113,9 +152,37 @@ def points_table(data: dict) -> Table:
     cols = ["platform", "goal", "index", "nprobe", "k", "recall", "qps", "kind", "bottleneck", "lut", "pareto"]
     rows = []
     for p in data["fpga_points"]:
-        rows.append([p["board"], p["goal"], p["index"], p["nprobe"], p["k"], p["recall"], p["qps"], "predicted", p["bottleneck"], p["lut"], p["pareto"]])
+        rows.append(
+            [
+                p["board"],
+                p["goal"],
+                p["index"],
+                p["nprobe"],
+                p["k"],
+                p["recall"],
+                p["qps"],
+                "predicted",
+                p["bottleneck"],
+                p["lut"],
+                p["pareto"],
+            ]
+        )
     for p in data["cpu_points"]:
-        rows.append(["cpu", p["goal"], p["index"], p["nprobe"], p["k"], p["recall"], p["qps"], "measured", None, None, p["pareto"]])
+        rows.append(
+            [
+                "cpu",
+                p["goal"],
+                p["index"],
+                p["nprobe"],
+                p["k"],
+                p["recall"],
+                p["qps"],
+                "measured",
+                None,
+                None,
+                p["pareto"],
+            ]
+        )
     return cols, rows
 
 
@@ -133,8 +200,19 @@ def resource_table(data: dict) -> Table:
         for kind in KINDS:
             total = sum(p[kind] for p in parts.values())
             for part, res in parts.items():
-                rows.append([d["board"], d["goal"], best["index"], best["nprobe"], part, kind, round(res[kind], 1),
-                             round(100 * res[kind] / total, 2) if total else 0.0, round(100 * res[kind] / dev[kind], 3) if dev[kind] else 0.0])
+                rows.append(
+                    [
+                        d["board"],
+                        d["goal"],
+                        best["index"],
+                        best["nprobe"],
+                        part,
+                        kind,
+                        round(res[kind], 1),
+                        round(100 * res[kind] / total, 2) if total else 0.0,
+                        round(100 * res[kind] / dev[kind], 3) if dev[kind] else 0.0,
+                    ]
+                )
     return cols, rows
 
 
@@ -144,14 +222,38 @@ def graph_table(data: dict) -> Table:
     for g in data["graphs"]:
         for c in g["cells"]:
             best = g["best"][c["mode"]] == {"mg": c["mg"], "mc": c["mc"]}
-            rows.append([g["graph"], c["mode"], c["mg"], c["mc"], round(c["speedup"], 4), round(c["recall"], 4), round(c["hops"], 2),
-                         round(c["visited"], 1), round(c["latency_us"], 2), round(c["qps"]), best])
+            rows.append(
+                [
+                    g["graph"],
+                    c["mode"],
+                    c["mg"],
+                    c["mc"],
+                    round(c["speedup"], 4),
+                    round(c["recall"], 4),
+                    round(c["hops"], 2),
+                    round(c["visited"], 1),
+                    round(c["latency_us"], 2),
+                    round(c["qps"]),
+                    best,
+                ]
+            )
     return cols, rows
 
 
-BEYOND_COLUMNS = ["board", "goal", "P50 (us)", "P99 (us)", "work in hottest 20 % of lists %", "best tier speedup",
-                  "FPGA P99 N=1 (us)", "FPGA P99 N=16 (us)", "FPGA P99 N=1024 (us)",
-                  "CPU P99 N=1 (us)", "CPU P99 N=16 (us)", "CPU P99 N=1024 (us)"]
+BEYOND_COLUMNS = [
+    "board",
+    "goal",
+    "P50 (us)",
+    "P99 (us)",
+    "work in hottest 20 % of lists %",
+    "best tier speedup",
+    "FPGA P99 N=1 (us)",
+    "FPGA P99 N=16 (us)",
+    "FPGA P99 N=1024 (us)",
+    "CPU P99 N=1 (us)",
+    "CPU P99 N=16 (us)",
+    "CPU P99 N=1024 (us)",
+]
 
 
 def beyond_table(data: dict) -> Table:
@@ -160,8 +262,17 @@ def beyond_table(data: dict) -> Table:
     for e in data["beyond"]:
         r = e["summary"]
         share = r["hot20_work_share"]
-        rows.append([e["board"], e["goal"], r["p50_us"], r["p99_us"], None if share is None else 100 * share, r["tier_speedup"],
-                     *(r.get(f"{who}_p99_n{n}_us") for who in ("fpga", "cpu") for n in (1, 16, 1024))])
+        rows.append(
+            [
+                e["board"],
+                e["goal"],
+                r["p50_us"],
+                r["p99_us"],
+                None if share is None else 100 * share,
+                r["tier_speedup"],
+                *(r.get(f"{who}_p99_n{n}_us") for who in ("fpga", "cpu") for n in (1, 16, 1024)),
+            ]
+        )
     return BEYOND_COLUMNS, rows
 
 

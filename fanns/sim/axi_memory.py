@@ -24,6 +24,7 @@ one 64-byte beat per cycle at 300 MHz). With `shared` low every port runs at one
 on its own (the memory of the single-QPP cycle model's default). Writes count as the channel's
 beats too (reads and writes share a DDR bus).
 """
+
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
@@ -55,8 +56,13 @@ class SimMemory(wiring.Component):
         exact_log2(depth)
         exact_log2(banks)
         members = {
-            "bd_addr": In(range(depth)), "bd_wdata": In(data_bits), "bd_we": In(1), "bd_rdata": Out(data_bits),
-            "latency": In(16, init=1), "stall": In(8), "shared": In(1),
+            "bd_addr": In(range(depth)),
+            "bd_wdata": In(data_bits),
+            "bd_we": In(1),
+            "bd_rdata": Out(data_bits),
+            "latency": In(16, init=1),
+            "stall": In(8),
+            "shared": In(1),
         }
         members |= {p: In(axi4_signature(ADDR_BITS, data_bits, write=False)) for p in read_ports}
         members |= {p: In(axi4_signature(ADDR_BITS, data_bits, read=False)) for p in write_ports}
@@ -119,18 +125,30 @@ class SimMemory(wiring.Component):
             grant = port_beat(name, want, src_addr)
             m.d.comb += [
                 fetch.eq(want & grant),
-                port.addr.eq(src_addr), port.en.eq(fetch),
-                bus.rdata.eq(port.data), bus.rid.eq(0), bus.rresp.eq(0),
+                port.addr.eq(src_addr),
+                port.en.eq(fetch),
+                bus.rdata.eq(port.data),
+                bus.rid.eq(0),
+                bus.rresp.eq(0),
                 q.r_en.eq(fetch & ~active),
             ]
             with m.If(fetch):
-                m.d.sync += [bus.rvalid.eq(1), bus.rlast.eq(src_rem == 0), active.eq(src_rem != 0),
-                             cur.eq(src_addr + 1), rem.eq(src_rem - 1)]
+                m.d.sync += [
+                    bus.rvalid.eq(1),
+                    bus.rlast.eq(src_rem == 0),
+                    active.eq(src_rem != 0),
+                    cur.eq(src_addr + 1),
+                    rem.eq(src_rem - 1),
+                ]
             with m.Elif(bus.rready):
                 m.d.sync += bus.rvalid.eq(0)
 
         wp = mem.write_port(granularity=8)
-        m.d.comb += [wp.addr.eq(self.bd_addr), wp.data.eq(self.bd_wdata), wp.en.eq(Mux(self.bd_we, (1 << (self.data_bits // 8)) - 1, 0))]
+        m.d.comb += [
+            wp.addr.eq(self.bd_addr),
+            wp.data.eq(self.bd_wdata),
+            wp.en.eq(Mux(self.bd_we, (1 << (self.data_bits // 8)) - 1, 0)),
+        ]
         for name in self.write_ports:
             bus = getattr(self, name)
             aw_l = data.StructLayout({"addr": abits, "len": 8})
@@ -139,8 +157,10 @@ class SimMemory(wiring.Component):
             aw_stall, w_stall = stalled(f"{name}_aw"), stalled(f"{name}_w")
             aw = data.View(aw_l, awq.w_data)
             m.d.comb += [
-                bus.awready.eq(awq.w_rdy & ~aw_stall), awq.w_en.eq(bus.awvalid & bus.awready),
-                aw.addr.eq(bus.awaddr[word_shift:]), aw.len.eq(bus.awlen),
+                bus.awready.eq(awq.w_rdy & ~aw_stall),
+                awq.w_en.eq(bus.awvalid & bus.awready),
+                aw.addr.eq(bus.awaddr[word_shift:]),
+                aw.len.eq(bus.awlen),
             ]
             head = data.View(aw_l, awq.r_data)
             beat = Signal(8, name=f"{name}_beat")
@@ -156,7 +176,12 @@ class SimMemory(wiring.Component):
             with m.If(w_hs):
                 m.d.sync += beat.eq(Mux(last, 0, beat + 1))
             m.d.comb += [awq.r_en.eq(w_hs & last), bq.w_en.eq(w_hs & last), bq.w_data.eq(now + self.latency)]
-            m.d.comb += [bus.bvalid.eq(bq.r_rdy & (now >= bq.r_data)), bus.bid.eq(0), bus.bresp.eq(0), bq.r_en.eq(bus.bvalid & bus.bready)]
+            m.d.comb += [
+                bus.bvalid.eq(bq.r_rdy & (now >= bq.r_data)),
+                bus.bid.eq(0),
+                bus.bresp.eq(0),
+                bq.r_en.eq(bus.bvalid & bus.bready),
+            ]
         self._arbitrate(m, wants, grants)
         return m
 
@@ -185,4 +210,4 @@ def connect_slave(m: Module, master, slave) -> None:
     """Wire the members `slave` has (a read or write half) to the same members of `master`."""
     for name, member in slave.signature.members.items():
         s, mst = getattr(slave, name), getattr(master, name)
-        m.d.comb += (s.eq(mst) if member.flow == In else mst.eq(s))
+        m.d.comb += s.eq(mst) if member.flow == In else mst.eq(s)

@@ -5,6 +5,7 @@
 and caches the binary by a hash of the sources and flags. `run_program` feeds it arrays through
 files: inputs and outputs are raw little-endian numpy arrays, which keeps the C++ side trivial.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -86,4 +87,7 @@ def run_program(
     proc = subprocess.run([str(binary), *in_paths, *out_paths, *args], capture_output=True, text=True)
     if proc.returncode:
         raise AssertionError(f"C simulation {binary.name} failed ({proc.returncode}):\n{proc.stderr[-6000:]}")
-    return [np.fromfile(p, dtype=np.dtype(dt).newbyteorder("<")).reshape(shape) for p, (dt, shape) in zip(out_paths, outputs)]
+    return [
+        np.fromfile(p, dtype=np.dtype(dt).newbyteorder("<")).reshape(shape)
+        for p, (dt, shape) in zip(out_paths, outputs)
+    ]

@@ -7,6 +7,7 @@ keeps those objects (and their -MMD dependency files) in the folder named by
 FANNS_OBJCACHE_DIR, keyed by exactly that. Every other compile runs unchanged. Standalone on
 purpose: make runs it as `python objcache.py <compiler command>` without importing fanns.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -4,6 +4,7 @@ Ray when installed and asked for. No scheduling of our own: each backend's own m
 
 `fn` and the items must be picklable (a module-level function); results come back in item order.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -29,7 +30,9 @@ def map_jobs(fn: Callable, items: Iterable, backend: str = "process", workers: i
     if backend not in BACKENDS:
         raise FannsError(f"unknown parallel backend {backend!r}", hint=f"one of {', '.join(BACKENDS)}")
     if not available(backend):
-        raise FannsError(f"the {backend} backend is not installed", hint=f"pip install {backend}, or use the default process pool")
+        raise FannsError(
+            f"the {backend} backend is not installed", hint=f"pip install {backend}, or use the default process pool"
+        )
     if not items:
         return []
     if backend == "process":

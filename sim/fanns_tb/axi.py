@@ -12,6 +12,7 @@ memory of less bandwidth: read beats leave at most `read_rate` per cycle on aver
 AXI masters' timing model assumes; the benches also log every handshake so the tests can check
 the memory behaved so.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,8 +75,18 @@ class Handshakes:
 class LatencyAxiRam(Memory):
     """cocotbext-axi's AxiRam (its read and/or write half) with pipelined latencies (see above)."""
 
-    def __init__(self, dut, prefix: str, size: int, cycles: Cycles, read_latency: int = RAM_BASE_LATENCY,
-                 write_latency: int = RAM_BASE_LATENCY, read: bool = True, write: bool = True, read_rate: float = 1.0):
+    def __init__(
+        self,
+        dut,
+        prefix: str,
+        size: int,
+        cycles: Cycles,
+        read_latency: int = RAM_BASE_LATENCY,
+        write_latency: int = RAM_BASE_LATENCY,
+        read: bool = True,
+        write: bool = True,
+        read_rate: float = 1.0,
+    ):
         assert read_latency >= RAM_BASE_LATENCY and write_latency >= RAM_BASE_LATENCY and 0 < read_rate <= 1
         super().__init__(size)
         self.clk, self.cycles = dut.clk, cycles

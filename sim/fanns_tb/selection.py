@@ -5,6 +5,7 @@ keys, keys at or near the sentinel). `run_queries` drives whole queries through 
 one output stream and measures, per query, the cycles from its first accepted input item to its
 last output item (both inclusive), which is what the PE timing models predict.
 """
+
 from __future__ import annotations
 
 import cocotb
@@ -39,7 +40,9 @@ def decode_items(items, key_bits: int) -> list[tuple[int, int]]:
     return [tuple(unpack(v, [key_bits, 1])) for v in items]
 
 
-async def run_queries(dut, queries, key_bits: int, bubble: float, backpressure: float, seed: int, pipelined: bool = False, decode=None):
+async def run_queries(
+    dut, queries, key_bits: int, bubble: float, backpressure: float, seed: int, pipelined: bool = False, decode=None
+):
     """Send each query's input payloads on `i`, check the expected (key, last) pairs on `o`.
 
     `decode` maps the list of received payloads to the form of the expected items (default:

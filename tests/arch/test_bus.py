@@ -1,4 +1,5 @@
 """The AXI burst rule (reference): coverage, 4 KiB boundaries, burst caps, byte enables."""
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,11 +1,20 @@
 """design.yaml: exact round trip, and clear errors for every kind of bad input."""
+
 import copy
 
 import pytest
 import yaml
 
 from fanns.design.ivfpq import (
-    BuildLutStage, ChannelUse, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, SelectStage, Stages,
+    BuildLutStage,
+    ChannelUse,
+    IndexRef,
+    IvfDistStage,
+    IvfPqDesign,
+    OpqStage,
+    PqDistStage,
+    SelectStage,
+    Stages,
 )
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
@@ -15,13 +24,26 @@ def make_design(opq: bool = True) -> IvfPqDesign:
     fmt = IvfPqFormat(d=128, m=16, scale=3.5, ivf_shift=4, lut_shift=2, vec_bits=16, lut_bits=16)
     pq = PqDistStage(pes=6, double_buffer=True, memory="hbm", channels=3, port_bits=256)
     memory = [ChannelUse("hbm", 0, "io")]
-    memory += [ChannelUse("hbm", 1 + c, "pq_codes", tuple(p for p in range(6) if pq.channel_of(p) == c)) for c in range(3)]
+    memory += [
+        ChannelUse("hbm", 1 + c, "pq_codes", tuple(p for p in range(6) if pq.channel_of(p) == c)) for c in range(3)
+    ]
     memory += [ChannelUse("hbm", 4, "lut_centroids")]
     return IvfPqDesign(
-        board="u55c", clock_mhz=140.0, util=0.6,
-        index=IndexRef(factory="OPQ16,IVF1024,PQ16" if opq else "IVF1024,PQ16", n=10000, d=128, nlist=1024, m=16, opq=opq,
-                       path="../explore/indexes/x.faissindex"),
-        nprobe=8, k=10, format=fmt,
+        board="u55c",
+        clock_mhz=140.0,
+        util=0.6,
+        index=IndexRef(
+            factory="OPQ16,IVF1024,PQ16" if opq else "IVF1024,PQ16",
+            n=10000,
+            d=128,
+            nlist=1024,
+            m=16,
+            opq=opq,
+            path="../explore/indexes/x.faissindex",
+        ),
+        nprobe=8,
+        k=10,
+        format=fmt,
         stages=Stages(
             opq=OpqStage(16) if opq else None,
             ivf_dist=IvfDistStage(pes=5, lanes=16, storage="bram"),
@@ -30,7 +52,10 @@ def make_design(opq: bool = True) -> IvfPqDesign:
             pq_dist=pq,
             sel_k=SelectStage("hpq", streams=6, s=10, s1=10, key_bits=fmt.pq_key_bits),
         ),
-        memory=tuple(memory), fifo_depth=32, slr={"SLR0": ["infra.axil_csr x1"]}, goal="R@10=0.8",
+        memory=tuple(memory),
+        fifo_depth=32,
+        slr={"SLR0": ["infra.axil_csr x1"]},
+        goal="R@10=0.8",
         prediction={"qps": 1234.5},
     )
 

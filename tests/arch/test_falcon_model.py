@@ -1,14 +1,14 @@
 """Falcon QPP cycle model: bounds, monotonicity, DST speedup, bandwidth. (Its cycle counts are checked
 against the generated RTL in tests/sim/test_falcon_rtl.py.)"""
+
 import math
 
 import numpy as np
 import pytest
 
-from fanns.model.graph.qpp import RATE_SCALE, MemorySystem, QppConfig, simulate
 from fanns.boards import load_board
 from fanns.index.traversal import TraversalConfig, dst
-from fanns.pe.bloom import Bloom
+from fanns.model.graph.qpp import RATE_SCALE, MemorySystem, QppConfig, simulate
 
 
 def qpp(d, **kw):
@@ -19,8 +19,10 @@ def qpp(d, **kw):
 def traces(synthetic):
     g = synthetic["graphs"]["hnsw"]
     qs = g.fmt.quantize(synthetic["queries"][:25])
-    return g, {(mg, mc): [dst(g, q, TraversalConfig(l=32, k=10, mg=mg, mc=mc), trace=True).trace for q in qs]
-               for mg, mc in [(1, 1), (1, 3), (4, 2)]}
+    return g, {
+        (mg, mc): [dst(g, q, TraversalConfig(l=32, k=10, mg=mg, mc=mc), trace=True).trace for q in qs]
+        for mg, mc in [(1, 1), (1, 3), (4, 2)]
+    }
 
 
 def test_bfs_latency_is_bounded_below_by_two_memory_trips_per_hop(traces):

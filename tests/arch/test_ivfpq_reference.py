@@ -1,12 +1,13 @@
 """The whole-accelerator IVF-PQ reference model against a slow per-query loop and against faiss."""
+
 import faiss
 import numpy as np
 import pytest
 
-from fanns.reference.ivfpq import IvfPqReference
 from fanns.index.number_format import choose_format
 from fanns.index.recall import recall_at
 from fanns.numerics import ID_BITS, IvfPqFormat
+from fanns.reference.ivfpq import IvfPqReference
 from tests.explore.helpers import small_index
 
 
@@ -26,12 +27,17 @@ def slow_search(data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, k: int) 
 
     x = q(query)
     if data.opq_matrix is not None:
-        a = [[max(-32767, min(32767, int(np.rint(float(v) * (1 << fmt.opq_frac_bits))))) for v in row] for row in data.opq_matrix]
+        a = [
+            [max(-32767, min(32767, int(np.rint(float(v) * (1 << fmt.opq_frac_bits))))) for v in row]
+            for row in data.opq_matrix
+        ]
         half = 1 << (fmt.opq_frac_bits - 1)
         x = [max(-lim, min(lim, (sum(ai * xi for ai, xi in zip(row, x)) + half) >> fmt.opq_frac_bits)) for row in a]
     cents = [q(c) for c in data.centroids]
     ivf_max = (1 << fmt.ivf_dist_bits) - 1
-    ivf = [(min(ivf_max, sum((a - b) ** 2 for a, b in zip(x, c)) >> fmt.ivf_shift), cell) for cell, c in enumerate(cents)]
+    ivf = [
+        (min(ivf_max, sum((a - b) ** 2 for a, b in zip(x, c)) >> fmt.ivf_shift), cell) for cell, c in enumerate(cents)
+    ]
     cells = [cell for _, cell in sorted(ivf)[:nprobe]]
     book = [[q(cw) for cw in sub] for sub in data.codebook]
     lut_max = (1 << fmt.lut_bits) - 1
@@ -39,7 +45,10 @@ def slow_search(data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, k: int) 
     for cell in cells:
         r = [a - b for a, b in zip(x, cents[cell])]
         lut = [
-            [min(lut_max, sum((r[j * fmt.dsub + t] - book[j][c][t]) ** 2 for t in range(fmt.dsub)) >> fmt.lut_shift) for c in range(256)]
+            [
+                min(lut_max, sum((r[j * fmt.dsub + t] - book[j][c][t]) ** 2 for t in range(fmt.dsub)) >> fmt.lut_shift)
+                for c in range(256)
+            ]
             for j in range(fmt.m)
         ]
         for vid, code in zip(data.list_ids(cell), data.list_codes(cell)):

@@ -1,13 +1,14 @@
 """Per-stage cycle formulas of the IVF-PQ model against the PE library and brute force."""
+
 import math
 
 import numpy as np
 import pytest
 
+from fanns.boards import load_board
+from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.design.selectors import selectors_for
 from fanns.model.ivfpq import stages as stage_model
-from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
-from fanns.boards import load_board
 from fanns.numerics import IvfPqFormat
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.hpq import Hpq
@@ -18,8 +19,16 @@ from fanns.pe.pq_decode import KSUB, PqDecode
 
 def ctx(nlist=1000, nprobe=7, k=10, m=16, d=128, opq=True, clock=140.0, board="u55c"):
     fmt = IvfPqFormat(d=d, m=m, scale=1.0, ivf_shift=0, lut_shift=0, vec_bits=16, lut_bits=16)
-    return stage_model.Context(fmt=fmt, n=10**6, nlist=nlist, nprobe=nprobe, k=k, opq=opq, clock_mhz=clock,
-                     memories=stage_model.memories(load_board(board), clock))
+    return stage_model.Context(
+        fmt=fmt,
+        n=10**6,
+        nlist=nlist,
+        nprobe=nprobe,
+        k=k,
+        opq=opq,
+        clock_mhz=clock,
+        memories=stage_model.memories(load_board(board), clock),
+    )
 
 
 @pytest.mark.parametrize("m, port", [(16, 256), (8, 256), (32, 256), (16, 512), (64, 256), (48, 256)])
@@ -85,9 +94,13 @@ def test_compute_stage_cycles_are_the_pes_intervals():
             t = stage_model.ivf_timing(c, st)
             assert t.interval == IvfDist(d=128, w=lanes, vec_bits=16, nlist=math.ceil(1000 / pes)).ii()
             sel = stage_model.select_stage("hpq", pes, 7, 64)
-            assert stage_model.sel_cells_timing(c, sel, st).interval == Hpq(z=pes, s=7, key_bits=64).interval(math.ceil(1000 / pes))
+            assert stage_model.sel_cells_timing(c, sel, st).interval == Hpq(z=pes, s=7, key_bits=64).interval(
+                math.ceil(1000 / pes)
+            )
             lut = BuildLut(d=128, m=16, w=lanes, vec_bits=16)
-            assert stage_model.lut_timing(c, BuildLutStage(pes, lanes, "bram")).interval == math.ceil(7 / pes) * lut.ii()
+            assert (
+                stage_model.lut_timing(c, BuildLutStage(pes, lanes, "bram")).interval == math.ceil(7 / pes) * lut.ii()
+            )
 
 
 def test_ivf_chunks_are_balanced_and_contiguous():
@@ -152,7 +165,9 @@ def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
     for channels in (1, 3, 6):
         st = PqDistStage(6, True, "hbm", channels, 256)
         t, work = stage_model.pq_timing(c, st, probes)
-        got[channels] = stage_model.sel_k_timing(sel, work, stage_model.pq_pe(c, st), st.pes_per_channel(), rate).interval
+        got[channels] = stage_model.sel_k_timing(
+            sel, work, stage_model.pq_pe(c, st), st.pes_per_channel(), rate
+        ).interval
         assert got[channels] >= np.mean([pe.interval(int(n)) for n in work.shares.items_per_query])
         assert got[channels] >= t.interval
     assert got[1] >= got[3] >= got[6] and got[1] > got[6]
@@ -182,7 +197,9 @@ def test_selection_architectures_give_their_pes_timing():
     assert stage_model.selector_pe(st) == Ahpq(z=16, s=100, key_bits=52, target=0.99)
     st = stage_model.select_stage("hsmpqg", 36, 10, 52)
     assert st.s1 == 10 and stage_model.selector_pe(st) == Hsmpqg(z=36, s=10, key_bits=52)
-    work = stage_model.pq_work(stage_model.pq_shares(16, stage_model.Probes.of(np.array([[300, 20], [5, 900]])), 36, 256), PqDecode(m=16))
+    work = stage_model.pq_work(
+        stage_model.pq_shares(16, stage_model.Probes.of(np.array([[300, 20], [5, 900]])), 36, 256), PqDecode(m=16)
+    )
     pe = Hsmpqg(z=36, s=10, key_bits=52)
     got = stage_model.sel_k_intervals(st, work, PqDecode(m=16), [36], 1.0)
     assert np.all(got >= [pe.interval(int(n)) for n in work.shares.items_per_query])

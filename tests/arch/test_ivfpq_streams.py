@@ -1,12 +1,13 @@
 """The design-level reference model (`DesignReference`): equal to the whole-accelerator reference for exact
 selection (HPQ, HSMPQG), and for AHPQ never better than exact, equal to it when the level-1
 queues are long enough, different for some queries when they are cut short."""
+
 import numpy as np
 import pytest
 
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.helpers import random_format, random_index
 
 
@@ -19,12 +20,20 @@ def setup():
 
 
 # (sel_cells, sel_k), (IVFDist PEs, PQDist PEs); HSMPQG needs s < z (nprobe = 4, K = 6)
-@pytest.mark.parametrize("sel,pes", [
-    (("hpq", "hpq"), (3, 5)), (("hpq", "hpq"), (7, 11)), (("hsmpqg", "hsmpqg"), (7, 11)), (("hpq", "hsmpqg"), (2, 9)),
-])
+@pytest.mark.parametrize(
+    "sel,pes",
+    [
+        (("hpq", "hpq"), (3, 5)),
+        (("hpq", "hpq"), (7, 11)),
+        (("hsmpqg", "hsmpqg"), (7, 11)),
+        (("hpq", "hsmpqg"), (2, 9)),
+    ],
+)
 def test_exact_selection_equals_reference(setup, sel, pes):
     data, fmt, queries, ref = setup
-    design = pinned_design(data, fmt, nprobe=4, k=6, ivf=(pes[0], 8, "bram"), pq=(pes[1], 2), sel_cells=sel[0], sel_k=sel[1])
+    design = pinned_design(
+        data, fmt, nprobe=4, k=6, ivf=(pes[0], 8, "bram"), pq=(pes[1], 2), sel_cells=sel[0], sel_k=sel[1]
+    )
     assert np.array_equal(DesignReference(design, ref).search_keys(queries), ref.search_keys(queries, 4, 6))
 
 

@@ -1,10 +1,11 @@
 """Register maps: validation, layout, and the Markdown/JSON renderings the driver and users read."""
+
 import json
 
 import pytest
 
-from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
 from fanns.errors import FannsError
+from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
 
 
 def example() -> RegMap:
@@ -26,7 +27,10 @@ def test_json_round_trip_and_content():
     data = json.loads(rm.to_json())
     assert data["bus"] == "axi4-lite" and data["data_width"] == 32 and data["addr_width"] == 12
     base = next(r for r in data["registers"] if r["name"] == "codes_base")
-    assert base["words"] == [{"offset": 0x14, "bit": 0, "reg_bit": 0, "bits": 32}, {"offset": 0x18, "bit": 0, "reg_bit": 32, "bits": 32}]
+    assert base["words"] == [
+        {"offset": 0x14, "bit": 0, "reg_bit": 0, "bits": 32},
+        {"offset": 0x18, "bit": 0, "reg_bit": 32, "bits": 32},
+    ]
     assert RegMap.from_json(rm.to_json()) == rm
     assert rm.to_json() == RegMap.from_json(rm.to_json()).to_json()  # deterministic
 

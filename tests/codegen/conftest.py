@@ -1,15 +1,16 @@
 """Real indexes for the code-generation tests, trained once per session: an exploration of
 builtin:sift-10k (with and without OPQ, through the explorer, so its hardware-faithful recall is
 on record) and a directly trained builtin:deep-10k index (d = 96)."""
+
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from fanns.datasets.loader import load_dataset
-from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors, train_index
-from fanns.index.goals import parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.index.goals import parse_goal
+from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors, train_index
 from fanns.index.number_format import choose_format
 from fanns.numerics import IvfPqFormat
 
@@ -33,7 +34,14 @@ class Explored:
 def sift_exploration(tmp_path_factory):
     ds = load_dataset("builtin:sift-10k")
     out = tmp_path_factory.mktemp("explore-sift")
-    cfg = ExploreConfig(goals=[parse_goal(GOAL)], nlists=[SIFT_NLIST], ms=[16], opq=(False, True), max_queries=SIFT_QUERIES, qps_min_seconds=0.0)
+    cfg = ExploreConfig(
+        goals=[parse_goal(GOAL)],
+        nlists=[SIFT_NLIST],
+        ms=[16],
+        opq=(False, True),
+        max_queries=SIFT_QUERIES,
+        qps_min_seconds=0.0,
+    )
     result = IvfPqExplorer(ds, cfg, out).run()
     queries = host_vectors(np.asarray(ds.queries[:SIFT_QUERIES]), ds.metric)
     gt = ds.groundtruth(GT_DEPTH)[:SIFT_QUERIES]

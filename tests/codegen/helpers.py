@@ -1,13 +1,15 @@
 """Index data for the code-generation tests: random inverted lists (fast, with empty and tiny
 lists) and the fixed-point format that goes with them."""
+
 import numpy as np
 
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.numerics import IvfPqFormat
 
 
-def random_index(nlist: int = 12, n: int = 900, d: int = 32, m: int = 8, opq: bool = False, seed: int = 0,
-                 empty: int = 2) -> IvfPqIndexData:
+def random_index(
+    nlist: int = 12, n: int = 900, d: int = 32, m: int = 8, opq: bool = False, seed: int = 0, empty: int = 2
+) -> IvfPqIndexData:
     """Random lists of very different sizes (`empty` of them empty), shuffled unique ids."""
     rng = np.random.default_rng(seed)
     weights = rng.pareto(1.2, nlist) + 0.05
@@ -31,8 +33,9 @@ def random_format(d: int = 32, m: int = 8) -> IvfPqFormat:
     return IvfPqFormat(d=d, m=m, scale=1000.0, ivf_shift=8, lut_shift=10)
 
 
-def skewed_index(nlist: int = 16, hot: int = 4, hot_size: int = 540, cold_size: int = 70, d: int = 32, m: int = 8,
-                 seed: int = 0) -> tuple[IvfPqIndexData, callable]:
+def skewed_index(
+    nlist: int = 16, hot: int = 4, hot_size: int = 540, cold_size: int = 70, d: int = 32, m: int = 8, seed: int = 0
+) -> tuple[IvfPqIndexData, callable]:
     """An index with access skew: `hot` large lists whose centroids sit close together, the other
     lists small and spread out; and `queries(n, seed)`, which draws queries near the hot
     centroids (4 in 5) or near a random cold one, so the few hot lists get most of the probes."""

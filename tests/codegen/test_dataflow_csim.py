@@ -1,6 +1,7 @@
 """The two C-simulation modes of hls/fanns_hls.h on a region whose correctness depends on a FIFO
 depth: sequential (unbounded FIFOs, always completes) and threaded (declared depths: completes
 exactly when the depth suffices, reports the deadlock otherwise, and reports leftover data)."""
+
 import subprocess
 from pathlib import Path
 

@@ -2,6 +2,7 @@
 -> DSE -> HLS and RTL faces -> simulation of both faces -> report and README; the project is
 complete, consistent with `fanns dse`, deterministic, written atomically (also on errors and
 Ctrl-C), replaced only with --force, and bad input fails cleanly before any work."""
+
 import hashlib
 import json
 import os
@@ -10,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.cli import main
+from fanns.codegen.ivfpq.project import ProjectLayout, parse_backends
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.errors import FannsError
 from fanns.flow import project_sim
 from fanns.flow.generate import cpu_baseline
-from fanns.codegen.ivfpq.project import ProjectLayout, parse_backends
-from fanns.errors import FannsError
 from tests.codegen.conftest import GOAL, SIFT_NLIST, SIFT_QUERIES
 
 SIM_QUERIES = 8
@@ -26,9 +27,27 @@ CYCLE_TOLERANCE = 0.15
 
 
 def args(explore: Path, out: Path, *extra: str) -> list[str]:
-    return ["generate", "builtin:sift-10k", "--recall", GOAL, "--board", "u55c", "--nlist", str(SIFT_NLIST), "--m", "16",
-            "--queries", str(SIFT_QUERIES), "--explore-dir", str(explore), "--test-queries", str(TEST_QUERIES),
-            "--out", str(out), *extra]
+    return [
+        "generate",
+        "builtin:sift-10k",
+        "--recall",
+        GOAL,
+        "--board",
+        "u55c",
+        "--nlist",
+        str(SIFT_NLIST),
+        "--m",
+        "16",
+        "--queries",
+        str(SIFT_QUERIES),
+        "--explore-dir",
+        str(explore),
+        "--test-queries",
+        str(TEST_QUERIES),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -44,21 +63,43 @@ def project(explore, tmp_path_factory, build_root):
     (root / "builds").symlink_to(build_root)
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)
-        code = main(args(explore, Path("project"), "--sim", "--sim-queries", str(SIM_QUERIES),
-                         "--build-dir", str(Path("builds") / "generate")))
+        code = main(
+            args(
+                explore,
+                Path("project"),
+                "--sim",
+                "--sim-queries",
+                str(SIM_QUERIES),
+                "--build-dir",
+                str(Path("builds") / "generate"),
+            )
+        )
     assert code == 0
     return root / "project"
 
 
 def regular_files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()
-            and not any(q.is_symlink() for q in p.relative_to(root).parents if str(q) != "." and (root / q).is_symlink())}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and not p.is_symlink()
+        and not any(q.is_symlink() for q in p.relative_to(root).parents if str(q) != "." and (root / q).is_symlink())
+    }
 
 
 def test_project_layout(project):
     top = sorted(p.name for p in project.iterdir())
-    assert top == ["README.md", "data", "design.yaml", "fanns_generate.json", "hls", "report", "rtl"] or \
-        top == ["README.md", "data", "design.yaml", "driver", "fanns_generate.json", "hls", "report", "rtl"]
+    assert top == ["README.md", "data", "design.yaml", "fanns_generate.json", "hls", "report", "rtl"] or top == [
+        "README.md",
+        "data",
+        "design.yaml",
+        "driver",
+        "fanns_generate.json",
+        "hls",
+        "report",
+        "rtl",
+    ]
     for face in ("hls", "rtl"):
         for name, target in (("images", "../data/images"), ("data", "../data/test")):
             link = project / face / name
@@ -80,7 +121,9 @@ def test_design_is_what_fanns_dse_chooses(project, explore, tmp_path):
     assert main(["dse", str(explore), "--board", "u55c", "--recall", GOAL, "--out", str(tmp_path / "dse")]) == 0
     ours = IvfPqDesign.load(project / "design.yaml")
     theirs = IvfPqDesign.load(tmp_path / "dse" / "design.yaml")
-    assert ours.to_dict() | {"index": None} == theirs.to_dict() | {"index": None}  # index path is relative to each folder
+    assert ours.to_dict() | {"index": None} == theirs.to_dict() | {
+        "index": None
+    }  # index path is relative to each folder
     assert ours.index.factory == theirs.index.factory
     assert (project / ours.index.path).resolve() == (tmp_path / "dse" / theirs.index.path).resolve()
     dse = json.loads((project / "report" / "dse.json").read_text())
@@ -97,14 +140,24 @@ def test_simulation_of_both_faces(project, explore):
         assert s["mismatched_queries"] == 0 and list(s["recall"]) == [f"R@{d['k']}"]  # the goal is an R@k goal
         assert all(r["simulated"] == r["reference"] for r in s["recall"].values())
     rtl = sims["rtl"]
-    assert abs(rtl["cycles_per_query"] - rtl["predicted_cycles_per_query"]) <= CYCLE_TOLERANCE * rtl["predicted_cycles_per_query"]
+    assert (
+        abs(rtl["cycles_per_query"] - rtl["predicted_cycles_per_query"])
+        <= CYCLE_TOLERANCE * rtl["predicted_cycles_per_query"]
+    )
     # the summary's CPU baseline is the explorer's measurement at the same goal
     ex = json.loads((explore / "explore.json").read_text())
     assert summary["cpu"] == cpu_baseline(ex, GOAL) and summary["cpu"]["qps"] > 0
     assert summary["speedup"] == round(d["qps"] / summary["cpu"]["qps"], 2)
     readme = (project / "README.md").read_text()
-    for text in (d["index"], f"nprobe {d['nprobe']}", "Verilator + cocotb", "g++ C simulation", "make -C hls csim",
-                 "fanns sim rtl --backend rtl", f"{d['qps']:,.0f} QPS"):
+    for text in (
+        d["index"],
+        f"nprobe {d['nprobe']}",
+        "Verilator + cocotb",
+        "g++ C simulation",
+        "make -C hls csim",
+        "fanns sim rtl --backend rtl",
+        f"{d['qps']:,.0f} QPS",
+    ):
         assert text in readme, text
     assert "{{" not in readme and "None" not in readme
 
@@ -154,14 +207,17 @@ def test_interrupted_or_failed_simulation_leaves_nothing(explore, tmp_path, monk
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--backend", "vhdl"], "--backend 'vhdl'"),
-    (["--recall", "R@10=2"], "R@10=2"),
-    (["--board", "nosuchboard"], "unknown board"),
-    (["--sim-queries", "50"], "--sim-queries 50 is more than --test-queries"),
-    (["--test-queries", "1"], "--test-queries 1"),
-    (["--util", "0"], "--util 0"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--backend", "vhdl"], "--backend 'vhdl'"),
+        (["--recall", "R@10=2"], "R@10=2"),
+        (["--board", "nosuchboard"], "unknown board"),
+        (["--sim-queries", "50"], "--sim-queries 50 is more than --test-queries"),
+        (["--test-queries", "1"], "--test-queries 1"),
+        (["--util", "0"], "--util 0"),
+    ],
+)
 def test_input_errors(explore, tmp_path, capsys, extra, message):
     out = tmp_path / "p"
     assert main(args(explore, out) + extra) == 2
@@ -198,11 +254,23 @@ def test_backends_and_cpu_baseline():
     assert parse_backends("rtl, HLS") == ("hls", "rtl") and parse_backends("rtl") == ("rtl",)
     with pytest.raises(FannsError):
         parse_backends(",")
-    ex = {"indexes": [
-        {"index": "A", "goals": {"R@10=0.5": {"reached": True, "nprobe": 3, "recall": 0.52, "cpu_qps": 100.0, "cpu_threads": 2}}},
-        {"index": "B", "goals": {"R@10=0.5": {"reached": True, "nprobe": 1, "recall": 0.51, "cpu_qps": 300.0, "cpu_threads": 2}}},
-        {"index": "C", "goals": {"R@10=0.5": {"reached": False, "nprobe": 64, "recall": 0.4, "cpu_qps": 900.0}}},
-    ]}
+    ex = {
+        "indexes": [
+            {
+                "index": "A",
+                "goals": {
+                    "R@10=0.5": {"reached": True, "nprobe": 3, "recall": 0.52, "cpu_qps": 100.0, "cpu_threads": 2}
+                },
+            },
+            {
+                "index": "B",
+                "goals": {
+                    "R@10=0.5": {"reached": True, "nprobe": 1, "recall": 0.51, "cpu_qps": 300.0, "cpu_threads": 2}
+                },
+            },
+            {"index": "C", "goals": {"R@10=0.5": {"reached": False, "nprobe": 64, "recall": 0.4, "cpu_qps": 900.0}}},
+        ]
+    }
     assert cpu_baseline(ex, "R@10=0.5") == {"index": "B", "nprobe": 1, "recall": 0.51, "qps": 300.0, "threads": 2}
     assert cpu_baseline(ex, "R@1=0.9") is None
 

@@ -1,5 +1,6 @@
 """`fanns generate-hls` end to end on an exploration of builtin:sift-10k: design.yaml in, a
 project out, checked by C simulation; and clear errors for wrong inputs."""
+
 import dataclasses
 
 from fanns.cli import main
@@ -30,7 +31,10 @@ def test_generate_hls_with_csim(sift_exploration, tmp_path, capsys):
     # a second run refuses to overwrite without --force, and works with it
     assert main(["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out)]) == 2
     assert "already exists" in capsys.readouterr().err
-    assert main(["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out), "--force", "--queries", "5"]) == 0
+    assert (
+        main(["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out), "--force", "--queries", "5"])
+        == 0
+    )
 
 
 def test_generate_hls_input_errors(sift_exploration, tmp_path, capsys):
@@ -39,7 +43,12 @@ def test_generate_hls_input_errors(sift_exploration, tmp_path, capsys):
     out = tmp_path / "project"
     assert main(["generate-hls", str(design), "--index", str(tmp_path), "--out", str(out)]) == 2
     assert "explore.json not found" in capsys.readouterr().err
-    assert main(["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out), "--dataset", "builtin:deep-10k"]) == 2
+    assert (
+        main(
+            ["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out), "--dataset", "builtin:deep-10k"]
+        )
+        == 2
+    )
     assert "is not the one explored" in capsys.readouterr().err
     assert main(["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out), "--queries", "100000"]) == 2
     assert "--queries" in capsys.readouterr().err

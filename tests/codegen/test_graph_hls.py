@@ -3,23 +3,24 @@ run in-process, returns the DST reference's result rows bit for bit on real quer
 2,000-node SIFT HNSW at several run-time (l, k, mg, mc) — BFS and DST — with a Bloom filter small
 enough to report false positives (so each unit's filter must see the reference's order of ids);
 corrupt images and reference files are detected; the project is deterministic."""
+
 import numpy as np
 import pytest
 
-from fanns.design.graph import Runtime
-from fanns.reference.graph import STATS, reference, traversal_config
 from fanns.cli import main
-from fanns.model.graph.pinned import pinned_graph_design
 from fanns.codegen.graph.hls import generate_graph_hls, is_graph_hls_project
-from fanns.sim.graph.csim import GraphHlsCsim
+from fanns.datasets import load_dataset
+from fanns.design.graph import Runtime
+from fanns.errors import FannsError
+from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.images.graph import GraphImages, pack
 from fanns.images.ivfpq import Image
-from fanns.datasets import load_dataset
-from fanns.errors import FannsError
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.index.traversal import dst
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.reference.graph import STATS, reference, traversal_config
+from fanns.sim.graph.csim import GraphHlsCsim
 from fanns.tools.csim import compile_program
-from fanns.flow.graph_hls_sim import graph_csim_report
 
 NODES, QUERIES = 2000, 6
 RUNTIMES = [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)]
@@ -67,13 +68,25 @@ def test_corrupted_images_are_detected(bench, tmp_path):
     name = f"vectors_{top % design.channels}"
     vec = bytearray(images.get(name).data)
     vec[(top // design.channels) * design.vector_row_bytes] ^= 0x40  # the nearest node's first element
-    bad = GraphImages(tuple(Image(i.name, i.use, i.memory, i.channel, bytes(vec), i.layout) if i.name == name else i
-                            for i in images.images), images.io, images.info)
+    bad = GraphImages(
+        tuple(
+            Image(i.name, i.use, i.memory, i.channel, bytes(vec), i.layout) if i.name == name else i
+            for i in images.images
+        ),
+        images.io,
+        images.info,
+    )
     with GraphHlsCsim(bench["project"], bench["build"] / "graph-csim", bad) as sim:
         keys, _ = sim.search(q[:1])
     assert not np.array_equal(keys, reference(design, graph, q[:1]).keys)
-    short = GraphImages(tuple(Image(i.name, i.use, i.memory, i.channel, i.data[:-64], i.layout) if i.name == "vectors_1" else i
-                              for i in images.images), images.io, images.info)
+    short = GraphImages(
+        tuple(
+            Image(i.name, i.use, i.memory, i.channel, i.data[:-64], i.layout) if i.name == "vectors_1" else i
+            for i in images.images
+        ),
+        images.io,
+        images.info,
+    )
     with pytest.raises(FannsError, match="vectors_1.bin holds"):
         GraphHlsCsim(bench["project"], bench["build"] / "graph-csim", short)
     bad.write(tmp_path / "images")
@@ -91,7 +104,9 @@ def test_make_csim_host_flags_a_flipped_reference_key(bench, tmp_path):
     project = tmp_path / "p"
     shutil.copytree(bench["project"], project)
     src = project / "src"
-    host = compile_program([src / "host_csim.cpp", src / "kernel.cpp"], bench["build"] / "graph-host", include_dirs=[src])
+    host = compile_program(
+        [src / "host_csim.cpp", src / "kernel.cpp"], bench["build"] / "graph-host", include_dirs=[src]
+    )
     ok = subprocess.run([str(host), str(project)], capture_output=True, text=True)
     assert ok.returncode == 0 and "differing from the DST reference: 0" in ok.stdout
     ref = project / "data" / "reference_keys.bin"
@@ -133,11 +148,14 @@ def test_fanns_sim_csim_on_the_project(bench, capsys):
     assert "--backend csim" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--nodes", "999999"], "base vectors"),
-    (["--runtime", "64,10,1"], "--runtime takes 4"),
-    (["--board", "u250", "--limits", "8"], "--limits takes 2"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--nodes", "999999"], "base vectors"),
+        (["--runtime", "64,10,1"], "--runtime takes 4"),
+        (["--board", "u250", "--limits", "8"], "--limits takes 2"),
+    ],
+)
 def test_cli_input_errors(tmp_path, capsys, extra, message):
     rc = main(["generate-graph-hls", "builtin:sift-10k", "--nodes", "300", "--out", str(tmp_path / "p"), *extra])
     assert rc == 2 and message in capsys.readouterr().err
@@ -155,8 +173,9 @@ def test_across_design_links_p_compute_units(bench, tmp_path):
     from fanns.codegen.graph.hls import render
 
     graph = bench["graph"]
-    design = pinned_graph_design(graph, mode="across", pipelines=3, units=1, channels=2, l_max=64, k_max=10,
-                                 bloom=(2, 2 * 1024), limits=(8, 4))
+    design = pinned_graph_design(
+        graph, mode="across", pipelines=3, units=1, channels=2, l_max=64, k_max=10, bloom=(2, 2 * 1024), limits=(8, 4)
+    )
     files, _ = render(design, graph, bench["queries"][:2])
     cfg = files["connectivity.cfg"].decode()
     assert "nk=fanns_falcon_qpp:3:fanns_falcon_qpp_1.fanns_falcon_qpp_2.fanns_falcon_qpp_3" in cfg

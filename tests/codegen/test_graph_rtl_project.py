@@ -1,23 +1,25 @@
 """The graph RTL project writer: deterministic files, data read back as written, port map matching
 the Verilog, and input errors reported as FannsError (simulation: tests/sim/test_falcon_rtl.py)."""
+
 import json
 
 import numpy as np
 import pytest
 
-from fanns.reference.graph import STATS, reference
 from fanns.cli import main
-from fanns.model.graph.pinned import pinned_graph_design
-from fanns.images.graph import unpack
 from fanns.codegen.graph.rtl import TOP, generate_graph_rtl, is_graph_project, read_project
 from fanns.errors import FannsError
+from fanns.images.graph import unpack
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.reference.graph import STATS, reference
 
 
 @pytest.fixture(scope="module")
 def small(synthetic):
     g = synthetic["graphs"]["nsg"]
-    design = pinned_graph_design(g, units=2, channels=2, l_max=32, k_max=8, bloom=(2, 2 * 4096), limits=(4, 2),
-                                 runtime=(24, 8, 4, 2))
+    design = pinned_graph_design(
+        g, units=2, channels=2, l_max=32, k_max=8, bloom=(2, 2 * 4096), limits=(4, 2), runtime=(24, 8, 4, 2)
+    )
     return g, design, g.fmt.quantize(synthetic["queries"][:5])
 
 
@@ -63,12 +65,15 @@ def test_existing_folder_needs_force(small, tmp_path):
         generate_graph_rtl(design, g, q[:, :3], tmp_path / "q")
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--nodes", "999999"], "base vectors"),
-    (["--bloom", "3"], "--bloom takes 2"),
-    (["--runtime", "64,10,1"], "--runtime takes 4"),
-    (["--queries", "0"], "--queries 0"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--nodes", "999999"], "base vectors"),
+        (["--bloom", "3"], "--bloom takes 2"),
+        (["--runtime", "64,10,1"], "--runtime takes 4"),
+        (["--queries", "0"], "--queries 0"),
+    ],
+)
 def test_cli_input_errors(tmp_path, capsys, extra, message):
     rc = main(["generate-graph-rtl", "builtin:sift-10k", "--nodes", "300", "--out", str(tmp_path / "p"), *extra])
     assert rc == 2 and message in capsys.readouterr().err
@@ -81,8 +86,18 @@ def test_across_design_gets_one_top_level_of_p_qpps(synthetic, tmp_path):
     from fanns.codegen.graph.rtl import ACROSS_TOP
 
     g = synthetic["graphs"]["hnsw"]
-    design = pinned_graph_design(g, mode="across", pipelines=2, units=1, channels=2, l_max=16, k_max=8, bloom=(2, 2 * 1024),
-                                 limits=(2, 2), runtime=(16, 8, 2, 2))
+    design = pinned_graph_design(
+        g,
+        mode="across",
+        pipelines=2,
+        units=1,
+        channels=2,
+        l_max=16,
+        k_max=8,
+        bloom=(2, 2 * 1024),
+        limits=(2, 2),
+        runtime=(16, 8, 2, 2),
+    )
     project = generate_graph_rtl(design, g, g.fmt.quantize(synthetic["queries"][:2]), tmp_path / "p")
     assert f"rtl/{ACROSS_TOP}.v" in project.files and f"rtl/{TOP}.v" not in project.files
     verilog = (tmp_path / "p" / "rtl" / f"{ACROSS_TOP}.v").read_text()
@@ -99,6 +114,18 @@ def test_across_design_gets_one_top_level_of_p_qpps(synthetic, tmp_path):
 
 
 def test_cli_across_needs_one_unit(tmp_path, capsys):
-    rc = main(["generate-graph-rtl", "builtin:sift-10k", "--nodes", "300", "--pipelines", "2", "--units", "2",
-               "--out", str(tmp_path / "p")])
+    rc = main(
+        [
+            "generate-graph-rtl",
+            "builtin:sift-10k",
+            "--nodes",
+            "300",
+            "--pipelines",
+            "2",
+            "--units",
+            "2",
+            "--out",
+            str(tmp_path / "p"),
+        ]
+    )
     assert rc == 2 and "one BFC unit per pipeline" in capsys.readouterr().err

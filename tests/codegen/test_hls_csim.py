@@ -2,17 +2,18 @@
 on-chip / streamed / fetched centroids, HBM and DDR boards, irregular PE counts, HPQ, HSMPQG and
 AHPQ selection), every query's top-K ids and distances equal the reference model bit for bit,
 and the recall equals the explorer's hardware-faithful recall."""
+
 import subprocess
 
 import numpy as np
 import pytest
 
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.index.recall import recall_at
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.model.ivfpq.pinned import pinned_design
-from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.sim.ivfpq.csim import HlsCsim
-from fanns.index.recall import recall_at
 from tests.codegen.conftest import GOAL
 
 # name: (dataset, opq, board, nprobe (None: the explorer's for GOAL), K, ivf (PEs, lanes, storage),
@@ -22,7 +23,17 @@ DESIGNS = {
     "sift-stream-11ivf": ("sift", False, "u55c", None, 10, (11, 16, "stream"), (1, 32, "memory"), (11, 4), {}),
     "sift-ddr-k25": ("sift", False, "u250", 7, 25, (4, 32, "uram"), (3, 8, "memory"), (7, 2), {}),
     "sift-opq-13pq": ("sift", True, "u55c", 9, 10, (6, 8, "stream"), (4, 16, "uram"), (13, 5), {}),
-    "sift-hsmpqg-ahpq": ("sift", False, "u55c", 6, 25, (8, 16, "bram"), (2, 16, "bram"), (13, 4), {"sel_cells": "hsmpqg", "sel_k": "ahpq"}),
+    "sift-hsmpqg-ahpq": (
+        "sift",
+        False,
+        "u55c",
+        6,
+        25,
+        (8, 16, "bram"),
+        (2, 16, "bram"),
+        (13, 4),
+        {"sel_cells": "hsmpqg", "sel_k": "ahpq"},
+    ),
     "deep-d96": ("deep", False, "u55c", 8, 10, (5, 32, "stream"), (3, 8, "bram"), (9, 3), {}),
 }
 
@@ -42,8 +53,17 @@ def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
     folder = tmp_path_factory.mktemp(request.param) / "project"
     generate_hls(design, data, TestQueries(queries, gt), folder)
     sim = HlsCsim(folder, build_root / "hls_csim")
-    yield {"name": request.param, "design": design, "data": data, "fmt": fmt, "queries": queries, "gt": gt,
-           "hw_recall": hw_recall, "folder": folder, "sim": sim}
+    yield {
+        "name": request.param,
+        "design": design,
+        "data": data,
+        "fmt": fmt,
+        "queries": queries,
+        "gt": gt,
+        "hw_recall": hw_recall,
+        "folder": folder,
+        "sim": sim,
+    }
     sim.close()
 
 

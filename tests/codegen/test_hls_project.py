@@ -2,21 +2,22 @@
 connectivity.cfg in agreement, warning-free g++ builds of the kernel and hosts, C simulation of
 corner cases (empty lists, codes wider than a memory beat, 512-bit ports), clear errors and no
 half-written output."""
+
 import re
 import subprocess
 
 import numpy as np
 import pytest
 
-from fanns.reference.ivfpq import IvfPqReference
-from fanns.reference.ivfpq_streams import DesignReference
 from fanns.boards import load_board
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls, render_project
 from fanns.codegen.project_files import PROJECT_FILE
-from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.errors import FannsError
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.paths import shared_dir
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.tools.csim import compile_program
 from tests.codegen.helpers import random_format, random_index
 
@@ -27,8 +28,18 @@ SMALL = {
     "wide-codes-m64": (128, 64, False, "u55c", 3, 5, (2, 32, "bram"), (3, 16, "bram"), (3, 1), {}),
     "ddr512-m4": (48, 4, True, "u250", 6, 12, (12, 16, "uram"), (5, 8, "memory"), (4, 2), {}),
     # HSMPQG selects the cells (s = 3 < z = 12 streams); AHPQ with short level-1 queues selects K
-    "hsmpqg-ahpq": (32, 8, False, "u55c", 3, 16, (12, 8, "bram"), (3, 8, "bram"), (9, 3),
-                    {"sel_cells": "hsmpqg", "sel_k": "ahpq", "sel_params": {"ahpq": {"target": 0.3}}}),
+    "hsmpqg-ahpq": (
+        32,
+        8,
+        False,
+        "u55c",
+        3,
+        16,
+        (12, 8, "bram"),
+        (3, 8, "bram"),
+        (9, 3),
+        {"sel_cells": "hsmpqg", "sel_k": "ahpq", "sel_params": {"ahpq": {"target": 0.3}}},
+    ),
 }
 
 
@@ -69,9 +80,23 @@ def test_same_inputs_give_byte_identical_projects(tmp_path):
     generate_hls(design, data, test, tmp_path / "nested" / "b")
     a, b = tree(tmp_path / "a"), tree(tmp_path / "nested" / "b")
     assert a == b
-    assert {"src/kernel.cpp", "src/kernel.h", "src/host.cpp", "src/host_csim.cpp", "src/csim_lib.cpp",
-            "src/fanns_hls.h", "connectivity.cfg", "Makefile", "README.md", "images/manifest.json", PROJECT_FILE,
-            "data/queries.bin", "data/groundtruth.bin", "data/reference_keys.bin", "design.yaml"} <= set(a)
+    assert {
+        "src/kernel.cpp",
+        "src/kernel.h",
+        "src/host.cpp",
+        "src/host_csim.cpp",
+        "src/csim_lib.cpp",
+        "src/fanns_hls.h",
+        "connectivity.cfg",
+        "Makefile",
+        "README.md",
+        "images/manifest.json",
+        PROJECT_FILE,
+        "data/queries.bin",
+        "data/groundtruth.bin",
+        "data/reference_keys.bin",
+        "design.yaml",
+    } <= set(a)
     for name, content in a.items():
         if not name.endswith(".bin"):
             assert str(tmp_path).encode() not in content, f"{name} holds an absolute path"
@@ -131,14 +156,29 @@ def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
     design, data, test = small_case("hsmpqg-ahpq", seed=2)
     folder = tmp_path / "p"
     generate_hls(design, data, test, folder)
-    exe = compile_program([folder / "src" / "host_csim.cpp", folder / "src" / "kernel.cpp"], build_root / "host_csim", include_dirs=[folder / "src"])
+    exe = compile_program(
+        [folder / "src" / "host_csim.cpp", folder / "src" / "kernel.cpp"],
+        build_root / "host_csim",
+        include_dirs=[folder / "src"],
+    )
     run = subprocess.run([str(exe), str(folder), "7"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "40 queries in batches of 7" in run.stdout and "reference model: 0" in run.stdout
     xrt = shared_dir("templates").parent / "tests" / "codegen" / "xrt_api"
     check = subprocess.run(
-        ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{xrt}", f"-I{folder / 'src'}", str(folder / "src" / "host.cpp")],
-        capture_output=True, text=True,
+        [
+            "g++",
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fsyntax-only",
+            f"-I{xrt}",
+            f"-I{folder / 'src'}",
+            str(folder / "src" / "host.cpp"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert check.returncode == 0, check.stderr
 
@@ -146,10 +186,17 @@ def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
 def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
     design, data, test = small_case("onchip-opq")
     with pytest.raises(FannsError, match="no Vitis platform"):
-        generate_hls(pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)), data, test, tmp_path / "x")
+        generate_hls(
+            pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)), data, test, tmp_path / "x"
+        )
     with pytest.raises(FannsError, match="cannot be connected"):
-        generate_hls(pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)), data, test, tmp_path / "x",
-                     platform="xilinx_zcu104_base_202210_1")
+        generate_hls(
+            pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)),
+            data,
+            test,
+            tmp_path / "x",
+            platform="xilinx_zcu104_base_202210_1",
+        )
     with pytest.raises(FannsError, match="would never get a probe"):
         generate_hls(pinned_design(data, design.format, nprobe=2, k=5, lut=(3, 8, "bram")), data, test, tmp_path / "x")
     with pytest.raises(FannsError, match="test queries"):
@@ -188,7 +235,9 @@ def test_index_is_a_run_time_input(tmp_path, build_root):
     both, loading each index's ROM images when its handle searches (alternating handles)."""
     design_a, data_a, test = small_case("onchip-opq", seed=0)
     data_b = random_index(d=32, m=8, opq=True, seed=9)
-    design_b = pinned_design(data_b, design_a.format, board="u55c", nprobe=4, k=7, ivf=(3, 8, "bram"), lut=(2, 8, "bram"), pq=(5, 2))
+    design_b = pinned_design(
+        data_b, design_a.format, board="u55c", nprobe=4, k=7, ivf=(3, 8, "bram"), lut=(2, 8, "bram"), pq=(5, 2)
+    )
     generate_hls(design_a, data_a, test, tmp_path / "a")
     generate_hls(design_b, data_b, test, tmp_path / "b")
     a, b = tree(tmp_path / "a"), tree(tmp_path / "b")

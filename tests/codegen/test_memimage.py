@@ -1,15 +1,16 @@
 """The memory-image packer: round trip to the index content, the beat schedule, the list table,
 the centroid and ROM images, manifest integrity and determinism."""
+
 import json
 
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq.stages import Packing
-from fanns.reference.ivfpq import IvfPqReference
+from fanns.errors import FannsError
 from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.errors import FannsError
+from fanns.model.ivfpq.stages import Packing
+from fanns.reference.ivfpq import IvfPqReference
 from tests.codegen.helpers import random_format, random_index
 
 # (board, d, m, pq (PEs, channels)): 256-bit HBM, 512-bit DDR, 128-bit ports with codes wider than a beat
@@ -117,7 +118,7 @@ def test_centroid_and_rom_images_equal_reference_arrays():
     cells = images.get("lut_centroids")
     pb = cells.layout["port_bits"] // 8
     raw = np.frombuffer(cells.data, dtype=np.uint8).reshape(data.nlist, cells.layout["cell_beats"] * pb)
-    assert np.array_equal(raw[:, : 64].copy().view("<i2"), ref.centroids_fx)
+    assert np.array_equal(raw[:, :64].copy().view("<i2"), ref.centroids_fx)
     # streamed IVF centroids: decode every channel's word order and compare to each PE's chunk
     seen = {}
     for img in images.by_use("ivf_centroids"):

@@ -8,20 +8,21 @@ design's, with empty and tiny lists, and with fewer codes scanned than K), the r
 recall on the same queries, a refused run reports bad parameters, and the measured steady-state
 cycles per query agree with the performance model's prediction within 5 %.
 """
+
 import dataclasses
 
 import numpy as np
 import pytest
 
-from fanns.reference.ivfpq_streams import DesignReference
 from fanns.cli import main
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl, render_rtl_project
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.index.recall import recall_at
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import split_keys
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
 from tests.codegen.helpers import random_format, random_index
@@ -73,8 +74,18 @@ def case(request, tmp_path_factory, build_root):
     project = generate_rtl(design, data, test, tmp_path_factory.mktemp(request.param) / "project")
     sim = RtlProjectSim(project.path, build_root / "rtl")
     sim.build()
-    return {"name": request.param, "design": design, "data": data, "queries": queries[:nq], "gt": gt[:nq], "test": test,
-            "hw_recall": hw_recall, "sim": sim, "project": project.path, "nq": nq}
+    return {
+        "name": request.param,
+        "design": design,
+        "data": data,
+        "queries": queries[:nq],
+        "gt": gt[:nq],
+        "test": test,
+        "hw_recall": hw_recall,
+        "sim": sim,
+        "project": project.path,
+        "nq": nq,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -115,11 +126,18 @@ def test_stalls_runtime_parameters_and_refused_runs(case):
     q = case["queries"]
     expected = sim.sim.build_dir / "expected_small.bin"
     ref.search_keys(q[2:10], nprobe=2, k=3).astype("<u8").tofile(expected)
-    out = sim.run([Run(nq=case["nq"], nprobe=d.nprobe, k=d.k), Run(nq=8, nprobe=2, k=3, first=2, expected=expected)],
-                  latency=37, pause=0.3, bad_params=True)
+    out = sim.run(
+        [Run(nq=case["nq"], nprobe=d.nprobe, k=d.k), Run(nq=8, nprobe=2, k=3, first=2, expected=expected)],
+        latency=37,
+        pause=0.3,
+        bad_params=True,
+    )
     assert out["bad_params_status"] & 0b10
     first, second = out["runs"]
-    assert first["mismatched_queries"] == 0 and second["mismatched_queries"] == 0, (first.get("first_bad"), second.get("first_bad"))
+    assert first["mismatched_queries"] == 0 and second["mismatched_queries"] == 0, (
+        first.get("first_bad"),
+        second.get("first_bad"),
+    )
     assert second["checked_keys"] == 8 * 3
     assert first["status"] == second["status"] == 1
     assert second["cycles"] < first["cycles"]  # no second index load
@@ -129,7 +147,9 @@ def test_stalls_runtime_parameters_and_refused_runs(case):
 def test_project_is_deterministic_and_documented(case):
     d = case["design"]
     files, hw, _ = render_rtl_project(d, case["data"], case["test"])  # a second rendering, byte for byte the first
-    written = {p.relative_to(case["project"]).as_posix(): p.read_bytes() for p in case["project"].rglob("*") if p.is_file()}
+    written = {
+        p.relative_to(case["project"]).as_posix(): p.read_bytes() for p in case["project"].rglob("*") if p.is_file()
+    }
     assert written == files
     md = files["rtl/regmap.md"].decode()
     for reg in hw.regmap.registers:
@@ -156,7 +176,10 @@ def test_cli_generate_rtl_and_sim(case, sift_exploration, build_root, tmp_path, 
     path = tmp_path / "design.yaml"
     design.save(path)
     out = tmp_path / "project"
-    assert main(["generate-rtl", str(path), "--index", str(ex.folder), "--out", str(out), "--queries", str(case["nq"])]) == 0
+    assert (
+        main(["generate-rtl", str(path), "--index", str(ex.folder), "--out", str(out), "--queries", str(case["nq"])])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "rtl/fanns_ivfpq.v" in text and "pq_codes_1.bin" in text
     assert (out / "rtl" / "fanns_ivfpq.v").read_bytes() == (case["project"] / "rtl" / "fanns_ivfpq.v").read_bytes()

@@ -13,22 +13,23 @@ tiered design faster; the measured steady-state cycles per query agree with the 
 within `SPEEDUP_TOLERANCE` of the predicted one. Measured when written: untiered 1152.6 cycles
 per query (model 1182.5), tiered 768.0 (model 768.0): speedup 1.50 measured, 1.54 predicted.
 """
+
 import copy
-import re
 import json
+import re
 
 import numpy as np
 import pytest
 
-from fanns.design.ivfpq import IvfPqDesign
-from fanns.model.ivfpq.stages import Packing
-from fanns.reference.ivfpq_streams import DesignReference
-from fanns.images import ivfpq as ivfpq_images
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries, render_project
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq import skew as skew_model
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.stages import Packing
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from tests.codegen.helpers import random_format, skewed_index
 
@@ -51,13 +52,22 @@ def skewed():
     accesses (not the test queries), and the tiered design."""
     data, queries = skewed_index()
     fmt = random_format(32, 8)
-    base = pinned_design(data, fmt, nprobe=NPROBE, k=K_RESULTS, ivf=(2, 16, "bram"), lut=(3, 32, "bram"), pq=(PES, CHANNELS))
+    base = pinned_design(
+        data, fmt, nprobe=NPROBE, k=K_RESULTS, ivf=(2, 16, "bram"), lut=(3, 32, "bram"), pq=(PES, CHANNELS)
+    )
     ref = DesignReference(base, data).ref
     acc = np.bincount(ref.probe(ref.prepare(queries(200, 1)), NPROBE).ravel(), minlength=data.nlist)
     st = base.stages.pq_dist
     size = Packing(fmt.m, st.port_bits).beats(data.list_sizes, PES) * (st.port_bits // 8) * max(st.pes_per_channel())
     hot = skew_model.place_lists(acc, size, int(FAST_SHARE * size.sum()))
-    return {"data": data, "queries": queries, "base": base, "hot": hot, "acc": acc, "tiered": skew_model.with_tiers(base, hot, "hbm")}
+    return {
+        "data": data,
+        "queries": queries,
+        "base": base,
+        "hot": hot,
+        "acc": acc,
+        "tiered": skew_model.with_tiers(base, hot, "hbm"),
+    }
 
 
 def test_the_workload_is_skewed_and_placement_takes_the_hot_lists(skewed):
@@ -108,7 +118,9 @@ def test_packer_places_lists_by_tier(skewed):
         assert np.array_equal(ids, data.list_ids(cell)) and np.array_equal(codes, data.list_codes(cell)), cell
     header = images.get("pq_codes_0").layout["header_beats"] * d.stages.pq_dist.port_bits // 8
     untiered = ivfpq_images.pack(skewed["base"], data).get("pq_codes_0").nbytes
-    assert images.get("pq_codes_0").nbytes + images.get("pq_hot_0").nbytes - 2 * header == untiered - header  # each list once
+    assert (
+        images.get("pq_codes_0").nbytes + images.get("pq_hot_0").nbytes - 2 * header == untiered - header
+    )  # each list once
 
 
 def test_hls_generator_refuses_tiered_designs(skewed):
@@ -128,8 +140,12 @@ def projects(skewed, tmp_path_factory):
         if name not in cache:
             design = skewed["base" if name == "untiered" else "tiered"]
             project = generate_rtl(design, skewed["data"], test, tmp_path_factory.mktemp(name) / "project")
-            cache[name] = {"design": design, "queries": test.queries, "project": project.path,
-                           "expected": DesignReference(design, skewed["data"]).search_keys(test.queries)}
+            cache[name] = {
+                "design": design,
+                "queries": test.queries,
+                "project": project.path,
+                "expected": DesignReference(design, skewed["data"]).search_keys(test.queries),
+            }
         return cache[name]
 
     return get
@@ -161,7 +177,9 @@ def test_host_driver_places_and_reads_the_tier_images(projects):
     ports = json.loads((p["project"] / "rtl" / "ports.json").read_text())["ports"]
     acc = fanns.driver.open(p["project"], batch=NQ)
     planned = {buf.name: (buf.bank.memory, buf.bank.channel) for buf, _ in acc.plan()}
-    assert planned["pq_hot_0"] == (ports["m_axi_hot0"]["memory"], ports["m_axi_hot0"]["channel"]) != planned["pq_codes_0"]
+    assert (
+        planned["pq_hot_0"] == (ports["m_axi_hot0"]["memory"], ports["m_axi_hot0"]["channel"]) != planned["pq_codes_0"]
+    )
     assert planned["list_tiers"] == (ports["m_axi_io"]["memory"], ports["m_axi_io"]["channel"])
     acc.load()
     for name, reg in (("pq_hot_0", "hot0_addr"), ("list_tiers", "tiers_addr")):
@@ -177,8 +195,13 @@ def simulated(built):
         b = built(name)
         run = b["sim"].run([Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS)], pq_memory=SLOW, hot_memory=FAST)["runs"][0]
         times = b["sim"].predicted_query_times(0, NQ, pq_memory=SLOW, hot_memory=FAST)
-        out[name] = {**b, "run": run, "measured": measured_interval(run), "predicted": predicted_interval(times),
-                     "ports": json.loads((b["project"] / "rtl" / "ports.json").read_text())["ports"]}
+        out[name] = {
+            **b,
+            "run": run,
+            "measured": measured_interval(run),
+            "predicted": predicted_interval(times),
+            "ports": json.loads((b["project"] / "rtl" / "ports.json").read_text())["ports"],
+        }
     return out
 
 
@@ -192,7 +215,11 @@ def test_both_designs_return_the_reference_keys(simulated):
 
 def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
     for name, r in simulated.items():
-        assert abs(r["measured"] - r["predicted"]) <= CYCLE_TOLERANCE * r["predicted"], (name, r["measured"], r["predicted"])
+        assert abs(r["measured"] - r["predicted"]) <= CYCLE_TOLERANCE * r["predicted"], (
+            name,
+            r["measured"],
+            r["predicted"],
+        )
     predicted = simulated["untiered"]["predicted"] / simulated["tiered"]["predicted"]
     measured = simulated["untiered"]["measured"] / simulated["tiered"]["measured"]
     assert predicted > 1.3  # the model predicts the tiered design clearly faster
@@ -206,9 +233,17 @@ def test_tiered_design_under_stalls_and_runtime_parameters(built, skewed):
     sim, design = r["sim"], r["design"]
     expected = sim.sim.build_dir / "expected_tiers_small.bin"
     DesignReference(design, skewed["data"]).search_keys(r["queries"][1:7], nprobe=2, k=3).astype("<u8").tofile(expected)
-    out = sim.run([Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS), Run(nq=6, nprobe=2, k=3, first=1, expected=expected)],
-                  latency=37, pause=0.3, pq_memory=RamTiming(61, 0.7), hot_memory=RamTiming(23, 1.0))
+    out = sim.run(
+        [Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS), Run(nq=6, nprobe=2, k=3, first=1, expected=expected)],
+        latency=37,
+        pause=0.3,
+        pq_memory=RamTiming(61, 0.7),
+        hot_memory=RamTiming(23, 1.0),
+    )
     first, second = out["runs"]
-    assert first["mismatched_queries"] == 0 and second["mismatched_queries"] == 0, (first.get("first_bad"), second.get("first_bad"))
+    assert first["mismatched_queries"] == 0 and second["mismatched_queries"] == 0, (
+        first.get("first_bad"),
+        second.get("first_bad"),
+    )
     assert np.array_equal(first["keys"], r["expected"]) and second["checked_keys"] == 6 * 3
     assert first["status"] == second["status"] == 1

@@ -1,5 +1,5 @@
 """Dataset specs, ground truth (given, computed, cached), built-ins and `fanns datasets`."""
-import os
+
 import sys
 
 import numpy as np

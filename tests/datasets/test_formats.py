@@ -1,4 +1,5 @@
 """Readers and writers: round-trip, and corrupted files give a FannsError (never a crash or garbage)."""
+
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,13 @@ def test_round_trip(tmp_path: Path, ext, n, d, seed):
 
 
 @FILE_SETTINGS
-@given(ext=st.sampled_from(EXTENSIONS), n=st.integers(1, 20), d=st.integers(1, 17), seed=st.integers(0, 2**31), cut=st.floats(0, 1, exclude_max=True))
+@given(
+    ext=st.sampled_from(EXTENSIONS),
+    n=st.integers(1, 20),
+    d=st.integers(1, 17),
+    seed=st.integers(0, 2**31),
+    cut=st.floats(0, 1, exclude_max=True),
+)
 def test_truncation_is_an_error_or_a_clean_prefix(tmp_path: Path, ext, n, d, seed, cut):
     data = _random_array(np.random.default_rng(seed), ext, n, d)
     path = tmp_path / f"x{ext}"

@@ -3,6 +3,7 @@ distances: the model and the C simulation (HLS project), the model and the RTL s
 the driver in the loop (RTL project) — one design, one index, the same memory images — and all
 equal the design's reference model bit for bit. The pynq backend needs a board: skipped, with
 the reason, where pynq is not installed."""
+
 import importlib.util
 
 import numpy as np
@@ -24,8 +25,11 @@ def runs(projects, build_root):
     """Result keys of every backend: {(project kind, backend): keys of the queries it ran}."""
     q = projects.queries
     out = {}
-    for kind, backend, opts, n in (("hls", "model", {}, len(q)), ("rtl", "model", {}, len(q)),
-                                   ("hls", "c-sim", {"build_dir": build_root / "hls_csim"}, len(q))):
+    for kind, backend, opts, n in (
+        ("hls", "model", {}, len(q)),
+        ("rtl", "model", {}, len(q)),
+        ("hls", "c-sim", {"build_dir": build_root / "hls_csim"}, len(q)),
+    ):
         with fanns.driver.open(getattr(projects, kind), backend=backend, batch=64, **opts) as acc:
             out[(kind, backend)] = acc.search_keys(q[:n])
             out[(kind, backend, "stats")] = acc.stats()
@@ -57,8 +61,10 @@ def test_every_backend_returns_the_reference_keys(projects, runs):
 
 
 def test_ids_and_distances_are_identical_across_backends(projects, runs):
-    results = {key: keys_to_results(runs[key][:RTL_QUERIES], projects.design.format) for key in
-               (("hls", "model"), ("rtl", "model"), ("hls", "c-sim"), ("rtl", "rtl-sim"))}
+    results = {
+        key: keys_to_results(runs[key][:RTL_QUERIES], projects.design.format)
+        for key in (("hls", "model"), ("rtl", "model"), ("hls", "c-sim"), ("rtl", "rtl-sim"))
+    }
     ids0, dist0 = results[("hls", "model")]
     assert ids0.dtype == np.int64 and dist0.dtype == np.float32
     for ids, dist in results.values():
@@ -74,7 +80,9 @@ def test_distance_conversion_and_padding(projects, runs):
     assert pad.any() and (~pad).any()  # K = 100 over 3 small cells: some slots stay empty
     assert (ids[pad] == -1).all() and np.isinf(dist[pad]).all()
     fmt = projects.design.format
-    assert np.array_equal(dist[~pad], (fx[~pad].astype(np.float64) * 2**fmt.lut_shift / fmt.scale**2).astype(np.float32))
+    assert np.array_equal(
+        dist[~pad], (fx[~pad].astype(np.float64) * 2**fmt.lut_shift / fmt.scale**2).astype(np.float32)
+    )
     assert np.array_equal(ids[~pad], raw_ids[~pad].astype(np.int64))
     assert (dist[:, 1:] >= dist[:, :-1]).all()  # nearest first, empty slots last
     acc = fanns.driver.open(projects.hls)
@@ -119,8 +127,10 @@ def test_angular_and_integer_queries_are_quantised_as_the_reference_does(project
         assert np.array_equal(acc.search_keys(q), projects.reference.search_keys(q.astype(np.float32)))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pynq") is None,
-                    reason="pynq is not installed (pip install fanns[pynq]) and the pynq backend needs a board")
+@pytest.mark.skipif(
+    importlib.util.find_spec("pynq") is None,
+    reason="pynq is not installed (pip install fanns[pynq]) and the pynq backend needs a board",
+)
 def test_pynq_backend_on_a_board(projects):  # pragma: no cover - needs hardware
     import os
 
@@ -138,5 +148,7 @@ def test_rtl_sim_cycles_agree_with_the_performance_model(projects, runs, build_r
 
     cyc = runs[("rtl", "rtl-sim", "first run")]
     measured = measured_interval({"nq": RTL_BATCH, **cyc})
-    predicted = RtlProjectSim(projects.rtl, build_root / "rtl").predicted_run(0, RTL_BATCH).interval  # the project's test queries = ours
+    predicted = (
+        RtlProjectSim(projects.rtl, build_root / "rtl").predicted_run(0, RTL_BATCH).interval
+    )  # the project's test queries = ours
     assert abs(measured - predicted) <= CYCLE_TOLERANCE * predicted, (measured, predicted)

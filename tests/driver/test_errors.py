@@ -2,6 +2,7 @@
 traceback: missing or foreign project folders, projects from another version, wrong query
 shapes and dtypes, k or nprobe beyond the design, parameters of another design family, the
 wrong backend for a project, and no pynq / no board."""
+
 import json
 import shutil
 import subprocess
@@ -57,13 +58,16 @@ def test_corrupt_or_incomplete_projects(projects, tmp_path):
         fanns.driver.open(folder)
 
 
-@pytest.mark.parametrize("queries, match", [
-    (np.zeros((3, 31), np.float32), r"shape \(3, 31\): this accelerator serves d = 32"),
-    (np.zeros((2, 3, 32), np.float32), r"shape \(2, 3, 32\)"),
-    (np.zeros((3, 32), np.complex64), "dtype complex64: expected real numbers"),
-    (np.array([["a"] * 32]), "dtype <U1"),
-    (np.full((2, 32), np.nan, np.float32), "NaN"),
-])
+@pytest.mark.parametrize(
+    "queries, match",
+    [
+        (np.zeros((3, 31), np.float32), r"shape \(3, 31\): this accelerator serves d = 32"),
+        (np.zeros((2, 3, 32), np.float32), r"shape \(2, 3, 32\)"),
+        (np.zeros((3, 32), np.complex64), "dtype complex64: expected real numbers"),
+        (np.array([["a"] * 32]), "dtype <U1"),
+        (np.full((2, 32), np.nan, np.float32), "NaN"),
+    ],
+)
 def test_bad_queries(hls, queries, match):
     with pytest.raises(FannsError, match=match):
         hls.search(queries)
@@ -110,7 +114,9 @@ def test_wrong_backend_for_the_project(projects):
         fanns.driver.open(projects.hls, backend="fpga")
 
 
-@pytest.mark.skipif("pynq" in sys.modules or __import__("importlib").util.find_spec("pynq") is not None, reason="pynq is installed here")
+@pytest.mark.skipif(
+    "pynq" in sys.modules or __import__("importlib").util.find_spec("pynq") is not None, reason="pynq is installed here"
+)
 def test_pynq_without_pynq_says_how_to_get_it(projects):
     with pytest.raises(FannsError, match="needs the pynq package and a board") as err:
         fanns.driver.open(projects.hls, backend="pynq")
@@ -122,7 +128,10 @@ def test_cli_run_reports_and_refuses(projects, tmp_path, capsys):
     np.save(q, projects.queries[:20])
     gt = tmp_path / "gt.npy"
     np.save(gt, projects.groundtruth[:20].astype(np.int32))
-    assert main(["run", str(projects.rtl), "--queries", str(q), "--groundtruth", str(gt), "--k", "10", "--nprobe", "2"]) == 0
+    assert (
+        main(["run", str(projects.rtl), "--queries", str(q), "--groundtruth", str(gt), "--k", "10", "--nprobe", "2"])
+        == 0
+    )
     text = capsys.readouterr().out
     assert "20 queries, k = 10, nprobe = 2, backend model (rtl project)" in text and "R@10 = " in text and "QPS" in text
     assert main(["run", str(projects.hls), "--queries", str(q), "--k", "101"]) == 2
@@ -139,10 +148,27 @@ def test_generated_board_script_runs_without_a_board(projects, tmp_path):
         assert (folder / "driver" / "README.md").is_file()
     q = tmp_path / "q.npy"
     np.save(q, projects.queries[:10])
-    run = subprocess.run([sys.executable, str(projects.hls / "driver" / "run_on_board.py"), "--queries", str(q), "--backend", "model", "--k", "5"],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(__import__("pathlib").Path(fanns.__file__).parent.parent), "PATH": ""})
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(projects.hls / "driver" / "run_on_board.py"),
+            "--queries",
+            str(q),
+            "--backend",
+            "model",
+            "--k",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(__import__("pathlib").Path(fanns.__file__).parent.parent), "PATH": ""},
+    )
     assert run.returncode == 0, run.stderr
     assert "10 queries, k = 5" in run.stdout
-    run = subprocess.run([sys.executable, str(projects.hls / "driver" / "run_on_board.py"), "--queries", str(q)],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(__import__("pathlib").Path(fanns.__file__).parent.parent), "PATH": ""})
+    run = subprocess.run(
+        [sys.executable, str(projects.hls / "driver" / "run_on_board.py"), "--queries", str(q)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(__import__("pathlib").Path(fanns.__file__).parent.parent), "PATH": ""},
+    )
     assert run.returncode == 2 and "pip install fanns[pynq]" in run.stderr

@@ -2,6 +2,7 @@
 (RTL) — in the plan every backend executes, in the model's device memory after a load, and in
 the placement the pynq backend would execute on a board (checked without one: the overlay's
 memory names are the input). The HLS register map is the Vitis s_axilite layout."""
+
 import json
 import re
 import sys
@@ -11,13 +12,13 @@ import numpy as np
 import pytest
 
 import fanns.driver
-from fanns.driver.accelerator import Accelerator
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.driver.accelerator import Accelerator
 from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
 from fanns.driver.pynq_backend import PynqBackend, placement
 from fanns.errors import FannsError
+from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.helpers import random_format, random_index
 
 
@@ -79,9 +80,17 @@ def test_rtl_register_values_come_from_the_generated_regmap(projects):
     iface = Interface(Project.open(projects.rtl))
     regmap = json.loads((projects.rtl / "rtl" / "regmap.json").read_text())
     reg = {r["name"]: r for r in regmap["registers"]}
-    assert iface.encode("query_addr", 0x3_0000_1000) == [(reg["query_addr"]["offset"], 0x1000), (reg["query_addr"]["offset"] + 4, 3)]
+    assert iface.encode("query_addr", 0x3_0000_1000) == [
+        (reg["query_addr"]["offset"], 0x1000),
+        (reg["query_addr"]["offset"] + 4, 3),
+    ]
     assert iface.run_values(7, 2, 5, load=False) == {"nq": 7, "nprobe": 2, "k": 5}
-    assert iface.clear_word == 0b10 and iface.cycle_registers == ("cycles", "load_cycles", "first_cycles", "last_cycles")
+    assert iface.clear_word == 0b10 and iface.cycle_registers == (
+        "cycles",
+        "load_cycles",
+        "first_cycles",
+        "last_cycles",
+    )
 
 
 HBM_NAMES = [f"HBM[{i}]" for i in range(32)] + ["PLRAM[0]"]
@@ -115,7 +124,9 @@ def test_pynq_placement_of_a_ddr_board(tmp_path):
     expected = connectivity_banks(tmp_path / "p")
     assert {b.memory for b in iface.banks.values()} == {"ddr4"}
     assert placement(iface, [f"bank{i}" for i in range(4)]) == {name: f"bank{ch}" for name, (_, ch) in expected.items()}
-    assert placement(iface, [f"DDR[{i}]" for i in range(4)]) == {name: f"DDR[{ch}]" for name, (_, ch) in expected.items()}
+    assert placement(iface, [f"DDR[{i}]" for i in range(4)]) == {
+        name: f"DDR[{ch}]" for name, (_, ch) in expected.items()
+    }
 
 
 class FakeOverlay:

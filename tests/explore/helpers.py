@@ -1,4 +1,5 @@
 """Small IVF-PQ indexes for tests: clustered data, trained once per module."""
+
 import numpy as np
 
 from fanns.index.ivfpq import extract, train_index

@@ -1,5 +1,6 @@
 """The IVF-PQ explorer on a built-in set: recall against an independent brute force, exact
 smallest nprobe, monotone curves, hardware work, unreachable goals, caching, CLI errors."""
+
 import json
 
 import faiss
@@ -10,8 +11,8 @@ from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
 from fanns.explore import ivfpq as ivfpq_mod
-from fanns.index.goals import RecallGoal, parse_goal
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.index.goals import RecallGoal, parse_goal
 from fanns.numerics import IvfPqFormat
 
 GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6), RecallGoal(10, 0.8, truth=1)]
@@ -164,7 +165,21 @@ def test_cli_errors(capsys, tmp_path):
 
 
 def test_cli_reports_unreachable(capsys, tmp_path):
-    code = main(["explore", "builtin:sift-10k", "--recall", "R@1=0.999", "--nlist", "32", "--no-opq", "--queries", "50", "--out", str(tmp_path)])
+    code = main(
+        [
+            "explore",
+            "builtin:sift-10k",
+            "--recall",
+            "R@1=0.999",
+            "--nlist",
+            "32",
+            "--no-opq",
+            "--queries",
+            "50",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "not reachable" in out and "best recall seen" in out

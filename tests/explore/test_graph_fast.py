@@ -1,11 +1,12 @@
 """The compiled graph search equals the Python reference traversal and cycle model, query by query."""
+
 import numpy as np
 import pytest
 
-from fanns.model.graph.qpp import MemorySystem, QppConfig, simulate
 from fanns.errors import FannsError
-from fanns.model.graph.fast import search_batch
 from fanns.index.traversal import TraversalConfig, dst
+from fanns.model.graph.fast import search_batch
+from fanns.model.graph.qpp import MemorySystem, QppConfig, simulate
 from fanns.pe.bloom import Bloom
 
 CONFIGS = [
@@ -23,9 +24,20 @@ def test_compiled_search_equals_reference(synthetic, kind, cfg):
     g = synthetic["graphs"][kind]
     qs = g.fmt.quantize(synthetic["queries"][:60])
     qpps = [
-        QppConfig(d=g.fmt.d, elem_bytes=1, l=cfg.l, k=cfg.k, cand_size=cfg.cand_capacity, bfc_units=4, max_degree=g.max_degree),
-        QppConfig(d=g.fmt.d, elem_bytes=1, l=cfg.l, k=cfg.k, cand_size=cfg.cand_capacity, pipelines=8, l_max=cfg.l + 8,
-                  max_degree=g.max_degree, memory=MemorySystem(latency_cycles=37, outstanding=5)),
+        QppConfig(
+            d=g.fmt.d, elem_bytes=1, l=cfg.l, k=cfg.k, cand_size=cfg.cand_capacity, bfc_units=4, max_degree=g.max_degree
+        ),
+        QppConfig(
+            d=g.fmt.d,
+            elem_bytes=1,
+            l=cfg.l,
+            k=cfg.k,
+            cand_size=cfg.cand_capacity,
+            pipelines=8,
+            l_max=cfg.l + 8,
+            max_degree=g.max_degree,
+            memory=MemorySystem(latency_cycles=37, outstanding=5),
+        ),
     ]
     fast = search_batch(g, qs, cfg, qpps, threads=2)
     for i, q in enumerate(qs):
@@ -44,7 +56,9 @@ def test_threads_do_not_change_results(synthetic):
     cfg = TraversalConfig(l=32, k=10, mg=4, mc=2, bloom=Bloom(h=3, b=3 * 1024, w=32), bfc_units=2)
     qc = [QppConfig(d=g.fmt.d, elem_bytes=1, l=32, k=10, cand_size=32, bfc_units=2, max_degree=g.max_degree)]
     a, b = search_batch(g, qs, cfg, qc, threads=1), search_batch(g, qs, cfg, qc, threads=2)
-    assert np.array_equal(a.ids, b.ids) and np.array_equal(a.latency, b.latency) and np.array_equal(a.bloom_fp, b.bloom_fp)
+    assert (
+        np.array_equal(a.ids, b.ids) and np.array_equal(a.latency, b.latency) and np.array_equal(a.bloom_fp, b.bloom_fp)
+    )
 
 
 def test_wrong_query_shape_is_reported(synthetic):

@@ -1,4 +1,5 @@
 """Unified graph format: faiss extraction, number format, per-channel memory image, persistence."""
+
 import faiss
 import numpy as np
 import pytest
@@ -92,4 +93,10 @@ def test_bad_input_is_reported():
     with pytest.raises(FannsError, match="max_degree"):
         build_graph(base, "hnsw", max_degree=7)
     with pytest.raises(FannsError, match="entry"):
-        GraphImage(kind="nsg", neighbors=np.zeros((3, 2), dtype=np.int32), entry=5, vectors=np.zeros((3, 4)), fmt=graph_format_for(base))
+        GraphImage(
+            kind="nsg",
+            neighbors=np.zeros((3, 2), dtype=np.int32),
+            entry=5,
+            vectors=np.zeros((3, 4)),
+            fmt=graph_format_for(base),
+        )

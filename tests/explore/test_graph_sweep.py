@@ -1,15 +1,16 @@
 """DST sweep tables, best-configuration choice, and the `fanns explore --graph` command."""
+
 import json
 
 import faiss
 import numpy as np
 import pytest
 
-from fanns.model.graph.qpp import MemorySystem
 from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.explore.graph_sweep import SweepSetup, format_tables, sweep
 from fanns.index.recall import recall_at_k
+from fanns.model.graph.qpp import MemorySystem
 from fanns.pe.bloom import Bloom
 
 
@@ -18,8 +19,14 @@ def small_sweep(synthetic):
     g = synthetic["graphs"]["hnsw"]
     qs = synthetic["queries"][:60]
     gt = faiss.knn(qs, synthetic["base"], 10)[1]
-    setup = SweepSetup(l=32, cand_size=32, bloom=Bloom(h=2, b=2 * 1024, w=32), mg=(1, 2, 4), mc=(1, 2),
-                       memory=MemorySystem(latency_cycles=80))
+    setup = SweepSetup(
+        l=32,
+        cand_size=32,
+        bloom=Bloom(h=2, b=2 * 1024, w=32),
+        mg=(1, 2, 4),
+        mc=(1, 2),
+        memory=MemorySystem(latency_cycles=80),
+    )
     return sweep(g, g.fmt.quantize(qs), gt, setup)
 
 
@@ -39,8 +46,11 @@ def test_best_configuration_keeps_bfs_recall(small_sweep):
     for mode in ("intra", "across"):
         mg, mc = small_sweep.best(mode)
         assert small_sweep.cells[mode, mg, mc].recall >= small_sweep.cells[mode, 1, 1].recall
-        fastest = max(small_sweep.speedup(mode, a, b) for (m, a, b) in small_sweep.cells if m == mode
-                      and small_sweep.cells[m, a, b].recall >= small_sweep.cells[mode, 1, 1].recall)
+        fastest = max(
+            small_sweep.speedup(mode, a, b)
+            for (m, a, b) in small_sweep.cells
+            if m == mode and small_sweep.cells[m, a, b].recall >= small_sweep.cells[mode, 1, 1].recall
+        )
         assert small_sweep.speedup(mode, mg, mc) == fastest
     data = json.loads(json.dumps(small_sweep.to_dict()))
     assert len(data["cells"]) == 2 * 3 * 2 and set(data["best"]) == {"intra", "across"}
@@ -62,8 +72,26 @@ def test_sweep_requires_the_bfs_baseline():
 
 def test_explore_command_writes_tables_and_json(tmp_path, capsys):
     out = tmp_path / "ex"
-    rc = main(["explore", "builtin:sift-10k", "--graph", "hnsw", "--max-degree", "16", "--mg", "1,3", "--mc", "1,2",
-               "--graph-queries", "40", "--mem-latency", "60", "--out", str(out)])
+    rc = main(
+        [
+            "explore",
+            "builtin:sift-10k",
+            "--graph",
+            "hnsw",
+            "--max-degree",
+            "16",
+            "--mg",
+            "1,3",
+            "--mc",
+            "1,2",
+            "--graph-queries",
+            "40",
+            "--mem-latency",
+            "60",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     data = json.loads((out / "graph_hnsw.json").read_text())
     assert data["nodes"] == 10_000 and data["max_degree"] == 16 and data["memory"]["latency_cycles"] == 60
@@ -72,13 +100,16 @@ def test_explore_command_writes_tables_and_json(tmp_path, capsys):
     assert "best across-query" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--graph", "ivf"], "unknown graph kind"),
-    (["--graph", "hnsw", "--bloom", "3"], "--bloom"),
-    (["--graph", "hnsw", "--mg", "2,3"], "BFS"),
-    (["--graph", "hnsw", "--bloom", "3,3000"], "power-of-two"),
-    ([], "nothing to explore"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--graph", "ivf"], "unknown graph kind"),
+        (["--graph", "hnsw", "--bloom", "3"], "--bloom"),
+        (["--graph", "hnsw", "--mg", "2,3"], "BFS"),
+        (["--graph", "hnsw", "--bloom", "3,3000"], "power-of-two"),
+        ([], "nothing to explore"),
+    ],
+)
 def test_explore_command_reports_bad_options(tmp_path, capsys, argv, message):
     assert main(["explore", "builtin:sift-10k", "--out", str(tmp_path), *argv]) == 2
     assert message in capsys.readouterr().err
@@ -90,9 +121,9 @@ def test_dst_recall_is_not_below_bfs_on_builtin_sets(name, kind):
     """Falcon Fig. 7.9's best configurations, (mg, mc) = (4, 1) across-query and (6, 2) intra-query,
     keep at least BFS's R@10 on the built-in sets (graphs of max degree 32, l = 64, Bloom filter)."""
     from fanns.datasets import load_dataset
-    from fanns.model.graph.fast import search_batch
     from fanns.explore.graph import load_or_build, prepare_vectors
     from fanns.index.traversal import TraversalConfig
+    from fanns.model.graph.fast import search_batch
 
     ds = load_dataset(f"builtin:{name}")
     _, queries = prepare_vectors(ds)

@@ -1,4 +1,5 @@
 """The chosen fixed-point format: nothing on the sample saturates, shifts are minimal, inputs recorded."""
+
 import numpy as np
 import pytest
 

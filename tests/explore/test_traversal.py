@@ -1,4 +1,5 @@
 """Traversal reference models: DST(1,1) is BFS, exact search at l = n, DST invariants, recall."""
+
 from collections import deque
 
 import faiss
@@ -101,7 +102,9 @@ def test_recall_against_exact_ground_truth(synthetic):
     qs = g.fmt.quantize(synthetic["queries"])
     rec = {}
     for mg, mc in [(1, 1), (4, 2), (6, 2)]:
-        rec[mg, mc] = np.mean([recall(dst(g, q, TraversalConfig(l=32, k=10, mg=mg, mc=mc)).ids, gt[i]) for i, q in enumerate(qs)])
+        rec[mg, mc] = np.mean(
+            [recall(dst(g, q, TraversalConfig(l=32, k=10, mg=mg, mc=mc)).ids, gt[i]) for i, q in enumerate(qs)]
+        )
     assert rec[1, 1] >= 0.85
     assert rec[4, 2] >= rec[1, 1] - 0.005 and rec[6, 2] >= rec[1, 1] - 0.005, rec
 
@@ -133,8 +136,17 @@ def test_bfs_on_hnsw_base_layer_equals_faiss_level0_search(ef):
     entry_d = ((queries - base[g.entry]) ** 2).sum(1, keepdims=True).astype(np.float32)
     dist = np.empty((len(queries), 10), dtype=np.float32)
     ids = np.empty((len(queries), 10), dtype=np.int64)
-    index.search_level_0(len(queries), faiss.swig_ptr(queries), 10, faiss.swig_ptr(entry), faiss.swig_ptr(entry_d),
-                         faiss.swig_ptr(dist), faiss.swig_ptr(ids), 1, 1)
+    index.search_level_0(
+        len(queries),
+        faiss.swig_ptr(queries),
+        10,
+        faiss.swig_ptr(entry),
+        faiss.swig_ptr(entry_d),
+        faiss.swig_ptr(dist),
+        faiss.swig_ptr(ids),
+        1,
+        1,
+    )
     for i, q in enumerate(g.fmt.quantize(queries)):
         r = bfs(g, q, l=ef, k=10)
         assert np.array_equal(r.dists, dist[i].astype(np.int64))

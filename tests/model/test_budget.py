@@ -1,10 +1,11 @@
 """Budget with the shell under the cap per SLR, and the first-fit SLR assignment rule."""
+
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq.stages import Unit
 from fanns.boards import load_board
 from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
+from fanns.model.ivfpq.stages import Unit
 from fanns.resources import Resources
 
 
@@ -27,7 +28,10 @@ def test_a_cap_below_the_shell_leaves_nothing_in_that_slr():
 
 
 def small_budget() -> Budget:
-    slrs = {"A": Resources(lut=100, ff=100, bram18=10, uram=0, dsp=4), "B": Resources(lut=300, ff=300, bram18=0, uram=2, dsp=0)}
+    slrs = {
+        "A": Resources(lut=100, ff=100, bram18=10, uram=0, dsp=4),
+        "B": Resources(lut=300, ff=300, bram18=0, uram=2, dsp=0),
+    }
     return Budget("toy", 0.6, Resources(), Resources(), slrs, (4,), ("hbm",))
 
 
@@ -49,7 +53,10 @@ def test_first_fit_in_pipeline_order_and_instance_granularity():
 def test_an_instance_too_large_for_every_slr_fails_even_if_the_total_fits():
     b = small_budget()
     assert assign_slrs([Unit("lut", "store", 1, Resources(bram18=11))], b) is None  # 11 > 10 in A, 0 in B
-    assert assign_slrs([Unit("pq", "pe", 9, Resources(lut=40, ff=1))], b) == {"A": [["pq", "pe", 2]], "B": [["pq", "pe", 7]]}
+    assert assign_slrs([Unit("pq", "pe", 9, Resources(lut=40, ff=1))], b) == {
+        "A": [["pq", "pe", 2]],
+        "B": [["pq", "pe", 7]],
+    }
     assert assign_slrs([Unit("pq", "pe", 10, Resources(lut=40))], b) is None
 
 
@@ -57,4 +64,7 @@ def test_overflow_text_names_the_resource_and_the_excess():
     b = small_budget()
     use = np.array([800, 10, 0, 0, 0, 5], dtype=float)
     lines = overflow_text(use, b)
-    assert lines == ["LUT: needs 800, the budget allows 400 (+100%)", "hbm channels: needs 5, the budget allows 4 (+25%)"]
+    assert lines == [
+        "LUT: needs 800, the budget allows 400 (+100%)",
+        "hbm channels: needs 5, the budget allows 4 (+25%)",
+    ]

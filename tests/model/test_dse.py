@@ -1,13 +1,14 @@
 """The DSE end to end on synthetic workloads: option arrays = stage models = PE library, the best
 design's consistency, the Fig. 6.8 trends, explanations, and the published example."""
+
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as stage_model
-from fanns.model.ivfpq.options import all_options
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, assign_slrs
+from fanns.model.ivfpq.options import all_options
 from fanns.model.ivfpq.published import print_comparison, reproduce
 from fanns.model.ivfpq.report import to_design
 from fanns.model.ivfpq.search import search
@@ -49,15 +50,25 @@ def test_option_arrays_equal_the_stage_models(u55c):
         assert len(opts) > 0, group
         for i in rng.choice(len(opts), size=min(25, len(opts)), replace=False):
             cfg = opts.configs[i]
-            assert opts.res[i] == pytest.approx(stage_model.total_resources(stage_units(ctx, group, cfg)).as_array(), rel=1e-9, abs=1e-6)
+            assert opts.res[i] == pytest.approx(
+                stage_model.total_resources(stage_units(ctx, group, cfg)).as_array(), rel=1e-9, abs=1e-6
+            )
             if group == "opq" and cfg[0] is None:
                 continue
             if group == "back":
                 t, work = stage_model.pq_timing(ctx, cfg[0], probes)
                 rate = ctx.memory(cfg[0].memory).beats_per_cycle
-                got = [t.interval, stage_model.sel_k_timing(cfg[1], work, stage_model.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate).interval]
+                got = [
+                    t.interval,
+                    stage_model.sel_k_timing(
+                        cfg[1], work, stage_model.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate
+                    ).interval,
+                ]
             elif group == "front":
-                got = [stage_model.ivf_timing(ctx, cfg[0]).interval, stage_model.sel_cells_timing(ctx, cfg[1], cfg[0]).interval]
+                got = [
+                    stage_model.ivf_timing(ctx, cfg[0]).interval,
+                    stage_model.sel_cells_timing(ctx, cfg[1], cfg[0]).interval,
+                ]
             elif group == "lut":
                 got = [stage_model.lut_timing(ctx, cfg[0]).interval]
             else:
@@ -83,8 +94,13 @@ def test_pq_stage_resources_are_the_pe_library_sum(u55c):
         )
         assert stage_model.total_resources(stage_model.pq_units(ctx, st)).as_array() == pytest.approx(expect.as_array())
         sel = stage_model.select_stage("hpq", pes, 10, f.pq_key_bits)
-        hpq = Hpq(z=pes, s=10, key_bits=f.pq_key_bits).resources() + StreamFifo(width=f.pq_key_bits + 1, depth=32).resources()
-        assert stage_model.total_resources(stage_model.select_units(ctx, "sel_k", sel)).as_array() == pytest.approx(hpq.as_array())
+        hpq = (
+            Hpq(z=pes, s=10, key_bits=f.pq_key_bits).resources()
+            + StreamFifo(width=f.pq_key_bits + 1, depth=32).resources()
+        )
+        assert stage_model.total_resources(stage_model.select_units(ctx, "sel_k", sel)).as_array() == pytest.approx(
+            hpq.as_array()
+        )
 
 
 def test_best_design_is_consistent(u55c):
@@ -171,11 +187,23 @@ def test_an_index_larger_than_the_memory_is_explained(u55c):
 
 
 def test_unreachable_goal_reports_the_best_recall(u55c):
-    out = dse.run([], u55c, "R@10=0.99", 140.0, 0.6, 1, unreachable=[
-        {"index": "IVF64,PQ16", "best_recall": 0.91, "best_nprobe": 64}, {"index": "IVF32,PQ16", "best_recall": 0.95, "best_nprobe": 32},
-    ])
+    out = dse.run(
+        [],
+        u55c,
+        "R@10=0.99",
+        140.0,
+        0.6,
+        1,
+        unreachable=[
+            {"index": "IVF64,PQ16", "best_recall": 0.91, "best_nprobe": 64},
+            {"index": "IVF32,PQ16", "best_recall": 0.95, "best_nprobe": 32},
+        ],
+    )
     assert out.best is None
-    assert "not reachable by any explored index: the best recall seen is 0.9500 (IVF32,PQ16 at nprobe 32)" in out.explain[0]
+    assert (
+        "not reachable by any explored index: the best recall seen is 0.9500 (IVF32,PQ16 at nprobe 32)"
+        in out.explain[0]
+    )
 
 
 def test_published_example_beside_table_6_3(capsys):

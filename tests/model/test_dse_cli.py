@@ -1,15 +1,16 @@
 """`fanns dse` on a real exploration of a built-in set: outputs, determinism, errors."""
+
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.cli import main
 from fanns.datasets import load_dataset
-from fanns.index.goals import parse_goal
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import workloads_from_explore
 
 
@@ -18,7 +19,11 @@ def explored(tmp_path_factory):
     ds = load_dataset("builtin:sift-10k")
     out = tmp_path_factory.mktemp("explore")
     cfg = ExploreConfig(
-        goals=[parse_goal("R@10=0.5"), parse_goal("R@10=0.999")], nlists=[32], opq=(False, True), max_queries=100, qps_min_seconds=0.01
+        goals=[parse_goal("R@10=0.5"), parse_goal("R@10=0.999")],
+        nlists=[32],
+        opq=(False, True),
+        max_queries=100,
+        qps_min_seconds=0.01,
     )
     IvfPqExplorer(ds, cfg, out).run()
     return out
@@ -33,14 +38,34 @@ def test_workloads_are_the_explored_probes(explored):
         sizes = np.load(explored / rec["list_sizes"])
         probes = np.load(explored / rec["probes"])
         assert (w.probed == sizes[probes[:, : w.nprobe]]).all()
-        assert w.codes_per_query().mean() == pytest.approx(rec["goals"]["R@10=0.5"]["codes_per_query"]["mean"], abs=1e-3)
+        assert w.codes_per_query().mean() == pytest.approx(
+            rec["goals"]["R@10=0.5"]["codes_per_query"]["mean"], abs=1e-3
+        )
 
 
 def test_dse_writes_the_design_and_is_deterministic(explored, tmp_path, capsys):
     outs = []
     for run in ("a", "b"):
         out = tmp_path / run
-        assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--clock", "200", "--top", "3", "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "dse",
+                    str(explored),
+                    "--board",
+                    "u55c",
+                    "--recall",
+                    "R@10=0.5",
+                    "--clock",
+                    "200",
+                    "--top",
+                    "3",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         outs.append(out)
     printed = capsys.readouterr().out
     assert "pred. QPS" in printed and "combinations evaluated" in printed
@@ -63,11 +88,30 @@ def test_dse_errors(explored, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "not reachable by any explored index" in err and "best recall seen" in err
     assert (tmp_path / "x" / "dse.json").is_file() and not (tmp_path / "x" / "design.yaml").exists()
-    assert main(["dse", str(explored), "--board", "nosuchboard", "--recall", "R@10=0.5", "--out", str(tmp_path / "y")]) == 2
+    assert (
+        main(["dse", str(explored), "--board", "nosuchboard", "--recall", "R@10=0.5", "--out", str(tmp_path / "y")])
+        == 2
+    )
     assert "unknown board" in capsys.readouterr().err
     assert main(["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "z")]) == 2
     assert "explore.json not found" in capsys.readouterr().err
-    assert main(["dse", str(explored), "--board", "kv260", "--recall", "R@10=0.5", "--out", str(tmp_path / "w"), "--util", "0.05"]) == 2
+    assert (
+        main(
+            [
+                "dse",
+                str(explored),
+                "--board",
+                "kv260",
+                "--recall",
+                "R@10=0.5",
+                "--out",
+                str(tmp_path / "w"),
+                "--util",
+                "0.05",
+            ]
+        )
+        == 2
+    )
     assert "no design fits kv260" in capsys.readouterr().err
 
 

@@ -1,15 +1,15 @@
 """Report data and figures of issue 10: plain JSON-ready dicts in, matplotlib Figures out."""
+
 import json
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from fanns.boards import load_board
-from fanns.model.ivfpq import dse
-from fanns.report import latency_figures as figures
-from fanns.model.ivfpq import scaleout
+from fanns.model.ivfpq import dse, scaleout
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.workload import synthetic_workload
+from fanns.report import latency_figures as figures
 
 
 def test_report_figures_from_plain_data():
@@ -29,7 +29,10 @@ def test_report_figures_from_plain_data():
     json.dumps(prof)
     assert isinstance(figures.skew_figure(prof), Figure)
 
-    curves = [scaleout.partition_curve(name, np.array(x), 512, 80).as_dict() for name, x in (("a", [10.0, 12.0, 30.0]), ("b", [20.0, 21.0]))]
+    curves = [
+        scaleout.partition_curve(name, np.array(x), 512, 80).as_dict()
+        for name, x in (("a", [10.0, 12.0, 30.0]), ("b", [20.0, 21.0]))
+    ]
     json.dumps(curves)
     fig = figures.scaleout_figure(curves)
     assert [len(line.get_xdata()) for line in fig.axes[0].get_lines()] == [11, 11]

@@ -1,17 +1,24 @@
 """Graph DSE: objectives, recall goal, resource budget, the written design, and the CLI."""
+
 import json
 
 import faiss
-import numpy as np
 import pytest
 
-from fanns.design.graph import GraphDesign
 from fanns.boards import load_board
 from fanns.cli import main
+from fanns.design.graph import GraphDesign
 from fanns.model.graph.dse import GraphSpace, design_resources, explore_graph
 
-SPACE = GraphSpace(units=(1, 2), pipelines=(2, 4), queue=(16, 32), dst=((1, 1), (4, 2)), bloom_bits=(2 * 2**12,), bloom_h=2,
-                   channels=(1, 4))
+SPACE = GraphSpace(
+    units=(1, 2),
+    pipelines=(2, 4),
+    queue=(16, 32),
+    dst=((1, 1), (4, 2)),
+    bloom_bits=(2 * 2**12,),
+    bloom_h=2,
+    channels=(1, 4),
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +57,12 @@ def test_written_design_is_valid_and_matches_its_point(runs, tmp_path):
     design.save(tmp_path / "design.yaml")
     back = GraphDesign.load(tmp_path / "design.yaml")
     assert back == design
-    assert (back.bfc_units, back.pipelines, back.channels, back.queues.l_max) == (best.units, best.pipelines, best.channels, best.l)
+    assert (back.bfc_units, back.pipelines, back.channels, back.queues.l_max) == (
+        best.units,
+        best.pipelines,
+        best.channels,
+        best.l,
+    )
     assert (back.runtime.mg, back.runtime.mc) == (best.mg, best.mc)
     assert back.prediction["recall"] == pytest.approx(best.recall, abs=1e-6)
     assert design_resources(design, "xcup").lut == pytest.approx(best.resources.lut)
@@ -79,10 +91,46 @@ def test_unreachable_goal_and_tight_budget(small, runs):
 
 def test_cli_graph_dse(tmp_path, capsys):
     ex, out = tmp_path / "ex", tmp_path / "dse"
-    assert main(["explore", "builtin:sift-10k", "--graph", "hnsw", "--max-degree", "16", "--graph-queries", "30",
-                 "--mg", "1,2", "--mc", "1", "--out", str(ex)]) == 0
-    assert main(["dse", str(ex), "--graph", "hnsw", "--board", "u250", "--recall", "R@10=0.5", "--objective", "qps",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "explore",
+                "builtin:sift-10k",
+                "--graph",
+                "hnsw",
+                "--max-degree",
+                "16",
+                "--graph-queries",
+                "30",
+                "--mg",
+                "1,2",
+                "--mc",
+                "1",
+                "--out",
+                str(ex),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "dse",
+                str(ex),
+                "--graph",
+                "hnsw",
+                "--board",
+                "u250",
+                "--recall",
+                "R@10=0.5",
+                "--objective",
+                "qps",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     design = GraphDesign.load(out / "design.yaml")
     data = json.loads((out / "dse.json").read_text())
     assert data["best"]["qps"] == pytest.approx(design.prediction["qps"], rel=1e-6) and data["evaluated"] > 100

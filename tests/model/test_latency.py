@@ -1,19 +1,20 @@
 """Per-query latency model and the SLO-constrained DSE (issue 10): the tandem recursion against a
 plain event loop, the cell schedule against the pq_decode PE's own schedule, queueing behaviour,
 determinism, SLO selection and its explanations, CLI options."""
+
 import dataclasses
 import json
 
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.cli import main
 from fanns.errors import FannsError
+from fanns.flow.dse_cli import parse_duration_us
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import latency as latency_model
-from fanns.flow.dse_cli import parse_duration_us
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.pe.pq_decode import KSUB
 
@@ -69,7 +70,9 @@ def test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time(outcome):
     probes = stage_model.Probes.of(p.workload.probed[:60])
     lut = stage_model.lut_pe(p.ctx, p.stages.build_lut)
     pq = dataclasses.replace(p.stages.pq_dist, channels=p.stages.pq_dist.pes)  # one PE per channel: memory keeps up
-    wide = dataclasses.replace(p.stages, pq_dist=pq, build_lut=dataclasses.replace(p.stages.build_lut, pes=p.workload.nprobe))
+    wide = dataclasses.replace(
+        p.stages, pq_dist=pq, build_lut=dataclasses.replace(p.stages.build_lut, pes=p.workload.nprobe)
+    )
     span = latency_model.back_span(p.ctx, wide, probes)
     pe = stage_model.pq_pe(p.ctx, p.stages.pq_dist)
     items = stage_model.Packing(p.ctx.m, p.stages.pq_dist.port_bits).items(probes.sizes, p.stages.pq_dist.pes)
@@ -129,9 +132,43 @@ def test_durations_and_cli_errors(tmp_path, capsys):
     for bad in ("2", "ms", "-1ms", "2 hours"):
         with pytest.raises(FannsError, match="duration"):
             parse_duration_us(bad, "--slo-p99")
-    assert main(["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--slo-p99", "2", "--out", str(tmp_path / "o")]) != 0
+    assert (
+        main(
+            [
+                "dse",
+                str(tmp_path),
+                "--board",
+                "u55c",
+                "--recall",
+                "R@10=0.5",
+                "--slo-p99",
+                "2",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        != 0
+    )
     assert "not a positive duration" in capsys.readouterr().err
-    assert main(["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--slo-p99", "2ms", "--slo-p95", "1ms", "--out", str(tmp_path / "o")]) != 0
+    assert (
+        main(
+            [
+                "dse",
+                str(tmp_path),
+                "--board",
+                "u55c",
+                "--recall",
+                "R@10=0.5",
+                "--slo-p99",
+                "2ms",
+                "--slo-p95",
+                "1ms",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        != 0
+    )
     assert "both given" in capsys.readouterr().err
 
 

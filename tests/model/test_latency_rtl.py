@@ -11,13 +11,14 @@ ends when the model's tandem of servers says it does, within the same 3 %. The s
 query-to-query variation, not only the mean: the prediction error varies by less than 10 % of the
 measured range of latencies. More queries: benchmarks/latency_rtl.py.
 """
+
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq.pinned import pinned_design
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
 from tests.codegen.helpers import random_format, random_index
 
@@ -32,8 +33,12 @@ def measured(tmp_path_factory, build_root):
     the bottleneck for small cells, the scan for large ones), 3 PQ PEs sharing one channel."""
     data = random_index(nlist=16, n=3000, d=32, m=8, empty=1, seed=3)
     queries = np.random.default_rng(5).standard_normal((NQ, 32)).astype(np.float32)
-    design = pinned_design(data, random_format(32, 8), nprobe=5, k=5, ivf=(3, 16, "bram"), lut=(1, 32, "bram"), pq=(3, 1))
-    project = generate_rtl(design, data, TestQueries(queries, np.zeros((NQ, 10), np.int64)), tmp_path_factory.mktemp("lat") / "p")
+    design = pinned_design(
+        data, random_format(32, 8), nprobe=5, k=5, ivf=(3, 16, "bram"), lut=(1, 32, "bram"), pq=(3, 1)
+    )
+    project = generate_rtl(
+        design, data, TestQueries(queries, np.zeros((NQ, 10), np.int64)), tmp_path_factory.mktemp("lat") / "p"
+    )
     sim = RtlProjectSim(project.path, build_root / "rtl")
     sim.build()
     batch = sim.run([Run(nq=NQ, nprobe=design.nprobe, k=design.k)])["runs"][0]

@@ -1,4 +1,5 @@
 """Parallel sweeps: the local process pool (default), backend errors."""
+
 import pytest
 
 from fanns.errors import FannsError

@@ -1,17 +1,17 @@
 """Scale-out model (issue 10): the maximum over shards against random sampling, the LogGP tree
 against hand-computed values from the seed's parameters, split-by-vector shards, the CPU baseline
 measured with faiss."""
+
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.errors import FannsError
 from fanns.index.ivfpq import train_index
 from fanns.model import cpu_baseline
-from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import dse, scaleout
 from fanns.model.ivfpq import latency as latency_model
-from fanns.model.ivfpq import scaleout
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.workload import synthetic_workload
 
 
@@ -53,7 +53,9 @@ def test_partition_curve_grows_with_the_tail(point):
     qb, rb = scaleout.message_bytes(128, 10)
     curve = scaleout.partition_curve("fpga", us, qb, rb)
     p99 = curve.total_us(0.99)
-    assert curve.counts == scaleout.DEFAULT_COUNTS and p99[0] == pytest.approx(np.quantile(us, 0.99, method="inverted_cdf"))
+    assert curve.counts == scaleout.DEFAULT_COUNTS and p99[0] == pytest.approx(
+        np.quantile(us, 0.99, method="inverted_cdf")
+    )
     assert all(a < b for a, b in zip(p99, p99[1:]))
     assert all(s <= us.max() for s in curve.search_us[0.99])
     # a wider distribution (same median) has a larger P99 at scale

@@ -1,4 +1,5 @@
 """The vectorised search against brute force: dominance pruning, best design, Pareto front."""
+
 import itertools
 
 import numpy as np
@@ -34,8 +35,16 @@ def random_set(rng, group: str, n: int, channel_groups: int) -> OptionSet:
     res = rng.integers(0, 400, size=(n, 5)).astype(float)
     channels = rng.integers(0, 3, size=(n, channel_groups))
     return OptionSet(
-        group, ("s",) * stages, [(group, i) for i in range(n)], cycles, rng.random(n), res, channels,
-        [{} for _ in range(n)], n, res.min(0),
+        group,
+        ("s",) * stages,
+        [(group, i) for i in range(n)],
+        cycles,
+        rng.random(n),
+        res,
+        channels,
+        [{} for _ in range(n)],
+        n,
+        res.min(0),
     )
 
 
@@ -58,7 +67,12 @@ def test_search_finds_the_brute_force_best_and_front(seed):
     groups = int(rng.integers(1, 3))
     spaces = []
     for key in range(int(rng.integers(1, 4))):
-        sizes = {"opq": int(rng.integers(1, 4)), "front": int(rng.integers(1, 9)), "lut": int(rng.integers(1, 6)), "back": int(rng.integers(1, 9))}
+        sizes = {
+            "opq": int(rng.integers(1, 4)),
+            "front": int(rng.integers(1, 9)),
+            "lut": int(rng.integers(1, 6)),
+            "back": int(rng.integers(1, 9)),
+        }
         sets = {g: random_set(rng, g, sizes[g], groups) for g in GROUPS}
         infra = np.concatenate([rng.integers(0, 50, 5).astype(float), np.ones(groups)])
         spaces.append(Space(key, {g: prune(s) for g, s in sets.items()}, infra, int(np.prod(list(sizes.values())))))

@@ -3,19 +3,20 @@ placement within capacity, the tiered model's consistency, and a skewed syntheti
 which the tiered design is predicted faster than the untiered one with the same PEs and channels,
 and the tiered design.yaml `fanns dse --tiers` writes. (The generated tiered design against RTL
 simulation: tests/codegen/test_tiers.py.)"""
+
 import dataclasses
 
 import numpy as np
 import pytest
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.boards import load_board
 from fanns.errors import FannsError
 from fanns.model.ivfpq import dse
-from fanns.report import latency_figures as figures
-from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import skew as skew_model
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.workload import synthetic_workload
+from fanns.report import latency_figures as figures
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,9 @@ def test_tiered_model_reduces_to_untiered(setting):
     probes = stage_model.Probes.of(w.probed)
     plain = latency_model.query_times(ctx, stages, probes)
     slow = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-    none = skew_model.tiered_feed(ctx, stages, w, np.zeros(w.nlist, dtype=bool), skew_model.uram_tier(st.pes, st.pes), slow)
+    none = skew_model.tiered_feed(
+        ctx, stages, w, np.zeros(w.nlist, dtype=bool), skew_model.uram_tier(st.pes, st.pes), slow
+    )
     same = skew_model.tiered_feed(ctx, stages, w, np.ones(w.nlist, dtype=bool), slow, slow)
     for feed in (none, same):
         t = latency_model.query_times(ctx, stages, probes, feed)
@@ -123,9 +126,14 @@ def test_dse_reports_the_tier_choice(setting, tmp_path):
         best = max(built, key=lambda o: o["qps"])
         tiered = IvfPqDesign.load(path)
         base = IvfPqDesign.load(tmp_path / "design.yaml")
-        assert tiered.stages.pq_dist.tiers.memory == best["fast"] and list(tiered.stages.pq_dist.tiers.hot) == best["hot"]
+        assert (
+            tiered.stages.pq_dist.tiers.memory == best["fast"] and list(tiered.stages.pq_dist.tiers.hot) == best["hot"]
+        )
         assert len(best["hot"]) == best["hot_lists"] > 0
-        assert tiered.stages.pq_dist.pes == base.stages.pq_dist.pes and tiered.stages.pq_dist.channels == base.stages.pq_dist.channels
+        assert (
+            tiered.stages.pq_dist.pes == base.stages.pq_dist.pes
+            and tiered.stages.pq_dist.channels == base.stages.pq_dist.channels
+        )
 
 
 def test_dse_writes_the_tiered_design(tmp_path):
@@ -147,9 +155,12 @@ def test_dse_writes_the_tiered_design(tmp_path):
     assert dataclasses.replace(tiered.stages, pq_dist=dataclasses.replace(st, tiers=None)) == base.stages
     hot_channels = [ch for ch in tiered.memory if ch.use == "pq_hot"]
     assert [ch.pes for ch in hot_channels] == [ch.pes for ch in tiered.memory if ch.use == "pq_codes"]
-    assert all(ch.memory == "hbm" for ch in hot_channels) and len({ch.channel for ch in tiered.memory if ch.memory == "hbm"}) == len(
-        [ch for ch in tiered.memory if ch.memory == "hbm"])
-    assert tiered.prediction["qps"] == option["qps"] > base.prediction["qps"] and tiered.prediction["tiers"]["speedup"] > 1
+    assert all(ch.memory == "hbm" for ch in hot_channels) and len(
+        {ch.channel for ch in tiered.memory if ch.memory == "hbm"}
+    ) == len([ch for ch in tiered.memory if ch.memory == "hbm"])
+    assert (
+        tiered.prediction["qps"] == option["qps"] > base.prediction["qps"] and tiered.prediction["tiers"]["speedup"] > 1
+    )
 
 
 def test_host_tier_from_the_board_file(setting):
@@ -161,7 +172,9 @@ def test_host_tier_from_the_board_file(setting):
     host = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
     assert host.pes_per_port == st.pes and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
     assert host.rate == pytest.approx(min(1.0, board.host.bandwidth_gbps * 1e3 / ctx.clock_mhz / (st.port_bits / 8)))
-    cmp = skew_model.compare(w, ctx, stages, skew_model.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host)
+    cmp = skew_model.compare(
+        w, ctx, stages, skew_model.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host
+    )
     untiered, tiered = cmp["designs"]
     assert tiered["qps"] > untiered["qps"] and tiered["p99_us"] < untiered["p99_us"]
     with pytest.raises(FannsError, match="no host link"):

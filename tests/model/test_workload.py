@@ -1,11 +1,17 @@
 """Workloads: the synthetic published-scale workload, and reading an exploration folder."""
+
 import json
 
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.model.ivfpq.workload import size_biased_probes, synthetic_list_sizes, synthetic_workload, workloads_from_explore
+from fanns.model.ivfpq.workload import (
+    size_biased_probes,
+    synthetic_list_sizes,
+    synthetic_workload,
+    workloads_from_explore,
+)
 
 
 def test_synthetic_list_sizes_sum_and_imbalance():
@@ -45,13 +51,34 @@ def write_explore(folder, goals, curve, probes_depth=6, nlist=16):
     rng = np.random.default_rng(0)
     sizes = rng.integers(0, 50, nlist)
     np.save(idx / "IVF16_PQ4.list_sizes.npy", sizes)
-    np.save(idx / "IVF16_PQ4.probes.npy", np.argsort(rng.random((20, nlist)), axis=1)[:, :probes_depth].astype(np.int32))
-    fmt = {"d": 16, "m": 4, "scale": 2.0, "ivf_shift": 0, "lut_shift": 0, "vec_bits": 16, "opq_frac_bits": 14,
-           "ivf_dist_bits": 32, "lut_bits": 16, "source": {}}
-    rec = {"index": "IVF16,PQ4", "nlist": nlist, "m": 4, "opq": False, "path": "indexes/IVF16_PQ4.faissindex",
-           "list_sizes": "indexes/IVF16_PQ4.list_sizes.npy", "probes": "indexes/IVF16_PQ4.probes.npy",
-           "probes_nprobe": probes_depth, "format": fmt, "curve": {"nprobe": list(range(1, nlist + 1)), "R@10": curve},
-           "goals": goals}
+    np.save(
+        idx / "IVF16_PQ4.probes.npy", np.argsort(rng.random((20, nlist)), axis=1)[:, :probes_depth].astype(np.int32)
+    )
+    fmt = {
+        "d": 16,
+        "m": 4,
+        "scale": 2.0,
+        "ivf_shift": 0,
+        "lut_shift": 0,
+        "vec_bits": 16,
+        "opq_frac_bits": 14,
+        "ivf_dist_bits": 32,
+        "lut_bits": 16,
+        "source": {},
+    }
+    rec = {
+        "index": "IVF16,PQ4",
+        "nlist": nlist,
+        "m": 4,
+        "opq": False,
+        "path": "indexes/IVF16_PQ4.faissindex",
+        "list_sizes": "indexes/IVF16_PQ4.list_sizes.npy",
+        "probes": "indexes/IVF16_PQ4.probes.npy",
+        "probes_nprobe": probes_depth,
+        "format": fmt,
+        "curve": {"nprobe": list(range(1, nlist + 1)), "R@10": curve},
+        "goals": goals,
+    }
     (folder / "explore.json").write_text(json.dumps({"indexes": [rec]}))
     return sizes
 

@@ -1,5 +1,6 @@
 """AHPQ: the multinomial bound and the length it picks, the measured exact fraction on random
 data, and bit-exactness of RTL and HLS against the truncating reference model."""
+
 import itertools
 
 import numpy as np
@@ -81,7 +82,9 @@ def tb_params(pe, **kw):
 
 def test_rtl_matches_truncating_reference(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, tb_params(pe, queries=25, max_items=3 * pe.s + 40, bubble=0.3, backpressure=0.4, seed=6, skew=0.5))
+    out = sim.run(
+        pe.testbench, tb_params(pe, queries=25, max_items=3 * pe.s + 40, bubble=0.3, backpressure=0.4, seed=6, skew=0.5)
+    )
     assert out["mismatches"] == 0
     assert out["inputs"] >= 1000
     assert out["inexact"] > 0, "no query exercised the truncation"
@@ -95,7 +98,9 @@ def test_rtl_cycles_match_timing_model(rtl):
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
 
 
-@pytest.mark.parametrize("pe", [Ahpq(z=8, s=10, key_bits=64, target=0.99), Ahpq(z=2, s=10, key_bits=52, target=0.9)], ids=["z8s10", "z2s10"])
+@pytest.mark.parametrize(
+    "pe", [Ahpq(z=8, s=10, key_bits=64, target=0.99), Ahpq(z=2, s=10, key_bits=52, target=0.9)], ids=["z8s10", "z2s10"]
+)
 def test_hls_csim_matches_truncating_reference(pe, build_root):
     assert pe.s1 < pe.s
     csim_matches_reference(pe, build_root, skew=True)

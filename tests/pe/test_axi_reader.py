@@ -1,4 +1,5 @@
 """AXI4 read master PE: bit-exact words and bursts against AxiRam, no R stalls, and a cycle-exact timing model."""
+
 import pytest
 
 from fanns.pe.axi_reader import AxiReader
@@ -20,8 +21,20 @@ def rtl(request, build_root):
 def test_rtl_matches_reference_with_random_memory_timing(rtl):
     pe, sim = rtl
     spec = {"count": 250, "max_len": 40 * pe.beat_bytes, "aligned": 0.3, "zero": 0.05}
-    out = sim.run(pe.testbench, {"pe": pe.params(), "mem_bytes": 1 << 16, "seed": 3, "latency": 12, "pause": 0.3,
-                                 "bubble": 0.2, "backpressure": 0.5, "random": spec}, testcase="words_and_bursts_match_reference")
+    out = sim.run(
+        pe.testbench,
+        {
+            "pe": pe.params(),
+            "mem_bytes": 1 << 16,
+            "seed": 3,
+            "latency": 12,
+            "pause": 0.3,
+            "bubble": 0.2,
+            "backpressure": 0.5,
+            "random": spec,
+        },
+        testcase="words_and_bursts_match_reference",
+    )
     assert out["mismatches"] == 0 and out["burst_mismatches"] == 0
     assert out["r_stalls"] == 0
     assert out["checked"] >= 2000 and out["bursts"] > out["commands"]
@@ -35,7 +48,10 @@ def ideal_memory_holds(out, latency):
             firsts.append(t)
         prev, prev_last = t, last
     last_times = [t for t, last in zip(out["r_times"], out["r_last"]) if last]
-    return all(f == max(a + latency, (last_times[i - 1] + 1) if i else 0) for i, (a, f) in enumerate(zip(out["ar_times"], firsts)))
+    return all(
+        f == max(a + latency, (last_times[i - 1] + 1) if i else 0)
+        for i, (a, f) in enumerate(zip(out["ar_times"], firsts))
+    )
 
 
 @pytest.mark.parametrize("latency", [2, 40, 200])
@@ -43,8 +59,11 @@ def test_rtl_cycles_match_timing_model(rtl, latency):
     pe, sim = rtl
     b = pe.beat_bytes
     commands = [[0, b], [4096 - 3 * b, 7 * b], [5, 100 * b], [8192, 0], [8192 + 1, 3 * b - 2], [16384, 600 * b], [0, 1]]
-    out = sim.run(pe.testbench, {"pe": pe.params(), "mem_bytes": 1 << 20, "seed": 1, "latency": latency, "commands": commands},
-                  testcase="words_and_bursts_match_reference")
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "mem_bytes": 1 << 20, "seed": 1, "latency": latency, "commands": commands},
+        testcase="words_and_bursts_match_reference",
+    )
     assert ideal_memory_holds(out, latency)
     t0 = out["cmd_times"][0]
     simulated = [t - t0 if t is not None else -1 for t in out["done_times"]]

@@ -1,4 +1,5 @@
 """AXI4 write master PE: memory contents, bursts and strobes against AxiRam, done/error, cycle-exact timing."""
+
 import pytest
 
 from fanns.pe.axi_writer import AxiWriter
@@ -20,8 +21,20 @@ def rtl(request, build_root):
 def test_rtl_matches_reference_with_random_memory_timing(rtl):
     pe, sim = rtl
     spec = {"count": 200, "max_len": 40 * pe.beat_bytes, "aligned": 0.3, "zero": 0.05}
-    out = sim.run(pe.testbench, {"pe": pe.params(), "mem_bytes": 1 << 16, "seed": 4, "latency": 9, "pause": 0.3,
-                                 "bubble": 0.2, "backpressure": 0.5, "random": spec}, testcase="memory_matches_reference")
+    out = sim.run(
+        pe.testbench,
+        {
+            "pe": pe.params(),
+            "mem_bytes": 1 << 16,
+            "seed": 4,
+            "latency": 9,
+            "pause": 0.3,
+            "bubble": 0.2,
+            "backpressure": 0.5,
+            "random": spec,
+        },
+        testcase="memory_matches_reference",
+    )
     assert out["byte_mismatches"] == 0 and out["burst_mismatches"] == 0 and out["strobe_mismatches"] == 0
     assert out["errors"] == 0 and out["extra_done"] == 0
     assert out["words"] >= 2000 and out["bursts"] > out["commands"]
@@ -31,9 +44,20 @@ def test_rtl_matches_reference_with_random_memory_timing(rtl):
 def test_rtl_cycles_match_timing_model(rtl, latency):
     pe, sim = rtl
     b = pe.beat_bytes
-    commands = [[0, b], [4096 - 3 * b, 7 * b], [5, 100 * b], [8192, 0], [8192 + 1, 3 * b - 2], [16384, 300 * b], [64, 1]]
-    out = sim.run(pe.testbench, {"pe": pe.params(), "mem_bytes": 1 << 20, "seed": 1, "latency": latency, "commands": commands},
-                  testcase="memory_matches_reference")
+    commands = [
+        [0, b],
+        [4096 - 3 * b, 7 * b],
+        [5, 100 * b],
+        [8192, 0],
+        [8192 + 1, 3 * b - 2],
+        [16384, 300 * b],
+        [64, 1],
+    ]
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "mem_bytes": 1 << 20, "seed": 1, "latency": latency, "commands": commands},
+        testcase="memory_matches_reference",
+    )
     assert out["w_stalls"] == 0  # the RAM took every W word when offered
     t0 = out["cmd_times"][0]
     simulated = [t - t0 if t is not None else -1 for t in out["done_times"]]

@@ -1,4 +1,5 @@
 """AXI4-Lite register file PE: random host/core traffic against the register model with AxiLiteMaster."""
+
 import json
 import re
 

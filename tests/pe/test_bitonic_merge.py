@@ -1,14 +1,15 @@
 """Bitonic partial merger: network proof (0-1 principle), reference model, RTL, timing, HLS."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import smallest_keys
-from fanns.pe.bitonic_merge import BitonicMerge
-from fanns.tools.yosys import synthesize
 from fanns.paths import shared_dir
+from fanns.pe.bitonic_merge import BitonicMerge
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from fanns.tools.yosys import synthesize
 
 CONFIGS = [
     BitonicMerge(l=8, key_bits=52),
@@ -19,7 +20,9 @@ CONFIGS = [
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"l{pe.l}k{pe.key_bits}")
 def rtl(request, build_root):
     pe = request.param
-    return pe, RtlSim.from_component(pe.component(), "bitonic_merge", build_root / f"bitonic_merge_{pe.l}_{pe.key_bits}")
+    return pe, RtlSim.from_component(
+        pe.component(), "bitonic_merge", build_root / f"bitonic_merge_{pe.l}_{pe.key_bits}"
+    )
 
 
 def sorted_keys(rng, shape, key_bits):
@@ -59,7 +62,15 @@ def test_bad_inputs_are_user_errors():
 def test_rtl_matches_reference_and_timing_model(rtl):
     """One simulation per build: random queries under bubbles/back-pressure, then stall-free timing."""
     pe, sim = rtl
-    params = {"pe": pe.params(), "queries": 50, "max_vectors": 60, "bubble": 0.3, "backpressure": 0.3, "seed": 5, "timing_queries": 12}
+    params = {
+        "pe": pe.params(),
+        "queries": 50,
+        "max_vectors": 60,
+        "bubble": 0.3,
+        "backpressure": 0.3,
+        "seed": 5,
+        "timing_queries": 12,
+    }
     out = sim.run(pe.testbench, params)
     assert out["mismatches"] == 0
     assert out["checked"] >= 1000

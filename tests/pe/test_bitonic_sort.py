@@ -1,4 +1,5 @@
 """Bitonic sorting network: network proof (0-1 principle), reference model, RTL, timing, HLS."""
+
 import itertools
 
 import numpy as np
@@ -6,11 +7,11 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import smallest_keys
-from fanns.pe.bitonic_sort import BitonicSort
-from fanns.tools.yosys import synthesize
 from fanns.paths import shared_dir
+from fanns.pe.bitonic_sort import BitonicSort
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from fanns.tools.yosys import synthesize
 
 CONFIGS = [
     BitonicSort(l=16, key_bits=64),
@@ -66,7 +67,15 @@ def test_bad_parameters_and_keys_are_user_errors():
 def test_rtl_matches_reference_and_timing_model(rtl):
     """One simulation per build: random queries under bubbles/back-pressure, then stall-free timing."""
     pe, sim = rtl
-    params = {"pe": pe.params(), "queries": 50, "max_vectors": 60, "bubble": 0.3, "backpressure": 0.3, "seed": 5, "timing_queries": 12}
+    params = {
+        "pe": pe.params(),
+        "queries": 50,
+        "max_vectors": 60,
+        "bubble": 0.3,
+        "backpressure": 0.3,
+        "seed": 5,
+        "timing_queries": 12,
+    }
     out = sim.run(pe.testbench, params)
     assert out["mismatches"] == 0
     assert out["checked"] >= 1000

@@ -1,25 +1,54 @@
 """Bloom filter PE: MurmurHash2, reference model, false-positive rate, RTL, HLS, timing."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.pe.bloom import Bloom, murmur2, murmur2_u32
-from fanns.tools.yosys import synthesize
 from fanns.paths import shared_dir
+from fanns.pe.bloom import Bloom, murmur2, murmur2_u32
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from fanns.tools.yosys import synthesize
 
 # Known answers of the reference C implementation of MurmurHash2 (32-bit), seed 0x71b4954d, for
 # inputs of length 16 down to 0, as published in Apache Commons Codec's MurmurHash2Test.
 MURMUR2_INPUTS = [
-    "ed53c4a53b1bbdc2527dc3ef535fae3b", "2165594ed812f90580e91eede456bb", "2b02b1d03dce313d97c4910df717",
-    "8ea79a02e8b96ada92ade92d21", "a96dea7706ce1b8548274cfe", "ec93a01260eec80ac59062", "556d9366146ddf005899",
-    "3c72201fd25919dba1", "23a8b18755f78a4b", "e2421c2dc1e43e", "66a6b55a74d9", "e876a89076", "eb253f87",
-    "37a0a9", "5b5d", "7e", "",
+    "ed53c4a53b1bbdc2527dc3ef535fae3b",
+    "2165594ed812f90580e91eede456bb",
+    "2b02b1d03dce313d97c4910df717",
+    "8ea79a02e8b96ada92ade92d21",
+    "a96dea7706ce1b8548274cfe",
+    "ec93a01260eec80ac59062",
+    "556d9366146ddf005899",
+    "3c72201fd25919dba1",
+    "23a8b18755f78a4b",
+    "e2421c2dc1e43e",
+    "66a6b55a74d9",
+    "e876a89076",
+    "eb253f87",
+    "37a0a9",
+    "5b5d",
+    "7e",
+    "",
 ]
 MURMUR2_SEEDED = [
-    0xD92E493E, 0x8B50903B, 0xC3372A7B, 0x48F07E9E, 0x8A5E4A6E, 0x57916DF4, 0xA346171F, 0x1E319C86, 0x9E1A03CD,
-    0x9F973E6C, 0x2D8C77F5, 0xABED8751, 0x296708B6, 0x24F8078B, 0x111B1553, 0xA7DA1996, 0xFE776C70,
+    0xD92E493E,
+    0x8B50903B,
+    0xC3372A7B,
+    0x48F07E9E,
+    0x8A5E4A6E,
+    0x57916DF4,
+    0xA346171F,
+    0x1E319C86,
+    0x9E1A03CD,
+    0x9F973E6C,
+    0x2D8C77F5,
+    0xABED8751,
+    0x296708B6,
+    0x24F8078B,
+    0x111B1553,
+    0xA7DA1996,
+    0xFE776C70,
 ]
 
 CONFIGS = [Bloom(h=3, b=3 * 1024, w=32, seed=5), Bloom(h=2, b=2 * 128, w=8)]
@@ -118,7 +147,18 @@ def rtl(request, build_root):
 
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 16, "max_ids": 300, "id_range": 400, "bubble": 0.3, "backpressure": 0.3, "seed": 7})
+    out = sim.run(
+        pe.testbench,
+        {
+            "pe": pe.params(),
+            "queries": 16,
+            "max_ids": 300,
+            "id_range": 400,
+            "bubble": 0.3,
+            "backpressure": 0.3,
+            "seed": 7,
+        },
+    )
     assert out["mismatches"] == 0
     assert out["checked"] >= 1000
     assert 0 < out["visited"] < out["checked"]
@@ -126,7 +166,18 @@ def test_rtl_matches_reference_under_backpressure(rtl):
 
 def test_rtl_cycles_and_clearing_match_timing_model(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 10, "max_ids": 200, "id_range": 300, "bubble": 0.0, "backpressure": 0.0, "seed": 3})
+    out = sim.run(
+        pe.testbench,
+        {
+            "pe": pe.params(),
+            "queries": 10,
+            "max_ids": 200,
+            "id_range": 300,
+            "bubble": 0.0,
+            "backpressure": 0.0,
+            "seed": 3,
+        },
+    )
     assert out["mismatches"] == 0
     for n, cycles in out["spans"]:
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
@@ -150,7 +201,11 @@ def test_hls_csim_matches_reference(pe, build_root):
         expected.append(pe.test_and_set(pe.new_state(), q))
     ids, last, expected = (np.concatenate(a) for a in (ids, last, expected))
     (visited,) = run_program(
-        binary, [ids.astype(np.uint32), last.astype(np.uint8)], [("uint8", (len(ids),))], build_root / "csim_bloom", args=[str(len(ids))]
+        binary,
+        [ids.astype(np.uint32), last.astype(np.uint8)],
+        [("uint8", (len(ids),))],
+        build_root / "csim_bloom",
+        args=[str(len(ids))],
     )
     assert np.array_equal(visited.astype(bool), expected)
     assert 0 < expected.sum() < len(expected)

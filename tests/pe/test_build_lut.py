@@ -1,11 +1,12 @@
 """LUT construction PE: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
+from fanns.paths import shared_dir
 from fanns.pe.build_lut import KSUB, BuildLut
 from fanns.pe.pq_decode import PqDecode
-from fanns.paths import shared_dir
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -41,7 +42,9 @@ def test_output_words_feed_pq_decode():
     pe = BuildLut(d=16, m=4, w=4, vec_bits=8, lut_shift=0, lut_bits=16)
     lut = pe.luts(rng.integers(-128, 128, 16), rng.integers(-128, 128, 16), rng.integers(-128, 128, (4, KSUB, 4)))
     words = PqDecode(m=4, lut_bits=16).lut_words(lut)
-    assert [tuple((wd >> (16 * i)) & 0xFFFF for i in range(4)) for wd in words] == [tuple(lut[:, j]) for j in range(KSUB)]
+    assert [tuple((wd >> (16 * i)) & 0xFFFF for i in range(4)) for wd in words] == [
+        tuple(lut[:, j]) for j in range(KSUB)
+    ]
 
 
 def test_bad_parameters_are_user_errors():
@@ -53,7 +56,9 @@ def test_bad_parameters_are_user_errors():
 
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 3, "max_probes": 3, "bubble": 0.3, "backpressure": 0.3, "seed": 6})
+    out = sim.run(
+        pe.testbench, {"pe": pe.params(), "queries": 3, "max_probes": 3, "bubble": 0.3, "backpressure": 0.3, "seed": 6}
+    )
     assert out["mismatches"] == 0
     assert out["checked"] >= 1000
     assert 0 < out["saturated"] < out["entries"]
@@ -61,7 +66,9 @@ def test_rtl_matches_reference_under_backpressure(rtl):
 
 def test_rtl_cycles_match_timing_model(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 2, "max_probes": 2, "bubble": 0.0, "backpressure": 0.0, "seed": 3})
+    out = sim.run(
+        pe.testbench, {"pe": pe.params(), "queries": 2, "max_probes": 2, "bubble": 0.0, "backpressure": 0.0, "seed": 3}
+    )
     n = len(out["starts"])
     assert out["starts"] == [i * pe.ii() for i in range(n)]
     assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(n)]

@@ -1,19 +1,20 @@
 """The committed calibration table agrees with a fresh yosys synthesis of a PE it was not fitted on."""
+
 import json
 
 import pytest
 from amaranth import Const, Module, Signal
 from amaranth.hdl import Fragment
 
-from fanns.errors import FannsError
 from fanns import calibration
 from fanns.calibration import fit_points
+from fanns.engines.datapath import Pipe, add_tree, adder_tree_bits, bram18_tiles, bram_mux_bits
+from fanns.errors import FannsError
 from fanns.pe import calibration_table
 from fanns.pe.calibration_table import load_table
-from fanns.engines.datapath import Pipe, add_tree, adder_tree_bits, bram18_tiles, bram_mux_bits
+from fanns.pe.l2dist import L2Dist
 from fanns.pe.opq import Opq
 from fanns.resources import KINDS
-from fanns.pe.l2dist import L2Dist
 from fanns.tools.yosys import synthesize
 
 
@@ -74,7 +75,11 @@ def _synthetic_points(cls, params, coef):
 
 
 def test_fit_recovers_a_linear_model_and_keeps_luts_on_logic_features():
-    coef = {"lut": {"1": 40.0, "tree_bits": 1.0, "rotate_bits": 1.0, "acc_bits": 3.0}, "ff": {"1": 60.0, "d*vec_bits": 1.0, "w*vec_bits": 5.0}, "dsp": {"w": 1.0}}
+    coef = {
+        "lut": {"1": 40.0, "tree_bits": 1.0, "rotate_bits": 1.0, "acc_bits": 3.0},
+        "ff": {"1": 60.0, "d*vec_bits": 1.0, "w*vec_bits": 5.0},
+        "dsp": {"w": 1.0},
+    }
     points = _synthetic_points(Opq, Opq.calibration_points, coef)
     fit = fit_points(Opq, points)
     assert max(fit.max_rel_error.values()) < 1e-6

@@ -1,11 +1,12 @@
 """HPQ: reference model (= exact s smallest), RTL (cocotb + Verilator), HLS C simulation, timing."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
-from fanns.pe.hpq import Hpq
 from fanns.paths import shared_dir
+from fanns.pe.hpq import Hpq
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -27,8 +28,13 @@ def test_reference_is_exact_smallest_of_all_streams():
     rng = np.random.default_rng(2)
     for pe in (Hpq(z=4, s=10, key_bits=64), Hpq(z=1, s=3, key_bits=20), Hpq(z=5, s=1, key_bits=52)):
         for _ in range(200):
-            streams = [rng.integers(0, sentinel(pe.key_bits), int(n), dtype=np.uint64, endpoint=True) for n in rng.integers(1, 40, pe.z)]
-            assert np.array_equal(pe.select(streams), smallest_keys(np.concatenate(streams), pe.s, fill_bits=pe.key_bits))
+            streams = [
+                rng.integers(0, sentinel(pe.key_bits), int(n), dtype=np.uint64, endpoint=True)
+                for n in rng.integers(1, 40, pe.z)
+            ]
+            assert np.array_equal(
+                pe.select(streams), smallest_keys(np.concatenate(streams), pe.s, fill_bits=pe.key_bits)
+            )
 
 
 def test_level1_split_follows_item_parity():
@@ -46,7 +52,9 @@ def test_bad_parameters_raise_fanns_error():
 
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, tb_params(pe, queries=25, max_items=3 * pe.s + 60, bubble=0.3, backpressure=0.4, seed=5))
+    out = sim.run(
+        pe.testbench, tb_params(pe, queries=25, max_items=3 * pe.s + 60, bubble=0.3, backpressure=0.4, seed=5)
+    )
     assert out["mismatches"] == 0
     assert out["inputs"] >= 1000
 
@@ -80,15 +88,25 @@ def test_hls_csim_matches_reference(pe, build_root):
 def csim_matches_reference(pe, build_root, queries=30, skew=False):
     """Run hls/hpq.h (with the PE's s1) on random queries; shared with the AHPQ tests."""
     binary = compile_program(
-        [shared_dir("sim") / "csim" / "tb_hpq.cpp"], build_root / "csim", {"TB_Z": pe.z, "TB_S": pe.s, "TB_S1": pe.s1, "TB_KEY_BITS": pe.key_bits}
+        [shared_dir("sim") / "csim" / "tb_hpq.cpp"],
+        build_root / "csim",
+        {"TB_Z": pe.z, "TB_S": pe.s, "TB_S1": pe.s1, "TB_KEY_BITS": pe.key_bits},
     )
     rng = np.random.default_rng(13)
     sizes = rng.integers(1, 4 * pe.s + 20, (queries, pe.z)).astype(np.uint32)
-    streams = [[rng.integers(0, sentinel(pe.key_bits), int(n), dtype=np.uint64, endpoint=True) for n in row] for row in sizes]
+    streams = [
+        [rng.integers(0, sentinel(pe.key_bits), int(n), dtype=np.uint64, endpoint=True) for n in row] for row in sizes
+    ]
     if skew:
         for q in streams[::2]:
             q[0][0::2] = rng.integers(0, 16, len(q[0][0::2]), dtype=np.uint64)
     keys = np.concatenate([k for q in streams for k in q])
-    (out,) = run_program(binary, [sizes, keys], [("uint64", (queries, pe.s))], build_root / f"csim_{pe.name}_{pe.z}_{pe.s}", args=[str(queries)])
+    (out,) = run_program(
+        binary,
+        [sizes, keys],
+        [("uint64", (queries, pe.s))],
+        build_root / f"csim_{pe.name}_{pe.z}_{pe.s}",
+        args=[str(queries)],
+    )
     for q in range(queries):
         assert np.array_equal(out[q], pe.select(streams[q])), f"query {q}"

@@ -1,4 +1,5 @@
 """HSMPQG: network proof (0-1 principle), reference = exact s smallest, RTL bit-exact + cycles, HLS."""
+
 import itertools
 import math
 
@@ -7,12 +8,12 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
+from fanns.paths import shared_dir
 from fanns.pe.hpq import Hpq
 from fanns.pe.hsmpqg import Hsmpqg
-from fanns.tools.yosys import synthesize
-from fanns.paths import shared_dir
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from fanns.tools.yosys import synthesize
 
 CONFIGS = [Hsmpqg(z=12, s=5, key_bits=64), Hsmpqg(z=5, s=1, key_bits=20)]
 
@@ -24,7 +25,10 @@ def rtl(request, build_root):
 
 
 def random_streams(rng, pe, max_items):
-    return [rng.integers(0, sentinel(pe.key_bits), int(n), dtype=np.uint64, endpoint=True) for n in rng.integers(1, max_items + 1, pe.z)]
+    return [
+        rng.integers(0, sentinel(pe.key_bits), int(n), dtype=np.uint64, endpoint=True)
+        for n in rng.integers(1, max_items + 1, pe.z)
+    ]
 
 
 @pytest.mark.parametrize("z,s", [(16, 10), (13, 4), (9, 8), (6, 1), (15, 2), (3, 2)])
@@ -43,7 +47,10 @@ def test_reference_is_exact_smallest_of_all_streams(z, s, key_bits):
     for _ in range(100):
         streams = random_streams(rng, pe, 3 * s + 5)
         if rng.random() < 0.3:  # duplicates and sentinels
-            streams = [k % np.uint64(7) if j % 2 else np.full(len(k), sentinel(key_bits), dtype=np.uint64) for j, k in enumerate(streams)]
+            streams = [
+                k % np.uint64(7) if j % 2 else np.full(len(k), sentinel(key_bits), dtype=np.uint64)
+                for j, k in enumerate(streams)
+            ]
         assert np.array_equal(pe.select(streams), smallest_keys(np.concatenate(streams), s, fill_bits=key_bits))
 
 
@@ -104,10 +111,16 @@ def test_rtl_matches_reference_timing_and_interval_models(rtl):
         assert cycles == pe.cycles(n) + 3 * pe.interval(n), f"N={n}: simulated {cycles}"
 
 
-@pytest.mark.parametrize("pe", [Hsmpqg(z=20, s=10, key_bits=64), Hsmpqg(z=9, s=3, key_bits=52), Hsmpqg(z=4, s=1, key_bits=64)], ids=["z20s10", "z9s3", "z4s1"])
+@pytest.mark.parametrize(
+    "pe",
+    [Hsmpqg(z=20, s=10, key_bits=64), Hsmpqg(z=9, s=3, key_bits=52), Hsmpqg(z=4, s=1, key_bits=64)],
+    ids=["z20s10", "z9s3", "z4s1"],
+)
 def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
-        [shared_dir("sim") / "csim" / "tb_hpq.cpp"], build_root / "csim", {"TB_HSMPQG": 1, "TB_Z": pe.z, "TB_S": pe.s, "TB_KEY_BITS": pe.key_bits}
+        [shared_dir("sim") / "csim" / "tb_hpq.cpp"],
+        build_root / "csim",
+        {"TB_HSMPQG": 1, "TB_Z": pe.z, "TB_S": pe.s, "TB_KEY_BITS": pe.key_bits},
     )
     rng = np.random.default_rng(17)
     queries = 30
@@ -117,7 +130,13 @@ def test_hls_csim_matches_reference(pe, build_root):
         q[-1][:] = q[-1] % np.uint64(3)  # duplicates
     sizes = np.array([[len(k) for k in q] for q in streams], dtype=np.uint32)
     keys = np.concatenate([k for q in streams for k in q])
-    (out,) = run_program(binary, [sizes, keys], [("uint64", (queries, pe.s))], build_root / f"csim_hsmpqg_{pe.z}_{pe.s}", args=[str(queries)])
+    (out,) = run_program(
+        binary,
+        [sizes, keys],
+        [("uint64", (queries, pe.s))],
+        build_root / f"csim_hsmpqg_{pe.z}_{pe.s}",
+        args=[str(queries)],
+    )
     for q in range(queries):
         assert np.array_equal(out[q], pe.select(streams[q])), f"query {q}"
 

@@ -1,11 +1,12 @@
 """IVF distance PE: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat, split_keys
-from fanns.pe.ivf_dist import IvfDist
 from fanns.paths import shared_dir
+from fanns.pe.ivf_dist import IvfDist
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -18,7 +19,9 @@ CONFIGS = [
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}{pe.storage}")
 def rtl(request, build_root):
     pe = request.param
-    sim = RtlSim.from_component(pe.component(), "ivf_dist", build_root / f"ivf_dist_{pe.d}_{pe.w}_{pe.vec_bits}_{pe.storage}")
+    sim = RtlSim.from_component(
+        pe.component(), "ivf_dist", build_root / f"ivf_dist_{pe.d}_{pe.w}_{pe.vec_bits}_{pe.storage}"
+    )
     return pe, sim
 
 
@@ -61,7 +64,14 @@ def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
         [shared_dir("sim") / "csim" / "tb_ivf_dist.cpp"],
         build_root / "csim",
-        {"TB_D": pe.d, "TB_W": pe.w, "TB_NLIST": pe.nlist, "TB_SHIFT": pe.ivf_shift, "TB_DIST_BITS": pe.ivf_dist_bits, "TB_STREAM": int(pe.storage == "stream")},
+        {
+            "TB_D": pe.d,
+            "TB_W": pe.w,
+            "TB_NLIST": pe.nlist,
+            "TB_SHIFT": pe.ivf_shift,
+            "TB_DIST_BITS": pe.ivf_dist_bits,
+            "TB_STREAM": int(pe.storage == "stream"),
+        },
     )
     rng = np.random.default_rng(3)
     lo, hi = pe.elem_range()

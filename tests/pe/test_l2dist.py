@@ -1,10 +1,11 @@
 """L2 distance PE: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing, resources."""
+
 import numpy as np
 import pytest
 
 from fanns.numerics import GraphFormat
-from fanns.pe.l2dist import L2Dist
 from fanns.paths import shared_dir
+from fanns.pe.l2dist import L2Dist
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -15,10 +16,14 @@ CONFIGS = [
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}{'s' if pe.signed else 'u'}")
+@pytest.fixture(
+    scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}{'s' if pe.signed else 'u'}"
+)
 def rtl(request, build_root):
     pe = request.param
-    sim = RtlSim.from_component(pe.component(), "l2dist", build_root / f"l2dist_{pe.d}_{pe.w}_{pe.vec_bits}_{pe.signed}")
+    sim = RtlSim.from_component(
+        pe.component(), "l2dist", build_root / f"l2dist_{pe.d}_{pe.w}_{pe.vec_bits}_{pe.signed}"
+    )
     return pe, sim
 
 
@@ -33,14 +38,20 @@ def test_reference_is_exact_l2(rng=np.random.default_rng(0)):
 
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 40, "max_vectors": 100, "bubble": 0.3, "backpressure": 0.3, "seed": 7})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "queries": 40, "max_vectors": 100, "bubble": 0.3, "backpressure": 0.3, "seed": 7},
+    )
     assert out["mismatches"] == 0
     assert out["checked"] >= 1000
 
 
 def test_rtl_cycles_match_timing_model(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 12, "max_vectors": 50, "bubble": 0.0, "backpressure": 0.0, "seed": 3})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "queries": 12, "max_vectors": 50, "bubble": 0.0, "backpressure": 0.0, "seed": 3},
+    )
     for n, cycles in out["spans"]:
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
 
@@ -49,7 +60,9 @@ def test_rtl_cycles_match_timing_model(rtl):
 def test_hls_csim_matches_reference(pe, build_root):
     ctype = {(8, False): ("uint8_t", np.uint8), (12, True): ("int16_t", np.int16)}[(pe.vec_bits, pe.signed)]
     binary = compile_program(
-        [shared_dir("sim") / "csim" / "tb_l2dist.cpp"], build_root / "csim", {"TB_D": pe.d, "TB_W": pe.w, "TB_ELEM": ctype[0]}
+        [shared_dir("sim") / "csim" / "tb_l2dist.cpp"],
+        build_root / "csim",
+        {"TB_D": pe.d, "TB_W": pe.w, "TB_ELEM": ctype[0]},
     )
     rng = np.random.default_rng(11)
     lo, hi = pe.elem_range()

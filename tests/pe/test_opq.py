@@ -1,10 +1,11 @@
 """OPQ rotation PE: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.pe.opq import Opq
 from fanns.paths import shared_dir
+from fanns.pe.opq import Opq
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -69,7 +70,11 @@ def test_hls_csim_matches_reference(pe, build_root):
         a = rng.integers(-(2**15), 2**15, (pe.d, pe.d)).astype(np.int32)
         x = rng.integers(lo, hi + 1, (nq, pe.d)).astype(np.int32)
         y, last = run_program(
-            binary, [x, a], [("int32", (nq, pe.d)), ("uint8", (nq, pe.d // pe.w))], build_root / f"csim_opq_{pe.w}_{trial}", args=[str(nq)]
+            binary,
+            [x, a],
+            [("int32", (nq, pe.d)), ("uint8", (nq, pe.d // pe.w))],
+            build_root / f"csim_opq_{pe.w}_{trial}",
+            args=[str(nq)],
         )
         assert np.array_equal(y, np.stack([pe.rotate(xi, a) for xi in x]))
         assert last[:, -1].all() and not last[:, :-1].any()

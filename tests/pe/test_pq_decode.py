@@ -1,11 +1,12 @@
 """PQ decode / ADC unit: reference model, RTL (cocotb + Verilator), HLS (g++ C simulation), timing."""
+
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat, quantize, sentinel
-from fanns.pe.pq_decode import KSUB, PqDecode
 from fanns.paths import shared_dir
+from fanns.pe.pq_decode import KSUB, PqDecode
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -15,10 +16,14 @@ CONFIGS = [
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"m{pe.m}l{pe.lut_bits}{'db' if pe.double_buffer else 'sb'}")
+@pytest.fixture(
+    scope="module", params=CONFIGS, ids=lambda pe: f"m{pe.m}l{pe.lut_bits}{'db' if pe.double_buffer else 'sb'}"
+)
 def rtl(request, build_root):
     pe = request.param
-    sim = RtlSim.from_component(pe.component(), "pq_decode", build_root / f"pq_decode_{pe.m}_{pe.lut_bits}_{pe.double_buffer}")
+    sim = RtlSim.from_component(
+        pe.component(), "pq_decode", build_root / f"pq_decode_{pe.m}_{pe.lut_bits}_{pe.double_buffer}"
+    )
     return pe, sim
 
 
@@ -68,7 +73,15 @@ def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
     out = sim.run(
         pe.testbench,
-        {"pe": pe.params(), "queries": 6, "max_cells": 4, "max_codes": 300, "bubble": 0.3, "backpressure": 0.3, "seed": 5},
+        {
+            "pe": pe.params(),
+            "queries": 6,
+            "max_cells": 4,
+            "max_codes": 300,
+            "bubble": 0.3,
+            "backpressure": 0.3,
+            "seed": 5,
+        },
     )
     assert out["mismatches"] == 0
     assert out["checked"] >= 1000
@@ -79,7 +92,15 @@ def test_rtl_schedule_matches_timing_model(rtl):
     pe, sim = rtl
     out = sim.run(
         pe.testbench,
-        {"pe": pe.params(), "queries": 4, "max_cells": 4, "max_codes": 600, "bubble": 0.0, "backpressure": 0.0, "seed": 9},
+        {
+            "pe": pe.params(),
+            "queries": 4,
+            "max_cells": 4,
+            "max_codes": 600,
+            "bubble": 0.0,
+            "backpressure": 0.0,
+            "seed": 9,
+        },
     )
     sizes = out["sizes"]
     assert [tuple(s) for s in out["schedule"]] == pe.schedule(sizes)
@@ -90,7 +111,16 @@ def test_rtl_single_cell_matches_per_n_formula(rtl):
     pe, sim = rtl
     out = sim.run(
         pe.testbench,
-        {"pe": pe.params(), "queries": 3, "max_cells": 3, "max_codes": 400, "bubble": 0.0, "backpressure": 0.0, "seed": 2, "isolated": True},
+        {
+            "pe": pe.params(),
+            "queries": 3,
+            "max_cells": 3,
+            "max_codes": 400,
+            "bubble": 0.0,
+            "backpressure": 0.0,
+            "seed": 2,
+            "isolated": True,
+        },
     )
     for (load, _, _), end, n in zip(out["schedule"], out["last_out"], out["sizes"]):
         assert end - load + 1 == pe.cycles(n), f"N={n}: simulated {end - load + 1}, model {pe.cycles(n)}"
@@ -99,7 +129,9 @@ def test_rtl_single_cell_matches_per_n_formula(rtl):
 @pytest.mark.parametrize("pe", CONFIGS, ids=["m16", "m5"])
 def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
-        [shared_dir("sim") / "csim" / "tb_pq_decode.cpp"], build_root / "csim", {"TB_M": pe.m, "TB_LUT_BITS": pe.lut_bits}
+        [shared_dir("sim") / "csim" / "tb_pq_decode.cpp"],
+        build_root / "csim",
+        {"TB_M": pe.m, "TB_LUT_BITS": pe.lut_bits},
     )
     rng = np.random.default_rng(13)
     for trial in range(3):

@@ -1,9 +1,10 @@
 """Stream FIFO PE: RTL under bubbles and back-pressure, timing, and the storage rule against yosys."""
+
 import pytest
 
 from fanns.pe.stream_fifo import StreamFifo, memory_mapping
-from fanns.tools.yosys import synthesize
 from fanns.tools.verilator import RtlSim
+from fanns.tools.yosys import synthesize
 
 # Storage kind does not change behaviour in simulation; depth 2 is the special (II = 2) case.
 CONFIGS = [StreamFifo(width=32, depth=2), StreamFifo(width=72, depth=17)]

@@ -1,4 +1,5 @@
 """Narrow-to-wide stream converter: RTL against the reference model, partial last words, timing."""
+
 import pytest
 
 from fanns.pe.stream_pack import StreamPack
@@ -22,7 +23,10 @@ def test_rtl_matches_reference_under_backpressure(rtl):
 
 def test_rtl_cycles_match_timing_model(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "frames": [1, 2, pe.k, 3 * pe.k + 1, 77], "bubble": 0.0, "backpressure": 0.0, "seed": 1})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "frames": [1, 2, pe.k, 3 * pe.k + 1, 77], "bubble": 0.0, "backpressure": 0.0, "seed": 1},
+    )
     for n, cycles in out["spans"]:
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
 

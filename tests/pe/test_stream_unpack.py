@@ -1,4 +1,5 @@
 """Wide-to-narrow stream converter: RTL against the reference model, partial words, timing."""
+
 import pytest
 
 from fanns.pe.stream_pack import StreamPack
@@ -11,19 +12,27 @@ CONFIGS = [StreamUnpack(item_bits=128, k=4), StreamUnpack(item_bits=32, k=16)]
 @pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"b{pe.item_bits}k{pe.k}")
 def rtl(request, build_root):
     pe = request.param
-    return pe, RtlSim.from_component(pe.component(), "stream_unpack", build_root / f"stream_unpack_{pe.item_bits}_{pe.k}")
+    return pe, RtlSim.from_component(
+        pe.component(), "stream_unpack", build_root / f"stream_unpack_{pe.item_bits}_{pe.k}"
+    )
 
 
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
     frames = [1, 2, 3, 17, 40, 1, 5, 90, 2, 60, 1, 33, 200]
-    out = sim.run(pe.testbench, {"pe": pe.params(), "frames": frames, "partial": 0.7, "bubble": 0.3, "backpressure": 0.4, "seed": 9})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "frames": frames, "partial": 0.7, "bubble": 0.3, "backpressure": 0.4, "seed": 9},
+    )
     assert out["mismatches"] == 0 and out["checked"] >= 1000
 
 
 def test_rtl_cycles_match_timing_model(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "frames": [1, 2, 7, 50], "partial": 0.0, "bubble": 0.0, "backpressure": 0.0, "seed": 1})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "frames": [1, 2, 7, 50], "partial": 0.0, "bubble": 0.0, "backpressure": 0.0, "seed": 1},
+    )
     for n, cycles in out["spans"]:
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
 

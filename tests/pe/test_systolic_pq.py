@@ -1,14 +1,15 @@
 """Replace-only systolic priority queue: schedule proof, reference and cycle models, RTL, HLS, timing."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fanns.engines.systolic import settle_cycles, zero_one_check
 from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
-from fanns.engines.systolic import settle_cycles, zero_one_check
-from fanns.pe.systolic_pq import SystolicPQ
 from fanns.paths import shared_dir
+from fanns.pe.systolic_pq import SystolicPQ
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -64,34 +65,66 @@ def test_bad_parameters_raise_fanns_error():
 
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 40, "max_items": 2 * pe.s + 50, "bubble": 0.3, "backpressure": 0.4, "seed": 5})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "queries": 40, "max_items": 2 * pe.s + 50, "bubble": 0.3, "backpressure": 0.4, "seed": 5},
+    )
     assert out["mismatches"] == 0
     assert out["inputs"] >= 1000
 
 
 def test_rtl_cycles_match_timing_model(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 12, "max_items": 3 * pe.s + 20, "bubble": 0.0, "backpressure": 0.0, "seed": 3})
+    out = sim.run(
+        pe.testbench,
+        {"pe": pe.params(), "queries": 12, "max_items": 3 * pe.s + 20, "bubble": 0.0, "backpressure": 0.0, "seed": 3},
+    )
     for n, cycles in out["spans"]:
         assert cycles == pe.cycles(n), f"N={n}: simulated {cycles}, model {pe.cycles(n)}"
 
 
 def test_rtl_back_to_back_queries_cost_cycles_each(rtl):
     pe, sim = rtl
-    out = sim.run(pe.testbench, {"pe": pe.params(), "queries": 8, "n": 2 * pe.s + 3, "max_items": 0, "bubble": 0.0, "backpressure": 0.0, "seed": 4, "pipelined": True})
+    out = sim.run(
+        pe.testbench,
+        {
+            "pe": pe.params(),
+            "queries": 8,
+            "n": 2 * pe.s + 3,
+            "max_items": 0,
+            "bubble": 0.0,
+            "backpressure": 0.0,
+            "seed": 4,
+            "pipelined": True,
+        },
+    )
     assert out["mismatches"] == 0
     ((_, cycles),) = out["spans"]
     assert cycles == 8 * pe.cycles(2 * pe.s + 3)
 
 
-@pytest.mark.parametrize("pe", [SystolicPQ(s=10, key_bits=52), SystolicPQ(s=1, key_bits=64), SystolicPQ(s=33, key_bits=64)], ids=lambda pe: f"s{pe.s}k{pe.key_bits}")
+@pytest.mark.parametrize(
+    "pe",
+    [SystolicPQ(s=10, key_bits=52), SystolicPQ(s=1, key_bits=64), SystolicPQ(s=33, key_bits=64)],
+    ids=lambda pe: f"s{pe.s}k{pe.key_bits}",
+)
 def test_hls_csim_matches_reference(pe, build_root):
-    binary = compile_program([shared_dir("sim") / "csim" / "tb_systolic_pq.cpp"], build_root / "csim", {"TB_S": pe.s, "TB_KEY_BITS": pe.key_bits})
+    binary = compile_program(
+        [shared_dir("sim") / "csim" / "tb_systolic_pq.cpp"],
+        build_root / "csim",
+        {"TB_S": pe.s, "TB_KEY_BITS": pe.key_bits},
+    )
     rng = np.random.default_rng(12)
     sizes = rng.integers(1, 5 * pe.s + 50, 40)
     keys = np.concatenate([rng.integers(0, sentinel(pe.key_bits), n, dtype=np.uint64, endpoint=True) for n in sizes])
     keys[::7] = sentinel(pe.key_bits) - rng.integers(0, 2, len(keys[::7])).astype(np.uint64)
-    (out,) = run_program(binary, [sizes.astype(np.uint32), keys], [("uint64", (len(sizes), pe.s))], build_root / f"csim_spq_{pe.s}", args=[str(len(sizes))])
+    (out,) = run_program(
+        binary,
+        [sizes.astype(np.uint32), keys],
+        [("uint64", (len(sizes), pe.s))],
+        build_root / f"csim_spq_{pe.s}",
+        args=[str(len(sizes))],
+    )
     start = np.concatenate([[0], np.cumsum(sizes)])
     for q in range(len(sizes)):
         assert np.array_equal(out[q], pe.select(keys[start[q] : start[q + 1]])), f"query {q}"

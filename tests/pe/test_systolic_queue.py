@@ -1,13 +1,14 @@
 """Graph-search queue: reference model, schedule proof with pops, RTL (bit-exact outputs and
 `worst`, exact accept/output cycles against `schedule`), HLS C simulation."""
+
 import numpy as np
 import pytest
 
+from fanns.engines.systolic import zero_one_check
 from fanns.errors import FannsError
 from fanns.numerics import sentinel
-from fanns.engines.systolic import zero_one_check
-from fanns.pe.systolic_queue import BoundedQueue, Op, SystolicQueue
 from fanns.paths import shared_dir
+from fanns.pe.systolic_queue import BoundedQueue, Op, SystolicQueue
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 
@@ -94,11 +95,21 @@ def test_rtl_cycles_match_schedule(rtl):
 
 @pytest.mark.parametrize("pe", [SystolicQueue(s=16, key_bits=64), SystolicQueue(s=1, key_bits=52)], ids=["s16", "s1"])
 def test_hls_csim_matches_reference(pe, build_root):
-    binary = compile_program([shared_dir("sim") / "csim" / "tb_systolic_queue.cpp"], build_root / "csim", {"TB_S": pe.s, "TB_KEY_BITS": pe.key_bits})
+    binary = compile_program(
+        [shared_dir("sim") / "csim" / "tb_systolic_queue.cpp"],
+        build_root / "csim",
+        {"TB_S": pe.s, "TB_KEY_BITS": pe.key_bits},
+    )
     rng = np.random.default_rng(21)
     cmds = random_commands(rng, pe.s, pe.key_bits, 5000)
     expected = BoundedQueue(pe.s, pe.key_bits).run(cmds)
     ops = np.array([op for op, _ in cmds], dtype=np.uint8)
     keys = np.array([k for _, k in cmds], dtype=np.uint64)
-    (out,) = run_program(binary, [ops, keys], [("uint64", (len(expected), 2))], build_root / f"csim_sq_{pe.s}", args=[str(len(cmds)), str(len(expected))])
+    (out,) = run_program(
+        binary,
+        [ops, keys],
+        [("uint64", (len(expected), 2))],
+        build_root / f"csim_sq_{pe.s}",
+        args=[str(len(cmds)), str(len(expected))],
+    )
     assert [(int(k), int(last)) for k, last in out] == expected

@@ -1,8 +1,9 @@
 """`fanns sweep` end to end on a small exploration of builtin:sift-10k: the report is self-contained
 and complete (every figure and table, JSON and CSV), agrees with `fanns dse`, is deterministic
 apart from the measured CPU figures, is written atomically, and refuses bad input cleanly."""
-import csv
+
 import base64
+import csv
 import io
 import json
 import re
@@ -23,8 +24,22 @@ SMALL = ["--nlist", "16", "--queries", "60", "--max-nprobe", "8"]
 
 
 def sweep_args(explore: Path, out: Path, *extra: str) -> list[str]:
-    return ["sweep", "builtin:sift-10k", "--boards", "u55c,zcu104", "--recall", GOALS[0], "--recall", GOALS[1],
-            *SMALL, "--explore-dir", str(explore), "--out", str(out), *extra]
+    return [
+        "sweep",
+        "builtin:sift-10k",
+        "--boards",
+        "u55c,zcu104",
+        "--recall",
+        GOALS[0],
+        "--recall",
+        GOALS[1],
+        *SMALL,
+        "--explore-dir",
+        str(explore),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +93,21 @@ def test_html_is_self_contained(swept):
 def test_every_figure_and_table_is_present(swept):
     text = (swept / "report" / "index.html").read_text()
     ids = Page(text).ids()
-    for needed in ("summary", "fig-recall", "fig-qps", "fig-resources", "designs", "method",
-                   "table-1-r-10-0-8", "table-r-1-0-3"):
+    for needed in (
+        "summary",
+        "fig-recall",
+        "fig-qps",
+        "fig-resources",
+        "designs",
+        "method",
+        "table-1-r-10-0-8",
+        "table-r-1-0-3",
+    ):
         assert needed in ids, needed
-    svgs = {t: base64.b64decode(a["src"].split(",", 1)[1]).decode() for t, a in
-            ((a.get("alt", ""), a) for tag, a in Page(text).tags if tag == "img")}
+    svgs = {
+        t: base64.b64decode(a["src"].split(",", 1)[1]).decode()
+        for t, a in ((a.get("alt", ""), a) for tag, a in Page(text).tags if tag == "img")
+    }
     recall_svg = next(v for k, v in svgs.items() if k.startswith("Recall"))
     qps_svg = next(v for k, v in svgs.items() if k.startswith("Predicted QPS"))
     res_svg = next(v for k, v in svgs.items() if k.startswith("Resource"))
@@ -136,7 +161,10 @@ def test_latency_skew_tiers_and_scaleout(swept):
             for row in tiers["designs"][1:]:
                 assert row["speedup"] == pytest.approx(row["qps"] / base["qps"], rel=1e-3) and 0 <= row["hit_rate"] <= 1
         row = e["summary"]
-        assert row["p99_us"] == lat["alone"]["p99_us"] and row["fpga_p99_n16_us"] == fpga["p99_us"][fpga["counts"].index(16)]
+        assert (
+            row["p99_us"] == lat["alone"]["p99_us"]
+            and row["fpga_p99_n16_us"] == fpga["p99_us"][fpga["counts"].index(16)]
+        )
 
 
 def test_json_and_csv_carry_the_same_data(swept):
@@ -165,7 +193,23 @@ def test_summary_is_what_fanns_dse_chooses(swept, tmp_path):
     data = json.loads((swept / "report" / "report.json").read_text())
     for s in data["summary"]:
         out = tmp_path / f"{s['board']}-{s['goal']}"
-        assert main(["dse", str(swept / "explore"), "--board", s["board"], "--recall", s["goal"], "--top", "3", "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "dse",
+                    str(swept / "explore"),
+                    "--board",
+                    s["board"],
+                    "--recall",
+                    s["goal"],
+                    "--top",
+                    "3",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         best = json.loads((out / "dse.json").read_text())["best"]
         for key in ("index", "nprobe", "qps", "bottleneck", "latency_us", "hw_recall"):
             assert s["design"][key] == best[key], (s["board"], s["goal"], key)
@@ -257,18 +301,21 @@ def test_report_folder_is_atomic(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--boards", "u55c,nosuchboard", "--recall", "R@10=0.5"], "unknown board"),
-    (["--boards", "u55c", "--recall", "R@10=1.5"], "R@10=1.5"),
-    (["--boards", "u55c"], "no recall goal given"),
-    (["--boards", ",", "--recall", "R@10=0.5"], "no board given"),
-    (["--boards", "u55c", "--recall", "R@10=0.5", "--max-nprobe", "0"], "--max-nprobe 0"),
-    (["--boards", "u55c", "--recall", "R@10=0.5", "--clock", "-5"], "--clock -5"),
-    (["--boards", "u55c", "--recall", "R@10=0.5", "--graph", "kdtree"], "kdtree"),
-    (["--boards", "u55c", "--recall", "R@10=0.5", "--nlist", "abc"], "--nlist"),
-    (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "fast"], "--slo-p99"),
-    (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "1ms", "--slo-p95", "1ms"], "both given"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--boards", "u55c,nosuchboard", "--recall", "R@10=0.5"], "unknown board"),
+        (["--boards", "u55c", "--recall", "R@10=1.5"], "R@10=1.5"),
+        (["--boards", "u55c"], "no recall goal given"),
+        (["--boards", ",", "--recall", "R@10=0.5"], "no board given"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--max-nprobe", "0"], "--max-nprobe 0"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--clock", "-5"], "--clock -5"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--graph", "kdtree"], "kdtree"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--nlist", "abc"], "--nlist"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "fast"], "--slo-p99"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "1ms", "--slo-p95", "1ms"], "both given"),
+    ],
+)
 def test_input_errors(tmp_path, capsys, args, message):
     out = tmp_path / "rep"
     assert main(["sweep", "builtin:sift-10k", *args, "--out", str(out)]) == 2
@@ -282,15 +329,50 @@ def test_input_errors(tmp_path, capsys, args, message):
 def test_refuses_to_replace_a_foreign_folder(tmp_path, capsys):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
-    assert main(["sweep", "builtin:sift-10k", "--boards", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "mine"), "--force"]) == 2
+    assert (
+        main(
+            [
+                "sweep",
+                "builtin:sift-10k",
+                "--boards",
+                "u55c",
+                "--recall",
+                "R@10=0.5",
+                "--out",
+                str(tmp_path / "mine"),
+                "--force",
+            ]
+        )
+        == 2
+    )
     assert "not a sweep report" in capsys.readouterr().err
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
 def test_graph_heatmaps(swept):
     out = swept / "graph-report"
-    assert main(["sweep", "builtin:sift-10k", "--boards", "u55c", "--recall", GOALS[0], *SMALL, "--explore-dir", str(swept / "explore"),
-                 "--graph", "hnsw", "--graph-queries", "30", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                "builtin:sift-10k",
+                "--boards",
+                "u55c",
+                "--recall",
+                GOALS[0],
+                *SMALL,
+                "--explore-dir",
+                str(swept / "explore"),
+                "--graph",
+                "hnsw",
+                "--graph-queries",
+                "30",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads((out / "report.json").read_text())
     (graph,) = data["graphs"]
     assert graph["graph"] == "hnsw"
@@ -302,5 +384,9 @@ def test_graph_heatmaps(swept):
     assert "fig-graph-hnsw" in page.ids() and "graphs" in page.ids()
     (src,) = [a["src"] for t, a in page.tags if t == "img" and "DST" in a.get("alt", "")]
     svg = base64.b64decode(src.split(",", 1)[1]).decode()
-    for title in ("HNSW intra-query: latency speedup over BFS", "HNSW across-query: QPS speedup over BFS", "HNSW intra-query: R@10"):
+    for title in (
+        "HNSW intra-query: latency speedup over BFS",
+        "HNSW across-query: QPS speedup over BFS",
+        "HNSW intra-query: R@10",
+    ):
         assert title in svg

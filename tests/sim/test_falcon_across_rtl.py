@@ -6,17 +6,18 @@ per cycle among all masters. Every result row must equal the DST reference bit f
 batch's measured cycles and each query's latency must agree with the across-query cycle model
 (`fanns.model.graph.across`) within 10 % (issue 7's bound).
 """
+
 import numpy as np
 import pytest
 
-from fanns.model.graph.across import across_batch_cycles
-from fanns.model.graph.qpp import QppConfig
-from fanns.design.graph import Runtime
-from fanns.reference.graph import STATS, reference
-from fanns.model.graph.pinned import pinned_graph_design
-from fanns.images.graph import pack
 from fanns.datasets import load_dataset
+from fanns.design.graph import Runtime
+from fanns.images.graph import pack
 from fanns.index.graph import build_graph, graph_format_for
+from fanns.model.graph.across import across_batch_cycles
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.model.graph.qpp import QppConfig
+from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words, split_queries
 
 NODES, PIPES, PER_QPP, LATENCY = 2000, 2, 3, 40
@@ -27,8 +28,17 @@ def bench(build_root):
     ds = load_dataset("builtin:sift-10k")
     base = np.asarray(ds.base[:NODES], dtype=np.float32)
     graph = build_graph(base, "hnsw", max_degree=32, fmt=graph_format_for(base))
-    design = pinned_graph_design(graph, mode="across", pipelines=PIPES, units=1, channels=2, l_max=64, k_max=10,
-                                 bloom=(3, 3 * 2**14), limits=(8, 4))
+    design = pinned_graph_design(
+        graph,
+        mode="across",
+        pipelines=PIPES,
+        units=1,
+        channels=2,
+        l_max=64,
+        k_max=10,
+        bloom=(3, 3 * 2**14),
+        limits=(8, 4),
+    )
     images = pack(design, graph)
     nq = PIPES * PER_QPP
     queries = graph.fmt.quantize(np.asarray(ds.queries[:nq], dtype=np.float32))
@@ -54,8 +64,9 @@ def test_results_equal_reference_and_batch_matches_model(bench, l, k, mg, mc):
     rt = Runtime(l=l, k=k, mg=mg, mc=mc)
     run, ref = run_batch(bench, rt)
     design = bench["design"]
-    model = across_batch_cycles(ref.traces, QppConfig.of_design(design, LATENCY, rt), split_queries(len(ref.traces), PIPES),
-                                design.channels)
+    model = across_batch_cycles(
+        ref.traces, QppConfig.of_design(design, LATENCY, rt), split_queries(len(ref.traces), PIPES), design.channels
+    )
     assert abs(model.batch - run.sim_cycles) <= 0.10 * run.sim_cycles, (model.batch, run.sim_cycles)
     cycles = run.stats["cycles"]
     assert np.all(np.abs(model.latency - cycles) <= 0.10 * cycles), (model.latency, cycles)

@@ -6,15 +6,16 @@ reference configured as the design (`fanns.reference.graph`) bit for bit — key
 hops / visited / checks / groups statistics — and each query's measured cycles must agree with
 the cycle model (`fanns.model.graph.qpp.simulate` on the reference's trace) within 10 %.
 """
+
 import numpy as np
 import pytest
 
-from fanns.design.graph import Runtime
-from fanns.reference.graph import STATS, reference
-from fanns.model.graph.pinned import pinned_graph_design
-from fanns.images.graph import pack
 from fanns.datasets import load_dataset
+from fanns.design.graph import Runtime
+from fanns.images.graph import pack
 from fanns.index.graph import build_graph, graph_format_for
+from fanns.model.graph.pinned import pinned_graph_design
+from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.rtl import FalconRtl, memory_words
 
 NODES, QUERIES, LATENCY = 2000, 3, 40
@@ -45,8 +46,11 @@ def check_run(bench, runtime: Runtime, latency: int = LATENCY, stall: int = 0):
     return run, ref
 
 
-@pytest.mark.parametrize("l,k,mg,mc", [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)],
-                         ids=["bfs", "dst-4x2", "dst-8x4", "dst-2x3-l32"])
+@pytest.mark.parametrize(
+    "l,k,mg,mc",
+    [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)],
+    ids=["bfs", "dst-4x2", "dst-8x4", "dst-2x3-l32"],
+)
 def test_results_equal_reference_and_cycles_match_model(bench, l, k, mg, mc):
     rt = Runtime(l=l, k=k, mg=mg, mc=mc)
     run, ref = check_run(bench, rt)
@@ -87,9 +91,30 @@ def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
     from fanns.flow.graph_sim import graph_rtl_report
 
     project = tmp_path / "proj"
-    args = ["generate-graph-rtl", "builtin:sift-10k", "--nodes", str(NODES), "--units", "2", "--channels", "2",
-            "--l-max", "64", "--k-max", "10", "--bloom", "3,49152", "--limits", "8,4", "--runtime", "64,10,4,2",
-            "--queries", str(QUERIES), "--out", str(project)]
+    args = [
+        "generate-graph-rtl",
+        "builtin:sift-10k",
+        "--nodes",
+        str(NODES),
+        "--units",
+        "2",
+        "--channels",
+        "2",
+        "--l-max",
+        "64",
+        "--k-max",
+        "10",
+        "--bloom",
+        "3,49152",
+        "--limits",
+        "8,4",
+        "--runtime",
+        "64,10,4,2",
+        "--queries",
+        str(QUERIES),
+        "--out",
+        str(project),
+    ]
     assert main(args) == 0
     assert graph_rtl_report(project, build_root, None, 0, LATENCY, 0.0, None, Console(), rtl=bench["rtl"]) == 0
     assert graph_rtl_report(project, build_root, 2, 1, LATENCY, 0.0, (32, 5, 2, 2), Console(), rtl=bench["rtl"]) == 0

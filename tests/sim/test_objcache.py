@@ -1,4 +1,5 @@
 """The Verilator-runtime object cache: compiles once per command, copies afterwards, passes other compiles through."""
+
 import subprocess
 
 from fanns.tools import objcache

@@ -15,6 +15,7 @@ banks by the platform's interconnect (`sp=` of every master to the banks it read
 memory channels' bandwidth is shared there — in simulation by `fanns.sim.axi_memory.SimMemory`
 with `shared` set, where every channel moves one beat per cycle among all masters.
 """
+
 from __future__ import annotations
 
 from amaranth import Module, Signal
@@ -22,10 +23,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from fanns.hdl.bus import RESP_SLVERR, axi4_signature, axil_signature
-from fanns.design.graph_hw import ADDR_BITS, CSR_ADDR_BITS, QppHw
 from fanns.arch.graph.top import FalconQpp
 from fanns.arch.graph.units import wire_master
+from fanns.design.graph_hw import ADDR_BITS, CSR_ADDR_BITS, QppHw
+from fanns.hdl.bus import RESP_SLVERR, axi4_signature, axil_signature
 
 QPP_WINDOW = 1 << CSR_ADDR_BITS
 
@@ -73,8 +74,14 @@ class AxilSplit(wiring.Component):
             t = getattr(self, f"m{i}")
             mine_w, mine_r = write_ready & (w_sel == i), read_ready & (r_sel == i)
             m.d.comb += [
-                t.awaddr.eq(aw_addr[:wb]), t.awvalid.eq(mine_w & ~aw_sent), t.wdata.eq(w_data), t.wstrb.eq(w_strb),
-                t.wvalid.eq(mine_w & ~w_sent), t.bready.eq(mine_w), t.araddr.eq(ar_addr[:wb]), t.arvalid.eq(mine_r & ~r_sent),
+                t.awaddr.eq(aw_addr[:wb]),
+                t.awvalid.eq(mine_w & ~aw_sent),
+                t.wdata.eq(w_data),
+                t.wstrb.eq(w_strb),
+                t.wvalid.eq(mine_w & ~w_sent),
+                t.bready.eq(mine_w),
+                t.araddr.eq(ar_addr[:wb]),
+                t.arvalid.eq(mine_r & ~r_sent),
                 t.rready.eq(mine_r),
             ]
             with m.If(mine_w):
@@ -83,7 +90,14 @@ class AxilSplit(wiring.Component):
                 with m.If(t.wvalid & t.wready):
                     m.d.sync += w_sent.eq(1)
                 with m.If(t.bvalid):
-                    m.d.sync += [s.bvalid.eq(1), s.bresp.eq(t.bresp), aw_full.eq(0), w_full.eq(0), aw_sent.eq(0), w_sent.eq(0)]
+                    m.d.sync += [
+                        s.bvalid.eq(1),
+                        s.bresp.eq(t.bresp),
+                        aw_full.eq(0),
+                        w_full.eq(0),
+                        aw_sent.eq(0),
+                        w_sent.eq(0),
+                    ]
             with m.If(mine_r):
                 with m.If(t.arvalid & t.arready):
                     m.d.sync += r_sent.eq(1)

@@ -20,6 +20,7 @@ that is the sentinel or above T ends the group and the refill, the rest of that 
 discarded, which loses nothing: C is sorted and T never grows — then GROUP_END). When no group
 is in flight: FLUSH R (its first k real keys are the result), CLEAR C, QUERY_END to the units.
 """
+
 from __future__ import annotations
 
 from amaranth import Cat, Module, Mux, Signal
@@ -27,7 +28,15 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from fanns.design.graph_hw import KIND_CAND, KIND_ENTRY, KIND_GROUP_END, KIND_QUERY_END, QppHw, token_layout, unit_out_layout
+from fanns.design.graph_hw import (
+    KIND_CAND,
+    KIND_ENTRY,
+    KIND_GROUP_END,
+    KIND_QUERY_END,
+    QppHw,
+    token_layout,
+    unit_out_layout,
+)
 from fanns.numerics import ID_BITS, sentinel
 from fanns.pe.systolic_queue import Op
 
@@ -68,7 +77,13 @@ class QppCore(wiring.Component):
         m.d.comb += [self.cmd.valid.eq(cmdf.r_rdy), self.cmd.payload.eq(cmdf.r_data), cmdf.r_en.eq(self.cmd.ready)]
         push = data.View(token_layout(), cmdf.w_data)
 
-        l, k, mg, mc, entry = Signal.like(self.l), Signal.like(self.k), Signal.like(self.mg), Signal.like(self.mc), Signal(ID_BITS)
+        l, k, mg, mc, entry = (
+            Signal.like(self.l),
+            Signal.like(self.k),
+            Signal.like(self.mg),
+            Signal.like(self.mc),
+            Signal(ID_BITS),
+        )
         qcycles = Signal(32)
         in_flight = Signal(range(lim.mg_max + 2))
         T = Signal(hw.rkey_bits)
@@ -88,12 +103,24 @@ class QppCore(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [
-                        l.eq(self.l), k.eq(self.k), mg.eq(self.mg), mc.eq(self.mc), entry.eq(self.entry),
-                        qcycles.eq(1), self.busy.eq(1), in_flight.eq(1),
-                        self.hops.eq(1), self.groups.eq(1), self.visited.eq(0),
+                        l.eq(self.l),
+                        k.eq(self.k),
+                        mg.eq(self.mg),
+                        mc.eq(self.mc),
+                        entry.eq(self.entry),
+                        qcycles.eq(1),
+                        self.busy.eq(1),
+                        in_flight.eq(1),
+                        self.hops.eq(1),
+                        self.groups.eq(1),
+                        self.visited.eq(0),
                     ]
                     m.next = "ENTRY"
-            for state, nxt, kind in (("ENTRY", "CAND", KIND_ENTRY), ("CAND", "GROUP0_END", KIND_CAND), ("GROUP0_END", "PRELOAD", KIND_GROUP_END)):
+            for state, nxt, kind in (
+                ("ENTRY", "CAND", KIND_ENTRY),
+                ("CAND", "GROUP0_END", KIND_CAND),
+                ("GROUP0_END", "PRELOAD", KIND_GROUP_END),
+            ):
                 with m.State(state):
                     m.d.comb += [push.kind.eq(kind), push.id.eq(entry), cmdf.w_en.eq(1)]
                     with m.If(cmdf.w_rdy):
@@ -155,9 +182,13 @@ class QppCore(wiring.Component):
                     m.next = "INS_START"
             with m.State("FINISH"):
                 m.d.comb += [
-                    rq.cmd.valid.eq(~fin[0]), rq.cmd.payload.op.eq(Op.FLUSH),
-                    cq.cmd.valid.eq(~fin[1]), cq.cmd.payload.op.eq(Op.CLEAR),
-                    push.kind.eq(KIND_QUERY_END), push.id.eq(0), cmdf.w_en.eq(~fin[2]),
+                    rq.cmd.valid.eq(~fin[0]),
+                    rq.cmd.payload.op.eq(Op.FLUSH),
+                    cq.cmd.valid.eq(~fin[1]),
+                    cq.cmd.payload.op.eq(Op.CLEAR),
+                    push.kind.eq(KIND_QUERY_END),
+                    push.id.eq(0),
+                    cmdf.w_en.eq(~fin[2]),
                     self.qe_sent.eq(~fin[2] & cmdf.w_rdy),
                 ]
                 now = Cat(fin[0] | rq.cmd.ready, fin[1] | cq.cmd.ready, fin[2] | cmdf.w_rdy)
@@ -196,8 +227,10 @@ class QppCore(wiring.Component):
         can = Mux(is_entry, r_ok, Mux(kept, r_ok & c_ok, 1))
         take = any_new & can
         m.d.comb += [
-            rq.cmd.payload.op.eq(Op.INSERT), rq.cmd.payload.key.eq(rkey),
-            cq.cmd.payload.op.eq(Op.INSERT), cq.cmd.payload.key.eq(key),
+            rq.cmd.payload.op.eq(Op.INSERT),
+            rq.cmd.payload.key.eq(rkey),
+            cq.cmd.payload.op.eq(Op.INSERT),
+            cq.cmd.payload.key.eq(key),
             rq.cmd.valid.eq(any_new & (is_entry | kept) & r_ok & (is_entry | c_ok)),
             cq.cmd.valid.eq(any_new & ~is_entry & kept & r_ok & c_ok),
         ]

@@ -17,16 +17,17 @@ all-ones keys up to k_max, then the statistics cycles | hops << 32, checks | vis
 groups (uint64 each) and zeros to the row's end (`GraphDesign.result_row_bytes`). `cycles` is
 the query's latency: from its start to its k-th key leaving the result queue.
 """
+
 from __future__ import annotations
 
 from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.arch.graph.core import QppCore
-from fanns.design.graph_hw import ADDR_BITS, CSR_ADDR_BITS, QppHw
 from fanns.arch.graph.units import BfcUnit, Dispatcher, VectorWords, wire_master
+from fanns.design.graph_hw import ADDR_BITS, CSR_ADDR_BITS, QppHw
+from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.pe.axil_csr import AxilCsrComponent
 from fanns.pe.stream_pack import StreamPackComponent
 
@@ -95,8 +96,16 @@ class FalconQpp(wiring.Component):
         # Latched run parameters.
         nq, qi, done_rows = Signal(32), Signal(32), Signal(32)
         q_addr, r_addr = Signal(ADDR_BITS), Signal(ADDR_BITS)
-        l, k, mg, mc, entry = Signal.like(core.l), Signal.like(core.k), Signal.like(core.mg), Signal.like(core.mc), Signal(32)
-        bases = {name: Signal(ADDR_BITS, name=name) for c in range(hw.channels) for name in (f"adj_addr{c}", f"vec_addr{c}")}
+        l, k, mg, mc, entry = (
+            Signal.like(core.l),
+            Signal.like(core.k),
+            Signal.like(core.mg),
+            Signal.like(core.mc),
+            Signal(32),
+        )
+        bases = {
+            name: Signal(ADDR_BITS, name=name) for c in range(hw.channels) for name in (f"adj_addr{c}", f"vec_addr{c}")
+        }
         for c in range(hw.channels):
             m.d.comb += getattr(disp, f"base{c}").eq(bases[f"adj_addr{c}"])
             for unit in units:
@@ -108,7 +117,9 @@ class FalconQpp(wiring.Component):
         with m.If(busy):
             m.d.sync += run_cycles.eq(run_cycles + 1)
         m.d.comb += [
-            csr.ap_idle.eq(~busy), csr.cycles.eq(cycles), csr.status.eq(Cat(bad, axi_err)),
+            csr.ap_idle.eq(~busy),
+            csr.cycles.eq(cycles),
+            csr.status.eq(Cat(bad, axi_err)),
             self.interrupt.eq(csr.ap_done),
         ]
         for name, value in hw.info_values().items():
@@ -128,18 +139,36 @@ class FalconQpp(wiring.Component):
         align = hw.port_bytes - 1
         addrs = [csr.query_addr, csr.result_addr, *(getattr(csr, n) for n in bases)]
         params_ok = (
-            (csr.l >= 2) & (csr.l <= q.l_max) & (csr.k >= 1) & (csr.k <= q.k_max) & (csr.k <= csr.l)
-            & (csr.mg >= 1) & (csr.mg <= lim.mg_max) & (csr.mc >= 1) & (csr.mc <= lim.mc_max)
-            & (csr.entry < csr.nodes) & Cat(*((a & align) == 0 for a in addrs)).all()
+            (csr.l >= 2)
+            & (csr.l <= q.l_max)
+            & (csr.k >= 1)
+            & (csr.k <= q.k_max)
+            & (csr.k <= csr.l)
+            & (csr.mg >= 1)
+            & (csr.mg <= lim.mg_max)
+            & (csr.mc >= 1)
+            & (csr.mc <= lim.mc_max)
+            & (csr.entry < csr.nodes)
+            & Cat(*((a & align) == 0 for a in addrs)).all()
         )
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(csr.ap_start):
                     m.d.sync += [
-                        nq.eq(csr.nq), qi.eq(0), done_rows.eq(0), q_addr.eq(csr.query_addr), r_addr.eq(csr.result_addr),
-                        l.eq(csr.l), k.eq(csr.k), mg.eq(csr.mg), mc.eq(csr.mc), entry.eq(csr.entry),
+                        nq.eq(csr.nq),
+                        qi.eq(0),
+                        done_rows.eq(0),
+                        q_addr.eq(csr.query_addr),
+                        r_addr.eq(csr.result_addr),
+                        l.eq(csr.l),
+                        k.eq(csr.k),
+                        mg.eq(csr.mg),
+                        mc.eq(csr.mc),
+                        entry.eq(csr.entry),
                         *(sig.eq(getattr(csr, name)) for name, sig in bases.items()),
-                        run_cycles.eq(0), bad.eq(~params_ok), busy.eq(1),
+                        run_cycles.eq(0),
+                        bad.eq(~params_ok),
+                        busy.eq(1),
                     ]
                     m.next = "WAIT"
                     with m.If(~params_ok):
@@ -148,7 +177,11 @@ class FalconQpp(wiring.Component):
                 with m.If(qi == nq):
                     m.next = "WRITES"
                 with m.Elif(all_idle):
-                    m.d.comb += [rd.cmd.valid.eq(1), rd.cmd.payload.addr.eq(q_addr), rd.cmd.payload.len.eq(hw.vector_bytes)]
+                    m.d.comb += [
+                        rd.cmd.valid.eq(1),
+                        rd.cmd.payload.addr.eq(q_addr),
+                        rd.cmd.payload.len.eq(hw.vector_bytes),
+                    ]
                     with m.If(rd.cmd.ready):
                         m.d.comb += [core.start.eq(1), disp.clear.eq(1)]
                         m.d.sync += [qi.eq(qi + 1), q_addr.eq(q_addr + d.query_row_bytes)]
@@ -156,14 +189,22 @@ class FalconQpp(wiring.Component):
             with m.State("WCMD"):
                 # The row's write command goes first: the writer takes data only for a command, and
                 # a row of more keys than a beat holds would otherwise stall the result queue's flush.
-                m.d.comb += [wr.cmd.valid.eq(1), wr.cmd.payload.addr.eq(r_addr), wr.cmd.payload.len.eq(d.result_row_bytes)]
+                m.d.comb += [
+                    wr.cmd.valid.eq(1),
+                    wr.cmd.payload.addr.eq(r_addr),
+                    wr.cmd.payload.len.eq(d.result_row_bytes),
+                ]
                 with m.If(wr.cmd.ready):
                     m.d.sync += r_addr.eq(r_addr + d.result_row_bytes)
                     m.next = "RUN"
                 with m.If(core.done):
                     m.next = "WCMD_DONE"
             with m.State("WCMD_DONE"):
-                m.d.comb += [wr.cmd.valid.eq(1), wr.cmd.payload.addr.eq(r_addr), wr.cmd.payload.len.eq(d.result_row_bytes)]
+                m.d.comb += [
+                    wr.cmd.valid.eq(1),
+                    wr.cmd.payload.addr.eq(r_addr),
+                    wr.cmd.payload.len.eq(d.result_row_bytes),
+                ]
                 with m.If(wr.cmd.ready):
                     m.d.sync += r_addr.eq(r_addr + d.result_row_bytes)
                     m.next = "WAIT"
@@ -186,7 +227,11 @@ class FalconQpp(wiring.Component):
         d = hw.design
         items = d.result_row_bytes * 8 // RESULT_ITEM_BITS
         m.submodules.result_pack = pack = StreamPackComponent(RESULT_ITEM_BITS, hw.port_bits // RESULT_ITEM_BITS)
-        m.d.comb += [wr.i.valid.eq(pack.o.valid), wr.i.payload.data.eq(pack.o.payload.data), pack.o.ready.eq(wr.i.ready)]
+        m.d.comb += [
+            wr.i.valid.eq(pack.o.valid),
+            wr.i.payload.data.eq(pack.o.payload.data),
+            pack.o.ready.eq(wr.i.ready),
+        ]
         stats = [Signal(RESULT_ITEM_BITS, name=f"stat{i}") for i in range(STATS_ITEMS)]
         stats_valid = Signal()
         with m.If(core.done):

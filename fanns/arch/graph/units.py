@@ -15,6 +15,7 @@
   and the distance PE as a zero vector with `last` (which returns it to loading the next query);
   both of those outputs are dropped, and `qend` pulses when the unit has finished the query.
 """
+
 from __future__ import annotations
 
 from amaranth import Array, Cat, Const, Module, Mux, Signal
@@ -23,11 +24,19 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from fanns.hdl.bus import axi4_signature
 from fanns.design.graph_hw import (
-    ADDR_BITS, KIND_CHECK, KIND_ENTRY, KIND_GROUP_END, KIND_QUERY_END, PAD_ID, UNIT_FIFO_DEPTH, QppHw, token_layout,
+    ADDR_BITS,
+    KIND_CHECK,
+    KIND_ENTRY,
+    KIND_GROUP_END,
+    KIND_QUERY_END,
+    PAD_ID,
+    UNIT_FIFO_DEPTH,
+    QppHw,
+    token_layout,
     unit_out_layout,
 )
+from fanns.hdl.bus import axi4_signature
 from fanns.numerics import ID_BITS
 from fanns.pe.axi_reader import word_layout
 
@@ -36,7 +45,7 @@ def wire_master(m: Module, outer, inner) -> None:
     """Connect a sub-component's AXI master port to the same members of an outer port."""
     for name, member in inner.signature.members.items():
         o, i = getattr(outer, name), getattr(inner, name)
-        m.d.comb += (o.eq(i) if member.flow == Out else i.eq(o))
+        m.d.comb += o.eq(i) if member.flow == Out else i.eq(o)
 
 
 def channel_address(m: Module, hw: QppHw, node, bases: list, row_bytes: int) -> Signal:
@@ -77,7 +86,9 @@ class Dispatcher(wiring.Component):
         is_cand = cmd.kind == KIND_CHECK
         m.d.comb += [
             rd.cmd.valid.eq(self.cmd.valid & is_cand & side.w_rdy),
-            rd.cmd.payload.addr.eq(channel_address(m, hw, cmd.id, [getattr(self, f"base{c}") for c in range(hw.channels)], hw.row_bytes)),
+            rd.cmd.payload.addr.eq(
+                channel_address(m, hw, cmd.id, [getattr(self, f"base{c}") for c in range(hw.channels)], hw.row_bytes)
+            ),
             rd.cmd.payload.len.eq(hw.row_bytes),
             self.cmd.ready.eq(side.w_rdy & (~is_cand | rd.cmd.ready)),
             side.w_data.eq(cmd),
@@ -161,11 +172,13 @@ class VectorWords(wiring.Component):
         self.hw = hw
         pe = hw.l2dist
         word = data.ArrayLayout(pe.elem_shape, pe.w)
-        super().__init__({
-            "beats": In(stream.Signature(word_layout(hw.port_bits))),
-            "cmd": In(stream.Signature(data.StructLayout({"dummy": 1}))),
-            "o": Out(stream.Signature(data.StructLayout({"data": word, "last": 1}))),
-        })
+        super().__init__(
+            {
+                "beats": In(stream.Signature(word_layout(hw.port_bits))),
+                "cmd": In(stream.Signature(data.StructLayout({"dummy": 1}))),
+                "o": Out(stream.Signature(data.StructLayout({"data": word, "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform):
         hw = self.hw
@@ -257,7 +270,11 @@ class BfcUnit(wiring.Component):
         m.d.comb += self.error.eq(rd.error)
 
         # Tokens in.
-        m.d.comb += [tokens.w_data.eq(self.tok.payload), tokens.w_en.eq(self.tok.valid), self.tok.ready.eq(tokens.w_rdy)]
+        m.d.comb += [
+            tokens.w_data.eq(self.tok.payload),
+            tokens.w_en.eq(self.tok.valid),
+            self.tok.ready.eq(tokens.w_rdy),
+        ]
 
         # Front: checks into the Bloom filter, every token into the order FIFO.
         th = data.View(tl, tokens.r_data)
@@ -293,7 +310,11 @@ class BfcUnit(wiring.Component):
             order.r_en.eq(fire),
             bloom.o.ready.eq(fire & ~is_ge),
             rd.cmd.valid.eq(new & room),
-            rd.cmd.payload.addr.eq(channel_address(m, hw, oh.id, [getattr(self, f"base{c}") for c in range(hw.channels)], hw.design.vector_row_bytes)),
+            rd.cmd.payload.addr.eq(
+                channel_address(
+                    m, hw, oh.id, [getattr(self, f"base{c}") for c in range(hw.channels)], hw.design.vector_row_bytes
+                )
+            ),
             rd.cmd.payload.len.eq(hw.vector_bytes),
             pv.kind.eq(oh.kind),
             pv.id.eq(oh.id),

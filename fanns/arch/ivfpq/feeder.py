@@ -21,6 +21,7 @@ feeder has a second beat input, the paired fast-tier channel's reader, and takes
 from the input its descriptor's `tier` names (both readers run ahead on their own commands, so a
 cell waits only for its own tier).
 """
+
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal, unsigned
@@ -30,9 +31,9 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from fanns.hdl.bus import command_layout
 from fanns.arch.ivfpq.front import cell_layout
 from fanns.arch.ivfpq.hw import ADDR_BITS, TABLE_FIELD_BITS, TABLE_RECORD_BITS, IvfPqHw
+from fanns.hdl.bus import command_layout
 from fanns.images import ivfpq as ivfpq_images
 from fanns.numerics import ID_BITS
 from fanns.pe.axi_reader import word_layout
@@ -49,7 +50,9 @@ def desc_layout() -> data.StructLayout:
 
 def item_layout(m: int) -> data.StructLayout:
     """A PQDist code item, exactly the `codes` payload of `pq_decode`."""
-    return data.StructLayout({"codes": data.ArrayLayout(8, m), "id": ID_BITS, "pad": 1, "last_cell": 1, "last_query": 1})
+    return data.StructLayout(
+        {"codes": data.ArrayLayout(8, m), "id": ID_BITS, "pad": 1, "last_cell": 1, "last_query": 1}
+    )
 
 
 class Fetcher(wiring.Component):
@@ -82,8 +85,11 @@ class Fetcher(wiring.Component):
         fill_addr = Signal(range(max(2, hw.nlist)), name=f"{name}_fill_addr")
         m.d.comb += [
             fill.ready.eq(1),
-            tw.addr.eq(fill_addr), tw.data.eq(fill.payload[:width]), tw.en.eq(fill.valid),
-            tr.addr.eq(self.cells.payload.cell[:cell_bits]), tr.en.eq(issue),
+            tw.addr.eq(fill_addr),
+            tw.data.eq(fill.payload[:width]),
+            tw.en.eq(fill.valid),
+            tr.addr.eq(self.cells.payload.cell[:cell_bits]),
+            tr.en.eq(issue),
         ]
         with m.If(fill.valid):
             m.d.sync += fill_addr.eq(fill_addr + 1)
@@ -177,14 +183,23 @@ class ChannelFeeder(wiring.Component):
         active, lastq, tier = Signal(), Signal(), Signal()
         phase = Signal(2)
         q = Signal(range(max(2, n)))
-        share, pos, idp = Signal(fb), Signal(fb), Signal(fb)  # items of a share; first item of this unit / of the next id beat
+        share, pos, idp = (
+            Signal(fb),
+            Signal(fb),
+            Signal(fb),
+        )  # items of a share; first item of this unit / of the next id beat
         need_id, unit_last = Signal(), Signal()
         m.d.comb += [need_id.eq(idp < pos + ipu), unit_last.eq(pos + ipu == share)]
 
         last_pe = q == n - 1
         w_rdy = Signal()
-        m.d.comb += w_rdy.eq(Mux(phase == self.PH_ID, Cat(*(f.w_rdy for f in idf)).bit_select(q, 1),
-                                 Cat(*(f.w_rdy for f in codef)).bit_select(q, 1)))
+        m.d.comb += w_rdy.eq(
+            Mux(
+                phase == self.PH_ID,
+                Cat(*(f.w_rdy for f in idf)).bit_select(q, 1),
+                Cat(*(f.w_rdy for f in codef)).bit_select(q, 1),
+            )
+        )
         empty = phase == self.PH_EMPTY
         move = Signal()
         src = self.beats.signature.create()  # the beats of the current cell's tier
@@ -194,7 +209,8 @@ class ChannelFeeder(wiring.Component):
             m.d.comb += [
                 src.valid.eq(Mux(tier, hot.valid, self.beats.valid)),
                 src.payload.eq(Mux(tier, hot.payload, self.beats.payload)),
-                self.beats.ready.eq(take & ~tier), hot.ready.eq(take & tier),
+                self.beats.ready.eq(take & ~tier),
+                hot.ready.eq(take & tier),
             ]
         else:
             m.d.comb += [src.valid.eq(self.beats.valid), src.payload.eq(self.beats.payload), self.beats.ready.eq(take)]
@@ -225,7 +241,11 @@ class ChannelFeeder(wiring.Component):
                 with m.Case(self.PH_CODE):
                     m.d.sync += q.eq(Mux(last_pe, 0, q + 1))
                     with m.If(last_pe):
-                        m.d.sync += [pos.eq(next_pos), idp.eq(next_idp), phase.eq(Mux(next_idp < next_pos + ipu, self.PH_ID, self.PH_CODE))]
+                        m.d.sync += [
+                            pos.eq(next_pos),
+                            idp.eq(next_idp),
+                            phase.eq(Mux(next_idp < next_pos + ipu, self.PH_ID, self.PH_CODE)),
+                        ]
                     with m.Else():
                         m.d.sync += phase.eq(Mux(need_id, self.PH_ID, self.PH_CODE))
                 with m.Case(self.PH_EMPTY):
@@ -236,7 +256,13 @@ class ChannelFeeder(wiring.Component):
         with m.If(self.desc.valid & self.desc.ready):
             d = self.desc.payload
             m.d.sync += [
-                active.eq(1), q.eq(0), pos.eq(0), idp.eq(0), share.eq(d.share), lastq.eq(d.last), tier.eq(d.tier),
+                active.eq(1),
+                q.eq(0),
+                pos.eq(0),
+                idp.eq(0),
+                share.eq(d.share),
+                lastq.eq(d.last),
+                tier.eq(d.tier),
                 phase.eq(Mux(d.share == 0, self.PH_EMPTY, self.PH_ID)),
             ]
 

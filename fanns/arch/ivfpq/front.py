@@ -10,6 +10,7 @@ PE, which emits the design's nprobe nearest cells ascending. The probe filter ke
 The IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router hands PE i its
 chunk. The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`).
 """
+
 from __future__ import annotations
 
 from amaranth import Array, Module, Mux, Signal, unsigned
@@ -115,7 +116,10 @@ class Front(wiring.Component):
             self.ivf_fill.ready.eq(Array(pe.centroids.ready for pe in pes)[idx]),
         ]
         for i, pe in enumerate(pes):
-            m.d.comb += [pe.centroids.valid.eq(self.ivf_fill.valid & (idx == i)), pe.centroids.payload.eq(self.ivf_fill.payload)]
+            m.d.comb += [
+                pe.centroids.valid.eq(self.ivf_fill.valid & (idx == i)),
+                pe.centroids.payload.eq(self.ivf_fill.payload),
+            ]
         with m.If(self.ivf_fill.valid & self.ivf_fill.ready):
             m.d.sync += cnt.eq(Mux(cnt == limit, 0, cnt + 1))
             with m.If(cnt == limit):

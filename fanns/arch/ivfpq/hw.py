@@ -13,17 +13,18 @@ ids just in time before the code units that need them), its I/O layout (`IoLayou
 and each query's results padded to whole beats) and its ROM images, which this RTL reads from
 device memory at the first run instead of baking them into the bitstream.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
 
-from fanns.model.ivfpq import stages as stage_model
-from fanns.design.ivfpq import IvfPqDesign
-from fanns.hdl.regmap import RegMap, RegMapBuilder, Register, control_block
 from fanns.boards import Board
-from fanns.images import ivfpq as ivfpq_images
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
+from fanns.images import ivfpq as ivfpq_images
+from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import ID_BITS
 
 ADDR_BITS = stage_model.ADDR_BITS
@@ -57,8 +58,14 @@ class IvfPqHw:
         if design.board != board.name:
             raise FannsError(f"the design is for board {design.board!r}, not {board.name!r}")
         ctx = stage_model.Context(
-            fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
-            opq=design.index.opq, clock_mhz=design.clock_mhz, memories=stage_model.memories(board, design.clock_mhz),
+            fmt=design.format,
+            n=design.index.n,
+            nlist=design.index.nlist,
+            nprobe=design.nprobe,
+            k=design.k,
+            opq=design.index.opq,
+            clock_mhz=design.clock_mhz,
+            memories=stage_model.memories(board, design.clock_mhz),
             family=board.family,
         )
         hw = cls(design, ctx, board.memory[0].port_bits)
@@ -69,15 +76,21 @@ class IvfPqHw:
     def check(self) -> None:
         st = self.design.stages
         if st.ivf_dist.storage == "stream":
-            raise FannsError("streamed IVF centroids are not supported by the RTL generator yet",
-                             hint="choose ivf_dist.storage bram or uram (fanns dse offers them too)")
+            raise FannsError(
+                "streamed IVF centroids are not supported by the RTL generator yet",
+                hint="choose ivf_dist.storage bram or uram (fanns dse offers them too)",
+            )
         if st.build_lut.centroids == "memory":
-            raise FannsError("BuildLUT centroids fetched from memory are not supported by the RTL generator yet",
-                             hint="choose build_lut.centroids bram or uram")
+            raise FannsError(
+                "BuildLUT centroids fetched from memory are not supported by the RTL generator yet",
+                hint="choose build_lut.centroids bram or uram",
+            )
         pq = st.pq_dist
         for name, bits in (("io", self.io_port_bits), ("pq", pq.port_bits)):
             if bits < 64 or bits & (bits - 1):
-                raise FannsError(f"{name} memory port of {bits} bits", hint="the RTL needs a power-of-two port of at least 64 bits")
+                raise FannsError(
+                    f"{name} memory port of {bits} bits", hint="the RTL needs a power-of-two port of at least 64 bits"
+                )
         lay = self.pq_layout(0)
         if lay.beats_per_unit != 1 or lay.codes_per_unit > lay.ids_per_beat:
             raise FannsError(
@@ -87,12 +100,21 @@ class IvfPqHw:
         for name in self.sections() + ["query"]:
             bits = self.section_word_bits(name)
             if max(bits, self.io_port_bits) % min(bits, self.io_port_bits):
-                raise FannsError(f"{name}: {bits}-bit words do not divide or fill {self.io_port_bits}-bit beats", hint="use power-of-two lanes")
-        if st.opq is not None and (max(st.opq.lanes, st.ivf_dist.lanes) % min(st.opq.lanes, st.ivf_dist.lanes)
-                                   or max(st.opq.lanes, st.build_lut.lanes) % min(st.opq.lanes, st.build_lut.lanes)):
-            raise FannsError("OPQ, IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes")
+                raise FannsError(
+                    f"{name}: {bits}-bit words do not divide or fill {self.io_port_bits}-bit beats",
+                    hint="use power-of-two lanes",
+                )
+        if st.opq is not None and (
+            max(st.opq.lanes, st.ivf_dist.lanes) % min(st.opq.lanes, st.ivf_dist.lanes)
+            or max(st.opq.lanes, st.build_lut.lanes) % min(st.opq.lanes, st.build_lut.lanes)
+        ):
+            raise FannsError(
+                "OPQ, IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes"
+            )
         if max(st.ivf_dist.lanes, st.build_lut.lanes) % min(st.ivf_dist.lanes, st.build_lut.lanes):
-            raise FannsError("IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes")
+            raise FannsError(
+                "IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes"
+            )
         if self.d % self.src_lanes or self.d % st.ivf_dist.lanes or self.d % st.build_lut.lanes:
             raise FannsError("stage lanes must divide d")
 
@@ -235,13 +257,23 @@ class IvfPqHw:
             return st.opq.lanes * MATRIX_BITS
         if name == "tiers":
             return TIER_WORD_BITS
-        lanes = {"ivf": st.ivf_dist.lanes, "codebook": st.build_lut.lanes, "lutc": st.build_lut.lanes, "query": self.src_lanes}
+        lanes = {
+            "ivf": st.ivf_dist.lanes,
+            "codebook": st.build_lut.lanes,
+            "lutc": st.build_lut.lanes,
+            "query": self.src_lanes,
+        }
         return lanes[name] * self.elem_bits
 
     def section_address_register(self, name: str) -> str:
         """The base-address register a section is read from (BuildLUT's store reloads the IVF centroids)."""
-        return {"opq": "opq_addr", "ivf": "centroids_addr", "codebook": "codebook_addr", "lutc": "centroids_addr",
-                "tiers": "tiers_addr"}[name]
+        return {
+            "opq": "opq_addr",
+            "ivf": "centroids_addr",
+            "codebook": "codebook_addr",
+            "lutc": "centroids_addr",
+            "tiers": "tiers_addr",
+        }[name]
 
     def table_bytes(self) -> int:
         """Bytes of a PQ channel's list table (read from the head of its image at load)."""
@@ -251,7 +283,8 @@ class IvfPqHw:
     @cached_property
     def regmap(self) -> RegMap:
         b = RegMapBuilder(
-            "fanns_ivfpq", CSR_ADDR_BITS,
+            "fanns_ivfpq",
+            CSR_ADDR_BITS,
             description=(
                 f"IVF-PQ accelerator: d={self.d}, nlist={self.nlist}, m={self.m}, nprobe <= {self.nprobe}, "
                 f"k <= {self.k}, {self.channels} PQ-code channel(s). The first run after reset loads the index "
@@ -263,23 +296,51 @@ class IvfPqHw:
         )
         b.registers.extend(control_block())
         regs = [
-            ("status", 8, "RO", 0, "bit 0 loaded (index on chip), bit 1 bad parameters (run refused), bit 2 AXI error response"),
+            (
+                "status",
+                8,
+                "RO",
+                0,
+                "bit 0 loaded (index on chip), bit 1 bad parameters (run refused), bit 2 AXI error response",
+            ),
             ("nq", 32, "RW", 0, "number of queries of the next run"),
             ("nprobe", 32, "RW", self.nprobe, f"cells probed per query, 1..{self.nprobe}"),
             ("k", 32, "RW", self.k, f"results per query, 1..{self.k}"),
-            ("query_addr", 64, "RW", 0, f"queries: {self.query_stride} bytes each (d quantised elements, then padding)"),
+            (
+                "query_addr",
+                64,
+                "RW",
+                0,
+                f"queries: {self.query_stride} bytes each (d quantised elements, then padding)",
+            ),
             ("result_addr", 64, "RW", 0, f"results: {self.result_stride} bytes per query (k uint64 keys, ascending)"),
             ("centroids_addr", 64, "RW", 0, "ROM image `centroids` (read at load)"),
             ("codebook_addr", 64, "RW", 0, "ROM image `codebook` (read at load)"),
         ]
         if self.stages.opq is not None:
             regs.append(("opq_addr", 64, "RW", 0, "ROM image `opq_matrix` (read at load)"))
-        regs += [(f"pq{c}_addr", 64, "RW", 0, f"image `pq_codes_{c}` (PQDist PEs {self.channel_pes(c)}); its list table is read at load")
-                 for c in range(self.channels)]
+        regs += [
+            (
+                f"pq{c}_addr",
+                64,
+                "RW",
+                0,
+                f"image `pq_codes_{c}` (PQDist PEs {self.channel_pes(c)}); its list table is read at load",
+            )
+            for c in range(self.channels)
+        ]
         if self.tiered:
             regs.append(("tiers_addr", 64, "RW", 0, "ROM image `list_tiers` (the list->tier table, read at load)"))
-            regs += [(f"hot{c}_addr", 64, "RW", 0, f"image `pq_hot_{c}` (fast tier, PQDist PEs {self.channel_pes(c)}); its list table is read at load")
-                     for c in range(self.channels)]
+            regs += [
+                (
+                    f"hot{c}_addr",
+                    64,
+                    "RW",
+                    0,
+                    f"image `pq_hot_{c}` (fast tier, PQDist PEs {self.channel_pes(c)}); its list table is read at load",
+                )
+                for c in range(self.channels)
+            ]
         regs += [
             ("load_cycles", 64, "RO", 0, "cycles of the index load of the first run"),
             ("first_cycles", 64, "RO", 0, "cycles from ap_start to the first query's last result key"),

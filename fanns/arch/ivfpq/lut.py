@@ -11,6 +11,7 @@ and hands them to PQDist.
 The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
 centroid store is filled once on `lutc_fill`.
 """
+
 from __future__ import annotations
 
 from amaranth import Array, Cat, Module, Mux, Signal, unsigned
@@ -34,14 +35,16 @@ class LutStage(wiring.Component):
     def __init__(self, hw: IvfPqHw):
         self.hw = hw
         wb = hw.stages.build_lut.lanes * hw.vec_bits
-        super().__init__({
-            "q": In(stream.Signature(unsigned(wb))),
-            "cells": In(stream.Signature(cell_layout())),
-            "codebook_fill": In(stream.Signature(unsigned(wb))),
-            "lutc_fill": In(stream.Signature(unsigned(wb))),
-            "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
-            "nprobe": In(range(hw.nprobe + 1)),
-        })
+        super().__init__(
+            {
+                "q": In(stream.Signature(unsigned(wb))),
+                "cells": In(stream.Signature(cell_layout())),
+                "codebook_fill": In(stream.Signature(unsigned(wb))),
+                "lutc_fill": In(stream.Signature(unsigned(wb))),
+                "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
+                "nprobe": In(range(hw.nprobe + 1)),
+            }
+        )
 
     def elaborate(self, platform):
         hw = self.hw
@@ -56,7 +59,10 @@ class LutStage(wiring.Component):
         # Codebook: one fill stream written into every PE at once.
         m.d.comb += self.codebook_fill.ready.eq(Cat(*(pe.codebook.ready for pe in pes)).all())
         for pe in pes:
-            m.d.comb += [pe.codebook.valid.eq(self.codebook_fill.valid & self.codebook_fill.ready), pe.codebook.payload.eq(self.codebook_fill.payload)]
+            m.d.comb += [
+                pe.codebook.valid.eq(self.codebook_fill.valid & self.codebook_fill.ready),
+                pe.codebook.payload.eq(self.codebook_fill.payload),
+            ]
 
         # Centroid store: nlist x d/w words, filled once in cell order.
         attrs = {"ram_style": "ultra"} if st.centroids == "uram" else {}
@@ -66,7 +72,9 @@ class LutStage(wiring.Component):
         fill_addr = Signal(range(max(2, hw.nlist * words)))
         m.d.comb += [
             self.lutc_fill.ready.eq(1),
-            sw.addr.eq(fill_addr), sw.data.eq(self.lutc_fill.payload), sw.en.eq(self.lutc_fill.valid),
+            sw.addr.eq(fill_addr),
+            sw.data.eq(self.lutc_fill.payload),
+            sw.en.eq(self.lutc_fill.valid),
         ]
         with m.If(self.lutc_fill.valid):
             m.d.sync += fill_addr.eq(fill_addr + 1)
@@ -80,7 +88,9 @@ class LutStage(wiring.Component):
         full = Signal(2)
         m.d.comb += [
             self.q.ready.eq(~full.bit_select(lbank, 1)),
-            qw.addr.eq(lk + Mux(lbank, words, 0)), qw.data.eq(self.q.payload), qw.en.eq(self.q.valid & self.q.ready),
+            qw.addr.eq(lk + Mux(lbank, words, 0)),
+            qw.data.eq(self.q.payload),
+            qw.en.eq(self.q.valid & self.q.ready),
         ]
         loaded = self.q.valid & self.q.ready & (lk == words - 1)
         with m.If(self.q.valid & self.q.ready):
@@ -100,8 +110,10 @@ class LutStage(wiring.Component):
         ready_q = full.bit_select(dbank, 1)
         m.d.comb += [
             issue.eq(self.cells.valid & ready_q & b_free),
-            sr.addr.eq(self.cells.payload.cell[: cell_bits] * words + k), sr.en.eq(issue),
-            qr.addr.eq(k + Mux(dbank, words, 0)), qr.en.eq(issue),
+            sr.addr.eq(self.cells.payload.cell[:cell_bits] * words + k),
+            sr.en.eq(issue),
+            qr.addr.eq(k + Mux(dbank, words, 0)),
+            qr.en.eq(issue),
         ]
         probe_done = issue & (k == words - 1)
         m.d.comb += self.cells.ready.eq(probe_done)

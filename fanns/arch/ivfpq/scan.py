@@ -11,6 +11,7 @@ query's last kept key (the result packer closes a beat there: every query's resu
 beat of their own) and time-stamps the first and the latest query's completion for the cycle
 registers.
 """
+
 from __future__ import annotations
 
 from amaranth import Module, Mux, Signal, unsigned
@@ -72,16 +73,18 @@ class ResultFilter(wiring.Component):
 
     def __init__(self, hw: IvfPqHw):
         self.hw = hw
-        super().__init__({
-            "keys": In(key_stream(hw.key_bits)),
-            "o": Out(stream.Signature(packer_item(RESULT_BITS))),
-            "k": In(range(hw.k + 1)),
-            "nq": In(32),
-            "clear": In(1),
-            "now": In(64),
-            "first": Out(64),
-            "latest": Out(64),
-        })
+        super().__init__(
+            {
+                "keys": In(key_stream(hw.key_bits)),
+                "o": Out(stream.Signature(packer_item(RESULT_BITS))),
+                "k": In(range(hw.k + 1)),
+                "nq": In(32),
+                "clear": In(1),
+                "now": In(64),
+                "first": Out(64),
+                "latest": Out(64),
+            }
+        )
 
     def elaborate(self, platform):
         hw = self.hw

@@ -17,6 +17,7 @@ reported the last query's responses.
 The stages run free: Front (OPQ, IVFDist, SelCells) -> LutStage (BuildLUT) and Fetcher
 (list table, per-channel reads) -> ChannelFeeders -> ScanStage (PQDist, SelK) -> ResultFilter.
 """
+
 from __future__ import annotations
 
 from amaranth import Array, Cat, Module, Mux, Signal
@@ -24,13 +25,13 @@ from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.arch.ivfpq.feeder import LEN_BITS, ChannelFeeder, Fetcher
 from fanns.arch.ivfpq.front import Front
 from fanns.arch.ivfpq.hw import ADDR_BITS, CSR_ADDR_BITS, RESULT_BITS, SECTIONS, TABLE_RECORD_BITS, IvfPqHw
 from fanns.arch.ivfpq.lut import LutStage
 from fanns.arch.ivfpq.scan import ResultFilter, ScanStage
 from fanns.arch.streams import BeatSplitter, Broadcast, lane_truncate, link
+from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsrComponent
@@ -47,7 +48,7 @@ def wire_master(m: Module, outer, inner) -> None:
     """Connect a sub-component's AXI master port to the matching members of a top-level port."""
     for name, member in inner.signature.members.items():
         o, i = getattr(outer, name), getattr(inner, name)
-        m.d.comb += (o.eq(i) if member.flow == Out else i.eq(o))
+        m.d.comb += o.eq(i) if member.flow == Out else i.eq(o)
 
 
 class IvfPqAccelerator(wiring.Component):
@@ -72,8 +73,12 @@ class IvfPqAccelerator(wiring.Component):
         m.submodules.csr = csr = AxilCsrComponent(hw.regmap)
         wiring.connect(m, wiring.flipped(self.s_axil), csr.s_axil)
 
-        m.submodules.io_reader = rd = AxiReader(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
-        m.submodules.io_writer = wr = AxiWriter(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
+        m.submodules.io_reader = rd = AxiReader(
+            hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS
+        ).component()
+        m.submodules.io_writer = wr = AxiWriter(
+            hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS
+        ).component()
         wire_master(m, self.m_axi_io, rd.m_axi)
         wire_master(m, self.m_axi_io, wr.m_axi)
 
@@ -97,10 +102,16 @@ class IvfPqAccelerator(wiring.Component):
         link(m, of.o, res.keys)
         m.submodules.result_pack = pack = StreamPackComponent(RESULT_BITS, hw.io_port_bits // RESULT_BITS)
         link(m, res.o, pack.i)
-        m.d.comb += [wr.i.valid.eq(pack.o.valid), wr.i.payload.data.eq(pack.o.payload.data), pack.o.ready.eq(wr.i.ready)]
+        m.d.comb += [
+            wr.i.valid.eq(pack.o.valid),
+            wr.i.payload.data.eq(pack.o.payload.data),
+            pack.o.ready.eq(wr.i.ready),
+        ]
 
         tags, rom_words = self._router(m, rd, front, lut, fetch)
-        self._controller(m, csr, rd, wr, front, lut, fetch, res, tags, Cat(rom_words, *table_words), table_cmds, loading)
+        self._controller(
+            m, csr, rd, wr, front, lut, fetch, res, tags, Cat(rom_words, *table_words), table_cmds, loading
+        )
         return m
 
     # -- PQ-code channels: list tables at load, then list reads into the feeders ----------------
@@ -195,7 +206,11 @@ class IvfPqAccelerator(wiring.Component):
         for name in names:
             dst, sp = targets[name], splitters[hw.section_word_bits(name)]
             lanes = hw.section_word_bits(name) // hw.elem_bits
-            word = sp.o.payload.data if name in ("opq", "tiers") else lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
+            word = (
+                sp.o.payload.data
+                if name in ("opq", "tiers")
+                else lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
+            )
             m.d.comb += [dst.valid.eq(sp.o.valid & (sp.o.payload.tag == SECTIONS.index(name))), dst.payload.eq(word)]
             if name != "query":
                 strobes.append(dst.valid & dst.ready)
@@ -207,28 +222,40 @@ class IvfPqAccelerator(wiring.Component):
         return tags, rom_word
 
     # -- control ---------------------------------------------------------------------------------
-    def _controller(self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading) -> None:
+    def _controller(
+        self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading
+    ) -> None:
         hw = self.hw
         sections = hw.sections()
-        load_total = sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections) + len(table_cmds) * hw.nlist
+        load_total = (
+            sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections) + len(table_cmds) * hw.nlist
+        )
         io_align, pq_align = hw.io_beat_bytes - 1, hw.pq_beat_bytes - 1
 
         nq, nprobe, k = Signal(32), Signal(range(hw.nprobe + 1)), Signal(range(hw.k + 1))
         q_addr, r_addr = Signal(ADDR_BITS), Signal(ADDR_BITS)
-        bases = [Signal(ADDR_BITS, name=reg.replace("_addr", "_base")) for _, _, reg, _ in table_cmds]  # one per PQ reader
+        bases = [
+            Signal(ADDR_BITS, name=reg.replace("_addr", "_base")) for _, _, reg, _ in table_cmds
+        ]  # one per PQ reader
         loaded, bad, axi_err, busy = Signal(), Signal(), Signal(), Signal()
         run_cycles, cycles, load_cycles = Signal(64), Signal(64), Signal(64)
         load_count = Signal(range(load_total + 1))
         m.d.comb += [
-            front.nprobe.eq(nprobe), lut.nprobe.eq(nprobe),
-            res.k.eq(k), res.nq.eq(nq), res.now.eq(run_cycles),
+            front.nprobe.eq(nprobe),
+            lut.nprobe.eq(nprobe),
+            res.k.eq(k),
+            res.nq.eq(nq),
+            res.now.eq(run_cycles),
             csr.ap_idle.eq(~busy),
             csr.cycles.eq(cycles),
             csr.status.eq(Cat(loaded, bad, axi_err)),
             csr.load_cycles.eq(load_cycles),
             csr.first_cycles.eq(res.first),
             csr.last_cycles.eq(res.latest),
-            csr.max_nprobe.eq(hw.nprobe), csr.max_k.eq(hw.k), csr.dim.eq(hw.d), csr.cells.eq(hw.nlist),
+            csr.max_nprobe.eq(hw.nprobe),
+            csr.max_k.eq(hw.k),
+            csr.dim.eq(hw.d),
+            csr.cells.eq(hw.nlist),
         ]
         for (_, _, _, port), base in zip(table_cmds, bases):
             m.d.comb += port.eq(base)
@@ -255,11 +282,20 @@ class IvfPqAccelerator(wiring.Component):
             with m.State("IDLE"):
                 with m.If(csr.ap_start):
                     m.d.sync += [
-                        nq.eq(csr.nq), nprobe.eq(csr.nprobe), k.eq(csr.k),
-                        q_addr.eq(csr.query_addr), r_addr.eq(csr.result_addr),
+                        nq.eq(csr.nq),
+                        nprobe.eq(csr.nprobe),
+                        k.eq(csr.k),
+                        q_addr.eq(csr.query_addr),
+                        r_addr.eq(csr.result_addr),
                         *(b.eq(getattr(csr, reg)) for (_, _, reg, _), b in zip(table_cmds, bases)),
-                        run_cycles.eq(0), sec.eq(0), tables_sent.eq(0), reads.eq(0), writes.eq(0), dones.eq(0),
-                        bad.eq(~params_ok), busy.eq(params_ok),
+                        run_cycles.eq(0),
+                        sec.eq(0),
+                        tables_sent.eq(0),
+                        reads.eq(0),
+                        writes.eq(0),
+                        dones.eq(0),
+                        bad.eq(~params_ok),
+                        busy.eq(params_ok),
                     ]
                     m.d.comb += res.clear.eq(1)
                     with m.If(~params_ok):

@@ -10,6 +10,7 @@ both faces against the same DST reference. The kernel takes l, k, mg, mc (and nq
 as s_axilite arguments; queue sizes, Bloom filter and BFC units are compile-time constants of
 `src/kernel.h`; one m_axi bundle per memory channel.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.design.graph import GraphDesign
 from fanns.boards import Board, load_board
-from fanns.images.graph import GraphImages
 from fanns.codegen.graph.rtl import project_record, shared_files
 from fanns.codegen.ivfpq.hls import TEMPLATES, vitis_platform
-from fanns.codegen.project_files import PROJECT_FILE, add_record, write_files
 from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
+from fanns.codegen.project_files import PROJECT_FILE, add_record, write_files
+from fanns.design.graph import GraphDesign
 from fanns.errors import FannsError
+from fanns.images.graph import GraphImages
 from fanns.index.graph import GraphImage
 from fanns.paths import shared_dir
 from fanns.templating import environment
@@ -49,17 +50,39 @@ def kernel_args(design: GraphDesign, board: Board) -> list[KernelArg]:
     channels = sum(g.count for g in board.memory if g.kind == mem.kind)
     for ch in (*mem.channels, mem.io_channel):
         if ch >= channels:
-            raise FannsError(f"memory channel {mem.kind}[{ch}] of the design does not exist on {board.name} ({channels} channels)",
-                             hint="re-run the DSE for this board")
+            raise FannsError(
+                f"memory channel {mem.kind}[{ch}] of the design does not exist on {board.name} ({channels} channels)",
+                hint="re-run the DSE for this board",
+            )
     args = [
         KernelArg("queries", "GraphWord", True, mem.kind, mem.io_channel, "query rows in (d elements each)"),
         KernelArg("results", "GraphWord", False, mem.kind, mem.io_channel, "result rows out (k_max keys, statistics)"),
     ]
     for c, ch in enumerate(mem.channels):
-        args.append(KernelArg(f"adj_{c}", "GraphWord", True, mem.kind, ch, f"adjacency rows of nodes i % {design.channels} == {c}",
-                              f"adjacency_{c}", "graph"))
-        args.append(KernelArg(f"vec_{c}", "GraphWord", True, mem.kind, ch, f"vector rows of nodes i % {design.channels} == {c}",
-                              f"vectors_{c}", "graph"))
+        args.append(
+            KernelArg(
+                f"adj_{c}",
+                "GraphWord",
+                True,
+                mem.kind,
+                ch,
+                f"adjacency rows of nodes i % {design.channels} == {c}",
+                f"adjacency_{c}",
+                "graph",
+            )
+        )
+        args.append(
+            KernelArg(
+                f"vec_{c}",
+                "GraphWord",
+                True,
+                mem.kind,
+                ch,
+                f"vector rows of nodes i % {design.channels} == {c}",
+                f"vectors_{c}",
+                "graph",
+            )
+        )
     return args
 
 
@@ -68,21 +91,37 @@ def template_values(design: GraphDesign, board: Board, platform: str, nq: int, g
     port = design.port_bytes
     args = kernel_args(design, board)
     return {
-        "kernel": KERNEL, "design": design, "board": board, "platform": platform,
+        "kernel": KERNEL,
+        "design": design,
+        "board": board,
+        "platform": platform,
         "clock_hz": int(round(design.clock_mhz * 1e6)),
-        "eb": design.graph.elem_bytes, "signed": design.graph.signed, "channels": design.channels, "port_bytes": port,
-        "adj_beats": design.adjacency_row_bytes // port, "vec_beats": design.vector_row_bytes // port,
-        "query_beats": design.query_row_bytes // port, "result_beats": design.result_row_bytes // port,
+        "eb": design.graph.elem_bytes,
+        "signed": design.graph.signed,
+        "channels": design.channels,
+        "port_bytes": port,
+        "adj_beats": design.adjacency_row_bytes // port,
+        "vec_beats": design.vector_row_bytes // port,
+        "query_beats": design.query_row_bytes // port,
+        "result_beats": design.result_row_bytes // port,
         "bank_bits": design.bloom.b // design.bloom.h,
-        "args": args, "image_args": [a for a in args if a.image is not None], "scalars": SCALARS,
+        "args": args,
+        "image_args": [a for a in args if a.image is not None],
+        "scalars": SCALARS,
         "graph_channels": [{"index": c, "bank": f"{a.vitis_bank}"} for c, a in enumerate(args[2::2])],
         "test": {"nq": nq, "gt_k": gt_k},
         "cus": design.pipelines if design.mode == "across" else 1,
     }
 
 
-def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None, *,
-           platform: str | None = None) -> tuple[dict[str, bytes], GraphImages]:
+def render(
+    design: GraphDesign,
+    graph: GraphImage,
+    queries_fx: np.ndarray,
+    groundtruth: np.ndarray | None = None,
+    *,
+    platform: str | None = None,
+) -> tuple[dict[str, bytes], GraphImages]:
     """Every file of the project (relative path -> bytes) and the packed images."""
     board = load_board(design.board)
     platform = vitis_platform(board, platform)
@@ -96,17 +135,35 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
         files[f"src/{header}"] = (shared_dir("hls") / header).read_bytes()
     record = project_record(design, graph, images, nq, groundtruth is not None, "generate-graph-hls") | {
         "hls": {
-            "kernel": KERNEL, "scalars": list(SCALARS),
-            "args": [{"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
-                     for a in values["args"]],
+            "kernel": KERNEL,
+            "scalars": list(SCALARS),
+            "args": [
+                {
+                    "name": a.name,
+                    "bundle": a.bundle,
+                    "memory": a.memory,
+                    "channel": a.channel,
+                    "bank": a.vitis_bank,
+                    "image": a.image,
+                }
+                for a in values["args"]
+            ],
         },
     }
     add_record(files, record)
     return files, images
 
 
-def generate_graph_hls(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, out: Path, *,
-                       groundtruth: np.ndarray | None = None, platform: str | None = None, force: bool = False) -> GraphHlsProject:
+def generate_graph_hls(
+    design: GraphDesign,
+    graph: GraphImage,
+    queries_fx: np.ndarray,
+    out: Path,
+    *,
+    groundtruth: np.ndarray | None = None,
+    platform: str | None = None,
+    force: bool = False,
+) -> GraphHlsProject:
     """Render and write the project into `out` (atomically)."""
     files, images = render(design, graph, queries_fx, groundtruth, platform=platform)
     write_files(files, Path(out), force)

@@ -10,6 +10,7 @@ design's run-time (l, k, mg, mc). The layout follows the IVF-PQ RTL project
 (`fanns.codegen.ivfpq.rtl`): `rtl/`, `images/`, `data/`, `design.yaml`, `fanns_project.json`
 (here with ``"kind": "graph"``). Deterministic: no timestamps, sorted JSON.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,17 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.design.graph_hw import QppHw
-from fanns.design.graph import GraphDesign
-from fanns.reference.graph import STATS, reference
-from fanns.images.graph import GraphImages, pack
-from fanns.codegen.project_files import PROJECT_FILE, add_record, design_and_images, generator, json_bytes, write_files
-from fanns.errors import FannsError
-from fanns.index.graph import GraphImage
-from fanns.arch.graph.across import FalconAcross
+from fanns.arch.graph.across import QPP_WINDOW, FalconAcross, across_addr_bits
 from fanns.arch.graph.top import FalconQpp
+from fanns.codegen.project_files import PROJECT_FILE, add_record, design_and_images, generator, json_bytes, write_files
+from fanns.design.graph import GraphDesign
+from fanns.design.graph_hw import QppHw
+from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
-from fanns.arch.graph.across import QPP_WINDOW, across_addr_bits
+from fanns.images.graph import GraphImages, pack
+from fanns.index.graph import GraphImage
+from fanns.reference.graph import STATS, reference
 
 TOP = "fanns_falcon_qpp"
 ACROSS_TOP = "fanns_falcon_across"
@@ -55,28 +55,57 @@ def port_map(hw: QppHw) -> dict:
 
     mem = hw.design.memory
     masters = {
-        "io": {"role": "queries in, result rows out", "bus": "axi4", "data_bits": hw.port_bits, "memory": mem.kind,
-               "channel": mem.io_channel},
-        "list": {"role": "neighbour lists (adjacency images of every graph channel)", "bus": "axi4 read",
-                 "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)},
+        "io": {
+            "role": "queries in, result rows out",
+            "bus": "axi4",
+            "data_bits": hw.port_bits,
+            "memory": mem.kind,
+            "channel": mem.io_channel,
+        },
+        "list": {
+            "role": "neighbour lists (adjacency images of every graph channel)",
+            "bus": "axi4 read",
+            "data_bits": hw.port_bits,
+            "memory": mem.kind,
+            "channels": list(mem.channels),
+        },
     }
     for u in range(hw.units):
-        masters[f"vec{u}"] = {"role": f"vectors of the nodes checked by BFC unit {u} (vector images)", "bus": "axi4 read",
-                              "data_bits": hw.port_bits, "memory": mem.kind, "channels": list(mem.channels)}
+        masters[f"vec{u}"] = {
+            "role": f"vectors of the nodes checked by BFC unit {u} (vector images)",
+            "bus": "axi4 read",
+            "data_bits": hw.port_bits,
+            "memory": mem.kind,
+            "channels": list(mem.channels),
+        }
     record = {"top": top_name(hw.design), "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64}
     if not is_across(hw.design):
         ports = {"s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32}}
         ports |= {f"m_axi_{role}": spec for role, spec in masters.items()}
         return record | {"ports": ports, "interrupt": "ap_done"}
     pipes = hw.design.pipelines
-    ports = {"s_axil": {"role": f"control: QPP p's register map (regmap.json) at byte offset p x {QPP_WINDOW:#x}; "
-                                "SLVERR past the last QPP", "bus": "axi4-lite", "addr_bits": across_addr_bits(pipes), "data_bits": 32}}
+    ports = {
+        "s_axil": {
+            "role": f"control: QPP p's register map (regmap.json) at byte offset p x {QPP_WINDOW:#x}; "
+            "SLVERR past the last QPP",
+            "bus": "axi4-lite",
+            "addr_bits": across_addr_bits(pipes),
+            "data_bits": 32,
+        }
+    }
     for p in range(pipes):
-        ports |= {f"m_axi_p{p}_{role}": spec | {"role": f"QPP {p}: {spec['role']}", "qpp": p} for role, spec in masters.items()}
-    return record | {"ports": ports, "interrupt": f"{pipes} bits: bit p is QPP p's ap_done", "pipelines": pipes,
-                     "qpp_window": QPP_WINDOW,
-                     "sharing": "every master is mapped to the channels it reads; the channels' bandwidth is shared "
-                                "outside the kernel, by the platform's memory interconnect"}
+        ports |= {
+            f"m_axi_p{p}_{role}": spec | {"role": f"QPP {p}: {spec['role']}", "qpp": p}
+            for role, spec in masters.items()
+        }
+    return record | {
+        "ports": ports,
+        "interrupt": f"{pipes} bits: bit p is QPP p's ap_done",
+        "pipelines": pipes,
+        "qpp_window": QPP_WINDOW,
+        "sharing": "every master is mapped to the channels it reads; the channels' bandwidth is shared "
+        "outside the kernel, by the platform's memory interconnect",
+    }
 
 
 @dataclass(frozen=True)
@@ -87,8 +116,9 @@ class GraphRtlProject:
     images: GraphImages
 
 
-def shared_files(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
-               ) -> tuple[dict[str, bytes], GraphImages]:
+def shared_files(
+    design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
+) -> tuple[dict[str, bytes], GraphImages]:
     """The files a graph project of either face (RTL, HLS) shares: design.yaml, the packer's images,
     the quantised test queries and the DST reference's keys and statistics for them."""
     q = np.asarray(queries_fx)
@@ -99,15 +129,20 @@ def shared_files(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray,
     files = design_and_images(design, images) | {
         "data/queries.bin": images.io.pack_queries(q),
         "data/reference_keys.bin": np.ascontiguousarray(ref.keys.astype("<u8")).tobytes(),
-        "data/reference_stats.bin": np.ascontiguousarray(np.stack([ref.stats[s] for s in STATS], 1).astype("<u4")).tobytes(),
+        "data/reference_stats.bin": np.ascontiguousarray(
+            np.stack([ref.stats[s] for s in STATS], 1).astype("<u4")
+        ).tobytes(),
     }
     if groundtruth is not None:
-        files["data/groundtruth.bin"] = np.ascontiguousarray(np.asarray(groundtruth)[:, : design.runtime.k].astype("<u4")).tobytes()
+        files["data/groundtruth.bin"] = np.ascontiguousarray(
+            np.asarray(groundtruth)[:, : design.runtime.k].astype("<u4")
+        ).tobytes()
     return files, images
 
 
-def project_record(design: GraphDesign, graph: GraphImage, images: GraphImages, nq: int, groundtruth: bool,
-                   command: str) -> dict:
+def project_record(
+    design: GraphDesign, graph: GraphImage, images: GraphImages, nq: int, groundtruth: bool, command: str
+) -> dict:
     """The fanns_project.json keys both faces write; each face adds its own (hls or rtl)."""
     rt = design.runtime
     return {
@@ -120,8 +155,9 @@ def project_record(design: GraphDesign, graph: GraphImage, images: GraphImages, 
     }
 
 
-def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
-           ) -> tuple[dict[str, bytes], QppHw, GraphImages]:
+def render(
+    design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray | None = None
+) -> tuple[dict[str, bytes], QppHw, GraphImages]:
     """Every file of the project (relative path -> bytes)."""
     q = np.asarray(queries_fx)
     files, images = shared_files(design, graph, q, groundtruth)
@@ -129,26 +165,41 @@ def render(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, groun
     top = top_name(design)
     regmap_md = hw.regmap.to_markdown()
     if is_across(design):
-
-        regmap_md = (f"{design.pipelines} query processing pipelines (across-query mode): QPP p's registers below are at "
-                     f"byte offset p x {QPP_WINDOW:#x} of `s_axil`; each QPP runs its own queries (its own nq, query_addr, "
-                     f"result_addr, ap_start, ap_done = interrupt bit p).\n\n") + regmap_md
-    files.update({
-        f"rtl/{top}.v": verilog(hw).encode(),
-        "rtl/regmap.md": regmap_md.encode(),
-        "rtl/regmap.json": hw.regmap.to_json().encode(),
-        "rtl/ports.json": json_bytes(port_map(hw)),
-    })
+        regmap_md = (
+            f"{design.pipelines} query processing pipelines (across-query mode): QPP p's registers below are at "
+            f"byte offset p x {QPP_WINDOW:#x} of `s_axil`; each QPP runs its own queries (its own nq, query_addr, "
+            f"result_addr, ap_start, ap_done = interrupt bit p).\n\n"
+        ) + regmap_md
+    files.update(
+        {
+            f"rtl/{top}.v": verilog(hw).encode(),
+            "rtl/regmap.md": regmap_md.encode(),
+            "rtl/regmap.json": hw.regmap.to_json().encode(),
+            "rtl/ports.json": json_bytes(port_map(hw)),
+        }
+    )
     record = project_record(design, graph, images, int(len(q)), groundtruth is not None, "generate-graph-rtl") | {
-        "rtl": {"top": top, "verilog": f"rtl/{top}.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json",
-                "pipelines": design.pipelines if is_across(design) else 1},
+        "rtl": {
+            "top": top,
+            "verilog": f"rtl/{top}.v",
+            "regmap": "rtl/regmap.json",
+            "ports": "rtl/ports.json",
+            "pipelines": design.pipelines if is_across(design) else 1,
+        },
     }
     add_record(files, record)
     return files, hw, images
 
 
-def generate_graph_rtl(design: GraphDesign, graph: GraphImage, queries_fx: np.ndarray, out: Path, *,
-                       groundtruth: np.ndarray | None = None, force: bool = False) -> GraphRtlProject:
+def generate_graph_rtl(
+    design: GraphDesign,
+    graph: GraphImage,
+    queries_fx: np.ndarray,
+    out: Path,
+    *,
+    groundtruth: np.ndarray | None = None,
+    force: bool = False,
+) -> GraphRtlProject:
     """Render and write the project into `out` (atomically)."""
     files, hw, images = render(design, graph, queries_fx, groundtruth)
     write_files(files, Path(out), force)
@@ -183,13 +234,21 @@ def read_project(project: Path) -> GraphProjectData:
     try:
         raw = (project / "data" / "queries.bin").read_bytes()
         keys = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, io.k_max)
-        stats = np.fromfile(project / "data" / "reference_stats.bin", dtype="<u4").reshape(nq, len(STATS)).astype(np.int64)
+        stats = (
+            np.fromfile(project / "data" / "reference_stats.bin", dtype="<u4").reshape(nq, len(STATS)).astype(np.int64)
+        )
     except (OSError, ValueError) as exc:
-        raise FannsError(f"{project}/data: incomplete or corrupt test data ({exc})", hint="regenerate the project") from None
+        raise FannsError(
+            f"{project}/data: incomplete or corrupt test data ({exc})", hint="regenerate the project"
+        ) from None
     dtype = np.dtype(f"<{'i' if io.signed else 'u'}{io.elem_bytes}")
     rows = np.frombuffer(raw, dtype=np.uint8).reshape(nq, io.query_row_bytes)[:, : io.d * io.elem_bytes]
     q = np.ascontiguousarray(rows).view(dtype).reshape(nq, io.d).astype(np.int64)
     gt = None
     if record["test"].get("groundtruth"):
-        gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(nq, design.runtime.k).astype(np.int64)
+        gt = (
+            np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4")
+            .reshape(nq, design.runtime.k)
+            .astype(np.int64)
+        )
     return GraphProjectData(design, images, q, keys, {s: stats[:, i] for i, s in enumerate(STATS)}, gt)

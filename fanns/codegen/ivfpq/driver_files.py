@@ -5,8 +5,8 @@ Why generated into the project: on the board's host the user has the project fol
 `pip install fanns[pynq]`; `python driver/run_on_board.py --queries FILE` is then all it takes.
 The script is a thin command line over `fanns.driver` (the same code every backend runs).
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 from fanns.templating import environment
 

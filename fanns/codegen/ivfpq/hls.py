@@ -11,6 +11,7 @@ the shape of the index. The decisions live in
 the test data the hosts check against (quantised queries, exact neighbours, the reference
 model's result keys) and writes the folder atomically — a failure never leaves half a project.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,14 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.boards import Board, load_board
-from fanns.images import ivfpq as memimage
-from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
 from fanns.codegen.ivfpq.driver_files import add_driver
+from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, write_files
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.paths import shared_dir
 from fanns.templating import environment
@@ -90,7 +91,12 @@ def _single_slr(design: IvfPqDesign) -> str | None:
 
 
 def render_project(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, *, board: Board | None = None, platform: str | None = None
+    design: IvfPqDesign,
+    data: IvfPqIndexData,
+    test: TestQueries,
+    *,
+    board: Board | None = None,
+    platform: str | None = None,
 ) -> tuple[dict[str, bytes], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     if design.stages.pq_dist.tiers is not None:
@@ -124,20 +130,34 @@ def render_project(
     return files, images
 
 
-def _project_record(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, ctx,
-                    images: memimage.MemoryImages) -> dict:
+def _project_record(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, ctx, images: memimage.MemoryImages
+) -> dict:
     """What a host driver needs to use the project: formats, I/O layout, arguments and test set."""
     return project_record(design, data, test, images, "generate-hls") | {
         "kernel": KERNEL,
         "args": [
-            {"name": a.name, "bundle": a.bundle, "memory": a.memory, "channel": a.channel, "bank": a.vitis_bank, "image": a.image}
+            {
+                "name": a.name,
+                "bundle": a.bundle,
+                "memory": a.memory,
+                "channel": a.channel,
+                "bank": a.vitis_bank,
+                "image": a.image,
+            }
             for a in ctx.args
         ],
     }
 
 
 def generate_hls(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, platform: str | None = None, force: bool = False
+    design: IvfPqDesign,
+    data: IvfPqIndexData,
+    test: TestQueries,
+    out: Path,
+    *,
+    platform: str | None = None,
+    force: bool = False,
 ) -> HlsProject:
     """Render and write the project of `design` into `out` (see the module docstring)."""
     files, images = render_project(design, data, test, platform=platform)

@@ -7,16 +7,17 @@ channel of every port — is decided here, from the same `fanns.model.ivfpq.stag
 performance model uses, so the model and the generated machine cannot drift apart; the
 templates carry only C++ structure and comments.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from fanns.design.ivfpq import IvfPqDesign
-from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.boards import Board
-from fanns.images.ivfpq import MemoryImages, elem_bytes, ivf_stream_layouts, pq_layouts
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.images.ivfpq import MemoryImages, elem_bytes, ivf_stream_layouts, pq_layouts
+from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.paths import shared_dir
 
 KERNEL = "fanns_ivfpq"
@@ -130,18 +131,38 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         )
     v = ctx.values
     v.update(
-        design=design, board=board, platform=platform, fmt=fmt, d=d, m=m, k=k, nprobe=nprobe, nlist=nlist, eb=eb,
-        elem_type="int16_t" if eb == 2 else "int32_t", io_bytes=io_bytes, pq_bytes=pq_bytes,
+        design=design,
+        board=board,
+        platform=platform,
+        fmt=fmt,
+        d=d,
+        m=m,
+        k=k,
+        nprobe=nprobe,
+        nlist=nlist,
+        eb=eb,
+        elem_type="int16_t" if eb == 2 else "int32_t",
+        io_bytes=io_bytes,
+        pq_bytes=pq_bytes,
         clock_hz=int(round(design.clock_mhz * 1e6)),
-        sel_cells_call=sel_cells_call, sel_k_call=sel_k_call, includes=includes,
-        query_beats=images.io.query_beats, result_beats=images.io.result_beats,
+        sel_cells_call=sel_cells_call,
+        sel_k_call=sel_k_call,
+        includes=includes,
+        query_beats=images.io.query_beats,
+        result_beats=images.io.result_beats,
     )
 
     # -- kernel arguments: host I/O, then the images in manifest order -------------------------
     io_mem, io_ch = images.io_channel
     vitis_memory(io_mem)
-    ctx.args.append(KernelArg("queries", "IoBeat", True, io_mem, io_ch, "queries in: d elements per query, whole beats"))
-    ctx.args.append(KernelArg("results", "IoBeat", False, io_mem, io_ch, "results out: K keys (dist << 32) | id per query, ascending"))
+    ctx.args.append(
+        KernelArg("queries", "IoBeat", True, io_mem, io_ch, "queries in: d elements per query, whole beats")
+    )
+    ctx.args.append(
+        KernelArg(
+            "results", "IoBeat", False, io_mem, io_ch, "results out: K keys (dist << 32) | id per query, ascending"
+        )
+    )
     for img in images.images:
         vitis_memory(img.memory)
         why = {
@@ -168,18 +189,42 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     word = lambda lanes: f"VecWord<T, {lanes}>"  # noqa: E731
     if st.opq is not None:
         w = st.opq.lanes
-        ctx.fifos.append(Fifo("query_in", word(w), _fifo_depth(design, 2 * d // w),
-                              f"query words into OPQ: {d // w} per query; holds two queries so the reader runs one ahead"))
-        ctx.fifos.append(Fifo("opq_out", f"RotWord<T, {w}>", _fifo_depth(design, 2 * d // w), "rotated query words, two queries"))
+        ctx.fifos.append(
+            Fifo(
+                "query_in",
+                word(w),
+                _fifo_depth(design, 2 * d // w),
+                f"query words into OPQ: {d // w} per query; holds two queries so the reader runs one ahead",
+            )
+        )
+        ctx.fifos.append(
+            Fifo("opq_out", f"RotWord<T, {w}>", _fifo_depth(design, 2 * d // w), "rotated query words, two queries")
+        )
     # -- Stage IVFDist -----------------------------------------------------------------------------
     ivf = st.ivf_dist
     chunks = ivf_chunks(nlist, ivf.pes)
-    ivf_pes = [{"index": i, "id_base": base, "n": n, "last": base + n - 1, "store": None, "stream": None} for i, (base, n) in enumerate(chunks)]
-    ctx.fifos.append(Fifo("ivf_query", word(ivf.lanes), _fifo_depth(design, 2 * d // ivf.lanes),
-                          "the query along the IVFDist 1-D array (entry i feeds PE i; the last entry goes on to BuildLUT); two queries",
-                          ivf.pes + 1))
-    ctx.fifos.append(Fifo("ivf_keys", "KeyItem", design.fifo_depth,
-                          "one key stream per IVFDist PE into SelCells; the selector takes one key per stream per cycle", ivf.pes))
+    ivf_pes = [
+        {"index": i, "id_base": base, "n": n, "last": base + n - 1, "store": None, "stream": None}
+        for i, (base, n) in enumerate(chunks)
+    ]
+    ctx.fifos.append(
+        Fifo(
+            "ivf_query",
+            word(ivf.lanes),
+            _fifo_depth(design, 2 * d // ivf.lanes),
+            "the query along the IVFDist 1-D array (entry i feeds PE i; the last entry goes on to BuildLUT); two queries",
+            ivf.pes + 1,
+        )
+    )
+    ctx.fifos.append(
+        Fifo(
+            "ivf_keys",
+            "KeyItem",
+            design.fifo_depth,
+            "one key stream per IVFDist PE into SelCells; the selector takes one key per stream per cycle",
+            ivf.pes,
+        )
+    )
     ivf_channels = []
     if ivf.storage == "stream":
         for c, (_ch, lay) in enumerate(ivf_stream_layouts(design, images.io.port_bits)):
@@ -187,46 +232,127 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             for q, i in enumerate(local):
                 ivf_pes[i]["stream"] = f"ivf_cent_{c}[{q}]"
             ivf_channels.append({"index": c, "pes": local, "chunks": [n for _, n in lay.chunks]})
-            ctx.fifos.append(Fifo(f"ivf_cent_{c}", word(ivf.lanes), design.fifo_depth,
-                                  f"centroid words from channel image ivf_centroids_{c} to IVFDist PEs {local}", len(local)))
+            ctx.fifos.append(
+                Fifo(
+                    f"ivf_cent_{c}",
+                    word(ivf.lanes),
+                    design.fifo_depth,
+                    f"centroid words from channel image ivf_centroids_{c} to IVFDist PEs {local}",
+                    len(local),
+                )
+            )
     else:
         for p in ivf_pes:
             p["store"] = f"ivf_store_{p['index']}"
     # -- Stage SelCells and the probe fan-out ---------------------------------------------------------
     pq_chans = pq_layouts(design)
-    ctx.fifos.append(Fifo("sel_cells_out", "KeyItem", _fifo_depth(design, 2 * nprobe), "the nprobe selected cells of a query, nearest first; two queries"))
-    ctx.fifos.append(Fifo("probe_cells", "uint32_t", _fifo_depth(design, 2 * nprobe),
-                          "cell ids to BuildLUT's dispatcher (entry 0) and every PQ-code reader; two queries so readers prefetch table entries",
-                          1 + len(pq_chans)))
+    ctx.fifos.append(
+        Fifo(
+            "sel_cells_out",
+            "KeyItem",
+            _fifo_depth(design, 2 * nprobe),
+            "the nprobe selected cells of a query, nearest first; two queries",
+        )
+    )
+    ctx.fifos.append(
+        Fifo(
+            "probe_cells",
+            "uint32_t",
+            _fifo_depth(design, 2 * nprobe),
+            "cell ids to BuildLUT's dispatcher (entry 0) and every PQ-code reader; two queries so readers prefetch table entries",
+            1 + len(pq_chans),
+        )
+    )
     # -- Stage BuildLUT ---------------------------------------------------------------------------------
     lut = st.build_lut
-    ctx.fifos.append(Fifo("lut_probe", f"ProbeWord<T, {lut.lanes}>", _fifo_depth(design, 2 * d // lut.lanes),
-                          "probe words {q, c} to BuildLUT PE j (probe j mod P); two probes", lut.pes))
-    ctx.fifos.append(Fifo("lut_out", f"LutOut<{m}>", design.fifo_depth,
-                          "LUT words (256 per probe) from each BuildLUT PE; the collector drains them in probe order", lut.pes))
+    ctx.fifos.append(
+        Fifo(
+            "lut_probe",
+            f"ProbeWord<T, {lut.lanes}>",
+            _fifo_depth(design, 2 * d // lut.lanes),
+            "probe words {q, c} to BuildLUT PE j (probe j mod P); two probes",
+            lut.pes,
+        )
+    )
+    ctx.fifos.append(
+        Fifo(
+            "lut_out",
+            f"LutOut<{m}>",
+            design.fifo_depth,
+            "LUT words (256 per probe) from each BuildLUT PE; the collector drains them in probe order",
+            lut.pes,
+        )
+    )
     lut_list = [{"index": j, "probes": len(range(j, nprobe, lut.pes))} for j in range(lut.pes)]
     # -- Stage PQDist ----------------------------------------------------------------------------------
     pq = st.pq_dist
-    ctx.fifos.append(Fifo("pq_lut", f"LutWord<{m}>", design.fifo_depth,
-                          "LUT words along the PQDist 1-D array (entry p feeds PE p, which forwards to p + 1)", pq.pes))
+    ctx.fifos.append(
+        Fifo(
+            "pq_lut",
+            f"LutWord<{m}>",
+            design.fifo_depth,
+            "LUT words along the PQDist 1-D array (entry p feeds PE p, which forwards to p + 1)",
+            pq.pes,
+        )
+    )
     channels = []
     pq_pes = []
     for c, (ch, lay) in enumerate(pq_chans):
         local = list(lay.channel_pes)
-        channels.append({"index": c, "image": f"pq_codes_{c}", "pes": local, "memory": ch.memory, "channel": ch.channel})
+        channels.append(
+            {"index": c, "image": f"pq_codes_{c}", "pes": local, "memory": ch.memory, "channel": ch.channel}
+        )
         for q, p in enumerate(local):
             pq_pes.append({"index": p, "channel": c, "local": q, "last": p == pq.pes - 1})
-        ctx.fifos.append(Fifo(f"pq_tasks_{c}", "ListTask", _fifo_depth(design, 2 * nprobe),
-                              f"per probed list, items and last flag to the unpackers of PEs {local}", len(local)))
-        ctx.fifos.append(Fifo(f"pq_beats_{c}", "PqBeat", design.fifo_depth,
-                              f"code and id beats of channel pq_codes_{c} dealt to PEs {local} (schedule of memimage.PqLayout)", len(local)))
-    ctx.fifos.append(Fifo("pq_items", f"CodeItem<{m}>", design.fifo_depth, "code items {codes, id, flags} into each PQDist PE", pq.pes))
-    ctx.fifos.append(Fifo("pq_keys", "KeyItem", design.fifo_depth,
-                          "one key stream per PQDist PE into SelK; the selector takes one key per stream per cycle", pq.pes))
-    ctx.fifos.append(Fifo("sel_k_out", "KeyItem", _fifo_depth(design, 2 * k), "the K results of a query, ascending; two queries"))
-    v.update(ivf=ivf, ivf_pes=ivf_pes, ivf_channels=ivf_channels, lut=lut, lut_pes=lut_list, pq=pq, pq_channels=channels, pq_pes=pq_pes,
-             opq=st.opq, sel_cells=st.sel_cells, sel_k=st.sel_k,
-             onchip={"centroids": ivf.storage != "stream" or lut.centroids != "memory"})
+        ctx.fifos.append(
+            Fifo(
+                f"pq_tasks_{c}",
+                "ListTask",
+                _fifo_depth(design, 2 * nprobe),
+                f"per probed list, items and last flag to the unpackers of PEs {local}",
+                len(local),
+            )
+        )
+        ctx.fifos.append(
+            Fifo(
+                f"pq_beats_{c}",
+                "PqBeat",
+                design.fifo_depth,
+                f"code and id beats of channel pq_codes_{c} dealt to PEs {local} (schedule of memimage.PqLayout)",
+                len(local),
+            )
+        )
+    ctx.fifos.append(
+        Fifo(
+            "pq_items", f"CodeItem<{m}>", design.fifo_depth, "code items {codes, id, flags} into each PQDist PE", pq.pes
+        )
+    )
+    ctx.fifos.append(
+        Fifo(
+            "pq_keys",
+            "KeyItem",
+            design.fifo_depth,
+            "one key stream per PQDist PE into SelK; the selector takes one key per stream per cycle",
+            pq.pes,
+        )
+    )
+    ctx.fifos.append(
+        Fifo("sel_k_out", "KeyItem", _fifo_depth(design, 2 * k), "the K results of a query, ascending; two queries")
+    )
+    v.update(
+        ivf=ivf,
+        ivf_pes=ivf_pes,
+        ivf_channels=ivf_channels,
+        lut=lut,
+        lut_pes=lut_list,
+        pq=pq,
+        pq_channels=channels,
+        pq_pes=pq_pes,
+        opq=st.opq,
+        sel_cells=st.sel_cells,
+        sel_k=st.sel_k,
+        onchip={"centroids": ivf.storage != "stream" or lut.centroids != "memory"},
+    )
     return ctx
 
 

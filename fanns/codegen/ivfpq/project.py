@@ -10,22 +10,22 @@ symbolic links to them (the folder can be moved or archived with `tar`). `driver
 driver folder of a face when the generators provide one (`fanns.driver`): a link to the HLS
 face's (the one that runs on the board), else the RTL face's; without it there is no driver/.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from fanns.errors import FannsError
 from fanns.codegen.ivfpq.hls import render_project
 from fanns.codegen.ivfpq.rtl import render_rtl_project
+from fanns.errors import FannsError
 
 if TYPE_CHECKING:  # the generators are imported when a project is laid out, not when the CLI starts
-    from fanns.design.ivfpq import IvfPqDesign
     from fanns.codegen.ivfpq.hls import TestQueries
+    from fanns.design.ivfpq import IvfPqDesign
     from fanns.index.ivfpq import IvfPqIndexData
 
 MARKER = "fanns_generate.json"
@@ -48,10 +48,12 @@ class ProjectLayout:
             if prefix is None:
                 self.files[f"{kind}/{rel}"] = content
                 continue
-            dest = SHARED[prefix] + rel[len(prefix):]
+            dest = SHARED[prefix] + rel[len(prefix) :]
             if self.files.setdefault(dest, content) != content:
-                raise FannsError(f"the {kind} face's {rel} differs from the other face's ({dest})",
-                                 hint="a generator bug: both faces must pack the same images and test data; please report it")
+                raise FannsError(
+                    f"the {kind} face's {rel} differs from the other face's ({dest})",
+                    hint="a generator bug: both faces must pack the same images and test data; please report it",
+                )
         for prefix, dest in SHARED.items():
             self.links[f"{kind}/{prefix.rstrip('/')}"] = os.path.join("..", dest.rstrip("/"))
 
@@ -78,7 +80,10 @@ def parse_backends(text: str) -> tuple[str, ...]:
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in BACKENDS]
     if bad or not names:
-        raise FannsError(f"--backend {text!r}: expected a comma-separated subset of {', '.join(BACKENDS)}", hint="e.g. --backend hls,rtl")
+        raise FannsError(
+            f"--backend {text!r}: expected a comma-separated subset of {', '.join(BACKENDS)}",
+            hint="e.g. --backend hls,rtl",
+        )
     return tuple(b for b in BACKENDS if b in names)
 
 
@@ -91,7 +96,9 @@ def in_face(design: IvfPqDesign) -> IvfPqDesign:
     return dataclasses.replace(design, index=dataclasses.replace(design.index, path=os.path.join("..", path)))
 
 
-def layout(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, backends: tuple[str, ...], platform: str | None = None) -> ProjectLayout:
+def layout(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, backends: tuple[str, ...], platform: str | None = None
+) -> ProjectLayout:
     """The project's files for `backends` (without README, report and marker)."""
 
     out = ProjectLayout()

@@ -8,22 +8,23 @@ can share one project: `images/` (the packer's memory images and manifest.json),
 `design.yaml`, and `fanns_project.json` (what a host driver needs). Everything is deterministic:
 Verilog without source locations, sorted JSON, no timestamps or absolute paths.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.arch.ivfpq.hw import IvfPqHw
+from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import Board, load_board
-from fanns.images import ivfpq as memimage
-from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.driver_files import add_driver
+from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, json_bytes, write_files
-from fanns.index.ivfpq import IvfPqIndexData
-from fanns.arch.ivfpq.top import IvfPqAccelerator
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.hdl.verilog import to_verilog
+from fanns.images import ivfpq as memimage
+from fanns.index.ivfpq import IvfPqIndexData
 
 TOP = "fanns_ivfpq"
 RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json")
@@ -42,15 +43,30 @@ def port_map(hw: IvfPqHw) -> dict:
     pq = [ch for ch in design.memory if ch.use == "pq_codes"]
     ports = {
         "s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32},
-        "m_axi_io": {"role": "host I/O (ROM images at load, queries, results)", "bus": "axi4", "data_bits": hw.io_port_bits,
-                     "memory": io.memory, "channel": io.channel},
+        "m_axi_io": {
+            "role": "host I/O (ROM images at load, queries, results)",
+            "bus": "axi4",
+            "data_bits": hw.io_port_bits,
+            "memory": io.memory,
+            "channel": io.channel,
+        },
     }
     for c, ch in enumerate(pq):
-        ports[f"m_axi_pq{c}"] = {"role": f"PQ codes of PEs {list(ch.pes)} (image pq_codes_{c})", "bus": "axi4 read",
-                                 "data_bits": hw.stages.pq_dist.port_bits, "memory": ch.memory, "channel": ch.channel}
+        ports[f"m_axi_pq{c}"] = {
+            "role": f"PQ codes of PEs {list(ch.pes)} (image pq_codes_{c})",
+            "bus": "axi4 read",
+            "data_bits": hw.stages.pq_dist.port_bits,
+            "memory": ch.memory,
+            "channel": ch.channel,
+        }
     for c, ch in enumerate(c for c in design.memory if c.use == "pq_hot"):
-        ports[f"m_axi_hot{c}"] = {"role": f"hot lists (fast tier) of PEs {list(ch.pes)} (image pq_hot_{c})", "bus": "axi4 read",
-                                  "data_bits": hw.stages.pq_dist.port_bits, "memory": ch.memory, "channel": ch.channel}
+        ports[f"m_axi_hot{c}"] = {
+            "role": f"hot lists (fast tier) of PEs {list(ch.pes)} (image pq_hot_{c})",
+            "bus": "axi4 read",
+            "data_bits": hw.stages.pq_dist.port_bits,
+            "memory": ch.memory,
+            "channel": ch.channel,
+        }
     return {"top": TOP, "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64, "ports": ports}
 
 
@@ -74,8 +90,9 @@ class RtlProject:
     images: memimage.MemoryImages
 
 
-def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None
-                       ) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
+def render_rtl_project(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None
+) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
     """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
     board = board or load_board(design.board)
     hw = IvfPqHw.from_design(design, board)
@@ -89,7 +106,9 @@ def render_rtl_project(design: IvfPqDesign, data: IvfPqIndexData, test: TestQuer
     return files, hw, images
 
 
-def generate_rtl(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, force: bool = False) -> RtlProject:
+def generate_rtl(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, out: Path, *, force: bool = False
+) -> RtlProject:
     """Render and write the RTL project of `design` into `out` (atomically)."""
     files, hw, images = render_rtl_project(design, data, test)
     write_files(files, Path(out), force)

@@ -5,6 +5,7 @@ design and images, and the common part of the project record.
 Why one module: `fanns generate` puts both faces in one project with one copy of these files
 (`fanns.codegen.ivfpq.project` checks that they are the same bytes), so they are made once.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -22,14 +23,17 @@ if TYPE_CHECKING:  # hls.py imports this module; TestQueries is only a type here
     from fanns.codegen.ivfpq.hls import TestQueries
 
 
-def shared_files(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: MemoryImages
-                 ) -> dict[str, bytes]:
+def shared_files(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: MemoryImages
+) -> dict[str, bytes]:
     """design.yaml, `images/` and `data/`: quantised test queries, their exact neighbours and the
     reference model's keys."""
     queries, gt = np.asarray(test.queries), np.asarray(test.groundtruth)
     if queries.ndim != 2 or queries.shape[1] != design.index.d or queries.shape[0] < 1:
-        raise FannsError(f"test queries must be [nq, {design.index.d}], got {queries.shape}",
-                         hint="use queries of the dataset the index was trained on")
+        raise FannsError(
+            f"test queries must be [nq, {design.index.d}], got {queries.shape}",
+            hint="use queries of the dataset the index was trained on",
+        )
     if gt.ndim != 2 or gt.shape[0] != queries.shape[0] or gt.shape[1] < design.k:
         raise FannsError(f"ground truth must be [{queries.shape[0]}, >= {design.k}], got {gt.shape}")
     ref = DesignReference(design, data)
@@ -40,8 +44,9 @@ def shared_files(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, i
     }
 
 
-def project_record(design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: MemoryImages,
-                   command: str) -> dict:
+def project_record(
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: MemoryImages, command: str
+) -> dict:
     """The fanns_project.json keys both faces write; each face adds its own (kernel or rtl)."""
     return {
         "generator": generator(command),

@@ -22,15 +22,16 @@ beats) among all masters mapped to it. The model:
 The rule the model used before — every engine always getting ``total bandwidth / engines`` —
 is the floor here; graph traversal mostly waits on latency, so it was too slow.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fanns.model.graph.qpp import QppConfig, simulate
 from fanns.errors import FannsError
 from fanns.model.graph.fast import search_batch
+from fanns.model.graph.qpp import QppConfig, simulate
 
 ITERATIONS = 3
 
@@ -75,8 +76,14 @@ class AcrossTiming:
     qpp_cycles: np.ndarray  # per QPP: its block's cycles
 
 
-def across_batch_cycles(traces: list, cfg: QppConfig, blocks: list[tuple[int, int]], channels: int,
-                        io_channel: int = 0, capacity: float = 1.0) -> AcrossTiming:
+def across_batch_cycles(
+    traces: list,
+    cfg: QppConfig,
+    blocks: list[tuple[int, int]],
+    channels: int,
+    io_channel: int = 0,
+    capacity: float = 1.0,
+) -> AcrossTiming:
     """The batch of `traces` (query i's traversal) run by len(blocks) QPPs of `cfg`, QPP p taking
     queries blocks[p] = (first, count), on `channels` channels of `capacity` beats per cycle."""
     if sum(n for _, n in blocks) != len(traces) or min(n for _, n in blocks) < 0:
@@ -94,11 +101,14 @@ def across_batch_cycles(traces: list, cfg: QppConfig, blocks: list[tuple[int, in
         util = beats / (batch * capacity)
         share = port_share(float(np.dot(util, beats) / beats.sum()), engines, channels, capacity)
     latency = np.array([t.latency for t in timing], dtype=np.int64)
-    return AcrossTiming(batch=batch, latency=latency, occupancy=occ, utilisation=util, share=used, qpp_cycles=qpp_cycles)
+    return AcrossTiming(
+        batch=batch, latency=latency, occupancy=occ, utilisation=util, share=used, qpp_cycles=qpp_cycles
+    )
 
 
-def shared_search_batch(graph, queries_fx: np.ndarray, cfg, qpps: list[QppConfig], pipelines: list[int], capacity: float,
-                        threads: int = 1):
+def shared_search_batch(
+    graph, queries_fx: np.ndarray, cfg, qpps: list[QppConfig], pipelines: list[int], capacity: float, threads: int = 1
+):
     """The compiled reference's batch (`fanns.model.graph.fast.search_batch`) timed on each QPP of
     `qpps` (one QPP each, `memory.channels` channels of `capacity` beats per cycle) while
     `pipelines[j]` such QPPs share the channels: a first pass at a port's rate gives the channels'
@@ -109,11 +119,15 @@ def shared_search_batch(graph, queries_fx: np.ndarray, cfg, qpps: list[QppConfig
 
     full = [shared_config(q, 1.0) for q in qpps]
     batch = search_batch(graph, queries_fx, cfg, full, threads=threads)
-    beats = np.array([float(np.mean(batch.hops * q.row_beats() + batch.visited * q.vector_beats() + io_beats(q))) for q in full])
+    beats = np.array(
+        [float(np.mean(batch.hops * q.row_beats() + batch.visited * q.vector_beats() + io_beats(q))) for q in full]
+    )
     shares = []
     for j, q in enumerate(qpps):
         util = pipelines[j] * beats[j] / (q.memory.channels * capacity * float(batch.occupancy[:, j].mean()))
         shares.append(port_share(util, pipelines[j] * (q.bfc_units + 1), q.memory.channels, capacity))
     if min(shares) < 1.0:
-        batch = search_batch(graph, queries_fx, cfg, [shared_config(q, s) for q, s in zip(qpps, shares)], threads=threads)
+        batch = search_batch(
+            graph, queries_fx, cfg, [shared_config(q, s) for q, s in zip(qpps, shares)], threads=threads
+        )
     return batch, beats

@@ -23,6 +23,7 @@ still takes one QPP's latency). Objectives: `latency` (lowest mean latency of on
 `qps` (highest throughput at large batches), among the designs that reach the recall goal and fit
 the board's resources under the utilisation cap. Ties go to fewer LUTs, then fewer units.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -31,17 +32,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from fanns.model.graph.across import shared_search_batch
-from fanns.model.graph.qpp import MemorySystem, QppConfig
-from fanns.design.graph import graph_ref, BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime
 from fanns.boards import Board
+from fanns.design.graph import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime, graph_ref
+from fanns.design.graph_hw import QppHw
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
+from fanns.index.recall import recall_at_k
 from fanns.index.traversal import TraversalConfig
+from fanns.model.graph.across import shared_search_batch
+from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.pe.bloom import Bloom
 from fanns.resources import Resources
-from fanns.design.graph_hw import QppHw
-from fanns.index.recall import recall_at_k
 
 OBJECTIVES = ("latency", "qps")
 
@@ -54,7 +55,9 @@ def memory_plan(board: Board, channels: int | None = None, outstanding: int = 64
         channels = 1 << (mem.count.bit_length() - 1)
     if not 1 <= channels <= mem.count:
         raise FannsError(f"{channels} graph channels: {board.name} has {mem.count} {mem.kind} channels")
-    return GraphMemory(kind=mem.kind, channels=tuple(range(channels)), io_channel=0, port_bits=mem.port_bits, outstanding=outstanding)
+    return GraphMemory(
+        kind=mem.kind, channels=tuple(range(channels)), io_channel=0, port_bits=mem.port_bits, outstanding=outstanding
+    )
 
 
 @dataclass(frozen=True)
@@ -105,18 +108,37 @@ class GraphDseResult:
     points: list[GraphPoint] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"best": self.best.to_dict() if self.best else None, "evaluated": len(self.points),
-                "points": [p.to_dict() for p in self.points]}
+        return {
+            "best": self.best.to_dict() if self.best else None,
+            "evaluated": len(self.points),
+            "points": [p.to_dict() for p in self.points],
+        }
 
 
-def design_for(graph: GraphImage, board: Board, p: GraphPoint, space: GraphSpace, clock_mhz: float, util: float,
-               goal: str | None = None) -> GraphDesign:
+def design_for(
+    graph: GraphImage,
+    board: Board,
+    p: GraphPoint,
+    space: GraphSpace,
+    clock_mhz: float,
+    util: float,
+    goal: str | None = None,
+) -> GraphDesign:
 
     limits = (max(mg for mg, _ in space.dst), max(mc for _, mc in space.dst))
     design = GraphDesign(
-        board=board.name, clock_mhz=float(clock_mhz), util=util, graph=graph_ref(graph), mode=p.mode, pipelines=p.pipelines,
-        bfc_units=p.units, queues=Queues(l_max=p.l, cand=p.l, k_max=space.k), bloom=BloomSpec(h=space.bloom_h, b=p.bloom_bits),
-        limits=Limits(*limits), runtime=Runtime(l=p.l, k=space.k, mg=p.mg, mc=p.mc), memory=memory_plan(board, p.channels),
+        board=board.name,
+        clock_mhz=float(clock_mhz),
+        util=util,
+        graph=graph_ref(graph),
+        mode=p.mode,
+        pipelines=p.pipelines,
+        bfc_units=p.units,
+        queues=Queues(l_max=p.l, cand=p.l, k_max=space.k),
+        bloom=BloomSpec(h=space.bloom_h, b=p.bloom_bits),
+        limits=Limits(*limits),
+        runtime=Runtime(l=p.l, k=space.k, mg=p.mg, mc=p.mc),
+        memory=memory_plan(board, p.channels),
         goal=goal,
     )
     design.validate()
@@ -127,16 +149,35 @@ def design_resources(design: GraphDesign, family: str) -> Resources:
     """The calibrated PEs of the design (module docstring: what is not counted)."""
 
     hw = QppHw(design)
-    unit = Resources.total([hw.bloom.resources(family), hw.l2dist.resources(family), hw.vector_reader.resources(family)])
-    qpp = Resources.total([unit * hw.units, hw.result_queue.resources(family), hw.cand_queue.resources(family),
-                           hw.list_reader.resources(family), hw.query_reader.resources(family),
-                           hw.result_writer.resources(family)])
+    unit = Resources.total(
+        [hw.bloom.resources(family), hw.l2dist.resources(family), hw.vector_reader.resources(family)]
+    )
+    qpp = Resources.total(
+        [
+            unit * hw.units,
+            hw.result_queue.resources(family),
+            hw.cand_queue.resources(family),
+            hw.list_reader.resources(family),
+            hw.query_reader.resources(family),
+            hw.result_writer.resources(family),
+        ]
+    )
     return qpp * design.pipelines
 
 
-def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.ndarray, board: Board, recall_goal: float,
-                  objective: str = "latency", clock_mhz: float | None = None, util: float = 0.6,
-                  latency_cycles: int | None = None, space: GraphSpace = GraphSpace(), threads: int = 2) -> GraphDseResult:
+def explore_graph(
+    graph: GraphImage,
+    queries_fx: np.ndarray,
+    groundtruth: np.ndarray,
+    board: Board,
+    recall_goal: float,
+    objective: str = "latency",
+    clock_mhz: float | None = None,
+    util: float = 0.6,
+    latency_cycles: int | None = None,
+    space: GraphSpace = GraphSpace(),
+    threads: int = 2,
+) -> GraphDseResult:
     """Evaluate `space` on the queries and return the best design for `objective` (module docstring)."""
 
     if objective not in OBJECTIVES:
@@ -147,7 +188,9 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
     budget = board.budget(util)
     mem0 = MemorySystem.from_board(board, freq_mhz=clock, latency_cycles=latency_cycles)
     capacity = mem0.bytes_per_cycle() / mem0.channels / mem0.port_bytes  # beats per cycle of one channel
-    template = GraphPoint("intra", 1, 1, 1, space.queue[0], 1, 1, space.bloom_bits[0], 0.0, 0.0, 0.0, Resources(), False)
+    template = GraphPoint(
+        "intra", 1, 1, 1, space.queue[0], 1, 1, space.bloom_bits[0], 0.0, 0.0, 0.0, Resources(), False
+    )
     points: list[GraphPoint] = []
     sizes: dict[tuple, Resources] = {}  # resources do not depend on (mg, mc)
     shapes = [("intra", u, 1) for u in space.units] + [("across", 1, p) for p in space.pipelines if p > 1]
@@ -157,16 +200,40 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
         bloom = Bloom(h=space.bloom_h, b=bits, w=64)
         cfg = TraversalConfig(l=l, k=space.k, mg=mg, mc=mc, cand_size=l, bloom=bloom, bfc_units=units)
         chans = space.channel_options(board)
-        qpps = [QppConfig(d=graph.fmt.d, elem_bytes=graph.elem_bytes, l=l, k=space.k, cand_size=l, bfc_units=units,
-                          bloom=bloom, memory=replace(mem0, channels=c), l_max=l, max_degree=graph.max_degree) for c in chans]
+        qpps = [
+            QppConfig(
+                d=graph.fmt.d,
+                elem_bytes=graph.elem_bytes,
+                l=l,
+                k=space.k,
+                cand_size=l,
+                bfc_units=units,
+                bloom=bloom,
+                memory=replace(mem0, channels=c),
+                l_max=l,
+                max_degree=graph.max_degree,
+            )
+            for c in chans
+        ]
         batch, beats = shared_search_batch(graph, queries_fx, cfg, qpps, [pipes] * len(qpps), capacity, threads)
         recall = recall_at_k(batch.ids, groundtruth, space.k)
         for j, c in enumerate(chans):
             occupancy = float(batch.occupancy[:, j].mean())
             roof = c * capacity * clock * 1e6 / beats[j]  # the channels' beats per second over a query's beats
-            p = replace(template, mode=mode, units=units, pipelines=pipes, channels=c, l=l, mg=mg, mc=mc, bloom_bits=bits,
-                        recall=recall, latency_us=float(batch.latency[:, j].mean()) / clock,
-                        qps=min(pipes * clock * 1e6 / occupancy, roof))
+            p = replace(
+                template,
+                mode=mode,
+                units=units,
+                pipelines=pipes,
+                channels=c,
+                l=l,
+                mg=mg,
+                mc=mc,
+                bloom_bits=bits,
+                recall=recall,
+                latency_us=float(batch.latency[:, j].mean()) / clock,
+                qps=min(pipes * clock * 1e6 / occupancy, roof),
+            )
             key = (units, pipes, l, bits, c)
             if key not in sizes:
                 sizes[key] = design_resources(design_for(graph, board, p, space, clock, util), board.family)
@@ -177,9 +244,23 @@ def explore_graph(graph: GraphImage, queries_fx: np.ndarray, groundtruth: np.nda
     if not ok:
         return GraphDseResult(None, None, points)
     sign = 1 if objective == "latency" else -1
-    best = min(ok, key=lambda p: (sign * (p.latency_us if objective == "latency" else p.qps), p.resources.lut, p.units * p.pipelines))
+    best = min(
+        ok,
+        key=lambda p: (
+            sign * (p.latency_us if objective == "latency" else p.qps),
+            p.resources.lut,
+            p.units * p.pipelines,
+        ),
+    )
     design = design_for(graph, board, best, space, clock, util, goal=f"R@{space.k}={recall_goal:g}")
-    design = replace(design, prediction={"recall": round(best.recall, 6), "latency_us": round(best.latency_us, 3),
-                                         "qps": round(best.qps, 1), "objective": objective,
-                                         "resources": {k: math.ceil(v) for k, v in best.resources.to_dict().items()}})
+    design = replace(
+        design,
+        prediction={
+            "recall": round(best.recall, 6),
+            "latency_us": round(best.latency_us, 3),
+            "qps": round(best.qps, 1),
+            "objective": objective,
+            "resources": {k: math.ceil(v) for k, v in best.resources.to_dict().items()},
+        },
+    )
     return GraphDseResult(best, design, points)

@@ -4,21 +4,22 @@ Why: sweeping mg x mc over thousands of queries on 100k-node graphs needs the tr
 cycle model at C++ speed. `fanns.index.traversal` and `fanns.model.graph.qpp` remain the
 specification; the tests check this compiled face against them query by query.
 """
+
 from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from fanns.model.graph.qpp import QppConfig
+from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 from fanns.index.traversal import TraversalConfig
-from fanns.datasets.cache import cache_root
+from fanns.model.graph.qpp import QppConfig
 from fanns.tools.csim import compile_program
 
 SOURCE = Path(__file__).parent / "csrc" / "graph_search.cpp"
@@ -29,13 +30,33 @@ def cache_dir() -> Path:
     return cache_root() / "native"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _library() -> ctypes.CDLL:
 
     lib = ctypes.CDLL(str(compile_program([SOURCE], cache_dir(), shared=True)))
     p = ctypes.c_void_p
     i32 = ctypes.c_int32
-    lib.fanns_graph_search.argtypes = [i32, i32, i32, i32, i32, p, p, p, i32, p, p, ctypes.c_uint32, i32, p, i32, p, p, p, p]
+    lib.fanns_graph_search.argtypes = [
+        i32,
+        i32,
+        i32,
+        i32,
+        i32,
+        p,
+        p,
+        p,
+        i32,
+        p,
+        p,
+        ctypes.c_uint32,
+        i32,
+        p,
+        i32,
+        p,
+        p,
+        p,
+        p,
+    ]
     lib.fanns_graph_search.restype = ctypes.c_int
     return lib
 
@@ -69,12 +90,23 @@ def search_batch(
             raise FannsError(f"{what} do not fit 16-bit integers", hint="use a graph format with vec_bits <= 16")
     for q in qpps:
         if q.max_degree != graph.max_degree:
-            raise FannsError(f"a QPP model is for max_degree {q.max_degree}, the graph has {graph.max_degree}",
-                             hint="build QppConfig with max_degree=graph.max_degree")
+            raise FannsError(
+                f"a QPP model is for max_degree {q.max_degree}, the graph has {graph.max_degree}",
+                hint="build QppConfig with max_degree=graph.max_degree",
+            )
     nq, k = len(queries), cfg.k
     bloom = cfg.bloom
     config = np.array(
-        [cfg.l, k, cfg.mg, cfg.mc, cfg.cand_capacity, bloom.h if bloom else 0, bloom.bank_bits if bloom else 0, cfg.bfc_units],
+        [
+            cfg.l,
+            k,
+            cfg.mg,
+            cfg.mc,
+            cfg.cand_capacity,
+            bloom.h if bloom else 0,
+            bloom.bank_bits if bloom else 0,
+            cfg.bfc_units,
+        ],
         dtype=np.int32,
     )
     timing = np.stack([q.timing_vector() for q in qpps]) if qpps else np.zeros((0, 1), dtype=np.int64)
@@ -83,20 +115,45 @@ def search_batch(
     degree = np.ascontiguousarray(graph.degree, dtype=np.int32)
     vecs = np.ascontiguousarray(graph.vectors, dtype=np.int16)
     qs = np.ascontiguousarray(queries, dtype=np.int16)
-    spread = max(int(vecs.max(initial=0)), int(qs.max(initial=0))) - min(int(vecs.min(initial=0)), int(qs.min(initial=0)))
+    spread = max(int(vecs.max(initial=0)), int(qs.max(initial=0))) - min(
+        int(vecs.min(initial=0)), int(qs.min(initial=0))
+    )
     narrow = int(graph.fmt.d * spread * spread < 2**31)
     ids = np.empty((nq, k), dtype=np.int64)
     dists = np.empty((nq, k), dtype=np.int64)
     stats = np.empty((nq, 5), dtype=np.int64)
     out_timing = np.empty((nq, len(qpps), 2), dtype=np.int64)
     rc = _library().fanns_graph_search(
-        graph.n, graph.max_degree, graph.fmt.d, graph.entry, narrow, _ptr(nbrs), _ptr(degree), _ptr(vecs), nq, _ptr(qs),
-        _ptr(config), ctypes.c_uint32(bloom.seed if bloom else 0), len(qpps), _ptr(timing), max(1, threads),
-        _ptr(ids), _ptr(dists), _ptr(stats), _ptr(out_timing),
+        graph.n,
+        graph.max_degree,
+        graph.fmt.d,
+        graph.entry,
+        narrow,
+        _ptr(nbrs),
+        _ptr(degree),
+        _ptr(vecs),
+        nq,
+        _ptr(qs),
+        _ptr(config),
+        ctypes.c_uint32(bloom.seed if bloom else 0),
+        len(qpps),
+        _ptr(timing),
+        max(1, threads),
+        _ptr(ids),
+        _ptr(dists),
+        _ptr(stats),
+        _ptr(out_timing),
     )
     if rc:
         raise FannsError("the compiled graph search rejected its parameters", hint="check the Bloom filter size")
     return BatchResult(
-        ids=ids, dists=dists, hops=stats[:, 0], visited=stats[:, 1], checks=stats[:, 2], bloom_fp=stats[:, 3],
-        groups=stats[:, 4], latency=out_timing[:, :, 0], occupancy=out_timing[:, :, 1],
+        ids=ids,
+        dists=dists,
+        hops=stats[:, 0],
+        visited=stats[:, 1],
+        checks=stats[:, 2],
+        bloom_fp=stats[:, 3],
+        groups=stats[:, 4],
+        latency=out_timing[:, :, 0],
+        occupancy=out_timing[:, :, 1],
     )

@@ -5,10 +5,11 @@ small graph, a given number of BFC units) need a valid design.yaml without runni
 The memory plan comes from the same function the DSE uses (`fanns.model.graph.dse.memory_plan`),
 so a pinned design is exactly what the DSE would write for the same choices.
 """
+
 from __future__ import annotations
 
-from fanns.design.graph import graph_ref, BloomSpec, GraphDesign, Limits, Queues, Runtime
 from fanns.boards import load_board
+from fanns.design.graph import BloomSpec, GraphDesign, Limits, Queues, Runtime, graph_ref
 from fanns.index.graph import GraphImage
 from fanns.model.graph.dse import memory_plan
 

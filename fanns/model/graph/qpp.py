@@ -49,6 +49,7 @@ every unit's Bloom filter cleared after the QUERY_END token (`clear_cycles`) and
 distance. Across-query mode runs `pipelines` QPPs with one BFC unit each; every fetch engine gets
 ``min(port_bytes, total bandwidth / engines)`` bytes per cycle.
 """
+
 from __future__ import annotations
 
 import math
@@ -139,11 +140,28 @@ class QppConfig:
         port = design.memory.port_bits // 8
         engines = (design.bfc_units + 1) * (design.pipelines if design.mode == "across" else 1)
         gbps = total_gbps if total_gbps is not None else port * engines * design.clock_mhz / 1e3
-        memory = MemorySystem(freq_mhz=design.clock_mhz, channels=design.channels, total_gbps=gbps, port_bytes=port,
-                              outstanding=design.memory.outstanding, latency_cycles=latency_cycles, source="graph design")
-        return cls(d=design.graph.d, elem_bytes=design.graph.elem_bytes, l=rt.l, k=rt.k, cand_size=design.queues.cand,
-                   bfc_units=design.bfc_units, pipelines=1, bloom=design.bloom.pe(), memory=memory,
-                   l_max=design.queues.l_max, max_degree=design.graph.max_degree)
+        memory = MemorySystem(
+            freq_mhz=design.clock_mhz,
+            channels=design.channels,
+            total_gbps=gbps,
+            port_bytes=port,
+            outstanding=design.memory.outstanding,
+            latency_cycles=latency_cycles,
+            source="graph design",
+        )
+        return cls(
+            d=design.graph.d,
+            elem_bytes=design.graph.elem_bytes,
+            l=rt.l,
+            k=rt.k,
+            cand_size=design.queues.cand,
+            bfc_units=design.bfc_units,
+            pipelines=1,
+            bloom=design.bloom.pe(),
+            memory=memory,
+            l_max=design.queues.l_max,
+            max_degree=design.graph.max_degree,
+        )
 
     @property
     def capacity(self) -> int:
@@ -375,8 +393,14 @@ def simulate(trace, cfg: QppConfig) -> QueryTiming:
                     ended[u] = True
             if all(ended):
                 break
-            pick = next((u for u in range(units) if not ended[u] and heads[u] < len(items[u]) - 1
-                         and max(items[u][heads[u]][0], visible[u]) <= t), None)
+            pick = next(
+                (
+                    u
+                    for u in range(units)
+                    if not ended[u] and heads[u] < len(items[u]) - 1 and max(items[u][heads[u]][0], visible[u]) <= t
+                ),
+                None,
+            )
             if pick is not None:
                 _, is_kept, is_entry = items[pick][heads[pick]]
                 if is_entry or is_kept:

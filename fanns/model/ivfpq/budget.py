@@ -12,15 +12,16 @@ memory reader; a selection PE counts one instance per input stream) into the fir
 board file's order, where it still fits every resource (first fit). A design that leaves an
 instance without room fails, even if its total fits.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq.stages import Unit
-from fanns.model.ivfpq.options import Limits
 from fanns.boards import Board
+from fanns.model.ivfpq.options import Limits
+from fanns.model.ivfpq.stages import Unit
 from fanns.resources import KINDS, Resources
 
 KIND_LABELS = {"lut": "LUT", "ff": "FF", "bram18": "BRAM18", "uram": "URAM", "dsp": "DSP"}
@@ -47,8 +48,13 @@ class Budget:
             slrs[name] = Resources(*(max(0.0, v) for v in room.as_tuple()))
         shell = Resources.total(list(board.shell.values()))
         return cls(
-            board=board.name, util=util, device=board.device_total, shell=shell, slrs=slrs,
-            channels=tuple(m.count for m in board.memory), channel_kinds=tuple(m.kind for m in board.memory),
+            board=board.name,
+            util=util,
+            device=board.device_total,
+            shell=shell,
+            slrs=slrs,
+            channels=tuple(m.count for m in board.memory),
+            channel_kinds=tuple(m.kind for m in board.memory),
         )
 
     @property

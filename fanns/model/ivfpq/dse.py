@@ -8,6 +8,7 @@ complete designs (`DesignPoint`): stage configurations, exact per-stage timing
 `fanns.model.ivfpq.budget` and the memory channel assignment. When nothing fits, `Outcome.explain`
 says why (which resource binds and by how much, or that the goal is unreachable).
 """
+
 from __future__ import annotations
 
 import time
@@ -15,18 +16,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
-from fanns.model.ivfpq import sequence as sequence_model
-from fanns.design.ivfpq import Stages
-from fanns.model.ivfpq.options import GROUPS, all_options
 from fanns.boards import Board
+from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import sequence as sequence_model
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
+from fanns.model.ivfpq.options import GROUPS, all_options
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
+from fanns.model.ivfpq.skew import tier_choices
 from fanns.model.ivfpq.workload import Workload
 from fanns.resources import KINDS, Resources
-from fanns.model.ivfpq.skew import tier_choices
 
 MAX_POOL = 1 << 16
 MAX_SLO_POOL = 1 << 9
@@ -48,7 +49,9 @@ class DesignPoint:
     channels: dict[str, int]
     slr: dict[str, list[list]]
     clock_mhz: float
-    latency: dict[str, latency_model.LatencyProfile] = field(default_factory=dict)  # "alone", and "load" at the SLO's rate
+    latency: dict[str, latency_model.LatencyProfile] = field(
+        default_factory=dict
+    )  # "alone", and "load" at the SLO's rate
     steady: float | None = None  # `settle`: cycles per query with the finite buffers
 
     @property
@@ -73,7 +76,9 @@ class DesignPoint:
             cache = {} if sequences is None else sequences
             if key not in cache:
                 cache[key] = sequence_model.steady_sequence(self.ctx, self.stages, probes)
-            self.steady = sequence_model.steady_interval(self.ctx, self.stages, probes, self.timings, sequence=cache[key])
+            self.steady = sequence_model.steady_interval(
+                self.ctx, self.stages, probes, self.timings, sequence=cache[key]
+            )
         return self
 
     @property
@@ -110,7 +115,10 @@ class Slo:
 
     def __post_init__(self) -> None:
         if self.percentile not in latency_model.PERCENTILES:
-            raise FannsError(f"SLO percentile P{self.percentile} is not modelled", hint=f"one of {', '.join(f'P{p}' for p in latency_model.PERCENTILES)}")
+            raise FannsError(
+                f"SLO percentile P{self.percentile} is not modelled",
+                hint=f"one of {', '.join(f'P{p}' for p in latency_model.PERCENTILES)}",
+            )
         if not self.limit_us > 0:
             raise FannsError(f"SLO limit {self.limit_us} us must be positive")
         if self.load_qps is not None and not self.load_qps > 0:
@@ -164,8 +172,15 @@ class Outcome:
 
 def context(w: Workload, board: Board, clock_mhz: float) -> stage_model.Context:
     return stage_model.Context(
-        fmt=w.fmt, n=w.n, nlist=w.nlist, nprobe=w.nprobe, k=w.k, opq=w.opq, clock_mhz=clock_mhz,
-        memories=stage_model.memories(board, clock_mhz), family=board.family,
+        fmt=w.fmt,
+        n=w.n,
+        nlist=w.nlist,
+        nprobe=w.nprobe,
+        k=w.k,
+        opq=w.opq,
+        clock_mhz=clock_mhz,
+        memories=stage_model.memories(board, clock_mhz),
+        family=board.family,
     )
 
 
@@ -187,12 +202,18 @@ def build_space(key: int, w: Workload, ctx: stage_model.Context, budget: Budget)
     return space, counts
 
 
-def materialize(space: Space, w: Workload, ctx: stage_model.Context, pick: dict[str, int], budget: Budget, clock_mhz: float) -> DesignPoint | None:
+def materialize(
+    space: Space, w: Workload, ctx: stage_model.Context, pick: dict[str, int], budget: Budget, clock_mhz: float
+) -> DesignPoint | None:
     """The complete design of one combination, or None when it fails the SLR assignment."""
     cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
     stages = Stages(
-        opq=cfg["opq"][0], ivf_dist=cfg["front"][0], sel_cells=cfg["front"][1],
-        build_lut=cfg["lut"][0], pq_dist=cfg["back"][0], sel_k=cfg["back"][1],
+        opq=cfg["opq"][0],
+        ivf_dist=cfg["front"][0],
+        sel_cells=cfg["front"][1],
+        build_lut=cfg["lut"][0],
+        pq_dist=cfg["back"][0],
+        sel_k=cfg["back"][1],
     )
     units = stage_model.design_units(ctx, stages)
     slr = assign_slrs(units, budget)
@@ -225,9 +246,18 @@ def pareto_points(points: list[DesignPoint]) -> list[DesignPoint]:
     return sorted(out, key=lambda p: p.resources.lut)
 
 
-def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, util: float = 0.6, top: int = 5,
-        unreachable: list[dict] | None = None, slo: Slo | None = None, load_qps: float | None = None,
-        tiers: bool = False) -> Outcome:
+def run(
+    workloads: list[Workload],
+    board: Board,
+    goal: str,
+    clock_mhz: float,
+    util: float = 0.6,
+    top: int = 5,
+    unreachable: list[dict] | None = None,
+    slo: Slo | None = None,
+    load_qps: float | None = None,
+    tiers: bool = False,
+) -> Outcome:
     """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
     carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
@@ -244,7 +274,9 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
         raise FannsError(f"load {load_qps} QPS must be positive")
     start = time.perf_counter()
     budget = Budget.from_board(board, util)
-    outcome = Outcome(goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps)
+    outcome = Outcome(
+        goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps
+    )
     if not workloads:
         outcome.explain = _unreachable_text(goal, outcome.unreachable)
         return outcome
@@ -301,7 +333,6 @@ def run(workloads: list[Workload], board: Board, goal: str, clock_mhz: float, ut
     front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))[0]
     outcome.pareto = pareto_points(front + points)
     if tiers:
-
         outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
     if not outcome.top:
         if fitting and slo is not None:
@@ -332,7 +363,7 @@ def _slo_text(slo: Slo, fitting: list[DesignPoint]) -> list[str]:
 def _unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
     if not unreachable:
         return [f"no index to evaluate for {goal}"]
-    best = max(unreachable, key=lambda u: (u.get("best_recall") or 0.0))
+    best = max(unreachable, key=lambda u: u.get("best_recall") or 0.0)
     return [
         f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
         f"({best['index']} at nprobe {best.get('best_nprobe')})",
@@ -348,16 +379,23 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
             need = int(w.n * (w.m + 4))
             cap = sum(m.capacity_bytes * m.count for m in ctx.memories)
             if need > cap:
-                lines.append(f"{w.label()}: the index needs about {need / 2**30:.2f} GiB of codes and ids, the board holds {cap / 2**30:.2f} GiB")
+                lines.append(
+                    f"{w.label()}: the index needs about {need / 2**30:.2f} GiB of codes and ids, the board holds {cap / 2**30:.2f} GiB"
+                )
                 continue
         lower = space.infra + sum(space.floors[g] for g in GROUPS)
         over = overflow_text(lower, budget)
         if over:
             lines.append(f"{w.label()}: even the smallest design is too large; binding: " + "; ".join(over))
     if len(lines) == 1 and result.min_overflow is not None:
-        lines.append("every resource fits on its own but not together; the closest design: " + "; ".join(overflow_text(result.min_overflow, budget)))
+        lines.append(
+            "every resource fits on its own but not together; the closest design: "
+            + "; ".join(overflow_text(result.min_overflow, budget))
+        )
     if len(lines) == 1 and len(result.pool):
-        lines.append("designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)")
+        lines.append(
+            "designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)"
+        )
     return lines
 
 

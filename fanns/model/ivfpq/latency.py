@@ -28,15 +28,16 @@ this model does not charge): below saturation they are rarely full. The throughp
 finite buffers, where they matter most, is `fanns.model.ivfpq.sequence` (the DSE's `cycles`).
 The first `WARMUP` of arrivals are discarded (the empty pipeline at time zero).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
+from fanns.model.ivfpq import stages as stage_model
 
 PERCENTILES = (50, 95, 99)
 WARMUP = 0.05
@@ -87,7 +88,9 @@ class CodeFeed:
     busy: np.ndarray
 
 
-def channel_feed(beats: np.ndarray, pes_on_channel: int, rate: float, latency: float = stage_model.MEM_LATENCY_CYCLES) -> CodeFeed:
+def channel_feed(
+    beats: np.ndarray, pes_on_channel: int, rate: float, latency: float = stage_model.MEM_LATENCY_CYCLES
+) -> CodeFeed:
     """A channel shared by `pes_on_channel` PEs delivering `beats` [nq, nprobe] per PE and cell
     (codes and ids, `Packing.beats`) at `rate` beats per cycle after `latency` cycles."""
     per = pes_on_channel / rate
@@ -105,7 +108,9 @@ def default_feed(ctx: stage_model.Context, stages: Stages, probes: stage_model.P
     return channel_feed(cell_beats(ctx, st, probes), max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle)
 
 
-def back_span(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, feed: CodeFeed | None = None) -> np.ndarray:
+def back_span(
+    ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, feed: CodeFeed | None = None
+) -> np.ndarray:
     """[nq] cycles from BuildLUT's first input to the last key of PQDist for each query alone.
 
     BuildLUT PE p builds the LUTs of probes p, p + P, ... back to back, so LUT j is complete at
@@ -135,8 +140,13 @@ def back_span(ctx: stage_model.Context, stages: Stages, probes: stage_model.Prob
     return se[-1] + pe.depth() + 1
 
 
-def query_times(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, feed: CodeFeed | None = None,
-                timings: dict[str, stage_model.StageTiming] | None = None) -> QueryTimes:
+def query_times(
+    ctx: stage_model.Context,
+    stages: Stages,
+    probes: stage_model.Probes,
+    feed: CodeFeed | None = None,
+    timings: dict[str, stage_model.StageTiming] | None = None,
+) -> QueryTimes:
     """Service and latency of every server for every sample query (see the module docstring);
     `feed` places the codes (default: all on the design's PQ channels); `timings` are the
     design's `stage_timings` for these probes when already computed."""
@@ -148,11 +158,20 @@ def query_times(ctx: stage_model.Context, stages: Stages, probes: stage_model.Pr
     feed = feed or default_feed(ctx, stages, probes)
     work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), stage_model.pq_pe(ctx, st))
     pq_service = np.maximum(work.pe_cycles, feed.busy)
-    selk_service = stage_model.sel_k_intervals(stages.sel_k, work, stage_model.pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle,
-                                     busy=feed.busy if placed else None)
+    selk_service = stage_model.sel_k_intervals(
+        stages.sel_k,
+        work,
+        stage_model.pq_pe(ctx, st),
+        st.pes_per_channel(),
+        ctx.memory(st.memory).beats_per_cycle,
+        busy=feed.busy if placed else None,
+    )
     rows = {
         "opq": (t["opq"].interval * ones, t["opq"].latency * ones) if "opq" in t else (0 * ones, 0 * ones),
-        "front": (max(t["ivf_dist"].interval, t["sel_cells"].interval) * ones, (t["ivf_dist"].latency + t["sel_cells"].latency) * ones),
+        "front": (
+            max(t["ivf_dist"].interval, t["sel_cells"].interval) * ones,
+            (t["ivf_dist"].latency + t["sel_cells"].latency) * ones,
+        ),
         "lut": (t["build_lut"].interval * ones, 0 * ones),
         "back": (
             np.maximum(pq_service, selk_service),
@@ -189,7 +208,12 @@ class LatencyProfile:
 
     def as_dict(self) -> dict:
         pct = {f"p{p}_us": (round(v, 3) if self.stable else None) for p, v in sorted(self.percentiles_us.items())}
-        return {"load_qps": self.rate_qps, "stable": self.stable, "mean_us": round(self.mean_us, 3) if self.stable else None, **pct}
+        return {
+            "load_qps": self.rate_qps,
+            "stable": self.stable,
+            "mean_us": round(self.mean_us, 3) if self.stable else None,
+            **pct,
+        }
 
 
 def _percentiles(cycles: np.ndarray, clock_mhz: float) -> dict[int, float]:
@@ -213,5 +237,5 @@ def poisson(times: QueryTimes, rate_qps: float, arrivals: int = DEFAULT_ARRIVALS
     at = np.cumsum(rng.exponential(gap, arrivals))
     pick = rng.integers(0, times.queries, arrivals)
     done = tandem(at, times.service[:, pick], times.latency[:, pick]) + times.io_cycles
-    cyc = (done - at)[int(WARMUP * arrivals):]
+    cyc = (done - at)[int(WARMUP * arrivals) :]
     return LatencyProfile(rate_qps, _percentiles(cyc, times.clock_mhz), float(cyc.mean()) / times.clock_mhz, True)

@@ -5,10 +5,11 @@ the per-query beats and items each PQDist PE gets from the measured probes.
 `MEM_LATENCY_CYCLES` is an assumption (see there); the AXI reader configuration is an
 architecture choice of docs/ivfpq_architecture.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def channel_reader(port_bits: int) -> AxiReader:
     return AxiReader(data_width=port_bits, addr_width=ADDR_BITS, max_burst=READER_BURST, outstanding=READER_OUTSTANDING)
 
 
-@lru_cache(maxsize=None)
+@cache
 def reader_rate(reader: AxiReader) -> float:
     return reader.words_per_cycle(MEM_LATENCY_CYCLES)
 
@@ -103,7 +104,6 @@ def stored_elem_bytes(vec_bits: int) -> int:
     """Bytes of a vector element in device memory: int16 up to 16 bits, else int32 (the packer's
     rule, `fanns.images.ivfpq.elem_bytes`)."""
     return 2 if vec_bits <= 16 else 4
-
 
 
 @dataclass(frozen=True)
@@ -155,4 +155,6 @@ def pq_channel_bytes(nlist: int, share_beats: int, busiest: int, port_bits: int)
 
 
 def index_bytes_per_channel(m: int, list_sizes: np.ndarray, pes: int, busiest: int, port_bits: int) -> int:
-    return pq_channel_bytes(len(list_sizes), int(Packing(m, port_bits).beats(list_sizes, pes).sum()), busiest, port_bits)
+    return pq_channel_bytes(
+        len(list_sizes), int(Packing(m, port_bits).beats(list_sizes, pes).sum()), busiest, port_bits
+    )

@@ -19,16 +19,17 @@ channel serves as many PEs as a smaller count (PQDist). Options that cannot be p
 over the budget on their own, or with one instance (a PE, a memory block, a reader) larger than
 every SLR's room — are left out too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.design.selectors import selectors_for
-from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
+from fanns.design.selectors import selectors_for
 from fanns.errors import FannsError
+from fanns.model.ivfpq import stages as stage_model
 from fanns.resources import KINDS, Resources
 
 MAX_PES = 1024
@@ -73,8 +74,16 @@ class OptionSet:
     def take(self, idx: np.ndarray) -> OptionSet:
         idx = np.asarray(idx, dtype=np.int64)
         return OptionSet(
-            self.group, self.stages, [self.configs[i] for i in idx], self.cycles[idx], self.latency[idx],
-            self.res[idx], self.channels[idx], [self.details[i] for i in idx], self.raw, self.floor,
+            self.group,
+            self.stages,
+            [self.configs[i] for i in idx],
+            self.cycles[idx],
+            self.latency[idx],
+            self.res[idx],
+            self.channels[idx],
+            [self.details[i] for i in idx],
+            self.raw,
+            self.floor,
         )
 
 
@@ -88,8 +97,16 @@ class _Builder:
         self.floor = np.full(len(KINDS) + len(limits.channels), np.inf)
         self.raw = 0
 
-    def offer(self, configs: tuple, cycles: list[float], latency: float, res: Resources, channels: dict[int, int],
-              detail: dict, placeable: bool = True) -> bool:
+    def offer(
+        self,
+        configs: tuple,
+        cycles: list[float],
+        latency: float,
+        res: Resources,
+        channels: dict[int, int],
+        detail: dict,
+        placeable: bool = True,
+    ) -> bool:
         ch = [0] * len(self.limits.channels)
         for g, n in channels.items():
             ch[g] += n
@@ -108,12 +125,16 @@ class _Builder:
         n, s = len(self.configs), len(self.stages)
         floor = np.where(np.isfinite(self.floor), self.floor, 0.0)
         return OptionSet(
-            self.group, self.stages, self.configs,
+            self.group,
+            self.stages,
+            self.configs,
             np.array(self.cycles, dtype=np.float64).reshape(n, s),
             np.array(self.latency, dtype=np.float64).reshape(n),
             np.array(self.res, dtype=np.float64).reshape(n, len(KINDS)),
             np.array(self.channels, dtype=np.int64).reshape(n, len(self.limits.channels)),
-            self.details, max(self.raw, n), floor,
+            self.details,
+            max(self.raw, n),
+            floor,
         )
 
 
@@ -140,7 +161,9 @@ def _grows_past(res: Resources, budget: Resources) -> bool:
     return res.lut > budget.lut or res.ff > budget.ff or res.dsp > budget.dsp
 
 
-def _selections(ctx: stage_model.Context, stage: str, z: int, s: int, key_bits: int, limits: Limits, grown: set) -> list:
+def _selections(
+    ctx: stage_model.Context, stage: str, z: int, s: int, key_bits: int, limits: Limits, grown: set
+) -> list:
     """(stage config, units, resources) of every selection architecture valid for z streams and s
     results. Selection PEs grow with z: an architecture past the budget at some z is not tried
     at larger z (`grown` remembers it)."""
@@ -195,10 +218,19 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
                     b.offer((st, None), [0.0, 0.0], 0.0, ivf_res, {0: n_ch}, {}, False)
                     break
                 ivf_t = stage_model.ivf_timing(ctx, st)
-                for sel, sel_units, sel_res in _selections(ctx, "sel_cells", pes, ctx.nprobe, ctx.fmt.ivf_key_bits, limits, grown):
+                for sel, sel_units, sel_res in _selections(
+                    ctx, "sel_cells", pes, ctx.nprobe, ctx.fmt.ivf_key_bits, limits, grown
+                ):
                     sel_t = stage_model.sel_cells_timing(ctx, sel, st)
-                    b.offer((st, sel), [ivf_t.interval, sel_t.interval], ivf_t.latency + sel_t.latency,
-                            ivf_res + sel_res, {0: n_ch}, {}, limits.instances_fit(ivf_units + sel_units))
+                    b.offer(
+                        (st, sel),
+                        [ivf_t.interval, sel_t.interval],
+                        ivf_t.latency + sel_t.latency,
+                        ivf_res + sel_res,
+                        {0: n_ch},
+                        {},
+                        limits.instances_fit(ivf_units + sel_units),
+                    )
     return b.build()
 
 
@@ -221,7 +253,9 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     return b.build()
 
 
-def back_options(ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits) -> OptionSet:
+def back_options(
+    ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits
+) -> OptionSet:
     """PQDist x SelK options from the measured probes and all list sizes.
 
     The stage's resources are linear in the channel count (one AXI reader per channel), so they
@@ -251,7 +285,9 @@ def back_options(ctx: stage_model.Context, probes: stage_model.Probes, list_size
             share_beats = int(packing.beats(list_sizes, pes).sum())
             sels = [
                 (sel, sel_res, limits.instances_fit(sel_units))
-                for sel, sel_units, sel_res in _selections(ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel)
+                for sel, sel_units, sel_res in _selections(
+                    ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel
+                )
             ]
             for db, (one, placeable, pe) in base.items():
                 work = stage_model.pq_work(shares, pe)
@@ -262,25 +298,47 @@ def back_options(ctx: stage_model.Context, probes: stage_model.Probes, list_size
                     if busiest == last_busiest:
                         continue
                     last_busiest = busiest
-                    if stage_model.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits) > mem.capacity_bytes:
+                    if (
+                        stage_model.pq_channel_bytes(ctx.nlist, share_beats, busiest, mem.port_bits)
+                        > mem.capacity_bytes
+                    ):
                         continue
                     stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits))
                 if not stages or not sels:
                     continue
                 # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
-                sel_cycles = stage_model.sel_k_intervals_many([(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
-                                                    work, pe, mem.beats_per_cycle).mean(1).reshape(len(stages), len(sels))
+                sel_cycles = (
+                    stage_model.sel_k_intervals_many(
+                        [(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
+                        work,
+                        pe,
+                        mem.beats_per_cycle,
+                    )
+                    .mean(1)
+                    .reshape(len(stages), len(sels))
+                )
                 for st, row in zip(stages, sel_cycles):
                     busiest = max(st.pes_per_channel())
-                    interval, latency, compute, memory = stage_model.pq_timing_from_work(work, busiest, mem.beats_per_cycle)
+                    interval, latency, compute, memory = stage_model.pq_timing_from_work(
+                        work, busiest, mem.beats_per_cycle
+                    )
                     detail = {"compute_cycles": compute, "memory_cycles": memory}
                     for (sel, sel_res, sel_fit), sel_interval in zip(sels, row):
-                        b.offer((st, sel), [interval, float(sel_interval)], latency + stage_model._latency(stage_model.selector_pe(sel)),
-                                one + reader * (st.channels - 1) + sel_res, {g: st.channels}, detail, placeable and sel_fit)
+                        b.offer(
+                            (st, sel),
+                            [interval, float(sel_interval)],
+                            latency + stage_model._latency(stage_model.selector_pe(sel)),
+                            one + reader * (st.channels - 1) + sel_res,
+                            {g: st.channels},
+                            detail,
+                            placeable and sel_fit,
+                        )
     return b.build()
 
 
-def all_options(ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits) -> dict[str, OptionSet]:
+def all_options(
+    ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits
+) -> dict[str, OptionSet]:
     """The four option groups of one workload, each restricted to options within `limits`."""
     return {
         "opq": opq_options(ctx, limits),

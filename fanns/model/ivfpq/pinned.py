@@ -6,15 +6,25 @@ search. The stage objects, selection PEs and channel plan come from the same cod
 (`fanns.model.ivfpq.stages.select_stage`, `fanns.model.ivfpq.stages.memory_plan`), so a pinned design is exactly
 what the DSE would have written for the same choices.
 """
+
 from __future__ import annotations
 
-from fanns.design.selectors import SELECTORS
-from fanns.model.ivfpq import stages as stage_model
-from fanns.design.ivfpq import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, PqTiers, Stages
 from fanns.boards import load_board
+from fanns.design.ivfpq import (
+    BuildLutStage,
+    IndexRef,
+    IvfDistStage,
+    IvfPqDesign,
+    OpqStage,
+    PqDistStage,
+    PqTiers,
+    Stages,
+)
+from fanns.design.selectors import SELECTORS
 from fanns.index.ivfpq import IvfPqIndexData, factory_string
-from fanns.numerics import IvfPqFormat
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.stages import memory_plan
+from fanns.numerics import IvfPqFormat
 
 
 def pinned_design(
@@ -44,7 +54,17 @@ def pinned_design(
     clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
     opq = data.opq_matrix is not None
     mems = stage_model.memories(b, clock)
-    ctx = stage_model.Context(fmt=fmt, n=data.ntotal, nlist=data.nlist, nprobe=nprobe, k=k, opq=opq, clock_mhz=clock, memories=mems, family=b.family)
+    ctx = stage_model.Context(
+        fmt=fmt,
+        n=data.ntotal,
+        nlist=data.nlist,
+        nprobe=nprobe,
+        k=k,
+        opq=opq,
+        clock_mhz=clock,
+        memories=mems,
+        family=b.family,
+    )
     ivf_pes, ivf_lanes, ivf_store = ivf
     ivf_channels = stage_model.ivf_stream_channels(ctx, ivf_pes, ivf_lanes)[0] if ivf_store == "stream" else 0
     lut_pes, lut_lanes, lut_store = lut
@@ -54,21 +74,38 @@ def pinned_design(
         if sel_params and arch in sel_params:
             return dict(sel_params[arch])
         return dict(SELECTORS[arch].params[0]) if arch in SELECTORS else {}
+
     stages = Stages(
         opq=OpqStage(opq_lanes) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
         sel_cells=stage_model.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
         build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
-        pq_dist=PqDistStage(pq_pes, double_buffer, mems[0].kind, pq_channels, mems[0].port_bits,
-                            None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1])))),
+        pq_dist=PqDistStage(
+            pq_pes,
+            double_buffer,
+            mems[0].kind,
+            pq_channels,
+            mems[0].port_bits,
+            None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1]))),
+        ),
         sel_k=stage_model.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )
 
     design = IvfPqDesign(
-        board=b.name, clock_mhz=clock, util=0.6,
-        index=IndexRef(factory_string(data.nlist, data.m, opq), data.ntotal, data.d, data.nlist, data.m, opq, index_path),
-        nprobe=nprobe, k=k, format=fmt, stages=stages, memory=memory_plan(ctx, stages),
-        fifo_depth=stage_model.FIFO_DEPTH, slr={}, goal=None,
+        board=b.name,
+        clock_mhz=clock,
+        util=0.6,
+        index=IndexRef(
+            factory_string(data.nlist, data.m, opq), data.ntotal, data.d, data.nlist, data.m, opq, index_path
+        ),
+        nprobe=nprobe,
+        k=k,
+        format=fmt,
+        stages=stages,
+        memory=memory_plan(ctx, stages),
+        fifo_depth=stage_model.FIFO_DEPTH,
+        slr={},
+        goal=None,
     )
     design.validate()
     return design

@@ -8,18 +8,20 @@ can be set beside the published ones. They are expected to differ: the published
 Vitis HLS with their own cycle counts and resources; ours are Amaranth RTL whose resources
 yosys measured and whose cycles the PE classes define.
 """
+
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import stage_summary
 from fanns.model.ivfpq.workload import DEFAULT_IMBALANCE, synthetic_workload
-from rich.console import Console
-from rich.table import Table
 
 TABLE = Path(__file__).resolve().parents[1] / "pe" / "tables" / "published_fanns_u55c.json"
 SIFT100M = {"n": 100_000_000, "d": 128, "m": 16}
@@ -39,15 +41,25 @@ def parse_factory(factory: str) -> tuple[int, bool]:
     return int(m.group(2)), m.group(1) is not None
 
 
-def reproduce(queries: int = 1000, imbalance: float = DEFAULT_IMBALANCE, board: str = "u55c", seed: int = 0) -> list[tuple[dict, dse.Outcome]]:
+def reproduce(
+    queries: int = 1000, imbalance: float = DEFAULT_IMBALANCE, board: str = "u55c", seed: int = 0
+) -> list[tuple[dict, dse.Outcome]]:
     """Each published design with the outcome of our DSE at its index, nprobe and K."""
     b = load_board(board)
     out = []
     for row in published_designs():
         nlist, opq = parse_factory(row["index"])
         w = synthetic_workload(
-            SIFT100M["n"], SIFT100M["d"], SIFT100M["m"], nlist, row["nprobe"], row["k"], opq,
-            queries=queries, imbalance=imbalance, seed=seed,
+            SIFT100M["n"],
+            SIFT100M["d"],
+            SIFT100M["m"],
+            nlist,
+            row["nprobe"],
+            row["k"],
+            opq,
+            queries=queries,
+            imbalance=imbalance,
+            seed=seed,
         )
         out.append((row, dse.run([w], b, f"K={row['k']} (published index)", CLOCK_MHZ, UTIL, top=1)))
     return out
@@ -88,8 +100,22 @@ def comparison_rows(row: dict, outcome: dse.Outcome) -> list[list[str]]:
 def print_comparison(results: list[tuple[dict, dse.Outcome]], console=None) -> None:
 
     console = console or Console(width=200)
-    table = Table(title="FANNS Table 6.3 (HLS, published) beside this model (Amaranth RTL, yosys resources), SIFT100M scale, U55C, 140 MHz, 60% cap")
-    for col in ("K", "index, nprobe", "", "OPQ", "IVFDist", "SelCells", "BuildLUT", "PQDist", "SelK", "bottleneck", "QPS"):
+    table = Table(
+        title="FANNS Table 6.3 (HLS, published) beside this model (Amaranth RTL, yosys resources), SIFT100M scale, U55C, 140 MHz, 60% cap"
+    )
+    for col in (
+        "K",
+        "index, nprobe",
+        "",
+        "OPQ",
+        "IVFDist",
+        "SelCells",
+        "BuildLUT",
+        "PQDist",
+        "SelK",
+        "bottleneck",
+        "QPS",
+    ):
         table.add_column(col)
     for row, outcome in results:
         pub, ours = comparison_rows(row, outcome)

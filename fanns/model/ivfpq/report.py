@@ -4,6 +4,7 @@ and a Table 6.3-style summary on stdout.
 Outputs are deterministic: no timestamps, no absolute paths (the trained index is referenced
 relative to the design file), floats rounded; search timing goes to stdout only.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,20 +13,25 @@ import os
 from pathlib import Path
 
 import numpy as np
-
-from fanns.model.ivfpq import stages as stage_model
-from fanns.design.ivfpq import IndexRef, IvfPqDesign
-from fanns.datasets.formats import atomic_path
-from fanns.model.ivfpq.budget import Budget
-from fanns.model.ivfpq.dse import DesignPoint, Outcome, kinds_dict
-from fanns.model.ivfpq.stages import memory_plan
-from fanns.resources import KINDS
-from fanns.model.ivfpq.skew import with_tiers
 from rich.console import Console
 from rich.table import Table
 
+from fanns.datasets.formats import atomic_path
+from fanns.design.ivfpq import IndexRef, IvfPqDesign
+from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.budget import Budget
+from fanns.model.ivfpq.dse import DesignPoint, Outcome, kinds_dict
+from fanns.model.ivfpq.skew import with_tiers
+from fanns.model.ivfpq.stages import memory_plan
+from fanns.resources import KINDS
+
 STAGE_TITLES = {
-    "opq": "OPQ", "ivf_dist": "IVFDist", "sel_cells": "SelCells", "build_lut": "BuildLUT", "pq_dist": "PQDist", "sel_k": "SelK",
+    "opq": "OPQ",
+    "ivf_dist": "IVFDist",
+    "sel_cells": "SelCells",
+    "build_lut": "BuildLUT",
+    "pq_dist": "PQDist",
+    "sel_k": "SelK",
 }
 
 
@@ -45,7 +51,13 @@ def stage_summary(p: DesignPoint, stage: str) -> dict:
     if stage == "build_lut":
         return {"arch": "build_lut", "pes": st.pes, "lanes": st.lanes, "store": st.centroids, "channels": st.channels}
     if stage == "pq_dist":
-        return {"arch": "pq_decode", "pes": st.pes, "double_buffer": st.double_buffer, "memory": st.memory, "channels": st.channels}
+        return {
+            "arch": "pq_decode",
+            "pes": st.pes,
+            "double_buffer": st.double_buffer,
+            "memory": st.memory,
+            "channels": st.channels,
+        }
     return {"arch": st.arch, "streams": st.streams, "s": st.s, "s1": st.s1, **st.params}
 
 
@@ -71,11 +83,20 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
     with_shell = (p.resources + budget.shell).as_tuple()
     util = {k: _r(v / dev, 4) if dev else 0.0 for k, v, dev in zip(KINDS, with_shell, budget.device.as_tuple())}
     return {
-        "index": w.index, "nlist": w.nlist, "m": w.m, "opq": w.opq, "nprobe": w.nprobe, "k": w.k,
-        "recall": w.recall, "hw_recall": w.hw_recall,
-        "qps": _r(p.qps, 1), "cycles_per_query": _r(p.cycles), "stage_cycles_per_query": _r(p.stage_cycles),
+        "index": w.index,
+        "nlist": w.nlist,
+        "m": w.m,
+        "opq": w.opq,
+        "nprobe": w.nprobe,
+        "k": w.k,
+        "recall": w.recall,
+        "hw_recall": w.hw_recall,
+        "qps": _r(p.qps, 1),
+        "cycles_per_query": _r(p.cycles),
+        "stage_cycles_per_query": _r(p.stage_cycles),
         "bottleneck": p.bottleneck,
-        "latency_cycles": _r(p.latency_cycles), "latency_us": _r(p.latency_cycles / p.clock_mhz),
+        "latency_cycles": _r(p.latency_cycles),
+        "latency_us": _r(p.latency_cycles / p.clock_mhz),
         "stages": stages,
         "latency": {k: v.as_dict() for k, v in sorted(p.latency.items())},
         "resources": kinds_dict(p.resources),
@@ -91,10 +112,17 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
     if w.index_path is not None:
         path = os.path.relpath(w.index_path, out_dir) if out_dir is not None else str(w.index_path)
     design = IvfPqDesign(
-        board=outcome.board.name, clock_mhz=float(outcome.clock_mhz), util=float(outcome.budget.util),
+        board=outcome.board.name,
+        clock_mhz=float(outcome.clock_mhz),
+        util=float(outcome.budget.util),
         index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq, path=path),
-        nprobe=w.nprobe, k=w.k, format=w.fmt, stages=p.stages, memory=memory_plan(p.ctx, p.stages),
-        fifo_depth=stage_model.FIFO_DEPTH, slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
+        nprobe=w.nprobe,
+        k=w.k,
+        format=w.fmt,
+        stages=p.stages,
+        memory=memory_plan(p.ctx, p.stages),
+        fifo_depth=stage_model.FIFO_DEPTH,
+        slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
         goal=outcome.goal,
         prediction={
             "qps": _r(p.qps, 1),
@@ -139,15 +167,24 @@ def outcome_record(outcome: Outcome) -> dict:
             "evaluated": result.evaluated if result else 0,
             "options": outcome.option_counts,
         },
-        "slo": None if outcome.slo is None else {
-            "percentile": outcome.slo.percentile, "limit_us": outcome.slo.limit_us, "load_qps": outcome.slo.load_qps,
-            "text": outcome.slo.text(), "rejected_designs": outcome.slo_rejected,
+        "slo": None
+        if outcome.slo is None
+        else {
+            "percentile": outcome.slo.percentile,
+            "limit_us": outcome.slo.limit_us,
+            "load_qps": outcome.slo.load_qps,
+            "text": outcome.slo.text(),
+            "rejected_designs": outcome.slo_rejected,
         },
         "best": rec(outcome.best) if outcome.best else None,
         "top": [rec(p) for p in outcome.top],
-        "tiers": None if not outcome.tiers else {
-            "note": ("hot lists (by accesses in the query sample) in a faster tier; when the best design's best option is a "
-                     "memory group, design_tiered.yaml is that design (the RTL generator builds it; the URAM tier is prediction only)"),
+        "tiers": None
+        if not outcome.tiers
+        else {
+            "note": (
+                "hot lists (by accesses in the query sample) in a faster tier; when the best design's best option is a "
+                "memory group, design_tiered.yaml is that design (the RTL generator builds it; the URAM tier is prediction only)"
+            ),
             "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
         },
         "pareto": [rec(p) for p in outcome.pareto],
@@ -190,7 +227,9 @@ def tiered_design(design: IvfPqDesign, outcome: Outcome) -> IvfPqDesign | None:
     hot[option["hot"]] = True
     tiered = with_tiers(design, hot, option["fast"])
     keys = ("fast", "hot_lists", "hit_rate", "qps", "p99_us", "speedup")
-    return dataclasses.replace(tiered, prediction={**design.prediction, "qps": option["qps"], "tiers": {k: option[k] for k in keys}})
+    return dataclasses.replace(
+        tiered, prediction={**design.prediction, "qps": option["qps"], "tiers": {k: option[k] for k in keys}}
+    )
 
 
 def print_table(outcome: Outcome, console=None) -> None:
@@ -198,7 +237,9 @@ def print_table(outcome: Outcome, console=None) -> None:
 
     console = console or Console()
     device_lut = outcome.budget.device.lut
-    table = Table(title=f"{outcome.goal} on {outcome.board.name} at {outcome.clock_mhz:g} MHz, {100 * outcome.budget.util:.0f}% cap")
+    table = Table(
+        title=f"{outcome.goal} on {outcome.board.name} at {outcome.clock_mhz:g} MHz, {100 * outcome.budget.util:.0f}% cap"
+    )
     for col in ("index", "nprobe", *STAGE_TITLES.values(), "bottleneck", "pred. QPS"):
         table.add_column(col)
     for p in outcome.top:

@@ -23,6 +23,7 @@ seed's method:
   2 (o + s G) + L + the child's receive o; reduce level = the child's send o + r G + L + the
   parent's two receives 2 o + one merge. N = 1 has no network (the accelerator's own host).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,10 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import stages as stage_model
 
 
 @dataclass(frozen=True)
@@ -76,11 +77,15 @@ def max_quantile(samples_us: np.ndarray, q: float, n: int) -> float:
     return float(np.quantile(x, q ** (1.0 / n), method="inverted_cdf"))
 
 
-def split_latencies(ctx: stage_model.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray, n: int) -> np.ndarray:
+def split_latencies(
+    ctx: stage_model.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray, n: int
+) -> np.ndarray:
     """[nq] microseconds of the slowest shard (shard 0) per query when the index is split by vector
     over n accelerators running the same design; `probes` [nq, nprobe] are the probed cell ids."""
     sizes = -(-np.asarray(list_sizes, dtype=np.int64) // n)
-    times = latency_model.query_times(dataclasses.replace(ctx, n=int(sizes.sum())), stages, stage_model.Probes.of(sizes[probes]))
+    times = latency_model.query_times(
+        dataclasses.replace(ctx, n=int(sizes.sum())), stages, stage_model.Probes.of(sizes[probes])
+    )
     return times.alone() / ctx.clock_mhz
 
 
@@ -99,29 +104,47 @@ class ScaleOutCurve:
 
     def as_dict(self) -> dict:
         return {
-            "label": self.label, "mode": self.mode, "counts": list(self.counts),
+            "label": self.label,
+            "mode": self.mode,
+            "counts": list(self.counts),
             "network_us": [round(v, 3) for v in self.network_us],
             **{f"p{round(100 * q)}_us": [round(v, 3) for v in self.total_us(q)] for q in sorted(self.search_us)},
-            **{f"search_p{round(100 * q)}_us": [round(v, 3) for v in self.search_us[q]] for q in sorted(self.search_us)},
+            **{
+                f"search_p{round(100 * q)}_us": [round(v, 3) for v in self.search_us[q]] for q in sorted(self.search_us)
+            },
         }
 
 
-def partition_curve(label: str, samples_us: np.ndarray, query_bytes: int, result_bytes: int,
-                    counts=DEFAULT_COUNTS, net: LogGP = LogGP()) -> ScaleOutCurve:
+def partition_curve(
+    label: str, samples_us: np.ndarray, query_bytes: int, result_bytes: int, counts=DEFAULT_COUNTS, net: LogGP = LogGP()
+) -> ScaleOutCurve:
     """FANNS's extrapolation for a per-accelerator latency sample (accelerator or CPU)."""
     search = {q: [max_quantile(samples_us, q, n) for n in counts] for q in QUANTILES}
-    return ScaleOutCurve(label, "partition", tuple(counts), search, [net.network_us(n, query_bytes, result_bytes) for n in counts])
+    return ScaleOutCurve(
+        label, "partition", tuple(counts), search, [net.network_us(n, query_bytes, result_bytes) for n in counts]
+    )
 
 
-def split_curve(label: str, ctx: stage_model.Context, stages: Stages, list_sizes: np.ndarray, probes: np.ndarray,
-                query_bytes: int, result_bytes: int, counts=DEFAULT_COUNTS, net: LogGP = LogGP()) -> ScaleOutCurve:
+def split_curve(
+    label: str,
+    ctx: stage_model.Context,
+    stages: Stages,
+    list_sizes: np.ndarray,
+    probes: np.ndarray,
+    query_bytes: int,
+    result_bytes: int,
+    counts=DEFAULT_COUNTS,
+    net: LogGP = LogGP(),
+) -> ScaleOutCurve:
     """One index split by vector over N copies of a design (see the module docstring)."""
     search: dict[float, list[float]] = {q: [] for q in QUANTILES}
     for n in counts:
         lat = split_latencies(ctx, stages, list_sizes, probes, n)
         for q in QUANTILES:
             search[q].append(float(np.quantile(lat, q, method="inverted_cdf")))
-    return ScaleOutCurve(label, "split", tuple(counts), search, [net.network_us(n, query_bytes, result_bytes) for n in counts])
+    return ScaleOutCurve(
+        label, "split", tuple(counts), search, [net.network_us(n, query_bytes, result_bytes) for n in counts]
+    )
 
 
 def message_bytes(d: int, k: int) -> tuple[int, int]:

@@ -20,6 +20,7 @@ How the search stays fast and exact:
 Designs that are dominated are therefore not in the top list or the Pareto set (they are never
 better than a design that is).
 """
+
 from __future__ import annotations
 
 import time
@@ -129,7 +130,13 @@ class Search:
         cost[:, 1:] += space.infra
         ok = (cost[:, 1:] <= self.budget).all(1)
         self.evaluated += len(cost)
-        space.left = {"opq": io[ip[ok]], "lut": il[ip[ok]], "front": ifr[ok], "cost": cost[ok], "all": cost if not ok.any() else cost[:0]}
+        space.left = {
+            "opq": io[ip[ok]],
+            "lut": il[ip[ok]],
+            "front": ifr[ok],
+            "cost": cost[ok],
+            "all": cost if not ok.any() else cost[:0],
+        }
 
     def add(self, space: Space) -> None:
         self.raw += space.raw
@@ -187,7 +194,9 @@ class Search:
     @staticmethod
     def _rows(key, offset, left, back, li, bi, cyc, lut) -> np.ndarray:
         chans = left[li, 6:].sum(1) + back[bi, 6:].sum(1)
-        return np.column_stack([np.full(len(li), key, dtype=np.float64), li + offset, bi, cyc[li, bi], lut[li, bi], chans])
+        return np.column_stack(
+            [np.full(len(li), key, dtype=np.float64), li + offset, bi, cyc[li, bi], lut[li, bi], chans]
+        )
 
     def _track_closest(self, left: np.ndarray, back: np.ndarray) -> None:
         """Remember the combination whose worst resource ratio is smallest (for explanations)."""
@@ -239,7 +248,9 @@ class Search:
             self.front = self._front_of(np.concatenate([self.front, rows]))
 
     def result(self, seconds: float) -> Result:
-        return Result(self.pool, self.front, self.evaluated, self.raw, seconds, None if self.closest is None else self.closest[1])
+        return Result(
+            self.pool, self.front, self.evaluated, self.raw, seconds, None if self.closest is None else self.closest[1]
+        )
 
 
 def search(spaces: list[Space], budget: np.ndarray, pool: int = 64) -> Result:
@@ -254,7 +265,12 @@ def search(spaces: list[Space], budget: np.ndarray, pool: int = 64) -> Result:
 def decode(space: Space, left_row: int, back_row: int) -> dict[str, int]:
     """Option index per group of one combination."""
     left = space.left
-    return {"opq": int(left["opq"][left_row]), "front": int(left["front"][left_row]), "lut": int(left["lut"][left_row]), "back": back_row}
+    return {
+        "opq": int(left["opq"][left_row]),
+        "front": int(left["front"][left_row]),
+        "lut": int(left["lut"][left_row]),
+        "back": back_row,
+    }
 
 
 __all__ = ["GROUPS", "Result", "Search", "Space", "cost_matrix", "decode", "pareto_rows", "prune", "search"]

@@ -31,6 +31,7 @@ arriving late from BuildLUT (its own stage interval), and the interplay of a cha
 with LUT waits (the feed is a floor on each query, as in the PQDist stage model). Checked
 against RTL simulation: tests/codegen/test_rtl.py (within 5 %), benchmarks/rtl_sim.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,8 +68,9 @@ def dominant_groups(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return keep + ([groups[-1]] if groups[-1] not in keep else [])
 
 
-def coupled_intervals(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray,
-                      slack: int) -> np.ndarray:
+def coupled_intervals(
+    sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray, slack: int
+) -> np.ndarray:
     """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
     docstring). `sel`: the selection PE (`stream_restart`, `stream_due`, `min_interval`);
     `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
@@ -97,8 +99,16 @@ class LutSource:
     fifo_luts: int
 
 
-def sequence_starts(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray, slack: int,
-                    lut: LutSource, order: np.ndarray) -> np.ndarray:
+def sequence_starts(
+    sel,
+    pq: PqDecode,
+    items: np.ndarray,
+    groups: list[tuple[int, int]],
+    feed: np.ndarray,
+    slack: int,
+    lut: LutSource,
+    order: np.ndarray,
+) -> np.ndarray:
     """The cycle at which SelK starts the level-2 collection of each query of `order` (indices
     into `items` / `feed`), the queries submitted back to back in that order: the recurrence of
     the module docstring run over the sequence instead of over copies of one query, with the LUTs
@@ -110,8 +120,14 @@ def sequence_starts(sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int
     return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, lut)[:, 0, :].reshape(order.shape)
 
 
-def _recurrence(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int, rounds: list[np.ndarray],
-                lut: LutSource | None = None) -> np.ndarray:
+def _recurrence(
+    configs: list[tuple],
+    pq: PqDecode,
+    items: np.ndarray,
+    slack: int,
+    rounds: list[np.ndarray],
+    lut: LutSource | None = None,
+) -> np.ndarray:
     """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
     takes the queries `rounds[r]` (indices into `items`; the same count every round) right
     after round r-1's, one query per lane. Without `lut` the LUTs are there when a bank is free
@@ -126,10 +142,17 @@ def _recurrence(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: in
     configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
     width = max(len(groups) for _, groups, _ in configs)
     # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
-    restart = np.array([[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
-    due = np.array([[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64)
+    restart = np.array(
+        [[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs],
+        dtype=np.float64,
+    )
+    due = np.array(
+        [[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64
+    )
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
-    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[:, None, :]
+    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[
+        :, None, :
+    ]
     lanes = (len(configs), len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros(lanes)
@@ -149,11 +172,11 @@ def _recurrence(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: in
                 if len(loaded[p]) == lut.fifo_luts:
                     built[p] = np.maximum(built[p], loaded[p][0] + 1)
                 ld = np.maximum(ld, built[p] + 1)
-                loaded[p] = (loaded[p] + [ld])[-lut.fifo_luts:]
+                loaded[p] = (loaded[p] + [ld])[-lut.fifo_luts :]
             ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
             last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
             held = np.where(last >= slack, release - slack + last, -np.inf)
-            se = (se + [np.maximum(ss + n[idx, c] - 1, held)])[-pq.banks:]
+            se = (se + [np.maximum(ss + n[idx, c] - 1, held)])[-pq.banks :]
             k += 1
         end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total[idx] - 1), release + feed[:, :, idx] - 1)
         start = np.maximum(start + floor, (end - due).max(1))

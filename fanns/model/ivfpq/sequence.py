@@ -26,12 +26,13 @@ The stages in front of BuildLUT (OPQ, IVFDist, SelCells) take the same cycles fo
 and the PQ channels have deep buffers (FIFOs, outstanding bursts), so they enter as floors: their
 mean stage intervals.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
 from fanns.design.ivfpq import BuildLutStage, Stages
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.selk import LutSource, channel_groups
 from fanns.model.ivfpq.selk import sequence_starts as _starts
 
@@ -49,11 +50,18 @@ def lut_source(ctx: stage_model.Context, st: BuildLutStage) -> LutSource:
     centroid fetch when the centroids are in memory), FIFO of `LUT_FIFO_DEPTH` words per PE."""
     pe = stage_model.lut_pe(ctx, st)
     extra = stage_model.MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
-    return LutSource(st.pes, float(pe.ii()), float(pe.latency() + extra), stage_model.LUT_FIFO_DEPTH // stage_model.KSUB)
+    return LutSource(
+        st.pes, float(pe.ii()), float(pe.latency() + extra), stage_model.LUT_FIFO_DEPTH // stage_model.KSUB
+    )
 
 
-def sequence_starts(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, order: np.ndarray,
-                    busy: np.ndarray | None = None) -> np.ndarray:
+def sequence_starts(
+    ctx: stage_model.Context,
+    stages: Stages,
+    probes: stage_model.Probes,
+    order: np.ndarray,
+    busy: np.ndarray | None = None,
+) -> np.ndarray:
     """[len(order)] the cycle SelK starts the level-2 collection of each query of `order`
     (indices into the probes' queries) submitted back to back; `busy` [nq] as in
     `fanns.model.ivfpq.stages.pq_feed_cycles` (codes from elsewhere than the design's PQ channels)."""
@@ -62,8 +70,16 @@ def sequence_starts(ctx: stage_model.Context, stages: Stages, probes: stage_mode
     work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), pe)
     ppc = st.pes_per_channel()
     feed = stage_model.pq_feed_cycles(work, pe, max(ppc), ctx.memory(st.memory).beats_per_cycle, busy)
-    return _starts(stage_model.selector_pe(stages.sel_k), pe, work.shares.items, channel_groups(ppc), feed, stage_model.selk_slack(pe),
-                   lut_source(ctx, stages.build_lut), np.asarray(order, dtype=np.int64))
+    return _starts(
+        stage_model.selector_pe(stages.sel_k),
+        pe,
+        work.shares.items,
+        channel_groups(ppc),
+        feed,
+        stage_model.selk_slack(pe),
+        lut_source(ctx, stages.build_lut),
+        np.asarray(order, dtype=np.int64),
+    )
 
 
 def floors(timings: dict[str, stage_model.StageTiming]) -> float:
@@ -72,8 +88,13 @@ def floors(timings: dict[str, stage_model.StageTiming]) -> float:
     return max(t.interval for s, t in timings.items() if s not in ("build_lut", "sel_k"))
 
 
-def run_interval(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, timings: dict[str, stage_model.StageTiming] | None = None,
-                 busy: np.ndarray | None = None) -> float:
+def run_interval(
+    ctx: stage_model.Context,
+    stages: Stages,
+    probes: stage_model.Probes,
+    timings: dict[str, stage_model.StageTiming] | None = None,
+    busy: np.ndarray | None = None,
+) -> float:
     """Cycles per query of the probes' queries run once in their order: the span between the
     first and the last query's level-2 start over the queries in between (the measure of
     `fanns.sim.ivfpq.rtl.measured_interval`), or a floor stage's interval if larger."""
@@ -85,8 +106,14 @@ def run_interval(ctx: stage_model.Context, stages: Stages, probes: stage_model.P
     return max(float(starts[-1] - starts[0]) / (nq - 1), floors(t))
 
 
-def steady_interval(ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, timings: dict[str, stage_model.StageTiming] | None = None,
-                    seed: int = 0, sequence: float | None = None) -> float:
+def steady_interval(
+    ctx: stage_model.Context,
+    stages: Stages,
+    probes: stage_model.Probes,
+    timings: dict[str, stage_model.StageTiming] | None = None,
+    seed: int = 0,
+    sequence: float | None = None,
+) -> float:
     """Long-run cycles per query for queries like the sample: `steady_sequence`, or a stage's
     mean interval (`stage_timings`) if larger: the stage model is a lower bound (every stage does
     all its work), which the DSE's search relies on. `sequence`: `steady_sequence` of these

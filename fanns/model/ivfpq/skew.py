@@ -27,6 +27,7 @@ cycles per query against this model (`cells_feed` with `ram_tier`s of the simula
 Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier, and tiered
 HLS kernels (the HLS generator refuses tiered designs).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,13 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
-from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages
 from fanns.boards import Board, load_board
+from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
-from fanns.model.ivfpq.workload import Workload
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.stages import memory_plan
+from fanns.model.ivfpq.workload import Workload
 
 URAM_BYTES = 288 * 1024 // 8
 """One UltraRAM block: 288 Kb (UG573)."""
@@ -53,7 +54,9 @@ HOT_FRACTION = 0.2
 
 def _cells(w: Workload) -> np.ndarray:
     if w.cells is None:
-        raise FannsError(f"{w.label()}: the probed cell ids are not recorded", hint="re-run `fanns explore` (it records probes.npy)")
+        raise FannsError(
+            f"{w.label()}: the probed cell ids are not recorded", hint="re-run `fanns explore` (it records probes.npy)"
+        )
     return w.cells
 
 
@@ -108,7 +111,9 @@ def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: i
     blocks, as the design assigns them); rate in beats of `port_bits` (the design's PQ port)."""
     group = next((g for g in board.memory if g.kind == kind), None)
     if group is None:
-        raise FannsError(f"{board.name} has no memory group {kind!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}")
+        raise FannsError(
+            f"{board.name} has no memory group {kind!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}"
+        )
     if not 1 <= channels <= group.count:
         raise FannsError(f"{channels} {kind} channels: {board.name} has {group.count}")
     bytes_per_cycle = group.bandwidth_gbps * 1e9 / (clock_mhz * 1e6)
@@ -119,7 +124,10 @@ def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: i
 def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
     """Host memory over PCIe (the board file's `host` figures): one link shared by all `pes` PEs."""
     if board.host is None:
-        raise FannsError(f"{board.name} has no host link figures", hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file")
+        raise FannsError(
+            f"{board.name} has no host link figures",
+            hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file",
+        )
     h = board.host
     rate = min(1.0, h.bandwidth_gbps * 1e9 / (clock_mhz * 1e6) / (port_bits / 8))
     return Tier("host", h.capacity_bytes, pes, rate, h.latency_us * clock_mhz)
@@ -165,12 +173,23 @@ def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign
 
     board = load_board(design.board)
     if not any(g.kind == memory for g in board.memory):
-        raise FannsError(f"{board.name} has no memory group {memory!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}")
+        raise FannsError(
+            f"{board.name} has no memory group {memory!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}"
+        )
     st = design.stages.pq_dist
     tiers = PqTiers(memory, st.channels, tuple(int(i) for i in np.nonzero(hot)[0]))
     stages = dataclasses.replace(design.stages, pq_dist=dataclasses.replace(st, tiers=tiers))
-    ctx = stage_model.Context(fmt=design.format, n=design.index.n, nlist=design.index.nlist, nprobe=design.nprobe, k=design.k,
-                    opq=design.index.opq, clock_mhz=design.clock_mhz, memories=stage_model.memories(board, design.clock_mhz), family=board.family)
+    ctx = stage_model.Context(
+        fmt=design.format,
+        n=design.index.n,
+        nlist=design.index.nlist,
+        nprobe=design.nprobe,
+        k=design.k,
+        opq=design.index.opq,
+        clock_mhz=design.clock_mhz,
+        memories=stage_model.memories(board, design.clock_mhz),
+        family=board.family,
+    )
     out = dataclasses.replace(design, stages=stages, memory=memory_plan(ctx, stages))
     out.validate()
     return out
@@ -182,17 +201,29 @@ def hit_rate(w: Workload, hot: np.ndarray) -> float:
     return float(work[hot].sum() / max(work.sum(), 1))
 
 
-def tiered_feed(ctx: stage_model.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier) -> latency_model.CodeFeed:
+def tiered_feed(
+    ctx: stage_model.Context, stages: Stages, w: Workload, hot: np.ndarray, fast: Tier, slow: Tier
+) -> latency_model.CodeFeed:
     """Per-cell arrival and busiest-port busy time with hot cells on `fast`, the rest on `slow`."""
     return cells_feed(ctx, stages, _cells(w), stage_model.Probes.of(w.probed), hot, fast, slow)
 
 
-def cells_feed(ctx: stage_model.Context, stages: Stages, cells: np.ndarray, probes: stage_model.Probes, hot: np.ndarray, fast: Tier, slow: Tier) -> latency_model.CodeFeed:
+def cells_feed(
+    ctx: stage_model.Context,
+    stages: Stages,
+    cells: np.ndarray,
+    probes: stage_model.Probes,
+    hot: np.ndarray,
+    fast: Tier,
+    slow: Tier,
+) -> latency_model.CodeFeed:
     """`tiered_feed` for probed `cells` [nq, nprobe] of sizes `probes` (e.g. a simulation's queries)."""
     beats = latency_model.cell_beats(ctx, stages.pq_dist, probes)
     in_fast = hot[cells]
-    feeds = [latency_model.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
-             for t, sel in ((fast, in_fast), (slow, ~in_fast))]
+    feeds = [
+        latency_model.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
+        for t, sel in ((fast, in_fast), (slow, ~in_fast))
+    ]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
     return latency_model.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy))
 
@@ -204,7 +235,10 @@ def batch_cycles(times: latency_model.QueryTimes, batch: int, batches: int = 200
     out = np.empty(batches)
     for b in range(batches):
         pick = rng.integers(0, times.queries, batch)
-        out[b] = latency_model.tandem(np.zeros(batch), times.service[:, pick], times.latency[:, pick]).max() + times.io_cycles
+        out[b] = (
+            latency_model.tandem(np.zeros(batch), times.service[:, pick], times.latency[:, pick]).max()
+            + times.io_cycles
+        )
     return out
 
 
@@ -212,8 +246,12 @@ def evaluate(name: str, times: latency_model.QueryTimes, batch: int, extra: dict
     alone = latency_model.alone(times)
     batches = batch_cycles(times, batch) / times.clock_mhz
     return {
-        "name": name, "qps": round(times.max_qps(), 1), "p50_us": round(alone.get(50), 3), "p99_us": round(alone.get(99), 3),
-        f"batch{batch}_p99_us": round(float(np.percentile(batches, 99)), 3), **(extra or {}),
+        "name": name,
+        "qps": round(times.max_qps(), 1),
+        "p50_us": round(alone.get(50), 3),
+        "p99_us": round(alone.get(99), 3),
+        f"batch{batch}_p99_us": round(float(np.percentile(batches, 99)), 3),
+        **(extra or {}),
     }
 
 
@@ -221,7 +259,9 @@ def compare(w: Workload, ctx: stage_model.Context, stages: Stages, fast: Tier, s
     """The same design (PEs, channels) with every list on `slow` (untiered) and with the hot
     lists on `fast` (tiered): hit rate, QPS, per-query P50/P99 alone, P99 of a batch's time."""
     probes = stage_model.Probes.of(w.probed)
-    untiered = latency_model.channel_feed(latency_model.cell_beats(ctx, stages.pq_dist, probes), slow.pes_per_port, slow.rate, slow.latency_cycles)
+    untiered = latency_model.channel_feed(
+        latency_model.cell_beats(ctx, stages.pq_dist, probes), slow.pes_per_port, slow.rate, slow.latency_cycles
+    )
     hot = place(w, stages.pq_dist, fast)
     feed = tiered_feed(ctx, stages, w, hot, fast, slow)
     return {
@@ -236,7 +276,9 @@ def compare(w: Workload, ctx: stage_model.Context, stages: Stages, fast: Tier, s
     }
 
 
-def fast_tiers(board: Board, budget_uram: float, ctx: stage_model.Context, stages: Stages, channels_used: dict[str, int]) -> list[Tier]:
+def fast_tiers(
+    board: Board, budget_uram: float, ctx: stage_model.Context, stages: Stages, channels_used: dict[str, int]
+) -> list[Tier]:
     """The fast tiers a design could add for its hot lists: the UltraRAM the budget leaves
     (`budget_uram` blocks), and every other memory group of the board with free channels for one
     fast channel paired with each of the design's PQ channels (`PqTiers`, what the RTL generator
@@ -263,13 +305,24 @@ def tier_choices(point, board: Board, budget_uram: float, batch: int = 16) -> di
     for fast in fast_tiers(board, budget_uram - point.resources.uram, point.ctx, point.stages, point.channels):
         cmp = compare(w, point.ctx, point.stages, fast, slow, batch)
         base, tiered = cmp["designs"]
-        options.append({"fast": fast.name, "hot_lists": cmp["hot_lists"], "hot": [int(i) for i in np.nonzero(cmp["mapping"])[0]],
-                        "hit_rate": cmp["hit_rate"], **{
-            k: tiered[k] for k in ("qps", "p50_us", "p99_us", f"batch{batch}_p99_us")}, "speedup": round(tiered["qps"] / base["qps"], 4)})
+        options.append(
+            {
+                "fast": fast.name,
+                "hot_lists": cmp["hot_lists"],
+                "hot": [int(i) for i in np.nonzero(cmp["mapping"])[0]],
+                "hit_rate": cmp["hit_rate"],
+                **{k: tiered[k] for k in ("qps", "p50_us", "p99_us", f"batch{batch}_p99_us")},
+                "speedup": round(tiered["qps"] / base["qps"], 4),
+            }
+        )
     best = max(options, key=lambda o: (o["qps"], -o["p99_us"]), default=None)
     return {
         "slow": slow.name,
-        "untiered": evaluate(f"all on {slow.name}", latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(w.probed)), batch),
+        "untiered": evaluate(
+            f"all on {slow.name}",
+            latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(w.probed)),
+            batch,
+        ),
         "options": options,
         "best": best["fast"] if best and best["speedup"] > 1.0 else None,
     }

@@ -17,33 +17,47 @@ Constants that are not a PE's own carry their source beside them: the assumed me
 (`MEM_LATENCY_CYCLES`), and the architecture choices of docs/ivfpq_architecture.md (FIFO depth,
 AXI reader configuration, lane choices).
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, ChannelUse, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
+from fanns.design.selectors import SELECTORS
+from fanns.engines.datapath import bram18_tiles, uram_tiles
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
-    ADDR_BITS, LIST_TABLE_BYTES, MEM_LATENCY_CYCLES, READER_BURST, READER_OUTSTANDING, Memory, Packing, PqShares,
-    Probes, channel_reader, index_bytes_per_channel, memories, pq_channel_bytes, pq_shares, reader_rate,
+    ADDR_BITS,
+    LIST_TABLE_BYTES,
+    MEM_LATENCY_CYCLES,
+    READER_BURST,
+    READER_OUTSTANDING,
+    Memory,
+    Packing,
+    PqShares,
+    Probes,
+    channel_reader,
+    index_bytes_per_channel,
+    memories,
+    pq_channel_bytes,
+    pq_shares,
+    reader_rate,
     stored_elem_bytes,
 )
-from fanns.design.selectors import SELECTORS
 from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
-from fanns.engines.datapath import bram18_tiles, uram_tiles
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
-from fanns.resources import Resources
 from fanns.pe.stream_fifo import StreamFifo
+from fanns.resources import Resources
 
 FIFO_DEPTH = 32
 """Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
@@ -112,7 +126,7 @@ class Unit:
         return self.each * self.count
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pe_resources(pe: PE, family: str) -> Resources:
     return pe.resources(family)
 
@@ -136,7 +150,7 @@ def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None =
     return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _latency(pe: PE) -> int:
     """A selection PE's latency, once per distinct PE (HSMPQG builds its comparator network)."""
     return pe.latency()
@@ -162,8 +176,14 @@ def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
 def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> IvfDist:
     f = ctx.fmt
     return IvfDist(
-        d=f.d, w=st.lanes, vec_bits=f.vec_bits, nlist=centroids, ivf_shift=f.ivf_shift,
-        ivf_dist_bits=f.ivf_dist_bits, storage=st.storage, id_base=id_base,
+        d=f.d,
+        w=st.lanes,
+        vec_bits=f.vec_bits,
+        nlist=centroids,
+        ivf_shift=f.ivf_shift,
+        ivf_dist_bits=f.ivf_dist_bits,
+        storage=st.storage,
+        id_base=id_base,
     )
 
 
@@ -212,10 +232,15 @@ def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
     base, extra = divmod(ctx.nlist, st.pes)  # chunk sizes of `ivf_chunks`, counted
     sizes = {n: c for n, c in ((base + 1, extra), (base, st.pes - extra)) if c and n}
     units = [fifo_unit(ctx, "ivf_dist", "query_fifo", st.lanes * f.vec_bits + 1)]
-    units += [pe_unit(ctx, "ivf_dist", f"ivf_dist[{n}]", ivf_pe(ctx, st, n), count) for n, count in sorted(sizes.items(), reverse=True)]
+    units += [
+        pe_unit(ctx, "ivf_dist", f"ivf_dist[{n}]", ivf_pe(ctx, st, n), count)
+        for n, count in sorted(sizes.items(), reverse=True)
+    ]
     units.append(fifo_unit(ctx, "ivf_dist", "key_fifo", f.ivf_key_bits + 1, st.pes))
     if st.storage == "stream":
-        units.append(pe_unit(ctx, "ivf_dist", "centroid_reader", channel_reader(ctx.memories[0].port_bits), st.channels))
+        units.append(
+            pe_unit(ctx, "ivf_dist", "centroid_reader", channel_reader(ctx.memories[0].port_bits), st.channels)
+        )
     return units
 
 
@@ -247,7 +272,9 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
         pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
     ]
     if st.centroids == "memory":
-        units.append(pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False))
+        units.append(
+            pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False)
+        )
     else:
         units.append(Unit("build_lut", f"centroid_store_{st.centroids}", 1, lut_centroid_store(ctx, st), None, False))
     return units
@@ -381,24 +408,34 @@ def selk_slack(pe: PqDecode) -> int:
     return FIFO_DEPTH + pe.depth() + 1
 
 
-def sel_k_intervals(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float,
-                    busy: np.ndarray | None = None) -> np.ndarray:
+def sel_k_intervals(
+    st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float, busy: np.ndarray | None = None
+) -> np.ndarray:
     """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.model.ivfpq.selk`:
     their work and SelK's level-2 hold add up where the old max of the two let them overlap);
     `busy` as in `pq_feed_cycles`."""
     return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate, busy)[0]
 
 
-def sel_k_intervals_many(configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float,
-                         busy: np.ndarray | None = None) -> np.ndarray:
+def sel_k_intervals_many(
+    configs: list[tuple[SelectStage, list[int]]],
+    work: PqWork,
+    pq: PqDecode,
+    rate: float,
+    busy: np.ndarray | None = None,
+) -> np.ndarray:
     """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
-    many = [(selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs]
+    many = [
+        (selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs
+    ]
     return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
 
 
 def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:
     """SelK's mean interval (`sel_k_intervals`: it includes PQDist's pace) and tail latency."""
-    return StageTiming(float(sel_k_intervals(st, work, pq, pes_per_channel, rate).mean()), float(_latency(selector_pe(st))))
+    return StageTiming(
+        float(sel_k_intervals(st, work, pq, pes_per_channel, rate).mean()), float(_latency(selector_pe(st)))
+    )
 
 
 def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, StageTiming]:
@@ -411,7 +448,9 @@ def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, Sta
     out["build_lut"] = lut_timing(ctx, stages.build_lut)
     out["pq_dist"], work = pq_timing(ctx, stages.pq_dist, probes)
     st = stages.pq_dist
-    out["sel_k"] = sel_k_timing(stages.sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle)
+    out["sel_k"] = sel_k_timing(
+        stages.sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle
+    )
     return out
 
 

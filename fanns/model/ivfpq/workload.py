@@ -11,6 +11,7 @@ published FANNS example at SIFT100M scale): list sizes from a log-normal distrib
 given imbalance factor, and probes drawn without replacement with probability proportional to
 list size (FANNS 6.5.3: queries follow the data, so larger cells are probed more often).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from fanns.errors import FannsError
-from fanns.numerics import IvfPqFormat
 from fanns.index.goals import parse_goal
+from fanns.numerics import IvfPqFormat
 
 DEFAULT_IMBALANCE = 1.2
 """Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
@@ -56,7 +57,9 @@ class Workload:
     def __post_init__(self) -> None:
         if self.probed.ndim != 2 or self.probed.shape[1] != self.nprobe or self.probed.shape[0] < 1:
             raise FannsError(f"{self.index}: probes must be [queries, nprobe={self.nprobe}], got {self.probed.shape}")
-        if self.cells is not None and (self.cells.shape != self.probed.shape or not np.array_equal(self.list_sizes[self.cells], self.probed)):
+        if self.cells is not None and (
+            self.cells.shape != self.probed.shape or not np.array_equal(self.list_sizes[self.cells], self.probed)
+        ):
             raise FannsError(f"{self.index}: probed cell ids disagree with the probed sizes")
         if self.list_sizes.shape != (self.nlist,):
             raise FannsError(f"{self.index}: {self.list_sizes.shape[0]} list sizes for nlist={self.nlist}")
@@ -86,19 +89,25 @@ def _load_npy(path: Path, what: str) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise FannsError(f"{path}: cannot read the {what} ({exc})", hint="re-run `fanns explore` into this folder") from None
+        raise FannsError(
+            f"{path}: cannot read the {what} ({exc})", hint="re-run `fanns explore` into this folder"
+        ) from None
 
 
 def read_explore(explore_dir: Path) -> dict:
     path = Path(explore_dir) / "explore.json"
     if not path.is_file():
-        raise FannsError(f"{path} not found", hint="run `fanns explore DATASET --recall R@10=0.8 --out DIR` first and pass DIR")
+        raise FannsError(
+            f"{path} not found", hint="run `fanns explore DATASET --recall R@10=0.8 --out DIR` first and pass DIR"
+        )
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise FannsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or not isinstance(data.get("indexes"), list) or not data["indexes"]:
-        raise FannsError(f"{path}: no IVF-PQ index records", hint="this folder was not written by `fanns explore --recall`")
+        raise FannsError(
+            f"{path}: no IVF-PQ index records", hint="this folder was not written by `fanns explore --recall`"
+        )
     return data
 
 
@@ -140,7 +149,9 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
             fmt = IvfPqFormat.from_dict(dict(rec["format"]))
             sizes_rel, probes_rel = rec["list_sizes"], rec["probes"]
         except (KeyError, TypeError, ValueError) as exc:
-            raise FannsError(f"{path}: index record {rec.get('index', '?')!r} is incomplete ({exc})", hint="re-run `fanns explore`") from None
+            raise FannsError(
+                f"{path}: index record {rec.get('index', '?')!r} is incomplete ({exc})", hint="re-run `fanns explore`"
+            ) from None
         nprobe, info = _record_nprobe(rec, goal, path)
         if nprobe is None:
             unreachable.append({"index": name, **info})
@@ -153,13 +164,28 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
                 hint=f"re-run `fanns explore` with --recall {goal.text} so the probes are recorded that deep",
             )
         if sizes.shape != (nlist,) or probes.min() < 0 or probes.max() >= nlist:
-            raise FannsError(f"{path}: list sizes or probes of {name} disagree with nlist={nlist}", hint="re-run `fanns explore`")
+            raise FannsError(
+                f"{path}: list sizes or probes of {name} disagree with nlist={nlist}", hint="re-run `fanns explore`"
+            )
         index_path = explore_dir / rec["path"] if rec.get("path") else None
         found.append(
             Workload(
-                index=name, n=int(sizes.sum()), nlist=nlist, m=m, opq=opq, nprobe=nprobe, k=goal.k, fmt=fmt,
-                list_sizes=sizes, probed=sizes[probes[:, :nprobe]], goal=goal.text, recall=info.get("recall"),
-                hw_recall=info.get("hw_recall"), index_path=index_path, source=str(path), cells=probes[:, :nprobe],
+                index=name,
+                n=int(sizes.sum()),
+                nlist=nlist,
+                m=m,
+                opq=opq,
+                nprobe=nprobe,
+                k=goal.k,
+                fmt=fmt,
+                list_sizes=sizes,
+                probed=sizes[probes[:, :nprobe]],
+                goal=goal.text,
+                recall=info.get("recall"),
+                hw_recall=info.get("hw_recall"),
+                index_path=index_path,
+                source=str(path),
+                cells=probes[:, :nprobe],
             )
         )
     return found, unreachable
@@ -194,8 +220,19 @@ def size_biased_probes(sizes: np.ndarray, nprobe: int, queries: int, rng: np.ran
 
 
 def synthetic_workload(
-    n: int, d: int, m: int, nlist: int, nprobe: int, k: int, opq: bool, *, queries: int = 1000,
-    imbalance: float = DEFAULT_IMBALANCE, seed: int = 0, vec_bits: int = 16, lut_bits: int = 16,
+    n: int,
+    d: int,
+    m: int,
+    nlist: int,
+    nprobe: int,
+    k: int,
+    opq: bool,
+    *,
+    queries: int = 1000,
+    imbalance: float = DEFAULT_IMBALANCE,
+    seed: int = 0,
+    vec_bits: int = 16,
+    lut_bits: int = 16,
 ) -> Workload:
     """A workload for an index that exists only as parameters (see the module docstring)."""
     if nprobe > nlist:
@@ -206,7 +243,17 @@ def synthetic_workload(
     fmt = IvfPqFormat(d=d, m=m, scale=1.0, ivf_shift=0, lut_shift=0, vec_bits=vec_bits, lut_bits=lut_bits)
     name = f"{f'OPQ{m},' if opq else ''}IVF{nlist},PQ{m}"
     return Workload(
-        index=name, n=n, nlist=nlist, m=m, opq=opq, nprobe=nprobe, k=k, fmt=fmt, list_sizes=sizes,
-        probed=sizes[probes], source=f"synthetic: N={n}, imbalance {imbalance}, {queries} queries, seed {seed}",
-        extra={"imbalance": imbalance, "seed": seed}, cells=probes,
+        index=name,
+        n=n,
+        nlist=nlist,
+        m=m,
+        opq=opq,
+        nprobe=nprobe,
+        k=k,
+        fmt=fmt,
+        list_sizes=sizes,
+        probed=sizes[probes],
+        source=f"synthetic: N={n}, imbalance {imbalance}, {queries} queries, seed {seed}",
+        extra={"imbalance": imbalance, "seed": seed},
+        cells=probes,
     )

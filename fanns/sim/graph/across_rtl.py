@@ -12,6 +12,7 @@ registers, starts them all, waits for every interrupt and decodes the result row
 Timing: every QPP's `cycles` statistic per query, its run counter, and `sim_cycles` from the
 first `ap_start` write to the last interrupt (the accelerator's time for the whole batch).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,15 +23,15 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.hdl.bus import axil_signature
 from fanns.arch.graph.across import QPP_WINDOW, FalconAcross, across_addr_bits, qpp_masters
-from fanns.design.graph_hw import QppHw
 from fanns.design.graph import GraphDesign, Runtime
-from fanns.images.graph import GraphImages
+from fanns.design.graph_hw import QppHw
 from fanns.errors import FannsError
+from fanns.hdl.bus import axil_signature
+from fanns.hdl.verilog import to_verilog
+from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
 from fanns.sim.graph.rtl import ALIGN, zero_init_loops
-from fanns.hdl.verilog import to_verilog
 from fanns.tools.verilator import RtlSim
 
 
@@ -42,12 +43,19 @@ class FalconAcrossBench(wiring.Component):
         self.banks = design.channels
         self.depth = bank_words * self.banks
         bits = self.hw.port_bits
-        super().__init__({
-            "s_axil": In(axil_signature(across_addr_bits(design.pipelines))),
-            "interrupt": Out(design.pipelines),
-            "bd_addr": In(range(self.depth)), "bd_wdata": In(bits), "bd_we": In(1), "bd_rdata": Out(bits),
-            "latency": In(16), "stall": In(8), "shared": In(1),
-        })
+        super().__init__(
+            {
+                "s_axil": In(axil_signature(across_addr_bits(design.pipelines))),
+                "interrupt": Out(design.pipelines),
+                "bd_addr": In(range(self.depth)),
+                "bd_wdata": In(bits),
+                "bd_we": In(1),
+                "bd_rdata": Out(bits),
+                "latency": In(16),
+                "stall": In(8),
+                "shared": In(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -55,7 +63,9 @@ class FalconAcrossBench(wiring.Component):
         m.submodules.acc = acc = FalconAcross(hw, pipes)
         roles = qpp_masters(hw)
         reads = [f"p{p}_{r}" for p in range(pipes) for r in roles]
-        m.submodules.mem = mem = SimMemory(hw.port_bits, self.depth, reads, [f"p{p}_io_w" for p in range(pipes)], banks=self.banks)
+        m.submodules.mem = mem = SimMemory(
+            hw.port_bits, self.depth, reads, [f"p{p}_io_w" for p in range(pipes)], banks=self.banks
+        )
         wiring.connect(m, wiring.flipped(self.s_axil), acc.s_axil)
         for p in range(pipes):
             for r in roles:
@@ -63,8 +73,13 @@ class FalconAcrossBench(wiring.Component):
             connect_slave(m, getattr(acc, f"m_axi_p{p}_io"), getattr(mem, f"p{p}_io_w"))
         m.d.comb += [
             self.interrupt.eq(acc.interrupt),
-            mem.bd_addr.eq(self.bd_addr), mem.bd_wdata.eq(self.bd_wdata), mem.bd_we.eq(self.bd_we),
-            self.bd_rdata.eq(mem.bd_rdata), mem.latency.eq(self.latency), mem.stall.eq(self.stall), mem.shared.eq(self.shared),
+            mem.bd_addr.eq(self.bd_addr),
+            mem.bd_wdata.eq(self.bd_wdata),
+            mem.bd_we.eq(self.bd_we),
+            self.bd_rdata.eq(mem.bd_rdata),
+            mem.latency.eq(self.latency),
+            mem.stall.eq(self.stall),
+            mem.shared.eq(self.shared),
         ]
         return m
 
@@ -113,7 +128,9 @@ class FalconAcrossRtl:
 
     def __init__(self, design: GraphDesign, build_dir: Path, bank_words: int):
         if design.mode != "across":
-            raise FannsError(f"the design is in {design.mode!r} mode", hint="FalconAcrossRtl simulates across-query designs")
+            raise FannsError(
+                f"the design is in {design.mode!r} mode", hint="FalconAcrossRtl simulates across-query designs"
+            )
         self.design, self.hw = design, QppHw(design)
         self.bank_words = bank_words
         verilog = zero_init_loops(to_verilog(FalconAcrossBench(design, bank_words), "falcon_across_bench"))
@@ -122,8 +139,15 @@ class FalconAcrossRtl:
     def build(self) -> None:
         self.sim.build()
 
-    def run(self, images: GraphImages, queries_fx: np.ndarray, runtime: Runtime, latency: int = 100, shared: bool = True,
-            timeout_cycles: int = 50_000_000) -> AcrossRun:
+    def run(
+        self,
+        images: GraphImages,
+        queries_fx: np.ndarray,
+        runtime: Runtime,
+        latency: int = 100,
+        shared: bool = True,
+        timeout_cycles: int = 50_000_000,
+    ) -> AcrossRun:
         design, io = self.design, images.io
         nq, pipes = len(queries_fx), design.pipelines
         blocks = split_queries(nq, pipes)
@@ -132,7 +156,10 @@ class FalconAcrossRtl:
         bank_bytes = self.bank_words * 64
         mem = bytearray(bank_bytes * design.channels)
         if design.memory.io_channel not in design.memory.channels:
-            raise FannsError(f"I/O channel {design.memory.io_channel} holds no graph image", hint="the bench puts the I/O buffers in a graph channel")
+            raise FannsError(
+                f"I/O channel {design.memory.io_channel} holds no graph image",
+                hint="the bench puts the I/O buffers in a graph channel",
+            )
         io_bank = design.memory.channels.index(design.memory.io_channel)
         used = [0] * design.channels
         q_addr = io_bank * bank_bytes
@@ -141,29 +168,61 @@ class FalconAcrossRtl:
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
-        shared_regs = {"nodes": design.graph.n, "entry": design.graph.entry, "l": runtime.l, "k": runtime.k,
-                       "mg": runtime.mg, "mc": runtime.mc}
+        shared_regs = {
+            "nodes": design.graph.n,
+            "entry": design.graph.entry,
+            "l": runtime.l,
+            "k": runtime.k,
+            "mg": runtime.mg,
+            "mc": runtime.mc,
+        }
         for img in images.images:
             kind, c = img.name.split("_")
             addr = int(c) * bank_bytes + used[int(c)]
             if used[int(c)] + img.nbytes > bank_bytes:
-                raise FannsError(f"memory bank {c} of {self.bank_words} words is too small", hint="build with bank_words(images, nq)")
+                raise FannsError(
+                    f"memory bank {c} of {self.bank_words} words is too small", hint="build with bank_words(images, nq)"
+                )
             shared_regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
             mem[addr : addr + img.nbytes] = img.data
             used[int(c)] += _align(img.nbytes)
-        regs = [shared_regs | {"nq": n, "query_addr": q_addr + first * io.query_row_bytes,
-                               "result_addr": r_addr + first * io.result_row_bytes} for first, n in blocks]
+        regs = [
+            shared_regs
+            | {
+                "nq": n,
+                "query_addr": q_addr + first * io.query_row_bytes,
+                "result_addr": r_addr + first * io.result_row_bytes,
+            }
+            for first, n in blocks
+        ]
         build = self.sim.build_dir
         image_path, out_path = build / "image.npy", build / "results.npy"
         np.save(image_path, np.frombuffer(bytes(mem), dtype=np.uint8))
         offsets = {r.name: (r.offset, r.width) for r in self.hw.regmap.registers}
-        rep = self.sim.run("tb_falcon", params={
-            "image": str(image_path), "words": len(mem) // 64, "regs": regs, "window": QPP_WINDOW, "offsets": offsets,
-            "latency": latency, "stall": 0, "shared": int(shared), "result": [r_addr, nq * io.result_row_bytes],
-            "out": str(out_path), "timeout_cycles": timeout_cycles,
-        })
+        rep = self.sim.run(
+            "tb_falcon",
+            params={
+                "image": str(image_path),
+                "words": len(mem) // 64,
+                "regs": regs,
+                "window": QPP_WINDOW,
+                "offsets": offsets,
+                "latency": latency,
+                "stall": 0,
+                "shared": int(shared),
+                "result": [r_addr, nq * io.result_row_bytes],
+                "out": str(out_path),
+                "timeout_cycles": timeout_cycles,
+            },
+        )
         keys, stats = io.unpack_results(np.load(out_path).tobytes(), nq)
         qpp = np.concatenate([np.full(n, p, dtype=np.int64) for p, (_, n) in enumerate(blocks)])
-        return AcrossRun(keys=keys, stats=stats, qpp=qpp, status=[int(s) for s in rep["status"]],
-                         run_cycles=[int(c) for c in rep["cycles"]], sim_cycles=int(rep["sim_cycles"]),
-                         timed_out=bool(rep.get("timed_out", False)))
+        return AcrossRun(
+            keys=keys,
+            stats=stats,
+            qpp=qpp,
+            status=[int(s) for s in rep["status"]],
+            run_cycles=[int(c) for c in rep["cycles"]],
+            sim_cycles=int(rep["sim_cycles"]),
+            timed_out=bool(rep.get("timed_out", False)),
+        )

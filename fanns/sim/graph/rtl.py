@@ -13,6 +13,7 @@ the same QPP is ``QppConfig.of_design(design, latency)`` (its read masters add t
 `falcon_model.READER_CYCLES`). A run that gets no interrupt within `timeout_cycles` returns with
 ``timed_out`` set.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,19 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.hdl.bus import axil_signature
-from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw
 from fanns.arch.graph.top import FalconQpp
 from fanns.design.graph import GraphDesign, Runtime
-from fanns.images.graph import GraphImages
+from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw
 from fanns.errors import FannsError
-from fanns.sim.axi_memory import SimMemory, connect_slave
+from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
+from fanns.images.graph import GraphImages
+from fanns.sim.axi_memory import SimMemory, connect_slave
 from fanns.tools.verilator import RtlSim
-from amaranth import Module
 
 ALIGN = 4096
 
@@ -42,12 +43,18 @@ class FalconBench(wiring.Component):
 
     def __init__(self, hw: QppHw, depth: int):
         self.hw, self.depth = hw, depth
-        super().__init__({
-            "s_axil": In(axil_signature(CSR_ADDR_BITS)),
-            "interrupt": Out(1),
-            "bd_addr": In(range(depth)), "bd_wdata": In(hw.port_bits), "bd_we": In(1), "bd_rdata": Out(hw.port_bits),
-            "latency": In(16), "stall": In(8),
-        })
+        super().__init__(
+            {
+                "s_axil": In(axil_signature(CSR_ADDR_BITS)),
+                "interrupt": Out(1),
+                "bd_addr": In(range(depth)),
+                "bd_wdata": In(hw.port_bits),
+                "bd_we": In(1),
+                "bd_rdata": Out(hw.port_bits),
+                "latency": In(16),
+                "stall": In(8),
+            }
+        )
 
     def elaborate(self, platform):
 
@@ -64,13 +71,19 @@ class FalconBench(wiring.Component):
             connect_slave(m, getattr(qpp, f"m_axi_vec{u}"), getattr(mem, f"vec{u}"))
         m.d.comb += [
             self.interrupt.eq(qpp.interrupt),
-            mem.bd_addr.eq(self.bd_addr), mem.bd_wdata.eq(self.bd_wdata), mem.bd_we.eq(self.bd_we),
-            self.bd_rdata.eq(mem.bd_rdata), mem.latency.eq(self.latency), mem.stall.eq(self.stall),
+            mem.bd_addr.eq(self.bd_addr),
+            mem.bd_wdata.eq(self.bd_wdata),
+            mem.bd_we.eq(self.bd_we),
+            self.bd_rdata.eq(mem.bd_rdata),
+            mem.latency.eq(self.latency),
+            mem.stall.eq(self.stall),
         ]
         return m
 
 
-_ZERO_INIT = re.compile(r"(?P<indent>[ \t]*)(?P<mem>[\w\\$.]+)\[0\] = (?P<bits>\d+)'h0+;\n(?:[ \t]*(?P=mem)\[\d+\] = (?P=bits)'h0+;\n)+")
+_ZERO_INIT = re.compile(
+    r"(?P<indent>[ \t]*)(?P<mem>[\w\\$.]+)\[0\] = (?P<bits>\d+)'h0+;\n(?:[ \t]*(?P=mem)\[\d+\] = (?P=bits)'h0+;\n)+"
+)
 
 
 def zero_init_loops(verilog: str) -> str:
@@ -102,7 +115,11 @@ class RtlRun:
 def memory_words(images: GraphImages, nq: int) -> int:
     """Words of the flat simulated memory for `nq` queries (a power of two)."""
     io = images.io
-    total = _align(nq * io.query_row_bytes) + _align(nq * io.result_row_bytes) + sum(_align(img.nbytes) for img in images.images)
+    total = (
+        _align(nq * io.query_row_bytes)
+        + _align(nq * io.result_row_bytes)
+        + sum(_align(img.nbytes) for img in images.images)
+    )
     words = -(-total // 64)
     return 1 << max(10, (words - 1).bit_length())
 
@@ -120,8 +137,15 @@ class FalconRtl:
     def build(self) -> None:
         self.sim.build()
 
-    def run(self, images: GraphImages, queries_fx: np.ndarray, runtime: Runtime, latency: int = 100, stall: int = 0,
-            timeout_cycles: int = 50_000_000) -> RtlRun:
+    def run(
+        self,
+        images: GraphImages,
+        queries_fx: np.ndarray,
+        runtime: Runtime,
+        latency: int = 100,
+        stall: int = 0,
+        timeout_cycles: int = 50_000_000,
+    ) -> RtlRun:
         io = images.io
         nq = len(queries_fx)
         q_addr = 0
@@ -129,13 +153,24 @@ class FalconRtl:
         addr = r_addr + _align(nq * io.result_row_bytes)
         mem = bytearray(self.depth * 64)
         if addr + sum(_align(img.nbytes) for img in images.images) > len(mem):
-            raise FannsError(f"the bench memory of {self.depth} words is too small for {nq} queries and the graph",
-                             hint="build FalconRtl with memory_words(images, nq) words")
+            raise FannsError(
+                f"the bench memory of {self.depth} words is too small for {nq} queries and the graph",
+                hint="build FalconRtl with memory_words(images, nq) words",
+            )
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
-        regs = {"nq": nq, "query_addr": q_addr, "result_addr": r_addr, "nodes": self.design.graph.n,
-                "entry": self.design.graph.entry, "l": runtime.l, "k": runtime.k, "mg": runtime.mg, "mc": runtime.mc}
+        regs = {
+            "nq": nq,
+            "query_addr": q_addr,
+            "result_addr": r_addr,
+            "nodes": self.design.graph.n,
+            "entry": self.design.graph.entry,
+            "l": runtime.l,
+            "k": runtime.k,
+            "mg": runtime.mg,
+            "mc": runtime.mc,
+        }
         for img in images.images:
             kind, c = img.name.split("_")
             regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
@@ -147,11 +182,27 @@ class FalconRtl:
         np.save(image_path, np.frombuffer(bytes(mem[: used * 64]), dtype=np.uint8))
         regmap = self.hw.regmap
         offsets = {r.name: (r.offset, r.width) for r in regmap.registers}
-        rep = self.sim.run("tb_falcon", params={
-            "image": str(image_path), "words": used, "regs": regs, "offsets": offsets, "latency": latency, "stall": stall,
-            "result": [r_addr, nq * io.result_row_bytes], "out": str(out_path), "timeout_cycles": timeout_cycles,
-        })
+        rep = self.sim.run(
+            "tb_falcon",
+            params={
+                "image": str(image_path),
+                "words": used,
+                "regs": regs,
+                "offsets": offsets,
+                "latency": latency,
+                "stall": stall,
+                "result": [r_addr, nq * io.result_row_bytes],
+                "out": str(out_path),
+                "timeout_cycles": timeout_cycles,
+            },
+        )
         raw = np.load(out_path).tobytes()
         keys, stats = io.unpack_results(raw, nq)
-        return RtlRun(keys=keys, stats=stats, status=int(rep["status"]), cycles=int(rep["cycles"]), sim_cycles=int(rep["sim_cycles"]),
-                      timed_out=bool(rep.get("timed_out", False)))
+        return RtlRun(
+            keys=keys,
+            stats=stats,
+            status=int(rep["status"]),
+            cycles=int(rep["cycles"]),
+            sim_cycles=int(rep["sim_cycles"]),
+            timed_out=bool(rep.get("timed_out", False)),
+        )

@@ -6,6 +6,7 @@ model of them — on real queries, fast enough for tests and for the `c-sim` bac
 driver, which uses `HlsCsim` directly. The kernel reads and writes the buffers in the layouts of
 `fanns.images.ivfpq.IoLayout`, so this module only packs queries and unpacks result keys.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -17,18 +18,20 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.reference.ivfpq import host_queries
 from fanns.codegen.project_files import PROJECT_FILE
-from fanns.images.ivfpq import IoLayout
 from fanns.errors import FannsError
+from fanns.images.ivfpq import IoLayout
 from fanns.numerics import IvfPqFormat, split_keys
+from fanns.reference.ivfpq import host_queries
 from fanns.tools.csim import compile_program
 
 
 def project_record(project: Path) -> dict:
     path = Path(project) / PROJECT_FILE
     if not path.is_file():
-        raise FannsError(f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first")
+        raise FannsError(
+            f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first"
+        )
     return json.loads(path.read_text())
 
 
@@ -54,8 +57,11 @@ def build_library(project: Path, build_dir: Path | None = None, threads: bool = 
         except OSError:  # staged meanwhile by another process
             shutil.rmtree(tmp)
     return compile_program(
-        [src / "csim_lib.cpp", src / "kernel.cpp"], build_dir,
-        defines={"FANNS_CSIM_THREADS": 1} if threads else None, include_dirs=[src], shared=True,
+        [src / "csim_lib.cpp", src / "kernel.cpp"],
+        build_dir,
+        defines={"FANNS_CSIM_THREADS": 1} if threads else None,
+        include_dirs=[src],
+        shared=True,
     )
 
 
@@ -84,13 +90,20 @@ class HlsCsim:
         for name in ("fanns_csim_query_bytes", "fanns_csim_result_bytes", "fanns_csim_k"):
             getattr(lib, name).restype = ctypes.c_uint32
         if (lib.fanns_csim_query_bytes(), lib.fanns_csim_result_bytes(), lib.fanns_csim_k()) != (
-            self.io.query_beats * self.io.port_bits // 8, self.io.result_beats * self.io.port_bits // 8, self.k
+            self.io.query_beats * self.io.port_bits // 8,
+            self.io.result_beats * self.io.port_bits // 8,
+            self.k,
         ):
-            raise FannsError(f"{self.project}: the compiled kernel disagrees with {PROJECT_FILE}", hint="regenerate the project")
+            raise FannsError(
+                f"{self.project}: the compiled kernel disagrees with {PROJECT_FILE}", hint="regenerate the project"
+            )
         self._lib = lib
         self._handle = lib.fanns_csim_open(str(self.project).encode())
         if not self._handle:
-            raise FannsError(f"{self.project}: cannot load the memory images: {lib.fanns_csim_error().decode()}", hint="regenerate the project")
+            raise FannsError(
+                f"{self.project}: cannot load the memory images: {lib.fanns_csim_error().decode()}",
+                hint="regenerate the project",
+            )
 
     def search_keys_fx(self, q_fx: np.ndarray) -> np.ndarray:
         """Fixed-point queries [nq, d] (host-quantised) -> result keys uint64 [nq, K], ascending."""

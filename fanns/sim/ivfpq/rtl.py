@@ -10,6 +10,7 @@ that prediction for exactly the simulated queries in their order (their probed c
 the project's quantised queries and ROM images with the fixed-point stage functions; the
 sequence model of `fanns.model.ivfpq.sequence`), with the per-stage timings beside it.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,21 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.model.ivfpq import stages as stage_model
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
-from fanns.codegen.project_files import PROJECT_FILE
-from fanns.images.ivfpq import TABLE_WORDS, MemoryImages, elem_dtype
 from fanns.codegen.ivfpq.rtl import TOP
+from fanns.codegen.project_files import PROJECT_FILE
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.tools.verilator import RtlSim
-from fanns.model.ivfpq.latency import tandem
-from fanns.model.ivfpq import sequence as sequence_model
-from fanns.model.ivfpq.latency import query_times
-from fanns.images.ivfpq import hot_lists
+from fanns.images.ivfpq import TABLE_WORDS, MemoryImages, elem_dtype, hot_lists
 from fanns.model.ivfpq import latency as latency_model
+from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
+from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.latency import query_times, tandem
+from fanns.tools.verilator import RtlSim
 
 MEM_LATENCY = 100
 """Read/write latency of the simulated memories in cycles: the performance model's assumption
@@ -124,7 +123,9 @@ class RtlProjectSim:
         # absolute: the testbench opens the project's files from the simulator's build folder
         self.project = Path(project).resolve()
         if not (self.project / PROJECT_FILE).is_file() or not (self.project / "rtl" / f"{TOP}.v").is_file():
-            raise FannsError(f"{self.project} is not a generated RTL project", hint="create it with `fanns generate-rtl`")
+            raise FannsError(
+                f"{self.project} is not a generated RTL project", hint="create it with `fanns generate-rtl`"
+            )
         self.record = json.loads((self.project / PROJECT_FILE).read_text())
         self.design = IvfPqDesign.load(self.project / "design.yaml")
         self.hw = IvfPqHw.from_design(self.design, load_board(self.design.board))
@@ -155,14 +156,19 @@ class RtlProjectSim:
         busiest channel, per query, as `fanns.model.ivfpq.latency.query_times` has it)."""
         return self._timings(*self._feed(first, nq, nprobe))
 
-    def _timings(self, ctx: stage_model.Context, probes: stage_model.Probes, feed) -> dict[str, stage_model.StageTiming]:
+    def _timings(
+        self, ctx: stage_model.Context, probes: stage_model.Probes, feed
+    ) -> dict[str, stage_model.StageTiming]:
         timings = stage_model.stage_timings(ctx, self.design.stages, probes)
         if feed is not None:
             st = self.design.stages.pq_dist
-            work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), stage_model.pq_pe(ctx, st))
+            work = stage_model.pq_work(
+                stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), stage_model.pq_pe(ctx, st)
+            )
             pq = timings["pq_dist"]
-            timings["pq_dist"] = dataclasses.replace(pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()),
-                                                     detail={**pq.detail, "tiered": True})
+            timings["pq_dist"] = dataclasses.replace(
+                pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()), detail={**pq.detail, "tiered": True}
+            )
         return timings
 
     def predicted_run(self, first: int, nq: int, nprobe: int | None = None) -> Prediction:
@@ -173,8 +179,14 @@ class RtlProjectSim:
         busy = None if feed is None else feed.busy
         return Prediction(sequence_model.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
 
-    def predicted_query_times(self, first: int, nq: int, nprobe: int | None = None,
-                              pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None):
+    def predicted_query_times(
+        self,
+        first: int,
+        nq: int,
+        nprobe: int | None = None,
+        pq_memory: RamTiming | None = None,
+        hot_memory: RamTiming | None = None,
+    ):
         """The latency model's per-query times (`fanns.model.ivfpq.latency.QueryTimes`) for these queries;
         with `pq_memory` / `hot_memory` (the simulated memories of `run`), the PQ codes arrive as
         those memories deliver them (`fanns.model.ivfpq.skew.cells_feed`: hot lists from the fast tier)."""
@@ -182,8 +194,14 @@ class RtlProjectSim:
         ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory)
         return query_times(ctx, self.design.stages, probes, feed)
 
-    def _feed(self, first: int, nq: int, nprobe: int | None, pq_memory: RamTiming | None = None,
-              hot_memory: RamTiming | None = None):
+    def _feed(
+        self,
+        first: int,
+        nq: int,
+        nprobe: int | None,
+        pq_memory: RamTiming | None = None,
+        hot_memory: RamTiming | None = None,
+    ):
         """(context, probes, code feed) of these queries; the feed is None (the model's default:
         every list on the design's PQ channels at the board's rate) unless the design is tiered
         or `pq_memory` says how the simulated memory delivers."""
@@ -199,22 +217,44 @@ class RtlProjectSim:
         pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
         slow = skew_model.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
         if not self.hw.tiered:
-            return ctx, probes, latency_model.channel_feed(latency_model.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles)
+            return (
+                ctx,
+                probes,
+                latency_model.channel_feed(
+                    latency_model.cell_beats(ctx, st, probes), ppc, slow.rate, slow.latency_cycles
+                ),
+            )
         fast = skew_model.ram_tier(st.tiers.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
-        return ctx, probes, skew_model.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow)
+        return (
+            ctx,
+            probes,
+            skew_model.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow),
+        )
 
-    def query_latencies(self, first: int, nq: int, latency: int = MEM_LATENCY,
-                        pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> np.ndarray:
+    def query_latencies(
+        self,
+        first: int,
+        nq: int,
+        latency: int = MEM_LATENCY,
+        pq_memory: RamTiming | None = None,
+        hot_memory: RamTiming | None = None,
+    ) -> np.ndarray:
         """Measured cycles of each query alone (batch 1): one run per query, ap_start to ap_done
         from the accelerator's cycle register, the first run's index load subtracted. Results are
         checked bit for bit as in every run."""
         d = self.design
-        out = self.run([Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)], latency=latency,
-                       pq_memory=pq_memory, hot_memory=hot_memory)
+        out = self.run(
+            [Run(nq=1, nprobe=d.nprobe, k=d.k, first=first + i) for i in range(nq)],
+            latency=latency,
+            pq_memory=pq_memory,
+            hot_memory=hot_memory,
+        )
         bad = [r.get("first_bad") for r in out["runs"] if r["mismatched_queries"]]
         if bad:
             raise FannsError(f"batch-1 runs returned wrong keys: {bad[0]}")
-        return np.array([r["cycles"] - (r["load_cycles"] if i == 0 else 0) for i, r in enumerate(out["runs"])], dtype=np.float64)
+        return np.array(
+            [r["cycles"] - (r["load_cycles"] if i == 0 else 0) for i, r in enumerate(out["runs"])], dtype=np.float64
+        )
 
     @property
     def test_queries(self) -> int:
@@ -223,8 +263,15 @@ class RtlProjectSim:
     def build(self) -> None:
         self.sim.build()
 
-    def run(self, runs: list[Run], latency: int = MEM_LATENCY, pause: float = 0.0, bad_params: bool = False,
-            pq_memory: RamTiming | None = None, hot_memory: RamTiming | None = None) -> dict:
+    def run(
+        self,
+        runs: list[Run],
+        latency: int = MEM_LATENCY,
+        pause: float = 0.0,
+        bad_params: bool = False,
+        pq_memory: RamTiming | None = None,
+        hot_memory: RamTiming | None = None,
+    ) -> dict:
         """Simulate `runs` back to back (the first loads the index) and return the bench's report;
         `pq_memory` / `hot_memory` time the PQ-code RAMs of the slow / fast tier (default:
         `latency`, one beat per cycle)."""
@@ -233,7 +280,9 @@ class RtlProjectSim:
         specs = []
         for r in runs:
             if not 1 <= r.nq or r.first + r.nq > self.test_queries:
-                raise FannsError(f"queries {r.first}..{r.first + r.nq - 1}: the project has {self.test_queries} test queries")
+                raise FannsError(
+                    f"queries {r.first}..{r.first + r.nq - 1}: the project has {self.test_queries} test queries"
+                )
             expected = r.expected
             if expected is None:
                 if (r.nprobe, r.k) != (self.design.nprobe, self.design.k):
@@ -241,9 +290,17 @@ class RtlProjectSim:
                 keys = np.fromfile(ref, dtype="<u8").reshape(self.test_queries, -1)[r.first : r.first + r.nq]
                 expected = self.sim.build_dir / f"expected_{r.first}_{r.nq}.bin"
                 keys.tofile(expected)
-            specs.append({"nq": r.nq, "first": r.first, "nprobe": r.nprobe, "k": r.k, "expected": str(expected),
-                          "stride": io["result_beats"] * io["port_bits"] // 8,
-                          "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin")})
+            specs.append(
+                {
+                    "nq": r.nq,
+                    "first": r.first,
+                    "nprobe": r.nprobe,
+                    "k": r.k,
+                    "expected": str(expected),
+                    "stride": io["result_beats"] * io["port_bits"] // 8,
+                    "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin"),
+                }
+            )
         params = {
             "regmap": str(self.project / "rtl" / "regmap.json"),
             "images": str(self.project / "images"),
