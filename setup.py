@@ -12,5 +12,6 @@ SHARED = ["templates", "hls", "boards", "sim", "rtl"]
 setup(
     packages=find_packages(include=["fanns", "fanns.*"]) + [f"fanns._share.{d}" for d in SHARED],
     package_dir={"": ".", **{f"fanns._share.{d}": d for d in SHARED}},
-    package_data={f"fanns._share.{d}": ["**/*"] for d in SHARED} | {"fanns.pe": ["tables/**/*.json"]},
+    package_data={f"fanns._share.{d}": ["**/*"] for d in SHARED}
+    | {"fanns.pe": ["tables/**/*.json"], "fanns.model.graph": ["csrc/*"]},
 )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -22,8 +21,9 @@ from fanns.boards import load_board
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import stage_summary
 from fanns.model.ivfpq.workload import DEFAULT_IMBALANCE, synthetic_workload
+from fanns.pe.calibration_table import TABLE_DIR
 
-TABLE = Path(__file__).resolve().parents[1] / "pe" / "tables" / "published_fanns_u55c.json"
+TABLE = TABLE_DIR / "published_fanns_u55c.json"
 SIFT100M = {"n": 100_000_000, "d": 128, "m": 16}
 CLOCK_MHZ, UTIL = 140.0, 0.6
 
