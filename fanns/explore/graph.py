@@ -164,7 +164,11 @@ def run_graph_explore(args: argparse.Namespace) -> int:
         with progress_bar() as bar:
             task = bar.add_task(f"DST sweep {kind}", total=None)
             result = sweep(
-                graph, q_fx, gt, setup, progress=lambda done, total: bar.update(task, completed=done, total=total)
+                graph,
+                q_fx,
+                gt,
+                setup,
+                progress=lambda done, total, task=task: bar.update(task, completed=done, total=total),
             )
         title = f"{ds.name} {kind.upper()}"
         report = {
