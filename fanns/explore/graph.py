@@ -96,7 +96,10 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
         "--bloom",
         default="3,196608",
         metavar="H,B",
-        help="Bloom filter: H hash units, B bits (B/H a power of two), or 'exact' for an exact visited set (default 3,196608)",
+        help=(
+            "Bloom filter: H hash units, B bits (B/H a power of two), "
+            "or 'exact' for an exact visited set (default 3,196608)"
+        ),
     )
     g.add_argument(
         "--bfc-units", type=int, default=4, help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)"

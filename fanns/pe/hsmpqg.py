@@ -84,7 +84,8 @@ class Hsmpqg(PE):
         "sort-merge-queue selection: s smallest of z streams via bitonic networks and an HPQ over s streams"
     )
     timing_formula: ClassVar[str] = (
-        "II = 1 (per stream); L = D + L_hpq(z=s, s), D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
+        "II = 1 (per stream); L = D + L_hpq(z=s, s), "
+        "D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
     )
     hls_header: ClassVar[str] = "hsmpqg.h"
     testbench: ClassVar[str] = "tb_hpq"  # the HPQ bench: same streams, same contract, model `select`
