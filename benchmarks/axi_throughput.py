@@ -61,9 +61,10 @@ def run(pe, latencies: list[int], count: int, build: Path) -> None:
         simulated = out["done_times"][-1] - t0 + 1
         model = pe.transfer_cycles([tuple(c) for c in cmds], latency)[-1] + 1
         print(
-            f"{pe.name:10s} {pe.data_width:4d}b burst {pe.burst_beats:3d} outst {pe.outstanding:2d} | latency {latency:4d} | "
-            f"{words:6d} words in {simulated:7d} cycles = {words / simulated:.3f} words/cycle | model {model:7d} "
-            f"({100 * (model - simulated) / simulated:+.2f}%) | mismatches {out.get('mismatches', out.get('byte_mismatches'))}",
+            f"{pe.name:10s} {pe.data_width:4d}b burst {pe.burst_beats:3d} outst {pe.outstanding:2d} | "
+            f"latency {latency:4d} | {words:6d} words in {simulated:7d} cycles = {words / simulated:.3f} "
+            f"words/cycle | model {model:7d} ({100 * (model - simulated) / simulated:+.2f}%) | "
+            f"mismatches {out.get('mismatches', out.get('byte_mismatches'))}",
             flush=True,
         )
 

@@ -28,7 +28,8 @@ PROBES = 1_000_000
 def main() -> None:
     rng = np.random.default_rng(2024)
     print(
-        f"{'h':>2} {'b':>8} {'n':>6} {'measured':>12} {'exact':>12} {'(1-e^-hn/b)^h':>14} {'meas/exact':>10} {'clear cycles':>12}"
+        f"{'h':>2} {'b':>8} {'n':>6} {'measured':>12} {'exact':>12} "
+        f"{'(1-e^-hn/b)^h':>14} {'meas/exact':>10} {'clear cycles':>12}"
     )
     for h, b, n in CASES:
         pe = Bloom(h=h, b=b, w=64)

@@ -65,16 +65,17 @@ def main() -> None:
                 st = acc.stats()
             bad = int((keys != expected[:n]).any(1).sum())
             print(
-                f"  {backend:8s} ({kind}): {n} queries, {bad} differ from the reference model, R@10 {recall_at(ids, gt[:n], 10):.4f}; "
-                f"open+load {loaded:.1f} s, search {st['qps']:,.1f} QPS on this host"
+                f"  {backend:8s} ({kind}): {n} queries, {bad} differ from the reference model, R@10 "
+                f"{recall_at(ids, gt[:n], 10):.4f}; open+load {loaded:.1f} s, search {st['qps']:,.1f} QPS on this host"
             )
             if st["cycles"]:
                 cyc = st["cycles"]
                 measured = measured_interval({"nq": n, **cyc})
                 predicted = RtlProjectSim(root / "rtl", root / "build").predicted_run(0, n).interval
                 print(
-                    f"           core cycles: index load {cyc['load_cycles']:,}, run {cyc['run_cycles']:,}; steady state "
-                    f"{measured:,.1f} cycles/query vs model {predicted:,.1f} ({100 * (measured - predicted) / predicted:+.2f}%), "
+                    f"           core cycles: index load {cyc['load_cycles']:,}, run "
+                    f"{cyc['run_cycles']:,}; steady state {measured:,.1f} cycles/query vs model "
+                    f"{predicted:,.1f} ({100 * (measured - predicted) / predicted:+.2f}%), "
                     f"{design.clock_mhz * 1e6 / measured:,.0f} QPS at {design.clock_mhz:g} MHz"
                 )
 

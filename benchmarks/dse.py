@@ -48,24 +48,28 @@ def main() -> None:
         spaces.append(space)
         kept = [counts[g]["kept"] for g in ("opq", "front", "lut", "back")]
         print(
-            f"{w.index:<22} {w.nprobe:>6} {kept[0]:>5} {kept[1]:>6} {kept[2]:>5} {kept[3]:>6}  {time.perf_counter() - t:>9.2f}"
+            f"{w.index:<22} {w.nprobe:>6} {kept[0]:>5} {kept[1]:>6} "
+            f"{kept[2]:>5} {kept[3]:>6}  {time.perf_counter() - t:>9.2f}"
         )
     t_opts = time.perf_counter() - t_opts
     result = search(spaces, budget.vector(), pool=64)
     rate = result.evaluated / result.seconds
     t_total = time.perf_counter() - t_all
     print(
-        f"\ndesign space (all stage options, before pruning): {result.raw:.3e} combinations over {len(workloads)} indexes"
+        "\ndesign space (all stage options, before pruning): "
+        f"{result.raw:.3e} combinations over {len(workloads)} indexes"
     )
     print(
-        f"search: {result.evaluated:,} combinations evaluated in {result.seconds:.2f} s = {rate:,.0f} combinations/s (one core)"
+        f"search: {result.evaluated:,} combinations evaluated in "
+        f"{result.seconds:.2f} s = {rate:,.0f} combinations/s (one core)"
     )
     print(f"option enumeration (PE timing and resources per stage option): {t_opts:.1f} s; workloads: {t_work:.1f} s")
     print(f"full sweep ({args.board}, {len(workloads)} indexes, K=10): {t_total:.1f} s")
     if len(result.pool):
         key = int(result.pool[0, 0])
         print(
-            f"best: {workloads[key].label()} at {args.clock * 1e6 / result.pool[0, 3]:,.0f} QPS, {result.pool[0, 4]:,.0f} LUT"
+            f"best: {workloads[key].label()} at "
+            f"{args.clock * 1e6 / result.pool[0, 3]:,.0f} QPS, {result.pool[0, 4]:,.0f} LUT"
         )
 
 

@@ -39,7 +39,8 @@ def main() -> None:
             result = IvfPqExplorer(ds, cfg, out).run()
             runs.append((label, time.perf_counter() - t))
     print(
-        f"dataset builtin:sift ({ds.n} x {ds.d}, {result['dataset']['queries_used']} queries), faiss threads {faiss.omp_get_max_threads()}"
+        f"dataset builtin:sift ({ds.n} x {ds.d}, {result['dataset']['queries_used']} "
+        f"queries), faiss threads {faiss.omp_get_max_threads()}"
     )
     print(f"dataset generation + ground truth: {t_data:.1f} s")
     for label, secs in runs:

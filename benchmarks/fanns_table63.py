@@ -26,7 +26,8 @@ def main() -> None:
         cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in p.timings.items())
         ratio = p.qps / row["predicted_qps"]
         print(
-            f"K={row['k']}: ours {p.qps:,.0f} QPS vs published {row['predicted_qps']:,} ({ratio:.2f}x); cycles/query: {cycles}"
+            f"K={row['k']}: ours {p.qps:,.0f} QPS vs published "
+            f"{row['predicted_qps']:,} ({ratio:.2f}x); cycles/query: {cycles}"
         )
     print("\nsensitivity to the assumed imbalance factor of the IVF lists (QPS for K = 1 / 10 / 100):")
     for imbalance in (1.0, 1.2, 1.5):

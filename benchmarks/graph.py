@@ -86,7 +86,8 @@ def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> 
             trace=True,
         )
     print(
-        f"{name} {kind.upper()}: Python reference (numpy per hop), mg=4 mc=2: {few / (time.perf_counter() - t0):,.1f} queries/s\n"
+        f"{name} {kind.upper()}: Python reference (numpy per hop), mg=4 "
+        f"mc=2: {few / (time.perf_counter() - t0):,.1f} queries/s\n"
     )
 
 

@@ -95,8 +95,9 @@ def main() -> None:
         free = np.array([simulate(t, cfg).latency for t in ref.traces])
         cycles = run.stats["cycles"]
         print(
-            f"P={pipes} QPPs on {design.channels} channels, {nq} queries, l {rt.l} mg {rt.mg} mc {rt.mc}, latency {args.latency}: "
-            f"build {built:.0f} s, simulation {ran:.0f} s; status {run.status}, timed out {run.timed_out}"
+            f"P={pipes} QPPs on {design.channels} channels, {nq} queries, l {rt.l} "
+            f"mg {rt.mg} mc {rt.mc}, latency {args.latency}: build {built:.0f} s, "
+            f"simulation {ran:.0f} s; status {run.status}, timed out {run.timed_out}"
         )
         print(f"  {int(bad.sum())} of {nq} result rows differ from the DST reference")
         print(

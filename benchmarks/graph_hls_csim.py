@@ -66,7 +66,8 @@ def main() -> None:
         start = time.perf_counter()
         sim = GraphHlsCsim(project, work / "build")
         print(
-            f"design {units} BFC unit(s) x {channels} channel(s): g++ build {time.perf_counter() - start:.1f} s (cached builds ~0)"
+            f"design {units} BFC unit(s) x {channels} channel(s): g++ "
+            f"build {time.perf_counter() - start:.1f} s (cached builds ~0)"
         )
         with sim:
             for l, k, mg, mc in RUNTIMES:
@@ -83,9 +84,10 @@ def main() -> None:
                 fp = sum(dst(graph, x, cfg).bloom_fp for x in q)
                 ids, _ = split_keys(keys, k)
                 print(
-                    f"  l {l:2d} k {k:2d} mg {mg} mc {mc}: {len(q)} queries, {int(bad.sum())} differ from the DST reference; "
-                    f"R@{k} {recall_at_k(ids, gt, k):.4f}; hops/query {stats['hops'].mean():.1f}, groups/query "
-                    f"{stats['groups'].mean():.1f}; Bloom false positives {fp}; C simulation {len(q) / ran:,.0f} queries/s"
+                    f"  l {l:2d} k {k:2d} mg {mg} mc {mc}: {len(q)} queries, {int(bad.sum())} differ "
+                    f"from the DST reference; R@{k} {recall_at_k(ids, gt, k):.4f}; hops/query "
+                    f"{stats['hops'].mean():.1f}, groups/query {stats['groups'].mean():.1f}; Bloom "
+                    f"false positives {fp}; C simulation {len(q) / ran:,.0f} queries/s"
                 )
     print(f"total differing result rows: {total_bad}")
 

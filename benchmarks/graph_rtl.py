@@ -51,7 +51,8 @@ def main() -> None:
     gt = faiss.knn(np.ascontiguousarray(queries), np.ascontiguousarray(base), 10)[1]
     root = Path(args.build_dir or tempfile.mkdtemp(prefix="graph_rtl_"))
     print(
-        f"{args.dataset} {args.kind}: {graph.n} nodes, max degree {graph.max_degree}, {len(q)} queries, memory latency {args.latency}"
+        f"{args.dataset} {args.kind}: {graph.n} nodes, max degree "
+        f"{graph.max_degree}, {len(q)} queries, memory latency {args.latency}"
     )
     for spec in args.designs.split(","):
         units, channels = (int(v) for v in spec.split("x"))
@@ -64,7 +65,8 @@ def main() -> None:
         rtl.build()
         print(f"\n{units} BFC unit(s), {channels} channel(s): Verilator build {time.perf_counter() - t0:.0f} s")
         print(
-            f"{'l,k,mg,mc':>11} {'queries':>7} {'differ':>6} {'cycles':>8} {'model':>8} {'max err':>8} {'R@10':>6} {'sim cyc/s':>10}"
+            f"{'l,k,mg,mc':>11} {'queries':>7} {'differ':>6} {'cycles':>8} "
+            f"{'model':>8} {'max err':>8} {'R@10':>6} {'sim cyc/s':>10}"
         )
         for rt_tuple in RUNTIMES:
             rt = Runtime(*rt_tuple)
@@ -80,8 +82,9 @@ def main() -> None:
             err = np.abs(model - cycles) / cycles
             ids, _ = split_keys(run.keys, rt.k)
             print(
-                f"{','.join(map(str, rt_tuple)):>11} {len(q):7d} {int(bad.sum()) + int(run.timed_out):6d} {cycles.mean():8.0f} "
-                f"{model.mean():8.0f} {100 * err.max():7.2f}% {recall_at_k(ids, gt, rt.k):6.3f} {run.sim_cycles / wall:10,.0f}"
+                f"{','.join(map(str, rt_tuple)):>11} {len(q):7d} {int(bad.sum()) + int(run.timed_out):6d} "
+                f"{cycles.mean():8.0f} {model.mean():8.0f} {100 * err.max():7.2f}% "
+                f"{recall_at_k(ids, gt, rt.k):6.3f} {run.sim_cycles / wall:10,.0f}"
             )
 
 

@@ -49,7 +49,8 @@ def main() -> None:
     queries = host_vectors(np.asarray(ds.queries[: args.queries]), ds.metric)
     test = TestQueries(queries, ds.groundtruth(10)[: args.queries])
     print(
-        f"builtin:sift-10k IVF{args.nlist},PQ16 trained in {time.perf_counter() - t:.1f} s; {len(queries)} queries, nprobe {args.nprobe}, K 10"
+        f"builtin:sift-10k IVF{args.nlist},PQ16 trained in {time.perf_counter() - t:.1f} "
+        f"s; {len(queries)} queries, nprobe {args.nprobe}, K 10"
     )
     ref = IvfPqReference(data, fmt)
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,15 +62,15 @@ def main() -> None:
             t_gen = time.perf_counter() - t
             code = project.code_sizes()
             print(
-                f"\n{name}: generated in {t_gen:.2f} s, {len(project.files)} files, "
-                f"kernel.cpp {code['src/kernel.cpp'][0]} lines, images {sum(i.nbytes for i in project.images.images):,} bytes"
+                f"\n{name}: generated in {t_gen:.2f} s, {len(project.files)} files, kernel.cpp "
+                f"{code['src/kernel.cpp'][0]} lines, images {sum(i.nbytes for i in project.images.images):,} bytes"
             )
             expected = DesignReference(design, ref).search_keys(queries)
             if design.stages.sel_k.s1 < design.k:
                 exact = ref.search_keys(queries, design.nprobe, design.k)
                 print(
-                    f"  AHPQ level-1 length {design.stages.sel_k.s1} < K: {int((expected != exact).any(1).sum())} of {len(queries)} "
-                    "queries differ from the exact top K"
+                    f"  AHPQ level-1 length {design.stages.sel_k.s1} < K: {int((expected != exact).any(1).sum())} "
+                    f"of {len(queries)} queries differ from the exact top K"
                 )
             for threads in (False, True):
                 t = time.perf_counter()

@@ -52,7 +52,8 @@ def main() -> None:
             pred = sim.predicted_query_times(0, args.queries).alone()
             err = (pred - got) / got
             print(
-                f"{name}: {args.queries} queries alone, all keys bit-exact; build {t_build:.0f} s, simulation {t_sim:.0f} s"
+                f"{name}: {args.queries} queries alone, all keys bit-exact; "
+                f"build {t_build:.0f} s, simulation {t_sim:.0f} s"
             )
             print(
                 f"  per-query error: mean {100 * err.mean():+.2f} %, |max| {100 * np.abs(err).max():.2f} %; "

@@ -85,11 +85,12 @@ def main() -> None:
         ref = np.fromfile(project.path / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, k)
         gt = ex["gt"][:, :k]
         print(
-            f"{name}: {design.index.factory} nprobe {nprobe} K {k} | IVF {ivf} LUT {lut} PQ {pq} SelCells {sel_cells} SelK {sel_k}"
+            f"{name}: {design.index.factory} nprobe {nprobe} K {k} | IVF "
+            f"{ivf} LUT {lut} PQ {pq} SelCells {sel_cells} SelK {sel_k}"
         )
         print(
-            f"  {nq} queries, {run['checked_keys']} keys checked, {run['mismatched_queries']} queries differ from the reference; "
-            f"R@{k} {recall(run['keys'], gt):.4f} (reference {recall(ref, gt):.4f})"
+            f"  {nq} queries, {run['checked_keys']} keys checked, {run['mismatched_queries']} queries differ "
+            f"from the reference; R@{k} {recall(run['keys'], gt):.4f} (reference {recall(ref, gt):.4f})"
         )
         print(
             f"  cycles/query measured {measured:,.1f}, predicted {model.interval:,.1f} ({model.bottleneck}), "
@@ -98,7 +99,8 @@ def main() -> None:
             + ", ".join(f"{s} {t.interval:,.0f}" for s, t in timings.items())
         )
         print(
-            f"  build {built:.0f} s, simulation {ran:.0f} s for {run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)"
+            f"  build {built:.0f} s, simulation {ran:.0f} s for "
+            f"{run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)"
         )
 
 

@@ -79,8 +79,9 @@ def main() -> None:
         cpu = cpu_baseline.measure(index, queries, w.nprobe, w.k, repeat=3, label=w.index)
     qb, rb = scaleout_model.message_bytes(ds.d, w.k)
     print(
-        f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 {np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us;"
-        f" CPU wall clock {cpu.percentiles()}, thread CPU clock {cpu.percentiles('cpu')}"
+        f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 "
+        f"{np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us; CPU "
+        f"wall clock {cpu.percentiles()}, thread CPU clock {cpu.percentiles('cpu')}"
     )
     curves = [
         scaleout_model.partition_curve("FPGA partition", fpga, qb, rb).as_dict(),

@@ -34,7 +34,8 @@ def show(cmp: dict) -> None:
     print(f"    hot lists {cmp['hot_lists']}, hit rate {100 * cmp['hit_rate']:.1f} %")
     for d in (base, tiered):
         print(
-            f"    {d['name']:22s} {d['qps']:10,.0f} QPS  P50 {d['p50_us']:9.1f}  P99 {d['p99_us']:9.1f} us  batch-16 P99 {d['batch16_p99_us']:10.1f} us"
+            f"    {d['name']:22s} {d['qps']:10,.0f} QPS  P50 {d['p50_us']:9.1f}  "
+            f"P99 {d['p99_us']:9.1f} us  batch-16 P99 {d['batch16_p99_us']:10.1f} us"
         )
     print(
         f"    predicted speedup {tiered['qps'] / base['qps']:.2f}x, P99 {base['p99_us'] / tiered['p99_us']:.2f}x lower"
@@ -51,7 +52,8 @@ def main() -> None:
     for w in workloads:
         p = skew_model.profile(w)
         print(
-            f"  {w.label():28s} hottest 20 % of lists: {100 * p['hot20_work_share']:.1f} % of work, {100 * p['hot20_access_share']:.1f} % of accesses"
+            f"  {w.label():28s} hottest 20 % of lists: {100 * p['hot20_work_share']:.1f} "
+            f"% of work, {100 * p['hot20_access_share']:.1f} % of accesses"
         )
     print("2. tiered vs untiered (model):")
     for imbalance in (1.2, 3.0, 8.0):
@@ -62,8 +64,8 @@ def main() -> None:
         stages = dataclasses.replace(p.stages, pq_dist=st)
         slow = skew_model.memory_tier(board, st.memory, 200.0, st.pes, st.channels, st.port_bits)
         print(
-            f"  a. U55C, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
-            f"{st.pes} PQDist PEs on {st.channels} HBM channels"
+            f"  a. U55C, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} "
+            f"% of work; {st.pes} PQDist PEs on {st.channels} HBM channels"
         )
         show(skew_model.compare(w, p.ctx, stages, skew_model.uram_tier(8 * st.pes, st.pes), slow))
     for imbalance in (1.2, 3.0, 8.0):
@@ -72,8 +74,9 @@ def main() -> None:
         p = dse.run([w], board, "synthetic", 200.0, top=1).best
         st = p.stages.pq_dist
         print(
-            f"  b. U280 1e9, imbalance {imbalance}: hottest 20 % = {100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; "
-            f"{st.pes} PQDist PEs on {st.channels} {st.memory} channels, hot tier {st.pes} HBM channels"
+            f"  b. U280 1e9, imbalance {imbalance}: hottest 20 % = "
+            f"{100 * skew_model.profile(w)['hot20_work_share']:.1f} % of work; {st.pes} "
+            f"PQDist PEs on {st.channels} {st.memory} channels, hot tier {st.pes} HBM channels"
         )
         show(
             skew_model.compare(
@@ -86,7 +89,8 @@ def main() -> None:
         )
         u55c = load_board("u55c")
         print(
-            f"  c. U55C 1e9, imbalance {imbalance}: cold lists in host memory over PCIe, hot on {min(32, st.pes)} HBM channels"
+            f"  c. U55C 1e9, imbalance {imbalance}: cold lists in host "
+            f"memory over PCIe, hot on {min(32, st.pes)} HBM channels"
         )
         show(
             skew_model.compare(

@@ -71,12 +71,14 @@ def main() -> None:
             rows[name] = (measured_interval(run), predicted_interval(times), alone, times.alone())
             m, p, a, pa = rows[name]
             print(
-                f"{name}: {args.queries} queries, all keys bit-exact ({time.perf_counter() - t:.0f} s build + simulation)"
+                f"{name}: {args.queries} queries, all keys bit-exact "
+                f"({time.perf_counter() - t:.0f} s build + simulation)"
             )
             print(f"  steady state: measured {m:8.1f} cycles/query, predicted {p:8.1f} ({100 * (p - m) / m:+.2f} %)")
             for label, f in (("mean", np.mean), ("P95", lambda x: np.percentile(x, 95))):
                 print(
-                    f"  alone {label:4s}: measured {f(a):8.1f} cycles, predicted {f(pa):8.1f} ({100 * (f(pa) - f(a)) / f(a):+.2f} %)"
+                    f"  alone {label:4s}: measured {f(a):8.1f} cycles, predicted "
+                    f"{f(pa):8.1f} ({100 * (f(pa) - f(a)) / f(a):+.2f} %)"
                 )
     (mu, pu, au, pau), (mt, pt, at, pat) = rows["untiered"], rows["tiered"]
     print(f"speedup (throughput): measured {mu / mt:.3f}x, predicted {pu / pt:.3f}x")

@@ -1,1 +1,2 @@
-"""Stages and whole accelerators composed from PEs, whole-design reference models, and the infrastructure they share (buses, register maps)."""
+"""Stages and whole accelerators composed from PEs, whole-design reference models, and the
+infrastructure they share (buses, register maps)."""

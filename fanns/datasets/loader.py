@@ -114,7 +114,9 @@ def _load_directory(folder: Path) -> Dataset:
         if files[role] is None:
             raise FannsError(
                 f"{folder}: no {role} file found",
-                hint=f"name it with the word {ROLES[role][0]!r} (e.g. {ROLES[role][0]}.fvecs) or list it in dataset.yaml",
+                hint=(
+                    f"name it with the word {ROLES[role][0]!r} (e.g. {ROLES[role][0]}.fvecs) or list it in dataset.yaml"
+                ),
             )
     gt_path = files["groundtruth"]
     return Dataset(

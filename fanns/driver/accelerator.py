@@ -91,7 +91,10 @@ class Accelerator:
             if nprobe != self.project.nprobe and not self.iface.runtime_nprobe:
                 raise FannsError(
                     f"nprobe {nprobe}: the HLS kernel probes a fixed nprobe = {self.project.nprobe}",
-                    hint="regenerate the HLS project with another nprobe, or use the RTL project (nprobe is a register there)",
+                    hint=(
+                        "regenerate the HLS project with another nprobe, or "
+                        "use the RTL project (nprobe is a register there)"
+                    ),
                 )
             self.nprobe = nprobe
         if k is not None:

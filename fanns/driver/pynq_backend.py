@@ -55,7 +55,10 @@ def placement(iface: Interface, memories: list[str]) -> dict[str, str | None]:
         need = "; ".join(f"{bank} for {', '.join(names)}" for bank, names in sorted(missing.items()))
         raise FannsError(
             f"the board's overlay has no memory bank {need} (it has: {', '.join(sorted(memories)) or 'none'})",
-            hint=f"use a board with these banks ({iface.project.board.name}, as the design was made for) and the bitstream built from this project",
+            hint=(
+                f"use a board with these banks ({iface.project.board.name}, as the "
+                "design was made for) and the bitstream built from this project"
+            ),
         )
     return out
 
@@ -94,7 +97,10 @@ class PynqBackend(Backend):
         except ImportError:
             raise FannsError(
                 "the pynq backend needs the pynq package and a board",
-                hint="pip install fanns[pynq] on the host of a PYNQ-supported board (Alveo with XRT, or Zynq); without a board use backend model, c-sim or rtl-sim",
+                hint=(
+                    "pip install fanns[pynq] on the host of a PYNQ-supported board (Alveo "
+                    "with XRT, or Zynq); without a board use backend model, c-sim or rtl-sim"
+                ),
             ) from None
         self.has_cycles = iface.kind == "rtl"
         bitstream = Path(self.bitstream) if self.bitstream else default_bitstream(project)

@@ -91,9 +91,10 @@ class SweepSpec:
 
     def structure_features(self) -> dict[str, float]:
         """The engine's LUT-heavy datapath widths (resource features of the PEs built on it): lane
-        subtractor bits (squared differences; products sit in DSPs), adder-tree output bits (one tree per result group, lanes' results growing one bit per level),
-        accumulator bits (adder and first-word multiplexer per group), and the bits of the vector
-        file's load/rotate multiplexer (absent when the vector is one word: the file is a register)."""
+        subtractor bits (squared differences; products sit in DSPs), adder-tree output bits (one tree
+        per result group, lanes' results growing one bit per level), accumulator bits (adder and
+        first-word multiplexer per group), and the bits of the vector file's load/rotate multiplexer
+        (absent when the vector is one word: the file is a register)."""
         leaf = shape_for(*self.leaf_bound()).width
         lo, hi = self.row_range[0] - self.vec_range[1], self.row_range[1] - self.vec_range[0]
         return {

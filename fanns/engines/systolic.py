@@ -120,10 +120,10 @@ class SystolicArray:
 def zero_one_check(s: int, with_pops: bool = False) -> dict:
     """Exhaustively verify the schedule on 0/1 keys (module docstring); returns what it found.
 
-    Explores every reachable state (array bits, phase, settle counter) under every arrival
-    pattern: insert 0 (when allowed), insert 1 (the sentinel: in any cycle), idle and, with `with_pops`, pop (shift, when
-    settled). Checks (a) a replace never drops a 0 while a 1 is kept (the array keeps the s
-    smallest), (b) r[0] is the maximum whenever an insert is allowed, (c) the array is sorted
+    Explores every reachable state (array bits, phase, settle counter) under every arrival pattern:
+    insert 0 (when allowed), insert 1 (the sentinel: in any cycle), idle and, with `with_pops`, pop
+    (shift, when settled). Checks (a) a replace never drops a 0 while a 1 is kept (the array keeps
+    the s smallest), (b) r[0] is the maximum whenever an insert is allowed, (c) the array is sorted
     whenever it is settled. Returns {"states": n, "settle": worst-case idle cycles to sorted}.
     """
     start = SystolicArray(s, 1)

@@ -96,7 +96,10 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
         "--bloom",
         default="3,196608",
         metavar="H,B",
-        help="Bloom filter: H hash units, B bits (B/H a power of two), or 'exact' for an exact visited set (default 3,196608)",
+        help=(
+            "Bloom filter: H hash units, B bits (B/H a power of two), "
+            "or 'exact' for an exact visited set (default 3,196608)"
+        ),
     )
     g.add_argument(
         "--bfc-units", type=int, default=4, help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)"
@@ -164,7 +167,11 @@ def run_graph_explore(args: argparse.Namespace) -> int:
         with progress_bar() as bar:
             task = bar.add_task(f"DST sweep {kind}", total=None)
             result = sweep(
-                graph, q_fx, gt, setup, progress=lambda done, total: bar.update(task, completed=done, total=total)
+                graph,
+                q_fx,
+                gt,
+                setup,
+                progress=lambda done, total, task=task: bar.update(task, completed=done, total=total),
             )
         title = f"{ds.name} {kind.upper()}"
         report = {

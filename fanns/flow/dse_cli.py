@@ -67,20 +67,23 @@ def _cmd(args: argparse.Namespace) -> int:
     )
     lat = best.latency["alone"]
     console.print(
-        f"latency of one query: mean {lat.mean_us:,.1f} us, P50 {lat.get(50):,.1f} / P95 {lat.get(95):,.1f} / P99 {lat.get(99):,.1f} us",
+        f"latency of one query: mean {lat.mean_us:,.1f} us, P50 "
+        f"{lat.get(50):,.1f} / P95 {lat.get(95):,.1f} / P99 {lat.get(99):,.1f} us",
         highlight=False,
     )
     if "load" in best.latency:
         at = best.latency["load"]
         console.print(
-            f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} / P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us",
+            f"at {outcome.load_qps:,.0f} QPS (Poisson): P50 {at.get(50):,.1f} "
+            f"/ P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us",
             highlight=False,
         )
     if outcome.tiers:
         t = outcome.tiers[0]
         opts = (
             ", ".join(
-                f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
+                f"{o['fast']}: hit rate {100 * o['hit_rate']:.1f}%, {o['qps']:,.0f} "
+                f"QPS ({o['speedup']:.2f}x), P99 {o['p99_us']:,.1f} us"
                 for o in t["options"]
             )
             or "none (no free UltraRAM or memory group)"
@@ -92,8 +95,9 @@ def _cmd(args: argparse.Namespace) -> int:
         )
     r = outcome.result
     console.print(
-        f"searched {len(workloads)} index(es): {r.evaluated:,} combinations evaluated in {r.seconds:.2f} s "
-        f"({r.evaluated / max(r.seconds, 1e-9):,.0f}/s) of a design space of {r.raw:,}; DSE total {outcome.seconds:.1f} s",
+        f"searched {len(workloads)} index(es): {r.evaluated:,} combinations evaluated "
+        f"in {r.seconds:.2f} s ({r.evaluated / max(r.seconds, 1e-9):,.0f}/s) of a "
+        f"design space of {r.raw:,}; DSE total {outcome.seconds:.1f} s",
         highlight=False,
     )
     for u in outcome.unreachable:
@@ -139,7 +143,10 @@ def parse_slo(args: argparse.Namespace):
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dse",
-        help="choose the best IVF-PQ accelerator design (or, with --graph, graph-search design) for a recall goal on a board",
+        help=(
+            "choose the best IVF-PQ accelerator design (or, with "
+            "--graph, graph-search design) for a recall goal on a board"
+        ),
         description=(
             "Evaluate every explored index (at its smallest nprobe for the goal, with its measured probes) "
             "against every combination of stage implementations (PE counts, micro-architectures, on-chip or "
@@ -168,7 +175,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--tiers",
         action="store_true",
-        help="also predict, per top design, hot IVF lists in a faster memory tier (free UltraRAM or another memory group)",
+        help=(
+            "also predict, per top design, hot IVF lists in a faster "
+            "memory tier (free UltraRAM or another memory group)"
+        ),
     )
     p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
     p.add_argument(

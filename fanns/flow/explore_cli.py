@@ -103,7 +103,10 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
         "--recall",
         action="append",
         metavar="R@k=x",
-        help="recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x (1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)",
+        help=(
+            "recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x "
+            "(1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)"
+        ),
     )
     g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
     g.add_argument(

@@ -149,9 +149,9 @@ def register_rtl(sub: argparse._SubParsersAction) -> None:
         help="generate the Verilog (Amaranth) of an IVF-PQ design with its register map and memory images",
         description=(
             "Compose the PEs of an IVF-PQ design (design.yaml from `fanns dse`) into one accelerator and emit it as "
-            "Verilog: an AXI4-Lite control/status slave, an AXI4 master on the host I/O channel and one AXI4 read master "
-            "per PQ-code channel. Writes PROJECT/rtl/ (Verilog, register map as Markdown and JSON, port map), the "
-            "memory images of the trained index and test queries with their exact neighbours and reference keys."
+            "Verilog: an AXI4-Lite control/status slave, an AXI4 master on the host I/O channel and one AXI4 read "
+            "master per PQ-code channel. Writes PROJECT/rtl/ (Verilog, register map as Markdown and JSON, port map), "
+            "the memory images of the trained index and test queries with their exact neighbours and reference keys."
         ),
     )
     _add_inputs(p)

@@ -217,8 +217,9 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     report.print_table(outcome, console)
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
     say(
-        f"chosen: {d['index']} (nlist {d['nlist']}, m {d['m']}{', OPQ' if d['opq'] else ''}), nprobe {d['nprobe']}, K {d['k']}: "
-        f"{summary['goal'].split('=')[0]} {d['recall']:.3f} (faiss), {d['hw_recall']:.3f} (hardware-faithful)"
+        f"chosen: {d['index']} (nlist {d['nlist']}, m {d['m']}{', OPQ' if d['opq'] else ''}), "
+        f"nprobe {d['nprobe']}, K {d['k']}: {summary['goal'].split('=')[0]} {d['recall']:.3f} "
+        f"(faiss), {d['hw_recall']:.3f} (hardware-faithful)"
     )
     say(
         "design per stage: "
@@ -230,13 +231,14 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         + ", ".join(f"{k.upper()} {100 * v:.1f}%" for k, v in util.items())
     )
     say(
-        f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz (bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
+        f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz "
+        f"(bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
     )
     cpu = summary["cpu"]
     if cpu:
         say(
-            f"CPU baseline (faiss-cpu, {cpu['threads']} thread(s), measured here): {cpu['qps']:,.0f} QPS with {cpu['index']} "
-            f"nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x"
+            f"CPU baseline (faiss-cpu, {cpu['threads']} thread(s), measured here): {cpu['qps']:,.0f} QPS with "
+            f"{cpu['index']} nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x"
         )
     for s in sims:
         line = (
@@ -248,8 +250,8 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         )
         if "cycles_per_query" in s:
             line += (
-                f"; {s['cycles_per_query']:,.1f} cycles/query measured vs {s['predicted_cycles_per_query']:,.1f} predicted "
-                f"({s['cycle_error_pct']:+.2f}%)"
+                f"; {s['cycles_per_query']:,.1f} cycles/query measured vs "
+                f"{s['predicted_cycles_per_query']:,.1f} predicted ({s['cycle_error_pct']:+.2f}%)"
             )
         say(line + "; " + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items()))
     say(f"exploration: {folder} ({'reused' if reused else 'new'})")
@@ -281,11 +283,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "generate",
         help="dataset -> verified accelerator project: explore, DSE, HLS and RTL generation, simulation, report",
         description=(
-            "Explore IVF-PQ indexes of DATASET (reusing an earlier exploration with the same data and settings), choose the "
-            "best design for the recall goal on the board (as `fanns dse`), generate its Vitis HLS project (hls/) and its "
-            "Verilog (rtl/) with the memory images and test data (data/), with --sim check a sample of test queries on every "
-            "face against the bit-accurate reference model, and write report/ and a README. PROJECT appears complete or not "
-            "at all; an existing one is replaced only with --force."
+            "Explore IVF-PQ indexes of DATASET (reusing an earlier exploration with the same data and settings), "
+            "choose the best design for the recall goal on the board (as `fanns dse`), generate its Vitis HLS "
+            "project (hls/) and its Verilog (rtl/) with the memory images and test data (data/), with --sim check "
+            "a sample of test queries on every face against the bit-accurate reference model, and write report/ "
+            "and a README. PROJECT appears complete or not at all; an existing one is replaced only with --force."
         ),
     )
     p.add_argument(

@@ -77,10 +77,10 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     b = result.best
     console.print(f"evaluated {len(result.points)} graph designs on {nq} queries", highlight=False)
     console.print(
-        f"best for {args.objective}: {b.mode}-query, {b.units} BFC unit(s) x {b.pipelines} pipeline(s), {b.channels} channel(s), "
-        f"l {b.l}, (mg, mc) = ({b.mg}, {b.mc}), Bloom {space.bloom_h} x {b.bloom_bits // space.bloom_h} bits: "
-        f"recall {b.recall:.4f}, latency {b.latency_us:.2f} us, {b.qps:,.0f} QPS; "
-        f"LUT {b.resources.lut:,.0f}, BRAM18 {b.resources.bram18:,.0f}, DSP {b.resources.dsp:,.0f}",
+        f"best for {args.objective}: {b.mode}-query, {b.units} BFC unit(s) x {b.pipelines} pipeline(s), "
+        f"{b.channels} channel(s), l {b.l}, (mg, mc) = ({b.mg}, {b.mc}), Bloom {space.bloom_h} x "
+        f"{b.bloom_bits // space.bloom_h} bits: recall {b.recall:.4f}, latency {b.latency_us:.2f} us, {b.qps:,.0f} "
+        f"QPS; LUT {b.resources.lut:,.0f}, BRAM18 {b.resources.bram18:,.0f}, DSP {b.resources.dsp:,.0f}",
         highlight=False,
     )
     console.print(f"wrote {out / 'design.yaml'}, {out / 'dse.json'}", highlight=False)

@@ -82,7 +82,8 @@ def _inputs(args: argparse.Namespace):
         across = args.pipelines > 1
         if across and args.units != 1:
             raise FannsError(
-                f"--pipelines {args.pipelines} with --units {args.units}: an across-query design has one BFC unit per pipeline",
+                f"--pipelines {args.pipelines} with --units {args.units}: "
+                "an across-query design has one BFC unit per pipeline",
                 hint="add --units 1",
             )
         design = pinned_graph_design(
@@ -113,8 +114,8 @@ def _cmd(args: argparse.Namespace) -> int:
     console.print(_written(out, design, graph, len(project.files)), highlight=False)
     top = top_name(design)
     console.print(
-        f"  rtl/{top}.v {project.files[f'rtl/{top}.v']:,d} bytes; {design.pipelines} QPP(s) of {len(project.hw.regmap.registers)} "
-        "registers each",
+        f"  rtl/{top}.v {project.files[f'rtl/{top}.v']:,d} bytes; {design.pipelines} "
+        f"QPP(s) of {len(project.hw.regmap.registers)} registers each",
         highlight=False,
     )
     if args.sim:
@@ -126,9 +127,9 @@ def _cmd(args: argparse.Namespace) -> int:
 def _written(out: Path, design, graph, files: int) -> str:
     rt = design.runtime
     return (
-        f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), {design.bfc_units} BFC unit(s), "
-        f"{design.channels} graph channel(s), l_max {design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} "
-        f"({files} files)"
+        f"wrote {out}: {graph.kind} graph of {graph.n} nodes (max degree {graph.max_degree}), "
+        f"{design.bfc_units} BFC unit(s), {design.channels} graph channel(s), l_max "
+        f"{design.queues.l_max}, run-time l {rt.l}, k {rt.k}, mg {rt.mg}, mc {rt.mc} ({files} files)"
     )
 
 
@@ -212,12 +213,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd)
     p = sub.add_parser(
         "generate-graph-hls",
-        help="generate a Vitis HLS project of a Falcon graph-search pipeline (kernel, XRT host, C simulation, memory images)",
+        help=(
+            "generate a Vitis HLS project of a Falcon graph-search "
+            "pipeline (kernel, XRT host, C simulation, memory images)"
+        ),
         description=(
-            "Build an HNSW or NSG graph of a dataset's base vectors (or take --design) and write one Falcon query processing "
-            "pipeline with Delayed-Synchronization Traversal as an HLS C++ kernel: l, k, mg, mc (and nq, nodes, entry) are "
-            "s_axilite arguments, queue sizes, Bloom filters and BFC units compile-time constants, one m_axi bundle per "
-            "memory channel. Writes src/, connectivity.cfg, a Makefile (csim, sw_emu, hw_emu, hw), an XRT host, the same "
+            "Build an HNSW or NSG graph of a dataset's base vectors (or take --design) and write one "
+            "Falcon query processing pipeline with Delayed-Synchronization Traversal as an HLS C++ "
+            "kernel: l, k, mg, mc (and nq, nodes, entry) are s_axilite arguments, queue sizes, Bloom "
+            "filters and BFC units compile-time constants, one m_axi bundle per memory channel. Writes "
+            "src/, connectivity.cfg, a Makefile (csim, sw_emu, hw_emu, hw), an XRT host, the same "
             "graph images as generate-graph-rtl, test queries and the DST reference's results for them."
         ),
     )

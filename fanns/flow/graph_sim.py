@@ -111,8 +111,8 @@ def graph_rtl_report(
         ids, _ = split_keys(run.keys, rt.k)
         console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
     console.print(
-        f"cycles per query: measured mean {cycles.mean():,.0f}, model mean {predicted.mean():,.0f}; model error per query "
-        f"max {100 * np.abs(err).max():.2f}% (mean {100 * err.mean():+.2f}%)",
+        f"cycles per query: measured mean {cycles.mean():,.0f}, model mean {predicted.mean():,.0f}; "
+        f"model error per query max {100 * np.abs(err).max():.2f}% (mean {100 * err.mean():+.2f}%)",
         highlight=False,
     )
     return 1 if bad.any() or np.abs(err).max() > 0.10 else 0
@@ -169,8 +169,8 @@ def _across_report(
         highlight=False,
     )
     console.print(
-        f"batch: measured {run.sim_cycles:,} cycles, model {model.batch:,} ({100 * batch_err:+.2f}%); latency per query: "
-        f"model error max {100 * np.abs(err).max():.2f}%",
+        f"batch: measured {run.sim_cycles:,} cycles, model {model.batch:,} ({100 * batch_err:+.2f}%); "
+        f"latency per query: model error max {100 * np.abs(err).max():.2f}%",
         highlight=False,
     )
     return 1 if bad.any() or abs(batch_err) > 0.10 or np.abs(err).max() > 0.10 else 0

@@ -57,8 +57,8 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
         ids, _ = acc.search(queries)
         stats = acc.stats()
     out(
-        f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} ({stats['project']} project), "
-        f"{stats['runs']} device runs of up to {stats['batch']} queries"
+        f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} "
+        f"({stats['project']} project), {stats['runs']} device runs of up to {stats['batch']} queries"
     )
     if args.groundtruth:
         gt = np.asarray(read_vectors(Path(args.groundtruth))).astype(np.int64)
@@ -67,7 +67,8 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
         out(f"R@{ids.shape[1]} = {recall_at(ids, gt[: ids.shape[0]], ids.shape[1]):.6f}")
     lat = stats["latency_ms"]
     out(
-        f"QPS {stats['qps']:,.1f} (host wall clock); latency per call p50 {lat['p50']:.3f} ms, p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms"
+        f"QPS {stats['qps']:,.1f} (host wall clock); latency per call p50 "
+        f"{lat['p50']:.3f} ms, p95 {lat['p95']:.3f} ms, p99 {lat['p99']:.3f} ms"
     )
     if stats["cycles"]:
         cyc = stats["cycles"]
@@ -99,10 +100,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="search a generated project's accelerator through the host driver (board, RTL/C simulation or model)",
         description=(
-            "Open a project written by `fanns generate-hls` / `generate-rtl` with the host driver on a backend (pynq: a "
-            "board; rtl-sim: the RTL under Verilator + cocotb, driven by the driver; c-sim: the HLS kernel compiled by g++; "
-            "model: the bit-accurate reference model), load the index, search the queries and print recall, QPS, "
-            "latency and device cycles."
+            "Open a project written by `fanns generate-hls` / `generate-rtl` with the host driver on "
+            "a backend (pynq: a board; rtl-sim: the RTL under Verilator + cocotb, driven by the "
+            "driver; c-sim: the HLS kernel compiled by g++; model: the bit-accurate reference model), "
+            "load the index, search the queries and print recall, QPS, latency and device cycles."
         ),
     )
     p.add_argument("project", metavar="PROJECT", help="the generated project folder")

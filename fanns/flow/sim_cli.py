@@ -86,8 +86,8 @@ def rtl_report(
         highlight=False,
     )
     console.print(
-        f"cycles per query, steady state: measured {measured:,.1f}, predicted {predicted:,.1f} (bottleneck {model.bottleneck}), "
-        f"error {model.error_pct(measured):+.2f}%",
+        f"cycles per query, steady state: measured {measured:,.1f}, predicted {predicted:,.1f} "
+        f"(bottleneck {model.bottleneck}), error {model.error_pct(measured):+.2f}%",
         highlight=False,
     )
     console.print(
@@ -185,7 +185,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--backend",
         choices=("rtl", "csim"),
-        help="rtl (Verilator + cocotb) or csim (g++); default rtl, csim for a graph HLS project (the only backend it has)",
+        help=(
+            "rtl (Verilator + cocotb) or csim (g++); default rtl, "
+            "csim for a graph HLS project (the only backend it has)"
+        ),
     )
     p.add_argument("--queries", type=int, help="test queries to simulate (default: all of the project's)")
     p.add_argument("--first", type=int, default=0, help="index of the first test query (default 0)")

@@ -155,7 +155,10 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
-        help="design-space report: the best accelerator per board and recall goal, with trade-off plots (HTML, JSON, CSV)",
+        help=(
+            "design-space report: the best accelerator per board "
+            "and recall goal, with trade-off plots (HTML, JSON, CSV)"
+        ),
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

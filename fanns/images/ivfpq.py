@@ -149,7 +149,8 @@ def _check_index(design: IvfPqDesign, data: IvfPqIndexData) -> None:
     for key in want:
         if got[key] != want[key]:
             raise FannsError(
-                f"the index does not match the design: {key}={got[key]} in the index, {want[key]} in design.yaml ({idx.factory})",
+                f"the index does not match the design: {key}={got[key]} "
+                f"in the index, {want[key]} in design.yaml ({idx.factory})",
                 hint="pass the exploration folder the design was made from",
             )
     if data.ntotal and int(data.ids.max()) >= PAD_ID:
@@ -373,7 +374,8 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
         cap = _group(board, img.memory).capacity_bytes
         if img.nbytes > cap:
             raise FannsError(
-                f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
+                f"memory image {img.name} needs {img.nbytes / 2**20:.1f} MiB, "
+                f"channel {img.memory}[{img.channel}] holds {cap / 2**20:.1f} MiB",
                 hint="use more PQ-code channels (stages.pq_dist.channels) or a board with larger channels",
             )
     info = {

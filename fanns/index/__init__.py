@@ -1,1 +1,2 @@
-"""Search indexes as software: faiss IVF-PQ arrays, the unified graph format, traversal references, recall and recall goals."""
+"""Search indexes as software: faiss IVF-PQ arrays, the unified graph format, traversal references,
+recall and recall goals."""

@@ -65,6 +65,14 @@ from fanns.pe.hpq import Hpq
 from fanns.pe.systolic_pq import key_stream
 
 
+@lru_cache(maxsize=16)  # built once for features, latency and the model (the DSE asks for all three)
+def _sort_merge_network(z: int, s: int, l: int, sorters: int) -> Network:
+    """`sorters` bitonic sorters of width l beside each other, the merge tree, inputs z.. tied off,
+    outputs 0..s-1 (the network of `Hsmpqg.network`)."""
+    net = Network.beside([bitonic_sorter(l)] * sorters).then(merge_tree(sorters, l))
+    return net.with_sentinel_inputs(range(z, sorters * l)).pruned(range(s))
+
+
 @dataclass(frozen=True)
 class Hsmpqg(PE):
     z: int = 36
@@ -76,7 +84,8 @@ class Hsmpqg(PE):
         "sort-merge-queue selection: s smallest of z streams via bitonic networks and an HPQ over s streams"
     )
     timing_formula: ClassVar[str] = (
-        "II = 1 (per stream); L = D + L_hpq(z=s, s), D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
+        "II = 1 (per stream); L = D + L_hpq(z=s, s), "
+        "D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
     )
     hls_header: ClassVar[str] = "hsmpqg.h"
     testbench: ClassVar[str] = "tb_hpq"  # the HPQ bench: same streams, same contract, model `select`
@@ -122,12 +131,9 @@ class Hsmpqg(PE):
     def merge_levels(self) -> int:
         return math.ceil(math.log2(self.sorters)) if self.sorters > 1 else 0
 
-    @lru_cache(maxsize=16)  # built once for features, latency and the model (the DSE asks for all three)
     def network(self) -> Network:
         """Sorters beside each other, the merge tree, dummy inputs tied off, outputs 0..s-1."""
-        width = self.sorters * self.l
-        net = Network.beside([bitonic_sorter(self.l)] * self.sorters).then(merge_tree(self.sorters, self.l))
-        return net.with_sentinel_inputs(range(self.z, width)).pruned(range(self.s))
+        return _sort_merge_network(self.z, self.s, self.l, self.sorters)
 
     def hpq(self) -> Hpq:
         """The queue stage: an HPQ over the s network outputs."""

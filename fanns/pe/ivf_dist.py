@@ -11,11 +11,12 @@ Centroid storage (`storage`):
   (centroid c's words at c*d/w .. c*d/w + d/w - 1) into a block RAM / UltraRAM, once.
 * "stream": off chip. Every query reads nlist * d/w centroid words from `centroids`, in order.
 
-1-D array (FANNS 6.4.2.2): a stage splits its nlist centroids over z PEs (PE k gets `id_base`
-= the index of its first centroid) and chains them through the query: a query word enters a
-PE's input register, which feeds both its own query load and `q_fwd`, the next PE's `q` (tie the
-last PE's `q_fwd.ready` high); the register frees when both have taken the word. Each PE's keys go to its own output stream: they are the z input streams
-of the cell-selection stage (HPQ / HSMPQG), so no PE sits on another's result path.
+1-D array (FANNS 6.4.2.2): a stage splits its nlist centroids over z PEs (PE k gets `id_base` = the
+index of its first centroid) and chains them through the query: a query word enters a PE's input
+register, which feeds both its own query load and `q_fwd`, the next PE's `q` (tie the last PE's
+`q_fwd.ready` high); the register frees when both have taken the word. Each PE's keys go to its own
+output stream: they are the z input streams of the cell-selection stage (HPQ / HSMPQG), so no PE
+sits on another's result path.
 
 Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`): w subtract/square lanes, an adder tree
 of ceil(log2 w) levels, an accumulator over the d/w words of a centroid, shift-and-saturate

@@ -3,14 +3,14 @@
 Ports follow the "Bus interfaces" convention of CONTRIBUTING.md: an interface member `m_axi`
 appears as `m_axi__araddr`, ..., so cocotbext-axi buses are built with `bus_separator="__"`.
 
-`LatencyAxiRam` is cocotbext-axi's `AxiRam` (its read and write halves) with a fixed, pipelined memory latency: the first
-read beat of a burst is handed over exactly `read_latency` cycles after its AR handshake (or
-right after the previous beat, whichever is later), and a write response `write_latency` cycles
-after the burst's last W beat, with any number of requests in flight. `read_rate` < 1 models a
-memory of less bandwidth: read beats leave at most `read_rate` per cycle on average (a beat
-1 / read_rate cycles after the previous one, fractions carried over). That is the memory the
-AXI masters' timing model assumes; the benches also log every handshake so the tests can check
-the memory behaved so.
+`LatencyAxiRam` is cocotbext-axi's `AxiRam` (its read and write halves) with a fixed, pipelined
+memory latency: the first read beat of a burst is handed over exactly `read_latency` cycles after
+its AR handshake (or right after the previous beat, whichever is later), and a write response
+`write_latency` cycles after the burst's last W beat, with any number of requests in flight.
+`read_rate` < 1 models a memory of less bandwidth: read beats leave at most `read_rate` per cycle on
+average (a beat 1 / read_rate cycles after the previous one, fractions carried over). That is the
+memory the AXI masters' timing model assumes; the benches also log every handshake so the tests can
+check the memory behaved so.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import pytest
 from fanns.boards import load_board
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.design.selectors import selectors_for
+from fanns.errors import FannsError
 from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import IvfPqFormat
 from fanns.pe.build_lut import BuildLut
@@ -203,5 +204,5 @@ def test_selection_architectures_give_their_pes_timing():
     pe = Hsmpqg(z=36, s=10, key_bits=52)
     got = stage_model.sel_k_intervals(st, work, PqDecode(m=16), [36], 1.0)
     assert np.all(got >= [pe.interval(int(n)) for n in work.shares.items_per_query])
-    with pytest.raises(Exception):
-        stage_model.select_stage("hsmpqg", 8, 10, 52)  # HSMPQG needs s < z
+    with pytest.raises(FannsError, match="HSMPQG needs s < z"):
+        stage_model.select_stage("hsmpqg", 8, 10, 52)

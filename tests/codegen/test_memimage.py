@@ -129,7 +129,7 @@ def test_centroid_and_rom_images_equal_reference_arrays():
         chunks = [tuple(c) for c in lay["chunks"]]
         for i in range(max(n for _, n in chunks)):
             for k in range(4):
-                for pe, (base, n) in zip(lay["channel_pes"], chunks):
+                for base, n in chunks:
                     if i < n:
                         seen.setdefault((base + i), {})[k] = words[pos]
                         pos += 1

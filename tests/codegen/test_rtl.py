@@ -2,11 +2,11 @@
 
 Each design is generated as a project (`fanns.codegen.ivfpq.rtl`), built once per module and run
 against AXI memory models holding the packer's images, programmed through AXI4-Lite from the
-generated register-map JSON. Checked: every result key equals the design's reference model bit
-for bit (also with random stalls on every AXI channel, at run-time nprobe and k below the
-design's, with empty and tiny lists, and with fewer codes scanned than K), the recall equals the explorer's hardware-faithful
-recall on the same queries, a refused run reports bad parameters, and the measured steady-state
-cycles per query agree with the performance model's prediction within 5 %.
+generated register-map JSON. Checked: every result key equals the design's reference model bit for
+bit (also with random stalls on every AXI channel, at run-time nprobe and k below the design's, with
+empty and tiny lists, and with fewer codes scanned than K), the recall equals the explorer's
+hardware-faithful recall on the same queries, a refused run reports bad parameters, and the measured
+steady-state cycles per query agree with the performance model's prediction within 5 %.
 """
 
 import dataclasses

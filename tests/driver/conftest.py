@@ -1,5 +1,6 @@
 """One small design generated as both an HLS and an RTL project (same design, index and test
-queries, so the same memory images), shared by the driver tests (read-only: tests that alter a project copy it first)."""
+queries, so the same memory images), shared by the driver tests (read-only: tests that alter a
+project copy it first)."""
 
 from dataclasses import dataclass
 from pathlib import Path

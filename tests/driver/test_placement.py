@@ -112,7 +112,7 @@ def test_pynq_refuses_a_board_without_the_banks(projects):
     with pytest.raises(FannsError, match=rf"no memory bank .*hbm\[{needed[-1]}\].*it has: bank0, bank1") as err:
         placement(iface, ["bank0", "bank1"])
     assert "u55c" in err.value.hint
-    with pytest.raises(FannsError, match=r"hbm\[%d\]" % needed[-1]):
+    with pytest.raises(FannsError, match=rf"hbm\[{needed[-1]}\]"):
         placement(iface, [f"HBM[{i}]" for i in range(needed[-1])])
 
 

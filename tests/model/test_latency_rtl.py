@@ -2,14 +2,14 @@
 accelerator run alone (batch 1) in cocotb + Verilator, its cycles from ap_start to ap_done
 compared with `fanns.model.ivfpq.latency` for exactly that query's probed cells.
 
-Tolerance: each query within `QUERY_TOLERANCE` (3 %) of its measured cycles, and the P50/P95/max
-of the distribution within the same. Why 3 %: the model counts the memory latency, the stage
-latencies and the BuildLUT->PQDist cell schedule exactly, but not the few cycles each stream hop
-(unpackers, FIFOs, the dispatcher) adds; those measured 13-36 cycles on 1,400-2,200-cycle
-queries (under 2 %). Queueing: a run of all the queries at once (every query arrives at time 0)
-ends when the model's tandem of servers says it does, within the same 3 %. The spread check (`SPREAD_TOLERANCE`) shows the model explains the
-query-to-query variation, not only the mean: the prediction error varies by less than 10 % of the
-measured range of latencies. More queries: benchmarks/latency_rtl.py.
+Tolerance: each query within `QUERY_TOLERANCE` (3 %) of its measured cycles, and the P50/P95/max of
+the distribution within the same. Why 3 %: the model counts the memory latency, the stage latencies
+and the BuildLUT->PQDist cell schedule exactly, but not the few cycles each stream hop (unpackers,
+FIFOs, the dispatcher) adds; those measured 13-36 cycles on 1,400-2,200-cycle queries (under 2 %).
+Queueing: a run of all the queries at once (every query arrives at time 0) ends when the model's
+tandem of servers says it does, within the same 3 %. The spread check (`SPREAD_TOLERANCE`) shows the
+model explains the query-to-query variation, not only the mean: the prediction error varies by less
+than 10 % of the measured range of latencies. More queries: benchmarks/latency_rtl.py.
 """
 
 import numpy as np

@@ -4,7 +4,6 @@ bytes on the busiest PQ channel (capacity check) and beats per list (bandwidth m
 import numpy as np
 import pytest
 
-from fanns.boards import load_board
 from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
@@ -25,17 +24,6 @@ def test_channel_bytes_and_list_beats_match_the_images(board, d, m, pq):
     design = pinned_design(data, random_format(d, m), board=board, nprobe=3, k=7, pq=pq)
     images = ivfpq_images.pack(design, data)
     st = design.stages.pq_dist
-    b = load_board(board)
-    ctx = stage_model.Context(
-        fmt=design.format,
-        n=data.ntotal,
-        nlist=data.nlist,
-        nprobe=3,
-        k=7,
-        opq=False,
-        clock_mhz=design.clock_mhz,
-        memories=stage_model.memories(b, design.clock_mhz),
-    )
     sizes = np.diff(data.offsets)
     busiest = max(st.pes_per_channel())
     biggest = max(img.nbytes for img in images.by_use("pq_codes"))

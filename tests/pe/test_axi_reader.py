@@ -42,11 +42,11 @@ def test_rtl_matches_reference_with_random_memory_timing(rtl):
 
 def ideal_memory_holds(out, latency):
     """The RAM delivered each burst's first beat exactly `latency` after AR, or right after the previous beat."""
-    firsts, prev, k = [], None, 0
+    firsts, after_last = [], True  # the very first beat starts a burst, then every beat after a last one
     for t, last in zip(out["r_times"], out["r_last"]):
-        if prev is None or prev_last:
+        if after_last:
             firsts.append(t)
-        prev, prev_last = t, last
+        after_last = last
     last_times = [t for t, last in zip(out["r_times"], out["r_last"]) if last]
     return all(
         f == max(a + latency, (last_times[i - 1] + 1) if i else 0)

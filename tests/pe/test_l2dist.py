@@ -27,7 +27,8 @@ def rtl(request, build_root):
     return pe, sim
 
 
-def test_reference_is_exact_l2(rng=np.random.default_rng(0)):
+def test_reference_is_exact_l2():
+    rng = np.random.default_rng(0)
     pe = L2Dist(d=96, w=16, vec_bits=8, signed=True)
     q = rng.integers(-128, 128, 96)
     x = rng.integers(-128, 128, (50, 96))

@@ -80,7 +80,10 @@ def vitis_platform(board: Board, platform: str | None) -> str:
     if not chosen:
         raise FannsError(
             f"board {board.name} has no Vitis platform in its board file",
-            hint="pass --platform NAME (the Vitis platform installed for the board), or add `platform:` to the board file",
+            hint=(
+                "pass --platform NAME (the Vitis platform installed "
+                "for the board), or add `platform:` to the board file"
+            ),
         )
     return chosen
 
@@ -101,9 +104,12 @@ def render_project(
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     if design.stages.pq_dist.tiers is not None:
         raise FannsError(
-            "tiered PQ-code placement (stages.pq_dist.tiers) is not supported by the HLS generator: its kernel reads every "
-            "list from one memory group",
-            hint="generate the RTL project (`fanns generate-rtl`), or drop `tiers` from design.yaml for an untiered HLS kernel",
+            "tiered PQ-code placement (stages.pq_dist.tiers) is not supported by "
+            "the HLS generator: its kernel reads every list from one memory group",
+            hint=(
+                "generate the RTL project (`fanns generate-rtl`), or "
+                "drop `tiers` from design.yaml for an untiered HLS kernel"
+            ),
         )
     board = board or load_board(design.board)
     platform = vitis_platform(board, platform)

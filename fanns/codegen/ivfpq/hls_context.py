@@ -126,7 +126,8 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     lut_pes = st.build_lut.pes
     if lut_pes > nprobe:
         raise FannsError(
-            f"stages.build_lut.pes = {lut_pes} exceeds nprobe = {nprobe}: BuildLUT PEs {nprobe}..{lut_pes - 1} would never get a probe",
+            f"stages.build_lut.pes = {lut_pes} exceeds nprobe = {nprobe}: "
+            f"BuildLUT PEs {nprobe}..{lut_pes - 1} would never get a probe",
             hint="use at most nprobe BuildLUT PEs",
         )
     v = ctx.values
@@ -177,7 +178,8 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     for a in ctx.args:
         if a.channel >= _channels_of(board, a.memory):
             raise FannsError(
-                f"kernel argument {a.name} is on {a.memory}[{a.channel}], but {board.name} has {_channels_of(board, a.memory)} {a.memory} channels",
+                f"kernel argument {a.name} is on {a.memory}[{a.channel}], but "
+                f"{board.name} has {_channels_of(board, a.memory)} {a.memory} channels",
                 hint="re-run the DSE for this board",
             )
         seen.setdefault(a.bundle, []).append(a.name)
@@ -212,7 +214,8 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "ivf_query",
             word(ivf.lanes),
             _fifo_depth(design, 2 * d // ivf.lanes),
-            "the query along the IVFDist 1-D array (entry i feeds PE i; the last entry goes on to BuildLUT); two queries",
+            "the query along the IVFDist 1-D array (entry i feeds "
+            "PE i; the last entry goes on to BuildLUT); two queries",
             ivf.pes + 1,
         )
     )
@@ -259,7 +262,8 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "probe_cells",
             "uint32_t",
             _fifo_depth(design, 2 * nprobe),
-            "cell ids to BuildLUT's dispatcher (entry 0) and every PQ-code reader; two queries so readers prefetch table entries",
+            "cell ids to BuildLUT's dispatcher (entry 0) and every "
+            "PQ-code reader; two queries so readers prefetch table entries",
             1 + len(pq_chans),
         )
     )

@@ -1,1 +1,2 @@
-"""Performance and resource models of the IVF-PQ accelerator (FANNS): stage timings, memory, SelK, sequences, options, the DSE and what it writes."""
+"""Performance and resource models of the IVF-PQ accelerator (FANNS): stage timings, memory, SelK,
+sequences, options, the DSE and what it writes."""

@@ -340,7 +340,8 @@ def run(
         elif len(result.pool) and load_qps is not None:
             fastest = clock_mhz * 1e6 / result.pool[0, 3]
             outcome.explain = [
-                f"the load {load_qps:,.0f} QPS exceeds the throughput of every design that fits (the fastest: {fastest:,.0f} QPS)",
+                f"the load {load_qps:,.0f} QPS exceeds the throughput of "
+                f"every design that fits (the fastest: {fastest:,.0f} QPS)",
                 "lower --load, or choose a lower recall goal or a larger board",
             ]
         else:
@@ -380,7 +381,8 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
             cap = sum(m.capacity_bytes * m.count for m in ctx.memories)
             if need > cap:
                 lines.append(
-                    f"{w.label()}: the index needs about {need / 2**30:.2f} GiB of codes and ids, the board holds {cap / 2**30:.2f} GiB"
+                    f"{w.label()}: the index needs about {need / 2**30:.2f} GiB "
+                    f"of codes and ids, the board holds {cap / 2**30:.2f} GiB"
                 )
                 continue
         lower = space.infra + sum(space.floors[g] for g in GROUPS)

@@ -138,9 +138,10 @@ class _Builder:
         )
 
 
-def _valid(make) -> object | None:
+def _valid(make, *args) -> object | None:
+    """`make(*args)`, or None when it refuses the parameters (raises FannsError)."""
     try:
-        return make()
+        return make(*args)
     except FannsError:
         return None
 
@@ -172,7 +173,7 @@ def _selections(
         key = (arch, tuple(sorted(params.items())))
         if key in grown:
             continue
-        sel = _valid(lambda: stage_model.select_stage(arch, z, s, key_bits, params))
+        sel = _valid(stage_model.select_stage, arch, z, s, key_bits, params)
         if sel is None:
             continue
         units = stage_model.select_units(ctx, stage, sel)
@@ -192,7 +193,7 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     for lanes in stage_model.LANE_CHOICES:
         st = OpqStage(lanes)
         b.raw += 1
-        if _valid(lambda: stage_model.opq_pe(ctx, st)) is None:
+        if _valid(stage_model.opq_pe, ctx, st) is None:
             continue
         t = stage_model.opq_timing(ctx, st)
         units = stage_model.opq_units(ctx, st)
@@ -205,7 +206,7 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     selectors = selectors_for("sel_cells")
     for storage in IVF_STORAGES:
         for lanes in stage_model.LANE_CHOICES:
-            if _valid(lambda: stage_model.ivf_pe(ctx, IvfDistStage(1, lanes, "bram"), 1)) is None:
+            if _valid(stage_model.ivf_pe, ctx, IvfDistStage(1, lanes, "bram"), 1) is None:
                 continue
             b.raw += min(ctx.nlist, MAX_PES) * len(selectors)
             grown: set = set()
@@ -239,7 +240,7 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     for store in LUT_CENTROID_STORES:
         for lanes in stage_model.LANE_CHOICES:
             n_ch = 1 if store == "memory" else 0
-            if _valid(lambda: stage_model.lut_pe(ctx, BuildLutStage(1, lanes, store, n_ch))) is None:
+            if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
                 continue
             b.raw += ctx.nprobe
             for pes in distinct_counts(ctx.nprobe, MAX_PES):

@@ -101,7 +101,10 @@ def print_comparison(results: list[tuple[dict, dse.Outcome]], console=None) -> N
 
     console = console or Console(width=200)
     table = Table(
-        title="FANNS Table 6.3 (HLS, published) beside this model (Amaranth RTL, yosys resources), SIFT100M scale, U55C, 140 MHz, 60% cap"
+        title=(
+            "FANNS Table 6.3 (HLS, published) beside this model (Amaranth "
+            "RTL, yosys resources), SIFT100M scale, U55C, 140 MHz, 60% cap"
+        )
     )
     for col in (
         "K",

@@ -154,9 +154,9 @@ def outcome_record(outcome: Outcome) -> dict:
             "throughput": "QPS = clock / max over stages of the mean cycles per query over the sample queries",
             "latency": "sum of the stages' one-query latencies (selection stages: after their last input)",
             "latency_percentiles": (
-                "per sample query (fanns.model.ivfpq.latency): query read + IVFDist/SelCells + BuildLUT->PQDist cell schedule + "
-                "SelK tail + result write; 'alone' = batch 1, 'load' = Poisson arrivals at load_qps through the stage "
-                "tandem, simulated exactly (seed 0, 50000 arrivals, first 5 % discarded)"
+                "per sample query (fanns.model.ivfpq.latency): query read + IVFDist/SelCells + BuildLUT->PQDist "
+                "cell schedule + SelK tail + result write; 'alone' = batch 1, 'load' = Poisson arrivals at "
+                "load_qps through the stage tandem, simulated exactly (seed 0, 50000 arrivals, first 5 % discarded)"
             ),
             "load_qps": outcome.load_qps,
             "queries": {p.label(): p.queries for p in outcome.workloads},
@@ -182,8 +182,9 @@ def outcome_record(outcome: Outcome) -> dict:
         if not outcome.tiers
         else {
             "note": (
-                "hot lists (by accesses in the query sample) in a faster tier; when the best design's best option is a "
-                "memory group, design_tiered.yaml is that design (the RTL generator builds it; the URAM tier is prediction only)"
+                "hot lists (by accesses in the query sample) in a faster tier; when the "
+                "best design's best option is a memory group, design_tiered.yaml is that "
+                "design (the RTL generator builds it; the URAM tier is prediction only)"
             ),
             "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
         },
@@ -238,7 +239,9 @@ def print_table(outcome: Outcome, console=None) -> None:
     console = console or Console()
     device_lut = outcome.budget.device.lut
     table = Table(
-        title=f"{outcome.goal} on {outcome.board.name} at {outcome.clock_mhz:g} MHz, {100 * outcome.budget.util:.0f}% cap"
+        title=(
+            f"{outcome.goal} on {outcome.board.name} at {outcome.clock_mhz:g} MHz, {100 * outcome.budget.util:.0f}% cap"
+        )
     )
     for col in ("index", "nprobe", *STAGE_TITLES.values(), "bottleneck", "pred. QPS"):
         table.add_column(col)

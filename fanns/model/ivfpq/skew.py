@@ -5,15 +5,15 @@ in the hottest 20 % of lists), so a small fast tier holding the hot lists can ca
 PQ-code traffic. Everything is measured from a query sample (`Workload.cells`: the probed cell
 ids of every sample query), weighted by work (codes scanned = accesses x list size).
 
-Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per
-PE, no sharing, a few cycles of latency), a board memory group (channels shared by the PEs,
-bandwidth and capacity from the board file, the model's memory latency), or host memory over
-PCIe (the board file's `host` link, shared by all PEs, its latency). `place` puts lists in
-the fast tier hottest first (by accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel (memory) capacity lasts; the
-rest stays in the slow tier. `tiered_feed` turns a placement into the per-cell arrival times and
-busiest-channel busy time of `fanns.model.ivfpq.latency.CodeFeed`, so throughput and per-query latency
-come from the same latency model as untiered designs. The two tiers are read in parallel (each
-PE has a reader on both); a cell waits only for its own tier.
+Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per PE, no
+sharing, a few cycles of latency), a board memory group (channels shared by the PEs, bandwidth and
+capacity from the board file, the model's memory latency), or host memory over PCIe (the board file's
+`host` link, shared by all PEs, its latency). `place` puts lists in the fast tier hottest first (by
+accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel
+(memory) capacity lasts; the rest stays in the slow tier. `tiered_feed` turns a placement into the
+per-cell arrival times and busiest-channel busy time of `fanns.model.ivfpq.latency.CodeFeed`, so
+throughput and per-query latency come from the same latency model as untiered designs. The two tiers
+are read in parallel (each PE has a reader on both); a cell waits only for its own tier.
 
 Generated tiered designs: a design.yaml may carry `stages.pq_dist.tiers` (`PqTiers`: a memory
 group and the hot list ids, from `place`; `with_tiers` makes one, and `fanns dse --tiers` writes

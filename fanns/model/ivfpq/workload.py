@@ -160,7 +160,8 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
         probes = _load_npy(explore_dir / probes_rel, "probed cells").astype(np.int64)
         if probes.ndim != 2 or probes.shape[1] < nprobe:
             raise FannsError(
-                f"{explore_dir / probes_rel}: holds {probes.shape[-1]} probes per query, {goal.text} needs nprobe={nprobe}",
+                f"{explore_dir / probes_rel}: holds {probes.shape[-1]} "
+                f"probes per query, {goal.text} needs nprobe={nprobe}",
                 hint=f"re-run `fanns explore` with --recall {goal.text} so the probes are recorded that deep",
             )
         if sizes.shape != (nlist,) or probes.min() < 0 or probes.max() >= nlist:

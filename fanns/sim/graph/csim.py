@@ -69,7 +69,8 @@ class GraphHlsCsim:
     def search(
         self, queries_fx: np.ndarray, runtime: Runtime | None = None
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Integer queries [nq, d] -> (result keys uint64 [nq, k_max], {cycles (0), hops, checks, visited, groups: int64 [nq]})."""
+        """Integer queries [nq, d] -> (result keys uint64 [nq, k_max], {cycles (0), hops, checks,
+        visited, groups: int64 [nq]})."""
         rt = runtime or self.design.runtime
         q = np.asarray(queries_fx)
         nq = int(q.shape[0])
