@@ -1,13 +1,14 @@
 # Two commands on a fresh machine (Python 3.11, g++, make):
 #   make demo   -- create .venv, install fanns, generate and simulate an accelerator for a built-in dataset
-#   make test   -- create .venv, install fanns with test extras, run the whole test suite
+#   make test   -- create .venv, install fanns with test extras, run the fast tier of the tests (not `slow`)
+#   make test-all -- the fast tier, then the slow tier (whole-accelerator simulations, large DSE runs)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: install demo test clean
+.PHONY: install demo test test-all clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +26,10 @@ demo: $(STAMP)
 		--sim --out work/demo/project --force
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) -q
+	$(BIN)/python -m pytest -n $(JOBS) -q -m "not slow"
+
+test-all: test
+	$(BIN)/python -m pytest -n $(JOBS) -q -m slow
 
 clean:
 	rm -rf $(VENV) work build *.egg-info
