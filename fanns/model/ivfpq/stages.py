@@ -53,10 +53,15 @@ from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
+from fanns.pe.channel_feeder import ChannelFeeder
+from fanns.pe.fetcher import Fetcher, desc_layout
+from fanns.pe.glue_streams import BeatSplitter, Broadcast, Regroup
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns.pe.result_filter import ResultFilter
 from fanns.pe.stream_fifo import StreamFifo
+from fanns.pe.stream_pack import StreamPack
 from fanns.resources import Resources
 
 FIFO_DEPTH = 32
@@ -73,6 +78,14 @@ the ones that do not divide its vectors."""
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""
+MATRIX_BITS = 16
+"""Bits of one OPQ matrix element in device memory (int16)."""
+TIER_WORD_BITS = 8
+"""One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
+RESULT_BITS = 64
+"""One result key in device memory (uint64), as the result packer gathers them."""
+IO_TAG_BITS = 3
+"""Bits of the I/O read path's destination tag (`fanns.arch.ivfpq.top`)."""
 
 
 # -- the model's view of one (index, nprobe, K) on one board --------------------------------------
@@ -207,6 +220,45 @@ def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
     return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer)
 
 
+def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
+    return Fetcher(
+        nlist=ctx.nlist,
+        channels=st.channels,
+        beat_bytes=st.port_bits // 8,
+        tiered=st.tiers is not None,
+        addr_bits=ADDR_BITS,
+        record_bits=8 * LIST_TABLE_BYTES,
+    )
+
+
+def feeder_pe(ctx: Context, st: PqDistStage, pes: int) -> ChannelFeeder:
+    """The feeder of a PQ-code channel serving `pes` pq_decode PEs."""
+    return ChannelFeeder(m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
+
+
+def result_filter_pe(ctx: Context) -> ResultFilter:
+    return ResultFilter(key_bits=ctx.fmt.pq_key_bits, max_k=ctx.k)
+
+
+def src_lanes(stages: Stages) -> int:
+    """Lanes of the query as it enters the pipeline (OPQ's, else IVFDist's)."""
+    return stages.opq.lanes if stages.opq is not None else stages.ivf_dist.lanes
+
+
+def io_word_bits(ctx: Context, stages: Stages) -> list[int]:
+    """Word widths of the sections the I/O reader loads (ROM images, then queries), as their
+    consumers take them: one beat splitter each in the accelerator's I/O read path."""
+    elem_bits = 8 * stored_elem_bytes(ctx.fmt.vec_bits)
+    widths = {src_lanes(stages) * elem_bits, stages.build_lut.lanes * elem_bits}  # query, codebook (and lutc)
+    if stages.opq is not None:
+        widths.add(stages.opq.lanes * MATRIX_BITS)
+    if stages.ivf_dist.storage != "stream":
+        widths.add(stages.ivf_dist.lanes * elem_bits)
+    if stages.pq_dist.tiers is not None:
+        widths.add(TIER_WORD_BITS)
+    return sorted(widths)
+
+
 # -- units (resources) ----------------------------------------------------------------------------
 def infra_units(ctx: Context) -> list[Unit]:
     """Control registers, the host query reader and the result writer (one each)."""
@@ -289,6 +341,40 @@ def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
         pe_unit(ctx, "pq_dist", "pq_decode", pq_pe(ctx, st), st.pes),
         fifo_unit(ctx, "pq_dist", "key_fifo", f.pq_key_bits + 1, st.pes),
     ]
+
+
+def glue_units(ctx: Context, stages: Stages) -> list[Unit]:
+    """The blocks that join the stages (`fanns.arch.ivfpq.top`, `front`): forks, width changes,
+    beat splitters, the list fetcher, channel feeders and their FIFOs, the result filter and
+    packer. Each lands in the stage it serves, as often as the accelerator instantiates it."""
+    f, pq = ctx.fmt, stages.pq_dist
+    port = ctx.memories[0].port_bits
+    src_bits = src_lanes(stages) * f.vec_bits
+    readers = pq.channels * (2 if pq.tiers is not None else 1)
+    units = [
+        pe_unit(ctx, "infra", f"io_split[{w}]", BeatSplitter(port, w, IO_TAG_BITS), divisible=False)
+        for w in io_word_bits(ctx, stages)
+    ]
+    units.append(pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False))
+    units.append(pe_unit(ctx, "ivf_dist", "query_fork", Broadcast(src_bits, 2), divisible=False))
+    for stage, lanes in (("ivf_dist", stages.ivf_dist.lanes), ("build_lut", stages.build_lut.lanes)):
+        if lanes * f.vec_bits != src_bits:  # equal widths are a wire
+            units.append(pe_unit(ctx, stage, "query_regroup", Regroup(src_bits, lanes * f.vec_bits), divisible=False))
+    units.append(pe_unit(ctx, "sel_cells", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False))
+    fetcher = fetcher_pe(ctx, pq)
+    units += [
+        pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
+        fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, pq.channels),
+        fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, readers),
+        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(pq.port_bits, 8 * LIST_TABLE_BYTES), readers),
+    ]
+    per_channel = pq.pes_per_channel()
+    units += [
+        pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, pq, n), per_channel.count(n))
+        for n in sorted(set(per_channel), reverse=True)
+    ]
+    units.append(pe_unit(ctx, "sel_k", "result_filter", result_filter_pe(ctx), divisible=False))
+    return units
 
 
 def design_units(ctx: Context, stages: Stages) -> list[Unit]:
