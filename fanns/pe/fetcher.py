@@ -13,13 +13,12 @@ take. No HLS header: the HLS kernel's fetch loop reads the table from memory.
 
 Timing: one cell per cycle when every output takes its item (L = 2: the table read is
 registered, II = 1 cell). Resources: a table of three 32-bit fields per list and reader (LUT
-RAM or block RAM by nlist, as `fanns.pe.stream_fifo.memory_mapping` maps it), an address adder
-per reader, one pending bit per output.
+RAM or block RAM by nlist, as `fanns.pe.stream_fifo.memory_mapping` maps it; a LUT RAM's read
+register), an address adder and the control of each reader.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -93,21 +92,15 @@ class Fetcher(PE):
 
     def resource_features(self) -> dict[str, float]:
         tables = [(TABLE_BITS, self.readers)] + ([(1, 1)] if self.tiered else [])
-        lutram = bram = 0.0
+        lutram = bram = read_bits = 0.0
         for width, count in tables:
             mapping = memory_mapping(width, self.nlist)
             if mapping["kind"] == "bram":
                 bram += count * mapping["bram18"]
-            else:
+            else:  # LUT RAM reads asynchronously: the registered read port costs a register per bit
                 lutram += count * mapping["lutram"]
-        outputs = self.channels + self.readers
-        fill_bits = (len(tables) - 1 + self.readers) * math.ceil(math.log2(max(2, self.nlist)))
-        return {
-            "table_lutram": lutram,
-            "table_bram18": bram,
-            "adder_bits": self.readers * self.addr_bits,
-            "control_bits": outputs + fill_bits,
-        }
+                read_bits += count * width
+        return {"table_lutram": lutram, "table_bram18": bram, "lutram_read_bits": read_bits, "readers": self.readers}
 
     def component(self) -> wiring.Component:
         return FetcherComponent(self)

@@ -16,9 +16,8 @@ every PE's (`fanns calibrate --pe broadcast` ...).
   bytes the master did not keep (the tail of a transfer that ends inside a beat). Its timing
   is that of the block inside.
 
-Resource features follow the structure: held register bits, select LUTs (yosys builds an r:1
-select of one bit from ceil((r-1)/3) LUTs: a LUT6 is a 4:1 multiplexer, no MUXF7/F8 without
--widemux), the piece count (control), the tag register.
+Resource features follow the structure: held register bits, select LUTs (`select_luts`), the
+piece count (control), the tag register.
 """
 
 from __future__ import annotations
@@ -36,8 +35,12 @@ from fanns.pe.stream_unpack import StreamUnpackComponent
 
 
 def select_luts(bits: int, ways: int) -> int:
-    """LUTs of a `ways`:1 select of `bits` bits built from 4:1 LUT6 multiplexers."""
-    return bits * math.ceil((ways - 1) / 3) if ways > 1 else 0
+    """LUTs of a `ways`:1 select of `bits` bits as yosys builds it (no MUXF7/F8 without -widemux):
+    one LUT6 per bit up to 4 ways, above that two selects of half the ways and a 2:1 step, so
+    ways/2 - 1 per bit (measured: 3 at 8 ways, 7-8 at 16, `tables/xcup/regroup.json`)."""
+    if ways <= 1:
+        return 0
+    return bits * (1 if ways <= 4 else 2 * select_luts(1, math.ceil(ways / 2)) + 1)
 
 
 def width_ratio(a: int, b: int) -> int:

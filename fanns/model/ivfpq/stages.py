@@ -378,8 +378,9 @@ def glue_units(ctx: Context, stages: Stages) -> list[Unit]:
 
 
 def design_units(ctx: Context, stages: Stages) -> list[Unit]:
-    """Every unit of the accelerator, in pipeline order (the SLR assignment walks this order)."""
-    return (
+    """Every unit of the accelerator, in pipeline order (the SLR assignment walks this order); a
+    stage's glue follows its PEs."""
+    units = (
         infra_units(ctx)
         + opq_units(ctx, stages.opq)
         + ivf_units(ctx, stages.ivf_dist)
@@ -387,7 +388,10 @@ def design_units(ctx: Context, stages: Stages) -> list[Unit]:
         + lut_units(ctx, stages.build_lut)
         + pq_units(ctx, stages.pq_dist)
         + select_units(ctx, "sel_k", stages.sel_k)
+        + glue_units(ctx, stages)
     )
+    order = ("infra", *STAGES)
+    return sorted(units, key=lambda u: order.index(u.stage))
 
 
 def total_resources(units: list[Unit]) -> Resources:
