@@ -69,7 +69,7 @@ class ResultFilterComponent(wiring.Component):
     """The first `k` keys of each query as 64-bit result items, `last` on each query's last one."""
 
     def __init__(self, key_bits: int, max_k: int):
-        self.max_k = max_k
+        self.key_bits, self.max_k = key_bits, max_k
         super().__init__(
             {
                 "keys": In(key_stream(key_bits)),
