@@ -28,10 +28,14 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
+from fanns.engines.datapath import bram18_tiles
 from fanns.hdl.bus import command_layout
 from fanns.numerics import ID_BITS
 from fanns.pe.base import PE
 from fanns.pe.stream_fifo import memory_mapping
+
+LUTRAM_MAX_WORDS = 4096
+"""Deeper tables are block RAM whatever their width (`memory_mapping` covers shallower ones)."""
 
 FIELD_BITS = 32
 """Bits of each field of a list-table record (start_beat, beats, share_items, count)."""
@@ -72,6 +76,7 @@ class Fetcher(PE):
         {"nlist": 256, "channels": 1},
         {"nlist": 1024, "channels": 2},
         {"nlist": 64, "channels": 2, "tiered": True},
+        {"nlist": 16, "channels": 4},
     )
 
     def validate(self) -> None:
@@ -94,9 +99,10 @@ class Fetcher(PE):
         tables = [(TABLE_BITS, self.readers)] + ([(1, 1)] if self.tiered else [])
         lutram = bram = read_bits = 0.0
         for width, count in tables:
-            mapping = memory_mapping(width, self.nlist)
-            if mapping["kind"] == "bram":
-                bram += count * mapping["bram18"]
+            deep = self.nlist > LUTRAM_MAX_WORDS
+            mapping = None if deep else memory_mapping(width, self.nlist)
+            if deep or mapping["kind"] == "bram":
+                bram += count * bram18_tiles(width, self.nlist)
             else:  # LUT RAM reads asynchronously: the registered read port costs a register per bit
                 lutram += count * mapping["lutram"]
                 read_bits += count * width

@@ -247,6 +247,7 @@ class BeatSplitter(PE):
         {"beat_bits": 256, "word_bits": 64, "tag_bits": 3},
         {"beat_bits": 64, "word_bits": 128, "tag_bits": 1},
         {"beat_bits": 512, "word_bits": 1024, "tag_bits": 3},
+        {"beat_bits": 256, "word_bits": 32, "tag_bits": 3},
     )
 
     def validate(self) -> None:
@@ -264,10 +265,18 @@ class BeatSplitter(PE):
         r = width_ratio(self.beat_bits, self.word_bits)
         if self.word_bits > self.beat_bits:  # a gathering regroup, last and tag registers
             feats = regroup_features(self.beat_bits, self.word_bits)
-            return feats | {"held_bits": feats["held_bits"] + 1 + self.tag_bits}
-        # stream_unpack: the beat, its piece mask and last held, an r:1 piece select
+            return feats | {"held_bits": feats["held_bits"] + 1 + self.tag_bits, "wide_select_bits": 0}
+        # stream_unpack: the beat, its piece mask and last held, an r:1 piece select. Up to 4
+        # pieces that is one LUT per bit; beyond, its select by the one-hot next-piece mask grows
+        # with word_bits x log2(r) (measured ~2 LUTs each at 8 and 16 pieces), not as a binary tree
         held = self.beat_bits + r + 1 + self.tag_bits
-        return {"held_bits": held, "select_luts": select_luts(self.word_bits, r), "pieces": r}
+        wide = r > 4
+        return {
+            "held_bits": held,
+            "select_luts": 0 if wide else select_luts(self.word_bits, r),
+            "pieces": r,
+            "wide_select_bits": self.word_bits * math.log2(r) if wide else 0,
+        }
 
     def component(self) -> wiring.Component:
         return BeatSplitterComponent(self.beat_bits, self.word_bits, self.tag_bits)

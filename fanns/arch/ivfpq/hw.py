@@ -31,7 +31,8 @@ from fanns.pe.fetcher import Fetcher
 from fanns.pe.result_filter import ResultFilter
 
 ADDR_BITS = stage_model.ADDR_BITS
-MATRIX_BITS = stage_model.MATRIX_BITS
+MATRIX_BITS = 16
+"""Bits of one OPQ matrix element in device memory (int16)."""
 TABLE_RECORD_BITS = 32 * ivfpq_images.TABLE_WORDS
 """List-table record: start_beat, beats, share_items, count as four uint32."""
 RESULT_BITS = 8 * ivfpq_images.KEY_BYTES
@@ -44,7 +45,8 @@ LEN_BITS = 32
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
 list->tier table of a tiered design), then the queries."""
-TIER_WORD_BITS = stage_model.TIER_WORD_BITS
+TIER_WORD_BITS = 8
+"""One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.channel_feeder import ChannelFeeder
 from fanns.pe.fetcher import Fetcher, desc_layout
-from fanns.pe.glue_streams import BeatSplitter, Broadcast, Regroup
+from fanns.pe.glue_streams import BeatSplitter, Broadcast
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
@@ -78,14 +78,8 @@ the ones that do not divide its vectors."""
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""
-MATRIX_BITS = 16
-"""Bits of one OPQ matrix element in device memory (int16)."""
-TIER_WORD_BITS = 8
-"""One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
 RESULT_BITS = 64
 """One result key in device memory (uint64), as the result packer gathers them."""
-IO_TAG_BITS = 3
-"""Bits of the I/O read path's destination tag (`fanns.arch.ivfpq.top`)."""
 
 
 # -- the model's view of one (index, nprobe, K) on one board --------------------------------------
@@ -240,33 +234,19 @@ def result_filter_pe(ctx: Context) -> ResultFilter:
     return ResultFilter(key_bits=ctx.fmt.pq_key_bits, max_k=ctx.k)
 
 
-def src_lanes(stages: Stages) -> int:
-    """Lanes of the query as it enters the pipeline (OPQ's, else IVFDist's)."""
-    return stages.opq.lanes if stages.opq is not None else stages.ivf_dist.lanes
-
-
-def io_word_bits(ctx: Context, stages: Stages) -> list[int]:
-    """Word widths of the sections the I/O reader loads (ROM images, then queries), as their
-    consumers take them: one beat splitter each in the accelerator's I/O read path."""
-    elem_bits = 8 * stored_elem_bytes(ctx.fmt.vec_bits)
-    widths = {src_lanes(stages) * elem_bits, stages.build_lut.lanes * elem_bits}  # query, codebook (and lutc)
-    if stages.opq is not None:
-        widths.add(stages.opq.lanes * MATRIX_BITS)
-    if stages.ivf_dist.storage != "stream":
-        widths.add(stages.ivf_dist.lanes * elem_bits)
-    if stages.pq_dist.tiers is not None:
-        widths.add(TIER_WORD_BITS)
-    return sorted(widths)
-
-
 # -- units (resources) ----------------------------------------------------------------------------
 def infra_units(ctx: Context) -> list[Unit]:
-    """Control registers, the host query reader and the result writer (one each)."""
+    """Control registers, the host query reader and the result writer (one each), and the glue
+    every design has in the same shape (`fanns.arch.ivfpq.top`): the fork of the probed cells to
+    BuildLUT and the fetcher, the result filter and the result packer."""
     port = ctx.memories[0].port_bits
     return [
         pe_unit(ctx, "infra", "axil_csr", AxilCsr(), divisible=False),
         pe_unit(ctx, "infra", "query_reader", channel_reader(port), divisible=False),
         pe_unit(ctx, "infra", "result_writer", AxiWriter(data_width=port, addr_width=ADDR_BITS), divisible=False),
+        pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
+        pe_unit(ctx, "infra", "result_filter", result_filter_pe(ctx), divisible=False),
+        pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False),
     ]
 
 
@@ -340,47 +320,28 @@ def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
         fifo_unit(ctx, "pq_dist", "lut_chain_fifo", f.m * f.lut_bits + 1, st.pes),
         pe_unit(ctx, "pq_dist", "pq_decode", pq_pe(ctx, st), st.pes),
         fifo_unit(ctx, "pq_dist", "key_fifo", f.pq_key_bits + 1, st.pes),
-    ]
+    ] + pq_glue_units(ctx, st)
 
 
-def glue_units(ctx: Context, stages: Stages) -> list[Unit]:
-    """The blocks that join the stages (`fanns.arch.ivfpq.top`, `front`): forks, width changes,
-    beat splitters, the list fetcher, channel feeders and their FIFOs, the result filter and
-    packer. Each lands in the stage it serves, as often as the accelerator instantiates it."""
-    f, pq = ctx.fmt, stages.pq_dist
-    port = ctx.memories[0].port_bits
-    src_bits = src_lanes(stages) * f.vec_bits
-    readers = pq.channels * (2 if pq.tiers is not None else 1)
-    units = [
-        pe_unit(ctx, "infra", f"io_split[{w}]", BeatSplitter(port, w, IO_TAG_BITS), divisible=False)
-        for w in io_word_bits(ctx, stages)
-    ]
-    units.append(pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False))
-    units.append(pe_unit(ctx, "ivf_dist", "query_fork", Broadcast(src_bits, 2), divisible=False))
-    for stage, lanes in (("ivf_dist", stages.ivf_dist.lanes), ("build_lut", stages.build_lut.lanes)):
-        if lanes * f.vec_bits != src_bits:  # equal widths are a wire
-            units.append(pe_unit(ctx, stage, "query_regroup", Regroup(src_bits, lanes * f.vec_bits), divisible=False))
-    units.append(pe_unit(ctx, "sel_cells", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False))
-    fetcher = fetcher_pe(ctx, pq)
-    units += [
+def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
+    """The list fetcher, and per PQ-code reader its command FIFO and list-table beat splitter, per
+    channel its descriptor FIFO and feeder (`fanns.arch.ivfpq.top._channels`)."""
+    fetcher = fetcher_pe(ctx, st)
+    per_channel = st.pes_per_channel()
+    return [
         pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
-        fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, pq.channels),
-        fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, readers),
-        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(pq.port_bits, 8 * LIST_TABLE_BYTES), readers),
-    ]
-    per_channel = pq.pes_per_channel()
-    units += [
-        pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, pq, n), per_channel.count(n))
+        fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
+        fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
+        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.readers),
+    ] + [
+        pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, st, n), per_channel.count(n))
         for n in sorted(set(per_channel), reverse=True)
     ]
-    units.append(pe_unit(ctx, "sel_k", "result_filter", result_filter_pe(ctx), divisible=False))
-    return units
 
 
 def design_units(ctx: Context, stages: Stages) -> list[Unit]:
-    """Every unit of the accelerator, in pipeline order (the SLR assignment walks this order); a
-    stage's glue follows its PEs."""
-    units = (
+    """Every unit of the accelerator, in pipeline order (the SLR assignment walks this order)."""
+    return (
         infra_units(ctx)
         + opq_units(ctx, stages.opq)
         + ivf_units(ctx, stages.ivf_dist)
@@ -388,10 +349,7 @@ def design_units(ctx: Context, stages: Stages) -> list[Unit]:
         + lut_units(ctx, stages.build_lut)
         + pq_units(ctx, stages.pq_dist)
         + select_units(ctx, "sel_k", stages.sel_k)
-        + glue_units(ctx, stages)
     )
-    order = ("infra", *STAGES)
-    return sorted(units, key=lambda u: order.index(u.stage))
 
 
 def total_resources(units: list[Unit]) -> Resources:
