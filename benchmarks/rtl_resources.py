@@ -53,14 +53,13 @@ def row(label: str, res: Resources, ref: Resources | None = None) -> str:
 
 
 def blocks(hw: IvfPqHw) -> dict[str, object]:
-    from fanns.arch.ivfpq.feeder import ChannelFeeder, Fetcher
     from fanns.arch.ivfpq.front import Front
     from fanns.arch.ivfpq.lut import LutStage
     from fanns.arch.ivfpq.scan import ScanStage
 
-    out = {"front": Front(hw), "lut": LutStage(hw), "fetch": Fetcher(hw), "scan": ScanStage(hw)}
+    out = {"front": Front(hw), "lut": LutStage(hw), "fetch": hw.fetcher_pe.component(), "scan": ScanStage(hw)}
     for c in range(hw.channels):
-        out[f"feeder{c}"] = ChannelFeeder(hw, c)
+        out[f"feeder{c}"] = hw.feeder_pe(c).component()
     return out
 
 

@@ -2,7 +2,7 @@
 table entry, centroid word and host buffer sits, beat by beat.
 
 Why a module of its own: the generators' memory readers (HLS `hls/ivfpq_kernel.h`, RTL
-`fanns.arch.ivfpq.feeder`) and the packer must agree on exactly these rules; they are small,
+`fanns.pe.channel_feeder`) and the packer must agree on exactly these rules; they are small,
 pure functions of the design's parameters, kept apart from the packing of a particular index.
 The full description is in memimage's module docstring and docs/ivfpq_architecture.md.
 """

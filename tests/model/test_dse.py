@@ -91,6 +91,7 @@ def test_pq_stage_resources_are_the_pe_library_sum(u55c):
             + StreamFifo(width=8 * 16 + 32 + 3, depth=32).resources() * pes
             + StreamFifo(width=16 * f.lut_bits + 1, depth=32).resources() * pes
             + StreamFifo(width=f.pq_key_bits + 1, depth=32).resources() * pes
+            + stage_model.total_resources(stage_model.pq_glue_units(ctx, st))
         )
         assert stage_model.total_resources(stage_model.pq_units(ctx, st)).as_array() == pytest.approx(expect.as_array())
         sel = stage_model.select_stage("hpq", pes, 10, f.pq_key_bits)

@@ -18,13 +18,11 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.hw import MATRIX_BITS, IvfPqHw
-from fanns.arch.streams import Broadcast, Regroup, link
+from fanns.arch.streams import link
 from fanns.numerics import ID_BITS
+from fanns.pe.fetcher import cell_layout
+from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
 from fanns.pe.stream_fifo import StreamFifoComponent
-
-
-def cell_layout() -> data.StructLayout:
-    return data.StructLayout({"cell": ID_BITS, "last": 1})
 
 
 class Front(wiring.Component):
@@ -52,7 +50,7 @@ class Front(wiring.Component):
 
         # OPQ rotation (optional): query FIFO -> opq PE.
         src_bits = hw.src_lanes * vb
-        m.submodules.fork = fork = Broadcast(unsigned(src_bits), 2)
+        m.submodules.fork = fork = BroadcastComponent(unsigned(src_bits), 2)
         if st.opq is not None:
             m.submodules.opq_fifo = qf = StreamFifoComponent(unsigned(src_bits), depth)
             m.submodules.opq = opq = hw.opq_pe.component()
@@ -65,8 +63,8 @@ class Front(wiring.Component):
 
         # The rotated query to IVFDist and to BuildLUT, each in its own lanes.
         ivf_bits, lut_bits = st.ivf_dist.lanes * vb, st.build_lut.lanes * vb
-        m.submodules.to_ivf = to_ivf = Regroup(src_bits, ivf_bits)
-        m.submodules.to_lut = to_lut = Regroup(src_bits, lut_bits)
+        m.submodules.to_ivf = to_ivf = RegroupComponent(src_bits, ivf_bits)
+        m.submodules.to_lut = to_lut = RegroupComponent(src_bits, lut_bits)
         m.submodules.ivf_qfifo = ivf_q = StreamFifoComponent(unsigned(ivf_bits), depth)
         m.submodules.lut_qfifo = lut_q = StreamFifoComponent(unsigned(lut_bits), depth)
         link(m, fork.o0, to_ivf.i)

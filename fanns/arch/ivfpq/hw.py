@@ -16,7 +16,7 @@ device memory at the first run instead of baking them into the bitstream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from fanns.boards import Board
@@ -26,17 +26,21 @@ from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
 from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import ID_BITS
+from fanns.pe.channel_feeder import ChannelFeeder
+from fanns.pe.fetcher import Fetcher
+from fanns.pe.result_filter import ResultFilter
 
 ADDR_BITS = stage_model.ADDR_BITS
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16)."""
 TABLE_RECORD_BITS = 32 * ivfpq_images.TABLE_WORDS
 """List-table record: start_beat, beats, share_items, count as four uint32."""
-TABLE_FIELD_BITS = 32
 RESULT_BITS = 8 * ivfpq_images.KEY_BYTES
 """One result key in device memory (uint64)."""
 LUT_FIFO_DEPTH = stage_model.LUT_FIFO_DEPTH
 CSR_ADDR_BITS = 12
+LEN_BITS = 32
+"""Byte length of every read/write command."""
 
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
@@ -226,6 +230,18 @@ class IvfPqHw:
     @cached_property
     def sel_k_pe(self):
         return stage_model.selector_pe(self.stages.sel_k)
+
+    @cached_property
+    def fetcher_pe(self) -> Fetcher:
+        pe = stage_model.fetcher_pe(self.ctx, self.stages.pq_dist)
+        return replace(pe, len_bits=LEN_BITS, record_bits=TABLE_RECORD_BITS, tier_word_bits=TIER_WORD_BITS)
+
+    def feeder_pe(self, c: int) -> ChannelFeeder:
+        return stage_model.feeder_pe(self.ctx, self.stages.pq_dist, len(self.channel_pes(c)))
+
+    @cached_property
+    def result_filter_pe(self) -> ResultFilter:
+        return stage_model.result_filter_pe(self.ctx)
 
     # -- loaded sections -------------------------------------------------------------------------
     def sections(self) -> list[str]:

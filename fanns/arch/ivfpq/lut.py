@@ -19,8 +19,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.ivfpq.front import cell_layout
 from fanns.arch.ivfpq.hw import LUT_FIFO_DEPTH, IvfPqHw
+from fanns.pe.fetcher import cell_layout
 from fanns.pe.pq_decode import KSUB
 from fanns.pe.stream_fifo import StreamFifoComponent
 

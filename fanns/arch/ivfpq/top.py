@@ -25,16 +25,16 @@ from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.ivfpq.feeder import LEN_BITS, ChannelFeeder, Fetcher
 from fanns.arch.ivfpq.front import Front
-from fanns.arch.ivfpq.hw import ADDR_BITS, CSR_ADDR_BITS, RESULT_BITS, SECTIONS, TABLE_RECORD_BITS, IvfPqHw
+from fanns.arch.ivfpq.hw import ADDR_BITS, CSR_ADDR_BITS, LEN_BITS, RESULT_BITS, SECTIONS, TABLE_RECORD_BITS, IvfPqHw
 from fanns.arch.ivfpq.lut import LutStage
-from fanns.arch.ivfpq.scan import ResultFilter, ScanStage
-from fanns.arch.streams import BeatSplitter, Broadcast, lane_truncate, link
+from fanns.arch.ivfpq.scan import ScanStage
+from fanns.arch.streams import lane_truncate, link
 from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsrComponent
+from fanns.pe.glue_streams import BeatSplitterComponent, BroadcastComponent
 from fanns.pe.stream_fifo import StreamFifoComponent
 from fanns.pe.stream_pack import StreamPackComponent
 
@@ -84,10 +84,10 @@ class IvfPqAccelerator(wiring.Component):
 
         m.submodules.front = front = Front(hw)
         m.submodules.lut = lut = LutStage(hw)
-        m.submodules.fetch = fetch = Fetcher(hw)
+        m.submodules.fetch = fetch = hw.fetcher_pe.component()
         m.submodules.scan = scan = ScanStage(hw)
-        m.submodules.results = res = ResultFilter(hw)
-        m.submodules.cell_fork = fork = Broadcast(front.cells.payload.shape(), 2)
+        m.submodules.results = res = hw.result_filter_pe.component()
+        m.submodules.cell_fork = fork = BroadcastComponent(front.cells.payload.shape(), 2)
         link(m, front.lut_q, lut.q)
         link(m, front.cells, fork.i)
         link(m, fork.o0, lut.cells)
@@ -124,7 +124,7 @@ class IvfPqAccelerator(wiring.Component):
         pe = 0
         table_cmds, table_words = [], []
         for c in range(hw.channels):
-            feeder = ChannelFeeder(hw, c)
+            feeder = hw.feeder_pe(c).component()
             m.submodules[f"feeder{c}"] = feeder
             desc = getattr(fetch, f"desc{c}")
             m.submodules[f"desc_fifo{c}"] = df = StreamFifoComponent(desc.payload.shape(), hw.design.fifo_depth)
@@ -150,7 +150,7 @@ class IvfPqAccelerator(wiring.Component):
         wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
         cmd = getattr(fetch, f"{pre}cmd{c}")
         m.submodules[f"{port}_cmd_fifo"] = cf = StreamFifoComponent(cmd.payload.shape(), hw.design.fifo_depth)
-        m.submodules[f"{port}_table_split"] = ts = BeatSplitter(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
+        m.submodules[f"{port}_table_split"] = ts = BeatSplitterComponent(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
         link(m, cmd, cf.i)
         tcmd = rd.cmd.signature.create()
         m.d.comb += [
@@ -179,7 +179,7 @@ class IvfPqAccelerator(wiring.Component):
         widths = sorted({hw.section_word_bits(s) for s in names})
         splitters = {}
         for w in widths:
-            splitters[w] = sp = BeatSplitter(hw.io_port_bits, w, TAG_BITS)
+            splitters[w] = sp = BeatSplitterComponent(hw.io_port_bits, w, TAG_BITS)
             m.submodules[f"split{w}"] = sp
         route = Signal(range(max(2, len(widths))))
         width_of_tag = [widths.index(hw.section_word_bits(s)) if s in names else 0 for s in SECTIONS]

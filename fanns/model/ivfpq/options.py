@@ -259,12 +259,11 @@ def back_options(
 ) -> OptionSet:
     """PQDist x SelK options from the measured probes and all list sizes.
 
-    The stage's resources are linear in the channel count (one AXI reader per channel), so they
-    are computed once per PE count; `tests/model/test_dse.py` checks them against `pq_units`."""
+    Each option's resources are its `pq_units` (readers, FIFOs, feeders per channel: the feeders
+    depend on how the PEs split over the channels); `tests/model/test_dse.py` checks them."""
     b = _Builder("back", ("pq_dist", "sel_k"), limits)
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
-        reader = stage_model.pe_unit(ctx, "pq_dist", "code_reader", stage_model.channel_reader(mem.port_bits)).each
         packing = stage_model.Packing(ctx.m, mem.port_bits)
         grown, grown_sel = set(), set()
         for pes in range(1, MAX_PES + 1):
@@ -290,7 +289,7 @@ def back_options(
                     ctx, "sel_k", pes, ctx.k, ctx.fmt.pq_key_bits, limits, grown_sel
                 )
             ]
-            for db, (one, placeable, pe) in base.items():
+            for db, (_, placeable, pe) in base.items():
                 work = stage_model.pq_work(shares, pe)
                 b.raw += min(pes, free) * len(sels)
                 stages, last_busiest = [], None
@@ -329,7 +328,7 @@ def back_options(
                             (st, sel),
                             [interval, float(sel_interval)],
                             latency + stage_model._latency(stage_model.selector_pe(sel)),
-                            one + reader * (st.channels - 1) + sel_res,
+                            stage_model.total_resources(stage_model.pq_units(ctx, st)) + sel_res,
                             {g: st.channels},
                             detail,
                             placeable and sel_fit,

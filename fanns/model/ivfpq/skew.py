@@ -20,7 +20,7 @@ group and the hot list ids, from `place`; `with_tiers` makes one, and `fanns dse
 `design_tiered.yaml` when the best option is a memory group). The packer then writes the hot
 lists into `pq_hot_<c>` images on one fast channel paired with each PQ channel, the cold ones
 into `pq_codes_<c>`, plus the list->tier table `list_tiers`; the RTL accelerator loads that
-table and sends each probed cell's read to its tier's reader (`fanns.arch.ivfpq.feeder`).
+table and sends each probed cell's read to its tier's reader (`fanns.pe.fetcher`).
 tests/codegen/test_tiers.py simulates a tiered and an untiered design on a skewed workload with
 the slow tier's memory slower than the fast one's and checks keys bit for bit and the measured
 cycles per query against this model (`cells_feed` with `ram_tier`s of the simulated memories).

@@ -53,10 +53,15 @@ from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
+from fanns.pe.channel_feeder import ChannelFeeder
+from fanns.pe.fetcher import Fetcher, desc_layout
+from fanns.pe.glue_streams import BeatSplitter, Broadcast
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns.pe.result_filter import ResultFilter
 from fanns.pe.stream_fifo import StreamFifo
+from fanns.pe.stream_pack import StreamPack
 from fanns.resources import Resources
 
 FIFO_DEPTH = 32
@@ -73,6 +78,8 @@ the ones that do not divide its vectors."""
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""
+RESULT_BITS = 64
+"""One result key in device memory (uint64), as the result packer gathers them."""
 
 
 # -- the model's view of one (index, nprobe, K) on one board --------------------------------------
@@ -207,14 +214,39 @@ def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
     return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer)
 
 
+def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
+    return Fetcher(
+        nlist=ctx.nlist,
+        channels=st.channels,
+        beat_bytes=st.port_bits // 8,
+        tiered=st.tiers is not None,
+        addr_bits=ADDR_BITS,
+        record_bits=8 * LIST_TABLE_BYTES,
+    )
+
+
+def feeder_pe(ctx: Context, st: PqDistStage, pes: int) -> ChannelFeeder:
+    """The feeder of a PQ-code channel serving `pes` pq_decode PEs."""
+    return ChannelFeeder(m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
+
+
+def result_filter_pe(ctx: Context) -> ResultFilter:
+    return ResultFilter(key_bits=ctx.fmt.pq_key_bits, max_k=ctx.k)
+
+
 # -- units (resources) ----------------------------------------------------------------------------
 def infra_units(ctx: Context) -> list[Unit]:
-    """Control registers, the host query reader and the result writer (one each)."""
+    """Control registers, the host query reader and the result writer (one each), and the glue
+    every design has in the same shape (`fanns.arch.ivfpq.top`): the fork of the probed cells to
+    BuildLUT and the fetcher, the result filter and the result packer."""
     port = ctx.memories[0].port_bits
     return [
         pe_unit(ctx, "infra", "axil_csr", AxilCsr(), divisible=False),
         pe_unit(ctx, "infra", "query_reader", channel_reader(port), divisible=False),
         pe_unit(ctx, "infra", "result_writer", AxiWriter(data_width=port, addr_width=ADDR_BITS), divisible=False),
+        pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
+        pe_unit(ctx, "infra", "result_filter", result_filter_pe(ctx), divisible=False),
+        pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False),
     ]
 
 
@@ -288,6 +320,22 @@ def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
         fifo_unit(ctx, "pq_dist", "lut_chain_fifo", f.m * f.lut_bits + 1, st.pes),
         pe_unit(ctx, "pq_dist", "pq_decode", pq_pe(ctx, st), st.pes),
         fifo_unit(ctx, "pq_dist", "key_fifo", f.pq_key_bits + 1, st.pes),
+    ] + pq_glue_units(ctx, st)
+
+
+def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
+    """The list fetcher, and per PQ-code reader its command FIFO and list-table beat splitter, per
+    channel its descriptor FIFO and feeder (`fanns.arch.ivfpq.top._channels`)."""
+    fetcher = fetcher_pe(ctx, st)
+    per_channel = st.pes_per_channel()
+    return [
+        pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
+        fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
+        fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
+        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.readers),
+    ] + [
+        pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, st, n), per_channel.count(n))
+        for n in sorted(set(per_channel), reverse=True)
     ]
 
 

@@ -1,0 +1,192 @@
+"""List fetcher of the IVF-PQ accelerator: per-channel list tables, read commands and descriptors.
+
+The layout is the packer's (`fanns.images.ivfpq.PqLayout`): a PQ channel image starts with a
+list table of (start_beat, beats, share_items, count) per list, which every channel's reader
+loads on chip at the first run (`table_fill<c>`). For every probed cell (in probe order) the
+fetcher looks the list up in each channel's table and sends each PQ-code channel c one read
+command — the list's `beats` beats from `start_beat` — and a descriptor {share_items, last} for
+the channel's feeder (`fanns.pe.channel_feeder`). A tiered design also has, per channel, the
+fast tier's list table (`hot_table_fill<c>`, commands `hot_cmd<c>` relative to `hot_base<c>`)
+and one list->tier table (`tier_fill`, one word per list, bit 0 = fast tier): a cell's command
+goes to the reader of its tier only, and its descriptor tells the feeder which reader's beats to
+take. No HLS header: the HLS kernel's fetch loop reads the table from memory.
+
+Timing: one cell per cycle when every output takes its item (L = 2: the table read is
+registered, II = 1 cell). Resources: a table of three 32-bit fields per list and reader (LUT
+RAM or block RAM by nlist, as `fanns.pe.stream_fifo.memory_mapping` maps it; a LUT RAM's read
+register), an address adder and the control of each reader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from fanns.engines.datapath import bram18_tiles
+from fanns.hdl.bus import command_layout
+from fanns.numerics import ID_BITS
+from fanns.pe.base import PE
+from fanns.pe.stream_fifo import memory_mapping
+
+LUTRAM_MAX_WORDS = 4096
+"""Deeper tables are block RAM whatever their width (`memory_mapping` covers shallower ones)."""
+
+FIELD_BITS = 32
+"""Bits of each field of a list-table record (start_beat, beats, share_items, count)."""
+TABLE_BITS = 3 * FIELD_BITS
+"""Bits of a record the fetcher keeps on chip (count is the host's)."""
+
+
+def cell_layout() -> data.StructLayout:
+    """A probed cell: its list id and whether it is the query's last probe."""
+    return data.StructLayout({"cell": ID_BITS, "last": 1})
+
+
+def desc_layout() -> data.StructLayout:
+    """A cell for a channel's feeder: its share items, whether it ends the query, and its tier
+    (1: the beats come from the fast tier's reader)."""
+    return data.StructLayout({"share": FIELD_BITS, "last": 1, "tier": 1})
+
+
+@dataclass(frozen=True)
+class Fetcher(PE):
+    """List tables of `nlist` lists for `channels` PQ-code readers (two per channel if `tiered`)."""
+
+    nlist: int = 64
+    channels: int = 1
+    beat_bytes: int = 64
+    tiered: bool = False
+    addr_bits: int = 64
+    len_bits: int = 32
+    record_bits: int = 128
+    tier_word_bits: int = 8
+
+    name: ClassVar[str] = "fetcher"
+    summary: ClassVar[str] = "per-channel list tables: one read command and one feeder descriptor per probed cell"
+    timing_formula: ClassVar[str] = "L = 2; II = 1 cell"
+    calibration_points: ClassVar[tuple] = (
+        {"nlist": 16, "channels": 1},
+        {"nlist": 64, "channels": 2},
+        {"nlist": 256, "channels": 1},
+        {"nlist": 1024, "channels": 2},
+        {"nlist": 64, "channels": 2, "tiered": True},
+        {"nlist": 16, "channels": 4},
+    )
+
+    def validate(self) -> None:
+        self.require(self.nlist >= 1, f"nlist={self.nlist} must be positive")
+        self.require(self.channels >= 1, f"channels={self.channels} must be positive")
+        self.require(self.beat_bytes >= 1 and self.beat_bytes & (self.beat_bytes - 1) == 0, "beat_bytes: a power of 2")
+        self.require(self.record_bits >= TABLE_BITS, f"record_bits={self.record_bits} below {TABLE_BITS}")
+
+    @property
+    def readers(self) -> int:
+        return self.channels * (2 if self.tiered else 1)
+
+    def latency(self) -> int:
+        return 2
+
+    def ii(self) -> int:
+        return 1
+
+    def resource_features(self) -> dict[str, float]:
+        tables = [(TABLE_BITS, self.readers)] + ([(1, 1)] if self.tiered else [])
+        lutram = bram = read_bits = 0.0
+        for width, count in tables:
+            deep = self.nlist > LUTRAM_MAX_WORDS
+            mapping = None if deep else memory_mapping(width, self.nlist)
+            if deep or mapping["kind"] == "bram":
+                bram += count * bram18_tiles(width, self.nlist)
+            else:  # LUT RAM reads asynchronously: the registered read port costs a register per bit
+                lutram += count * mapping["lutram"]
+                read_bits += count * width
+        return {"table_lutram": lutram, "table_bram18": bram, "lutram_read_bits": read_bits, "readers": self.readers}
+
+    def component(self) -> wiring.Component:
+        return FetcherComponent(self)
+
+
+class FetcherComponent(wiring.Component):
+    """Per-channel list tables, commands and descriptors (see the module docstring)."""
+
+    def __init__(self, pe: Fetcher):
+        self.pe = pe
+        ports = {"cells": In(stream.Signature(cell_layout()))}
+        if pe.tiered:
+            ports["tier_fill"] = In(stream.Signature(unsigned(pe.tier_word_bits)))
+        for c in range(pe.channels):
+            for pre in ("", "hot_") if pe.tiered else ("",):
+                ports[f"{pre}table_fill{c}"] = In(stream.Signature(unsigned(pe.record_bits)))
+                ports[f"{pre}cmd{c}"] = Out(stream.Signature(command_layout(pe.addr_bits, pe.len_bits)))
+                ports[f"{pre}base{c}"] = In(pe.addr_bits)
+            ports[f"desc{c}"] = Out(stream.Signature(desc_layout()))
+        super().__init__(ports)
+
+    def _table(self, m: Module, name: str, fill, width: int, issue):
+        """An on-chip table of `width`-bit words filled in order from `fill`, read at the issued cell."""
+        nlist = self.pe.nlist
+        cell_bits = max(1, (nlist - 1).bit_length())
+        table = Memory(shape=unsigned(width), depth=nlist, init=[])
+        m.submodules[name] = table
+        tw, tr = table.write_port(), table.read_port()
+        fill_addr = Signal(range(max(2, nlist)), name=f"{name}_fill_addr")
+        m.d.comb += [
+            fill.ready.eq(1),
+            tw.addr.eq(fill_addr),
+            tw.data.eq(fill.payload[:width]),
+            tw.en.eq(fill.valid),
+            tr.addr.eq(self.cells.payload.cell[:cell_bits]),
+            tr.en.eq(issue),
+        ]
+        with m.If(fill.valid):
+            m.d.sync += fill_addr.eq(fill_addr + 1)
+        return tr.data
+
+    def elaborate(self, platform):
+        pe = self.pe
+        m = Module()
+        fb = FIELD_BITS
+        issue = Signal()
+        tier = self._table(m, "list_tiers", self.tier_fill, 1, issue) if pe.tiered else Const(0, 1)
+        outs, enabled = [], []  # every output of a cell, and whether this cell uses it
+        for c in range(pe.channels):
+            outs.append(getattr(self, f"desc{c}"))
+            enabled.append(Const(1, 1))
+            outs.append(getattr(self, f"cmd{c}"))
+            enabled.append(~tier)
+            if pe.tiered:
+                outs.append(getattr(self, f"hot_cmd{c}"))
+                enabled.append(tier)
+        pending = Signal(len(outs))
+        due = [pending[i] & enabled[i] for i in range(len(outs))]
+        free = Signal()
+        m.d.comb += free.eq(Cat(*(~due[i] | o.ready for i, o in enumerate(outs))).all())
+        last = Signal()
+        m.d.comb += [issue.eq(self.cells.valid & free), self.cells.ready.eq(issue)]
+        with m.If(free):
+            m.d.sync += pending.eq(Mux(issue, (1 << len(outs)) - 1, 0))
+            with m.If(issue):
+                m.d.sync += last.eq(self.cells.payload.last)
+        with m.Else():
+            m.d.sync += pending.eq(pending & ~Cat(*(o.ready for o in outs)))
+        shift = exact_log2(pe.beat_bytes)
+        for i, o in enumerate(outs):
+            m.d.comb += o.valid.eq(due[i])
+        for c in range(pe.channels):
+            for pre in ("", "hot_") if pe.tiered else ("",):
+                row = self._table(m, f"{pre}list_table{c}", getattr(self, f"{pre}table_fill{c}"), TABLE_BITS, issue)
+                start, beats, share = row[:fb], row[fb : 2 * fb], row[2 * fb : 3 * fb]  # share: the same in both tables
+                cmd = getattr(self, f"{pre}cmd{c}")
+                m.d.comb += [
+                    cmd.payload.addr.eq(getattr(self, f"{pre}base{c}") + (start << shift)),
+                    cmd.payload.len.eq(beats << shift),
+                ]
+            desc = getattr(self, f"desc{c}")
+            m.d.comb += [desc.payload.share.eq(share), desc.payload.last.eq(last), desc.payload.tier.eq(tier)]
+        return m
