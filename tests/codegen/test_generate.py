@@ -88,6 +88,7 @@ def regular_files(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_project_layout(project):
     top = sorted(p.name for p in project.iterdir())
     assert top == ["README.md", "data", "design.yaml", "fanns_generate.json", "hls", "report", "rtl"] or top == [
@@ -117,6 +118,7 @@ def test_project_layout(project):
     assert not [p for p in project.parent.iterdir() if p.name.startswith(".project.")]  # no staging leftovers
 
 
+@pytest.mark.slow
 def test_design_is_what_fanns_dse_chooses(project, explore, tmp_path):
     assert main(["dse", str(explore), "--board", "u55c", "--recall", GOAL, "--out", str(tmp_path / "dse")]) == 0
     ours = IvfPqDesign.load(project / "design.yaml")
@@ -130,6 +132,7 @@ def test_design_is_what_fanns_dse_chooses(project, explore, tmp_path):
     assert dse["best"] == json.loads((tmp_path / "dse" / "dse.json").read_text())["best"]
 
 
+@pytest.mark.slow
 def test_simulation_of_both_faces(project, explore):
     summary = json.loads((project / "report" / "summary.json").read_text())
     sims = {s["backend"]: s for s in summary["simulation"]}
@@ -162,12 +165,14 @@ def test_simulation_of_both_faces(project, explore):
     assert "{{" not in readme and "None" not in readme
 
 
+@pytest.mark.slow
 def test_simulated_keys_are_the_reference_keys_through_the_links(project, build_root):
     """The HLS face runs from its own folder, whose images/ and data/ are the shared copy."""
     res = project_sim.simulate_csim(project / "hls", TEST_QUERIES, build_root / "generate")
     assert res["queries"] == TEST_QUERIES and res["mismatched_queries"] == 0
 
 
+@pytest.mark.slow
 def test_deterministic_and_force(project, explore, tmp_path, capsys):
     out = tmp_path / "again"
     assert main(args(explore, out)) == 0  # no --sim: everything but the simulation figures is the same

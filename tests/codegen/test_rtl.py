@@ -95,6 +95,7 @@ def nominal(case):
     return case["sim"].run([Run(nq=case["nq"], nprobe=d.nprobe, k=d.k)])["runs"][0]
 
 
+@pytest.mark.slow
 def test_result_keys_equal_the_reference_model(case, nominal):
     keys = DesignReference(case["design"], case["data"]).search_keys(case["queries"])
     assert nominal["mismatched_queries"] == 0, nominal.get("first_bad")
@@ -103,12 +104,14 @@ def test_result_keys_equal_the_reference_model(case, nominal):
     assert nominal["status"] == 1  # loaded, no parameter or AXI error
 
 
+@pytest.mark.slow
 def test_cycles_per_query_agree_with_the_model(case, nominal):
     model = case["sim"].predicted_run(0, case["nq"])
     measured = measured_interval(nominal)
     assert abs(measured - model.interval) <= CYCLE_TOLERANCE * model.interval, (case["name"], measured, model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["sift-opq-goal"], indirect=True)
 def test_recall_equals_the_explorers_hardware_recall(case, nominal):
     _, ids = split_keys(nominal["keys"])
@@ -117,6 +120,7 @@ def test_recall_equals_the_explorers_hardware_recall(case, nominal):
     assert round(got, 6) == case["hw_recall"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["random-k100"], indirect=True)
 def test_stalls_runtime_parameters_and_refused_runs(case):
     """Random stalls on every AXI channel; a second run (index already on chip) at smaller
@@ -143,6 +147,7 @@ def test_stalls_runtime_parameters_and_refused_runs(case):
     assert second["cycles"] < first["cycles"]  # no second index load
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["random-k100"], indirect=True)
 def test_project_is_deterministic_and_documented(case):
     d = case["design"]
@@ -167,6 +172,7 @@ def test_unsupported_designs_are_refused_clearly():
         render_rtl_project(streamed, data, TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 10), np.int64)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["sift-k1-hsmpqg"], indirect=True)
 def test_cli_generate_rtl_and_sim(case, sift_exploration, build_root, tmp_path, capsys):
     """`fanns generate-rtl` writes the same project as the API; `fanns sim` reuses its build and

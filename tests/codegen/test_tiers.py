@@ -167,6 +167,7 @@ def built(projects, build_root):
     return get
 
 
+@pytest.mark.slow
 def test_host_driver_places_and_reads_the_tier_images(projects):
     """The host driver puts each fast-tier image in the bank of its `m_axi_hot<c>` port and the
     list->tier table with the ROM images, programs their registers, and the model backend, which
@@ -205,6 +206,7 @@ def simulated(built):
     return out
 
 
+@pytest.mark.slow
 def test_both_designs_return_the_reference_keys(simulated):
     for name, r in simulated.items():
         assert r["run"]["mismatched_queries"] == 0, (name, r["run"].get("first_bad"))
@@ -213,6 +215,7 @@ def test_both_designs_return_the_reference_keys(simulated):
     assert "m_axi_hot0" in simulated["tiered"]["ports"] and "m_axi_hot0" not in simulated["untiered"]["ports"]
 
 
+@pytest.mark.slow
 def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
     for name, r in simulated.items():
         assert abs(r["measured"] - r["predicted"]) <= CYCLE_TOLERANCE * r["predicted"], (
@@ -226,6 +229,7 @@ def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
     assert measured > 1.3 and abs(measured - predicted) <= SPEEDUP_TOLERANCE * predicted, (measured, predicted)
 
 
+@pytest.mark.slow
 def test_tiered_design_under_stalls_and_runtime_parameters(built, skewed):
     """Random stalls on every AXI channel of both tiers, the index already on chip for a second
     run at smaller nprobe and k: still the reference keys."""

@@ -45,6 +45,7 @@ def runs(projects, build_root):
     return out
 
 
+@pytest.mark.slow
 def test_every_backend_returns_the_reference_keys(projects, runs):
     expected = projects.reference.search_keys(projects.queries)
     for key in (("hls", "model"), ("rtl", "model"), ("hls", "c-sim")):
@@ -60,6 +61,7 @@ def test_every_backend_returns_the_reference_keys(projects, runs):
     assert ops["wait"] == 4  # index load and three searches of one run each
 
 
+@pytest.mark.slow
 def test_ids_and_distances_are_identical_across_backends(projects, runs):
     results = {
         key: keys_to_results(runs[key][:RTL_QUERIES], projects.design.format)
@@ -71,6 +73,7 @@ def test_ids_and_distances_are_identical_across_backends(projects, runs):
         assert np.array_equal(ids, ids0) and np.array_equal(dist, dist0)
 
 
+@pytest.mark.slow
 def test_distance_conversion_and_padding(projects, runs):
     """Distances are dist * 2**lut_shift / scale**2 in float32; unfilled slots are id -1, +inf."""
     keys = runs[("hls", "model")]
@@ -90,6 +93,7 @@ def test_distance_conversion_and_padding(projects, runs):
     assert ids1.shape == (5, 4) and np.array_equal(ids1, ids[:5, :4]) and np.array_equal(dist1, dist[:5, :4])
 
 
+@pytest.mark.slow
 def test_stats_count_runs_queries_and_cycles(runs):
     model = runs[("hls", "model", "stats")]
     assert model["runs"] == 1 + 7 and model["queries"] == 400 and model["calls"] == 1  # load + ceil(400 / 64)
@@ -103,6 +107,7 @@ def test_stats_count_runs_queries_and_cycles(runs):
     assert runs[("rtl", "rtl-sim", "bench")]["waited_cycles"] >= cyc["total"]
 
 
+@pytest.mark.slow
 def test_batches_of_any_size_give_the_same_results(projects, runs):
     q = projects.queries[:50]
     for batch in (1, 7, 50):
@@ -141,6 +146,7 @@ def test_pynq_backend_on_a_board(projects):  # pragma: no cover - needs hardware
         assert np.array_equal(acc.search_keys(projects.queries), projects.reference.search_keys(projects.queries))
 
 
+@pytest.mark.slow
 def test_rtl_sim_cycles_agree_with_the_performance_model(projects, runs, build_root):
     """The core's cycle registers, read by the driver after its 8-query run: steady-state cycles
     per query against the model's prediction for exactly those queries."""

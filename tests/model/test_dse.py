@@ -139,6 +139,7 @@ def budget_share(p, stages, budget):
     return float(np.max(use / budget.total.as_array()))
 
 
+@pytest.mark.slow
 def test_designs_shift_with_parameters_as_in_fig_6_8(u55c):
     """More PQDist/SelK as nprobe grows, more IVFDist as nlist grows, more SelK as K grows."""
     cache = {}
@@ -207,6 +208,7 @@ def test_unreachable_goal_reports_the_best_recall(u55c):
     )
 
 
+@pytest.mark.slow
 def test_published_example_beside_table_6_3(capsys):
     """Printed for the record (pytest -s); the numbers are discussed in the report."""
     results = reproduce(queries=QUERIES)

@@ -51,6 +51,7 @@ def test_tandem_closed_form_equals_the_event_loop():
         assert np.allclose(latency_model.tandem(arrivals, service, latency), event_loop(arrivals, service, latency))
 
 
+@pytest.mark.slow
 def test_queries_alone_are_the_sum_of_server_latencies(outcome):
     p = outcome.best
     times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed))
@@ -62,6 +63,7 @@ def test_queries_alone_are_the_sum_of_server_latencies(outcome):
     assert alone.get(99) == pytest.approx(np.percentile(times.alone(), 99) / p.clock_mhz)
 
 
+@pytest.mark.slow
 def test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time(outcome):
     """One BuildLUT PE per probe: every LUT is complete when the first one is, so the span is the
     PE's own `cycles_for_cells` (from its first LUT word), shifted by that LUT's completion. With
@@ -86,6 +88,7 @@ def test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time(outcome):
     assert (shared >= stage_model.MEM_LATENCY_CYCLES + max(p.stages.pq_dist.pes_per_channel()) * beats / rate).all()
 
 
+@pytest.mark.slow
 def test_latency_grows_with_load_and_is_deterministic(outcome):
     p = outcome.best
     times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed))
@@ -99,6 +102,7 @@ def test_latency_grows_with_load_and_is_deterministic(outcome):
         latency_model.poisson(times, 0.0)
 
 
+@pytest.mark.slow
 def test_slo_picks_the_fastest_design_that_meets_it(outcome):
     w, board = outcome.workloads[0], outcome.board
     lat = sorted(p.latency["alone"].get(99) for p in outcome.top)
@@ -112,6 +116,7 @@ def test_slo_picks_the_fastest_design_that_meets_it(outcome):
             assert p.latency["alone"].get(99) > slo.limit_us
 
 
+@pytest.mark.slow
 def test_slo_at_a_load_and_explanations(outcome):
     w, board, best = outcome.workloads[0], outcome.board, outcome.best
     at = dse.run([w], board, "synthetic", 200.0, top=2, slo=dse.Slo(95, 1e6, 0.5 * best.qps))
@@ -172,6 +177,7 @@ def test_durations_and_cli_errors(tmp_path, capsys):
     assert "both given" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_dse_json_reports_percentiles_of_every_kept_design(outcome, tmp_path):
     from fanns.model.ivfpq import report
 

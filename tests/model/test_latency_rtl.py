@@ -46,6 +46,7 @@ def measured(tmp_path_factory, build_root):
     return sim.query_latencies(0, NQ), sim.predicted_query_times(0, NQ), batch["cycles"] - batch["load_cycles"]
 
 
+@pytest.mark.slow
 def test_each_query_latency_matches_the_model(measured):
     got, times, _ = measured
     pred = times.alone()
@@ -55,6 +56,7 @@ def test_each_query_latency_matches_the_model(measured):
         assert abs(np.percentile(pred, q) - np.percentile(got, q)) <= QUERY_TOLERANCE * np.percentile(got, q)
 
 
+@pytest.mark.slow
 def test_the_model_explains_the_spread(measured):
     got, times, _ = measured
     diff = times.alone() - got
@@ -62,6 +64,7 @@ def test_the_model_explains_the_spread(measured):
     assert diff.max() - diff.min() <= SPREAD_TOLERANCE * (got.max() - got.min()), (got, times.alone())
 
 
+@pytest.mark.slow
 def test_a_batch_ends_when_the_tandem_model_says(measured):
     """All queries submitted at once: the last completion is the tandem's (queueing included)."""
     got, times, batch = measured

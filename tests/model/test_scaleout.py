@@ -47,6 +47,7 @@ def test_loggp_tree_from_the_seed_parameters():
         net.levels(0)
 
 
+@pytest.mark.slow
 def test_partition_curve_grows_with_the_tail(point):
     times = latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(point.workload.probed))
     us = times.alone() / point.clock_mhz
@@ -65,6 +66,7 @@ def test_partition_curve_grows_with_the_tail(point):
     assert len(rec["p99_us"]) == len(rec["counts"]) == 11
 
 
+@pytest.mark.slow
 def test_split_by_vector_shrinks_the_search(point):
     w = point.workload
     qb, rb = scaleout.message_bytes(128, 10)

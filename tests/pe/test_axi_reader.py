@@ -84,6 +84,7 @@ def test_model_throughput_limits():
     assert pe.cycles(1, 100) == pe.latency(100) == 105
 
 
+@pytest.mark.slow
 def test_fresh_synthesis_matches_calibration():
     from fanns.tools.yosys import synthesize
 

@@ -106,6 +106,10 @@ def test_refit_keeps_the_measurement_source(tmp_path, monkeypatch):
         table = calibration.refit(["hpq"])
         fit = table.pes["hpq"]
         assert fit.source.startswith(stale["source"]) and "refitted" in fit.source
-        assert fit.points == src.points and fit.coefficients == src.coefficients
+        assert fit.points == src.points
+        # the same fit up to the last bits of the least-squares solve (BLAS order may differ)
+        assert {k: c.keys() for k, c in fit.coefficients.items()} == {k: c.keys() for k, c in src.coefficients.items()}
+        for kind, coef in src.coefficients.items():
+            assert fit.coefficients[kind] == pytest.approx(coef, rel=1e-9)
     finally:
         load_table.cache_clear()

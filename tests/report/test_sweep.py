@@ -64,6 +64,7 @@ class Page(HTMLParser):
         return {a["id"] for _, a in self.tags if a.get("id")}
 
 
+@pytest.mark.slow
 def test_html_is_self_contained(swept):
     text = (swept / "report" / "index.html").read_text()
     page = Page(text)
@@ -90,6 +91,7 @@ def test_html_is_self_contained(swept):
             assert ref.startswith("#"), ref  # SVG links only to its own elements
 
 
+@pytest.mark.slow
 def test_every_figure_and_table_is_present(swept):
     text = (swept / "report" / "index.html").read_text()
     ids = Page(text).ids()
@@ -127,6 +129,7 @@ def test_every_figure_and_table_is_present(swept):
     assert sorted((r["goal"], r["board"]) for r in rows) == sorted((g, b) for g in GOALS for b in BOARDS)
 
 
+@pytest.mark.slow
 def test_latency_skew_tiers_and_scaleout(swept):
     """Issue 10's report figures for every (board, goal): the numbers are the models' on the
     exploration's probes, internally consistent, and each figure is in the page."""
@@ -167,6 +170,7 @@ def test_latency_skew_tiers_and_scaleout(swept):
         )
 
 
+@pytest.mark.slow
 def test_json_and_csv_carry_the_same_data(swept):
     report = swept / "report"
     data = json.loads((report / "report.json").read_text())
@@ -188,6 +192,7 @@ def test_json_and_csv_carry_the_same_data(swept):
             assert all(0.0 <= v <= 1.0 for v in values), measure
 
 
+@pytest.mark.slow
 def test_summary_is_what_fanns_dse_chooses(swept, tmp_path):
     """The sweep runs the DSE through its API; `fanns dse` on the same exploration picks the same design."""
     data = json.loads((swept / "report" / "report.json").read_text())
@@ -219,6 +224,7 @@ def test_summary_is_what_fanns_dse_chooses(swept, tmp_path):
             assert s["speedup"] == round(best["qps"] / s["cpu"]["qps"], 2)
 
 
+@pytest.mark.slow
 def test_pareto_fronts(swept):
     data = json.loads((swept / "report" / "report.json").read_text())
     groups: dict = {}
@@ -240,6 +246,7 @@ def test_pareto_front_unit():
     assert pareto_front(pts) == [pts[0], pts[1]]
 
 
+@pytest.mark.slow
 def test_rerun_reuses_the_exploration_and_is_deterministic(swept, capsys):
     first = swept / "report"
     before = {p.name: p.read_bytes() for p in first.iterdir()}
@@ -349,6 +356,7 @@ def test_refuses_to_replace_a_foreign_folder(tmp_path, capsys):
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.slow
 def test_graph_heatmaps(swept):
     out = swept / "graph-report"
     assert (

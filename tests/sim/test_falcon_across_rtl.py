@@ -59,6 +59,7 @@ def run_batch(bench, runtime: Runtime, shared: bool = True):
     return run, ref
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("l,k,mg,mc", [(64, 10, 1, 1), (64, 10, 4, 2)], ids=["bfs", "dst-4x2"])
 def test_results_equal_reference_and_batch_matches_model(bench, l, k, mg, mc):
     rt = Runtime(l=l, k=k, mg=mg, mc=mc)
@@ -73,6 +74,7 @@ def test_results_equal_reference_and_batch_matches_model(bench, l, k, mg, mc):
     assert max(run.run_cycles) <= run.sim_cycles
 
 
+@pytest.mark.slow
 def test_channel_sharing_costs_cycles(bench):
     """With every master on its own full-rate port the same batch is faster: the channels' beats
     are really shared (results are the same either way)."""

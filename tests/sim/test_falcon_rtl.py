@@ -46,6 +46,7 @@ def check_run(bench, runtime: Runtime, latency: int = LATENCY, stall: int = 0):
     return run, ref
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "l,k,mg,mc",
     [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)],
@@ -60,6 +61,7 @@ def test_results_equal_reference_and_cycles_match_model(bench, l, k, mg, mc):
     assert run.sim_cycles > cycles.sum()
 
 
+@pytest.mark.slow
 def test_other_memory_latency(bench):
     rt = Runtime(l=64, k=10, mg=4, mc=2)
     run, ref = check_run(bench, rt, latency=100)
@@ -67,6 +69,7 @@ def test_other_memory_latency(bench):
     assert np.all(np.abs(predicted - run.stats["cycles"]) <= 0.10 * run.stats["cycles"])
 
 
+@pytest.mark.slow
 def test_random_stalls_change_timing_not_results(bench):
     rt = Runtime(l=64, k=10, mg=4, mc=2)
     calm, _ = check_run(bench, rt)
@@ -74,6 +77,7 @@ def test_random_stalls_change_timing_not_results(bench):
     assert np.all(stalled.stats["cycles"] > calm.stats["cycles"])
 
 
+@pytest.mark.slow
 def test_bad_parameters_are_refused(bench):
     rtl, q = bench["rtl"], bench["queries"]
     for rt in (Runtime(l=65, k=10, mg=1, mc=1), Runtime(l=64, k=10, mg=9, mc=1), Runtime(l=8, k=10, mg=1, mc=1)):
@@ -82,6 +86,7 @@ def test_bad_parameters_are_refused(bench):
         assert run.cycles == 0 or run.cycles < 10
 
 
+@pytest.mark.slow
 def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
     """`fanns generate-graph-rtl`, then what `fanns sim` runs on the project (with the bench's
     build: the same design), then `fanns sim` refusing run-time parameters beyond the limits."""
