@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from amaranth.lib import data
+from amaranth.utils import ceil_log2
 
 from fanns.design.graph import GraphDesign
 from fanns.hdl.regmap import RegMap, RegMapBuilder, control_block
@@ -222,3 +223,8 @@ class QppHw:
             "bfc_units": self.units,
             "graph_channels": self.channels,
         }
+
+
+def across_addr_bits(pipelines: int) -> int:
+    """Address bits of the control port of `pipelines` QPPs, one register window each."""
+    return CSR_ADDR_BITS + max(1, ceil_log2(pipelines))

@@ -79,6 +79,22 @@ def test_resources_grow_with_units_and_bloom(small):
     assert r3.bram18 > r2.bram18
 
 
+def test_across_query_designs_count_one_control_split(small):
+    """P QPPs cost P times one QPP plus the AXI4-Lite split in front of their register files."""
+    from fanns.design.graph_hw import CSR_ADDR_BITS, across_addr_bits
+    from fanns.model.graph.pinned import pinned_graph_design
+    from fanns.pe.axil_split import AxilSplit
+
+    g = small[0]
+    one = design_resources(pinned_graph_design(g, mode="across", pipelines=1), "xcup")
+    for p in (2, 4):
+        many = design_resources(pinned_graph_design(g, mode="across", pipelines=p), "xcup")
+        split = AxilSplit(p, across_addr_bits(p), CSR_ADDR_BITS).resources("xcup")
+        assert split.lut > 0 and split.ff > 0
+        assert many.lut == pytest.approx(p * one.lut + split.lut)
+        assert many.ff == pytest.approx(p * one.ff + split.ff)
+
+
 def test_unreachable_goal_and_tight_budget(small, runs):
     g, q, gt = small
     board = load_board("u250")

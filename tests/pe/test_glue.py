@@ -1,4 +1,4 @@
-"""The glue PEs (`fanns.pe.glue_streams`, `fetcher`, `channel_feeder`, `result_filter`): their
+"""The glue PEs (`fanns.pe.glue_streams`, `fetcher`, `channel_feeder`, `result_filter`, `axil_split`): their
 calibrated resources against a fresh yosys synthesis of configurations they were not fitted on,
 and their place in the IVF-PQ inventory the DSE prices (`design_units`), counted as the
 accelerator's RTL instantiates them."""
@@ -15,6 +15,7 @@ from fanns.boards import load_board
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import IvfPqFormat
+from fanns.pe.axil_split import AxilSplit
 from fanns.pe.channel_feeder import ChannelFeeder, ChannelFeederComponent
 from fanns.pe.fetcher import Fetcher, FetcherComponent
 from fanns.pe.glue_streams import (
@@ -41,6 +42,7 @@ FRESH = [
     ResultFilter(key_bits=40, max_k=50),
     Fetcher(nlist=32, channels=3),
     ChannelFeeder(m=16, port_bits=256, pes=3),
+    AxilSplit(n=5, addr_bits=15, window_bits=12),
 ]
 """One configuration per glue PE (two for regroup: split and gather), none a calibration point."""
 LUT_TOLERANCE, FF_TOLERANCE, ABS_SLACK = 0.15, 0.10, 8

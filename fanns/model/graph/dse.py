@@ -14,8 +14,9 @@ dataset's own queries:
   never exceeds the chosen channels' bandwidth over a query's beats;
 * resources from the PE library's calibrated tables (`PE.resources`): per BFC unit the Bloom PE,
   the l2dist PE and its vector read master; per QPP the two systolic queues, the list, query and
-  result masters. The controller, dispatcher and FIFOs between PEs are not in the tables and not
-  counted (a few thousand LUTs per QPP: the utilisation cap leaves room for them).
+  result masters; across P > 1 QPPs the control-port split (`fanns.pe.axil_split`). The
+  controller, dispatcher and FIFOs between PEs are not in the tables and not counted (a few
+  thousand LUTs per QPP: the utilisation cap leaves room for them).
 
 Modes: intra-query (one QPP with U BFC units; latency at batch 1 = its latency, QPS = one query
 after the other) and across-query (P QPPs of one unit each; QPS = P x the QPP's rate, each query
@@ -34,13 +35,14 @@ import numpy as np
 
 from fanns.boards import Board
 from fanns.design.graph import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime, graph_ref
-from fanns.design.graph_hw import QppHw
+from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw, across_addr_bits
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
 from fanns.index.recall import recall_at_k
 from fanns.index.traversal import TraversalConfig
 from fanns.model.graph.across import shared_search_batch
 from fanns.model.graph.qpp import MemorySystem, QppConfig
+from fanns.pe.axil_split import AxilSplit
 from fanns.pe.bloom import Bloom
 from fanns.resources import Resources
 
@@ -162,7 +164,10 @@ def design_resources(design: GraphDesign, family: str) -> Resources:
             hw.result_writer.resources(family),
         ]
     )
-    return qpp * design.pipelines
+    if design.pipelines == 1:
+        return qpp
+    split = AxilSplit(design.pipelines, across_addr_bits(design.pipelines), CSR_ADDR_BITS)
+    return qpp * design.pipelines + split.resources(family)
 
 
 def explore_graph(
