@@ -20,7 +20,7 @@ import numpy as np
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.datasets import load_dataset
 from fanns.index.ivfpq import extract, host_vectors, train_index
-from fanns.index.number_format import choose_format
+from fanns.index.ivfpq_format import choose_format
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference

@@ -22,7 +22,7 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.loader import load_dataset
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
-from fanns.flow.inputs import load_index
+from fanns.flow.ivfpq_inputs import load_index
 from fanns.flow.sim_cli import recall
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors

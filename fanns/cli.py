@@ -21,8 +21,8 @@ COMMAND_MODULES = [
     "fanns.boards",  # fanns boards
     "fanns.flow.explore_cli",  # fanns explore
     "fanns.flow.dse_cli",  # fanns dse
-    "fanns.flow.generate",  # fanns generate
-    "fanns.flow.faces_cli",  # fanns generate-hls, generate-rtl
+    "fanns.flow.ivfpq_generate",  # fanns generate
+    "fanns.flow.ivfpq_faces_cli",  # fanns generate-hls, generate-rtl
     "fanns.flow.graph_generate",  # fanns generate-graph-rtl, generate-graph-hls
     "fanns.flow.sim_cli",  # fanns sim
     "fanns.flow.run_cli",  # fanns run

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
-from fanns.design.selectors import SELECTORS
+from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
 
@@ -62,7 +62,7 @@ class IvfDistStage:
 class SelectStage:
     """A selection stage (SelCells: s = nprobe; SelK: s = K) over `streams` input streams.
 
-    `arch` names the micro-architecture in `fanns.design.selectors.SELECTORS`; `s1` is its level-1
+    `arch` names the micro-architecture in `fanns.design.ivfpq_selectors.SELECTORS`; `s1` is its level-1
     queue length (s for the exact HPQ); `params` holds architecture-specific settings (e.g. the
     AHPQ exactness target).
     """

@@ -6,7 +6,7 @@ For every index of the grid (nlist x m x with/without OPQ) it
    folder, keyed by dataset content hash, factory string, sample size and seed);
 2. measures faiss's float recall R@k at every nprobe (`fanns.index.recall`) and finds, per
    goal, the smallest nprobe that reaches it — or reports the best recall seen;
-3. chooses the index's fixed-point format (`fanns.index.number_format`) and measures the
+3. chooses the index's fixed-point format (`fanns.index.ivfpq_format`) and measures the
    hardware-faithful recall with the whole-accelerator reference model
    (`fanns.reference.ivfpq`) at that nprobe;
 4. measures the hardware work from the cells the reference model actually probes (codes
@@ -31,7 +31,7 @@ from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal, measure_name
 from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
-from fanns.index.number_format import choose_format
+from fanns.index.ivfpq_format import choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
 from fanns.progress import status
 from fanns.reference.ivfpq import IvfPqReference

@@ -19,7 +19,7 @@ from rich.table import Table
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, parse_kinds
-from fanns.explore.reuse import add_explore_options, config_from_args, ensure_exploration
+from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
 from fanns.flow.dse_cli import parse_slo
 from fanns.index.goals import parse_goal
 from fanns.outputs import check_destination, write_folder

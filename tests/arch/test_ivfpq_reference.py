@@ -4,7 +4,7 @@ import faiss
 import numpy as np
 import pytest
 
-from fanns.index.number_format import choose_format
+from fanns.index.ivfpq_format import choose_format
 from fanns.index.recall import recall_at
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.reference.ivfpq import IvfPqReference

@@ -7,7 +7,7 @@ import pytest
 
 from fanns.boards import load_board
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
-from fanns.design.selectors import selectors_for
+from fanns.design.ivfpq_selectors import selectors_for
 from fanns.errors import FannsError
 from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import IvfPqFormat

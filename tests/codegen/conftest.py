@@ -11,7 +11,7 @@ from fanns.datasets.loader import load_dataset
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors, train_index
-from fanns.index.number_format import choose_format
+from fanns.index.ivfpq_format import choose_format
 from fanns.numerics import IvfPqFormat
 
 GOAL = "R@10=0.68"
@@ -45,7 +45,7 @@ def sift_exploration(tmp_path_factory):
     result = IvfPqExplorer(ds, cfg, out).run()
     queries = host_vectors(np.asarray(ds.queries[:SIFT_QUERIES]), ds.metric)
     gt = ds.groundtruth(GT_DEPTH)[:SIFT_QUERIES]
-    from fanns.flow.inputs import load_index
+    from fanns.flow.ivfpq_inputs import load_index
 
     explored = {}
     for rec in result["indexes"]:

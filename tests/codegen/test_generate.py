@@ -15,8 +15,8 @@ from fanns.cli import main
 from fanns.codegen.ivfpq.project import ProjectLayout, parse_backends
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.flow import project_sim
-from fanns.flow.generate import cpu_baseline
+from fanns.flow import ivfpq_project_sim as project_sim
+from fanns.flow.ivfpq_generate import cpu_baseline
 from tests.codegen.conftest import GOAL, SIFT_NLIST, SIFT_QUERIES
 
 SIM_QUERIES = 8

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fanns.index.number_format import choose_format
+from fanns.index.ivfpq_format import choose_format
 from fanns.numerics import IvfPqFormat
 from tests.explore.helpers import small_index
 

@@ -27,7 +27,7 @@ SELECTION_HLS: dict[str, tuple[str, str]] = {
     "hsmpqg": ("hsmpqg.h", "fanns::hsmpqg<{z}, {s}, {key_bits}>"),
 }
 """Selection micro-architecture -> (header, the C++ call of one query). Adding an architecture
-of `fanns.design.selectors.SELECTORS` to the HLS generator is one entry here."""
+of `fanns.design.ivfpq_selectors.SELECTORS` to the HLS generator is one entry here."""
 BASE_HEADERS = ("ivfpq_kernel.h", "ivf_dist.h", "opq.h")
 VITIS_MEMORY = {"hbm": "HBM", "ddr": "DDR", "ddr4": "DDR", "pl-ddr4": "DDR"}
 """Board memory groups that Vitis connectivity can address (`sp=port:HBM[i]` / `DDR[i]`)."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
-from fanns.design.selectors import selectors_for
+from fanns.design.ivfpq_selectors import selectors_for
 from fanns.errors import FannsError
 from fanns.model.ivfpq import stages as stage_model
 from fanns.resources import KINDS, Resources

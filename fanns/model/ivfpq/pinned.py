@@ -20,7 +20,7 @@ from fanns.design.ivfpq import (
     PqTiers,
     Stages,
 )
-from fanns.design.selectors import SELECTORS
+from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.index.ivfpq import IvfPqIndexData, factory_string
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.stages import memory_plan

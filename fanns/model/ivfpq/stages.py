@@ -27,7 +27,7 @@ from functools import cache
 import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, ChannelUse, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
-from fanns.design.selectors import SELECTORS
+from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.engines.datapath import bram18_tiles, uram_tiles
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
     ADDR_BITS,

@@ -16,7 +16,7 @@ from rich.console import Console
 from fanns.codegen.ivfpq.hls import generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.cache import cache_root
-from fanns.flow.inputs import load_inputs
+from fanns.flow.ivfpq_inputs import load_inputs
 from fanns.flow.sim_cli import rtl_report
 from fanns.images.ivfpq import image_summary
 from fanns.index.recall import recall_at
@@ -78,7 +78,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:
-    """The arguments both generators read their inputs from (`fanns.flow.inputs.load_inputs`)."""
+    """The arguments both generators read their inputs from (`fanns.flow.ivfpq_inputs.load_inputs`)."""
     p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
     p.add_argument(
         "--index",

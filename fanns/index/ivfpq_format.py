@@ -89,7 +89,7 @@ def choose_format(
     lut_shift = max(0, bits_for(lut_value) - lut_bits)
     saturated = float(np.mean((entries >> lut_shift) >= (1 << lut_bits) - 1))
     source = {
-        "method": "fanns.index.number_format.choose_format",
+        "method": "fanns.index.ivfpq_format.choose_format",
         "sample_vectors": int(sample.shape[0]),
         "max_abs": max_abs,
         "max_ivf_dist": max_ivf,

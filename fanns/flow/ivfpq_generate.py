@@ -4,9 +4,9 @@ verified accelerator project in one command.
 Why one command: explore -> DSE -> code generation -> simulation is what every user runs first,
 and each step needs the previous one's outputs in the right form. The steps are the existing
 ones, called through their APIs: the exploration is reused when an earlier one answers
-(`fanns.explore.reuse`), the DSE is `fanns.model.ivfpq.dse` exactly as `fanns dse` runs it, the faces
+(`fanns.explore.ivfpq_reuse`), the DSE is `fanns.model.ivfpq.dse` exactly as `fanns dse` runs it, the faces
 are rendered by the HLS and RTL generators (`fanns.codegen.ivfpq.project` lays them out), and `--sim`
-runs a sample of the test queries through the existing simulators (`fanns.flow.project_sim`)
+runs a sample of the test queries through the existing simulators (`fanns.flow.ivfpq_project_sim`)
 inside the staged folder, so the project appears — complete, with its simulation result in
 report/ and the README — or not at all (`fanns.outputs.staged_folder`).
 """
@@ -28,9 +28,9 @@ from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.reuse import add_explore_options, config_from_args, ensure_exploration
-from fanns.flow.inputs import index_record, load_index
-from fanns.flow.project_sim import SIMULATOR_NAMES, SIMULATORS
+from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
+from fanns.flow.ivfpq_inputs import index_record, load_index
+from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
