@@ -24,19 +24,13 @@ from fanns.progress import status
 OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
 
 
-def add_explore_options(parser: argparse.ArgumentParser) -> None:
-    """The exploration options shared by the commands that run an exploration on the way."""
-    g = parser.add_argument_group("exploration (reused when an earlier one matches)")
-    g.add_argument(
-        "--explore-dir",
-        metavar="DIR",
-        help="exploration folder to reuse or fill (default: one per dataset in its cache folder)",
-    )
-    g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
-    g.add_argument(
+def add_index_grid_options(parser: argparse.ArgumentParser, group: argparse._ArgumentGroup) -> None:
+    """The --nlist/--m/OPQ options that pick the index grid, shared by explore and the reuse-aware commands."""
+    group.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
+    group.add_argument(
         "--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)"
     )
-    mode = g.add_mutually_exclusive_group()
+    mode = group.add_mutually_exclusive_group()
     mode.add_argument(
         "--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation"
     )
@@ -47,6 +41,17 @@ def add_explore_options(parser: argparse.ArgumentParser) -> None:
         "--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)"
     )
     parser.set_defaults(opq_mode="both")
+
+
+def add_explore_options(parser: argparse.ArgumentParser) -> None:
+    """The exploration options shared by the commands that run an exploration on the way."""
+    g = parser.add_argument_group("exploration (reused when an earlier one matches)")
+    g.add_argument(
+        "--explore-dir",
+        metavar="DIR",
+        help="exploration folder to reuse or fill (default: one per dataset in its cache folder)",
+    )
+    add_index_grid_options(parser, g)
     g.add_argument("--queries", type=int, help="use only the first N queries of the dataset (default: all)")
     g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default 0)")
 

@@ -20,6 +20,7 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, run_graph_explore
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_reuse import add_index_grid_options
 from fanns.index.goals import parse_goal
 
 
@@ -108,21 +109,7 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
             "(1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)"
         ),
     )
-    g.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
-    g.add_argument(
-        "--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)"
-    )
-    mode = g.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation"
-    )
-    mode.add_argument(
-        "--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ"
-    )
-    mode.add_argument(
-        "--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)"
-    )
-    p.set_defaults(opq_mode="both")
+    add_index_grid_options(p, g)
     g.add_argument("--queries", type=int, help="use only the first N queries (default: all)")
     g.add_argument("--train-size", type=int, help="training sample size (default: 64 per cell, 10,000..65,536)")
     g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default: 0)")
