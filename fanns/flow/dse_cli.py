@@ -140,6 +140,20 @@ def parse_slo(args: argparse.Namespace):
     return Slo(percentile, parse_duration_us(text, f"--slo-p{percentile}"), args.load)
 
 
+def add_slo_options(p: argparse.ArgumentParser) -> None:
+    """The options `parse_slo` reads; shared by `fanns dse` and `fanns sweep`."""
+    p.add_argument(
+        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
+    )
+    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
+    p.add_argument(
+        "--load",
+        type=float,
+        metavar="QPS",
+        help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dse",
@@ -162,16 +176,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--top", type=int, default=5, help="how many designs to list besides the best (default 5)")
     p.add_argument("--queries", type=int, help="use only the first N sample queries of the exploration (default: all)")
-    p.add_argument(
-        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
-    )
-    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
-    p.add_argument(
-        "--load",
-        type=float,
-        metavar="QPS",
-        help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
-    )
+    add_slo_options(p)
     p.add_argument(
         "--tiers",
         action="store_true",

@@ -20,7 +20,7 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, parse_kinds
 from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
-from fanns.flow.dse_cli import parse_slo
+from fanns.flow.dse_cli import add_slo_options, parse_slo
 from fanns.index.goals import parse_goal
 from fanns.outputs import check_destination, write_folder
 from fanns.progress import status
@@ -197,16 +197,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-nprobe", type=int, default=64, help="largest nprobe of the curves beyond the goals' own (default 64)"
     )
-    p.add_argument(
-        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
-    )
-    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
-    p.add_argument(
-        "--load",
-        type=float,
-        metavar="QPS",
-        help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
-    )
+    add_slo_options(p)
     p.add_argument(
         "--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg"
     )
