@@ -61,17 +61,7 @@ class IvfPqHw:
     def from_design(cls, design: IvfPqDesign, board: Board) -> IvfPqHw:
         if design.board != board.name:
             raise FannsError(f"the design is for board {design.board!r}, not {board.name!r}")
-        ctx = stage_model.Context(
-            fmt=design.format,
-            n=design.index.n,
-            nlist=design.index.nlist,
-            nprobe=design.nprobe,
-            k=design.k,
-            opq=design.index.opq,
-            clock_mhz=design.clock_mhz,
-            memories=stage_model.memories(board, design.clock_mhz),
-            family=board.family,
-        )
+        ctx = stage_model.design_context(design, board)
         hw = cls(design, ctx, board.memory[0].port_bits)
         hw.check()
         return hw

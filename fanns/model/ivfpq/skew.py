@@ -179,17 +179,7 @@ def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign
     st = design.stages.pq_dist
     tiers = PqTiers(memory, st.channels, tuple(int(i) for i in np.nonzero(hot)[0]))
     stages = dataclasses.replace(design.stages, pq_dist=dataclasses.replace(st, tiers=tiers))
-    ctx = stage_model.Context(
-        fmt=design.format,
-        n=design.index.n,
-        nlist=design.index.nlist,
-        nprobe=design.nprobe,
-        k=design.k,
-        opq=design.index.opq,
-        clock_mhz=design.clock_mhz,
-        memories=stage_model.memories(board, design.clock_mhz),
-        family=board.family,
-    )
+    ctx = stage_model.design_context(design, board)
     out = dataclasses.replace(design, stages=stages, memory=memory_plan(ctx, stages))
     out.validate()
     return out

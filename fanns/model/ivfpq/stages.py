@@ -26,7 +26,17 @@ from functools import cache
 
 import numpy as np
 
-from fanns.design.ivfpq import BuildLutStage, ChannelUse, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
+from fanns.boards import Board
+from fanns.design.ivfpq import (
+    BuildLutStage,
+    ChannelUse,
+    IvfDistStage,
+    IvfPqDesign,
+    OpqStage,
+    PqDistStage,
+    SelectStage,
+    Stages,
+)
 from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.engines.datapath import bram18_tiles, uram_tiles
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
@@ -114,6 +124,21 @@ class Context:
     @property
     def m(self) -> int:
         return self.fmt.m
+
+
+def design_context(design: IvfPqDesign, board: Board) -> Context:
+    """The context a written design was chosen in, rebuilt from the design and its board."""
+    return Context(
+        fmt=design.format,
+        n=design.index.n,
+        nlist=design.index.nlist,
+        nprobe=design.nprobe,
+        k=design.k,
+        opq=design.index.opq,
+        clock_mhz=design.clock_mhz,
+        memories=memories(board, design.clock_mhz),
+        family=board.family,
+    )
 
 
 @dataclass(frozen=True)
