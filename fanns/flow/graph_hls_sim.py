@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.graph.rtl import read_project
+from fanns.codegen.graph.rtl import GraphProjectData, read_project
 from fanns.design.graph import Runtime
 from fanns.errors import FannsError
 from fanns.images.graph import split_keys, unpack
@@ -28,15 +28,32 @@ SHOWN = 10
 """Differing queries listed one by one (the rest are counted)."""
 
 
+def read_test_queries(project: Path, queries: int | None, first: int) -> tuple[GraphProjectData, int]:
+    """The project and how many of its test queries from `first` to run (all the rest by default);
+    shared by the C and RTL simulations so both check --queries/--first alike."""
+    data = read_project(project)
+    total = len(data.queries_fx)
+    nq = total - first if queries is None else queries
+    if nq < 1 or first < 0 or first + nq > total:
+        raise FannsError(f"--queries {nq} from --first {first}: the project has {total} test queries")
+    return data, nq
+
+
+def print_differing(console, first: int, nq: int, bad: np.ndarray) -> None:
+    """The summary line of the queries that differ from the DST reference, the same for every backend."""
+    console.print(
+        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
+        "(keys and hops/visited/checks/groups)",
+        highlight=False,
+    )
+
+
 def graph_csim_report(
     project: Path, build_dir: Path, queries: int | None, first: int, runtime: tuple[int, int, int, int] | None, console
 ) -> int:
 
-    data = read_project(project)
-    design, total = data.design, len(data.queries_fx)
-    nq = total - first if queries is None else queries
-    if nq < 1 or first < 0 or first + nq > total:
-        raise FannsError(f"--queries {nq} from --first {first}: the project has {total} test queries")
+    data, nq = read_test_queries(project, queries, first)
+    design = data.design
     rt = design.runtime if runtime is None else Runtime(*runtime)
     q = data.queries_fx[first : first + nq]
     ref = reference(design, unpack(data.images, design), q, rt)
@@ -68,11 +85,7 @@ def graph_csim_report(
     for i in np.flatnonzero(bad)[:SHOWN]:
         what = ["keys"] * bool((keys[i] != ref.keys[i]).any()) + [s for s in STATS if stats[s][i] != ref.stats[s][i]]
         console.print(f"  query {first + i} differs from the DST reference: {', '.join(what)}", highlight=False)
-    console.print(
-        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
-        "(keys and hops/visited/checks/groups)",
-        highlight=False,
-    )
+    print_differing(console, first, nq, bad)
     if data.groundtruth is not None and rt.k == design.runtime.k:
         ids, _ = split_keys(keys, rt.k)
         console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.graph.rtl import is_across, read_project
+from fanns.codegen.graph.rtl import is_across
 from fanns.design.graph import Runtime
 from fanns.errors import FannsError
+from fanns.flow.graph_hls_sim import print_differing, read_test_queries
 from fanns.images.graph import split_keys, unpack
 from fanns.index.recall import recall_at_k
 from fanns.model.graph.across import across_batch_cycles
@@ -46,11 +47,8 @@ def graph_rtl_report(
 ) -> int:
     """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build)."""
 
-    data = read_project(project)
-    design, total = data.design, len(data.queries_fx)
-    nq = total - first if queries is None else queries
-    if nq < 1 or first < 0 or first + nq > total:
-        raise FannsError(f"--queries {nq} from --first {first}: the project has {total} test queries")
+    data, nq = read_test_queries(project, queries, first)
+    design = data.design
     if not 0.0 <= pause < 1.0:
         raise FannsError(f"--pause {pause} must be a probability in [0, 1)")
     rt = design.runtime if runtime is None else Runtime(*runtime)
@@ -102,11 +100,7 @@ def graph_rtl_report(
         f"mg {rt.mg}, mc {rt.mc}: build {built:.0f} s, simulation {ran:.0f} s ({run.sim_cycles:,} cycles)",
         highlight=False,
     )
-    console.print(
-        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
-        "(keys and hops/visited/checks/groups)",
-        highlight=False,
-    )
+    print_differing(console, first, nq, bad)
     if data.groundtruth is not None and rt.k == design.runtime.k:
         ids, _ = split_keys(run.keys, rt.k)
         console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
@@ -163,11 +157,7 @@ def _across_report(
         f"mg {rt.mg}, mc {rt.mc}: build {built:.0f} s, simulation {ran:.0f} s ({run.sim_cycles:,} cycles)",
         highlight=False,
     )
-    console.print(
-        f"queries {first}..{first + nq - 1}: {int(bad.sum())} differ from the DST reference "
-        "(keys and hops/visited/checks/groups)",
-        highlight=False,
-    )
+    print_differing(console, first, nq, bad)
     console.print(
         f"batch: measured {run.sim_cycles:,} cycles, model {model.batch:,} ({100 * batch_err:+.2f}%); "
         f"latency per query: model error max {100 * np.abs(err).max():.2f}%",
