@@ -137,17 +137,7 @@ def render(
         "hls": {
             "kernel": KERNEL,
             "scalars": list(SCALARS),
-            "args": [
-                {
-                    "name": a.name,
-                    "bundle": a.bundle,
-                    "memory": a.memory,
-                    "channel": a.channel,
-                    "bank": a.vitis_bank,
-                    "image": a.image,
-                }
-                for a in values["args"]
-            ],
+            "args": [a.record() for a in values["args"]],
         },
     }
     add_record(files, record)

@@ -142,17 +142,7 @@ def _project_record(
     """What a host driver needs to use the project: formats, I/O layout, arguments and test set."""
     return project_record(design, data, test, images, "generate-hls") | {
         "kernel": KERNEL,
-        "args": [
-            {
-                "name": a.name,
-                "bundle": a.bundle,
-                "memory": a.memory,
-                "channel": a.channel,
-                "bank": a.vitis_bank,
-                "image": a.image,
-            }
-            for a in ctx.args
-        ],
+        "args": [a.record() for a in ctx.args],
     }
 
 

@@ -61,6 +61,17 @@ class KernelArg:
     def vitis_bank(self) -> str:
         return f"{VITIS_MEMORY[self.memory]}[{self.channel}]"
 
+    def record(self) -> dict:
+        """The argument's entry in project.json, the same for IVF-PQ and graph kernels so one host driver binds both."""
+        return {
+            "name": self.name,
+            "bundle": self.bundle,
+            "memory": self.memory,
+            "channel": self.channel,
+            "bank": self.vitis_bank,
+            "image": self.image,
+        }
+
 
 @dataclass
 class Context:
