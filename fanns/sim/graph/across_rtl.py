@@ -31,7 +31,7 @@ from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
-from fanns.sim.graph.rtl import ALIGN, zero_init_loops
+from fanns.sim.graph.rtl import align, drive_memory, memory_ports, zero_init_loops
 from fanns.tools.verilator import RtlSim
 
 
@@ -47,12 +47,7 @@ class FalconAcrossBench(wiring.Component):
             {
                 "s_axil": In(axil_signature(across_addr_bits(design.pipelines))),
                 "interrupt": Out(design.pipelines),
-                "bd_addr": In(range(self.depth)),
-                "bd_wdata": In(bits),
-                "bd_we": In(1),
-                "bd_rdata": Out(bits),
-                "latency": In(16),
-                "stall": In(8),
+                **memory_ports(self.depth, bits),
                 "shared": In(1),
             }
         )
@@ -73,12 +68,7 @@ class FalconAcrossBench(wiring.Component):
             connect_slave(m, getattr(acc, f"m_axi_p{p}_io"), getattr(mem, f"p{p}_io_w"))
         m.d.comb += [
             self.interrupt.eq(acc.interrupt),
-            mem.bd_addr.eq(self.bd_addr),
-            mem.bd_wdata.eq(self.bd_wdata),
-            mem.bd_we.eq(self.bd_we),
-            self.bd_rdata.eq(mem.bd_rdata),
-            mem.latency.eq(self.latency),
-            mem.stall.eq(self.stall),
+            *drive_memory(self, mem),
             mem.shared.eq(self.shared),
         ]
         return m
@@ -95,10 +85,6 @@ class AcrossRun:
     timed_out: bool = False
 
 
-def _align(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
-
-
 def bank_words(images: GraphImages, nq: int) -> int:
     """Words of one memory bank for `nq` queries (a power of two): the largest channel's images,
     plus the I/O buffers in the bank that holds them."""
@@ -106,8 +92,8 @@ def bank_words(images: GraphImages, nq: int) -> int:
     per = {}
     for img in images.images:
         c = int(img.name.split("_")[1])
-        per[c] = per.get(c, 0) + _align(img.nbytes)
-    total = max(per.values()) + _align(nq * io.query_row_bytes) + _align(nq * io.result_row_bytes)
+        per[c] = per.get(c, 0) + align(img.nbytes)
+    total = max(per.values()) + align(nq * io.query_row_bytes) + align(nq * io.result_row_bytes)
     words = -(-total // 64)
     return 1 << max(10, (words - 1).bit_length())
 
@@ -163,8 +149,8 @@ class FalconAcrossRtl:
         io_bank = design.memory.channels.index(design.memory.io_channel)
         used = [0] * design.channels
         q_addr = io_bank * bank_bytes
-        r_addr = q_addr + _align(nq * io.query_row_bytes)
-        used[io_bank] = r_addr + _align(nq * io.result_row_bytes) - q_addr
+        r_addr = q_addr + align(nq * io.query_row_bytes)
+        used[io_bank] = r_addr + align(nq * io.result_row_bytes) - q_addr
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
@@ -185,7 +171,7 @@ class FalconAcrossRtl:
                 )
             shared_regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
             mem[addr : addr + img.nbytes] = img.data
-            used[int(c)] += _align(img.nbytes)
+            used[int(c)] += align(img.nbytes)
         regs = [
             shared_regs
             | {

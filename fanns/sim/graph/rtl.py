@@ -38,6 +38,31 @@ from fanns.tools.verilator import RtlSim
 ALIGN = 4096
 
 
+def memory_ports(depth: int, port_bits: int) -> dict:
+    """The bench's ports into its `SimMemory` (back door for the testbench, latency and stalls),
+    shared by the single-QPP and across-query benches so one testbench drives both."""
+    return {
+        "bd_addr": In(range(depth)),
+        "bd_wdata": In(port_bits),
+        "bd_we": In(1),
+        "bd_rdata": Out(port_bits),
+        "latency": In(16),
+        "stall": In(8),
+    }
+
+
+def drive_memory(bench: wiring.Component, mem: SimMemory) -> list:
+    """The statements connecting the `memory_ports` of `bench` to `mem`."""
+    return [
+        mem.bd_addr.eq(bench.bd_addr),
+        mem.bd_wdata.eq(bench.bd_wdata),
+        mem.bd_we.eq(bench.bd_we),
+        bench.bd_rdata.eq(mem.bd_rdata),
+        mem.latency.eq(bench.latency),
+        mem.stall.eq(bench.stall),
+    ]
+
+
 class FalconBench(wiring.Component):
     """The QPP of `hw` with every AXI port on one simulated memory of `depth` words."""
 
@@ -47,12 +72,7 @@ class FalconBench(wiring.Component):
             {
                 "s_axil": In(axil_signature(CSR_ADDR_BITS)),
                 "interrupt": Out(1),
-                "bd_addr": In(range(depth)),
-                "bd_wdata": In(hw.port_bits),
-                "bd_we": In(1),
-                "bd_rdata": Out(hw.port_bits),
-                "latency": In(16),
-                "stall": In(8),
+                **memory_ports(depth, hw.port_bits),
             }
         )
 
@@ -71,12 +91,7 @@ class FalconBench(wiring.Component):
             connect_slave(m, getattr(qpp, f"m_axi_vec{u}"), getattr(mem, f"vec{u}"))
         m.d.comb += [
             self.interrupt.eq(qpp.interrupt),
-            mem.bd_addr.eq(self.bd_addr),
-            mem.bd_wdata.eq(self.bd_wdata),
-            mem.bd_we.eq(self.bd_we),
-            self.bd_rdata.eq(mem.bd_rdata),
-            mem.latency.eq(self.latency),
-            mem.stall.eq(self.stall),
+            *drive_memory(self, mem),
         ]
         return m
 
@@ -98,7 +113,8 @@ def zero_init_loops(verilog: str) -> str:
     return _ZERO_INIT.sub(loop, verilog)
 
 
-def _align(n: int) -> int:
+def align(n: int) -> int:
+    """`n` bytes rounded up to the 4 KiB the benches place every buffer and image on."""
     return -(-n // ALIGN) * ALIGN
 
 
@@ -116,9 +132,9 @@ def memory_words(images: GraphImages, nq: int) -> int:
     """Words of the flat simulated memory for `nq` queries (a power of two)."""
     io = images.io
     total = (
-        _align(nq * io.query_row_bytes)
-        + _align(nq * io.result_row_bytes)
-        + sum(_align(img.nbytes) for img in images.images)
+        align(nq * io.query_row_bytes)
+        + align(nq * io.result_row_bytes)
+        + sum(align(img.nbytes) for img in images.images)
     )
     words = -(-total // 64)
     return 1 << max(10, (words - 1).bit_length())
@@ -149,10 +165,10 @@ class FalconRtl:
         io = images.io
         nq = len(queries_fx)
         q_addr = 0
-        r_addr = _align(nq * io.query_row_bytes)
-        addr = r_addr + _align(nq * io.result_row_bytes)
+        r_addr = align(nq * io.query_row_bytes)
+        addr = r_addr + align(nq * io.result_row_bytes)
         mem = bytearray(self.depth * 64)
-        if addr + sum(_align(img.nbytes) for img in images.images) > len(mem):
+        if addr + sum(align(img.nbytes) for img in images.images) > len(mem):
             raise FannsError(
                 f"the bench memory of {self.depth} words is too small for {nq} queries and the graph",
                 hint="build FalconRtl with memory_words(images, nq) words",
@@ -175,7 +191,7 @@ class FalconRtl:
             kind, c = img.name.split("_")
             regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
             mem[addr : addr + img.nbytes] = img.data
-            addr += _align(img.nbytes)
+            addr += align(img.nbytes)
         build = self.sim.build_dir
         image_path, out_path = build / "image.npy", build / "results.npy"
         used = -(-addr // 64)
