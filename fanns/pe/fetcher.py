@@ -1,20 +1,23 @@
 """List fetcher of the IVF-PQ accelerator: per-channel list tables, read commands and descriptors.
 
 The layout is the packer's (`fanns.images.ivfpq.PqLayout`): a PQ channel image starts with a
-list table of (start_beat, beats, share_items, count) per list, which every channel's reader
-loads on chip at the first run (`table_fill<c>`). For every probed cell (in probe order) the
-fetcher looks the list up in each channel's table and sends each PQ-code channel c one read
-command — the list's `beats` beats from `start_beat` — and a descriptor {share_items, last} for
-the channel's feeder (`fanns.pe.channel_feeder`). A tiered design also has, per channel, the
-fast tier's list table (`hot_table_fill<c>`, commands `hot_cmd<c>` relative to `hot_base<c>`)
-and one list->tier table (`tier_fill`, one word per list, bit 0 = fast tier): a cell's command
-goes to the reader of its tier only, and its descriptor tells the feeder which reader's beats to
-take. No HLS header: the HLS kernel's fetch loop reads the table from memory.
+list table of (start_beat, beats, share_items, count) per list. A channel's table depends only on
+how many PEs the channel feeds (every PE's share of a list has the same items and beats), so
+channels with equal PE counts hold equal tables and share one on chip: `table_of[c]` names
+channel c's table, loaded at the first run from the first channel that uses it
+(`table_fill<t>`). For every probed cell (in probe order) the fetcher looks the list up in each
+table and sends each PQ-code channel c one read command — the list's `beats` beats from
+`start_beat`, relative to the channel's base — and a descriptor {share_items, last} for the
+channel's feeder (`fanns.pe.channel_feeder`). A tiered design also has the fast tier's tables
+(`hot_table_fill<t>`, commands `hot_cmd<c>` relative to `hot_base<c>`) and one list->tier table
+(`tier_fill`, one word per list, bit 0 = fast tier): a cell's command goes to the reader of its
+tier only, and its descriptor tells the feeder which reader's beats to take. No HLS header: the
+HLS kernel's fetch loop reads the table from memory.
 
 Timing: one cell per cycle when every output takes its item (L = 2: the table read is
 registered, II = 1 cell). Resources: a table of three 32-bit fields per list and reader (LUT
 RAM or block RAM by nlist, as `fanns.pe.stream_fifo.memory_mapping` maps it; a LUT RAM's read
-register), an address adder and the control of each reader.
+register) per distinct table, an address adder and the control of each reader.
 """
 
 from __future__ import annotations
@@ -43,6 +46,12 @@ TABLE_BITS = 3 * FIELD_BITS
 """Bits of a record the fetcher keeps on chip (count is the host's)."""
 
 
+def shared_tables(pes_per_channel: list[int]) -> tuple[int, ...]:
+    """`Fetcher.table_of` for channels feeding these PE counts: one table per distinct count."""
+    counts = sorted(set(pes_per_channel), key=pes_per_channel.index)
+    return tuple(counts.index(n) for n in pes_per_channel)
+
+
 def cell_layout() -> data.StructLayout:
     """A probed cell: its list id and whether it is the query's last probe."""
     return data.StructLayout({"cell": ID_BITS, "last": 1})
@@ -56,10 +65,12 @@ def desc_layout() -> data.StructLayout:
 
 @dataclass(frozen=True)
 class Fetcher(PE):
-    """List tables of `nlist` lists for `channels` PQ-code readers (two per channel if `tiered`)."""
+    """List tables of `nlist` lists for `channels` PQ-code readers (two per channel if `tiered`);
+    `table_of` gives each channel's table (empty: all channels share one)."""
 
     nlist: int = 64
     channels: int = 1
+    table_of: tuple[int, ...] = ()
     beat_bytes: int = 64
     tiered: bool = False
     addr_bits: int = 64
@@ -77,6 +88,8 @@ class Fetcher(PE):
         {"nlist": 1024, "channels": 2},
         {"nlist": 64, "channels": 2, "tiered": True},
         {"nlist": 16, "channels": 4},
+        {"nlist": 64, "channels": 3, "table_of": (0, 1, 0)},
+        {"nlist": 1024, "channels": 4, "table_of": (0, 0, 1, 2)},
     )
 
     def validate(self) -> None:
@@ -84,10 +97,30 @@ class Fetcher(PE):
         self.require(self.channels >= 1, f"channels={self.channels} must be positive")
         self.require(self.beat_bytes >= 1 and self.beat_bytes & (self.beat_bytes - 1) == 0, "beat_bytes: a power of 2")
         self.require(self.record_bits >= TABLE_BITS, f"record_bits={self.record_bits} below {TABLE_BITS}")
+        if self.table_of:
+            object.__setattr__(self, "table_of", tuple(self.table_of))  # a list from a JSON table
+            self.require(len(self.table_of) == self.channels, f"table_of has {len(self.table_of)} entries")
+            firsts = sorted(set(self.table_of), key=self.table_of.index)
+            self.require(
+                firsts == list(range(len(firsts))), f"table_of={self.table_of}: number tables 0, 1, .. in order"
+            )
 
     @property
     def readers(self) -> int:
         return self.channels * (2 if self.tiered else 1)
+
+    @property
+    def tables(self) -> int:
+        """Distinct list tables per tier."""
+        return max(self.table_of, default=0) + 1
+
+    def table(self, c: int) -> int:
+        """The list table of channel `c`."""
+        return self.table_of[c] if self.table_of else 0
+
+    def loader(self, t: int) -> int:
+        """The channel whose image fills table `t` at load."""
+        return next(c for c in range(self.channels) if self.table(c) == t)
 
     def latency(self) -> int:
         return 2
@@ -96,7 +129,7 @@ class Fetcher(PE):
         return 1
 
     def resource_features(self) -> dict[str, float]:
-        tables = [(TABLE_BITS, self.readers)] + ([(1, 1)] if self.tiered else [])
+        tables = [(TABLE_BITS, self.tables * (2 if self.tiered else 1))] + ([(1, 1)] if self.tiered else [])
         lutram = bram = read_bits = 0.0
         for width, count in tables:
             deep = self.nlist > LUTRAM_MAX_WORDS
@@ -120,9 +153,11 @@ class FetcherComponent(wiring.Component):
         ports = {"cells": In(stream.Signature(cell_layout()))}
         if pe.tiered:
             ports["tier_fill"] = In(stream.Signature(unsigned(pe.tier_word_bits)))
+        for pre in ("", "hot_") if pe.tiered else ("",):
+            for t in range(pe.tables):
+                ports[f"{pre}table_fill{t}"] = In(stream.Signature(unsigned(pe.record_bits)))
         for c in range(pe.channels):
             for pre in ("", "hot_") if pe.tiered else ("",):
-                ports[f"{pre}table_fill{c}"] = In(stream.Signature(unsigned(pe.record_bits)))
                 ports[f"{pre}cmd{c}"] = Out(stream.Signature(command_layout(pe.addr_bits, pe.len_bits)))
                 ports[f"{pre}base{c}"] = In(pe.addr_bits)
             ports[f"desc{c}"] = Out(stream.Signature(desc_layout()))
@@ -178,9 +213,14 @@ class FetcherComponent(wiring.Component):
         shift = exact_log2(pe.beat_bytes)
         for i, o in enumerate(outs):
             m.d.comb += o.valid.eq(due[i])
+        rows = {
+            (pre, t): self._table(m, f"{pre}list_table{t}", getattr(self, f"{pre}table_fill{t}"), TABLE_BITS, issue)
+            for pre in (("", "hot_") if pe.tiered else ("",))
+            for t in range(pe.tables)
+        }
         for c in range(pe.channels):
             for pre in ("", "hot_") if pe.tiered else ("",):
-                row = self._table(m, f"{pre}list_table{c}", getattr(self, f"{pre}table_fill{c}"), TABLE_BITS, issue)
+                row = rows[pre, pe.table(c)]
                 start, beats, share = row[:fb], row[fb : 2 * fb], row[2 * fb : 3 * fb]  # share: the same in both tables
                 cmd = getattr(self, f"{pre}cmd{c}")
                 m.d.comb += [

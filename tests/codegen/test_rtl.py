@@ -34,7 +34,7 @@ SIM_QUERIES = 12
 # name: (data: "random" or sift with/without OPQ, nprobe (None: the explorer's for GOAL), K,
 #        ivf (PEs, lanes, storage), lut (PEs, lanes, centroids), pq (PEs, channels), sel_cells, sel_k, queries)
 DESIGNS = {
-    "random-k100": ("random", 3, 100, (3, 16, "bram"), (2, 16, "bram"), (5, 2), "hpq", "hpq", SIM_QUERIES),
+    "random-k100": ("random", 3, 100, (3, 16, "bram"), (2, 16, "bram"), (5, 3), "hpq", "hpq", SIM_QUERIES),
     "sift-opq-goal": ("sift-opq", None, 10, (2, 32, "bram"), (4, 64, "bram"), (3, 1), "hpq", "hpq", None),
     "sift-k1-hsmpqg": ("sift", 4, 1, (5, 32, "uram"), (2, 32, "uram"), (4, 2), "hsmpqg", "hsmpqg", SIM_QUERIES),
     "sift-k10-ahpq": ("sift", 4, 10, (3, 32, "bram"), (4, 32, "bram"), (6, 3), "hpq", "ahpq", SIM_QUERIES),

@@ -281,6 +281,11 @@ class IvfPqHw:
             "tiers": "tiers_addr",
         }[name]
 
+    def _table_note(self, port: str, c: int) -> str:
+        """Whether channel `c`'s list table is read at load or shared with an equal channel's."""
+        loader = self.fetcher_pe.loader(self.fetcher_pe.table(c))
+        return "its list table is read at load" if loader == c else f"its list table equals {port}{loader}'s"
+
     def table_bytes(self) -> int:
         """Bytes of a PQ channel's list table (read from the head of its image at load)."""
         return self.nlist * TABLE_RECORD_BITS // 8
@@ -331,7 +336,7 @@ class IvfPqHw:
                 64,
                 "RW",
                 0,
-                f"image `pq_codes_{c}` (PQDist PEs {self.channel_pes(c)}); its list table is read at load",
+                f"image `pq_codes_{c}` (PQDist PEs {self.channel_pes(c)}); {self._table_note('pq', c)}",
             )
             for c in range(self.channels)
         ]
@@ -343,7 +348,7 @@ class IvfPqHw:
                     64,
                     "RW",
                     0,
-                    f"image `pq_hot_{c}` (fast tier, PQDist PEs {self.channel_pes(c)}); its list table is read at load",
+                    f"image `pq_hot_{c}` (fast tier, PQDist PEs {self.channel_pes(c)}); {self._table_note('hot', c)}",
                 )
                 for c in range(self.channels)
             ]

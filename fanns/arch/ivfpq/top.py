@@ -117,9 +117,9 @@ class IvfPqAccelerator(wiring.Component):
     # -- PQ-code channels: list tables at load, then list reads into the feeders ----------------
     def _channels(self, m: Module, fetch, scan, loading):
         """Per channel: reader(s), command/descriptor FIFOs, feeder; while `loading`, the
-        controller's table command goes to each reader and its beats to that reader's list table.
-        Returns, per reader, (table command, error, base-address register, the Fetcher's base
-        input) and the table-word strobes."""
+        controller's table command goes to each table's loader and its beats to that list table.
+        Returns, per reader, (table command or None, error, base-address register, the Fetcher's
+        base input) and the table-word strobes."""
         hw = self.hw
         pe = 0
         table_cmds, table_words = [], []
@@ -136,37 +136,50 @@ class IvfPqAccelerator(wiring.Component):
             for pre, port, beats in readers:
                 tcmd, err, strobe = self._reader(m, c, pre, port, fetch, beats, loading)
                 table_cmds.append((tcmd, err, f"{port}_addr", getattr(fetch, f"{pre}base{c}")))
-                table_words.append(strobe)
+                if strobe is not None:
+                    table_words.append(strobe)
             for i in range(feeder.pes):
                 link(m, getattr(feeder, f"items{i}"), getattr(scan, f"items{pe}"))
                 pe += 1
         return table_cmds, table_words
 
     def _reader(self, m: Module, c: int, pre: str, port: str, fetch, beats, loading):
-        """One PQ-code reader on `m_axi_<port>`: the list table at load, then the Fetcher's commands."""
+        """One PQ-code reader on `m_axi_<port>`: at load, the list table its channel shares with the
+        channels of equal PE count if it is that table's loader (`Fetcher.loader`), then the
+        Fetcher's commands. Returns (table command or None, error, table-word strobe or None)."""
         hw = self.hw
         rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
         m.submodules[f"{port}_reader"] = rd
         wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
         cmd = getattr(fetch, f"{pre}cmd{c}")
         m.submodules[f"{port}_cmd_fifo"] = cf = StreamFifoComponent(cmd.payload.shape(), hw.design.fifo_depth)
-        m.submodules[f"{port}_table_split"] = ts = BeatSplitterComponent(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
         link(m, cmd, cf.i)
+        m.d.comb += [
+            cf.o.ready.eq(~loading & rd.cmd.ready),
+            beats.valid.eq(~loading & rd.o.valid),
+            beats.payload.eq(rd.o.payload),
+        ]
+        table = fetch.pe.table(c)
+        if fetch.pe.loader(table) != c:
+            m.d.comb += [
+                rd.cmd.valid.eq(~loading & cf.o.valid),
+                rd.cmd.payload.eq(cf.o.payload),
+                rd.o.ready.eq(~loading & beats.ready),
+            ]
+            return None, rd.error, None
+        m.submodules[f"{port}_table_split"] = ts = BeatSplitterComponent(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
         tcmd = rd.cmd.signature.create()
         m.d.comb += [
             rd.cmd.valid.eq(Mux(loading, tcmd.valid, cf.o.valid)),
             rd.cmd.payload.eq(Mux(loading, tcmd.payload, cf.o.payload)),
             tcmd.ready.eq(loading & rd.cmd.ready),
-            cf.o.ready.eq(~loading & rd.cmd.ready),
-            beats.valid.eq(~loading & rd.o.valid),
-            beats.payload.eq(rd.o.payload),
             ts.i.valid.eq(loading & rd.o.valid),
             ts.i.payload.data.eq(rd.o.payload.data),
             ts.i.payload.keep.eq(rd.o.payload.keep),
             ts.i.payload.last.eq(rd.o.payload.last),
             rd.o.ready.eq(Mux(loading, ts.i.ready, beats.ready)),
         ]
-        fill = getattr(fetch, f"{pre}table_fill{c}")
+        fill = getattr(fetch, f"{pre}table_fill{table}")
         m.d.comb += [fill.valid.eq(ts.o.valid), fill.payload.eq(ts.o.payload.data), ts.o.ready.eq(fill.ready)]
         return tcmd, rd.error, fill.valid & fill.ready
 
@@ -228,7 +241,8 @@ class IvfPqAccelerator(wiring.Component):
         hw = self.hw
         sections = hw.sections()
         load_total = (
-            sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections) + len(table_cmds) * hw.nlist
+            sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections)
+            + sum(tcmd is not None for tcmd, _, _, _ in table_cmds) * hw.nlist
         )
         io_align, pq_align = hw.io_beat_bytes - 1, hw.pq_beat_bytes - 1
 
@@ -317,6 +331,8 @@ class IvfPqAccelerator(wiring.Component):
                 with m.If(rd.cmd.valid & rd.cmd.ready):
                     m.d.sync += sec.eq(sec + 1)
                 for c, (tcmd, _, _, _) in enumerate(table_cmds):
+                    if tcmd is None:
+                        continue
                     m.d.comb += [
                         tcmd.valid.eq(~tables_sent[c]),
                         tcmd.payload.addr.eq(bases[c]),

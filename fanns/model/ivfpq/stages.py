@@ -64,7 +64,7 @@ from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.channel_feeder import ChannelFeeder
-from fanns.pe.fetcher import Fetcher, desc_layout
+from fanns.pe.fetcher import Fetcher, desc_layout, shared_tables
 from fanns.pe.glue_streams import BeatSplitter, Broadcast
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
@@ -243,6 +243,7 @@ def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
     return Fetcher(
         nlist=ctx.nlist,
         channels=st.channels,
+        table_of=shared_tables(st.pes_per_channel()),
         beat_bytes=st.port_bits // 8,
         tiered=st.tiers is not None,
         addr_bits=ADDR_BITS,
@@ -349,15 +350,16 @@ def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
 
 
 def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
-    """The list fetcher, and per PQ-code reader its command FIFO and list-table beat splitter, per
-    channel its descriptor FIFO and feeder (`fanns.arch.ivfpq.top._channels`)."""
+    """The list fetcher, per PQ-code reader its command FIFO, per shared list table its loader's
+    beat splitter, per channel its descriptor FIFO and feeder (`fanns.arch.ivfpq.top._channels`)."""
     fetcher = fetcher_pe(ctx, st)
     per_channel = st.pes_per_channel()
+    tiers = 2 if st.tiers is not None else 1
     return [
         pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
         fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
         fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
-        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.readers),
+        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.tables * tiers),
     ] + [
         pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, st, n), per_channel.count(n))
         for n in sorted(set(per_channel), reverse=True)
