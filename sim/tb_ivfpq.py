@@ -13,17 +13,27 @@ Parameters (FANNS_TB_PARAMS): `regmap` (regmap.json), `images` (folder with mani
 cycle; a tiered project's `pq_hot_<c>` images sit behind `m_axi_hot<c>`), `pause` (probability of a
 random ready/valid pause per cycle on every RAM channel), `runs`: [{nq, first, nprobe, k,
 expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (file to write the
-result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused).
+result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused),
+`limits` ({stall, cycles, seconds}: the watchdog below), `frozen` (memory ports that never answer:
+a fault to prove the watchdog).
 Report: per run the mismatching queries and keys, the cycle registers and the status word.
+
+Watchdog: while a run is busy the bench polls the accelerator's `progress` register (cycles in
+which a stage-boundary stream or memory port moved a word). When it stays still for `stall`
+cycles, or the run passes `cycles` simulated cycles or `seconds` of wall time, the bench stops and
+reports `stuck`: the streams holding words and the streams waiting (the `streams` register) and
+every memory port's requests in flight, so a hang is located at once instead of after hours.
 """
 
 import logging
+import time
 
 import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
 
+from fanns.arch.ivfpq.hw import WATCHED_STREAMS
 from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
@@ -57,15 +67,43 @@ class Csr:
         return out
 
 
-async def run_once(dut, csr: Csr, timeout_cycles: int) -> int:
-    """Clear ap_done, pulse ap_start, poll ap_done; return the cycles spent (simulation clock)."""
+class Stuck(Exception):
+    """The watchdog stopped a run; the message says where the design stands."""
+
+
+async def stuck_report(csr: Csr, rams: dict, why: str) -> str:
+    state = await csr.read("streams")
+    held = [name for i, name in enumerate(WATCHED_STREAMS) if state >> (2 * i) & 1]
+    waiting = [name for i, name in enumerate(WATCHED_STREAMS) if state >> (2 * i + 1) & 1]
+    ports = "; ".join(f"{name}: {ram.outstanding()}" for name, ram in rams.items())
+    return (
+        f"{why}; streams holding a word: {', '.join(held) or 'none'}; streams waiting for a word: "
+        f"{', '.join(waiting) or 'none'}; memory ports: {ports}"
+    )
+
+
+async def run_once(dut, csr: Csr, limits: dict, rams: dict) -> int:
+    """Clear ap_done, pulse ap_start, poll ap_done under the watchdog; return the cycles spent."""
     await csr.master.write_dword(0, 0b10)
     cycles = Cycles(dut)
-    t0 = cycles.now
+    t0, wall0 = cycles.now, time.monotonic()
     await csr.master.write_dword(0, 0b01)
+    progress, moved = -1, t0
     while not (await csr.master.read_dword(0)) & 0b10:
-        if cycles.now - t0 > timeout_cycles:
-            raise TimeoutError(f"no ap_done after {timeout_cycles} cycles")
+        now = cycles.now
+        seen = await csr.read("progress")
+        if seen != progress:
+            progress, moved = seen, now
+        elif now - moved > limits["stall"]:
+            raise Stuck(
+                await stuck_report(csr, rams, f"no progress for {now - moved:,} cycles (run at cycle {now - t0:,})")
+            )
+        if now - t0 > limits["cycles"]:
+            raise Stuck(await stuck_report(csr, rams, f"no ap_done after {limits['cycles']:,} cycles"))
+        if time.monotonic() - wall0 > limits["seconds"]:
+            raise Stuck(
+                await stuck_report(csr, rams, f"no ap_done after {limits['seconds']:,.0f} s ({now - t0:,} cycles)")
+            )
         await ClockCycles(dut.clk, POLL_CYCLES)
     return cycles.now - t0
 
@@ -97,7 +135,7 @@ async def search_runs(dut, p: dict) -> None:
     for img in images.by_use("rom"):
         io.write(layout[img.name], img.data)
     io.write(layout["queries"], queries)
-    rams = []
+    rams = {"m_axi_io": io}
     tiers = [("pq", "pq_codes", p.get("pq_memory"))]
     if images.by_use("pq_hot"):
         tiers.append(("hot", "pq_hot", p.get("hot_memory")))
@@ -115,9 +153,9 @@ async def search_runs(dut, p: dict) -> None:
                 read_rate=rate,
             )
             ram.write(PAGE, img.data)
-            rams.append(ram)
-    for k, ram in enumerate([io, *rams]):
-        ram.pause(p.get("pause", 0.0), 100 + k)
+            rams[f"m_axi_{port}{c}"] = ram
+    for k, (name, ram) in enumerate(rams.items()):
+        ram.pause(1.0 if name in p.get("frozen", ()) else p.get("pause", 0.0), 100 + k)
 
     master = AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst)
     for iface in (master.write_if, master.read_if):
@@ -139,7 +177,7 @@ async def search_runs(dut, p: dict) -> None:
     if p.get("bad_params"):
         await csr.write("nq", 1)
         await csr.write("nprobe", 0)
-        await run_once(dut, csr, 10_000)
+        await run_once(dut, csr, {"stall": 10_000, "cycles": 10_000, "seconds": 600.0}, rams)
         bad_status = await csr.read("status")
         report(bad_params_status=bad_status)
         assert bad_status & 0b10, "nprobe = 0 was not refused"
@@ -153,7 +191,11 @@ async def search_runs(dut, p: dict) -> None:
         await csr.write("k", k)
         await csr.write("query_addr", layout["queries"] + run["first"] * p["query_stride"])
         await csr.write("result_addr", layout[f"results{i}"])
-        sim_cycles = await run_once(dut, csr, p.get("timeout", 20_000_000))
+        try:
+            sim_cycles = await run_once(dut, csr, p["limits"], rams)
+        except Stuck as stuck:
+            report(runs=results, stuck=f"run {i + 1} of {len(p['runs'])}: {stuck}")
+            return
         raw = np.frombuffer(io.read(layout[f"results{i}"], nq * stride), dtype=np.uint8).reshape(nq, stride)
         got = np.ascontiguousarray(raw[:, : 8 * k]).view("<u8").reshape(nq, k)
         got.tofile(run["keys"])

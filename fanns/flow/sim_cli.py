@@ -29,7 +29,9 @@ from fanns.flow.graph_sim import graph_rtl_report
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
-from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.sim.ivfpq.rtl import NO_LIMITS, Limits, RtlProjectSim, Run, measured_interval, test_queries_fx
+
+TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
@@ -40,7 +42,14 @@ def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
 
 
 def rtl_report(
-    project: Path, build_dir: Path, queries: int | None, first: int, latency: int, pause: float, console
+    project: Path,
+    build_dir: Path,
+    queries: int | None,
+    first: int,
+    latency: int,
+    pause: float,
+    console,
+    limits: Limits = NO_LIMITS,
 ) -> int:
 
     sim = RtlProjectSim(project, build_dir)
@@ -58,7 +67,7 @@ def rtl_report(
     sim.build()
     built = time.perf_counter() - start
     start = time.perf_counter()
-    out = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k, first=first)], latency=latency, pause=pause)
+    out = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k, first=first)], latency=latency, pause=pause, limits=limits)
     ran = time.perf_counter() - start
     run = out["runs"][0]
     gt = np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4").reshape(sim.test_queries, d.k)[
@@ -164,8 +173,32 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.runtime is not None:
         raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
     if args.backend in (None, "rtl"):
-        return rtl_report(project, build_dir, args.queries, args.first, args.latency, args.pause, console)
+        return rtl_report(
+            project, build_dir, args.queries, args.first, args.latency, args.pause, console, _limits(args.timeout)
+        )
     return csim_report(project, build_dir, args.queries, args.first, console)
+
+
+def _limits(values: list[str] | None) -> Limits:
+    """`--timeout` values: a number of cycles (the watchdog's stall bound) and/or a wall time."""
+    stall, seconds = None, float("inf")
+    for value in values or ():
+        text = value.strip().lower()
+        try:
+            if text[-1:] in TIME_UNITS:
+                seconds = float(text[:-1]) * TIME_UNITS[text[-1]]
+                ok = 0 < seconds < float("inf")
+            else:
+                stall = int(text.replace("_", ""))
+                ok = stall > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise FannsError(
+                f"--timeout {value!r} is neither a number of cycles nor a time",
+                hint="e.g. --timeout 200000 (cycles without progress) or --timeout 30m (wall time), or both",
+            )
+    return Limits(stall=stall, seconds=seconds)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -206,6 +239,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=_runtime,
         metavar="L,K,MG,MC",
         help="graph projects: run-time parameters l, k, mg, mc to simulate (default: the design's)",
+    )
+    p.add_argument(
+        "--timeout",
+        nargs="+",
+        metavar="LIMIT",
+        help=(
+            "rtl: stop a run that makes no progress (no stream or memory beat moves) for LIMIT cycles "
+            "(default: 4x the model's longest stage, at least 20,000), and/or that runs longer than a wall "
+            "time LIMIT given with s, m or h (default: none); the report names the streams holding and "
+            "waiting for words and the memory ports' requests in flight"
+        ),
     )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
     p.set_defaults(func=_cmd)

@@ -100,6 +100,7 @@ class LatencyAxiRam(Memory):
             self.read_if.ar_channel.queue_occupancy_limit = 1 << 16
             self.ar_log = Handshakes(dut, f"{prefix}__arvalid", f"{prefix}__arready", cycles).start()
             self._ar_served = 0
+            self._bursts_read = 0
             self._next_is_first = True
             self._send_beat = self.read_if.r_channel.send
             self.read_if.r_channel.send = self._delayed_beat
@@ -108,6 +109,8 @@ class LatencyAxiRam(Memory):
             self.write_if = AxiRamWrite(bus, dut.clk, dut.rst, mem=self.mem)
             self.write_if.aw_channel.queue_occupancy_limit = 1 << 16
             self.write_if.b_channel.queue_occupancy_limit = 1 << 16  # delayed responses never wait, so stay in order
+            self.aw_log = Handshakes(dut, f"{prefix}__awvalid", f"{prefix}__awready", cycles).start()
+            self._bursts_written = 0
             self._send_response = self.write_if.b_channel.send
             self.write_if.b_channel.send = self._delayed_response
 
@@ -127,6 +130,7 @@ class LatencyAxiRam(Memory):
             await self._until(math.ceil(due))
             self._next_slot = due + 1.0 / self.read_rate
         self._next_is_first = bool(int(beat.rlast))
+        self._bursts_read += self._next_is_first
         await self._send_beat(beat)
 
     async def _delayed_response(self, b) -> None:
@@ -134,9 +138,23 @@ class LatencyAxiRam(Memory):
 
         async def later():
             await self._until(due)
+            self._bursts_written += 1
             await self._send_response(b)
 
         cocotb.start_soon(later())
+
+    def outstanding(self) -> str:
+        """The port's requests in flight, for a watchdog's report ("idle" when none)."""
+        parts = []
+        if self.read_if and int(self.ar_log.valid.value) and not int(self.ar_log.ready.value):
+            parts.append("a read request not accepted")
+        if self.write_if and int(self.aw_log.valid.value) and not int(self.aw_log.ready.value):
+            parts.append("a write request not accepted")
+        if self.read_if and len(self.ar_log.times) > self._bursts_read:
+            parts.append(f"{len(self.ar_log.times) - self._bursts_read} read burst(s) not finished")
+        if self.write_if and len(self.aw_log.times) > self._bursts_written:
+            parts.append(f"{len(self.aw_log.times) - self._bursts_written} write burst(s) not answered")
+        return ", ".join(parts) or "idle"
 
     def pause(self, probability: float, seed: int) -> None:
         """Random ready/valid pauses on every channel the RAM drives."""

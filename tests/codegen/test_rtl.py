@@ -19,11 +19,12 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl, render_rtl_project
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
+from fanns.flow import sim_cli
 from fanns.index.recall import recall_at
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import split_keys
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
 from tests.codegen.helpers import random_format, random_index
 
@@ -149,6 +150,21 @@ def test_stalls_runtime_parameters_and_refused_runs(case):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["random-k100"], indirect=True)
+def test_watchdog_stops_a_stuck_run_and_says_where(case):
+    """A PQ-code channel that never answers (channel 1 shares channel 0's list table, so the index
+    still loads): the run stops after the stall bound, naming the port and the streams."""
+    d, sim = case["design"], case["sim"]
+    with pytest.raises(DesignStuck) as err:
+        sim.run([Run(nq=2, nprobe=d.nprobe, k=d.k)], frozen=("m_axi_pq1",), limits=Limits(stall=3000))
+    text = str(err.value)
+    assert "run 1 of 1: no progress for" in text, text
+    assert "m_axi_pq1: a read request not accepted" in text and "m_axi_io:" in text, text
+    assert "streams waiting for a word:" in text and "Traceback" not in text, text
+    assert sim.stall_bound(100) >= 20_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["random-k100"], indirect=True)
 def test_project_is_deterministic_and_documented(case):
     d = case["design"]
     files, hw, _ = render_rtl_project(d, case["data"], case["test"])  # a second rendering, byte for byte the first
@@ -195,3 +211,11 @@ def test_cli_generate_rtl_and_sim(case, sift_exploration, build_root, tmp_path, 
     text = " ".join(capsys.readouterr().out.split())
     assert "0 queries differ from the reference model" in text
     assert "cycles per query, steady state: measured" in text and "predicted" in text
+
+
+def test_timeout_takes_cycles_and_wall_time():
+    assert sim_cli._limits(["200_000", "30m"]) == Limits(stall=200_000, seconds=1800.0)
+    assert sim_cli._limits(None) == Limits()
+    for bad in ("0", "-5", "fast", "infs", "nanm", "1e3"):
+        with pytest.raises(FannsError, match="--timeout"):
+            sim_cli._limits([bad])

@@ -40,7 +40,7 @@ within about 10 %."""
 SLOW, FAST = RamTiming(200, 0.5), RamTiming(100, 1.0)
 NQ = 12
 NPROBE, K_RESULTS = 3, 5
-PES, CHANNELS = 4, 2
+PES, CHANNELS = 3, 1
 FAST_SHARE = 0.75
 """The fast tier's channel holds 75 % of the slow channel's bytes of lists (the capacity `place`
 fills hottest first)."""

@@ -33,6 +33,23 @@ from fanns.pe.result_filter import ResultFilter
 ADDR_BITS = stage_model.ADDR_BITS
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16)."""
+WATCHED_STREAMS = (
+    "query",
+    "lut_query",
+    "cells",
+    "lut_cells",
+    "fetch_cells",
+    "luts",
+    "cmd",
+    "desc",
+    "beats",
+    "items",
+    "keys",
+    "results",
+    "writes",
+)
+"""The stage-boundary streams of `fanns.arch.ivfpq.top` whose state the `streams` register shows,
+so a stuck run can be located from the host (a simulation watchdog, or a driver on a board)."""
 TABLE_RECORD_BITS = 32 * ivfpq_images.TABLE_WORDS
 """List-table record: start_beat, beats, share_items, count as four uint32."""
 RESULT_BITS = 8 * ivfpq_images.KEY_BYTES
@@ -360,6 +377,24 @@ class IvfPqHw:
             ("max_k", 32, "RO", 0, "largest k this accelerator serves (its SelK length)"),
             ("dim", 32, "RO", 0, "vector dimension d"),
             ("cells", 32, "RO", 0, "nlist"),
+            (
+                "progress",
+                32,
+                "RO",
+                0,
+                "cycles since reset in which a stage-boundary stream or a memory port moved a word: a run whose "
+                "`progress` stops while `ap_done` stays low is stuck (`streams` tells where)",
+            ),
+            (
+                "streams",
+                2 * len(WATCHED_STREAMS),
+                "RO",
+                0,
+                "stage-boundary streams "
+                + ", ".join(f"{i}: {name}" for i, name in enumerate(WATCHED_STREAMS))
+                + "; bit 2i: stream i holds a word its consumer does not take, bit 2i+1: its consumer waits "
+                "for a word (per-channel streams: any channel)",
+            ),
         ]
         for name, width, access, reset, desc in regs:
             b.add(name, width, access, reset, desc)

@@ -26,7 +26,16 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.front import Front
-from fanns.arch.ivfpq.hw import ADDR_BITS, CSR_ADDR_BITS, LEN_BITS, RESULT_BITS, SECTIONS, TABLE_RECORD_BITS, IvfPqHw
+from fanns.arch.ivfpq.hw import (
+    ADDR_BITS,
+    CSR_ADDR_BITS,
+    LEN_BITS,
+    RESULT_BITS,
+    SECTIONS,
+    TABLE_RECORD_BITS,
+    WATCHED_STREAMS,
+    IvfPqHw,
+)
 from fanns.arch.ivfpq.lut import LutStage
 from fanns.arch.ivfpq.scan import ScanStage
 from fanns.arch.streams import lane_truncate, link
@@ -108,11 +117,55 @@ class IvfPqAccelerator(wiring.Component):
             pack.o.ready.eq(wr.i.ready),
         ]
 
+        pq = hw.stages.pq_dist
+        readers = [f"{pre}cmd{c}" for c in range(hw.channels) for pre in (("", "hot_") if hw.tiered else ("",))]
+        self._watch(
+            m,
+            csr,
+            {
+                "query": [front.q],
+                "lut_query": [lut.q],
+                "cells": [front.cells],
+                "lut_cells": [lut.cells],
+                "fetch_cells": [fetch.cells],
+                "luts": [lut.luts],
+                "cmd": [getattr(fetch, name) for name in readers],
+                "desc": [getattr(fetch, f"desc{c}") for c in range(hw.channels)],
+                "beats": [m.submodules[f"feeder{c}"].beats for c in range(hw.channels)],
+                "items": [getattr(scan, f"items{i}") for i in range(pq.pes)],
+                "keys": [scan.keys],
+                "results": [res.o],
+                "writes": [wr.i],
+            },
+        )
+
         tags, rom_words = self._router(m, rd, front, lut, fetch)
         self._controller(
             m, csr, rd, wr, front, lut, fetch, res, tags, Cat(rom_words, *table_words), table_cmds, loading
         )
         return m
+
+    # -- progress and stream state for a watchdog -------------------------------------------------
+    def _watch(self, m: Module, csr, streams: dict[str, list]) -> None:
+        """Drive `progress` (cycles in which any watched stream or memory port moved a word) and
+        `streams` (per stream: a word held, a consumer waiting) from the stage boundaries."""
+        assert tuple(streams) == WATCHED_STREAMS
+        fired, state = [], []
+        for group in streams.values():
+            fired += [s.valid & s.ready for s in group]
+            state += [Cat(*(s.valid & ~s.ready for s in group)).any(), Cat(*(s.ready & ~s.valid for s in group)).any()]
+        ports = [getattr(self, name) for name in self.signature.members if name.startswith("m_axi_")]
+        for port in ports:
+            members = port.signature.members
+            fired += [
+                getattr(port, f"{ch}valid") & getattr(port, f"{ch}ready")
+                for ch in ("ar", "r", "aw", "w", "b")
+                if f"{ch}valid" in members
+            ]
+        progress = Signal(32)
+        with m.If(Cat(*fired).any()):
+            m.d.sync += progress.eq(progress + 1)
+        m.d.comb += [csr.progress.eq(progress), csr.streams.eq(Cat(*state))]
 
     # -- PQ-code channels: list tables at load, then list reads into the feeders ----------------
     def _channels(self, m: Module, fetch, scan, loading):

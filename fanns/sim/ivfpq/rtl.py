@@ -33,7 +33,7 @@ from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.latency import query_times, tandem
-from fanns.tools.verilator import RtlSim
+from fanns.tools.verilator import RtlSim, SimulationFailed
 
 MEM_LATENCY = 100
 """Read/write latency of the simulated memories in cycles: the performance model's assumption
@@ -44,6 +44,31 @@ CXX_OPT = "-O0"
 """C++ optimisation of the Verilated model: the cocotb memory models, not the model, set the
 simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s of CPU
 for a small design, simulation time unchanged)."""
+
+
+class DesignStuck(SimulationFailed):
+    """The watchdog stopped a simulated run: the design made no progress or ran out of time."""
+
+
+STALL_MIN = 20_000
+"""Fewest cycles without progress before the watchdog stops a run (`sim/tb_ivfpq.py`)."""
+STALL_FACTOR = 4
+"""The watchdog's bound is this many times the model's longest stage latency plus interval: no
+stage-boundary stream or memory port stays still longer while the design works."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When a simulated run is stopped: `stall` cycles without progress (None: derived from the
+    model), `cycles` simulated cycles per run, `seconds` of wall time per run."""
+
+    stall: int | None = None
+    cycles: int = 20_000_000
+    seconds: float = float("inf")
+
+
+NO_LIMITS = Limits()
+"""The defaults: the model's stall bound, 20M cycles, no wall-time limit."""
 
 
 @dataclass(frozen=True)
@@ -263,6 +288,12 @@ class RtlProjectSim:
     def build(self) -> None:
         self.sim.build()
 
+    def stall_bound(self, latency: int) -> int:
+        """Cycles without progress after which the watchdog stops a run (see `STALL_FACTOR`)."""
+        timings = self.predicted_timings(0, self.test_queries)
+        longest = max(t.latency + t.interval for t in timings.values())
+        return int(max(STALL_MIN, STALL_FACTOR * (longest + latency)))
+
     def run(
         self,
         runs: list[Run],
@@ -271,10 +302,14 @@ class RtlProjectSim:
         bad_params: bool = False,
         pq_memory: RamTiming | None = None,
         hot_memory: RamTiming | None = None,
+        limits: Limits = NO_LIMITS,
+        frozen: tuple[str, ...] = (),
     ) -> dict:
         """Simulate `runs` back to back (the first loads the index) and return the bench's report;
         `pq_memory` / `hot_memory` time the PQ-code RAMs of the slow / fast tier (default:
-        `latency`, one beat per cycle)."""
+        `latency`, one beat per cycle). A run the watchdog stops (`limits`) raises `DesignStuck`
+        with the bench's account of where the design stands; `frozen` memory ports (e.g.
+        "m_axi_pq0") never answer, a fault that proves the watchdog."""
         io = self.record["io"]
         ref = self.project / "data" / "reference_keys.bin"
         specs = []
@@ -312,9 +347,21 @@ class RtlProjectSim:
             "hot_memory": hot_memory.as_dict() if hot_memory else None,
             "pause": pause,
             "bad_params": bad_params,
+            "frozen": list(frozen),
             "runs": specs,
+            "limits": {
+                "stall": limits.stall or self.stall_bound(latency),
+                "cycles": limits.cycles,
+                "seconds": min(limits.seconds, 1e9),
+            },
         }
         out = self.sim.run("tb_ivfpq", params)
+        if "stuck" in out:
+            raise DesignStuck(
+                f"{self.project.name}: the simulation was stopped: {out['stuck']}",
+                hint="a hang is a bug of the generated hardware: report it with the project's design.yaml; "
+                "raise the watchdog bound with --timeout only if the design is merely slow",
+            )
         for spec, row in zip(specs, out["runs"]):
             row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
         return out
