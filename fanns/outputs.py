@@ -27,6 +27,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,7 +39,7 @@ MANIFEST = "fanns_manifest.json"
 LISTED = 5
 """Foreign files named in a refusal (the rest are counted)."""
 _SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
-_held: dict[Path, list] = {}
+_local = threading.local()  # the locks this thread holds: path -> [fd, depth]
 
 
 def _umask() -> int:
@@ -132,10 +133,10 @@ def foreign_files(root: Path, manifest: dict) -> tuple[list[str], list[str]]:
     for rel, kind, path in _entries(Path(root)):
         if rel == MANIFEST:
             continue
+        listed = rel in manifest["links"] or rel in manifest["files"]
         if kind == "link":
-            listed, same = rel in manifest["links"], manifest["links"].get(rel) == os.readlink(path)
+            same = manifest["links"].get(rel) == os.readlink(path)
         else:
-            listed = rel in manifest["files"]
             same = kind == "file" and manifest["files"].get(rel) == _sha256(path)
         if not listed and kind != "other":
             added.append(rel)
@@ -197,8 +198,9 @@ def check_destination(out: Path, force: bool, marker: str | None, what: str) -> 
 @contextmanager
 def folder_lock(out: Path) -> Iterator[None]:
     """Hold the lock of destination `out` (a `.NAME.lock` file beside it; re-entrant within a
-    process), so concurrent fanns runs writing `out` take turns. The lock file is removed after."""
+    thread), so concurrent fanns runs writing `out` take turns. The lock file is removed after."""
     key = Path(os.path.abspath(out))
+    _held = _local.__dict__.setdefault("held", {})
     if key in _held:
         _held[key][1] += 1
         try:
