@@ -59,9 +59,12 @@ def start_cli(args: list[str], cache: Path) -> subprocess.Popen:
 
 
 def assert_clean_error(err: str, *words: str) -> None:
-    """One `fanns: error:` message (and its hint), no traceback, naming `words`."""
-    assert err.startswith("fanns: error:"), err
+    """Stderr ends in one `fanns: error:` message (and its hint), has no traceback, names `words`
+    (status lines of the work done before may precede it)."""
     assert "Traceback" not in err, err
-    assert len(err.strip().splitlines()) <= 2, err
+    start = err.find("fanns: error:")
+    assert start >= 0 and (start == 0 or err[start - 1] == "\n"), err
+    message = err[start:]
+    assert len(message.strip().splitlines()) <= 2, err
     for w in words:
-        assert w in err, (w, err)
+        assert w in message, (w, err)

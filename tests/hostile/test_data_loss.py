@@ -155,6 +155,8 @@ def test_generate_force_keeps_the_users_files(dataset, tmp_path, capsys):
         "hls",
         "--test-queries",
         "8",
+        "--sim-queries",
+        "2",
         "--explore-dir",
         str(tmp_path / "ex"),
         "--out",
