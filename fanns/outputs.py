@@ -145,6 +145,10 @@ def foreign_files(root: Path, manifest: dict) -> tuple[list[str], list[str]]:
     return added, changed
 
 
+def _a(what: str) -> str:
+    return ("an " if what[:1].lower() in "aeiou" else "a ") + what
+
+
 def _names(rels: list[str]) -> str:
     more = f" and {len(rels) - LISTED} more" if len(rels) > LISTED else ""
     return ", ".join(rels[:LISTED]) + more
@@ -181,9 +185,17 @@ def check_destination(out: Path, force: bool, marker: str | None, what: str) -> 
             f"{out} already exists", hint=f"choose another output folder, or pass --force to replace the {what}"
         )
     manifest = read_manifest(out) if out.is_dir() and not out.is_symlink() else None
-    if manifest is None or manifest.get("what") != what or (marker and not (out / marker).is_file()):
+    if manifest is None:
+        why = f"no readable {MANIFEST}"
+    elif manifest.get("what") != what:
+        why = f"its {MANIFEST} says it is {_a(str(manifest.get('what')))}"
+    elif marker and not (out / marker).is_file():
+        why = f"it has no {marker}"
+    else:
+        why = None
+    if why is not None:
         raise FannsError(
-            f"{out} exists and is not a {what} written by fanns (no {MANIFEST} of a {what}); refusing to replace it",
+            f"{out} exists and is not {_a(what)} written by fanns ({why}); refusing to replace it",
             hint="choose another output folder",
         )
     _, changed = foreign_files(out, manifest)
