@@ -9,10 +9,12 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fanns.cli import main
 from fanns.datasets import load_dataset
+from fanns.datasets.dataset import exact_knn
 from fanns.explore.ivfpq import ExploreConfig
 from fanns.explore.ivfpq_reuse import ensure_exploration
 from fanns.index.goals import parse_goal
@@ -129,3 +131,31 @@ def test_reusing_commands_share_one_exploration_folder(dataset, tmp_path):
     data = json.loads((folder / "explore.json").read_text())
     assert sorted(g["text"] for g in data["goals"]) == ["R@10=0.5", "R@10=0.6"]
     assert foreign_files(folder, read_manifest(folder)) == ([], []) and leftovers(tmp_path, "explore") == []
+
+
+def test_two_runs_filling_one_dataset_cache(tmp_path):
+    """Both compute the exact neighbours of a fresh dataset at once: one whole cache entry results."""
+    data = make_dataset(tmp_path / "ds")
+    argvs = [["explore", str(data), *EXPLORE, "--out", str(tmp_path / name)] for name in ("a", "b")]
+    results = run_two(argvs, tmp_path / "cache")
+    assert [code for code, _ in results] == [0, 0], results
+    ds = load_dataset(str(data))
+    (entry,) = (p.name for p in ds.cache_dir.iterdir() if not p.is_dir())  # one entry, no temporary files
+    assert entry.startswith("gt-") and entry.endswith(".npy")
+    assert np.array_equal(ds.groundtruth(10), exact_knn(np.asarray(ds.base), np.asarray(ds.queries), 10, "l2"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_during_generate_leaves_nothing(dataset, tmp_path, sig):
+    """The issue's case: `fanns generate` stopped while its project is staged (and simulated in C)."""
+    out = tmp_path / "p"
+    argv = ["generate", str(dataset), "--recall", "R@10=0.5", "--board", "u55c", "--nlist", "8", "--m", "4"]
+    argv += ["--no-opq", "--backend", "hls", "--sim", "--test-queries", "8", "--sim-queries", "8"]
+    argv += ["--explore-dir", str(tmp_path / "ex"), "--build-dir", str(tmp_path / "build"), "--out", str(out)]
+    proc = start_cli(argv, tmp_path / "cache")
+    wait_for_staging(proc, tmp_path, "p")
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 128 + sig and "Traceback" not in err, err
+    assert not out.exists() and leftovers(tmp_path, "p") == []
