@@ -20,12 +20,14 @@ hours-long Vitis build) must survive a re-run. So:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -178,6 +180,14 @@ def check_destination(out: Path, force: bool, marker: str | None, what: str) -> 
     """Fail early (before any work) when `out` may not be written: it exists (and is not an empty
     folder) without `force`, or it is not an unchanged `what` that fanns wrote."""
     out = Path(out)
+    probe = Path(os.path.abspath(out)).parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise FannsError(
+            f"cannot write {out}: {probe} is not a writable folder",
+            hint="choose an output folder in a writable place",
+        )
     if not (out.exists() or out.is_symlink()) or _is_empty_folder(out):
         return
     if not force:
@@ -220,12 +230,17 @@ def folder_lock(out: Path) -> Iterator[None]:
         finally:
             _held[key][1] -= 1
         return
-    key.parent.mkdir(parents=True, exist_ok=True)
     path = key.parent / f".{key.name}.lock"
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, umask_mode())
+        with _os_errors(key):
+            key.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, umask_mode())
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"waiting for another fanns run writing {out} ...", file=sys.stderr, flush=True)
+                fcntl.flock(fd, fcntl.LOCK_EX)
             if os.path.exists(path) and os.stat(path).st_ino == os.fstat(fd).st_ino:
                 break  # still the published lock file (not one a previous holder removed)
         except BaseException:
@@ -329,21 +344,29 @@ def staged_folder(
     `check_destination` allows. `carry` selects files of the earlier output (by relative path)
     that start out in the temporary folder: caches the new run may reuse."""
     out = Path(out)
-    top = _make_parent(out.parent)
-    tmp = old = None
+    tmp = old = top = None
     try:
+        with _os_errors(out):
+            top = _make_parent(out.parent)
         with folder_lock(out):
             check_destination(out, force, marker, what)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-            os.chmod(tmp, umask_mode(0o777))  # mkdtemp makes it private; the result is an ordinary folder
-            if carry is not None and out.is_dir() and read_manifest(out) is not None:
-                _carry(out, tmp, carry)
-            yield tmp
+            with _os_errors(out):
+                tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+                os.chmod(tmp, umask_mode(0o777))  # mkdtemp makes it private; the result is an ordinary folder
+                if carry is not None and out.is_dir() and read_manifest(out) is not None:
+                    _carry(out, tmp, carry)
+            try:
+                yield tmp
+            except OSError as exc:
+                if exc.errno in DISK_FULL:
+                    raise FannsError(f"cannot write {out}: {exc.strerror}", hint="free some space") from None
+                raise
             if marker and not (tmp / marker).is_file():
                 raise RuntimeError(f"{what} is missing its {marker}")
-            write_manifest(tmp, what)
+            with _os_errors(out):
+                write_manifest(tmp, what)
             check_destination(out, force, marker, what)  # nothing appeared meanwhile
-            with _signals_deferred():
+            with _signals_deferred(), _os_errors(out):
                 if _is_empty_folder(out):
                     out.rmdir()
                 if out.exists():
@@ -358,12 +381,30 @@ def staged_folder(
                 else:
                     tmp.rename(out)
     finally:
-        if tmp is not None and tmp.exists():
-            shutil.rmtree(tmp)
-        if old is not None:
-            shutil.rmtree(old)
-        if not out.exists():
-            _remove_if_empty(top, out.parent)
+        with _signals_deferred():  # an interrupt must not cut the clean-up short
+            if tmp is not None and tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+            if old is not None and out.exists():  # never delete the earlier output unless `out` is whole
+                shutil.rmtree(old, ignore_errors=True)
+            if top is not None and not out.exists():
+                _remove_if_empty(top, out.parent)
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def _os_errors(out: Path) -> Iterator[None]:
+    """What the file system refuses while fanns stages or publishes `out` is an input error
+    (a read-only or full disk, a parent that is a file), not a crash."""
+    try:
+        yield
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise FannsError(
+            f"cannot write {out}: {exc.strerror or exc}{where}",
+            hint="choose an output folder in a writable place with free space",
+        ) from None
 
 
 def write_folder(files: dict[str, bytes], out: Path, force: bool, marker: str | None, what: str) -> None:

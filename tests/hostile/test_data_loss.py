@@ -177,3 +177,13 @@ def test_generate_force_keeps_the_users_files(dataset, tmp_path, capsys):
     assert main([*argv, "--force"]) == 2
     assert_clean_error(capsys.readouterr().err, "README.md", "changed since")
     assert snapshot(out) == before
+
+
+@pytest.mark.parametrize("command", ["explore", "dse"])
+def test_an_output_folder_that_cannot_be_made_is_a_clean_error(dataset, explored, tmp_path, capsys, command):
+    (tmp_path / "file").write_bytes(b"a file, not a folder")
+    out = tmp_path / "file" / "out"
+    assert main(commands(dataset, explored, out)[command]) == 2
+    assert_clean_error(capsys.readouterr().err, "cannot write", str(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    assert (tmp_path / "file").read_bytes() == b"a file, not a folder"
