@@ -7,10 +7,12 @@ hours-long Vitis build) must survive a re-run. So:
 - every folder is built in a hidden temporary folder beside the destination and renamed into
   place at the end; on any error or interrupt the temporary folder is removed;
 - every folder carries `fanns_manifest.json`: the kind of output and the sha256 of every file (and
-  the target of every link) fanns wrote. An existing destination is replaced only with `force`,
-  only when its manifest is of the same kind, and only when it holds nothing else: a file the
-  manifest does not list, or one changed since, makes fanns refuse and list it (nothing the user
-  added or edited is ever deleted). An empty existing folder is taken as the destination;
+  the target of every link) fanns wrote. An existing destination is replaced only with `force`
+  and only when its manifest is of the same kind. What the manifest does not list (the user's
+  notes, a Vitis build) is kept: carried into the new folder at the same place. A listed file
+  that changed since (an edit), or a user's file where the new output writes one, makes fanns
+  refuse and name it: nothing the user added or edited is ever deleted. An empty existing folder
+  is simply used;
 - writers of one destination serialise on a lock file beside it (`fcntl.flock`), so two
   concurrent runs never interleave; readers can check files against the manifest
   (`verify_files`), so a folder that changed since fanns wrote it is refused, not trusted;
