@@ -190,7 +190,12 @@ def check_destination(out: Path, force: bool, marker: str | None, what: str) -> 
             f"cannot write {out}: {probe} is not a writable folder",
             hint="choose an output folder in a writable place",
         )
-    if not (out.exists() or out.is_symlink()) or _is_empty_folder(out):
+    if not (out.exists() or out.is_symlink()):
+        return
+    here, there = os.path.realpath(os.getcwd()), os.path.realpath(out)
+    if os.path.commonpath([here, there]) == there:
+        raise FannsError(f"{out} is the folder fanns runs in (or holds it)", hint="choose another output folder")
+    if _is_empty_folder(out):
         return
     if not force:
         raise FannsError(
@@ -345,7 +350,7 @@ def staged_folder(
     manifest and becomes `out` (which must then hold `marker`), replacing an earlier one only as
     `check_destination` allows. `carry` selects files of the earlier output (by relative path)
     that start out in the temporary folder: caches the new run may reuse."""
-    out = Path(out)
+    out = Path(os.path.abspath(out))  # `.` and `dir/..` have a parent to stage beside
     tmp = old = top = None
     try:
         with _os_errors(out):

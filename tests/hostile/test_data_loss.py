@@ -187,3 +187,22 @@ def test_an_output_folder_that_cannot_be_made_is_a_clean_error(dataset, explored
     assert_clean_error(capsys.readouterr().err, "cannot write", str(out))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
     assert (tmp_path / "file").read_bytes() == b"a file, not a folder"
+
+
+@pytest.mark.parametrize("kind", ["file", "link-to-folder", "working-folder"])
+def test_an_out_that_is_not_a_folder_of_fanns_is_refused(dataset, explored, tmp_path, capsys, monkeypatch, kind):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "NOTES.txt").write_bytes(USER_FILES["NOTES.txt"])
+    out = {"file": mine / "NOTES.txt", "link-to-folder": tmp_path / "link", "working-folder": tmp_path / "ex2"}[kind]
+    if kind == "link-to-folder":
+        out.symlink_to(mine)
+    if kind == "working-folder":  # an exploration fanns wrote, but the run stands inside it
+        shutil.copytree(explored, out)
+        monkeypatch.chdir(out)
+        out = out.parent / "ex2" / "."
+    before = snapshot(tmp_path)
+    for command in ("explore", "dse"):
+        assert main([*commands(dataset, explored, out)[command], "--force"]) == 2
+        assert_clean_error(capsys.readouterr().err, str(out))
+        assert snapshot(tmp_path) == before
