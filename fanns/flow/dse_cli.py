@@ -4,7 +4,7 @@ Reads the exploration (`fanns explore`), evaluates every index at its smallest n
 goal against every combination of stage implementations on the board (`fanns.model.ivfpq.dse`),
 writes DIR/dse.json and DIR/design.yaml (`fanns.model.ivfpq.report`) and prints the top designs in
 the columns of FANNS Table 6.3. DIR is written as one staged folder (`fanns.outputs`): whole or
-not at all, replacing an earlier DSE result only with --force and only if fanns wrote all of it.
+not at all, replacing an earlier DSE result only with --force (the user's files in it are kept).
 """
 
 from __future__ import annotations

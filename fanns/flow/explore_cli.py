@@ -7,8 +7,8 @@ Graph indexes (`--graph hnsw,nsg`) are explored by `fanns.explore.graph`: graph 
 DST (mg, mc) sweep on the Falcon cycle model, the best configuration per parallel mode.
 
 OUT is written as one staged folder (`fanns.outputs`): it appears whole or not at all, and an
-earlier exploration in it is replaced only with --force (reusing its trained indexes) and only if
-it holds nothing fanns did not write.
+earlier exploration in it is replaced only with --force (reusing its trained indexes); files in
+it that fanns did not write are kept, and one fanns wrote but that was edited since blocks it.
 """
 
 from __future__ import annotations
