@@ -2,13 +2,16 @@
 
 Each subsystem contributes its subcommands through a `register(subparsers)` function in its own
 `cli` module, listed in COMMAND_MODULES; this file only wires them together and turns
-`FannsError` into one clear message on stderr with a non-zero exit code.
+`FannsError` into one clear message on stderr with a non-zero exit code. SIGTERM and SIGHUP are
+turned into an exception like Ctrl-C's, so every context manager (the staged output folders of
+`fanns.outputs`, their locks, simulator processes) cleans up before fanns exits 128 + signal.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -43,6 +46,24 @@ DATASET is an ann-benchmarks HDF5 file, a directory with base/query(/groundtruth
 """
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the stack like KeyboardInterrupt (not an `Exception`,
+    so no `except Exception` swallows it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+TERMINATING = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _raise_terminated(signum: int, frame) -> None:
+    for s in TERMINATING:  # one unwinding: a second signal must not cut the cleanup short
+        signal.signal(s, signal.SIG_IGN)
+    raise Terminated(signum)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors through FannsError (same format, same exit code)."""
 
@@ -67,6 +88,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; SIGTERM/SIGHUP are handled while it runs (main thread only)."""
+    previous = {}
+    try:
+        for s in TERMINATING:
+            previous[s] = signal.signal(s, _raise_terminated)
+    except ValueError:  # not the main thread: signals cannot be caught here
+        pass
+    try:
+        return _main(argv)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
@@ -85,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fanns: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print(f"fanns: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
 
 
 if __name__ == "__main__":

@@ -98,6 +98,21 @@ def list_builtins() -> list[Builtin]:
     return list(BUILTINS.values())
 
 
+def _cached(spec: Builtin, base_p: Path, query_p: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cached base and queries if both files are whole and of the built-in's shape and type
+    (each is published by atomic rename, but a file can be damaged later): else None, and the
+    built-in is generated again."""
+    try:
+        base = np.load(base_p, mmap_mode="r", allow_pickle=False)
+        queries = np.load(query_p, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    ok = base.dtype == np.dtype(spec.dtype) == queries.dtype and base.ndim == queries.ndim == 2
+    if not ok or base.shape[1] != spec.d or queries.shape[1] != spec.d or not (base.shape[0] and queries.shape[0]):
+        return None
+    return base, queries
+
+
 def load_builtin(name: str) -> Dataset:
     """Load `builtin:name`, generating and caching it on first use."""
     spec = BUILTINS.get(name)
@@ -107,14 +122,18 @@ def load_builtin(name: str) -> Dataset:
         )
     folder = cache_root() / "builtin" / f"{spec.name}-{spec.version}"
     base_p, query_p = folder / "base.npy", folder / "query.npy"
-    if not (base_p.is_file() and query_p.is_file()):
+    arrays = _cached(spec, base_p, query_p)
+    if arrays is None:
         base, queries = spec.make()
         save_npy(base_p, base)
         save_npy(query_p, queries)
+        arrays = _cached(spec, base_p, query_p)
+        if arrays is None:
+            raise FannsError(f"builtin:{spec.name}: the generated files in {folder} do not read back")
     return Dataset(
         name=spec.name,
-        base=np.load(base_p, mmap_mode="r"),
-        queries=np.load(query_p, mmap_mode="r"),
+        base=arrays[0],
+        queries=arrays[1],
         metric=spec.metric,
         cache_dir=folder,
         description=spec.description,

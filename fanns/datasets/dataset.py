@@ -170,6 +170,19 @@ class Dataset:
             return f"computed (faiss exact), cached depth {cached[-1][0]} in {self.cache_dir}"
         return "not yet computed (exact, faiss; computed on first use)"
 
+    def _cached_groundtruth(self, path: Path, depth: int) -> np.ndarray | None:
+        """A cache entry if it is whole and plausible (shape, integer ids in range), else None:
+        entries are published by atomic rename, but a file can still be damaged afterwards."""
+        try:
+            gt = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            return None
+        if gt.shape != (self.nq, depth) or gt.dtype.kind not in "iu":
+            return None
+        if gt.size and (gt.min() < 0 or gt.max() >= self.n):
+            return None
+        return gt
+
     def groundtruth(self, k: int) -> np.ndarray:
         """Ids of the exact `k` nearest base vectors of every query, [nq, k] int64, nearest first."""
         if not 1 <= k <= self.n:
@@ -179,8 +192,8 @@ class Dataset:
             return given[:, :k]
         for depth, path in self._gt_cache():
             if depth >= k:
-                gt = np.load(path)
-                if gt.shape == (self.nq, depth):
+                gt = self._cached_groundtruth(path, depth)
+                if gt is not None:
                     return gt[:, :k].astype(np.int64)
         depth = min(self.n, max(k, GT_MIN_DEPTH))
         gt = exact_knn(self.base, self.queries, depth, self.metric)

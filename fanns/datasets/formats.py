@@ -19,15 +19,12 @@ Writers are atomic (a temporary file renamed into place).
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from fanns.errors import FannsError
+from fanns.outputs import atomic_path
 
 VECS_DTYPES = {".fvecs": np.dtype("<f4"), ".bvecs": np.dtype("u1"), ".ivecs": np.dtype("<i4")}
 BIN_DTYPES = {".fbin": np.dtype("<f4"), ".u8bin": np.dtype("u1"), ".i8bin": np.dtype("i1"), ".ibin": np.dtype("<i4")}
@@ -223,22 +220,6 @@ def _sniff_values(path: Path, data: np.ndarray) -> None:
 
 
 # -- writers ------------------------------------------------------------------------------------
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success it is renamed to `path` (atomic)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.replace(tmp_path, path)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
-
-
 def save_npy(path: str | Path, array: np.ndarray) -> None:
     """Atomically write `array` as .npy (readers never see a half-written file)."""
     with atomic_path(path) as tmp:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from fanns.errors import FannsError
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
 from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
 from fanns.model.graph.qpp import MemorySystem
+from fanns.outputs import atomic_path
 from fanns.pe.bloom import Bloom
 from fanns.progress import progress_bar, status
 
@@ -63,15 +65,16 @@ def load_or_build(ds, kind: str, max_degree: int, ef_construction: int, vec_bits
     tag = f"efc{ef_construction}-" if kind == "hnsw" else ""
     path = Path(ds.cache_dir) / "graphs" / f"{kind}-deg{max_degree}-{tag}b{vec_bits}-{ds.content_hash()[:16]}.npz"
     if path.is_file():
-        return GraphImage.load(path)
+        try:
+            return GraphImage.load(path)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            status(f"{path} is unreadable; building the graph again")
     base, _ = prepare_vectors(ds)
     graph = build_graph(
         base, kind, max_degree=max_degree, ef_construction=ef_construction, fmt=graph_format_for(base, vec_bits)
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.npz")
-    graph.save(tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # published whole, under a name of its own
+        graph.save(f)
     return graph
 
 
@@ -149,8 +152,9 @@ def setup_from_args(args: argparse.Namespace) -> SweepSetup:
     )
 
 
-def run_graph_explore(args: argparse.Namespace) -> int:
-    """Explore the graph kinds of `args.graph` on `args.dataset`, write results into `args.out`."""
+def run_graph_explore(args: argparse.Namespace, out: Path | None = None) -> int:
+    """Explore the graph kinds of `args.graph` on `args.dataset`, write results into `out` (a
+    staging folder the caller publishes; default `args.out`)."""
 
     kinds = parse_kinds(args.graph)
     setup = setup_from_args(args)
@@ -158,7 +162,7 @@ def run_graph_explore(args: argparse.Namespace) -> int:
     nq = args.graph_queries or ds.nq
     gt = ds.groundtruth(setup.k)[:nq]
     _, queries = prepare_vectors(ds)
-    out = Path(args.out)
+    out = Path(args.out if out is None else out)
     out.mkdir(parents=True, exist_ok=True)
     for kind in kinds:
         status(f"building {kind} graph of {ds.name} ({ds.n} vectors, max degree {args.max_degree}) ...")

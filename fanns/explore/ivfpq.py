@@ -12,7 +12,9 @@ For every index of the grid (nlist x m x with/without OPQ) it
 4. measures the hardware work from the cells the reference model actually probes (codes
    scanned per query, sizes of the probed cells, bytes read) and faiss-cpu's QPS.
 
-The DSE reads `explore.json` and the per-index `.npy` files it points to.
+The DSE reads `explore.json` and the per-index `.npy` files it points to. The folder is written
+as one staged output (`fanns.outputs`): it appears whole, with a manifest the readers check, and
+an earlier exploration in it is replaced only if fanns wrote it, its trained indexes reused.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from fanns.index.goals import RecallGoal, measure_name
 from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
 from fanns.index.ivfpq_format import choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
+from fanns.outputs import staged_folder
 from fanns.progress import status
 from fanns.reference.ivfpq import IvfPqReference
 
@@ -40,6 +43,13 @@ INDEX_CACHE_VERSION = 1
 ID_BYTES = 4
 """Bytes of the id stored next to each PQ code in device memory (32-bit ids)."""
 FORMAT_SAMPLE = 1000
+WHAT = "exploration"
+"""The kind of output an exploration folder is (its manifest's `what`)."""
+
+
+def is_cached_index(rel: str) -> bool:
+    """Files of an earlier exploration a new one into the same folder starts from (trained indexes)."""
+    return rel.startswith("indexes/") and rel.endswith((".faissindex", ".meta.json"))
 
 
 @dataclass
@@ -86,6 +96,13 @@ def _stats(values: np.ndarray) -> dict:
     }
 
 
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _write_json(path: Path, data: dict) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
@@ -94,8 +111,9 @@ def _write_json(path: Path, data: dict) -> None:
 class IvfPqExplorer:
     """Runs the exploration of one dataset into an output folder (see the module docstring)."""
 
-    def __init__(self, ds: Dataset, cfg: ExploreConfig, out: Path):
-        self.ds, self.cfg, self.out = ds, cfg, Path(out)
+    def __init__(self, ds: Dataset, cfg: ExploreConfig, out: Path, force: bool = True):
+        self.ds, self.cfg, self.out, self.force = ds, cfg, Path(out), force
+        self.folder = self.out  # where the files go: the staging folder while `run` runs
         host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
         if not cfg.goals:
             raise FannsError("no recall goal given", hint="add --recall R@10=0.8 (repeatable)")
@@ -126,7 +144,7 @@ class IvfPqExplorer:
 
         factory = factory_string(nlist, m, opq)
         stem = factory.replace(",", "_")
-        folder = self.out / "indexes"
+        folder = self.folder / "indexes"
         train_n = self.cfg.train_size or train_size_for(self.ds.n, nlist)
         if train_n < nlist:
             raise FannsError(f"{factory}: {train_n} training vectors for {nlist} cells", hint="raise --train-size")
@@ -138,8 +156,11 @@ class IvfPqExplorer:
             "seed": self.cfg.seed,
         }
         index_path, meta_path = folder / f"{stem}.faissindex", folder / f"{stem}.meta.json"
-        if index_path.is_file() and meta_path.is_file() and json.loads(meta_path.read_text()) == meta:
-            return faiss.read_index(str(index_path)), stem, meta
+        if index_path.is_file() and meta_path.is_file() and _read_json(meta_path) == meta:
+            try:
+                return faiss.read_index(str(index_path)), stem, meta
+            except RuntimeError:
+                status(f"{index_path} is unreadable; training it again")
         status(f"training {factory} on {train_n} vectors")
         rows = np.sort(self.train_order[:train_n])
         train = host_vectors(self.ds.base[rows], self.ds.metric)
@@ -158,7 +179,7 @@ class IvfPqExplorer:
         index, stem, meta = self._index(nlist, m, opq)
         curves = recall_curve(index, self.queries, self.gt, self.measures, nlist, label=f"sweep {meta['factory']}")
         data = extract(index, self.ds.metric)
-        folder = self.out / "indexes"
+        folder = self.folder / "indexes"
         sizes_path = folder / f"{stem}.list_sizes.npy"
         save_npy(sizes_path, data.list_sizes.astype(np.int64))
 
@@ -228,7 +249,14 @@ class IvfPqExplorer:
 
     # -- whole run --------------------------------------------------------------------------
     def run(self) -> dict:
-        self.out.mkdir(parents=True, exist_ok=True)
+        """Explore into `out`, staged; an earlier exploration there is replaced (with `force`), its
+        trained indexes reused."""
+        with staged_folder(self.out, self.force, "explore.json", WHAT, carry=is_cached_index) as tmp:
+            return self.run_into(tmp)
+
+    def run_into(self, folder: Path) -> dict:
+        """Explore into `folder` as it is (a staging folder the caller publishes)."""
+        self.folder = Path(folder)
         records = []
         for m in self.ms:
             for nlist in self.nlists:
@@ -253,7 +281,7 @@ class IvfPqExplorer:
             "indexes": records,
             "best": best_per_goal(records, self.cfg.goals),
         }
-        _write_json(self.out / "explore.json", result)
+        _write_json(self.folder / "explore.json", result)
         return result
 
 

@@ -6,7 +6,9 @@ the dataset's cache folder) is reused as it is when its `explore.json` was made 
 data with the same settings and already covers every requested recall goal; otherwise the
 explorer runs again into the same folder (its trained indexes are reused by the explorer's own
 cache) over the union of the old and the new goals, so a later request for an earlier goal is
-still answered without work.
+still answered without work. The check and the run hold the folder's lock
+(`fanns.outputs.folder_lock`): a second run into the same folder waits, then reuses the first's
+result; a folder that changed since fanns wrote it is refused, not trusted.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
+from fanns.outputs import folder_lock, verify_files
 from fanns.progress import status
 
 OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
@@ -120,12 +123,14 @@ def _previous(ds: Dataset, cfg: ExploreConfig, folder: Path) -> dict | None:
 def ensure_exploration(ds: Dataset, cfg: ExploreConfig, folder: Path | None = None) -> tuple[Path, dict, bool]:
     """(folder, explore.json contents, whether it was reused) of an exploration covering `cfg`."""
     folder = Path(folder) if folder is not None else default_folder(ds)
-    previous = _previous(ds, cfg, folder)
-    if previous is not None:
-        have = {g["text"] for g in previous["goals"]}
-        if all(g.text in have for g in cfg.goals):
-            status(f"reusing the exploration in {folder} (same data, settings and goals)")
-            return folder, previous, True
-        cfg.goals = sorted(set(cfg.goals) | {parse_goal(t) for t in have})
-    status(f"exploring {ds.name} into {folder} (goals {', '.join(g.text for g in cfg.goals)})")
-    return folder, IvfPqExplorer(ds, cfg, folder).run(), False
+    with folder_lock(folder):
+        previous = _previous(ds, cfg, folder)
+        if previous is not None:
+            have = {g["text"] for g in previous["goals"]}
+            if all(g.text in have for g in cfg.goals):
+                verify_files(folder, ["explore.json"], "exploration")
+                status(f"reusing the exploration in {folder} (same data, settings and goals)")
+                return folder, previous, True
+            cfg.goals = sorted(set(cfg.goals) | {parse_goal(t) for t in have})
+        status(f"exploring {ds.name} into {folder} (goals {', '.join(g.text for g in cfg.goals)})")
+        return folder, IvfPqExplorer(ds, cfg, folder).run(), False

@@ -3,7 +3,8 @@
 Reads the exploration (`fanns explore`), evaluates every index at its smallest nprobe for the
 goal against every combination of stage implementations on the board (`fanns.model.ivfpq.dse`),
 writes DIR/dse.json and DIR/design.yaml (`fanns.model.ivfpq.report`) and prints the top designs in
-the columns of FANNS Table 6.3.
+the columns of FANNS Table 6.3. DIR is written as one staged folder (`fanns.outputs`): whole or
+not at all, replacing an earlier DSE result only with --force (the user's files in it are kept).
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ from fanns.flow.graph_dse_cli import run_graph_dse
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.workload import workloads_from_explore
+from fanns.outputs import check_destination, staged_folder
+
+WHAT = "DSE result"
+MARKER = "dse.json"
 
 
 def _cmd(args: argparse.Namespace) -> int:
 
+    out = Path(args.out)
+    check_destination(out, args.force, MARKER, WHAT)
     if args.graph:
         if args.slo_p99 or args.slo_p95 or args.load or args.tiers:
             raise FannsError(
@@ -51,7 +58,9 @@ def _cmd(args: argparse.Namespace) -> int:
         load_qps=args.load,
         tiers=args.tiers,
     )
-    paths = report.write(outcome, Path(args.out))
+    with staged_folder(out, args.force, MARKER, WHAT) as tmp:
+        names = [p.name for p in report.write(outcome, tmp, final_dir=out)]
+    paths = [out / name for name in names]
     console = Console(width=None if sys.stdout.isatty() else 200)  # logs keep the whole table
     if outcome.best is None:
         raise FannsError(
@@ -185,7 +194,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "memory tier (free UltraRAM or another memory group)"
         ),
     )
-    p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml")
+    p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml (written atomically)")
+    p.add_argument("--force", action="store_true", help="replace OUT if it is an earlier DSE result written by fanns")
     p.add_argument(
         "--graph",
         choices=("hnsw", "nsg"),

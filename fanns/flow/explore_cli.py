@@ -5,6 +5,10 @@ IVF-PQ indexes (`--recall R@k=x`) are explored by `fanns.explore.ivfpq`: train I
 hardware-faithful recall, the codes scanned per query and faiss-cpu's QPS (OUT/explore.json).
 Graph indexes (`--graph hnsw,nsg`) are explored by `fanns.explore.graph`: graph builds, the
 DST (mg, mc) sweep on the Falcon cycle model, the best configuration per parallel mode.
+
+OUT is written as one staged folder (`fanns.outputs`): it appears whole or not at all, and an
+earlier exploration in it is replaced only with --force (reusing its trained indexes); files in
+it that fanns did not write are kept, and one fanns wrote but that was edited since blocks it.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from rich.table import Table
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, run_graph_explore
-from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_index
 from fanns.explore.ivfpq_reuse import add_index_grid_options
 from fanns.index.goals import parse_goal
+from fanns.outputs import check_destination, staged_folder
 
 
 def _int_list(text: str) -> list[int]:
@@ -34,8 +39,8 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def _run_ivfpq(args: argparse.Namespace) -> int:
-
+def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
+    """The explorer of the IVF-PQ options (dataset loaded, inputs checked, ground truth ready)."""
     goals = sorted({parse_goal(g) for g in args.recall})
     if args.faiss_threads:
         faiss.omp_set_num_threads(args.faiss_threads)
@@ -51,7 +56,11 @@ def _run_ivfpq(args: argparse.Namespace) -> int:
         vec_bits=args.pq_vec_bits,
         lut_bits=args.pq_lut_bits,
     )
-    result = IvfPqExplorer(ds, cfg, Path(args.out)).run()
+    return IvfPqExplorer(ds, cfg, Path(args.out), force=args.force)
+
+
+def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
+    ds, goals = explorer.ds, explorer.cfg.goals
     console = Console()
     for g in goals:
         table = Table(title=f"{ds.name}: {g.text}")
@@ -82,8 +91,7 @@ def _run_ivfpq(args: argparse.Namespace) -> int:
                 f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
                 highlight=False,
             )
-    console.print(f"wrote {Path(args.out) / 'explore.json'}", highlight=False)
-    return 0
+    console.print(f"wrote {out / 'explore.json'}", highlight=False)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -92,9 +100,14 @@ def _run(args: argparse.Namespace) -> int:
             "nothing to explore: give recall goals (IVF-PQ) or graph kinds",
             hint="e.g. fanns explore builtin:sift-10k --recall R@10=0.6, or --graph hnsw,nsg",
         )
-    code = _run_ivfpq(args) if args.recall else 0
-    if args.graph:
-        code = code or run_graph_explore(args)
+    out = Path(args.out)
+    check_destination(out, args.force, None, WHAT)
+    explorer = _ivfpq_explorer(args) if args.recall else None
+    with staged_folder(out, args.force, None, WHAT, carry=is_cached_index) as tmp:
+        result = explorer.run_into(tmp) if explorer is not None else None
+        code = run_graph_explore(args, tmp) if args.graph else 0
+    if explorer is not None:
+        _print_ivfpq(explorer, result, out)
     return code
 
 
@@ -136,7 +149,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
     )
     p.add_argument(
-        "--out", default="work/explore", help="output folder (default work/explore); re-runs reuse its trained indexes"
+        "--out",
+        default="work/explore",
+        help="output folder (default work/explore), written atomically; see --force",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace OUT if it is an earlier exploration written by fanns (its trained indexes are reused)",
     )
     _add_ivfpq_arguments(p)
     add_graph_arguments(p)

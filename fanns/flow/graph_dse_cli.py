@@ -1,6 +1,7 @@
 """`fanns dse EXPLORE_DIR --graph KIND`: the graph DSE (`fanns.model.graph.dse`) on a graph
 exploration (`fanns explore --graph`): the graph and queries it used, the recall goal, the board;
-writes design.yaml (a `GraphDesign`) and dse.json (every evaluated design)."""
+writes design.yaml (a `GraphDesign`) and dse.json (every evaluated design), as one staged folder
+(`fanns.outputs`, the same rule as `fanns dse`)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.index.goals import parse_goal
 from fanns.model.graph.dse import GraphSpace, explore_graph
+from fanns.outputs import staged_folder, verify_files
+
+WHAT = "DSE result"
 
 
 def run_graph_dse(args: argparse.Namespace, console) -> int:
 
     path = Path(args.explore_dir) / f"graph_{args.graph}.json"
+    verify_files(Path(args.explore_dir), [path.name] if path.is_file() else [], "exploration")
     try:
         info = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -50,30 +55,31 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
         space=space,
     )
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "dse.json").write_text(
-        json.dumps(
-            {
-                "kind": "graph",
-                "graph": args.graph,
-                "goal": args.recall,
-                "objective": args.objective,
-                "board": board.name,
-                "queries": nq,
-                **result.to_dict(),
-            },
-            indent=1,
-            sort_keys=True,
+    with staged_folder(out, args.force, "dse.json", WHAT) as tmp:
+        (tmp / "dse.json").write_text(
+            json.dumps(
+                {
+                    "kind": "graph",
+                    "graph": args.graph,
+                    "goal": args.recall,
+                    "objective": args.objective,
+                    "board": board.name,
+                    "queries": nq,
+                    **result.to_dict(),
+                },
+                indent=1,
+                sort_keys=True,
+            )
+            + "\n"
         )
-        + "\n"
-    )
+        if result.best is not None:
+            result.design.save(tmp / "design.yaml")
     if result.best is None:
         best_recall = max((p.recall for p in result.points if p.fits), default=0.0)
         raise FannsError(
             f"no graph design on {board.name} reaches {args.recall} (best recall that fits: {best_recall:.4f})",
             hint=f"details in {out / 'dse.json'}; try a lower goal or another board",
         )
-    result.design.save(out / "design.yaml")
     b = result.best
     console.print(f"evaluated {len(result.points)} graph designs on {nq} queries", highlight=False)
     console.print(

@@ -22,6 +22,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.model.ivfpq.workload import read_explore
+from fanns.outputs import verify_files
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,12 @@ def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
     path = Path(explore_dir) / record["path"]
     if not path.is_file():
         raise FannsError(f"{path}: trained index not found", hint="re-run `fanns explore` into this folder")
-    return extract(faiss.read_index(str(path)), metric)
+    verify_files(Path(explore_dir), [record["path"]], "exploration")
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError:
+        raise FannsError(f"{path}: not a readable faiss index", hint="re-run `fanns explore` with --force") from None
+    return extract(index, metric)
 
 
 def resolve_dataset(explore: dict, spec: str | None) -> tuple[Dataset, str]:

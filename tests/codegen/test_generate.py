@@ -91,12 +91,22 @@ def regular_files(root: Path) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_project_layout(project):
     top = sorted(p.name for p in project.iterdir())
-    assert top == ["README.md", "data", "design.yaml", "fanns_generate.json", "hls", "report", "rtl"] or top == [
+    assert top == [
+        "README.md",
+        "data",
+        "design.yaml",
+        "fanns_generate.json",
+        "fanns_manifest.json",
+        "hls",
+        "report",
+        "rtl",
+    ] or top == [
         "README.md",
         "data",
         "design.yaml",
         "driver",
         "fanns_generate.json",
+        "fanns_manifest.json",
         "hls",
         "report",
         "rtl",
@@ -179,7 +189,7 @@ def test_deterministic_and_force(project, explore, tmp_path, capsys):
     a, b = regular_files(project), regular_files(out)
     assert set(a) == set(b)
     differ = sorted(k for k in a if a[k] != b[k])
-    assert differ == ["README.md", "report/summary.json"]
+    assert differ == ["README.md", "fanns_manifest.json", "report/summary.json"]  # the manifest holds their sha256
     sa, sb = (json.loads(x["report/summary.json"]) for x in (a, b))
     assert sa.pop("simulation") and not sb.pop("simulation")
     assert sa == sb

@@ -203,6 +203,7 @@ def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
         generate_hls(design, data, TestQueries(test.queries[:, :5], test.groundtruth), tmp_path / "x")
     assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []
     (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")  # an empty folder would simply be used
     with pytest.raises(FannsError, match="already exists"):
         generate_hls(design, data, test, tmp_path / "mine")
     with pytest.raises(FannsError, match="not a generated project"):

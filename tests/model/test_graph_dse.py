@@ -150,5 +150,9 @@ def test_cli_graph_dse(tmp_path, capsys):
     design = GraphDesign.load(out / "design.yaml")
     data = json.loads((out / "dse.json").read_text())
     assert data["best"]["qps"] == pytest.approx(design.prediction["qps"], rel=1e-6) and data["evaluated"] > 100
-    assert main(["dse", str(ex), "--graph", "nsg", "--board", "u250", "--recall", "R@10=0.5", "--out", str(out)]) == 2
+    argv = ["dse", str(ex), "--graph", "nsg", "--board", "u250", "--recall", "R@10=0.5", "--out", str(out)]
+    assert main(argv) == 2  # an earlier DSE result is replaced only with --force
+    assert "already exists" in capsys.readouterr().err
+    assert main([*argv, "--force"]) == 2
     assert "graph_nsg.json is missing" in capsys.readouterr().err
+    assert GraphDesign.load(out / "design.yaml") == design  # the earlier result is still whole

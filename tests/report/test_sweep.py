@@ -14,7 +14,7 @@ import pytest
 
 from fanns.cli import main
 from fanns.flow import sweep_cli as report_cli
-from fanns.outputs import write_folder
+from fanns.outputs import MANIFEST, write_folder
 from fanns.report.sweep import pareto_front
 from fanns.report.tables import CSV_FILES
 
@@ -174,7 +174,7 @@ def test_latency_skew_tiers_and_scaleout(swept):
 def test_json_and_csv_carry_the_same_data(swept):
     report = swept / "report"
     data = json.loads((report / "report.json").read_text())
-    assert sorted(p.name for p in report.iterdir()) == sorted(["index.html", "report.json", *CSV_FILES])
+    assert sorted(p.name for p in report.iterdir()) == sorted(["index.html", "report.json", MANIFEST, *CSV_FILES])
     assert data["settings"]["boards"] == BOARDS and data["settings"]["goals"] == GOALS
     assert {(c["index"], c["opq"]) for c in data["curves"]} == {("IVF16,PQ16", False), ("OPQ16,IVF16,PQ16", True)}
     for name, make in CSV_FILES.items():
@@ -297,7 +297,7 @@ def test_report_folder_is_atomic(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "write_bytes", real)
     assert list(tmp_path.iterdir()) == []  # no report, no temporary folder
     write_folder(files, out, False, report_cli.MARKER, "sweep report")
-    assert sorted(p.name for p in out.iterdir()) == sorted(files)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*files, MANIFEST])
     # a failure while replacing keeps the earlier report whole
     monkeypatch.setattr(Path, "write_bytes", failing)
     calls.clear()

@@ -194,11 +194,13 @@ def outcome_record(outcome: Outcome) -> dict:
     }
 
 
-def write(outcome: Outcome, out_dir: Path) -> list[Path]:
-    """Write dse.json (always) and design.yaml (when a design was found); return the paths."""
+def write(outcome: Outcome, out_dir: Path, final_dir: Path | None = None) -> list[Path]:
+    """Write dse.json (always) and design.yaml (when a design was found); return the paths.
+    `final_dir`: where the folder will be when `out_dir` is a staging folder (the design's path
+    to its index is relative to it)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    design = to_design(outcome.best, outcome, out_dir) if outcome.best else None
+    design = to_design(outcome.best, outcome, final_dir or out_dir) if outcome.best else None
     paths = [out_dir / "dse.json"]
     with atomic_path(paths[0]) as tmp:
         tmp.write_text(json.dumps(outcome_record(outcome), indent=1, sort_keys=True) + "\n")

@@ -25,6 +25,7 @@ import numpy as np
 from fanns.errors import FannsError
 from fanns.index.goals import parse_goal
 from fanns.numerics import IvfPqFormat
+from fanns.outputs import verify_files
 
 DEFAULT_IMBALANCE = 1.2
 """Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
@@ -142,6 +143,8 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
     goal = _goal(goal_text)
     data = read_explore(explore_dir)
     path = explore_dir / "explore.json"
+    verify_files(explore_dir, ["explore.json"], "exploration")
+    queries_used = (data.get("dataset") or {}).get("queries_used")
     found, unreachable = [], []
     for rec in data["indexes"]:
         try:
@@ -156,6 +159,7 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
         if nprobe is None:
             unreachable.append({"index": name, **info})
             continue
+        verify_files(explore_dir, [sizes_rel, probes_rel], "exploration")
         sizes = _load_npy(explore_dir / sizes_rel, "list sizes").astype(np.int64)
         probes = _load_npy(explore_dir / probes_rel, "probed cells").astype(np.int64)
         if probes.ndim != 2 or probes.shape[1] < nprobe:
@@ -163,6 +167,11 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
                 f"{explore_dir / probes_rel}: holds {probes.shape[-1]} "
                 f"probes per query, {goal.text} needs nprobe={nprobe}",
                 hint=f"re-run `fanns explore` with --recall {goal.text} so the probes are recorded that deep",
+            )
+        if isinstance(queries_used, int) and probes.shape[0] != queries_used:
+            raise FannsError(
+                f"{explore_dir / probes_rel}: probes of {probes.shape[0]} queries, {path} says {queries_used}",
+                hint="the folder mixes two explorations; re-run `fanns explore` into it with --force",
             )
         if sizes.shape != (nlist,) or probes.min() < 0 or probes.max() >= nlist:
             raise FannsError(
