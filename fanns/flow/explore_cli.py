@@ -16,6 +16,7 @@ import faiss
 from rich.console import Console
 from rich.table import Table
 
+from fanns.checks import arg_int
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, run_graph_explore
@@ -110,9 +111,11 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
         ),
     )
     add_index_grid_options(p, g)
-    g.add_argument("--queries", type=int, help="use only the first N queries (default: all)")
-    g.add_argument("--train-size", type=int, help="training sample size (default: 64 per cell, 10,000..65,536)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default: 0)")
+    g.add_argument("--queries", type=arg_int(1), help="use only the first N queries (default: all)")
+    g.add_argument("--train-size", type=arg_int(1), help="training sample size (default: 64 per cell, 10,000..65,536)")
+    g.add_argument(
+        "--seed", type=arg_int(0, 2**31 - 1), default=0, help="seed of the training sample and k-means (default: 0)"
+    )
     g.add_argument(
         "--pq-vec-bits", type=int, default=16, help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)"
     )

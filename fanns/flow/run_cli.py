@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import fanns.driver
+from fanns.checks import arg_int
 from fanns.datasets.formats import read_vectors
 from fanns.driver import BACKENDS
 from fanns.errors import FannsError
@@ -28,13 +29,17 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
     p.add_argument(
         "--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)"
     )
-    p.add_argument("--k", type=int, help="results per query (default: the design's K)")
+    p.add_argument("--k", type=arg_int(1), help="results per query (default: the design's K)")
     p.add_argument(
-        "--nprobe", type=int, help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)"
+        "--nprobe",
+        type=arg_int(1),
+        help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)",
     )
     p.add_argument("--groundtruth", help="exact neighbours (.ivecs, .ibin, .npy) to print R@k")
     p.add_argument(
-        "--batch", type=int, help="queries per device run (default: the backend's, at most what the I/O bank holds)"
+        "--batch",
+        type=arg_int(1),
+        help="queries per device run (default: the backend's, at most what the I/O bank holds)",
     )
     p.add_argument(
         "--bitstream", help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin)"

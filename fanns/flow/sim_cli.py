@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from fanns.checks import arg_float, arg_int
 from fanns.codegen.graph.hls import is_graph_hls_project
 from fanns.codegen.graph.rtl import is_graph_project
 from fanns.datasets.cache import cache_root
@@ -30,6 +31,12 @@ from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
+
+MAX_LATENCY = 100_000
+"""Memory latency beyond 100k cycles is not a memory model, it is a hang."""
+MAX_PAUSE = 0.95
+"""Stall probability per cycle: at 1 the channel never moves (the simulation would hang); above
+0.95 a query takes thousands of times as long as without stalls."""
 
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
@@ -190,14 +197,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             "csim for a graph HLS project (the only backend it has)"
         ),
     )
-    p.add_argument("--queries", type=int, help="test queries to simulate (default: all of the project's)")
-    p.add_argument("--first", type=int, default=0, help="index of the first test query (default 0)")
+    p.add_argument("--queries", type=arg_int(1), help="test queries to simulate (default: all of the project's)")
+    p.add_argument("--first", type=arg_int(0), default=0, help="index of the first test query (default 0)")
     p.add_argument(
-        "--latency", type=int, default=100, help="rtl: memory read/write latency in cycles (default 100, the model's)"
+        "--latency",
+        type=arg_int(0, MAX_LATENCY),
+        default=100,
+        help="rtl: memory read/write latency in cycles (default 100, the model's)",
     )
     p.add_argument(
         "--pause",
-        type=float,
+        type=arg_float(0, MAX_PAUSE),
         default=0.0,
         help="rtl: probability of a random stall per cycle on every AXI channel (default 0)",
     )

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import Board
+from fanns.checks import check_platform
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
@@ -85,7 +86,7 @@ def vitis_platform(board: Board, platform: str | None) -> str:
                 "for the board), or add `platform:` to the board file"
             ),
         )
-    return chosen
+    return check_platform(chosen, "--platform" if platform else f"platform of board {board.name}")
 
 
 def _single_slr(design: IvfPqDesign) -> str | None:
