@@ -20,6 +20,7 @@ from fanns.boards import Board, board_of_design
 from fanns.checks import check_name
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
+from fanns.index.goals import parse_goal
 
 OPTIONAL_KEYS = ("goal", "prediction", "board_file")
 """Top-level keys a design file may leave out."""
@@ -147,6 +148,12 @@ class DesignFile(ABC):
             fail("clock_mhz", f"must be a positive number up to {MAX_CLOCK_MHZ} MHz, got {self.clock_mhz!r}")
         if not (isinstance(self.util, number) and 0 < self.util <= 1):
             fail("util", f"must be in (0, 1], got {self.util!r}")
+        goal = getattr(self, "goal", None)
+        if goal is not None:
+            try:
+                parse_goal(goal)
+            except FannsError as exc:
+                fail("goal", exc.message, hint=exc.hint)
         if self.board_file is not None:
             if not isinstance(self.board_file, dict):
                 fail("board_file", "must be the mapping of a board file")
