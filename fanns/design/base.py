@@ -154,10 +154,8 @@ class DesignFile(ABC):
                 parse_goal(goal)
             except FannsError as exc:
                 fail("goal", exc.message, hint=exc.hint)
-        if self.board_file is not None:
-            if not isinstance(self.board_file, dict):
-                fail("board_file", "must be the mapping of a board file")
-            self.target_board()
+        if self.board_file is not None and not isinstance(self.board_file, dict):
+            fail("board_file", "must be the mapping of a board file")
 
     def to_yaml(self) -> str:
         """The text of design.yaml (the one YAML style of every design file and generated project)."""

@@ -22,7 +22,7 @@ import yaml
 
 from fanns.boards import Board
 from fanns.checks import NAME
-from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
+from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, fail, from_mapping
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
@@ -261,8 +261,8 @@ class GraphDesign(DesignFile):
         self.check_target()
         self.graph.validate()
         check_choice("mode", self.mode, MODES)
-        check_int("pipelines", self.pipelines, 1)
-        check_int("bfc_units", self.bfc_units, 1)
+        check_int("pipelines", self.pipelines, 1, MAX_UNITS)
+        check_int("bfc_units", self.bfc_units, 1, MAX_UNITS)
         _power_of_two("bfc_units", self.bfc_units)
         if self.mode == "across" and self.bfc_units != 1:
             fail("bfc_units", f"is {self.bfc_units}; an across-query design has one BFC unit per pipeline")
@@ -281,6 +281,7 @@ class GraphDesign(DesignFile):
             fail("runtime.k", f"{rt.k} exceeds l={rt.l} or k_max={self.queues.k_max}")
         if rt.mg > self.limits.mg_max or rt.mc > self.limits.mc_max:
             fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
+        self.target_board()  # the board exists and has every channel the design names
 
     def check_board(self, board: Board) -> None:
         counts = {m.kind: m.count for m in board.memory}

@@ -345,6 +345,7 @@ class IvfPqDesign(DesignFile):
         if st.sel_cells.key_bits != self.format.ivf_key_bits or st.sel_k.key_bits != self.format.pq_key_bits:
             fail("stages", "selection key widths disagree with the format (ivf_key_bits, pq_key_bits)")
         self._validate_memory()
+        self.target_board()  # the board exists and has every channel the design names
 
     def _validate_format(self) -> None:
         f = self.format
