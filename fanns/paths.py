@@ -30,11 +30,10 @@ def inside(folder: Path, reference: object, what: str) -> Path:
     non-strings are a `FannsError` naming `what` (e.g. "explore.json: indexes[0].path")."""
     if not isinstance(reference, str) or not reference:
         raise FannsError(f"{what} must be a relative file name, got {reference!r}")
-    bad = [c for c in reference if ord(c) < 32 or ord(c) == 127]
     rel = Path(reference)
     root = Path(folder).resolve()
-    target = (root / rel).resolve()
-    if bad or rel.is_absolute() or ".." in rel.parts or not target.is_relative_to(root):
+    bad = any(ord(c) < 32 or ord(c) == 127 for c in reference)
+    if bad or rel.is_absolute() or ".." in rel.parts or not (root / rel).resolve().is_relative_to(root):
         raise FannsError(
             f"{what} is {reference!r}: it must name a file inside {folder}",
             hint="file references are relative to the folder of the file that holds them, without '..'",
