@@ -40,8 +40,9 @@ def refused(capsys, argv: list[str], *fragments: str) -> str:
     rc, err = cli(capsys, argv)
     assert rc != 0, f"accepted: {argv}"
     assert "Traceback" not in err, err
-    first = err.splitlines()[0] if err else ""
-    assert first.startswith("fanns: error: "), err
+    errors = [line for line in err.splitlines() if line.startswith("fanns: error: ")]
+    assert len(errors) == 1, err
+    first = errors[0]
     for fragment in fragments:
         assert fragment in first, f"{fragment!r} not in {first!r}"
     return first

@@ -135,7 +135,7 @@ def _record_nprobe(rec: dict, goal, path: Path) -> tuple[int | None, dict]:
         curve = np.asarray(curve, dtype=np.float64)
     except (TypeError, ValueError):
         curve = np.zeros(0)
-    if curve.ndim != 1 or not np.isfinite(curve).all() or ((curve < 0) | (curve > 1)).any():
+    if curve.ndim != 1 or curve.size == 0 or not np.isfinite(curve).all() or ((curve < 0) | (curve > 1)).any():
         raise FannsError(f"{path}: {rec['index']}: curve.{goal.name} must be a list of recalls in [0, 1]")
     ok = np.nonzero(curve >= goal.target - 1e-12)[0]
     if len(ok) == 0:
