@@ -58,7 +58,7 @@ def check_project(project: Path, backend: str) -> tuple[dict, IvfPqDesign]:
     if not isinstance(record, dict) or face not in record:
         made_by = "generate-rtl" if other == "rtl" else "generate-hls"
         raise FannsError(
-            f"{project} is not a project for --backend {backend}"
+            f"{project} is not a project for --backend {backend} ({PROJECT_FILE} has no {face!r} entry)"
             + (f" (it was written by `fanns {made_by}`)" if isinstance(record, dict) and other in record else ""),
             hint=f"use --backend {'rtl' if backend == 'csim' else 'csim'}, or generate the other face",
         )

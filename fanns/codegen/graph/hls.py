@@ -165,4 +165,4 @@ def is_graph_hls_project(project: Path) -> bool:
         record = json.loads((Path(project) / PROJECT_FILE).read_text())
     except (OSError, ValueError):
         return False
-    return record.get("kind") == "graph" and "hls" in record
+    return isinstance(record, dict) and record.get("kind") == "graph" and "hls" in record
