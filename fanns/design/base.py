@@ -17,10 +17,9 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 import yaml
 
 from fanns.boards import Board, board_of_design
-from fanns.checks import check_name
+from fanns.checks import check_name, check_text
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
-from fanns.index.goals import parse_goal
 
 OPTIONAL_KEYS = ("goal", "prediction", "board_file")
 """Top-level keys a design file may leave out."""
@@ -150,10 +149,7 @@ class DesignFile(ABC):
             fail("util", f"must be in (0, 1], got {self.util!r}")
         goal = getattr(self, "goal", None)
         if goal is not None:
-            try:
-                parse_goal(goal)
-            except FannsError as exc:
-                fail("goal", exc.message, hint=exc.hint)
+            entry("goal", check_text, goal, "the value")
         if self.board_file is not None and not isinstance(self.board_file, dict):
             fail("board_file", "must be the mapping of a board file")
 
