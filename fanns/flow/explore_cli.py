@@ -117,13 +117,21 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
         "--seed", type=arg_int(0, 2**31 - 1), default=0, help="seed of the training sample and k-means (default: 0)"
     )
     g.add_argument(
-        "--pq-vec-bits", type=int, default=16, help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)"
+        "--pq-vec-bits",
+        type=arg_int(2, 24),
+        default=16,
+        help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)",
     )
     g.add_argument(
-        "--pq-lut-bits", type=int, default=16, help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)"
+        "--pq-lut-bits",
+        type=arg_int(1, 32),
+        default=16,
+        help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)",
     )
     g.add_argument(
-        "--faiss-threads", type=int, help="faiss threads for training, sweeps and CPU QPS (default: all cores)"
+        "--faiss-threads",
+        type=arg_int(1, 4096),
+        help="faiss threads for training, sweeps and CPU QPS (default: all cores)",
     )
 
 

@@ -46,6 +46,14 @@ CLI_NUMBERS = [
     (["explore", "builtin:sift-10k", "--out", "o"], "--seed", ["-1", "99999999999"]),
     (["explore", "builtin:sift-10k", "--out", "o"], "--queries", ["0"]),
     (["explore", "builtin:sift-10k", "--out", "o"], "--train-size", ["0"]),
+    (["explore", "builtin:sift-10k", "--out", "o"], "--pq-vec-bits", ["1", "99"]),
+    (["explore", "builtin:sift-10k", "--out", "o"], "--pq-lut-bits", ["0", "99"]),
+    (["explore", "builtin:sift-10k", "--out", "o"], "--faiss-threads", ["0", "-1"]),
+    (["explore", "builtin:sift-10k", "--graph", "hnsw", "--out", "o"], "--k", ["0", "-1"]),
+    (["explore", "builtin:sift-10k", "--graph", "hnsw", "--out", "o"], "--threads", ["0"]),
+    (["explore", "builtin:sift-10k", "--graph", "hnsw", "--out", "o"], "--freq-mhz", ["0", "inf", "nan"]),
+    (["explore", "builtin:sift-10k", "--graph", "hnsw", "--out", "o"], "--vec-bits", ["0", "99"]),
+    (["explore", "builtin:sift-10k", "--graph", "hnsw", "--out", "o"], "--max-degree", ["0", "100000"]),
 ]
 CLI_CASES = [(cmd, opt, v) for cmd, opt, values in CLI_NUMBERS for v in values]
 
