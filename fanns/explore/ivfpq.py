@@ -33,7 +33,7 @@ from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal, measure_name
 from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
-from fanns.index.ivfpq_format import choose_format
+from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
 from fanns.outputs import staged_folder
 from fanns.progress import status
@@ -197,6 +197,7 @@ class IvfPqExplorer:
             lut_bits=self.cfg.lut_bits,
             seed=self.cfg.seed,
         )
+        check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
         ref = IvfPqReference(data, fmt)
         probes = ref.probe(ref.prepare(self.queries), p_max)
         probes_path = folder / f"{stem}.probes.npy"

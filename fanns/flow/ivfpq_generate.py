@@ -23,10 +23,12 @@ from rich.console import Console
 
 from fanns import __version__
 from fanns.boards import load_board
+from fanns.checks import PLATFORM, arg_float, arg_int, arg_name
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
+from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
 from fanns.flow.ivfpq_inputs import index_record, load_index
@@ -304,20 +306,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="hls,rtl",
         help="faces to generate: hls, rtl or both (default hls,rtl)",
     )
-    p.add_argument("--clock", type=float, help="accelerator clock in MHz (default: the board's kernel clock)")
     p.add_argument(
-        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
+        "--clock",
+        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
+        help="accelerator clock in MHz (default: the board's kernel clock)",
+    )
+    p.add_argument(
+        "--util",
+        type=arg_float(0, 1, lo_open=True),
+        default=0.6,
+        help="utilisation cap per resource and SLR, shell included (default 0.6)",
     )
     p.add_argument(
         "--top",
-        type=int,
+        type=arg_int(0, 1000),
         default=5,
         help="designs listed besides the best in the table and report/dse.json (default 5)",
     )
-    p.add_argument("--platform", help="Vitis platform of the HLS face (default: the board file's)")
+    p.add_argument(
+        "--platform", type=arg_name(PLATFORM), help="Vitis platform of the HLS face (default: the board file's)"
+    )
     p.add_argument(
         "--test-queries",
-        type=int,
+        type=arg_int(1, 1_000_000),
         default=100,
         help="test queries (with exact neighbours) in the project (default 100)",
     )
@@ -326,7 +337,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="simulate a sample of the test queries on every face before the project is written",
     )
-    p.add_argument("--sim-queries", type=int, default=16, help="test queries simulated with --sim (default 16)")
+    p.add_argument(
+        "--sim-queries", type=arg_int(2, 1_000_000), default=16, help="test queries simulated with --sim (default 16)"
+    )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
     p.add_argument(
         "--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`"

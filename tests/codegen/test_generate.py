@@ -230,7 +230,7 @@ def test_interrupted_or_failed_simulation_leaves_nothing(explore, tmp_path, monk
         (["--board", "nosuchboard"], "unknown board"),
         (["--sim-queries", "50"], "--sim-queries 50 is more than --test-queries"),
         (["--test-queries", "1"], "--test-queries 1"),
-        (["--util", "0"], "--util 0"),
+        (["--util", "0"], "argument --util: '0': must be above 0"),
     ],
 )
 def test_input_errors(explore, tmp_path, capsys, extra, message):

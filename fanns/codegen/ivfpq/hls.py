@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.boards import Board, load_board
+from fanns.boards import Board
+from fanns.checks import check_platform
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
@@ -85,7 +86,7 @@ def vitis_platform(board: Board, platform: str | None) -> str:
                 "for the board), or add `platform:` to the board file"
             ),
         )
-    return chosen
+    return check_platform(chosen, "--platform" if platform else f"platform of board {board.name}")
 
 
 def _single_slr(design: IvfPqDesign) -> str | None:
@@ -111,7 +112,7 @@ def render_project(
                 "drop `tiers` from design.yaml for an untiered HLS kernel"
             ),
         )
-    board = board or load_board(design.board)
+    board = board or design.target_board()
     platform = vitis_platform(board, platform)
     images = memimage.pack(design, data, board)
     ctx = build_context(design, images, board, platform)

@@ -376,6 +376,12 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
     lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
     for space, w, ctx in zip(spaces, workloads, contexts):
         empty = [g for g in GROUPS if len(space.sets[g]) == 0]
+        never = [g for g in empty if space.sets[g].raw == 0 and space.sets[g].refused]
+        if never:
+            for g in never:
+                why = space.sets[g].refused
+                lines.append(f"{w.label()}: no {g} configuration exists for this index (d={w.fmt.d}, m={w.m}): {why}")
+            continue
         if "back" in empty:
             need = int(w.n * (w.m + 4))
             cap = sum(m.capacity_bytes * m.count for m in ctx.memories)

@@ -67,6 +67,8 @@ class OptionSet:
     details: list[dict]
     raw: int
     floor: np.ndarray  # [5 + G] least of each resource / channel count over all configurations offered
+    refused: str = ""
+    """Why a PE refused its parameters, the first time one did (explains a group without options)."""
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -84,6 +86,7 @@ class OptionSet:
             [self.details[i] for i in idx],
             self.raw,
             self.floor,
+            self.refused,
         )
 
 
@@ -96,6 +99,15 @@ class _Builder:
         self.configs, self.cycles, self.latency, self.res, self.channels, self.details = [], [], [], [], [], []
         self.floor = np.full(len(KINDS) + len(limits.channels), np.inf)
         self.raw = 0
+        self.refused = ""
+
+    def valid(self, make, *args) -> object | None:
+        """`make(*args)`, or None when it refuses the parameters (its reason is kept)."""
+        try:
+            return make(*args)
+        except FannsError as exc:
+            self.refused = self.refused or exc.message
+            return None
 
     def offer(
         self,
@@ -135,6 +147,7 @@ class _Builder:
             self.details,
             max(self.raw, n),
             floor,
+            self.refused,
         )
 
 
@@ -193,7 +206,7 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     for lanes in stage_model.LANE_CHOICES:
         st = OpqStage(lanes)
         b.raw += 1
-        if _valid(stage_model.opq_pe, ctx, st) is None:
+        if b.valid(stage_model.opq_pe, ctx, st) is None:
             continue
         t = stage_model.opq_timing(ctx, st)
         units = stage_model.opq_units(ctx, st)
@@ -206,7 +219,7 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     selectors = selectors_for("sel_cells")
     for storage in IVF_STORAGES:
         for lanes in stage_model.LANE_CHOICES:
-            if _valid(stage_model.ivf_pe, ctx, IvfDistStage(1, lanes, "bram"), 1) is None:
+            if b.valid(stage_model.ivf_pe, ctx, IvfDistStage(1, lanes, "bram"), 1) is None:
                 continue
             b.raw += min(ctx.nlist, MAX_PES) * len(selectors)
             grown: set = set()
@@ -240,7 +253,7 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     for store in LUT_CENTROID_STORES:
         for lanes in stage_model.LANE_CHOICES:
             n_ch = 1 if store == "memory" else 0
-            if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
+            if b.valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
                 continue
             b.raw += ctx.nprobe
             for pes in distinct_counts(ctx.nprobe, MAX_PES):
