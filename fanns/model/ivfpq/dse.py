@@ -376,11 +376,13 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
     lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
     for space, w, ctx in zip(spaces, workloads, contexts):
         empty = [g for g in GROUPS if len(space.sets[g]) == 0]
-        never = [g for g in empty if space.sets[g].raw == 0 and space.sets[g].refused]
-        if never:
-            for g in never:
-                why = space.sets[g].refused
-                lines.append(f"{w.label()}: no {g} configuration exists for this index (d={w.fmt.d}, m={w.m}): {why}")
+        structural = [g for g in empty if space.sets[g].empty_reason]
+        if structural:  # no configuration at all, whatever the budget: not a resource limit
+            for g in structural:
+                lines.append(
+                    f"{w.label()}: option group {g!r} ({', '.join(space.sets[g].stages)}) is empty: "
+                    f"{space.sets[g].empty_reason}"
+                )
             continue
         if "back" in empty:
             need = int(w.n * (w.m + 4))
