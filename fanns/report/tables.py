@@ -98,7 +98,8 @@ def summary_table(data: dict) -> Table:
         "latency (us)",
         "bottleneck",
         "LUT % (with shell)",
-        "CPU QPS (measured)",
+        "CPU QPS (measured, median)",
+        "CPU QPS IQR",
         "CPU index",
         "CPU nprobe",
         "FPGA / CPU",
@@ -120,7 +121,8 @@ def summary_table(data: dict) -> Table:
             if d
             else ["no design", None, None, None, None, None, None]
         )
-        cpu = [round(c["qps"]), c["index"], c["nprobe"]] if c else [None, None, None]
+        iqr = f"{c['spread']['q1']:,.0f}-{c['spread']['q3']:,.0f}" if c and "spread" in c else None
+        cpu = [round(c["qps"]), iqr, c["index"], c["nprobe"]] if c else [None, None, None, None]
         rows.append(lead + fpga + cpu + [s["speedup"]])
     return cols, rows
 
