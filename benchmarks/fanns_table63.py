@@ -58,6 +58,16 @@ def part_two(queries: int) -> None:
             f"({row['pq_dist'][1]} % of the device for {row['pq_dist'][0]} PEs; floating-point adders of "
             "several DSPs each, thesis p. 116)"
         )
+        pq, selk = p.stages.pq_dist, p.stages.sel_k
+        print(
+            f"  so the DSE affords {pq.pes} PQDist PEs (published {row['pq_dist'][0]}), "
+            f"{'double-buffered' if pq.double_buffer else 'single-buffered'} LUTs (published: loaded then scanned, "
+            f"p. 116) and SelK {selk.arch.upper()} over {selk.streams} streams "
+            f"(published {row['sel_k'][0]} x{row['sel_k'][1]}, {row['sel_k'][2]} % LUT); "
+            f"what binds it is {p.bottleneck} and the device's "
+            + max(("lut", "ff", "bram18", "uram", "dsp"), key=lambda r: getattr(total, r) / max(getattr(device, r), 1))
+            + f", with {sum(p.channels.values())} memory channels in use"
+        )
 
 
 def main() -> None:
