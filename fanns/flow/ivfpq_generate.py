@@ -79,11 +79,16 @@ def cpu_baseline(explore: dict, goal: str, index: str | None = None) -> dict | N
     return best
 
 
-def cpu_text(cpu: dict) -> str:
-    """'median QPS (spread)' on all cores and, when measured, on one thread."""
+def cpu_text(cpu: dict, fpga_qps: float | None = None) -> str:
+    """'median QPS (spread)' on all cores and, when measured, on one thread; with `fpga_qps`, the
+    FPGA / CPU ratio against each median."""
+    ratio = "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / cpu['qps']:.1f}x"
     text = spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
-    if cpu.get("one_thread"):
-        text += "; 1 thread: " + spread_text(cpu["one_thread"])
+    text += ratio
+    one = cpu.get("one_thread")
+    if one:
+        text += "; 1 thread: " + spread_text(one)
+        text += "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / one['qps']:.1f}x"
     return text
 
 
@@ -260,13 +265,13 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     cpu, same = summary["cpu"], summary.get("cpu_same")
     if same:
         say(
-            f"CPU at the design's index (faiss-cpu, measured here): {same['index']} nprobe {same['nprobe']}: "
-            f"{cpu_text(same)} -> FPGA / CPU {summary['speedup_same']:.1f}x (all-cores median)"
+            f"CPU at the design's index (faiss-cpu, measured here, medians): {same['index']} nprobe "
+            f"{same['nprobe']}: {cpu_text(same, d['qps'])}"
         )
     if cpu:
         say(
-            f"CPU baseline, best CPU index for the goal (faiss-cpu, measured here): {cpu['index']} nprobe "
-            f"{cpu['nprobe']}: {cpu_text(cpu)} -> FPGA / CPU {summary['speedup']:.1f}x (all-cores median)"
+            f"CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians): {cpu['index']} nprobe "
+            f"{cpu['nprobe']}: {cpu_text(cpu, d['qps'])}"
         )
     for s in sims:
         line = (
