@@ -147,6 +147,7 @@ class Sweep:
         self.curves: list[IndexCurves] = []
         self._fpga: dict[tuple, dict] = {}
         self._cpu: dict[tuple, dict] = {}
+        self._cpu_one: dict[tuple, dict] = {}
         self._outcomes: dict[tuple[str, str], dse.Outcome] = {}
 
     def clock(self, board: Board) -> float:
@@ -247,6 +248,17 @@ class Sweep:
             "statistic": "median of the measurement windows (spread: quartiles and range, wall clock)",
         }
 
+    def with_one_thread(self, point: dict | None) -> dict | None:
+        """A CPU point with its one-thread figure (thread CPU clock, median of windows) added."""
+        if point is None:
+            return None
+        key = (point["index"], point["nprobe"], point["k"])
+        if key not in self._cpu_one:
+            index = next(x.index for x in self.curves if x.name == point["index"])
+            queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
+            self._cpu_one[key] = cpu_qps(index, queries, point["nprobe"], point["k"], self.s.cpu_seconds, threads=1)
+        return {**point, "one_thread": self._cpu_one[key]}
+
     def beyond(self, summary: list[dict]) -> list[dict]:
         """Latency, skew, tiers and scale-out of every (board, goal)'s best design
         (`fanns.report.beyond`), the CPU's latency measured at the goal's best CPU point."""
@@ -301,8 +313,8 @@ class Sweep:
                     "board": d["board"],
                     "goal": d["goal"],
                     "design": _design_summary(best),
-                    "cpu": cpu_best,
-                    "cpu_same": _cpu_same(cpu, goal.text, best),
+                    "cpu": self.with_one_thread(cpu_best),
+                    "cpu_same": self.with_one_thread(_cpu_same(cpu, goal.text, best)),
                     "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
                     "explain": d["dse"]["explain"],
                 }

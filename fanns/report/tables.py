@@ -100,6 +100,7 @@ def summary_table(data: dict) -> Table:
         "LUT % (with shell)",
         "CPU QPS (measured, median)",
         "CPU QPS IQR",
+        "CPU QPS 1 thread (median)",
         "CPU index",
         "CPU nprobe",
         "FPGA / CPU",
@@ -122,7 +123,8 @@ def summary_table(data: dict) -> Table:
             else ["no design", None, None, None, None, None, None]
         )
         iqr = f"{c['spread']['q1']:,.0f}-{c['spread']['q3']:,.0f}" if c and "spread" in c else None
-        cpu = [round(c["qps"]), iqr, c["index"], c["nprobe"]] if c else [None, None, None, None]
+        one = round(c["one_thread"]["qps"]) if c and c.get("one_thread") else None
+        cpu = [round(c["qps"]), iqr, one, c["index"], c["nprobe"]] if c else [None, None, None, None, None]
         rows.append(lead + fpga + cpu + [s["speedup"]])
     return cols, rows
 
