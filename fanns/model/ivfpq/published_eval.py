@@ -25,7 +25,6 @@ Published structure used (thesis Ch. 6):
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +52,13 @@ TOLERANCE = 0.10
 
 @dataclass(frozen=True)
 class Assumptions:
-    """What the chapter does not state and the model must assume. Defaults are the baseline."""
+    """What the chapter does not state and the model must assume. Defaults are the baseline.
+
+    `drain_per_cell` and `chain_per_cell` are upper bounds (every cell pays them); in steady state
+    with equal shares a 1-D chain's skew is paid once per query stream, not per cell. `lanes`: the
+    chapter gives no per-PE width; 16 is the smallest of this project's lane choices at which
+    IVFDist and BuildLUT bind none of the three designs (at 8, K = 10 becomes IVFDist-bound), which
+    is what a DSE that sized their PE counts would have ensured: inferred, not published."""
 
     imbalance: float = DEFAULT_IMBALANCE  # k-means list imbalance of SIFT100M (not published)
     double_buffer: bool = False  # p. 116: LUT loaded, then cell scanned
@@ -180,10 +185,6 @@ def evaluate_all(a: Assumptions = Assumptions(), queries: int = 1000, seed: int 
 def sensitivity(queries: int = 500, seed: int = 0) -> list[tuple[str, list[float]]]:
     """(label, ratios model / published for K = 1, 10, 100) for every variant of `SENSITIVITY`."""
     return [(label, [e.ratio for e in evaluate_all(a, queries, seed)]) for label, a in SENSITIVITY]
-
-
-def with_imbalance(a: Assumptions, imbalance: float) -> Assumptions:
-    return dataclasses.replace(a, imbalance=imbalance)
 
 
 def published_pe_luts(row: dict, stage: str = "pq_dist") -> float:
