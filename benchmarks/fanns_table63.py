@@ -59,14 +59,19 @@ def part_two(queries: int) -> None:
             "several DSPs each, thesis p. 116)"
         )
         pq, selk = p.stages.pq_dist, p.stages.sel_k
+
+        def share(r: str, total=total, device=device) -> float:
+            return getattr(total, r) / max(getattr(device, r), 1)
+
+        most = max(("lut", "ff", "bram18", "uram", "dsp"), key=share)
+        total_channels = sum(m.count for m in p.ctx.memories)
         print(
             f"  so the DSE affords {pq.pes} PQDist PEs (published {row['pq_dist'][0]}), "
             f"{'double-buffered' if pq.double_buffer else 'single-buffered'} LUTs (published: loaded then scanned, "
             f"p. 116) and SelK {selk.arch.upper()} over {selk.streams} streams "
             f"(published {row['sel_k'][0]} x{row['sel_k'][1]}, {row['sel_k'][2]} % LUT); "
-            f"what binds it is {p.bottleneck} and the device's "
-            + max(("lut", "ff", "bram18", "uram", "dsp"), key=lambda r: getattr(total, r) / max(getattr(device, r), 1))
-            + f", with {sum(p.channels.values())} memory channels in use"
+            f"bottleneck stage {p.bottleneck}; most used resource {most} ({100 * share(most):.1f} % of the device, "
+            f"cap 60 % with the shell); {sum(p.channels.values())} of {total_channels} memory channels in use"
         )
 
 
