@@ -35,6 +35,7 @@ from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
+from fanns.model.cpu_baseline import spread_text
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
@@ -50,22 +51,47 @@ def step(n: int, text: str) -> None:
     status(f"[{n}/{STEPS}] {text}")
 
 
-def cpu_baseline(explore: dict, goal: str) -> dict | None:
-    """faiss-cpu's best measured QPS at the goal over the explored indexes that reach it."""
+def _cpu_record(rec: dict, g: dict) -> dict:
+    """One explored (index, goal)'s CPU figure: the all-cores median with its spread, and the
+    one-thread (thread CPU clock) measurement when the exploration recorded it."""
+    cpu = g.get("cpu") or {}
+    return {
+        "index": rec["index"],
+        "nprobe": g["nprobe"],
+        "recall": g["recall"],
+        "qps": g["cpu_qps"],
+        "threads": g.get("cpu_threads"),
+        "spread": cpu.get("all"),
+        "one_thread": cpu.get("1"),
+    }
+
+
+def cpu_baseline(explore: dict, goal: str, index: str | None = None) -> dict | None:
+    """faiss-cpu's best measured QPS (median of repeats, all cores) at the goal over the explored
+    indexes that reach it; with `index`, that index's figure at its own nprobe for the goal."""
     best = None
     for rec in explore["indexes"]:
         g = rec.get("goals", {}).get(goal)
         if g and g.get("reached") and g.get("cpu_qps") is not None:
-            cand = {
-                "index": rec["index"],
-                "nprobe": g["nprobe"],
-                "recall": g["recall"],
-                "qps": g["cpu_qps"],
-                "threads": g.get("cpu_threads"),
-            }
+            if index is not None and rec["index"] != index:
+                continue
+            cand = _cpu_record(rec, g)
             if best is None or cand["qps"] > best["qps"]:
                 best = cand
     return best
+
+
+def cpu_text(cpu: dict, fpga_qps: float | None = None) -> str:
+    """'median QPS (spread)' on all cores and, when measured, on one thread; with `fpga_qps`, the
+    FPGA / CPU ratio against each median."""
+    ratio = "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / cpu['qps']:.1f}x"
+    text = spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
+    text += ratio
+    one = cpu.get("one_thread")
+    if one:
+        text += "; 1 thread: " + spread_text(one)
+        text += "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / one['qps']:.1f}x"
+    return text
 
 
 def design_summary(rec: dict) -> dict:
@@ -179,13 +205,15 @@ def _cmd(args: argparse.Namespace) -> int:
         "util": args.util,
         "design": design_summary(dse_record["best"]),
         "cpu": cpu_baseline(explore, goal.text),
+        "cpu_same": cpu_baseline(explore, goal.text, design.index.factory),
         "faces": list(files.faces()),
         "driver": files.driver_face(),
         "test_queries": nq,
         "simulation": [],
     }
-    cpu = summary["cpu"]
+    cpu, same = summary["cpu"], summary["cpu_same"]
     summary["speedup"] = round(summary["design"]["qps"] / cpu["qps"], 2) if cpu else None
+    summary["speedup_same"] = round(summary["design"]["qps"] / same["qps"], 2) if same else None
     sims = []
     with staged_folder(out, args.force, MARKER, WHAT) as tmp:
         files.write(tmp)
@@ -236,11 +264,16 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz "
         f"(bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
     )
-    cpu = summary["cpu"]
+    cpu, same = summary["cpu"], summary.get("cpu_same")
+    if same:
+        say(
+            f"CPU at the design's index (faiss-cpu, measured here, medians): {same['index']} nprobe "
+            f"{same['nprobe']}: {cpu_text(same, d['qps'])}"
+        )
     if cpu:
         say(
-            f"CPU baseline (faiss-cpu, {cpu['threads']} thread(s), measured here): {cpu['qps']:,.0f} QPS with "
-            f"{cpu['index']} nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x"
+            f"CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians): {cpu['index']} nprobe "
+            f"{cpu['nprobe']}: {cpu_text(cpu, d['qps'])}"
         )
     for s in sims:
         line = (
