@@ -87,12 +87,12 @@ class IvfPqHw:
     # -- what the RTL generator supports ---------------------------------------------------------
     def check(self) -> None:
         st = self.design.stages
-        if st.ivf_dist.storage == "stream":
+        if st.ivf_dist.storage not in buildable.BUILT_IVF_STORAGES:
             raise FannsError(
                 "streamed IVF centroids are not supported by the RTL generator yet",
-                hint="choose ivf_dist.storage bram or uram (fanns dse offers them too)",
+                hint="choose ivf_dist.storage bram or uram (what fanns dse offers)",
             )
-        if st.build_lut.centroids == "memory":
+        if st.build_lut.centroids not in buildable.BUILT_LUT_STORES:
             raise FannsError(
                 "BuildLUT centroids fetched from memory are not supported by the RTL generator yet",
                 hint="choose build_lut.centroids bram or uram",

@@ -14,7 +14,8 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
 * a PQ code (8 m bits) fits one beat of the PQ port, and a beat holds at least as many 32-bit
-  ids as codes (`pq_port_problem`).
+  ids as codes (`pq_port_problem`);
+* IVF and BuildLUT centroids on chip (`BUILT_IVF_STORAGES`, `BUILT_LUT_STORES`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from fanns.errors import FannsError
 from fanns.model.ivfpq.memory import stored_elem_bytes
 from fanns.numerics import ID_BITS
 
+BUILT_IVF_STORAGES = ("bram", "uram")
+"""IVF centroid storages both generators build. Streamed centroids (`stream`) are the HLS kernel's
+alone — the RTL generator refuses them — so the DSE does not offer them (issue 16 adds them to the RTL)."""
+BUILT_LUT_STORES = ("bram", "uram")
+"""BuildLUT centroid stores both generators build (centroids fetched from `memory`: HLS only)."""
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
 LANE_STAGES = ("opq", "ivf_dist", "build_lut")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
+from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.design.ivfpq_selectors import selectors_for
 from fanns.errors import FannsError
 from fanns.model.ivfpq import buildable
@@ -266,7 +266,7 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     choices, why = stage_lanes(ctx, "ivf_dist")
     if why:
         b.reasons.append(why)
-    for storage in IVF_STORAGES:
+    for storage in buildable.BUILT_IVF_STORAGES:
         for lanes in choices:
             if _valid(stage_model.ivf_pe, ctx, IvfDistStage(1, lanes, "bram"), 1) is None:
                 continue
@@ -302,7 +302,7 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     choices, why = stage_lanes(ctx, "build_lut")
     if why:
         b.reasons.append(why)
-    for store in LUT_CENTROID_STORES:
+    for store in buildable.BUILT_LUT_STORES:
         for lanes in choices:
             n_ch = 1 if store == "memory" else 0
             if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
