@@ -7,7 +7,8 @@ a folder of shared skeletons) is a parameter.
 
 Every value a template prints passes `finalize`: text with a control character (a newline, NUL,
 escape, ...) is refused, so a name that slipped past its entry check still cannot add a line of its
-own to a Makefile, .cfg or C++ file. Multi-line text fanns itself composed is wrapped in `Verbatim`.
+own to a Makefile, .cfg or C++ file. Multi-line text fanns itself composed is wrapped in `Verbatim`
+(or is `markupsafe.Markup`, HTML built with escaped values).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import jinja2
+import markupsafe
 
 from fanns.checks import control_characters
 from fanns.errors import FannsError
@@ -26,8 +28,9 @@ class Verbatim(str):
 
 
 def finalize(value: object) -> object:
-    """Refuse printed text with control characters unless it is `Verbatim`."""
-    if isinstance(value, str) and not isinstance(value, Verbatim):
+    """Refuse printed text with control characters unless it is `Verbatim` or markup fanns
+    rendered itself (`markupsafe.Markup`: HTML whose values were escaped when it was built)."""
+    if isinstance(value, str) and not isinstance(value, (Verbatim, markupsafe.Markup)):
         bad = control_characters(value)
         if bad:
             raise FannsError(

@@ -139,6 +139,10 @@ def budget_share(p, stages, budget):
     return float(np.max(use / budget.total.as_array()))
 
 
+SATURATED = 0.85
+"""A share of the budget at which a stage group fills its binding resource (Fig. 6.8 trend test)."""
+
+
 @pytest.mark.slow
 def test_designs_shift_with_parameters_as_in_fig_6_8(u55c):
     """More PQDist/SelK as nprobe grows, more IVFDist as nlist grows, more SelK as K grows."""
@@ -152,9 +156,11 @@ def test_designs_shift_with_parameters_as_in_fig_6_8(u55c):
         return cache[nlist, nprobe, k]
 
     def rising(values, gain):
-        # grows from end to end; once a stage fills the binding resource its share plateaus, and may
-        # dip a little where another stage claims more (SelCells for 128 probes: 0.94 -> 0.90 BRAM)
-        return all(b >= a - 0.05 for a, b in zip(values, values[1:])) and values[-1] > values[0] + gain
+        # grows from end to end; a share may fall only where the stages already fill the binding
+        # resource (>= SATURATED of the budget), and another stage claims more of it (SelCells for
+        # 128 probes: PQDist + SelK 0.94 -> 0.89 of the BRAM at nprobe 16 -> 128)
+        steps = zip(values, values[1:])
+        return all(b >= a - 0.02 or min(a, b) >= SATURATED for a, b in steps) and values[-1] > values[0] + gain
 
     budget = Budget.from_board(u55c, 0.6)
     shares = [budget_share(best(nprobe=p), ("pq_dist", "sel_k"), budget) for p in (2, 16, 128)]
