@@ -29,15 +29,14 @@ import logging
 import time
 
 import cocotb
-import numpy as np
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
 
-from fanns.arch.ivfpq.hw import WATCHED_STREAMS
 from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
 from fanns_tb.axi import LatencyAxiRam, axil_bus
+from fanns_tb.ivfpq import RUN_REGISTERS, check_run, stuck_text
 
 PAGE = 4096
 POLL_CYCLES = 256
@@ -72,14 +71,7 @@ class Stuck(Exception):
 
 
 async def stuck_report(csr: Csr, rams: dict, why: str) -> str:
-    state = await csr.read("streams")
-    held = [name for i, name in enumerate(WATCHED_STREAMS) if state >> (2 * i) & 1]
-    waiting = [name for i, name in enumerate(WATCHED_STREAMS) if state >> (2 * i + 1) & 1]
-    ports = "; ".join(f"{name}: {ram.outstanding()}" for name, ram in rams.items())
-    return (
-        f"{why}; streams holding a word: {', '.join(held) or 'none'}; streams waiting for a word: "
-        f"{', '.join(waiting) or 'none'}; memory ports: {ports}"
-    )
+    return stuck_text(why, await csr.read("streams"), {name: ram.outstanding() for name, ram in rams.items()})
 
 
 async def run_once(dut, csr: Csr, limits: dict, rams: dict) -> int:
@@ -196,32 +188,8 @@ async def search_runs(dut, p: dict) -> None:
         except Stuck as stuck:
             report(runs=results, stuck=f"run {i + 1} of {len(p['runs'])}: {stuck}")
             return
-        raw = np.frombuffer(io.read(layout[f"results{i}"], nq * stride), dtype=np.uint8).reshape(nq, stride)
-        got = np.ascontiguousarray(raw[:, : 8 * k]).view("<u8").reshape(nq, k)
-        got.tofile(run["keys"])
-        expected = np.fromfile(run["expected"], dtype="<u8").reshape(nq, -1)[:, :k]
-        bad_rows = np.nonzero((got != expected).any(1))[0]
-        row = {
-            "nq": nq,
-            "nprobe": run["nprobe"],
-            "k": k,
-            "mismatched_queries": int(bad_rows.size),
-            "mismatched_keys": int((got != expected).sum()),
-            "checked_keys": int(got.size),
-            "status": await csr.read("status"),
-            "cycles": await csr.read("cycles"),
-            "load_cycles": await csr.read("load_cycles"),
-            "first_cycles": await csr.read("first_cycles"),
-            "last_cycles": await csr.read("last_cycles"),
-            "sim_cycles": sim_cycles,
-        }
-        if bad_rows.size:
-            q = int(bad_rows[0])
-            row["first_bad"] = {
-                "query": q,
-                "got": [hex(int(v)) for v in got[q]],
-                "expected": [hex(int(v)) for v in expected[q]],
-            }
+        row = check_run(run, io.read(layout[f"results{i}"], nq * stride))
+        row |= {name: await csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
         results.append(row)
         report(runs=results)
     assert all(r["mismatched_keys"] == 0 for r in results), [r.get("first_bad") for r in results]

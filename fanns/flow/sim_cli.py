@@ -29,7 +29,16 @@ from fanns.flow.graph_sim import graph_rtl_report
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
-from fanns.sim.ivfpq.rtl import NO_LIMITS, Limits, RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.sim.ivfpq.rtl import (
+    DEFAULT_HARNESS,
+    HARNESSES,
+    NO_LIMITS,
+    Limits,
+    RtlProjectSim,
+    Run,
+    measured_interval,
+    test_queries_fx,
+)
 
 TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -50,9 +59,10 @@ def rtl_report(
     pause: float,
     console,
     limits: Limits = NO_LIMITS,
+    harness: str = DEFAULT_HARNESS,
 ) -> int:
 
-    sim = RtlProjectSim(project, build_dir)
+    sim = RtlProjectSim(project, build_dir, harness=harness)
     d = sim.design
     nq = sim.test_queries - first if queries is None else queries
     if nq < 2 or first < 0 or first + nq > sim.test_queries:
@@ -61,7 +71,8 @@ def rtl_report(
             hint="simulate at least 2 of them (the steady-state interval needs two)",
         )
     console.print(
-        f"building {project}/rtl/fanns_ivfpq.v with Verilator (cached in {sim.sim.build_dir}) ...", highlight=False
+        f"building {project}/rtl/fanns_ivfpq.v with Verilator ({harness} harness, cached in {sim.sim.build_dir}) ...",
+        highlight=False,
     )
     start = time.perf_counter()
     sim.build()
@@ -174,7 +185,15 @@ def _cmd(args: argparse.Namespace) -> int:
         raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
     if args.backend in (None, "rtl"):
         return rtl_report(
-            project, build_dir, args.queries, args.first, args.latency, args.pause, console, _limits(args.timeout)
+            project,
+            build_dir,
+            args.queries,
+            args.first,
+            args.latency,
+            args.pause,
+            console,
+            _limits(args.timeout),
+            args.harness,
         )
     return csim_report(project, build_dir, args.queries, args.first, console)
 
@@ -249,6 +268,16 @@ def register(sub: argparse._SubParsersAction) -> None:
             "(default: 4x the model's longest stage, at least 20,000), and/or that runs longer than a wall "
             "time LIMIT given with s, m or h (default: none); the report names the streams holding and "
             "waiting for words and the memory ports' requests in flight"
+        ),
+    )
+    p.add_argument(
+        "--harness",
+        choices=HARNESSES,
+        default=DEFAULT_HARNESS,
+        help=(
+            "rtl, IVF-PQ: cocotb (AXI memory models in Python, any memory rate) or fast (the project's Verilog "
+            "with its memories in RTL, one beat per cycle per port; pauses drawn by an LFSR); "
+            f"default {DEFAULT_HARNESS}"
         ),
     )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
