@@ -65,12 +65,21 @@ class SimulationFailed(FannsError):
 class RtlSim:
     """One Verilator build of a design, ready to run cocotb testbenches many times."""
 
-    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path, cxx_opt: str | None = None):
-        """`sources` maps file names to Verilog text; they are written into `build_dir`.
-        `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0" for a large design whose
-        simulation time is spent in the Python bus models anyway: it halves the build)."""
+    def __init__(
+        self,
+        sources: Mapping[str, str],
+        toplevel: str,
+        build_dir: Path,
+        cxx_opt: str | None = None,
+        build_args: Sequence[str] = (),
+    ):
+        """`sources` maps file names to Verilog text (or Verilator configuration, `.vlt`); they are
+        written into `build_dir`. `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0"
+        for a large design whose simulation time is spent in the Python bus models anyway: it
+        halves the build). `build_args` are added to Verilator's command line."""
         self.toplevel = toplevel
         self.cxx_opt = cxx_opt
+        self.build_args = list(build_args)
         # absolute: cocotb runs the simulator inside build_dir, where a relative path means something else
         self.build_dir = Path(build_dir).resolve()
         self.build_dir.mkdir(parents=True, exist_ok=True)
@@ -110,7 +119,7 @@ class RtlSim:
                 sources=self.paths,
                 hdl_toplevel=self.toplevel,
                 build_dir=self.build_dir,
-                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
+                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2", *self.build_args],
                 timescale=("1ns", "1ps"),
                 log_file=self.build_dir / "build.log",
             )
