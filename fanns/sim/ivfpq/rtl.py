@@ -1,4 +1,7 @@
-"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb (`sim/tb_ivfpq.py`).
+"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb, on one of two harnesses:
+"cocotb" (`sim/tb_ivfpq.py`, cocotbext-axi memory models in Python, any memory rate) or "fast"
+(`fanns.sim.ivfpq.fast`: the project's Verilog and memories in RTL in one Verilated model; the same
+keys and cycle registers at pause 0, `tests/codegen/test_rtl_fast.py`).
 
 `RtlProjectSim` builds the project's Verilog once (cached in a build folder) and runs batches of
 the project's test queries through the whole accelerator against memory models holding the
