@@ -7,8 +7,9 @@ the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) an
 (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL). Cycles are the bench's
 ap_start-to-ap_done spans; the wall time is that of `RtlProjectSim.run` (simulator start, memory
 loading and the run; the build is timed apart). The keys and the accelerator's cycle registers of
-both harnesses are compared. A graph design (Falcon QPP, HNSW over 2,000 SIFT vectors) runs on its
-bench (memory in RTL already; it has no Python-memory harness to compare with).
+both harnesses are compared. A graph design (Falcon QPP, HNSW over 2,000 SIFT vectors, memory in RTL
+already) runs on its bench built as before (every signal public to cocotb: "all-pub") and as now
+(the bench's ports alone: "top-pub", `fanns.tools.verilator.TOP_ONLY_PUBLIC`).
 
     PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph]
 """
@@ -94,15 +95,16 @@ def measure_graph(folder: Path, queries: int) -> None:
     design = pinned_graph_design(graph, units=2, channels=2, l_max=64, k_max=10, bloom=(3, 3 * 2**14), limits=(8, 4))
     images = pack(design, graph)
     q = graph.fmt.quantize(np.asarray(ds.queries[:queries], dtype=np.float32))
-    rtl = FalconRtl(design, folder / "falcon", memory_words(images, queries))
-    t0 = time.perf_counter()
-    rtl.build()
-    built = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    run = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
-    wall = time.perf_counter() - t0
-    rate = run.sim_cycles / wall
-    print(f"{'graph-hnsw2k':14} {'rtl-mem':7} {built:8.0f} {run.sim_cycles:10,} {wall:8.1f} {rate:12,.0f}")
+    for label, top_only in (("all-pub", False), ("top-pub", True)):
+        rtl = FalconRtl(design, folder / f"falcon-{label}", memory_words(images, queries), top_only_public=top_only)
+        t0 = time.perf_counter()
+        rtl.build()
+        built = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
+        wall = time.perf_counter() - t0
+        rate = run.sim_cycles / wall
+        print(f"{'graph-hnsw2k':14} {label:7} {built:8.0f} {run.sim_cycles:10,} {wall:8.1f} {rate:12,.0f}", flush=True)
 
 
 def main() -> None:

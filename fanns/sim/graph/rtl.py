@@ -143,12 +143,14 @@ def memory_words(images: GraphImages, nq: int) -> int:
 class FalconRtl:
     """One Verilator build of `design`'s QPP in its bench; runs any number of query batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int):
+    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int, top_only_public: bool = True):
+        """`top_only_public`: cocotb sees the bench's ports alone (`fanns.tools.verilator.TOP_ONLY_PUBLIC`:
+        a faster model; False only to measure the difference)."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
         verilog = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
-        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir))
+        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
 
     def build(self) -> None:
         self.sim.build()

@@ -212,11 +212,6 @@ def _serve(m: Module, master, slave, frozen: Signal) -> None:
 
 
 BENCH_TOP = "fanns_ivfpq_bench"
-PRIVATE = ("--no-public-flat-rw",)
-PUBLIC = f'`verilator_config\npublic_flat_rw -module "{BENCH_TOP}" -var "*"\n'
-"""cocotb's Verilator build makes every signal public (`--public-flat-rw`), which keeps Verilator
-from optimising the accelerator's internals; the fast bench only touches the bench's own ports, so
-it turns that off and makes public the bench top's signals alone."""
 
 
 def bench_verilog(layout: BenchLayout, top: str) -> str:
@@ -247,9 +242,10 @@ class FastBench:
         queries = (project / "data" / "queries.bin").stat().st_size
         ports = json.loads((project / "rtl" / "ports.json").read_text())
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
-        sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), "public.vlt": PUBLIC}
+        sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP)}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
-        self.sim = RtlSim(sources, BENCH_TOP, Path(build_root) / f"ivfpq_fast_{tag}", build_args=PRIVATE)
+        build = Path(build_root) / f"ivfpq_fast_{tag}"
+        self.sim = RtlSim(sources, BENCH_TOP, build, top_only_public=True)  # cocotb touches the bench's ports alone
 
     def _memories(self) -> list[dict]:
         """Write every memory's initial bytes into the build folder."""
