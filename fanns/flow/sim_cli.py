@@ -169,6 +169,11 @@ def _cmd(args: argparse.Namespace) -> int:
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
 
+    if args.harness is not None and (is_graph_project(project) or args.backend == "csim"):
+        raise FannsError(
+            "--harness chooses between the RTL harnesses of an IVF-PQ project",
+            hint="leave it out for a graph project (its bench has its memory in RTL already) and for --backend csim",
+        )
     if is_graph_project(project):
         hls = is_graph_hls_project(project)
         if hls != ((args.backend or ("csim" if hls else "rtl")) == "csim"):
@@ -193,7 +198,7 @@ def _cmd(args: argparse.Namespace) -> int:
             args.pause,
             console,
             _limits(args.timeout),
-            args.harness,
+            args.harness or DEFAULT_HARNESS,
         )
     return csim_report(project, build_dir, args.queries, args.first, console)
 
@@ -273,7 +278,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--harness",
         choices=HARNESSES,
-        default=DEFAULT_HARNESS,
         help=(
             "rtl, IVF-PQ: cocotb (AXI memory models in Python, any memory rate) or fast (the project's Verilog "
             "with its memories in RTL, one beat per cycle per port; pauses drawn by an LFSR); "

@@ -1,6 +1,6 @@
 """The fast IVF-PQ harness (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in
 RTL) against the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory models) on the designs of
-`test_rtl`: the same queries give the same result keys and the same cycle registers, cycle for
+`test_rtl` (every one of them): the same queries give the same result keys and the same cycle registers, cycle for
 cycle (memories of latency 100, no pauses); random stalls change the timing, never the keys; the
 watchdog stops a frozen memory port and names it."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run
-from tests.codegen.test_rtl import case  # noqa: F401  (the module-scoped project + cocotb build of a design)
+from tests.codegen.test_rtl import DESIGNS, case  # noqa: F401  (case: a design's project and cocotb build)
 
 QUERIES = 3
 REGISTERS = ("status", "cycles", "load_cycles", "first_cycles", "last_cycles")
@@ -22,7 +22,7 @@ def fast(case, build_root):  # noqa: F811
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["random-k100", "sift-k1-hsmpqg"], indirect=True)
+@pytest.mark.parametrize("case", sorted(DESIGNS), indirect=True)
 def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(case, fast):  # noqa: F811
     d = case["design"]
     runs = [Run(nq=QUERIES, nprobe=d.nprobe, k=d.k, first=1)]

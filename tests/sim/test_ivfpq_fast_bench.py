@@ -7,6 +7,7 @@ import re
 import pytest
 from amaranth.sim import Simulator
 
+from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.sim.axi_memory import SimMemory
 from fanns.sim.ivfpq.fast import BenchLayout, Port, bench_verilog, check_timing
@@ -98,3 +99,8 @@ def test_slower_memories_are_refused():
     check_timing(1.0, "the pq memory")
     with pytest.raises(FannsError, match="one beat per cycle"):
         check_timing(0.5, "the pq memory")
+
+
+def test_cli_refuses_a_harness_where_there_is_no_choice(tmp_path, capsys):
+    assert main(["sim", str(tmp_path), "--backend", "csim", "--harness", "fast"]) == 2
+    assert "--harness chooses between the RTL harnesses" in capsys.readouterr().err
