@@ -7,8 +7,10 @@ watchdog stops a frozen memory port and names it."""
 import numpy as np
 import pytest
 
-from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run
+from fanns.errors import FannsError
+from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RamTiming, RtlProjectSim, Run
 from tests.codegen.test_rtl import DESIGNS, case  # noqa: F401  (case: a design's project and cocotb build)
+from tests.codegen.test_tiers import K_RESULTS, NPROBE, projects, skewed  # noqa: F401  (a tiered project)
 
 QUERIES = 3
 REGISTERS = ("status", "cycles", "load_cycles", "first_cycles", "last_cycles")
@@ -55,3 +57,22 @@ def test_fast_harness_stalls_runtime_parameters_and_watchdog(case, fast):  # noq
     assert "run 1 of 1: no progress for" in text, text
     assert "m_axi_pq1: a read request not accepted" in text and "m_axi_io:" in text, text
     assert "streams waiting for a word:" in text, text
+
+
+@pytest.mark.slow
+def test_fast_harness_serves_both_tiers_as_the_cocotb_harness(projects, build_root):  # noqa: F811
+    """A tiered design (`test_tiers`): the fast tier's ports `m_axi_hot<c>` on memories of their own
+    latency, the slow tier's at another (one beat per cycle on both: the fast harness's memories)."""
+    project = projects("tiered")["project"]
+    timing = {"pq_memory": RamTiming(160), "hot_memory": RamTiming(60)}
+    runs = [Run(nq=QUERIES, nprobe=NPROBE, k=K_RESULTS)]
+    out = {}
+    for harness in ("cocotb", "fast"):
+        sim = RtlProjectSim(project, build_root / "rtl", harness=harness)
+        out[harness] = sim.run(runs, **timing)["runs"][0]
+    old, new = out["cocotb"], out["fast"]
+    assert old["mismatched_queries"] == new["mismatched_queries"] == 0
+    assert np.array_equal(new["keys"], old["keys"])
+    assert {r: new[r] for r in REGISTERS} == {r: old[r] for r in REGISTERS}
+    with pytest.raises(FannsError, match="one beat per cycle"):
+        sim.run(runs, pq_memory=RamTiming(200, 0.5))

@@ -54,6 +54,8 @@ ROM_REGISTERS = {
     "list_tiers": "tiers_addr",
 }
 """ROM image -> the register holding its address (as `sim/tb_ivfpq.py` programs them)."""
+TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot"}
+"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>` and `m_axi_hot<c>`."""
 
 
 def align(n: int) -> int:
@@ -75,6 +77,7 @@ class Port:
     write: bool
     tier: str  # "io", "pq" or "hot": which latency input times it
     depth: int  # words of its memory
+    image: str | None = None  # the image it serves at PAGE (pq_codes_<c>, pq_hot_<c>); None: m_axi_io
 
     @property
     def short(self) -> str:
@@ -109,15 +112,10 @@ class BenchLayout:
             if name.startswith(("m_axi_pq", "m_axi_hot")):
                 bits = spec[name]["data_bits"]
                 tier = "pq" if name.startswith("m_axi_pq") else "hot"
-                img = images.get(f"{'pq_codes' if tier == 'pq' else 'pq_hot'}_{name.removeprefix('m_axi_' + tier)}")
-                ports.append(Port(name, bits, False, tier, pow2_words(PAGE + align(img.nbytes), bits // 8)))
+                img = images.get(f"{TIER_IMAGES[tier]}_{name.removeprefix('m_axi_' + tier)}")
+                depth = pow2_words(PAGE + align(img.nbytes), bits // 8)
+                ports.append(Port(name, bits, False, tier, depth, img.name))
         return cls(tuple(ports), io, spec["s_axil"]["addr_bits"])
-
-    def image_of(self, port: Port) -> str | None:
-        """The image behind a PQ / hot-tier port (None for m_axi_io)."""
-        if port.tier == "io":
-            return None
-        return f"{'pq_codes' if port.tier == 'pq' else 'pq_hot'}_{port.short.removeprefix(port.tier)}"
 
 
 def _port_order(name: str) -> tuple:
@@ -259,7 +257,7 @@ class FastBench:
                 queries = (self.project / "data" / "queries.bin").read_bytes()
                 data[self.layout.io["queries"] : self.layout.io["queries"] + len(queries)] = queries
             else:
-                img = self.images.get(self.layout.image_of(p))
+                img = self.images.get(p.image)
                 data = bytearray(PAGE) + bytearray(img.data)
             data += bytearray(-len(data) % (p.data_bits // 8))
             np.save(path, np.frombuffer(bytes(data), dtype=np.uint8))
