@@ -6,7 +6,8 @@ design (eight PQ channels), each generated as an RTL project and simulated on th
 the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) and the fast harness
 (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL). Cycles are the bench's
 ap_start-to-ap_done spans; the wall time is that of `RtlProjectSim.run` (simulator start, memory
-loading and the run; the build is timed apart). The keys and the accelerator's cycle registers of
+loading and the run; the build is timed apart), "in run" the rate while the runs go (the benches'
+`run_cycles` / `run_seconds`: what a long run approaches). The keys and the accelerator's cycle registers of
 both harnesses are compared. A graph design (Falcon QPP, HNSW over 2,000 SIFT vectors, memory in RTL
 already) runs on its bench built as before (every signal public to cocotb: "all-pub") and as now
 (the bench's ports alone: "top-pub", `fanns.tools.verilator.TOP_ONLY_PUBLIC`).
@@ -74,12 +75,13 @@ def measure_ivfpq(name: str, queries: int, folder: Path) -> None:
         built = time.perf_counter() - t0
         d = sim.design
         t0 = time.perf_counter()
-        run = sim.run([Run(nq=queries, nprobe=d.nprobe, k=d.k)])["runs"][0]
+        out = sim.run([Run(nq=queries, nprobe=d.nprobe, k=d.k)])
         wall = time.perf_counter() - t0
-        runs[harness] = run
+        run = runs[harness] = out["runs"][0]
         print(
             f"{name:14} {harness:7} {built:8.0f} {run['sim_cycles']:10,} {wall:8.1f} "
-            f"{run['sim_cycles'] / wall:12,.0f}  mismatched queries {run['mismatched_queries']}",
+            f"{run['sim_cycles'] / wall:12,.0f} {out['run_cycles'] / out['run_seconds']:12,.0f}"
+            f"  mismatched queries {run['mismatched_queries']}",
             flush=True,
         )
     old, new = runs["cocotb"], runs["fast"]
@@ -109,13 +111,16 @@ def measure_graph(folder: Path, queries: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--queries", type=int, default=4, help="queries per design (default 4)")
+    parser.add_argument("--queries", type=int, default=4, help="queries per IVF-PQ design (default 4)")
     parser.add_argument("--design", nargs="+", choices=sorted(DESIGNS), help="IVF-PQ designs (default: all)")
     parser.add_argument("--no-graph", action="store_true", help="skip the graph design")
     parser.add_argument("--work", help="folder for projects and builds (default: a temporary folder)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
-    print(f"{'design':14} {'harness':7} {'build s':>8} {'cycles':>10} {'wall s':>8} {'cycles/s':>12}", flush=True)
+    print(
+        f"{'design':14} {'harness':7} {'build s':>8} {'cycles':>10} {'wall s':>8} {'cycles/s':>12} {'in run':>12}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="fanns_simspeed_") as tmp:
         folder = Path(args.work or tmp)
         for name in args.design or DESIGNS:

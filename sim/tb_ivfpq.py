@@ -16,7 +16,8 @@ expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (f
 result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused),
 `limits` ({stall, cycles, seconds}: the watchdog below), `frozen` (memory ports that never answer:
 a fault to prove the watchdog).
-Report: per run the mismatching queries and keys, the cycle registers and the status word.
+Report: per run the mismatching queries and keys, the cycle registers and the status word;
+`run_cycles` and `run_seconds`, the cycles and wall time of the runs (setup excluded).
 
 Watchdog: while a run is busy the bench polls the accelerator's `progress` register (cycles in
 which a stage-boundary stream or memory port moved a word). When it stays still for `stall`
@@ -174,7 +175,7 @@ async def search_runs(dut, p: dict) -> None:
         report(bad_params_status=bad_status)
         assert bad_status & 0b10, "nprobe = 0 was not refused"
 
-    results = []
+    results, simulated, wall = [], 0, time.perf_counter()
     for i, run in enumerate(p["runs"]):
         nq, k, stride = run["nq"], run["k"], run["stride"]
         io.write(layout[f"results{i}"], b"\xa5" * (nq * stride))
@@ -191,6 +192,7 @@ async def search_runs(dut, p: dict) -> None:
         row = check_run(run, io.read(layout[f"results{i}"], nq * stride))
         row |= {name: await csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
         results.append(row)
-        report(runs=results)
+        simulated += sim_cycles
+        report(runs=results, run_seconds=time.perf_counter() - wall, run_cycles=simulated)
     assert all(r["mismatched_keys"] == 0 for r in results), [r.get("first_bad") for r in results]
     assert all(r["status"] & 0b110 == 0 for r in results), [r["status"] for r in results]

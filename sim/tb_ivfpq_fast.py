@@ -13,7 +13,7 @@ bench's port order), `ports` ([{name, short, write}] in that order), `regs` (reg
 programmed once: ROM and PQ-image addresses), `queries` and `results` (byte addresses in the I/O
 memory), `query_stride`, `latency` ({io, pq, hot}), `stall` (0..255: a memory's ready/valid drops
 with probability stall/256), `frozen` (bit mask of ports that never take a request), `runs`
-(as `sim/tb_ivfpq.py`), `limits`, `bad_params`.
+(as `sim/tb_ivfpq.py`), `limits`, `bad_params`. Report as `sim/tb_ivfpq.py`.
 """
 
 import time
