@@ -105,14 +105,16 @@ def measure_graph(folder: Path, queries: int) -> None:
         t0 = time.perf_counter()
         run = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
         wall = time.perf_counter() - t0
-        rate = run.sim_cycles / wall
-        print(f"{'graph-hnsw2k':14} {label:7} {built:8.0f} {run.sim_cycles:10,} {wall:8.1f} {rate:12,.0f}", flush=True)
+        cycles = run.sim_cycles
+        rates = f"{cycles / wall:12,.0f} {cycles / run.seconds:12,.0f}"
+        print(f"{'graph-hnsw2k':14} {label:7} {built:8.0f} {cycles:10,} {wall:8.1f} {rates}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=4, help="queries per IVF-PQ design (default 4)")
     parser.add_argument("--design", nargs="+", choices=sorted(DESIGNS), help="IVF-PQ designs (default: all)")
+    parser.add_argument("--graph-queries", type=int, default=3, help="queries of the graph design (default 3)")
     parser.add_argument("--no-graph", action="store_true", help="skip the graph design")
     parser.add_argument("--work", help="folder for projects and builds (default: a temporary folder)")
     args = parser.parse_args()
@@ -126,7 +128,7 @@ def main() -> None:
         for name in args.design or DESIGNS:
             measure_ivfpq(name, args.queries, folder)
         if not args.no_graph:
-            measure_graph(folder, min(args.queries, 3))
+            measure_graph(folder, args.graph_queries)
 
 
 if __name__ == "__main__":

@@ -126,6 +126,7 @@ class RtlRun:
     cycles: int  # the run's cycle counter (ap_start to done)
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
     timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
+    seconds: float = 0.0  # wall time of the run in the bench (memory loading and simulator start excluded)
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
@@ -223,4 +224,5 @@ class FalconRtl:
             cycles=int(rep["cycles"]),
             sim_cycles=int(rep["sim_cycles"]),
             timed_out=bool(rep.get("timed_out", False)),
+            seconds=float(rep.get("seconds", 0.0)),
         )
