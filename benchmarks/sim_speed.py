@@ -62,7 +62,7 @@ def ivfpq_project(name: str, queries: int, folder: Path) -> Path:
     q = np.random.default_rng(5).standard_normal((queries, 32)).astype(np.float32)
     design = pinned_design(data, random_format(32, 8), nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
     test = TestQueries(q, np.zeros((queries, max(k, 10)), dtype=np.int64))
-    return generate_rtl(design, data, test, folder / name).path
+    return generate_rtl(design, data, test, folder / name, force=True).path
 
 
 def measure_ivfpq(name: str, queries: int, folder: Path) -> None:
