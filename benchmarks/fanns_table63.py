@@ -1,6 +1,7 @@
-"""The published FANNS designs (thesis Table 6.3) beside the designs this model chooses for the
-same index, nprobe and K at SIFT100M scale on the U55C (synthetic size-biased workload), and the
-sensitivity of our QPS to the assumed list-size imbalance.
+"""FANNS Table 6.3, like with like: (1) this performance model on the published designs themselves
+(their PE counts, stage kinds, selection architectures, nprobe, nlist, K) beside the published
+QPS, with the effect of every assumption the chapter leaves open; (2) the designs this project's
+DSE chooses at the same index, nprobe and K, with their resources, and why they are faster.
 
     PYTHONPATH=. python benchmarks/fanns_table63.py [--queries N]
 """
@@ -10,29 +11,78 @@ from __future__ import annotations
 import argparse
 
 from fanns.model.ivfpq.published import print_comparison, reproduce
+from fanns.model.ivfpq.published_eval import (
+    TOLERANCE,
+    evaluate_all,
+    model_pq_pe,
+    print_published_eval,
+    published_pe_luts,
+    sensitivity,
+)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--queries", type=int, default=1000, help="synthetic sample queries per design (default 1000)")
-    args = ap.parse_args()
-    results = reproduce(queries=args.queries)
+def part_one(queries: int) -> None:
+    evals = evaluate_all(queries=queries)
+    print_published_eval(evals)
+    for e in evals:
+        inside = "inside" if abs(e.ratio - 1) <= TOLERANCE else "OUTSIDE"
+        print(f"K={e.k}: model {e.qps:,.0f} vs published {e.published_qps:,.0f} QPS: {e.ratio:.3f}x ({inside} ±10 %)")
+    print("\nassumptions the chapter leaves open, one moved at a time (model / published, K = 1 / 10 / 100):")
+    for label, ratios in sensitivity(queries=min(queries, 500)):
+        print(f"  {label:68s} " + " / ".join(f"{r:.3f}" for r in ratios))
+
+
+def part_two(queries: int) -> None:
+    print("\n(2) this project's DSE at the same index, nprobe and K (its own designs, priced by its resource model):")
+    results = reproduce(queries=queries)
     print_comparison(results)
+    pe = model_pq_pe()
+    res = pe.resources("xcup")
     for row, outcome in results:
         p = outcome.best
         if p is None:
             print(f"K={row['k']}: no design fits: " + "; ".join(outcome.explain))
             continue
-        cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in p.timings.items())
-        ratio = p.qps / row["predicted_qps"]
+        total = p.resources
+        device = outcome.budget.device
         print(
-            f"K={row['k']}: ours {p.qps:,.0f} QPS vs published "
-            f"{row['predicted_qps']:,} ({ratio:.2f}x); cycles/query: {cycles}"
+            f"K={row['k']}: DSE design {p.qps:,.0f} QPS vs published {row['predicted_qps']:,} "
+            f"({p.qps / row['predicted_qps']:.2f}x), bottleneck {p.bottleneck}; whole design "
+            f"LUT {100 * total.lut / device.lut:.1f} %, FF {100 * total.ff / device.ff:.1f} %, "
+            f"BRAM18 {100 * total.bram18 / device.bram18:.1f} %, URAM {100 * total.uram / device.uram:.1f} %, "
+            f"DSP {100 * total.dsp / device.dsp:.1f} %"
         )
-    print("\nsensitivity to the assumed imbalance factor of the IVF lists (QPS for K = 1 / 10 / 100):")
-    for imbalance in (1.0, 1.2, 1.5):
-        qps = [o.best.qps if o.best else 0.0 for _, o in reproduce(queries=min(args.queries, 500), imbalance=imbalance)]
-        print(f"  imbalance {imbalance}: " + " / ".join(f"{q:,.0f}" for q in qps))
+        print(
+            f"  why: a PQDist PE costs {res.lut:,.0f} LUTs / {res.dsp:.0f} DSP here (16-bit fixed-point LUT "
+            f"entries, integer adder tree) vs {published_pe_luts(row):,.0f} LUTs per PE in the published design "
+            f"({row['pq_dist'][1]} % of the device for {row['pq_dist'][0]} PEs; floating-point adders of "
+            "several DSPs each, thesis p. 116)"
+        )
+        pq, selk = p.stages.pq_dist, p.stages.sel_k
+
+        def share(r: str, total=total, device=device) -> float:
+            return getattr(total, r) / max(getattr(device, r), 1)
+
+        most = max(("lut", "ff", "bram18", "uram", "dsp"), key=share)
+        total_channels = sum(m.count for m in p.ctx.memories)
+        print(
+            f"  so the DSE affords {pq.pes} PQDist PEs (published {row['pq_dist'][0]}), "
+            f"{'double-buffered' if pq.double_buffer else 'single-buffered'} LUTs (published: loaded then scanned, "
+            f"p. 116) and SelK {selk.arch.upper()} over {selk.streams} streams "
+            f"(published {row['sel_k'][0]} x{row['sel_k'][1]}, {row['sel_k'][2]} % LUT); "
+            f"bottleneck stage {p.bottleneck}; most used resource {most} ({100 * share(most):.1f} % of the device, "
+            f"cap 60 % with the shell); {sum(p.channels.values())} of {total_channels} memory channels in use"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--queries", type=int, default=1000, help="synthetic sample queries per design (default 1000)")
+    ap.add_argument("--no-dse", action="store_true", help="print part (1) only (the DSE of part (2) takes minutes)")
+    args = ap.parse_args()
+    part_one(args.queries)
+    if not args.no_dse:
+        part_two(args.queries)
 
 
 if __name__ == "__main__":

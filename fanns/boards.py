@@ -13,7 +13,8 @@ overhead in that SLR; `Board.budget(util)` scales the usable total by a utilisat
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from fanns.checks import NAME, PLATFORM, check_name, check_number, check_text
 from fanns.errors import FannsError
 from fanns.paths import shared_dir
 from fanns.resources import KINDS, Resources
@@ -85,6 +87,17 @@ class Board:
     sources: tuple[str, ...]
     path: Path
     host: HostLink | None = None
+    spec: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    """The board file's content as read (a design carries it, so every step uses this board)."""
+
+    @property
+    def builtin(self) -> bool:
+        """Whether this is the shipped board file of its name (boards/NAME.yaml, unchanged)."""
+        own = boards_dir() / f"{self.name}.yaml"
+        try:
+            return own.is_file() and yaml.safe_load(own.read_text()) == self.spec
+        except (OSError, yaml.YAMLError):
+            return False
 
     @property
     def slrs(self) -> dict[str, Resources]:
@@ -111,22 +124,21 @@ class Board:
 
 
 # -- validation ---------------------------------------------------------------------------------
-def _number(path: Path, key: str, value: Any, integer: bool = False) -> float:
-    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok:
-        kind = "an integer" if integer else "a number"
-        raise FannsError(f"{path}: key {key!r} must be {kind}, got {value!r}")
-    if value < 0:
-        raise FannsError(f"{path}: key {key!r} must not be negative, got {value}")
-    return value
+def _number(path: Path, key: str, value: Any, integer: bool = False, positive: bool = False, lo: float = 0) -> float:
+    try:
+        return check_number(value, f"{path}: key {key!r}", lo=lo, lo_open=positive, integer=integer)
+    except FannsError as exc:
+        raise FannsError(exc.message, hint="numbers in a board file are finite and not negative") from None
 
 
-def _string(path: Path, key: str, value: Any, nullable: bool = False) -> str | None:
+def _string(path: Path, key: str, value: Any, nullable: bool = False, name: re.Pattern | None = None) -> str | None:
     if value is None and nullable:
         return None
     if not isinstance(value, str) or not value:
         raise FannsError(f"{path}: key {key!r} must be a non-empty string, got {value!r}")
-    return value
+    if name is not None:
+        return check_name(value, f"{path}: key {key!r}", name)
+    return check_text(value, f"{path}: key {key!r}")
 
 
 def _keys(path: Path, where: str, data: Any, required: set[str], optional: set[str] = frozenset()) -> None:
@@ -151,7 +163,7 @@ def _resources(path: Path, where: str, data: Any) -> Resources:
 def parse_board(path: Path, data: Any) -> Board:
     """Validate the YAML content of a board file and build the Board."""
     _keys(path, "", data, REQUIRED, OPTIONAL)
-    name = _string(path, "name", data["name"])
+    name = _string(path, "name", data["name"], name=NAME)
     family = _string(path, "family", data["family"])
     if family not in FAMILIES:
         raise FannsError(
@@ -160,7 +172,7 @@ def parse_board(path: Path, data: Any) -> Board:
     slrs_raw = data["slrs"]
     if not isinstance(slrs_raw, dict) or not slrs_raw:
         raise FannsError(f"{path}: key 'slrs' must map SLR names to resources")
-    slrs = {str(k): _resources(path, f"slrs.{k}", v) for k, v in slrs_raw.items()}
+    slrs = {check_name(str(k), f"{path}: SLR"): _resources(path, f"slrs.{k}", v) for k, v in slrs_raw.items()}
     shell_raw = data.get("shell") or {}
     if not isinstance(shell_raw, dict):
         raise FannsError(f"{path}: key 'shell' must map SLR names to resources")
@@ -180,11 +192,11 @@ def parse_board(path: Path, data: Any) -> Board:
         _keys(path, where, m, MEMORY_KEYS)
         memory.append(
             MemoryChannels(
-                kind=_string(path, f"{where}.kind", m["kind"]),
-                count=int(_number(path, f"{where}.count", m["count"], integer=True)),
-                capacity_gb=float(_number(path, f"{where}.capacity_gb", m["capacity_gb"])),
-                bandwidth_gbps=float(_number(path, f"{where}.bandwidth_gbps", m["bandwidth_gbps"])),
-                port_bits=int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True)),
+                kind=_string(path, f"{where}.kind", m["kind"], name=NAME),
+                count=int(_number(path, f"{where}.count", m["count"], integer=True, lo=1)),
+                capacity_gb=float(_number(path, f"{where}.capacity_gb", m["capacity_gb"], positive=True)),
+                bandwidth_gbps=float(_number(path, f"{where}.bandwidth_gbps", m["bandwidth_gbps"], positive=True)),
+                port_bits=int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True, lo=8)),
             )
         )
     host = None
@@ -192,7 +204,7 @@ def parse_board(path: Path, data: Any) -> Board:
         _keys(path, "host", data["host"], HOST_KEYS)
         host = HostLink(
             *(
-                float(_number(path, f"host.{k}", data["host"][k]))
+                float(_number(path, f"host.{k}", data["host"][k], positive=k != "latency_us"))
                 for k in ("capacity_gb", "bandwidth_gbps", "latency_us")
             )
         )
@@ -201,24 +213,25 @@ def parse_board(path: Path, data: Any) -> Board:
     sources = data["sources"]
     if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s for s in sources):
         raise FannsError(f"{path}: key 'sources' must be a non-empty list of strings citing vendor documents")
-    clock = float(_number(path, "clock_mhz", data["clock_mhz"]))
-    if clock == 0:
-        raise FannsError(f"{path}: key 'clock_mhz' must be positive")
+    for i, text in enumerate(sources):
+        check_text(text, f"{path}: key 'sources[{i}]'")
+    clock = float(_number(path, "clock_mhz", data["clock_mhz"], positive=True))
     return Board(
         name=name,
         description=_string(path, "description", data.get("description", name)),
-        part=_string(path, "part", data["part"]),
+        part=_string(path, "part", data["part"], name=NAME),
         family=family,
         device_slrs=slrs,
         shell=shell,
         memory=tuple(memory),
         clock_mhz=clock,
-        platform=_string(path, "platform", data["platform"], nullable=True),
+        platform=_string(path, "platform", data["platform"], nullable=True, name=PLATFORM),
         pynq=data["pynq"],
         pynq_image=_string(path, "pynq_image", data.get("pynq_image"), nullable=True),
         sources=tuple(sources),
         path=path,
         host=host,
+        spec=data,
     )
 
 
@@ -248,6 +261,11 @@ def load_board(name_or_path: str) -> Board:
         if not path.is_file():
             raise FannsError(f"board file {path} not found")
         return load_board_file(path)
+    known = ", ".join(p.stem for p in _board_files())
+    if not NAME.match(name_or_path):
+        raise FannsError(
+            f"unknown board {name_or_path!r}", hint=f"known boards: {known}; or pass the path of a board file"
+        )
     candidate = boards_dir() / f"{name_or_path}.yaml"
     if not candidate.is_file():
         known = ", ".join(p.stem for p in _board_files())
@@ -257,6 +275,18 @@ def load_board(name_or_path: str) -> Board:
     board = load_board_file(candidate)
     if board.name != name_or_path:
         raise FannsError(f"{candidate}: key 'name' is {board.name!r} but the file is named {candidate.stem}")
+    return board
+
+
+def board_of_design(name: Any, spec: Any, where: str = "design") -> Board:
+    """The board a design was made for: the board file content it carries (`spec`, written when
+    the board came from a file of the user's), else the shipped board `name`."""
+    check_name(name, f"{where}: board")
+    if spec is None:
+        return load_board(name)
+    board = parse_board(Path(f"{where}: board_file"), spec)
+    if board.name != name:
+        raise FannsError(f"{where}: board is {name!r} but its board_file describes {board.name!r}")
     return board
 
 

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from fanns import __version__
+from fanns.checks import check_number, check_text
 from fanns.errors import FannsError
 
 # Modules that define `register(subparsers)`; order is the order in `fanns --help`.
@@ -71,6 +72,19 @@ class _Parser(argparse.ArgumentParser):
         raise FannsError(f"{self.prog}: {message}", hint=f"run `{self.prog} --help` for the options")
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """The rule every option obeys, whatever its own type says: text has no control characters
+    (nothing reaches a generated file or a shell with a line of its own), numbers are finite, not
+    negative and of sane magnitude. Option-specific ranges are the options' argparse types."""
+    for key, value in sorted(vars(args).items()):
+        option = key if key in ("command", "func") else f"--{key.replace('_', '-')}"
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, str):
+                check_text(item, f"option {option}")
+            elif isinstance(item, (int, float)) and not isinstance(item, bool):
+                check_number(item, f"option {option}", lo=0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fanns", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"fanns {__version__}")
@@ -108,6 +122,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        check_options(args)
         if not getattr(args, "func", None):
             parser.print_help()
             return 0 if args.command is None else 2

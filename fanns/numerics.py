@@ -120,6 +120,8 @@ class IvfPqFormat:
     def __post_init__(self) -> None:
         if self.d % self.m:
             raise FannsError(f"dimension {self.d} is not a multiple of m={self.m}", hint="choose m that divides d")
+        if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float)) or not 0 < self.scale < math.inf:
+            raise FannsError(f"format scale {self.scale!r} must be a positive finite number")
         if not 2 <= self.vec_bits <= 24:
             raise FannsError(f"vec_bits={self.vec_bits} out of range", hint="use 2..24")
         if self.pq_dist_bits + ID_BITS > 64 or self.ivf_dist_bits + ID_BITS > 64:

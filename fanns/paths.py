@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fanns.errors import FannsError
+
 _PACKAGE = Path(__file__).resolve().parent
 SHARED_FOLDERS = ("templates", "hls", "boards", "sim", "rtl")
 
@@ -20,3 +22,20 @@ def shared_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"fanns installation is missing its {name}/ folder")
+
+
+def inside(folder: Path, reference: object, what: str) -> Path:
+    """The file `reference` (a relative path written in one of fanns's own files) resolved inside
+    `folder`; absolute paths, `..` escapes, symlinks out of the folder, control characters and
+    non-strings are a `FannsError` naming `what` (e.g. "explore.json: indexes[0].path")."""
+    if not isinstance(reference, str) or not reference:
+        raise FannsError(f"{what} must be a relative file name, got {reference!r}")
+    rel = Path(reference)
+    root = Path(folder).resolve()
+    bad = any(ord(c) < 32 or ord(c) == 127 for c in reference)
+    if bad or rel.is_absolute() or ".." in rel.parts or not (root / rel).resolve().is_relative_to(root):
+        raise FannsError(
+            f"{what} is {reference!r}: it must name a file inside {folder}",
+            hint="file references are relative to the folder of the file that holds them, without '..'",
+        )
+    return root / rel

@@ -39,6 +39,38 @@ def as_float32(x: np.ndarray) -> np.ndarray:
     return out
 
 
+MAX_ABS_VALUE = 1e15
+"""Largest magnitude of a vector element: squared distances of vectors this large still fit a
+float32 (faiss computes in float32 and aborts on infinities)."""
+FULL_CHECK_BYTES = 8 << 30
+"""Arrays up to this size are checked element by element on load; larger ones in 4096 evenly
+spaced blocks (their training sample is checked in full before training)."""
+
+
+def check_values(what: str, x: np.ndarray) -> None:
+    """Every element finite and of magnitude at most MAX_ABS_VALUE (see FULL_CHECK_BYTES)."""
+    if x.dtype.kind not in "fiu" or (x.dtype.kind == "u" and x.dtype.itemsize == 1) or x.dtype == np.int8:
+        return
+    rows = x.shape[0]
+    if x.nbytes <= FULL_CHECK_BYTES:
+        starts = range(0, rows, _CHUNK_ROWS)
+        block = _CHUNK_ROWS
+    else:
+        block = 64
+        starts = np.unique(np.linspace(0, rows - block, 4096).astype(np.int64))
+    for start in starts:
+        part = np.asarray(x[start : start + block])
+        bad = ~np.isfinite(part) if part.dtype.kind == "f" else np.zeros(part.shape, bool)
+        bad |= np.abs(part.astype(np.float64)) > MAX_ABS_VALUE
+        if bad.any():
+            row, col = (int(v[0]) for v in np.nonzero(bad))
+            raise FannsError(
+                f"{what}: element [{start + row}, {col}] is {part[row, col].item()!r}: "
+                f"vectors must hold finite values of magnitude at most {MAX_ABS_VALUE:g}",
+                hint="the file is corrupted or holds another data type; fix or remove that vector",
+            )
+
+
 def normalize_rows(x: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (all-zero rows stay zero)."""
     x = as_float32(x)
@@ -103,6 +135,8 @@ class Dataset:
             )
         if self.base.shape[0] >= MAX_BASE:
             raise FannsError(f"dataset {self.name}: {self.base.shape[0]} base vectors exceed 32-bit ids")
+        for what, arr in (("base", self.base), ("queries", self.queries)):
+            check_values(f"dataset {self.name}: {what}", arr)
         if self.given_groundtruth is not None:
             self.given_groundtruth = self._validate_groundtruth(self.given_groundtruth)
 

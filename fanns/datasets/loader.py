@@ -20,12 +20,14 @@ from pathlib import Path
 
 import yaml
 
+from fanns.checks import check_text
 from fanns.datasets.builtins import load_builtin
 from fanns.datasets.cache import cache_dir_for
 from fanns.datasets.dataset import METRICS, Dataset
 from fanns.datasets.formats import EXTENSIONS, read_vectors
 from fanns.datasets.hdf5 import read_hdf5
 from fanns.errors import FannsError
+from fanns.paths import inside
 
 ROLES = {"base": ("base",), "query": ("query", "queries"), "groundtruth": ("groundtruth", "gt")}
 YAML_KEYS = {"name", "metric", "base", "query", "groundtruth"}
@@ -97,6 +99,7 @@ def _read_yaml(folder: Path) -> dict:
     for key, value in cfg.items():
         if not isinstance(value, str):
             raise FannsError(f"{cfg_path}: key {key!r} must be a string, got {value!r}")
+        check_text(value, f"{cfg_path}: key {key!r}")
     if cfg.get("metric", "l2") not in METRICS:
         raise FannsError(f"{cfg_path}: metric {cfg['metric']!r} is not one of {METRICS}")
     return cfg
@@ -107,7 +110,7 @@ def _load_directory(folder: Path) -> Dataset:
     files: dict[str, Path | None] = {}
     for role in ROLES:
         if role in cfg:
-            files[role] = folder / cfg[role]
+            files[role] = inside(folder, cfg[role], f"{folder / 'dataset.yaml'}: key {role!r}")
         else:
             files[role] = _find_role(folder, role)
     for role in ("base", "query"):

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 import yaml
 
+from fanns.boards import Board, board_of_design
+from fanns.checks import check_name, check_text
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
 
-OPTIONAL_KEYS = ("goal", "prediction")
+OPTIONAL_KEYS = ("goal", "prediction", "board_file")
 """Top-level keys a design file may leave out."""
 
 T = TypeVar("T")
@@ -30,13 +33,34 @@ def fail(where: str, message: str, hint: str | None = None) -> NoReturn:
     raise FannsError(f"design: {where}: {message}", hint=hint)
 
 
-def check_int(where: str, value: Any, lo: int = 0) -> int:
-    """`value` must be an integer (not a bool) of at least `lo`."""
+MAX_INT = 1 << 40
+"""Largest integer a design key may hold (sizes of real indexes stay far below)."""
+MAX_UNITS = 4096
+"""Largest count of hardware units (PEs, lanes, streams, channels) or FIFO depth: beyond it the
+generators would run out of memory long before a device could hold the design."""
+
+
+def check_int(where: str, value: Any, lo: int = 0, hi: int = MAX_INT) -> int:
+    """`value` must be an integer (not a bool) in [lo, hi]."""
     if isinstance(value, bool) or not isinstance(value, int):
         fail(where, f"must be an integer, got {value!r}")
     if value < lo:
         fail(where, f"must be at least {lo}, got {value}")
+    if value > hi:
+        fail(where, f"must be at most {hi}, got {value}")
     return value
+
+
+MAX_CLOCK_MHZ = 10_000
+"""Clocks above 10 GHz are a typo, not an FPGA."""
+
+
+def entry(where: str, check: Callable[..., T], value: Any, *args: Any, **kwargs: Any) -> T:
+    """Run a `fanns.checks` check on the design value at `where`; its error names the key."""
+    try:
+        return check(value, *args, **kwargs)
+    except FannsError as exc:
+        fail(where, exc.message.removeprefix("the value ").removeprefix("is "), hint=exc.hint)
 
 
 def check_choice(where: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -74,6 +98,18 @@ class DesignFile(ABC):
     board: str
     clock_mhz: float
     util: float
+    board_file: dict | None
+    """The content of the board file the design was made for, when it is not a shipped board."""
+
+    def target_board(self) -> Board:
+        """The board this design was made for (its `board_file`, else the shipped board `board`)."""
+        board = board_of_design(self.board, self.board_file)
+        self.check_board(board)
+        return board
+
+    @abstractmethod
+    def check_board(self, board: Board) -> None:
+        """Whatever the design names on its board (memories, channels) exists there."""
 
     @abstractmethod
     def to_dict(self) -> dict:
@@ -105,10 +141,17 @@ class DesignFile(ABC):
         """The keys every design has: board name, clock and the utilisation limit."""
         if not isinstance(self.board, str) or not self.board:
             fail("board", "must be a board name")
-        if not (isinstance(self.clock_mhz, (int, float)) and self.clock_mhz > 0):
-            fail("clock_mhz", f"must be a positive number, got {self.clock_mhz!r}")
-        if not (isinstance(self.util, (int, float)) and 0 < self.util <= 1):
+        entry("board", check_name, self.board, "the value")
+        number = (int, float)
+        if not (isinstance(self.clock_mhz, number) and 0 < self.clock_mhz <= MAX_CLOCK_MHZ):
+            fail("clock_mhz", f"must be a positive number up to {MAX_CLOCK_MHZ} MHz, got {self.clock_mhz!r}")
+        if not (isinstance(self.util, number) and 0 < self.util <= 1):
             fail("util", f"must be in (0, 1], got {self.util!r}")
+        goal = getattr(self, "goal", None)
+        if goal is not None:
+            entry("goal", check_text, goal, "the value")
+        if self.board_file is not None and not isinstance(self.board_file, dict):
+            fail("board_file", "must be the mapping of a board file")
 
     def to_yaml(self) -> str:
         """The text of design.yaml (the one YAML style of every design file and generated project)."""

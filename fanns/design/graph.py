@@ -20,7 +20,9 @@ from typing import Any
 
 import yaml
 
-from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
+from fanns.boards import Board
+from fanns.checks import NAME
+from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, fail, from_mapping
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
@@ -68,7 +70,7 @@ class GraphRef:
             fail("graph.n", f"{self.n} nodes do not fit {ID_BITS}-bit ids")
         if not isinstance(self.signed, bool):
             fail("graph.signed", "must be true or false")
-        if not (isinstance(self.scale, (int, float)) and self.scale > 0):
+        if not (isinstance(self.scale, (int, float)) and 0 < self.scale < float("inf")):
             fail("graph.scale", f"must be a positive number, got {self.scale!r}")
 
     @property
@@ -164,8 +166,8 @@ class GraphMemory:
     outstanding: int
 
     def validate(self) -> None:
-        if not isinstance(self.kind, str) or not self.kind:
-            fail("memory.kind", "must name a memory group of the board (e.g. ddr4, hbm)")
+        if not isinstance(self.kind, str) or not NAME.match(self.kind):
+            fail("memory.kind", f"is {self.kind!r}: must name a memory group of the board (e.g. ddr4, hbm)")
         if not self.channels:
             fail("memory.channels", "needs at least one channel")
         for i, c in enumerate(self.channels):
@@ -204,6 +206,7 @@ class GraphDesign(DesignFile):
     memory: GraphMemory
     goal: str | None = None
     prediction: dict = field(default_factory=dict)
+    board_file: dict | None = None
 
     # -- derived ----------------------------------------------------------------------------------
     @property
@@ -258,8 +261,8 @@ class GraphDesign(DesignFile):
         self.check_target()
         self.graph.validate()
         check_choice("mode", self.mode, MODES)
-        check_int("pipelines", self.pipelines, 1)
-        check_int("bfc_units", self.bfc_units, 1)
+        check_int("pipelines", self.pipelines, 1, MAX_UNITS)
+        check_int("bfc_units", self.bfc_units, 1, MAX_UNITS)
         _power_of_two("bfc_units", self.bfc_units)
         if self.mode == "across" and self.bfc_units != 1:
             fail("bfc_units", f"is {self.bfc_units}; an across-query design has one BFC unit per pipeline")
@@ -278,12 +281,23 @@ class GraphDesign(DesignFile):
             fail("runtime.k", f"{rt.k} exceeds l={rt.l} or k_max={self.queues.k_max}")
         if rt.mg > self.limits.mg_max or rt.mc > self.limits.mc_max:
             fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
+        self.target_board()  # the board exists and has every channel the design names
+
+    def check_board(self, board: Board) -> None:
+        counts = {m.kind: m.count for m in board.memory}
+        mem = self.memory
+        if mem.kind not in counts:
+            fail("memory.kind", f"{mem.kind!r} is not a memory of board {board.name}", hint=", ".join(counts))
+        for c in (*mem.channels, mem.io_channel):
+            if c >= counts[mem.kind]:
+                fail("memory.channels", f"channel {c} of {counts[mem.kind]} {mem.kind} channels of board {board.name}")
 
     # -- (de)serialisation --------------------------------------------------------------------------
     KEYS = (
         "version",
         "kind",
         "board",
+        "board_file",
         "clock_mhz",
         "util",
         "goal",
@@ -319,6 +333,7 @@ class GraphDesign(DesignFile):
             "runtime": dataclasses.asdict(self.runtime),
             "memory": mem,
             "prediction": self.prediction,
+            **({} if self.board_file is None else {"board_file": self.board_file}),
         }
 
     @classmethod
@@ -342,6 +357,7 @@ class GraphDesign(DesignFile):
             memory=dataclasses.replace(mem, channels=tuple(mem.channels)),
             goal=data.get("goal"),
             prediction=data.get("prediction") or {},
+            board_file=data.get("board_file"),
         )
         design.validate()
         return design

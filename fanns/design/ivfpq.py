@@ -16,7 +16,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from fanns.design.base import DesignFile, check_choice, check_int, fail, from_mapping
+from fanns.boards import Board
+from fanns.checks import check_name, check_number, check_text
+from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, entry, fail, from_mapping
 from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.errors import FannsError
 from fanns.numerics import IvfPqFormat
@@ -37,7 +39,7 @@ class OpqStage:
     lanes: int
 
     def validate(self, where: str = "stages.opq") -> None:
-        check_int(f"{where}.lanes", self.lanes, 1)
+        check_int(f"{where}.lanes", self.lanes, 1, MAX_UNITS)
 
 
 @dataclass(frozen=True)
@@ -50,10 +52,10 @@ class IvfDistStage:
     channels: int = 0
 
     def validate(self, where: str = "stages.ivf_dist") -> None:
-        check_int(f"{where}.pes", self.pes, 1)
-        check_int(f"{where}.lanes", self.lanes, 1)
+        check_int(f"{where}.pes", self.pes, 1, MAX_UNITS)
+        check_int(f"{where}.lanes", self.lanes, 1, MAX_UNITS)
         check_choice(f"{where}.storage", self.storage, IVF_STORAGES)
-        check_int(f"{where}.channels", self.channels, 1 if self.storage == "stream" else 0)
+        check_int(f"{where}.channels", self.channels, 1 if self.storage == "stream" else 0, MAX_UNITS)
         if self.storage != "stream" and self.channels:
             fail(f"{where}.channels", f"is {self.channels} but on-chip centroids use no memory channel")
 
@@ -78,7 +80,7 @@ class SelectStage:
 
         stage = where.rsplit(".", 1)[-1]
         check_choice(f"{where}.arch", self.arch, tuple(n for n, sel in SELECTORS.items() if stage in sel.stages))
-        check_int(f"{where}.streams", self.streams, 1)
+        check_int(f"{where}.streams", self.streams, 1, MAX_UNITS)
         check_int(f"{where}.s", self.s, 1)
         check_int(f"{where}.s1", self.s1, 1)
         check_int(f"{where}.key_bits", self.key_bits, 1)
@@ -98,8 +100,8 @@ class BuildLutStage:
     channels: int = 0
 
     def validate(self, where: str = "stages.build_lut") -> None:
-        check_int(f"{where}.pes", self.pes, 1)
-        check_int(f"{where}.lanes", self.lanes, 1)
+        check_int(f"{where}.pes", self.pes, 1, MAX_UNITS)
+        check_int(f"{where}.lanes", self.lanes, 1, MAX_UNITS)
         check_choice(f"{where}.centroids", self.centroids, LUT_CENTROID_STORES)
         want = 1 if self.centroids == "memory" else 0
         if self.channels != want:
@@ -121,7 +123,7 @@ class PqTiers:
     def validate(self, where: str, channels: int, nlist: int | None = None) -> None:
         if not isinstance(self.memory, str) or not self.memory:
             fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
-        check_int(f"{where}.channels", self.channels, 1)
+        check_int(f"{where}.channels", self.channels, 1, MAX_UNITS)
         if self.channels != channels:
             fail(
                 f"{where}.channels",
@@ -163,12 +165,12 @@ class PqDistStage:
             if not isinstance(self.tiers, PqTiers):
                 fail(f"{where}.tiers", "must be a mapping {memory, channels, hot}")
             self.tiers.validate(f"{where}.tiers", self.channels, nlist)
-        check_int(f"{where}.pes", self.pes, 1)
+        check_int(f"{where}.pes", self.pes, 1, MAX_UNITS)
         if not isinstance(self.double_buffer, bool):
             fail(f"{where}.double_buffer", "must be true or false")
         if not isinstance(self.memory, str) or not self.memory:
             fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
-        check_int(f"{where}.channels", self.channels, 1)
+        check_int(f"{where}.channels", self.channels, 1, MAX_UNITS)
         check_int(f"{where}.port_bits", self.port_bits, 8)
         if self.channels > self.pes:
             fail(f"{where}.channels", f"{self.channels} channels for {self.pes} PEs", hint="at most one channel per PE")
@@ -267,6 +269,7 @@ class IvfPqDesign(DesignFile):
     DESCRIPTION = "an ivfpq design"
     KEYS = (
         "board",
+        "board_file",
         "clock_mhz",
         "fifo_depth",
         "format",
@@ -296,17 +299,31 @@ class IvfPqDesign(DesignFile):
     slr: dict[str, list[str]]
     goal: str | None = None
     prediction: dict = field(default_factory=dict)
+    board_file: dict | None = None
 
     def validate(self) -> None:
         self.check_target()
         idx = self.index
+        entry("index.factory", check_name, idx.factory, "the value")
+        if idx.path is not None:
+            entry("index.path", check_text, idx.path, "the value")
+        if not isinstance(idx.opq, bool):
+            fail("index.opq", "must be true or false")
+        self._validate_format()
+        for i, ch in enumerate(self.memory):
+            entry(f"memory[{i}].memory", check_name, ch.memory, "the value")
+        entry("stages.pq_dist.memory", check_name, self.stages.pq_dist.memory, "the value")
+        for name, groups in self.slr.items():
+            entry("slr", check_name, name, "the value")
+            for g in groups:
+                entry(f"slr.{name}", check_text, g, "the value")
         for key in ("n", "d", "nlist", "m"):
             check_int(f"index.{key}", getattr(idx, key), 1)
         if idx.d != self.format.d or idx.m != self.format.m:
             fail("format", f"d={self.format.d}, m={self.format.m} disagree with the index (d={idx.d}, m={idx.m})")
         check_int("nprobe", self.nprobe, 1)
         check_int("k", self.k, 1)
-        check_int("fifo_depth", self.fifo_depth, 2)
+        check_int("fifo_depth", self.fifo_depth, 2, MAX_UNITS * 16)
         if self.nprobe > idx.nlist:
             fail("nprobe", f"{self.nprobe} exceeds nlist={idx.nlist}")
         st = self.stages
@@ -328,6 +345,32 @@ class IvfPqDesign(DesignFile):
         if st.sel_cells.key_bits != self.format.ivf_key_bits or st.sel_k.key_bits != self.format.pq_key_bits:
             fail("stages", "selection key widths disagree with the format (ivf_key_bits, pq_key_bits)")
         self._validate_memory()
+        self.target_board()  # the board exists and has every channel the design names
+
+    def _validate_format(self) -> None:
+        f = self.format
+        entry("format.scale", check_number, f.scale, "the value", lo=0, lo_open=True)
+        for key in ("ivf_shift", "lut_shift", "opq_frac_bits"):
+            check_int(f"format.{key}", getattr(f, key), 0, 62)
+        for key in ("ivf_dist_bits", "lut_bits"):
+            check_int(f"format.{key}", getattr(f, key), 1, 62)
+
+    def check_board(self, board: Board) -> None:
+        """The memory groups and channel numbers of the design exist on `board`."""
+        counts = {m.kind: m.count for m in board.memory}
+        for i, ch in enumerate(self.memory):
+            if ch.memory not in counts:
+                fail(
+                    f"memory[{i}].memory",
+                    f"{ch.memory!r} is not a memory of board {board.name}",
+                    hint=f"memories: {', '.join(counts)}",
+                )
+            if ch.channel >= counts[ch.memory]:
+                fail(
+                    f"memory[{i}].channel",
+                    f"channel {ch.channel} of {counts[ch.memory]} {ch.memory} channels of board {board.name}",
+                    hint=f"use 0..{counts[ch.memory] - 1}",
+                )
 
     def _validate_memory(self) -> None:
         seen = set()
@@ -383,6 +426,7 @@ class IvfPqDesign(DesignFile):
             "fifo_depth": self.fifo_depth,
             "slr": {k: list(v) for k, v in self.slr.items()},
             "prediction": self.prediction,
+            **({} if self.board_file is None else {"board_file": self.board_file}),
         }
 
     @classmethod
@@ -415,6 +459,7 @@ class IvfPqDesign(DesignFile):
             slr={str(k): list(v) for k, v in slr.items()},
             goal=data.get("goal"),
             prediction=data.get("prediction") or {},
+            board_file=data.get("board_file"),
         )
         design.validate()
         return design

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fanns import __version__
-from fanns.boards import Board, load_board
+from fanns.boards import Board
 from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
@@ -117,7 +117,7 @@ class Project:
         else:
             raise FannsError(f"{rec_path}: neither an HLS nor an RTL project", hint="regenerate the project")
         design = IvfPqDesign.load(path / "design.yaml")
-        return cls(path, kind, record, design, load_board(design.board))
+        return cls(path, kind, record, design, design.target_board())
 
     # -- formats -------------------------------------------------------------------------------
     @property

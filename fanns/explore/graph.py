@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import load_board
+from fanns.checks import arg_float, arg_int
 from fanns.datasets import load_dataset, normalize_rows
 from fanns.datasets.dataset import as_float32
 from fanns.errors import FannsError
@@ -39,6 +40,8 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
         ) from None
     if not values:
         raise FannsError(f"{what} is empty", hint=f"e.g. --{what} 1,2,4")
+    if values[0] < 1 or values[-1] > 64:
+        raise FannsError(f"--{what} {text}: values must lie in 1..64", hint=f"e.g. --{what} 1,2,4")
     return values
 
 
@@ -83,16 +86,21 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--graph", metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg")
     g.add_argument(
         "--max-degree",
-        type=int,
+        type=arg_int(1, 1024),
         default=64,
         help="maximum degree of the graphs (HNSW base layer 2M; NSG R); default 64 as Falcon",
     )
-    g.add_argument("--ef-construction", type=int, default=64, help="HNSW efConstruction (default 64)")
-    g.add_argument("--vec-bits", type=int, default=8, help="bits per vector element on the device (default 8)")
+    g.add_argument("--ef-construction", type=arg_int(1, 1 << 16), default=64, help="HNSW efConstruction (default 64)")
     g.add_argument(
-        "--queue", type=int, default=64, help="result queue size l = candidate queue size (default 64, Falcon 7.5.1)"
+        "--vec-bits", type=arg_int(2, 16), default=8, help="bits per vector element on the device (default 8)"
     )
-    g.add_argument("--k", type=int, default=10, help="neighbours returned; recall is R@k (default 10)")
+    g.add_argument(
+        "--queue",
+        type=arg_int(2, 4096),
+        default=64,
+        help="result queue size l = candidate queue size (default 64, Falcon 7.5.1)",
+    )
+    g.add_argument("--k", type=arg_int(1, 4096), default=10, help="neighbours returned; recall is R@k (default 10)")
     g.add_argument("--mg", default="1,2,3,4,5,6,7,8", help="candidate groups in flight to sweep (default 1..8)")
     g.add_argument("--mc", default="1,2,3,4", help="candidates per group to sweep (default 1..4)")
     g.add_argument(
@@ -105,20 +113,29 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     g.add_argument(
-        "--bfc-units", type=int, default=4, help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)"
+        "--bfc-units",
+        type=arg_int(1, 1024),
+        default=4,
+        help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)",
     )
-    g.add_argument("--pipelines", type=int, default=4, help="query pipelines of the across-query design (default 4)")
+    g.add_argument(
+        "--pipelines", type=arg_int(1, 1024), default=4, help="query pipelines of the across-query design (default 4)"
+    )
     g.add_argument(
         "--board", default="u250", help="board whose memory and clock the cycle model uses (default u250, Falcon's)"
     )
-    g.add_argument("--freq-mhz", type=float, help="accelerator clock for the model (default: the board's kernel clock)")
+    g.add_argument(
+        "--freq-mhz",
+        type=arg_float(0, 10_000, lo_open=True),
+        help="accelerator clock for the model (default: the board's kernel clock)",
+    )
     g.add_argument(
         "--mem-latency",
         type=int,
         help=f"memory latency in cycles (default {MemorySystem.latency_cycles}, an assumption)",
     )
-    g.add_argument("--graph-queries", type=int, default=0, help="use only the first N queries (default: all)")
-    g.add_argument("--threads", type=int, default=2, help="threads of the compiled traversal (default 2)")
+    g.add_argument("--graph-queries", type=arg_int(0), default=0, help="use only the first N queries (default: all)")
+    g.add_argument("--threads", type=arg_int(1, 1024), default=2, help="threads of the compiled traversal (default 2)")
 
 
 def setup_from_args(args: argparse.Namespace) -> SweepSetup:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,8 +32,9 @@ from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal, measure_name
 from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
-from fanns.index.ivfpq_format import choose_format
+from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
+from fanns.model.cpu_baseline import QPS_REPEATS, measure_qps
 from fanns.outputs import staged_folder
 from fanns.progress import status
 from fanns.reference.ivfpq import IvfPqReference
@@ -171,8 +171,12 @@ class IvfPqExplorer:
         _write_json(meta_path, meta)
         return index, stem, meta
 
-    def _cpu_qps(self, index, nprobe: int, k: int) -> float:
-        return cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds)
+    def _cpu_qps(self, index, nprobe: int, k: int) -> dict[str, dict]:
+        """Median QPS with spread on one thread and on all cores (`cpu_qps`)."""
+        return {
+            "1": cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds, threads=1),
+            "all": cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds),
+        }
 
     def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
 
@@ -197,6 +201,7 @@ class IvfPqExplorer:
             lut_bits=self.cfg.lut_bits,
             seed=self.cfg.seed,
         )
+        check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
         ref = IvfPqReference(data, fmt)
         probes = ref.probe(ref.prepare(self.queries), p_max)
         probes_path = folder / f"{stem}.probes.npy"
@@ -225,8 +230,7 @@ class IvfPqExplorer:
                 "codes_per_query": _stats(codes),
                 "probed_cell_sizes": _stats(probed.ravel()),
                 "bytes_per_query": _stats(codes * (m + ID_BYTES)),
-                "cpu_qps": self._cpu_qps(index, p, g.k),
-                "cpu_threads": faiss.omp_get_max_threads(),
+                **_cpu_fields(self._cpu_qps(index, p, g.k)),
             }
         return {
             "index": meta["factory"],
@@ -285,19 +289,22 @@ class IvfPqExplorer:
         return result
 
 
-def cpu_qps(index, queries: np.ndarray, nprobe: int, k: int, min_seconds: float = 0.2) -> float:
-    """faiss-cpu's measured queries per second on `queries` (host vectors) at `nprobe`: whole-batch
-    searches repeated for at least `min_seconds` (at most 50), after a warm-up."""
+def cpu_qps(
+    index, queries: np.ndarray, nprobe: int, k: int, min_seconds: float = 0.2, threads: int | None = None
+) -> dict:
+    """faiss-cpu's measured QPS on `queries` (host vectors) at `nprobe` on `threads` OpenMP
+    threads (default: faiss's configured count, all cores unless `--faiss-threads` set it): the
+    median of `QPS_REPEATS` windows sharing `min_seconds`, with its quartiles and range
+    (`fanns.model.cpu_baseline.measure_qps`; the thread CPU clock on one thread)."""
+    threads = threads or faiss.omp_get_max_threads()
+    window = min_seconds / QPS_REPEATS
+    return measure_qps(index, queries, nprobe, k, threads=threads, window_seconds=window).as_dict()
 
-    faiss.extract_index_ivf(index).nprobe = nprobe
-    index.search(queries[:10], k)  # warm-up
-    reps, start = 0, time.perf_counter()
-    while True:
-        index.search(queries, k)
-        reps += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds or reps >= 50:
-            return round(reps * queries.shape[0] / elapsed, 1)
+
+def _cpu_fields(cpu: dict[str, dict]) -> dict:
+    """A goal record's CPU fields: `cpu_qps` (all cores, median of the windows), its thread
+    count, and both measurements with their spread under `cpu`."""
+    return {"cpu_qps": cpu["all"]["qps"], "cpu_threads": cpu["all"]["threads"], "cpu": cpu}
 
 
 def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:

@@ -16,6 +16,8 @@ from pathlib import Path
 from rich.console import Console
 
 from fanns.boards import load_board
+from fanns.checks import arg_float, arg_int
+from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
 from fanns.model.ivfpq import dse, report
@@ -157,7 +159,7 @@ def add_slo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
     p.add_argument(
         "--load",
-        type=float,
+        type=arg_float(0, lo_open=True),
         metavar="QPS",
         help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
     )
@@ -179,12 +181,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("explore_dir", metavar="EXPLORE_DIR", help="output folder of `fanns explore` (holds explore.json)")
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
     p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8")
-    p.add_argument("--clock", type=float, help="accelerator clock in MHz (default: the board's kernel clock)")
     p.add_argument(
-        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
+        "--clock",
+        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
+        help="accelerator clock in MHz (default: the board's kernel clock)",
     )
-    p.add_argument("--top", type=int, default=5, help="how many designs to list besides the best (default 5)")
-    p.add_argument("--queries", type=int, help="use only the first N sample queries of the exploration (default: all)")
+    p.add_argument(
+        "--util",
+        type=arg_float(0, 1, lo_open=True),
+        default=0.6,
+        help="utilisation cap per resource and SLR, shell included (default 0.6)",
+    )
+    p.add_argument(
+        "--top", type=arg_int(0, 1000), default=5, help="how many designs to list besides the best (default 5)"
+    )
+    p.add_argument(
+        "--queries", type=arg_int(1), help="use only the first N sample queries of the exploration (default: all)"
+    )
     add_slo_options(p)
     p.add_argument(
         "--tiers",

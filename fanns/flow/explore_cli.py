@@ -20,6 +20,7 @@ import faiss
 from rich.console import Console
 from rich.table import Table
 
+from fanns.checks import arg_int
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, run_graph_explore
@@ -123,17 +124,27 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
         ),
     )
     add_index_grid_options(p, g)
-    g.add_argument("--queries", type=int, help="use only the first N queries (default: all)")
-    g.add_argument("--train-size", type=int, help="training sample size (default: 64 per cell, 10,000..65,536)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default: 0)")
+    g.add_argument("--queries", type=arg_int(1), help="use only the first N queries (default: all)")
+    g.add_argument("--train-size", type=arg_int(1), help="training sample size (default: 64 per cell, 10,000..65,536)")
     g.add_argument(
-        "--pq-vec-bits", type=int, default=16, help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)"
+        "--seed", type=arg_int(0, 2**31 - 1), default=0, help="seed of the training sample and k-means (default: 0)"
     )
     g.add_argument(
-        "--pq-lut-bits", type=int, default=16, help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)"
+        "--pq-vec-bits",
+        type=arg_int(2, 24),
+        default=16,
+        help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)",
     )
     g.add_argument(
-        "--faiss-threads", type=int, help="faiss threads for training, sweeps and CPU QPS (default: all cores)"
+        "--pq-lut-bits",
+        type=arg_int(1, 32),
+        default=16,
+        help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)",
+    )
+    g.add_argument(
+        "--faiss-threads",
+        type=arg_int(1, 4096),
+        help="faiss threads for training, sweeps and CPU QPS (default: all cores)",
     )
 
 

@@ -17,6 +17,7 @@ import faiss
 import numpy as np
 from rich.console import Console
 
+from fanns.checks import PLATFORM, arg_name
 from fanns.codegen.graph.hls import KERNEL, generate_graph_hls
 from fanns.codegen.graph.rtl import generate_graph_rtl, top_name
 from fanns.datasets import load_dataset
@@ -227,7 +228,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     _options(p)
-    p.add_argument("--platform", help="Vitis platform (default: the board file's)")
+    p.add_argument("--platform", type=arg_name(PLATFORM), help="Vitis platform (default: the board file's)")
     p.add_argument(
         "--sim",
         action="store_true",

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from fanns.checks import PLATFORM, arg_int, arg_name
 from fanns.codegen.ivfpq.hls import generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.cache import cache_root
@@ -88,7 +89,9 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
     p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
-    p.add_argument("--queries", type=int, help="test queries in the project (default: as many as the exploration used)")
+    p.add_argument(
+        "--queries", type=arg_int(1), help="test queries in the project (default: as many as the exploration used)"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -102,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     _add_inputs(p)
-    p.add_argument("--platform", help="Vitis platform (default: the board file's)")
+    p.add_argument("--platform", type=arg_name(PLATFORM), help="Vitis platform (default: the board file's)")
     p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
     p.add_argument(
         "--csim",

@@ -23,16 +23,19 @@ from rich.console import Console
 
 from fanns import __version__
 from fanns.boards import load_board
+from fanns.checks import PLATFORM, arg_float, arg_int, arg_name
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
+from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
 from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
+from fanns.model.cpu_baseline import spread_text
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
@@ -48,22 +51,47 @@ def step(n: int, text: str) -> None:
     status(f"[{n}/{STEPS}] {text}")
 
 
-def cpu_baseline(explore: dict, goal: str) -> dict | None:
-    """faiss-cpu's best measured QPS at the goal over the explored indexes that reach it."""
+def _cpu_record(rec: dict, g: dict) -> dict:
+    """One explored (index, goal)'s CPU figure: the all-cores median with its spread, and the
+    one-thread (thread CPU clock) measurement when the exploration recorded it."""
+    cpu = g.get("cpu") or {}
+    return {
+        "index": rec["index"],
+        "nprobe": g["nprobe"],
+        "recall": g["recall"],
+        "qps": g["cpu_qps"],
+        "threads": g.get("cpu_threads"),
+        "spread": cpu.get("all"),
+        "one_thread": cpu.get("1"),
+    }
+
+
+def cpu_baseline(explore: dict, goal: str, index: str | None = None) -> dict | None:
+    """faiss-cpu's best measured QPS (median of repeats, all cores) at the goal over the explored
+    indexes that reach it; with `index`, that index's figure at its own nprobe for the goal."""
     best = None
     for rec in explore["indexes"]:
         g = rec.get("goals", {}).get(goal)
         if g and g.get("reached") and g.get("cpu_qps") is not None:
-            cand = {
-                "index": rec["index"],
-                "nprobe": g["nprobe"],
-                "recall": g["recall"],
-                "qps": g["cpu_qps"],
-                "threads": g.get("cpu_threads"),
-            }
+            if index is not None and rec["index"] != index:
+                continue
+            cand = _cpu_record(rec, g)
             if best is None or cand["qps"] > best["qps"]:
                 best = cand
     return best
+
+
+def cpu_text(cpu: dict, fpga_qps: float | None = None) -> str:
+    """'median QPS (spread)' on all cores and, when measured, on one thread; with `fpga_qps`, the
+    FPGA / CPU ratio against each median."""
+    ratio = "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / cpu['qps']:.1f}x"
+    text = spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
+    text += ratio
+    one = cpu.get("one_thread")
+    if one:
+        text += "; 1 thread: " + spread_text(one)
+        text += "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / one['qps']:.1f}x"
+    return text
 
 
 def design_summary(rec: dict) -> dict:
@@ -177,13 +205,15 @@ def _cmd(args: argparse.Namespace) -> int:
         "util": args.util,
         "design": design_summary(dse_record["best"]),
         "cpu": cpu_baseline(explore, goal.text),
+        "cpu_same": cpu_baseline(explore, goal.text, design.index.factory),
         "faces": list(files.faces()),
         "driver": files.driver_face(),
         "test_queries": nq,
         "simulation": [],
     }
-    cpu = summary["cpu"]
+    cpu, same = summary["cpu"], summary["cpu_same"]
     summary["speedup"] = round(summary["design"]["qps"] / cpu["qps"], 2) if cpu else None
+    summary["speedup_same"] = round(summary["design"]["qps"] / same["qps"], 2) if same else None
     sims = []
     with staged_folder(out, args.force, MARKER, WHAT) as tmp:
         files.write(tmp)
@@ -234,11 +264,16 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz "
         f"(bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
     )
-    cpu = summary["cpu"]
+    cpu, same = summary["cpu"], summary.get("cpu_same")
+    if same:
+        say(
+            f"CPU at the design's index (faiss-cpu, measured here, medians): {same['index']} nprobe "
+            f"{same['nprobe']}: {cpu_text(same, d['qps'])}"
+        )
     if cpu:
         say(
-            f"CPU baseline (faiss-cpu, {cpu['threads']} thread(s), measured here): {cpu['qps']:,.0f} QPS with "
-            f"{cpu['index']} nprobe {cpu['nprobe']} at the same goal -> FPGA / CPU {summary['speedup']:.1f}x"
+            f"CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians): {cpu['index']} nprobe "
+            f"{cpu['nprobe']}: {cpu_text(cpu, d['qps'])}"
         )
     for s in sims:
         line = (
@@ -304,20 +339,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="hls,rtl",
         help="faces to generate: hls, rtl or both (default hls,rtl)",
     )
-    p.add_argument("--clock", type=float, help="accelerator clock in MHz (default: the board's kernel clock)")
     p.add_argument(
-        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
+        "--clock",
+        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
+        help="accelerator clock in MHz (default: the board's kernel clock)",
+    )
+    p.add_argument(
+        "--util",
+        type=arg_float(0, 1, lo_open=True),
+        default=0.6,
+        help="utilisation cap per resource and SLR, shell included (default 0.6)",
     )
     p.add_argument(
         "--top",
-        type=int,
+        type=arg_int(0, 1000),
         default=5,
         help="designs listed besides the best in the table and report/dse.json (default 5)",
     )
-    p.add_argument("--platform", help="Vitis platform of the HLS face (default: the board file's)")
+    p.add_argument(
+        "--platform", type=arg_name(PLATFORM), help="Vitis platform of the HLS face (default: the board file's)"
+    )
     p.add_argument(
         "--test-queries",
-        type=int,
+        type=arg_int(1, 1_000_000),
         default=100,
         help="test queries (with exact neighbours) in the project (default 100)",
     )
@@ -326,7 +370,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="simulate a sample of the test queries on every face before the project is written",
     )
-    p.add_argument("--sim-queries", type=int, default=16, help="test queries simulated with --sim (default 16)")
+    p.add_argument(
+        "--sim-queries", type=arg_int(2, 1_000_000), default=16, help="test queries simulated with --sim (default 16)"
+    )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
     p.add_argument(
         "--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`"

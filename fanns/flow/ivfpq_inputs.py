@@ -20,9 +20,11 @@ from fanns.datasets.dataset import Dataset
 from fanns.datasets.loader import load_dataset
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.index.goals import goal_entry, parse_goal
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.model.ivfpq.workload import read_explore
 from fanns.outputs import verify_files
+from fanns.paths import inside
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,11 @@ class GenerateInputs:
 
     def hw_recall(self) -> float | None:
         """The explorer's hardware-faithful recall for the design's goal (None if not recorded)."""
-        entry = self.record.get("goals", {}).get(self.design.goal or "", {})
+        if not self.design.goal:
+            return None
+        entry = goal_entry(self.record.get("goals"), parse_goal(self.design.goal))
+        if not isinstance(entry, dict):
+            return None
         return entry.get("hw_recall") if entry.get("nprobe") == self.design.nprobe else None
 
 
@@ -55,7 +61,7 @@ def index_record(explore: dict, explore_dir: Path, design: IvfPqDesign) -> dict:
 def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
     """The trained faiss index of an explorer record, as arrays."""
 
-    path = Path(explore_dir) / record["path"]
+    path = inside(Path(explore_dir), record.get("path"), f"{explore_dir}/explore.json: {record.get('index')}: path")
     if not path.is_file():
         raise FannsError(f"{path}: trained index not found", hint="re-run `fanns explore` into this folder")
     verify_files(Path(explore_dir), [record["path"]], "exploration")

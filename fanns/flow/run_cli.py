@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 import fanns.driver
+from fanns.checks import arg_int
 from fanns.datasets.formats import read_vectors
+from fanns.design.graph import load_design
 from fanns.driver import BACKENDS
 from fanns.errors import FannsError
 from fanns.index.recall import recall_at
@@ -28,13 +30,17 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
     p.add_argument(
         "--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)"
     )
-    p.add_argument("--k", type=int, help="results per query (default: the design's K)")
+    p.add_argument("--k", type=arg_int(1), help="results per query (default: the design's K)")
     p.add_argument(
-        "--nprobe", type=int, help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)"
+        "--nprobe",
+        type=arg_int(1),
+        help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)",
     )
     p.add_argument("--groundtruth", help="exact neighbours (.ivecs, .ibin, .npy) to print R@k")
     p.add_argument(
-        "--batch", type=int, help="queries per device run (default: the backend's, at most what the I/O bank holds)"
+        "--batch",
+        type=arg_int(1),
+        help="queries per device run (default: the backend's, at most what the I/O bank holds)",
     )
     p.add_argument(
         "--bitstream", help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin)"
@@ -42,10 +48,33 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
     p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
 
 
+def read_groundtruth(path: Path, project: Path, nq: int) -> np.ndarray:
+    """Exact neighbour ids [>= nq, k] of the queries, checked against the project's index size
+    before anything runs: integers, one row per query, every id an id of the index."""
+    gt = np.asarray(read_vectors(path))
+    if gt.dtype.kind not in "iu":
+        raise FannsError(
+            f"{path}: ground truth of dtype {gt.dtype}: expected integer ids", hint="use .ivecs/.ibin/.npy"
+        )
+    if gt.shape[0] < nq:
+        raise FannsError(f"{path}: ground truth for {gt.shape[0]} queries, fewer than the {nq} queries")
+    n = load_design(project / "design.yaml").index.n
+    bad = (gt < 0) | (gt >= n)
+    if bad.any():
+        row, col = (int(v[0]) for v in np.nonzero(bad))
+        raise FannsError(
+            f"{path}: ground-truth id {int(gt[row, col])} (query {row}, rank {col}) is not an id of the "
+            f"index ({n} vectors, ids 0..{n - 1})",
+            hint="pass the ground truth of these queries against the indexed base vectors",
+        )
+    return gt.astype(np.int64)
+
+
 def run(project: Path, args: argparse.Namespace, out=print) -> int:
     """Open, load, search, report (see the module docstring)."""
 
     queries = read_vectors(Path(args.queries))
+    gt = read_groundtruth(Path(args.groundtruth), Path(project), queries.shape[0]) if args.groundtruth else None
     options = {}
     if args.backend == "pynq" and args.bitstream:
         options["bitstream"] = args.bitstream
@@ -60,8 +89,7 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
         f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} "
         f"({stats['project']} project), {stats['runs']} device runs of up to {stats['batch']} queries"
     )
-    if args.groundtruth:
-        gt = np.asarray(read_vectors(Path(args.groundtruth))).astype(np.int64)
+    if gt is not None:
         if gt.shape[0] < ids.shape[0] or gt.shape[1] < ids.shape[1]:
             raise FannsError(f"ground truth {gt.shape} does not cover {ids.shape[0]} queries x k = {ids.shape[1]}")
         out(f"R@{ids.shape[1]} = {recall_at(ids, gt[: ids.shape[0]], ids.shape[1]):.6f}")

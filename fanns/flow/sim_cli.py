@@ -19,13 +19,16 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from fanns.checks import arg_float, arg_int, check_number
 from fanns.codegen.graph.hls import is_graph_hls_project
 from fanns.codegen.graph.rtl import is_graph_project
+from fanns.codegen.project_files import PROJECT_FILE
 from fanns.datasets.cache import cache_root
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.flow.graph_sim import graph_rtl_report
+from fanns.images.ivfpq import MemoryImages
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
@@ -42,12 +45,58 @@ from fanns.sim.ivfpq.rtl import (
 
 TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
+MAX_LATENCY = 100_000
+"""Memory latency beyond 100k cycles is not a memory model, it is a hang."""
+MAX_PAUSE = 0.95
+"""Stall probability per cycle: at 1 the channel never moves (the simulation would hang); above
+0.95 a query takes thousands of times as long as without stalls."""
+
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
     """R@k of result keys (ids in the low 32 bits) against exact neighbours [nq, >= k]."""
 
     _, ids = split_keys(keys)
     return recall_at(ids.astype(np.int64), groundtruth, keys.shape[1])
+
+
+def check_project(project: Path, backend: str) -> tuple[dict, IvfPqDesign]:
+    """Everything a simulation of `project` reads, checked before any simulator starts (so an
+    input error is never reported as the hardware disagreeing with its testbench): the project
+    record of the right face, the design, the memory images against their manifest (size and
+    sha256) and the test data files against the record's query count."""
+    record = project_record(project)
+    face, other = ("kernel", "rtl") if backend == "csim" else ("rtl", "kernel")
+    if not isinstance(record, dict) or face not in record:
+        made_by = "generate-rtl" if other == "rtl" else "generate-hls"
+        raise FannsError(
+            f"{project} is not a project for --backend {backend} ({PROJECT_FILE} has no {face!r} entry)"
+            + (f" (it was written by `fanns {made_by}`)" if isinstance(record, dict) and other in record else ""),
+            hint=f"use --backend {'rtl' if backend == 'csim' else 'csim'}, or generate the other face",
+        )
+    design = IvfPqDesign.load(project / "design.yaml")
+    MemoryImages.read(project / "images")
+    try:
+        nq = int(check_number(record["test"]["nq"], f"{project}/{PROJECT_FILE}: test.nq", lo=1, integer=True))
+        io = record["io"]
+        stride = int(io["query_beats"]) * int(io["port_bits"]) // 8
+    except (KeyError, TypeError, ValueError):
+        raise FannsError(
+            f"{project}/{PROJECT_FILE}: incomplete project record", hint="regenerate the project"
+        ) from None
+    for name, size in (
+        ("queries.bin", nq * stride),
+        ("groundtruth.bin", nq * design.k * 4),
+        ("reference_keys.bin", nq * design.k * 8),
+    ):
+        path = project / "data" / name
+        actual = path.stat().st_size if path.is_file() else None
+        if actual != size:
+            found = "missing" if actual is None else f"{actual} bytes"
+            raise FannsError(
+                f"{path}: {found}, expected {size} bytes ({nq} test queries, K {design.k})",
+                hint="the project is incomplete or was changed; regenerate it",
+            )
+    return record, design
 
 
 def rtl_report(
@@ -62,6 +111,7 @@ def rtl_report(
     harness: str = DEFAULT_HARNESS,
 ) -> int:
 
+    check_project(project, "rtl")
     sim = RtlProjectSim(project, build_dir, harness=harness)
     d = sim.design
     nq = sim.test_queries - first if queries is None else queries
@@ -126,8 +176,7 @@ def rtl_report(
 
 def csim_report(project: Path, build_dir: Path, queries: int | None, first: int, console) -> int:
 
-    record = project_record(project)
-    design = IvfPqDesign.load(project / "design.yaml")
+    record, design = check_project(project, "csim")
     q_fx = test_queries_fx(project, record, design.format)
     nq = q_fx.shape[0] - first if queries is None else queries
     if nq < 1 or first < 0 or first + nq > q_fx.shape[0]:
@@ -247,14 +296,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             "csim for a graph HLS project (the only backend it has)"
         ),
     )
-    p.add_argument("--queries", type=int, help="test queries to simulate (default: all of the project's)")
-    p.add_argument("--first", type=int, default=0, help="index of the first test query (default 0)")
+    p.add_argument("--queries", type=arg_int(1), help="test queries to simulate (default: all of the project's)")
+    p.add_argument("--first", type=arg_int(0), default=0, help="index of the first test query (default 0)")
     p.add_argument(
-        "--latency", type=int, default=100, help="rtl: memory read/write latency in cycles (default 100, the model's)"
+        "--latency",
+        type=arg_int(0, MAX_LATENCY),
+        default=100,
+        help="rtl: memory read/write latency in cycles (default 100, the model's)",
     )
     p.add_argument(
         "--pause",
-        type=float,
+        type=arg_float(0, MAX_PAUSE),
         default=0.0,
         help="rtl: probability of a random stall per cycle on every AXI channel (default 0)",
     )

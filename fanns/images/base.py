@@ -18,6 +18,7 @@ import numpy as np
 
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
+from fanns.paths import inside
 
 MANIFEST = "manifest.json"
 
@@ -107,17 +108,26 @@ def read_manifest(folder: Path) -> dict:
 def read_images(folder: Path, manifest: dict) -> tuple[Image, ...]:
     """The images `manifest` lists, each checked against its recorded size and sha256."""
     images = []
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("images"), list):
+        raise FannsError(f"{folder}/{MANIFEST}: no list of images", hint="regenerate the memory images")
     for rec in manifest["images"]:
-        path = Path(folder) / rec["file"]
+        if not isinstance(rec, dict):
+            raise FannsError(f"{folder}/{MANIFEST}: an image record is not a mapping", hint="regenerate the images")
+        path = inside(Path(folder), rec.get("file"), f"{Path(folder) / MANIFEST}: file")
         try:
             data = path.read_bytes()
         except OSError as exc:
             raise FannsError(
                 f"{path}: cannot read the memory image ({exc.strerror})", hint="regenerate the memory images"
             ) from None
-        if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
+        try:
+            if len(data) != rec["bytes"] or hashlib.sha256(data).hexdigest() != rec["sha256"]:
+                raise FannsError(
+                    f"{path}: size or sha256 differs from {MANIFEST}", hint="the image is corrupt; regenerate it"
+                )
+            images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
+        except (KeyError, TypeError) as exc:
             raise FannsError(
-                f"{path}: size or sha256 differs from {MANIFEST}", hint="the image is corrupt; regenerate it"
-            )
-        images.append(Image(rec["name"], rec["use"], rec["memory"], rec["channel"], data, rec["layout"]))
+                f"{folder}/{MANIFEST}: incomplete image record ({exc})", hint="regenerate the images"
+            ) from None
     return tuple(images)

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.boards import Board, load_board
+from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.base import Image, ImageSet, read_images, read_manifest
@@ -325,7 +325,7 @@ def _rom(name: str, arr: np.ndarray, dtype: np.dtype, io) -> Image:
 def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) -> MemoryImages:
     """Every memory image of `design` serving `data` (see the module docstring)."""
     _check_index(design, data)
-    board = board or load_board(design.board)
+    board = board or design.target_board()
     fmt, st = design.format, design.stages
     q = quantised_arrays(design, data)
     io_ch = next(ch for ch in design.memory if ch.use == "io")

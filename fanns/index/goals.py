@@ -11,8 +11,10 @@ Two measures are in common use and both are accepted:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,9 +65,24 @@ def recall(found: np.ndarray, gt: np.ndarray, measure: tuple[int, int]) -> float
     return float(hits(found[:, :k], gt[:, :truth]).mean() / truth)
 
 
+def goal_entry(entries: Any, goal: RecallGoal) -> Any:
+    """The value of `entries` (a mapping keyed by goal texts, as explore.json records them) for
+    `goal`: same measure (R@k or 1-R@k), same k, same target; None if there is none. Keys that are
+    not goals are ignored."""
+    if not isinstance(entries, dict):
+        return None
+    for text, entry in entries.items():
+        if not isinstance(text, str) or not _GOAL.match(text):
+            continue
+        g = parse_goal(text)
+        if g.measure == goal.measure and math.isclose(g.target, goal.target):
+            return entry
+    return None
+
+
 def parse_goal(text: str) -> RecallGoal:
     """Parse ``R@10=0.8``, ``R@10=80%``, ``1-R@10=0.8`` or ``R1@10=0.8``."""
-    m = _GOAL.match(text)
+    m = _GOAL.match(text) if isinstance(text, str) else None
     if not m:
         raise FannsError(
             f"cannot parse recall goal {text!r}",

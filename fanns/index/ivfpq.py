@@ -20,7 +20,7 @@ import faiss
 import numpy as np
 from faiss.contrib import inspect_tools
 
-from fanns.datasets.dataset import as_float32, normalize_rows
+from fanns.datasets.dataset import as_float32, check_values, normalize_rows
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
 
@@ -165,11 +165,24 @@ def extract(trained, metric: str) -> IvfPqIndexData:
     )
 
 
+PQ_CENTROIDS = 256
+"""Centroids of each PQ sub-quantizer (8-bit codes): k-means needs at least this many training vectors."""
+
+
 def train_index(base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, train: np.ndarray, seed: int):
     """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base`."""
 
     d = base.shape[1]
-    index = faiss.index_factory(d, factory_string(nlist, m, opq), faiss.METRIC_L2)
+    factory = factory_string(nlist, m, opq)
+    need = max(nlist, PQ_CENTROIDS)
+    if train.shape[0] < need:
+        raise FannsError(
+            f"{factory}: {train.shape[0]} training vectors, fewer than the {need} the index needs "
+            f"({nlist} IVF cells, {PQ_CENTROIDS} centroids per PQ sub-quantizer)",
+            hint=f"use a dataset of at least {need} base vectors, or a smaller --nlist",
+        )
+    check_values(f"{factory}: training vectors", train)
+    index = faiss.index_factory(d, factory, faiss.METRIC_L2)
     ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
     ivf.cp.seed = seed
     ivf.pq.cp.seed = seed + 1
@@ -177,10 +190,14 @@ def train_index(base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, tr
     if opq:
         rotation = faiss.downcast_VectorTransform(index.chain.at(0))
         rotation.niter, rotation.niter_pq_0, rotation.max_train_points = OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS
-    index.train(np.ascontiguousarray(train, dtype=np.float32))
-    chunk = 65536
-    for i in range(0, base.shape[0], chunk):
-        index.add(np.ascontiguousarray(host_vectors(base[i : i + chunk], metric)))
+    try:
+        index.train(np.ascontiguousarray(train, dtype=np.float32))
+        chunk = 65536
+        for i in range(0, base.shape[0], chunk):
+            index.add(np.ascontiguousarray(host_vectors(base[i : i + chunk], metric)))
+    except RuntimeError as exc:  # a faiss exception: the data cannot train this index
+        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise FannsError(f"{factory}: faiss cannot train or fill the index ({first})") from None
     return index
 
 

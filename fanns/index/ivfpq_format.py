@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fanns.errors import FannsError
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.numerics import IvfPqFormat, bits_for
 
@@ -34,6 +35,32 @@ def _exact_luts(r: np.ndarray, codebook: np.ndarray, m: int) -> np.ndarray:
     rs = r.reshape(r.shape[0], m, -1)
     cross = np.einsum("nmd,mkd->nmk", rs, codebook)
     return (rs * rs).sum(-1)[:, :, None] - 2 * cross + (codebook * codebook).sum(-1)[None]
+
+
+MAX_CLIPPED = 0.01
+"""Largest fraction of query elements that may saturate the vector format (a few outliers clip
+harmlessly; more means the queries are not from the base's value range)."""
+
+
+def clipped_fraction(fmt: IvfPqFormat, x: np.ndarray) -> float:
+    """Fraction of the elements of host vectors `x` outside the range `fmt` represents."""
+    lim = ((1 << (fmt.vec_bits - 1)) - 1) / fmt.scale
+    x = np.asarray(x, dtype=np.float64)
+    return float((np.abs(x) > lim * (1 + 1e-9)).mean()) if x.size else 0.0
+
+
+def check_query_range(fmt: IvfPqFormat, queries: np.ndarray, what: str = "queries") -> float:
+    """The clipped fraction of `queries`; an error when it exceeds MAX_CLIPPED, because the
+    hardware's recall would then be that of different queries."""
+    frac = clipped_fraction(fmt, queries)
+    if frac > MAX_CLIPPED:
+        lim = ((1 << (fmt.vec_bits - 1)) - 1) / fmt.scale
+        raise FannsError(
+            f"{what}: {100 * frac:.1f}% of the elements lie outside the number format's range "
+            f"[-{lim:.4g}, {lim:.4g}] (set by the base vectors) and would be clipped",
+            hint="queries must come from the same value range as the base vectors (same scaling and type)",
+        )
+    return frac
 
 
 def choose_format(

@@ -16,6 +16,7 @@ the workers' time is not on the caller's clock, so `cpu_us` is recorded only for
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -90,3 +91,119 @@ def measure(
         faiss.omp_set_num_threads(old_threads)
         ivf.nprobe = old_nprobe
     return CpuLatency(label, nprobe, k, threads, out, cpu if threads == 1 else None)
+
+
+# -- throughput ---------------------------------------------------------------------------------
+QPS_REPEATS = 7
+"""Measurement windows per CPU QPS figure: one window's mean spread 2-2.5x between runs on the
+shared 2-core development machine (issue 20), so the figure is the median of several."""
+QPS_WINDOW_SECONDS = 0.05
+"""Minimum length of one window (whole-batch searches repeated until it has passed)."""
+
+
+@dataclass(frozen=True)
+class CpuQps:
+    """faiss-cpu queries per second, one sample per measurement window, at a fixed thread count.
+
+    `clock` is "cpu" (the calling thread's CPU clock: with one OpenMP thread faiss searches on
+    the calling thread, so preemption by other processes is not counted) or "wall"."""
+
+    index: str
+    nprobe: int
+    k: int
+    threads: int
+    clock: str
+    samples: np.ndarray
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.samples))
+
+    def quartiles(self) -> tuple[float, float]:
+        q1, q3 = np.percentile(self.samples, [25, 75])
+        return float(q1), float(q3)
+
+    def as_dict(self) -> dict:
+        """JSON record: median (the figure to compare against), quartiles, range, settings."""
+        q1, q3 = self.quartiles()
+        return {
+            "qps": round(self.median, 1),
+            "q1": round(q1, 1),
+            "q3": round(q3, 1),
+            "min": round(float(self.samples.min()), 1),
+            "max": round(float(self.samples.max()), 1),
+            "repeats": int(self.samples.size),
+            "threads": self.threads,
+            "clock": self.clock,
+        }
+
+
+def all_threads() -> int:
+    """The cores this process may run on (the "all cores" thread count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def measure_qps(
+    index,
+    queries: np.ndarray,
+    nprobe: int,
+    k: int,
+    *,
+    threads: int = 1,
+    repeats: int = QPS_REPEATS,
+    window_seconds: float = QPS_WINDOW_SECONDS,
+    clock: str | None = None,
+    label: str = "",
+) -> CpuQps:
+    """Whole-batch search QPS in `repeats` windows of at least `window_seconds` each (at most 50
+    searches a window), on `threads` OpenMP threads, after a warm-up. `clock`: "cpu" (default
+    for one thread) or "wall" (default, and the only valid clock, for more than one)."""
+    clock = clock or ("cpu" if threads == 1 else "wall")
+    if clock not in ("cpu", "wall") or (clock == "cpu" and threads != 1):
+        raise FannsError(
+            f"clock {clock!r} with {threads} thread(s)",
+            hint="the thread CPU clock counts one thread's work: use clock='cpu' only with threads=1",
+        )
+    if threads < 1 or repeats < 1 or nprobe < 1 or k < 1:
+        raise FannsError(f"threads={threads}, repeats={repeats}, nprobe={nprobe}, k={k}: each must be at least 1")
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    if q.ndim != 2 or q.shape[0] < 1:
+        raise FannsError(f"queries must be a non-empty [nq, d] array, got shape {q.shape}")
+    now = time.thread_time if clock == "cpu" else time.perf_counter
+    ivf = faiss.extract_index_ivf(index)
+    old_threads, old_nprobe = faiss.omp_get_max_threads(), ivf.nprobe
+    faiss.omp_set_num_threads(threads)
+    ivf.nprobe = nprobe
+    try:
+        index.search(q[:10], k)  # warm-up
+        samples = np.empty(repeats, dtype=np.float64)
+        for r in range(repeats):
+            n, start = 0, now()
+            while True:
+                index.search(q, k)
+                n += 1
+                elapsed = now() - start
+                if (elapsed >= window_seconds or n >= 50) and elapsed > 0:
+                    break
+            samples[r] = n * q.shape[0] / elapsed
+    finally:
+        faiss.omp_set_num_threads(old_threads)
+        ivf.nprobe = old_nprobe
+    return CpuQps(label, nprobe, k, threads, clock, samples)
+
+
+def qps_both(index, queries: np.ndarray, nprobe: int, k: int, **kw) -> dict[str, dict]:
+    """`measure_qps` on one thread (thread CPU clock) and on all cores (wall clock), as records
+    keyed "1" and "all"."""
+    return {
+        "1": measure_qps(index, queries, nprobe, k, threads=1, **kw).as_dict(),
+        "all": measure_qps(index, queries, nprobe, k, threads=all_threads(), **kw).as_dict(),
+    }
+
+
+def spread_text(rec: dict) -> str:
+    """'12,345 QPS (IQR 11,000-13,000, range 9,000-14,000, 7 runs, 1 thread, cpu clock)'."""
+    return (
+        f"{rec['qps']:,.0f} QPS (IQR {rec['q1']:,.0f}-{rec['q3']:,.0f}, range {rec['min']:,.0f}-{rec['max']:,.0f}, "
+        f"{rec['repeats']} runs, {rec['threads']} thread(s), {rec['clock']} clock)"
+    )

@@ -21,6 +21,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.index.goals import RecallGoal, recall
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.numerics import IvfPqFormat
+from fanns.paths import inside
 from fanns.reference.ivfpq import IvfPqReference
 
 SATURATION_TOLERANCE = 0.005
@@ -108,7 +109,7 @@ def index_curves(
     goals' nprobe values; the hardware recall uses the first `hw_queries` queries.
     """
 
-    index = faiss.read_index(str(Path(folder) / record["path"]))
+    index = faiss.read_index(str(inside(Path(folder), record.get("path"), f"{folder}/explore.json: path")))
     data = extract(index, ds.metric)
     fmt = IvfPqFormat.from_dict(dict(record["format"]))
     measures = {g.name: g.measure for g in goals}

@@ -98,7 +98,9 @@ def summary_table(data: dict) -> Table:
         "latency (us)",
         "bottleneck",
         "LUT % (with shell)",
-        "CPU QPS (measured)",
+        "CPU QPS (measured, median)",
+        "CPU QPS IQR",
+        "CPU QPS 1 thread (median)",
         "CPU index",
         "CPU nprobe",
         "FPGA / CPU",
@@ -120,7 +122,9 @@ def summary_table(data: dict) -> Table:
             if d
             else ["no design", None, None, None, None, None, None]
         )
-        cpu = [round(c["qps"]), c["index"], c["nprobe"]] if c else [None, None, None]
+        iqr = f"{c['spread']['q1']:,.0f}-{c['spread']['q3']:,.0f}" if c and "spread" in c else None
+        one = round(c["one_thread"]["qps"]) if c and c.get("one_thread") else None
+        cpu = [round(c["qps"]), iqr, one, c["index"], c["nprobe"]] if c else [None, None, None, None, None]
         rows.append(lead + fpga + cpu + [s["speedup"]])
     return cols, rows
 

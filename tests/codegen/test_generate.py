@@ -16,7 +16,7 @@ from fanns.codegen.ivfpq.project import ProjectLayout, parse_backends
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.flow import ivfpq_project_sim as project_sim
-from fanns.flow.ivfpq_generate import cpu_baseline
+from fanns.flow.ivfpq_generate import cpu_baseline, cpu_text
 from tests.codegen.conftest import GOAL, SIFT_NLIST, SIFT_QUERIES
 
 SIM_QUERIES = 8
@@ -230,7 +230,7 @@ def test_interrupted_or_failed_simulation_leaves_nothing(explore, tmp_path, monk
         (["--board", "nosuchboard"], "unknown board"),
         (["--sim-queries", "50"], "--sim-queries 50 is more than --test-queries"),
         (["--test-queries", "1"], "--test-queries 1"),
-        (["--util", "0"], "--util 0"),
+        (["--util", "0"], "argument --util: '0': must be above 0"),
     ],
 )
 def test_input_errors(explore, tmp_path, capsys, extra, message):
@@ -286,8 +286,23 @@ def test_backends_and_cpu_baseline():
             {"index": "C", "goals": {"R@10=0.5": {"reached": False, "nprobe": 64, "recall": 0.4, "cpu_qps": 900.0}}},
         ]
     }
-    assert cpu_baseline(ex, "R@10=0.5") == {"index": "B", "nprobe": 1, "recall": 0.51, "qps": 300.0, "threads": 2}
+    base = {"spread": None, "one_thread": None}
+    assert cpu_baseline(ex, "R@10=0.5") == {
+        "index": "B", "nprobe": 1, "recall": 0.51, "qps": 300.0, "threads": 2, **base
+    }  # fmt: skip
+    # the design's own index, even where another index is faster on the CPU
+    assert cpu_baseline(ex, "R@10=0.5", "A") == {
+        "index": "A", "nprobe": 3, "recall": 0.52, "qps": 100.0, "threads": 2, **base
+    }  # fmt: skip
     assert cpu_baseline(ex, "R@1=0.9") is None
+    assert cpu_baseline(ex, "R@10=0.5", "C") is None  # C does not reach the goal
+    # an exploration with repeated measurements: the median is the figure, the spread travels with it
+    one = {"qps": 50.0, "q1": 45.0, "q3": 55.0, "min": 40.0, "max": 60.0, "repeats": 7, "threads": 1, "clock": "cpu"}
+    every = {**one, "qps": 300.0, "q1": 250.0, "q3": 320.0, "threads": 2, "clock": "wall"}
+    ex["indexes"][1]["goals"]["R@10=0.5"]["cpu"] = {"1": one, "all": every}
+    got = cpu_baseline(ex, "R@10=0.5")
+    assert got["spread"] == every and got["one_thread"] == one
+    assert "IQR 250-320" in cpu_text(got) and "1 thread: 50 QPS" in cpu_text(got)
 
 
 def test_simulation_recall_in_the_goal_measure():

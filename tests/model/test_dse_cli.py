@@ -78,7 +78,8 @@ def test_dse_writes_the_design_and_is_deterministic(explored, tmp_path, capsys):
     assert (outs[0] / design.index.path).resolve().is_file()  # the trained index, relative to the design
     assert not Path(design.index.path).is_absolute()
     assert design.clock_mhz == 200.0 and design.prediction["qps"] == best["qps"]
-    assert best["qps"] == pytest.approx(200e6 / best["cycles_per_query"], rel=1e-6)
+    # cycles are recorded to 3 decimals: a relative error up to 0.0005 / cycles (2e-6 at 257 cycles)
+    assert best["qps"] == pytest.approx(200e6 / best["cycles_per_query"], rel=1e-6 + 5e-4 / best["cycles_per_query"])
     assert best["bottleneck"] in best["stages"] and len(result["top"]) == 3 and result["pareto"]
     assert result["search"]["evaluated"] > 0 and set(result["search"]["options"]) == set(result["search"]["indexes"])
 

@@ -316,7 +316,7 @@ def test_report_folder_is_atomic(tmp_path, monkeypatch):
         (["--boards", "u55c"], "no recall goal given"),
         (["--boards", ",", "--recall", "R@10=0.5"], "no board given"),
         (["--boards", "u55c", "--recall", "R@10=0.5", "--max-nprobe", "0"], "--max-nprobe 0"),
-        (["--boards", "u55c", "--recall", "R@10=0.5", "--clock", "-5"], "--clock -5"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--clock", "-5"], "option --clock must be at least 0, got -5"),
         (["--boards", "u55c", "--recall", "R@10=0.5", "--graph", "kdtree"], "kdtree"),
         (["--boards", "u55c", "--recall", "R@10=0.5", "--nlist", "abc"], "--nlist"),
         (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "fast"], "--slo-p99"),

@@ -24,6 +24,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
 from fanns.images import ivfpq as ivfpq_images
+from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import ID_BITS
 from fanns.pe.channel_feeder import ChannelFeeder
@@ -31,7 +32,7 @@ from fanns.pe.fetcher import Fetcher
 from fanns.pe.result_filter import ResultFilter
 
 ADDR_BITS = stage_model.ADDR_BITS
-MATRIX_BITS = 16
+MATRIX_BITS = buildable.MATRIX_BITS
 """Bits of one OPQ matrix element in device memory (int16)."""
 WATCHED_STREAMS = (
     "query",
@@ -102,12 +103,15 @@ class IvfPqHw:
                 raise FannsError(
                     f"{name} memory port of {bits} bits", hint="the RTL needs a power-of-two port of at least 64 bits"
                 )
-        lay = self.pq_layout(0)
-        if lay.beats_per_unit != 1 or lay.codes_per_unit > lay.ids_per_beat:
+        why = buildable.pq_port_problem(self.m, pq.port_bits)
+        if why is not None:
             raise FannsError(
-                f"m={self.m}: {8 * self.m}-bit PQ codes do not suit {pq.port_bits}-bit beats",
+                f"m={self.m}: {why}",
                 hint="the RTL needs 8·m <= port_bits and at least as many ids as codes per beat (m >= 4)",
             )
+        lanes = {"opq": None if st.opq is None else st.opq.lanes}
+        lanes |= {"ivf_dist": st.ivf_dist.lanes, "build_lut": st.build_lut.lanes}
+        buildable.check_design_lanes(self.d, self.m, self.vec_bits, self.io_port_bits, lanes)
         for name in self.sections() + ["query"]:
             bits = self.section_word_bits(name)
             if max(bits, self.io_port_bits) % min(bits, self.io_port_bits):
@@ -115,19 +119,6 @@ class IvfPqHw:
                     f"{name}: {bits}-bit words do not divide or fill {self.io_port_bits}-bit beats",
                     hint="use power-of-two lanes",
                 )
-        if st.opq is not None and (
-            max(st.opq.lanes, st.ivf_dist.lanes) % min(st.opq.lanes, st.ivf_dist.lanes)
-            or max(st.opq.lanes, st.build_lut.lanes) % min(st.opq.lanes, st.build_lut.lanes)
-        ):
-            raise FannsError(
-                "OPQ, IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes"
-            )
-        if max(st.ivf_dist.lanes, st.build_lut.lanes) % min(st.ivf_dist.lanes, st.build_lut.lanes):
-            raise FannsError(
-                "IVFDist and BuildLUT lanes must be multiples of one another", hint="use power-of-two lanes"
-            )
-        if self.d % self.src_lanes or self.d % st.ivf_dist.lanes or self.d % st.build_lut.lanes:
-            raise FannsError("stage lanes must divide d")
 
     # -- shortcuts -------------------------------------------------------------------------------
     @property

@@ -140,9 +140,7 @@ class IvfPqAccelerator(wiring.Component):
         )
 
         tags, rom_words = self._router(m, rd, front, lut, fetch)
-        self._controller(
-            m, csr, rd, wr, front, lut, fetch, res, tags, Cat(rom_words, *table_words), table_cmds, loading
-        )
+        self._controller(m, csr, rd, wr, front, lut, fetch, res, tags, [rom_words, *table_words], table_cmds, loading)
         return m
 
     # -- progress and stream state for a watchdog -------------------------------------------------
@@ -238,7 +236,11 @@ class IvfPqAccelerator(wiring.Component):
 
     # -- the I/O read path: ROM images at load, then queries ------------------------------------
     def _router(self, m: Module, rd, front, lut, fetch):
-        """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM-word strobe)."""
+        """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM words taken on
+        chip this cycle). Sections of different word widths go through different splitters, which
+        drain independently: the tail of one section's last beat can leave its splitter in the
+        same cycles as the next section's first words leave theirs, so several ROM words can be
+        taken in one cycle (one per splitter) and all of them count."""
         hw = self.hw
         names = hw.sections() + ["query"]
         m.submodules.tags = tags = SyncFIFO(width=TAG_BITS, depth=8)
@@ -283,9 +285,9 @@ class IvfPqAccelerator(wiring.Component):
         for w, sp in splitters.items():
             readies = [targets[s].ready if s in names and hw.section_word_bits(s) == w else 0 for s in SECTIONS]
             m.d.comb += sp.o.ready.eq(Array(readies)[sp.o.payload.tag])
-        rom_word = Signal()
-        m.d.comb += rom_word.eq(Cat(*strobes).any())
-        return tags, rom_word
+        rom_words = Signal(range(len(strobes) + 1))
+        m.d.comb += rom_words.eq(sum(strobes))
+        return tags, rom_words
 
     # -- control ---------------------------------------------------------------------------------
     def _controller(
@@ -328,8 +330,8 @@ class IvfPqAccelerator(wiring.Component):
             m.d.comb += port.eq(base)
         with m.If(busy):
             m.d.sync += run_cycles.eq(run_cycles + 1)
-        # Every strobe is one word on chip; at most one per source per cycle.
-        m.d.sync += load_count.eq(load_count + sum(load_strobes[i] for i in range(len(load_strobes))))
+        # Every source counts the words it put on chip this cycle (the I/O router: one per splitter).
+        m.d.sync += load_count.eq(load_count + sum(load_strobes))
         errors = [rd.error, *(err for _, err, _, _ in table_cmds)]
         with m.If(Cat(*errors).any() | (wr.done.valid & wr.done.payload.error)):
             m.d.sync += axi_err.eq(1)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.boards import Board, load_board
+from fanns.boards import Board
 from fanns.codegen.graph.rtl import project_record, shared_files
 from fanns.codegen.ivfpq.hls import TEMPLATES, vitis_platform
 from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
@@ -123,7 +123,7 @@ def render(
     platform: str | None = None,
 ) -> tuple[dict[str, bytes], GraphImages]:
     """Every file of the project (relative path -> bytes) and the packed images."""
-    board = load_board(design.board)
+    board = design.target_board()
     platform = vitis_platform(board, platform)
     files, images = shared_files(design, graph, queries_fx, groundtruth)
     nq = int(len(queries_fx))
@@ -165,4 +165,4 @@ def is_graph_hls_project(project: Path) -> bool:
         record = json.loads((Path(project) / PROJECT_FILE).read_text())
     except (OSError, ValueError):
         return False
-    return record.get("kind") == "graph" and "hls" in record
+    return isinstance(record, dict) and record.get("kind") == "graph" and "hls" in record

@@ -208,9 +208,10 @@ def generate_graph_rtl(
 
 def is_graph_project(project: Path) -> bool:
     try:
-        return json.loads((Path(project) / PROJECT_FILE).read_text()).get("kind") == "graph"
+        record = json.loads((Path(project) / PROJECT_FILE).read_text())
     except (OSError, ValueError):
         return False
+    return isinstance(record, dict) and record.get("kind") == "graph"
 
 
 @dataclass

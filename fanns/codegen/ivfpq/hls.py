@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.boards import Board, load_board
+from fanns.boards import Board
+from fanns.checks import check_platform
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
@@ -85,12 +86,36 @@ def vitis_platform(board: Board, platform: str | None) -> str:
                 "for the board), or add `platform:` to the board file"
             ),
         )
-    return chosen
+    return check_platform(chosen, "--platform" if platform else f"platform of board {board.name}")
 
 
 def _single_slr(design: IvfPqDesign) -> str | None:
     used = [name for name, groups in sorted(design.slr.items()) if groups]
     return used[0] if len(used) == 1 else None
+
+
+def check_design(design: IvfPqDesign) -> None:
+    """What the HLS kernel needs of a valid design.yaml beyond its schema: an untiered PQ stage,
+    and lanes that divide d (the kernel's `static_assert`s: each stage takes the query in d/lanes
+    words, and `regroup` needs both lane counts to divide d)."""
+    st = design.stages
+    if st.pq_dist.tiers is not None:
+        raise FannsError(
+            "tiered PQ-code placement (stages.pq_dist.tiers) is not supported by "
+            "the HLS generator: its kernel reads every list from one memory group",
+            hint=(
+                "generate the RTL project (`fanns generate-rtl`), or "
+                "drop `tiers` from design.yaml for an untiered HLS kernel"
+            ),
+        )
+    d = design.format.d
+    for name in ("opq", "ivf_dist", "build_lut"):
+        stage = getattr(st, name)
+        if stage is not None and d % stage.lanes:
+            raise FannsError(
+                f"stages.{name}.lanes = {stage.lanes} does not divide d = {d}",
+                hint="choose lanes among the divisors of d, or re-run fanns dse",
+            )
 
 
 def render_project(
@@ -102,16 +127,8 @@ def render_project(
     platform: str | None = None,
 ) -> tuple[dict[str, bytes], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
-    if design.stages.pq_dist.tiers is not None:
-        raise FannsError(
-            "tiered PQ-code placement (stages.pq_dist.tiers) is not supported by "
-            "the HLS generator: its kernel reads every list from one memory group",
-            hint=(
-                "generate the RTL project (`fanns generate-rtl`), or "
-                "drop `tiers` from design.yaml for an untiered HLS kernel"
-            ),
-        )
-    board = board or load_board(design.board)
+    check_design(design)
+    board = board or design.target_board()
     platform = vitis_platform(board, platform)
     images = memimage.pack(design, data, board)
     ctx = build_context(design, images, board, platform)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import IvfPqAccelerator
-from fanns.boards import Board, load_board
+from fanns.boards import Board
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.shared import project_record, shared_files
@@ -94,7 +94,7 @@ def render_rtl_project(
     design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None
 ) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
     """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
-    board = board or load_board(design.board)
+    board = board or design.target_board()
     hw = IvfPqHw.from_design(design, board)
     images = memimage.pack(design, data, board)
     files = rtl_files(hw) | shared_files(design, data, test, images)

@@ -130,6 +130,7 @@ def design_for(
     limits = (max(mg for mg, _ in space.dst), max(mc for _, mc in space.dst))
     design = GraphDesign(
         board=board.name,
+        board_file=None if board.builtin else board.spec,
         clock_mhz=float(clock_mhz),
         util=util,
         graph=graph_ref(graph),

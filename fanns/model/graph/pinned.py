@@ -40,6 +40,7 @@ def pinned_graph_design(
     l, k, mg, mc = runtime or (l_max, k_max, 1, 1)
     design = GraphDesign(
         board=b.name,
+        board_file=None if b.builtin else b.spec,
         clock_mhz=float(clock_mhz if clock_mhz is not None else b.clock_mhz),
         util=0.6,
         graph=graph_ref(graph, graph_path),

@@ -376,6 +376,14 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
     lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
     for space, w, ctx in zip(spaces, workloads, contexts):
         empty = [g for g in GROUPS if len(space.sets[g]) == 0]
+        structural = [g for g in empty if space.sets[g].empty_reason]
+        if structural:  # no configuration at all, whatever the budget: not a resource limit
+            for g in structural:
+                lines.append(
+                    f"{w.label()}: option group {g!r} ({', '.join(space.sets[g].stages)}) is empty: "
+                    f"{space.sets[g].empty_reason}"
+                )
+            continue
         if "back" in empty:
             need = int(w.n * (w.m + 4))
             cap = sum(m.capacity_bytes * m.count for m in ctx.memories)

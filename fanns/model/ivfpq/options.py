@@ -18,6 +18,13 @@ PE does the same work as a smaller count (IVFDist, BuildLUT), and a channel coun
 channel serves as many PEs as a smaller count (PQDist). Options that cannot be placed at all —
 over the budget on their own, or with one instance (a PE, a memory block, a reader) larger than
 every SLR's room — are left out too.
+
+Only configurations both generators build are enumerated (`fanns.model.ivfpq.buildable`): the
+lane counts that fit the shape and the I/O port, the memory groups whose port carries the PQ
+codes. Lanes must also be multiples of one another across the opq, front and lut groups, so each
+option carries its lane count (`OptionSet.lanes`) and the search combines compatible ones only.
+A group with no configuration at all says why (`OptionSet.empty_reason`), which "no design
+fits" reports instead of blaming resources.
 """
 
 from __future__ import annotations
@@ -29,12 +36,18 @@ import numpy as np
 from fanns.design.ivfpq import IVF_STORAGES, LUT_CENTROID_STORES, BuildLutStage, IvfDistStage, OpqStage, PqDistStage
 from fanns.design.ivfpq_selectors import selectors_for
 from fanns.errors import FannsError
+from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import stages as stage_model
 from fanns.resources import KINDS, Resources
 
 MAX_PES = 1024
 """Upper bound on the PE count of one stage (beyond any board's resources for these PEs)."""
 GROUPS = ("opq", "front", "lut", "back")
+MAX_LANES = 64
+"""Widest lane count offered where a narrower useful one exists: the widest the DSE has always
+offered, within the span the PE calibrations measured (opq to 64 lanes, ivf_dist to 32,
+build_lut to 128); wider PEs are priced by extrapolation and crowd the search's pool."""
+MIN_USEFUL_LANES = 4
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,8 @@ class OptionSet:
     details: list[dict]
     raw: int
     floor: np.ndarray  # [5 + G] least of each resource / channel count over all configurations offered
+    lanes: np.ndarray  # [n] the option's lanes (0: none), which must suit the other groups' lanes
+    empty_reason: str = ""  # why the group has no configuration at all (not a resource limit)
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -84,6 +99,8 @@ class OptionSet:
             [self.details[i] for i in idx],
             self.raw,
             self.floor,
+            self.lanes[idx],
+            self.empty_reason,
         )
 
 
@@ -96,6 +113,9 @@ class _Builder:
         self.configs, self.cycles, self.latency, self.res, self.channels, self.details = [], [], [], [], [], []
         self.floor = np.full(len(KINDS) + len(limits.channels), np.inf)
         self.raw = 0
+        self.lanes: list[int] = []
+        self.offered = 0
+        self.reasons: list[str] = []
 
     def offer(
         self,
@@ -107,6 +127,7 @@ class _Builder:
         detail: dict,
         placeable: bool = True,
     ) -> bool:
+        self.offered += 1
         ch = [0] * len(self.limits.channels)
         for g, n in channels.items():
             ch[g] += n
@@ -119,6 +140,7 @@ class _Builder:
         self.res.append(res.as_tuple())
         self.channels.append(ch)
         self.details.append(detail)
+        self.lanes.append(getattr(configs[0], "lanes", 0) or 0)
         return True
 
     def build(self) -> OptionSet:
@@ -135,6 +157,8 @@ class _Builder:
             self.details,
             max(self.raw, n),
             floor,
+            np.array(self.lanes, dtype=np.int64).reshape(n),
+            "" if self.offered else "; ".join(self.reasons),
         )
 
 
@@ -185,12 +209,47 @@ def _selections(
     return out
 
 
+_ONE_PE = {
+    "opq": lambda ctx, w: stage_model.opq_units(ctx, OpqStage(w)),
+    "ivf_dist": lambda ctx, w: stage_model.ivf_units(ctx, IvfDistStage(1, w, "bram")),
+    "build_lut": lambda ctx, w: stage_model.lut_units(ctx, BuildLutStage(1, w, "bram")),
+}
+"""One PE of a lane-carrying stage with its FIFOs: the PE library refuses lanes too wide for them."""
+
+
+def stage_lanes(ctx: stage_model.Context, stage: str) -> tuple[list[int], str]:
+    """The lane counts of `stage` both generators build for this workload and board, and whose
+    PE and FIFOs the PE library accepts; when there are none, why."""
+    lanes = buildable.stage_lanes(stage, ctx.d, ctx.m, ctx.fmt.vec_bits, ctx.memories[0].port_bits)
+    if not lanes:
+        rule = buildable.lanes_rule(stage, ctx.d, ctx.m, ctx.fmt.vec_bits, ctx.memories[0].port_bits)
+        return [], f"no {stage} lane count fits d={ctx.d}, m={ctx.m}: {rule}"
+    try:  # one lane: an error here is not the lanes' (m too large for a FIFO, no calibration table)
+        _ONE_PE[stage](ctx, lanes[0])
+    except FannsError as exc:
+        return [], f"{stage} with {lanes[0]} lane(s): {exc}"
+    return [w for w in offered_lanes(lanes) if _valid(_ONE_PE[stage], ctx, w) is not None], ""
+
+
+def offered_lanes(lanes: list[int]) -> list[int]:
+    """Of the buildable lane counts (ascending), those up to `MAX_LANES`, and beyond it the
+    smallest one when none from `MIN_USEFUL_LANES` to `MAX_LANES` is buildable (d = 96 with
+    sub-vectors of 6 on a 512-bit port builds 1, 2 or 96 lanes: 96 is offered)."""
+    out = [w for w in lanes if w <= MAX_LANES]
+    if not any(w >= MIN_USEFUL_LANES for w in out):
+        out += [w for w in lanes if w > MAX_LANES][:1]
+    return out
+
+
 def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("opq", ("opq",), limits)
     if not ctx.opq:
         b.offer((None,), [0.0], 0.0, Resources(), {}, {})
         return b.build()
-    for lanes in stage_model.LANE_CHOICES:
+    choices, why = stage_lanes(ctx, "opq")
+    if why:
+        b.reasons.append(why)
+    for lanes in choices:
         st = OpqStage(lanes)
         b.raw += 1
         if _valid(stage_model.opq_pe, ctx, st) is None:
@@ -204,8 +263,11 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
 def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("front", ("ivf_dist", "sel_cells"), limits)
     selectors = selectors_for("sel_cells")
+    choices, why = stage_lanes(ctx, "ivf_dist")
+    if why:
+        b.reasons.append(why)
     for storage in IVF_STORAGES:
-        for lanes in stage_model.LANE_CHOICES:
+        for lanes in choices:
             if _valid(stage_model.ivf_pe, ctx, IvfDistStage(1, lanes, "bram"), 1) is None:
                 continue
             b.raw += min(ctx.nlist, MAX_PES) * len(selectors)
@@ -237,8 +299,11 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
 
 def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("lut", ("build_lut",), limits)
+    choices, why = stage_lanes(ctx, "build_lut")
+    if why:
+        b.reasons.append(why)
     for store in LUT_CENTROID_STORES:
-        for lanes in stage_model.LANE_CHOICES:
+        for lanes in choices:
             n_ch = 1 if store == "memory" else 0
             if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
                 continue
@@ -264,6 +329,10 @@ def back_options(
     b = _Builder("back", ("pq_dist", "sel_k"), limits)
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
+        why = buildable.pq_port_problem(ctx.m, mem.port_bits)
+        if why is not None:
+            b.reasons.append(f"{mem.kind}: {why} (the RTL reads one code per beat with its ids)")
+            continue
         packing = stage_model.Packing(ctx.m, mem.port_bits)
         grown, grown_sel = set(), set()
         for pes in range(1, MAX_PES + 1):

@@ -93,6 +93,7 @@ def pinned_design(
 
     design = IvfPqDesign(
         board=b.name,
+        board_file=None if b.builtin else b.spec,
         clock_mhz=clock,
         util=0.6,
         index=IndexRef(

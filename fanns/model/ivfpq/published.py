@@ -6,7 +6,8 @@ nprobe and K go through our DSE on a synthetic workload at that scale (N = 1e8, 
 `synthetic_workload`: log-normal list sizes, size-biased probes), so the chosen designs and QPS
 can be set beside the published ones. They are expected to differ: the published PEs are
 Vitis HLS with their own cycle counts and resources; ours are Amaranth RTL whose resources
-yosys measured and whose cycles the PE classes define.
+yosys measured and whose cycles the PE classes define. This compares designs, not models: the
+model on the published designs themselves is `fanns.model.ivfpq.published_eval`.
 """
 
 from __future__ import annotations

@@ -113,6 +113,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         path = os.path.relpath(w.index_path, out_dir) if out_dir is not None else str(w.index_path)
     design = IvfPqDesign(
         board=outcome.board.name,
+        board_file=None if outcome.board.builtin else outcome.board.spec,
         clock_mhz=float(outcome.clock_mhz),
         util=float(outcome.budget.util),
         index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq, path=path),

@@ -11,6 +11,8 @@ How the search stays fast and exact:
    every channel count) is dropped (`pareto_rows`): any design using it is matched by the same
    design with the dominating option, at no lower throughput and no higher cost.
 2. opq x lut are combined and pruned the same way; those pairs x front form the `left` rows.
+   Only options whose lanes are multiples of one another combine (`compatible`), so pruning
+   keeps the best option of every lane count (`pareto_by_class`).
 3. `left` x back is evaluated by broadcasting in chunks: max of cycles, per-resource sums and the
    budget test, one element per combination (`Search.evaluated` counts them).
 4. Of the valid combinations it keeps the best `pool` by (cycles, LUT, channels) — the order of
@@ -64,8 +66,26 @@ def pareto_rows(cost: np.ndarray, block: int = 256) -> np.ndarray:
     return np.sort(np.concatenate(kept)) if kept else np.zeros(0, dtype=np.int64)
 
 
+def compatible(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise: lanes a and b are multiples of one another (0: no lanes, suits anything)."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    return np.maximum(a, b) % np.maximum(np.minimum(a, b), 1) == 0
+
+
+def pareto_by_class(cost: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """`pareto_rows` within each class (rows with equal `classes` rows): an option may only be
+    dropped for another with the same lanes, which suits the same options of the other groups."""
+    if len(cost) == 0:
+        return np.zeros(0, dtype=np.int64)
+    classes = np.asarray(classes).reshape(len(cost), -1)
+    keys, inverse = np.unique(classes, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    kept = [np.flatnonzero(inverse == c)[pareto_rows(cost[inverse == c])] for c in range(len(keys))]
+    return np.sort(np.concatenate(kept))
+
+
 def prune(opt: OptionSet) -> OptionSet:
-    return opt.take(pareto_rows(cost_matrix(opt)))
+    return opt.take(pareto_by_class(cost_matrix(opt), opt.lanes))
 
 
 @dataclass
@@ -82,13 +102,16 @@ class Space:
 
 
 def _pairs(a: OptionSet, b: OptionSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ia, ib, cost) of all pairs of two groups, cost as in `cost_matrix`, Pareto-pruned."""
+    """(ia, ib, cost) of all pairs of two groups with compatible lanes, cost as in `cost_matrix`,
+    Pareto-pruned within each pair of lane counts."""
     ca, cb = cost_matrix(a), cost_matrix(b)
     ia, ib = np.meshgrid(np.arange(len(a)), np.arange(len(b)), indexing="ij")
     ia, ib = ia.ravel(), ib.ravel()
+    ok = compatible(a.lanes[ia], b.lanes[ib])
+    ia, ib = ia[ok], ib[ok]
     cost = ca[ia] + cb[ib]
     cost[:, 0] = np.maximum(ca[ia, 0], cb[ib, 0])
-    keep = pareto_rows(cost)
+    keep = pareto_by_class(cost, np.column_stack([a.lanes[ia], b.lanes[ib]]))
     return ia[keep], ib[keep], cost[keep]
 
 
@@ -125,6 +148,9 @@ class Search:
         cf = cost_matrix(s["front"])
         ip, ifr = np.meshgrid(np.arange(len(io)), np.arange(len(cf)), indexing="ij")
         ip, ifr = ip.ravel(), ifr.ravel()
+        lanes = s["front"].lanes[ifr]
+        fits = compatible(s["opq"].lanes[io[ip]], lanes) & compatible(s["lut"].lanes[il[ip]], lanes)
+        ip, ifr = ip[fits], ifr[fits]
         cost = pair_cost[ip] + cf[ifr]
         cost[:, 0] = np.maximum(pair_cost[ip, 0], cf[ifr, 0])
         cost[:, 1:] += space.infra

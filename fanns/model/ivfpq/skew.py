@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.boards import Board, load_board
+from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
@@ -171,7 +171,7 @@ def with_tiers(design: IvfPqDesign, hot: np.ndarray, memory: str) -> IvfPqDesign
     memory group `memory`: one channel paired with each PQ channel (`PqTiers`), the channel plan
     redone (`fanns.model.ivfpq.stages.memory_plan`). PEs and the other stages stay as they are."""
 
-    board = load_board(design.board)
+    board = design.target_board()
     if not any(g.kind == memory for g in board.memory):
         raise FannsError(
             f"{board.name} has no memory group {memory!r}", hint=f"one of {', '.join(g.kind for g in board.memory)}"

@@ -15,7 +15,7 @@ producer, so they count from the producer's last key (the PE's tail `latency()`)
 
 Constants that are not a PE's own carry their source beside them: the assumed memory latency
 (`MEM_LATENCY_CYCLES`), and the architecture choices of docs/ivfpq_architecture.md (FIFO depth,
-AXI reader configuration, lane choices).
+AXI reader configuration; the lane counts offered are `fanns.model.ivfpq.buildable`'s).
 """
 
 from __future__ import annotations
@@ -82,9 +82,6 @@ LUT_FIFO_DEPTH = 2 * KSUB
 with a shallow FIFO BuildLUT PE j+1 stalls once its FIFO is full until LUT j has been consumed,
 and the P_lut PEs no longer work in parallel. Two LUTs let every PE finish its LUT while the
 previous one drains, which is the ceil(nprobe/P_lut) * II the model assumes."""
-LANE_CHOICES = (4, 8, 16, 32, 64)
-"""Lanes (elements per cycle) offered for the opq, ivf_dist and build_lut PEs; a PE rejects
-the ones that do not divide its vectors."""
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""

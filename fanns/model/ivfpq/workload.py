@@ -22,10 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.checks import check_name, check_number
 from fanns.errors import FannsError
-from fanns.index.goals import parse_goal
+from fanns.index.goals import goal_entry, parse_goal
 from fanns.numerics import IvfPqFormat
 from fanns.outputs import verify_files
+from fanns.paths import inside
 
 DEFAULT_IMBALANCE = 1.2
 """Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
@@ -115,20 +117,27 @@ def read_explore(explore_dir: Path) -> dict:
 def _record_nprobe(rec: dict, goal, path: Path) -> tuple[int | None, dict]:
     """(nprobe or None, info) of one index record for `goal`: the explorer's answer for that goal,
     else the smallest nprobe of the measured recall curve."""
-    goals = rec.get("goals", {})
-    for text, entry in goals.items():
-        g = _goal(text)
-        if g.k == goal.k and math.isclose(g.target, goal.target):
-            if entry.get("reached"):
-                return int(entry["nprobe"]), {"recall": entry.get("recall"), "hw_recall": entry.get("hw_recall")}
-            return None, {"best_recall": entry.get("best_recall"), "best_nprobe": entry.get("best_nprobe")}
-    curve = rec.get("curve", {}).get(f"R@{goal.k}")
+    entry = goal_entry(rec.get("goals"), goal)
+    if isinstance(entry, dict):
+        if entry.get("reached"):
+            nprobe = check_number(
+                entry.get("nprobe"), f"{path}: {rec['index']}: goals.{goal.text}.nprobe", lo=1, integer=True
+            )
+            return int(nprobe), {"recall": entry.get("recall"), "hw_recall": entry.get("hw_recall")}
+        return None, {"best_recall": entry.get("best_recall"), "best_nprobe": entry.get("best_nprobe")}
+    curves = rec.get("curve")
+    curve = curves.get(goal.name) if isinstance(curves, dict) else None
     if curve is None:
         raise FannsError(
-            f"{path}: {rec.get('index')} has no recall curve for R@{goal.k}",
+            f"{path}: {rec.get('index')} has no recall curve for {goal.name}",
             hint=f"re-run `fanns explore` with --recall {goal.text}",
         )
-    curve = np.asarray(curve, dtype=np.float64)
+    try:
+        curve = np.asarray(curve, dtype=np.float64)
+    except (TypeError, ValueError):
+        curve = np.zeros(0)
+    if curve.ndim != 1 or curve.size == 0 or not np.isfinite(curve).all() or ((curve < 0) | (curve > 1)).any():
+        raise FannsError(f"{path}: {rec['index']}: curve.{goal.name} must be a list of recalls in [0, 1]")
     ok = np.nonzero(curve >= goal.target - 1e-12)[0]
     if len(ok) == 0:
         best = int(np.argmax(curve))
@@ -147,10 +156,19 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
     queries_used = (data.get("dataset") or {}).get("queries_used")
     found, unreachable = [], []
     for rec in data["indexes"]:
+        if not isinstance(rec, dict):
+            raise FannsError(f"{path}: an index record is not a mapping", hint="re-run `fanns explore`")
         try:
-            name, nlist, m, opq = rec["index"], int(rec["nlist"]), int(rec["m"]), bool(rec["opq"])
+            name = check_name(rec["index"], f"{path}: index name")
+            where = f"{path}: {name}"
+            nlist = int(check_number(rec["nlist"], f"{where}: nlist", lo=1, hi=1 << 32, integer=True))
+            m = int(check_number(rec["m"], f"{where}: m", lo=1, hi=1 << 16, integer=True))
+            if not isinstance(rec["opq"], bool):
+                raise FannsError(f"{where}: opq must be true or false, got {rec['opq']!r}")
+            opq = rec["opq"]
             fmt = IvfPqFormat.from_dict(dict(rec["format"]))
-            sizes_rel, probes_rel = rec["list_sizes"], rec["probes"]
+            sizes_path = inside(explore_dir, rec["list_sizes"], f"{where}: list_sizes")
+            probes_path = inside(explore_dir, rec["probes"], f"{where}: probes")
         except (KeyError, TypeError, ValueError) as exc:
             raise FannsError(
                 f"{path}: index record {rec.get('index', '?')!r} is incomplete ({exc})", hint="re-run `fanns explore`"
@@ -159,25 +177,24 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
         if nprobe is None:
             unreachable.append({"index": name, **info})
             continue
-        verify_files(explore_dir, [sizes_rel, probes_rel], "exploration")
-        sizes = _load_npy(explore_dir / sizes_rel, "list sizes").astype(np.int64)
-        probes = _load_npy(explore_dir / probes_rel, "probed cells").astype(np.int64)
+        verify_files(explore_dir, [rec["list_sizes"], rec["probes"]], "exploration")
+        sizes = _load_npy(sizes_path, "list sizes").astype(np.int64)
+        probes = _load_npy(probes_path, "probed cells").astype(np.int64)
         if probes.ndim != 2 or probes.shape[1] < nprobe:
             raise FannsError(
-                f"{explore_dir / probes_rel}: holds {probes.shape[-1]} "
-                f"probes per query, {goal.text} needs nprobe={nprobe}",
+                f"{probes_path}: holds {probes.shape[-1]} probes per query, {goal.text} needs nprobe={nprobe}",
                 hint=f"re-run `fanns explore` with --recall {goal.text} so the probes are recorded that deep",
             )
         if isinstance(queries_used, int) and probes.shape[0] != queries_used:
             raise FannsError(
-                f"{explore_dir / probes_rel}: probes of {probes.shape[0]} queries, {path} says {queries_used}",
+                f"{probes_path}: probes of {probes.shape[0]} queries, {path} says {queries_used}",
                 hint="the folder mixes two explorations; re-run `fanns explore` into it with --force",
             )
-        if sizes.shape != (nlist,) or probes.min() < 0 or probes.max() >= nlist:
+        if sizes.shape != (nlist,) or probes.size == 0 or probes.min() < 0 or probes.max() >= nlist or sizes.min() < 0:
             raise FannsError(
                 f"{path}: list sizes or probes of {name} disagree with nlist={nlist}", hint="re-run `fanns explore`"
             )
-        index_path = explore_dir / rec["path"] if rec.get("path") else None
+        index_path = inside(explore_dir, rec["path"], f"{where}: path") if rec.get("path") else None
         found.append(
             Workload(
                 index=name,

@@ -32,7 +32,13 @@ def project_record(project: Path) -> dict:
         raise FannsError(
             f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first"
         )
-    return json.loads(path.read_text())
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise FannsError(f"{path}: cannot read the project record ({exc})", hint="regenerate the project") from None
+    if not isinstance(record, dict):
+        raise FannsError(f"{path}: the project record must be a JSON object", hint="regenerate the project")
+    return record
 
 
 def build_library(project: Path, build_dir: Path | None = None, threads: bool = False) -> Path:

@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from fanns.arch.ivfpq.hw import IvfPqHw
-from fanns.boards import load_board
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
@@ -167,7 +166,7 @@ class RtlProjectSim:
             )
         self.record = json.loads((self.project / PROJECT_FILE).read_text())
         self.design = IvfPqDesign.load(self.project / "design.yaml")
-        self.hw = IvfPqHw.from_design(self.design, load_board(self.design.board))
+        self.hw = IvfPqHw.from_design(self.design, self.design.target_board())
         text = (self.project / "rtl" / f"{TOP}.v").read_text()
         tag = hashlib.sha256(text.encode()).hexdigest()[:16]
         if harness == "fast":

@@ -1,0 +1,111 @@
+"""The CPU baseline, repeated: faiss-cpu QPS as the median of several measurement windows, on one
+thread (the thread's CPU clock) and on all cores (wall clock), at the FPGA design's own index and
+nprobe and at the best CPU index for the goal; the FPGA / CPU ratio against the median, with the
+spread. The same measurement is run `--runs` times to show how much the median still moves (a
+single window, the old figure, is shown beside it).
+
+    PYTHONPATH=. python benchmarks/cpu_baseline.py [--dataset builtin:sift-10k] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from fanns.boards import load_board
+from fanns.datasets.loader import load_dataset
+from fanns.explore.ivfpq import ExploreConfig
+from fanns.explore.ivfpq_reuse import ensure_exploration
+from fanns.index.goals import parse_goal
+from fanns.index.ivfpq import host_vectors
+from fanns.model.cpu_baseline import QPS_REPEATS, all_threads, measure_qps, spread_text
+from fanns.model.ivfpq import dse
+from fanns.model.ivfpq.workload import workloads_from_explore
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else the platform's processor string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def measure(index, queries: np.ndarray, nprobe: int, k: int, threads: int, runs: int, window: float) -> list:
+    return [measure_qps(index, queries, nprobe, k, threads=threads, window_seconds=window) for _ in range(runs)]
+
+
+def report(label: str, fpga_qps: float, results: list) -> None:
+    first = results[0].as_dict()
+    medians = np.array([r.median for r in results])
+    windows = np.concatenate([r.samples for r in results])
+    print(f"  {label}: {spread_text(first)}")
+    print(
+        f"    the median over {len(results)} repeated measurements: {medians.min():,.0f}-{medians.max():,.0f} "
+        f"({medians.max() / medians.min():.2f}x); single windows: {windows.min():,.0f}-{windows.max():,.0f} "
+        f"({windows.max() / windows.min():.2f}x)"
+    )
+    print(
+        f"    FPGA / CPU = {fpga_qps / first['qps']:.1f}x against the median "
+        f"(IQR {fpga_qps / first['q3']:.1f}-{fpga_qps / first['q1']:.1f}x)"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--dataset", default="builtin:sift-10k", help="dataset (default builtin:sift-10k, the demo's)")
+    ap.add_argument("--recall", default="1-R@10=0.8", help="recall goal (default the demo's 1-R@10=0.8)")
+    ap.add_argument("--nlist", default="32,64", help="nlists explored (default the demo's 32,64)")
+    ap.add_argument("--queries", type=int, default=200, help="queries (default the demo's 200)")
+    ap.add_argument("--board", default="u55c", help="board of the FPGA design (default u55c)")
+    ap.add_argument("--runs", type=int, default=5, help="repeated measurements of each figure (default 5)")
+    ap.add_argument("--window", type=float, default=0.05, help="seconds per measurement window (default 0.05)")
+    ap.add_argument("--explore-dir", default="work/bench-cpu/explore", help="exploration folder to reuse or fill")
+    args = ap.parse_args()
+
+    goal = parse_goal(args.recall)
+    ds = load_dataset(args.dataset)
+    cfg = ExploreConfig(goals=[goal], nlists=[int(v) for v in args.nlist.split(",")], max_queries=args.queries)
+    folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir))
+    board = load_board(args.board)
+    workloads, unreachable = workloads_from_explore(folder, goal.text)
+    best = dse.run(workloads, board, goal.text, board.clock_mhz, 0.6, 1, unreachable).best
+    if best is None:
+        raise SystemExit(f"no FPGA design on {board.name} for {goal.text}")
+    fpga_qps = best.qps
+    queries = host_vectors(np.asarray(ds.queries[: args.queries]), ds.metric)
+    reached = {
+        r["index"]: (r, r["goals"][goal.text]["nprobe"]) for r in explore["indexes"] if r["goals"][goal.text]["reached"]
+    }
+    indexes = {name: faiss.read_index(str(folder / rec["path"])) for name, (rec, _) in reached.items()}
+    design_index = best.workload.index
+    print(
+        f"{ds.name}, {goal.text}, {args.queries} queries, K {goal.k}; CPU: {cpu_model()}, {all_threads()} core(s) "
+        f"available; each figure: median of {QPS_REPEATS} windows of >= {args.window} s"
+    )
+    print(f"FPGA design ({board.name}, model): {design_index} nprobe {best.workload.nprobe}, {fpga_qps:,.0f} QPS")
+    for threads in (1, all_threads()):
+        clock = "thread CPU clock" if threads == 1 else "wall clock"
+        print(f"\n{threads} thread(s), {clock}:")
+        per_index = {
+            name: measure(indexes[name], queries, p, goal.k, threads, args.runs, args.window)
+            for name, (_, p) in sorted(reached.items())
+        }
+        report(
+            f"same index as the FPGA design, {design_index} nprobe {reached[design_index][1]}",
+            fpga_qps,
+            per_index[design_index],
+        )
+        best_cpu = max(per_index, key=lambda n: np.median([r.median for r in per_index[n]]))
+        report(f"best CPU index for the goal, {best_cpu} nprobe {reached[best_cpu][1]}", fpga_qps, per_index[best_cpu])
+
+
+if __name__ == "__main__":
+    main()

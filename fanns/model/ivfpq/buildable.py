@@ -1,0 +1,130 @@
+"""What both IVF-PQ generators build: the lane counts of OPQ, IVFDist and BuildLUT, and the PQ
+code width a memory port can carry.
+
+The DSE enumerates only configurations these rules accept (`fanns.model.ivfpq.options`), and the
+RTL generator checks a design with the same rules (`fanns.arch.ivfpq.hw.IvfPqHw.check`), so an
+option the DSE emits is one the generators build. The HLS kernel builds any lane count that
+divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so these rules are the RTL's:
+
+* every PE's own rule (`fanns.pe.opq/ivf_dist/build_lut` `validate`): lanes divide d; BuildLUT's
+  lanes also divide or are a multiple of the sub-vector length d/m;
+* a word of lanes x stored element bits (int16, or int32 beyond 16-bit vectors; the OPQ matrix
+  is int16) divides or fills whole I/O beats: the images and the queries arrive through the
+  host I/O port and are split into words (or words gathered from beats) by a whole ratio;
+* the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
+  from one stage's words to the next by a whole ratio (`compatible`);
+* a PQ code (8 m bits) fits one beat of the PQ port, and a beat holds at least as many 32-bit
+  ids as codes (`pq_port_problem`).
+"""
+
+from __future__ import annotations
+
+from fanns.errors import FannsError
+from fanns.model.ivfpq.memory import stored_elem_bytes
+from fanns.numerics import ID_BITS
+
+MATRIX_BITS = 16
+"""Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
+LANE_STAGES = ("opq", "ivf_dist", "build_lut")
+
+
+def divisors(n: int) -> list[int]:
+    """The positive divisors of n, ascending."""
+    small = [k for k in range(1, int(n**0.5) + 1) if n % k == 0]
+    return sorted(set(small + [n // k for k in small]))
+
+
+def whole_ratio(a: int, b: int) -> bool:
+    """One of a, b is a multiple of the other."""
+    return a > 0 and b > 0 and max(a, b) % min(a, b) == 0
+
+
+def word_bits(stage: str, lanes: int, vec_bits: int) -> list[int]:
+    """Bits of the words a stage's lanes take from the I/O port (OPQ: its matrix rows and the query)."""
+    elem = lanes * 8 * stored_elem_bytes(vec_bits)
+    return [lanes * MATRIX_BITS, elem] if stage == "opq" else [elem]
+
+
+def lane_problem(stage: str, lanes: int, d: int, m: int, vec_bits: int, io_port_bits: int) -> str | None:
+    """Why `lanes` lanes of `stage` cannot be built for this shape, or None when they can."""
+    if lanes < 1 or d % lanes:
+        return f"{lanes} lanes do not divide d={d}"
+    if stage == "build_lut":
+        dsub = d // m if m > 0 and d % m == 0 else None
+        if dsub is None:
+            return f"m={m} does not divide d={d}"
+        if dsub % lanes and lanes % dsub:
+            return f"{lanes} lanes neither divide nor are a multiple of the sub-vector length d/m={dsub}"
+    for bits in word_bits(stage, lanes, vec_bits):
+        if not whole_ratio(bits, io_port_bits):
+            return f"{bits}-bit words of {lanes} lanes neither divide nor fill {io_port_bits}-bit I/O beats"
+    return None
+
+
+def stage_lanes(stage: str, d: int, m: int, vec_bits: int, io_port_bits: int) -> list[int]:
+    """Every lane count of `stage` both generators build for this shape, ascending (never empty
+    for OPQ and IVFDist: one lane always fits; BuildLUT needs m to divide d)."""
+    return [w for w in divisors(d) if lane_problem(stage, w, d, m, vec_bits, io_port_bits) is None]
+
+
+def lanes_rule(stage: str, d: int, m: int, vec_bits: int, io_port_bits: int) -> str:
+    """The rule `stage_lanes` applies, in words (for "no design fits" reports)."""
+    elem = 8 * stored_elem_bytes(vec_bits)
+    rule = f"lanes must divide d={d}"
+    if stage == "build_lut":
+        rule += f" and divide or be a multiple of d/m={d // m if m and d % m == 0 else '?'}"
+    return rule + f", and lanes x {elem} bits must divide or fill the {io_port_bits}-bit I/O beat"
+
+
+def compatible(a: int | None, b: int | None) -> bool:
+    """Two stages' lanes the query regroups between (None: the stage is absent)."""
+    return a is None or b is None or whole_ratio(a, b)
+
+
+def pq_port_problem(m: int, port_bits: int) -> str | None:
+    """Why m-byte PQ codes do not suit `port_bits`-bit beats, or None when they do."""
+    port_bytes = port_bits // 8
+    if m > port_bytes:
+        return f"{8 * m}-bit PQ codes are wider than a {port_bits}-bit beat"
+    if port_bytes // m > port_bits // ID_BITS:
+        return f"a {port_bits}-bit beat holds more m={m} codes ({port_bytes // m}) than 32-bit ids"
+    return None
+
+
+def design_lane_problems(
+    d: int, m: int, vec_bits: int, io_port_bits: int, lanes: dict[str, int | None]
+) -> list[tuple[str, str]]:
+    """(where, what) of every lane rule a design's `lanes` (stage -> lanes, None: absent) breaks."""
+    out = []
+    for stage in LANE_STAGES:
+        w = lanes.get(stage)
+        if w is None:
+            continue
+        why = lane_problem(stage, w, d, m, vec_bits, io_port_bits)
+        if why is not None:
+            out.append((f"stages.{stage}.lanes", why))
+    for i, a in enumerate(LANE_STAGES):
+        for b in LANE_STAGES[i + 1 :]:
+            if not compatible(lanes.get(a), lanes.get(b)):
+                out.append(
+                    (
+                        f"stages.{a}.lanes",
+                        f"{lanes[a]} and {b} lanes {lanes[b]} are not multiples of one another",
+                    )
+                )
+    return out
+
+
+def check_design_lanes(d: int, m: int, vec_bits: int, io_port_bits: int, lanes: dict[str, int | None]) -> None:
+    """Raise a FannsError naming the first lane rule broken (see the module docstring)."""
+    problems = design_lane_problems(d, m, vec_bits, io_port_bits, lanes)
+    if problems:
+        where, what = problems[0]
+        raise FannsError(
+            f"{where}: {what}",
+            hint="choose lanes from "
+            + "; ".join(
+                f"{s}: {stage_lanes(s, d, m, vec_bits, io_port_bits)}" for s in LANE_STAGES if lanes.get(s) is not None
+            )
+            + " (each pair multiples of one another), or re-run fanns dse",
+        )

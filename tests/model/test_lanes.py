@@ -1,0 +1,143 @@
+"""Every lane count the DSE's option enumerator emits is one both generators build (issue 17).
+
+Shapes spread over d = 1..2048 (96: Deep1B; 100, 300, 784: odd shapes) and every m faiss
+accepts (m divides d), on boards with 128- to 512-bit I/O ports, with 16-bit and 32-bit stored
+elements. For each shape the OPQ, IVFDist and BuildLUT options are enumerated; every lane count
+they carry is put into a design (its partners: one lane, which suits every count) and checked
+by the RTL generator's design check (`IvfPqHw.from_design`) and the HLS generator's
+(`check_design`), without simulating. "No design fits" names a group empty for its shape.
+"""
+
+import pytest
+
+from fanns.arch.ivfpq.hw import IvfPqHw
+from fanns.boards import load_board
+from fanns.codegen.ivfpq.hls import check_design
+from fanns.design.ivfpq import BuildLutStage, IndexRef, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, Stages
+from fanns.errors import FannsError
+from fanns.model.ivfpq import buildable, dse, options
+from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.budget import Budget
+from fanns.model.ivfpq.report import to_design
+from fanns.model.ivfpq.workload import synthetic_workload
+
+DS = (1, 2, 3, 7, 16, 24, 96, 100, 128, 300, 720, 784, 960, 2048)
+BOARDS = ("zcu104", "u55c", "u250")  # I/O ports of 128, 256, 512 bits (no calibration table for 64)
+VEC_BITS = (16, 20)  # int16 and int32 elements in device memory
+
+
+def workload(d: int, m: int, vec_bits: int, opq: bool = True):
+    return synthetic_workload(10**4, d, m, 8, 2, 10, opq, queries=4, seed=0, vec_bits=vec_bits)
+
+
+def design_of(ctx, w, board, lanes: dict, m_ok: bool) -> IvfPqDesign:
+    """A design with these lanes (one PE each, on-chip storage) and a PQ stage on a memory group
+    whose port suits m (the board's first otherwise)."""
+    mem = next((x for x in ctx.memories if buildable.pq_port_problem(w.m, x.port_bits) is None), ctx.memories[0])
+    assert m_ok == (buildable.pq_port_problem(w.m, mem.port_bits) is None)
+    stages = Stages(
+        opq=OpqStage(lanes["opq"]) if w.opq else None,
+        ivf_dist=IvfDistStage(1, lanes["ivf_dist"], "bram"),
+        sel_cells=stage_model.select_stage("hpq", 1, w.nprobe, w.fmt.ivf_key_bits),
+        build_lut=BuildLutStage(1, lanes["build_lut"], "bram"),
+        pq_dist=PqDistStage(1, False, mem.kind, 1, mem.port_bits),
+        sel_k=stage_model.select_stage("hpq", 1, w.k, w.fmt.pq_key_bits),
+    )
+    design = IvfPqDesign(
+        board=board.name,
+        clock_mhz=ctx.clock_mhz,
+        util=0.6,
+        index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq),
+        nprobe=w.nprobe,
+        k=w.k,
+        format=w.fmt,
+        stages=stages,
+        memory=stage_model.memory_plan(ctx, stages),
+        fifo_depth=stage_model.FIFO_DEPTH,
+        slr={},
+    )
+    design.validate()
+    return design
+
+
+def check_both(design: IvfPqDesign, board) -> None:
+    IvfPqHw.from_design(design, board)
+    check_design(design)
+
+
+@pytest.mark.parametrize("board_name", BOARDS)
+def test_every_emitted_lane_count_is_built_by_both_generators(board_name):
+    board = load_board(board_name)
+    limits = Budget.from_board(board, 0.6).limits()
+    shapes = emitted = 0
+    for vec_bits in VEC_BITS:
+        for d in DS:
+            ctx = dse.context(workload(d, 1, vec_bits), board, 200.0)
+            groups = {"opq": options.opq_options(ctx, limits), "ivf_dist": options.front_options(ctx, limits)}
+            for m in buildable.divisors(d):
+                w = workload(d, m, vec_bits)
+                ctx = dse.context(w, board, 200.0)
+                groups["build_lut"] = options.lut_options(ctx, limits)
+                m_ok = any(buildable.pq_port_problem(m, x.port_bits) is None for x in ctx.memories)
+                shapes += 1
+                for stage, opts in groups.items():
+                    if stage != "build_lut" and m != 1:
+                        continue  # OPQ and IVFDist lanes do not depend on m: checked once per d
+                    if len(opts) == 0:  # over the budget (e.g. a d x d OPQ matrix): nothing emitted
+                        continue
+                    for lanes in sorted(set(opts.lanes.tolist())):
+                        emitted += 1
+                        design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, m_ok)
+                        if m_ok:
+                            check_both(design, board)
+                        else:  # the back group is empty, so no design is emitted: the RTL agrees
+                            with pytest.raises(FannsError, match=f"m={m}"):
+                                IvfPqHw.from_design(design, board)
+    assert shapes == 2 * sum(len(buildable.divisors(d)) for d in DS)
+    assert emitted > shapes
+
+
+def test_the_lanes_the_rules_refuse_are_refused_by_the_rtl_check():
+    """The other direction: a lane count outside `stage_lanes` is refused (so the enumerator is
+    not stricter than it needs to be in a way the tests would miss, and the rule is the RTL's)."""
+    board = load_board("u250")
+    w = workload(96, 16, 16, opq=False)
+    ctx = dse.context(w, board, 200.0)
+    for stage in ("ivf_dist", "build_lut"):
+        legal = buildable.stage_lanes(stage, 96, 16, 16, 512)
+        for lanes in buildable.divisors(96):
+            design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, True)
+            if lanes in legal:
+                check_both(design, board)
+            else:
+                with pytest.raises(FannsError, match="lanes"):
+                    IvfPqHw.from_design(design, board)
+                check_design(design)  # HLS builds every divisor of d
+    assert buildable.stage_lanes("build_lut", 96, 16, 16, 512) == [1, 2, 96]
+    # offered: up to 64 lanes, and 96 here because nothing from 4 to 64 is buildable
+    assert options.stage_lanes(ctx, "build_lut") == ([1, 2, 96], "")
+    assert options.offered_lanes([1, 2, 4, 8, 16, 32, 64, 128]) == [1, 2, 4, 8, 16, 32, 64]
+    assert buildable.stage_lanes("build_lut", 96, 16, 16, 256) == [1, 2, 48, 96]
+    assert buildable.stage_lanes("ivf_dist", 96, 16, 16, 128) == [1, 2, 4, 8, 16, 24, 32, 48, 96]
+
+
+@pytest.mark.parametrize("board_name", ("u55c", "u250", "zcu104"))
+def test_deep96_gets_designs_both_generators_build(board_name):
+    """The issue's deep-96 gap: d = 96, m = 16 had no BuildLUT lanes; now the DSE's top and
+    Pareto designs (lanes combined across groups) pass both generators' checks."""
+    board = load_board(board_name)
+    w = synthetic_workload(10**6, 96, 16, 256, 8, 10, False, queries=20, seed=0)
+    outcome = dse.run([w], board, "R@10=0.9", 200.0, top=3)
+    assert outcome.best is not None, outcome.explain
+    for p in outcome.top + outcome.pareto:
+        check_both(to_design(p, outcome, None), board)
+
+
+def test_no_design_fits_names_the_empty_group():
+    board = load_board("u250")
+    w = synthetic_workload(10**4, 32, 2, 16, 2, 10, False, queries=4, seed=0)
+    outcome = dse.run([w], board, "R@10=0.9", 200.0, top=1)
+    assert outcome.best is None
+    text = "\n".join(outcome.explain)
+    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=2" in text, text
+    assert "binding" not in text and "too large" not in text, text
