@@ -33,6 +33,7 @@ import cocotb
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
 
+from fanns.arch.ivfpq.hw import WATCHED_STREAMS
 from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
@@ -72,7 +73,8 @@ class Stuck(Exception):
 
 
 async def stuck_report(csr: Csr, rams: dict, why: str) -> str:
-    return stuck_text(why, await csr.read("streams"), {name: ram.outstanding() for name, ram in rams.items()})
+    ports = {name: ram.outstanding() for name, ram in rams.items()}
+    return stuck_text(why, await csr.read("streams"), list(WATCHED_STREAMS), ports)
 
 
 async def run_once(dut, csr: Csr, limits: dict, rams: dict) -> int:

@@ -13,7 +13,8 @@ bench's port order), `ports` ([{name, short, write}] in that order), `regs` (reg
 programmed once: ROM and PQ-image addresses), `queries` and `results` (byte addresses in the I/O
 memory), `query_stride`, `latency` ({io, pq, hot}), `stall` (0..255: a memory's ready/valid drops
 with probability stall/256), `frozen` (bit mask of ports that never take a request), `runs`
-(as `sim/tb_ivfpq.py`), `limits`, `bad_params`. Report as `sim/tb_ivfpq.py`.
+(as `sim/tb_ivfpq.py`), `limits`, `bad_params`, `streams` (the names of the `streams` register's bit pairs; passed in so
+the bench does not import the accelerator's Python, seconds of start-up). Report as `sim/tb_ivfpq.py`.
 """
 
 import time
@@ -53,8 +54,9 @@ def port_states(dut, ports: list[dict]) -> dict[str, str]:
     return out
 
 
-async def run_once(dut, csr: PinCsr, limits: dict, ports: list[dict]) -> int:
-    """Clear ap_done, pulse ap_start, poll ap_done under the watchdog; return the cycles spent."""
+async def run_once(dut, csr: PinCsr, limits: dict, p: dict) -> int:
+    """Clear ap_done, pulse ap_start, poll ap_done under the watchdog; return the cycles spent
+    (`p`: the bench's parameters, whose `ports` and `streams` the watchdog's report names)."""
     await csr.write_word(0, 0b10)
     cycles = Cycles(dut)
     t0, wall0 = cycles.now, time.monotonic()
@@ -62,7 +64,7 @@ async def run_once(dut, csr: PinCsr, limits: dict, ports: list[dict]) -> int:
     progress, moved = -1, t0
 
     async def stuck(why: str) -> Stuck:
-        return Stuck(stuck_text(why, await csr.read("streams"), port_states(dut, ports)))
+        return Stuck(stuck_text(why, await csr.read("streams"), p["streams"], port_states(dut, p["ports"])))
 
     while not (await csr.read_word(0)) & 0b10:
         now = cycles.now
@@ -132,7 +134,6 @@ async def searches_match_reference(dut):
         await load(dut, sel, mem["word_bytes"], np.load(mem["image"]))
     dut.stall.value = p["stall"]
     dut.frozen.value = p["frozen"]
-    ports = p["ports"]
     io_bytes = p["memories"][0]["word_bytes"]
     csr = PinCsr(dut, regmap)
     for name, value in p["regs"].items():
@@ -142,7 +143,7 @@ async def searches_match_reference(dut):
     if p.get("bad_params"):
         await csr.write("nq", 1)
         await csr.write("nprobe", 0)
-        await run_once(dut, csr, {"stall": 10_000, "cycles": 10_000, "seconds": 600.0}, ports)
+        await run_once(dut, csr, {"stall": 10_000, "cycles": 10_000, "seconds": 600.0}, p)
         bad_status = await csr.read("status")
         report(bad_params_status=bad_status)
         assert bad_status & 0b10, "nprobe = 0 was not refused"
@@ -157,7 +158,7 @@ async def searches_match_reference(dut):
         await csr.write("query_addr", p["queries"] + run["first"] * p["query_stride"])
         await csr.write("result_addr", p["results"])
         try:
-            sim_cycles = await run_once(dut, csr, p["limits"], ports)
+            sim_cycles = await run_once(dut, csr, p["limits"], p)
         except Stuck as stuck:
             report(runs=results, stuck=f"run {i + 1} of {len(p['runs'])}: {stuck}")
             return

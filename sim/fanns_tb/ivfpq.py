@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.arch.ivfpq.hw import WATCHED_STREAMS
-
 RUN_REGISTERS = ("status", "cycles", "load_cycles", "first_cycles", "last_cycles")
 """The registers read after every run, in the report under their own names."""
 
@@ -39,11 +37,12 @@ def check_run(run: dict, raw: bytes) -> dict:
     return row
 
 
-def stuck_text(why: str, streams: int, ports: dict[str, str]) -> str:
-    """The watchdog's account: `streams` is the accelerator's `streams` register, `ports` each
-    memory port's requests in flight."""
-    held = [name for i, name in enumerate(WATCHED_STREAMS) if streams >> (2 * i) & 1]
-    waiting = [name for i, name in enumerate(WATCHED_STREAMS) if streams >> (2 * i + 1) & 1]
+def stuck_text(why: str, streams: int, names: list[str], ports: dict[str, str]) -> str:
+    """The watchdog's account: `streams` is the accelerator's `streams` register (two bits per
+    stream of `names`, `fanns.arch.ivfpq.hw.WATCHED_STREAMS`), `ports` each memory port's requests
+    in flight."""
+    held = [name for i, name in enumerate(names) if streams >> (2 * i) & 1]
+    waiting = [name for i, name in enumerate(names) if streams >> (2 * i + 1) & 1]
     listed = "; ".join(f"{name}: {state}" for name, state in ports.items())
     return (
         f"{why}; streams holding a word: {', '.join(held) or 'none'}; streams waiting for a word: "

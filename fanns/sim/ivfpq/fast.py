@@ -31,6 +31,7 @@ from amaranth import ClockSignal, Instance, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.arch.ivfpq.hw import WATCHED_STREAMS
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.errors import FannsError
 from fanns.hdl.bus import axi4_signature, axil_signature
@@ -295,4 +296,5 @@ class FastBench:
             "runs": runs,
             "limits": limits,
             "bad_params": bad_params,
+            "streams": list(WATCHED_STREAMS),
         }
