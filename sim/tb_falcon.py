@@ -25,60 +25,9 @@ import numpy as np
 from cocotb.triggers import First, RisingEdge, Timer, ValueChange
 
 from fanns_tb import PERIOD_NS, Cycles, params, report, start
+from fanns_tb.axil import axil_read, axil_write, write_reg
 
 WORD_BYTES = 64
-
-
-async def axil_write(dut, addr: int, value: int) -> int:
-    """One AXI4-Lite write; returns BRESP."""
-    dut.s_axil__awaddr.value = addr
-    dut.s_axil__awvalid.value = 1
-    dut.s_axil__wdata.value = value & 0xFFFFFFFF
-    dut.s_axil__wstrb.value = 0xF
-    dut.s_axil__wvalid.value = 1
-    dut.s_axil__bready.value = 1
-    aw = w = False
-    while not (aw and w):
-        await RisingEdge(dut.clk)
-        aw = aw or bool(int(dut.s_axil__awready.value))
-        w = w or bool(int(dut.s_axil__wready.value))
-        if aw:
-            dut.s_axil__awvalid.value = 0
-        if w:
-            dut.s_axil__wvalid.value = 0
-    while True:
-        if int(dut.s_axil__bvalid.value):
-            resp = int(dut.s_axil__bresp.value)
-            await RisingEdge(dut.clk)
-            dut.s_axil__bready.value = 0
-            return resp
-        await RisingEdge(dut.clk)
-
-
-async def axil_read(dut, addr: int) -> int:
-    dut.s_axil__araddr.value = addr
-    dut.s_axil__arvalid.value = 1
-    dut.s_axil__rready.value = 1
-    while True:
-        await RisingEdge(dut.clk)
-        if int(dut.s_axil__arready.value):
-            dut.s_axil__arvalid.value = 0
-            break
-    while not int(dut.s_axil__rvalid.value):
-        await RisingEdge(dut.clk)
-    value = int(dut.s_axil__rdata.value)
-    await RisingEdge(dut.clk)
-    dut.s_axil__rready.value = 0
-    return value
-
-
-async def write_reg(dut, offsets: dict, name: str, value: int, base: int = 0) -> int:
-    off, width = offsets[name]
-    off += base
-    bad = 0
-    for i in range(0, width, 32):
-        bad += await axil_write(dut, off + i // 8, (value >> i) & 0xFFFFFFFF) != 0
-    return bad
 
 
 @cocotb.test()

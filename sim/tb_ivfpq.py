@@ -16,7 +16,8 @@ expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (f
 result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused),
 `limits` ({stall, cycles, seconds}: the watchdog below), `frozen` (memory ports that never answer:
 a fault to prove the watchdog).
-Report: per run the mismatching queries and keys, the cycle registers and the status word.
+Report: per run the mismatching queries and keys, the cycle registers and the status word;
+`run_cycles` and `run_seconds`, the cycles and wall time of the runs (setup excluded).
 
 Watchdog: while a run is busy the bench polls the accelerator's `progress` register (cycles in
 which a stage-boundary stream or memory port moved a word). When it stays still for `stall`
@@ -29,7 +30,6 @@ import logging
 import time
 
 import cocotb
-import numpy as np
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
 
@@ -38,6 +38,7 @@ from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
 from fanns_tb.axi import LatencyAxiRam, axil_bus
+from fanns_tb.ivfpq import RUN_REGISTERS, check_run, stuck_text
 
 PAGE = 4096
 POLL_CYCLES = 256
@@ -72,14 +73,8 @@ class Stuck(Exception):
 
 
 async def stuck_report(csr: Csr, rams: dict, why: str) -> str:
-    state = await csr.read("streams")
-    held = [name for i, name in enumerate(WATCHED_STREAMS) if state >> (2 * i) & 1]
-    waiting = [name for i, name in enumerate(WATCHED_STREAMS) if state >> (2 * i + 1) & 1]
-    ports = "; ".join(f"{name}: {ram.outstanding()}" for name, ram in rams.items())
-    return (
-        f"{why}; streams holding a word: {', '.join(held) or 'none'}; streams waiting for a word: "
-        f"{', '.join(waiting) or 'none'}; memory ports: {ports}"
-    )
+    ports = {name: ram.outstanding() for name, ram in rams.items()}
+    return stuck_text(why, await csr.read("streams"), list(WATCHED_STREAMS), ports)
 
 
 async def run_once(dut, csr: Csr, limits: dict, rams: dict) -> int:
@@ -182,7 +177,7 @@ async def search_runs(dut, p: dict) -> None:
         report(bad_params_status=bad_status)
         assert bad_status & 0b10, "nprobe = 0 was not refused"
 
-    results = []
+    results, simulated, wall = [], 0, time.perf_counter()
     for i, run in enumerate(p["runs"]):
         nq, k, stride = run["nq"], run["k"], run["stride"]
         io.write(layout[f"results{i}"], b"\xa5" * (nq * stride))
@@ -196,33 +191,10 @@ async def search_runs(dut, p: dict) -> None:
         except Stuck as stuck:
             report(runs=results, stuck=f"run {i + 1} of {len(p['runs'])}: {stuck}")
             return
-        raw = np.frombuffer(io.read(layout[f"results{i}"], nq * stride), dtype=np.uint8).reshape(nq, stride)
-        got = np.ascontiguousarray(raw[:, : 8 * k]).view("<u8").reshape(nq, k)
-        got.tofile(run["keys"])
-        expected = np.fromfile(run["expected"], dtype="<u8").reshape(nq, -1)[:, :k]
-        bad_rows = np.nonzero((got != expected).any(1))[0]
-        row = {
-            "nq": nq,
-            "nprobe": run["nprobe"],
-            "k": k,
-            "mismatched_queries": int(bad_rows.size),
-            "mismatched_keys": int((got != expected).sum()),
-            "checked_keys": int(got.size),
-            "status": await csr.read("status"),
-            "cycles": await csr.read("cycles"),
-            "load_cycles": await csr.read("load_cycles"),
-            "first_cycles": await csr.read("first_cycles"),
-            "last_cycles": await csr.read("last_cycles"),
-            "sim_cycles": sim_cycles,
-        }
-        if bad_rows.size:
-            q = int(bad_rows[0])
-            row["first_bad"] = {
-                "query": q,
-                "got": [hex(int(v)) for v in got[q]],
-                "expected": [hex(int(v)) for v in expected[q]],
-            }
+        row = check_run(run, io.read(layout[f"results{i}"], nq * stride))
+        row |= {name: await csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
         results.append(row)
-        report(runs=results)
+        simulated += sim_cycles
+        report(runs=results, run_seconds=time.perf_counter() - wall, run_cycles=simulated)
     assert all(r["mismatched_keys"] == 0 for r in results), [r.get("first_bad") for r in results]
     assert all(r["status"] & 0b110 == 0 for r in results), [r["status"] for r in results]

@@ -32,9 +32,22 @@ from fanns.images.ivfpq import MemoryImages
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
-from fanns.sim.ivfpq.rtl import NO_LIMITS, Limits, RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.sim.ivfpq.rtl import (
+    HARNESSES,
+    NO_LIMITS,
+    Limits,
+    RtlProjectSim,
+    Run,
+    measured_interval,
+    test_queries_fx,
+)
 
 TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+CLI_HARNESS = "fast"
+"""The RTL harness of `fanns sim` and `generate --sim` for IVF-PQ projects: the fast one gives the
+cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py and
+a tiered one (tests/codegen/test_rtl_fast.py) at 40-80x the simulated cycles per second
+(benchmarks/sim_speed.py); `--harness cocotb` keeps the Python memory models."""
 
 MAX_LATENCY = 100_000
 """Memory latency beyond 100k cycles is not a memory model, it is a hang."""
@@ -99,10 +112,11 @@ def rtl_report(
     pause: float,
     console,
     limits: Limits = NO_LIMITS,
+    harness: str = CLI_HARNESS,
 ) -> int:
 
     check_project(project, "rtl")
-    sim = RtlProjectSim(project, build_dir)
+    sim = RtlProjectSim(project, build_dir, harness=harness)
     d = sim.design
     nq = sim.test_queries - first if queries is None else queries
     if nq < 2 or first < 0 or first + nq > sim.test_queries:
@@ -111,7 +125,8 @@ def rtl_report(
             hint="simulate at least 2 of them (the steady-state interval needs two)",
         )
     console.print(
-        f"building {project}/rtl/fanns_ivfpq.v with Verilator (cached in {sim.sim.build_dir}) ...", highlight=False
+        f"building {project}/rtl/fanns_ivfpq.v with Verilator ({harness} harness, cached in {sim.sim.build_dir}) ...",
+        highlight=False,
     )
     start = time.perf_counter()
     sim.build()
@@ -207,6 +222,11 @@ def _cmd(args: argparse.Namespace) -> int:
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
 
+    if args.harness is not None and (is_graph_project(project) or args.backend == "csim"):
+        raise FannsError(
+            "--harness chooses between the RTL harnesses of an IVF-PQ project",
+            hint="leave it out for a graph project (its bench has its memory in RTL already) and for --backend csim",
+        )
     if is_graph_project(project):
         hls = is_graph_hls_project(project)
         if hls != ((args.backend or ("csim" if hls else "rtl")) == "csim"):
@@ -223,7 +243,15 @@ def _cmd(args: argparse.Namespace) -> int:
         raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
     if args.backend in (None, "rtl"):
         return rtl_report(
-            project, build_dir, args.queries, args.first, args.latency, args.pause, console, _limits(args.timeout)
+            project,
+            build_dir,
+            args.queries,
+            args.first,
+            args.latency,
+            args.pause,
+            console,
+            _limits(args.timeout),
+            args.harness or CLI_HARNESS,
         )
     return csim_report(project, build_dir, args.queries, args.first, console)
 
@@ -301,6 +329,15 @@ def register(sub: argparse._SubParsersAction) -> None:
             "(default: 4x the model's longest stage, at least 20,000), and/or that runs longer than a wall "
             "time LIMIT given with s, m or h (default: none); the report names the streams holding and "
             "waiting for words and the memory ports' requests in flight"
+        ),
+    )
+    p.add_argument(
+        "--harness",
+        choices=HARNESSES,
+        help=(
+            "rtl, IVF-PQ: cocotb (AXI memory models in Python, any memory rate) or fast (the project's Verilog "
+            "with its memories in RTL, one beat per cycle per port; pauses drawn by an LFSR); "
+            f"default {CLI_HARNESS}"
         ),
     )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")

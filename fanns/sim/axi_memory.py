@@ -6,7 +6,7 @@ or more AXI ports; Python slaves woken every cycle would make each query take se
 whole-accelerator benches (`sim/tb_falcon.py`) simulate the memory inside Verilator and cocotb
 only loads the image, programs the registers, waits for the interrupt and reads the results.
 
-Read ports: an AR handshake at cycle a puts the request in a queue (64 deep); its first beat is
+Read ports: an AR handshake at cycle a puts the request in a queue (`queue_depth`, 64 by default); its first beat is
 presented at cycle a + `latency` (or right after the previous request's last beat), then one
 beat per cycle — the memory the cycle model assumes (`fanns.model.graph.qpp`, latency in
 `MemorySystem.latency_cycles` minus the read master's own pipeline). `rready` low holds the beat.
@@ -50,8 +50,20 @@ def _lfsr(m: Module, seed: int, name: str) -> Signal:
 class SimMemory(wiring.Component):
     """`depth` words of `data_bits` in `banks` channels; AXI4 read slaves `read_ports`, write slaves `write_ports`."""
 
-    def __init__(self, data_bits: int, depth: int, read_ports: list[str], write_ports: list[str], banks: int = 1):
+    def __init__(
+        self,
+        data_bits: int,
+        depth: int,
+        read_ports: list[str],
+        write_ports: list[str],
+        banks: int = 1,
+        queue_depth: int = QUEUE_DEPTH,
+        seed: int = 0x1234567,
+    ):
+        """`queue_depth`: requests each port holds in flight; `seed`: of the stall LFSRs (vary it
+        between instances so their stalls are not the same pattern)."""
         self.data_bits, self.depth, self.banks = data_bits, depth, banks
+        self.queue_depth, self.seed = queue_depth, seed
         self.read_ports, self.write_ports = list(read_ports), list(write_ports)
         exact_log2(depth)
         exact_log2(banks)
@@ -75,7 +87,7 @@ class SimMemory(wiring.Component):
         abits = exact_log2(self.depth)
         now = Signal(32)
         m.d.sync += now.eq(now + 1)
-        seed = 0x1234567
+        seed = self.seed
 
         def stalled(name: str):
             nonlocal seed
@@ -101,7 +113,7 @@ class SimMemory(wiring.Component):
         req = data.StructLayout({"addr": abits, "len": 8, "at": 32})
         for name in self.read_ports:
             bus = getattr(self, name)
-            m.submodules[f"{name}_q"] = q = SyncFIFO(width=req.size, depth=QUEUE_DEPTH)
+            m.submodules[f"{name}_q"] = q = SyncFIFO(width=req.size, depth=self.queue_depth)
             ar_stall, r_stall = stalled(f"{name}_ar"), stalled(f"{name}_r")
             w = data.View(req, q.w_data)
             m.d.comb += [
@@ -152,8 +164,8 @@ class SimMemory(wiring.Component):
         for name in self.write_ports:
             bus = getattr(self, name)
             aw_l = data.StructLayout({"addr": abits, "len": 8})
-            m.submodules[f"{name}_aw"] = awq = SyncFIFO(width=aw_l.size, depth=QUEUE_DEPTH)
-            m.submodules[f"{name}_b"] = bq = SyncFIFO(width=32, depth=QUEUE_DEPTH)
+            m.submodules[f"{name}_aw"] = awq = SyncFIFO(width=aw_l.size, depth=self.queue_depth)
+            m.submodules[f"{name}_b"] = bq = SyncFIFO(width=32, depth=self.queue_depth)
             aw_stall, w_stall = stalled(f"{name}_aw"), stalled(f"{name}_w")
             aw = data.View(aw_l, awq.w_data)
             m.d.comb += [

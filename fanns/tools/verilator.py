@@ -62,15 +62,34 @@ class SimulationFailed(FannsError):
     exit_code = 1
 
 
+TOP_ONLY_PUBLIC = '`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n'
+"""cocotb's Verilator build makes every signal of the design public (`--public-flat-rw`), which keeps
+Verilator from optimising the design's internals; a bench that touches only its top level's signals
+(a whole accelerator with its memories in RTL) turns that off and makes those alone public
+(measured on an IVF-PQ bench: 7k -> 82k simulated cycles/s, build 391 -> 114 s)."""
+
+
 class RtlSim:
     """One Verilator build of a design, ready to run cocotb testbenches many times."""
 
-    def __init__(self, sources: Mapping[str, str], toplevel: str, build_dir: Path, cxx_opt: str | None = None):
+    def __init__(
+        self,
+        sources: Mapping[str, str],
+        toplevel: str,
+        build_dir: Path,
+        cxx_opt: str | None = None,
+        top_only_public: bool = False,
+    ):
         """`sources` maps file names to Verilog text; they are written into `build_dir`.
         `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0" for a large design whose
-        simulation time is spent in the Python bus models anyway: it halves the build)."""
+        simulation time is spent in the Python bus models anyway: it halves the build).
+        `top_only_public`: see `TOP_ONLY_PUBLIC`."""
         self.toplevel = toplevel
         self.cxx_opt = cxx_opt
+        self.build_args = []
+        if top_only_public:
+            sources = {**sources, "public_top.vlt": TOP_ONLY_PUBLIC.format(top=toplevel)}
+            self.build_args.append("--no-public-flat-rw")
         # absolute: cocotb runs the simulator inside build_dir, where a relative path means something else
         self.build_dir = Path(build_dir).resolve()
         self.build_dir.mkdir(parents=True, exist_ok=True)
@@ -110,7 +129,7 @@ class RtlSim:
                 sources=self.paths,
                 hdl_toplevel=self.toplevel,
                 build_dir=self.build_dir,
-                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"],
+                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2", *self.build_args],
                 timescale=("1ns", "1ps"),
                 log_file=self.build_dir / "build.log",
             )

@@ -120,7 +120,8 @@ class FalconAcrossRtl:
         self.design, self.hw = design, QppHw(design)
         self.bank_words = bank_words
         verilog = zero_init_loops(to_verilog(FalconAcrossBench(design, bank_words), "falcon_across_bench"))
-        self.sim = RtlSim({"falcon_across_bench.v": verilog}, "falcon_across_bench", Path(build_dir))
+        sources = {"falcon_across_bench.v": verilog}
+        self.sim = RtlSim(sources, "falcon_across_bench", Path(build_dir), top_only_public=True)  # cocotb: ports only
 
     def build(self) -> None:
         self.sim.build()

@@ -126,6 +126,7 @@ class RtlRun:
     cycles: int  # the run's cycle counter (ap_start to done)
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
     timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
+    seconds: float = 0.0  # wall time of the run in the bench (memory loading and simulator start excluded)
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
@@ -143,12 +144,14 @@ def memory_words(images: GraphImages, nq: int) -> int:
 class FalconRtl:
     """One Verilator build of `design`'s QPP in its bench; runs any number of query batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int):
+    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int, top_only_public: bool = True):
+        """`top_only_public`: cocotb sees the bench's ports alone (`fanns.tools.verilator.TOP_ONLY_PUBLIC`:
+        a faster model; False only to measure the difference)."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
         verilog = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
-        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir))
+        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
 
     def build(self) -> None:
         self.sim.build()
@@ -221,4 +224,5 @@ class FalconRtl:
             cycles=int(rep["cycles"]),
             sim_cycles=int(rep["sim_cycles"]),
             timed_out=bool(rep.get("timed_out", False)),
+            seconds=float(rep.get("seconds", 0.0)),
         )

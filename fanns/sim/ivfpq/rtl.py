@@ -1,4 +1,7 @@
-"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb (`sim/tb_ivfpq.py`).
+"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb, on one of two harnesses:
+"cocotb" (`sim/tb_ivfpq.py`, cocotbext-axi memory models in Python, any memory rate) or "fast"
+(`fanns.sim.ivfpq.fast`: the project's Verilog and memories in RTL in one Verilated model; the same
+keys and cycle registers at pause 0, `tests/codegen/test_rtl_fast.py`).
 
 `RtlProjectSim` builds the project's Verilog once (cached in a build folder) and runs batches of
 the project's test queries through the whole accelerator against memory models holding the
@@ -32,6 +35,7 @@ from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.latency import query_times, tandem
+from fanns.sim.ivfpq.fast import FastBench, check_timing
 from fanns.tools.verilator import RtlSim, SimulationFailed
 
 MEM_LATENCY = 100
@@ -43,6 +47,11 @@ CXX_OPT = "-O0"
 """C++ optimisation of the Verilated model: the cocotb memory models, not the model, set the
 simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s of CPU
 for a small design, simulation time unchanged)."""
+
+
+HARNESSES = ("cocotb", "fast")
+DEFAULT_HARNESS = "cocotb"
+"""The harness `RtlProjectSim` and `fanns sim` use unless told."""
 
 
 class DesignStuck(SimulationFailed):
@@ -143,7 +152,12 @@ def measured_interval(run: dict) -> float:
 class RtlProjectSim:
     """A generated RTL project, built for simulation (see the module docstring)."""
 
-    def __init__(self, project: Path, build_root: Path):
+    def __init__(self, project: Path, build_root: Path, harness: str = DEFAULT_HARNESS):
+        """`harness`: "cocotb" (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) or
+        "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL)."""
+        if harness not in HARNESSES:
+            raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
+        self.harness = harness
         # absolute: the testbench opens the project's files from the simulator's build folder
         self.project = Path(project).resolve()
         if not (self.project / PROJECT_FILE).is_file() or not (self.project / "rtl" / f"{TOP}.v").is_file():
@@ -155,7 +169,11 @@ class RtlProjectSim:
         self.hw = IvfPqHw.from_design(self.design, self.design.target_board())
         text = (self.project / "rtl" / f"{TOP}.v").read_text()
         tag = hashlib.sha256(text.encode()).hexdigest()[:16]
-        self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
+        if harness == "fast":
+            self.fast = FastBench(self.project, self.record, text, Path(build_root))
+            self.sim = self.fast.sim
+        else:
+            self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
 
     def probed_sizes(self, first: int, nq: int, nprobe: int) -> np.ndarray:
         """[nq, nprobe] sizes of the cells the test queries first .. first+nq-1 probe."""
@@ -335,26 +353,30 @@ class RtlProjectSim:
                     "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin"),
                 }
             )
-        params = {
-            "regmap": str(self.project / "rtl" / "regmap.json"),
-            "images": str(self.project / "images"),
-            "queries": str(self.project / "data" / "queries.bin"),
-            "query_stride": io["query_beats"] * io["port_bits"] // 8,
-            "channels": self.hw.channels,
-            "latency": latency,
-            "pq_memory": pq_memory.as_dict() if pq_memory else None,
-            "hot_memory": hot_memory.as_dict() if hot_memory else None,
-            "pause": pause,
-            "bad_params": bad_params,
-            "frozen": list(frozen),
-            "runs": specs,
-            "limits": {
-                "stall": limits.stall or self.stall_bound(latency),
-                "cycles": limits.cycles,
-                "seconds": min(limits.seconds, 1e9),
-            },
+        watchdog = {
+            "stall": limits.stall or self.stall_bound(latency),
+            "cycles": limits.cycles,
+            "seconds": min(limits.seconds, 1e9),
         }
-        out = self.sim.run("tb_ivfpq", params)
+        if self.harness == "fast":
+            out = self._run_fast(specs, latency, pause, bad_params, pq_memory, hot_memory, watchdog, frozen)
+        else:
+            params = {
+                "regmap": str(self.project / "rtl" / "regmap.json"),
+                "images": str(self.project / "images"),
+                "queries": str(self.project / "data" / "queries.bin"),
+                "query_stride": io["query_beats"] * io["port_bits"] // 8,
+                "channels": self.hw.channels,
+                "latency": latency,
+                "pq_memory": pq_memory.as_dict() if pq_memory else None,
+                "hot_memory": hot_memory.as_dict() if hot_memory else None,
+                "pause": pause,
+                "bad_params": bad_params,
+                "frozen": list(frozen),
+                "runs": specs,
+                "limits": watchdog,
+            }
+            out = self.sim.run("tb_ivfpq", params)
         if "stuck" in out:
             raise DesignStuck(
                 f"{self.project.name}: the simulation was stopped: {out['stuck']}",
@@ -364,3 +386,14 @@ class RtlProjectSim:
         for spec, row in zip(specs, out["runs"]):
             row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
         return out
+
+    def _run_fast(self, specs, latency, pause, bad_params, pq_memory, hot_memory, watchdog, frozen) -> dict:
+        """`run` on the fast harness (`fanns.sim.ivfpq.fast`): one latency per memory tier."""
+        tiers = {"io": latency}
+        for tier, timing in (("pq", pq_memory), ("hot", hot_memory)):
+            if timing is not None:
+                check_timing(timing.rate, f"the {tier} memory")
+            tiers[tier] = timing.latency if timing else latency
+        regmap = self.project / "rtl" / "regmap.json"
+        params = self.fast.params(specs, regmap, tiers, pause, bad_params, frozen, watchdog)
+        return self.sim.run("tb_ivfpq_fast", params)

@@ -1,0 +1,300 @@
+"""The fast IVF-PQ harness: the project's accelerator and its memories in one Verilated model.
+
+`IvfPqBench` instantiates the project's own Verilog (`rtl/fanns_ivfpq.v`, as an `Instance`, so the
+hardware under test is the file users get, not a re-elaboration of `design.yaml`) and serves every
+AXI master of it with a `fanns.sim.axi_memory.SimMemory`: `m_axi_io` (read and write), every
+`m_axi_pq<c>` and, in a tiered design, every `m_axi_hot<c>`, each port on a memory of its own
+(the old harness's `LatencyAxiRam`s are independent too). The ports are taken from the project's
+`rtl/ports.json`. cocotb (`sim/tb_ivfpq_fast.py`) only loads the memories through a back door,
+programs registers, polls `ap_done` and `progress` every `POLL_CYCLES` and reads the results back,
+so no Python runs while the accelerator works.
+
+Memory timing is the old harness's (`sim/fanns_tb/axi.py::LatencyAxiRam`) and the cycle model's:
+the first read beat `latency` cycles after the AR handshake, then one beat per cycle; a write
+answered `latency` cycles after its last beat. Random pauses become SimMemory stalls (an LFSR
+drops each ready/valid with probability `stall`/256, not cocotbext's pause generator, so with
+pauses the cycles differ from the old harness while the keys must not). A `frozen` port never
+accepts a request (the watchdog's fault). Per port the bench shows the bursts in flight and
+whether a request waits (`<port>_reads`, `<port>_ar_wait`, `io_writes`, `io_aw_wait`), for the
+watchdog's report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from amaranth import ClockSignal, Instance, Module, Mux, ResetSignal, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from fanns.arch.ivfpq.hw import WATCHED_STREAMS
+from fanns.codegen.ivfpq.rtl import TOP
+from fanns.errors import FannsError
+from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.hdl.verilog import to_verilog
+from fanns.images.ivfpq import MemoryImages
+from fanns.sim.axi_memory import SimMemory
+from fanns.sim.graph.rtl import zero_init_loops
+from fanns.tools.verilator import RtlSim
+
+PAGE = 4096
+"""Every buffer and image starts on a 4 KiB page, as in the cocotb harness (`sim/tb_ivfpq.py`)."""
+QUEUE_DEPTH = 256
+"""Read requests each simulated memory holds in flight (the old harness's queues are unbounded;
+the accelerator's readers keep far fewer than this outstanding, so it never back-pressures AR)."""
+COUNT_BITS = 16
+ADDR_BITS = 64
+ROM_REGISTERS = {
+    "centroids": "centroids_addr",
+    "codebook": "codebook_addr",
+    "opq_matrix": "opq_addr",
+    "list_tiers": "tiers_addr",
+}
+"""ROM image -> the register holding its address (as `sim/tb_ivfpq.py` programs them)."""
+TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot"}
+"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>` and `m_axi_hot<c>`."""
+
+
+def align(n: int) -> int:
+    return -(-n // PAGE) * PAGE
+
+
+def pow2_words(nbytes: int, word_bytes: int) -> int:
+    """Words of a memory holding `nbytes` (a power of two, at least 1024)."""
+    words = -(-nbytes // word_bytes)
+    return 1 << max(10, (words - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class Port:
+    """One AXI master of the accelerator and the memory serving it."""
+
+    name: str  # e.g. "m_axi_pq0"
+    data_bits: int
+    write: bool
+    tier: str  # "io", "pq" or "hot": which latency input times it
+    depth: int  # words of its memory
+    image: str | None = None  # the image it serves at PAGE (pq_codes_<c>, pq_hot_<c>); None: m_axi_io
+
+    @property
+    def short(self) -> str:
+        return self.name.removeprefix("m_axi_")
+
+
+@dataclass(frozen=True)
+class BenchLayout:
+    """Where everything sits: the I/O memory's byte offsets (ROM images, `queries`, `results`)
+    and each PQ / hot-tier image at `PAGE` of its own memory."""
+
+    ports: tuple[Port, ...]
+    io: dict[str, int]
+    csr_addr_bits: int
+
+    @classmethod
+    def of(cls, ports_json: dict, images: MemoryImages, query_bytes: int, result_bytes: int) -> BenchLayout:
+        """The layout for a project (`rtl/ports.json`, its images, the bytes of all its test queries
+        and of the results of all of them)."""
+        spec = ports_json["ports"]
+        io_bytes = spec["m_axi_io"]["data_bits"] // 8
+        io, offset = {}, PAGE
+        for img in images.by_use("rom"):
+            io[img.name] = offset
+            offset += align(img.nbytes)
+        io["queries"] = offset
+        offset += align(query_bytes)
+        io["results"] = offset
+        offset += align(result_bytes)
+        ports = [Port("m_axi_io", spec["m_axi_io"]["data_bits"], True, "io", pow2_words(offset, io_bytes))]
+        for name in sorted(spec, key=_port_order):
+            if name.startswith(("m_axi_pq", "m_axi_hot")):
+                bits = spec[name]["data_bits"]
+                tier = "pq" if name.startswith("m_axi_pq") else "hot"
+                img = images.get(f"{TIER_IMAGES[tier]}_{name.removeprefix('m_axi_' + tier)}")
+                depth = pow2_words(PAGE + align(img.nbytes), bits // 8)
+                ports.append(Port(name, bits, False, tier, depth, img.name))
+        return cls(tuple(ports), io, spec["s_axil"]["addr_bits"])
+
+
+def _port_order(name: str) -> tuple:
+    head = name.rstrip("0123456789")
+    return (head, int(name[len(head) :]) if name != head else -1)
+
+
+class IvfPqBench(wiring.Component):
+    """The project's `fanns_ivfpq` module with every AXI master on a `SimMemory` (module docstring)."""
+
+    def __init__(self, layout: BenchLayout, top: str):
+        self.layout, self.top = layout, top
+        ports = layout.ports
+        members = {
+            "s_axil": In(axil_signature(layout.csr_addr_bits)),
+            "bd_sel": In(range(len(ports))),
+            "bd_addr": In(range(max(p.depth for p in ports))),
+            "bd_wdata": In(max(p.data_bits for p in ports)),
+            "bd_we": In(1),
+            "bd_rdata": Out(max(p.data_bits for p in ports)),
+            "latency_io": In(16),
+            "latency_pq": In(16),
+            "latency_hot": In(16),
+            "stall": In(8),
+            "frozen": In(len(ports)),
+        }
+        for p in ports:
+            members[f"{p.short}_reads"] = Out(COUNT_BITS)
+            members[f"{p.short}_ar_wait"] = Out(1)
+            if p.write:
+                members[f"{p.short}_writes"] = Out(COUNT_BITS)
+                members[f"{p.short}_aw_wait"] = Out(1)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        conns: dict[str, object] = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+        for name, member in self.s_axil.signature.members.items():
+            # the bench's s_axil is the slave view: what the host drives is an input of the accelerator
+            conns[f"{'i' if member.flow == In else 'o'}_s_axil__{name}"] = getattr(self.s_axil, name)
+        rdata = []
+        for i, p in enumerate(self.layout.ports):
+            bus = axi4_signature(ADDR_BITS, p.data_bits, write=p.write).create(path=(p.name,))
+            for name, member in bus.signature.members.items():
+                conns[f"{'o' if member.flow == Out else 'i'}_{p.name}__{name}"] = getattr(bus, name)
+            writes = ["w"] if p.write else []
+            mem = SimMemory(p.data_bits, p.depth, ["r"], writes, queue_depth=QUEUE_DEPTH, seed=0x1234567 + 7919 * i)
+            m.submodules[f"mem_{p.short}"] = mem
+            frozen = self.frozen[i]
+            _serve(m, bus, mem.r, frozen)
+            if p.write:
+                _serve(m, bus, mem.w, frozen)
+            sel = self.bd_sel == i
+            m.d.comb += [
+                mem.bd_addr.eq(self.bd_addr),
+                mem.bd_wdata.eq(self.bd_wdata),
+                mem.bd_we.eq(self.bd_we & sel),
+                mem.latency.eq(getattr(self, f"latency_{p.tier}")),
+                mem.stall.eq(self.stall),
+            ]
+            rdata.append((sel, mem.bd_rdata))
+            self._in_flight(m, p, bus)
+        out = 0
+        for sel, data in rdata:
+            out = Mux(sel, data, out)
+        m.d.comb += self.bd_rdata.eq(out)
+        m.submodules.accelerator = Instance(self.top, **conns)
+        return m
+
+    def _in_flight(self, m: Module, p: Port, bus) -> None:
+        """Bursts requested and not finished (reads) or not answered (writes) on port `p`."""
+        reads = getattr(self, f"{p.short}_reads")
+        ar, r_end = bus.arvalid & bus.arready, bus.rvalid & bus.rready & bus.rlast
+        m.d.sync += reads.eq(reads + ar - r_end)
+        m.d.comb += getattr(self, f"{p.short}_ar_wait").eq(bus.arvalid & ~bus.arready)
+        if p.write:
+            writes = getattr(self, f"{p.short}_writes")
+            aw, b = bus.awvalid & bus.awready, bus.bvalid & bus.bready
+            m.d.sync += writes.eq(writes + aw - b)
+            m.d.comb += getattr(self, f"{p.short}_aw_wait").eq(bus.awvalid & ~bus.awready)
+
+
+def _serve(m: Module, master, slave, frozen: Signal) -> None:
+    """Wire the members `slave` (a read or write half of a SimMemory port) has to the accelerator's
+    master; a `frozen` port never takes a request (AR/AW valid hidden, ready held low)."""
+    for name, member in slave.signature.members.items():
+        s, mst = getattr(slave, name), getattr(master, name)
+        if member.flow == In:
+            m.d.comb += s.eq(mst & ~frozen if name in ("arvalid", "awvalid") else mst)
+        else:
+            m.d.comb += mst.eq(s & ~frozen if name in ("arready", "awready") else s)
+
+
+BENCH_TOP = "fanns_ivfpq_bench"
+
+
+def bench_verilog(layout: BenchLayout, top: str) -> str:
+    """Verilog of the bench (module `fanns_ivfpq_bench`); the accelerator's module comes from the project."""
+    return zero_init_loops(to_verilog(IvfPqBench(layout, top), BENCH_TOP))
+
+
+def check_timing(rate: float, what: str) -> None:
+    """The fast harness's memories move one beat per cycle: refuse a slower simulated memory."""
+    if rate != 1.0:
+        raise FannsError(
+            f"{what}: the fast harness simulates memories of one beat per cycle, not a rate of {rate}",
+            hint="use the cocotb harness (harness='cocotb', fanns sim --harness cocotb) for a slower memory",
+        )
+
+
+class FastBench:
+    """A project's accelerator in its `IvfPqBench`, built under `build_root`; `params` turns a
+    request of `RtlProjectSim.run` into the parameters of `sim/tb_ivfpq_fast.py`."""
+
+    def __init__(self, project: Path, record: dict, text: str, build_root: Path):
+        self.project = project
+        images = MemoryImages.read(project / "images")
+        self.images = images
+        io = record["io"]
+        self.query_stride = io["query_beats"] * io["port_bits"] // 8
+        result_stride = io["result_beats"] * io["port_bits"] // 8
+        queries = (project / "data" / "queries.bin").stat().st_size
+        ports = json.loads((project / "rtl" / "ports.json").read_text())
+        self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
+        sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP)}
+        tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
+        build = Path(build_root) / f"ivfpq_fast_{tag}"
+        self.sim = RtlSim(sources, BENCH_TOP, build, top_only_public=True)  # cocotb touches the bench's ports alone
+
+    def _memories(self) -> list[dict]:
+        """Write every memory's initial bytes into the build folder."""
+        out = []
+        for p in self.layout.ports:
+            path = self.sim.build_dir / f"mem_{p.short}.npy"
+            if p.tier == "io":
+                data = bytearray(self.layout.io["results"])
+                for img in self.images.by_use("rom"):
+                    data[self.layout.io[img.name] : self.layout.io[img.name] + img.nbytes] = img.data
+                queries = (self.project / "data" / "queries.bin").read_bytes()
+                data[self.layout.io["queries"] : self.layout.io["queries"] + len(queries)] = queries
+            else:
+                img = self.images.get(p.image)
+                data = bytearray(PAGE) + bytearray(img.data)
+            data += bytearray(-len(data) % (p.data_bits // 8))
+            np.save(path, np.frombuffer(bytes(data), dtype=np.uint8))
+            out.append({"image": str(path), "word_bytes": p.data_bits // 8})
+        return out
+
+    def params(
+        self,
+        runs: list[dict],
+        regmap: Path,
+        latency: dict[str, int],
+        pause: float,
+        bad_params: bool,
+        frozen: tuple[str, ...],
+        limits: dict,
+    ) -> dict:
+        """The bench's parameters (see `sim/tb_ivfpq_fast.py`); `latency` per tier (io, pq, hot)."""
+        names = [p.name for p in self.layout.ports]
+        unknown = sorted(set(frozen) - set(names))
+        if unknown:
+            raise FannsError(f"no memory port {', '.join(unknown)}", hint=f"the ports are {', '.join(names)}")
+        regs = {reg: self.layout.io[img] for img, reg in ROM_REGISTERS.items() if img in self.layout.io}
+        regs |= {f"{p.short}_addr": PAGE for p in self.layout.ports if p.tier != "io"}
+        return {
+            "regmap": str(regmap),
+            "memories": self._memories(),
+            "ports": [{"name": p.name, "short": p.short, "write": p.write} for p in self.layout.ports],
+            "regs": regs,
+            "queries": self.layout.io["queries"],
+            "results": self.layout.io["results"],
+            "query_stride": self.query_stride,
+            "latency": latency,
+            "stall": min(255, round(pause * 256)),
+            "frozen": sum(1 << i for i, name in enumerate(names) if name in frozen),
+            "runs": runs,
+            "limits": limits,
+            "bad_params": bad_params,
+            "streams": list(WATCHED_STREAMS),
+        }
