@@ -81,6 +81,12 @@ def smallest_keys(keys: np.ndarray, s: int, fill_bits: int | None = None) -> np.
     return np.sort(keys, axis=-1)
 
 
+def first_true(mask: np.ndarray) -> tuple[int, ...]:
+    """The index of the first True element of `mask` in row-major order (which input element an
+    error message names)."""
+    return tuple(int(v[0]) for v in np.nonzero(mask))
+
+
 def bits_for(value: int) -> int:
     """Bits needed to hold the unsigned integer `value` (at least 1)."""
     return max(1, int(value).bit_length())

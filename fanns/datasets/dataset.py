@@ -18,6 +18,7 @@ import numpy as np
 
 from fanns.datasets.formats import save_npy
 from fanns.errors import FannsError
+from fanns.numerics import first_true
 
 METRICS = ("l2", "ip", "angular")
 GT_MIN_DEPTH = 100
@@ -63,7 +64,7 @@ def check_values(what: str, x: np.ndarray) -> None:
         bad = ~np.isfinite(part) if part.dtype.kind == "f" else np.zeros(part.shape, bool)
         bad |= np.abs(part.astype(np.float64)) > MAX_ABS_VALUE
         if bad.any():
-            row, col = (int(v[0]) for v in np.nonzero(bad))
+            row, col = first_true(bad)
             raise FannsError(
                 f"{what}: element [{start + row}, {col}] is {part[row, col].item()!r}: "
                 f"vectors must hold finite values of magnitude at most {MAX_ABS_VALUE:g}",

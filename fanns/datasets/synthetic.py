@@ -83,8 +83,15 @@ def sift_like(n: int, nq: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 
 def deep_like(n: int, nq: int, seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Deep-like 96-d float32 unit vectors: (base [n,96], queries [nq,96])."""
+    return clustered(n, nq, 96, seed)
+
+
+def clustered(n: int, nq: int, d: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Deep-like float32 unit vectors of any dimension `d` (>= 1): (base [n,d], queries [nq,d]).
+
+    The same two-scale cluster mixture as `deep_like`, for shapes the built-ins do not have (the
+    design-space fuzz draws d from 1 to 2048)."""
     rng = np.random.default_rng(seed)
-    d = 96
     spectrum = 1.0 / np.sqrt(1.0 + np.arange(d) / 8.0)
     n_clusters = max(16, (n + nq) // 1000)
     n_super = max(4, n_clusters // 20)
@@ -92,6 +99,6 @@ def deep_like(n: int, nq: int, seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
     parent = rng.integers(0, n_super, n_clusters)
     centres = supers[parent] + 0.6 * rng.standard_normal((n_clusters, d)) * spectrum
     spread = 0.6 * rng.lognormal(0.0, 0.4, n_clusters)
-    x = _mixture(rng, n + nq, centres, spread, latent=16, noise=0.25)
+    x = _mixture(rng, n + nq, centres, spread, latent=min(16, d), noise=0.25)
     x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     return _split(rng, x.astype(np.float32), nq)

@@ -151,6 +151,21 @@ def parse_slo(args: argparse.Namespace):
     return Slo(percentile, parse_duration_us(text, f"--slo-p{percentile}"), args.load)
 
 
+def add_target_options(p: argparse.ArgumentParser) -> None:
+    """--clock and --util: the target the DSE designs for, shared with `fanns generate`."""
+    p.add_argument(
+        "--clock",
+        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
+        help="accelerator clock in MHz (default: the board's kernel clock)",
+    )
+    p.add_argument(
+        "--util",
+        type=arg_float(0, 1, lo_open=True),
+        default=0.6,
+        help="utilisation cap per resource and SLR, shell included (default 0.6)",
+    )
+
+
 def add_slo_options(p: argparse.ArgumentParser) -> None:
     """The options `parse_slo` reads; shared by `fanns dse` and `fanns sweep`."""
     p.add_argument(
@@ -181,17 +196,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("explore_dir", metavar="EXPLORE_DIR", help="output folder of `fanns explore` (holds explore.json)")
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
     p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8")
-    p.add_argument(
-        "--clock",
-        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
-        help="accelerator clock in MHz (default: the board's kernel clock)",
-    )
-    p.add_argument(
-        "--util",
-        type=arg_float(0, 1, lo_open=True),
-        default=0.6,
-        help="utilisation cap per resource and SLR, shell included (default 0.6)",
-    )
+    add_target_options(p)
     p.add_argument(
         "--top", type=arg_int(0, 1000), default=5, help="how many designs to list besides the best (default 5)"
     )

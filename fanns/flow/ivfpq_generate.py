@@ -23,14 +23,14 @@ from rich.console import Console
 
 from fanns import __version__
 from fanns.boards import load_board
-from fanns.checks import PLATFORM, arg_float, arg_int, arg_name
+from fanns.checks import PLATFORM, arg_int, arg_name
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
-from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
+from fanns.flow.dse_cli import add_target_options
 from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import parse_goal
@@ -339,17 +339,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="hls,rtl",
         help="faces to generate: hls, rtl or both (default hls,rtl)",
     )
-    p.add_argument(
-        "--clock",
-        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
-        help="accelerator clock in MHz (default: the board's kernel clock)",
-    )
-    p.add_argument(
-        "--util",
-        type=arg_float(0, 1, lo_open=True),
-        default=0.6,
-        help="utilisation cap per resource and SLR, shell included (default 0.6)",
-    )
+    add_target_options(p)
     p.add_argument(
         "--top",
         type=arg_int(0, 1000),

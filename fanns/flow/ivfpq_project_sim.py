@@ -19,7 +19,7 @@ from fanns.flow.sim_cli import recall
 from fanns.index.goals import parse_goal
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
-from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.sim.ivfpq.rtl import DEFAULT_HARNESS, RtlProjectSim, Run, measured_interval, test_queries_fx
 
 
 def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesign) -> dict:
@@ -44,10 +44,11 @@ def _reference(project: Path, design: IvfPqDesign, total: int, nq: int) -> tuple
     return ref, gt
 
 
-def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
-    """The first `nq` (>= 2) test queries of an RTL face through Verilator + cocotb."""
+def simulate_rtl(project: Path, nq: int, build_root: Path, harness: str = DEFAULT_HARNESS) -> dict:
+    """The first `nq` (>= 2) test queries of an RTL face under Verilator, on `harness`
+    (`fanns.sim.ivfpq.rtl.HARNESSES`)."""
 
-    sim = RtlProjectSim(project, build_root)
+    sim = RtlProjectSim(project, build_root, harness=harness)
     d = sim.design
     nq = min(nq, sim.test_queries)
     start = time.perf_counter()
@@ -61,7 +62,7 @@ def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
     measured = measured_interval(run)
     return {
         "backend": "rtl",
-        "simulator": SIMULATOR_NAMES["rtl"],
+        "simulator": f"{SIMULATOR_NAMES['rtl']}, {harness} harness",
         "queries": nq,
         "mismatched_queries": int(run["mismatched_queries"]),
         "checked_keys": int(run["checked_keys"]),
@@ -98,4 +99,4 @@ def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
 
 
 SIMULATORS = {"rtl": simulate_rtl, "hls": simulate_csim}
-SIMULATOR_NAMES = {"rtl": "Verilator + cocotb", "hls": "g++ C simulation"}
+SIMULATOR_NAMES = {"rtl": "Verilator", "hls": "g++ C simulation"}

@@ -20,6 +20,7 @@ from fanns.design.graph import load_design
 from fanns.driver import BACKENDS
 from fanns.errors import FannsError
 from fanns.index.recall import recall_at
+from fanns.numerics import first_true
 
 
 def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
@@ -61,7 +62,7 @@ def read_groundtruth(path: Path, project: Path, nq: int) -> np.ndarray:
     n = load_design(project / "design.yaml").index.n
     bad = (gt < 0) | (gt >= n)
     if bad.any():
-        row, col = (int(v[0]) for v in np.nonzero(bad))
+        row, col = first_true(bad)
         raise FannsError(
             f"{path}: ground-truth id {int(gt[row, col])} (query {row}, rank {col}) is not an id of the "
             f"index ({n} vectors, ids 0..{n - 1})",

@@ -33,6 +33,7 @@ from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim, project_record
 from fanns.sim.ivfpq.rtl import (
+    DEFAULT_HARNESS,
     HARNESSES,
     NO_LIMITS,
     Limits,
@@ -43,12 +44,6 @@ from fanns.sim.ivfpq.rtl import (
 )
 
 TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
-CLI_HARNESS = "fast"
-"""The RTL harness of `fanns sim` and `generate --sim` for IVF-PQ projects: the fast one gives the
-cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py and
-a tiered one (tests/codegen/test_rtl_fast.py) at 40-80x the simulated cycles per second
-(benchmarks/sim_speed.py); `--harness cocotb` keeps the Python memory models."""
-
 MAX_LATENCY = 100_000
 """Memory latency beyond 100k cycles is not a memory model, it is a hang."""
 MAX_PAUSE = 0.95
@@ -112,7 +107,7 @@ def rtl_report(
     pause: float,
     console,
     limits: Limits = NO_LIMITS,
-    harness: str = CLI_HARNESS,
+    harness: str = DEFAULT_HARNESS,
 ) -> int:
 
     check_project(project, "rtl")
@@ -251,7 +246,7 @@ def _cmd(args: argparse.Namespace) -> int:
             args.pause,
             console,
             _limits(args.timeout),
-            args.harness or CLI_HARNESS,
+            args.harness or DEFAULT_HARNESS,
         )
     return csim_report(project, build_dir, args.queries, args.first, console)
 
@@ -337,7 +332,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=(
             "rtl, IVF-PQ: cocotb (AXI memory models in Python, any memory rate) or fast (the project's Verilog "
             "with its memories in RTL, one beat per cycle per port; pauses drawn by an LFSR); "
-            f"default {CLI_HARNESS}"
+            f"default {DEFAULT_HARNESS}"
         ),
     )
     p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")

@@ -1,15 +1,15 @@
 """The fast IVF-PQ harness (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in
-RTL) against the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory models) on the designs of
-`test_rtl` (every one of them): the same queries give the same result keys and the same cycle registers, cycle for
-cycle (memories of latency 100, no pauses); random stalls change the timing, never the keys; the
-watchdog stops a frozen memory port and names it."""
+RTL), which `test_rtl` runs, against the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory
+models) on the designs of `test_rtl` (every one of them): the same queries give the same result
+keys and the same cycle registers, cycle for cycle (memories of latency 100, no pauses). The cocotb
+harness (`fanns sim --harness cocotb`) keeps its own check of random stalls and the watchdog."""
 
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
 from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RamTiming, RtlProjectSim, Run
-from tests.codegen.test_rtl import DESIGNS, case  # noqa: F401  (case: a design's project and cocotb build)
+from tests.codegen.test_rtl import DESIGNS, case  # noqa: F401  (case: a design's project and fast-harness build)
 from tests.codegen.test_tiers import K_RESULTS, NPROBE, projects, skewed  # noqa: F401  (a tiered project)
 
 QUERIES = 3
@@ -17,19 +17,19 @@ REGISTERS = ("status", "cycles", "load_cycles", "first_cycles", "last_cycles")
 
 
 @pytest.fixture(scope="module")
-def fast(case, build_root):  # noqa: F811
-    sim = RtlProjectSim(case["project"], build_root / "rtl", harness="fast")
+def cocotb(case, build_root):  # noqa: F811
+    sim = RtlProjectSim(case["project"], build_root / "rtl", harness="cocotb")
     sim.build()
     return sim
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(DESIGNS), indirect=True)
-def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(case, fast):  # noqa: F811
+def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(case, cocotb):  # noqa: F811
     d = case["design"]
     runs = [Run(nq=QUERIES, nprobe=d.nprobe, k=d.k, first=1)]
-    old = case["sim"].run(runs)["runs"][0]
-    new = fast.run(runs)["runs"][0]
+    old = cocotb.run(runs)["runs"][0]
+    new = case["sim"].run(runs)["runs"][0]
     assert old["mismatched_queries"] == new["mismatched_queries"] == 0, (old.get("first_bad"), new.get("first_bad"))
     assert np.array_equal(new["keys"], old["keys"])
     assert {r: new[r] for r in REGISTERS} == {r: old[r] for r in REGISTERS}
@@ -38,13 +38,14 @@ def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(case, fast
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["random-k100"], indirect=True)
-def test_fast_harness_stalls_runtime_parameters_and_watchdog(case, fast):  # noqa: F811
-    """Random stalls on every memory: keys still those of the reference; a second run at smaller
-    nprobe and k; a refused nprobe; then a frozen PQ port stopped by the watchdog."""
+def test_cocotb_harness_stalls_runtime_parameters_and_watchdog(case, cocotb):  # noqa: F811
+    """On the cocotb harness: random stalls on every memory: keys still those of the reference; a
+    second run at smaller nprobe and k; a refused nprobe; then a frozen PQ port stopped by the
+    watchdog (`test_rtl` checks the same on the fast harness)."""
     d = case["design"]
     runs = [Run(nq=QUERIES, nprobe=d.nprobe, k=d.k)]
-    calm = fast.run(runs)["runs"][0]
-    out = fast.run(runs + [Run(nq=2, nprobe=d.nprobe, k=d.k, first=4)], latency=37, pause=0.3, bad_params=True)
+    calm = cocotb.run(runs)["runs"][0]
+    out = cocotb.run(runs + [Run(nq=2, nprobe=d.nprobe, k=d.k, first=4)], latency=37, pause=0.3, bad_params=True)
     stalled, second = out["runs"]
     assert out["bad_params_status"] & 0b10
     assert stalled["mismatched_queries"] == second["mismatched_queries"] == 0
@@ -52,7 +53,7 @@ def test_fast_harness_stalls_runtime_parameters_and_watchdog(case, fast):  # noq
     assert stalled["cycles"] != calm["cycles"]  # other latency, stalls: other timing
     assert second["cycles"] < stalled["cycles"]  # no second index load
     with pytest.raises(DesignStuck) as err:
-        fast.run([Run(nq=2, nprobe=d.nprobe, k=d.k)], frozen=("m_axi_pq1",), limits=Limits(stall=3000))
+        cocotb.run([Run(nq=2, nprobe=d.nprobe, k=d.k)], frozen=("m_axi_pq1",), limits=Limits(stall=3000))
     text = str(err.value)
     assert "run 1 of 1: no progress for" in text, text
     assert "m_axi_pq1: a read request not accepted" in text and "m_axi_io:" in text, text

@@ -159,7 +159,7 @@ def built(projects, build_root):
     def get(name: str) -> dict:
         if name not in cache:
             p = projects(name)
-            sim = RtlProjectSim(p["project"], build_root / "rtl")
+            sim = RtlProjectSim(p["project"], build_root / "rtl", harness="cocotb")  # memories of rate < 1
             sim.build()
             cache[name] = {**p, "sim": sim}
         return cache[name]

@@ -50,8 +50,12 @@ for a small design, simulation time unchanged)."""
 
 
 HARNESSES = ("cocotb", "fast")
-DEFAULT_HARNESS = "cocotb"
-"""The harness `RtlProjectSim` and `fanns sim` use unless told."""
+DEFAULT_HARNESS = "fast"
+"""The harness `RtlProjectSim`, `fanns sim` and `generate --sim` use unless told: the fast one gives
+the cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py
+and a tiered one (tests/codegen/test_rtl_fast.py) at 40-80x the simulated cycles per second
+(benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory rate, not only one
+beat per cycle)."""
 
 
 class DesignStuck(SimulationFailed):

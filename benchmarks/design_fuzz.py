@@ -1,0 +1,42 @@
+"""Design-space fuzz: N random draws (board, d in 1..2048, m, nlist, K in 1..1000, recall goal,
+clock, utilisation cap) through explore -> DSE -> both faces -> simulation, and a table of outcomes.
+
+Each draw is `fanns.flow.design_fuzz.draw_case(seed)` for seeds FIRST .. FIRST+N-1, so a failing
+draw is re-run alone with `--first SEED N=1`. Per draw: the chosen design and `--runners-up` of
+the DSE's next designs are generated on both faces and `--queries` test queries are simulated on
+each (g++ C simulation; Verilator, fast harness), compared key for key with the reference model,
+and the RTL's cycles per query with the cycle model's.
+
+    PYTHONPATH=. python benchmarks/design_fuzz.py N [--first SEED] [--runners-up R] [--queries Q] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from fanns.flow.design_fuzz import draw_case, run_case, table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("n", type=int, help="number of draws")
+    ap.add_argument("--first", type=int, default=0, help="seed of the first draw (default 0)")
+    ap.add_argument("--runners-up", type=int, default=1, help="DSE runners-up generated per draw (default 1)")
+    ap.add_argument("--queries", type=int, default=4, help="test queries simulated per face (default 4)")
+    ap.add_argument("--work", default="work/design-fuzz", help="folder for datasets, projects and builds")
+    args = ap.parse_args()
+    work = Path(args.work).resolve()
+    outcomes = []
+    for seed in range(args.first, args.first + args.n):
+        case_dir = work / f"draw{seed}"
+        shutil.rmtree(case_dir, ignore_errors=True)
+        outcome = run_case(draw_case(seed), case_dir, work / "builds", args.runners_up, args.queries)
+        outcomes.append(outcome)
+        print(table([outcome])[0], flush=True)
+    print("\n".join(table(outcomes)[-1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""The design-space fuzz (`fanns.flow.design_fuzz`): draws of (board, shape, goal, clock, cap) with
+fixed seeds through explore -> DSE -> both faces -> simulation. Every draw must end "ok" (every face
+of the chosen design and its runner-up bit-exact, the RTL within the cycle tolerance) or "no design"
+with the DSE's explanation; a crash, a mismatch or a cycle miss fails. The fast tier draws from a
+small box (d <= 128, K <= 16); the slow tier from the whole space (d <= 2048, K <= 1000)."""
+
+import pytest
+
+from fanns.flow.design_fuzz import FuzzOutcome, draw_case, run_case, table
+
+FAST_SEEDS = (6, 11, 14)
+SLOW_SEEDS = tuple(range(100, 106))
+
+
+def _check(outcomes: list[FuzzOutcome]) -> None:
+    report = "\n".join(table(outcomes))
+    assert all(o.passed for o in outcomes), report
+    assert any(o.status == "ok" for o in outcomes), report  # the fuzz must reach the simulators
+
+
+def test_draws_are_deterministic_and_in_range():
+    for seed in range(200):
+        case = draw_case(seed)
+        assert case == draw_case(seed)
+        assert 1 <= case.d <= 2048 and case.d % case.m == 0 and 1 <= case.k <= 1000
+        assert 0 < case.util < 1 and 100 <= case.clock_mhz <= 300
+        small = draw_case(seed, max_d=128, max_k=16)
+        assert small.d <= 128 and small.k <= 16
+
+
+def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
+    _check(
+        [run_case(draw_case(s, max_d=128, max_k=16), tmp_path / f"d{s}", build_root, runners_up=0) for s in FAST_SEEDS]
+    )
+
+
+@pytest.mark.slow
+def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, build_root):
+    _check([run_case(draw_case(s), tmp_path / f"d{s}", build_root, runners_up=1) for s in SLOW_SEEDS])
