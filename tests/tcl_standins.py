@@ -52,7 +52,9 @@ def run_tcl(standins: Path, script: Path, interpreter: str | None = None) -> lis
     record = script.with_name(script.name + ".record")
     text = _driver(standins.resolve(), script, record)
     if interpreter == "tclsh":
-        proc = subprocess.run(["tclsh"], input=text, capture_output=True, text=True, cwd=script.parent)
+        driver = script.with_name(script.name + ".run.tcl")
+        driver.write_text(text)  # a script file: tclsh exits non-zero on an error (stdin would go on)
+        proc = subprocess.run(["tclsh", str(driver)], capture_output=True, text=True, cwd=script.parent)
         if proc.returncode:
             raise AssertionError(f"tclsh failed on {script.name}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     else:

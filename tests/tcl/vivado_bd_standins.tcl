@@ -126,7 +126,8 @@ proc ::sd::pin {path kind} {
   lassign $parts cell name
   if {![dict exists $cells $cell]} { fail "no cell $cell (for $path)" }
   if {$name ni [pins_of $cell $kind]} {
-    fail "cell $cell ([dict get $cells $cell]) has no $kind pin $name; it has: [pins_of $cell $kind]"
+    set what [expr {$kind eq "intf" ? "interface pin" : "pin"}]
+    fail "cell $cell ([dict get $cells $cell]) has no $what $name; it has: [pins_of $cell $kind]"
   }
   return $path
 }
