@@ -73,9 +73,15 @@ PS_KINDS = {
         },
         hp_widths=(32, 64, 128),
         masters={
-            "M_AXI_HPM0_FPD": PsPort("PSU__USE__M_AXI_GP0", "PSU__MAXIGP0__DATA_WIDTH", "maxihpm0_fpd_aclk", 0xA000_0000),
-            "M_AXI_HPM1_FPD": PsPort("PSU__USE__M_AXI_GP1", "PSU__MAXIGP1__DATA_WIDTH", "maxihpm1_fpd_aclk", 0xB000_0000),
-            "M_AXI_HPM0_LPD": PsPort("PSU__USE__M_AXI_GP2", "PSU__MAXIGP2__DATA_WIDTH", "maxihpm0_lpd_aclk", 0x8000_0000),
+            "M_AXI_HPM0_FPD": PsPort(
+                "PSU__USE__M_AXI_GP0", "PSU__MAXIGP0__DATA_WIDTH", "maxihpm0_fpd_aclk", 0xA000_0000
+            ),
+            "M_AXI_HPM1_FPD": PsPort(
+                "PSU__USE__M_AXI_GP1", "PSU__MAXIGP1__DATA_WIDTH", "maxihpm1_fpd_aclk", 0xB000_0000
+            ),
+            "M_AXI_HPM0_LPD": PsPort(
+                "PSU__USE__M_AXI_GP2", "PSU__MAXIGP2__DATA_WIDTH", "maxihpm0_lpd_aclk", 0x8000_0000
+            ),
         },
         clocks={
             f"pl_clk{i}": (f"PSU__FPGA_PL{i}_ENABLE", f"PSU__CRL_APB__PL{i}_REF_CTRL__FREQMHZ", f"pl_resetn{i}")
@@ -86,7 +92,10 @@ PS_KINDS = {
         vlnv="xilinx.com:ip:processing_system7",
         preset_rule="xilinx.com:bd_rule:processing_system7",
         hp_ports={
-            **{f"S_AXI_HP{i}": PsPort(f"PCW_USE_S_AXI_HP{i}", f"PCW_S_AXI_HP{i}_DATA_WIDTH", f"S_AXI_HP{i}_ACLK") for i in range(4)},
+            **{
+                f"S_AXI_HP{i}": PsPort(f"PCW_USE_S_AXI_HP{i}", f"PCW_S_AXI_HP{i}_DATA_WIDTH", f"S_AXI_HP{i}_ACLK")
+                for i in range(4)
+            },
             "S_AXI_ACP": PsPort("PCW_USE_S_AXI_ACP", None, "S_AXI_ACP_ACLK"),
         },
         hp_widths=(32, 64),
@@ -121,6 +130,7 @@ class BlockDesign:
     @property
     def kind(self) -> PsKind:
         return PS_KINDS[self.ps]
+
 
 FAMILIES = ("xcup", "xcu", "xc7")
 
@@ -356,7 +366,9 @@ def _block_design(path: Path, data: Any, memory: list[MemoryChannels]) -> BlockD
     for group, ports in hp_raw.items():
         where = f"block_design.hp_ports.{group}"
         if group not in groups:
-            raise FannsError(f"{path}: key {where!r} names no memory group of the board", hint=f"one of {', '.join(groups)}")
+            raise FannsError(
+                f"{path}: key {where!r} names no memory group of the board", hint=f"one of {', '.join(groups)}"
+            )
         if not isinstance(ports, list) or len(ports) != groups[group].count:
             raise FannsError(
                 f"{path}: key {where!r} must list {groups[group].count} HP ports, one per channel of {group}"

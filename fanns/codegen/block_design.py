@@ -98,7 +98,12 @@ def board_plan(
         hp = _hp_port(board, port)
         group = next(g for g in board.memory if g.kind == port.memory)
         spec = kind.hp_ports[hp]
-        hp_used[hp] = {"enable": spec.enable, "width_property": spec.width, "width": group.port_bits, "clock": spec.clock}
+        hp_used[hp] = {
+            "enable": spec.enable,
+            "width_property": spec.width,
+            "width": group.port_bits,
+            "clock": spec.clock,
+        }
         ports.append(
             {
                 "interface": port.interface,

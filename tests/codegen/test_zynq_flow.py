@@ -68,7 +68,15 @@ def built(request, tmp_path_factory):
     plan = json.loads((root / PLAN_FILE).read_text())
     hls = run_tcl(VITIS_HLS, root / "zynq" / "vitis_hls.tcl")
     bd = BlockDesignRecord(run_tcl(VIVADO, root / "zynq" / "block_design.tcl"))
-    return {"kind": kind, "root": root, "design": design, "board": load_board(board), "plan": plan, "hls": hls, "bd": bd}
+    return {
+        "kind": kind,
+        "root": root,
+        "design": design,
+        "board": load_board(board),
+        "plan": plan,
+        "hls": hls,
+        "bd": bd,
+    }
 
 
 def test_zynq_boards_carry_a_block_design():

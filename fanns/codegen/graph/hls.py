@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import Board
-from fanns.codegen.graph.rtl import project_record, shared_files
 from fanns.codegen.block_design import hls_plan, zynq_files
+from fanns.codegen.graph.rtl import project_record, shared_files
 from fanns.codegen.ivfpq.hls import project_templates, uses_block_design, vitis_platform
 from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
 from fanns.codegen.project_files import PROJECT_FILE, add_record, write_files

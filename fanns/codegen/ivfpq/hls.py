@@ -21,8 +21,8 @@ import numpy as np
 
 from fanns.boards import Board
 from fanns.checks import check_platform
-from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.block_design import hls_plan, zynq_files
+from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, write_files
