@@ -56,7 +56,8 @@ class PsKind:
     hp_ports: dict[str, PsPort]
     hp_widths: tuple[int, ...]
     masters: dict[str, PsPort]
-    clocks: dict[str, tuple[str, str, str]]  # PL clock pin -> (enable property, MHz property, its reset pin)
+    clocks: dict[str, tuple[str, str, str, str]]
+    """PL clock pin -> (enable property, MHz property, the MHz reached (read-only), its reset pin)."""
 
 
 PS_KINDS = {
@@ -84,7 +85,12 @@ PS_KINDS = {
             ),
         },
         clocks={
-            f"pl_clk{i}": (f"PSU__FPGA_PL{i}_ENABLE", f"PSU__CRL_APB__PL{i}_REF_CTRL__FREQMHZ", f"pl_resetn{i}")
+            f"pl_clk{i}": (
+                f"PSU__FPGA_PL{i}_ENABLE",
+                f"PSU__CRL_APB__PL{i}_REF_CTRL__FREQMHZ",
+                f"PSU__CRL_APB__PL{i}_REF_CTRL__ACT_FREQMHZ",
+                f"pl_resetn{i}",
+            )
             for i in range(4)
         },
     ),
@@ -104,7 +110,12 @@ PS_KINDS = {
             "M_AXI_GP1": PsPort("PCW_USE_M_AXI_GP1", None, "M_AXI_GP1_ACLK", 0x8000_0000),
         },
         clocks={
-            f"FCLK_CLK{i}": (f"PCW_EN_CLK{i}_PORT", f"PCW_FPGA{i}_PERIPHERAL_FREQMHZ", f"FCLK_RESET{i}_N")
+            f"FCLK_CLK{i}": (
+                f"PCW_EN_CLK{i}_PORT",
+                f"PCW_FPGA{i}_PERIPHERAL_FREQMHZ",
+                f"PCW_ACT_FPGA{i}_PERIPHERAL_FREQMHZ",
+                f"FCLK_RESET{i}_N",
+            )
             for i in range(4)
         },
     ),

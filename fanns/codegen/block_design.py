@@ -91,7 +91,7 @@ def board_plan(
         raise FannsError(f"the register map of {top} spans 2^{regmap.addr_width} bytes, beyond the control range")
     kind = bd.kind
     master = kind.masters[bd.control_port]
-    enable, freq, reset = kind.clocks[bd.pl_clock]
+    enable, freq, actual, reset = kind.clocks[bd.pl_clock]
     hp_used: dict[str, dict] = {}
     ports = []
     for port in memory_ports:
@@ -143,6 +143,7 @@ def board_plan(
             "clock_pin": bd.pl_clock,
             "clock_enable": enable,
             "clock_property": freq,
+            "clock_actual": actual,
             "reset_pin": reset,
             "control_port": bd.control_port,
             "control_enable": master.enable,
