@@ -188,6 +188,32 @@ def hls_plan(board: Board, top: str, clock_mhz: float, args: list, regmap: RegMa
     )
 
 
+RTL_CONTROL = "s_axi_control"
+"""The control interface of the packaged RTL kernel (Xilinx's RTL-kernel name, rtl/scripts/package_ip.tcl)."""
+
+
+def rtl_plan(board: Board, top: str, clock_mhz: float, ports: dict, regmap: RegMap, control: str = RTL_CONTROL) -> dict:
+    """The record of an RTL face (a `fanns generate-rtl` folder) packaged as IP by its
+    `rtl/scripts/package_ip.tcl` (VLNV fanns.org:fanns:<top>:1.0 into rtl/build/ip): its AXI4
+    masters and their channels come from `ports.json` (`ports`: {"ports": {name: {"memory",
+    "channel", ...}}}), the register offsets from its register map."""
+    memory_ports = [
+        MemoryPort(name, p["memory"], int(p["channel"]), (name,))
+        for name, p in sorted(ports["ports"].items())
+        if name.startswith("m_axi")
+    ]
+    return board_plan(
+        board,
+        face="rtl",
+        top=top,
+        clock_mhz=clock_mhz,
+        memory_ports=memory_ports,
+        regmap=regmap,
+        control=control,
+        ip_repo="rtl/build/ip",
+    )
+
+
 def zynq_files(plan: dict, sources: list[str] | None = None) -> dict[str, bytes]:
     """`zynq/board_plan.json`, `zynq/block_design.tcl` and, for an HLS face, `zynq/vitis_hls.tcl`
     (compiling `sources`, paths relative to the face's folder)."""

@@ -14,15 +14,16 @@ import numpy as np
 import pytest
 
 from fanns.boards import PS_KINDS, list_boards, load_board, parse_board
-from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan
+from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan, rtl_plan, zynq_files
 from fanns.codegen.graph.hls import generate_graph_hls
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.accelerator import Accelerator
 from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
 from fanns.driver.pynq_backend import PynqBackend, zynq_ip
 from fanns.errors import FannsError
-from fanns.hdl.regmap import vitis_hls_regmap
+from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
@@ -307,3 +308,42 @@ def test_pynq_backend_opens_the_zynq_build_by_its_instance_name(built, monkeypat
             acc.backend.allocate(buf)
         assert targets and all(t is None for t in targets)
     assert loaded[0] == str(built["root"] / plan["bitstream"])
+
+
+@pytest.mark.parametrize("board", ["pynq-z2"])  # the Zynq-7000 PS; the MPSoC is covered by the HLS cases
+def test_rtl_face_block_design_instantiates_the_packaged_ip(board, tmp_path):
+    """The RTL face's block design: it first sources rtl/scripts/package_ip.tcl (here a stand-in
+    that registers the IP with the interfaces the packaging declares: s_axi_control and one AXI4
+    master per ports.json port), then wires that IP as it wires an HLS kernel."""
+    data = random_index(d=32, m=8, seed=6)
+    design = pinned_design(data, random_format(32, 8), board=board, nprobe=3, k=5, pq=(4, 2))
+    test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 5), np.int64))
+    root = tmp_path / "p"
+    generate_rtl(design, data, test, root)
+    ports = json.loads((root / "rtl" / "ports.json").read_text())
+    regmap = RegMap.from_json((root / "rtl" / "regmap.json").read_text())
+    plan = rtl_plan(load_board(board), "fanns_ivfpq", design.clock_mhz, ports, regmap)
+    for rel, content in zynq_files(plan).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(content)
+    assert not (root / "zynq" / "vitis_hls.tcl").exists()
+    masters = sorted(n for n in ports["ports"] if n.startswith("m_axi"))
+    scripts = root / "rtl" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "package_ip.tcl").write_text(
+        "set d [file join [file dirname [info script]] .. build ip]\nfile mkdir $d\n"
+        "set f [open [file join $d standin_ip.tcl] w]\n"
+        f"puts $f [list ::sd::register_ip {plan['ip_vlnv']} {{s_axi_control {' '.join(masters)}}} "
+        "{ap_clk ap_rst_n interrupt}]\nclose $f\n"
+    )
+    bd = BlockDesignRecord(run_tcl(VIVADO, root / "zynq" / "block_design.tcl"))
+    assert plan["ip_vlnv"] == "fanns.org:fanns:fanns_ivfpq:1.0" and plan["ip_repo"] == "rtl/build/ip"
+    assert bd.cells["fanns_ivfpq_1"] == plan["ip_vlnv"]
+    b = load_board(board).block_design
+    for name in masters:
+        port = ports["ports"][name]
+        assert bd.reaches(f"fanns_ivfpq_1/{name}", f"ps/{b.hp_ports[port['memory']][port['channel']]}")
+    assert bd.reaches(f"ps/{b.control_port}", "fanns_ivfpq_1/s_axi_control")
+    assert bd.addresses == [("ps/Data", "fanns_ivfpq_1/s_axi_control", plan["instances"][0]["base_address"], "64K")]
+    assert plan["registers"] == {r.name: r.offset for r in regmap.registers}
+    assert (root / plan["bitstream"]).is_file() and (root / plan["hwh"]).is_file()
