@@ -13,7 +13,7 @@ import types
 import numpy as np
 import pytest
 
-from fanns.boards import PS_KINDS, list_boards, load_board, parse_board
+from fanns.boards import list_boards, load_board, parse_board
 from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan, rtl_plan, zynq_files
 from fanns.codegen.graph.hls import generate_graph_hls
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
@@ -27,6 +27,7 @@ from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
+from fanns.processing_systems import PS_KINDS
 from tests.codegen.helpers import random_format, random_index
 from tests.tcl_standins import VITIS_HLS, VIVADO, BlockDesignRecord, interpreters, run_tcl
 
