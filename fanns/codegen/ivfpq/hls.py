@@ -168,7 +168,7 @@ def render_project(
     hls = shared_dir("hls")
     for header in ctx.headers:
         files[f"src/{header}"] = (hls / header).read_bytes()
-    add_driver(files, record, "hls")
+    add_driver(files, record, "hls", plan)
     add_record(files, record)
     return files, images
 
