@@ -56,6 +56,10 @@ def graph_project(board, root, mode="intra", pipelines=1):
 
 
 CASES = [(b, "ivfpq") for b in ZYNQ] + [("zcu104", "graph"), ("pynq-z2", "graph"), ("kv260", "graph-across")]
+IVFPQ_CASES = pytest.mark.parametrize(
+    "built", [c for c in CASES if c[1] == "ivfpq"], ids=lambda c: f"{c[0]}-{c[1]}", indirect=True
+)
+"""The host driver serves IVF-PQ projects: the tests of the driver on the IVF-PQ cases only."""
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{b}-{k}" for b, k in CASES])
@@ -147,9 +151,8 @@ def test_block_design_wires_every_memory_port_to_the_hp_port_of_its_channel(buil
         assert bd.config["ps"][spec.width] == str(widths[port["memory"]])
 
 
+@IVFPQ_CASES
 def test_block_design_memory_ports_are_where_the_driver_places_the_buffers(built):
-    if built["kind"] != "ivfpq":
-        pytest.skip("the host driver serves IVF-PQ projects")
     iface = Interface(Project.open(built["root"]))
     for port in built["plan"]["memory_ports"]:
         for arg in port["args"]:
@@ -267,12 +270,11 @@ def test_a_memory_without_hp_port_is_refused():
         )
 
 
+@IVFPQ_CASES
 def test_pynq_backend_opens_the_zynq_build_by_its_instance_name(built, monkeypatch):
     """The backend with a stand-in pynq module on the stand-in build: it loads the .bit the block
     design wrote, reaches the IP by the plan's instance name at the assigned address, allocates in
     the PS DDR (no target), and refuses an overlay whose IP sits elsewhere."""
-    if built["kind"] != "ivfpq":
-        pytest.skip("the host driver serves IVF-PQ projects")
     plan = built["plan"]
     inst = plan["instances"][0]
     regs = {
