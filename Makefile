@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
+	# Xilinx's C-simulation headers for tests/codegen/test_vendor_headers.py: the hls4ml wheel, no dependencies
+	$(BIN)/python tests/xilinx_headers.py
+	# a Tcl interpreter for the generated Vivado / vitis_hls scripts (tests/tcl_standins.py): tclsh or tkinter
+	command -v tclsh >/dev/null || $(BIN)/python -c "import tkinter; tkinter.Tcl()" || \
+		{ echo "no Tcl interpreter: apt-get install tcl (Debian) for the Tcl-script tests"; exit 1; }
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -22,15 +22,38 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from fanns.checks import NAME, PLATFORM, check_name, check_number, check_text
+from fanns.checks import IDENTIFIER, NAME, PLATFORM, check_name, check_number, check_text
 from fanns.errors import FannsError
 from fanns.paths import shared_dir
+from fanns.processing_systems import PS_KINDS, PsKind
 from fanns.resources import KINDS, Resources
 
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
-OPTIONAL = {"description", "shell", "pynq_image", "host"}
+OPTIONAL = {"description", "shell", "pynq_image", "host", "block_design"}
 MEMORY_KEYS = {"kind", "count", "capacity_gb", "bandwidth_gbps", "port_bits"}
 HOST_KEYS = {"capacity_gb", "bandwidth_gbps", "latency_us"}
+BLOCK_DESIGN_KEYS = {"board_part", "ps", "pl_clock", "control_port", "hp_ports"}
+BOARD_PART = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[0-9][0-9.]*\Z")
+"""Vivado board parts (vendor:board:component:revision, e.g. xilinx.com:zcu104:part0:1.1)."""
+
+
+@dataclass(frozen=True)
+class BlockDesign:
+    """What a Vivado block design of the board needs: the board part, the PS, which HP port each
+    channel of a memory group is reached through, the PL clock and the master the CPU controls
+    the accelerator through."""
+
+    board_part: str
+    ps: str
+    pl_clock: str
+    control_port: str
+    hp_ports: dict[str, tuple[str, ...]]  # memory group kind -> HP port of channel 0, 1, ...
+
+    @property
+    def kind(self) -> PsKind:
+        return PS_KINDS[self.ps]
+
+
 FAMILIES = ("xcup", "xcu", "xc7")
 
 
@@ -87,6 +110,7 @@ class Board:
     sources: tuple[str, ...]
     path: Path
     host: HostLink | None = None
+    block_design: BlockDesign | None = None
     spec: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     """The board file's content as read (a design carries it, so every step uses this board)."""
 
@@ -216,6 +240,9 @@ def parse_board(path: Path, data: Any) -> Board:
     for i, text in enumerate(sources):
         check_text(text, f"{path}: key 'sources[{i}]'")
     clock = float(_number(path, "clock_mhz", data["clock_mhz"], positive=True))
+    block = None
+    if data.get("block_design") is not None:
+        block = _block_design(path, data["block_design"], memory)
     return Board(
         name=name,
         description=_string(path, "description", data.get("description", name)),
@@ -231,7 +258,59 @@ def parse_board(path: Path, data: Any) -> Board:
         sources=tuple(sources),
         path=path,
         host=host,
+        block_design=block,
         spec=data,
+    )
+
+
+def _block_design(path: Path, data: Any, memory: list[MemoryChannels]) -> BlockDesign:
+    """Validate `block_design:` (its names reach generated Tcl): known PS, its own port and clock
+    names, one distinct HP port per channel of a memory group, widths the port supports."""
+    _keys(path, "block_design", data, BLOCK_DESIGN_KEYS)
+    ps = _string(path, "block_design.ps", data["ps"])
+    if ps not in PS_KINDS:
+        raise FannsError(f"{path}: key 'block_design.ps' is {ps!r}", hint=f"one of {', '.join(PS_KINDS)}")
+    kind = PS_KINDS[ps]
+
+    def one_of(key: str, value: Any, known: dict) -> str:
+        name = _string(path, f"block_design.{key}", value, name=IDENTIFIER)
+        if name not in known:
+            raise FannsError(
+                f"{path}: key 'block_design.{key}' is {name!r}, not a port of {ps}", hint=f"one of {', '.join(known)}"
+            )
+        return name
+
+    hp_raw = data["hp_ports"]
+    if not isinstance(hp_raw, dict) or not hp_raw:
+        raise FannsError(f"{path}: key 'block_design.hp_ports' must map memory groups to lists of HP ports")
+    groups = {m.kind: m for m in memory}
+    hp_ports, used = {}, set()
+    for group, ports in hp_raw.items():
+        where = f"block_design.hp_ports.{group}"
+        if group not in groups:
+            raise FannsError(
+                f"{path}: key {where!r} names no memory group of the board", hint=f"one of {', '.join(groups)}"
+            )
+        if not isinstance(ports, list) or len(ports) != groups[group].count:
+            raise FannsError(
+                f"{path}: key {where!r} must list {groups[group].count} HP ports, one per channel of {group}"
+            )
+        names = tuple(one_of(f"hp_ports.{group}", p, kind.hp_ports) for p in ports)
+        if used & set(names) or len(set(names)) != len(names):
+            raise FannsError(f"{path}: key {where!r} uses an HP port twice", hint="one channel per HP port")
+        used |= set(names)
+        if groups[group].port_bits not in kind.hp_widths:
+            raise FannsError(
+                f"{path}: memory group {group} has port_bits {groups[group].port_bits}, which {ps} HP ports lack",
+                hint=f"one of {', '.join(map(str, kind.hp_widths))}",
+            )
+        hp_ports[group] = names
+    return BlockDesign(
+        board_part=_string(path, "block_design.board_part", data["board_part"], name=BOARD_PART),
+        ps=ps,
+        pl_clock=one_of("pl_clock", data["pl_clock"], kind.clocks),
+        control_port=one_of("control_port", data["control_port"], kind.masters),
+        hp_ports=hp_ports,
     )
 
 
@@ -323,6 +402,10 @@ def _cmd(args: argparse.Namespace) -> int:
             print(f"  memory: {m.describe()}")
         if b.pynq_image:
             print(f"  PYNQ: {b.pynq_image}")
+        if b.block_design:
+            bd = b.block_design
+            hp = "; ".join(f"{k}: {', '.join(v)}" for k, v in bd.hp_ports.items())
+            print(f"  block design: {bd.board_part}, {bd.ps}, {bd.pl_clock}, control {bd.control_port}; HP ports {hp}")
         per = Table(title=f"{b.name}: per SLR (usable)")
         for col in ("SLR", *KINDS):
             per.add_column(col)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS
 from fanns.driver.project import Bank, Project
 from fanns.errors import FannsError
-from fanns.hdl.regmap import Register, RegMap
+from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
@@ -64,21 +65,7 @@ def align(n: int) -> int:
 
 def hls_regmap(arg_names: list[str]) -> RegMap:
     """The Vitis HLS `s_axilite` register map of the kernel `fanns_ivfpq(args..., nq, load)`."""
-    regs = [
-        Register("ap_start", 0, 1, "PULSE", description="write 1 to start a run", bit=0),
-        Register("ap_done", 0, 1, "RO", description="set when a run has finished (clear on read)", bit=1),
-        Register("ap_idle", 0, 1, "RO", description="1 while no run is in progress", bit=2),
-    ]
-    offset = 0x10
-    for name in arg_names:
-        regs.append(Register(name, offset, 64, "RW", description=f"device address of buffer {name}"))
-        offset += 12  # two data words and a reserved word
-    for name, desc in (("nq", "queries of the run"), ("load", "1: copy the ROM images on chip first")):
-        regs.append(Register(name, offset, 32, "RW", description=desc))
-        offset += 8  # a data word and a reserved word
-    return RegMap(
-        "fanns_ivfpq", tuple(regs), addr_width=max(12, offset.bit_length()), description="Vitis HLS kernel control"
-    )
+    return vitis_hls_regmap(KERNEL, arg_names, list(SCALARS.items()))
 
 
 class Interface:

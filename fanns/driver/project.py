@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fanns import __version__
 from fanns.boards import Board
+from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
@@ -110,9 +111,10 @@ class Project:
                     )
         elif "kernel" in record and "args" in record:
             kind = "hls"
-            if not (path / "connectivity.cfg").is_file():
+            if not (path / "connectivity.cfg").is_file() and not (path / PLAN_FILE).is_file():
                 raise FannsError(
-                    f"{path}: connectivity.cfg is missing", hint="regenerate the project with `fanns generate-hls`"
+                    f"{path}: connectivity.cfg (Alveo) or {PLAN_FILE} (Zynq) is missing",
+                    hint="regenerate the project with `fanns generate-hls`",
                 )
         else:
             raise FannsError(f"{rec_path}: neither an HLS nor an RTL project", hint="regenerate the project")
@@ -164,6 +166,21 @@ class Project:
         return json.loads((self.path / "rtl" / "ports.json").read_text())
 
     @cached_property
+    def board_plan(self) -> dict | None:
+        """The Zynq block-design record (instance names, addresses, HP ports), None without one."""
+        path = self.path / PLAN_FILE
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except ValueError as exc:
+            raise FannsError(f"{path}: invalid JSON ({exc})", hint="regenerate the project") from None
+
+    @cached_property
     def connectivity(self) -> dict[str, Bank]:
-        """HLS: kernel argument -> bank, from the project's connectivity.cfg."""
-        return parse_connectivity((self.path / "connectivity.cfg").read_text(), self.board)
+        """HLS: kernel argument -> bank, from the project's connectivity.cfg (Alveo) or the memory
+        ports of its block-design record (Zynq)."""
+        cfg = self.path / "connectivity.cfg"
+        if cfg.is_file() or self.board_plan is None:
+            return parse_connectivity(cfg.read_text(), self.board)
+        return {arg: Bank(p["memory"], int(p["channel"])) for p in self.board_plan["memory_ports"] for arg in p["args"]}

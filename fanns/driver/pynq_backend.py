@@ -1,9 +1,11 @@
 """The `pynq` backend: a generated accelerator on a real board through the PYNQ API.
 
 What it executes (every value comes from `fanns.driver.plan`, as for the simulators):
-1. `pynq.Overlay(bitstream)` — an xclbin on Alveo (XRT), or a .bit with its .hwh on a Zynq board;
-   the IP is the kernel's compute unit (HLS: `fanns_ivfpq_1`) or the core's instance (RTL: the
-   one IP named `fanns_ivfpq*`, or `ip=`).
+1. `pynq.Overlay(bitstream)` — an xclbin on Alveo (XRT), or a .bit with its .hwh on a Zynq board
+   (default: the project's build, `build/hw/fanns_ivfpq.xclbin` or the `bitstream` of
+   `zynq/board_plan.json`); the IP is the kernel's compute unit (HLS: `fanns_ivfpq_1`), on a Zynq
+   build the instance `zynq/board_plan.json` names, checked at the base address the block design
+   assigned (`zynq_ip`), or the one IP named `fanns_ivfpq*`, or `ip=`.
 2. Placement: every buffer is allocated with `pynq.allocate(shape, "u1", target=<memory>)` in the
    bank `connectivity.cfg` / `rtl/ports.json` assigns it — HBM[i] as the overlay's memory `HBM[i]` /
    `HBM<i>`, DDR[i] as `DDR[i]` / `DDR<i>` / `bank<i>`; Zynq PS DDR (one memory) without a target.
@@ -68,7 +70,35 @@ def attribute(memory: str) -> str:
     return re.sub(r"\W", "", memory)
 
 
+def zynq_ip(plan: dict, ip_dict: dict, regmap) -> str:
+    """The overlay IP of a Zynq build: the instance the block-design record names, at the base
+    address it assigned, with the register offsets the driver writes (a pure function: the tests
+    check it without a board). A clear error if the overlay is not this project's build."""
+    inst = plan["instances"][0]
+    name = inst["name"]
+    if name not in ip_dict:
+        raise FannsError(
+            f"the overlay has no IP {name} (it has: {', '.join(sorted(ip_dict)) or 'none'})",
+            hint="load the .bit/.hwh built from this project (make ip bit), or pass ip=",
+        )
+    addr = ip_dict[name].get("phys_addr")
+    if addr != inst["base_address"]:
+        raise FannsError(
+            f"the overlay's {name} is at {addr!r}, the block design assigned 0x{inst['base_address']:x}",
+            hint="the .hwh was not built from this project's zynq/block_design.tcl; rebuild it",
+        )
+    ours = {r.name: r.offset for r in regmap.registers}
+    if plan["registers"] != ours:
+        raise FannsError(
+            "zynq/board_plan.json and the driver disagree on the register offsets",
+            hint="regenerate the project with this fanns version",
+        )
+    return name
+
+
 def default_bitstream(project) -> Path:
+    if project.kind == "hls" and project.board_plan is not None:
+        return project.path / project.board_plan["bitstream"]
     if project.kind == "hls":
         return project.path / "build" / "hw" / "fanns_ivfpq.xclbin"
     raise FannsError(
@@ -106,12 +136,19 @@ class PynqBackend(Backend):
         bitstream = Path(self.bitstream) if self.bitstream else default_bitstream(project)
         if not bitstream.is_file():
             raise FannsError(
-                f"bitstream {bitstream} not found", hint="build it (make hw for an HLS project) or pass bitstream="
+                f"bitstream {bitstream} not found",
+                hint="build it (make hw for an Alveo HLS project, make ip bit on a Zynq board) or pass bitstream=",
             )
         self.pynq = pynq
         self.overlay = pynq.Overlay(str(bitstream), device=self.device) if self.device else pynq.Overlay(str(bitstream))
         self.targets = placement(iface, list(self.overlay.mem_dict))
-        name = self.ip_name or self._find_ip()
+        plan = project.board_plan
+        if self.ip_name:
+            name = self.ip_name
+        elif plan is not None:
+            name = zynq_ip(plan, self.overlay.ip_dict, iface.regmap)
+        else:
+            name = self._find_ip()
         self.ip = getattr(self.overlay, name)
         if iface.kind == "hls":
             self._check_registers(self.overlay.ip_dict[name].get("registers", {}))

@@ -24,6 +24,7 @@ from rich.console import Console
 from fanns import __version__
 from fanns.boards import load_board
 from fanns.checks import PLATFORM, arg_int, arg_name
+from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
@@ -138,7 +139,7 @@ def design_summary(rec: dict) -> dict:
 
 
 def readme(summary: dict) -> bytes:
-    return environment("project").get_template("README.md.j2").render(s=summary).encode()
+    return environment("project", shared=["hls_common"]).get_template("README.md.j2").render(s=summary).encode()
 
 
 def _json(data: dict) -> bytes:
@@ -208,6 +209,7 @@ def _cmd(args: argparse.Namespace) -> int:
         "cpu_same": cpu_baseline(explore, goal.text, design.index.factory),
         "faces": list(files.faces()),
         "driver": files.driver_face(),
+        "zynq": json.loads(files.files[f"hls/{PLAN_FILE}"]) if f"hls/{PLAN_FILE}" in files.files else None,
         "test_queries": nq,
         "simulation": [],
     }

@@ -44,7 +44,9 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
         help="queries per device run (default: the backend's, at most what the I/O bank holds)",
     )
     p.add_argument(
-        "--bitstream", help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin)"
+        "--bitstream",
+        help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin, on a Zynq board "
+        "the .bit its zynq/board_plan.json names)",
     )
     p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
 

@@ -268,3 +268,23 @@ class RegMapBuilder:
 
     def build(self) -> RegMap:
         return RegMap(self.name, tuple(self.registers), self.addr_width, self.description)
+
+
+def vitis_hls_regmap(kernel: str, pointers: list[str], scalars: list[tuple[str, str]]) -> RegMap:
+    """The `s_axilite` register map Vitis HLS gives `kernel(pointers..., scalars...)`: control word
+    at 0x00, then every argument from 0x10 (a 64-bit pointer takes two data words and a reserved
+    word, a 32-bit scalar one data word and a reserved word). Why here: the host driver, the
+    Zynq block-design record and its tests must read the same offsets."""
+    regs = [
+        Register("ap_start", 0, 1, "PULSE", description="write 1 to start a run", bit=0),
+        Register("ap_done", 0, 1, "RO", description="set when a run has finished (clear on read)", bit=1),
+        Register("ap_idle", 0, 1, "RO", description="1 while no run is in progress", bit=2),
+    ]
+    offset = 0x10
+    for name in pointers:
+        regs.append(Register(name, offset, 64, "RW", description=f"device address of buffer {name}"))
+        offset += 12
+    for name, desc in scalars:
+        regs.append(Register(name, offset, 32, "RW", description=desc))
+        offset += 8
+    return RegMap(kernel, tuple(regs), addr_width=max(12, offset.bit_length()), description="Vitis HLS kernel control")

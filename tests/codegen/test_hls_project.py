@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import yaml
 
 from fanns.boards import load_board
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls, render_project
@@ -185,9 +186,14 @@ def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
 
 def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
     design, data, test = small_case("onchip-opq")
+    bare = {k: v for k, v in load_board("zcu104").spec.items() if k != "block_design"}
+    (tmp_path / "bare.yaml").write_text(yaml.safe_dump(bare))  # neither a Vitis platform nor a block design
     with pytest.raises(FannsError, match="no Vitis platform"):
         generate_hls(
-            pinned_design(data, design.format, board="zcu104", nprobe=3, k=5, pq=(2, 1)), data, test, tmp_path / "x"
+            pinned_design(data, design.format, board=str(tmp_path / "bare.yaml"), nprobe=3, k=5, pq=(2, 1)),
+            data,
+            test,
+            tmp_path / "x",
         )
     with pytest.raises(FannsError, match="cannot be connected"):
         generate_hls(
@@ -201,7 +207,7 @@ def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
         generate_hls(pinned_design(data, design.format, nprobe=2, k=5, lut=(3, 8, "bram")), data, test, tmp_path / "x")
     with pytest.raises(FannsError, match="test queries"):
         generate_hls(design, data, TestQueries(test.queries[:, :5], test.groundtruth), tmp_path / "x")
-    assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == []
+    assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == [tmp_path / "bare.yaml"]
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")  # an empty folder would simply be used
     with pytest.raises(FannsError, match="already exists"):

@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import Board
+from fanns.codegen.block_design import hls_plan, zynq_files
 from fanns.codegen.graph.rtl import project_record, shared_files
-from fanns.codegen.ivfpq.hls import TEMPLATES, vitis_platform
+from fanns.codegen.ivfpq.hls import project_templates, uses_block_design, vitis_platform
 from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
 from fanns.codegen.project_files import PROJECT_FILE, add_record, write_files
 from fanns.design.graph import GraphDesign
 from fanns.errors import FannsError
+from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.images.graph import GraphImages
 from fanns.index.graph import GraphImage
 from fanns.paths import shared_dir
@@ -43,10 +45,12 @@ class GraphHlsProject:
     images: GraphImages
 
 
-def kernel_args(design: GraphDesign, board: Board) -> list[KernelArg]:
-    """Pointer arguments in order: queries, results, then adjacency and vectors of each graph channel."""
+def kernel_args(design: GraphDesign, board: Board, zynq: bool = False) -> list[KernelArg]:
+    """Pointer arguments in order: queries, results, then adjacency and vectors of each graph
+    channel. `zynq`: a block design connects them (its record checks the HP ports), not v++."""
     mem = design.memory
-    vitis_memory(mem.kind)
+    if not zynq:
+        vitis_memory(mem.kind)
     channels = sum(g.count for g in board.memory if g.kind == mem.kind)
     for ch in (*mem.channels, mem.io_channel):
         if ch >= channels:
@@ -86,10 +90,16 @@ def kernel_args(design: GraphDesign, board: Board) -> list[KernelArg]:
     return args
 
 
-def template_values(design: GraphDesign, board: Board, platform: str, nq: int, gt_k: int) -> dict:
-    """Everything the templates read: beats per row, Bloom bank size, ports (see the module docstring)."""
+def template_values(design: GraphDesign, board: Board, platform: str | None, nq: int, gt_k: int) -> dict:
+    """Everything the templates read: beats per row, Bloom bank size, ports (see the module
+    docstring); `platform` None: the Zynq road (`zynq`: the block-design record)."""
     port = design.port_bytes
-    args = kernel_args(design, board)
+    args = kernel_args(design, board, zynq=platform is None)
+    cus = design.pipelines if design.mode == "across" else 1
+    plan = None
+    if platform is None:
+        regmap = vitis_hls_regmap(KERNEL, [a.name for a in args], [(s, f"scalar argument {s}") for s in SCALARS])
+        plan = hls_plan(board, KERNEL, design.clock_mhz, args, regmap, instances=cus)
     return {
         "kernel": KERNEL,
         "design": design,
@@ -110,7 +120,8 @@ def template_values(design: GraphDesign, board: Board, platform: str, nq: int, g
         "scalars": SCALARS,
         "graph_channels": [{"index": c, "bank": f"{a.vitis_bank}"} for c, a in enumerate(args[2::2])],
         "test": {"nq": nq, "gt_k": gt_k},
-        "cus": design.pipelines if design.mode == "across" else 1,
+        "cus": cus,
+        "zynq": plan,
     }
 
 
@@ -124,12 +135,15 @@ def render(
 ) -> tuple[dict[str, bytes], GraphImages]:
     """Every file of the project (relative path -> bytes) and the packed images."""
     board = design.target_board()
-    platform = vitis_platform(board, platform)
+    zynq = uses_block_design(board, platform)
+    platform = None if zynq else vitis_platform(board, platform)
     files, images = shared_files(design, graph, queries_fx, groundtruth)
     nq = int(len(queries_fx))
     values = template_values(design, board, platform, nq, design.runtime.k if groundtruth is not None else 0)
+    if zynq:
+        files.update(zynq_files(values["zynq"], ["src/kernel.cpp"]))
     env = environment("graph_hls", shared=["hls_common"])
-    for path, template in TEMPLATES.items():
+    for path, template in project_templates(zynq).items():
         files[path] = env.get_template(template).render(values).encode()
     for header in header_closure(["falcon_qpp.h"]):
         files[f"src/{header}"] = (shared_dir("hls") / header).read_bytes()

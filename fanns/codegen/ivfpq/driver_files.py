@@ -17,11 +17,11 @@ PROJECT_VERSION = 1
 DRIVER_FILES = {"driver/run_on_board.py": "run_on_board.py.j2", "driver/README.md": "README.md.j2"}
 
 
-def add_driver(files: dict[str, bytes], record: dict, kind: str) -> None:
+def add_driver(files: dict[str, bytes], record: dict, kind: str, zynq: dict | None = None) -> None:
     """Add `driver/` to a project's `files` and the driver's project version to its `record`
-    (fanns_project.json); `kind` is "hls" or "rtl"."""
+    (fanns_project.json); `kind` is "hls" or "rtl"; `zynq`: the block-design record of a Zynq build."""
     env = environment("driver", trim_blocks=False)
-    values = {"kind": kind, "record": record, "version": PROJECT_VERSION}
+    values = {"kind": kind, "record": record, "version": PROJECT_VERSION, "zynq": zynq}
     for path, template in DRIVER_FILES.items():
         files[path] = env.get_template(template).render(values).encode()
     record["project_version"] = PROJECT_VERSION

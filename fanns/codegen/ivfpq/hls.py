@@ -21,12 +21,14 @@ import numpy as np
 
 from fanns.boards import Board
 from fanns.checks import check_platform
+from fanns.codegen.block_design import hls_plan, zynq_files
 from fanns.codegen.ivfpq.driver_files import add_driver
-from fanns.codegen.ivfpq.hls_context import KERNEL, build_context
+from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, write_files
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.paths import shared_dir
@@ -69,10 +71,21 @@ class HlsProject:
     def code_sizes(self) -> dict[str, tuple[int, int]]:
         """(lines, bytes) of every generated source file (src/, not the copied PE headers)."""
         out = {}
-        for name in sorted(TEMPLATES):
+        for name in sorted(n for n in TEMPLATES if (self.path / n).is_file()):
             text = (self.path / name).read_bytes()
             out[name] = (text.count(b"\n"), len(text))
         return out
+
+
+def uses_block_design(board: Board, platform: str | None) -> bool:
+    """Whether the project's road to the board is a Vivado block design (a Zynq board, no Vitis
+    platform asked for) rather than v++ on a Vitis platform (Alveo)."""
+    return board.block_design is not None and platform is None and board.platform is None
+
+
+def project_templates(zynq: bool) -> dict[str, str]:
+    """TEMPLATES without connectivity.cfg (a v++ link file) when a block design connects the kernel."""
+    return {k: v for k, v in TEMPLATES.items() if not (zynq and k == "connectivity.cfg")}
 
 
 def vitis_platform(board: Board, platform: str | None) -> str:
@@ -129,11 +142,17 @@ def render_project(
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     check_design(design)
     board = board or design.target_board()
-    platform = vitis_platform(board, platform)
+    zynq = uses_block_design(board, platform)
+    platform = None if zynq else vitis_platform(board, platform)
     images = memimage.pack(design, data, board)
     ctx = build_context(design, images, board, platform)
     files = shared_files(design, data, test, images)
     record = _project_record(design, data, test, ctx, images)
+    plan = None
+    if zynq:
+        regmap = vitis_hls_regmap(KERNEL, [a.name for a in ctx.args], list(SCALARS.items()))
+        plan = hls_plan(board, KERNEL, design.clock_mhz, ctx.args, regmap)
+        files.update(zynq_files(plan, ["src/kernel.cpp"]))
     values = ctx.as_dict()
     values.update(
         images=images,
@@ -141,14 +160,15 @@ def render_project(
         image_bytes=sum(img.nbytes for img in images.images),
         test=record["test"],
         slr=_single_slr(design),
+        zynq=plan,
     )
     env = environment("hls", shared=["hls_common"])
-    for path, template in TEMPLATES.items():
+    for path, template in project_templates(zynq).items():
         files[path] = env.get_template(template).render(values).encode()
     hls = shared_dir("hls")
     for header in ctx.headers:
         files[f"src/{header}"] = (hls / header).read_bytes()
-    add_driver(files, record, "hls")
+    add_driver(files, record, "hls", plan)
     add_record(files, record)
     return files, images
 

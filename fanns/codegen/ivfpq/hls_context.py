@@ -21,6 +21,8 @@ from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.paths import shared_dir
 
 KERNEL = "fanns_ivfpq"
+SCALARS = {"nq": "queries of the run", "load": "1: copy the ROM images on chip first"}
+"""The kernel's s_axilite scalar arguments, in order after the pointers (`fanns_ivfpq(..., nq, load)`)."""
 SELECTION_HLS: dict[str, tuple[str, str]] = {
     "hpq": ("hpq.h", "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"),
     "ahpq": ("hpq.h", "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"),  # level-1 queues of s1 < s keys
@@ -59,7 +61,9 @@ class KernelArg:
 
     @property
     def vitis_bank(self) -> str:
-        return f"{VITIS_MEMORY[self.memory]}[{self.channel}]"
+        """The bank as Vitis connectivity names it (HBM[i], DDR[i]); a Zynq PS memory, reached
+        through a block design instead, keeps its group name (ps-ddr4[i])."""
+        return f"{VITIS_MEMORY.get(self.memory, self.memory)}[{self.channel}]"
 
     def record(self) -> dict:
         """The argument's entry in project.json, the same for IVF-PQ and graph kernels so one host driver binds both."""
@@ -122,8 +126,9 @@ def _fifo_depth(design: IvfPqDesign, need: int) -> int:
     return max(design.fifo_depth, need)
 
 
-def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platform: str) -> Context:
-    """The template context of `design` serving the packed `images` on `board`."""
+def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platform: str | None) -> Context:
+    """The template context of `design` serving the packed `images` on `board`; `platform` None:
+    a Zynq block design (`fanns.codegen.block_design`) connects the memories instead of v++."""
     fmt, st = design.format, design.stages
     d, m, k, nprobe, nlist = fmt.d, fmt.m, design.k, design.nprobe, design.index.nlist
     eb = elem_bytes(fmt.vec_bits)
@@ -166,7 +171,9 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
 
     # -- kernel arguments: host I/O, then the images in manifest order -------------------------
     io_mem, io_ch = images.io_channel
-    vitis_memory(io_mem)
+    if platform:  # the v++ flow: every memory must be one connectivity.cfg can name
+        for kind in sorted({io_mem, *(img.memory for img in images.images)}):
+            vitis_memory(kind)
     ctx.args.append(
         KernelArg("queries", "IoBeat", True, io_mem, io_ch, "queries in: d elements per query, whole beats")
     )
@@ -176,7 +183,6 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         )
     )
     for img in images.images:
-        vitis_memory(img.memory)
         why = {
             "pq_codes": "PQ codes and ids of PQDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
             "ivf_centroids": "streamed IVF centroids of IVFDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
