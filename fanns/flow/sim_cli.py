@@ -31,7 +31,7 @@ from fanns.flow.graph_sim import graph_rtl_report
 from fanns.images.ivfpq import MemoryImages
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq.csim import HlsCsim, project_record
+from fanns.sim.ivfpq.csim import project_record, search_keys_within
 from fanns.sim.ivfpq.rtl import (
     DEFAULT_HARNESS,
     HARNESSES,
@@ -173,15 +173,18 @@ def rtl_report(
     return 1 if run["mismatched_queries"] else 0
 
 
-def csim_report(project: Path, build_dir: Path, queries: int | None, first: int, console) -> int:
+def csim_report(
+    project: Path, build_dir: Path, queries: int | None, first: int, console, limits: Limits = NO_LIMITS
+) -> int:
 
     record, design = check_project(project, "csim")
     q_fx = test_queries_fx(project, record, design.format)
     nq = q_fx.shape[0] - first if queries is None else queries
     if nq < 1 or first < 0 or first + nq > q_fx.shape[0]:
         raise FannsError(f"--queries {nq} from --first {first}: the project has {q_fx.shape[0]} test queries")
-    with HlsCsim(project, build_dir / "hls_csim") as sim:
-        keys = sim.search_keys_fx(q_fx[first : first + nq])
+    if limits.stall is not None:
+        raise FannsError("--timeout of a C simulation is a wall time", hint="e.g. --timeout 10m")
+    keys = search_keys_within(project, build_dir / "hls_csim", q_fx[first : first + nq], limits.seconds)
     ref = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(q_fx.shape[0], design.k)[
         first : first + nq
     ]
@@ -248,7 +251,7 @@ def _cmd(args: argparse.Namespace) -> int:
             _limits(args.timeout),
             args.harness or DEFAULT_HARNESS,
         )
-    return csim_report(project, build_dir, args.queries, args.first, console)
+    return csim_report(project, build_dir, args.queries, args.first, console, _limits(args.timeout))
 
 
 def _limits(values: list[str] | None) -> Limits:
@@ -323,7 +326,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "rtl: stop a run that makes no progress (no stream or memory beat moves) for LIMIT cycles "
             "(default: 4x the model's longest stage, at least 20,000), and/or that runs longer than a wall "
             "time LIMIT given with s, m or h (default: none); the report names the streams holding and "
-            "waiting for words and the memory ports' requests in flight"
+            "waiting for words and the memory ports' requests in flight; csim: a wall time only (the C "
+            "simulation runs in a child process that is stopped after it)"
         ),
     )
     p.add_argument(

@@ -62,6 +62,11 @@ class SimulationFailed(FannsError):
     exit_code = 1
 
 
+class DesignStuck(SimulationFailed):
+    """A watchdog stopped a simulated run (RTL or C simulation): the design made no progress or
+    ran out of time."""
+
+
 TOP_ONLY_PUBLIC = '`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n'
 """cocotb's Verilator build makes every signal of the design public (`--public-flat-rw`), which keeps
 Verilator from optimising the design's internals; a bench that touches only its top level's signals

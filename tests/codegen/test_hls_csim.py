@@ -11,9 +11,10 @@ import pytest
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.index.recall import recall_at
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq import IvfPqReference, host_queries
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.sim.ivfpq.csim import HlsCsim
+from fanns.sim.ivfpq.csim import HlsCsim, search_keys_within
+from fanns.tools.verilator import DesignStuck
 from tests.codegen.conftest import GOAL
 
 # name: (dataset, opq, board, nprobe (None: the explorer's for GOAL), K, ivf (PEs, lanes, storage),
@@ -124,3 +125,15 @@ def test_dataflow_threads_with_declared_fifo_depths(case, build_root):
     q = case["queries"][:40]
     with HlsCsim(case["folder"], build_root / "hls_csim", threads=True) as sim:
         assert np.array_equal(sim.search_keys(q), case["sim"].search_keys(q))
+
+
+@pytest.mark.parametrize("case", ["sift-stream-11ivf"], indirect=True)
+def test_wall_time_limit_stops_the_c_simulation(case, build_root):
+    """`fanns sim --backend csim --timeout T`: the search runs in a child process; within the limit
+    it gives the in-process keys, past it the child is stopped and the error says so."""
+    fmt, metric = case["fmt"], case["sim"].metric
+    q_fx = host_queries(fmt, metric, case["queries"][:6])
+    keys = search_keys_within(case["folder"], build_root / "hls_csim", q_fx, 600.0)
+    assert np.array_equal(keys, case["sim"].search_keys_fx(q_fx))
+    with pytest.raises(DesignStuck, match="no result after 1e-06 s of wall time"):
+        search_keys_within(case["folder"], build_root / "hls_csim", np.repeat(q_fx, 200, axis=0), 1e-6)

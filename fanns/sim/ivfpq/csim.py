@@ -12,6 +12,8 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import math
+import multiprocessing
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,6 +26,7 @@ from fanns.images.ivfpq import IoLayout
 from fanns.numerics import IvfPqFormat, split_keys
 from fanns.reference.ivfpq import host_queries
 from fanns.tools.csim import compile_program
+from fanns.tools.verilator import DesignStuck
 
 
 def project_record(project: Path) -> dict:
@@ -141,6 +144,47 @@ class HlsCsim:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _search_child(project: Path, build_dir: Path | None, q_fx: np.ndarray, threads: bool, pipe) -> None:
+    try:
+        with HlsCsim(project, build_dir, threads) as sim:
+            pipe.send(("keys", sim.search_keys_fx(q_fx)))
+    except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it as its own
+        pipe.send(("error", str(exc)))
+
+
+def search_keys_within(
+    project: Path, build_dir: Path | None, q_fx: np.ndarray, seconds: float, threads: bool = False
+) -> np.ndarray:
+    """`HlsCsim.search_keys_fx` stopped after `seconds` of wall time (the compilation not counted).
+
+    Why a child process: a C simulation that never returns (a dataflow process waiting forever in
+    the sequential mode, a livelock) holds this process inside a ctypes call that no signal can
+    interrupt; a forked child can be killed. Without a limit the search runs in-process."""
+    if not math.isfinite(seconds):
+        with HlsCsim(project, build_dir, threads) as sim:
+            return sim.search_keys_fx(q_fx)
+    build_library(Path(project), build_dir, threads)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_search_child, args=(Path(project), build_dir, q_fx, threads, send))
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(seconds):
+            raise DesignStuck(
+                f"C simulation of {project}: no result after {seconds:g} s of wall time (stopped)",
+                hint="a hang is a bug of the generated kernel: report it with the project's design.yaml; "
+                "raise the limit with --timeout only if the kernel is merely slow",
+            )
+        kind, value = receive.recv()
+    finally:
+        child.kill()
+        child.join()
+    if kind == "error":
+        raise FannsError(f"C simulation of {project} failed: {value}")
+    return value
 
 
 def run_csim(project: Path, queries: np.ndarray, build_dir: Path | None = None) -> tuple[np.ndarray, np.ndarray]:

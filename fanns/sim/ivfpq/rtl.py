@@ -36,7 +36,7 @@ from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.latency import query_times, tandem
 from fanns.sim.ivfpq.fast import FastBench, check_timing
-from fanns.tools.verilator import RtlSim, SimulationFailed
+from fanns.tools.verilator import DesignStuck, RtlSim
 
 MEM_LATENCY = 100
 """Read/write latency of the simulated memories in cycles: the performance model's assumption
@@ -56,10 +56,6 @@ the cocotb harness's result keys and cycle registers on every design of tests/co
 and a tiered one (tests/codegen/test_rtl_fast.py) at 40-80x the simulated cycles per second
 (benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory rate, not only one
 beat per cycle)."""
-
-
-class DesignStuck(SimulationFailed):
-    """The watchdog stopped a simulated run: the design made no progress or ran out of time."""
 
 
 STALL_MIN = 20_000
