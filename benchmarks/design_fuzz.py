@@ -7,7 +7,8 @@ the DSE's next designs are generated on both faces and `--queries` test queries 
 each (g++ C simulation; Verilator, fast harness), compared key for key with the reference model,
 and the RTL's cycles per query with the cycle model's.
 
-    PYTHONPATH=. python benchmarks/design_fuzz.py N [--first SEED] [--runners-up R] [--queries Q] [--work DIR]
+    PYTHONPATH=. python benchmarks/design_fuzz.py N [--first SEED] [--max-d D] [--max-k K] [--runners-up R]
+        [--queries Q] [--work DIR]
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import argparse
 import shutil
 from pathlib import Path
 
-from fanns.flow.design_fuzz import draw_case, run_case, table
+from fanns.flow.design_fuzz import MAX_D, MAX_K, draw_case, run_case, table
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("n", type=int, help="number of draws")
     ap.add_argument("--first", type=int, default=0, help="seed of the first draw (default 0)")
+    ap.add_argument("--max-d", type=int, default=MAX_D, help=f"largest dimension drawn (default {MAX_D})")
+    ap.add_argument("--max-k", type=int, default=MAX_K, help=f"largest K drawn (default {MAX_K})")
     ap.add_argument("--runners-up", type=int, default=1, help="DSE runners-up generated per draw (default 1)")
     ap.add_argument("--queries", type=int, default=4, help="test queries simulated per face (default 4)")
     ap.add_argument("--work", default="work/design-fuzz", help="folder for datasets, projects and builds")
@@ -32,7 +35,9 @@ def main() -> None:
     for seed in range(args.first, args.first + args.n):
         case_dir = work / f"draw{seed}"
         shutil.rmtree(case_dir, ignore_errors=True)
-        outcome = run_case(draw_case(seed), case_dir, work / "builds", args.runners_up, args.queries)
+        outcome = run_case(
+            draw_case(seed, args.max_d, args.max_k), case_dir, work / "builds", args.runners_up, args.queries
+        )
         outcomes.append(outcome)
         print(table([outcome])[0], flush=True)
     print("\n".join(table(outcomes)[-1:]))

@@ -2,14 +2,16 @@
 fixed seeds through explore -> DSE -> both faces -> simulation. Every draw must end "ok" (every face
 of the chosen design and its runner-up bit-exact, the RTL within the cycle tolerance) or "no design"
 with the DSE's explanation; a crash, a mismatch or a cycle miss fails. The fast tier draws from a
-small box (d <= 128, K <= 16); the slow tier from the whole space (d <= 2048, K <= 1000)."""
+small box (d <= 128, K <= 16); the slow tier from a larger one (d <= 512, K <= 128: a K = 700 design
+takes Verilator over 20 minutes to build); `benchmarks/design_fuzz.py N` draws from the whole space
+(d <= 2048, K <= 1000)."""
 
 import pytest
 
 from fanns.flow.design_fuzz import FuzzOutcome, draw_case, run_case, table
 
 FAST_SEEDS = (6, 11, 14)
-SLOW_SEEDS = tuple(range(100, 106))
+SLOW_SEEDS = tuple(range(100, 104))
 
 
 def _check(outcomes: list[FuzzOutcome]) -> None:
@@ -36,4 +38,5 @@ def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
 
 @pytest.mark.slow
 def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, build_root):
-    _check([run_case(draw_case(s), tmp_path / f"d{s}", build_root, runners_up=1) for s in SLOW_SEEDS])
+    cases = [draw_case(s, max_d=512, max_k=128) for s in SLOW_SEEDS]
+    _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
