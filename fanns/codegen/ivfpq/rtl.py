@@ -18,8 +18,8 @@ from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import Board
 from fanns.codegen.ivfpq.driver_files import add_driver
-from fanns.codegen.ivfpq.rtl_kernel import kernel_files, kernel_interfaces, port_signals, vlnv
 from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl_kernel import kernel_files, kernel_interfaces, port_signals, vlnv
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, json_bytes, write_files
 from fanns.design.ivfpq import IvfPqDesign

@@ -31,6 +31,7 @@ VENDOR, LIBRARY, VERSION = "fanns.org", "fanns", "1.0"
 INTERRUPT = "interrupt"
 IP_FILES = {
     "rtl/kernel.xml": "kernel.xml.j2",
+    "rtl/lint_waivers.vlt": "lint_waivers.vlt.j2",
     "rtl/scripts/package_ip.tcl": "package_ip.tcl.j2",
     "rtl/scripts/package_xo.tcl": "package_xo.tcl.j2",
 }
