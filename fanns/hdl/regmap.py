@@ -317,15 +317,11 @@ def kernel_control_block() -> tuple[Register, ...]:
         Register("ap_start", 0, 1, "PULSE", description="write 1 to start a run (reads 0)", bit=0),
         Register("ap_done", 0, 1, "COR", description="set when a run has finished; cleared by reading", bit=1),
         Register("ap_idle", 0, 1, "RO", description="1 while no run is in progress", bit=2),
-        Register(
-            "ap_ready", 0, 1, "COR", description="set when the core takes new arguments; cleared by reading", bit=3
-        ),
+        Register("ap_ready", 0, 1, "COR", description="set when the core takes new arguments; read clears", bit=3),
         Register("auto_restart", 0, 1, "RW", description="1: start the next run as soon as a run finishes", bit=7),
         Register("gie", 0x4, 1, "RW", description="global interrupt enable"),
         Register("ier", 0x8, 2, "RW", description="interrupt enable: bit 0 ap_done, bit 1 ap_ready"),
-        Register(
-            "isr", 0xC, 2, "TOW", description="interrupt status: bit 0 ap_done, bit 1 ap_ready; write 1 to toggle"
-        ),
+        Register("isr", 0xC, 2, "TOW", description="interrupt status: bit 0 ap_done, bit 1 ap_ready; 1 toggles"),
     )
 
 

@@ -1,7 +1,8 @@
 """The whole IVF-PQ accelerator as one Amaranth component: the top level `fanns generate-rtl` emits.
 
 Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registers of
-`IvfPqHw.regmap`, the Xilinx RTL-kernel layout with ap_ctrl_hs), `interrupt` (GIE & ISR), `m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
+`IvfPqHw.regmap`, the Xilinx RTL-kernel layout with ap_ctrl_hs), `interrupt` (GIE & ISR),
+`m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
 queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
 design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
 channel c, and loads the list->tier table with the ROM images.

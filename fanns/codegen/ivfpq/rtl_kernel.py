@@ -152,8 +152,8 @@ def _bank(memory: str, channel: int) -> str:
 def kernel_files(
     hw: IvfPqHw, ports: dict, images: MemoryImages, test: dict, top: str, control: str, platform: str | None = None
 ) -> dict[str, bytes]:
-    """Every file of the Alveo road (IP_FILES, and ALVEO_FILES on a board with a platform) for `hw`, whose `rtl/ports.json` is `ports`;
-    `test`: the project record's test set (nq, gt_k)."""
+    """Every file of the Alveo road (IP_FILES, and ALVEO_FILES on a board with a platform) for
+    `hw`, whose `rtl/ports.json` is `ports`; `test`: the project record's test set (nq, gt_k)."""
     board = hw.design.target_board()
     check_name(top, "kernel name", IDENTIFIER)
     roles = {name: p["role"] for name, p in ports["ports"].items()}
