@@ -2,8 +2,8 @@
 
 What it executes (every value comes from `fanns.driver.plan`, as for the simulators):
 1. `pynq.Overlay(bitstream)` — an xclbin on Alveo (XRT), or a .bit with its .hwh on a Zynq board;
-   the IP is the kernel's compute unit (HLS: `fanns_ivfpq_1`) or the core's instance (RTL: the
-   one IP named `fanns_ivfpq*`, or `ip=`).
+   the IP is the kernel's compute unit (`fanns_ivfpq_1`, HLS or RTL kernel) or the core's instance
+   in a Zynq block design (the one IP named `fanns_ivfpq*`, or `ip=`).
 2. Placement: every buffer is allocated with `pynq.allocate(shape, "u1", target=<memory>)` in the
    bank `connectivity.cfg` / `rtl/ports.json` assigns it — HBM[i] as the overlay's memory `HBM[i]` /
    `HBM<i>`, DDR[i] as `DDR[i]` / `DDR<i>` / `bank<i>`; Zynq PS DDR (one memory) without a target.
@@ -25,6 +25,7 @@ import numpy as np
 
 from fanns.driver.backend import Backend
 from fanns.driver.plan import Buffer, Interface
+from fanns.driver.project import BITSTREAM
 from fanns.errors import FannsError
 
 PS_MEMORY = ("ps-ddr3", "ps-ddr4")
@@ -69,12 +70,8 @@ def attribute(memory: str) -> str:
 
 
 def default_bitstream(project) -> Path:
-    if project.kind == "hls":
-        return project.path / "build" / "hw" / "fanns_ivfpq.xclbin"
-    raise FannsError(
-        "an RTL project has no board build flow: pass bitstream= the .bit / .xclbin built around rtl/fanns_ivfpq.v",
-        hint="or use backend rtl-sim to run the RTL in simulation",
-    )
+    """The xclbin `make hw` builds in the project (the HLS kernel's, or the RTL kernel's)."""
+    return project.path / BITSTREAM
 
 
 class PynqBackend(Backend):
@@ -106,7 +103,7 @@ class PynqBackend(Backend):
         bitstream = Path(self.bitstream) if self.bitstream else default_bitstream(project)
         if not bitstream.is_file():
             raise FannsError(
-                f"bitstream {bitstream} not found", hint="build it (make hw for an HLS project) or pass bitstream="
+                f"bitstream {bitstream} not found", hint="build it (make hw in the project) or pass bitstream="
             )
         self.pynq = pynq
         self.overlay = pynq.Overlay(str(bitstream), device=self.device) if self.device else pynq.Overlay(str(bitstream))
