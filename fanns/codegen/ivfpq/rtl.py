@@ -92,15 +92,16 @@ def port_map(hw: IvfPqHw) -> dict:
     }
 
 
-def rtl_files(hw: IvfPqHw, images: memimage.MemoryImages, test: dict) -> dict[str, bytes]:
-    """The files of `PROJECT/rtl/` and the Alveo road's (`fanns.codegen.ivfpq.rtl_kernel`)."""
+def rtl_files(hw: IvfPqHw, images: memimage.MemoryImages, test: dict, platform: str | None = None) -> dict[str, bytes]:
+    """The files of `PROJECT/rtl/` and the Alveo road's (`fanns.codegen.ivfpq.rtl_kernel`;
+    `platform`: the Vitis platform, default the board file's)."""
     ports = port_map(hw)
     return {
         "rtl/fanns_ivfpq.v": verilog(hw).encode(),
         "rtl/regmap.md": hw.regmap.to_markdown().encode(),
         "rtl/regmap.json": hw.regmap.to_json().encode(),
         "rtl/ports.json": json_bytes(ports),
-    } | kernel_files(hw, ports, images, test, TOP, CONTROL)
+    } | kernel_files(hw, ports, images, test, TOP, CONTROL, platform)
 
 
 @dataclass(frozen=True)
@@ -114,14 +115,18 @@ class RtlProject:
 
 
 def render_rtl_project(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None
+    design: IvfPqDesign,
+    data: IvfPqIndexData,
+    test: TestQueries,
+    board: Board | None = None,
+    platform: str | None = None,
 ) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
     """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
     board = board or design.target_board()
     hw = IvfPqHw.from_design(design, board)
     images = memimage.pack(design, data, board)
     record = project_record(design, data, test, images, "generate-rtl")
-    files = rtl_files(hw, images, record["test"]) | shared_files(design, data, test, images)
+    files = rtl_files(hw, images, record["test"], platform) | shared_files(design, data, test, images)
     record |= {
         "rtl": {"top": TOP, "verilog": "rtl/fanns_ivfpq.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
     }
