@@ -15,6 +15,7 @@ What this does NOT show: that Vivado accepts the scripts (they have not run in V
 import json
 import re
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -194,6 +195,15 @@ def test_xrt_host_calls_the_kernel_in_kernel_xml_order(rtl):
     for name, spec in ports.items():
         if name.startswith("m_axi_"):
             assert f"sp=fanns_ivfpq_1.{name}:{spec['memory'].upper()}[{spec['channel']}]" in cfg
+
+
+def test_xrt_host_passes_gcc_checks(rtl):
+    """The RTL face's XRT host against the XRT API subset it uses (tests/codegen/xrt_api: XRT is
+    not installed here), as tests/codegen/test_hls_project.py checks the HLS face's."""
+    xrt = Path(__file__).parent / "xrt_api"
+    cmd = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{xrt}", f"-I{rtl / 'src'}"]
+    check = subprocess.run([*cmd, str(rtl / "src" / "host.cpp")], capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stderr
 
 
 def test_verilog_passes_verilator_lint_with_the_waivers(rtl):
