@@ -113,7 +113,7 @@ def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
 @pytest.mark.parametrize("via", INTERPRETERS)
 def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl, projects, via):  # noqa: F811
     if not tcl_available(via):
-        pytest.skip(f"no {via} on this machine")
+        pytest.skip(f"no {via} on this machine (Debian packages: tcl for tclsh, python3-tk for tkinter)")
     ports = json.loads((rtl / "rtl" / "ports.json").read_text())
     xo = rtl / "build" / "fanns_ivfpq.xo"
     ip = packaged_ip(run_script(rtl / "rtl" / "scripts" / "package_xo.tcl", [str(xo)], via=via))
@@ -162,6 +162,8 @@ def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl,
 
 
 def test_standins_stop_a_script_that_vivado_would_stop(tmp_path):
+    if not any(tcl_available(via) for via in INTERPRETERS):
+        pytest.skip("no Tcl interpreter: neither tclsh (Debian: tcl) nor Python's tkinter (Debian: python3-tk)")
     bad = tmp_path / "bad.tcl"
     bad.write_text("create_project p . -part xcu55c\nadd_files -norecurse missing.v\n")
     with pytest.raises(TclError, match="missing.v does not exist"):
