@@ -19,11 +19,15 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.plan import Interface
 from fanns.driver.project import Project
 from fanns.tools.verilator import lint
+from tests.codegen.test_tiers import skewed  # noqa: F401  (a tiered design)
 from tests.driver.conftest import projects  # noqa: F401  (one HLS and one RTL project of one design)
 from tests.tcl.run_tcl import PackagedIp, TclError, interpreter, packaged_ip, run_script
 
@@ -59,11 +63,17 @@ def top_ports(verilog: str, top: str) -> dict[str, tuple[str, int]]:
     return {name: (d, int(msb) + 1 if msb else 1) for d, msb, name in PORT.findall(body)}
 
 
-@pytest.fixture(scope="module")
-def rtl(projects, tmp_path_factory):  # noqa: F811
-    """A copy of the RTL project (the scripts make build folders)."""
+@pytest.fixture(scope="module", params=["plain", "tiered"])
+def rtl(request, tmp_path_factory):
+    """A copy of an RTL project (the scripts make build folders): the driver tests' design, and a
+    tiered design (`m_axi_hot<c>` ports, the `tiers_addr` and `hot<c>_addr` arguments)."""
     dest = tmp_path_factory.mktemp("kernel") / "rtl"
-    shutil.copytree(projects.rtl, dest, symlinks=True)
+    if request.param == "plain":
+        shutil.copytree(request.getfixturevalue("projects").rtl, dest, symlinks=True)
+    else:
+        skewed = request.getfixturevalue("skewed")
+        test = TestQueries(skewed["queries"](4, 2), np.zeros((4, 10), np.int64))
+        generate_rtl(skewed["tiered"], skewed["data"], test, dest)
     return dest
 
 
@@ -91,6 +101,8 @@ def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
         pointer = a.get("addressQualifier") == "1"
         assert (a.get("port") != "s_axi_control") == pointer and (size == 8) == pointer
         assert name in ports["ports"][a.get("port")]["args"]
+        channel = re.fullmatch(r"(pq|hot)(\d+)_addr", name)
+        assert a.get("port") == (f"m_axi_{channel[1]}{channel[2]}" if channel else a.get("port"))
         written.add(name)
     # every register the driver programs is a kernel argument; the rest are read-only or control
     for buf, _ in [(b.name, b) for b in iface.image_buffers() + iface.io_buffers(1)]:
@@ -111,7 +123,7 @@ def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
 
 
 @pytest.mark.parametrize("via", INTERPRETERS)
-def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl, projects, via):  # noqa: F811
+def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl, via):
     if not tcl_available(via):
         pytest.skip(f"no {via} on this machine (Debian packages: tcl for tclsh, python3-tk for tkinter)")
     ports = json.loads((rtl / "rtl" / "ports.json").read_text())
@@ -119,7 +131,8 @@ def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl,
     ip = packaged_ip(run_script(rtl / "rtl" / "scripts" / "package_xo.tcl", [str(xo)], via=via))
     assert ip.vlnv == ports["vlnv"] == "fanns.org:fanns:fanns_ivfpq:1.0"
     assert ip.core["sdx_kernel"] == "true" and ip.core["sdx_kernel_type"] == "rtl"
-    board = projects.design.target_board()
+    design = Project.open(rtl).design
+    board = design.target_board()
     assert option(ip.first("create_project"), "-part") == board.part
     assert [Path(f).resolve() for f in ip.first("add_files") if not f.startswith("-")] == [
         (rtl / "rtl" / "fanns_ivfpq.v").resolve()
@@ -133,7 +146,7 @@ def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl,
     clk, rst = ip.bus_interfaces["ap_clk"], ip.bus_interfaces["ap_rst_n"]
     assert clk.port_maps == {"CLK": "ap_clk"} and rst.port_maps == {"RST": "ap_rst_n"}
     assert rst.parameters["POLARITY"] == "ACTIVE_LOW" and clk.parameters["ASSOCIATED_RESET"] == "ap_rst_n"
-    assert int(clk.parameters["FREQ_HZ"]) == round(projects.design.clock_mhz * 1e6) == ports["clock_hz"]
+    assert int(clk.parameters["FREQ_HZ"]) == round(design.clock_mhz * 1e6) == ports["clock_hz"]
     assert sorted(clk.parameters["ASSOCIATED_BUSIF"].split(":")) == sorted(ports["ports"])
     assert ip.bus_interfaces["interrupt"].port_maps == {"INTERRUPT": "interrupt"}
     for name, spec in ports["ports"].items():
