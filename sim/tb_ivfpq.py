@@ -33,7 +33,7 @@ import cocotb
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
 
-from fanns.arch.ivfpq.hw import WATCHED_STREAMS
+from fanns.arch.ivfpq.hw import IMAGE_REGISTERS, WATCHED_STREAMS
 from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
@@ -162,13 +162,7 @@ async def search_runs(dut, p: dict) -> None:
     for iface in (master.write_if, master.read_if):
         iface.log.setLevel(logging.WARNING)  # one line per register access otherwise
     csr = Csr(master, regmap)
-    rom_regs = {
-        "centroids": "centroids_addr",
-        "codebook": "codebook_addr",
-        "opq_matrix": "opq_addr",
-        "list_tiers": "tiers_addr",
-    }
-    for name, reg in rom_regs.items():
+    for name, reg in IMAGE_REGISTERS.items():
         if name in layout:
             await csr.write(reg, layout[name])
     for port, _, _ in tiers:

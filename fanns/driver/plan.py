@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fanns.arch.ivfpq.hw import IMAGE_REGISTERS
 from fanns.driver.project import Bank, Project
 from fanns.errors import FannsError
 from fanns.hdl.regmap import Register, RegMap
@@ -32,14 +33,6 @@ from fanns.hdl.regmap import Register, RegMap
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
-IMAGE_REGISTERS = {
-    "centroids": "centroids_addr",
-    "codebook": "codebook_addr",
-    "opq_matrix": "opq_addr",
-    "list_tiers": "tiers_addr",
-}
-"""RTL: ROM image -> its base-address register (PQ-code images: pq<c>_addr; a tiered design's
-fast-tier images pq_hot_<c>: hot<c>_addr)."""
 PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot"}
 """RTL: PQ-code image use -> the prefix of its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
 

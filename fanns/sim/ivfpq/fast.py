@@ -32,7 +32,7 @@ from amaranth import ClockSignal, Instance, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.ivfpq.hw import WATCHED_STREAMS
+from fanns.arch.ivfpq.hw import IMAGE_REGISTERS, WATCHED_STREAMS
 from fanns.codegen.ivfpq.rtl import CONTROL, TOP
 from fanns.errors import FannsError
 from fanns.hdl.bus import axi4_signature, axil_signature
@@ -49,13 +49,6 @@ QUEUE_DEPTH = 256
 the accelerator's readers keep far fewer than this outstanding, so it never back-pressures AR)."""
 COUNT_BITS = 16
 ADDR_BITS = 64
-ROM_REGISTERS = {
-    "centroids": "centroids_addr",
-    "codebook": "codebook_addr",
-    "opq_matrix": "opq_addr",
-    "list_tiers": "tiers_addr",
-}
-"""ROM image -> the register holding its address (as `sim/tb_ivfpq.py` programs them)."""
 TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot"}
 """The images (`<name>_<c>`) behind the ports `m_axi_pq<c>` and `m_axi_hot<c>`."""
 
@@ -282,7 +275,7 @@ class FastBench:
         unknown = sorted(set(frozen) - set(names))
         if unknown:
             raise FannsError(f"no memory port {', '.join(unknown)}", hint=f"the ports are {', '.join(names)}")
-        regs = {reg: self.layout.io[img] for img, reg in ROM_REGISTERS.items() if img in self.layout.io}
+        regs = {reg: self.layout.io[img] for img, reg in IMAGE_REGISTERS.items() if img in self.layout.io}
         regs |= {f"{p.short}_addr": PAGE for p in self.layout.ports if p.tier != "io"}
         return {
             "regmap": str(regmap),
