@@ -88,7 +88,7 @@ async def registers_match_model(dut):
     core = Core(dut, pe, cycles, rng)
     cocotb.start_soon(core.watch_pulses())
     expected_pulses: list[tuple[str, int]] = []
-    w1c = [reg for reg in pe.regmap.registers if reg.access == "W1C"]
+    w1c = [reg for reg in pe.regmap.registers if reg.access in ("W1C", "COR", "TOW")]  # set by the core
     wide_ro = [reg for reg in pe.regmap.registers if reg.access == "RO" and reg.words > 1]
     counts = {"reads": 0, "writes": 0, "read_mismatches": 0, "resp_mismatches": 0, "unmapped": 0}
 
@@ -136,7 +136,7 @@ async def registers_match_model(dut):
             for a, ev in zip(addrs, events):
                 await ev.wait()
                 await check_read(a, ev.data)
-        elif op < 0.85 and w1c:  # core events on W1C inputs
+        elif op < 0.85 and w1c:  # core events on sticky (W1C, COR, TOW) inputs
             reg = w1c[int(rng.integers(len(w1c)))]
             bits = int(rng.integers(0, 1 << reg.width))
             pin = getattr(dut, f"{reg.name}_set")

@@ -43,7 +43,9 @@ class Board:
         self.ends: dict[str, int] = {}
         self.pending: list[tuple[str, int, bytes]] = []
         self.rams: dict[str, LatencyAxiRam] | None = None
-        self.master = AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst)
+        self.master = AxiLiteMaster(
+            axil_bus(dut, "s_axi_control", "_"), dut.ap_clk, dut.ap_rst_n, reset_active_level=False
+        )
         for iface in (self.master.write_if, self.master.read_if):
             iface.log.setLevel(logging.WARNING)
 
@@ -69,6 +71,7 @@ class Board:
                     read_latency=self.p["latency"],
                     write_latency=self.p["latency"],
                     write=writes,
+                    separator="_",
                 )
                 ram.pause(self.p.get("pause", 0.0), 100 + k)
                 self.rams[b] = ram
@@ -103,7 +106,7 @@ class Board:
             while not (await self.master.read_dword(cmd["offset"])) & cmd["mask"]:
                 if self.cycles.now - t0 > cmd["timeout"]:
                     raise TimeoutError(f"no done bit after {cmd['timeout']} cycles")
-                await ClockCycles(self.dut.clk, POLL_CYCLES)
+                await ClockCycles(self.dut.ap_clk, POLL_CYCLES)
             return {"cycles": self.cycles.now - t0}
         raise ValueError(f"unknown operation {op!r}")
 

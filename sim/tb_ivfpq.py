@@ -33,7 +33,7 @@ import cocotb
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteMaster
 
-from fanns.arch.ivfpq.hw import WATCHED_STREAMS
+from fanns.arch.ivfpq.hw import IMAGE_REGISTERS, WATCHED_STREAMS
 from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
@@ -78,13 +78,16 @@ async def stuck_report(csr: Csr, rams: dict, why: str) -> str:
 
 
 async def run_once(dut, csr: Csr, limits: dict, rams: dict) -> int:
-    """Clear ap_done, pulse ap_start, poll ap_done under the watchdog; return the cycles spent."""
-    await csr.master.write_dword(0, 0b10)
+    """Start a run and poll ap_done under the watchdog, by the register map's block protocol
+    (`RegMap.control`, as the driver does); return the cycles spent."""
+    ctrl = csr.regmap.control()
+    if ctrl.clear is not None:
+        await csr.master.write_dword(ctrl.offset, ctrl.clear)
     cycles = Cycles(dut)
     t0, wall0 = cycles.now, time.monotonic()
-    await csr.master.write_dword(0, 0b01)
+    await csr.master.write_dword(ctrl.offset, ctrl.start)
     progress, moved = -1, t0
-    while not (await csr.master.read_dword(0)) & 0b10:
+    while not (await csr.master.read_dword(ctrl.offset)) & ctrl.done:
         now = cycles.now
         seen = await csr.read("progress")
         if seen != progress:
@@ -99,7 +102,7 @@ async def run_once(dut, csr: Csr, limits: dict, rams: dict) -> int:
             raise Stuck(
                 await stuck_report(csr, rams, f"no ap_done after {limits['seconds']:,.0f} s ({now - t0:,} cycles)")
             )
-        await ClockCycles(dut.clk, POLL_CYCLES)
+        await ClockCycles(dut.ap_clk, POLL_CYCLES)
     return cycles.now - t0
 
 
@@ -126,7 +129,9 @@ async def search_runs(dut, p: dict) -> None:
     for i, run in enumerate(p["runs"]):
         layout[f"results{i}"] = offset
         offset += _align(run["nq"] * run["stride"])
-    io = LatencyAxiRam(dut, "m_axi_io", offset, cycles, read_latency=p["latency"], write_latency=p["latency"])
+    io = LatencyAxiRam(
+        dut, "m_axi_io", offset, cycles, read_latency=p["latency"], write_latency=p["latency"], separator="_"
+    )
     for img in images.by_use("rom"):
         io.write(layout[img.name], img.data)
     io.write(layout["queries"], queries)
@@ -146,23 +151,18 @@ async def search_runs(dut, p: dict) -> None:
                 read_latency=latency,
                 write=False,
                 read_rate=rate,
+                separator="_",
             )
             ram.write(PAGE, img.data)
             rams[f"m_axi_{port}{c}"] = ram
     for k, (name, ram) in enumerate(rams.items()):
         ram.pause(1.0 if name in p.get("frozen", ()) else p.get("pause", 0.0), 100 + k)
 
-    master = AxiLiteMaster(axil_bus(dut, "s_axil"), dut.clk, dut.rst)
+    master = AxiLiteMaster(axil_bus(dut, "s_axi_control", "_"), dut.ap_clk, dut.ap_rst_n, reset_active_level=False)
     for iface in (master.write_if, master.read_if):
         iface.log.setLevel(logging.WARNING)  # one line per register access otherwise
     csr = Csr(master, regmap)
-    rom_regs = {
-        "centroids": "centroids_addr",
-        "codebook": "codebook_addr",
-        "opq_matrix": "opq_addr",
-        "list_tiers": "tiers_addr",
-    }
-    for name, reg in rom_regs.items():
+    for name, reg in IMAGE_REGISTERS.items():
         if name in layout:
             await csr.write(reg, layout[name])
     for port, _, _ in tiers:

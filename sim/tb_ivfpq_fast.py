@@ -55,18 +55,21 @@ def port_states(dut, ports: list[dict]) -> dict[str, str]:
 
 
 async def run_once(dut, csr: PinCsr, limits: dict, p: dict) -> int:
-    """Clear ap_done, pulse ap_start, poll ap_done under the watchdog; return the cycles spent
-    (`p`: the bench's parameters, whose `ports` and `streams` the watchdog's report names)."""
-    await csr.write_word(0, 0b10)
+    """Start a run and poll ap_done under the watchdog, by the register map's block protocol
+    (`RegMap.control`, as the driver does); return the cycles spent (`p`: the bench's parameters,
+    whose `ports` and `streams` the watchdog's report names)."""
+    ctrl = csr.regmap.control()
+    if ctrl.clear is not None:
+        await csr.write_word(ctrl.offset, ctrl.clear)
     cycles = Cycles(dut)
     t0, wall0 = cycles.now, time.monotonic()
-    await csr.write_word(0, 0b01)
+    await csr.write_word(ctrl.offset, ctrl.start)
     progress, moved = -1, t0
 
     async def stuck(why: str) -> Stuck:
         return Stuck(stuck_text(why, await csr.read("streams"), p["streams"], port_states(dut, p["ports"])))
 
-    while not (await csr.read_word(0)) & 0b10:
+    while not (await csr.read_word(ctrl.offset)) & ctrl.done:
         now = cycles.now
         seen = await csr.read("progress")
         if seen != progress:

@@ -18,7 +18,7 @@ from pathlib import Path
 from fanns.driver.accelerator import Accelerator
 from fanns.driver.csim import CsimBackend
 from fanns.driver.model import ModelBackend
-from fanns.driver.project import Project
+from fanns.driver.project import Project, face_folder
 from fanns.driver.pynq_backend import PynqBackend
 from fanns.driver.rtlsim import RtlSimBackend
 from fanns.errors import FannsError
@@ -51,10 +51,17 @@ def make_backend(name: str, kind: str, **options):
     raise FannsError(f"unknown backend {name!r}", hint=f"choose one of {', '.join(BACKENDS)}")
 
 
-def open(project: str | Path, backend: str = "model", batch: int | None = None, **options):  # noqa: A001 - the API's name
+def open(  # noqa: A001 - the API's name
+    project: str | Path, backend: str = "model", batch: int | None = None, face: str | None = None, **options
+):
     """The accelerator of a generated `project` on `backend`; `batch` caps the queries per run
     (default: the backend's, at most what the I/O bank holds); `options` go to the backend
-    (c-sim: build_dir, threads; rtl-sim: build_dir, latency; pynq: bitstream, device)."""
-
-    proj = Project.open(project)
+    (c-sim: build_dir, threads; rtl-sim: build_dir, latency; pynq: bitstream, device).
+    `project` is a single-face project or the folder `fanns generate` writes: then `face` ("hls"
+    or "rtl") picks the face, by default the backend's (`fanns.driver.project.face_folder`)."""
+    if backend not in BACKENDS:
+        raise FannsError(f"unknown backend {backend!r}", hint=f"choose one of {', '.join(BACKENDS)}")
+    proj = Project.open(face_folder(project, backend, face))
+    if face is not None and proj.kind != face:
+        raise FannsError(f"{project} is an {proj.kind.upper()} project, not {face}", hint=f"pass face={proj.kind!r}")
     return Accelerator(proj, make_backend(backend, proj.kind, **options), batch)

@@ -7,7 +7,8 @@ project (`fanns.driver.project.Project`) into
 * the **buffers** of the device and the bank each must live in — the memory images (sizes from
   manifest.json) and the host I/O buffers for a batch of queries — with the bank taken from the
   project's `connectivity.cfg` (HLS) or `rtl/ports.json` (RTL), never assumed;
-* the **register map** (`fanns.hdl.regmap.RegMap`): the RTL core's own `rtl/regmap.json`, or for
+* the **register map** (`fanns.hdl.regmap.RegMap`): the RTL kernel's own `rtl/regmap.json` (the
+  Xilinx RTL-kernel layout: ap_ctrl_hs at 0x00, arguments from 0x10, see `kernel_control_block`), or for
   an HLS kernel the Vitis HLS `s_axilite` layout of its arguments (control word at 0x00, then
   every argument from 0x10: a 64-bit pointer takes two data words and a reserved word, a 32-bit
   scalar one data word and a reserved word);
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fanns.arch.ivfpq.hw import IMAGE_REGISTERS
 from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS
 from fanns.driver.project import Bank, Project
 from fanns.errors import FannsError
@@ -32,14 +34,6 @@ from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
-IMAGE_REGISTERS = {
-    "centroids": "centroids_addr",
-    "codebook": "codebook_addr",
-    "opq_matrix": "opq_addr",
-    "list_tiers": "tiers_addr",
-}
-"""RTL: ROM image -> its base-address register (PQ-code images: pq<c>_addr; a tiered design's
-fast-tier images pq_hot_<c>: hot<c>_addr)."""
 PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot"}
 """RTL: PQ-code image use -> the prefix of its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
 
@@ -201,23 +195,24 @@ class Interface:
         return [off for off, *_ in self.regmap[name].word_slices()]
 
     # -- control ---------------------------------------------------------------------------------
+    # The block protocol comes from the register map (`RegMap.control`), as in the testbenches.
     @property
     def control_offset(self) -> int:
-        return self.regmap["ap_start"].offset
+        return self.regmap.control().offset
 
     @property
     def start_word(self) -> int:
-        return 1 << self.regmap["ap_start"].bit
+        return self.regmap.control().start
 
     @property
     def done_mask(self) -> int:
-        return 1 << self.regmap["ap_done"].bit
+        return self.regmap.control().done
 
     @property
     def clear_word(self) -> int | None:
-        """Word that clears a sticky ap_done before a start (RTL: W1C); None when reading clears it."""
-        reg = self.regmap["ap_done"]
-        return 1 << reg.bit if reg.access == "W1C" else None
+        """Word that clears a sticky (W1C) ap_done before a start; None when reading clears it (the
+        ap_ctrl_hs of an HLS kernel and of the RTL kernel)."""
+        return self.regmap.control().clear
 
     def status_error(self, status: int) -> str | None:
         """What went wrong in a run, from the RTL status register."""

@@ -66,6 +66,46 @@ def parse_connectivity(text: str, board: Board) -> dict[str, Bank]:
     return out
 
 
+FACES = ("hls", "rtl")
+FACE_OF_BACKEND = {"c-sim": "hls", "rtl-sim": "rtl"}
+BITSTREAM = "build/hw/fanns_ivfpq.xclbin"
+"""Where a face's `make hw` puts the xclbin (HLS and RTL faces alike)."""
+
+
+def face_folder(path: Path | str, backend: str, face: str | None = None) -> Path:
+    """The single-face project to open for `path`: `path` itself when it is one, else the face of
+    the folder `fanns generate` writes (`hls/`, `rtl/`) that `face` names or, without `face`, that
+    the backend runs (c-sim: hls; rtl-sim: rtl; pynq: the face whose xclbin was built; model:
+    hls when there is one)."""
+    path = Path(path)
+    if face is not None and face not in FACES:
+        raise FannsError(f"unknown face {face!r}", hint=f"choose one of {', '.join(FACES)}")
+    if (path / PROJECT_FILE).is_file() or not path.is_dir():
+        return path  # a single-face project (or nothing: Project.open says what is wrong)
+    faces = [f for f in FACES if (path / f / PROJECT_FILE).is_file()]
+    if not faces:
+        return path
+    if face is None:
+        face = FACE_OF_BACKEND.get(backend)
+    if face is None and backend == "pynq":
+        built = [f for f in faces if (path / f / BITSTREAM).is_file()]
+        if len(built) != 1:
+            which = "both faces have" if built else "no face has"
+            raise FannsError(
+                f"{path}: {which} a built {BITSTREAM}, so the face to run on the board is not known",
+                hint=f"build one (make -C {path}/hls hw, or make -C {path}/rtl hw) or pass face= / --face",
+            )
+        face = built[0]
+    if face is None:
+        face = faces[0]
+    if face not in faces:
+        raise FannsError(
+            f"{path} has no {face} face (it has: {', '.join(faces)})",
+            hint="generate it with `fanns generate --backends hls,rtl`, or choose another face / backend",
+        )
+    return path / face
+
+
 @dataclass(frozen=True)
 class Project:
     """A generated IVF-PQ project (HLS or RTL); see the module docstring."""
@@ -87,8 +127,8 @@ class Project:
         rec_path = path / PROJECT_FILE
         if not rec_path.is_file():
             raise FannsError(
-                f"{path} is not a generated project (no {PROJECT_FILE})",
-                hint="run `fanns generate-hls` or `fanns generate-rtl` first",
+                f"{path} is not a generated project (no {PROJECT_FILE}, and no hls/ or rtl/ face with one)",
+                hint="pass the folder `fanns generate`, `fanns generate-hls` or `fanns generate-rtl` wrote",
             )
         try:
             record = json.loads(rec_path.read_text())

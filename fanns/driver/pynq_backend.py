@@ -3,7 +3,7 @@
 What it executes (every value comes from `fanns.driver.plan`, as for the simulators):
 1. `pynq.Overlay(bitstream)` — an xclbin on Alveo (XRT), or a .bit with its .hwh on a Zynq board
    (default: the project's build, `build/hw/fanns_ivfpq.xclbin` or the `bitstream` of
-   `zynq/board_plan.json`); the IP is the kernel's compute unit (HLS: `fanns_ivfpq_1`), on a Zynq
+   `zynq/board_plan.json`); the IP is the kernel's compute unit (`fanns_ivfpq_1`, HLS or RTL kernel), on a Zynq
    build the instance `zynq/board_plan.json` names, checked at the base address the block design
    assigned (`zynq_ip`), or the one IP named `fanns_ivfpq*`, or `ip=`.
 2. Placement: every buffer is allocated with `pynq.allocate(shape, "u1", target=<memory>)` in the
@@ -27,6 +27,7 @@ import numpy as np
 
 from fanns.driver.backend import Backend
 from fanns.driver.plan import Buffer, Interface
+from fanns.driver.project import BITSTREAM
 from fanns.errors import FannsError
 
 PS_MEMORY = ("ps-ddr3", "ps-ddr4")
@@ -97,14 +98,11 @@ def zynq_ip(plan: dict, ip_dict: dict, regmap) -> str:
 
 
 def default_bitstream(project) -> Path:
+    """The bitstream `make` builds in the project: the block design's .bit on a Zynq board (an HLS
+    face), else the xclbin of `make hw` (the HLS kernel's, or the RTL kernel's)."""
     if project.kind == "hls" and project.board_plan is not None:
         return project.path / project.board_plan["bitstream"]
-    if project.kind == "hls":
-        return project.path / "build" / "hw" / "fanns_ivfpq.xclbin"
-    raise FannsError(
-        "an RTL project has no board build flow: pass bitstream= the .bit / .xclbin built around rtl/fanns_ivfpq.v",
-        hint="or use backend rtl-sim to run the RTL in simulation",
-    )
+    return project.path / BITSTREAM
 
 
 class PynqBackend(Backend):
@@ -137,7 +135,7 @@ class PynqBackend(Backend):
         if not bitstream.is_file():
             raise FannsError(
                 f"bitstream {bitstream} not found",
-                hint="build it (make hw for an Alveo HLS project, make ip bit on a Zynq board) or pass bitstream=",
+                hint="build it (make hw in an Alveo project, make ip bit on a Zynq board) or pass bitstream=",
             )
         self.pynq = pynq
         self.overlay = pynq.Overlay(str(bitstream), device=self.device) if self.device else pynq.Overlay(str(bitstream))

@@ -208,6 +208,7 @@ def _cmd(args: argparse.Namespace) -> int:
         "cpu": cpu_baseline(explore, goal.text),
         "cpu_same": cpu_baseline(explore, goal.text, design.index.factory),
         "faces": list(files.faces()),
+        "platform": args.platform or board.platform,  # the Vitis platform both faces link for (None: no Alveo road)
         "driver": files.driver_face(),
         "zynq": json.loads(files.files[f"hls/{PLAN_FILE}"]) if f"hls/{PLAN_FILE}" in files.files else None,
         "test_queries": nq,
@@ -349,7 +350,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="designs listed besides the best in the table and report/dse.json (default 5)",
     )
     p.add_argument(
-        "--platform", type=arg_name(PLATFORM), help="Vitis platform of the HLS face (default: the board file's)"
+        "--platform",
+        type=arg_name(PLATFORM),
+        help="Vitis platform of the HLS face and the RTL kernel (default: the board file's)",
     )
     p.add_argument(
         "--test-queries",

@@ -18,6 +18,7 @@ from fanns.checks import arg_int
 from fanns.datasets.formats import read_vectors
 from fanns.design.graph import load_design
 from fanns.driver import BACKENDS
+from fanns.driver.project import face_folder
 from fanns.errors import FannsError
 from fanns.index.recall import recall_at
 from fanns.numerics import first_true
@@ -45,8 +46,14 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
     )
     p.add_argument(
         "--bitstream",
-        help="pynq: the xclbin / .bit (default: an HLS project's build/hw/fanns_ivfpq.xclbin, on a Zynq board "
+        help="pynq: the xclbin / .bit (default: the face's build/hw/fanns_ivfpq.xclbin, on a Zynq board "
         "the .bit its zynq/board_plan.json names)",
+    )
+    p.add_argument(
+        "--face",
+        choices=("hls", "rtl"),
+        help="the face of a `fanns generate` project to run (default: the backend's: c-sim hls, rtl-sim rtl, "
+        "pynq the face whose xclbin was built, model hls)",
     )
     p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
 
@@ -76,6 +83,8 @@ def read_groundtruth(path: Path, project: Path, nq: int) -> np.ndarray:
 def run(project: Path, args: argparse.Namespace, out=print) -> int:
     """Open, load, search, report (see the module docstring)."""
 
+    face = getattr(args, "face", None)
+    project = face_folder(project, args.backend, face)  # the face of a `fanns generate` folder
     queries = read_vectors(Path(args.queries))
     gt = read_groundtruth(Path(args.groundtruth), Path(project), queries.shape[0]) if args.groundtruth else None
     options = {}
@@ -83,7 +92,7 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
         options["bitstream"] = args.bitstream
     if args.backend in ("c-sim", "rtl-sim") and args.build_dir:
         options["build_dir"] = args.build_dir
-    with fanns.driver.open(project, backend=args.backend, batch=args.batch, **options) as acc:
+    with fanns.driver.open(project, backend=args.backend, batch=args.batch, face=face, **options) as acc:
         acc.set_params(nprobe=args.nprobe, k=args.k)
         acc.load()
         ids, _ = acc.search(queries)
@@ -131,7 +140,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "run",
         help="search a generated project's accelerator through the host driver (board, RTL/C simulation or model)",
         description=(
-            "Open a project written by `fanns generate-hls` / `generate-rtl` with the host driver on "
+            "Open a project written by `fanns generate` (its face by --face or the backend), "
+            "`generate-hls` or `generate-rtl` with the host driver on "
             "a backend (pynq: a board; rtl-sim: the RTL under Verilator + cocotb, driven by the "
             "driver; c-sim: the HLS kernel compiled by g++; model: the bit-accurate reference model), "
             "load the index, search the queries and print recall, QPS, latency and device cycles."

@@ -14,6 +14,15 @@ significant word first. Access kinds:
             latches its upper words, so a 64-bit counter reads consistently as low then high.
 * ``W1C``   sticky status: the core sets bits with a pulse, the host clears them by writing 1.
 * ``PULSE`` writing 1 to a bit pulses that bit for one cycle (e.g. ap_start); reads return 0.
+* ``COR``   sticky status cleared by reading: the core sets bits with a pulse, a read of the word
+            returns them and clears them (Xilinx's ap_done / ap_ready).
+* ``TOW``   sticky status toggled by writing: the core sets bits with a pulse, writing 1 to a bit
+            inverts it (Xilinx's interrupt status register, ISR).
+
+`kernel_control_block()` is the Xilinx RTL-kernel control block (UG1393, ap_ctrl_hs): the block
+protocol at 0x00, GIE at 0x04, IER at 0x08, ISR at 0x0C; kernel arguments follow from 0x10
+(`KERNEL_ARGS_OFFSET`). `RegMap.control()` tells a host how to start a run and see it finish,
+from the map itself, so the driver and the testbenches share one protocol.
 """
 
 from __future__ import annotations
@@ -25,17 +34,23 @@ from typing import Any
 
 from fanns.errors import FannsError
 
-ACCESS_KINDS = ("RW", "RO", "W1C", "PULSE")
+ACCESS_KINDS = ("RW", "RO", "W1C", "PULSE", "COR", "TOW")
 WORD_BITS = 32
 WORD_BYTES = WORD_BITS // 8
-RESERVED_NAMES = ("clk", "rst", "s_axil")
+RESERVED_NAMES = ("clk", "rst", "s_axil", "interrupt")
 
 ACCESS_DOC = {
     "RW": "read/write",
     "RO": "read-only (driven by the core)",
     "W1C": "sticky, set by the core, write 1 to clear",
     "PULSE": "write 1 to pulse for one cycle, reads 0",
+    "COR": "sticky, set by the core, cleared when the word is read",
+    "TOW": "sticky, set by the core, write 1 to toggle",
 }
+STICKY_KINDS = ("W1C", "COR", "TOW")
+"""Kinds the core sets with a `<name>_set` pulse and the host clears (by writing or reading)."""
+KERNEL_ARGS_OFFSET = 0x10
+"""First byte offset of a Xilinx kernel's arguments (UG1393: 0x00-0x0C hold the control block)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +97,8 @@ class Register:
             "RO": {self.name: "in"},
             "W1C": {self.name: "out", f"{self.name}_set": "in"},
             "PULSE": {self.name: "out"},
+            "COR": {self.name: "out", f"{self.name}_set": "in"},
+            "TOW": {self.name: "out", f"{self.name}_set": "in"},
         }[self.access]
 
 
@@ -111,6 +128,8 @@ def _check_register(r: Register, addr_width: int) -> None:
         raise FannsError(f"{where}: reset value {r.reset} does not fit in {r.width} bits")
     if r.access in ("RO", "PULSE") and r.reset:
         raise FannsError(f"{where}: {r.access} registers have no state, so no reset value", hint="set reset to 0")
+    if r.access in ("COR", "TOW") and r.reset:
+        raise FannsError(f"{where}: {r.access} registers reset to 0", hint="set reset to 0")
     end = r.offset + WORD_BYTES * r.words
     if end > (1 << addr_width):
         raise FannsError(
@@ -167,6 +186,27 @@ class RegMap:
     def word_offsets(self) -> list[int]:
         """Byte offsets of every word that holds at least one register, ascending."""
         return sorted({off for r in self.registers for off, *_ in r.word_slices()})
+
+    def has(self, name: str) -> bool:
+        return any(r.name == name for r in self.registers)
+
+    def control(self) -> Control:
+        """How a host starts a run and sees it finish (the block protocol of this map)."""
+        start, done = self["ap_start"], self["ap_done"]
+        if start.words != 1 or done.words != 1 or start.offset != done.offset:
+            raise FannsError(f"register map {self.name!r}: ap_start and ap_done must share one word")
+        return Control(
+            offset=start.offset,
+            start=1 << start.bit,
+            done=1 << done.bit,
+            clear=(1 << done.bit) if done.access == "W1C" else None,
+            clear_on_read=done.access == "COR",
+        )
+
+    def kernel_args(self) -> tuple[Register, ...]:
+        """The kernel arguments: the host-written (RW) registers from `KERNEL_ARGS_OFFSET` on, in
+        offset order (a Xilinx kernel's kernel.xml lists these)."""
+        return tuple(r for r in self.registers if r.offset >= KERNEL_ARGS_OFFSET and r.access == "RW")
 
     def extended(self, *registers: Register, name: str | None = None) -> RegMap:
         """A new map with more registers (same address width)."""
@@ -249,6 +289,42 @@ def control_block(offset: int = 0) -> tuple[Register, ...]:
     )
 
 
+@dataclass(frozen=True)
+class Control:
+    """The block protocol of a map: write `start` to the word at `offset`, then poll it until
+    `done` is set; `clear` is the word that clears a W1C ap_done before a start (None when reading
+    clears it: `clear_on_read`)."""
+
+    offset: int
+    start: int
+    done: int
+    clear: int | None
+    clear_on_read: bool
+
+
+def kernel_control_block() -> tuple[Register, ...]:
+    """The control block of a Xilinx RTL kernel with the ap_ctrl_hs protocol (UG1393, "RTL
+    kernels"), at 0x00-0x0C.
+
+    0x00: ap_start (bit 0, write 1 to start; reads 0 here), ap_done (bit 1, clear on read),
+    ap_idle (bit 2), ap_ready (bit 3, clear on read; this core is ready for new arguments when it
+    is done), auto_restart (bit 7: 1 makes the core start again when a run finishes).
+    0x04: GIE (global interrupt enable), 0x08: IER (bit 0 done, bit 1 ready), 0x0C: ISR (the same
+    bits, set when an enabled event happens, write 1 to toggle). The `interrupt` output is
+    GIE & (ISR != 0). The core drives `ap_idle` and pulses `ap_done_set`, `ap_ready_set`, `isr_set`.
+    """
+    return (
+        Register("ap_start", 0, 1, "PULSE", description="write 1 to start a run (reads 0)", bit=0),
+        Register("ap_done", 0, 1, "COR", description="set when a run has finished; cleared by reading", bit=1),
+        Register("ap_idle", 0, 1, "RO", description="1 while no run is in progress", bit=2),
+        Register("ap_ready", 0, 1, "COR", description="set when the core takes new arguments; read clears", bit=3),
+        Register("auto_restart", 0, 1, "RW", description="1: start the next run as soon as a run finishes", bit=7),
+        Register("gie", 0x4, 1, "RW", description="global interrupt enable"),
+        Register("ier", 0x8, 2, "RW", description="interrupt enable: bit 0 ap_done, bit 1 ap_ready"),
+        Register("isr", 0xC, 2, "TOW", description="interrupt status: bit 0 ap_done, bit 1 ap_ready; 1 toggles"),
+    )
+
+
 @dataclass
 class RegMapBuilder:
     """Lays out registers one after another (each wide register on the next free word)."""
@@ -259,9 +335,17 @@ class RegMapBuilder:
     registers: list[Register] = field(default_factory=list)
 
     def add(
-        self, name: str, width: int = WORD_BITS, access: str = "RW", reset: int = 0, description: str = ""
+        self,
+        name: str,
+        width: int = WORD_BITS,
+        access: str = "RW",
+        reset: int = 0,
+        description: str = "",
+        align: int = WORD_BYTES,
     ) -> Register:
+        """Place a register on the next free word (at a multiple of `align` bytes)."""
         end = max((off + WORD_BYTES for r in self.registers for off, *_ in r.word_slices()), default=0)
+        end = -(-end // align) * align
         reg = Register(name, end, width, access, reset, description)
         self.registers.append(reg)
         return reg
@@ -277,7 +361,7 @@ def vitis_hls_regmap(kernel: str, pointers: list[str], scalars: list[tuple[str, 
     Zynq block-design record and its tests must read the same offsets."""
     regs = [
         Register("ap_start", 0, 1, "PULSE", description="write 1 to start a run", bit=0),
-        Register("ap_done", 0, 1, "RO", description="set when a run has finished (clear on read)", bit=1),
+        Register("ap_done", 0, 1, "COR", description="set when a run has finished (clear on read)", bit=1),
         Register("ap_idle", 0, 1, "RO", description="1 while no run is in progress", bit=2),
     ]
     offset = 0x10

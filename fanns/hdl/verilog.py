@@ -2,10 +2,63 @@
 
 from __future__ import annotations
 
+from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import verilog
+from amaranth.hdl._ir import PortDirection  # the direction type `ports=` takes (amaranth 0.5)
 from amaranth.lib import wiring
+
+KERNEL_CLOCK = "ap_clk"
+KERNEL_RESET = "ap_rst_n"
+"""Clock and active-low reset of a Xilinx RTL kernel (UG1393), as v++ expects them."""
 
 
 def to_verilog(component: wiring.Component, name: str) -> str:
     """Verilog text of an Amaranth component, without source-location attributes (deterministic)."""
     return verilog.convert(component, name=name, emit_src=False)
+
+
+class _KernelShell(Elaboratable):
+    """Clocks `core`'s sync domain by `ap_clk` and resets it (synchronously) while `ap_rst_n` is low."""
+
+    def __init__(self, core: wiring.Component):
+        self.core = core
+        self.ap_clk = Signal(name=KERNEL_CLOCK)
+        self.ap_rst_n = Signal(name=KERNEL_RESET)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = cd = ClockDomain("sync")
+        m.d.comb += [cd.clk.eq(self.ap_clk), cd.rst.eq(~self.ap_rst_n)]
+        m.submodules.core = self.core
+        return m
+
+
+def kernel_port_name(path: tuple, interfaces: dict[str, str]) -> str:
+    """The Verilog port of the member at `path` (see `kernel_port_names`)."""
+    head, *rest = map(str, path)
+    return "_".join([interfaces.get(head, head), *rest])
+
+
+def kernel_port_names(component: wiring.Component, interfaces: dict[str, str]) -> dict[str, tuple]:
+    """Verilog port name -> (signal, direction) of `component` as a Xilinx RTL kernel: the member
+    `<role>` of an interface is named `<interfaces[role]>_<signal>` (single underscore, as
+    `s_axi_control_awaddr`, `m_axi_io_araddr`); other members keep their names."""
+    ports = {}
+    for path, member, value in component.signature.flatten(component):
+        name = kernel_port_name(path, interfaces)
+        direction = PortDirection.Input if member.flow == wiring.In else PortDirection.Output
+        ports[name] = (value.as_value() if hasattr(value, "as_value") else value, direction)
+    return ports
+
+
+def to_kernel_verilog(component: wiring.Component, name: str, interfaces: dict[str, str]) -> str:
+    """Verilog of `component` as a Xilinx RTL kernel (module `name`): ports `ap_clk`, `ap_rst_n`
+    (active low) and the component's members renamed by `kernel_port_names`. The component itself
+    is the submodule `<name>.core`, unchanged."""
+    shell = _KernelShell(component)
+    ports = {
+        KERNEL_CLOCK: (shell.ap_clk, PortDirection.Input),
+        KERNEL_RESET: (shell.ap_rst_n, PortDirection.Input),
+    }
+    ports |= kernel_port_names(component, interfaces)
+    return verilog.convert(shell, name=name, ports=ports, emit_src=False)

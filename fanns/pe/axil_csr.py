@@ -5,9 +5,10 @@ document and the JSON the driver reads, so hardware, document and driver agree b
 It has no HLS header: HLS builds its register file from `s_axilite` interface pragmas.
 
 Ports: `s_axil` (the AXI4-Lite slave, Verilog `s_axil__awaddr`, ...) and, per register, the
-core-side ports named in `Register.ports()`: RW -> output `name`; RO -> input `name`; W1C ->
-output `name` (current value) and input `name_set` (a 1 sets that bit; setting wins over a
-simultaneous clear); PULSE -> output `name`, high for the one cycle after the write.
+core-side ports named in `Register.ports()`: RW -> output `name`; RO -> input `name`; W1C, COR,
+TOW -> output `name` (current value) and input `name_set` (a 1 sets that bit; setting wins over a
+simultaneous clear or toggle; COR clears on the read handshake of its word, the read returning the
+value before it); PULSE -> output `name`, high for the one cycle after the write.
 
 Protocol: AW and W are taken independently (one holding register each), the write happens the
 cycle after both are held, and the response follows; reads answer the cycle after AR. No
@@ -28,7 +29,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from fanns.hdl.bus import RESP_OKAY, RESP_SLVERR, axil_signature
-from fanns.hdl.regmap import WORD_BITS, WORD_BYTES, Register, RegMap, control_block
+from fanns.hdl.regmap import STICKY_KINDS, WORD_BITS, WORD_BYTES, Register, RegMap, control_block
 from fanns.pe.base import PE
 
 
@@ -106,7 +107,7 @@ class AxilCsr(PE):
 
     # -- resources ------------------------------------------------------------------------------
     def resource_features(self) -> dict[str, float]:
-        bits = {k: 0 for k in ("RW", "RO", "W1C", "PULSE")}
+        bits = {k: 0 for k in ("RW", "RO", "W1C", "PULSE", "COR", "TOW")}
         shadow = 0
         for r in self.registers:
             bits[r.access] += r.width
@@ -116,7 +117,7 @@ class AxilCsr(PE):
             "words": len(self.regmap.word_offsets()),
             "rw_bits": bits["RW"],
             "ro_bits": bits["RO"],
-            "flag_bits": bits["W1C"] + bits["PULSE"],
+            "flag_bits": bits["W1C"] + bits["PULSE"] + bits["COR"] + bits["TOW"],
             "shadow_bits": shadow,
         }
 
@@ -130,7 +131,7 @@ class CsrModel:
 
     def __init__(self, regmap: RegMap):
         self.regmap = regmap
-        self.state = {r.name: r.reset for r in regmap.registers if r.access in ("RW", "W1C")}
+        self.state = {r.name: r.reset for r in regmap.registers if r.access not in ("RO", "PULSE")}
         self.shadow: dict[str, int] = {}
         self.words = set(regmap.word_offsets())
 
@@ -151,6 +152,8 @@ class CsrModel:
                     self.state[r.name] = (self.state[r.name] & ~m) | (v & m)
                 elif r.access == "W1C":
                     self.state[r.name] &= ~(v & m)
+                elif r.access == "TOW":
+                    self.state[r.name] ^= v & m
                 elif r.access == "PULSE":
                     pulses[r.name] = pulses.get(r.name, 0) | (v & m)
         return RESP_OKAY, pulses
@@ -176,6 +179,8 @@ class CsrModel:
                     src = 0
                 else:
                     src = self.state[r.name]
+                    if r.access == "COR":
+                        self.state[r.name] &= ~(((1 << n) - 1) << rbit)
                 out |= ((src >> rbit) & ((1 << n) - 1)) << wbit
         return RESP_OKAY, out
 
@@ -247,11 +252,12 @@ class AxilCsrComponent(wiring.Component):
         port = getattr(self, r.name)
         if r.access == "PULSE":
             m.d.sync += port.eq(0)
-        if r.access == "W1C":
+        if r.access in STICKY_KINDS:
             value = Signal(r.width, init=r.reset, name=f"{r.name}_value")
             m.d.comb += port.eq(value)
-            clear = Signal(r.width, name=f"{r.name}_clear")
-            m.d.sync += value.eq((value & ~clear) | getattr(self, f"{r.name}_set"))
+            clear = Signal(r.width, name=f"{r.name}_clear")  # W1C, COR: bits to clear; TOW: bits to toggle
+            kept = value ^ clear if r.access == "TOW" else value & ~clear
+            m.d.sync += value.eq(kept | getattr(self, f"{r.name}_set"))
         shadow = (
             Signal(max(1, r.width - WORD_BITS), name=f"{r.name}_shadow") if r.access == "RO" and r.words > 1 else None
         )
@@ -263,8 +269,12 @@ class AxilCsrComponent(wiring.Component):
                 with m.If(hit):
                     m.d.sync += port[rbit : rbit + n].eq((port[rbit : rbit + n] & ~wmask) | (wval & wmask))
                 src = port[rbit : rbit + n]
-            elif r.access == "W1C":
+            elif r.access in ("W1C", "TOW"):
                 m.d.comb += clear[rbit : rbit + n].eq(Const(0, n) | (wval & wmask & hit.replicate(n)))
+                src = value[rbit : rbit + n]
+            elif r.access == "COR":
+                read_hit = read_hs & (ar_word == off // WORD_BYTES)
+                m.d.comb += clear[rbit : rbit + n].eq(Const(0, n) | read_hit.replicate(n))
                 src = value[rbit : rbit + n]
             elif r.access == "PULSE":
                 with m.If(hit):

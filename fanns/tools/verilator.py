@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,6 +55,14 @@ def verilator_env() -> None:
     folder = str(verilator_bin())
     if folder not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+
+
+def lint(sources: list[Path], top: str) -> tuple[int, str]:
+    """`verilator --lint-only -Wall` of `sources` (Verilog files and .vlt waiver files, in order)
+    with `top` as the top module: (exit status, the warnings and errors it printed)."""
+    cmd = [str(verilator_bin() / "verilator"), "--lint-only", "-Wall", "--top-module", top, *map(str, sources)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout + done.stderr
 
 
 class SimulationFailed(FannsError):

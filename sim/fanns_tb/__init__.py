@@ -37,13 +37,22 @@ def report(**values) -> None:
 PERIOD_NS = 10
 
 
+def clock_reset(dut) -> tuple:
+    """(clock, reset, reset active level) of `dut`: `ap_clk` and the active-low `ap_rst_n` of an
+    RTL kernel (a generated project's top level), else Amaranth's `clk` and `rst`."""
+    if hasattr(dut, "ap_clk"):
+        return dut.ap_clk, dut.ap_rst_n, False
+    return dut.clk, dut.rst, True
+
+
 async def start(dut, period_ns: int = PERIOD_NS, reset_cycles: int = 2) -> None:
-    """Start the clock on `dut.clk` and pulse `dut.rst`."""
-    cocotb.start_soon(Clock(dut.clk, period_ns, unit="ns").start())
-    dut.rst.value = 1
+    """Start the clock and hold the reset for `reset_cycles` (`clock_reset` names them)."""
+    clk, rst, level = clock_reset(dut)
+    cocotb.start_soon(Clock(clk, period_ns, unit="ns").start())
+    rst.value = int(level)
     for _ in range(reset_cycles):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+        await RisingEdge(clk)
+    rst.value = int(not level)
 
 
 class Cycles:

@@ -1,7 +1,9 @@
 """AXI helpers for the cocotb testbenches: bus lookup, random pauses, handshake logs, a latency RAM.
 
 Ports follow the "Bus interfaces" convention of CONTRIBUTING.md: an interface member `m_axi`
-appears as `m_axi__araddr`, ..., so cocotbext-axi buses are built with `bus_separator="__"`.
+appears as `m_axi__araddr`, ..., so cocotbext-axi buses are built with `bus_separator="__"`; a
+generated project's top level is an RTL kernel (`m_axi_io_araddr`, `s_axi_control_awaddr`, clock
+`ap_clk`, active-low `ap_rst_n`): pass `separator="_"`.
 
 `LatencyAxiRam` is cocotbext-axi's `AxiRam` (its read and write halves) with a fixed, pipelined
 memory latency: the first read beat of a burst is handed over exactly `read_latency` cycles after
@@ -24,18 +26,19 @@ from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiRamRead, AxiRamWrite, AxiReadBus, AxiWriteBus
 from cocotbext.axi.memory import Memory
 
-from fanns_tb import Cycles
+from fanns_tb import Cycles, clock_reset
 
 # AxiRam hands a queued beat to the bus two cycles after queuing it (queue, drive, handshake).
 RAM_BASE_LATENCY = 2
 
 
-def axi_bus(dut, prefix: str) -> AxiBus:
-    return AxiBus.from_prefix(dut, prefix, bus_separator="__")
+def axi_bus(dut, prefix: str, separator: str = "__") -> AxiBus:
+    return AxiBus.from_prefix(dut, prefix, bus_separator=separator)
 
 
-def axil_bus(dut, prefix: str) -> AxiLiteBus:
-    return AxiLiteBus.from_prefix(dut, prefix, bus_separator="__")
+def axil_bus(dut, prefix: str, separator: str = "__") -> AxiLiteBus:
+    """`separator` "_" for the ports of an RTL kernel (`s_axi_control_awaddr`)."""
+    return AxiLiteBus.from_prefix(dut, prefix, bus_separator=separator)
 
 
 def random_pause(probability: float, seed: int) -> Iterator[bool]:
@@ -49,7 +52,7 @@ class Handshakes:
     """Logs the cycle (and optionally payload signals) of every valid&ready handshake."""
 
     def __init__(self, dut, valid: str, ready: str, cycles: Cycles, fields: tuple[str, ...] = ()):
-        self.clk = dut.clk
+        self.clk = clock_reset(dut)[0]
         self.valid, self.ready = getattr(dut, valid), getattr(dut, ready)
         self.fields = [getattr(dut, f) for f in fields]
         self.cycles = cycles
@@ -86,30 +89,33 @@ class LatencyAxiRam(Memory):
         read: bool = True,
         write: bool = True,
         read_rate: float = 1.0,
+        separator: str = "__",
     ):
         assert read_latency >= RAM_BASE_LATENCY and write_latency >= RAM_BASE_LATENCY and 0 < read_rate <= 1
         super().__init__(size)
-        self.clk, self.cycles = dut.clk, cycles
+        clk, rst, level = clock_reset(dut)
+        self.clk, self.cycles = clk, cycles
+        sep = separator
         self.read_latency, self.write_latency = read_latency, write_latency
         self.read_rate = read_rate
         self._next_slot = 0.0
         self.read_if = self.write_if = None
         if read:
-            bus = AxiReadBus.from_prefix(dut, prefix, bus_separator="__")
-            self.read_if = AxiRamRead(bus, dut.clk, dut.rst, mem=self.mem)
+            bus = AxiReadBus.from_prefix(dut, prefix, bus_separator=sep)
+            self.read_if = AxiRamRead(bus, clk, rst, level, mem=self.mem)
             self.read_if.ar_channel.queue_occupancy_limit = 1 << 16
-            self.ar_log = Handshakes(dut, f"{prefix}__arvalid", f"{prefix}__arready", cycles).start()
+            self.ar_log = Handshakes(dut, f"{prefix}{sep}arvalid", f"{prefix}{sep}arready", cycles).start()
             self._ar_served = 0
             self._bursts_read = 0
             self._next_is_first = True
             self._send_beat = self.read_if.r_channel.send
             self.read_if.r_channel.send = self._delayed_beat
         if write:
-            bus = AxiWriteBus.from_prefix(dut, prefix, bus_separator="__")
-            self.write_if = AxiRamWrite(bus, dut.clk, dut.rst, mem=self.mem)
+            bus = AxiWriteBus.from_prefix(dut, prefix, bus_separator=sep)
+            self.write_if = AxiRamWrite(bus, clk, rst, level, mem=self.mem)
             self.write_if.aw_channel.queue_occupancy_limit = 1 << 16
             self.write_if.b_channel.queue_occupancy_limit = 1 << 16  # delayed responses never wait, so stay in order
-            self.aw_log = Handshakes(dut, f"{prefix}__awvalid", f"{prefix}__awready", cycles).start()
+            self.aw_log = Handshakes(dut, f"{prefix}{sep}awvalid", f"{prefix}{sep}awready", cycles).start()
             self._bursts_written = 0
             self._send_response = self.write_if.b_channel.send
             self.write_if.b_channel.send = self._delayed_response

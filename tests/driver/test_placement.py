@@ -85,7 +85,17 @@ def test_rtl_register_values_come_from_the_generated_regmap(projects):
         (reg["query_addr"]["offset"] + 4, 3),
     ]
     assert iface.run_values(7, 2, 5, load=False) == {"nq": 7, "nprobe": 2, "k": 5}
-    assert iface.clear_word == 0b10 and iface.cycle_registers == (
+    # the Xilinx RTL-kernel block protocol: start at bit 0, ap_done at bit 1 cleared by reading
+    assert iface.control_offset == 0 and iface.start_word == 1 and iface.done_mask == 0b10
+    assert iface.clear_word is None and reg["ap_done"]["access"] == "COR"
+    args = [r for r in regmap["registers"] if r["offset"] >= 0x10 and r["access"] == "RW"]
+    assert [r["name"] for r in args[:5]] == ["nq", "nprobe", "k", "query_addr", "result_addr"]
+    assert [r["offset"] for r in args[:5]] == [0x10, 0x14, 0x18, 0x20, 0x28]
+    assert all(r["offset"] % 8 == 0 for r in args if r["width"] == 64)
+    assert min(r["offset"] for r in regmap["registers"] if r["access"] == "RO" and r["offset"] >= 0x10) > max(
+        r["offset"] for r in args
+    )  # status and counters after every kernel argument
+    assert iface.cycle_registers == (
         "cycles",
         "load_cycles",
         "first_cycles",

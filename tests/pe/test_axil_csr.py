@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from fanns.hdl.regmap import Register, control_block
+from fanns.hdl.regmap import Register, control_block, kernel_control_block
 from fanns.pe.axil_csr import AxilCsr
 from fanns.tools.verilator import RtlSim
 
@@ -21,6 +21,12 @@ REGISTERS = control_block() + (
     Register("ctr48", 0x30, 48, "RO"),
 )
 PE = AxilCsr(registers=REGISTERS, addr_width=8)
+KERNEL_PE = AxilCsr(
+    registers=kernel_control_block()
+    + (Register("nq", 0x10, 32), Register("base", 0x18, 64), Register("ctr", 0x20, 64, "RO")),
+    addr_width=8,
+)
+"""The Xilinx RTL-kernel control block: ap_done/ap_ready clear on read, ISR toggles on write."""
 PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
 
 
@@ -39,6 +45,26 @@ def test_rtl_matches_register_model(sim, pause):
         assert out["read_latency"] == [PE.latency()]
         assert out["write_latency"] == [PE.write_latency()]
         assert out["ar_spacing"] == PE.ii() and out["aw_spacing"] == PE.ii()
+
+
+def test_kernel_control_block_matches_register_model(build_root):
+    sim = RtlSim.from_component(KERNEL_PE.component(), "axil_csr", build_root / "axil_csr_kernel")
+    out = sim.run(KERNEL_PE.testbench, {"pe": KERNEL_PE.params(), "ops": 900, "pause": 0.2, "seed": 5})
+    assert out["read_mismatches"] == 0 and out["resp_mismatches"] == 0 and out["pulse_mismatches"] == 0
+    assert out["reads"] >= 900 and out["pulses"] > 20
+
+
+def test_kernel_control_model_clears_on_read_and_toggles_on_write():
+    model = KERNEL_PE.model()
+    inputs = {"ap_idle": 1, "ctr": 0}
+    model.set_bits("ap_done", 1)
+    model.set_bits("ap_ready", 1)
+    assert model.read(0x0, inputs) == (0, 0b1110)  # done, idle, ready
+    assert model.read(0x0, inputs) == (0, 0b0100)  # done and ready cleared by the read
+    model.set_bits("isr", 0b01)
+    model.write(0xC, 0b11)
+    assert model.read(0xC, inputs) == (0, 0b10)  # toggled, and not cleared by reading
+    assert model.read(0xC, inputs) == (0, 0b10)
 
 
 def test_ports_follow_the_register_map():

@@ -22,7 +22,7 @@ from functools import cached_property
 from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, control_block
+from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, kernel_control_block
 from fanns.images import ivfpq as ivfpq_images
 from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import stages as stage_model
@@ -59,6 +59,14 @@ LUT_FIFO_DEPTH = stage_model.LUT_FIFO_DEPTH
 CSR_ADDR_BITS = 12
 LEN_BITS = 32
 """Byte length of every read/write command."""
+
+IMAGE_REGISTERS = {
+    "centroids": "centroids_addr",
+    "codebook": "codebook_addr",
+    "opq_matrix": "opq_addr",
+    "list_tiers": "tiers_addr",
+}
+"""ROM image -> the register holding its device address (`IvfPqHw.image_register`)."""
 
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
@@ -313,15 +321,11 @@ class IvfPqHw:
                 f"({self.io_beat_bytes} bytes for I/O, {self.pq_beat_bytes} for PQ codes)."
             ),
         )
-        b.registers.extend(control_block())
+        # Xilinx RTL-kernel layout (docs/ivfpq_architecture.md, "Register map"): the ap_ctrl_hs block
+        # at 0x00-0x0C, the kernel arguments from 0x10 (scalars, then 64-bit pointers on 8-byte
+        # boundaries), then the status and counter registers, which are no kernel arguments.
+        b.registers.extend(kernel_control_block())
         regs = [
-            (
-                "status",
-                8,
-                "RO",
-                0,
-                "bit 0 loaded (index on chip), bit 1 bad parameters (run refused), bit 2 AXI error response",
-            ),
             ("nq", 32, "RW", 0, "number of queries of the next run"),
             ("nprobe", 32, "RW", self.nprobe, f"cells probed per query, 1..{self.nprobe}"),
             ("k", 32, "RW", self.k, f"results per query, 1..{self.k}"),
@@ -361,6 +365,14 @@ class IvfPqHw:
                 for c in range(self.channels)
             ]
         regs += [
+            (
+                "status",
+                8,
+                "RO",
+                0,
+                "bit 0 loaded (index on chip), bit 1 bad parameters (run refused), bit 2 AXI error response",
+            ),
+            ("cycles", 64, "RO", 0, "clock cycles of the last run (ap_start to ap_done)"),
             ("load_cycles", 64, "RO", 0, "cycles of the index load of the first run"),
             ("first_cycles", 64, "RO", 0, "cycles from ap_start to the first query's last result key"),
             ("last_cycles", 64, "RO", 0, "cycles from ap_start to the last query's last result key"),
@@ -388,8 +400,28 @@ class IvfPqHw:
             ),
         ]
         for name, width, access, reset, desc in regs:
-            b.add(name, width, access, reset, desc)
+            b.add(name, width, access, reset, desc, align=8 if width > 32 else 4)
         return b.build()
+
+    def image_register(self, image: str) -> str:
+        """The base-address register of a memory image (`fanns.images.ivfpq` names: ROM images,
+        `pq_codes_<c>` -> `pq<c>_addr`, `pq_hot_<c>` -> `hot<c>_addr`)."""
+        for use, prefix in (("pq_codes_", "pq"), ("pq_hot_", "hot")):
+            if image.startswith(use):
+                return f"{prefix}{image.removeprefix(use)}_addr"
+        return IMAGE_REGISTERS[image]
+
+    def pointer_ports(self) -> dict[str, str]:
+        """Every base-address register (a kernel's pointer argument) -> the AXI master that reads
+        or writes the buffer it points to: the I/O buffers and ROM images on `m_axi_io`, each
+        PQ-code image on its channel's `m_axi_pq<c>` / `m_axi_hot<c>`."""
+        out = {}
+        for reg in self.regmap.kernel_args():
+            if reg.width != 64:
+                continue
+            head = reg.name.removesuffix("_addr")
+            out[reg.name] = f"m_axi_{head}" if head.rstrip("0123456789") in ("pq", "hot") else "m_axi_io"
+        return out
 
     def register(self, name: str) -> Register:
         return self.regmap[name]

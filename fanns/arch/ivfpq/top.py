@@ -1,7 +1,8 @@
 """The whole IVF-PQ accelerator as one Amaranth component: the top level `fanns generate-rtl` emits.
 
 Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registers of
-`IvfPqHw.regmap`), `m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
+`IvfPqHw.regmap`, the Xilinx RTL-kernel layout with ap_ctrl_hs), `interrupt` (GIE & ISR),
+`m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
 queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
 design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
 channel c, and loads the list->tier table with the ROM images.
@@ -60,21 +61,28 @@ def wire_master(m: Module, outer, inner) -> None:
         m.d.comb += o.eq(i) if member.flow == Out else i.eq(o)
 
 
+def accelerator_signature(hw: IvfPqHw) -> wiring.Signature:
+    """The top level's ports (module docstring), for `IvfPqAccelerator` and for the files that
+    describe its interfaces without building it (the RTL kernel's packaging)."""
+    ports = {
+        "s_axil": In(axil_signature(CSR_ADDR_BITS)),
+        "m_axi_io": Out(axi4_signature(ADDR_BITS, hw.io_port_bits)),
+        "interrupt": Out(1),
+    }
+    for c in range(hw.channels):
+        ports[f"m_axi_pq{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+    if hw.tiered:
+        for c in range(hw.channels):
+            ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+    return wiring.Signature(ports)
+
+
 class IvfPqAccelerator(wiring.Component):
     """The accelerator of one `IvfPqHw` (see the module docstring)."""
 
     def __init__(self, hw: IvfPqHw):
         self.hw = hw
-        ports = {
-            "s_axil": In(axil_signature(CSR_ADDR_BITS)),
-            "m_axi_io": Out(axi4_signature(ADDR_BITS, hw.io_port_bits)),
-        }
-        for c in range(hw.channels):
-            ports[f"m_axi_pq{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
-        if hw.tiered:
-            for c in range(hw.channels):
-                ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
-        super().__init__(ports)
+        super().__init__(accelerator_signature(hw))
 
     def elaborate(self, platform):
         hw = self.hw
@@ -316,6 +324,7 @@ class IvfPqAccelerator(wiring.Component):
             res.nq.eq(nq),
             res.now.eq(run_cycles),
             csr.ap_idle.eq(~busy),
+            self.interrupt.eq(csr.gie & csr.isr.any()),
             csr.cycles.eq(cycles),
             csr.status.eq(Cat(loaded, bad, axi_err)),
             csr.load_cycles.eq(load_cycles),
@@ -347,10 +356,12 @@ class IvfPqAccelerator(wiring.Component):
         tables_sent = Signal(len(table_cmds))
         reads, writes, dones = Signal(32), Signal(32), Signal(32)
         m.d.comb += res.clear.eq(0)
+        restart = Signal()  # auto_restart was set when the last run finished
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(csr.ap_start):
+                with m.If(csr.ap_start | restart):
                     m.d.sync += [
+                        restart.eq(0),
                         nq.eq(csr.nq),
                         nprobe.eq(csr.nprobe),
                         k.eq(csr.k),
@@ -418,6 +429,8 @@ class IvfPqAccelerator(wiring.Component):
                 with m.If((dones == nq) | ((dones == nq - 1) & wr.done.valid)):
                     m.next = "DONE"
             with m.State("DONE"):
-                m.d.comb += csr.ap_done_set.eq(1)
-                m.d.sync += [busy.eq(0), cycles.eq(run_cycles)]
+                # ap_ctrl_hs: done and ready together (the core takes new arguments when it is done);
+                # the interrupt status bits (0 done, 1 ready) of the enabled events
+                m.d.comb += [csr.ap_done_set.eq(1), csr.ap_ready_set.eq(1), csr.isr_set.eq(csr.ier)]
+                m.d.sync += [busy.eq(0), cycles.eq(run_cycles), restart.eq(csr.auto_restart)]
                 m.next = "IDLE"

@@ -107,7 +107,7 @@ def layout(
         files, _ = render_project(face, data, test, platform=platform)
         out.add_face("hls", files)
     if "rtl" in backends:
-        files, _, _ = render_rtl_project(face, data, test)
+        files, _, _ = render_rtl_project(face, data, test, platform=platform)
         out.add_face("rtl", files)
     out.files["design.yaml"] = design.to_yaml().encode()
     driver = out.driver_face()

@@ -19,21 +19,24 @@ from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import Board
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl_kernel import kernel_files, kernel_interfaces, port_signals, vlnv
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, json_bytes, write_files
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.hdl.verilog import to_verilog
+from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, to_kernel_verilog
 from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
 
 TOP = "fanns_ivfpq"
-RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json")
+CONTROL = "s_axi_control"
+"""The AXI4-Lite control interface of the kernel, as v++ names it (the component's `s_axil`)."""
+RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json", "rtl/kernel.xml")
 
 
 def verilog(hw: IvfPqHw) -> str:
-    """The Verilog of the accelerator (module `fanns_ivfpq`), deterministic."""
-
-    return to_verilog(IvfPqAccelerator(hw), TOP)
+    """The Verilog of the accelerator as a Xilinx RTL kernel (module `fanns_ivfpq`: ports `ap_clk`,
+    `ap_rst_n`, `s_axi_control_*`, `m_axi_<name>_*`, `interrupt`), deterministic."""
+    return to_kernel_verilog(IvfPqAccelerator(hw), TOP, {"s_axil": CONTROL})
 
 
 def port_map(hw: IvfPqHw) -> dict:
@@ -42,7 +45,7 @@ def port_map(hw: IvfPqHw) -> dict:
     io = next(ch for ch in design.memory if ch.use == "io")
     pq = [ch for ch in design.memory if ch.use == "pq_codes"]
     ports = {
-        "s_axil": {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32},
+        CONTROL: {"role": "control", "bus": "axi4-lite", "addr_bits": hw.regmap.addr_width, "data_bits": 32},
         "m_axi_io": {
             "role": "host I/O (ROM images at load, queries, results)",
             "bus": "axi4",
@@ -67,17 +70,38 @@ def port_map(hw: IvfPqHw) -> dict:
             "memory": ch.memory,
             "channel": ch.channel,
         }
-    return {"top": TOP, "clock": "clk", "reset": "rst (active high, synchronous)", "addr_bits": 64, "ports": ports}
+    pointers = hw.pointer_ports()
+    for name, port in ports.items():
+        port["args"] = [
+            r.name
+            for r in hw.regmap.kernel_args()
+            if pointers.get(r.name) == name or (name == CONTROL and r.name not in pointers)
+        ]  # the kernel arguments it serves: the scalars on the control port, the buffers on the masters
+    roles = {name: p["role"] for name, p in ports.items()}
+    for name, signals in port_signals(kernel_interfaces(hw, CONTROL, roles)).items():
+        ports[name]["signals"] = signals
+    return {
+        "top": TOP,
+        "vlnv": vlnv(TOP),
+        "clock": KERNEL_CLOCK,
+        "clock_hz": round(design.clock_mhz * 1e6),
+        "reset": f"{KERNEL_RESET} (active low, synchronous)",
+        "interrupt": "interrupt",
+        "addr_bits": 64,
+        "ports": ports,
+    }
 
 
-def rtl_files(hw: IvfPqHw) -> dict[str, bytes]:
-    """The files of `PROJECT/rtl/`."""
+def rtl_files(hw: IvfPqHw, images: memimage.MemoryImages, test: dict, platform: str | None = None) -> dict[str, bytes]:
+    """The files of `PROJECT/rtl/` and the Alveo road's (`fanns.codegen.ivfpq.rtl_kernel`;
+    `platform`: the Vitis platform, default the board file's)."""
+    ports = port_map(hw)
     return {
         "rtl/fanns_ivfpq.v": verilog(hw).encode(),
         "rtl/regmap.md": hw.regmap.to_markdown().encode(),
         "rtl/regmap.json": hw.regmap.to_json().encode(),
-        "rtl/ports.json": json_bytes(port_map(hw)),
-    }
+        "rtl/ports.json": json_bytes(ports),
+    } | kernel_files(hw, ports, images, test, TOP, CONTROL, platform)
 
 
 @dataclass(frozen=True)
@@ -91,14 +115,19 @@ class RtlProject:
 
 
 def render_rtl_project(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, board: Board | None = None
+    design: IvfPqDesign,
+    data: IvfPqIndexData,
+    test: TestQueries,
+    board: Board | None = None,
+    platform: str | None = None,
 ) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
     """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
     board = board or design.target_board()
     hw = IvfPqHw.from_design(design, board)
     images = memimage.pack(design, data, board)
-    files = rtl_files(hw) | shared_files(design, data, test, images)
-    record = project_record(design, data, test, images, "generate-rtl") | {
+    record = project_record(design, data, test, images, "generate-rtl")
+    files = rtl_files(hw, images, record["test"], platform) | shared_files(design, data, test, images)
+    record |= {
         "rtl": {"top": TOP, "verilog": "rtl/fanns_ivfpq.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
     }
     add_driver(files, record, "rtl")

@@ -2,7 +2,8 @@
 
 `IvfPqBench` instantiates the project's own Verilog (`rtl/fanns_ivfpq.v`, as an `Instance`, so the
 hardware under test is the file users get, not a re-elaboration of `design.yaml`) and serves every
-AXI master of it with a `fanns.sim.axi_memory.SimMemory`: `m_axi_io` (read and write), every
+AXI master of it (an RTL kernel: `ap_clk`, `ap_rst_n`, `s_axi_control_*`, `m_axi_<name>_*`) with a
+`fanns.sim.axi_memory.SimMemory`: `m_axi_io` (read and write), every
 `m_axi_pq<c>` and, in a tiered design, every `m_axi_hot<c>`, each port on a memory of its own
 (the old harness's `LatencyAxiRam`s are independent too). The ports are taken from the project's
 `rtl/ports.json`. cocotb (`sim/tb_ivfpq_fast.py`) only loads the memories through a back door,
@@ -31,8 +32,8 @@ from amaranth import ClockSignal, Instance, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.ivfpq.hw import WATCHED_STREAMS
-from fanns.codegen.ivfpq.rtl import TOP
+from fanns.arch.ivfpq.hw import IMAGE_REGISTERS, WATCHED_STREAMS
+from fanns.codegen.ivfpq.rtl import CONTROL, TOP
 from fanns.errors import FannsError
 from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.verilog import to_verilog
@@ -48,13 +49,6 @@ QUEUE_DEPTH = 256
 the accelerator's readers keep far fewer than this outstanding, so it never back-pressures AR)."""
 COUNT_BITS = 16
 ADDR_BITS = 64
-ROM_REGISTERS = {
-    "centroids": "centroids_addr",
-    "codebook": "codebook_addr",
-    "opq_matrix": "opq_addr",
-    "list_tiers": "tiers_addr",
-}
-"""ROM image -> the register holding its address (as `sim/tb_ivfpq.py` programs them)."""
 TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot"}
 """The images (`<name>_<c>`) behind the ports `m_axi_pq<c>` and `m_axi_hot<c>`."""
 
@@ -116,7 +110,7 @@ class BenchLayout:
                 img = images.get(f"{TIER_IMAGES[tier]}_{name.removeprefix('m_axi_' + tier)}")
                 depth = pow2_words(PAGE + align(img.nbytes), bits // 8)
                 ports.append(Port(name, bits, False, tier, depth, img.name))
-        return cls(tuple(ports), io, spec["s_axil"]["addr_bits"])
+        return cls(tuple(ports), io, spec[CONTROL]["addr_bits"])
 
 
 def _port_order(name: str) -> tuple:
@@ -153,15 +147,16 @@ class IvfPqBench(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        conns: dict[str, object] = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+        # the project's module is an RTL kernel: ap_clk, active-low ap_rst_n, single-underscore ports
+        conns: dict[str, object] = {"i_ap_clk": ClockSignal(), "i_ap_rst_n": ~ResetSignal()}
         for name, member in self.s_axil.signature.members.items():
             # the bench's s_axil is the slave view: what the host drives is an input of the accelerator
-            conns[f"{'i' if member.flow == In else 'o'}_s_axil__{name}"] = getattr(self.s_axil, name)
+            conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
         rdata = []
         for i, p in enumerate(self.layout.ports):
             bus = axi4_signature(ADDR_BITS, p.data_bits, write=p.write).create(path=(p.name,))
             for name, member in bus.signature.members.items():
-                conns[f"{'o' if member.flow == Out else 'i'}_{p.name}__{name}"] = getattr(bus, name)
+                conns[f"{'o' if member.flow == Out else 'i'}_{p.name}_{name}"] = getattr(bus, name)
             writes = ["w"] if p.write else []
             mem = SimMemory(p.data_bits, p.depth, ["r"], writes, queue_depth=QUEUE_DEPTH, seed=0x1234567 + 7919 * i)
             m.submodules[f"mem_{p.short}"] = mem
@@ -280,7 +275,7 @@ class FastBench:
         unknown = sorted(set(frozen) - set(names))
         if unknown:
             raise FannsError(f"no memory port {', '.join(unknown)}", hint=f"the ports are {', '.join(names)}")
-        regs = {reg: self.layout.io[img] for img, reg in ROM_REGISTERS.items() if img in self.layout.io}
+        regs = {reg: self.layout.io[img] for img, reg in IMAGE_REGISTERS.items() if img in self.layout.io}
         regs |= {f"{p.short}_addr": PAGE for p in self.layout.ports if p.tier != "io"}
         return {
             "regmap": str(regmap),
