@@ -98,9 +98,9 @@ def zynq_ip(plan: dict, ip_dict: dict, regmap) -> str:
 
 
 def default_bitstream(project) -> Path:
-    """The bitstream `make` builds in the project: the block design's .bit on a Zynq board (an HLS
-    face), else the xclbin of `make hw` (the HLS kernel's, or the RTL kernel's)."""
-    if project.kind == "hls" and project.board_plan is not None:
+    """The bitstream `make` builds in the project: the block design's .bit on a Zynq board, else the
+    xclbin of `make hw` (the HLS kernel's, or the RTL kernel's)."""
+    if project.board_plan is not None:
         return project.path / project.board_plan["bitstream"]
     return project.path / BITSTREAM
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fanns.boards import list_boards, load_board, parse_board
-from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan, rtl_plan, zynq_files
+from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan, rtl_plan
 from fanns.codegen.graph.hls import generate_graph_hls
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -315,9 +315,10 @@ def test_pynq_backend_opens_the_zynq_build_by_its_instance_name(built, monkeypat
 
 @pytest.mark.parametrize("board", ["pynq-z2"])  # the Zynq-7000 PS; the MPSoC is covered by the HLS cases
 def test_rtl_face_block_design_instantiates_the_packaged_ip(board, tmp_path):
-    """The RTL face's block design: it first sources rtl/scripts/package_ip.tcl (here a stand-in
-    that registers the IP with the interfaces the packaging declares: s_axi_control and one AXI4
-    master per ports.json port), then wires that IP as it wires an HLS kernel."""
+    """The RTL face's Zynq road as `generate-rtl` writes it: a Makefile whose `ip` runs
+    rtl/scripts/package_ip.tcl and whose `bit` runs the block design, which finds that IP in
+    rtl/build/ip (here a stand-in's record of the interfaces the packaging declares: s_axi_control
+    and one AXI4 master per ports.json port) and wires it as it wires an HLS kernel."""
     data = random_index(d=32, m=8, seed=6)
     design = pinned_design(data, random_format(32, 8), board=board, nprobe=3, k=5, pq=(4, 2))
     test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 5), np.int64))
@@ -326,18 +327,15 @@ def test_rtl_face_block_design_instantiates_the_packaged_ip(board, tmp_path):
     ports = json.loads((root / "rtl" / "ports.json").read_text())
     regmap = RegMap.from_json((root / "rtl" / "regmap.json").read_text())
     plan = rtl_plan(load_board(board), "fanns_ivfpq", design.clock_mhz, ports, regmap)
-    for rel, content in zynq_files(plan).items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(content)
-    assert not (root / "zynq" / "vitis_hls.tcl").exists()
+    assert json.loads((root / PLAN_FILE).read_text()) == plan  # generate-rtl wrote the Zynq road
+    assert not (root / "zynq" / "vitis_hls.tcl").exists() and not (root / "connectivity.cfg").exists()
+    makefile = (root / "Makefile").read_text()
+    assert "-source rtl/scripts/package_ip.tcl" in makefile and "-source zynq/block_design.tcl" in makefile
     masters = sorted(n for n in ports["ports"] if n.startswith("m_axi"))
-    scripts = root / "rtl" / "scripts"
-    scripts.mkdir(parents=True)
-    (scripts / "package_ip.tcl").write_text(
-        "set d [file join [file dirname [info script]] .. build ip]\nfile mkdir $d\n"
-        "set f [open [file join $d standin_ip.tcl] w]\n"
-        f"puts $f [list ::sd::register_ip {plan['ip_vlnv']} {{s_axi_control {' '.join(masters)}}} "
-        "{ap_clk ap_rst_n interrupt}]\nclose $f\n"
+    ip_dir = root / "rtl" / "build" / "ip"  # what `make ip` leaves for the block design (a stand-in's record)
+    ip_dir.mkdir(parents=True)
+    (ip_dir / "standin_ip.tcl").write_text(
+        f"::sd::register_ip {plan['ip_vlnv']} {{s_axi_control {' '.join(masters)}}} {{ap_clk ap_rst_n interrupt}}\n"
     )
     bd = BlockDesignRecord(run_tcl(VIVADO, root / "zynq" / "block_design.tcl"))
     assert plan["ip_vlnv"] == "fanns.org:fanns:fanns_ivfpq:1.0" and plan["ip_repo"] == "rtl/build/ip"

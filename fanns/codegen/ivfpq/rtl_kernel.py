@@ -20,6 +20,7 @@ from amaranth import Shape
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import MAX_BURST, OUTSTANDING, accelerator_signature
 from fanns.checks import IDENTIFIER, NAME, check_name
+from fanns.codegen.block_design import rtl_plan, zynq_files
 from fanns.codegen.ivfpq.hls import vitis_platform
 from fanns.codegen.ivfpq.hls_context import VITIS_MEMORY
 from fanns.errors import FannsError
@@ -44,6 +45,9 @@ ALVEO_FILES = {
     "src/host_common.h": "host_common.h.j2",
 }
 """The Vitis build and XRT host: written for boards with a Vitis platform (Alveo)."""
+ZYNQ_FILES = {"Makefile": "Makefile_zynq.j2"}
+"""The Makefile of the Zynq road (`make ip`, `make bit`), beside `fanns.codegen.block_design.zynq_files`:
+written for boards without a platform whose board file has a `block_design:`."""
 
 
 def vlnv(top: str) -> str:
@@ -152,7 +156,8 @@ def _bank(memory: str, channel: int) -> str:
 def kernel_files(
     hw: IvfPqHw, ports: dict, images: MemoryImages, test: dict, top: str, control: str, platform: str | None = None
 ) -> dict[str, bytes]:
-    """Every file of the Alveo road (IP_FILES, and ALVEO_FILES on a board with a platform) for
+    """Every file of the board roads (IP_FILES; ALVEO_FILES on a board with a platform, else the Zynq
+    block design and ZYNQ_FILES on a board with a `block_design:`) for
     `hw`, whose `rtl/ports.json` is `ports`; `test`: the project record's test set (nq, gt_k)."""
     board = hw.design.target_board()
     check_name(top, "kernel name", IDENTIFIER)
@@ -177,7 +182,7 @@ def kernel_files(
         "interfaces": interfaces,
         "args": kernel_args(hw, control),
     }
-    templates = dict(IP_FILES)
+    templates, zynq = dict(IP_FILES), {}
     if platform or board.platform:
         templates |= ALVEO_FILES
         image_args, call_load, call_run, query_arg, result_arg = _host_calls(hw, images)
@@ -203,8 +208,13 @@ def kernel_files(
             "io_bytes": images.io.port_bits // 8,
             "test": test,
         }
+    elif board.block_design is not None:
+        plan = rtl_plan(board, top, hw.design.clock_mhz, ports, hw.regmap, control)
+        zynq = zynq_files(plan)
+        templates |= ZYNQ_FILES
+        values["zynq"] = plan
     env = environment("rtl", shared=["hls_common", "hls"])
-    return {path: env.get_template(template).render(values).encode() for path, template in templates.items()}
+    return {path: env.get_template(template).render(values).encode() for path, template in templates.items()} | zynq
 
 
 def port_signals(interfaces: list[KernelInterface]) -> dict[str, dict[str, str]]:
