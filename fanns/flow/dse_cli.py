@@ -40,6 +40,8 @@ def _cmd(args: argparse.Namespace) -> int:
                 hint="drop them, or choose the graph design by --objective latency|qps",
             )
         return run_graph_dse(args, Console())
+    if args.dataset is not None:
+        raise FannsError("--dataset applies to --graph designs", hint="an IVF-PQ DSE reads only EXPLORE_DIR")
     slo = parse_slo(args)
     board = load_board(args.board)
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
@@ -213,6 +215,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--graph",
         choices=("hnsw", "nsg"),
         help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored",
+    )
+    p.add_argument(
+        "--dataset",
+        help=(
+            "graph mode: the dataset the exploration ran on (default: the built-in it names); "
+            "it must hold the same vectors"
+        ),
     )
     p.add_argument(
         "--objective",
