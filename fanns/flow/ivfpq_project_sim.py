@@ -14,11 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.codegen.project_files import read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
 from fanns.index.goals import parse_goal
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq.csim import HlsCsim, project_record
+from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
 
 
@@ -77,7 +78,7 @@ def simulate_rtl(project: Path, nq: int, build_root: Path) -> dict:
 def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
     """The first `nq` test queries of an HLS face through the g++ C simulation of its kernel."""
 
-    record = project_record(project)
+    record = read_record(project)
     design = IvfPqDesign.load(project / "design.yaml")
     q_fx = test_queries_fx(project, record, design.format)
     nq = min(nq, q_fx.shape[0])
