@@ -20,6 +20,7 @@ from fanns.checks import arg_float, arg_int
 from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -53,7 +54,7 @@ def _cmd(args: argparse.Namespace) -> int:
     outcome = dse.run(
         workloads,
         board,
-        args.recall,
+        args.recall.text,
         clock,
         args.util,
         args.top,
@@ -115,7 +116,7 @@ def _cmd(args: argparse.Namespace) -> int:
     )
     for u in outcome.unreachable:
         console.print(
-            f"  {u['index']} cannot reach {args.recall} (best recall {u.get('best_recall')})", highlight=False
+            f"  {u['index']} cannot reach {args.recall.text} (best recall {u.get('best_recall')})", highlight=False
         )
     console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
     return 0
@@ -182,7 +183,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("explore_dir", metavar="EXPLORE_DIR", help="output folder of `fanns explore` (holds explore.json)")
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
-    p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8")
+    p.add_argument(
+        "--recall", required=True, type=parse_goal, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8 or 1-R@10=0.8"
+    )
     p.add_argument(
         "--clock",
         type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),

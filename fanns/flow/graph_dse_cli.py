@@ -14,7 +14,6 @@ from fanns.checks import check_number
 from fanns.datasets.loader import resolve_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
-from fanns.index.goals import parse_goal
 from fanns.model.graph.dse import GraphSpace, explore_graph
 from fanns.outputs import staged_folder, verify_files
 
@@ -59,9 +58,9 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
             f"{path} is missing or unreadable",
             hint=f"run `fanns explore DATASET --graph {args.graph} --out {args.explore_dir}` first",
         ) from None
-    goal = parse_goal(args.recall)
-    if goal.measure[1] != goal.k:
-        raise FannsError(f"graph designs take an R@k goal, got {args.recall}")
+    goal = args.recall
+    if goal.truth != goal.k:
+        raise FannsError(f"graph designs take an R@k goal, got {goal.text}")
     board = load_board(args.board)
     ds, _ = resolve_dataset(info.get("dataset"), args.dataset, f"fanns explore --graph {args.graph}")
     degree, efc, vec_bits, explored = _graph_settings(info, path)
@@ -87,7 +86,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
                 {
                     "kind": "graph",
                     "graph": args.graph,
-                    "goal": args.recall,
+                    "goal": goal.text,
                     "objective": args.objective,
                     "board": board.name,
                     "queries": nq,
@@ -103,7 +102,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     if result.best is None:
         best_recall = max((p.recall for p in result.points if p.fits), default=0.0)
         raise FannsError(
-            f"no graph design on {board.name} reaches {args.recall} (best recall that fits: {best_recall:.4f})",
+            f"no graph design on {board.name} reaches {goal.text} (best recall that fits: {best_recall:.4f})",
             hint=f"details in {out / 'dse.json'}; try a lower goal or another board",
         )
     b = result.best

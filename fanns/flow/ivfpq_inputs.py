@@ -18,7 +18,7 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.datasets.loader import resolve_dataset
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.index.goals import goal_entry, parse_goal
+from fanns.index.goals import goal_entry
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.model.ivfpq.workload import read_explore
 from fanns.outputs import verify_files
@@ -39,7 +39,7 @@ class GenerateInputs:
         """The explorer's hardware-faithful recall for the design's goal (None if not recorded)."""
         if not self.design.goal:
             return None
-        entry = goal_entry(self.record.get("goals"), parse_goal(self.design.goal))
+        entry = goal_entry(self.record.get("goals"), self.design.goal)
         if not isinstance(entry, dict):
             return None
         return entry.get("hw_recall") if entry.get("nprobe") == self.design.nprobe else None

@@ -17,7 +17,6 @@ import numpy as np
 from fanns.codegen.project_files import read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
-from fanns.index.goals import parse_goal
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
@@ -29,7 +28,7 @@ def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesi
 
     out = {f"R@{design.k}": {"simulated": round(recall(keys, gt), 6), "reference": round(recall(ref, gt), 6)}}
     if design.goal:
-        goal = parse_goal(design.goal)
+        goal = design.goal
         if goal.name not in out:
             found, expected = (split_keys(x)[1].astype(np.int64) for x in (keys, ref))
             out[goal.name] = {
