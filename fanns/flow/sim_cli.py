@@ -106,10 +106,10 @@ def rtl_report(
     harness: str = CLI_HARNESS,
 ) -> int:
 
-    check_project(project, "rtl")
+    record, _ = check_project(project, "rtl")
+    nq = query_range(query_count(project, record), queries, first, least=2)  # before any elaboration
     sim = RtlProjectSim(project, build_dir, harness=harness)
     d = sim.design
-    nq = query_range(sim.test_queries, queries, first, least=2)
     console.print(
         f"building {project}/rtl/fanns_ivfpq.v with Verilator ({harness} harness, cached in {sim.sim.build_dir}) ...",
         highlight=False,
