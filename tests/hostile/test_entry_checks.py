@@ -3,6 +3,7 @@ dataset of a graph DSE against the one explored, and driver queries against the 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -138,3 +139,20 @@ def test_fanns_run_refuses_and_reports_clipping(capsys, ivfpq_project, tmp_path)
     capsys.readouterr()
     assert main(["run", str(ivfpq_project / "hls"), "--queries", str(tmp_path / "one.npy")]) == 0
     assert "were clipped" in capsys.readouterr().out
+
+
+def test_the_design_carries_its_goal_typed(ivfpq_project, tmp_path):
+    """design.yaml's goal is parsed where the file enters (a RecallGoal, measure included) and
+    written back as the same text; a goal that does not parse is refused naming the key."""
+    from fanns.design.ivfpq import IvfPqDesign
+    from fanns.index.goals import parse_goal
+
+    design = IvfPqDesign.load(ivfpq_project / "design-u55c.yaml")
+    typed = dataclasses.replace(design, goal=parse_goal("1-R@10=80%"))
+    typed.save(tmp_path / "d.yaml")
+    again = IvfPqDesign.load(tmp_path / "d.yaml")
+    assert again.goal == parse_goal("1-R@10=0.8") and again.goal.truth == 1
+    assert "goal: 1-R@10=0.8" in (tmp_path / "d.yaml").read_text()
+    (tmp_path / "bad.yaml").write_text((tmp_path / "d.yaml").read_text().replace("1-R@10=0.8", "R@10=2"))
+    with pytest.raises(FannsError, match="design: goal: recall goal 'R@10=2'"):
+        IvfPqDesign.load(tmp_path / "bad.yaml")
