@@ -75,7 +75,7 @@ def main() -> None:
     cfg = ExploreConfig(goals=[goal], nlists=[int(v) for v in args.nlist.split(",")], max_queries=args.queries)
     folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir))
     board = load_board(args.board)
-    workloads, unreachable = workloads_from_explore(folder, goal.text)
+    workloads, unreachable = workloads_from_explore(folder, goal)
     best = dse.run(workloads, board, goal.text, board.clock_mhz, 0.6, 1, unreachable).best
     if best is None:
         raise SystemExit(f"no FPGA design on {board.name} for {goal.text}")

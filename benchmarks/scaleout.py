@@ -71,7 +71,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = ExploreConfig(goals=[parse_goal("R@10=0.6")], nlists=[1024], ms=[16], opq=(False,), max_queries=1000)
         IvfPqExplorer(ds, cfg, Path(tmp)).run()
-        (w,), _ = workloads_from_explore(Path(tmp), "R@10=0.6")
+        (w,), _ = workloads_from_explore(Path(tmp), parse_goal("R@10=0.6"))
         p = dse.run([w], load_board("u55c"), "R@10=0.6", 300.0, top=1).best
         fpga = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(w.probed)).alone() / p.clock_mhz
         index = faiss.read_index(str(w.index_path))

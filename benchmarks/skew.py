@@ -48,7 +48,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = ExploreConfig(goals=[parse_goal("R@10=0.6")], nlists=[256, 1024], ms=[16], opq=(False,), max_queries=1000)
         IvfPqExplorer(ds, cfg, Path(tmp)).run()
-        workloads, _ = workloads_from_explore(Path(tmp), "R@10=0.6")
+        workloads, _ = workloads_from_explore(Path(tmp), parse_goal("R@10=0.6"))
     for w in workloads:
         p = skew_model.profile(w)
         print(

@@ -13,8 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fanns import __version__
+from fanns.checks import check_number
 from fanns.design.base import DesignFile
+from fanns.errors import FannsError
 from fanns.images.base import ImageSet
 from fanns.outputs import write_folder
 
@@ -48,3 +52,63 @@ def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None
     """Write `files` as the folder `out`, atomically (`fanns.outputs`: a temporary sibling,
     renamed at the end); an existing `out` is replaced only with `force` and only if it is a project."""
     write_folder(files, Path(out), force, PROJECT_FILE, "generated project")
+
+
+def read_data(project: Path, name: str, dtype: str, shape: tuple[int, ...], why: str) -> np.ndarray:
+    """`PROJECT/data/NAME` as an array of `shape`, after checking its size against the shape the
+    project record implies (`why` says where the shape comes from). Why one reader: a missing or
+    truncated data file must be an input error before any simulator starts, never a reshape
+    traceback or a hardware mismatch."""
+    path = Path(project) / "data" / name
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    actual = path.stat().st_size if path.is_file() else None
+    if actual != size:
+        found = "missing" if actual is None else f"{actual} bytes"
+        raise FannsError(
+            f"{path}: {found}, expected {size} bytes ({why})",
+            hint="the project is incomplete or was changed; regenerate it",
+        )
+    return np.fromfile(path, dtype=dtype).reshape(shape)
+
+
+def query_count(project: Path, record: Any) -> int:
+    """The project record's number of test queries (`test.nq`), checked."""
+    try:
+        nq = record["test"]["nq"]
+    except (KeyError, TypeError):
+        raise FannsError(
+            f"{project}/{PROJECT_FILE}: no test.nq in the project record", hint="regenerate the project"
+        ) from None
+    return int(check_number(nq, f"{project}/{PROJECT_FILE}: test.nq", lo=1, hi=1 << 32, integer=True))
+
+
+def read_record(project: Path) -> dict:
+    """The project record of `project` (a JSON object), or a clear error."""
+    path = Path(project) / PROJECT_FILE
+    if not path.is_file():
+        raise FannsError(
+            f"{project} is not a generated project (no {PROJECT_FILE})",
+            hint="pass the folder written by `fanns generate-hls` / `generate-rtl` (or their graph versions)",
+        )
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise FannsError(f"{path}: cannot read the project record ({exc})", hint="regenerate the project") from None
+    if not isinstance(record, dict):
+        raise FannsError(f"{path}: the project record must be a JSON object", hint="regenerate the project")
+    return record
+
+
+def query_range(total: int, queries: int | None, first: int, least: int = 1) -> int:
+    """How many of a project's `total` test queries to simulate from `first` (`queries`, default all
+    the rest): at least `least` and all inside the project, else an error naming the options."""
+    if not 0 <= first < total:
+        raise FannsError(f"--first {first}: the project has {total} test queries", hint=f"use --first 0..{total - 1}")
+    nq = total - first if queries is None else queries
+    if not least <= nq <= total - first:
+        raise FannsError(
+            f"--queries {nq} from --first {first}: the project has {total} test queries",
+            hint=f"simulate {least}..{total - first} of them"
+            + (f" (at least {least}: the steady-state interval needs two)" if least > 1 else ""),
+        )
+    return nq

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from fanns.checks import check_text
-from fanns.datasets.builtins import load_builtin
+from fanns.datasets.builtins import BUILTINS, load_builtin
 from fanns.datasets.cache import cache_dir_for
 from fanns.datasets.dataset import METRICS, Dataset
 from fanns.datasets.formats import EXTENSIONS, read_vectors
@@ -36,6 +36,30 @@ HDF5_EXTENSIONS = (".h5", ".hdf5")
 
 def _fallback_key(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", str(path.resolve()).strip("/"))
+
+
+def resolve_dataset(info: object, spec: str | None, step: str) -> tuple[Dataset, str]:
+    """The dataset an earlier step (`step`, e.g. `fanns explore`) recorded as `info` (its summary
+    with name and content hash): `spec` if given, else the built-in of that name; either way it
+    must hold the same vectors. Why: a later step that re-reads the dataset must not silently
+    work on other data (a folder that happens to carry the same name, a changed file)."""
+    info = info if isinstance(info, dict) else {}
+    if spec is None:
+        name = info.get("name")
+        if name not in BUILTINS:
+            raise FannsError(
+                f"`{step}` explored the dataset {name!r}, which is not a built-in",
+                hint=f"pass --dataset with the same dataset spec you gave `{step}`",
+            )
+        spec = f"builtin:{name}"
+    ds = load_dataset(spec)
+    recorded = info.get("content_hash")
+    if not isinstance(recorded, str) or ds.content_hash() != recorded:
+        raise FannsError(
+            f"dataset {spec} is not the one explored by `{step}` (content hash {ds.content_hash()} vs {recorded})",
+            hint=f"pass the dataset `{step}` was run on",
+        )
+    return ds, spec
 
 
 def load_dataset(spec: str) -> Dataset:

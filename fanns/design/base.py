@@ -17,9 +17,10 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 import yaml
 
 from fanns.boards import Board, board_of_design
-from fanns.checks import check_name, check_text
+from fanns.checks import check_name
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
+from fanns.index.goals import RecallGoal, parse_goal
 
 OPTIONAL_KEYS = ("goal", "prediction", "board_file")
 """Top-level keys a design file may leave out."""
@@ -61,6 +62,21 @@ def entry(where: str, check: Callable[..., T], value: Any, *args: Any, **kwargs:
         return check(value, *args, **kwargs)
     except FannsError as exc:
         fail(where, exc.message.removeprefix("the value ").removeprefix("is "), hint=exc.hint)
+
+
+def read_goal(value: Any) -> RecallGoal | None:
+    """The design's recall goal (`goal:`, e.g. ``R@10=0.8``), parsed once where the file enters."""
+    if value is None:
+        return None
+    try:
+        return parse_goal(value)
+    except FannsError as exc:
+        fail("goal", exc.message, hint=exc.hint)
+
+
+def goal_text(goal: RecallGoal | None) -> str | None:
+    """The design's goal as design.yaml writes it."""
+    return None if goal is None else goal.text
 
 
 def check_choice(where: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -148,8 +164,8 @@ class DesignFile(ABC):
         if not (isinstance(self.util, number) and 0 < self.util <= 1):
             fail("util", f"must be in (0, 1], got {self.util!r}")
         goal = getattr(self, "goal", None)
-        if goal is not None:
-            entry("goal", check_text, goal, "the value")
+        if goal is not None and not isinstance(goal, RecallGoal):
+            fail("goal", f"must be a recall goal, got {goal!r}")
         if self.board_file is not None and not isinstance(self.board_file, dict):
             fail("board_file", "must be the mapping of a board file")
 

@@ -22,9 +22,10 @@ import yaml
 
 from fanns.boards import Board
 from fanns.checks import NAME
-from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, fail, from_mapping
+from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, fail, from_mapping, goal_text, read_goal
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
+from fanns.index.goals import RecallGoal
 from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
 from fanns.numerics import ID_BITS, GraphFormat
 from fanns.pe.bloom import Bloom
@@ -204,7 +205,7 @@ class GraphDesign(DesignFile):
     limits: Limits
     runtime: Runtime
     memory: GraphMemory
-    goal: str | None = None
+    goal: RecallGoal | None = None
     prediction: dict = field(default_factory=dict)
     board_file: dict | None = None
 
@@ -322,7 +323,7 @@ class GraphDesign(DesignFile):
             "board": self.board,
             "clock_mhz": self.clock_mhz,
             "util": self.util,
-            "goal": self.goal,
+            "goal": goal_text(self.goal),
             "graph": dataclasses.asdict(self.graph),
             "mode": self.mode,
             "pipelines": self.pipelines,
@@ -355,7 +356,7 @@ class GraphDesign(DesignFile):
             limits=from_mapping(Limits, "limits", data["limits"]),
             runtime=from_mapping(Runtime, "runtime", data["runtime"]),
             memory=dataclasses.replace(mem, channels=tuple(mem.channels)),
-            goal=data.get("goal"),
+            goal=read_goal(data.get("goal")),
             prediction=data.get("prediction") or {},
             board_file=data.get("board_file"),
         )

@@ -18,9 +18,20 @@ from typing import Any
 
 from fanns.boards import Board
 from fanns.checks import check_name, check_number, check_text
-from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, entry, fail, from_mapping
+from fanns.design.base import (
+    MAX_UNITS,
+    DesignFile,
+    check_choice,
+    check_int,
+    entry,
+    fail,
+    from_mapping,
+    goal_text,
+    read_goal,
+)
 from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.errors import FannsError
+from fanns.index.goals import RecallGoal
 from fanns.numerics import IvfPqFormat
 
 SCHEMA_VERSION = 1
@@ -297,7 +308,7 @@ class IvfPqDesign(DesignFile):
     memory: tuple[ChannelUse, ...]
     fifo_depth: int
     slr: dict[str, list[str]]
-    goal: str | None = None
+    goal: RecallGoal | None = None
     prediction: dict = field(default_factory=dict)
     board_file: dict | None = None
 
@@ -416,7 +427,7 @@ class IvfPqDesign(DesignFile):
             "board": self.board,
             "clock_mhz": self.clock_mhz,
             "util": self.util,
-            "goal": self.goal,
+            "goal": goal_text(self.goal),
             "index": dataclasses.asdict(self.index),
             "nprobe": self.nprobe,
             "k": self.k,
@@ -457,7 +468,7 @@ class IvfPqDesign(DesignFile):
             memory=tuple(memory),
             fifo_depth=data["fifo_depth"],
             slr={str(k): list(v) for k, v in slr.items()},
-            goal=data.get("goal"),
+            goal=read_goal(data.get("goal")),
             prediction=data.get("prediction") or {},
             board_file=data.get("board_file"),
         )

@@ -24,6 +24,8 @@ from fanns.driver.backend import Backend
 from fanns.driver.plan import Buffer, Interface
 from fanns.driver.project import Project
 from fanns.errors import FannsError
+from fanns.index.ivfpq import host_vectors
+from fanns.index.ivfpq_format import check_query_range
 from fanns.numerics import ID_BITS, split_keys
 from fanns.reference.ivfpq import host_queries
 
@@ -69,6 +71,7 @@ class Accelerator:
         self._cycles: dict[str, int] = {}
         self._run_cycles = 0
         self._runs = 0
+        self._clipped = np.zeros(2)  # (query elements clipped, query elements) over every search call
 
     # -- parameters ------------------------------------------------------------------------------
     @property
@@ -177,6 +180,10 @@ class Accelerator:
             )
         if q.dtype.kind == "f" and not np.isfinite(q).all():
             raise FannsError("queries contain NaN or infinity")
+        # the device saturates what its number format cannot hold: refuse queries it would answer
+        # as different ones, and count the few clipped elements it tolerates (stats()["clipped"])
+        frac = check_query_range(self.project.format, host_vectors(q, self.project.metric), "queries")
+        self._clipped += (frac * q.size, q.size)
         return q
 
     def search_keys(self, queries, k: int | None = None) -> np.ndarray:
@@ -213,7 +220,8 @@ class Accelerator:
 
     def stats(self) -> dict:
         """Runs and queries so far, device cycles (from the cycle registers, where the device has
-        them), and measured QPS and per-call latency percentiles (host wall clock)."""
+        them), measured QPS and per-call latency percentiles (host wall clock), and the fraction of
+        query elements the number format clipped (at most `fanns.index.ivfpq_format.MAX_CLIPPED`, else refused)."""
         queries = sum(n for n, _ in self._calls)
         seconds = sum(s for _, s in self._calls)
         lat = np.array([s for _, s in self._calls]) if self._calls else None
@@ -229,6 +237,7 @@ class Accelerator:
             if lat is None
             else {p: float(np.percentile(lat, int(p[1:])) * 1e3) for p in ("p50", "p95", "p99")},
             "cycles": None,
+            "clipped": float(self._clipped[0] / self._clipped[1]) if self._clipped[1] else 0.0,
         }
         if self._cycles:
             # total: cycles of every run; run_cycles: the last run's; the other registers as the device names them

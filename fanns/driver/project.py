@@ -20,7 +20,7 @@ from fanns import __version__
 from fanns.boards import Board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
-from fanns.codegen.project_files import PROJECT_FILE
+from fanns.codegen.project_files import PROJECT_FILE, read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout, MemoryImages
@@ -130,10 +130,7 @@ class Project:
                 f"{path} is not a generated project (no {PROJECT_FILE}, and no hls/ or rtl/ face with one)",
                 hint="pass the folder `fanns generate`, `fanns generate-hls` or `fanns generate-rtl` wrote",
             )
-        try:
-            record = json.loads(rec_path.read_text())
-        except ValueError as exc:
-            raise FannsError(f"{rec_path}: invalid JSON ({exc})", hint="regenerate the project") from None
+        record = read_record(path)
         version = record.get("project_version")
         if version != PROJECT_VERSION:
             which = "no project version" if version is None else f"project version {version}"
@@ -158,6 +155,10 @@ class Project:
                 )
         else:
             raise FannsError(f"{rec_path}: neither an HLS nor an RTL project", hint="regenerate the project")
+        try:
+            IvfPqFormat.from_dict(record["format"])
+        except (KeyError, TypeError, FannsError) as exc:
+            raise FannsError(f"{rec_path}: bad number format ({exc})", hint="regenerate the project") from None
         design = IvfPqDesign.load(path / "design.yaml")
         return cls(path, kind, record, design, design.target_board())
 

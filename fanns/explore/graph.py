@@ -196,7 +196,7 @@ def run_graph_explore(args: argparse.Namespace, out: Path | None = None) -> int:
             )
         title = f"{ds.name} {kind.upper()}"
         report = {
-            "dataset": ds.name,
+            "dataset": {**ds.summary(), "content_hash": ds.content_hash()},
             "graph": kind,
             "nodes": graph.n,
             "max_degree": graph.max_degree,

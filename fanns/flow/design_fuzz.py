@@ -172,7 +172,7 @@ def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_quer
     folder = work / "explore"
     explore = IvfPqExplorer(ds, cfg, folder).run()
     board = load_board(case.board)
-    workloads, unreachable = workloads_from_explore(folder, goal.text)
+    workloads, unreachable = workloads_from_explore(folder, goal)
     outcome = dse.run(workloads, board, goal.text, case.clock_mhz, case.util, 1 + runners_up, unreachable)
     if outcome.best is None:
         out.status = "no design" if outcome.explain else "failed"

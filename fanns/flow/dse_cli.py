@@ -20,6 +20,7 @@ from fanns.checks import arg_float, arg_int
 from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -40,6 +41,8 @@ def _cmd(args: argparse.Namespace) -> int:
                 hint="drop them, or choose the graph design by --objective latency|qps",
             )
         return run_graph_dse(args, Console())
+    if args.dataset is not None:
+        raise FannsError("--dataset applies to --graph designs", hint="an IVF-PQ DSE reads only EXPLORE_DIR")
     slo = parse_slo(args)
     board = load_board(args.board)
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
@@ -51,7 +54,7 @@ def _cmd(args: argparse.Namespace) -> int:
     outcome = dse.run(
         workloads,
         board,
-        args.recall,
+        args.recall.text,
         clock,
         args.util,
         args.top,
@@ -113,7 +116,7 @@ def _cmd(args: argparse.Namespace) -> int:
     )
     for u in outcome.unreachable:
         console.print(
-            f"  {u['index']} cannot reach {args.recall} (best recall {u.get('best_recall')})", highlight=False
+            f"  {u['index']} cannot reach {args.recall.text} (best recall {u.get('best_recall')})", highlight=False
         )
     console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
     return 0
@@ -195,7 +198,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("explore_dir", metavar="EXPLORE_DIR", help="output folder of `fanns explore` (holds explore.json)")
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
-    p.add_argument("--recall", required=True, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8")
+    p.add_argument(
+        "--recall", required=True, type=parse_goal, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8 or 1-R@10=0.8"
+    )
     add_target_options(p)
     p.add_argument(
         "--top", type=arg_int(0, 1000), default=5, help="how many designs to list besides the best (default 5)"
@@ -218,6 +223,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--graph",
         choices=("hnsw", "nsg"),
         help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored",
+    )
+    p.add_argument(
+        "--dataset",
+        help=(
+            "graph mode: the dataset the exploration ran on (default: the built-in it names); "
+            "it must hold the same vectors"
+        ),
     )
     p.add_argument(
         "--objective",

@@ -42,7 +42,7 @@ def _int_list(text: str) -> list[int]:
 
 def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
     """The explorer of the IVF-PQ options (dataset loaded, inputs checked, ground truth ready)."""
-    goals = sorted({parse_goal(g) for g in args.recall})
+    goals = sorted(set(args.recall))
     if args.faiss_threads:
         faiss.omp_set_num_threads(args.faiss_threads)
     ds = load_dataset(args.dataset)
@@ -117,6 +117,7 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--recall",
         action="append",
+        type=parse_goal,
         metavar="R@k=x",
         help=(
             "recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x "

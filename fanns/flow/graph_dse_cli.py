@@ -10,14 +10,39 @@ import json
 from pathlib import Path
 
 from fanns.boards import load_board
-from fanns.datasets import load_dataset
+from fanns.checks import check_number
+from fanns.datasets.loader import resolve_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
-from fanns.index.goals import parse_goal
 from fanns.model.graph.dse import GraphSpace, explore_graph
 from fanns.outputs import staged_folder, verify_files
 
 WHAT = "DSE result"
+
+
+def _graph_settings(info: dict, path: Path) -> tuple[int, int, int, int]:
+    """(max degree, efConstruction, vector bits, queries) the exploration recorded, checked where
+    they enter (the graph is rebuilt from them, so a damaged value must not reach the builder)."""
+    try:
+        build = info.get("build") or {}
+        return (
+            int(check_number(info["max_degree"], f"{path}: max_degree", lo=1, hi=1024, integer=True)),
+            int(
+                check_number(
+                    build.get("efConstruction", 64), f"{path}: build.efConstruction", lo=1, hi=1 << 16, integer=True
+                )
+            ),
+            int(
+                check_number(
+                    info["number_format"]["vec_bits"], f"{path}: number_format.vec_bits", lo=2, hi=16, integer=True
+                )
+            ),
+            int(check_number(info["queries"], f"{path}: queries", lo=1, integer=True)),
+        )
+    except (KeyError, TypeError, AttributeError):
+        raise FannsError(
+            f"{path}: incomplete graph exploration record", hint="re-run `fanns explore --graph`"
+        ) from None
 
 
 def run_graph_dse(args: argparse.Namespace, console) -> int:
@@ -26,21 +51,21 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     verify_files(Path(args.explore_dir), [path.name] if path.is_file() else [], "exploration")
     try:
         info = json.loads(path.read_text())
+        if not isinstance(info, dict):
+            raise ValueError("not a mapping")
     except (OSError, ValueError):
         raise FannsError(
             f"{path} is missing or unreadable",
             hint=f"run `fanns explore DATASET --graph {args.graph} --out {args.explore_dir}` first",
         ) from None
-    goal = parse_goal(args.recall)
-    if goal.measure[1] != goal.k:
-        raise FannsError(f"graph designs take an R@k goal, got {args.recall}")
+    goal = args.recall
+    if goal.truth != goal.k:
+        raise FannsError(f"graph designs take an R@k goal, got {goal.text}")
     board = load_board(args.board)
-    ds = load_dataset(
-        info["dataset"] if ":" in info["dataset"] or Path(info["dataset"]).exists() else f"builtin:{info['dataset']}"
-    )
-    efc = info.get("build", {}).get("efConstruction", 64)
-    graph = load_or_build(ds, args.graph, info["max_degree"], efc, info["number_format"]["vec_bits"])
-    nq = min(args.queries or info["queries"], ds.nq)
+    ds, _ = resolve_dataset(info.get("dataset"), args.dataset, f"fanns explore --graph {args.graph}")
+    degree, efc, vec_bits, explored = _graph_settings(info, path)
+    graph = load_or_build(ds, args.graph, degree, efc, vec_bits)
+    nq = min(args.queries or explored, ds.nq)
     _, queries = prepare_vectors(ds)
     space = GraphSpace(k=goal.k)
     result = explore_graph(
@@ -61,7 +86,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
                 {
                     "kind": "graph",
                     "graph": args.graph,
-                    "goal": args.recall,
+                    "goal": goal.text,
                     "objective": args.objective,
                     "board": board.name,
                     "queries": nq,
@@ -77,7 +102,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     if result.best is None:
         best_recall = max((p.recall for p in result.points if p.fits), default=0.0)
         raise FannsError(
-            f"no graph design on {board.name} reaches {args.recall} (best recall that fits: {best_recall:.4f})",
+            f"no graph design on {board.name} reaches {goal.text} (best recall that fits: {best_recall:.4f})",
             hint=f"details in {out / 'dse.json'}; try a lower goal or another board",
         )
     b = result.best

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.codegen.graph.rtl import GraphProjectData, read_project
+from fanns.codegen.project_files import query_range
 from fanns.design.graph import Runtime
 from fanns.errors import FannsError
 from fanns.images.graph import split_keys, unpack
@@ -32,11 +33,7 @@ def read_test_queries(project: Path, queries: int | None, first: int) -> tuple[G
     """The project and how many of its test queries from `first` to run (all the rest by default);
     shared by the C and RTL simulations so both check --queries/--first alike."""
     data = read_project(project)
-    total = len(data.queries_fx)
-    nq = total - first if queries is None else queries
-    if nq < 1 or first < 0 or first + nq > total:
-        raise FannsError(f"--queries {nq} from --first {first}: the project has {total} test queries")
-    return data, nq
+    return data, query_range(len(data.queries_fx), queries, first)
 
 
 def print_differing(console, first: int, nq: int, bad: np.ndarray) -> None:

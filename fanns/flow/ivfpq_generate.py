@@ -34,7 +34,7 @@ from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ens
 from fanns.flow.dse_cli import add_target_options
 from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
-from fanns.index.goals import parse_goal
+from fanns.index.goals import RecallGoal, goal_entry, parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import spread_text
 from fanns.model.ivfpq import dse, report
@@ -67,12 +67,12 @@ def _cpu_record(rec: dict, g: dict) -> dict:
     }
 
 
-def cpu_baseline(explore: dict, goal: str, index: str | None = None) -> dict | None:
+def cpu_baseline(explore: dict, goal: RecallGoal, index: str | None = None) -> dict | None:
     """faiss-cpu's best measured QPS (median of repeats, all cores) at the goal over the explored
     indexes that reach it; with `index`, that index's figure at its own nprobe for the goal."""
     best = None
     for rec in explore["indexes"]:
-        g = rec.get("goals", {}).get(goal)
+        g = goal_entry(rec.get("goals"), goal)
         if g and g.get("reached") and g.get("cpu_qps") is not None:
             if index is not None and rec["index"] != index:
                 continue
@@ -168,7 +168,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     check_destination(out, args.force, MARKER, WHAT)
-    goal = parse_goal(args.recall)
+    goal = args.recall
     backends = parse_backends(args.backend)
     board = load_board(args.board)
     _validate(args)
@@ -181,7 +181,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
     step(2, f"design-space exploration on {board.name} at {clock:g} MHz, {100 * args.util:.0f}% cap")
-    workloads, unreachable = workloads_from_explore(folder, goal.text)
+    workloads, unreachable = workloads_from_explore(folder, goal)
     outcome = dse.run(workloads, board, goal.text, clock, args.util, args.top, unreachable)
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint="try another board, a higher --util, or a lower goal")
@@ -205,8 +205,8 @@ def _cmd(args: argparse.Namespace) -> int:
         "clock_mhz": clock,
         "util": args.util,
         "design": design_summary(dse_record["best"]),
-        "cpu": cpu_baseline(explore, goal.text),
-        "cpu_same": cpu_baseline(explore, goal.text, design.index.factory),
+        "cpu": cpu_baseline(explore, goal),
+        "cpu_same": cpu_baseline(explore, goal, design.index.factory),
         "faces": list(files.faces()),
         "platform": args.platform or board.platform,  # the Vitis platform both faces link for (None: no Alveo road)
         "driver": files.driver_face(),
@@ -251,7 +251,7 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
     say(
         f"chosen: {d['index']} (nlist {d['nlist']}, m {d['m']}{', OPQ' if d['opq'] else ''}), "
-        f"nprobe {d['nprobe']}, K {d['k']}: {summary['goal'].split('=')[0]} {d['recall']:.3f} "
+        f"nprobe {d['nprobe']}, K {d['k']}: {outcome.best.workload.goal.name} {d['recall']:.3f} "
         f"(faiss), {d['hw_recall']:.3f} (hardware-faithful)"
     )
     say(
@@ -332,7 +332,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
     )
     p.add_argument(
-        "--recall", required=True, metavar="R@k=x", help="the recall goal: R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)"
+        "--recall",
+        required=True,
+        type=parse_goal,
+        metavar="R@k=x",
+        help="the recall goal: R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)",
     )
     p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
     p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project (written atomically)")

@@ -15,12 +15,10 @@ import faiss
 import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.datasets.builtins import BUILTINS
-from fanns.datasets.dataset import Dataset
-from fanns.datasets.loader import load_dataset
+from fanns.datasets.loader import resolve_dataset
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.index.goals import goal_entry, parse_goal
+from fanns.index.goals import goal_entry
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.model.ivfpq.workload import read_explore
 from fanns.outputs import verify_files
@@ -41,7 +39,7 @@ class GenerateInputs:
         """The explorer's hardware-faithful recall for the design's goal (None if not recorded)."""
         if not self.design.goal:
             return None
-        entry = goal_entry(self.record.get("goals"), parse_goal(self.design.goal))
+        entry = goal_entry(self.record.get("goals"), self.design.goal)
         if not isinstance(entry, dict):
             return None
         return entry.get("hw_recall") if entry.get("nprobe") == self.design.nprobe else None
@@ -72,26 +70,6 @@ def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
     return extract(index, metric)
 
 
-def resolve_dataset(explore: dict, spec: str | None) -> tuple[Dataset, str]:
-    """The explored dataset: `spec`, or the built-in named in explore.json; it must be the same data."""
-    info = explore.get("dataset", {})
-    if spec is None:
-        name = info.get("name")
-        if name not in BUILTINS:
-            raise FannsError(
-                f"the exploration used the dataset {name!r}, which is not a built-in",
-                hint="pass --dataset with the same dataset spec you gave `fanns explore`",
-            )
-        spec = f"builtin:{name}"
-    ds = load_dataset(spec)
-    if info.get("content_hash") and ds.content_hash() != info["content_hash"]:
-        raise FannsError(
-            f"dataset {spec} is not the one explored (content hash {ds.content_hash()} vs {info['content_hash']})",
-            hint="pass the dataset the exploration was run on",
-        )
-    return ds, spec
-
-
 def load_inputs(
     design_path: Path, explore_dir: Path, dataset: str | None = None, queries: int | None = None
 ) -> GenerateInputs:
@@ -99,7 +77,7 @@ def load_inputs(
     design = IvfPqDesign.load(Path(design_path))
     explore = read_explore(Path(explore_dir))
     record = index_record(explore, Path(explore_dir), design)
-    ds, spec = resolve_dataset(explore, dataset)
+    ds, spec = resolve_dataset(explore.get("dataset"), dataset, "fanns explore")
     data = load_index(explore_dir, record, ds.metric)
     used = int(explore.get("dataset", {}).get("queries_used", ds.nq))
     nq = used if queries is None else queries

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.codegen.project_files import read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
-from fanns.index.goals import parse_goal
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq.csim import HlsCsim, project_record
+from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import DEFAULT_HARNESS, RtlProjectSim, Run, measured_interval, test_queries_fx
 
 
@@ -28,7 +28,7 @@ def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesi
 
     out = {f"R@{design.k}": {"simulated": round(recall(keys, gt), 6), "reference": round(recall(ref, gt), 6)}}
     if design.goal:
-        goal = parse_goal(design.goal)
+        goal = design.goal
         if goal.name not in out:
             found, expected = (split_keys(x)[1].astype(np.int64) for x in (keys, ref))
             out[goal.name] = {
@@ -78,7 +78,7 @@ def simulate_rtl(project: Path, nq: int, build_root: Path, harness: str = DEFAUL
 def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
     """The first `nq` test queries of an HLS face through the g++ C simulation of its kernel."""
 
-    record = project_record(project)
+    record = read_record(project)
     design = IvfPqDesign.load(project / "design.yaml")
     q_fx = test_queries_fx(project, record, design.format)
     nq = min(nq, q_fx.shape[0])

@@ -101,6 +101,11 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
         f"{ids.shape[0]} queries, k = {ids.shape[1]}, nprobe = {acc.nprobe}, backend {stats['backend']} "
         f"({stats['project']} project), {stats['runs']} device runs of up to {stats['batch']} queries"
     )
+    if stats["clipped"]:
+        out(
+            f"note: {100 * stats['clipped']:.3f}% of the query elements lay outside the number format's range "
+            "and were clipped (saturated) as the device does"
+        )
     if gt is not None:
         if gt.shape[0] < ids.shape[0] or gt.shape[1] < ids.shape[1]:
             raise FannsError(f"ground truth {gt.shape} does not cover {ids.shape[0]} queries x k = {ids.shape[1]}")

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from fanns.checks import arg_float, arg_int, check_number
+from fanns.checks import arg_float, arg_int
 from fanns.codegen.graph.hls import is_graph_hls_project
 from fanns.codegen.graph.rtl import is_graph_project
-from fanns.codegen.project_files import PROJECT_FILE
+from fanns.codegen.project_files import PROJECT_FILE, query_count, query_range, read_data, read_record
 from fanns.datasets.cache import cache_root
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
@@ -31,7 +31,7 @@ from fanns.flow.graph_sim import graph_rtl_report
 from fanns.images.ivfpq import MemoryImages
 from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
-from fanns.sim.ivfpq.csim import project_record, search_keys_within
+from fanns.sim.ivfpq.csim import search_keys_within
 from fanns.sim.ivfpq.rtl import (
     DEFAULT_HARNESS,
     HARNESSES,
@@ -63,7 +63,7 @@ def check_project(project: Path, backend: str) -> tuple[dict, IvfPqDesign]:
     input error is never reported as the hardware disagreeing with its testbench): the project
     record of the right face, the design, the memory images against their manifest (size and
     sha256) and the test data files against the record's query count."""
-    record = project_record(project)
+    record = read_record(project)
     face, other = ("kernel", "rtl") if backend == "csim" else ("rtl", "kernel")
     if not isinstance(record, dict) or face not in record:
         made_by = "generate-rtl" if other == "rtl" else "generate-hls"
@@ -74,27 +74,18 @@ def check_project(project: Path, backend: str) -> tuple[dict, IvfPqDesign]:
         )
     design = IvfPqDesign.load(project / "design.yaml")
     MemoryImages.read(project / "images")
+    nq = query_count(project, record)
     try:
-        nq = int(check_number(record["test"]["nq"], f"{project}/{PROJECT_FILE}: test.nq", lo=1, integer=True))
         io = record["io"]
         stride = int(io["query_beats"]) * int(io["port_bits"]) // 8
     except (KeyError, TypeError, ValueError):
         raise FannsError(
             f"{project}/{PROJECT_FILE}: incomplete project record", hint="regenerate the project"
         ) from None
-    for name, size in (
-        ("queries.bin", nq * stride),
-        ("groundtruth.bin", nq * design.k * 4),
-        ("reference_keys.bin", nq * design.k * 8),
-    ):
-        path = project / "data" / name
-        actual = path.stat().st_size if path.is_file() else None
-        if actual != size:
-            found = "missing" if actual is None else f"{actual} bytes"
-            raise FannsError(
-                f"{path}: {found}, expected {size} bytes ({nq} test queries, K {design.k})",
-                hint="the project is incomplete or was changed; regenerate it",
-            )
+    why = f"{nq} test queries, K {design.k}"
+    read_data(project, "queries.bin", "u1", (nq, stride), why)
+    read_data(project, "groundtruth.bin", "<u4", (nq, design.k), why)
+    read_data(project, "reference_keys.bin", "<u8", (nq, design.k), why)
     return record, design
 
 
@@ -110,15 +101,10 @@ def rtl_report(
     harness: str = DEFAULT_HARNESS,
 ) -> int:
 
-    check_project(project, "rtl")
+    record, _ = check_project(project, "rtl")
+    nq = query_range(query_count(project, record), queries, first, least=2)  # before any elaboration
     sim = RtlProjectSim(project, build_dir, harness=harness)
     d = sim.design
-    nq = sim.test_queries - first if queries is None else queries
-    if nq < 2 or first < 0 or first + nq > sim.test_queries:
-        raise FannsError(
-            f"--queries {nq} from --first {first}: the project has {sim.test_queries} test queries",
-            hint="simulate at least 2 of them (the steady-state interval needs two)",
-        )
     console.print(
         f"building {project}/rtl/fanns_ivfpq.v with Verilator ({harness} harness, cached in {sim.sim.build_dir}) ...",
         highlight=False,
@@ -179,9 +165,7 @@ def csim_report(
 
     record, design = check_project(project, "csim")
     q_fx = test_queries_fx(project, record, design.format)
-    nq = q_fx.shape[0] - first if queries is None else queries
-    if nq < 1 or first < 0 or first + nq > q_fx.shape[0]:
-        raise FannsError(f"--queries {nq} from --first {first}: the project has {q_fx.shape[0]} test queries")
+    nq = query_range(q_fx.shape[0], queries, first)
     if limits.stall is not None:
         raise FannsError("--timeout of a C simulation is a wall time", hint="e.g. --timeout 10m")
     keys = search_keys_within(project, build_dir / "hls_csim", q_fx[first : first + nq], limits.seconds)

@@ -21,7 +21,8 @@ import numpy as np
 from fanns.errors import FannsError
 from fanns.index.recall import hits
 
-_GOAL = re.compile(r"^\s*(1-R|R1|R)@(\d+)\s*=\s*([0-9]*\.?[0-9]+)\s*(%?)\s*$", re.IGNORECASE)
+_GOAL = re.compile(r"^ *(1-R|R1|R)@([0-9]+) *= *([0-9]*\.?[0-9]+) *(%?) *$", re.IGNORECASE)
+"""Spaces only (no tab, newline or other control character: a goal is copied into reports)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -72,7 +73,7 @@ def goal_entry(entries: Any, goal: RecallGoal) -> Any:
     if not isinstance(entries, dict):
         return None
     for text, entry in entries.items():
-        if not isinstance(text, str) or not _GOAL.match(text):
+        if not isinstance(text, str) or not _GOAL.fullmatch(text):
             continue
         g = parse_goal(text)
         if g.measure == goal.measure and math.isclose(g.target, goal.target):
@@ -82,7 +83,7 @@ def goal_entry(entries: Any, goal: RecallGoal) -> Any:
 
 def parse_goal(text: str) -> RecallGoal:
     """Parse ``R@10=0.8``, ``R@10=80%``, ``1-R@10=0.8`` or ``R1@10=0.8``."""
-    m = _GOAL.match(text) if isinstance(text, str) else None
+    m = _GOAL.fullmatch(text) if isinstance(text, str) else None
     if not m:
         raise FannsError(
             f"cannot parse recall goal {text!r}",

@@ -25,7 +25,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import parse_kinds, run_graph_explore
 from fanns.explore.ivfpq import cpu_qps
-from fanns.index.goals import RecallGoal
+from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import outcome_record
@@ -63,7 +63,7 @@ def dse_grid(c: IndexCurves, goal: RecallGoal) -> list[int]:
     """nprobe values at which the sweep asks the DSE for an index's best design: the powers of
     two of the curve grid and the goal's own nprobe."""
     grid = {p for p in c.grid if p & (p - 1) == 0}
-    r = c.record["goals"].get(goal.text, {})
+    r = goal_entry(c.record["goals"], goal) or {}
     if r.get("reached"):
         grid.add(r["nprobe"])
     return sorted(grid)
@@ -84,7 +84,7 @@ def workload(c: IndexCurves, nprobe: int, goal: RecallGoal) -> Workload:
         fmt=c.fmt,
         list_sizes=sizes,
         probed=sizes[c.probes[:, :nprobe]],
-        goal=goal.text,
+        goal=goal,
         recall=c.float_curve(goal.name)[nprobe - 1],
         hw_recall=c.hw[goal.name][c.grid.index(nprobe)],
     )
@@ -167,7 +167,7 @@ class Sweep:
         out = []
         for board in self.boards:
             for goal in track(self.s.goals, f"DSE on {board.name}"):
-                workloads, unreachable = workloads_from_explore(self.folder, goal.text)
+                workloads, unreachable = workloads_from_explore(self.folder, goal)
                 outcome = dse.run(
                     workloads,
                     board,

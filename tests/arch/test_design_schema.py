@@ -17,6 +17,7 @@ from fanns.design.ivfpq import (
     Stages,
 )
 from fanns.errors import FannsError
+from fanns.index.goals import parse_goal
 from fanns.numerics import IvfPqFormat
 
 
@@ -55,7 +56,7 @@ def make_design(opq: bool = True) -> IvfPqDesign:
         memory=tuple(memory),
         fifo_depth=32,
         slr={"SLR0": ["infra.axil_csr x1"]},
-        goal="R@10=0.8",
+        goal=parse_goal("R@10=0.8"),
         prediction={"qps": 1234.5},
     )
 

@@ -17,6 +17,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.flow import ivfpq_project_sim as project_sim
 from fanns.flow.ivfpq_generate import cpu_baseline, cpu_text
+from fanns.index.goals import parse_goal
 from tests.codegen.conftest import GOAL, SIFT_NLIST, SIFT_QUERIES
 
 SIM_QUERIES = 8
@@ -159,7 +160,7 @@ def test_simulation_of_both_faces(project, explore):
     )
     # the summary's CPU baseline is the explorer's measurement at the same goal
     ex = json.loads((explore / "explore.json").read_text())
-    assert summary["cpu"] == cpu_baseline(ex, GOAL) and summary["cpu"]["qps"] > 0
+    assert summary["cpu"] == cpu_baseline(ex, parse_goal(GOAL)) and summary["cpu"]["qps"] > 0
     assert summary["speedup"] == round(d["qps"] / summary["cpu"]["qps"], 2)
     readme = (project / "README.md").read_text()
     for text in (
@@ -287,20 +288,20 @@ def test_backends_and_cpu_baseline():
         ]
     }
     base = {"spread": None, "one_thread": None}
-    assert cpu_baseline(ex, "R@10=0.5") == {
+    assert cpu_baseline(ex, parse_goal("R@10=0.5")) == {
         "index": "B", "nprobe": 1, "recall": 0.51, "qps": 300.0, "threads": 2, **base
     }  # fmt: skip
     # the design's own index, even where another index is faster on the CPU
-    assert cpu_baseline(ex, "R@10=0.5", "A") == {
+    assert cpu_baseline(ex, parse_goal("R@10=0.5"), "A") == {
         "index": "A", "nprobe": 3, "recall": 0.52, "qps": 100.0, "threads": 2, **base
     }  # fmt: skip
-    assert cpu_baseline(ex, "R@1=0.9") is None
-    assert cpu_baseline(ex, "R@10=0.5", "C") is None  # C does not reach the goal
+    assert cpu_baseline(ex, parse_goal("R@1=0.9")) is None
+    assert cpu_baseline(ex, parse_goal("R@10=0.5"), "C") is None  # C does not reach the goal
     # an exploration with repeated measurements: the median is the figure, the spread travels with it
     one = {"qps": 50.0, "q1": 45.0, "q3": 55.0, "min": 40.0, "max": 60.0, "repeats": 7, "threads": 1, "clock": "cpu"}
     every = {**one, "qps": 300.0, "q1": 250.0, "q3": 320.0, "threads": 2, "clock": "wall"}
     ex["indexes"][1]["goals"]["R@10=0.5"]["cpu"] = {"1": one, "all": every}
-    got = cpu_baseline(ex, "R@10=0.5")
+    got = cpu_baseline(ex, parse_goal("R@10=0.5"))
     assert got["spread"] == every and got["one_thread"] == one
     assert "IQR 250-320" in cpu_text(got) and "1 thread: 50 QPS" in cpu_text(got)
 
@@ -311,6 +312,6 @@ def test_simulation_recall_in_the_goal_measure():
     gt = np.array([[1, 2], [3, 4]])
     keys = np.array([[(5 << 32) | 2, (6 << 32) | 9], [(1 << 32) | 3, (2 << 32) | 4]], dtype=np.uint64)
     ref = np.array([[(5 << 32) | 1, (6 << 32) | 2], [(1 << 32) | 3, (2 << 32) | 4]], dtype=np.uint64)
-    got = project_sim.recalls(keys, ref, gt, SimpleNamespace(k=2, goal="1-R@2=0.5"))
+    got = project_sim.recalls(keys, ref, gt, SimpleNamespace(k=2, goal=parse_goal("1-R@2=0.5")))
     assert got == {"1-R@2": {"simulated": 0.5, "reference": 1.0}, "R@2": {"simulated": 0.75, "reference": 1.0}}
-    assert list(project_sim.recalls(keys, ref, gt, SimpleNamespace(k=2, goal="R@2=0.5"))) == ["R@2"]
+    assert list(project_sim.recalls(keys, ref, gt, SimpleNamespace(k=2, goal=parse_goal("R@2=0.5")))) == ["R@2"]

@@ -216,7 +216,7 @@ def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
         generate_hls(design, data, test, tmp_path / "mine", force=True)
     generate_hls(design, data, test, tmp_path / "p")
     generate_hls(design, data, test, tmp_path / "p", force=True)  # a project may be replaced
-    with pytest.raises(FannsError, match="not a generated HLS project"):
+    with pytest.raises(FannsError, match="not a generated project"):
         HlsCsim(tmp_path / "mine")
 
 

@@ -126,8 +126,10 @@ def test_model_on_the_rtl_project_honours_runtime_parameters(projects):
 
 
 def test_angular_and_integer_queries_are_quantised_as_the_reference_does(projects):
-    """Integer vectors (e.g. SIFT's uint8) are accepted; the host quantisation is the reference's."""
-    q = np.clip(np.rint(projects.queries[:20] * 40 + 100), 0, 255).astype(np.uint8)
+    """Integer vectors (e.g. SIFT's uint8) are accepted; the host quantisation is the reference's.
+    (Inside the number format's range, as integer data of an integer base would be: values the
+    format clips are refused, tests/hostile/test_entry_checks.py.)"""
+    q = np.clip(np.rint(projects.queries[:20]), -30, 30).astype(np.int8)
     with fanns.driver.open(projects.hls) as acc:
         assert np.array_equal(acc.search_keys(q), projects.reference.search_keys(q.astype(np.float32)))
 

@@ -11,6 +11,7 @@ import pytest
 
 from fanns.cli import main
 from fanns.datasets import save_npy
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import MANIFEST, read_manifest
 from tests.hostile.helpers import EXPLORE, assert_clean_error, make_dataset, snapshot
@@ -108,7 +109,7 @@ def test_a_failed_run_leaves_no_folder(dataset, explored, tmp_path, capsys, argv
 def test_a_tampered_exploration_is_refused_not_trusted(explored, tmp_path, capsys, target):
     ex = tmp_path / "ex"
     shutil.copytree(explored, ex, symlinks=True)
-    assert workloads_from_explore(ex, "R@10=0.5")[0]  # the copy is whole
+    assert workloads_from_explore(ex, parse_goal("R@10=0.5"))[0]  # the copy is whole
     if target == "explore.json":
         path = ex / "explore.json"
         data = json.loads(path.read_text())

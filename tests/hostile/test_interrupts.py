@@ -95,7 +95,7 @@ def test_two_explorations_into_one_folder_take_turns(dataset, tmp_path):
     assert [code for code, _ in results] == [0, 0], results  # the second waited, then replaced the first's
     manifest = read_manifest(out)
     assert manifest["what"] == "exploration" and foreign_files(out, manifest) == ([], [])
-    workloads, unreachable = workloads_from_explore(out, "R@10=0.5")  # explore.json agrees with its files
+    workloads, unreachable = workloads_from_explore(out, parse_goal("R@10=0.5"))  # explore.json agrees with its files
     assert len(workloads) + len(unreachable) == 6
     assert len({w.queries for w in workloads}) == 1 and leftovers(tmp_path, "ex") == []
 
@@ -106,7 +106,7 @@ def test_two_explorations_without_force_one_wins(dataset, tmp_path):
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
     assert_clean_error(next(err for code, err in results if code == 2), str(out), "already exists")
-    assert workloads_from_explore(out, "R@10=0.5")[0] and leftovers(tmp_path, "ex") == []
+    assert workloads_from_explore(out, parse_goal("R@10=0.5"))[0] and leftovers(tmp_path, "ex") == []
 
 
 def test_reusing_commands_share_one_exploration_folder(dataset, tmp_path):

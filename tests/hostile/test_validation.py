@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import workloads_from_explore
 from tests.arch.test_design_schema import make_design
 from tests.hostile.inputs import (
@@ -140,13 +141,13 @@ def test_explore_curves(capsys, tmp_path, curve):
 # -- the recall goal's measure -----------------------------------------------------------------
 @pytest.mark.parametrize(("goal", "nprobe"), [(g, p) for g, p in GOALS.items()] + [("R@10=80%", GOALS["R@10=0.8"])])
 def test_goal_measure_picks_its_own_nprobe(tmp_path, goal, nprobe):
-    found, _ = workloads_from_explore(explore_folder(tmp_path / "ex"), goal)
+    found, _ = workloads_from_explore(explore_folder(tmp_path / "ex"), parse_goal(goal))
     assert [w.nprobe for w in found] == [nprobe]
 
 
 @pytest.mark.parametrize(("goal", "nprobe"), [("R@10=0.5", 5), ("1-R@10=0.5", 2), ("1-R@10=0.2", 1)])
 def test_goal_without_an_answer_reads_its_own_curve(tmp_path, goal, nprobe):
-    found, _ = workloads_from_explore(explore_folder(tmp_path / "ex", {"goals": {}}), goal)
+    found, _ = workloads_from_explore(explore_folder(tmp_path / "ex", {"goals": {}}), parse_goal(goal))
     assert [w.nprobe for w in found] == [nprobe]
 
 
@@ -196,6 +197,6 @@ def test_queries_outside_the_number_format(capsys, tmp_path):
 
 def test_explore_json_written_by_a_clean_run_is_accepted(tmp_path):
     """The fixtures above are refused for their hostile value only: the untouched one loads."""
-    found, unreachable = workloads_from_explore(explore_folder(tmp_path / "ex"), "R@10=0.8")
+    found, unreachable = workloads_from_explore(explore_folder(tmp_path / "ex"), parse_goal("R@10=0.8"))
     assert len(found) == 1 and not unreachable
     assert json.loads((tmp_path / "ex" / "explore.json").read_text())["indexes"][0]["nlist"] == 16

@@ -30,7 +30,7 @@ def explored(tmp_path_factory):
 
 
 def test_workloads_are_the_explored_probes(explored):
-    workloads, unreachable = workloads_from_explore(explored, "R@10=0.5")
+    workloads, unreachable = workloads_from_explore(explored, parse_goal("R@10=0.5"))
     data = json.loads((explored / "explore.json").read_text())
     assert len(workloads) + len(unreachable) == len(data["indexes"]) == 2
     for w, rec in zip(workloads, data["indexes"]):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from fanns.errors import FannsError
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import (
     size_biased_probes,
     synthetic_list_sizes,
@@ -87,36 +88,36 @@ def test_reads_the_goal_entry_and_the_probed_sizes(tmp_path):
     curve = [0.3, 0.5, 0.7, 0.8, 0.85, 0.9] + [0.95] * 10
     goals = {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.8, "hw_recall": 0.79}}
     sizes = write_explore(tmp_path, goals, curve)
-    (w,), unreachable = workloads_from_explore(tmp_path, "R@10=0.8")
+    (w,), unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     probes = np.load(tmp_path / "indexes" / "IVF16_PQ4.probes.npy")
     assert unreachable == [] and w.nprobe == 4 and w.k == 10 and w.hw_recall == 0.79
     assert (w.probed == sizes[probes[:, :4]]).all()
     assert w.index_path == tmp_path / "indexes" / "IVF16_PQ4.faissindex"
     # a goal the explorer was not asked for comes from the recall curve
-    (w2,), _ = workloads_from_explore(tmp_path, "R@10=0.85")
+    (w2,), _ = workloads_from_explore(tmp_path, parse_goal("R@10=0.85"))
     assert w2.nprobe == 5 and w2.hw_recall is None
     # deeper than the recorded probes: a clear error
     with pytest.raises(FannsError, match="needs nprobe=7"):
-        workloads_from_explore(tmp_path, "R@10=0.95")
+        workloads_from_explore(tmp_path, parse_goal("R@10=0.95"))
 
 
 def test_unreachable_goal_reports_the_best_recall(tmp_path):
     curve = [0.3, 0.5] + [0.6] * 14
     write_explore(tmp_path, {"R@10=0.8": {"reached": False, "best_recall": 0.6, "best_nprobe": 3}}, curve)
-    found, unreachable = workloads_from_explore(tmp_path, "R@10=0.8")
+    found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     assert found == [] and unreachable == [{"index": "IVF16,PQ4", "best_recall": 0.6, "best_nprobe": 3}]
-    found, unreachable = workloads_from_explore(tmp_path, "R@10=0.9")
+    found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.9"))
     assert found == [] and unreachable[0]["best_recall"] == 0.6
 
 
 def test_bad_exploration_folders(tmp_path):
     with pytest.raises(FannsError, match="run `fanns explore"):
-        workloads_from_explore(tmp_path, "R@10=0.8")
+        workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     (tmp_path / "explore.json").write_text("{not json")
     with pytest.raises(FannsError, match="not valid JSON"):
-        workloads_from_explore(tmp_path, "R@10=0.8")
+        workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     (tmp_path / "explore.json").write_text(json.dumps({"indexes": []}))
     with pytest.raises(FannsError, match="no IVF-PQ index records"):
-        workloads_from_explore(tmp_path, "R@10=0.8")
+        workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     with pytest.raises(FannsError, match="cannot parse recall goal"):
-        workloads_from_explore(tmp_path, "recall 0.8")
+        workloads_from_explore(tmp_path, parse_goal("recall 0.8"))

@@ -21,7 +21,17 @@ import numpy as np
 
 from fanns.arch.graph.across import QPP_WINDOW, FalconAcross, across_addr_bits
 from fanns.arch.graph.top import FalconQpp
-from fanns.codegen.project_files import PROJECT_FILE, add_record, design_and_images, generator, json_bytes, write_files
+from fanns.codegen.project_files import (
+    PROJECT_FILE,
+    add_record,
+    design_and_images,
+    generator,
+    json_bytes,
+    query_count,
+    read_data,
+    read_record,
+    write_files,
+)
 from fanns.design.graph import GraphDesign
 from fanns.design.graph_hw import QppHw
 from fanns.errors import FannsError
@@ -227,29 +237,21 @@ class GraphProjectData:
 
 
 def read_project(project: Path) -> GraphProjectData:
+    """The project's design, images and test data, every file checked against the record (sizes)
+    and the manifests (images) before anything simulates."""
     project = Path(project)
-    record = json.loads((project / PROJECT_FILE).read_text())
+    record = read_record(project)
     design = GraphDesign.load(project / "design.yaml")
     images = GraphImages.read(project / "images")
-    nq, io = record["test"]["nq"], images.io
-    try:
-        raw = (project / "data" / "queries.bin").read_bytes()
-        keys = np.fromfile(project / "data" / "reference_keys.bin", dtype="<u8").reshape(nq, io.k_max)
-        stats = (
-            np.fromfile(project / "data" / "reference_stats.bin", dtype="<u4").reshape(nq, len(STATS)).astype(np.int64)
-        )
-    except (OSError, ValueError) as exc:
-        raise FannsError(
-            f"{project}/data: incomplete or corrupt test data ({exc})", hint="regenerate the project"
-        ) from None
+    nq, io = query_count(project, record), images.io
+    why = f"{nq} test queries"
+    raw = read_data(project, "queries.bin", "u1", (nq, io.query_row_bytes), why)
+    keys = read_data(project, "reference_keys.bin", "<u8", (nq, io.k_max), f"{why}, k_max {io.k_max}")
+    stats = read_data(project, "reference_stats.bin", "<u4", (nq, len(STATS)), why).astype(np.int64)
     dtype = np.dtype(f"<{'i' if io.signed else 'u'}{io.elem_bytes}")
-    rows = np.frombuffer(raw, dtype=np.uint8).reshape(nq, io.query_row_bytes)[:, : io.d * io.elem_bytes]
-    q = np.ascontiguousarray(rows).view(dtype).reshape(nq, io.d).astype(np.int64)
+    q = np.ascontiguousarray(raw[:, : io.d * io.elem_bytes]).view(dtype).reshape(nq, io.d).astype(np.int64)
     gt = None
     if record["test"].get("groundtruth"):
-        gt = (
-            np.fromfile(project / "data" / "groundtruth.bin", dtype="<u4")
-            .reshape(nq, design.runtime.k)
-            .astype(np.int64)
-        )
+        k = design.runtime.k
+        gt = read_data(project, "groundtruth.bin", "<u4", (nq, k), f"{why}, k {k}").astype(np.int64)
     return GraphProjectData(design, images, q, keys, {s: stats[:, i] for i, s in enumerate(STATS)}, gt)

@@ -37,6 +37,7 @@ from fanns.boards import Board
 from fanns.design.graph import BloomSpec, GraphDesign, GraphMemory, Limits, Queues, Runtime, graph_ref
 from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw, across_addr_bits
 from fanns.errors import FannsError
+from fanns.index.goals import RecallGoal
 from fanns.index.graph import GraphImage
 from fanns.index.recall import recall_at_k
 from fanns.index.traversal import TraversalConfig
@@ -124,7 +125,7 @@ def design_for(
     space: GraphSpace,
     clock_mhz: float,
     util: float,
-    goal: str | None = None,
+    goal: RecallGoal | None = None,
 ) -> GraphDesign:
 
     limits = (max(mg for mg, _ in space.dst), max(mc for _, mc in space.dst))
@@ -258,7 +259,7 @@ def explore_graph(
             p.units * p.pipelines,
         ),
     )
-    design = design_for(graph, board, best, space, clock, util, goal=f"R@{space.k}={recall_goal:g}")
+    design = design_for(graph, board, best, space, clock, util, goal=RecallGoal(space.k, recall_goal))
     design = replace(
         design,
         prediction={

@@ -124,7 +124,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         memory=memory_plan(p.ctx, p.stages),
         fifo_depth=stage_model.FIFO_DEPTH,
         slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
-        goal=outcome.goal,
+        goal=w.goal,
         prediction={
             "qps": _r(p.qps, 1),
             "bottleneck": p.bottleneck,

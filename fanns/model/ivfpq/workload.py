@@ -24,7 +24,7 @@ import numpy as np
 
 from fanns.checks import check_name, check_number
 from fanns.errors import FannsError
-from fanns.index.goals import goal_entry, parse_goal
+from fanns.index.goals import RecallGoal, goal_entry
 from fanns.numerics import IvfPqFormat
 from fanns.outputs import verify_files
 from fanns.paths import inside
@@ -49,7 +49,7 @@ class Workload:
     fmt: IvfPqFormat
     list_sizes: np.ndarray  # [nlist] codes per IVF list
     probed: np.ndarray  # [nq, nprobe] sizes of the cells each sample query probes, probe order
-    goal: str | None = None
+    goal: RecallGoal | None = None  # the goal nprobe was chosen for (None: synthetic)
     recall: float | None = None
     hw_recall: float | None = None
     index_path: Path | None = None
@@ -83,11 +83,6 @@ class Workload:
 
 
 # -- from an exploration ------------------------------------------------------------------------
-def _goal(text: str):
-
-    return parse_goal(text)
-
-
 def _load_npy(path: Path, what: str) -> np.ndarray:
     try:
         return np.load(path, allow_pickle=False)
@@ -145,11 +140,10 @@ def _record_nprobe(rec: dict, goal, path: Path) -> tuple[int | None, dict]:
     return int(ok[0]) + 1, {"recall": float(curve[ok[0]]), "hw_recall": None}
 
 
-def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Workload], list[dict]]:
+def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Workload], list[dict]]:
     """Every index of `explore_dir/explore.json` at its smallest nprobe for the goal, with its
     measured probes; and, for the indexes that cannot reach the goal, their best recall."""
     explore_dir = Path(explore_dir)
-    goal = _goal(goal_text)
     data = read_explore(explore_dir)
     path = explore_dir / "explore.json"
     verify_files(explore_dir, ["explore.json"], "exploration")
@@ -207,7 +201,7 @@ def workloads_from_explore(explore_dir: Path, goal_text: str) -> tuple[list[Work
                 fmt=fmt,
                 list_sizes=sizes,
                 probed=sizes[probes[:, :nprobe]],
-                goal=goal.text,
+                goal=goal,
                 recall=info.get("recall"),
                 hw_recall=info.get("hw_recall"),
                 index_path=index_path,

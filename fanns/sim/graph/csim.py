@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from fanns.codegen.graph.hls import is_graph_hls_project
+from fanns.codegen.project_files import read_record
 from fanns.design.graph import GraphDesign, Runtime
 from fanns.errors import FannsError
 from fanns.images.graph import GraphImages
-from fanns.sim.ivfpq.csim import build_library, project_record
+from fanns.sim.ivfpq.csim import build_library
 
 
 class GraphHlsCsim:
@@ -29,7 +30,7 @@ class GraphHlsCsim:
         self.project = Path(project)
         if not is_graph_hls_project(self.project):
             raise FannsError(f"{self.project} is not a graph HLS project", hint="run `fanns generate-graph-hls` first")
-        record = project_record(self.project)
+        record = read_record(self.project)
         self.design = GraphDesign.load(self.project / "design.yaml")
         self.images = images or GraphImages.read(self.project / "images")
         self.io = self.images.io

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import json
 import math
 import multiprocessing
 import shutil
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.project_files import PROJECT_FILE
+from fanns.codegen.project_files import PROJECT_FILE, read_record
 from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout
 from fanns.numerics import IvfPqFormat, split_keys
@@ -29,26 +28,11 @@ from fanns.tools.csim import compile_program
 from fanns.tools.verilator import DesignStuck
 
 
-def project_record(project: Path) -> dict:
-    path = Path(project) / PROJECT_FILE
-    if not path.is_file():
-        raise FannsError(
-            f"{project} is not a generated HLS project (no {PROJECT_FILE})", hint="run `fanns generate-hls` first"
-        )
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise FannsError(f"{path}: cannot read the project record ({exc})", hint="regenerate the project") from None
-    if not isinstance(record, dict):
-        raise FannsError(f"{path}: the project record must be a JSON object", hint="regenerate the project")
-    return record
-
-
 def build_library(project: Path, build_dir: Path | None = None, threads: bool = False) -> Path:
     """Compile the project's kernel and C-simulation library (cached by content); its path.
     `threads`: every dataflow process a thread, every FIFO of its declared depth (fanns_hls.h)."""
     project = Path(project)
-    project_record(project)
+    read_record(project)
     build_dir = Path(build_dir or project / "build" / "csim_lib")
     files = sorted((project / "src").glob("*"))
     digest = hashlib.sha256()
@@ -83,7 +67,7 @@ class HlsCsim:
 
     def __init__(self, project: Path, build_dir: Path | None = None, threads: bool = False):
         self.project = Path(project)
-        record = project_record(self.project)
+        record = read_record(self.project)
         io = record["io"]
         self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
         self.format = IvfPqFormat.from_dict(record["format"])
