@@ -119,7 +119,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq, path=path),
         nprobe=w.nprobe,
         k=w.k,
-        format=w.fmt,
+        format=p.ctx.fmt,
         stages=p.stages,
         memory=memory_plan(p.ctx, p.stages),
         fifo_depth=stage_model.FIFO_DEPTH,

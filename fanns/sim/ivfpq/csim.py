@@ -82,7 +82,7 @@ class HlsCsim:
         self.project = Path(project)
         record = project_record(self.project)
         io = record["io"]
-        self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        self.io = IoLayout.from_dict(io)
         self.format = IvfPqFormat.from_dict(record["format"])
         self.metric = record["metric"]
         self.k = int(record["k"])
