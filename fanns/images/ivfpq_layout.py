@@ -183,7 +183,7 @@ class IoLayout:
     @classmethod
     def of(cls, fmt: IvfPqFormat, k: int, port_bits: int) -> IoLayout:
         """The host buffers of an accelerator with format `fmt` and K = k on `port_bits`-bit beats."""
-        return cls(fmt.d, k, elem_bytes(fmt.vec_bits), port_bits, fmt.m, fmt.dsub_hw)
+        return cls(fmt.d, k, elem_bytes(fmt.vec_bits), port_bits, fmt.m if fmt.dsub_hw else 1, fmt.dsub_hw)
 
     @property
     def d_hw(self) -> int:
