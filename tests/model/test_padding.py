@@ -18,7 +18,8 @@ from fanns.boards import load_board
 from fanns.driver.model import index_from_images
 from fanns.images.ivfpq import IoLayout, pack
 from fanns.images.ivfpq import quantised_arrays as qarrays
-from fanns.model.ivfpq import buildable, dse
+from fanns.model.ivfpq import buildable, dse, options
+from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.report import to_design
@@ -28,7 +29,7 @@ from fanns.pe.build_lut import BuildLut
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from tests.codegen.helpers import random_format, random_index
-from tests.model.test_lanes import check_both
+from tests.model.test_lanes import check_both, design_of
 
 SHAPES = ((1, 1), (3, 1), (6, 2), (96, 16), (100, 10), (300, 10), (784, 16), (1024, 16), (2048, 64))
 """(d, m): d from 1 to 2048, with few power-of-two factors, m a divisor of d (faiss's rule)."""
@@ -119,6 +120,32 @@ def test_the_model_prices_the_padded_beats():
     lut = stage_model.BuildLutStage(1, 4, "bram")
     assert stage_model.lut_pe(padded, lut).ii() == 257 * 32
     assert stage_model.opq_pe(padded, stage_model.OpqStage(8)).ii() == 129 * 16
+
+
+@pytest.mark.parametrize("board_name", ("zcu104", "u250"))
+def test_every_padded_lane_count_emitted_is_built_by_both_generators(board_name):
+    """Issue 17's rule, for the paddings: every lane count the OPQ, front and lut groups emit in a
+    padded context passes both generators' design checks (with one lane for the other stages)."""
+    board = load_board(board_name)
+    limits = Budget.from_board(board, 0.6).limits()
+    emitted = padded = 0
+    for d, m in ((6, 6), (96, 16), (100, 10), (300, 10), (784, 16), (960, 8), (1536, 16)):
+        w = synthetic_workload(10**4, d, m, 8, 2, 10, True, queries=4, seed=0)
+        for dsub_hw in buildable.padded_dsubs(d, m):
+            ctx = dse.context(w, board, 200.0, dsub_hw)
+            padded += bool(ctx.fmt.dsub_hw)
+            groups = {
+                "opq": options.opq_options(ctx, limits),
+                "ivf_dist": options.front_options(ctx, limits),
+                "build_lut": options.lut_options(ctx, limits),
+            }
+            for stage, opts in groups.items():
+                for lanes in sorted(set(opts.lanes.tolist())):
+                    emitted += 1
+                    design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, True)
+                    assert design.format.d_hw == ctx.d
+                    check_both(design, board)
+    assert padded >= 8 and emitted > 3 * padded
 
 
 @pytest.mark.parametrize("d,m", [(100, 10), (300, 10), (784, 16), (1024, 16), (2048, 32)])

@@ -157,5 +157,6 @@ def check_design_lanes(d: int, m: int, vec_bits: int, io_port_bits: int, lanes: 
             + "; ".join(
                 f"{s}: {stage_lanes(s, d, m, vec_bits, io_port_bits)}" for s in LANE_STAGES if lanes.get(s) is not None
             )
-            + " (each pair multiples of one another), or re-run fanns dse",
+            + " (each pair multiples of one another), pad the sub-vectors for others (format.dsub_hw), "
+            "or re-run fanns dse",
         )
