@@ -19,8 +19,8 @@ from fanns.driver.model import index_from_images
 from fanns.images.ivfpq import IoLayout, pack
 from fanns.images.ivfpq import quantised_arrays as qarrays
 from fanns.model.ivfpq import buildable, dse, options
-from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.report import to_design
 from fanns.model.ivfpq.workload import synthetic_workload
