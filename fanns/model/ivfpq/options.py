@@ -47,9 +47,10 @@ MAX_LANES = 64
 """Widest lane count offered where a narrower useful one exists: the widest the DSE has always
 offered, within the span the PE calibrations measured (opq to 64 lanes, ivf_dist to 32,
 build_lut to 128); wider PEs are priced by extrapolation and crowd the search's pool."""
-MAX_STAGE_LANES = {"opq": MAX_LANES, "ivf_dist": MAX_LANES, "build_lut": 2 * MAX_LANES}
-"""BuildLUT may take 128 lanes (its calibration measured them): at d >= 512 its codebook copies in
-block RAM bound the PE count, so wider PEs are what makes the stage faster."""
+WIDE_LUT_D = 512
+"""From this many elements per vector (in hardware) BuildLUT is offered up to 2 x `MAX_LANES`
+lanes (its calibration measured 128): there its codebook copies in block RAM (256 x d each) bound
+the PE count, so wider PEs are what makes the stage faster; below, more PEs do the same."""
 MIN_USEFUL_LANES = 4
 
 
@@ -231,7 +232,7 @@ def stage_lanes(ctx: stage_model.Context, stage: str) -> tuple[list[int], str]:
         _ONE_PE[stage](ctx, lanes[0])
     except FannsError as exc:
         return [], f"{stage} with {lanes[0]} lane(s): {exc}"
-    limit = MAX_STAGE_LANES[stage]
+    limit = 2 * MAX_LANES if stage == "build_lut" and ctx.d >= WIDE_LUT_D else MAX_LANES
     return [w for w in offered_lanes(lanes, limit) if _valid(_ONE_PE[stage], ctx, w) is not None], ""
 
 
