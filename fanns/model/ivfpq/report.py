@@ -86,7 +86,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
         "index": w.index,
         "nlist": w.nlist,
         "m": w.m,
-        "dsub_hw": p.ctx.fmt.dsub_padded,  # elements per sub-vector in hardware (d/m: unpadded)
+        "dsub_hw": p.ctx.fmt.dsub_hw,  # elements per sub-vector in hardware (0: d/m, unpadded)
         "opq": w.opq,
         "nprobe": w.nprobe,
         "k": w.k,
