@@ -14,8 +14,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.driver.model import index_from_images
+from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout, pack
 from fanns.images.ivfpq import quantised_arrays as qarrays
 from fanns.model.ivfpq import buildable, dse, options
@@ -75,7 +78,7 @@ def test_padding_adds_exactly_nothing(d, m):
 
 
 def test_a_padding_below_the_sub_vector_is_refused():
-    with pytest.raises(Exception, match="dsub_hw=5 is not a padded sub-vector length for d/m=6"):
+    with pytest.raises(FannsError, match="dsub_hw=5 is not a padded sub-vector length for d/m=6"):
         _fmt(96, 16, 5)
     assert "dsub_hw" not in _fmt(96, 16).to_dict() and _fmt(96, 16, 8).to_dict()["dsub_hw"] == 8
 
@@ -192,3 +195,23 @@ def test_nothing_fits_names_stage_resource_excess_and_change():
     text = "\n".join(dse.run([small], board, "R@10=0.9", 200.0, top=1).explain)
     assert "option group 'back' (pq_dist, sel_k) is empty" in text and "use m from 4 to 16" in text, text
     assert text.count("is empty") == 1, text  # the paddings of one workload share the reason
+
+
+def test_a_bad_padding_in_design_yaml_gets_a_clear_error(tmp_path):
+    """design.yaml's format.dsub_hw: not an integer or below d/m is refused at load; without the
+    padding, lanes that need it are refused by the generators' check, which names the fix."""
+    data = random_index(nlist=8, n=600, d=96, m=16, empty=1)
+    fmt = dataclasses.replace(random_format(96, 16), dsub_hw=8)
+    design = pinned_design(data, fmt, nprobe=2, k=5, ivf=(1, 8, "bram"), lut=(1, 4, "bram"), pq=(2, 1))
+    design.save(tmp_path / "design.yaml")
+    text = (tmp_path / "design.yaml").read_text()
+    assert "dsub_hw: 8" in text
+    for bad in ("'x'", "5", "true"):
+        (tmp_path / "bad.yaml").write_text(text.replace("dsub_hw: 8", f"dsub_hw: {bad}"))
+        with pytest.raises(FannsError, match="is not a padded sub-vector length for d/m=6"):
+            IvfPqDesign.load(tmp_path / "bad.yaml")
+    (tmp_path / "bad.yaml").write_text(text.replace("dsub_hw: 8", "dsub_hw: 0"))
+    plain = IvfPqDesign.load(tmp_path / "bad.yaml")
+    with pytest.raises(FannsError, match="4 lanes neither divide nor") as err:
+        IvfPqHw.from_design(plain, plain.target_board())
+    assert "format.dsub_hw" in err.value.hint
