@@ -20,6 +20,16 @@ IVF-PQ datapath (`IvfPqFormat`)
 * PQ distance (ADC): the exact sum of the m LUT entries, `pq_dist_bits = lut_bits + ceil(log2 m)`
   bits unsigned — no saturation is needed.
 
+Padded sub-vectors (`dsub_hw`): the hardware may hold every sub-vector of d/m elements in
+`dsub_hw >= d/m` elements, the real ones first and zeros after (`pad_subspaces`), so lane counts
+that divide neither d nor d/m work (d = 96, m = 16: sub-vectors of 6 padded to 8 take 4, 8 or 16
+lanes). Queries, IVF centroids, the codebook and the OPQ matrix (rows and columns) are padded
+alike, so every pad element is 0 on both sides of a difference and of a product: it adds exactly
+0 to every sum, and the datapath's exact integer sums (any adder-tree order gives the same
+integer) equal the unpadded ones bit for bit. A pad output of OPQ is round(0) = 0, so the rotated
+query stays padded. m stays a divisor of d (faiss's PQ requires it); the reference model computes
+on the unpadded arrays.
+
 Selection keys
 --------------
 Every selection PE orders *keys*: ``key = (dist << ID_BITS) | id`` as an unsigned integer. Ids
@@ -108,6 +118,24 @@ def quantize(x: np.ndarray, scale: float, bits: int) -> np.ndarray:
     return np.clip(q, -lim, lim).astype(np.int64)
 
 
+def pad_subspaces(x: np.ndarray, m: int, dsub_hw: int) -> np.ndarray:
+    """Vectors [..., m * dsub] as [..., m * dsub_hw]: each of the m sub-vectors followed by zeros."""
+    x = np.asarray(x)
+    sub = x.reshape(x.shape[:-1] + (m, x.shape[-1] // m))
+    if sub.shape[-1] == dsub_hw:
+        return x
+    out = np.zeros(sub.shape[:-1] + (dsub_hw,), dtype=x.dtype)
+    out[..., : sub.shape[-1]] = sub
+    return out.reshape(x.shape[:-1] + (m * dsub_hw,))
+
+
+def unpad_subspaces(x: np.ndarray, m: int, dsub: int) -> np.ndarray:
+    """Inverse of `pad_subspaces`: [..., m * dsub_hw] -> [..., m * dsub]."""
+    x = np.asarray(x)
+    sub = x.reshape(x.shape[:-1] + (m, x.shape[-1] // m))
+    return np.ascontiguousarray(sub[..., :dsub]).reshape(x.shape[:-1] + (m * dsub,))
+
+
 @dataclass(frozen=True)
 class IvfPqFormat:
     """Fixed-point formats of one IVF-PQ accelerator (see the module docstring)."""
@@ -122,6 +150,8 @@ class IvfPqFormat:
     ivf_dist_bits: int = 32
     lut_bits: int = 16
     source: dict = field(default_factory=dict, compare=False)
+    dsub_hw: int = 0
+    """Elements the hardware holds per sub-vector (0: d/m, no padding; see the module docstring)."""
 
     def __post_init__(self) -> None:
         if self.d % self.m:
@@ -132,10 +162,41 @@ class IvfPqFormat:
             raise FannsError(f"vec_bits={self.vec_bits} out of range", hint="use 2..24")
         if self.pq_dist_bits + ID_BITS > 64 or self.ivf_dist_bits + ID_BITS > 64:
             raise FannsError("distance plus id does not fit a 64-bit key", hint="lower lut_bits or ivf_dist_bits")
+        if (
+            isinstance(self.dsub_hw, bool)
+            or not isinstance(self.dsub_hw, int)
+            or (self.dsub_hw and not self.d // self.m <= self.dsub_hw <= 4096)
+        ):
+            raise FannsError(
+                f"format dsub_hw={self.dsub_hw!r} is not a padded sub-vector length for d/m={self.d // self.m}",
+                hint=f"use 0 (no padding) or an integer from {self.d // self.m} to 4096",
+            )
 
     @property
     def dsub(self) -> int:
         return self.d // self.m
+
+    @property
+    def dsub_padded(self) -> int:
+        """Elements per sub-vector in hardware (d/m, or `dsub_hw` when padded)."""
+        return self.dsub_hw or self.dsub
+
+    @property
+    def d_hw(self) -> int:
+        """Elements per vector in hardware: m padded sub-vectors."""
+        return self.m * self.dsub_padded
+
+    def pad(self, x: np.ndarray) -> np.ndarray:
+        """Vectors [..., d] in the hardware layout [..., d_hw] (`pad_subspaces`)."""
+        return pad_subspaces(x, self.m, self.dsub_padded)
+
+    def unpad(self, x: np.ndarray) -> np.ndarray:
+        """Inverse of `pad`: [..., d_hw] -> [..., d]."""
+        return unpad_subspaces(x, self.m, self.dsub)
+
+    def pad_matrix(self, a: np.ndarray) -> np.ndarray:
+        """The OPQ matrix [d, d] in the hardware layout [d_hw, d_hw] (pad rows and columns are 0)."""
+        return self.pad(np.swapaxes(self.pad(a), -1, -2)).swapaxes(-1, -2)
 
     @property
     def pq_dist_bits(self) -> int:
@@ -150,7 +211,10 @@ class IvfPqFormat:
         return self.ivf_dist_bits + ID_BITS
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if not self.dsub_hw:  # unpadded formats keep the files they always had
+            del out["dsub_hw"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> IvfPqFormat:

@@ -365,6 +365,7 @@ class IvfPqDesign(DesignFile):
             check_int(f"format.{key}", getattr(f, key), 0, 62)
         for key in ("ivf_dist_bits", "lut_bits"):
             check_int(f"format.{key}", getattr(f, key), 1, 62)
+        check_int("format.dsub_hw", f.dsub_hw, 0, 4096)
 
     def check_board(self, board: Board) -> None:
         """The memory groups and channel numbers of the design exist on `board`."""

@@ -28,24 +28,26 @@ def index_from_images(images: MemoryImages, design, metric: str) -> IvfPqIndexDa
     """The index a device holding `images` serves, as float arrays that quantise back to the
     images' fixed-point values (checked), with the lists recombined from the PQ-code images."""
     fmt = design.format
-    d, m = fmt.d, fmt.m
+    d, m = fmt.d_hw, fmt.m  # images hold the hardware layout (padded sub-vectors)
     names = {img.name for img in images.images}
     if "centroids" in names:
-        cent_fx = images.get("centroids").array().astype(np.int64)
+        cent_fx = fmt.unpad(images.get("centroids").array().astype(np.int64))
     else:
         img = images.get("lut_centroids")
         lay = img.layout
         rows = np.frombuffer(img.data, dtype=np.uint8).reshape(lay["nlist"], -1)[:, : d * lay["elem_bytes"]]
-        cent_fx = np.ascontiguousarray(rows).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
-    book_fx = images.get("codebook").array().astype(np.int64).reshape(256, m, d // m).transpose(1, 0, 2)
+        cent_fx = fmt.unpad(np.ascontiguousarray(rows).view(elem_dtype(fmt.vec_bits)).astype(np.int64))
+    book = images.get("codebook").array().astype(np.int64).reshape(256, m, d // m)[:, :, : fmt.dsub]
+    book_fx = np.ascontiguousarray(book.transpose(1, 0, 2))
+    opq_fx = None
+    if "opq_matrix" in names:
+        opq_fx = fmt.unpad(np.swapaxes(fmt.unpad(images.get("opq_matrix").array()), 0, 1)).T
     lists = unpack_lists(images, design.stages.pq_dist.pes)
     sizes = np.array([ids.shape[0] for ids, _ in lists], dtype=np.int64)
     data = IvfPqIndexData(
         centroids=_real(cent_fx, fmt.scale),
         codebook=_real(book_fx, fmt.scale),
-        opq_matrix=_real(images.get("opq_matrix").array(), float(1 << fmt.opq_frac_bits))
-        if "opq_matrix" in names
-        else None,
+        opq_matrix=None if opq_fx is None else _real(opq_fx, float(1 << fmt.opq_frac_bits)),
         offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         ids=np.concatenate([ids for ids, _ in lists]).astype(np.int64),
         codes=np.concatenate([codes for _, codes in lists]).reshape(-1, m).astype(np.uint8),
@@ -102,8 +104,7 @@ class ModelBackend(RegisterDevice):
             raise RuntimeError("model: a search run before the index was loaded (the on-chip memories are empty)")
         beat = io.port_bits // 8
         q_stride, r_stride = io.query_beats * beat, io.result_beats * beat
-        raw = self.at("queries")[: nq * q_stride].reshape(nq, q_stride)[:, : io.d * io.elem_bytes]
-        q_fx = np.ascontiguousarray(raw).view(f"<i{io.elem_bytes}").astype(np.int64)
+        q_fx = io.unpack_queries(self.at("queries")[: nq * q_stride].tobytes(), nq)
         keys = self.reference.search_keys_fx(q_fx, nprobe, k).astype("<u8")
         out = self.at("results")[: nq * r_stride].reshape(nq, r_stride)
         out[:, : 8 * k] = keys.view(np.uint8).reshape(nq, 8 * k)

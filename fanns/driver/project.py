@@ -193,7 +193,7 @@ class Project:
     @cached_property
     def io(self) -> IoLayout:
         io = self.record["io"]
-        return IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        return IoLayout.from_dict(io)
 
     @property
     def io_bank(self) -> Bank:

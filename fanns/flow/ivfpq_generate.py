@@ -257,6 +257,7 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     say(
         "design per stage: "
         + "; ".join(_stage_text(name, st) for name, st in d["stages"].items() if st["arch"] != "none")
+        + (f"; sub-vectors padded to {d['dsub_hw']} elements in hardware" if d.get("dsub_hw") else "")
     )
     util = d["utilisation_with_shell"]
     say(
@@ -312,7 +313,7 @@ def _stage_text(name: str, st: dict) -> str:
         return f"{name} {_pes(st['pes'])} on {st['channels']} {st['memory']} channel(s)"
     if name == "opq":
         return f"{name} {st.get('lanes', '')} lanes"
-    return f"{name} {_pes(st['pes'])} ({st['store']})"
+    return f"{name} {_pes(st['pes'])} x {st['lanes']} lanes ({st['store']})"
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,7 +8,9 @@ kernels' memory readers follow.
 Every image is a little-endian binary file; `manifest.json` lists each one with its use, board
 memory group and channel, byte size, layout parameters and sha256. Vector elements are the
 quantised values of the reference model (`IvfPqReference`): int16 when ``vec_bits <= 16``,
-else int32; the OPQ matrix is int16.
+else int32; the OPQ matrix is int16. Vectors are in the hardware layout (`hardware_arrays`):
+with ``format.dsub_hw`` set, each of the m sub-vectors is padded with zeros to dsub_hw elements,
+so "d" below is d_hw = m * dsub_hw (queries, centroids, codebook rows, OPQ rows and columns).
 
 * ``pq_codes_<c>`` — PQ channel c (feeding the PQDist PEs ``channel_pes``): a table of nlist
   entries of four uint32 ``(start_beat, beats, share_items, count)`` padded to whole beats, then
@@ -67,6 +69,7 @@ from fanns.images.ivfpq_layout import (
 )
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.model.ivfpq.stages import ivf_chunks
+from fanns.numerics import IvfPqFormat, pad_subspaces
 
 __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "CODE_KIND",
@@ -91,6 +94,7 @@ __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "hot_lists",
     "ivf_stream_layouts",
     "quantised_arrays",
+    "hardware_arrays",
     "image_summary",
 ]
 MANIFEST_VERSION = 1
@@ -125,7 +129,7 @@ class MemoryImages(ImageSet):
             raise FannsError(f"{folder}/manifest.json: version {man.get('version')!r}, expected {MANIFEST_VERSION}")
         images = read_images(folder, man)
         io = man["io"]
-        io_layout = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        io_layout = IoLayout.from_dict(io)
         return cls(tuple(images), io_layout, (io["memory"], io["channel"]), man.get("info", {}))
 
 
@@ -139,6 +143,17 @@ def quantised_arrays(design: IvfPqDesign, data: IvfPqIndexData) -> dict[str, np.
     }
     if data.opq_matrix is not None:
         out["opq_matrix"] = fmt.quantize_opq_matrix(data.opq_matrix)
+    return out
+
+
+def hardware_arrays(fmt: IvfPqFormat, q: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`quantised_arrays` in the hardware layout: every sub-vector padded to `fmt.dsub_hw` with
+    zeros (centroids, codebook, OPQ rows and columns; `fanns.numerics.pad_subspaces`)."""
+    out = dict(q)
+    out["centroids"] = fmt.pad(q["centroids"])
+    out["codebook"] = pad_subspaces(q["codebook"], 1, fmt.dsub_padded)
+    if "opq_matrix" in q:
+        out["opq_matrix"] = fmt.pad_matrix(q["opq_matrix"])
     return out
 
 
@@ -191,7 +206,7 @@ def ivf_stream_layouts(design: IvfPqDesign, port_bits: int) -> list[tuple[object
             (
                 ch,
                 IvfStreamLayout(
-                    design.format.d, st.lanes, design.format.vec_bits, port_bits, tuple(chunks[i] for i in pes), pes
+                    design.format.d_hw, st.lanes, design.format.vec_bits, port_bits, tuple(chunks[i] for i in pes), pes
                 ),
             )
         )
@@ -327,7 +342,7 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     _check_index(design, data)
     board = board or design.target_board()
     fmt, st = design.format, design.stages
-    q = quantised_arrays(design, data)
+    q = hardware_arrays(fmt, quantised_arrays(design, data))
     io_ch = next(ch for ch in design.memory if ch.use == "io")
     first = _group(board, io_ch.memory)
     images: list[Image] = []
@@ -355,14 +370,14 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
         if ch.use == "lut_centroids":
             raw, cell_beats = pack_cells(q["centroids"], fmt.vec_bits, first.port_bits)
             lay = {
-                "d": fmt.d,
+                "d": fmt.d_hw,
                 "elem_bytes": dt.itemsize,
                 "port_bits": first.port_bits,
                 "nlist": data.nlist,
                 "cell_beats": cell_beats,
             }
             images.append(Image("lut_centroids", "lut_centroids", ch.memory, ch.channel, raw, lay))
-    codebook_rows = q["codebook"].transpose(1, 0, 2).reshape(256, fmt.d)
+    codebook_rows = q["codebook"].transpose(1, 0, 2).reshape(256, fmt.d_hw)
     images.append(_rom("codebook", codebook_rows, dt, io_ch))
     if st.ivf_dist.storage != "stream" or st.build_lut.centroids != "memory":
         images.append(_rom("centroids", q["centroids"], dt, io_ch))
@@ -394,7 +409,7 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
         }
     return MemoryImages(
         tuple(images),
-        IoLayout(fmt.d, design.k, elem_bytes(fmt.vec_bits), first.port_bits),
+        IoLayout.of(fmt, design.k, first.port_bits),
         (io_ch.memory, io_ch.channel),
         info,
     )

@@ -15,7 +15,7 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.model.ivfpq.stages import Packing
-from fanns.numerics import ID_BITS
+from fanns.numerics import ID_BITS, IvfPqFormat, pad_subspaces, unpad_subspaces
 
 PAD_ID = (1 << ID_BITS) - 1
 """Id of a padding item in memory (real ids are below it: datasets hold fewer than 2**32 - 1 vectors)."""
@@ -164,28 +164,56 @@ class IvfStreamLayout:
 
 @dataclass(frozen=True)
 class IoLayout:
-    """Host buffers on the I/O channel: queries in, result keys out (one query per beat group)."""
+    """Host buffers on the I/O channel: queries in, result keys out (one query per beat group).
+
+    A query is stored in the hardware layout: m sub-vectors of `dsub_hw` elements (0: d/m, no
+    padding; `fanns.numerics.pad_subspaces`), its d_hw elements padded to whole beats."""
 
     d: int
     k: int
     elem_bytes: int
     port_bits: int
+    m: int = 1
+    dsub_hw: int = 0
+
+    @classmethod
+    def from_dict(cls, io: dict) -> IoLayout:
+        return cls(io["d"], io["k"], io["elem_bytes"], io["port_bits"], io.get("m", 1), io.get("dsub_hw", 0))
+
+    @classmethod
+    def of(cls, fmt: IvfPqFormat, k: int, port_bits: int) -> IoLayout:
+        """The host buffers of an accelerator with format `fmt` and K = k on `port_bits`-bit beats."""
+        return cls(fmt.d, k, elem_bytes(fmt.vec_bits), port_bits, fmt.m if fmt.dsub_hw else 1, fmt.dsub_hw)
+
+    @property
+    def d_hw(self) -> int:
+        """Elements per query in the buffer (the padded sub-vectors)."""
+        return self.m * self.dsub_hw if self.dsub_hw else self.d
 
     @property
     def query_beats(self) -> int:
-        return ceil_div(self.d * self.elem_bytes, self.port_bits // 8)
+        return ceil_div(self.d_hw * self.elem_bytes, self.port_bits // 8)
 
     @property
     def result_beats(self) -> int:
         return ceil_div(self.k * KEY_BYTES, self.port_bits // 8)
 
     def pack_queries(self, q_fx: np.ndarray) -> bytes:
-        """Fixed-point queries [nq, d] as the query buffer."""
+        """Fixed-point queries [nq, d] as the query buffer (sub-vectors padded with zeros)."""
         q_fx = np.asarray(q_fx)
+        if self.dsub_hw:
+            q_fx = pad_subspaces(q_fx, self.m, self.dsub_hw)
         buf = np.zeros((q_fx.shape[0], self.query_beats * self.port_bits // 8), dtype=np.uint8)
         raw = np.ascontiguousarray(q_fx.astype(f"<i{self.elem_bytes}")).view(np.uint8).reshape(q_fx.shape[0], -1)
         buf[:, : raw.shape[1]] = raw
         return buf.tobytes()
+
+    def unpack_queries(self, raw: bytes | np.ndarray, nq: int) -> np.ndarray:
+        """Inverse of `pack_queries`: the first `nq` queries of a buffer as int64 [nq, d]."""
+        stride = self.query_beats * self.port_bits // 8
+        rows = np.frombuffer(raw, dtype=np.uint8, count=nq * stride).reshape(nq, stride)
+        q = np.ascontiguousarray(rows[:, : self.d_hw * self.elem_bytes]).view(f"<i{self.elem_bytes}").astype(np.int64)
+        return unpad_subspaces(q, self.m, self.d // self.m) if self.dsub_hw else q
 
     def unpack_results(self, raw: bytes, nq: int) -> np.ndarray:
         """The result buffer as uint64 keys [nq, k]."""
@@ -202,4 +230,4 @@ class IoLayout:
             "query_beats": self.query_beats,
             "result_beats": self.result_beats,
             "key_bytes": KEY_BYTES,
-        }
+        } | ({"m": self.m, "dsub_hw": self.dsub_hw} if self.dsub_hw else {})

@@ -18,7 +18,9 @@ residual as the swept vector: w subtract/square lanes grouped per sub-space (w/d
 per cycle when w >= dsub, else one sub-space every dsub/w cycles), a tree of
 ceil(log2 min(w, dsub)) levels per group, accumulation over a sub-space's words, shift and
 saturate, and a collector that packs the m entries of row j into one output word. Lanes `w`
-must divide d and divide or be a multiple of dsub = d/m. D = 4 + ceil(log2 min(w, dsub)) edges
+must divide d and divide or be a multiple of dsub = d/m; an accelerator passes its hardware
+shape here (sub-vectors padded with zeros to `format.dsub_hw`, `fanns.numerics`), so lane counts
+that fit neither the real d nor d/m are built on padded sub-vectors. D = 4 + ceil(log2 min(w, dsub)) edges
 from a row's last word to its output word.
 
 Timing (N probes back to back, from the first input word to the last LUT word; codebook fill

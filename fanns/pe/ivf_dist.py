@@ -1,7 +1,8 @@
 """IVF distance PE (Stage IVFDist; FANNS 6.2.1, 6.4.2): query-to-centroid distances as selection keys.
 
 Per query, the PE loads the query (d elements, `vec_bits` signed, d/w words of w elements on
-`q`), then computes ``IvfPqFormat.ivf_distances`` to each of its `nlist` centroids, w elements per
+`q`; an accelerator passes its padded d_hw, `fanns.numerics` "Padded sub-vectors", so w need not
+divide the real d), then computes ``IvfPqFormat.ivf_distances`` to each of its `nlist` centroids, w elements per
 cycle (II = d/w cycles per centroid): the exact squared L2, shifted right by `ivf_shift` (floor)
 and saturated to `ivf_dist_bits` unsigned. It emits one key ``(dist << 32) | (id_base + c)`` per
 centroid c on `o`, `last` on the final centroid of the query.

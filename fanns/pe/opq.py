@@ -6,6 +6,8 @@ with `frac_bits` fractional bits, the query x is `vec_bits` signed, and
 saturation to `vec_bits`).
 
 * Matrix fill `matrix` (once after reset, into block RAM): d rows of d/w words; row i = A[i, :].
+  (An accelerator passes its padded d_hw and a matrix with zero pad rows and columns,
+  `fanns.numerics` "Padded sub-vectors", so w need not divide the real d.)
 * Input `x`: per query d/w words of w elements.
 * Output `o`: {y, last}: per query d/w words of w elements (the same layout as the input, so it
   feeds the IVF distance stage's query input), `last` on the final word of a query.

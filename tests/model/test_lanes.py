@@ -50,7 +50,7 @@ def design_of(ctx, w, board, lanes: dict, m_ok: bool) -> IvfPqDesign:
         index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq),
         nprobe=w.nprobe,
         k=w.k,
-        format=w.fmt,
+        format=ctx.fmt,
         stages=stages,
         memory=stage_model.memory_plan(ctx, stages),
         fifo_depth=stage_model.FIFO_DEPTH,

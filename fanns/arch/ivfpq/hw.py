@@ -139,7 +139,8 @@ class IvfPqHw:
 
     @property
     def d(self) -> int:
-        return self.fmt.d
+        """Elements per vector in hardware (sub-vectors padded to `format.dsub_hw`)."""
+        return self.fmt.d_hw
 
     @property
     def m(self) -> int:
@@ -184,7 +185,7 @@ class IvfPqHw:
 
     @cached_property
     def io_layout(self) -> ivfpq_images.IoLayout:
-        return ivfpq_images.IoLayout(self.d, self.k, ivfpq_images.elem_bytes(self.vec_bits), self.io_port_bits)
+        return ivfpq_images.IoLayout.of(self.fmt, self.k, self.io_port_bits)
 
     @property
     def query_stride(self) -> int:
@@ -378,7 +379,7 @@ class IvfPqHw:
             ("last_cycles", 64, "RO", 0, "cycles from ap_start to the last query's last result key"),
             ("max_nprobe", 32, "RO", 0, "largest nprobe this accelerator serves (its SelCells length)"),
             ("max_k", 32, "RO", 0, "largest k this accelerator serves (its SelK length)"),
-            ("dim", 32, "RO", 0, "vector dimension d"),
+            ("dim", 32, "RO", 0, "vector dimension in hardware (d with padded sub-vectors)"),
             ("cells", 32, "RO", 0, "nlist"),
             (
                 "progress",

@@ -109,8 +109,9 @@ def _single_slr(design: IvfPqDesign) -> str | None:
 
 def check_design(design: IvfPqDesign) -> None:
     """What the HLS kernel needs of a valid design.yaml beyond its schema: an untiered PQ stage,
-    and lanes that divide d (the kernel's `static_assert`s: each stage takes the query in d/lanes
-    words, and `regroup` needs both lane counts to divide d)."""
+    and lanes that divide the hardware's d (d_hw with padded sub-vectors; the kernel's
+    `static_assert`s: each stage takes the query in d_hw/lanes words, and `regroup` needs both
+    lane counts to divide d_hw)."""
     st = design.stages
     if st.pq_dist.tiers is not None:
         raise FannsError(
@@ -121,13 +122,13 @@ def check_design(design: IvfPqDesign) -> None:
                 "drop `tiers` from design.yaml for an untiered HLS kernel"
             ),
         )
-    d = design.format.d
+    d = design.format.d_hw
     for name in ("opq", "ivf_dist", "build_lut"):
         stage = getattr(st, name)
         if stage is not None and d % stage.lanes:
             raise FannsError(
-                f"stages.{name}.lanes = {stage.lanes} does not divide d = {d}",
-                hint="choose lanes among the divisors of d, or re-run fanns dse",
+                f"stages.{name}.lanes = {stage.lanes} does not divide d = {d} (in hardware)",
+                hint="choose lanes among the divisors of d, pad the sub-vectors (format.dsub_hw), or re-run fanns dse",
             )
 
 

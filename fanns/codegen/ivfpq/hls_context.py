@@ -130,7 +130,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     """The template context of `design` serving the packed `images` on `board`; `platform` None:
     a Zynq block design (`fanns.codegen.block_design`) connects the memories instead of v++."""
     fmt, st = design.format, design.stages
-    d, m, k, nprobe, nlist = fmt.d, fmt.m, design.k, design.nprobe, design.index.nlist
+    d, m, k, nprobe, nlist = fmt.d_hw, fmt.m, design.k, design.nprobe, design.index.nlist  # padded sub-vectors
     eb = elem_bytes(fmt.vec_bits)
     io_bytes = images.io.port_bits // 8
     pq_bytes = st.pq_dist.port_bits // 8

@@ -1,6 +1,13 @@
 """What both IVF-PQ generators build: the lane counts of OPQ, IVFDist and BuildLUT, and the PQ
 code width a memory port can carry.
 
+Lane counts are not limited to divisors of d: the hardware may pad every sub-vector of d/m
+elements to `dsub_hw` elements with zeros (`fanns.numerics`, "Padded sub-vectors"), and the
+rules below apply to the hardware's d_hw = m * dsub_hw (callers pass d_hw and m). `padded_dsubs`
+lists the paddings worth trying: for every power-of-two lane count, the smallest padding that
+makes it buildable. The DSE tries each (the model prices the padded beats), so padding is chosen
+only where the lanes it enables pay for the zeros they carry.
+
 The DSE enumerates only configurations these rules accept (`fanns.model.ivfpq.options`), and the
 RTL generator checks a design with the same rules (`fanns.arch.ivfpq.hw.IvfPqHw.check`), so an
 option the DSE emits is one the generators build. The HLS kernel builds any lane count that
@@ -20,6 +27,8 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
 
 from __future__ import annotations
 
+import math
+
 from fanns.errors import FannsError
 from fanns.model.ivfpq.memory import stored_elem_bytes
 from fanns.numerics import ID_BITS
@@ -32,6 +41,22 @@ BUILT_LUT_STORES = ("bram", "uram")
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
 LANE_STAGES = ("opq", "ivf_dist", "build_lut")
+
+
+def padded_dsubs(d: int, m: int, max_lanes: int = 64) -> list[int]:
+    """Sub-vector lengths in hardware worth trying for d/m (ascending, d/m first): for each lane
+    count w = 2, 4, .. max_lanes, the smallest length >= d/m that w divides or divides (BuildLUT)
+    and the smallest whose m sub-vectors w divides (IVFDist, OPQ); only lengths below 2·d/m
+    (at most half the elements are zeros)."""
+    dsub = d // m
+    out = {dsub}
+    w = 2
+    while w <= max_lanes:
+        out.add(-(-dsub // w) * w if w <= dsub else next(k for k in range(dsub, w + 1) if w % k == 0))
+        step = w // math.gcd(w, m)
+        out.add(-(-dsub // step) * step)
+        w *= 2
+    return sorted(p for p in out if p == dsub or p < 2 * dsub)
 
 
 def divisors(n: int) -> list[int]:
@@ -132,5 +157,6 @@ def check_design_lanes(d: int, m: int, vec_bits: int, io_port_bits: int, lanes: 
             + "; ".join(
                 f"{s}: {stage_lanes(s, d, m, vec_bits, io_port_bits)}" for s in LANE_STAGES if lanes.get(s) is not None
             )
-            + " (each pair multiples of one another), or re-run fanns dse",
+            + " (each pair multiples of one another), pad the sub-vectors for others (format.dsub_hw), "
+            "or re-run fanns dse",
         )

@@ -11,6 +11,7 @@ says why (which resource binds and by how much, or that the goal is unreachable)
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -19,11 +20,12 @@ import numpy as np
 from fanns.boards import Board
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
+from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
-from fanns.model.ivfpq.options import GROUPS, all_options
+from fanns.model.ivfpq.options import GROUPS, MAX_LANES, all_options
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
 from fanns.model.ivfpq.workload import Workload
@@ -170,9 +172,10 @@ class Outcome:
         return self.top[0] if self.top else None
 
 
-def context(w: Workload, board: Board, clock_mhz: float) -> stage_model.Context:
+def context(w: Workload, board: Board, clock_mhz: float, dsub_hw: int = 0) -> stage_model.Context:
+    """The stage model's context of workload `w`, its sub-vectors padded to `dsub_hw` (0: none)."""
     return stage_model.Context(
-        fmt=w.fmt,
+        fmt=dataclasses.replace(w.fmt, dsub_hw=0 if dsub_hw == w.fmt.dsub else dsub_hw),
         n=w.n,
         nlist=w.nlist,
         nprobe=w.nprobe,
@@ -190,8 +193,24 @@ def infra_vector(ctx: stage_model.Context, budget: Budget) -> np.ndarray:
     return np.concatenate([stage_model.total_resources(stage_model.infra_units(ctx)).as_array(), ch])
 
 
-def build_space(key: int, w: Workload, ctx: stage_model.Context, budget: Budget) -> tuple[Space, dict]:
-    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits())
+def padded_contexts(w: Workload, board: Board, clock_mhz: float) -> list[stage_model.Context]:
+    """One context per sub-vector padding worth trying (`buildable.padded_dsubs`; unpadded first)."""
+    return [context(w, board, clock_mhz, p) for p in buildable.padded_dsubs(w.fmt.d, w.fmt.m, MAX_LANES)]
+
+
+def space_label(w: Workload, ctx: stage_model.Context) -> str:
+    """The workload's label, with the sub-vector padding of a padded context."""
+    return w.label() + (f" (sub-vectors padded to {ctx.fmt.dsub_hw})" if ctx.fmt.dsub_hw else "")
+
+
+def build_space(
+    key: int, w: Workload, ctx: stage_model.Context, budget: Budget, backs: dict | None = None
+) -> tuple[Space, dict]:
+    """The search space of one (workload, padding); `backs` caches the back group per workload
+    (enumerated once: it does not depend on the padding)."""
+    backs = {} if backs is None else backs
+    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits(), backs.get(id(w)))
+    backs[id(w)] = sets["back"]
     raw = int(np.prod([max(1, s.raw) for s in sets.values()]))
     counts = {g: {"enumerated": s.raw, "fit": len(s)} for g, s in sets.items()}
     pruned = {g: prune(s) for g, s in sets.items()}
@@ -280,12 +299,14 @@ def run(
     if not workloads:
         outcome.explain = _unreachable_text(goal, outcome.unreachable)
         return outcome
-    contexts = [context(w, board, clock_mhz) for w in workloads]
-    spaces = []
-    for key, (w, ctx) in enumerate(zip(workloads, contexts)):
-        space, counts = build_space(key, w, ctx, budget)
+    pairs = [(w, ctx) for w in workloads for ctx in padded_contexts(w, board, clock_mhz)]
+    contexts = [ctx for _, ctx in pairs]
+    workloads = [w for w, _ in pairs]  # one space per (workload, padding): `_points` maps keys back
+    spaces, backs = [], {}
+    for key, (w, ctx) in enumerate(pairs):
+        space, counts = build_space(key, w, ctx, budget, backs)
         spaces.append(space)
-        outcome.option_counts[w.label()] = counts
+        outcome.option_counts[space_label(w, ctx)] = counts
 
     sequences: dict = {}  # `DesignPoint.settle`'s cache
 
@@ -372,15 +393,47 @@ def _unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
     ]
 
 
+GROUP_ADVICE = {
+    "infra": "the shell, the control block and the memory readers alone: choose a larger board",
+    "opq": "drop OPQ (its d x d matrix sits on chip) or use a smaller d",
+    "front": "fewer cells (nlist): IVFDist keeps nlist x d centroids on chip and SelCells sorts nlist keys",
+    "lut": "a smaller d (every BuildLUT PE holds a 256 x d codebook, the stage all nlist x d centroids) or nlist",
+    "back": "a smaller K (SelK's queues grow with K), a smaller m (8·m-bit codes), or fewer vectors per channel",
+}
+"""What to change when a group's smallest configuration takes most of a resource that overflows."""
+
+
+def _binding_lines(space: Space, budget: Budget) -> list[str]:
+    """Per overflowing resource of the smallest design: need, budget, excess, the stage group that
+    takes most of it, and what to change."""
+    parts = {"infra": space.infra} | {g: space.floors[g] for g in GROUPS}
+    lower = sum(parts.values())
+    lines = []
+    for i, (label, need, have) in enumerate(zip(budget.labels(), lower, budget.vector())):
+        if need <= have + 1e-9:
+            continue
+        pct = f"+{100 * (need - have) / have:.0f}%" if have > 0 else "none available"
+        group = max(parts, key=lambda g: parts[g][i])
+        stages = "infrastructure" if group == "infra" else ", ".join(space.sets[group].stages)
+        share = parts[group][i] / need
+        lines.append(
+            f"{label}: needs {need:,.0f}, the budget allows {have:,.0f} ({pct}), {100 * share:.0f}% of it in {stages}: "
+            f"{GROUP_ADVICE[group]}; or raise --util, or use a board with more {label}"
+        )
+    return lines
+
+
 def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget: Budget, result: Result) -> list[str]:
     lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
     for space, w, ctx in zip(spaces, workloads, contexts):
         empty = [g for g in GROUPS if len(space.sets[g]) == 0]
         structural = [g for g in empty if space.sets[g].empty_reason]
+        label = space_label(w, ctx)
         if structural:  # no configuration at all, whatever the budget: not a resource limit
             for g in structural:
                 lines.append(
-                    f"{w.label()}: option group {g!r} ({', '.join(space.sets[g].stages)}) is empty: "
+                    f"{w.label() if g == 'back' else label}: option group {g!r} "
+                    f"({', '.join(space.sets[g].stages)}) is empty: "
                     f"{space.sets[g].empty_reason}"
                 )
             continue
@@ -393,10 +446,9 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
                     f"of codes and ids, the board holds {cap / 2**30:.2f} GiB"
                 )
                 continue
-        lower = space.infra + sum(space.floors[g] for g in GROUPS)
-        over = overflow_text(lower, budget)
+        over = _binding_lines(space, budget)
         if over:
-            lines.append(f"{w.label()}: even the smallest design is too large; binding: " + "; ".join(over))
+            lines.append(f"{label}: even the smallest design is too large; binding: " + "; ".join(over))
     if len(lines) == 1 and result.min_overflow is not None:
         lines.append(
             "every resource fits on its own but not together; the closest design: "
@@ -406,7 +458,7 @@ def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budge
         lines.append(
             "designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)"
         )
-    return lines
+    return list(dict.fromkeys(lines))  # paddings of one workload can share a reason: say it once
 
 
 def kinds_dict(r: Resources) -> dict[str, float]:

@@ -47,6 +47,10 @@ MAX_LANES = 64
 """Widest lane count offered where a narrower useful one exists: the widest the DSE has always
 offered, within the span the PE calibrations measured (opq to 64 lanes, ivf_dist to 32,
 build_lut to 128); wider PEs are priced by extrapolation and crowd the search's pool."""
+WIDE_LUT_D = 512
+"""From this many elements per vector (in hardware) BuildLUT is offered up to 2 x `MAX_LANES`
+lanes (its calibration measured 128): there its codebook copies in block RAM (256 x d each) bound
+the PE count, so wider PEs are what makes the stage faster; below, more PEs do the same."""
 MIN_USEFUL_LANES = 4
 
 
@@ -228,16 +232,17 @@ def stage_lanes(ctx: stage_model.Context, stage: str) -> tuple[list[int], str]:
         _ONE_PE[stage](ctx, lanes[0])
     except FannsError as exc:
         return [], f"{stage} with {lanes[0]} lane(s): {exc}"
-    return [w for w in offered_lanes(lanes) if _valid(_ONE_PE[stage], ctx, w) is not None], ""
+    limit = 2 * MAX_LANES if stage == "build_lut" and ctx.d >= WIDE_LUT_D else MAX_LANES
+    return [w for w in offered_lanes(lanes, limit) if _valid(_ONE_PE[stage], ctx, w) is not None], ""
 
 
-def offered_lanes(lanes: list[int]) -> list[int]:
-    """Of the buildable lane counts (ascending), those up to `MAX_LANES`, and beyond it the
-    smallest one when none from `MIN_USEFUL_LANES` to `MAX_LANES` is buildable (d = 96 with
-    sub-vectors of 6 on a 512-bit port builds 1, 2 or 96 lanes: 96 is offered)."""
-    out = [w for w in lanes if w <= MAX_LANES]
+def offered_lanes(lanes: list[int], limit: int = MAX_LANES) -> list[int]:
+    """Of the buildable lane counts (ascending), those up to `limit`, and beyond it the
+    smallest one when none from `MIN_USEFUL_LANES` to `limit` is buildable (d = 96 with
+    sub-vectors of 6 on a 512-bit port builds 1, 2 or 96 lanes unpadded: 96 is offered)."""
+    out = [w for w in lanes if w <= limit]
     if not any(w >= MIN_USEFUL_LANES for w in out):
-        out += [w for w in lanes if w > MAX_LANES][:1]
+        out += [w for w in lanes if w > limit][:1]
     return out
 
 
@@ -331,7 +336,10 @@ def back_options(
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
         why = buildable.pq_port_problem(ctx.m, mem.port_bits)
         if why is not None:
-            b.reasons.append(f"{mem.kind}: {why} (the RTL reads one code per beat with its ids)")
+            b.reasons.append(
+                f"{mem.kind}: {why} (the RTL reads one code per beat with its ids): "
+                f"use m from 4 to {mem.port_bits // 8}, or a board with other memory ports"
+            )
             continue
         packing = stage_model.Packing(ctx.m, mem.port_bits)
         grown, grown_sel = set(), set()
@@ -406,12 +414,18 @@ def back_options(
 
 
 def all_options(
-    ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits
+    ctx: stage_model.Context,
+    probes: stage_model.Probes,
+    list_sizes: np.ndarray,
+    limits: Limits,
+    back: OptionSet | None = None,
 ) -> dict[str, OptionSet]:
-    """The four option groups of one workload, each restricted to options within `limits`."""
+    """The four option groups of one workload, each restricted to options within `limits`.
+    `back`: the back group already enumerated for this workload (it does not depend on the
+    padding of the sub-vectors, which only the lane-carrying groups see)."""
     return {
         "opq": opq_options(ctx, limits),
         "front": front_options(ctx, limits),
         "lut": lut_options(ctx, limits),
-        "back": back_options(ctx, probes, list_sizes, limits),
+        "back": back if back is not None else back_options(ctx, probes, list_sizes, limits),
     }

@@ -86,6 +86,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
         "index": w.index,
         "nlist": w.nlist,
         "m": w.m,
+        "dsub_hw": p.ctx.fmt.dsub_hw,  # elements per sub-vector in hardware (0: d/m, unpadded)
         "opq": w.opq,
         "nprobe": w.nprobe,
         "k": w.k,
@@ -119,7 +120,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         index=IndexRef(factory=w.index, n=w.n, d=w.fmt.d, nlist=w.nlist, m=w.m, opq=w.opq, path=path),
         nprobe=w.nprobe,
         k=w.k,
-        format=w.fmt,
+        format=p.ctx.fmt,
         stages=p.stages,
         memory=memory_plan(p.ctx, p.stages),
         fifo_depth=stage_model.FIFO_DEPTH,
@@ -256,10 +257,12 @@ def print_table(outcome: Outcome, console=None) -> None:
             if name in ("sel_cells", "sel_k"):
                 cells.append(f"{s['arch'].upper()} x{s['streams']}\n{pct}")
             elif name == "opq":
-                cells.append(f"{s['pes']}\n{pct}")
+                cells.append((f"1 x{s['lanes']} lanes" if s["pes"] else "-") + f"\n{pct}")
             elif name == "pq_dist":
                 cells.append(f"{s['pes']} ({s['channels']} {s['memory']})\n{pct}")
             else:
-                cells.append(f"{s['pes']} {s['store']}\n{pct}")
-        table.add_row(p.workload.index, str(p.workload.nprobe), *cells, p.bottleneck, f"{p.qps:,.0f}")
+                cells.append(f"{s['pes']} {s['store']} x{s['lanes']} lanes\n{pct}")
+        fmt = p.ctx.fmt
+        index = p.workload.index + (f"\nsub-vectors {fmt.dsub} -> {fmt.dsub_hw}" if fmt.dsub_hw else "")
+        table.add_row(index, str(p.workload.nprobe), *cells, p.bottleneck, f"{p.qps:,.0f}")
     console.print(table)

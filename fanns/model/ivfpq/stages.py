@@ -116,7 +116,8 @@ class Context:
 
     @property
     def d(self) -> int:
-        return self.fmt.d
+        """Elements per vector in hardware (sub-vectors padded to `fmt.dsub_hw`)."""
+        return self.fmt.d_hw
 
     @property
     def m(self) -> int:
@@ -205,7 +206,7 @@ def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
 def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> IvfDist:
     f = ctx.fmt
     return IvfDist(
-        d=f.d,
+        d=f.d_hw,
         w=st.lanes,
         vec_bits=f.vec_bits,
         nlist=centroids,
@@ -229,7 +230,7 @@ def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]
 
 def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
     f = ctx.fmt
-    return BuildLut(d=f.d, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)
+    return BuildLut(d=f.d_hw, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)
 
 
 def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:

@@ -69,7 +69,7 @@ class HlsCsim:
         self.project = Path(project)
         record = read_record(self.project)
         io = record["io"]
-        self.io = IoLayout(io["d"], io["k"], io["elem_bytes"], io["port_bits"])
+        self.io = IoLayout.from_dict(io)
         self.format = IvfPqFormat.from_dict(record["format"])
         self.metric = record["metric"]
         self.k = int(record["k"])

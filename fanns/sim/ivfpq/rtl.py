@@ -29,7 +29,7 @@ from fanns.codegen.ivfpq.rtl import TOP
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.images.ivfpq import TABLE_WORDS, MemoryImages, elem_dtype, hot_lists
+from fanns.images.ivfpq import TABLE_WORDS, IoLayout, MemoryImages, hot_lists
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
@@ -105,10 +105,9 @@ class RamTiming:
 
 def test_queries_fx(project: Path, record: dict, fmt) -> np.ndarray:
     """The project's quantised test queries [nq, d] (int64), unpacked from `data/queries.bin`."""
-    io = record["io"]
-    stride = io["query_beats"] * io["port_bits"] // 8
-    raw = np.fromfile(Path(project) / "data" / "queries.bin", dtype=np.uint8).reshape(-1, stride)
-    return np.ascontiguousarray(raw[:, : fmt.d * io["elem_bytes"]]).view(elem_dtype(fmt.vec_bits)).astype(np.int64)
+    io = IoLayout.from_dict(record["io"])
+    raw = (Path(project) / "data" / "queries.bin").read_bytes()
+    return io.unpack_queries(raw, len(raw) // (io.query_beats * io.port_bits // 8))
 
 
 def predicted_interval(times) -> float:
@@ -183,7 +182,7 @@ class RtlProjectSim:
         """([nq, nprobe] cell ids, their sizes) the test queries first .. first+nq-1 probe."""
         fmt = self.design.format
         images = MemoryImages.read(self.project / "images")
-        q_fx = test_queries_fx(self.project, self.record, fmt)[first : first + nq]
+        q_fx = fmt.pad(test_queries_fx(self.project, self.record, fmt)[first : first + nq])  # as the images
         if self.design.index.opq:
             q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
         centroids = images.get("centroids").array().astype(np.int64)

@@ -1,0 +1,71 @@
+"""Both faces of designs whose lanes divide neither d nor d/m (issue 16): sub-vectors padded with
+zeros (`format.dsub_hw`). The HLS kernel in C simulation (fast) and the RTL in the fast harness
+(slow: a Verilator build each) must equal the reference model, which computes on the unpadded
+arrays, bit for bit; the RTL's cycles per query must agree with the model, which prices the
+padded beats.
+
+* d = 100, m = 10, OPQ: sub-vectors of 10 padded to 12 (d_hw = 120): OPQ and IVFDist take 8
+  lanes (8 does not divide 100), BuildLUT 4 (4 does not divide 10).
+* d = 96, m = 16 (Deep1B's shape): sub-vectors of 6 padded to 8: BuildLUT takes 4 lanes, IVFDist 8.
+* d = 300, m = 10 (HLS only: streamed IVF centroids and fetched BuildLUT centroids are HLS-only
+  storages): sub-vectors of 30 padded to 32, 16 IVFDist lanes and 32 BuildLUT lanes.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.reference.ivfpq import IvfPqReference
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.sim.ivfpq.csim import HlsCsim
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from tests.codegen.helpers import random_format, random_index
+from tests.codegen.test_rtl import CYCLE_TOLERANCE
+
+QUERIES = 6
+# name: d, m, dsub_hw, opq, ivf (PEs, lanes, storage), lut (PEs, lanes, centroids)
+CASES = {
+    "d100-opq-lanes8": (100, 10, 12, True, (2, 8, "bram"), (2, 4, "bram")),
+    "d96-lut-lanes4": (96, 16, 8, False, (3, 8, "uram"), (2, 4, "bram")),
+    "d300-streamed": (300, 10, 32, False, (2, 16, "stream"), (1, 32, "memory")),
+}
+RTL_CASES = ("d100-opq-lanes8", "d96-lut-lanes4")
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def case(request):
+    d, m, dsub_hw, opq, ivf, lut = CASES[request.param]
+    data = random_index(nlist=16, n=2000, d=d, m=m, opq=opq, empty=1)
+    fmt = dataclasses.replace(random_format(d, m), dsub_hw=dsub_hw)
+    assert d % ivf[1] or (d // m) % lut[1]  # a ragged shape: the lanes need the padding
+    design = pinned_design(data, fmt, nprobe=3, k=10, ivf=ivf, lut=lut, pq=(3, 2), opq_lanes=ivf[1])
+    queries = np.random.default_rng(7).standard_normal((QUERIES, d)).astype(np.float32)
+    expected = DesignReference(design, IvfPqReference(data, fmt)).search_keys(queries)
+    test = TestQueries(queries, np.zeros((QUERIES, design.k), dtype=np.int64))
+    return {"name": request.param, "data": data, "design": design, "queries": queries, "test": test, "keys": expected}
+
+
+def test_hls_csim_is_bit_exact(case, tmp_path, build_root):
+    generate_hls(case["design"], case["data"], case["test"], tmp_path / "hls")
+    with HlsCsim(tmp_path / "hls", build_root / f"hls_{case['name']}") as sim:
+        assert np.array_equal(sim.search_keys(case["queries"]), case["keys"])
+
+
+@pytest.mark.slow
+def test_rtl_is_bit_exact_and_cycles_agree_with_the_model(case, tmp_path, build_root):
+    if case["name"] not in RTL_CASES:
+        pytest.skip("streamed IVF and fetched BuildLUT centroids are HLS-only storages")
+    design = case["design"]
+    project = generate_rtl(design, case["data"], case["test"], tmp_path / "rtl")
+    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast")
+    sim.build()
+    run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=design.k)])["runs"][0]
+    assert run["mismatched_keys"] == 0 and run["checked_keys"] == QUERIES * design.k, run.get("first_bad")
+    assert np.array_equal(run["keys"], case["keys"])
+    model = sim.predicted_run(0, QUERIES)
+    measured = measured_interval(run)
+    assert abs(measured - model.interval) <= CYCLE_TOLERANCE * model.interval, (measured, model)
