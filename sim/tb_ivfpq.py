@@ -38,7 +38,7 @@ from fanns.hdl.regmap import RegMap
 from fanns.images.ivfpq import MemoryImages
 from fanns_tb import Cycles, params, report, start
 from fanns_tb.axi import LatencyAxiRam, axil_bus
-from fanns_tb.ivfpq import RUN_REGISTERS, check_run, stuck_text
+from fanns_tb.ivfpq import RUN_REGISTERS, check_run, refused_run, stuck_text
 
 PAGE = 4096
 POLL_CYCLES = 256
@@ -170,12 +170,7 @@ async def search_runs(dut, p: dict) -> None:
             await csr.write(f"{port}{c}_addr", PAGE)
 
     if p.get("bad_params"):
-        await csr.write("nq", 1)
-        await csr.write("nprobe", 0)
-        await run_once(dut, csr, {"stall": 10_000, "cycles": 10_000, "seconds": 600.0}, rams)
-        bad_status = await csr.read("status")
-        report(bad_params_status=bad_status)
-        assert bad_status & 0b10, "nprobe = 0 was not refused"
+        report(bad_params_status=await refused_run(csr, lambda limits: run_once(dut, csr, limits, rams)))
 
     results, simulated, wall = [], 0, time.perf_counter()
     for i, run in enumerate(p["runs"]):

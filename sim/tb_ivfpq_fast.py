@@ -24,9 +24,9 @@ import numpy as np
 from cocotb.triggers import RisingEdge, Timer
 
 from fanns.hdl.regmap import RegMap
-from fanns_tb import PERIOD_NS, Cycles, params, report, start
+from fanns_tb import PERIOD_NS, Cycles, backdoor_read, params, report, start
 from fanns_tb.axil import PinCsr, axil_idle
-from fanns_tb.ivfpq import RUN_REGISTERS, check_run, stuck_text
+from fanns_tb.ivfpq import RUN_REGISTERS, check_run, refused_run, stuck_text
 
 POLL_CYCLES = 1024
 """Cycles between two polls of `ap_done` and `progress` (the watchdog's granularity)."""
@@ -109,19 +109,6 @@ async def load(dut, sel: int, word_bytes: int, image: np.ndarray) -> None:
     dut.bd_we.value = 0
 
 
-async def backdoor_read(dut, sel: int, word_bytes: int, byte_addr: int, nbytes: int) -> bytes:
-    """`nbytes` from `byte_addr` of memory `sel` (the back door reads one word per cycle)."""
-    first, count = byte_addr // word_bytes, -(-nbytes // word_bytes)
-    dut.bd_sel.value = sel
-    raw = bytearray()
-    for i in range(first, first + count + 1):
-        dut.bd_addr.value = i
-        await RisingEdge(dut.clk)
-        if i > first:
-            raw += int(dut.bd_rdata.value).to_bytes(word_bytes, "little")
-    return bytes(raw[:nbytes])
-
-
 @cocotb.test()
 async def searches_match_reference(dut):
     p = params()
@@ -144,12 +131,7 @@ async def searches_match_reference(dut):
     wall = time.perf_counter()
 
     if p.get("bad_params"):
-        await csr.write("nq", 1)
-        await csr.write("nprobe", 0)
-        await run_once(dut, csr, {"stall": 10_000, "cycles": 10_000, "seconds": 600.0}, p)
-        bad_status = await csr.read("status")
-        report(bad_params_status=bad_status)
-        assert bad_status & 0b10, "nprobe = 0 was not refused"
+        report(bad_params_status=await refused_run(csr, lambda limits: run_once(dut, csr, limits, p)))
 
     results, simulated = [], 0
     for i, run in enumerate(p["runs"]):
@@ -166,7 +148,8 @@ async def searches_match_reference(dut):
             report(runs=results, stuck=f"run {i + 1} of {len(p['runs'])}: {stuck}")
             return
         simulated += sim_cycles
-        row = check_run(run, await backdoor_read(dut, 0, io_bytes, p["results"], nq * stride))
+        dut.bd_sel.value = 0  # the I/O memory
+        row = check_run(run, await backdoor_read(dut, io_bytes, p["results"], nq * stride))
         row |= {name: await csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
         results.append(row)
         report(runs=results, run_seconds=time.perf_counter() - wall, run_cycles=simulated)

@@ -149,3 +149,17 @@ class StreamSink:
                 return self.items[:n]
             await RisingEdge(self.clk)
         raise TimeoutError(f"sink received {len(self.items)} of {n} items")
+
+
+async def backdoor_read(dut, word_bytes: int, byte_addr: int, nbytes: int) -> bytes:
+    """`nbytes` from `byte_addr` of a bench memory through its back door (`bd_addr` in, `bd_rdata`
+    out one cycle later: one word per cycle), as the whole-accelerator benches keep their memories
+    in RTL; a bench with several memories selects one first (`bd_sel`)."""
+    first, count = byte_addr // word_bytes, -(-nbytes // word_bytes)
+    raw = bytearray()
+    for i in range(first, first + count + 1):
+        dut.bd_addr.value = i
+        await RisingEdge(dut.clk)
+        if i > first:
+            raw += int(dut.bd_rdata.value).to_bytes(word_bytes, "little")
+    return bytes(raw[:nbytes])

@@ -1,6 +1,6 @@
 """What both IVF-PQ system benches (`sim/tb_ivfpq.py`, `sim/tb_ivfpq_fast.py`) report: the result
 keys of a run checked against the expected keys, its cycle registers, and where a stuck design
-stands."""
+stands; and the run with nprobe = 0 that both start to check its refusal."""
 
 from __future__ import annotations
 
@@ -48,3 +48,18 @@ def stuck_text(why: str, streams: int, names: list[str], ports: dict[str, str]) 
         f"{why}; streams holding a word: {', '.join(held) or 'none'}; streams waiting for a word: "
         f"{', '.join(waiting) or 'none'}; memory ports: {listed}"
     )
+
+
+BAD_PARAMS_LIMITS = {"stall": 10_000, "cycles": 10_000, "seconds": 600.0}
+"""The watchdog of the refused run: it ends at once (no query is read)."""
+
+
+async def refused_run(csr, run_once) -> int:
+    """Start a run with nprobe = 0 through `run_once(limits)` (the bench's own) and return the
+    status register, whose bad-parameters bit (1) must be set: the accelerator refuses the run."""
+    await csr.write("nq", 1)
+    await csr.write("nprobe", 0)
+    await run_once(BAD_PARAMS_LIMITS)
+    status = await csr.read("status")
+    assert status & 0b10, "nprobe = 0 was not refused"
+    return status

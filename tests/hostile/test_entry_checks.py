@@ -14,6 +14,7 @@ import fanns.driver
 from fanns.cli import main
 from fanns.errors import FannsError
 from tests.hostile.inputs import dataset_folder, refused
+from tests.hostile.test_projects import projects  # noqa: F401  (an explored dataset, its design and both faces)
 
 GRAPH_EXPLORE = ["--graph", "hnsw", "--max-degree", "8", "--queue", "16", "--mg", "1,2", "--mc", "1"]
 GRAPH_EXPLORE += ["--bfc-units", "1", "--pipelines", "1"]
@@ -102,23 +103,10 @@ def test_ivfpq_dse_refuses_dataset(capsys, tmp_path):
     )
 
 
-@pytest.fixture(scope="module")
-def ivfpq_project(tmp_path_factory):
-    from tests.hostile.test_projects import EXPLORE, _design
-
-    root = tmp_path_factory.mktemp("ivfpq")
-    ds = dataset_folder(root / "ds")
-    assert main(["explore", str(ds), *EXPLORE, "--out", str(root / "ex")]) == 0
-    design = _design(root, root / "ex")
-    argv = ["generate-hls", str(design), "--index", str(root / "ex"), "--dataset", str(ds), "--queries", "4"]
-    assert main([*argv, "--out", str(root / "hls")]) == 0
-    return root
-
-
-def test_driver_refuses_queries_outside_the_number_format(ivfpq_project):
+def test_driver_refuses_queries_outside_the_number_format(projects):  # noqa: F811
     """Queries scaled x100 would be clipped to the format's range and answered as other queries."""
-    q = np.load(ivfpq_project / "ds" / "query.npy")
-    with fanns.driver.open(ivfpq_project / "hls", backend="model") as acc:
+    q = np.load(projects / "ds" / "query.npy")
+    with fanns.driver.open(projects / "hls", backend="model") as acc:
         with pytest.raises(FannsError, match=r"of the elements lie outside the number format's range"):
             acc.search(q * 100)
         acc.search(q)
@@ -129,25 +117,25 @@ def test_driver_refuses_queries_outside_the_number_format(ivfpq_project):
         assert acc.stats()["clipped"] == pytest.approx(1 / (2 * q.size))
 
 
-def test_fanns_run_refuses_and_reports_clipping(capsys, ivfpq_project, tmp_path):
-    q = np.load(ivfpq_project / "ds" / "query.npy")
+def test_fanns_run_refuses_and_reports_clipping(capsys, projects, tmp_path):  # noqa: F811
+    q = np.load(projects / "ds" / "query.npy")
     np.save(tmp_path / "far.npy", q * 100)
-    refused(capsys, ["run", str(ivfpq_project / "hls"), "--queries", str(tmp_path / "far.npy")], "number format")
+    refused(capsys, ["run", str(projects / "hls"), "--queries", str(tmp_path / "far.npy")], "number format")
     one = q.copy()
     one[0, 0] *= 100
     np.save(tmp_path / "one.npy", one)
     capsys.readouterr()
-    assert main(["run", str(ivfpq_project / "hls"), "--queries", str(tmp_path / "one.npy")]) == 0
+    assert main(["run", str(projects / "hls"), "--queries", str(tmp_path / "one.npy")]) == 0
     assert "were clipped" in capsys.readouterr().out
 
 
-def test_the_design_carries_its_goal_typed(ivfpq_project, tmp_path):
+def test_the_design_carries_its_goal_typed(projects, tmp_path):  # noqa: F811
     """design.yaml's goal is parsed where the file enters (a RecallGoal, measure included) and
     written back as the same text; a goal that does not parse is refused naming the key."""
     from fanns.design.ivfpq import IvfPqDesign
     from fanns.index.goals import parse_goal
 
-    design = IvfPqDesign.load(ivfpq_project / "design-u55c.yaml")
+    design = IvfPqDesign.load(projects / "design-u55c.yaml")
     typed = dataclasses.replace(design, goal=parse_goal("1-R@10=80%"))
     typed.save(tmp_path / "d.yaml")
     again = IvfPqDesign.load(tmp_path / "d.yaml")
