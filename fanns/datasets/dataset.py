@@ -223,6 +223,12 @@ class Dataset:
             return None
         return gt
 
+    def has_groundtruth(self, k: int) -> bool:
+        """Whether ground truth `k` deep is given or cached (else `groundtruth` computes it)."""
+        if self.given_groundtruth is not None and self.given_groundtruth.shape[1] >= k:
+            return True
+        return any(depth >= k for depth, _ in self._gt_cache())
+
     def groundtruth(self, k: int) -> np.ndarray:
         """Ids of the exact `k` nearest base vectors of every query, [nq, k] int64, nearest first."""
         if not 1 <= k <= self.n:
