@@ -62,7 +62,7 @@ def check_values(what: str, x: np.ndarray) -> None:
     for start in starts:
         part = np.asarray(x[start : start + block])
         bad = ~np.isfinite(part) if part.dtype.kind == "f" else np.zeros(part.shape, bool)
-        bad |= np.abs(part.astype(np.float64)) > MAX_ABS_VALUE
+        bad |= np.abs(part if part.dtype.kind == "f" else part.astype(np.float64)) > MAX_ABS_VALUE
         if bad.any():
             row, col = first_true(bad)
             raise FannsError(
