@@ -38,19 +38,19 @@ def test_cost_model_scales_as_documented():
     one = estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384)
     ten = estimate.index_cost(10**7, 768, 1000, 1024, 16, False, 65536, 16384)
     assert ten["train"] == one["train"]  # the sample, not N, sets the training cost
-    assert ten["add"][0] == pytest.approx(10 * one["add"][0])
-    assert ten["sweep"][1] == pytest.approx(10 * one["sweep"][1])
+    assert all(ten["add"][u] == pytest.approx(10 * one["add"][u]) for u in one["add"])
+    assert ten["sweep"]["lookups"] == pytest.approx(10 * one["sweep"]["lookups"])
     opq = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384)
-    assert all(opq[p][0] > one[p][0] for p in ("train", "add", "sweep"))
-    rates = estimate.Rates(madds=1e9, lookups=1e8)
-    assert estimate.seconds((2e9, 3e8), rates) == pytest.approx(5.0)
+    assert all(opq[p]["madds"] > one[p]["madds"] for p in ("train", "add", "sweep"))
+    assert opq["train"]["pq_rounds"] > one["train"]["pq_rounds"]
+    rates = estimate.Rates(madds=1e9, pq_rounds=1e6, encoded=1e5, lookups=1e8)
+    assert estimate.seconds({"madds": 2e9, "lookups": 3e8, "pq_rounds": 1e6, "encoded": 1e5}, rates) == 7.0
     assert estimate.groundtruth_seconds(1000, 100, 10, rates) == pytest.approx(1e-3)
 
 
 def test_calibration_measures_positive_rates():
     rates = estimate.calibrate(24, 8, min_seconds=0.01)
-    assert math.isfinite(rates.madds) and rates.madds > 0
-    assert math.isfinite(rates.lookups) and rates.lookups > 0
+    assert all(math.isfinite(getattr(rates, u)) and getattr(rates, u) > 0 for u in estimate.UNITS)
 
 
 @pytest.mark.parametrize("s, text", [(42, "42 s"), (210, "3.5 min"), (7200, "2.0 h")])
