@@ -147,7 +147,7 @@ class IvfPqExplorer:
         self.expected = self.expected_seconds(kmax)
         status(
             f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
-            f"{len(self.expected) - 1} indexes of {ds.n:,} x {ds.d} "
+            f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
             f"(cost model at {self.rates.madds / 1e9:.1f} G multiply-adds/s measured here; "
             "the hardware-recall check and CPU QPS come on top)"
         )
