@@ -3,11 +3,12 @@ and peak memory against the dataset's size.
 
 The set (N x D float32 unit vectors of 1,000 clusters, the mixture of
 `fanns.datasets.synthetic.clustered`; queries drawn from the same mixture) is written once, a
-chunk at a time, as base.fbin / query.fbin under --data and reused by later runs. `fanns explore` then runs as a child process, so its peak RSS
+chunk at a time, as base.fbin / query.fbin under --data and reused by later runs. `fanns
+explore` then runs as a child process, so its peak RSS
 (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`: memory-mapped pages of the base it touched
-count too) is its own, not the writer's. Extra arguments go to `fanns explore` (e.g. a
-narrower grid: --nlist 1024 --no-opq). Times depend on the machine and on what else runs
-on it: quote them with its load.
+count too) is its own, not the writer's. Extra arguments go to `fanns explore` (e.g. a narrower
+grid: --nlist 1024 --no-opq). Times depend on the machine and on what else runs on it: quote
+them with its load.
 
     PYTHONPATH=. python benchmarks/explore_scale.py [--n 1000000] [--d 768] [--nq 1000] [--data DIR] [-- explore args]
 """
