@@ -244,10 +244,12 @@ class IvfPqExplorer:
         costs = self.index_costs(nlist, m, opq)
         factory = factory_string(nlist, m, opq)
         with eta_bar() as bar:
-            task = bar.add_task(factory, total=sum(costs.values()))
+            # training is one faiss call: the bar cannot move during it, so it says what to expect
+            train = estimate.format_seconds(costs["train"])
+            task = bar.add_task(f"{factory}: training (about {train})", total=sum(costs.values()))
 
             def on_phase(phase: str, rows: int) -> None:
-                bar.update(task, description=f"{factory}: {phase}")
+                bar.update(task, description=f"{factory}: adding")  # training is over at either phase
                 bar.advance(task, costs["train"] if phase == "train" else costs["add"] * rows / self.ds.n)
 
             index, stem, meta = self._index(nlist, m, opq, on_phase)
