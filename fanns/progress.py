@@ -13,7 +13,15 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 T = TypeVar("T")
 _console = Console(stderr=True)
@@ -31,6 +39,24 @@ def progress_bar() -> Iterator[Progress]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        console=_console,
+        disable=not enabled(),
+        transient=False,
+    ) as bar:
+        yield bar
+
+
+@contextmanager
+def eta_bar() -> Iterator[Progress]:
+    """A rich Progress whose tasks count estimated work (any unit): percent done, elapsed and the
+    time remaining at the speed seen so far (disabled when not interactive)."""
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         console=_console,
         disable=not enabled(),
         transient=False,

@@ -62,7 +62,7 @@ def check_values(what: str, x: np.ndarray) -> None:
     for start in starts:
         part = np.asarray(x[start : start + block])
         bad = ~np.isfinite(part) if part.dtype.kind == "f" else np.zeros(part.shape, bool)
-        bad |= np.abs(part.astype(np.float64)) > MAX_ABS_VALUE
+        bad |= np.abs(part if part.dtype.kind == "f" else part.astype(np.float64)) > MAX_ABS_VALUE
         if bad.any():
             row, col = first_true(bad)
             raise FannsError(
@@ -92,21 +92,26 @@ def _hash_array(h, a: np.ndarray) -> None:
         h.update(np.ascontiguousarray(a[start : start + block]).tobytes())
 
 
-def exact_knn(base: np.ndarray, queries: np.ndarray, k: int, metric: str) -> np.ndarray:
-    """Exact k nearest neighbours [nq, k] int64 with faiss (flat index)."""
+def exact_knn(base: np.ndarray, queries: np.ndarray, k: int, metric: str, chunk: int = _CHUNK_ROWS) -> np.ndarray:
+    """Exact k nearest neighbours [nq, k] int64 with faiss, `chunk` base rows at a time.
+
+    Each chunk is searched by a flat index of its own and the per-chunk top k are merged in a
+    `faiss.ResultHeap`, so a memory-mapped base of any size is read once and never copied whole
+    (faiss's `contrib.exhaustive_search.knn_ground_truth` does the same)."""
 
     k = min(k, base.shape[0])
     d = base.shape[1]
-    if metric == "l2":
-        index = faiss.IndexFlatL2(d)
-        prep = as_float32
-    else:
-        index = faiss.IndexFlatIP(d)
-        prep = normalize_rows if metric == "angular" else as_float32
-    for i in range(0, base.shape[0], _CHUNK_ROWS):
-        index.add(np.ascontiguousarray(prep(base[i : i + _CHUNK_ROWS])))
-    _, ids = index.search(np.ascontiguousarray(prep(queries)), k)
-    return ids.astype(np.int64)
+    ip = metric != "l2"
+    prep = normalize_rows if metric == "angular" else as_float32
+    xq = np.ascontiguousarray(prep(queries))
+    heap = faiss.ResultHeap(xq.shape[0], k, keep_max=ip)
+    for i in range(0, base.shape[0], chunk):
+        index = faiss.IndexFlatIP(d) if ip else faiss.IndexFlatL2(d)
+        index.add(np.ascontiguousarray(prep(base[i : i + chunk])))
+        dist, ids = index.search(xq, min(k, index.ntotal))
+        heap.add_result(dist, np.where(ids >= 0, ids + i, -1))
+    heap.finalize()
+    return heap.I.astype(np.int64)
 
 
 @dataclass
@@ -217,6 +222,12 @@ class Dataset:
         if gt.size and (gt.min() < 0 or gt.max() >= self.n):
             return None
         return gt
+
+    def has_groundtruth(self, k: int) -> bool:
+        """Whether ground truth `k` deep is given or cached (else `groundtruth` computes it)."""
+        if self.given_groundtruth is not None and self.given_groundtruth.shape[1] >= k:
+            return True
+        return any(depth >= k for depth, _ in self._gt_cache())
 
     def groundtruth(self, k: int) -> np.ndarray:
         """Ids of the exact `k` nearest base vectors of every query, [nq, k] int64, nearest first."""

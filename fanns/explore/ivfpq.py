@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,13 +31,14 @@ import numpy as np
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
+from fanns.explore import estimate
 from fanns.index.goals import RecallGoal, measure_name
-from fanns.index.ivfpq import extract, factory_string, host_vectors, train_index
+from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors, train_index
 from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.recall import recall_curve, smallest_meeting
 from fanns.model.cpu_baseline import QPS_REPEATS, measure_qps
 from fanns.outputs import staged_folder
-from fanns.progress import status
+from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
 
 INDEX_CACHE_VERSION = 1
@@ -81,7 +83,14 @@ def default_m(d: int) -> int:
 
 
 def train_size_for(n: int, nlist: int) -> int:
-    """64 vectors per cell (at least 10,000 for the 256-centroid PQ, at most 65,536)."""
+    """64 vectors per cell (at least 10,000 for the 256-centroid PQ, at most 65,536).
+
+    faiss's practice is 39 to 256 training points per centroid (it warns below 39 and samples
+    down above 256). 64 per cell keeps the IVF k-means cost (iterations x sample x nlist x d)
+    quadratic in nlist but small; the floor gives the PQ's 256 centroids 39 points each; the cap
+    bounds training at large nlist (16 per cell at nlist 4096, where faiss warns: recall at
+    that nlist is then slightly below what a larger sample would give — raise --train-size).
+    The sample, not N, sets the training cost, so 1M or 1B base vectors train alike."""
     return min(n, max(10_000, min(65_536, 64 * nlist)))
 
 
@@ -134,29 +143,80 @@ class IvfPqExplorer:
             raise FannsError(f"recall goal R@{kmax} asks for more neighbours than the {ds.n} base vectors")
         nq = min(ds.nq, cfg.max_queries or ds.nq)
         self.queries = host_vectors(ds.queries[:nq], ds.metric)
+        self.rates = estimate.calibrate(ds.d, min(self.ms), cfg.seed)
+        self.expected = self.expected_seconds(kmax)
+        status(
+            f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
+            f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
+            f"(cost model at {self.rates.madds / 1e9:.1f} G multiply-adds/s measured here; "
+            "the hardware-recall check and CPU QPS come on top)"
+        )
+        start = time.perf_counter()
         self.gt = ds.groundtruth(max(kmax, 1))[:nq]
+        self.gt_seconds = time.perf_counter() - start
         perm = np.random.default_rng(cfg.seed).permutation(ds.n)
         self.train_order = perm
         self.measures = sorted({g.measure for g in cfg.goals})
 
-    # -- per index --------------------------------------------------------------------------
-    def _index(self, nlist: int, m: int, opq: bool):
+    def grid(self) -> list[tuple[int, int, bool]]:
+        """The (nlist, m, opq) of every index explored, in order."""
+        return [(nlist, m, opq) for m in self.ms for nlist in self.nlists for opq in self.cfg.opq]
 
+    def train_size(self, nlist: int) -> int:
+        return self.cfg.train_size or train_size_for(self.ds.n, nlist)
+
+    def index_costs(self, nlist: int, m: int, opq: bool) -> dict[str, float]:
+        """Model seconds of each phase of one index (`fanns.explore.estimate.index_cost`)."""
+        train_n = min(self.train_size(nlist), self.ds.n)
+        costs = estimate.index_cost(
+            self.ds.n, self.ds.d, self.queries.shape[0], nlist, m, opq, train_n, min(train_n, OPQ_TRAIN_POINTS)
+        )
+        return {phase: estimate.seconds(c, self.rates) for phase, c in costs.items()}
+
+    def expected_seconds(self, kmax: int) -> dict[str, float]:
+        """Model seconds of the ground truth (0 when given or cached) and of every index (its
+        training and adding left out when a trained copy is cached in the output folder)."""
+        gt = 0.0
+        if not self.ds.has_groundtruth(max(kmax, 1)):
+            gt = estimate.groundtruth_seconds(self.ds.n, self.ds.d, self.ds.nq, self.rates)
+        out = {"groundtruth": gt}
+        for nlist, m, opq in self.grid():
+            costs = self.index_costs(nlist, m, opq)
+            if self._cached_index(nlist, m, opq) is not None:
+                costs["train"] = costs["add"] = 0.0
+            out[factory_string(nlist, m, opq)] = sum(costs.values())
+        return out
+
+    # -- per index --------------------------------------------------------------------------
+    def _cache_paths(self, nlist: int, m: int, opq: bool) -> tuple[Path, Path, dict]:
         factory = factory_string(nlist, m, opq)
         stem = factory.replace(",", "_")
         folder = self.folder / "indexes"
-        train_n = self.cfg.train_size or train_size_for(self.ds.n, nlist)
-        if train_n < nlist:
-            raise FannsError(f"{factory}: {train_n} training vectors for {nlist} cells", hint="raise --train-size")
         meta = {
             "version": INDEX_CACHE_VERSION,
             "dataset": self.ds.content_hash(),
             "factory": factory,
-            "train_size": int(train_n),
+            "train_size": int(self.train_size(nlist)),
             "seed": self.cfg.seed,
         }
-        index_path, meta_path = folder / f"{stem}.faissindex", folder / f"{stem}.meta.json"
+        return folder / f"{stem}.faissindex", folder / f"{stem}.meta.json", meta
+
+    def _cached_index(self, nlist: int, m: int, opq: bool) -> Path | None:
+        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
         if index_path.is_file() and meta_path.is_file() and _read_json(meta_path) == meta:
+            return index_path
+        return None
+
+    def _index(self, nlist: int, m: int, opq: bool, on_phase=None):
+
+        factory = factory_string(nlist, m, opq)
+        stem = factory.replace(",", "_")
+        folder = self.folder / "indexes"
+        train_n = self.train_size(nlist)
+        if train_n < nlist:
+            raise FannsError(f"{factory}: {train_n} training vectors for {nlist} cells", hint="raise --train-size")
+        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
+        if self._cached_index(nlist, m, opq) is not None:
             try:
                 return faiss.read_index(str(index_path)), stem, meta
             except RuntimeError:
@@ -164,7 +224,8 @@ class IvfPqExplorer:
         status(f"training {factory} on {train_n} vectors")
         rows = np.sort(self.train_order[:train_n])
         train = host_vectors(self.ds.base[rows], self.ds.metric)
-        index = train_index(self.ds.base, self.ds.metric, nlist, m, opq, train, self.cfg.seed)
+        index = train_index(self.ds.base, self.ds.metric, nlist, m, opq, train, self.cfg.seed, on_phase)
+        del train
         folder.mkdir(parents=True, exist_ok=True)
         with atomic_path(index_path) as tmp:
             faiss.write_index(index, str(tmp))
@@ -179,9 +240,32 @@ class IvfPqExplorer:
         }
 
     def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
+        """One index's record; one progress bar counts its model cost (train, add, sweep)."""
+        costs = self.index_costs(nlist, m, opq)
+        factory = factory_string(nlist, m, opq)
+        with eta_bar() as bar:
+            # training is one faiss call: the bar cannot move during it, so it says what to expect
+            train = estimate.format_seconds(costs["train"])
+            task = bar.add_task(f"{factory}: training (about {train})", total=sum(costs.values()))
 
-        index, stem, meta = self._index(nlist, m, opq)
-        curves = recall_curve(index, self.queries, self.gt, self.measures, nlist, label=f"sweep {meta['factory']}")
+            def on_phase(phase: str, rows: int) -> None:
+                bar.update(task, description=f"{factory}: adding")  # training is over at either phase
+                bar.advance(task, costs["train"] if phase == "train" else costs["add"] * rows / self.ds.n)
+
+            index, stem, meta = self._index(nlist, m, opq, on_phase)
+            bar.update(task, completed=costs["train"] + costs["add"], description=f"{factory}: recall sweep")
+            curves = recall_curve(
+                index,
+                self.queries,
+                self.gt,
+                self.measures,
+                nlist,
+                on_step=lambda: bar.advance(task, costs["sweep"] / nlist),
+            )
+            bar.update(task, description=f"{factory}: hardware recall")
+            return self._record(index, stem, meta, nlist, m, opq, curves)
+
+    def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, curves: dict) -> dict:
         data = extract(index, self.ds.metric)
         folder = self.folder / "indexes"
         sizes_path = folder / f"{stem}.list_sizes.npy"
@@ -261,11 +345,11 @@ class IvfPqExplorer:
     def run_into(self, folder: Path) -> dict:
         """Explore into `folder` as it is (a staging folder the caller publishes)."""
         self.folder = Path(folder)
-        records = []
-        for m in self.ms:
-            for nlist in self.nlists:
-                for opq in self.cfg.opq:
-                    records.append(self.explore_index(nlist, m, opq))
+        records, seconds = [], {"groundtruth": round(self.gt_seconds, 2)}
+        for nlist, m, opq in self.grid():
+            start = time.perf_counter()
+            records.append(self.explore_index(nlist, m, opq))
+            seconds[records[-1]["index"]] = round(time.perf_counter() - start, 2)
         result = {
             "dataset": {
                 **self.ds.summary(),
@@ -284,6 +368,11 @@ class IvfPqExplorer:
             },
             "indexes": records,
             "best": best_per_goal(records, self.cfg.goals),
+            "timing": {
+                "rates": self.rates.to_dict(),
+                "expected_s": {k: round(v, 2) for k, v in self.expected.items()},
+                "seconds": seconds,
+            },
         }
         _write_json(self.folder / "explore.json", result)
         return result

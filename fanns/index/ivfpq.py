@@ -13,6 +13,7 @@ the host knows to normalise. Inner-product (MIPS) datasets are not supported by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,8 +170,22 @@ PQ_CENTROIDS = 256
 """Centroids of each PQ sub-quantizer (8-bit codes): k-means needs at least this many training vectors."""
 
 
-def train_index(base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, train: np.ndarray, seed: int):
-    """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base`."""
+ADD_CHUNK = 65536
+"""Base vectors converted and added at a time: a memory-mapped base is never copied whole."""
+
+
+def train_index(
+    base: np.ndarray,
+    metric: str,
+    nlist: int,
+    m: int,
+    opq: bool,
+    train: np.ndarray,
+    seed: int,
+    on_phase: Callable[[str, int], None] | None = None,
+):
+    """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base` in
+    chunks of `ADD_CHUNK`; `on_phase("train", n)` and `on_phase("add", rows)` report progress."""
 
     d = base.shape[1]
     factory = factory_string(nlist, m, opq)
@@ -192,9 +207,13 @@ def train_index(base: np.ndarray, metric: str, nlist: int, m: int, opq: bool, tr
         rotation.niter, rotation.niter_pq_0, rotation.max_train_points = OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS
     try:
         index.train(np.ascontiguousarray(train, dtype=np.float32))
-        chunk = 65536
-        for i in range(0, base.shape[0], chunk):
-            index.add(np.ascontiguousarray(host_vectors(base[i : i + chunk], metric)))
+        if on_phase:
+            on_phase("train", train.shape[0])
+        for i in range(0, base.shape[0], ADD_CHUNK):
+            part = np.ascontiguousarray(host_vectors(base[i : i + ADD_CHUNK], metric))
+            index.add(part)
+            if on_phase:
+                on_phase("add", part.shape[0])
     except RuntimeError as exc:  # a faiss exception: the data cannot train this index
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise FannsError(f"{factory}: faiss cannot train or fill the index ({first})") from None

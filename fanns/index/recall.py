@@ -10,7 +10,8 @@ makes "the smallest nprobe that meets the goal" exact even where the curve is no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 import faiss
 import numpy as np
@@ -42,11 +43,13 @@ def recall_curve(
     measures: Sequence[tuple[int, int]],
     max_nprobe: int,
     label: str = "sweep",
+    on_step: Callable[[], None] | None = None,
 ) -> dict[tuple[int, int], np.ndarray]:
     """Recall for nprobe = 1..max_nprobe (array index p-1) for every measure (k, truth) —
     the mean of |top k ∩ true top `truth`| / truth (see `fanns.index.goals`).
 
     `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
+    Progress: `on_step()` after each nprobe if given (the caller's bar), else a bar of its own.
     """
 
     ivf = faiss.extract_index_ivf(index)
@@ -61,8 +64,8 @@ def recall_curve(
     ivf.nprobe = 1
     rows = np.arange(nq)[:, None]
     try:
-        with progress_bar() as bar:
-            task = bar.add_task(label, total=max_nprobe)
+        with progress_bar() if on_step is None else nullcontext() as bar:
+            task = bar.add_task(label, total=max_nprobe) if bar is not None else None
             for p in range(max_nprobe):
                 d, i = ivf.search_preassigned(xq, kmax, coarse_i[:, p : p + 1], coarse_d[:, p : p + 1])
                 all_d = np.concatenate([run_d, d], axis=1)
@@ -71,7 +74,10 @@ def recall_curve(
                 run_d, run_i = all_d[rows, order], all_i[rows, order]
                 for k, truth in measures:
                     curves[(k, truth)][p] = hits(run_i[:, :k], gt[:, :truth]).mean() / truth
-                bar.advance(task)
+                if bar is not None:
+                    bar.advance(task)
+                else:
+                    on_step()
     finally:
         ivf.nprobe = saved
     return curves

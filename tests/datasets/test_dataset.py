@@ -30,6 +30,16 @@ def small():
 
 
 @pytest.mark.parametrize("metric", ["l2", "ip", "angular"])
+@pytest.mark.parametrize("chunk", [1, 7, 64, 299, 300])
+def test_exact_knn_merges_base_chunks_exactly(small, metric, chunk):
+    """The base is searched a chunk at a time (memory-mapped sets are never copied whole):
+    every chunking, including chunks smaller than k, gives the exact neighbours."""
+    base, queries = small
+    got = dataset_mod.exact_knn(base, queries, 10, metric, chunk=chunk)
+    assert np.array_equal(got, _brute(base, queries, 10, metric))
+
+
+@pytest.mark.parametrize("metric", ["l2", "ip", "angular"])
 def test_groundtruth_is_exact_and_cached(tmp_path, small, metric, monkeypatch):
     base, queries = small
     ds = Dataset("t", base, queries, metric, tmp_path / "cache")

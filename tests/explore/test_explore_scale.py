@@ -1,0 +1,106 @@
+"""Exploring large sets: chunked adding, the up-front estimate and its cost model, timing in
+explore.json, and no whole copy of a memory-mapped base in numpy."""
+
+import json
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from fanns.datasets import dataset as dataset_mod
+from fanns.datasets import load_dataset, write_vectors
+from fanns.datasets.synthetic import clustered
+from fanns.explore import estimate
+from fanns.explore import ivfpq as ivfpq_mod
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.index import ivfpq as index_mod
+from fanns.index.goals import RecallGoal
+from fanns.index.ivfpq import extract, train_index
+
+GOALS = [RecallGoal(10, 0.5)]
+
+
+def test_train_index_adds_in_chunks_and_reports_each(monkeypatch):
+    base, _ = clustered(3000, 10, 16, seed=4)
+    whole = extract(train_index(base, "l2", 16, 4, False, base, 0), "l2")
+    monkeypatch.setattr(index_mod, "ADD_CHUNK", 700)
+    phases = []
+    index = train_index(base, "l2", 16, 4, False, base, 0, lambda phase, rows: phases.append((phase, rows)))
+    assert phases[0] == ("train", 3000)
+    adds = [rows for phase, rows in phases[1:]]
+    assert [p for p, _ in phases[1:]] == ["add"] * 5 and adds == [700, 700, 700, 700, 200]
+    chunked = extract(index, "l2")
+    assert np.array_equal(chunked.codes, whole.codes) and np.array_equal(chunked.ids, whole.ids)
+
+
+def test_cost_model_scales_as_documented():
+    one = estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384)
+    ten = estimate.index_cost(10**7, 768, 1000, 1024, 16, False, 65536, 16384)
+    assert ten["train"] == one["train"]  # the sample, not N, sets the training cost
+    assert all(ten["add"][u] == pytest.approx(10 * one["add"][u]) for u in one["add"])
+    assert ten["sweep"]["lookups"] == pytest.approx(10 * one["sweep"]["lookups"])
+    opq = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384)
+    assert all(opq[p]["madds"] > one[p]["madds"] for p in ("train", "add", "sweep"))
+    assert opq["train"]["pq_rounds"] > one["train"]["pq_rounds"]
+    rates = estimate.Rates(madds=1e9, pq_rounds=1e6, encoded=1e5, lookups=1e8)
+    assert estimate.seconds({"madds": 2e9, "lookups": 3e8, "pq_rounds": 1e6, "encoded": 1e5}, rates) == 7.0
+    assert estimate.groundtruth_seconds(1000, 100, 10, rates) == pytest.approx(1e-3)
+
+
+def test_calibration_measures_positive_rates():
+    rates = estimate.calibrate(24, 8, min_seconds=0.01)
+    assert all(math.isfinite(getattr(rates, u)) and getattr(rates, u) > 0 for u in estimate.UNITS)
+
+
+@pytest.mark.parametrize("s, text", [(42, "42 s"), (210, "3.5 min"), (7200, "2.0 h")])
+def test_format_seconds(s, text):
+    assert estimate.format_seconds(s) == text
+
+
+@pytest.fixture
+def mapped(tmp_path):
+    """A 40,000 x 128 float32 set written once as .fbin and opened memory-mapped."""
+    base, queries = clustered(40_000, 50, 128, seed=6)
+    folder = tmp_path / "set"
+    folder.mkdir()
+    write_vectors(folder / "base.fbin", base)
+    write_vectors(folder / "query.fbin", queries)
+    ds = load_dataset(str(folder))
+    assert isinstance(ds.base, np.memmap)
+    return ds
+
+
+def test_estimate_drops_cached_work_and_timing_is_recorded(mapped, tmp_path, capsys):
+    cfg = ExploreConfig(goals=GOALS, nlists=[32], ms=[8], opq=(False,), qps_min_seconds=0.01)
+    first = IvfPqExplorer(mapped, cfg, tmp_path / "out")
+    assert set(first.expected) == {"groundtruth", "IVF32,PQ8"} and first.expected["groundtruth"] > 0
+    result = first.run()
+    assert "expected: about" in capsys.readouterr().err
+    timing = json.loads((tmp_path / "out" / "explore.json").read_text())["timing"]
+    assert set(timing["seconds"]) == {"groundtruth", "IVF32,PQ8"}
+    assert timing["expected_s"]["IVF32,PQ8"] == pytest.approx(first.expected["IVF32,PQ8"], abs=0.01)
+    again = IvfPqExplorer(mapped, cfg, tmp_path / "out")  # ground truth cached, index trained
+    assert again.expected["groundtruth"] == 0
+    costs = again.index_costs(32, 8, False)
+    assert again.expected["IVF32,PQ8"] == pytest.approx(costs["sweep"])
+    assert again.run()["indexes"][0]["curve"] == result["indexes"][0]["curve"]
+
+
+def test_memory_mapped_base_is_never_copied_whole(mapped, tmp_path, monkeypatch):
+    """The phases that read the base (content hash, ground truth, training, adding) allocate in
+    numpy (tracemalloc sees it) far less than the base: they read it in chunks and gather only
+    the training sample. (The later phases read the queries and the index, not the base.)"""
+    monkeypatch.setattr(dataset_mod, "_CHUNK_ROWS", 2048)
+    monkeypatch.setattr(index_mod, "ADD_CHUNK", 2048)
+    monkeypatch.setattr(ivfpq_mod, "train_size_for", lambda n, nlist: 4096)
+    cfg = ExploreConfig(goals=GOALS, nlists=[32], ms=[8], opq=(False,), qps_min_seconds=0.01)
+    tracemalloc.start()
+    try:
+        explorer = IvfPqExplorer(mapped, cfg, tmp_path / "out")
+        index, _, _ = explorer._index(32, 8, False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert index.ntotal == mapped.n
+    assert peak < 0.5 * mapped.base.nbytes, f"numpy peak {peak} bytes for a {mapped.base.nbytes}-byte base"
