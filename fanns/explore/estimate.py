@@ -12,6 +12,7 @@ speed actually seen.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -57,8 +58,11 @@ def _timed(fn, min_seconds: float) -> float:
     return float(np.median(times))
 
 
+@functools.lru_cache(maxsize=64)
 def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SECONDS) -> Rates:
-    """Measure `Rates` on random data of dimension `d` (about a second on two cores)."""
+    """Measure `Rates` on random data of dimension `d` (about a second on two cores), once per
+    process and shape: a session that explores one dataset several times estimates from one
+    measurement."""
     rng = np.random.default_rng(seed)
     xb = rng.standard_normal((4096, d)).astype(np.float32)
     xq = rng.standard_normal((1024, d)).astype(np.float32)
