@@ -52,7 +52,7 @@ def run_set(name: str, goals, nlist: int, seeds: int, margin: float) -> list[dic
             continue
         p = r["nprobe"]
         held = [float(h[g.measure][explorer.holdout, p - 1].mean() / g.truth) for h in others]
-        every = [rec["all_queries_recall"], *(float(h[g.measure][:, p - 1].mean() / g.truth) for h in others)]
+        every = [r["all_queries_recall"], *(float(h[g.measure][:, p - 1].mean() / g.truth) for h in others)]
         rows.append(
             {
                 "set": name,
