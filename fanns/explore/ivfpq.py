@@ -235,8 +235,9 @@ class IvfPqExplorer:
                 goals[g.text] = {"reached": False, "best_recall": round(float(curve[best]), 6), "best_nprobe": best + 1}
                 continue
             if p not in hw_cache:
-                _, hw_cache[p] = ref.search(self.queries[self.holdout], p, kmax)
-            hw_hits = hits(hw_cache[p][:, : g.k], self.gt[self.holdout, : g.truth]) / g.truth
+                _, hw_cache[p] = ref.search(self.queries, p, kmax)
+            hw_all = hits(hw_cache[p][:, : g.k], self.gt[:, : g.truth]) / g.truth
+            hw_hits = hw_all[self.holdout]
             held_hits = per_query[g.measure][self.holdout, p - 1] / g.truth
             probed = sizes[probes[:, :p]]
             codes = probed.sum(1)
@@ -250,6 +251,7 @@ class IvfPqExplorer:
                 "hw_recall_interval": _interval(hw_hits, self.cfg.seed),
                 "margin": self.cfg.margin,
                 "all_queries_recall": round(float(curve[p - 1]), 6),
+                "all_queries_hw_recall": round(float(hw_all.mean()), 6),
                 "codes_per_query": _stats(codes),
                 "probed_cell_sizes": _stats(probed.ravel()),
                 "bytes_per_query": _stats(codes * (m + ID_BYTES)),
