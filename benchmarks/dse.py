@@ -7,14 +7,25 @@ size-biased probes of 1,000 queries (`fanns.model.ivfpq.workload.synthetic_workl
 per index, the option counts and times, then the search throughput (combinations evaluated
 per second by the vectorised kernel, one core) and the whole sweep's time.
 
-    PYTHONPATH=. python benchmarks/dse.py [--queries N] [--board u55c]
+A *combination* is one candidate the search kernel (`fanns.model.ivfpq.search`) scores: its
+bottleneck cycles (max over the stage groups) and its resources summed and tested against the
+budget. Almost all are whole designs — one index at its nprobe with one option of each stage
+group (opq, front, lut, back), the options left after each group's Pareto pruning; the count also
+includes the partial opq x lut and (opq, lut) x front candidates built on the way
+(`Search.evaluated`). The design space before pruning (every option of every group) is printed
+separately; pruning never drops a design that could win.
+
+    PYTHONPATH=. python benchmarks/dse.py [--queries N] [--board u55c] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+
+from record import write_result
 
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
@@ -28,6 +39,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1000, help="sample queries per workload (default 1000)")
     ap.add_argument("--board", default="u55c", help="board (default u55c)")
     ap.add_argument("--clock", type=float, default=140.0, help="clock in MHz (default 140, as FANNS)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
     board = load_board(args.board)
     budget = Budget.from_board(board, 0.6)
@@ -65,12 +77,30 @@ def main() -> None:
     )
     print(f"option enumeration (PE timing and resources per stage option): {t_opts:.1f} s; workloads: {t_work:.1f} s")
     print(f"full sweep ({args.board}, {len(workloads)} indexes, K=10): {t_total:.1f} s")
+    print(
+        "a combination: one candidate the kernel scores (bottleneck cycles, summed resources, budget test) — "
+        "a whole design (one index, one option per stage group after pruning) or a partial opq x lut / "
+        "(opq, lut) x front candidate built on the way"
+    )
     if len(result.pool):
         key = int(result.pool[0, 0])
         print(
             f"best: {workloads[key].label()} at "
             f"{args.clock * 1e6 / result.pool[0, 3]:,.0f} QPS, {result.pool[0, 4]:,.0f} LUT"
         )
+    figures = {
+        "board": args.board,
+        "indexes": len(workloads),
+        "queries": args.queries,
+        "raw_combinations": float(result.raw),
+        "evaluated": int(result.evaluated),
+        "search_seconds": round(result.seconds, 3),
+        "combinations_per_second": round(rate),
+        "options_seconds": round(t_opts, 1),
+        "workloads_seconds": round(t_work, 1),
+        "total_seconds": round(t_total, 1),
+    }
+    write_result(args.json, "dse", " ".join(["python benchmarks/dse.py", *sys.argv[1:]]), figures)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,14 @@ For every index of the grid (nlist x m x with/without OPQ) it
 
 1. trains the faiss index on a fixed sample (or reuses the trained index cached in the output
    folder, keyed by dataset content hash, factory string, sample size and seed);
-2. measures faiss's float recall R@k at every nprobe (`fanns.index.recall`) and finds, per
-   goal, the smallest nprobe that reaches it — or reports the best recall seen;
+2. measures faiss's float recall R@k of every query at every nprobe (`fanns.index.recall`),
+   splits the queries into a selection and a held-out part (`fanns.index.holdout`) and finds,
+   per goal, the smallest nprobe whose selection recall reaches the goal plus a margin for
+   training variance — or reports the best recall seen. The recall it promises is the held-out
+   part's, with a bootstrap interval over those queries;
 3. chooses the index's fixed-point format (`fanns.index.ivfpq_format`) and measures the
-   hardware-faithful recall with the whole-accelerator reference model
-   (`fanns.reference.ivfpq`) at that nprobe;
+   hardware-faithful recall of the held-out queries with the whole-accelerator reference
+   model (`fanns.reference.ivfpq`) at that nprobe;
 4. measures the hardware work from the cells the reference model actually probes (codes
    scanned per query, sizes of the probed cells, bytes read) and faiss-cpu's QPS.
 
@@ -33,10 +36,19 @@ from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.explore import estimate
 from fanns.index.goals import RecallGoal, measure_name
+from fanns.index.holdout import (
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
+    TRAINING_MARGIN,
+    bootstrap_interval,
+    selection_target,
+    split_queries,
+)
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors, train_index
 from fanns.index.ivfpq_format import check_query_range, choose_format
-from fanns.index.recall import recall_curve, smallest_meeting
+from fanns.index.recall import hits, recall_hits, smallest_meeting
 from fanns.model.cpu_baseline import QPS_REPEATS, measure_qps
+from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
@@ -66,6 +78,7 @@ class ExploreConfig:
     vec_bits: int = 16
     lut_bits: int = 16
     qps_min_seconds: float = 0.2
+    margin: float = TRAINING_MARGIN
     extra: dict = field(default_factory=dict)
 
 
@@ -154,6 +167,7 @@ class IvfPqExplorer:
         start = time.perf_counter()
         self.gt = ds.groundtruth(max(kmax, 1))[:nq]
         self.gt_seconds = time.perf_counter() - start
+        self.selection, self.holdout = split_queries(nq, cfg.seed)
         perm = np.random.default_rng(cfg.seed).permutation(ds.n)
         self.train_order = perm
         self.measures = sorted({g.measure for g in cfg.goals})
@@ -254,7 +268,7 @@ class IvfPqExplorer:
 
             index, stem, meta = self._index(nlist, m, opq, on_phase)
             bar.update(task, completed=costs["train"] + costs["add"], description=f"{factory}: recall sweep")
-            curves = recall_curve(
+            per_query = recall_hits(
                 index,
                 self.queries,
                 self.gt,
@@ -263,9 +277,14 @@ class IvfPqExplorer:
                 on_step=lambda: bar.advance(task, costs["sweep"] / nlist),
             )
             bar.update(task, description=f"{factory}: hardware recall")
-            return self._record(index, stem, meta, nlist, m, opq, curves)
+            return self._record(index, stem, meta, nlist, m, opq, per_query)
 
-    def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, curves: dict) -> dict:
+    def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, per_query: dict) -> dict:
+        """The record of one explored index from its per-query hits at every nprobe (`recall_hits`):
+        nprobe chosen on the selection queries, recall promised on the held-out ones."""
+        curves = {ms: h.mean(0) / ms[1] for ms, h in per_query.items()}
+        chosen = {ms: h[self.selection].mean(0) / ms[1] for ms, h in per_query.items()}
+        held = {ms: h[self.holdout].mean(0) / ms[1] for ms, h in per_query.items()}
         data = extract(index, self.ds.metric)
         folder = self.folder / "indexes"
         sizes_path = folder / f"{stem}.list_sizes.npy"
@@ -273,7 +292,7 @@ class IvfPqExplorer:
 
         goal_np = {}
         for g in self.cfg.goals:
-            goal_np[g] = smallest_meeting(curves[g.measure], g.target)
+            goal_np[g] = smallest_meeting(chosen[g.measure], selection_target(g.target, self.cfg.margin))
         reached = [p for p in goal_np.values() if p is not None]
         p_max = max(reached, default=1)
         rows = np.sort(self.train_order[: min(FORMAT_SAMPLE, self.ds.n)])
@@ -303,14 +322,22 @@ class IvfPqExplorer:
                 continue
             if p not in hw_cache:
                 _, hw_cache[p] = ref.search(self.queries, p, kmax)
-            hw_recall = g.score(hw_cache[p], self.gt)
+            hw_all = hits(hw_cache[p][:, : g.k], self.gt[:, : g.truth]) / g.truth
+            hw_hits = hw_all[self.holdout]
+            held_hits = per_query[g.measure][self.holdout, p - 1] / g.truth
             probed = sizes[probes[:, :p]]
             codes = probed.sum(1)
             goals[g.text] = {
                 "reached": True,
                 "nprobe": p,
-                "recall": round(float(curve[p - 1]), 6),
-                "hw_recall": round(hw_recall, 6),
+                "selection_recall": round(float(chosen[g.measure][p - 1]), 6),
+                "recall": round(float(held[g.measure][p - 1]), 6),
+                "recall_interval": _interval(held_hits, self.cfg.seed),
+                "hw_recall": round(float(hw_hits.mean()), 6),
+                "hw_recall_interval": _interval(hw_hits, self.cfg.seed),
+                "margin": self.cfg.margin,
+                "all_queries_recall": round(float(curve[p - 1]), 6),
+                "all_queries_hw_recall": round(float(hw_all.mean()), 6),
                 "codes_per_query": _stats(codes),
                 "probed_cell_sizes": _stats(probed.ravel()),
                 "bytes_per_query": _stats(codes * (m + ID_BYTES)),
@@ -332,6 +359,8 @@ class IvfPqExplorer:
                 "nprobe": list(range(1, nlist + 1)),
                 **{measure_name(ms): [round(float(r), 6) for r in c] for ms, c in curves.items()},
             },
+            "selection_curve": {measure_name(ms): [round(float(r), 6) for r in c] for ms, c in chosen.items()},
+            "holdout_curve": {measure_name(ms): [round(float(r), 6) for r in c] for ms, c in held.items()},
             "goals": goals,
         }
 
@@ -351,6 +380,19 @@ class IvfPqExplorer:
             records.append(self.explore_index(nlist, m, opq))
             seconds[records[-1]["index"]] = round(time.perf_counter() - start, 2)
         result = {
+            "version": EXPLORE_VERSION,
+            "recall_split": {
+                "selection_queries": int(self.selection.size),
+                "holdout_queries": int(self.holdout.size),
+                "margin": self.cfg.margin,
+                "margin_source": "fanns.index.holdout.TRAINING_MARGIN"
+                if self.cfg.margin == TRAINING_MARGIN
+                else "set by the caller",
+                "interval": f"{CONFIDENCE:.0%} percentile bootstrap over the held-out queries "
+                f"({BOOTSTRAP_RESAMPLES} resamples)",
+                "promised": "recall and hw_recall are the held-out queries' at the nprobe chosen on the selection "
+                "queries (selection_recall >= goal + margin)",
+            },
             "dataset": {
                 **self.ds.summary(),
                 "content_hash": self.ds.content_hash(),
@@ -365,6 +407,7 @@ class IvfPqExplorer:
                 "vec_bits": self.cfg.vec_bits,
                 "lut_bits": self.cfg.lut_bits,
                 "id_bytes": ID_BYTES,
+                "margin": self.cfg.margin,
             },
             "indexes": records,
             "best": best_per_goal(records, self.cfg.goals),
@@ -388,6 +431,11 @@ def cpu_qps(
     threads = threads or faiss.omp_get_max_threads()
     window = min_seconds / QPS_REPEATS
     return measure_qps(index, queries, nprobe, k, threads=threads, window_seconds=window).as_dict()
+
+
+def _interval(per_query: np.ndarray, seed: int) -> list[float]:
+    lo, hi = bootstrap_interval(per_query, seed)
+    return [round(lo, 6), round(hi, 6)]
 
 
 def _cpu_fields(cpu: dict[str, dict]) -> dict:

@@ -21,6 +21,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
+from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import folder_lock, verify_files
 from fanns.progress import status
 
@@ -100,18 +101,21 @@ def _settings(ds: Dataset, cfg: ExploreConfig) -> dict:
         "seed": cfg.seed,
         "vec_bits": cfg.vec_bits,
         "lut_bits": cfg.lut_bits,
+        "margin": cfg.margin,
     }
 
 
 def _previous(ds: Dataset, cfg: ExploreConfig, folder: Path) -> dict | None:
-    """The folder's explore.json when it was made from the same data and settings, else None."""
+    """The folder's explore.json when it was made from the same data and settings, else None
+    (an exploration older than held-out recall has no margin in its settings, so it is re-run)."""
     path = folder / "explore.json"
     if not path.is_file():
         return None
     try:
         data = json.loads(path.read_text())
         same = (
-            data["dataset"]["content_hash"] == ds.content_hash()
+            data.get("version") == EXPLORE_VERSION
+            and data["dataset"]["content_hash"] == ds.content_hash()
             and data["dataset"]["queries_used"] == min(ds.nq, cfg.max_queries or ds.nq)
             and all(data["settings"].get(k) == v for k, v in _settings(ds, cfg).items())
         )

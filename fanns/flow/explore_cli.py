@@ -65,7 +65,8 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
     console = Console()
     for g in goals:
         table = Table(title=f"{ds.name}: {g.text}")
-        for col in ("index", "nprobe", "recall", "hw recall", "codes/query (mean, P99)", "KB/query", "CPU QPS"):
+        cols = ("index", "nprobe", "selection recall", "held-out recall (95 % CI)", "hw recall (held-out)")
+        for col in (*cols, "codes/query (mean, P99)", "KB/query", "CPU QPS"):
             table.add_column(col)
         for rec in result["indexes"]:
             r = rec["goals"][g.text]
@@ -74,7 +75,8 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                 table.add_row(
                     rec["index"],
                     str(r["nprobe"]),
-                    f"{r['recall']:.3f}",
+                    f"{r['selection_recall']:.3f}",
+                    f"{r['recall']:.3f} ({r['recall_interval'][0]:.3f}-{r['recall_interval'][1]:.3f})",
                     f"{r['hw_recall']:.3f}",
                     f"{c['mean']:.0f}, {c['p99']:.0f}",
                     f"{r['bytes_per_query']['mean'] / 1024:.1f}",
@@ -82,7 +84,7 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                 )
             else:
                 table.add_row(
-                    rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-"
+                    rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-", "-"
                 )
         console.print(table)
         best = result["best"][g.text]
@@ -92,6 +94,12 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                 f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
                 highlight=False,
             )
+    split = result["recall_split"]
+    console.print(
+        f"nprobe chosen on {split['selection_queries']} selection queries at goal + {split['margin']:g} "
+        f"(training variance); recall promised on {split['holdout_queries']} held-out queries, {split['interval']}",
+        highlight=False,
+    )
     console.print(f"wrote {out / 'explore.json'}", highlight=False)
 
 

@@ -68,7 +68,8 @@ def _cmd(args: argparse.Namespace) -> int:
         hw = inputs.hw_recall()
         console.print(
             f"C simulation: {res['queries']} queries, {res['mismatches']} differ from the reference model; "
-            f"R@{d.k} = {res['recall']:.6f}" + (f" (explorer's hardware recall {hw:.6f})" if hw is not None else ""),
+            f"R@{d.k} = {res['recall']:.6f}"
+            + (f" (explorer's hardware recall on the same queries {hw:.6f})" if hw is not None else ""),
             highlight=False,
         )
         if res["mismatches"]:

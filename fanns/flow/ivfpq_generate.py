@@ -106,6 +106,9 @@ def design_summary(rec: dict) -> dict:
         "k",
         "recall",
         "hw_recall",
+        "recall_interval",
+        "hw_recall_interval",
+        "selection_recall",
         "qps",
         "cycles_per_query",
         "bottleneck",
@@ -244,6 +247,11 @@ def _cmd(args: argparse.Namespace) -> int:
     return 1 if any(s["mismatched_queries"] for s in sims) else 0
 
 
+def promised(recall: float, interval: list[float] | None) -> str:
+    """A held-out recall with its 95 % bootstrap interval, as the summary and README print it."""
+    return f"{recall:.3f}" if interval is None else f"{recall:.3f} (95 % CI {interval[0]:.3f}-{interval[1]:.3f})"
+
+
 def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: Path, reused: bool, console) -> None:
 
     d = summary["design"]
@@ -251,8 +259,9 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     say = lambda text: console.print(text, highlight=False)  # noqa: E731
     say(
         f"chosen: {d['index']} (nlist {d['nlist']}, m {d['m']}{', OPQ' if d['opq'] else ''}), "
-        f"nprobe {d['nprobe']}, K {d['k']}: {outcome.best.workload.goal.name} {d['recall']:.3f} "
-        f"(faiss), {d['hw_recall']:.3f} (hardware-faithful)"
+        f"nprobe {d['nprobe']}, K {d['k']}: {outcome.best.workload.goal.name} on held-out queries "
+        f"{promised(d['recall'], d.get('recall_interval'))} (faiss), "
+        f"{promised(d['hw_recall'], d.get('hw_recall_interval'))} (hardware-faithful)"
     )
     say(
         "design per stage: "

@@ -36,13 +36,14 @@ class GenerateInputs:
     dataset: str
 
     def hw_recall(self) -> float | None:
-        """The explorer's hardware-faithful recall for the design's goal (None if not recorded)."""
+        """The explorer's hardware-faithful recall for the design's goal over all its queries —
+        the queries a simulation of the project runs — (None if not recorded)."""
         if not self.design.goal:
             return None
         entry = goal_entry(self.record.get("goals"), self.design.goal)
         if not isinstance(entry, dict):
             return None
-        return entry.get("hw_recall") if entry.get("nprobe") == self.design.nprobe else None
+        return entry.get("all_queries_hw_recall") if entry.get("nprobe") == self.design.nprobe else None
 
 
 def index_record(explore: dict, explore_dir: Path, design: IvfPqDesign) -> dict:

@@ -51,6 +51,22 @@ def recall_curve(
     `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
     Progress: `on_step()` after each nprobe if given (the caller's bar), else a bar of its own.
     """
+    per_query = recall_hits(index, queries, gt, measures, max_nprobe, label, on_step)
+    return {(k, truth): h.mean(0) / truth for (k, truth), h in per_query.items()}
+
+
+def recall_hits(
+    index,
+    queries: np.ndarray,
+    gt: np.ndarray,
+    measures: Sequence[tuple[int, int]],
+    max_nprobe: int,
+    label: str = "sweep",
+    on_step: Callable[[], None] | None = None,
+) -> dict[tuple[int, int], np.ndarray]:
+    """Per measure (k, truth), the hits |top k ∩ true top `truth`| of every query at every
+    nprobe, [nq, max_nprobe] — so recall on any subset of the queries (a held-out part) and its
+    spread over queries come from one sweep. Progress as `recall_curve`'s."""
 
     ivf = faiss.extract_index_ivf(index)
     xq = apply_pretransform(index, queries)
@@ -59,7 +75,7 @@ def recall_curve(
     nq = xq.shape[0]
     run_d = np.full((nq, kmax), np.inf, dtype=np.float32)
     run_i = np.full((nq, kmax), -1, dtype=np.int64)
-    curves = {ms: np.zeros(max_nprobe) for ms in measures}
+    out = {ms: np.zeros((nq, max_nprobe), dtype=np.uint16) for ms in measures}
     saved = ivf.nprobe
     ivf.nprobe = 1
     rows = np.arange(nq)[:, None]
@@ -73,14 +89,14 @@ def recall_curve(
                 order = np.argsort(all_d, axis=1, kind="stable")[:, :kmax]
                 run_d, run_i = all_d[rows, order], all_i[rows, order]
                 for k, truth in measures:
-                    curves[(k, truth)][p] = hits(run_i[:, :k], gt[:, :truth]).mean() / truth
+                    out[(k, truth)][:, p] = hits(run_i[:, :k], gt[:, :truth])
                 if bar is not None:
                     bar.advance(task)
                 else:
                     on_step()
     finally:
         ivf.nprobe = saved
-    return curves
+    return out
 
 
 def smallest_meeting(curve: np.ndarray, target: float) -> int | None:

@@ -85,7 +85,13 @@ class IndexCurves:
             "hw_queries": self.hw_queries,
             "goals": {
                 g: (
-                    {"nprobe": r["nprobe"], "recall": r["recall"], "hw_recall": r["hw_recall"]}
+                    {
+                        "nprobe": r["nprobe"],
+                        "recall": r["recall"],
+                        "recall_interval": r["recall_interval"],
+                        "selection_recall": r["selection_recall"],
+                        "hw_recall": r["hw_recall"],
+                    }
                     if r["reached"]
                     else {"nprobe": None, "best_recall": r["best_recall"]}
                 )

@@ -120,6 +120,7 @@ def _design_summary(rec: dict | None) -> dict | None:
         "k",
         "recall",
         "hw_recall",
+        "hw_recall_interval",
         "qps",
         "bottleneck",
         "latency_us",

@@ -31,6 +31,10 @@ def _pct(x: float) -> float:
     return round(float(x), 1)
 
 
+def _ci(interval: list[float] | None) -> str | None:
+    return None if interval is None else f"{interval[0]:.3f}-{interval[1]:.3f}"
+
+
 def _stage_cells(stage: str, st: dict) -> list:
     if stage == "opq":
         return [st["pes"], _pct(st["lut_pct"])]
@@ -93,7 +97,8 @@ def summary_table(data: dict) -> Table:
         "board",
         "index",
         "nprobe",
-        "recall (hw)",
+        "recall (hw, held-out)",
+        "95 % CI",
         "pred. QPS",
         "latency (us)",
         "bottleneck",
@@ -114,13 +119,14 @@ def summary_table(data: dict) -> Table:
                 d["index"],
                 d["nprobe"],
                 d["hw_recall"],
+                _ci(d.get("hw_recall_interval")),
                 round(d["qps"]),
                 round(d["latency_us"], 1),
                 d["bottleneck"],
                 _pct(100 * d["utilisation_with_shell"]["lut"]),
             ]
             if d
-            else ["no design", None, None, None, None, None, None]
+            else ["no design", None, None, None, None, None, None, None]
         )
         iqr = f"{c['spread']['q1']:,.0f}-{c['spread']['q3']:,.0f}" if c and "spread" in c else None
         one = round(c["one_thread"]["qps"]) if c and c.get("one_thread") else None

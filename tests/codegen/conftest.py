@@ -14,7 +14,9 @@ from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors, train_index
 from fanns.index.ivfpq_format import choose_format
 from fanns.numerics import IvfPqFormat
 
-GOAL = "R@10=0.68"
+GOAL = "R@10=0.64"
+"""With the explorer's margin (0.04) nprobe is chosen where the selection queries reach 0.68, near
+the ceiling of IVF24,PQ16 on these 120 queries (0.696)."""
 SIFT_NLIST = 24
 SIFT_QUERIES = 120
 GT_DEPTH = 25

@@ -2,16 +2,19 @@
 project out, checked by C simulation; and clear errors for wrong inputs."""
 
 import dataclasses
+import json
 
 from fanns.cli import main
+from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from tests.codegen.conftest import GOAL
 
 
 def _design_file(ex, folder, **kw):
     goal = ex.record["goals"][GOAL]
     design = pinned_design(ex.data, ex.fmt, nprobe=goal["nprobe"], k=10, index_path=None, **kw)
-    design = dataclasses.replace(design, goal=GOAL)
+    design = dataclasses.replace(design, goal=parse_goal(GOAL))
     path = folder / "design.yaml"
     design.save(path)
     return path
@@ -25,8 +28,8 @@ def test_generate_hls_with_csim(sift_exploration, tmp_path, capsys):
     text = capsys.readouterr().out
     assert rc == 0, text
     assert f"C simulation: {ex.queries.shape[0]} queries, 0 differ from the reference model" in text
-    hw = ex.record["goals"][GOAL]["hw_recall"]
-    assert f"R@10 = {hw:.6f} (explorer's hardware recall {hw:.6f})" in " ".join(text.split())
+    hw = ex.record["goals"][GOAL]["all_queries_hw_recall"]
+    assert f"R@10 = {hw:.6f} (explorer's hardware recall on the same queries {hw:.6f})" in " ".join(text.split())
     assert (out / "src" / "kernel.cpp").is_file() and (out / "images" / "manifest.json").is_file()
     # a second run refuses to overwrite without --force, and works with it
     assert main(["generate-hls", str(design), "--index", str(ex.folder), "--out", str(out)]) == 2
@@ -56,7 +59,9 @@ def test_generate_hls_input_errors(sift_exploration, tmp_path, capsys):
     other.save(tmp_path / "other.yaml")
     (ex.folder / "explore.json").rename(ex.folder / "explore.json.bak")
     try:
-        (ex.folder / "explore.json").write_text('{"indexes": [{"index": "IVF7,PQ2"}], "dataset": {}}')
+        (ex.folder / "explore.json").write_text(
+            json.dumps({"version": EXPLORE_VERSION, "indexes": [{"index": "IVF7,PQ2"}], "dataset": {}})
+        )
         assert main(["generate-hls", str(tmp_path / "other.yaml"), "--index", str(ex.folder), "--out", str(out)]) == 2
         assert "has no index OPQ16,IVF24,PQ16" in capsys.readouterr().err
     finally:

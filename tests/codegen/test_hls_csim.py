@@ -45,7 +45,7 @@ def case(request, sift_exploration, deep_index, tmp_path_factory, build_root):
     if dataset == "sift":
         ex = sift_exploration[opq]
         data, fmt, queries, gt = ex.data, ex.fmt, ex.queries, ex.groundtruth
-        hw_recall = ex.record["goals"][GOAL]["hw_recall"] if nprobe is None else None
+        hw_recall = ex.record["goals"][GOAL]["all_queries_hw_recall"] if nprobe is None else None
         nprobe = nprobe or ex.record["goals"][GOAL]["nprobe"]
     else:
         data, fmt, queries, gt = deep_index

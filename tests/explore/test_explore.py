@@ -13,6 +13,7 @@ from fanns.errors import FannsError
 from fanns.explore import ivfpq as ivfpq_mod
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
+from fanns.index.holdout import TRAINING_MARGIN
 from fanns.numerics import IvfPqFormat
 
 GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6), RecallGoal(10, 0.8, truth=1)]
@@ -83,12 +84,34 @@ def test_smallest_nprobe_is_exact_and_curves_monotone(explored):
         for g in GOALS:
             r = rec["goals"][g.text]
             curve = np.array(rec["curve"][g.name])
+            chosen = np.array(rec["selection_curve"][g.name])
+            target = min(1.0, g.target + TRAINING_MARGIN)
             if r["reached"]:
                 p = r["nprobe"]
-                assert curve[p - 1] >= g.target and np.all(curve[: p - 1] < g.target)
-                assert r["recall"] == pytest.approx(curve[p - 1])
+                # the smallest nprobe whose *selection* recall reaches goal + margin
+                assert chosen[p - 1] >= target and np.all(chosen[: p - 1] < target)
+                assert r["selection_recall"] == pytest.approx(chosen[p - 1]) and r["margin"] == TRAINING_MARGIN
+                assert r["recall"] == pytest.approx(rec["holdout_curve"][g.name][p - 1])
+                assert r["all_queries_recall"] == pytest.approx(curve[p - 1])
+                lo, hi = r["recall_interval"]
+                assert lo <= r["recall"] <= hi and hi - lo > 0
             else:
-                assert np.all(curve < g.target) and r["best_recall"] == pytest.approx(curve.max())
+                assert np.all(chosen < target) and r["best_recall"] == pytest.approx(curve.max())
+
+
+def test_selection_and_held_out_queries_split_the_sample(explored):
+    ds, _, result = explored
+    split = result["recall_split"]
+    assert split["selection_queries"] + split["holdout_queries"] == ds.nq == result["dataset"]["queries_used"]
+    assert split["margin"] == TRAINING_MARGIN and "bootstrap" in split["interval"]
+    for rec in result["indexes"]:
+        for name, curve in rec["curve"].items():
+            if name == "nprobe":
+                continue
+            # the whole sample's recall is the query-weighted mean of its two parts
+            parts = split["selection_queries"] * np.array(rec["selection_curve"][name])
+            parts += split["holdout_queries"] * np.array(rec["holdout_curve"][name])
+            assert np.allclose(parts / ds.nq, curve, atol=2e-6)
 
 
 def test_unreachable_goal_reported(explored):
@@ -116,7 +139,8 @@ def test_hardware_work_and_files(explored):
             assert r["codes_per_query"]["mean"] == pytest.approx(codes.mean(), abs=1e-3)
             assert r["codes_per_query"]["p99"] == pytest.approx(np.percentile(codes, 99))
             assert r["bytes_per_query"]["mean"] == pytest.approx(codes.mean() * 20, abs=0.1)
-            assert abs(r["hw_recall"] - r["recall"]) <= 0.02
+            assert abs(r["hw_recall"] - r["recall"]) <= 0.02  # both on the held-out queries
+            assert r["hw_recall_interval"][0] <= r["hw_recall"] <= r["hw_recall_interval"][1]
             assert r["cpu_qps"] > 0
 
 

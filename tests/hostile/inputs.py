@@ -18,6 +18,7 @@ import yaml
 
 from fanns.boards import boards_dir
 from fanns.cli import main
+from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.numerics import IvfPqFormat
 
 CONTROL = ["a\nb", "a\x00b", "a\x1b[31mb", "a\u2028b"]
@@ -104,8 +105,10 @@ def explore_folder(folder: Path, record: dict | None = None) -> Path:
         "goals": {t: {"reached": True, "nprobe": p, "recall": 0.8, "hw_recall": 0.8} for t, p in GOALS.items()},
         "curve": {"R@10": [0.1 * i for i in range(1, 11)] + [1.0] * 6, "1-R@10": [0.3] + [0.9] * 15},
     }
+    rec["selection_curve"] = rec["holdout_curve"] = rec["curve"]
     rec.update(record or {})
-    (folder / "explore.json").write_text(json.dumps({"indexes": [rec], "dataset": {"name": "x"}}))
+    head = {"version": EXPLORE_VERSION, "recall_split": {"margin": 0.0}}
+    (folder / "explore.json").write_text(json.dumps({**head, "indexes": [rec], "dataset": {"name": "x"}}))
     return folder
 
 

@@ -134,8 +134,8 @@ def test_explore_numbers(capsys, tmp_path, key, value):
 
 @pytest.mark.parametrize("curve", [[float("nan")] * 16, [2.0] * 16, "x", [[0.5]]])
 def test_explore_curves(capsys, tmp_path, curve):
-    ex = explore_folder(tmp_path / "ex", {"goals": {}, "curve": {"R@10": curve}})
-    refused(capsys, ["dse", str(ex), *DSE[2:6], "--out", str(tmp_path / "out")], "curve.R@10")
+    ex = explore_folder(tmp_path / "ex", {"goals": {}, "selection_curve": {"R@10": curve}})
+    refused(capsys, ["dse", str(ex), *DSE[2:6], "--out", str(tmp_path / "out")], "selection_curve.R@10")
 
 
 # -- the recall goal's measure -----------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_goal_without_an_answer_reads_its_own_curve(tmp_path, goal, nprobe):
 
 
 def test_goal_without_its_curve_is_an_error(capsys, tmp_path):
-    ex = explore_folder(tmp_path / "ex", {"goals": {}, "curve": {"R@10": [1.0] * 16}})
+    ex = explore_folder(tmp_path / "ex", {"goals": {}, "selection_curve": {"R@10": [1.0] * 16}})
     refused(capsys, ["dse", str(ex), "--board", "u55c", "--recall", "1-R@10=0.5", "--out", "o"], "1-R@10")
 
 

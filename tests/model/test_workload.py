@@ -8,6 +8,7 @@ import pytest
 from fanns.errors import FannsError
 from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import (
+    EXPLORE_VERSION,
     size_biased_probes,
     synthetic_list_sizes,
     synthetic_workload,
@@ -78,9 +79,12 @@ def write_explore(folder, goals, curve, probes_depth=6, nlist=16):
         "probes_nprobe": probes_depth,
         "format": fmt,
         "curve": {"nprobe": list(range(1, nlist + 1)), "R@10": curve},
+        "selection_curve": {"R@10": curve},
+        "holdout_curve": {"R@10": [r - 0.01 for r in curve]},
         "goals": goals,
     }
-    (folder / "explore.json").write_text(json.dumps({"indexes": [rec]}))
+    head = {"version": EXPLORE_VERSION, "recall_split": {"margin": 0.0}}
+    (folder / "explore.json").write_text(json.dumps({**head, "indexes": [rec]}))
     return sizes
 
 
@@ -96,6 +100,7 @@ def test_reads_the_goal_entry_and_the_probed_sizes(tmp_path):
     # a goal the explorer was not asked for comes from the recall curve
     (w2,), _ = workloads_from_explore(tmp_path, parse_goal("R@10=0.85"))
     assert w2.nprobe == 5 and w2.hw_recall is None
+    assert w2.selection_recall == 0.85 and w2.recall == pytest.approx(0.84)  # the held-out curve's
     # deeper than the recorded probes: a clear error
     with pytest.raises(FannsError, match="needs nprobe=7"):
         workloads_from_explore(tmp_path, parse_goal("R@10=0.95"))
@@ -107,7 +112,27 @@ def test_unreachable_goal_reports_the_best_recall(tmp_path):
     found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     assert found == [] and unreachable == [{"index": "IVF16,PQ4", "best_recall": 0.6, "best_nprobe": 3}]
     found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.9"))
-    assert found == [] and unreachable[0]["best_recall"] == 0.6
+    assert found == [] and unreachable[0]["best_recall"] == pytest.approx(0.59)
+
+
+def test_goal_from_the_curves_keeps_the_margin(tmp_path):
+    curve = [0.3, 0.5, 0.7, 0.8, 0.85, 0.9] + [0.95] * 10
+    write_explore(tmp_path, {}, curve)
+    explore = json.loads((tmp_path / "explore.json").read_text())
+    explore["recall_split"]["margin"] = 0.06
+    (tmp_path / "explore.json").write_text(json.dumps(explore))
+    (w,), _ = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
+    assert w.nprobe == 6 and w.selection_recall == 0.9  # 0.8 + 0.06 on the selection curve
+
+
+def test_exploration_before_held_out_recall_is_refused(tmp_path):
+    write_explore(tmp_path, {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.8}}, [0.9] * 16)
+    explore = json.loads((tmp_path / "explore.json").read_text())
+    del explore["version"]
+    (tmp_path / "explore.json").write_text(json.dumps(explore))
+    with pytest.raises(FannsError, match="older `fanns explore`") as err:
+        workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
+    assert "re-run `fanns explore`" in err.value.hint
 
 
 def test_bad_exploration_folders(tmp_path):

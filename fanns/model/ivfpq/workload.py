@@ -29,6 +29,11 @@ from fanns.numerics import IvfPqFormat
 from fanns.outputs import verify_files
 from fanns.paths import inside
 
+EXPLORE_VERSION = 2
+"""The explore.json format this reader accepts: nprobe chosen on selection queries with a margin,
+the promised recall measured on held-out queries (`fanns.index.holdout`). Older files reported
+recall on the queries that chose nprobe; they are refused with a hint to re-run the exploration."""
+
 DEFAULT_IMBALANCE = 1.2
 """Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
 workload (not measured on SIFT100M here; 1.0 = perfectly balanced). Real explorations measure
@@ -50,8 +55,11 @@ class Workload:
     list_sizes: np.ndarray  # [nlist] codes per IVF list
     probed: np.ndarray  # [nq, nprobe] sizes of the cells each sample query probes, probe order
     goal: RecallGoal | None = None  # the goal nprobe was chosen for (None: synthetic)
-    recall: float | None = None
-    hw_recall: float | None = None
+    recall: float | None = None  # faiss's recall on the held-out queries (the promised figure)
+    hw_recall: float | None = None  # the hardware-faithful recall on the held-out queries
+    recall_interval: tuple[float, float] | None = None  # bootstrap interval of `recall`
+    hw_recall_interval: tuple[float, float] | None = None
+    selection_recall: float | None = None  # recall on the queries that chose nprobe
     index_path: Path | None = None
     source: str = ""
     extra: dict = field(default_factory=dict)
@@ -106,25 +114,31 @@ def read_explore(explore_dir: Path) -> dict:
         raise FannsError(
             f"{path}: no IVF-PQ index records", hint="this folder was not written by `fanns explore --recall`"
         )
+    if data.get("version") != EXPLORE_VERSION:
+        raise FannsError(
+            f"{path}: written by an older `fanns explore` that reported recall on the same queries it chose "
+            f"nprobe on (format {data.get('version', 1)}, this fanns reads {EXPLORE_VERSION})",
+            hint="re-run `fanns explore` (or the command) into this folder: the trained indexes are reused, "
+            "nprobe is chosen on selection queries and the recall promised is the held-out queries'",
+        )
     return data
 
 
-def _record_nprobe(rec: dict, goal, path: Path) -> tuple[int | None, dict]:
-    """(nprobe or None, info) of one index record for `goal`: the explorer's answer for that goal,
-    else the smallest nprobe of the measured recall curve."""
-    entry = goal_entry(rec.get("goals"), goal)
-    if isinstance(entry, dict):
-        if entry.get("reached"):
-            nprobe = check_number(
-                entry.get("nprobe"), f"{path}: {rec['index']}: goals.{goal.text}.nprobe", lo=1, integer=True
-            )
-            return int(nprobe), {"recall": entry.get("recall"), "hw_recall": entry.get("hw_recall")}
-        return None, {"best_recall": entry.get("best_recall"), "best_nprobe": entry.get("best_nprobe")}
-    curves = rec.get("curve")
+def _interval(value, where: str) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise FannsError(f"{where} must be [low, high]", hint="re-run `fanns explore`")
+    lo, hi = (float(check_number(v, where, lo=0, hi=1)) for v in value)
+    return lo, hi
+
+
+def _curve(rec: dict, key: str, goal, path: Path) -> np.ndarray:
+    curves = rec.get(key)
     curve = curves.get(goal.name) if isinstance(curves, dict) else None
     if curve is None:
         raise FannsError(
-            f"{path}: {rec.get('index')} has no recall curve for {goal.name}",
+            f"{path}: {rec.get('index')} has no {key.replace('_', ' ')} for {goal.name}",
             hint=f"re-run `fanns explore` with --recall {goal.text}",
         )
     try:
@@ -132,12 +146,37 @@ def _record_nprobe(rec: dict, goal, path: Path) -> tuple[int | None, dict]:
     except (TypeError, ValueError):
         curve = np.zeros(0)
     if curve.ndim != 1 or curve.size == 0 or not np.isfinite(curve).all() or ((curve < 0) | (curve > 1)).any():
-        raise FannsError(f"{path}: {rec['index']}: curve.{goal.name} must be a list of recalls in [0, 1]")
-    ok = np.nonzero(curve >= goal.target - 1e-12)[0]
+        raise FannsError(f"{path}: {rec['index']}: {key}.{goal.name} must be a list of recalls in [0, 1]")
+    return curve
+
+
+def _record_nprobe(rec: dict, goal, path: Path, margin: float) -> tuple[int | None, dict]:
+    """(nprobe or None, info) of one index record for `goal`: the explorer's answer for that goal,
+    else the smallest nprobe whose selection recall reaches the goal plus the exploration's
+    margin, with the held-out recall there (no interval: only the explorer's goals have one)."""
+    entry = goal_entry(rec.get("goals"), goal)
+    where = f"{path}: {rec['index']}: goals.{goal.text}"
+    if isinstance(entry, dict):
+        if entry.get("reached"):
+            nprobe = check_number(entry.get("nprobe"), f"{where}.nprobe", lo=1, integer=True)
+            return int(nprobe), {
+                "recall": entry.get("recall"),
+                "hw_recall": entry.get("hw_recall"),
+                "selection_recall": entry.get("selection_recall"),
+                "recall_interval": _interval(entry.get("recall_interval"), f"{where}.recall_interval"),
+                "hw_recall_interval": _interval(entry.get("hw_recall_interval"), f"{where}.hw_recall_interval"),
+            }
+        return None, {"best_recall": entry.get("best_recall"), "best_nprobe": entry.get("best_nprobe")}
+    chosen = _curve(rec, "selection_curve", goal, path)
+    held = _curve(rec, "holdout_curve", goal, path)
+    if held.shape != chosen.shape:
+        raise FannsError(f"{path}: {rec['index']}: selection and held-out curves differ in length")
+    ok = np.nonzero(chosen >= min(1.0, goal.target + margin) - 1e-12)[0]
     if len(ok) == 0:
-        best = int(np.argmax(curve))
-        return None, {"best_recall": float(curve[best]), "best_nprobe": best + 1}
-    return int(ok[0]) + 1, {"recall": float(curve[ok[0]]), "hw_recall": None}
+        best = int(np.argmax(held))
+        return None, {"best_recall": float(held[best]), "best_nprobe": best + 1}
+    p = int(ok[0])
+    return p + 1, {"recall": float(held[p]), "hw_recall": None, "selection_recall": float(chosen[p])}
 
 
 def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Workload], list[dict]]:
@@ -148,6 +187,9 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
     path = explore_dir / "explore.json"
     verify_files(explore_dir, ["explore.json"], "exploration")
     queries_used = (data.get("dataset") or {}).get("queries_used")
+    split = data.get("recall_split")
+    split_margin = split.get("margin") if isinstance(split, dict) else None
+    margin = float(check_number(split_margin, f"{path}: recall_split.margin", lo=0, hi=1))
     found, unreachable = [], []
     for rec in data["indexes"]:
         if not isinstance(rec, dict):
@@ -167,7 +209,7 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
             raise FannsError(
                 f"{path}: index record {rec.get('index', '?')!r} is incomplete ({exc})", hint="re-run `fanns explore`"
             ) from None
-        nprobe, info = _record_nprobe(rec, goal, path)
+        nprobe, info = _record_nprobe(rec, goal, path, margin)
         if nprobe is None:
             unreachable.append({"index": name, **info})
             continue
@@ -204,6 +246,9 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
                 goal=goal,
                 recall=info.get("recall"),
                 hw_recall=info.get("hw_recall"),
+                recall_interval=info.get("recall_interval"),
+                hw_recall_interval=info.get("hw_recall_interval"),
+                selection_recall=info.get("selection_recall"),
                 index_path=index_path,
                 source=str(path),
                 cells=probes[:, :nprobe],

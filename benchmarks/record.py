@@ -1,0 +1,62 @@
+"""Recording a benchmark's figures as JSON with where they came from (commit, date, machine).
+
+Why: the README's "Figures measured so far" table is rendered from these files
+(`benchmarks/readme_figures.py`), so every figure it quotes names the commit and machine that
+measured it and cannot silently go stale.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it (Linux), else the platform's processor."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def commit() -> str:
+    """The checked-out commit, with "+dirty" when the working tree has changes."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def machine() -> dict:
+    """CPU model, logical cores and the 1-minute load average when the figure was measured."""
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 1)}
+
+
+def write_result(path: str | Path | None, benchmark: str, command: str, figures: dict) -> None:
+    """Write `figures` to `path` (nothing when None) with the commit, UTC date and machine."""
+    if path is None:
+        return
+    record = {
+        "benchmark": benchmark,
+        "command": command,
+        "commit": commit(),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine(),
+        "figures": figures,
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
