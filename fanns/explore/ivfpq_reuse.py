@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 
 from fanns.datasets.dataset import Dataset
@@ -22,7 +23,7 @@ from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
-from fanns.outputs import folder_lock, verify_files
+from fanns.outputs import MANIFEST, folder_lock, read_manifest, verify_files
 from fanns.progress import status
 
 OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
@@ -125,9 +126,17 @@ def _previous(ds: Dataset, cfg: ExploreConfig, folder: Path) -> dict | None:
 
 
 def ensure_exploration(ds: Dataset, cfg: ExploreConfig, folder: Path | None = None) -> tuple[Path, dict, bool]:
-    """(folder, explore.json contents, whether it was reused) of an exploration covering `cfg`."""
+    """(folder, explore.json contents, whether it was reused) of an exploration covering `cfg`, in
+    `folder` (the user's: an exploration fanns did not write there is refused) or, by default, the
+    dataset's cache folder (fanns's own: an entry it cannot check is replaced)."""
+    cached = folder is None
     folder = Path(folder) if folder is not None else default_folder(ds)
     with folder_lock(folder):
+        if cached and folder.is_dir() and read_manifest(folder) is None:
+            # the dataset's cache folder is fanns's own: an entry from a fanns that wrote no manifest
+            # cannot be checked or reused, so it is explored again instead of refused
+            status(f"{folder}: an exploration cached by an older fanns (no {MANIFEST}); exploring again")
+            shutil.rmtree(folder)
         previous = _previous(ds, cfg, folder)
         if previous is not None:
             have = {g["text"] for g in previous["goals"]}

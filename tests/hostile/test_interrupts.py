@@ -15,8 +15,9 @@ import pytest
 from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.datasets.dataset import exact_knn
+from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig
-from fanns.explore.ivfpq_reuse import ensure_exploration
+from fanns.explore.ivfpq_reuse import default_folder, ensure_exploration
 from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import foreign_files, read_manifest
@@ -159,3 +160,18 @@ def test_a_signal_during_generate_leaves_nothing(dataset, tmp_path, sig):
     _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 128 + sig and "Traceback" not in err, err
     assert not out.exists() and leftovers(tmp_path, "p") == []
+
+
+def test_a_cache_entry_from_an_older_fanns_is_explored_again(dataset, tmp_path, monkeypatch):
+    """The dataset's cache folder is fanns's own: an exploration there without a manifest (written
+    before manifests existed) is replaced; the same folder given as --explore-dir is refused."""
+    monkeypatch.setenv("FANNS_CACHE", str(tmp_path / "cache"))
+    ds = load_dataset(str(dataset))
+    cfg = ExploreConfig(goals=[parse_goal("R@10=0.5")], nlists=[4], ms=[4], opq=(False,), qps_min_seconds=0.0)
+    old = default_folder(ds)
+    (old / "indexes").mkdir(parents=True)
+    (old / "explore.json").write_text(json.dumps({"version": 1, "indexes": []}))
+    with pytest.raises(FannsError, match="not an exploration written by fanns"):
+        ensure_exploration(ds, cfg, old)
+    folder, explore, reused = ensure_exploration(ds, cfg, None)
+    assert folder == old and not reused and explore["indexes"] and read_manifest(folder) is not None
