@@ -10,11 +10,11 @@ single window, the old figure, is shown beside it).
 from __future__ import annotations
 
 import argparse
-import platform
 from pathlib import Path
 
 import faiss
 import numpy as np
+from record import cpu_model
 
 from fanns.boards import load_board
 from fanns.datasets.loader import load_dataset
@@ -25,17 +25,6 @@ from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import QPS_REPEATS, all_threads, measure_qps, spread_text
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.workload import workloads_from_explore
-
-
-def cpu_model() -> str:
-    """The CPU's model name (Linux /proc/cpuinfo), else the platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def measure(index, queries: np.ndarray, nprobe: int, k: int, threads: int, runs: int, window: float) -> list:

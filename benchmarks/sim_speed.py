@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from record import cpu_model
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -55,12 +56,8 @@ REGISTERS = ("cycles", "load_cycles", "first_cycles", "last_cycles")
 
 
 def machine() -> str:
-    model = platform.processor() or platform.machine()
-    if Path("/proc/cpuinfo").exists():
-        names = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
-        model = names[0] if names else model
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
-    return f"{platform.node()}: {model}, {os.cpu_count()} logical cores, load average {load}"
+    return f"{platform.node()}: {cpu_model()}, {os.cpu_count()} logical cores, load average {load}"
 
 
 def ivfpq_project(name: str, queries: int, folder: Path) -> Path:

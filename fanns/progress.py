@@ -31,18 +31,21 @@ def enabled() -> bool:
     return sys.stderr.isatty() and not os.environ.get("FANNS_NO_PROGRESS")
 
 
-@contextmanager
-def progress_bar() -> Iterator[Progress]:
-    """A rich Progress on stderr (disabled when not interactive)."""
-    with Progress(
+def _bar(*columns) -> Progress:
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
+        *columns,
         console=_console,
         disable=not enabled(),
         transient=False,
-    ) as bar:
+    )
+
+
+@contextmanager
+def progress_bar() -> Iterator[Progress]:
+    """A rich Progress on stderr (disabled when not interactive)."""
+    with _bar(MofNCompleteColumn(), TimeElapsedColumn()) as bar:
         yield bar
 
 
@@ -50,17 +53,7 @@ def progress_bar() -> Iterator[Progress]:
 def eta_bar() -> Iterator[Progress]:
     """A rich Progress whose tasks count estimated work (any unit): percent done, elapsed and the
     time remaining at the speed seen so far (disabled when not interactive)."""
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=_console,
-        disable=not enabled(),
-        transient=False,
-    ) as bar:
+    with _bar(TaskProgressColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()) as bar:
         yield bar
 
 
