@@ -151,8 +151,10 @@ def test_latency_skew_tiers_and_scaleout(swept):
         assert skew["work_cdf"] == sorted(skew["work_cdf"]) and skew["work_cdf"][-1] == pytest.approx(1.0)
         fpga = e["scaleout"][0]
         assert fpga["counts"][0] == 1 and fpga["p99_us"] == sorted(fpga["p99_us"])  # more shards, slower slowest shard
-        # one accelerator: its own P99 plus the network of one hop pair
-        assert fpga["search_p99_us"][0] == pytest.approx(lat["alone"]["p99_us"], rel=0.02)
+        # one accelerator: its own P99 plus the network of one hop pair; the scale-out takes the
+        # nearest-rank quantile of the sample queries (at or above the latency section's interpolated
+        # one: with 60 queries its P99 is the slowest query)
+        assert lat["alone"]["p99_us"] * 0.98 <= fpga["search_p99_us"][0] <= lat["alone"]["p99_us"] * 1.10
         if e["cpu"] is not None:
             cpu = e["scaleout"][1]  # the measured distribution's quantiles (nearest rank, not interpolated)
             assert e["cpu"]["p50_us"] <= cpu["search_p99_us"][0] and cpu["search_p50_us"][0] <= e["cpu"]["p95_us"]
