@@ -36,25 +36,6 @@ def recall_at(found: np.ndarray, gt: np.ndarray, k: int) -> float:
     return float(hits(found[:, :k], gt[:, :k]).mean() / k)
 
 
-def recall_curve(
-    index,
-    queries: np.ndarray,
-    gt: np.ndarray,
-    measures: Sequence[tuple[int, int]],
-    max_nprobe: int,
-    label: str = "sweep",
-    on_step: Callable[[], None] | None = None,
-) -> dict[tuple[int, int], np.ndarray]:
-    """Recall for nprobe = 1..max_nprobe (array index p-1) for every measure (k, truth) —
-    the mean of |top k ∩ true top `truth`| / truth (see `fanns.index.goals`).
-
-    `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
-    Progress: `on_step()` after each nprobe if given (the caller's bar), else a bar of its own.
-    """
-    per_query = recall_hits(index, queries, gt, measures, max_nprobe, label, on_step)
-    return {(k, truth): h.mean(0) / truth for (k, truth), h in per_query.items()}
-
-
 def recall_hits(
     index,
     queries: np.ndarray,
@@ -66,7 +47,10 @@ def recall_hits(
 ) -> dict[tuple[int, int], np.ndarray]:
     """Per measure (k, truth), the hits |top k ∩ true top `truth`| of every query at every
     nprobe, [nq, max_nprobe] — so recall on any subset of the queries (a held-out part) and its
-    spread over queries come from one sweep. Progress as `recall_curve`'s."""
+    spread over queries come from one sweep. Recall at nprobe p is `hits[:, p - 1].mean() / truth`.
+
+    `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
+    Progress: `on_step()` after each nprobe if given (the caller's bar), else a bar of its own."""
 
     ivf = faiss.extract_index_ivf(index)
     xq = apply_pretransform(index, queries)
