@@ -4,12 +4,16 @@ For each (h, b, n): insert n distinct random 32-bit ids with the PE's reference 
 1,000,000 fresh ids, and print the measured rate next to the exact rate of the partitioned filter,
 (1 - (1 - h/b)^n)^h, and the textbook (1 - e^(-h n / b))^h (Falcon 7.3.2.2). Also the clearing cost.
 
-    PYTHONPATH=. python benchmarks/bloom_fp.py
+    PYTHONPATH=. python benchmarks/bloom_fp.py [--json PATH]
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 import numpy as np
+from record import write_result
 
 from fanns.pe.bloom import Bloom
 
@@ -26,7 +30,11 @@ PROBES = 1_000_000
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    args = ap.parse_args()
     rng = np.random.default_rng(2024)
+    rows = []
     print(
         f"{'h':>2} {'b':>8} {'n':>6} {'measured':>12} {'exact':>12} "
         f"{'(1-e^-hn/b)^h':>14} {'meas/exact':>10} {'clear cycles':>12}"
@@ -39,10 +47,21 @@ def main() -> None:
         pos = pe.positions(ids[n:])
         measured = float(np.all(state[np.arange(h)[None, :], pos], axis=1).mean())
         exact = pe.false_positive_rate(n)
+        rows.append({"h": h, "b": b, "n": n, "measured": measured, "exact": exact})
         print(
             f"{h:>2} {b:>8} {n:>6} {measured:>12.3e} {exact:>12.3e} {pe.false_positive_rate_approx(n):>14.3e} "
             f"{measured / exact if exact else float('nan'):>10.3f} {pe.clear_cycles():>12}"
         )
+
+    figures = {"probes": PROBES, "cases": rows}
+    write_result(args.json, "bloom_fp", " ".join(["python benchmarks/bloom_fp.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    ratios = [c["measured"] / c["exact"] for c in figures["cases"]]
+    figure = f"Bloom filter false-positive rate vs theory ({len(ratios)} settings, {figures['probes']:,} probes each)"
+    return figure, f"measured / exact between {min(ratios):.3f} and {max(ratios):.3f}"
 
 
 if __name__ == "__main__":

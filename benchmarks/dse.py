@@ -103,5 +103,19 @@ def main() -> None:
     write_result(args.json, "dse", " ".join(["python benchmarks/dse.py", *sys.argv[1:]]), figures)
 
 
+def readme_row(f: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    value = (
+        f"{f['combinations_per_second']:,} combinations/s on one core "
+        f"({f['evaluated']:,} in {f['search_seconds']:.2f} s; "
+        "a combination is one candidate the search kernel scores — bottleneck cycles, summed resources and the "
+        "budget test — almost all whole designs: one index at its nprobe with one option per stage group after "
+        "Pareto pruning); a full "
+        f"{f['board'].upper()} sweep of {f['indexes']} indexes at SIFT100M scale: {f['total_seconds']:.1f} s, "
+        f"of which {f['options_seconds']:.1f} s enumerate the stage options (PE timing and resources)"
+    )
+    return "DSE speed", value
+
+
 if __name__ == "__main__":
     main()

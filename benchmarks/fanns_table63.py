@@ -3,12 +3,17 @@
 QPS, with the effect of every assumption the chapter leaves open; (2) the designs this project's
 DSE chooses at the same index, nprobe and K, with their resources, and why they are faster.
 
-    PYTHONPATH=. python benchmarks/fanns_table63.py [--queries N]
+    PYTHONPATH=. python benchmarks/fanns_table63.py [--queries N] [--no-dse] [--json PATH]
+
+--json records part (1), the README's row beside the anchor.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from record import write_result
 
 from fanns.model.ivfpq.published import print_comparison, reproduce
 from fanns.model.ivfpq.published_eval import (
@@ -21,15 +26,22 @@ from fanns.model.ivfpq.published_eval import (
 )
 
 
-def part_one(queries: int) -> None:
+def part_one(queries: int) -> dict:
+    """Print part (1) and return its figures."""
     evals = evaluate_all(queries=queries)
     print_published_eval(evals)
     for e in evals:
         inside = "inside" if abs(e.ratio - 1) <= TOLERANCE else "OUTSIDE"
         print(f"K={e.k}: model {e.qps:,.0f} vs published {e.published_qps:,.0f} QPS: {e.ratio:.3f}x ({inside} ±10 %)")
     print("\nassumptions the chapter leaves open, one moved at a time (model / published, K = 1 / 10 / 100):")
-    for label, ratios in sensitivity(queries=min(queries, 500)):
+    moved = sensitivity(queries=min(queries, 500))
+    for label, ratios in moved:
         print(f"  {label:68s} " + " / ".join(f"{r:.3f}" for r in ratios))
+    designs = [
+        {"k": e.k, "qps": e.qps, "published_qps": e.published_qps, "bottleneck": e.bottleneck, "intervals": e.intervals}
+        for e in evals
+    ]
+    return {"queries": queries, "tolerance": TOLERANCE, "designs": designs, "sensitivity": moved}
 
 
 def part_two(queries: int) -> None:
@@ -79,10 +91,33 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--queries", type=int, default=1000, help="synthetic sample queries per design (default 1000)")
     ap.add_argument("--no-dse", action="store_true", help="print part (1) only (the DSE of part (2) takes minutes)")
+    ap.add_argument("--json", metavar="PATH", help="also write part (1)'s figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
-    part_one(args.queries)
+    figures = part_one(args.queries)
+    write_result(args.json, "fanns_table63", " ".join(["python benchmarks/fanns_table63.py", *sys.argv[1:]]), figures)
     if not args.no_dse:
         part_two(args.queries)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of part (1) (`benchmarks/readme_figures.py`)."""
+    tol = figures["tolerance"]
+    parts = []
+    for d in figures["designs"]:
+        ratio = d["qps"] / d["published_qps"]
+        where = "inside" if abs(ratio - 1) <= tol else "outside"
+        parts.append(
+            f"K={d['k']}: {d['qps']:,.0f} vs {d['published_qps']:,.0f} ({ratio:.3f}×, {d['bottleneck']}-bound, "
+            f"{where} ±{100 * tol:.0f} %)"
+        )
+    ks = "/".join(str(d["k"]) for d in figures["designs"])
+    moved = "; ".join(f"{label} {'/'.join(f'{r:.2f}' for r in ratios)}" for label, ratios in figures["sensitivity"])
+    figure = (
+        "(1) this model on the published FANNS designs themselves (Table 6.3: their PE counts, SelCells/SelK "
+        "architectures and streams, nprobe, nlist, K; SIFT100M scale, U55C, 140 MHz; synthetic lists) vs the "
+        f"published QPS ({figures['queries']:,} sample queries)"
+    )
+    return figure, "; ".join(parts) + f". What moves it, one assumption at a time (model / published, K={ks}): {moved}"
 
 
 if __name__ == "__main__":

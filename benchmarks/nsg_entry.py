@@ -13,15 +13,17 @@ faiss's NSG search on an NSG faiss builds with the same R: R@10 at several queue
 the degree of the entry node (faiss adds random seeds only beyond it). HNSW's base layer, built
 by insertion, keeps long links and is shown for comparison.
 
-    PYTHONPATH=. python benchmarks/nsg_entry.py [--sets sift-10k,deep-10k] [--queries 200]
+    PYTHONPATH=. python benchmarks/nsg_entry.py [--sets sift-10k,deep-10k] [--queries 200] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import faiss
 import numpy as np
+from record import write_result
 
 from fanns.datasets import load_dataset
 from fanns.explore.graph import load_or_build, prepare_vectors
@@ -59,24 +61,48 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="sift-10k,deep-10k", help="built-in sets, comma-separated")
     ap.add_argument("--queries", type=int, default=200, help="queries per set (default 200)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
+    sets = {}
     print("R@10 at queue length l (our BFS: l = result queue; faiss: search_L = candidate pool)")
     print(f"{'set':10} {'graph':22} {'entry degree':>12} " + " ".join(f"{'l=' + str(x):>7}" for x in LENGTHS))
     for name in args.sets.split(","):
         ds = load_dataset(f"builtin:{name}")
         base, queries = prepare_vectors(ds)
         queries, gt = queries[: args.queries], ds.groundtruth(10)[: args.queries]
+        found = sets[name] = {}
         for kind in ("hnsw", "nsg"):
             graph = load_or_build(ds, kind, MAX_DEGREE, 64, 8)
-            row = ours(graph, graph.fmt.quantize(queries), gt)
+            row = found[kind] = ours(graph, graph.fmt.quantize(queries), gt)
             print(
                 f"{name:10} {kind.upper() + ' (ours, 1 entry)':22} {int(graph.degree[graph.entry]):12d} "
                 + " ".join(f"{r:7.3f}" for r in row)
             )
-        row = faiss_nsg(
+        row = found["faiss_nsg"] = faiss_nsg(
             np.ascontiguousarray(base, dtype=np.float32), np.ascontiguousarray(queries, dtype=np.float32), gt
         )
         print(f"{name:10} {'NSG (faiss search)':22} {'':12} " + " ".join(f"{r:7.3f}" for r in row))
+
+    figures = {"lengths": list(LENGTHS), "queries": args.queries, "recall_at_10": sets}
+    write_result(args.json, "nsg_entry", " ".join(["python benchmarks/nsg_entry.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`):
+    R@10 at the shortest and the longest queue."""
+    ends = (0, len(figures["lengths"]) - 1)
+
+    def pair(values: list[float]) -> str:
+        return " / ".join(f"{values[i]:.3f}" for i in ends)
+
+    parts = [
+        f"{name} HNSW {pair(r['hnsw'])}, NSG {pair(r['nsg'])} (faiss's NSG search, seeded with random nodes: "
+        f"{pair(r['faiss_nsg'])})"
+        for name, r in figures["recall_at_10"].items()
+    ]
+    lengths = " / ".join(str(figures["lengths"][i]) for i in ends)
+    figure = f"NSG vs HNSW with one entry node (R@10, l = {lengths}, {figures['queries']} queries)"
+    return figure, "; ".join(parts) + " — see docs/graph_architecture.md"
 
 
 if __name__ == "__main__":

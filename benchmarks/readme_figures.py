@@ -1,40 +1,35 @@
 """The README's "Figures measured so far" table, rendered from the benchmarks' recorded results.
 
 Why: a figure typed into the README goes stale the moment the code moves (the DSE speed stood at
-2.27 M combinations/s long after the code reached ten times that). Every row here is rendered
-from a JSON file under `benchmarks/results/`: the output a benchmark wrote with `--json PATH`
-(`benchmarks/record.py`: figures, commit, date, CPU model, cores, load), or — for benchmarks
-that do not write JSON yet — `readme_quoted.json`, the row as the README quoted it with the
-commit that last changed it. `tests/test_readme_figures.py` checks that README.md holds exactly
-this table, so the README cannot drift from the recorded results.
+2.27 M combinations/s long after the code reached ten times that). `results/readme_table.json`
+lists the rows in the README's order. A row `{"result": NAME}` is rendered from
+`results/NAME.json` — what a benchmark wrote with `--json PATH` (`benchmarks/record.py`: its
+figures, the command, commit, date, CPU model, cores, load) — by that benchmark's own
+`readme_row(figures)`, so the numbers and the sentence that quotes them live beside the code that
+measures them. Rows whose benchmark records no JSON yet are quoted as the README gave them, with
+the commit that last changed them. `tests/test_readme_figures.py` checks that README.md holds
+exactly this table, so the README cannot drift from the recorded results.
 
-    PYTHONPATH=. python benchmarks/readme_figures.py            # print the table
-    PYTHONPATH=. python benchmarks/readme_figures.py --check    # exit 1 if README.md differs
-    PYTHONPATH=. python benchmarks/readme_figures.py --run dse   # re-measure first
+    PYTHONPATH=. python benchmarks/readme_figures.py              # print the table
+    PYTHONPATH=. python benchmarks/readme_figures.py --check      # exit 1 if README.md differs
+    PYTHONPATH=. python benchmarks/readme_figures.py --run dse    # re-measure first (its recorded command)
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+TABLE = RESULTS / "readme_table.json"
 README = HERE.parent / "README.md"
 HEADER = ["| figure | value | reproduce with |", "|---|---|---|"]
-
-RUNNABLE = {
-    "dse": ["dse.py"],
-    "recall_holdout_sift-10k": ["recall_holdout.py", "--sets", "sift-10k", "--seeds", "3"],
-    "recall_holdout_deep-10k": ["recall_holdout.py", "--sets", "deep-10k", "--seeds", "3"],
-}
-"""Benchmarks that record JSON and finish in minutes here: `--run` re-measures them."""
-
-DSE_ROW_AFTER = "(2) this project's DSE at the same index, nprobe and K"
-"""The quoted row the DSE speed row follows (the README's order)."""
 
 
 def _load(name: str) -> dict:
@@ -47,56 +42,37 @@ def _origin(rec: dict) -> str:
     return f"measured at {rec['commit'][:10]}, {rec['date'][:10]}, {where}"
 
 
-def dse_row(rec: dict) -> list[str]:
-    """The DSE speed row from `benchmarks/dse.py --json`."""
-    f = rec["figures"]
-    value = (
-        f"{f['combinations_per_second']:,} combinations/s on one core "
-        f"({f['evaluated']:,} in {f['search_seconds']:.2f} s; "
-        "a combination is one candidate the search kernel scores — bottleneck cycles, summed resources and the "
-        "budget test — almost all whole designs: one index at its nprobe with one option per stage group after "
-        "Pareto pruning); a full "
-        f"{f['board'].upper()} sweep of {f['indexes']} indexes at SIFT100M scale: {f['total_seconds']:.1f} s, "
-        f"of which {f['options_seconds']:.1f} s enumerate the stage options (PE timing and resources) "
-        f"({_origin(rec)})"
-    )
-    return ["DSE speed", value, f"`{rec['command']}`"]
+def benchmark_module(name: str):
+    """The benchmark script `benchmarks/NAME.py` as a module (its `readme_row` renders its row); the
+    benchmarks import their siblings (`record`) as scripts do, from their own folder."""
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def recall_row(rec: dict) -> list[str]:
-    """The held-out recall row from `benchmarks/recall_holdout.py --json`."""
-    rows = rec["figures"]["rows"]
-    parts = []
-    for r in rows:
-        if not r["reached"]:
-            parts.append(f"{r['set']} {r['goal']}: not reached (best {r['best_recall']:.3f})")
-            continue
-        lo, hi = r["holdout_interval"]
-        retr = " / ".join(f"{v:.3f}" for v in r["retrain_holdout_recalls"])
-        parts.append(
-            f"{r['set']} {r['goal']}: nprobe {r['nprobe']}, selection {r['selection_recall']:.3f}, held-out "
-            f"{r['holdout_recall']:.3f} (95 % CI {lo:.3f}–{hi:.3f}), retrains {retr}, "
-            f"training sd {r['training_sd']:.4f}"
-        )
-    first = next(r for r in rows if r["reached"])
-    q = first["queries"]
-    figure = (
-        f"promised (held-out) recall vs indexes retrained with other seeds ({first['index']}; nprobe chosen on "
-        f"{q['selection']} selection queries at goal + {first['margin']:g}; {q['holdout']} held-out queries, "
-        "95 % bootstrap interval over queries)"
-    )
-    return [figure, "; ".join(parts) + f" ({_origin(rec)})", f"`{rec['command']}`"]
+def result_row(name: str) -> list[str]:
+    """The row of recorded result `name`: the benchmark's sentence, where it was measured, its command."""
+    rec = _load(name)
+    figure, value = benchmark_module(rec["benchmark"]).readme_row(rec["figures"])
+    return [figure, f"{value} ({_origin(rec)})", f"`{rec['command']}`"]
+
+
+def result_names() -> list[str]:
+    """The recorded results the table renders, in its order."""
+    return [row["result"] for row in json.loads(TABLE.read_text())["rows"] if "result" in row]
 
 
 def table_rows() -> list[list[str]]:
     """Every row of the table, in the README's order."""
     out = []
-    for row in _load("readme_quoted")["rows"]:
-        out.append([row["figure"], row["value"], row["reproduce"]])
-        if row["figure"].startswith(DSE_ROW_AFTER):
-            out.append(dse_row(_load("dse")))
-            for path in sorted(RESULTS.glob("recall_holdout_*.json")):
-                out.append(recall_row(_load(path.stem)))
+    for row in json.loads(TABLE.read_text())["rows"]:
+        if "result" in row:
+            out.append(result_row(row["result"]))
+        else:
+            out.append([row["figure"], row["value"], row["reproduce"]])
     return out
 
 
@@ -118,14 +94,16 @@ def readme_table(text: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with README.md; exit 1 when they differ")
-    ap.add_argument("--run", default="", help=f"re-measure these first (of {', '.join(RUNNABLE)})")
+    ap.add_argument(
+        "--run", default="", help="re-measure these recorded results first, by their recorded commands (or: all)"
+    )
     args = ap.parse_args()
-    for name in filter(None, args.run.split(",")):
-        if name not in RUNNABLE:
-            ap.error(f"--run {name}: not one of {', '.join(RUNNABLE)}")
-        script, *options = RUNNABLE[name]
-        cmd = [sys.executable, str(HERE / script), *options, "--json", str(RESULTS / f"{name}.json")]
-        subprocess.run(cmd, check=True)
+    names = result_names() if args.run == "all" else [n for n in args.run.split(",") if n]
+    for name in names:
+        if name not in result_names():
+            ap.error(f"--run {name}: not one of {', '.join(result_names())}")
+        cmd = shlex.split(_load(name)["command"])
+        subprocess.run([sys.executable, *cmd[1:]], cwd=HERE.parent, check=True)
     table = render()
     if not args.check:
         print(table)

@@ -107,5 +107,30 @@ def main() -> None:
     )
 
 
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    rows = figures["rows"]
+    parts = []
+    for r in rows:
+        if not r["reached"]:
+            parts.append(f"{r['set']} {r['goal']}: not reached (best {r['best_recall']:.3f})")
+            continue
+        lo, hi = r["holdout_interval"]
+        retr = " / ".join(f"{v:.3f}" for v in r["retrain_holdout_recalls"])
+        parts.append(
+            f"{r['set']} {r['goal']}: nprobe {r['nprobe']}, selection {r['selection_recall']:.3f}, held-out "
+            f"{r['holdout_recall']:.3f} (95 % CI {lo:.3f}–{hi:.3f}), retrains {retr}, "
+            f"training sd {r['training_sd']:.4f}"
+        )
+    first = next(r for r in rows if r["reached"])
+    q = first["queries"]
+    figure = (
+        f"promised (held-out) recall vs indexes retrained with other seeds ({first['index']}; nprobe chosen on "
+        f"{q['selection']} selection queries at goal + {first['margin']:g}; {q['holdout']} held-out queries, "
+        "95 % bootstrap interval over queries)"
+    )
+    return figure, "; ".join(parts)
+
+
 if __name__ == "__main__":
     main()

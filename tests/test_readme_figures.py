@@ -22,14 +22,19 @@ def test_readme_table_is_the_rendered_one():
 
 
 def test_recorded_results_say_where_they_came_from():
-    for path in (ROOT / "benchmarks" / "results").glob("*.json"):
-        rec = json.loads(path.read_text())
-        if path.stem == "readme_quoted":
-            assert all(len(r["commit"]) == 40 and r["date"] for r in rec["rows"]), path
-            continue
-        assert len(rec["commit"].split("+")[0]) == 40 and rec["date"].endswith("Z"), path
-        assert rec["machine"]["cpu"] and rec["machine"]["cores"] >= 1, path
-        assert rec["command"].startswith("python benchmarks/"), path
+    results = ROOT / "benchmarks" / "results"
+    table = json.loads((results / "readme_table.json").read_text())["rows"]
+    quoted = [r for r in table if "result" not in r]
+    assert all(len(r["commit"]) == 40 and r["date"] and r["reproduce"] for r in quoted)
+    rendered = {r["result"] for r in table if "result" in r}
+    recorded = {p.stem for p in results.glob("*.json")} - {"readme_table"}
+    assert rendered == recorded, "every recorded result is one row of the table, and every result row is recorded"
+    for name in recorded:
+        rec = json.loads((results / f"{name}.json").read_text())
+        assert len(rec["commit"].split("+")[0]) == 40 and rec["date"].endswith("Z"), name
+        assert rec["machine"]["cpu"] and rec["machine"]["cores"] >= 1, name
+        assert rec["command"].startswith(f"python benchmarks/{rec['benchmark']}.py "), name
+        assert f"--json benchmarks/results/{name}.json" in rec["command"], "--run re-measures into the same file"
 
 
 def test_check_fails_on_a_readme_that_drifted(tmp_path, monkeypatch, capsys):
