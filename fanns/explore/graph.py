@@ -104,6 +104,15 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--mg", default="1,2,3,4,5,6,7,8", help="candidate groups in flight to sweep (default 1..8)")
     g.add_argument("--mc", default="1,2,3,4", help="candidates per group to sweep (default 1..4)")
     g.add_argument(
+        "--grow-to",
+        type=arg_int(0, 64),
+        default=16,
+        help=(
+            "while a mode's best (mg, mc) lies on the grid's far edge, sweep one step further, up to this "
+            "(default 16; 0: exactly the grid given)"
+        ),
+    )
+    g.add_argument(
         "--bloom",
         default="3,196608",
         metavar="H,B",
@@ -166,6 +175,7 @@ def setup_from_args(args: argparse.Namespace) -> SweepSetup:
         mg=_int_list(args.mg, "mg"),
         mc=_int_list(args.mc, "mc"),
         threads=args.threads,
+        grow_to=args.grow_to,
     )
 
 

@@ -8,7 +8,9 @@ memory; its metric is throughput, QPS = pipelines x clock / per-query occupancy,
 channels' beats per second over a query's beats; the fetch engines share the channels as
 `fanns.model.graph.across` models). Recall is R@k
 against the exact float ground truth. The best configuration of a mode is the fastest one whose
-recall is not below BFS's.
+recall is not below BFS's. When that best point lies on the grid's far edge (the largest mg or
+mc swept) the optimum may lie beyond it, so the sweep grows the grid there one step at a time up
+to `SweepSetup.grow_to` (Falcon's Fig. 7.9 optimum sits inside its grid; ours sat on its edge).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class SweepSetup:
     mg: tuple[int, ...] = MG_RANGE
     mc: tuple[int, ...] = MC_RANGE
     threads: int = 2
+    grow_to: int = 0  # grow mg / mc past the grid while a best point is on its far edge, up to this (0: never)
 
     def __post_init__(self) -> None:
         if 1 not in self.mg or 1 not in self.mc:
@@ -142,6 +145,7 @@ class GraphSweep:
             for (mode, mg, mc), c in sorted(self.cells.items())
         ]
         return {
+            "grid": {"mg": list(self.setup.mg), "mc": list(self.setup.mc)},
             "cells": cells,
             "best": {mode: dict(zip(("mg", "mc"), self.best(mode))) for mode in MODES},
             "exact_bfs_recall": dict(sorted(self.exact_bfs_recall.items())),
@@ -149,48 +153,76 @@ class GraphSweep:
 
 
 def sweep(graph: GraphImage, queries_fx: np.ndarray, gt: np.ndarray, setup: SweepSetup, progress=None) -> GraphSweep:
-    """Run every (mg, mc) in both modes; `progress(done, total)` is called after each run."""
+    """Run every (mg, mc) in both modes, growing the grid while a best point is on its far edge
+    (module docstring); `progress(done, total)` is called after each run."""
     gt = np.asarray(gt)
     if gt.shape[0] != len(queries_fx) or gt.shape[1] < setup.k:
         raise FannsError(f"ground truth {gt.shape} does not cover {len(queries_fx)} queries at k={setup.k}")
     result = GraphSweep(setup)
-    freq = setup.memory.freq_mhz * 1e6
     shared = setup.bloom is None or setup.bfc_units == 1  # one traversal serves both modes
-    runs = [(mg, mc) for mg in setup.mg for mc in setup.mc]
-    total = len(runs) * (1 if shared else 2) + 1
+    per_run = 1 if shared else 2
     done = 0
-    for mg, mc in runs:
-        groups = [MODES] if shared else [("intra",), ("across",)]
-        for modes in groups:
-            qpps = [setup.qpp(graph, m) for m in modes]
-            pipes = [setup.pipes(m) for m in modes]
-            res, beats = shared_search_batch(
-                graph, queries_fx, setup.traversal(mg, mc, modes[0]), qpps, pipes, setup.capacity, setup.threads
-            )
-            rec = recall_at_k(res.ids, gt, setup.k)
-            for j, mode in enumerate(modes):
-                occ = float(res.occupancy[:, j].mean())
-                lat = float(res.latency[:, j].mean())
-                roof = setup.memory.channels * setup.capacity * freq / beats[j]
-                result.cells[mode, mg, mc] = Cell(
-                    recall=rec,
-                    hops=float(res.hops.mean()),
-                    visited=float(res.visited.mean()),
-                    bloom_fp=float(res.bloom_fp.mean()),
-                    latency=lat,
-                    occupancy=occ,
-                    qps=min(pipes[j] * freq / occ, roof),
-                    latency_us=lat / setup.memory.freq_mhz,
-                )
-            done += 1
-            if progress:
-                progress(done, total)
+    while True:
+        runs = [(mg, mc) for mg in result.setup.mg for mc in result.setup.mc if ("intra", mg, mc) not in result.cells]
+        total = done + len(runs) * per_run + 1
+        for mg, mc in runs:
+            for modes in [MODES] if shared else [("intra",), ("across",)]:
+                _run_cell(result, graph, queries_fx, gt, mg, mc, modes)
+                done += 1
+                if progress:
+                    progress(done, total)
+        grown = _grown(result)
+        if grown == result.setup:
+            break
+        result.setup = grown
     exact = replace(setup, bloom=None)
     res = search_batch(graph, queries_fx, exact.traversal(1, 1, "intra"), [], threads=setup.threads)
     result.exact_bfs_recall = {mode: recall_at_k(res.ids, gt, setup.k) for mode in MODES}
     if progress:
         progress(total, total)
     return result
+
+
+def _run_cell(
+    result: GraphSweep, graph: GraphImage, queries_fx: np.ndarray, gt: np.ndarray, mg: int, mc: int, modes
+) -> None:
+    """Traverse every query at (mg, mc) once and record the cell of each of `modes`."""
+    setup = result.setup
+    freq = setup.memory.freq_mhz * 1e6
+    qpps = [setup.qpp(graph, m) for m in modes]
+    pipes = [setup.pipes(m) for m in modes]
+    res, beats = shared_search_batch(
+        graph, queries_fx, setup.traversal(mg, mc, modes[0]), qpps, pipes, setup.capacity, setup.threads
+    )
+    rec = recall_at_k(res.ids, gt, setup.k)
+    for j, mode in enumerate(modes):
+        occ = float(res.occupancy[:, j].mean())
+        lat = float(res.latency[:, j].mean())
+        roof = setup.memory.channels * setup.capacity * freq / beats[j]
+        result.cells[mode, mg, mc] = Cell(
+            recall=rec,
+            hops=float(res.hops.mean()),
+            visited=float(res.visited.mean()),
+            bloom_fp=float(res.bloom_fp.mean()),
+            latency=lat,
+            occupancy=occ,
+            qps=min(pipes[j] * freq / occ, roof),
+            latency_us=lat / setup.memory.freq_mhz,
+        )
+
+
+def _grown(result: GraphSweep) -> SweepSetup:
+    """The setup with mg and/or mc one step larger where a mode's best point is on the far edge
+    (and the step stays within `grow_to`); the same setup when nothing grows."""
+    s = result.setup
+    mg, mc = s.mg, s.mc
+    for mode in MODES:
+        best_mg, best_mc = result.best(mode)
+        if best_mg == max(s.mg) and best_mg < s.grow_to and mg == s.mg:
+            mg = (*s.mg, best_mg + 1)
+        if best_mc == max(s.mc) and best_mc < s.grow_to and mc == s.mc:
+            mc = (*s.mc, best_mc + 1)
+    return replace(s, mg=mg, mc=mc)
 
 
 def format_tables(sweep_result: GraphSweep, title: str, modes: Sequence[str] = MODES) -> str:

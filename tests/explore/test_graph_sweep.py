@@ -59,6 +59,25 @@ def test_best_configuration_keeps_bfs_recall(small_sweep):
     assert "speedup over BFS" in text and "best intra-query" in text
 
 
+def test_grid_grows_while_the_best_point_is_on_its_far_edge(synthetic):
+    g = synthetic["graphs"]["hnsw"]
+    qs = synthetic["queries"][:40]
+    gt = faiss.knn(qs, synthetic["base"], 10)[1]
+    base = SweepSetup(
+        l=32, cand_size=32, bloom=None, mg=(1, 2), mc=(1,), memory=MemorySystem(latency_cycles=80), grow_to=6
+    )
+    grown = sweep(g, g.fmt.quantize(qs), gt, base)
+    assert len(grown.setup.mg) > 2, "a 2-group grid cannot hold DST's optimum: mg must grow"
+    for mode in ("intra", "across"):
+        mg, mc = grown.best(mode)
+        assert mg < max(grown.setup.mg) or mg == 6
+        assert mc < max(grown.setup.mc) or mc == 6
+    every = {(m, a, b) for m in ("intra", "across") for a in grown.setup.mg for b in grown.setup.mc}
+    assert set(grown.cells) == every, "the grown grid is whole: every (mg, mc) of it was run"
+    fixed = sweep(g, g.fmt.quantize(qs), gt, SweepSetup(**{**vars(base), "grow_to": 0}))
+    assert fixed.setup.mg == (1, 2) and fixed.setup.mc == (1,) and len(fixed.cells) == 4
+
+
 def test_recall_at_k_counts_padding_as_misses():
     found = np.array([[1, 2, -1], [4, 5, 6]])
     truth = np.array([[2, 1, 9], [7, 8, 9]])
@@ -84,6 +103,8 @@ def test_explore_command_writes_tables_and_json(tmp_path, capsys):
             "1,3",
             "--mc",
             "1,2",
+            "--grow-to",
+            "0",
             "--graph-queries",
             "40",
             "--mem-latency",
