@@ -4,17 +4,18 @@ nprobe and at the best CPU index for the goal; the FPGA / CPU ratio against the 
 spread. The same measurement is run `--runs` times to show how much the median still moves (a
 single window, the old figure, is shown beside it).
 
-    PYTHONPATH=. python benchmarks/cpu_baseline.py [--dataset builtin:sift-10k] [--runs 5]
+    PYTHONPATH=. python benchmarks/cpu_baseline.py [--dataset builtin:sift-10k] [--runs 5] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import faiss
 import numpy as np
-from record import cpu_model
+from record import cpu_model, write_result
 
 from fanns.boards import load_board
 from fanns.datasets.loader import load_dataset
@@ -31,20 +32,28 @@ def measure(index, queries: np.ndarray, nprobe: int, k: int, threads: int, runs:
     return [measure_qps(index, queries, nprobe, k, threads=threads, window_seconds=window) for _ in range(runs)]
 
 
-def report(label: str, fpga_qps: float, results: list) -> None:
-    first = results[0].as_dict()
+def summary(results: list) -> dict:
+    """The first measurement (median, quartiles, range of its windows) and how far the median of
+    the repeated measurements and the single windows still move."""
     medians = np.array([r.median for r in results])
     windows = np.concatenate([r.samples for r in results])
-    print(f"  {label}: {spread_text(first)}")
+    return {
+        **results[0].as_dict(),
+        "repeated_medians": [round(float(medians.min()), 1), round(float(medians.max()), 1)],
+        "windows": [round(float(windows.min()), 1), round(float(windows.max()), 1)],
+        "runs": len(results),
+    }
+
+
+def report(label: str, fpga_qps: float, s: dict) -> None:
+    (lo, hi), (wlo, whi) = s["repeated_medians"], s["windows"]
+    print(f"  {label}: {spread_text(s)}")
     print(
-        f"    the median over {len(results)} repeated measurements: {medians.min():,.0f}-{medians.max():,.0f} "
-        f"({medians.max() / medians.min():.2f}x); single windows: {windows.min():,.0f}-{windows.max():,.0f} "
-        f"({windows.max() / windows.min():.2f}x)"
+        f"    the median over {s['runs']} repeated measurements: {lo:,.0f}-{hi:,.0f} ({hi / lo:.2f}x); "
+        f"single windows: {wlo:,.0f}-{whi:,.0f} ({whi / wlo:.2f}x)"
     )
-    print(
-        f"    FPGA / CPU = {fpga_qps / first['qps']:.1f}x against the median "
-        f"(IQR {fpga_qps / first['q3']:.1f}-{fpga_qps / first['q1']:.1f}x)"
-    )
+    iqr = f"{fpga_qps / s['q3']:.1f}-{fpga_qps / s['q1']:.1f}x"
+    print(f"    FPGA / CPU = {fpga_qps / s['qps']:.1f}x against the median (IQR {iqr})")
 
 
 def main() -> None:
@@ -57,6 +66,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="repeated measurements of each figure (default 5)")
     ap.add_argument("--window", type=float, default=0.05, help="seconds per measurement window (default 0.05)")
     ap.add_argument("--explore-dir", default="work/bench-cpu/explore", help="exploration folder to reuse or fill")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
 
     goal = parse_goal(args.recall)
@@ -80,20 +90,57 @@ def main() -> None:
         f"available; each figure: median of {QPS_REPEATS} windows of >= {args.window} s"
     )
     print(f"FPGA design ({board.name}, model): {design_index} nprobe {best.workload.nprobe}, {fpga_qps:,.0f} QPS")
+    figures = {
+        "dataset": ds.name,
+        "goal": goal.text,
+        "queries": args.queries,
+        "window_seconds": args.window,
+        "fpga": {"board": board.name, "index": design_index, "nprobe": best.workload.nprobe, "qps": fpga_qps},
+        "threads": {},
+    }
     for threads in (1, all_threads()):
         clock = "thread CPU clock" if threads == 1 else "wall clock"
         print(f"\n{threads} thread(s), {clock}:")
         per_index = {
-            name: measure(indexes[name], queries, p, goal.k, threads, args.runs, args.window)
+            name: summary(measure(indexes[name], queries, p, goal.k, threads, args.runs, args.window))
             for name, (_, p) in sorted(reached.items())
         }
-        report(
-            f"same index as the FPGA design, {design_index} nprobe {reached[design_index][1]}",
-            fpga_qps,
-            per_index[design_index],
-        )
-        best_cpu = max(per_index, key=lambda n: np.median([r.median for r in per_index[n]]))
+        same = per_index[design_index]
+        report(f"same index as the FPGA design, {design_index} nprobe {reached[design_index][1]}", fpga_qps, same)
+        best_cpu = max(per_index, key=lambda n: per_index[n]["qps"])
         report(f"best CPU index for the goal, {best_cpu} nprobe {reached[best_cpu][1]}", fpga_qps, per_index[best_cpu])
+        figures["threads"][str(threads)] = {
+            "same_index": same,
+            "best_index": {"index": best_cpu, "nprobe": reached[best_cpu][1], **per_index[best_cpu]},
+        }
+    write_result(args.json, "cpu_baseline", " ".join(["python benchmarks/cpu_baseline.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(f: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    fpga = f["fpga"]
+    parts = []
+    for threads, t in f["threads"].items():
+        clock = "thread CPU clock" if threads == "1" else "wall clock"
+        s, b = t["same_index"], t["best_index"]
+        (lo, hi), (wlo, whi) = s["repeated_medians"], s["windows"]
+        text = (
+            f"{threads} thread(s) ({clock}): at the design's index median {s['qps']:,.0f} QPS (IQR {s['q1']:,.0f}–"
+            f"{s['q3']:,.0f}, {s['repeats']} windows); {s['runs']} repeated medians {lo:,.0f}–{hi:,.0f} "
+            f"({hi / lo:.2f}×; single windows {wlo:,.0f}–{whi:,.0f}) -> FPGA / CPU {fpga['qps'] / s['qps']:.1f}× "
+            f"(IQR {fpga['qps'] / s['q3']:.1f}–{fpga['qps'] / s['q1']:.1f}×)"
+        )
+        if b["index"] != fpga["index"]:
+            ratio = fpga["qps"] / b["qps"]
+            text += f"; best CPU index {b['index']} nprobe {b['nprobe']}: {b['qps']:,.0f} -> {ratio:.1f}×"
+        else:
+            text += "; the design's index is also the best CPU index"
+        parts.append(text)
+    figure = (
+        f"CPU baseline, repeated ({f['dataset']}, {f['goal']}, {f['queries']} queries; FPGA: the "
+        f"{fpga['board'].upper()} design, model, {fpga['index']} nprobe {fpga['nprobe']}, {fpga['qps']:,.0f} QPS)"
+    )
+    return figure, ". ".join(parts)
 
 
 if __name__ == "__main__":
