@@ -29,24 +29,12 @@ from fanns.driver.project import Project
 from fanns.tools.verilator import lint
 from tests.codegen.test_tiers import skewed  # noqa: F401  (a tiered design)
 from tests.driver.conftest import projects  # noqa: F401  (one HLS and one RTL project of one design)
-from tests.tcl.run_tcl import PackagedIp, TclError, interpreter, packaged_ip, run_script
+from tests.tcl.run_tcl import PackagedIp, TclError, interpreter, interpreters, packaged_ip, run_script
 
 option = PackagedIp.option
 
 PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
 INTERPRETERS = ["tclsh", "tkinter"]
-
-
-def tcl_available(via: str) -> bool:
-    if via == "tclsh":
-        return shutil.which("tclsh") is not None
-    try:
-        import tkinter
-
-        tkinter.Tcl()
-    except Exception:  # noqa: BLE001 - a Python built without Tcl
-        return False
-    return True
 
 
 def master_drives(logical: str) -> bool:
@@ -124,7 +112,7 @@ def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
 
 @pytest.mark.parametrize("via", INTERPRETERS)
 def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl, via):
-    if not tcl_available(via):
+    if via not in interpreters():
         pytest.skip(f"no {via} on this machine (Debian packages: tcl for tclsh, python3-tk for tkinter)")
     ports = json.loads((rtl / "rtl" / "ports.json").read_text())
     xo = rtl / "build" / "fanns_ivfpq.xo"
@@ -175,7 +163,7 @@ def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl,
 
 
 def test_standins_stop_a_script_that_vivado_would_stop(tmp_path):
-    if not any(tcl_available(via) for via in INTERPRETERS):
+    if not interpreters():
         pytest.skip("no Tcl interpreter: neither tclsh (Debian: tcl) nor Python's tkinter (Debian: python3-tk)")
     bad = tmp_path / "bad.tcl"
     bad.write_text("create_project p . -part xcu55c\nadd_files -norecurse missing.v\n")
