@@ -193,7 +193,13 @@ RTL_CONTROL = "s_axi_control"
 
 
 def rtl_plan(
-    board: Board, top: str, clock_mhz: float, ports: dict, regmap: RegMap, control: str = RTL_CONTROL, instances: int = 1
+    board: Board,
+    top: str,
+    clock_mhz: float,
+    ports: dict,
+    regmap: RegMap,
+    control: str = RTL_CONTROL,
+    instances: int = 1,
 ) -> dict:
     """The record of an RTL face (a `fanns generate-rtl` or `generate-graph-rtl` folder) packaged
     as IP by its `rtl/scripts/package_ip.tcl` (VLNV fanns.org:fanns:<top>:1.0 into rtl/build/ip),
@@ -201,16 +207,17 @@ def rtl_plan(
     {"ports": {name: {"memory", "channel" or "channels", "args", ...}}}), the register offsets
     from its register map."""
     memory_ports = []
+    spread = 0
     for name, p in sorted(ports["ports"].items()):
         if not name.startswith("m_axi"):
             continue
         channels = p.get("channels", [p.get("channel")])
-        if len(channels) != 1:
-            raise FannsError(
-                f"{name} reads {p['memory']} channels {channels}: a block design wires a master to one HP port",
-                hint=f"re-run the DSE for {board.name} (one memory channel per master)",
-            )
-        memory_ports.append(MemoryPort(name, p["memory"], int(channels[0]), tuple(p.get("args", [name]))))
+        # Every HP port reaches the whole PS DDR, so a master that reads the images of several
+        # channels (a graph's list and vector masters) is wired to one of their HP ports, the
+        # masters spread over them one by one.
+        channel = channels[spread % len(channels)]
+        spread += len(channels) > 1
+        memory_ports.append(MemoryPort(name, p["memory"], int(channel), tuple(p.get("args", [name]))))
     return board_plan(
         board,
         face="rtl",

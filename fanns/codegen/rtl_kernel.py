@@ -135,7 +135,9 @@ def port_args(regmap: RegMap, pointers: dict[str, str], port: str) -> list[str]:
     """The kernel arguments `port` serves (ports.json's `args`): the scalars on the control port,
     the buffers on the masters."""
     return [
-        r.name for r in regmap.kernel_args() if pointers.get(r.name) == port or (port == CONTROL and r.name not in pointers)
+        r.name
+        for r in regmap.kernel_args()
+        if pointers.get(r.name) == port or (port == CONTROL and r.name not in pointers)
     ]
 
 
@@ -254,5 +256,7 @@ def road_files(
     env = environment("rtl", shared=["hls_common", "hls"])
     files = {path: env.get_template(template).render(values).encode() for path, template in templates.items()}
     for path, (folder, template, more) in hosts.items():
-        files[path] = environment(folder, shared=["hls_common", "hls"]).get_template(template).render(values | more).encode()
+        files[path] = (
+            environment(folder, shared=["hls_common", "hls"]).get_template(template).render(values | more).encode()
+        )
     return files | zynq

@@ -49,7 +49,7 @@ def test_port_map_matches_the_verilog(small, tmp_path):
     ports = json.loads((tmp_path / "p" / "rtl" / "ports.json").read_text())["ports"]
     assert set(ports) == {"s_axi_control", "m_axi_io", "m_axi_list", "m_axi_vec0", "m_axi_vec1"}
     header = verilog[verilog.index(f"module {TOP}(") : verilog.index(");")]
-    for name, port in ports.items():
+    for port in ports.values():
         for signal in port["signals"].values():
             assert f" {signal}" in header, signal
     assert "ap_clk" in header and "ap_rst_n" in header and "interrupt" in header

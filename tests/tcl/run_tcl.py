@@ -78,7 +78,9 @@ def run(standins: Path, script: Path, argv: list[str] = (), dump: str = SD_DUMP,
         program = _driver(Path(standins).resolve(), script, list(argv), dump, out)
         if via == "tclsh":
             driver.write_text(program)  # a script file: tclsh stops at its first error (stdin would go on)
-            done = subprocess.run(["tclsh", str(driver)], text=True, capture_output=True, check=False, cwd=script.parent)
+            done = subprocess.run(
+                ["tclsh", str(driver)], text=True, capture_output=True, check=False, cwd=script.parent
+            )
             if done.returncode:
                 raise TclError(f"tclsh failed on {script.name}: {done.stderr.strip()[-3000:]}")
         else:

@@ -1,4 +1,4 @@
-"""One Falcon query processing pipeline as a kernel: the top level `fanns generate-rtl` emits for
+"""One Falcon query processing pipeline as a kernel: the top level `fanns generate-graph-rtl` emits for
 graph designs (across-query designs instantiate it once per pipeline, as compute units).
 
 Ports (CONTRIBUTING.md "Bus interfaces"): `s_axil` (the registers of `QppHw.regmap`: the Xilinx
@@ -7,17 +7,17 @@ results), `m_axi_list` (read: neighbour lists), `m_axi_vec<u>` (read: vectors of
 `interrupt` (GIE & ISR). A project emits it as an RTL kernel (`fanns.codegen.graph.rtl.verilog`:
 `ap_clk`, `ap_rst_n`, `s_axi_control_*`, `m_axi_<role>_*`).
 
-A run (`ap_start`, or a finished run with `auto_restart` set) checks its parameters (l, k, mg, mc within the hardware's limits, the entry
-below `nodes`, every address aligned to the bus beat; otherwise `status.bad_params` and done at
-once), then processes queries 0 .. nq-1 one after another: it waits until every BFC unit has
-finished the previous query and its Bloom filter is clear, reads the query (its words go to
-every unit's distance PE), starts the controller (`fanns.arch.graph.core.QppCore`), issues
-the write command of the query's result row at once (the writer takes data only under a
-command; a row of more keys than one beat holds would otherwise stall the flush), and writes
-the row: k keys (``dist << 32 | id``, uint64; all ones when fewer were found),
-all-ones keys up to k_max, then the statistics cycles | hops << 32, checks | visited << 32,
-groups (uint64 each) and zeros to the row's end (`GraphDesign.result_row_bytes`). `cycles` is
-the query's latency: from its start to its k-th key leaving the result queue.
+A run (`ap_start`, or a finished run with `auto_restart` set) checks its parameters (l, k, mg, mc
+within the hardware's limits, the entry below `nodes`, every address aligned to the bus beat;
+otherwise `status.bad_params` and done at once), then processes queries 0 .. nq-1 one after another:
+it waits until every BFC unit has finished the previous query and its Bloom filter is clear, reads
+the query (its words go to every unit's distance PE), starts the controller
+(`fanns.arch.graph.core.QppCore`), issues the write command of the query's result row at once (the
+writer takes data only under a command; a row of more keys than one beat holds would otherwise stall
+the flush), and writes the row: k keys (``dist << 32 | id``, uint64; all ones when fewer were
+found), all-ones keys up to k_max, then the statistics cycles | hops << 32, checks | visited << 32,
+groups (uint64 each) and zeros to the row's end (`GraphDesign.result_row_bytes`). `cycles` is the
+query's latency: from its start to its k-th key leaving the result queue.
 """
 
 from __future__ import annotations

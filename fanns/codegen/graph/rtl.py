@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from fanns.arch.graph.top import FalconQpp, qpp_signature
-from fanns.codegen.graph.hls import template_values
 from fanns.codegen.block_design import PLAN_FILE
+from fanns.codegen.graph.hls import template_values
 from fanns.codegen.graph.shared import project_record, shared_files
 from fanns.codegen.ivfpq.hls import vitis_platform
 from fanns.codegen.project_files import (

@@ -40,7 +40,9 @@ def _host_calls(hw: IvfPqHw, images: MemoryImages) -> tuple[list[dict], str, str
     image_args = []
     for img in images.images:
         reg = hw.image_register(img.name)
-        image_args.append({"image": img.name, "arg": args.index(reg), "vitis_bank": vitis_bank(img.memory, [img.channel])})
+        image_args.append(
+            {"image": img.name, "arg": args.index(reg), "vitis_bank": vitis_bank(img.memory, [img.channel])}
+        )
     by_reg = {args[a["arg"]]: f"images[{i}]" for i, a in enumerate(image_args)}
     values = {"nprobe": "uint32_t(host::NPROBE)", "k": "host::K", "query_addr": "query_bo", "result_addr": "result_bo"}
     load = [{"nq": "0u"}.get(a) or values.get(a) or by_reg[a] for a in args]

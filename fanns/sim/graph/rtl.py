@@ -1,8 +1,8 @@
 """Simulate a generated Falcon QPP (RTL) on real queries: cocotb + Verilator, memory in RTL.
 
 `FalconRtl(design, build_dir)` builds the bench once (`FalconBench`: the project's QPP kernel
-Verilog, its AXI ports on one `SimMemory`); `run(images, queries_fx, runtime)` lays the device images and the query buffer
-out in the simulated memory (one flat address space: I/O buffers first, then every graph
+Verilog, its AXI ports on one `SimMemory`); `run(images, queries_fx, runtime)` lays the device
+images and the query buffer out in the simulated memory (one flat address space: I/O buffers first, then every graph
 channel's adjacency and vector images, each 4 KiB aligned — the QPP reads channel c's images
 at the addresses in its `adj_addr<c>` / `vec_addr<c>` registers, as a host would program the
 buffers it allocated), runs `sim/tb_falcon.py` and returns the result rows decoded by the
@@ -85,7 +85,11 @@ class FalconBench(wiring.Component):
         m = Module()
         roles = qpp_masters(hw)
         m.submodules.mem = mem = SimMemory(hw.port_bits, self.depth, roles, ["io_w"])
-        conns: dict[str, object] = {"i_ap_clk": ClockSignal(), "i_ap_rst_n": ~ResetSignal(), "o_interrupt": self.interrupt}
+        conns: dict[str, object] = {
+            "i_ap_clk": ClockSignal(),
+            "i_ap_rst_n": ~ResetSignal(),
+            "o_interrupt": self.interrupt,
+        }
         for name, member in self.s_axil.signature.members.items():
             # the bench's s_axil is the slave view: what the host drives is an input of the kernel
             conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
