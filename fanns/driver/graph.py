@@ -93,18 +93,7 @@ class GraphAccelerator:
         hardware's limits."""
         rt = self.runtime
         new = Runtime(l=l or rt.l, k=k or rt.k, mg=mg or rt.mg, mc=mc or rt.mc)
-        q, lim = self.design.queues, self.design.limits
-        if not (
-            2 <= new.l <= q.l_max
-            and 1 <= new.k <= min(new.l, q.k_max)
-            and 1 <= new.mg <= lim.mg_max
-            and 1 <= new.mc <= lim.mc_max
-        ):
-            raise FannsError(
-                f"l {new.l}, k {new.k}, mg {new.mg}, mc {new.mc} are outside what the hardware supports",
-                hint=f"l in 2..{q.l_max}, k in 1..min(l, {q.k_max}), mg in 1..{lim.mg_max}, mc in 1..{lim.mc_max}",
-            )
-        self.runtime = new
+        self.runtime = self.design.check_runtime(new, "l, k, mg, mc =")
 
     def quantize(self, queries) -> np.ndarray:
         """Float queries [nq, d] of the dataset -> the integer queries the device takes."""

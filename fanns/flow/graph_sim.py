@@ -51,18 +51,7 @@ def graph_rtl_report(
     design = data.design
     if not 0.0 <= pause < 1.0:
         raise FannsError(f"--pause {pause} must be a probability in [0, 1)")
-    rt = design.runtime if runtime is None else Runtime(*runtime)
-    q_, lim = design.queues, design.limits
-    if not (
-        2 <= rt.l <= q_.l_max
-        and 1 <= rt.k <= min(rt.l, q_.k_max)
-        and 1 <= rt.mg <= lim.mg_max
-        and 1 <= rt.mc <= lim.mc_max
-    ):
-        raise FannsError(
-            f"--runtime {rt.l},{rt.k},{rt.mg},{rt.mc} is outside what the hardware supports",
-            hint=f"l in 2..{q_.l_max}, k in 1..min(l, {q_.k_max}), mg in 1..{lim.mg_max}, mc in 1..{lim.mc_max}",
-        )
+    rt = design.runtime if runtime is None else design.check_runtime(Runtime(*runtime), "--runtime")
     q = data.queries_fx[first : first + nq]
     graph = unpack(data.images, design)
     ref = reference(design, graph, q, rt)
