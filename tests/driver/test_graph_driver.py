@@ -83,3 +83,18 @@ def test_wrong_faces_backends_and_parameters_are_refused(root):
             acc.set_params(l=17)
         with pytest.raises(FannsError, match="queries must be"):
             acc.search(root["queries"][:, :3])
+
+
+def test_fanns_run_on_the_root(root, tmp_path, capsys):
+    from fanns.cli import main
+
+    queries = tmp_path / "q.npy"
+    np.save(queries, root["queries"])
+    gt = tmp_path / "gt.npy"
+    ids, _ = expected(root)
+    np.save(gt, np.where(ids < 0, 0, ids))
+    assert main(["run", str(root["path"]), "--queries", str(queries), "--groundtruth", str(gt)]) == 0
+    out = capsys.readouterr().out
+    assert "backend model (graph hls project)" in out and f"R@{root['design'].runtime.k} = 1.000000" in out
+    assert main(["run", str(root["path"]), "--queries", str(queries), "--nprobe", "3"]) == 2
+    assert "a graph project has no nprobe" in capsys.readouterr().err
