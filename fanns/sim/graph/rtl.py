@@ -31,6 +31,7 @@ from fanns.design.graph import GraphDesign, Runtime
 from fanns.design.graph_hw import ADDR_BITS, CSR_ADDR_BITS, QppHw
 from fanns.errors import FannsError
 from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.hdl.regmap import kernel_control_block
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
@@ -106,6 +107,7 @@ class FalconBench(wiring.Component):
         return m
 
 
+CONTROL_BLOCK = {r.name: r for r in kernel_control_block()}
 INTERRUPTS = {"gie": 1, "ier": 1}
 """What a host writes before a run to be interrupted when it finishes (GIE, IER bit 0: ap_done);
 the benches wait for the `interrupt` pin as the board's driver waits for the interrupt."""
@@ -142,6 +144,7 @@ class RtlRun:
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
     timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
     seconds: float = 0.0  # wall time of the run in the bench (memory loading and simulator start excluded)
+    protocol: dict | None = None  # the control words the bench read (`run(..., protocol=True)`)
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
@@ -180,7 +183,9 @@ class FalconRtl:
         latency: int = 100,
         stall: int = 0,
         timeout_cycles: int = 50_000_000,
+        protocol: bool = False,
     ) -> RtlRun:
+        """`protocol`: also observe the ap_ctrl_hs block (`sim/tb_falcon.py`, `RtlRun.protocol`)."""
         io = images.io
         nq = len(queries_fx)
         q_addr = 0
@@ -229,6 +234,7 @@ class FalconRtl:
                 "result": [r_addr, nq * io.result_row_bytes],
                 "out": str(out_path),
                 "timeout_cycles": timeout_cycles,
+                **({"control": {n: [r.offset, r.bit] for n, r in CONTROL_BLOCK.items()}} if protocol else {}),
             },
         )
         raw = np.load(out_path).tobytes()
@@ -241,4 +247,5 @@ class FalconRtl:
             sim_cycles=int(rep["sim_cycles"]),
             timed_out=bool(rep.get("timed_out", False)),
             seconds=float(rep.get("seconds", 0.0)),
+            protocol=rep.get("protocol") or None,
         )
