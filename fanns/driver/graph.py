@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.graph.rtl import is_across, is_graph_project, read_project
+from fanns.codegen.graph.rtl import TOP, is_across, is_graph_project, read_project
 from fanns.codegen.project_files import read_record
 from fanns.datasets.cache import cache_root
 from fanns.design.graph import Runtime
@@ -113,7 +113,8 @@ class GraphAccelerator:
         else:
             words = memory_words(images, nq)
             if not isinstance(self._rtl, FalconRtl) or self._rtl.depth < words:
-                self._rtl = FalconRtl(self.design, self.build_dir / f"graph-driver-{words}", words)
+                kernel = (self.path / "rtl" / f"{TOP}.v").read_text()  # the Verilog the board runs
+                self._rtl = FalconRtl(self.design, self.build_dir / f"graph-driver-{words}", words, kernel=kernel)
         return self._rtl
 
     def _batch_keys(self, q_fx: np.ndarray) -> np.ndarray:

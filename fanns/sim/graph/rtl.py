@@ -162,14 +162,22 @@ def memory_words(images: GraphImages, nq: int) -> int:
 class FalconRtl:
     """One Verilator build of `design`'s QPP in its bench; runs any number of query batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int, top_only_public: bool = True):
+    def __init__(
+        self,
+        design: GraphDesign,
+        build_dir: Path,
+        depth_words: int,
+        top_only_public: bool = True,
+        kernel: str | None = None,
+    ):
         """`top_only_public`: cocotb sees the bench's ports alone (`fanns.tools.verilator.TOP_ONLY_PUBLIC`:
-        a faster model; False only to measure the difference)."""
+        a faster model; False only to measure the difference). `kernel`: the kernel's Verilog (a
+        project's `rtl/fanns_falcon_qpp.v`), by default the one `design` generates."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
         bench = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
-        sources = {f"{TOP}.v": verilog(self.hw), "falcon_bench.v": bench}
+        sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench}
         self.sim = RtlSim(sources, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
 
     def build(self) -> None:
