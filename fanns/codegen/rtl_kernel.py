@@ -24,7 +24,7 @@ from amaranth.lib import wiring
 
 from fanns.boards import Board
 from fanns.checks import IDENTIFIER, NAME, check_name
-from fanns.codegen.block_design import rtl_plan, zynq_files
+from fanns.codegen.block_design import RTL_CONTROL, rtl_plan, zynq_files
 from fanns.codegen.ivfpq.hls import vitis_platform
 from fanns.codegen.ivfpq.hls_context import VITIS_MEMORY
 from fanns.errors import FannsError
@@ -33,7 +33,7 @@ from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, kernel_port_name
 from fanns.templating import environment
 
 VENDOR, LIBRARY, VERSION = "fanns.org", "fanns", "1.0"
-CONTROL = "s_axi_control"
+CONTROL = RTL_CONTROL
 """The AXI4-Lite control interface of a kernel, as v++ names it (the component's `s_axil`)."""
 INTERRUPT = "interrupt"
 IP_FILES = {
