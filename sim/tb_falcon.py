@@ -8,7 +8,10 @@ wait for the interrupt and read the results.
 Parameters (FANNS_TB_PARAMS): `image` (a .npy of the memory bytes), `words` (how many leading
 words to load), `regs` (register name -> value), `offsets` (register name -> byte offset, from
 the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read back), `out`
-(where to save the result bytes as .npy), `timeout_cycles`. Reports `status`, `cycles` (the run's
+(where to save the result bytes as .npy), `timeout_cycles`, and optionally `control` (register
+name -> [offset, bit] of the ap_ctrl_hs block: the bench then reads the control word before,
+during and after the run, twice after it (ap_done and ap_ready clear on read), toggles ISR off and
+reads again a while later, reported as `protocol`). Reports `status`, `cycles` (the run's
 cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
 (AXI-Lite responses that were not OKAY).
 
@@ -63,15 +66,32 @@ async def run_queries(dut):
     for i, regs in enumerate(sets):
         for name, value in regs.items():
             bad += await write_reg(dut, offsets, name, int(value), i * window)
+    control = p.get("control")  # {register: [offset, bit]}: observe the block protocol (one QPP)
+    seen = {}
+    if control:
+        ctrl = control["ap_start"][0]
+        seen["before"] = await axil_read(dut, ctrl)
     t0 = cycles.now
     for i in range(len(sets)):
         bad += await axil_write(dut, i * window + offsets["ap_start"][0], 1)
+    if control:
+        seen["running"] = await axil_read(dut, ctrl)
     everyone = (1 << len(sets)) - 1
     limit = t0 + p["timeout_cycles"]
     while int(dut.interrupt.value) != everyone and cycles.now < limit:
         await First(ValueChange(dut.interrupt), Timer(PERIOD_NS * 1000, unit="ns"))
     timed_out = int(dut.interrupt.value) != everyone
     sim_cycles = cycles.now - t0
+    if control:
+        isr = control["isr"][0]
+        seen["done"] = await axil_read(dut, ctrl)
+        seen["read_again"] = await axil_read(dut, ctrl)
+        seen["isr"] = await axil_read(dut, isr)
+        bad += await axil_write(dut, isr, seen["isr"])  # ISR bits toggle on a written 1
+        seen["isr_after_write"] = await axil_read(dut, isr)
+        seen["interrupt_after_write"] = int(dut.interrupt.value)
+        await Timer(PERIOD_NS * 1000, unit="ns")  # no restart with auto_restart off
+        seen["later"] = await axil_read(dut, ctrl)
     dut.stall.value = 0
     status, run = [], []
     for i in range(len(sets)):
@@ -94,4 +114,5 @@ async def run_queries(dut):
         bad_response=bad,
         timed_out=timed_out,
         seconds=time.perf_counter() - wall,
+        protocol=seen,
     )

@@ -1,74 +1,27 @@
-"""Run a generated Tcl script against the stand-ins of tests/tcl/ and read back the design it built.
+"""Read back the design a generated block-design or Vitis HLS script built under the stand-ins
+of tests/tcl/ (run by the one runner, `tests.tcl.run_tcl`).
 
 Why: no Vivado or Vitis HLS runs here, so a generated script is checked two ways: a real Tcl
 interpreter parses it and runs it to its last line, and the stand-ins record what the vendor
 tools would have built (cells, CONFIG properties, interface connections, nets, addresses, the
-exported IP) for the tests to compare with the project's own record. The interpreter is Debian's
-`tclsh` when installed, else Python's `tkinter.Tcl()` (the same Tcl 8.6 library, in-process).
+exported IP) for the tests to compare with the project's own record.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-STANDINS = Path(__file__).parent / "tcl"
-VIVADO = STANDINS / "vivado_bd_standins.tcl"
-VITIS_HLS = STANDINS / "vitis_hls_standins.tcl"
+from tests.tcl.run_tcl import VITIS_HLS, VIVADO, interpreters, run
 
-
-def interpreters() -> list[str]:
-    """The Tcl interpreters available: "tclsh" and/or "tkinter"."""
-    found = ["tclsh"] if shutil.which("tclsh") else []
-    try:
-        import tkinter  # optional: Python may be built without Tk
-
-        tkinter.Tcl()
-        found.append("tkinter")
-    except (ImportError, RuntimeError):
-        pass
-    if not found:
-        raise AssertionError("no Tcl interpreter: install Debian's tcl (apt-get install tcl) or a Python with tkinter")
-    return found
-
-
-def _driver(standins: Path, script: Path, record: Path) -> str:
-    return (
-        f"source {{{standins}}}\n"
-        f"if {{[catch {{source {{{script}}}}} msg]}} {{ ::sd::dump {{{record}}}; error $msg }}\n"
-        f"::sd::dump {{{record}}}\n"
-    )
+__all__ = ["VITIS_HLS", "VIVADO", "BlockDesignRecord", "interpreters", "run_tcl"]
 
 
 def run_tcl(standins: Path, script: Path, interpreter: str | None = None) -> list[list[str]]:
-    """Run `script` after `standins`; the recorded facts, one list of fields per fact. A Tcl error
-    (a syntax error, an unknown command, a stand-in's check) fails with the interpreter's message."""
-    interpreter = interpreter or interpreters()[0]
-    script = Path(script).resolve()
-    record = script.with_name(script.name + ".record")
-    text = _driver(standins.resolve(), script, record)
-    if interpreter == "tclsh":
-        driver = script.with_name(script.name + ".run.tcl")
-        driver.write_text(text)  # a script file: tclsh exits non-zero on an error (stdin would go on)
-        proc = subprocess.run(["tclsh", str(driver)], capture_output=True, text=True, cwd=script.parent)
-        if proc.returncode:
-            raise AssertionError(f"tclsh failed on {script.name}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    else:
-        import tkinter  # optional: Python may be built without Tk
-
-        tcl = tkinter.Tcl()
-        cwd = os.getcwd()  # the scripts `cd` to their project, and this Tcl runs in-process
-        try:
-            tcl.eval(text)
-        except tkinter.TclError as exc:
-            raise AssertionError(f"Tcl (tkinter) failed on {script.name}: {exc}") from None
-        finally:
-            os.chdir(cwd)
-    return [line.split("\t") for line in record.read_text().splitlines()]
+    """Run `script` after `standins` (`VIVADO` or `VITIS_HLS`); the recorded facts, one list of
+    fields per fact."""
+    return [line.split("\t") for line in run(standins, script, via=interpreter).splitlines()]
 
 
 @dataclass

@@ -192,16 +192,32 @@ RTL_CONTROL = "s_axi_control"
 """The control interface of the packaged RTL kernel (Xilinx's RTL-kernel name, rtl/scripts/package_ip.tcl)."""
 
 
-def rtl_plan(board: Board, top: str, clock_mhz: float, ports: dict, regmap: RegMap, control: str = RTL_CONTROL) -> dict:
-    """The record of an RTL face (a `fanns generate-rtl` folder) packaged as IP by its
-    `rtl/scripts/package_ip.tcl` (VLNV fanns.org:fanns:<top>:1.0 into rtl/build/ip): its AXI4
-    masters and their channels come from `ports.json` (`ports`: {"ports": {name: {"memory",
-    "channel", ...}}}), the register offsets from its register map."""
-    memory_ports = [
-        MemoryPort(name, p["memory"], int(p["channel"]), (name,))
-        for name, p in sorted(ports["ports"].items())
-        if name.startswith("m_axi")
-    ]
+def rtl_plan(
+    board: Board,
+    top: str,
+    clock_mhz: float,
+    ports: dict,
+    regmap: RegMap,
+    control: str = RTL_CONTROL,
+    instances: int = 1,
+) -> dict:
+    """The record of an RTL face (a `fanns generate-rtl` or `generate-graph-rtl` folder) packaged
+    as IP by its `rtl/scripts/package_ip.tcl` (VLNV fanns.org:fanns:<top>:1.0 into rtl/build/ip),
+    `instances` times: its AXI4 masters and their channels come from `ports.json` (`ports`:
+    {"ports": {name: {"memory", "channel" or "channels", "args", ...}}}), the register offsets
+    from its register map."""
+    memory_ports = []
+    spread = 0
+    for name, p in sorted(ports["ports"].items()):
+        if not name.startswith("m_axi"):
+            continue
+        channels = p.get("channels", [p.get("channel")])
+        # Every HP port reaches the whole PS DDR, so a master that reads the images of several
+        # channels (a graph's list and vector masters) is wired to one of their HP ports, the
+        # masters spread over them one by one.
+        channel = channels[spread % len(channels)]
+        spread += len(channels) > 1
+        memory_ports.append(MemoryPort(name, p["memory"], int(channel), tuple(p.get("args", [name]))))
     return board_plan(
         board,
         face="rtl",
@@ -210,6 +226,7 @@ def rtl_plan(board: Board, top: str, clock_mhz: float, ports: dict, regmap: RegM
         memory_ports=memory_ports,
         regmap=regmap,
         control=control,
+        instances=instances,
         ip_repo="rtl/build/ip",
     )
 

@@ -284,6 +284,22 @@ class GraphDesign(DesignFile):
             fail("runtime", f"mg={rt.mg}, mc={rt.mc} exceed the limits ({self.limits.mg_max}, {self.limits.mc_max})")
         self.target_board()  # the board exists and has every channel the design names
 
+    def check_runtime(self, rt: Runtime, what: str) -> Runtime:
+        """`rt` if the hardware supports it (l, k within the queues, mg, mc within the limits),
+        else a FannsError naming `what` (where the values came from) and the ranges."""
+        q, lim = self.queues, self.limits
+        if not (
+            2 <= rt.l <= q.l_max
+            and 1 <= rt.k <= min(rt.l, q.k_max)
+            and 1 <= rt.mg <= lim.mg_max
+            and 1 <= rt.mc <= lim.mc_max
+        ):
+            raise FannsError(
+                f"{what} {rt.l},{rt.k},{rt.mg},{rt.mc} is outside what the hardware supports",
+                hint=f"l in 2..{q.l_max}, k in 1..min(l, {q.k_max}), mg in 1..{lim.mg_max}, mc in 1..{lim.mc_max}",
+            )
+        return rt
+
     def check_board(self, board: Board) -> None:
         counts = {m.kind: m.count for m in board.memory}
         mem = self.memory

@@ -20,7 +20,7 @@ from amaranth.lib import data
 from amaranth.utils import ceil_log2
 
 from fanns.design.graph import GraphDesign
-from fanns.hdl.regmap import RegMap, RegMapBuilder, control_block
+from fanns.hdl.regmap import RegMap, RegMapBuilder, kernel_control_block
 from fanns.numerics import ID_BITS
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
@@ -179,22 +179,28 @@ class QppHw:
     # -- registers --------------------------------------------------------------------------------------
     @cached_property
     def regmap(self) -> RegMap:
+        """The Xilinx RTL-kernel layout (docs/graph_architecture.md, "Register map"): the ap_ctrl_hs
+        block at 0x00-0x0C, the kernel arguments from 0x10 in the HLS face's argument order (the
+        pointers query, result, then adjacency and vectors of each graph channel; then the 32-bit
+        scalars nq, nodes, entry, l, k, mg, mc), so one XRT host calls either face; then the status,
+        cycle counter and constant registers, which are no kernel arguments."""
         d, q, lim, rt = self.design, self.design.queues, self.design.limits, self.design.runtime
         b = RegMapBuilder("falcon_qpp", CSR_ADDR_BITS, "One Falcon query processing pipeline with DST control.")
-        b.registers = list(control_block())
-        b.add("status", 2, "RO", description="bit 0: bad parameters (the run did nothing); bit 1: AXI error response")
+        b.registers = list(kernel_control_block())
+        b.add("query_addr", 64, "RW", description=f"query buffer: nq rows of {d.query_row_bytes} bytes", align=8)
+        b.add("result_addr", 64, "RW", description=f"result buffer: nq rows of {d.result_row_bytes} bytes", align=8)
+        for c in range(self.channels):
+            b.add(f"adj_addr{c}", 64, "RW", description=f"adjacency image of graph channel {c}", align=8)
+            b.add(f"vec_addr{c}", 64, "RW", description=f"vector image of graph channel {c}", align=8)
         b.add("nq", 32, "RW", description="queries in this run")
         b.add("nodes", 32, "RW", d.graph.n, "nodes of the graph (the entry must be below)")
         b.add("entry", 32, "RW", d.graph.entry, "entry node")
-        b.add("l", 16, "RW", rt.l, f"result queue size l (2..{q.l_max})")
-        b.add("k", 16, "RW", rt.k, f"results per query k (1..min(l, {q.k_max}))")
-        b.add("mg", 8, "RW", rt.mg, f"DST: candidate groups in flight (1..{lim.mg_max})")
-        b.add("mc", 8, "RW", rt.mc, f"DST: candidates per group (1..{lim.mc_max})")
-        b.add("query_addr", 64, "RW", description=f"query buffer: nq rows of {d.query_row_bytes} bytes")
-        b.add("result_addr", 64, "RW", description=f"result buffer: nq rows of {d.result_row_bytes} bytes")
-        for c in range(self.channels):
-            b.add(f"adj_addr{c}", 64, "RW", description=f"adjacency image of graph channel {c}")
-            b.add(f"vec_addr{c}", 64, "RW", description=f"vector image of graph channel {c}")
+        b.add("l", 32, "RW", rt.l, f"result queue size l (2..{q.l_max})")
+        b.add("k", 32, "RW", rt.k, f"results per query k (1..min(l, {q.k_max}))")
+        b.add("mg", 32, "RW", rt.mg, f"DST: candidate groups in flight (1..{lim.mg_max})")
+        b.add("mc", 32, "RW", rt.mc, f"DST: candidates per group (1..{lim.mc_max})")
+        b.add("status", 2, "RO", description="bit 0: bad parameters (the run did nothing); bit 1: AXI error response")
+        b.add("cycles", 64, "RO", description="clock cycles of the last run (ap_start to ap_done)", align=8)
         for name, value, what in (
             ("max_l", q.l_max, "result queue capacity"),
             ("cand_size", q.cand, "candidate queue capacity"),
@@ -208,6 +214,17 @@ class QppHw:
         ):
             b.add(name, 32, "RO", description=f"{what} ({value})")
         return b.build()
+
+    def pointer_ports(self) -> dict[str, str]:
+        """Every base-address register (a kernel's pointer argument) -> the AXI master that reads or
+        writes its buffer: queries and results on `m_axi_io`, adjacency images on `m_axi_list`, vector
+        images on `m_axi_vec0` (every BFC unit's `m_axi_vec<u>` reads them; kernel.xml names one)."""
+        out = {}
+        for reg in self.regmap.kernel_args():
+            if reg.width == 64:
+                head = reg.name.rstrip("0123456789")
+                out[reg.name] = {"adj_addr": "m_axi_list", "vec_addr": "m_axi_vec0"}.get(head, "m_axi_io")
+        return out
 
     def info_values(self) -> dict[str, int]:
         """The constant read-only registers."""

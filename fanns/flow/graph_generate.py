@@ -19,7 +19,7 @@ from rich.console import Console
 
 from fanns.checks import PLATFORM, arg_name
 from fanns.codegen.graph.hls import KERNEL, generate_graph_hls
-from fanns.codegen.graph.rtl import generate_graph_rtl, top_name
+from fanns.codegen.graph.rtl import TOP, compute_units, generate_graph_rtl
 from fanns.datasets import load_dataset
 from fanns.datasets.cache import cache_root
 from fanns.design.graph import GraphDesign
@@ -111,12 +111,13 @@ def _cmd(args: argparse.Namespace) -> int:
     console = Console()
     design, graph, queries_fx, gt = _inputs(args)
     out = Path(args.out)
-    project = generate_graph_rtl(design, graph, queries_fx, out, groundtruth=gt, force=args.force)
+    project = generate_graph_rtl(
+        design, graph, queries_fx, out, groundtruth=gt, platform=args.platform, force=args.force
+    )
     console.print(_written(out, design, graph, len(project.files)), highlight=False)
-    top = top_name(design)
     console.print(
-        f"  rtl/{top}.v {project.files[f'rtl/{top}.v']:,d} bytes; {design.pipelines} "
-        f"QPP(s) of {len(project.hw.regmap.registers)} registers each",
+        f"  rtl/{TOP}.v {project.files[f'rtl/{TOP}.v']:,d} bytes (an RTL kernel, {compute_units(design)} compute "
+        f"unit(s)) of {len(project.hw.regmap.registers)} registers; the road to the board: {out}/README.md",
         highlight=False,
     )
     if args.sim:
@@ -203,11 +204,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Build an HNSW or NSG graph of a dataset's base vectors and emit one Falcon query processing pipeline "
             "(DST controller, BFC units, candidate and result queues) as Verilog with an AXI4-Lite register file "
             "(l, k, mg, mc are run-time registers), AXI4 read masters for neighbour lists and vectors, and a result "
-            "write-back master. Writes PROJECT/rtl/, the graph's memory images, test queries and the DST reference's "
+            "write-back master, as a Vitis RTL kernel (ap_ctrl_hs). Writes PROJECT/rtl/ (with kernel.xml and the IP "
+            "and .xo packaging scripts), the board's build files (Alveo: connectivity.cfg, Makefile, XRT host; Zynq: "
+            "zynq/ block design and Makefile), the graph's memory images, test queries and the DST reference's "
             "results for them."
         ),
     )
     _options(p)
+    p.add_argument("--platform", type=arg_name(PLATFORM), help="Vitis platform (default: the board file's)")
     p.add_argument(
         "--sim", action="store_true", help="simulate the RTL on the test queries and compare with the DST reference"
     )

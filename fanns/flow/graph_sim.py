@@ -1,5 +1,6 @@
-"""`fanns sim PROJECT` for a graph project (`fanns generate-graph-rtl`): the QPP's Verilog under
-Verilator + cocotb on the project's test queries, compared with the DST reference.
+"""`fanns sim PROJECT` for a graph project (`fanns generate-graph-rtl`): the QPP's Verilog (the
+project's `rtl/fanns_falcon_qpp.v`, the kernel the board runs) under Verilator + cocotb on the
+project's test queries, compared with the DST reference.
 
 Checks every result row bit for bit (keys and the hops / visited / checks / groups statistics)
 and each query's measured cycles against the cycle model on the reference's trace. At the
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.codegen.graph.rtl import is_across
+from fanns.codegen.graph.rtl import TOP, is_across
 from fanns.design.graph import Runtime
 from fanns.errors import FannsError
 from fanns.flow.graph_hls_sim import print_differing, read_test_queries
@@ -51,18 +52,7 @@ def graph_rtl_report(
     design = data.design
     if not 0.0 <= pause < 1.0:
         raise FannsError(f"--pause {pause} must be a probability in [0, 1)")
-    rt = design.runtime if runtime is None else Runtime(*runtime)
-    q_, lim = design.queues, design.limits
-    if not (
-        2 <= rt.l <= q_.l_max
-        and 1 <= rt.k <= min(rt.l, q_.k_max)
-        and 1 <= rt.mg <= lim.mg_max
-        and 1 <= rt.mc <= lim.mc_max
-    ):
-        raise FannsError(
-            f"--runtime {rt.l},{rt.k},{rt.mg},{rt.mc} is outside what the hardware supports",
-            hint=f"l in 2..{q_.l_max}, k in 1..min(l, {q_.k_max}), mg in 1..{lim.mg_max}, mc in 1..{lim.mc_max}",
-        )
+    rt = design.runtime if runtime is None else design.check_runtime(Runtime(*runtime), "--runtime")
     q = data.queries_fx[first : first + nq]
     graph = unpack(data.images, design)
     ref = reference(design, graph, q, rt)
@@ -76,8 +66,9 @@ def graph_rtl_report(
         return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first, rtl)
     words = memory_words(data.images, nq)
     if rtl is None or rtl.design != design or rtl.depth < words:
-        tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
-        rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words)
+        kernel = (Path(project) / "rtl" / f"{TOP}.v").read_text()  # the Verilog the board runs
+        tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes() + kernel.encode()).hexdigest()[:16]
+        rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words, kernel=kernel)
     run, built, ran = _build_and_run(
         rtl,
         f"the QPP of {project}",

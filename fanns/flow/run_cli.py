@@ -16,8 +16,9 @@ import numpy as np
 import fanns.driver
 from fanns.checks import arg_int
 from fanns.datasets.formats import read_vectors
-from fanns.design.graph import load_design
+from fanns.design.graph import GraphDesign, load_design
 from fanns.driver import BACKENDS
+from fanns.driver.graph import GraphAccelerator
 from fanns.driver.project import face_folder
 from fanns.errors import FannsError
 from fanns.index.recall import recall_at
@@ -68,7 +69,8 @@ def read_groundtruth(path: Path, project: Path, nq: int) -> np.ndarray:
         )
     if gt.shape[0] < nq:
         raise FannsError(f"{path}: ground truth for {gt.shape[0]} queries, fewer than the {nq} queries")
-    n = load_design(project / "design.yaml").index.n
+    design = load_design(project / "design.yaml")
+    n = design.graph.n if isinstance(design, GraphDesign) else design.index.n
     bad = (gt < 0) | (gt >= n)
     if bad.any():
         row, col = first_true(bad)
@@ -93,6 +95,8 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
     if args.backend in ("c-sim", "rtl-sim") and args.build_dir:
         options["build_dir"] = args.build_dir
     with fanns.driver.open(project, backend=args.backend, batch=args.batch, face=face, **options) as acc:
+        if isinstance(acc, GraphAccelerator):
+            return run_graph(acc, args, queries, gt, out)
         acc.set_params(nprobe=args.nprobe, k=args.k)
         acc.load()
         ids, _ = acc.search(queries)
@@ -121,6 +125,28 @@ def run(project: Path, args: argparse.Namespace, out=print) -> int:
     return 0
 
 
+def run_graph(acc: GraphAccelerator, args: argparse.Namespace, queries: np.ndarray, gt, out=print) -> int:
+    """`fanns run` on a graph project: search at the design's l, mg, mc (k: --k or the design's)."""
+    if args.nprobe is not None:
+        raise FannsError("--nprobe: a graph project has no nprobe", hint="drop --nprobe (k: --k)")
+    acc.set_params(k=args.k)
+    ids, _ = acc.search(queries)
+    stats = acc.stats()
+    rt = stats["runtime"]
+    out(
+        f"{ids.shape[0]} queries, k = {ids.shape[1]}, l = {rt['l']}, mg = {rt['mg']}, mc = {rt['mc']}, backend "
+        f"{stats['backend']} ({stats['project']} project), {stats['runs']} runs"
+    )
+    if gt is not None:
+        if gt.shape[1] < ids.shape[1]:
+            raise FannsError(f"ground truth {gt.shape} does not cover k = {ids.shape[1]}")
+        out(f"R@{ids.shape[1]} = {recall_at(ids, gt[: ids.shape[0]], ids.shape[1]):.6f}")
+    out(f"QPS {stats['qps']:,.1f} (host wall clock)")
+    if stats["cycles"]:
+        out(f"device cycles: {stats['cycles']:,} over all runs")
+    return 0
+
+
 def board_main(project: Path, argv: list[str]) -> int:
     """The generated `driver/run_on_board.py`: `fanns run` on this project, pynq by default."""
 
@@ -146,7 +172,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="search a generated project's accelerator through the host driver (board, RTL/C simulation or model)",
         description=(
             "Open a project written by `fanns generate` (its face by --face or the backend), "
-            "`generate-hls` or `generate-rtl` with the host driver on "
+            "`generate-hls`, `generate-rtl`, `generate-graph-hls` or `generate-graph-rtl` with the host driver on "
             "a backend (pynq: a board; rtl-sim: the RTL under Verilator + cocotb, driven by the "
             "driver; c-sim: the HLS kernel compiled by g++; model: the bit-accurate reference model), "
             "load the index, search the queries and print recall, QPS, latency and device cycles."

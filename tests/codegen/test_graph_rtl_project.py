@@ -47,10 +47,12 @@ def test_port_map_matches_the_verilog(small, tmp_path):
     generate_graph_rtl(design, g, q, tmp_path / "p")
     verilog = (tmp_path / "p" / "rtl" / f"{TOP}.v").read_text()
     ports = json.loads((tmp_path / "p" / "rtl" / "ports.json").read_text())["ports"]
-    assert set(ports) == {"s_axil", "m_axi_io", "m_axi_list", "m_axi_vec0", "m_axi_vec1"}
+    assert set(ports) == {"s_axi_control", "m_axi_io", "m_axi_list", "m_axi_vec0", "m_axi_vec1"}
     header = verilog[verilog.index(f"module {TOP}(") : verilog.index(");")]
-    for name in ports:
-        assert f"{name}__" in header, name
+    for port in ports.values():
+        for signal in port["signals"].values():
+            assert f" {signal}" in header, signal
+    assert "ap_clk" in header and "ap_rst_n" in header and "interrupt" in header
     regs = {r["name"] for r in json.loads((tmp_path / "p" / "rtl" / "regmap.json").read_text())["registers"]}
     assert {"l", "k", "mg", "mc", "adj_addr1", "vec_addr1", "nq"} <= regs
 
@@ -79,12 +81,11 @@ def test_cli_input_errors(tmp_path, capsys, extra, message):
     assert rc == 2 and message in capsys.readouterr().err
 
 
-def test_across_design_gets_one_top_level_of_p_qpps(synthetic, tmp_path):
-    """An across-query design of two pipelines: one top level with a register window and the AXI
-    masters of each QPP, as ports.json and regmap.md describe (simulation: tests/sim/test_falcon_across_rtl.py)."""
-    from fanns.arch.graph.across import QPP_WINDOW
-    from fanns.codegen.graph.rtl import ACROSS_TOP
-
+def test_across_design_is_p_compute_units_of_the_qpp_kernel(synthetic, tmp_path):
+    """An across-query design of two pipelines: on the board, two compute units of the one-QPP
+    kernel (as the HLS face's nk=), each with its own masters and register map; ports.json,
+    regmap.md, connectivity.cfg and the record say so (simulation of P QPPs sharing the memory:
+    tests/sim/test_falcon_across_rtl.py)."""
     g = synthetic["graphs"]["hnsw"]
     design = pinned_graph_design(
         g,
@@ -99,16 +100,15 @@ def test_across_design_gets_one_top_level_of_p_qpps(synthetic, tmp_path):
         runtime=(16, 8, 2, 2),
     )
     project = generate_graph_rtl(design, g, g.fmt.quantize(synthetic["queries"][:2]), tmp_path / "p")
-    assert f"rtl/{ACROSS_TOP}.v" in project.files and f"rtl/{TOP}.v" not in project.files
-    verilog = (tmp_path / "p" / "rtl" / f"{ACROSS_TOP}.v").read_text()
+    assert f"rtl/{TOP}.v" in project.files
     ports = json.loads((tmp_path / "p" / "rtl" / "ports.json").read_text())
-    assert ports["top"] == ACROSS_TOP and ports["pipelines"] == 2 and ports["qpp_window"] == QPP_WINDOW
-    assert set(ports["ports"]) == {"s_axil"} | {f"m_axi_p{p}_{r}" for p in range(2) for r in ("io", "list", "vec0")}
-    header = verilog[verilog.index(f"module {ACROSS_TOP}(") : verilog.index(");")]
-    for name in ports["ports"]:
-        assert f"{name}__" in header, name
-    assert "interrupt" in header and "qpp0" in verilog and "qpp1" in verilog and "qpp2" not in verilog
-    assert "byte offset p x 0x1000" in (tmp_path / "p" / "rtl" / "regmap.md").read_text()
+    assert ports["top"] == TOP and ports["compute_units"] == 2
+    assert set(ports["ports"]) == {"s_axi_control", "m_axi_io", "m_axi_list", "m_axi_vec0"}
+    assert "2 compute units of this kernel" in (tmp_path / "p" / "rtl" / "regmap.md").read_text()
+    cfg = (tmp_path / "p" / "connectivity.cfg").read_text()
+    assert f"nk={TOP}:2:{TOP}_1.{TOP}_2" in cfg
+    for cu in (1, 2):
+        assert f"sp={TOP}_{cu}.m_axi_list:DDR[0:1]" in cfg and f"sp={TOP}_{cu}.m_axi_io:DDR[0]" in cfg
     record = json.loads((tmp_path / "p" / "fanns_project.json").read_text())
     assert record["rtl"]["pipelines"] == 2 and read_project(tmp_path / "p").design == design
 

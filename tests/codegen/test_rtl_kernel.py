@@ -16,7 +16,6 @@ import json
 import re
 import shutil
 import subprocess
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -26,41 +25,10 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.plan import Interface
 from fanns.driver.project import Project
-from fanns.tools.verilator import lint
+from tests.codegen.kernel_checks import INTERPRETERS, check_kernel_xml, check_lint, check_packaging, kernel_xml
 from tests.codegen.test_tiers import skewed  # noqa: F401  (a tiered design)
 from tests.driver.conftest import projects  # noqa: F401  (one HLS and one RTL project of one design)
-from tests.tcl.run_tcl import PackagedIp, TclError, interpreter, packaged_ip, run_script
-
-option = PackagedIp.option
-
-PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
-INTERPRETERS = ["tclsh", "tkinter"]
-
-
-def tcl_available(via: str) -> bool:
-    if via == "tclsh":
-        return shutil.which("tclsh") is not None
-    try:
-        import tkinter
-
-        tkinter.Tcl()
-    except Exception:  # noqa: BLE001 - a Python built without Tcl
-        return False
-    return True
-
-
-def master_drives(logical: str) -> bool:
-    """Whether an AXI master drives the signal (address and write channels, and the response readies)."""
-    if logical in ("AWREADY", "WREADY", "ARREADY"):
-        return False
-    return logical in ("BREADY", "RREADY") or logical.startswith(("AW", "W", "AR"))
-
-
-def top_ports(verilog: str, top: str) -> dict[str, tuple[str, int]]:
-    """Port -> (direction, bits) of module `top` (its declarations up to its endmodule)."""
-    start = verilog.index(f"module {top}(")
-    body = verilog[start : verilog.index("endmodule", start)]
-    return {name: (d, int(msb) + 1 if msb else 1) for d, msb, name in PORT.findall(body)}
+from tests.tcl.run_tcl import TclError, interpreter, interpreters, run_script
 
 
 @pytest.fixture(scope="module", params=["plain", "tiered"])
@@ -77,30 +45,14 @@ def rtl(request, tmp_path_factory):
     return dest
 
 
-def kernel_xml(rtl: Path) -> ET.Element:
-    return ET.parse(rtl / "rtl" / "kernel.xml").getroot().find("kernel")
-
-
 def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
-    kernel = kernel_xml(rtl)
-    regmap = {r["name"]: r for r in json.loads((rtl / "rtl" / "regmap.json").read_text())["registers"]}
-    ports = json.loads((rtl / "rtl" / "ports.json").read_text())
-    assert kernel.get("hwControlProtocol") == "ap_ctrl_hs" and kernel.get("vlnv") == ports["vlnv"]
-    assert kernel.get("vlnv") == "fanns.org:fanns:fanns_ivfpq:1.0"
+    kernel, regmap, ports = check_kernel_xml(rtl, "fanns_ivfpq")
     iface = Interface(Project.open(rtl))
     args = kernel.find("args").findall("arg")
-    assert [int(a.get("id")) for a in args] == list(range(len(args)))
-    offsets = [int(a.get("offset"), 16) for a in args]
-    assert offsets == sorted(offsets) and offsets[0] == 0x10  # arguments from 0x10, in order
     written = set()
     for a in args:
         name, offset, size = a.get("name"), int(a.get("offset"), 16), int(a.get("size"), 16)
-        reg = regmap[name]
-        assert reg["offset"] == offset and reg["access"] == "RW" and reg["width"] == 8 * size
         assert [off for off, _ in iface.encode(name, 1)] == [offset + 4 * i for i in range(size // 4)]
-        pointer = a.get("addressQualifier") == "1"
-        assert (a.get("port") != "s_axi_control") == pointer and (size == 8) == pointer
-        assert name in ports["ports"][a.get("port")]["args"]
         channel = re.fullmatch(r"(pq|hot)(\d+)_addr", name)
         assert a.get("port") == (f"m_axi_{channel[1]}{channel[2]}" if channel else a.get("port"))
         written.add(name)
@@ -112,70 +64,17 @@ def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
         bank = iface.banks[buf]
         assert (ports["ports"][port]["memory"], ports["ports"][port]["channel"]) == (bank.memory, bank.channel)
     assert set(iface.run_values(1, 1, 1, load=False)) <= written
-    assert all(r["offset"] < 0x10 or r["name"] in written or r["access"] == "RO" for r in regmap.values())
-    for p in kernel.find("ports").findall("port"):
-        assert int(p.get("dataWidth")) == ports["ports"][p.get("name")]["data_bits"]
-    ctrl = regmap["ap_start"]
-    assert (ctrl["offset"], ctrl["bit"], regmap["ap_done"]["bit"], regmap["ap_idle"]["bit"]) == (0, 0, 1, 2)
-    assert (regmap["ap_ready"]["bit"], regmap["auto_restart"]["bit"]) == (3, 7)
-    assert [regmap[n]["offset"] for n in ("gie", "ier", "isr")] == [0x4, 0x8, 0xC]
-    assert regmap["ap_done"]["access"] == "COR" and regmap["isr"]["access"] == "TOW"
 
 
 @pytest.mark.parametrize("via", INTERPRETERS)
 def test_packaging_scripts_run_to_the_end_and_build_the_ports_of_ports_json(rtl, via):
-    if not tcl_available(via):
+    if via not in interpreters():
         pytest.skip(f"no {via} on this machine (Debian packages: tcl for tclsh, python3-tk for tkinter)")
-    ports = json.loads((rtl / "rtl" / "ports.json").read_text())
-    xo = rtl / "build" / "fanns_ivfpq.xo"
-    ip = packaged_ip(run_script(rtl / "rtl" / "scripts" / "package_xo.tcl", [str(xo)], via=via))
-    assert ip.vlnv == ports["vlnv"] == "fanns.org:fanns:fanns_ivfpq:1.0"
-    assert ip.core["sdx_kernel"] == "true" and ip.core["sdx_kernel_type"] == "rtl"
-    design = Project.open(rtl).design
-    board = design.target_board()
-    assert option(ip.first("create_project"), "-part") == board.part
-    assert [Path(f).resolve() for f in ip.first("add_files") if not f.startswith("-")] == [
-        (rtl / "rtl" / "fanns_ivfpq.v").resolve()
-    ]
-    verilog = top_ports((rtl / "rtl" / "fanns_ivfpq.v").read_text(), "fanns_ivfpq")
-
-    # every Verilog port is mapped by exactly one bus interface, to the right logical signal
-    mapped = [p for b in ip.bus_interfaces.values() for p in b.port_maps.values()]
-    assert sorted(mapped) == sorted(verilog)
-    assert set(ip.bus_interfaces) == {"ap_clk", "ap_rst_n", "interrupt"} | set(ports["ports"])
-    clk, rst = ip.bus_interfaces["ap_clk"], ip.bus_interfaces["ap_rst_n"]
-    assert clk.port_maps == {"CLK": "ap_clk"} and rst.port_maps == {"RST": "ap_rst_n"}
-    assert rst.parameters["POLARITY"] == "ACTIVE_LOW" and clk.parameters["ASSOCIATED_RESET"] == "ap_rst_n"
-    assert int(clk.parameters["FREQ_HZ"]) == round(design.clock_mhz * 1e6) == ports["clock_hz"]
-    assert sorted(clk.parameters["ASSOCIATED_BUSIF"].split(":")) == sorted(ports["ports"])
-    assert ip.bus_interfaces["interrupt"].port_maps == {"INTERRUPT": "interrupt"}
-    for name, spec in ports["ports"].items():
-        bus = ip.bus_interfaces[name]
-        assert bus.clock == "ap_clk" and bus.properties["bus_type_vlnv"] == "xilinx.com:interface:aximm:1.0"
-        assert bus.port_maps == spec["signals"]
-        assert bus.properties["interface_mode"] == ("slave" if spec["bus"] == "axi4-lite" else "master")
-        assert int(bus.parameters["DATA_WIDTH"]) == spec["data_bits"] == verilog[bus.port_maps["RDATA"]][1]
-        for logical, physical in bus.port_maps.items():
-            expect = "output" if master_drives(logical) == (spec["bus"] != "axi4-lite") else "input"
-            assert verilog[physical][0] == expect, (name, logical)
-        if spec["bus"] == "axi4-lite":
-            regs = json.loads((rtl / "rtl" / "regmap.json").read_text())["registers"]
-            top = max(w["offset"] for r in regs for w in r["words"])
-            assert int(ip.memory_maps[name]["range"], 16) == 1 << spec["addr_bits"] > top
-        else:
-            assert bus.parameters["READ_WRITE_MODE"] == ("READ_WRITE" if spec["bus"] == "axi4" else "READ_ONLY")
-            assert ip.address_spaces[name]["width"] == "64"
-
-    xo_args = ip.first("package_xo")
-    assert Path(option(xo_args, "-xo_path")) == xo.resolve() and option(xo_args, "-kernel_name") == "fanns_ivfpq"
-    assert Path(option(xo_args, "-kernel_xml")) == (rtl / "rtl" / "kernel.xml").resolve()
-    assert option(xo_args, "-ip_directory") == option(ip.first("ipx::package_project"), "-root_dir")
-    assert Path(option(xo_args, "-ip_directory")) == (rtl / "rtl" / "build" / "ip").resolve()
-    assert [c["cmd"] for c in ip.calls][-2:] == ["close_project", "package_xo"]
+    check_packaging(rtl, "fanns_ivfpq", Project.open(rtl).design, via)
 
 
 def test_standins_stop_a_script_that_vivado_would_stop(tmp_path):
-    if not any(tcl_available(via) for via in INTERPRETERS):
+    if not interpreters():
         pytest.skip("no Tcl interpreter: neither tclsh (Debian: tcl) nor Python's tkinter (Debian: python3-tk)")
     bad = tmp_path / "bad.tcl"
     bad.write_text("create_project p . -part xcu55c\nadd_files -norecurse missing.v\n")
@@ -222,13 +121,4 @@ def test_xrt_host_passes_gcc_checks(rtl):
 
 
 def test_verilog_passes_verilator_lint_with_the_waivers(rtl):
-    verilog = rtl / "rtl" / "fanns_ivfpq.v"
-    status, output = lint([rtl / "rtl" / "lint_waivers.vlt", verilog], "fanns_ivfpq")
-    assert status == 0, output[-3000:]
-    assert "%Warning" not in output and "%Error" not in output
-    waivers = (rtl / "rtl" / "lint_waivers.vlt").read_text().splitlines()
-    for i, line in enumerate(waivers):  # every waiver has its reason on the comment line(s) above it
-        if line.startswith("lint_off"):
-            assert "-file" in line and "fanns_ivfpq.v" in line
-            above = [w for w in waivers[:i] if not w.startswith("lint_off")]
-            assert above[-1].startswith("//")
+    check_lint(rtl, "fanns_ivfpq")

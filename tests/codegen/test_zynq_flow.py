@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fanns.boards import list_boards, load_board, parse_board
-from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan, rtl_plan
+from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan
 from fanns.codegen.graph.hls import generate_graph_hls
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -23,12 +23,13 @@ from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
 from fanns.driver.pynq_backend import PynqBackend, zynq_ip
 from fanns.errors import FannsError
-from fanns.hdl.regmap import RegMap, vitis_hls_regmap
+from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.processing_systems import PS_KINDS
 from tests.codegen.helpers import random_format, random_index
+from tests.codegen.kernel_checks import check_rtl_block_design
 from tests.tcl_standins import VITIS_HLS, VIVADO, BlockDesignRecord, interpreters, run_tcl
 
 ZYNQ = sorted(b.name for b in list_boards() if b.platform is None)
@@ -324,27 +325,4 @@ def test_rtl_face_block_design_instantiates_the_packaged_ip(board, tmp_path):
     test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 5), np.int64))
     root = tmp_path / "p"
     generate_rtl(design, data, test, root)
-    ports = json.loads((root / "rtl" / "ports.json").read_text())
-    regmap = RegMap.from_json((root / "rtl" / "regmap.json").read_text())
-    plan = rtl_plan(load_board(board), "fanns_ivfpq", design.clock_mhz, ports, regmap)
-    assert json.loads((root / PLAN_FILE).read_text()) == plan  # generate-rtl wrote the Zynq road
-    assert not (root / "zynq" / "vitis_hls.tcl").exists() and not (root / "connectivity.cfg").exists()
-    makefile = (root / "Makefile").read_text()
-    assert "-source rtl/scripts/package_ip.tcl" in makefile and "-source zynq/block_design.tcl" in makefile
-    masters = sorted(n for n in ports["ports"] if n.startswith("m_axi"))
-    ip_dir = root / "rtl" / "build" / "ip"  # what `make ip` leaves for the block design (a stand-in's record)
-    ip_dir.mkdir(parents=True)
-    (ip_dir / "standin_ip.tcl").write_text(
-        f"::sd::register_ip {plan['ip_vlnv']} {{s_axi_control {' '.join(masters)}}} {{ap_clk ap_rst_n interrupt}}\n"
-    )
-    bd = BlockDesignRecord(run_tcl(VIVADO, root / "zynq" / "block_design.tcl"))
-    assert plan["ip_vlnv"] == "fanns.org:fanns:fanns_ivfpq:1.0" and plan["ip_repo"] == "rtl/build/ip"
-    assert bd.cells["fanns_ivfpq_1"] == plan["ip_vlnv"]
-    b = load_board(board).block_design
-    for name in masters:
-        port = ports["ports"][name]
-        assert bd.reaches(f"fanns_ivfpq_1/{name}", f"ps/{b.hp_ports[port['memory']][port['channel']]}")
-    assert bd.reaches(f"ps/{b.control_port}", "fanns_ivfpq_1/s_axi_control")
-    assert bd.addresses == [("ps/Data", "fanns_ivfpq_1/s_axi_control", plan["instances"][0]["base_address"], "64K")]
-    assert plan["registers"] == {r.name: r.offset for r in regmap.registers}
-    assert (root / plan["bitstream"]).is_file() and (root / plan["hwh"]).is_file()
+    check_rtl_block_design(root, "fanns_ivfpq", design.clock_mhz)

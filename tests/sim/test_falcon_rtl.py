@@ -78,6 +78,26 @@ def test_random_stalls_change_timing_not_results(bench):
 
 
 @pytest.mark.slow
+def test_block_protocol_of_the_kernel(bench):
+    """ap_ctrl_hs as the kernel's register map exposes it, through the reads and writes a host
+    makes: idle before, busy while running, done + ready + idle after (cleared by the read that saw
+    them), ISR bit 0 set by the enabled ap_done and toggled off by a written 1 (the interrupt
+    drops), and no restart with auto_restart off."""
+    rt = Runtime(l=32, k=5, mg=2, mc=2)
+    run = bench["rtl"].run(bench["images"], bench["queries"][:1], rt, latency=LATENCY, protocol=True)
+    assert not run.timed_out and run.status == 0
+    seen = run.protocol
+    start, done, idle, ready = 1, 1 << 1, 1 << 2, 1 << 3
+    assert seen["before"] == idle
+    assert not seen["running"] & (idle | done | start)
+    assert seen["done"] == done | idle | ready and seen["read_again"] == idle
+    assert seen["isr"] == 1 and seen["isr_after_write"] == 0 and seen["interrupt_after_write"] == 0
+    assert seen["later"] == idle
+    ref = reference(bench["design"], bench["graph"], bench["queries"][:1], rt)
+    assert np.array_equal(run.keys, ref.keys)
+
+
+@pytest.mark.slow
 def test_bad_parameters_are_refused(bench):
     rtl, q = bench["rtl"], bench["queries"]
     for rt in (Runtime(l=65, k=10, mg=1, mc=1), Runtime(l=64, k=10, mg=9, mc=1), Runtime(l=8, k=10, mg=1, mc=1)):

@@ -1,61 +1,105 @@
-"""Run a generated Tcl script under a real Tcl interpreter against the Vivado stand-ins of
-`ipx_standins.tcl`, and turn the calls it made into the design it built.
+"""The one runner of generated Tcl scripts against the stand-ins of this folder, and the IP an
+IP-packaging script builds (`ipx_standins.tcl`).
 
-The interpreter is `tclsh` when the machine has one (Debian's `tcl` package), else Python's own
-Tcl 8.6 through `tkinter.Tcl()` (part of CPython's standard build, no display needed).
+Why one runner: every generated script (IP packaging, .xo packaging, Vitis HLS export, Vivado
+block design) is checked the same way: a real Tcl interpreter sources the stand-ins of the vendor
+commands, then runs the script to its last line, and the stand-ins' record is read back. The
+interpreter is `tclsh` when the machine has one (Debian's `tcl` package), else (or when asked)
+Python's own Tcl 8.6 through `tkinter.Tcl()` (in-process, no display needed).
+`tests/tcl_standins.py` reads the block-design record; `packaged_ip` below the IP's.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-STANDINS = Path(__file__).with_name("ipx_standins.tcl")
-MARK = "--- stand-in record ---"
+HERE = Path(__file__).parent
+IPX = HERE / "ipx_standins.tcl"
+VIVADO = HERE / "vivado_bd_standins.tcl"
+VITIS_HLS = HERE / "vitis_hls_standins.tcl"
+JSON_DUMP = "set fanns_f [open $fanns_out w]; puts -nonewline $fanns_f [standin::json]; close $fanns_f"
+"""How the IP-packaging stand-ins write their record (the block-design ones have `::sd::dump`)."""
+SD_DUMP = "::sd::dump $fanns_out"
 
 
-class TclError(Exception):
-    """The script stopped before its end (its Tcl error message)."""
+class TclError(AssertionError):
+    """The script stopped before its end (the interpreter's message)."""
 
 
-def _program(script: Path, argv: list[str]) -> str:
-    """Tcl that sources the stand-ins, then the script with `argv`, and returns the calls as JSON."""
-    words = " ".join("{" + a + "}" for a in argv)
-    return (
-        f"source {{{STANDINS}}}\n"
-        f"set argv [list {words}]\nset argc {len(argv)}\nset argv0 {{{script}}}\n"
-        f'if {{[catch {{source {{{script}}}}} msg]}} {{error "script stopped: $msg"}}\n'
-        "standin::json\n"
-    )
+def interpreters() -> list[str]:
+    """The Tcl interpreters available, tclsh first: "tclsh" and/or "tkinter"."""
+    found = ["tclsh"] if shutil.which("tclsh") else []
+    try:
+        import tkinter  # optional: Python may be built without Tk
+
+        tkinter.Tcl()
+        found.append("tkinter")
+    except (ImportError, RuntimeError):
+        pass
+    return found
 
 
 def interpreter() -> str:
-    """Which Tcl runs the scripts: "tclsh" or "tkinter"."""
-    return "tclsh" if shutil.which("tclsh") else "tkinter"
+    """The interpreter `run` uses by default."""
+    found = interpreters()
+    if not found:
+        raise TclError("no Tcl interpreter: install Debian's tcl (apt-get install tcl) or a Python with tkinter")
+    return found[0]
+
+
+def _driver(standins: Path, script: Path, argv: list[str], dump: str, out: Path) -> str:
+    """Tcl that sources the stand-ins, runs the script with `argv` (from its folder), writes the
+    record to `out` (also when the script stopped) and fails with the script's message."""
+    words = " ".join("{" + a + "}" for a in argv)
+    return (
+        f"source {{{standins}}}\n"
+        f"set argv [list {words}]\nset argc {len(argv)}\nset argv0 {{{script}}}\n"
+        f"set fanns_out {{{out}}}\n"
+        f"set fanns_failed [catch {{source {{{script}}}}} fanns_msg]\n"
+        f"{dump}\n"
+        'if {$fanns_failed} {error "script stopped: $fanns_msg"}\n'
+    )
+
+
+def run(standins: Path, script: Path, argv: list[str] = (), dump: str = SD_DUMP, via: str | None = None) -> str:
+    """Run `script` with `argv` after `standins` under `via` (default: `interpreter()`); the record
+    `dump` wrote. A Tcl error (a syntax error, an unknown command, a stand-in's check) raises
+    `TclError` with the interpreter's message."""
+    via = via or interpreter()
+    script = Path(script).resolve()
+    with tempfile.TemporaryDirectory() as tmp:
+        out, driver = Path(tmp) / "record", Path(tmp) / "run.tcl"
+        program = _driver(Path(standins).resolve(), script, list(argv), dump, out)
+        if via == "tclsh":
+            driver.write_text(program)  # a script file: tclsh stops at its first error (stdin would go on)
+            done = subprocess.run(
+                ["tclsh", str(driver)], text=True, capture_output=True, check=False, cwd=script.parent
+            )
+            if done.returncode:
+                raise TclError(f"tclsh failed on {script.name}: {done.stderr.strip()[-3000:]}")
+        else:
+            import tkinter  # optional: Python may be built without Tk
+
+            cwd = os.getcwd()  # the scripts may `cd`, and this Tcl runs in-process
+            try:
+                os.chdir(script.parent)
+                tkinter.Tcl().eval(program)
+            except tkinter.TclError as exc:
+                raise TclError(f"Tcl (tkinter) failed on {script.name}: {exc}") from None
+            finally:
+                os.chdir(cwd)
+        return out.read_text()
 
 
 def run_script(script: Path, argv: list[str] = (), via: str | None = None) -> list[dict]:
-    """Every Vivado command the script ran, in order: [{cmd, args}]."""
-    program = _program(Path(script).resolve(), list(argv))
-    if (via or interpreter()) == "tclsh":
-        program = program.replace("\nstandin::json\n", f"\nputs {{{MARK}}}\nputs [standin::json]\n")
-        with tempfile.TemporaryDirectory() as tmp:  # a script file: tclsh stops at its first error (stdin would not)
-            path = Path(tmp) / "run.tcl"
-            path.write_text(program)
-            done = subprocess.run(["tclsh", str(path)], text=True, capture_output=True, check=False)
-        if done.returncode:
-            raise TclError(done.stderr.strip())
-        return json.loads(done.stdout.split(MARK + "\n", 1)[1])  # after what the script itself printed
-    import tkinter  # the fallback interpreter; only when there is no tclsh
-
-    try:
-        return json.loads(tkinter.Tcl().eval(program))
-    except tkinter.TclError as exc:
-        raise TclError(str(exc)) from None
+    """Every Vivado command an IP-packaging script ran, in order: [{cmd, args}]."""
+    return json.loads(run(IPX, script, argv, JSON_DUMP, via))
 
 
 @dataclass

@@ -1,21 +1,23 @@
-"""One Falcon query processing pipeline as a kernel: the top level `fanns generate-rtl` emits for
+"""One Falcon query processing pipeline as a kernel: the top level `fanns generate-graph-rtl` emits for
 graph designs (across-query designs instantiate it once per pipeline, as compute units).
 
-Ports (CONTRIBUTING.md "Bus interfaces"): `s_axil` (the registers of `QppHw.regmap`),
-`m_axi_io` (read: queries; write: results), `m_axi_list` (read: neighbour lists),
-`m_axi_vec<u>` (read: vectors of BFC unit u) and `interrupt` (ap_done).
+Ports (CONTRIBUTING.md "Bus interfaces"): `s_axil` (the registers of `QppHw.regmap`: the Xilinx
+RTL-kernel layout, ap_ctrl_hs at 0x00, arguments from 0x10), `m_axi_io` (read: queries; write:
+results), `m_axi_list` (read: neighbour lists), `m_axi_vec<u>` (read: vectors of BFC unit u) and
+`interrupt` (GIE & ISR). A project emits it as an RTL kernel (`fanns.codegen.graph.rtl.verilog`:
+`ap_clk`, `ap_rst_n`, `s_axi_control_*`, `m_axi_<role>_*`).
 
-A run (`ap_start`) checks its parameters (l, k, mg, mc within the hardware's limits, the entry
-below `nodes`, every address aligned to the bus beat; otherwise `status.bad_params` and done at
-once), then processes queries 0 .. nq-1 one after another: it waits until every BFC unit has
-finished the previous query and its Bloom filter is clear, reads the query (its words go to
-every unit's distance PE), starts the controller (`fanns.arch.graph.core.QppCore`), issues
-the write command of the query's result row at once (the writer takes data only under a
-command; a row of more keys than one beat holds would otherwise stall the flush), and writes
-the row: k keys (``dist << 32 | id``, uint64; all ones when fewer were found),
-all-ones keys up to k_max, then the statistics cycles | hops << 32, checks | visited << 32,
-groups (uint64 each) and zeros to the row's end (`GraphDesign.result_row_bytes`). `cycles` is
-the query's latency: from its start to its k-th key leaving the result queue.
+A run (`ap_start`, or a finished run with `auto_restart` set) checks its parameters (l, k, mg, mc
+within the hardware's limits, the entry below `nodes`, every address aligned to the bus beat;
+otherwise `status.bad_params` and done at once), then processes queries 0 .. nq-1 one after another:
+it waits until every BFC unit has finished the previous query and its Bloom filter is clear, reads
+the query (its words go to every unit's distance PE), starts the controller
+(`fanns.arch.graph.core.QppCore`), issues the write command of the query's result row at once (the
+writer takes data only under a command; a row of more keys than one beat holds would otherwise stall
+the flush), and writes the row: k keys (``dist << 32 | id``, uint64; all ones when fewer were
+found), all-ones keys up to k_max, then the statistics cycles | hops << 32, checks | visited << 32,
+groups (uint64 each) and zeros to the row's end (`GraphDesign.result_row_bytes`). `cycles` is the
+query's latency: from its start to its k-th key leaving the result queue.
 """
 
 from __future__ import annotations
@@ -50,19 +52,25 @@ def broadcast(m: Module, src, payload, dsts: list, name: str) -> None:
         m.d.sync += pending.eq(Cat(*(pending[i] & ~d.ready for i, d in enumerate(dsts))))
 
 
+def qpp_signature(hw: QppHw) -> wiring.Signature:
+    """The ports of one QPP (module docstring), for `FalconQpp` and for the files that describe its
+    interfaces without building it (the RTL kernel's packaging)."""
+    ports = {
+        "s_axil": In(axil_signature(CSR_ADDR_BITS)),
+        "m_axi_io": Out(axi4_signature(ADDR_BITS, hw.port_bits)),
+        "m_axi_list": Out(axi4_signature(ADDR_BITS, hw.port_bits, write=False)),
+        "interrupt": Out(1),
+    }
+    ports |= {f"m_axi_vec{u}": Out(axi4_signature(ADDR_BITS, hw.port_bits, write=False)) for u in range(hw.units)}
+    return wiring.Signature(ports)
+
+
 class FalconQpp(wiring.Component):
     """The kernel of one QPP (see the module docstring)."""
 
     def __init__(self, hw: QppHw):
         self.hw = hw
-        ports = {
-            "s_axil": In(axil_signature(CSR_ADDR_BITS)),
-            "m_axi_io": Out(axi4_signature(ADDR_BITS, hw.port_bits)),
-            "m_axi_list": Out(axi4_signature(ADDR_BITS, hw.port_bits, write=False)),
-            "interrupt": Out(1),
-        }
-        ports |= {f"m_axi_vec{u}": Out(axi4_signature(ADDR_BITS, hw.port_bits, write=False)) for u in range(hw.units)}
-        super().__init__(ports)
+        super().__init__(qpp_signature(hw))
 
     def elaborate(self, platform):
         hw = self.hw
@@ -120,7 +128,7 @@ class FalconQpp(wiring.Component):
             csr.ap_idle.eq(~busy),
             csr.cycles.eq(cycles),
             csr.status.eq(Cat(bad, axi_err)),
-            self.interrupt.eq(csr.ap_done),
+            self.interrupt.eq(csr.gie & csr.isr.any()),
         ]
         for name, value in hw.info_values().items():
             m.d.comb += getattr(csr, name).eq(value)
@@ -151,10 +159,12 @@ class FalconQpp(wiring.Component):
             & (csr.entry < csr.nodes)
             & Cat(*((a & align) == 0 for a in addrs)).all()
         )
+        restart = Signal()  # auto_restart was set when the last run finished
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(csr.ap_start):
+                with m.If(csr.ap_start | restart):
                     m.d.sync += [
+                        restart.eq(0),
                         nq.eq(csr.nq),
                         qi.eq(0),
                         done_rows.eq(0),
@@ -215,8 +225,10 @@ class FalconQpp(wiring.Component):
                 with m.If(done_rows == nq):
                     m.next = "DONE"
             with m.State("DONE"):
-                m.d.comb += csr.ap_done_set.eq(1)
-                m.d.sync += [busy.eq(0), cycles.eq(run_cycles)]
+                # ap_ctrl_hs: done and ready together (the QPP takes new arguments when it is done);
+                # the interrupt status bits (0 done, 1 ready) of the enabled events
+                m.d.comb += [csr.ap_done_set.eq(1), csr.ap_ready_set.eq(1), csr.isr_set.eq(csr.ier)]
+                m.d.sync += [busy.eq(0), cycles.eq(run_cycles), restart.eq(csr.auto_restart)]
                 m.next = "IDLE"
 
         self._results(m, hw, core, disp, wr, k)

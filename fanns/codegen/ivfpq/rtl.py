@@ -19,17 +19,16 @@ from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import Board
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.rtl_kernel import kernel_files, kernel_interfaces, port_signals, vlnv
+from fanns.codegen.ivfpq.rtl_kernel import kernel, kernel_files
 from fanns.codegen.ivfpq.shared import project_record, shared_files
 from fanns.codegen.project_files import add_record, json_bytes, write_files
+from fanns.codegen.rtl_kernel import CONTROL, port_args, port_signals, vlnv
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, to_kernel_verilog
 from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
 
 TOP = "fanns_ivfpq"
-CONTROL = "s_axi_control"
-"""The AXI4-Lite control interface of the kernel, as v++ names it (the component's `s_axil`)."""
 RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json", "rtl/kernel.xml")
 
 
@@ -70,15 +69,9 @@ def port_map(hw: IvfPqHw) -> dict:
             "memory": ch.memory,
             "channel": ch.channel,
         }
-    pointers = hw.pointer_ports()
     for name, port in ports.items():
-        port["args"] = [
-            r.name
-            for r in hw.regmap.kernel_args()
-            if pointers.get(r.name) == name or (name == CONTROL and r.name not in pointers)
-        ]  # the kernel arguments it serves: the scalars on the control port, the buffers on the masters
-    roles = {name: p["role"] for name, p in ports.items()}
-    for name, signals in port_signals(kernel_interfaces(hw, CONTROL, roles)).items():
+        port["args"] = port_args(hw.regmap, hw.pointer_ports(), name)
+    for name, signals in port_signals(kernel(hw, {"ports": ports}, TOP).interfaces()).items():
         ports[name]["signals"] = signals
     return {
         "top": TOP,
@@ -93,7 +86,7 @@ def port_map(hw: IvfPqHw) -> dict:
 
 
 def rtl_files(hw: IvfPqHw, images: memimage.MemoryImages, test: dict, platform: str | None = None) -> dict[str, bytes]:
-    """The files of `PROJECT/rtl/` and the Alveo road's (`fanns.codegen.ivfpq.rtl_kernel`;
+    """The files of `PROJECT/rtl/` and the Alveo road's (`fanns.codegen.ivfpq.rtl_kernel`, `fanns.codegen.rtl_kernel`;
     `platform`: the Vitis platform, default the board file's)."""
     ports = port_map(hw)
     return {
@@ -101,7 +94,7 @@ def rtl_files(hw: IvfPqHw, images: memimage.MemoryImages, test: dict, platform: 
         "rtl/regmap.md": hw.regmap.to_markdown().encode(),
         "rtl/regmap.json": hw.regmap.to_json().encode(),
         "rtl/ports.json": json_bytes(ports),
-    } | kernel_files(hw, ports, images, test, TOP, CONTROL, platform)
+    } | kernel_files(hw, ports, images, test, TOP, platform)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
-from fanns.sim.graph.rtl import align, drive_memory, memory_ports, zero_init_loops
+from fanns.sim.graph.rtl import INTERRUPTS, align, drive_memory, memory_ports, zero_init_loops
 from fanns.tools.verilator import RtlSim
 
 
@@ -155,7 +155,7 @@ class FalconAcrossRtl:
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
-        shared_regs = {
+        shared_regs = INTERRUPTS | {
             "nodes": design.graph.n,
             "entry": design.graph.entry,
             "l": runtime.l,

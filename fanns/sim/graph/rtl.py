@@ -1,8 +1,8 @@
 """Simulate a generated Falcon QPP (RTL) on real queries: cocotb + Verilator, memory in RTL.
 
-`FalconRtl(design, build_dir)` builds the bench once (`FalconBench`: the QPP's AXI ports on one
-`SimMemory`); `run(images, queries_fx, runtime)` lays the device images and the query buffer
-out in the simulated memory (one flat address space: I/O buffers first, then every graph
+`FalconRtl(design, build_dir)` builds the bench once (`FalconBench`: the project's QPP kernel
+Verilog, its AXI ports on one `SimMemory`); `run(images, queries_fx, runtime)` lays the device
+images and the query buffer out in the simulated memory (one flat address space: I/O buffers first, then every graph
 channel's adjacency and vector images, each 4 KiB aligned — the QPP reads channel c's images
 at the addresses in its `adj_addr<c>` / `vec_addr<c>` registers, as a host would program the
 buffers it allocated), runs `sim/tb_falcon.py` and returns the result rows decoded by the
@@ -21,15 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from amaranth import Module
+from amaranth import ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.graph.top import FalconQpp
+from fanns.arch.graph.across import qpp_masters
+from fanns.codegen.graph.rtl import CONTROL, TOP, verilog
 from fanns.design.graph import GraphDesign, Runtime
-from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw
+from fanns.design.graph_hw import ADDR_BITS, CSR_ADDR_BITS, QppHw
 from fanns.errors import FannsError
-from fanns.hdl.bus import axil_signature
+from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.hdl.regmap import kernel_control_block
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
@@ -64,7 +66,9 @@ def drive_memory(bench: wiring.Component, mem: SimMemory) -> list:
 
 
 class FalconBench(wiring.Component):
-    """The QPP of `hw` with every AXI port on one simulated memory of `depth` words."""
+    """The project's QPP kernel (module `fanns_falcon_qpp`, the Verilog `fanns generate-graph-rtl`
+    writes, instantiated as an `Instance`: ports `ap_clk`, `ap_rst_n`, `s_axi_control_*`,
+    `m_axi_<role>_*`, `interrupt`) with every AXI master on one simulated memory of `depth` words."""
 
     def __init__(self, hw: QppHw, depth: int):
         self.hw, self.depth = hw, depth
@@ -80,20 +84,33 @@ class FalconBench(wiring.Component):
 
         hw = self.hw
         m = Module()
-        m.submodules.qpp = qpp = FalconQpp(hw)
-        reads = ["io", "list", *(f"vec{u}" for u in range(hw.units))]
-        m.submodules.mem = mem = SimMemory(hw.port_bits, self.depth, reads, ["io_w"])
-        wiring.connect(m, wiring.flipped(self.s_axil), qpp.s_axil)
-        connect_slave(m, qpp.m_axi_io, mem.io)
-        connect_slave(m, qpp.m_axi_io, mem.io_w)
-        connect_slave(m, qpp.m_axi_list, mem.list)
-        for u in range(hw.units):
-            connect_slave(m, getattr(qpp, f"m_axi_vec{u}"), getattr(mem, f"vec{u}"))
-        m.d.comb += [
-            self.interrupt.eq(qpp.interrupt),
-            *drive_memory(self, mem),
-        ]
+        roles = qpp_masters(hw)
+        m.submodules.mem = mem = SimMemory(hw.port_bits, self.depth, roles, ["io_w"])
+        conns: dict[str, object] = {
+            "i_ap_clk": ClockSignal(),
+            "i_ap_rst_n": ~ResetSignal(),
+            "o_interrupt": self.interrupt,
+        }
+        for name, member in self.s_axil.signature.members.items():
+            # the bench's s_axil is the slave view: what the host drives is an input of the kernel
+            conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
+        for role in roles:
+            port = f"m_axi_{role}"
+            bus = axi4_signature(ADDR_BITS, hw.port_bits, write=role == "io").create(path=(port,))
+            for name, member in bus.signature.members.items():
+                conns[f"{'o' if member.flow == Out else 'i'}_{port}_{name}"] = getattr(bus, name)
+            connect_slave(m, bus, getattr(mem, role))
+            if role == "io":
+                connect_slave(m, bus, mem.io_w)
+        m.submodules.qpp = Instance(TOP, **conns)
+        m.d.comb += drive_memory(self, mem)
         return m
+
+
+CONTROL_BLOCK = {r.name: r for r in kernel_control_block()}
+INTERRUPTS = {"gie": 1, "ier": 1}
+"""What a host writes before a run to be interrupted when it finishes (GIE, IER bit 0: ap_done);
+the benches wait for the `interrupt` pin as the board's driver waits for the interrupt."""
 
 
 _ZERO_INIT = re.compile(
@@ -127,6 +144,7 @@ class RtlRun:
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
     timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
     seconds: float = 0.0  # wall time of the run in the bench (memory loading and simulator start excluded)
+    protocol: dict | None = None  # the control words the bench read (`run(..., protocol=True)`)
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
@@ -144,14 +162,23 @@ def memory_words(images: GraphImages, nq: int) -> int:
 class FalconRtl:
     """One Verilator build of `design`'s QPP in its bench; runs any number of query batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int, top_only_public: bool = True):
+    def __init__(
+        self,
+        design: GraphDesign,
+        build_dir: Path,
+        depth_words: int,
+        top_only_public: bool = True,
+        kernel: str | None = None,
+    ):
         """`top_only_public`: cocotb sees the bench's ports alone (`fanns.tools.verilator.TOP_ONLY_PUBLIC`:
-        a faster model; False only to measure the difference)."""
+        a faster model; False only to measure the difference). `kernel`: the kernel's Verilog (a
+        project's `rtl/fanns_falcon_qpp.v`), by default the one `design` generates."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
-        verilog = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
-        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
+        bench = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
+        sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench}
+        self.sim = RtlSim(sources, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
 
     def build(self) -> None:
         self.sim.build()
@@ -164,7 +191,9 @@ class FalconRtl:
         latency: int = 100,
         stall: int = 0,
         timeout_cycles: int = 50_000_000,
+        protocol: bool = False,
     ) -> RtlRun:
+        """`protocol`: also observe the ap_ctrl_hs block (`sim/tb_falcon.py`, `RtlRun.protocol`)."""
         io = images.io
         nq = len(queries_fx)
         q_addr = 0
@@ -179,7 +208,7 @@ class FalconRtl:
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
-        regs = {
+        regs = INTERRUPTS | {
             "nq": nq,
             "query_addr": q_addr,
             "result_addr": r_addr,
@@ -213,6 +242,7 @@ class FalconRtl:
                 "result": [r_addr, nq * io.result_row_bytes],
                 "out": str(out_path),
                 "timeout_cycles": timeout_cycles,
+                **({"control": {n: [r.offset, r.bit] for n, r in CONTROL_BLOCK.items()}} if protocol else {}),
             },
         )
         raw = np.load(out_path).tobytes()
@@ -225,4 +255,5 @@ class FalconRtl:
             sim_cycles=int(rep["sim_cycles"]),
             timed_out=bool(rep.get("timed_out", False)),
             seconds=float(rep.get("seconds", 0.0)),
+            protocol=rep.get("protocol") or None,
         )

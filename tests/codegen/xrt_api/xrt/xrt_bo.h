@@ -12,6 +12,7 @@ using memory_group = uint32_t;
 class bo {
  public:
   bo(const device& device, size_t size, memory_group group);
+  bo(const bo& parent, size_t size, size_t offset);  // a sub-buffer (XRT's xrt::bo(parent, size, offset))
   void write(const void* src, size_t size, size_t seek);
   void read(void* dst, size_t size, size_t skip);
   void sync(xclBOSyncDirection direction, size_t size, size_t offset);
