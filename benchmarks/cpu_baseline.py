@@ -138,7 +138,9 @@ def readme_row(f: dict) -> tuple[str, str]:
         parts.append(text)
     figure = (
         f"CPU baseline, repeated ({f['dataset']}, {f['goal']}, {f['queries']} queries; FPGA: the "
-        f"{fpga['board'].upper()} design, model, {fpga['index']} nprobe {fpga['nprobe']}, {fpga['qps']:,.0f} QPS)"
+        f"{fpga['board'].upper()} design, model, {fpga['index']} nprobe {fpga['nprobe']}, {fpga['qps']:,.0f} QPS; "
+        "one thread is timed on its own CPU clock, which other load does not move; all threads on the wall "
+        "clock, which a loaded machine does — read the one-thread ratio there)"
     )
     return figure, ". ".join(parts)
 
