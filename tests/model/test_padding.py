@@ -145,7 +145,7 @@ def test_every_padded_lane_count_emitted_is_built_by_both_generators(board_name)
             for stage, opts in groups.items():
                 for lanes in sorted(set(opts.lanes.tolist())):
                     emitted += 1
-                    design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, True)
+                    design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes})
                     assert design.format.d_hw == ctx.d
                     check_both(design, board)
     assert padded >= 8 and emitted > 3 * padded
