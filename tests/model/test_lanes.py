@@ -8,6 +8,7 @@ by the RTL generator's design check (`IvfPqHw.from_design`) and the HLS generato
 (`check_design`), without simulating. "No design fits" names a group empty for its shape.
 """
 
+import numpy as np
 import pytest
 
 from fanns.arch.ivfpq.hw import IvfPqHw
@@ -129,9 +130,33 @@ def test_deep96_gets_designs_both_generators_build(board_name):
 
 def test_no_design_fits_names_the_empty_group():
     board = load_board("u250")
-    w = synthetic_workload(10**4, 32, 2, 16, 2, 10, False, queries=4, seed=0)
+    w = synthetic_workload(10**4, 256, 256, 16, 2, 10, False, queries=4, seed=0)
     outcome = dse.run([w], board, "R@10=0.9", 200.0, top=1)
     assert outcome.best is None
     text = "\n".join(outcome.explain)
-    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=2" in text, text
+    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=256" in text, text
     assert "binding" not in text and "too large" not in text, text
+
+
+@pytest.mark.parametrize(
+    "board_name,d,m,unit",
+    [("u55c", 768, 48, (1, 2)), ("u55c", 768, 96, (1, 3)), ("zcu104", 768, 32, (1, 2)), ("u250", 2, 2, (16, 1))],
+)
+def test_codes_wider_than_a_beat_or_below_4_bytes_get_designs(board_name, d, m, unit):
+    """Issue 16: m = 48 and 96 on 256-bit HBM ports and m = 32 on 128-bit HP ports take several
+    beats per code (`unit`: codes per unit, beats per unit); m = 2 fills a 512-bit beat only up
+    to its 16 ids. The DSE offers them, prices every beat of a PE's share (the channel moves one
+    beat per cycle) and both generators accept its picks."""
+    board = load_board(board_name)
+    w = synthetic_workload(10**6, d, m, 1024, 16, 10, False, queries=20, seed=0)
+    outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
+    assert outcome.best is not None, outcome.explain
+    for p in outcome.top:
+        check_both(to_design(p, outcome, None), board)
+    ctx, st = outcome.best.ctx, outcome.best.stages.pq_dist
+    work = stage_model.pq_timing(ctx, st, stage_model.Probes.of(w.probed))[1]
+    ipu, bpu = unit
+    items = work.shares.items
+    assert (items % ipu == 0).all()
+    id_beats = -(-items * 32 // st.port_bits)
+    assert np.array_equal(work.beats, (items // ipu * bpu + id_beats).sum(1))

@@ -337,7 +337,7 @@ def back_options(
         try:  # one PE: the PE library refuses m too large for its FIFOs (codes of any width fit a port)
             stage_model.pq_units(ctx, PqDistStage(1, True, mem.kind, 1, mem.port_bits))
         except FannsError as exc:
-            b.reasons.append(f"{mem.kind}: pq_dist with m={ctx.m}: {exc}")
+            b.reasons.append(f"{mem.kind}: pq_dist with m={ctx.m}: {exc.args[0]}: use a smaller m")
             continue
         packing = stage_model.Packing(ctx.m, mem.port_bits)
         grown, grown_sel = set(), set()
