@@ -148,7 +148,7 @@ def test_codes_wider_than_a_beat_or_below_4_bytes_get_designs(board_name, d, m, 
     to its 16 ids. The DSE offers them, prices every beat of a PE's share (the channel moves one
     beat per cycle) and both generators accept its picks."""
     board = load_board(board_name)
-    w = synthetic_workload(10**6, d, m, 1024, 16, 10, False, queries=20, seed=0)
+    w = synthetic_workload(10**6, d, m, 256, 16, 10, False, queries=20, seed=0)
     outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
     assert outcome.best is not None, outcome.explain
     for p in outcome.top:
