@@ -253,13 +253,15 @@ struct ListTask {
   bool last;
 };
 
-// The unit/id-beat pattern of a PQ channel (memimage.PqLayout): IPU codes per unit of BPU beats,
-// IPB ids per id beat; the list table has TABLE_WORDS uint32 per cell.
+// The unit/id-beat pattern of a PQ channel (memimage.PqLayout, channel_feeder.codes_per_unit):
+// IPU codes per unit of BPU beats (a code wider than a beat fills BPU beats of its own, zero
+// padded; narrow codes fill a beat up to IPB codes), IPB ids per id beat; the list table has
+// TABLE_WORDS uint32 per cell.
 template <int M, int BYTES>
 struct PqPattern {
-  static constexpr int IPU = BYTES / M > 0 ? BYTES / M : 1;
-  static constexpr int BPU = (M + BYTES - 1) / BYTES;
   static constexpr int IPB = BYTES / 4;
+  static constexpr int IPU = BYTES / M > IPB ? IPB : (BYTES / M > 0 ? BYTES / M : 1);
+  static constexpr int BPU = (M + BYTES - 1) / BYTES;
   static constexpr int TABLE_WORDS = 4;
   // id beats PE q receives right before its unit u: those whose first item lies in unit u
   static uint32_t ids_before(uint32_t unit, uint32_t share) {

@@ -43,6 +43,9 @@ BOARDS = ("u55c", "u250", "u280", "u50", "zcu104", "zcu102", "kv260", "pynq-z2")
 
 MAX_D = 2048
 MAX_K = 1000
+MAX_M = 128
+"""Largest m drawn: codes up to 1024 bits, several memory beats on every board (m = 48..128 is
+what 768-d embeddings use); BuildLUT's LUT FIFO takes m <= 255."""
 BASE_VECTORS = 2500
 TEST_QUERIES = 64
 """Queries of a draw's dataset: the exploration measures recall on all of them (64 give recall steps of
@@ -105,14 +108,15 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int) -> int:
 
 
 def draw_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzCase:
-    """The draw of `seed`: d log-uniform in 1..max_d, m a divisor of d (faiss's PQ needs d % m == 0),
+    """The draw of `seed`: d log-uniform in 1..max_d, m a divisor of d up to `MAX_M` (faiss's PQ needs
+    d % m == 0; codes wider than a memory beat included),
     K log-uniform in 1..max_k, a recall goal low enough for a 2,500-vector synthetic set to reach.
     The fast test tier draws from a smaller box (small d and K build in seconds); the slow tier and
     `benchmarks/design_fuzz.py` from the whole space."""
     rng = np.random.default_rng(seed)
     board = str(rng.choice(BOARDS))
     d = _log_uniform(rng, 1, max_d)
-    divisors = [m for m in range(1, min(d, 64) + 1) if d % m == 0]
+    divisors = [m for m in range(1, min(d, MAX_M) + 1) if d % m == 0]
     m = int(rng.choice(divisors))
     nlist = int(rng.choice([4, 8, 16, 32]))
     k = _log_uniform(rng, 1, max_k)

@@ -16,6 +16,7 @@ import numpy as np
 from fanns.errors import FannsError
 from fanns.model.ivfpq.stages import Packing
 from fanns.numerics import ID_BITS, IvfPqFormat, pad_subspaces, unpad_subspaces
+from fanns.pe.channel_feeder import beats_per_unit, codes_per_unit
 
 PAD_ID = (1 << ID_BITS) - 1
 """Id of a padding item in memory (real ids are below it: datasets hold fewer than 2**32 - 1 vectors)."""
@@ -69,11 +70,11 @@ class PqLayout:
 
     @property
     def codes_per_unit(self) -> int:
-        return max(1, self.port_bytes // self.m)
+        return codes_per_unit(self.m, self.port_bits)
 
     @property
     def beats_per_unit(self) -> int:
-        return ceil_div(self.m, self.port_bytes)
+        return beats_per_unit(self.m, self.port_bits)
 
     @property
     def header_beats(self) -> int:

@@ -1,20 +1,26 @@
 """Channel feeder of the IVF-PQ accelerator: one PQ-code channel's beats to its PEs' item streams.
 
-A list arrives unit by unit (a unit is one code beat of `codes_per_unit` codes); for every unit,
-each PE of the channel in turn gets its code beat, preceded by its next id beat when the unit is
-the first to need it (`fanns.images.ivfpq.PqLayout.schedule`: ids arrive just in time). Each PE
-has a two-entry id FIFO and a two-entry code FIFO, so the channel moves one beat per cycle while
-the PE's assembler emits one item per cycle: code i of the head code beat with the next id of
-the head id beat (popped when used up or at the end of the share), `pad` when the id is the
-packer's padding id, `last_cell` on the share's final item. An empty list reads no beat; each
-PE gets one padding item for it (pq_decode needs at least one item per cell). In a tiered design
-the feeder has a second beat input, the paired fast-tier channel's reader, and takes a cell's
-beats from the input its descriptor's `tier` names. No HLS header: the HLS kernel's scan loop
-reads codes and ids from its own streams.
+A list arrives unit by unit (`codes_per_unit`, `beats_per_unit`: a unit is one code beat of up to
+`codes_per_unit` codes, or — for codes wider than a beat — the `beats_per_unit` consecutive beats
+of one code, zero padded); for every unit, each PE of the channel in turn gets its unit, preceded
+by its next id beat when the unit is the first to need it (`fanns.images.ivfpq.PqLayout.schedule`:
+ids arrive just in time). The beats of a multi-beat unit are gathered in one shift register of
+(`beats_per_unit` - 1) beats shared by the channel's PEs (a unit's beats are consecutive) and
+written into the PE's code FIFO with the last one. Each PE has a two-entry id FIFO and a
+two-entry code FIFO, so the channel moves one beat per cycle while the PE's assembler emits one
+item per cycle: code i of the head unit with the next id of the head id beat (popped when used
+up or at the end of the share), `pad` when the id is the packer's padding id, `last_cell` on
+the share's final item. An empty list reads no beat; each PE gets one padding item for it
+(pq_decode needs at least one item per cell). In a tiered design the feeder has a second beat
+input, the paired fast-tier channel's reader, and takes a cell's beats from the input its
+descriptor's `tier` names. No HLS header: the HLS kernel's scan loop reads codes and ids from
+its own streams.
 
 Timing: each PE's items leave one per cycle (II = 1 item) once its beats are in; the first item
-of a cell leaves 3 cycles after its id beat (L = 3). Resources: per PE, the two FIFOs and the
-code and id selects; a sequencer of 32-bit counters per channel; the tier input select.
+of a cell leaves 3 cycles after its id beat (L = 3); a channel moves one beat per cycle, so a
+wide code takes `beats_per_unit` channel cycles. Resources: per PE, the two FIFOs and the code
+and id selects; the shared gather register; a sequencer of 32-bit counters per channel; the tier
+input select.
 """
 
 from __future__ import annotations
@@ -35,6 +41,19 @@ from fanns.pe.glue_streams import select_luts
 
 PAD_ID = (1 << ID_BITS) - 1
 """The packer's padding id (`fanns.images.ivfpq.PAD_ID`)."""
+
+
+def codes_per_unit(m: int, port_bits: int) -> int:
+    """Codes of one code unit: as many m-byte codes as fill a beat, but no more than the beat's
+    32-bit ids (so a unit needs at most one new id beat: m < 4 leaves bytes of the beat unused),
+    and 1 for codes wider than a beat. The rule the packer (`PqLayout`), the model (`Packing`)
+    and the HLS kernel (`PqPattern`) share."""
+    return max(1, min(port_bits // 8 // m, port_bits // ID_BITS))
+
+
+def beats_per_unit(m: int, port_bits: int) -> int:
+    """Beats of one code unit: ceil(8m / port_bits), 1 when codes fit a beat."""
+    return -(-8 * m // port_bits)
 
 
 def item_layout(m: int) -> data.StructLayout:
@@ -63,6 +82,9 @@ class ChannelFeeder(PE):
         {"m": 32, "port_bits": 256, "pes": 2},
         {"m": 8, "port_bits": 128, "pes": 3},
         {"m": 16, "port_bits": 512, "pes": 2, "tiered": True},
+        {"m": 64, "port_bits": 256, "pes": 2},
+        {"m": 96, "port_bits": 128, "pes": 1},
+        {"m": 2, "port_bits": 256, "pes": 2},
     )
 
     def validate(self) -> None:
@@ -72,8 +94,17 @@ class ChannelFeeder(PE):
 
     @property
     def codes_per_unit(self) -> int:
-        """Codes of one code beat (`PqLayout.codes_per_unit`)."""
-        return max(1, self.port_bits // 8 // self.m)
+        """Codes of one code unit (`codes_per_unit`)."""
+        return codes_per_unit(self.m, self.port_bits)
+
+    @property
+    def beats_per_unit(self) -> int:
+        return beats_per_unit(self.m, self.port_bits)
+
+    @property
+    def gather_bits(self) -> int:
+        """The shift register holding a multi-beat unit's first beats (0 when a code fits a beat)."""
+        return (self.beats_per_unit - 1) * self.port_bits
 
     @property
     def ids_per_beat(self) -> int:
@@ -97,6 +128,7 @@ class ChannelFeeder(PE):
             "select_luts": self.pes * per_pe_select,
             "pes": self.pes,
             "tier_bits": self.port_bits if self.tiered else 0,
+            "gather_bits": self.gather_bits,
         }
 
     def component(self) -> wiring.Component:
@@ -148,12 +180,16 @@ class ChannelFeederComponent(wiring.Component):
         m.d.comb += [need_id.eq(idp < pos + ipu), unit_last.eq(pos + ipu == share)]
 
         last_pe = q == n - 1
+        bpu = self.pe.beats_per_unit
+        beat = Signal(range(max(2, bpu)))  # beat of the current multi-beat unit
+        beat_last = Signal()
+        m.d.comb += beat_last.eq(beat == bpu - 1)
         w_rdy = Signal()
         m.d.comb += w_rdy.eq(
             Mux(
                 phase == self.PH_ID,
                 Cat(*(f.w_rdy for f in idf)).bit_select(q, 1),
-                Cat(*(f.w_rdy for f in codef)).bit_select(q, 1),
+                Cat(*(f.w_rdy for f in codef)).bit_select(q, 1) | ((phase == self.PH_CODE) & ~beat_last),
             )
         )
         empty = phase == self.PH_EMPTY
@@ -172,8 +208,14 @@ class ChannelFeederComponent(wiring.Component):
             m.d.comb += [src.valid.eq(self.beats.valid), src.payload.eq(self.beats.payload), self.beats.ready.eq(take)]
         m.d.comb += move.eq(active & w_rdy & (empty | src.valid))
         code = Signal(entry)
+        if bpu > 1:  # the unit's first beats, oldest at the low end
+            gather = Signal(self.pe.gather_bits)
+            with m.If(move & (phase == self.PH_CODE) & ~beat_last):
+                m.d.sync += gather.eq(Cat(gather[self.pe.port_bits :], src.payload.data))
+            m.d.comb += code.data.eq(Cat(gather, src.payload.data)[: entry.size - 3])
+        else:
+            m.d.comb += code.data.eq(src.payload.data[: entry.size - 3])
         m.d.comb += [
-            code.data.eq(src.payload.data[: entry.size - 3]),
             code.cend.eq(unit_last | empty),
             code.lastq.eq(lastq),
             code.empty.eq(empty),
@@ -183,11 +225,11 @@ class ChannelFeederComponent(wiring.Component):
                 idf[i].w_data.eq(src.payload.data),
                 idf[i].w_en.eq(move & (phase == self.PH_ID) & (q == i)),
                 codef[i].w_data.eq(code),
-                codef[i].w_en.eq(move & (phase != self.PH_ID) & (q == i)),
+                codef[i].w_en.eq(move & (phase != self.PH_ID) & (q == i) & (beat_last | empty)),
             ]
         next_pos = pos + ipu
         next_idp = idp + Mux(need_id, ipb, 0)
-        unit_done = move & (phase == self.PH_CODE) & last_pe
+        unit_done = move & (phase == self.PH_CODE) & beat_last & last_pe
         cell_done = Signal()
         m.d.comb += cell_done.eq((unit_done & unit_last) | (move & empty & last_pe))
         with m.If(move):
@@ -195,15 +237,18 @@ class ChannelFeederComponent(wiring.Component):
                 with m.Case(self.PH_ID):
                     m.d.sync += phase.eq(self.PH_CODE)
                 with m.Case(self.PH_CODE):
-                    m.d.sync += q.eq(Mux(last_pe, 0, q + 1))
-                    with m.If(last_pe):
-                        m.d.sync += [
-                            pos.eq(next_pos),
-                            idp.eq(next_idp),
-                            phase.eq(Mux(next_idp < next_pos + ipu, self.PH_ID, self.PH_CODE)),
-                        ]
-                    with m.Else():
-                        m.d.sync += phase.eq(Mux(need_id, self.PH_ID, self.PH_CODE))
+                    if bpu > 1:
+                        m.d.sync += beat.eq(Mux(beat_last, 0, beat + 1))
+                    with m.If(beat_last):  # the unit is in: the next PE's unit, or the next unit
+                        m.d.sync += q.eq(Mux(last_pe, 0, q + 1))
+                        with m.If(last_pe):
+                            m.d.sync += [
+                                pos.eq(next_pos),
+                                idp.eq(next_idp),
+                                phase.eq(Mux(next_idp < next_pos + ipu, self.PH_ID, self.PH_CODE)),
+                            ]
+                        with m.Else():
+                            m.d.sync += phase.eq(Mux(need_id, self.PH_ID, self.PH_CODE))
                 with m.Case(self.PH_EMPTY):
                     m.d.sync += q.eq(q + 1)
         with m.If(cell_done):

@@ -24,10 +24,13 @@ def test_draws_are_deterministic_and_in_range():
     for seed in range(200):
         case = draw_case(seed)
         assert case == draw_case(seed)
-        assert 1 <= case.d <= 2048 and case.d % case.m == 0 and 1 <= case.k <= 1000
+        assert 1 <= case.d <= 2048 and case.d % case.m == 0 and case.m <= 128 and 1 <= case.k <= 1000
         assert 0 < case.util < 1 and 100 <= case.clock_mhz <= 300
         small = draw_case(seed, max_d=128, max_k=16)
         assert small.d <= 128 and small.k <= 16
+    # the box holds codes wider than a 512-bit beat (m > 64) and narrower than 4 bytes with d < 4
+    cases = [draw_case(seed) for seed in range(200)]
+    assert any(c.m > 64 for c in cases) and any(c.d < 4 for c in cases)
 
 
 def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):

@@ -8,6 +8,7 @@ by the RTL generator's design check (`IvfPqHw.from_design`) and the HLS generato
 (`check_design`), without simulating. "No design fits" names a group empty for its shape.
 """
 
+import numpy as np
 import pytest
 
 from fanns.arch.ivfpq.hw import IvfPqHw
@@ -30,11 +31,10 @@ def workload(d: int, m: int, vec_bits: int, opq: bool = True):
     return synthetic_workload(10**4, d, m, 8, 2, 10, opq, queries=4, seed=0, vec_bits=vec_bits)
 
 
-def design_of(ctx, w, board, lanes: dict, m_ok: bool) -> IvfPqDesign:
-    """A design with these lanes (one PE each, on-chip storage) and a PQ stage on a memory group
-    whose port suits m (the board's first otherwise)."""
-    mem = next((x for x in ctx.memories if buildable.pq_port_problem(w.m, x.port_bits) is None), ctx.memories[0])
-    assert m_ok == (buildable.pq_port_problem(w.m, mem.port_bits) is None)
+def design_of(ctx, w, board, lanes: dict) -> IvfPqDesign:
+    """A design with these lanes (one PE each, on-chip storage) and a PQ stage on the board's
+    first memory group (codes of any m suit every port: wide ones take several beats)."""
+    mem = ctx.memories[0]
     stages = Stages(
         opq=OpqStage(lanes["opq"]) if w.opq else None,
         ivf_dist=IvfDistStage(1, lanes["ivf_dist"], "bram"),
@@ -78,7 +78,6 @@ def test_every_emitted_lane_count_is_built_by_both_generators(board_name):
                 w = workload(d, m, vec_bits)
                 ctx = dse.context(w, board, 200.0)
                 groups["build_lut"] = options.lut_options(ctx, limits)
-                m_ok = any(buildable.pq_port_problem(m, x.port_bits) is None for x in ctx.memories)
                 shapes += 1
                 for stage, opts in groups.items():
                     if stage != "build_lut" and m != 1:
@@ -87,12 +86,8 @@ def test_every_emitted_lane_count_is_built_by_both_generators(board_name):
                         continue
                     for lanes in sorted(set(opts.lanes.tolist())):
                         emitted += 1
-                        design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, m_ok)
-                        if m_ok:
-                            check_both(design, board)
-                        else:  # the back group is empty, so no design is emitted: the RTL agrees
-                            with pytest.raises(FannsError, match=f"m={m}"):
-                                IvfPqHw.from_design(design, board)
+                        design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes})
+                        check_both(design, board)
     assert shapes == 2 * sum(len(buildable.divisors(d)) for d in DS)
     assert emitted > shapes
 
@@ -106,7 +101,7 @@ def test_the_lanes_the_rules_refuse_are_refused_by_the_rtl_check():
     for stage in ("ivf_dist", "build_lut"):
         legal = buildable.stage_lanes(stage, 96, 16, 16, 512)
         for lanes in buildable.divisors(96):
-            design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, True)
+            design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes})
             if lanes in legal:
                 check_both(design, board)
             else:
@@ -135,9 +130,33 @@ def test_deep96_gets_designs_both_generators_build(board_name):
 
 def test_no_design_fits_names_the_empty_group():
     board = load_board("u250")
-    w = synthetic_workload(10**4, 32, 2, 16, 2, 10, False, queries=4, seed=0)
+    w = synthetic_workload(10**4, 256, 256, 16, 2, 10, False, queries=4, seed=0)
     outcome = dse.run([w], board, "R@10=0.9", 200.0, top=1)
     assert outcome.best is None
     text = "\n".join(outcome.explain)
-    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=2" in text, text
+    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=256" in text, text
     assert "binding" not in text and "too large" not in text, text
+
+
+@pytest.mark.parametrize(
+    "board_name,d,m,unit",
+    [("u55c", 768, 48, (1, 2)), ("u55c", 768, 96, (1, 3)), ("zcu104", 768, 32, (1, 2)), ("u250", 2, 2, (16, 1))],
+)
+def test_codes_wider_than_a_beat_or_below_4_bytes_get_designs(board_name, d, m, unit):
+    """Issue 16: m = 48 and 96 on 256-bit HBM ports and m = 32 on 128-bit HP ports take several
+    beats per code (`unit`: codes per unit, beats per unit); m = 2 fills a 512-bit beat only up
+    to its 16 ids. The DSE offers them, prices every beat of a PE's share (the channel moves one
+    beat per cycle) and both generators accept its picks."""
+    board = load_board(board_name)
+    w = synthetic_workload(10**6, d, m, 256, 16, 10, False, queries=20, seed=0)
+    outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
+    assert outcome.best is not None, outcome.explain
+    for p in outcome.top:
+        check_both(to_design(p, outcome, None), board)
+    ctx, st = outcome.best.ctx, outcome.best.stages.pq_dist
+    work = stage_model.pq_timing(ctx, st, stage_model.Probes.of(w.probed))[1]
+    ipu, bpu = unit
+    items = work.shares.items
+    assert (items % ipu == 0).all()
+    id_beats = -(-items * 32 // st.port_bits)
+    assert np.array_equal(work.beats, (items // ipu * bpu + id_beats).sum(1))

@@ -145,7 +145,7 @@ def test_every_padded_lane_count_emitted_is_built_by_both_generators(board_name)
             for stage, opts in groups.items():
                 for lanes in sorted(set(opts.lanes.tolist())):
                     emitted += 1
-                    design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes}, True)
+                    design = design_of(ctx, w, board, {"opq": 1, "ivf_dist": 1, "build_lut": 1, stage: lanes})
                     assert design.format.d_hw == ctx.d
                     check_both(design, board)
     assert padded >= 8 and emitted > 3 * padded
@@ -191,10 +191,10 @@ def test_nothing_fits_names_stage_resource_excess_and_change():
     text = "\n".join(dse.run([w], board, "R@10=0.9", 200.0, top=1).explain)
     assert "no design fits zcu104" in text and "BRAM18: needs" in text and "budget allows" in text, text
     assert "% of it in build_lut: a smaller d" in text and "use a board with more BRAM18" in text, text
-    small = synthetic_workload(10**4, 3, 3, 16, 2, 10, False, queries=4, seed=0)
-    text = "\n".join(dse.run([small], board, "R@10=0.9", 200.0, top=1).explain)
-    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "use m from 4 to 16" in text, text
-    assert text.count("is empty") == 1, text  # the paddings of one workload share the reason
+    wide = synthetic_workload(10**4, 768, 256, 16, 2, 10, False, queries=4, seed=0)
+    text = "\n".join(dse.run([wide], board, "R@10=0.9", 200.0, top=1).explain)
+    assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=256" in text, text
+    assert "use a smaller m" in text and text.count("'back' (pq_dist, sel_k) is empty") == 1, text
 
 
 def test_a_bad_padding_in_design_yaml_gets_a_clear_error(tmp_path):

@@ -42,9 +42,11 @@ FRESH = [
     ResultFilter(key_bits=40, max_k=50),
     Fetcher(nlist=32, channels=3),
     ChannelFeeder(m=16, port_bits=256, pes=3),
+    ChannelFeeder(m=48, port_bits=128, pes=2),  # codes of 3 beats (issue 16)
     AxilSplit(n=5, addr_bits=15, window_bits=12),
 ]
-"""One configuration per glue PE (two for regroup: split and gather), none a calibration point."""
+"""One configuration per glue PE (two for regroup: split and gather; two for the feeder: codes within a
+beat and codes of several beats), none a calibration point."""
 LUT_TOLERANCE, FF_TOLERANCE, ABS_SLACK = 0.15, 0.10, 8
 """Relative tolerance of the calibrated estimate; small blocks get a few cells of slack."""
 

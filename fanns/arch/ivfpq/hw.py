@@ -111,12 +111,6 @@ class IvfPqHw:
                 raise FannsError(
                     f"{name} memory port of {bits} bits", hint="the RTL needs a power-of-two port of at least 64 bits"
                 )
-        why = buildable.pq_port_problem(self.m, pq.port_bits)
-        if why is not None:
-            raise FannsError(
-                f"m={self.m}: {why}",
-                hint="the RTL needs 8·m <= port_bits and at least as many ids as codes per beat (m >= 4)",
-            )
         lanes = {"opq": None if st.opq is None else st.opq.lanes}
         lanes |= {"ivf_dist": st.ivf_dist.lanes, "build_lut": st.build_lut.lanes}
         buildable.check_design_lanes(self.d, self.m, self.vec_bits, self.io_port_bits, lanes)

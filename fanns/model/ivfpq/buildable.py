@@ -1,5 +1,4 @@
-"""What both IVF-PQ generators build: the lane counts of OPQ, IVFDist and BuildLUT, and the PQ
-code width a memory port can carry.
+"""What both IVF-PQ generators build: the lane counts of OPQ, IVFDist and BuildLUT.
 
 Lane counts are not limited to divisors of d: the hardware may pad every sub-vector of d/m
 elements to `dsub_hw` elements with zeros (`fanns.numerics`, "Padded sub-vectors"), and the
@@ -20,9 +19,11 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
   host I/O port and are split into words (or words gathered from beats) by a whole ratio;
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
-* a PQ code (8 m bits) fits one beat of the PQ port, and a beat holds at least as many 32-bit
-  ids as codes (`pq_port_problem`);
 * IVF and BuildLUT centroids on chip (`BUILT_IVF_STORAGES`, `BUILT_LUT_STORES`).
+
+PQ codes of any m suit every memory port: a code wider than a beat takes ceil(8m / port_bits)
+beats of its own, and narrow codes share a beat up to as many as it holds ids
+(`fanns.pe.channel_feeder.codes_per_unit`), so no rule here limits m.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import math
 
 from fanns.errors import FannsError
 from fanns.model.ivfpq.memory import stored_elem_bytes
-from fanns.numerics import ID_BITS
 
 BUILT_IVF_STORAGES = ("bram", "uram")
 """IVF centroid storages both generators build. Streamed centroids (`stream`) are the HLS kernel's
@@ -110,16 +110,6 @@ def lanes_rule(stage: str, d: int, m: int, vec_bits: int, io_port_bits: int) -> 
 def compatible(a: int | None, b: int | None) -> bool:
     """Two stages' lanes the query regroups between (None: the stage is absent)."""
     return a is None or b is None or whole_ratio(a, b)
-
-
-def pq_port_problem(m: int, port_bits: int) -> str | None:
-    """Why m-byte PQ codes do not suit `port_bits`-bit beats, or None when they do."""
-    port_bytes = port_bits // 8
-    if m > port_bytes:
-        return f"{8 * m}-bit PQ codes are wider than a {port_bits}-bit beat"
-    if port_bytes // m > port_bits // ID_BITS:
-        return f"a {port_bits}-bit beat holds more m={m} codes ({port_bytes // m}) than 32-bit ids"
-    return None
 
 
 def design_lane_problems(

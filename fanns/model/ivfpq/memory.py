@@ -16,6 +16,7 @@ import numpy as np
 from fanns.boards import Board
 from fanns.numerics import ID_BITS
 from fanns.pe.axi_reader import AxiReader
+from fanns.pe.channel_feeder import beats_per_unit, codes_per_unit
 
 MEM_LATENCY_CYCLES = 100
 """Assumed read latency of a memory channel in kernel cycles (not in board files, not measured
@@ -68,10 +69,11 @@ class Packing:
     """How PQDist PE shares of an IVF list sit in memory beats (docs/ivfpq_architecture.md).
 
     A list of n codes is split over P PEs (PE p takes positions p, p+P, ...); every PE's share is
-    ceil(n/P) padded up to whole code beats (port_bits // 8m codes per beat), so all shares of a
-    list have the same number of beats and a channel interleaves them beat by beat. Ids follow
-    in their own region, share by share, in whole beats of 32-bit ids. An empty list costs no
-    beat and one padding item per PE.
+    ceil(n/P) padded up to whole code units (`fanns.pe.channel_feeder.codes_per_unit`: as many
+    codes as fill a beat, at most its 32-bit ids; a code wider than a beat takes ceil(8m /
+    port_bits) beats of its own), so all shares of a list have the same number of beats and a
+    channel interleaves them unit by unit. Ids come in whole beats of 32-bit ids, each just before
+    the unit that first needs it. An empty list costs no beat and one padding item per PE.
     """
 
     m: int
@@ -80,14 +82,10 @@ class Packing:
     def _share(self, n, pes):
         n = np.asarray(n, dtype=np.int64)
         share = -(-n // pes)
-        code_bits = 8 * self.m
-        if code_bits <= self.port_bits:
-            per_beat = self.port_bits // code_bits
-            code_beats = -(-share // per_beat)
-            padded = code_beats * per_beat
-        else:
-            code_beats = share * -(-code_bits // self.port_bits)
-            padded = share
+        per_unit = codes_per_unit(self.m, self.port_bits)
+        units = -(-share // per_unit)
+        padded = units * per_unit
+        code_beats = units * beats_per_unit(self.m, self.port_bits)
         id_beats = -(-(padded * ID_BITS) // self.port_bits)
         return padded, code_beats + id_beats
 

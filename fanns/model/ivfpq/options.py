@@ -334,12 +334,10 @@ def back_options(
     b = _Builder("back", ("pq_dist", "sel_k"), limits)
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
-        why = buildable.pq_port_problem(ctx.m, mem.port_bits)
-        if why is not None:
-            b.reasons.append(
-                f"{mem.kind}: {why} (the RTL reads one code per beat with its ids): "
-                f"use m from 4 to {mem.port_bits // 8}, or a board with other memory ports"
-            )
+        try:  # one PE: the PE library refuses m too large for its FIFOs (codes of any width fit a port)
+            stage_model.pq_units(ctx, PqDistStage(1, True, mem.kind, 1, mem.port_bits))
+        except FannsError as exc:
+            b.reasons.append(f"{mem.kind}: pq_dist with m={ctx.m}: {exc.args[0]}: use a smaller m")
             continue
         packing = stage_model.Packing(ctx.m, mem.port_bits)
         grown, grown_sel = set(), set()
