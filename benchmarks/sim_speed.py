@@ -27,12 +27,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from record import cpu_model
+from record import cpu_model, write_result
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -53,11 +54,32 @@ DESIGNS = {
     "channels-8": (16, 4000, 4, 10, (2, 16, "bram"), (2, 16, "bram"), (8, 8)),
 }
 REGISTERS = ("cycles", "load_cycles", "first_cycles", "last_cycles")
+HARNESSES = ("cocotb", "fast")
 
 
 def machine() -> str:
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     return f"{platform.node()}: {cpu_model()}, {os.cpu_count()} logical cores, load average {load}"
+
+
+def row(name: str, harness: str, built: float, cycles: int, wall: float, run_wall: float, run_cpu: float) -> dict:
+    """One measurement, printed as a table line and kept for --json."""
+    out = {
+        "design": name,
+        "harness": harness,
+        "build_seconds": round(built, 1),
+        "cycles": cycles,
+        "call_seconds": round(wall, 2),
+        "call_cycles_per_second": round(cycles / wall),
+        "run_cycles_per_second": round(cycles / run_wall),
+        "run_cycles_per_cpu_second": round(cycles / run_cpu),
+    }
+    print(
+        f"{name:14} {harness:7} {built:8.0f} {cycles:10,} {wall:8.1f} {out['call_cycles_per_second']:12,} "
+        f"{out['run_cycles_per_second']:12,} {out['run_cycles_per_cpu_second']:12,}",
+        flush=True,
+    )
+    return out
 
 
 def ivfpq_project(name: str, queries: int, folder: Path) -> Path:
@@ -69,10 +91,10 @@ def ivfpq_project(name: str, queries: int, folder: Path) -> Path:
     return generate_rtl(design, data, test, folder / name, force=True).path
 
 
-def measure_ivfpq(name: str, queries: int, folder: Path) -> None:
+def measure_ivfpq(name: str, queries: int, folder: Path) -> list[dict]:
     project = ivfpq_project(name, queries, folder)
-    runs = {}
-    for harness in ("cocotb", "fast"):
+    runs, rows = {}, []
+    for harness in HARNESSES:
         sim = RtlProjectSim(project, folder / "build", harness=harness)
         t0 = time.perf_counter()
         sim.build()
@@ -81,37 +103,41 @@ def measure_ivfpq(name: str, queries: int, folder: Path) -> None:
         t0 = time.perf_counter()
         out = sim.run([Run(nq=queries, nprobe=d.nprobe, k=d.k)])
         wall = time.perf_counter() - t0
-        run = runs[harness] = out["runs"][0]
-        print(
-            f"{name:14} {harness:7} {built:8.0f} {run['sim_cycles']:10,} {wall:8.1f} "
-            f"{run['sim_cycles'] / wall:12,.0f} {out['run_cycles'] / out['run_seconds']:12,.0f}"
-            f"  mismatched queries {run['mismatched_queries']}",
-            flush=True,
-        )
+        runs[harness] = out["runs"][0]
+        cycles = out["run_cycles"]
+        rows.append(row(name, harness, built, cycles, wall, out["run_seconds"], out["run_cpu_seconds"]))
     old, new = runs["cocotb"], runs["fast"]
-    same_keys = np.array_equal(old["keys"], new["keys"])
+    same = np.array_equal(old["keys"], new["keys"]) and all(old[r] == new[r] for r in REGISTERS)
     regs = ", ".join(f"{r} {old[r]:,}/{new[r]:,}" for r in REGISTERS)
-    print(f"{'':14} keys equal: {same_keys}; registers old/new: {regs}", flush=True)
+    print(f"{'':14} keys and cycle registers equal: {same}; registers cocotb/fast: {regs}", flush=True)
+    for r in rows:
+        r["equal"] = same
+    return rows
 
 
-def measure_graph(folder: Path, queries: int) -> None:
+def measure_graph(folder: Path, queries: int) -> list[dict]:
     ds = load_dataset("builtin:sift-10k")
     base = np.asarray(ds.base[:2000], dtype=np.float32)
     graph = build_graph(base, "hnsw", max_degree=32, fmt=graph_format_for(base))
     design = pinned_graph_design(graph, units=2, channels=2, l_max=64, k_max=10, bloom=(3, 3 * 2**14), limits=(8, 4))
     images = pack(design, graph)
     q = graph.fmt.quantize(np.asarray(ds.queries[:queries], dtype=np.float32))
-    for label, top_only in (("all-pub", False), ("top-pub", True)):
-        rtl = FalconRtl(design, folder / f"falcon-{label}", memory_words(images, queries), top_only_public=top_only)
+    runs, rows = {}, []
+    for harness in HARNESSES:
+        rtl = FalconRtl(design, folder / f"falcon-{harness}", memory_words(images, queries), harness=harness)
         t0 = time.perf_counter()
         rtl.build()
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
-        run = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
+        run = runs[harness] = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
         wall = time.perf_counter() - t0
-        cycles = run.sim_cycles
-        rates = f"{cycles / wall:12,.0f} {cycles / run.seconds:12,.0f}"
-        print(f"{'graph-hnsw2k':14} {label:7} {built:8.0f} {cycles:10,} {wall:8.1f} {rates}", flush=True)
+        rows.append(row("graph-hnsw2k", harness, built, run.sim_cycles, wall, run.seconds, run.cpu_seconds))
+    old, new = runs["cocotb"], runs["fast"]
+    same = np.array_equal(old.keys, new.keys) and old.cycles == new.cycles
+    print(f"{'':14} keys and cycle register equal: {same}; cycles cocotb/fast {old.cycles:,}/{new.cycles:,}")
+    for r in rows:
+        r["equal"] = same
+    return rows
 
 
 def main() -> None:
@@ -121,18 +147,23 @@ def main() -> None:
     parser.add_argument("--graph-queries", type=int, default=3, help="queries of the graph design (default 3)")
     parser.add_argument("--no-graph", action="store_true", help="skip the graph design")
     parser.add_argument("--work", help="folder for projects and builds (default: a temporary folder)")
+    parser.add_argument("--json", help="also write the rows to this JSON file (benchmarks/record.py)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(
-        f"{'design':14} {'harness':7} {'build s':>8} {'cycles':>10} {'wall s':>8} {'cycles/s':>12} {'in run':>12}",
+        f"{'design':14} {'harness':7} {'build s':>8} {'cycles':>10} {'call s':>8} {'call cyc/s':>12} "
+        f"{'run cyc/s':>12} {'run cyc/cpu-s':>12}",
         flush=True,
     )
+    rows = []
     with tempfile.TemporaryDirectory(prefix="fanns_simspeed_") as tmp:
         folder = Path(args.work or tmp)
         for name in args.design or DESIGNS:
-            measure_ivfpq(name, args.queries, folder)
+            rows += measure_ivfpq(name, args.queries, folder)
         if not args.no_graph:
-            measure_graph(folder, args.graph_queries)
+            rows += measure_graph(folder, args.graph_queries)
+    command = "PYTHONPATH=. python benchmarks/sim_speed.py " + " ".join(sys.argv[1:])
+    write_result(args.json, "sim_speed", command.strip(), {"queries": args.queries, "rows": rows})
 
 
 if __name__ == "__main__":

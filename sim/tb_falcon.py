@@ -9,8 +9,9 @@ Parameters (FANNS_TB_PARAMS): `image` (a .npy of the memory bytes), `words` (how
 words to load), `regs` (register name -> value), `offsets` (register name -> byte offset, from
 the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read back), `out`
 (where to save the result bytes as .npy), `timeout_cycles`. Reports `status`, `cycles` (the run's
-cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
-(AXI-Lite responses that were not OKAY).
+cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench), `bad_response`
+(AXI-Lite responses that were not OKAY), `seconds` and `cpu_seconds` (wall and processor time from
+the register writes on).
 
 Several QPPs (`fanns.sim.graph.across_rtl.FalconAcrossBench`): `regs` is a list, one register
 set per QPP, QPP p's registers at p x `window` bytes; `shared` drives the memory's channel
@@ -53,7 +54,7 @@ async def run_queries(dut):
     dut.stall.value = p["stall"]
     if "shared" in p:
         dut.shared.value = p["shared"]
-    wall = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
 
     several = isinstance(p["regs"], list)
     sets = p["regs"] if several else [p["regs"]]
@@ -94,4 +95,5 @@ async def run_queries(dut):
         bad_response=bad,
         timed_out=timed_out,
         seconds=time.perf_counter() - wall,
+        cpu_seconds=time.process_time() - cpu,
     )

@@ -1,11 +1,12 @@
-"""Simulate a generated Falcon QPP (RTL) on real queries: cocotb + Verilator, memory in RTL.
+"""Simulate a generated Falcon QPP (RTL) on real queries: Verilator, memory in RTL.
 
 `FalconRtl(design, build_dir)` builds the bench once (`FalconBench`: the QPP's AXI ports on one
-`SimMemory`); `run(images, queries_fx, runtime)` lays the device images and the query buffer
+`SimMemory`), compiled (the fast harness) or under cocotb (`fanns.sim.graph.bench`);
+`run(images, queries_fx, runtime)` lays the device images and the query buffer
 out in the simulated memory (one flat address space: I/O buffers first, then every graph
 channel's adjacency and vector images, each 4 KiB aligned — the QPP reads channel c's images
 at the addresses in its `adj_addr<c>` / `vec_addr<c>` registers, as a host would program the
-buffers it allocated), runs `sim/tb_falcon.py` and returns the result rows decoded by the
+buffers it allocated), runs the bench and returns the result rows decoded by the
 packer's `GraphIo`.
 
 The simulated memory answers a read `latency` cycles after its AR handshake; the cycle model of
@@ -33,7 +34,7 @@ from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
-from fanns.tools.verilator import RtlSim
+from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 
 ALIGN = 4096
 
@@ -127,6 +128,7 @@ class RtlRun:
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
     timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
     seconds: float = 0.0  # wall time of the run in the bench (memory loading and simulator start excluded)
+    cpu_seconds: float | None = None  # the bench's processor time for it (fast harness only)
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
@@ -144,14 +146,13 @@ def memory_words(images: GraphImages, nq: int) -> int:
 class FalconRtl:
     """One Verilator build of `design`'s QPP in its bench; runs any number of query batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int, top_only_public: bool = True):
-        """`top_only_public`: cocotb sees the bench's ports alone (`fanns.tools.verilator.TOP_ONLY_PUBLIC`:
-        a faster model; False only to measure the difference)."""
+    def __init__(self, design: GraphDesign, build_dir: Path, depth_words: int, harness: str = DEFAULT_HARNESS):
+        """`harness`: "fast" (compiled) or "cocotb" (`fanns.sim.graph.bench`)."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
         verilog = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
-        self.sim = RtlSim({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
+        self.sim = GraphBench({"falcon_bench.v": verilog}, "falcon_bench", Path(build_dir), self.hw.regmap, harness)
 
     def build(self) -> None:
         self.sim.build()
@@ -199,11 +200,9 @@ class FalconRtl:
         image_path, out_path = build / "image.npy", build / "results.npy"
         used = -(-addr // 64)
         np.save(image_path, np.frombuffer(bytes(mem[: used * 64]), dtype=np.uint8))
-        regmap = self.hw.regmap
-        offsets = {r.name: (r.offset, r.width) for r in regmap.registers}
+        offsets = {r.name: (r.offset, r.width) for r in self.hw.regmap.registers}
         rep = self.sim.run(
-            "tb_falcon",
-            params={
+            {
                 "image": str(image_path),
                 "words": used,
                 "regs": regs,
@@ -225,4 +224,5 @@ class FalconRtl:
             sim_cycles=int(rep["sim_cycles"]),
             timed_out=bool(rep.get("timed_out", False)),
             seconds=float(rep.get("seconds", 0.0)),
+            cpu_seconds=rep.get("cpu_seconds"),
         )
