@@ -88,6 +88,28 @@ def recall_row(rec: dict) -> list[str]:
     return [figure, "; ".join(parts) + f" ({_origin(rec)})", f"`{rec['command']}`"]
 
 
+def sim_speed_row(rec: dict) -> list[str]:
+    """The simulation speed row from `benchmarks/sim_speed.py --json`: per design, the in-run rate
+    per processor second (the machine is shared, so wall-clock rates say more about the load)."""
+    by_design: dict[str, dict] = {}
+    for r in rec["figures"]["rows"]:
+        by_design.setdefault(r["design"], {})[r["harness"]] = r
+    parts = []
+    for design, h in by_design.items():
+        old, new = h["cocotb"], h["fast"]
+        speedup = new["run_cycles_per_cpu_second"] / old["run_cycles_per_cpu_second"]
+        parts.append(
+            f"{design} {old['run_cycles_per_cpu_second']:,} → {new['run_cycles_per_cpu_second']:,} "
+            f"({speedup:,.0f}×, {'equal' if new['equal'] else 'DIFFERENT'} keys and cycle registers)"
+        )
+    value = (
+        "simulated cycles per processor second while the runs go, cocotb harness → fast (compiled) harness: "
+        + "; ".join(parts)
+        + f" ({_origin(rec)})"
+    )
+    return ["whole-accelerator RTL simulation speed", value, f"`{rec['command']}`"]
+
+
 def table_rows() -> list[list[str]]:
     """Every row of the table, in the README's order."""
     out = []
@@ -97,6 +119,8 @@ def table_rows() -> list[list[str]]:
             out.append(dse_row(_load("dse")))
             for path in sorted(RESULTS.glob("recall_holdout_*.json")):
                 out.append(recall_row(_load(path.stem)))
+    if (RESULTS / "sim_speed.json").exists():
+        out.append(sim_speed_row(_load("sim_speed")))
     return out
 
 

@@ -1,25 +1,19 @@
-"""Simulation speed of whole accelerators: simulated clock cycles per wall second, old vs new harness.
+"""Simulation speed of whole accelerators: simulated clock cycles per second, cocotb vs fast (compiled) harness.
 
 IVF-PQ (random index data, so nothing is explored or downloaded): a small design (K = 10, one
 PQ channel), a K = 100 design (the tests' random-k100: three PQ channels) and a many-channel
 design (eight PQ channels), each generated as an RTL project and simulated on the same queries by
 the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) and the fast harness
-(`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL). Cycles are the bench's
-ap_start-to-ap_done spans; the wall time is that of `RtlProjectSim.run` (simulator start, memory
-loading and the run; the build is timed apart), "in run" the rate while the runs go (the benches'
-`run_cycles` / `run_seconds`: what a long run approaches). The keys and the accelerator's cycle registers of
-both harnesses are compared. A graph design (Falcon QPP, HNSW over 2,000 SIFT vectors, memory in RTL
-already) runs on its bench built as before (every signal public to cocotb: "all-pub") and as now
-(the bench's ports alone: "top-pub", `fanns.tools.verilator.TOP_ONLY_PUBLIC`).
+(`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled with its clock
+loop in C++ by `fanns.tools.vmodel`, no cocotb). A graph design (Falcon QPP, HNSW over 2,000 SIFT
+vectors, memory in RTL) runs on its bench under cocotb (`sim/tb_falcon.py`) and compiled
+(`fanns.sim.graph.bench`). Columns: the build (timed apart), the whole call (`RtlProjectSim.run` /
+`FalconRtl.run`: simulator start, memory loading and the runs) and its rate, and the rate while the
+runs go, per wall second and per processor second of the simulating process. The machine is shared,
+so the per-processor-second rate is the one to compare; a long run approaches it on an idle core.
+The keys and the accelerator's cycle registers of both harnesses are compared.
 
-    PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph]
-
-Measured 2026-11-25 (--queries 12 --graph-queries 10; AMD EPYC VM, 2 logical cores shared with
-other jobs, load average about 5), in-run cycles/s cocotb -> fast: small-k10 978 -> 74,914,
-random-k100 808 -> 38,729, channels-8 347 -> 18,191 (keys and cycle registers equal on all three);
-graph all-pub 23,970 -> top-pub 70,508. On a quieter moment the fast random-k100 bench ran at
-82,000 cycles/s. The whole-call rate is lower for runs this short: simulator start-up and memory
-loading take 3-8 s.
+    PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph] [--json PATH]
 """
 
 from __future__ import annotations
@@ -162,7 +156,7 @@ def main() -> None:
             rows += measure_ivfpq(name, args.queries, folder)
         if not args.no_graph:
             rows += measure_graph(folder, args.graph_queries)
-    command = "PYTHONPATH=. python benchmarks/sim_speed.py " + " ".join(sys.argv[1:])
+    command = "python benchmarks/sim_speed.py " + " ".join(sys.argv[1:])
     write_result(args.json, "sim_speed", command.strip(), {"queries": args.queries, "rows": rows})
 
 

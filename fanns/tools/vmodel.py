@@ -49,10 +49,11 @@ _ESCAPE = re.compile(r"__0([0-9A-F]{2})")
 
 def header_ports(header: str) -> list[tuple[str, str, int]]:
     """(Verilog name, C++ member, width) of every top-level port Verilator declared in `Vtop.h`
-    (Verilator escapes characters of a name as `__0XX`: `s_axil__awaddr` is `s_axil___05Fawaddr`)."""
+    (Verilator escapes characters of a name as `__0XX`: `s_axil__awaddr` is `s_axil___05Fawaddr`,
+    and prefixes names a C++ compiler may reserve with `__SYM__`: `interrupt` is `__SYM__interrupt`)."""
     out = []
     for member, msb, lsb in _PORT.findall(header):
-        name = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), member)
+        name = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), member.removeprefix("__SYM__"))
         out.append((name, member, int(msb) - int(lsb) + 1))
     return out
 

@@ -29,6 +29,7 @@ def test_header_ports_decode_verilators_escaped_names():
     VL_OUT64(&count,47,0);
     VL_INW(&bd_wdata,511,0,16);
     VL_OUT(&rdata,31,0);
+    VL_OUT8(&__SYM__interrupt,0,0);
     """
     assert header_ports(header) == [
         ("clk", "clk", 1),
@@ -36,6 +37,7 @@ def test_header_ports_decode_verilators_escaped_names():
         ("count", "count", 48),
         ("bd_wdata", "bd_wdata", 512),
         ("rdata", "rdata", 32),
+        ("interrupt", "__SYM__interrupt", 1),
     ]
 
 
@@ -55,6 +57,7 @@ def _compiled_handshakes(build: ModelBuild, stall: int = 0) -> dict:
     m.poke("rst", 0)
     m.poke("latency", LATENCY)
     m.poke("stall", stall)
+    m.step()  # the memory's settings are registered
     for name, value in (("r__arlen", 3), ("r__arvalid", 1), ("r__rready", 1), ("w__awlen", 1), ("w__awvalid", 1)):
         m.poke(name, value)
     for name, value in (("w__wvalid", 1), ("w__wstrb", 0xFF), ("w__bready", 1)):

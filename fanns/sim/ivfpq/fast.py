@@ -160,6 +160,8 @@ class IvfPqBench(wiring.Component):
             # the bench's s_axil is the slave view: what the host drives is an input of the accelerator
             conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
         rdata = []
+        frozen_ports = Signal.like(self.frozen)
+        m.d.sync += frozen_ports.eq(self.frozen)  # registered, as SimMemory's settings
         for i, p in enumerate(self.layout.ports):
             bus = axi4_signature(ADDR_BITS, p.data_bits, write=p.write).create(path=(p.name,))
             for name, member in bus.signature.members.items():
@@ -167,7 +169,7 @@ class IvfPqBench(wiring.Component):
             writes = ["w"] if p.write else []
             mem = SimMemory(p.data_bits, p.depth, ["r"], writes, queue_depth=QUEUE_DEPTH, seed=0x1234567 + 7919 * i)
             m.submodules[f"mem_{p.short}"] = mem
-            frozen = self.frozen[i]
+            frozen = frozen_ports[i]
             _serve(m, bus, mem.r, frozen)
             if p.write:
                 _serve(m, bus, mem.w, frozen)
