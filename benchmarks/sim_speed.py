@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -156,8 +155,10 @@ def main() -> None:
             rows += measure_ivfpq(name, args.queries, folder)
         if not args.no_graph:
             rows += measure_graph(folder, args.graph_queries)
-    command = "python benchmarks/sim_speed.py " + " ".join(sys.argv[1:])
-    write_result(args.json, "sim_speed", command.strip(), {"queries": args.queries, "rows": rows})
+    shown = [f"--queries {args.queries}"] + (["--design", *args.design] if args.design else [])
+    shown += [f"--graph-queries {args.graph_queries}"] if not args.no_graph else ["--no-graph"]
+    command = "python benchmarks/sim_speed.py " + " ".join(shown)  # where the files went is not part of it
+    write_result(args.json, "sim_speed", command, {"queries": args.queries, "rows": rows})
 
 
 if __name__ == "__main__":
