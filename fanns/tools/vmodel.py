@@ -119,6 +119,8 @@ class ModelBuild:
         env["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
         make = [
             "make",
+            "-j",
+            str(min(4, os.cpu_count() or 1)),
             "-C",
             str(self.build_dir),
             "-f",
