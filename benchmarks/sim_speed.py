@@ -15,9 +15,10 @@ The keys and the accelerator's cycle registers of both harnesses are compared.
 
     PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph] [--json PATH]
 
-Measured 2026-11-26 (--queries 12; AMD EPYC VM, 2 logical cores, load average 16-19), in-run
-cycles per processor second, cocotb -> fast: small-k10 2,637 -> 368,549 (keys and cycle registers
-equal; benchmarks/results/sim_speed.json). The cocotb-driven fast harness this replaced ran the
+Measured 2026-11-26 (--queries 12 --graph-queries 3; AMD EPYC VM, 2 logical cores, load average
+3-7), in-run cycles per processor second, cocotb -> fast: small-k10 3,081 -> 391,204, graph
+122,017 -> 229,226 (the graph's cocotb bench had its memory in RTL already); keys and cycle
+registers equal (benchmarks/results/sim_speed.json). The cocotb-driven fast harness this replaced ran the
 same bench at 137,840 (small-k10) and 73,162 (random-k100) cycles per processor second.
 """
 

@@ -54,7 +54,7 @@ HARNESSES = ("cocotb", "fast")
 DEFAULT_HARNESS = "fast"
 """The harness `RtlProjectSim`, `fanns sim` and `generate --sim` use unless told: the fast one gives
 the cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py
-and a tiered one (tests/codegen/test_rtl_fast.py), at 140x the simulated cycles per processor
+and a tiered one (tests/codegen/test_rtl_fast.py), at 127x the simulated cycles per processor
 second on small-k10 (benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory rate, not only one
 beat per cycle)."""
 
