@@ -44,9 +44,11 @@ def _origin(rec: dict) -> str:
 
 def benchmark_module(name: str):
     """The benchmark script `benchmarks/NAME.py` as a module (its `readme_row` renders its row); the
-    benchmarks import their siblings (`record`) as scripts do, from their own folder."""
-    if str(HERE) not in sys.path:
-        sys.path.insert(0, str(HERE))
+    benchmarks import their siblings (`record`) from their own folder and the project (and its test
+    helpers) from the checkout, as `PYTHONPATH=. python benchmarks/NAME.py` does."""
+    for folder in (HERE.parent, HERE):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
     spec = importlib.util.spec_from_file_location(f"benchmark_{name}", HERE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

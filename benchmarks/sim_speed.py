@@ -1,25 +1,25 @@
-"""Simulation speed of whole accelerators: simulated clock cycles per wall second, old vs new harness.
+"""Simulation speed of whole accelerators: simulated clock cycles per second, cocotb vs fast (compiled) harness.
 
 IVF-PQ (random index data, so nothing is explored or downloaded): a small design (K = 10, one
 PQ channel), a K = 100 design (the tests' random-k100: three PQ channels) and a many-channel
 design (eight PQ channels), each generated as an RTL project and simulated on the same queries by
 the cocotb harness (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) and the fast harness
-(`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL). Cycles are the bench's
-ap_start-to-ap_done spans; the wall time is that of `RtlProjectSim.run` (simulator start, memory
-loading and the run; the build is timed apart), "in run" the rate while the runs go (the benches'
-`run_cycles` / `run_seconds`: what a long run approaches). The keys and the accelerator's cycle registers of
-both harnesses are compared. A graph design (Falcon QPP, HNSW over 2,000 SIFT vectors, memory in RTL
-already) runs on its bench built as before (every signal public to cocotb: "all-pub") and as now
-(the bench's ports alone: "top-pub", `fanns.tools.verilator.TOP_ONLY_PUBLIC`).
+(`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled with its clock
+loop in C++ by `fanns.tools.vmodel`, no cocotb). A graph design (Falcon QPP, HNSW over 2,000 SIFT
+vectors, memory in RTL) runs on its bench under cocotb (`sim/tb_falcon.py`) and compiled
+(`fanns.sim.graph.bench`). Columns: the build (timed apart), the whole call (`RtlProjectSim.run` /
+`FalconRtl.run`: simulator start, memory loading and the runs) and its rate, and the rate while the
+runs go, per wall second and per processor second of the simulating process. The machine is shared,
+so the per-processor-second rate is the one to compare; a long run approaches it on an idle core.
+The keys and the accelerator's cycle registers of both harnesses are compared.
 
-    PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph]
+    PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph] [--json PATH]
 
-Measured 2026-11-25 (--queries 12 --graph-queries 10; AMD EPYC VM, 2 logical cores shared with
-other jobs, load average about 5), in-run cycles/s cocotb -> fast: small-k10 978 -> 74,914,
-random-k100 808 -> 38,729, channels-8 347 -> 18,191 (keys and cycle registers equal on all three);
-graph all-pub 23,970 -> top-pub 70,508. On a quieter moment the fast random-k100 bench ran at
-82,000 cycles/s. The whole-call rate is lower for runs this short: simulator start-up and memory
-loading take 3-8 s.
+Measured 2026-11-26 (--queries 12 --graph-queries 3; AMD EPYC VM, 2 logical cores, load average
+3-7), in-run cycles per processor second, cocotb -> fast: small-k10 3,081 -> 391,204, graph
+122,017 -> 229,226 (the graph's cocotb bench had its memory in RTL already); keys and cycle
+registers equal (benchmarks/results/sim_speed.json). The cocotb-driven fast harness this replaced ran the
+same bench at 137,840 (small-k10) and 73,162 (random-k100) cycles per processor second.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from record import cpu_model
+from record import cpu_model, write_result
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -53,11 +53,32 @@ DESIGNS = {
     "channels-8": (16, 4000, 4, 10, (2, 16, "bram"), (2, 16, "bram"), (8, 8)),
 }
 REGISTERS = ("cycles", "load_cycles", "first_cycles", "last_cycles")
+HARNESSES = ("cocotb", "fast")
 
 
 def machine() -> str:
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     return f"{platform.node()}: {cpu_model()}, {os.cpu_count()} logical cores, load average {load}"
+
+
+def row(name: str, harness: str, built: float, cycles: int, wall: float, run_wall: float, run_cpu: float) -> dict:
+    """One measurement, printed as a table line and kept for --json."""
+    out = {
+        "design": name,
+        "harness": harness,
+        "build_seconds": round(built, 1),
+        "cycles": cycles,
+        "call_seconds": round(wall, 2),
+        "call_cycles_per_second": round(cycles / wall),
+        "run_cycles_per_second": round(cycles / run_wall),
+        "run_cycles_per_cpu_second": round(cycles / run_cpu),
+    }
+    print(
+        f"{name:14} {harness:7} {built:8.0f} {cycles:10,} {wall:8.1f} {out['call_cycles_per_second']:12,} "
+        f"{out['run_cycles_per_second']:12,} {out['run_cycles_per_cpu_second']:12,}",
+        flush=True,
+    )
+    return out
 
 
 def ivfpq_project(name: str, queries: int, folder: Path) -> Path:
@@ -69,10 +90,10 @@ def ivfpq_project(name: str, queries: int, folder: Path) -> Path:
     return generate_rtl(design, data, test, folder / name, force=True).path
 
 
-def measure_ivfpq(name: str, queries: int, folder: Path) -> None:
+def measure_ivfpq(name: str, queries: int, folder: Path) -> list[dict]:
     project = ivfpq_project(name, queries, folder)
-    runs = {}
-    for harness in ("cocotb", "fast"):
+    runs, rows = {}, []
+    for harness in HARNESSES:
         sim = RtlProjectSim(project, folder / "build", harness=harness)
         t0 = time.perf_counter()
         sim.build()
@@ -81,37 +102,41 @@ def measure_ivfpq(name: str, queries: int, folder: Path) -> None:
         t0 = time.perf_counter()
         out = sim.run([Run(nq=queries, nprobe=d.nprobe, k=d.k)])
         wall = time.perf_counter() - t0
-        run = runs[harness] = out["runs"][0]
-        print(
-            f"{name:14} {harness:7} {built:8.0f} {run['sim_cycles']:10,} {wall:8.1f} "
-            f"{run['sim_cycles'] / wall:12,.0f} {out['run_cycles'] / out['run_seconds']:12,.0f}"
-            f"  mismatched queries {run['mismatched_queries']}",
-            flush=True,
-        )
+        runs[harness] = out["runs"][0]
+        cycles = out["run_cycles"]
+        rows.append(row(name, harness, built, cycles, wall, out["run_seconds"], out["run_cpu_seconds"]))
     old, new = runs["cocotb"], runs["fast"]
-    same_keys = np.array_equal(old["keys"], new["keys"])
+    same = np.array_equal(old["keys"], new["keys"]) and all(old[r] == new[r] for r in REGISTERS)
     regs = ", ".join(f"{r} {old[r]:,}/{new[r]:,}" for r in REGISTERS)
-    print(f"{'':14} keys equal: {same_keys}; registers old/new: {regs}", flush=True)
+    print(f"{'':14} keys and cycle registers equal: {same}; registers cocotb/fast: {regs}", flush=True)
+    for r in rows:
+        r["equal"] = same
+    return rows
 
 
-def measure_graph(folder: Path, queries: int) -> None:
+def measure_graph(folder: Path, queries: int) -> list[dict]:
     ds = load_dataset("builtin:sift-10k")
     base = np.asarray(ds.base[:2000], dtype=np.float32)
     graph = build_graph(base, "hnsw", max_degree=32, fmt=graph_format_for(base))
     design = pinned_graph_design(graph, units=2, channels=2, l_max=64, k_max=10, bloom=(3, 3 * 2**14), limits=(8, 4))
     images = pack(design, graph)
     q = graph.fmt.quantize(np.asarray(ds.queries[:queries], dtype=np.float32))
-    for label, top_only in (("all-pub", False), ("top-pub", True)):
-        rtl = FalconRtl(design, folder / f"falcon-{label}", memory_words(images, queries), top_only_public=top_only)
+    runs, rows = {}, []
+    for harness in HARNESSES:
+        rtl = FalconRtl(design, folder / f"falcon-{harness}", memory_words(images, queries), harness=harness)
         t0 = time.perf_counter()
         rtl.build()
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
-        run = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
+        run = runs[harness] = rtl.run(images, q, Runtime(l=64, k=10, mg=4, mc=2), latency=100)
         wall = time.perf_counter() - t0
-        cycles = run.sim_cycles
-        rates = f"{cycles / wall:12,.0f} {cycles / run.seconds:12,.0f}"
-        print(f"{'graph-hnsw2k':14} {label:7} {built:8.0f} {cycles:10,} {wall:8.1f} {rates}", flush=True)
+        rows.append(row("graph-hnsw2k", harness, built, run.sim_cycles, wall, run.seconds, run.cpu_seconds))
+    old, new = runs["cocotb"], runs["fast"]
+    same = np.array_equal(old.keys, new.keys) and old.cycles == new.cycles
+    print(f"{'':14} keys and cycle register equal: {same}; cycles cocotb/fast {old.cycles:,}/{new.cycles:,}")
+    for r in rows:
+        r["equal"] = same
+    return rows
 
 
 def main() -> None:
@@ -121,18 +146,45 @@ def main() -> None:
     parser.add_argument("--graph-queries", type=int, default=3, help="queries of the graph design (default 3)")
     parser.add_argument("--no-graph", action="store_true", help="skip the graph design")
     parser.add_argument("--work", help="folder for projects and builds (default: a temporary folder)")
+    parser.add_argument("--json", help="also write the rows to this JSON file (benchmarks/record.py)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(
-        f"{'design':14} {'harness':7} {'build s':>8} {'cycles':>10} {'wall s':>8} {'cycles/s':>12} {'in run':>12}",
+        f"{'design':14} {'harness':7} {'build s':>8} {'cycles':>10} {'call s':>8} {'call cyc/s':>12} "
+        f"{'run cyc/s':>12} {'run cyc/cpu-s':>12}",
         flush=True,
     )
+    rows = []
     with tempfile.TemporaryDirectory(prefix="fanns_simspeed_") as tmp:
         folder = Path(args.work or tmp)
         for name in args.design or DESIGNS:
-            measure_ivfpq(name, args.queries, folder)
+            rows += measure_ivfpq(name, args.queries, folder)
         if not args.no_graph:
-            measure_graph(folder, args.graph_queries)
+            rows += measure_graph(folder, args.graph_queries)
+    shown = [f"--queries {args.queries}"] + (["--design", *args.design] if args.design else [])
+    shown += [f"--graph-queries {args.graph_queries}"] if not args.no_graph else ["--no-graph"]
+    shown += ["--json", args.json] if args.json else []
+    command = "python benchmarks/sim_speed.py " + " ".join(shown)  # where the build files went is not part of it
+    write_result(args.json, "sim_speed", command, {"queries": args.queries, "rows": rows})
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`):
+    per design, the in-run rate per processor second (the machine is shared, so wall-clock rates say
+    more about the load)."""
+    by_design: dict[str, dict] = {}
+    for r in figures["rows"]:
+        by_design.setdefault(r["design"], {})[r["harness"]] = r
+    parts = []
+    for design, h in by_design.items():
+        old, new = h["cocotb"], h["fast"]
+        speedup = new["run_cycles_per_cpu_second"] / old["run_cycles_per_cpu_second"]
+        parts.append(
+            f"{design} {old['run_cycles_per_cpu_second']:,} → {new['run_cycles_per_cpu_second']:,} "
+            f"({speedup:,.0f}×, {'equal' if new['equal'] else 'DIFFERENT'} keys and cycle registers)"
+        )
+    value = "simulated cycles per processor second while the runs go, cocotb harness → fast (compiled) harness: "
+    return "whole-accelerator RTL simulation speed", value + "; ".join(parts)
 
 
 if __name__ == "__main__":

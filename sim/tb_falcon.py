@@ -12,8 +12,9 @@ the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read ba
 name -> [offset, bit] of the ap_ctrl_hs block: the bench then reads the control word before,
 during and after the run, twice after it (ap_done and ap_ready clear on read), toggles ISR off and
 reads again a while later, reported as `protocol`). Reports `status`, `cycles` (the run's
-cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench) and `bad_response`
-(AXI-Lite responses that were not OKAY).
+cycle counter), `sim_cycles` (ap_start to interrupt, measured by the bench), `bad_response`
+(AXI-Lite responses that were not OKAY), `seconds` and `cpu_seconds` (wall and processor time from
+the register writes on).
 
 Several QPPs (`fanns.sim.graph.across_rtl.FalconAcrossBench`): `regs` is a list, one register
 set per QPP, QPP p's registers at p x `window` bytes; `shared` drives the memory's channel
@@ -56,7 +57,7 @@ async def run_queries(dut):
     dut.stall.value = p["stall"]
     if "shared" in p:
         dut.shared.value = p["shared"]
-    wall = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
 
     several = isinstance(p["regs"], list)
     sets = p["regs"] if several else [p["regs"]]
@@ -114,5 +115,6 @@ async def run_queries(dut):
         bad_response=bad,
         timed_out=timed_out,
         seconds=time.perf_counter() - wall,
+        cpu_seconds=time.process_time() - cpu,
         protocol=seen,
     )

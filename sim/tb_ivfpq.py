@@ -17,7 +17,8 @@ result keys read back to)}], `bad_params` (also check that an out-of-range nprob
 `limits` ({stall, cycles, seconds}: the watchdog below), `frozen` (memory ports that never answer:
 a fault to prove the watchdog).
 Report: per run the mismatching queries and keys, the cycle registers and the status word;
-`run_cycles` and `run_seconds`, the cycles and wall time of the runs (setup excluded).
+`run_cycles`, `run_seconds` and `run_cpu_seconds`, the cycles, wall and processor time of the runs (setup
+excluded).
 
 Watchdog: while a run is busy the bench polls the accelerator's `progress` register (cycles in
 which a stage-boundary stream or memory port moved a word). When it stays still for `stall`
@@ -172,7 +173,7 @@ async def search_runs(dut, p: dict) -> None:
     if p.get("bad_params"):
         report(bad_params_status=await refused_run(csr, lambda limits: run_once(dut, csr, limits, rams)))
 
-    results, simulated, wall = [], 0, time.perf_counter()
+    results, simulated, wall, cpu = [], 0, time.perf_counter(), time.process_time()
     for i, run in enumerate(p["runs"]):
         nq, k, stride = run["nq"], run["k"], run["stride"]
         io.write(layout[f"results{i}"], b"\xa5" * (nq * stride))
@@ -190,6 +191,11 @@ async def search_runs(dut, p: dict) -> None:
         row |= {name: await csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
         results.append(row)
         simulated += sim_cycles
-        report(runs=results, run_seconds=time.perf_counter() - wall, run_cycles=simulated)
+        report(
+            runs=results,
+            run_seconds=time.perf_counter() - wall,
+            run_cpu_seconds=time.process_time() - cpu,
+            run_cycles=simulated,
+        )
     assert all(r["mismatched_keys"] == 0 for r in results), [r.get("first_bad") for r in results]
     assert all(r["status"] & 0b110 == 0 for r in results), [r["status"] for r in results]

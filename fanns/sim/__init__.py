@@ -1,1 +1,2 @@
-"""Simulation: Verilator discovery, cocotb runners for RTL, and g++ C simulation for HLS."""
+"""Simulation of generated projects: RTL under Verilator (compiled benches, `compiled`; cocotb
+benches), and g++ C simulation for HLS."""

@@ -23,6 +23,10 @@ channel is shared by every master mapped to it (a DDR4 channel of the U250 moves
 one 64-byte beat per cycle at 300 MHz). With `shared` low every port runs at one beat per cycle
 on its own (the memory of the single-QPP cycle model's default). Writes count as the channel's
 beats too (reads and writes share a DDR bus).
+
+`latency`, `stall` and `shared` are settings, registered inside: a change takes effect one cycle
+later. So no logic of a compiled bench (`fanns.tools.vmodel`) hangs combinationally on a top-level
+input, which Verilator re-evaluates on every evaluation, both clock edges.
 """
 
 from __future__ import annotations
@@ -87,12 +91,16 @@ class SimMemory(wiring.Component):
         abits = exact_log2(self.depth)
         now = Signal(32)
         m.d.sync += now.eq(now + 1)
+        # the settings, registered: no logic hangs on a top-level input of a compiled bench, whose
+        # model re-evaluates such logic on every evaluation (both clock edges)
+        latency, stall, shared = Signal(16, init=1), Signal(8), Signal()
+        m.d.sync += [latency.eq(self.latency), stall.eq(self.stall), shared.eq(self.shared)]
         seed = self.seed
 
         def stalled(name: str):
             nonlocal seed
             seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
-            return _lfsr(m, seed, f"lfsr_{name}")[:8] < self.stall
+            return _lfsr(m, seed, f"lfsr_{name}")[:8] < stall
 
         bd = mem.read_port()
         m.d.comb += [bd.addr.eq(self.bd_addr), bd.en.eq(1), self.bd_rdata.eq(bd.data)]
@@ -121,7 +129,7 @@ class SimMemory(wiring.Component):
                 q.w_en.eq(bus.arvalid & bus.arready),
                 w.addr.eq(bus.araddr[word_shift:]),
                 w.len.eq(bus.arlen),
-                w.at.eq(now + self.latency - 1),
+                w.at.eq(now + latency - 1),
             ]
             head = data.View(req, q.r_data)
             active = Signal(name=f"{name}_active")
@@ -187,17 +195,17 @@ class SimMemory(wiring.Component):
             last = beat == head.len
             with m.If(w_hs):
                 m.d.sync += beat.eq(Mux(last, 0, beat + 1))
-            m.d.comb += [awq.r_en.eq(w_hs & last), bq.w_en.eq(w_hs & last), bq.w_data.eq(now + self.latency)]
+            m.d.comb += [awq.r_en.eq(w_hs & last), bq.w_en.eq(w_hs & last), bq.w_data.eq(now + latency)]
             m.d.comb += [
                 bus.bvalid.eq(bq.r_rdy & (now >= bq.r_data)),
                 bus.bid.eq(0),
                 bus.bresp.eq(0),
                 bq.r_en.eq(bus.bvalid & bus.bready),
             ]
-        self._arbitrate(m, wants, grants)
+        self._arbitrate(m, wants, grants, shared)
         return m
 
-    def _arbitrate(self, m: Module, wants: list, grants: list) -> None:
+    def _arbitrate(self, m: Module, wants: list, grants: list, shared: Signal) -> None:
         """Per channel, grant one of the ports that want a beat, round robin from the port after
         the last one granted (every port is granted when `shared` is low)."""
         n = len(wants)
@@ -213,8 +221,8 @@ class SimMemory(wiring.Component):
             m.d.comb += onehot.eq(pool & (~pool + 1)[:n])
             for i, (_, bank) in enumerate(wants):
                 with m.If(bank == b):
-                    m.d.comb += grants[i].eq(~self.shared | onehot[i])
-                with m.If(self.shared & onehot[i]):
+                    m.d.comb += grants[i].eq(~shared | onehot[i])
+                with m.If(shared & onehot[i]):
                     m.d.sync += last.eq(i)
 
 

@@ -1,5 +1,5 @@
 """AXI4-Lite host accesses driven pin by pin: a few awaited edges per access and nothing between
-accesses, so a bench whose memories are in RTL (`sim/tb_falcon.py`, `sim/tb_ivfpq_fast.py`) runs
+accesses, so a bench whose memories are in RTL (`sim/tb_falcon.py`) runs
 no Python while the design works (cocotbext-axi's master watches its channels every cycle)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The generated Falcon QPP (Amaranth -> Verilator, driven by cocotb) on a real graph.
+"""The generated Falcon QPP (Amaranth -> Verilator, on the compiled fast harness) on a real graph.
 
 One build (two BFC units on two graph channels, HNSW of the first 2,000 SIFT vectors) serves
 every test: mg, mc, l and k are run-time registers. Each run's result rows must equal the DST
@@ -19,6 +19,9 @@ from fanns.reference.graph import STATS, reference
 from fanns.sim.graph.rtl import FalconRtl, memory_words
 
 NODES, QUERIES, LATENCY = 2000, 3, 40
+SPAN_SLACK = 4
+"""Cycles by which the two harnesses' ap_start-to-interrupt spans may differ: a cocotb bench sees
+signals as they were before the edge it awaited, the compiled one after it."""
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +62,26 @@ def test_results_equal_reference_and_cycles_match_model(bench, l, k, mg, mc):
     predicted = ref.predicted_cycles(bench["design"], LATENCY, rt)
     assert np.all(np.abs(predicted - cycles) <= 0.10 * cycles), (predicted, cycles)
     assert run.sim_cycles > cycles.sum()
+
+
+@pytest.mark.slow
+def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(bench, build_root):
+    """The compiled bench (`fanns.sim.graph.bench`, "fast") and `sim/tb_falcon.py` under cocotb on
+    the same build inputs: equal result rows (keys and per-query statistics, cycles included),
+    status and run cycle register; the benches' own ap_start-to-interrupt spans differ only by
+    how each host times its AXI4-Lite start write."""
+    rt = Runtime(l=64, k=10, mg=4, mc=2)
+    words = memory_words(bench["images"], QUERIES)
+    old_rtl = FalconRtl(bench["design"], build_root / "falcon_rtl_cocotb", words, harness="cocotb")
+    old = old_rtl.run(bench["images"], bench["queries"], rt, latency=LATENCY)
+    new = bench["rtl"].run(bench["images"], bench["queries"], rt, latency=LATENCY)
+    assert bench["rtl"].sim.harness == "fast" and old_rtl.sim.harness == "cocotb"
+    assert not old.timed_out and not new.timed_out and old.status == new.status == 0
+    assert np.array_equal(new.keys, old.keys)
+    for name in STATS:
+        assert np.array_equal(new.stats[name], old.stats[name]), name
+    assert new.cycles == old.cycles > 0
+    assert abs(new.sim_cycles - old.sim_cycles) <= SPAN_SLACK, (new.sim_cycles, old.sim_cycles)
 
 
 @pytest.mark.slow

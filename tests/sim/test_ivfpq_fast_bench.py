@@ -23,6 +23,7 @@ def _handshakes(stall: int = 0) -> dict:
     async def bench(ctx):
         ctx.set(mem.latency, LATENCY)
         ctx.set(mem.stall, stall)
+        await ctx.tick()  # the memory's settings are registered
         r, w = mem.r, mem.w
         ctx.set(r.arlen, 3)
         ctx.set(r.arvalid, 1)

@@ -31,8 +31,8 @@ from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
+from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 from fanns.sim.graph.rtl import INTERRUPTS, align, drive_memory, memory_ports, zero_init_loops
-from fanns.tools.verilator import RtlSim
 
 
 class FalconAcrossBench(wiring.Component):
@@ -112,7 +112,8 @@ def split_queries(nq: int, pipelines: int) -> list[tuple[int, int]]:
 class FalconAcrossRtl:
     """One Verilator build of an across-query design in its bench; runs any number of batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, bank_words: int):
+    def __init__(self, design: GraphDesign, build_dir: Path, bank_words: int, harness: str = DEFAULT_HARNESS):
+        """`harness`: "fast" (compiled) or "cocotb" (`fanns.sim.graph.bench`)."""
         if design.mode != "across":
             raise FannsError(
                 f"the design is in {design.mode!r} mode", hint="FalconAcrossRtl simulates across-query designs"
@@ -121,7 +122,7 @@ class FalconAcrossRtl:
         self.bank_words = bank_words
         verilog = zero_init_loops(to_verilog(FalconAcrossBench(design, bank_words), "falcon_across_bench"))
         sources = {"falcon_across_bench.v": verilog}
-        self.sim = RtlSim(sources, "falcon_across_bench", Path(build_dir), top_only_public=True)  # cocotb: ports only
+        self.sim = GraphBench(sources, "falcon_across_bench", Path(build_dir), self.hw.regmap, harness)
 
     def build(self) -> None:
         self.sim.build()
@@ -187,8 +188,7 @@ class FalconAcrossRtl:
         np.save(image_path, np.frombuffer(bytes(mem), dtype=np.uint8))
         offsets = {r.name: (r.offset, r.width) for r in self.hw.regmap.registers}
         rep = self.sim.run(
-            "tb_falcon",
-            params={
+            {
                 "image": str(image_path),
                 "words": len(mem) // 64,
                 "regs": regs,

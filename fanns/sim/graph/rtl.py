@@ -1,11 +1,12 @@
-"""Simulate a generated Falcon QPP (RTL) on real queries: cocotb + Verilator, memory in RTL.
+"""Simulate a generated Falcon QPP (RTL) on real queries: Verilator, memory in RTL.
 
 `FalconRtl(design, build_dir)` builds the bench once (`FalconBench`: the project's QPP kernel
-Verilog, its AXI ports on one `SimMemory`); `run(images, queries_fx, runtime)` lays the device
-images and the query buffer out in the simulated memory (one flat address space: I/O buffers first, then every graph
+Verilog, its AXI ports on one `SimMemory`), compiled (the fast harness) or under cocotb
+(`fanns.sim.graph.bench`); `run(images, queries_fx, runtime)` lays the device images and the
+query buffer out in the simulated memory (one flat address space: I/O buffers first, then every graph
 channel's adjacency and vector images, each 4 KiB aligned — the QPP reads channel c's images
 at the addresses in its `adj_addr<c>` / `vec_addr<c>` registers, as a host would program the
-buffers it allocated), runs `sim/tb_falcon.py` and returns the result rows decoded by the
+buffers it allocated), runs the bench and returns the result rows decoded by the
 packer's `GraphIo`.
 
 The simulated memory answers a read `latency` cycles after its AR handshake; the cycle model of
@@ -35,7 +36,7 @@ from fanns.hdl.regmap import kernel_control_block
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
-from fanns.tools.verilator import RtlSim
+from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 
 ALIGN = 4096
 
@@ -144,6 +145,7 @@ class RtlRun:
     sim_cycles: int  # ap_start write to interrupt, measured by the bench
     timed_out: bool = False  # no interrupt within the timeout (the results are whatever was written)
     seconds: float = 0.0  # wall time of the run in the bench (memory loading and simulator start excluded)
+    cpu_seconds: float | None = None  # the bench's processor time for it
     protocol: dict | None = None  # the control words the bench read (`run(..., protocol=True)`)
 
 
@@ -167,18 +169,17 @@ class FalconRtl:
         design: GraphDesign,
         build_dir: Path,
         depth_words: int,
-        top_only_public: bool = True,
+        harness: str = DEFAULT_HARNESS,
         kernel: str | None = None,
     ):
-        """`top_only_public`: cocotb sees the bench's ports alone (`fanns.tools.verilator.TOP_ONLY_PUBLIC`:
-        a faster model; False only to measure the difference). `kernel`: the kernel's Verilog (a
-        project's `rtl/fanns_falcon_qpp.v`), by default the one `design` generates."""
+        """`harness`: "fast" (compiled) or "cocotb" (`fanns.sim.graph.bench`). `kernel`: the kernel's
+        Verilog (a project's `rtl/fanns_falcon_qpp.v`), by default the one `design` generates."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
         bench = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
         sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench}
-        self.sim = RtlSim(sources, "falcon_bench", Path(build_dir), top_only_public=top_only_public)
+        self.sim = GraphBench(sources, "falcon_bench", Path(build_dir), self.hw.regmap, harness)
 
     def build(self) -> None:
         self.sim.build()
@@ -228,11 +229,9 @@ class FalconRtl:
         image_path, out_path = build / "image.npy", build / "results.npy"
         used = -(-addr // 64)
         np.save(image_path, np.frombuffer(bytes(mem[: used * 64]), dtype=np.uint8))
-        regmap = self.hw.regmap
-        offsets = {r.name: (r.offset, r.width) for r in regmap.registers}
+        offsets = {r.name: (r.offset, r.width) for r in self.hw.regmap.registers}
         rep = self.sim.run(
-            "tb_falcon",
-            params={
+            {
                 "image": str(image_path),
                 "words": used,
                 "regs": regs,
@@ -255,5 +254,6 @@ class FalconRtl:
             sim_cycles=int(rep["sim_cycles"]),
             timed_out=bool(rep.get("timed_out", False)),
             seconds=float(rep.get("seconds", 0.0)),
+            cpu_seconds=rep.get("cpu_seconds"),
             protocol=rep.get("protocol") or None,
         )

@@ -1,1 +1,2 @@
-"""Simulation of generated IVF-PQ projects: the whole RTL under Verilator + cocotb, the HLS kernel in C simulation."""
+"""Simulation of generated IVF-PQ projects: the whole RTL under Verilator (compiled or cocotb bench),
+the HLS kernel in C simulation."""

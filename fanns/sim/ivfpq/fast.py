@@ -1,4 +1,4 @@
-"""The fast IVF-PQ harness: the project's accelerator and its memories in one Verilated model.
+"""The fast IVF-PQ harness: the project's accelerator and its memories in one compiled Verilated model.
 
 `IvfPqBench` instantiates the project's own Verilog (`rtl/fanns_ivfpq.v`, as an `Instance`, so the
 hardware under test is the file users get, not a re-elaboration of `design.yaml`) and serves every
@@ -6,9 +6,10 @@ AXI master of it (an RTL kernel: `ap_clk`, `ap_rst_n`, `s_axi_control_*`, `m_axi
 `fanns.sim.axi_memory.SimMemory`: `m_axi_io` (read and write), every
 `m_axi_pq<c>` and, in a tiered design, every `m_axi_hot<c>`, each port on a memory of its own
 (the old harness's `LatencyAxiRam`s are independent too). The ports are taken from the project's
-`rtl/ports.json`. cocotb (`sim/tb_ivfpq_fast.py`) only loads the memories through a back door,
-programs registers, polls `ap_done` and `progress` every `POLL_CYCLES` and reads the results back,
-so no Python runs while the accelerator works.
+`rtl/ports.json`. `FastBench` compiles the bench with the clock loop in C++ (`fanns.tools.vmodel`)
+and drives it from Python (`fanns.sim.compiled`): it loads the memories through the bench's back
+door, programs registers, polls `ap_done` and `progress` every `POLL_CYCLES` and reads the results
+back, so no Python runs while the accelerator works, and no cocotb at all.
 
 Memory timing is the old harness's (`sim/fanns_tb/axi.py::LatencyAxiRam`) and the cycle model's:
 the first read beat `latency` cycles after the AR handshake, then one beat per cycle; a write
@@ -24,10 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from amaranth import ClockSignal, Instance, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -36,12 +37,18 @@ from fanns.arch.ivfpq.hw import IMAGE_REGISTERS, WATCHED_STREAMS
 from fanns.codegen.ivfpq.rtl import CONTROL, TOP
 from fanns.errors import FannsError
 from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import to_verilog
 from fanns.images.ivfpq import MemoryImages
 from fanns.sim.axi_memory import SimMemory
+from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.graph.rtl import zero_init_loops
-from fanns.tools.verilator import RtlSim
+from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
+from fanns.tools.verilator import SimulationFailed
+from fanns.tools.vmodel import Model, ModelBuild
 
+POLL_CYCLES = 1024
+"""Cycles between two polls of `ap_done` and `progress` (the watchdog's granularity)."""
 PAGE = 4096
 """Every buffer and image starts on a 4 KiB page, as in the cocotb harness (`sim/tb_ivfpq.py`)."""
 QUEUE_DEPTH = 256
@@ -153,6 +160,8 @@ class IvfPqBench(wiring.Component):
             # the bench's s_axil is the slave view: what the host drives is an input of the accelerator
             conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
         rdata = []
+        frozen_ports = Signal.like(self.frozen)
+        m.d.sync += frozen_ports.eq(self.frozen)  # registered, as SimMemory's settings
         for i, p in enumerate(self.layout.ports):
             bus = axi4_signature(ADDR_BITS, p.data_bits, write=p.write).create(path=(p.name,))
             for name, member in bus.signature.members.items():
@@ -160,7 +169,7 @@ class IvfPqBench(wiring.Component):
             writes = ["w"] if p.write else []
             mem = SimMemory(p.data_bits, p.depth, ["r"], writes, queue_depth=QUEUE_DEPTH, seed=0x1234567 + 7919 * i)
             m.submodules[f"mem_{p.short}"] = mem
-            frozen = self.frozen[i]
+            frozen = frozen_ports[i]
             _serve(m, bus, mem.r, frozen)
             if p.write:
                 _serve(m, bus, mem.w, frozen)
@@ -223,8 +232,8 @@ def check_timing(rate: float, what: str) -> None:
 
 
 class FastBench:
-    """A project's accelerator in its `IvfPqBench`, built under `build_root`; `params` turns a
-    request of `RtlProjectSim.run` into the parameters of `sim/tb_ivfpq_fast.py`."""
+    """A project's accelerator in its `IvfPqBench`, compiled under `build_root` (`fanns.tools.vmodel`);
+    `run` serves a request of `RtlProjectSim.run`."""
 
     def __init__(self, project: Path, record: dict, text: str, build_root: Path):
         self.project = project
@@ -238,14 +247,13 @@ class FastBench:
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP)}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
-        build = Path(build_root) / f"ivfpq_fast_{tag}"
-        self.sim = RtlSim(sources, BENCH_TOP, build, top_only_public=True)  # cocotb touches the bench's ports alone
+        self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / f"ivfpq_compiled_{tag}")
+        self.regmap = RegMap.from_json((project / "rtl" / "regmap.json").read_text())
 
-    def _memories(self) -> list[dict]:
-        """Write every memory's initial bytes into the build folder."""
+    def _memories(self) -> list[bytes]:
+        """Every memory's initial bytes, in port order."""
         out = []
         for p in self.layout.ports:
-            path = self.sim.build_dir / f"mem_{p.short}.npy"
             if p.tier == "io":
                 data = bytearray(self.layout.io["results"])
                 for img in self.images.by_use("rom"):
@@ -253,43 +261,139 @@ class FastBench:
                 queries = (self.project / "data" / "queries.bin").read_bytes()
                 data[self.layout.io["queries"] : self.layout.io["queries"] + len(queries)] = queries
             else:
-                img = self.images.get(p.image)
-                data = bytearray(PAGE) + bytearray(img.data)
-            data += bytearray(-len(data) % (p.data_bits // 8))
-            np.save(path, np.frombuffer(bytes(data), dtype=np.uint8))
-            out.append({"image": str(path), "word_bytes": p.data_bits // 8})
+                data = bytearray(PAGE) + bytearray(self.images.get(p.image).data)
+            out.append(bytes(data))
         return out
 
-    def params(
+    def run(
         self,
         runs: list[dict],
-        regmap: Path,
         latency: dict[str, int],
-        pause: float,
+        stall: int,
         bad_params: bool,
         frozen: tuple[str, ...],
         limits: dict,
     ) -> dict:
-        """The bench's parameters (see `sim/tb_ivfpq_fast.py`); `latency` per tier (io, pq, hot)."""
+        """Run `runs` (`RtlProjectSim.run`'s specs) on a fresh model: load the memories, program the
+        image addresses, then per run the queries' registers, start, wait under the watchdog
+        (`limits`), read the results back and check them (`fanns.sim.ivfpq.results.check_run`).
+        `latency` per tier (io, pq, hot); `stall`: 0..255, a memory's ready/valid drops with
+        probability stall/256. Returns the report of `sim/tb_ivfpq.py`."""
         names = [p.name for p in self.layout.ports]
         unknown = sorted(set(frozen) - set(names))
         if unknown:
             raise FannsError(f"no memory port {', '.join(unknown)}", hint=f"the ports are {', '.join(names)}")
+        m = self.sim.open()
+        try:
+            return self._run(m, runs, latency, stall, bad_params, frozen, limits)
+        finally:
+            m.close()
+
+    def _run(self, m: Model, runs, latency, stall, bad_params, frozen, limits) -> dict:
+        m.poke("bd_we", 0)
+        for tier, value in latency.items():
+            m.poke(f"latency_{tier}", value)
+        reset(m)
+        for sel, (port, image) in enumerate(zip(self.layout.ports, self._memories())):
+            m.poke("bd_sel", sel)
+            load(m, image, port.data_bits // 8)
+        m.poke("stall", stall)
+        m.poke("frozen", sum(1 << i for i, p in enumerate(self.layout.ports) if p.name in frozen))
+        csr = Csr(AxilHost(m), self.regmap)
         regs = {reg: self.layout.io[img] for img, reg in IMAGE_REGISTERS.items() if img in self.layout.io}
         regs |= {f"{p.short}_addr": PAGE for p in self.layout.ports if p.tier != "io"}
-        return {
-            "regmap": str(regmap),
-            "memories": self._memories(),
-            "ports": [{"name": p.name, "short": p.short, "write": p.write} for p in self.layout.ports],
-            "regs": regs,
-            "queries": self.layout.io["queries"],
-            "results": self.layout.io["results"],
-            "query_stride": self.query_stride,
-            "latency": latency,
-            "stall": min(255, round(pause * 256)),
-            "frozen": sum(1 << i for i, name in enumerate(names) if name in frozen),
-            "runs": runs,
-            "limits": limits,
-            "bad_params": bad_params,
-            "streams": list(WATCHED_STREAMS),
+        for name, value in regs.items():
+            csr.write(name, value)
+        out: dict = {}
+        wall, cpu = time.perf_counter(), time.process_time()
+        if bad_params:
+            csr.write("nq", 1)
+            csr.write("nprobe", 0)
+            self._run_once(m, csr, BAD_PARAMS_LIMITS)
+            out["bad_params_status"] = csr.read("status")
+            if not out["bad_params_status"] & 0b10:
+                raise SimulationFailed("nprobe = 0 was not refused", hint="the generated control logic is wrong")
+        io_bytes = self.layout.ports[0].data_bits // 8
+        results, simulated = [], 0
+        for i, run in enumerate(runs):
+            nq, stride = run["nq"], run["stride"]
+            m.poke("bd_sel", 0)  # the I/O memory
+            load(m, b"\xa5" * (nq * stride), io_bytes, self.layout.io["results"] // io_bytes, zeroed=False)
+            for name, value in (
+                ("nq", nq),
+                ("nprobe", run["nprobe"]),
+                ("k", run["k"]),
+                ("query_addr", self.layout.io["queries"] + run["first"] * self.query_stride),
+                ("result_addr", self.layout.io["results"]),
+            ):
+                csr.write(name, value)
+            try:
+                sim_cycles = self._run_once(m, csr, limits)
+            except Stuck as stuck:
+                return out | {"runs": results, "stuck": f"run {i + 1} of {len(runs)}: {stuck}"}
+            simulated += sim_cycles
+            m.poke("bd_sel", 0)
+            row = check_run(run, read(m, io_bytes, self.layout.io["results"], nq * stride))
+            row |= {name: csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
+            results.append(row)
+        out |= {
+            "runs": results,
+            "run_seconds": time.perf_counter() - wall,
+            "run_cpu_seconds": time.process_time() - cpu,
+            "run_cycles": simulated,
         }
+        bad = [r.get("first_bad") for r in results if r["mismatched_keys"]]
+        if bad or any(r["status"] & 0b110 for r in results):
+            raise SimulationFailed(
+                f"{self.project.name}: the accelerator returned wrong keys or an error status: "
+                f"{bad[:1] or [r['status'] for r in results]}",
+                hint="the generated hardware disagreed with its reference model; report it with design.yaml",
+            )
+        return out
+
+    def _run_once(self, m: Model, csr: Csr, limits: dict) -> int:
+        """Start a run and poll ap_done every `POLL_CYCLES` under the watchdog, by the register
+        map's block protocol (`RegMap.control`, as the driver does); the cycles spent."""
+        ctrl = csr.regmap.control()
+        if ctrl.clear is not None:
+            csr.write_word(ctrl.offset, ctrl.clear)
+        t0, wall0 = m.cycles, time.monotonic()
+        csr.write_word(ctrl.offset, ctrl.start)
+        progress, moved = -1, t0
+        while not csr.read_word(ctrl.offset) & ctrl.done:
+            now = m.cycles
+            seen = csr.read("progress")
+            if seen != progress:
+                progress, moved = seen, now
+            elif now - moved > limits["stall"]:
+                raise self._stuck(m, csr, f"no progress for {now - moved:,} cycles (run at cycle {now - t0:,})")
+            if now - t0 > limits["cycles"]:
+                raise self._stuck(m, csr, f"no ap_done after {limits['cycles']:,} cycles")
+            if time.monotonic() - wall0 > limits["seconds"]:
+                raise self._stuck(m, csr, f"no ap_done after {limits['seconds']:,.0f} s ({now - t0:,} cycles)")
+            m.step(POLL_CYCLES)
+        return m.cycles - t0
+
+    def _stuck(self, m: Model, csr: Csr, why: str) -> Stuck:
+        return Stuck(stuck_text(why, csr.read("streams"), list(WATCHED_STREAMS), self.port_states(m)))
+
+    def port_states(self, m: Model) -> dict[str, str]:
+        """Each memory port's requests in flight, worded as `sim/fanns_tb/axi.py::LatencyAxiRam.outstanding`."""
+        out = {}
+        for port in self.layout.ports:
+            s, parts = port.short, []
+            if m.peek(f"{s}_ar_wait"):
+                parts.append("a read request not accepted")
+            if port.write and m.peek(f"{s}_aw_wait"):
+                parts.append("a write request not accepted")
+            reads = m.peek(f"{s}_reads")
+            if reads:
+                parts.append(f"{reads} read burst(s) not finished")
+            if port.write and m.peek(f"{s}_writes"):
+                parts.append(f"{m.peek(f'{s}_writes')} write burst(s) not answered")
+            out[port.name] = ", ".join(parts) or "idle"
+        return out
+
+
+class Stuck(Exception):
+    """The watchdog stopped a run; the message says where the design stands."""

@@ -1,7 +1,7 @@
-"""System simulation of a generated IVF-PQ RTL project: Verilator + cocotb, on one of two harnesses:
+"""System simulation of a generated IVF-PQ RTL project under Verilator, on one of two harnesses:
 "cocotb" (`sim/tb_ivfpq.py`, cocotbext-axi memory models in Python, any memory rate) or "fast"
-(`fanns.sim.ivfpq.fast`: the project's Verilog and memories in RTL in one Verilated model; the same
-keys and cycle registers at pause 0, `tests/codegen/test_rtl_fast.py`).
+(`fanns.sim.ivfpq.fast`: the project's Verilog and memories in RTL in one compiled Verilated model
+driven without cocotb; the same keys and cycle registers at pause 0, `tests/codegen/test_rtl_fast.py`).
 
 `RtlProjectSim` builds the project's Verilog once (cached in a build folder) and runs batches of
 the project's test queries through the whole accelerator against memory models holding the
@@ -44,17 +44,18 @@ MEM_LATENCY = 100
 
 
 CXX_OPT = "-O0"
-"""C++ optimisation of the Verilated model: the cocotb memory models, not the model, set the
-simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s of CPU
-for a small design, simulation time unchanged)."""
+"""C++ optimisation of the cocotb harness's Verilated model: its Python memory models, not the model,
+set the simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s
+of CPU for a small design, simulation time unchanged). The fast harness's build is
+`fanns.tools.vmodel`'s."""
 
 
 HARNESSES = ("cocotb", "fast")
 DEFAULT_HARNESS = "fast"
 """The harness `RtlProjectSim`, `fanns sim` and `generate --sim` use unless told: the fast one gives
 the cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py
-and a tiered one (tests/codegen/test_rtl_fast.py) at 40-80x the simulated cycles per second
-(benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory rate, not only one
+and a tiered one (tests/codegen/test_rtl_fast.py), at 127x the simulated cycles per processor
+second on small-k10 (benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory rate, not only one
 beat per cycle)."""
 
 
@@ -153,7 +154,7 @@ class RtlProjectSim:
 
     def __init__(self, project: Path, build_root: Path, harness: str = DEFAULT_HARNESS):
         """`harness`: "cocotb" (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) or
-        "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL)."""
+        "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled)."""
         if harness not in HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
         self.harness = harness
@@ -393,6 +394,4 @@ class RtlProjectSim:
             if timing is not None:
                 check_timing(timing.rate, f"the {tier} memory")
             tiers[tier] = timing.latency if timing else latency
-        regmap = self.project / "rtl" / "regmap.json"
-        params = self.fast.params(specs, regmap, tiers, pause, bad_params, frozen, watchdog)
-        return self.sim.run("tb_ivfpq_fast", params)
+        return self.fast.run(specs, tiers, min(255, round(pause * 256)), bad_params, frozen, watchdog)

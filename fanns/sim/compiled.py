@@ -1,0 +1,119 @@
+"""The host side of the compiled whole-accelerator benches (`fanns.tools.vmodel`), shared by the
+IVF-PQ (`fanns.sim.ivfpq.fast`) and graph (`fanns.sim.graph.rtl`) benches: reset, AXI4-Lite
+accesses pin by pin on the bench's `s_axil__*` ports, registers by name from a register map, and
+the back door of a bench memory (`bd_addr`, `bd_wdata`, `bd_we`, `bd_rdata`; `bd_sel` picks one
+of several). Every access is a few clock cycles of `Model.step`; nothing runs per cycle in
+Python while the accelerator works.
+"""
+
+from __future__ import annotations
+
+from fanns.hdl.regmap import RegMap
+from fanns.tools.vmodel import Model
+
+AXIL = "s_axil__"
+BACKDOOR_WRITE = ("bd_addr", "bd_wdata", "bd_we")
+BACKDOOR_READ = ("bd_addr", "bd_rdata")
+
+
+def reset(model: Model, cycles: int = 2) -> None:
+    """Hold Amaranth's active-high `rst` for `cycles` rising edges, every host valid/ready low."""
+    for sig in ("awvalid", "wvalid", "arvalid", "bready", "rready"):
+        model.poke(AXIL + sig, 0)
+    model.poke("rst", 1)
+    model.step(cycles)
+    model.poke("rst", 0)
+
+
+class AxilHost:
+    """AXI4-Lite accesses on the model's `s_axil__*` ports, one at a time."""
+
+    def __init__(self, model: Model):
+        self.m = model
+
+    def write(self, addr: int, value: int) -> int:
+        """One write; returns BRESP."""
+        m = self.m
+        for name, v in (("awaddr", addr), ("wdata", value & 0xFFFFFFFF), ("wstrb", 0xF)):
+            m.poke(AXIL + name, v)
+        for name in ("awvalid", "wvalid", "bready"):
+            m.poke(AXIL + name, 1)
+        aw = w = False
+        while not (aw and w):
+            aw_now = not aw and m.peek(AXIL + "awready")
+            w_now = not w and m.peek(AXIL + "wready")
+            m.step()
+            if aw_now:
+                aw = True
+                m.poke(AXIL + "awvalid", 0)
+            if w_now:
+                w = True
+                m.poke(AXIL + "wvalid", 0)
+        while not m.peek(AXIL + "bvalid"):
+            m.step()
+        resp = m.peek(AXIL + "bresp")
+        m.step()
+        m.poke(AXIL + "bready", 0)
+        return resp
+
+    def read(self, addr: int) -> int:
+        """One read; returns RDATA."""
+        m = self.m
+        m.poke(AXIL + "araddr", addr)
+        m.poke(AXIL + "arvalid", 1)
+        m.poke(AXIL + "rready", 1)
+        while True:
+            ready = m.peek(AXIL + "arready")
+            m.step()
+            if ready:
+                m.poke(AXIL + "arvalid", 0)
+                break
+        while not m.peek(AXIL + "rvalid"):
+            m.step()
+        value = m.peek(AXIL + "rdata")
+        m.step()
+        m.poke(AXIL + "rready", 0)
+        return value
+
+
+class Csr:
+    """Registers by name (`RegMap.word_slices`), at `base` bytes (a QPP's window in an across-query
+    bench); a response that is not OKAY is counted in `bad`, or raised with `strict`."""
+
+    def __init__(self, host: AxilHost, regmap: RegMap, base: int = 0, strict: bool = True):
+        self.host, self.regmap, self.base, self.strict = host, regmap, base, strict
+        self.bad = 0
+
+    def write_word(self, offset: int, value: int) -> None:
+        if self.host.write(self.base + offset, value):
+            self.bad += 1
+            if self.strict:
+                raise RuntimeError(f"AXI4-Lite write to {self.base + offset:#x} was not OKAY")
+
+    def read_word(self, offset: int) -> int:
+        return self.host.read(self.base + offset)
+
+    def write(self, name: str, value: int) -> None:
+        for offset, wbit, rbit, bits in self.regmap[name].word_slices():
+            self.write_word(offset, ((value >> rbit) & ((1 << bits) - 1)) << wbit)
+
+    def read(self, name: str) -> int:
+        out = 0
+        for offset, wbit, rbit, bits in self.regmap[name].word_slices():
+            out |= ((self.read_word(offset) >> wbit) & ((1 << bits) - 1)) << rbit
+        return out
+
+
+def load(model: Model, image: bytes, word_bytes: int, first_word: int = 0, zeroed: bool = True) -> None:
+    """Write `image` (padded to whole words) at word `first_word` of the selected bench memory;
+    `zeroed`: the memory holds zeros there, so all-zero words are skipped (`SimMemory` starts zeroed)."""
+    image = bytes(image) + bytes(-len(image) % word_bytes)
+    model.write_words(BACKDOOR_WRITE, image, word_bytes, first_word, skip_zero=zeroed)
+
+
+def read(model: Model, word_bytes: int, byte_addr: int, nbytes: int) -> bytes:
+    """`nbytes` from `byte_addr` of the selected bench memory."""
+    first, end = byte_addr // word_bytes, -(-(byte_addr + nbytes) // word_bytes)
+    raw = model.read_words(BACKDOOR_READ, end - first, word_bytes, first)
+    skip = byte_addr - first * word_bytes
+    return raw[skip : skip + nbytes]

@@ -1,0 +1,197 @@
+// A Verilated model as a shared library driven from Python through ctypes (fanns.tools.vmodel):
+// the clock loop, the back-door memory loads and reads run here, so Python only sets and reads
+// ports between runs of many cycles. "ports.inc" (written by fanns.tools.vmodel from Vtop.h)
+// lists the top-level ports as FANNS_PORT(name, member, width).
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "Vtop.h"
+#include "verilated.h"
+
+#define FANNS_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct Port {
+    const char* name;
+    void* ptr;
+    int width;
+};
+
+struct Model {
+    VerilatedContext ctx;
+    Vtop* top = nullptr;
+    std::vector<Port> ports;
+    CData* clock = nullptr;
+    bool dirty = true;
+    uint64_t cycles = 0;
+};
+
+void put(const Port& p, const uint32_t* w) {
+    if (p.width <= 8) {
+        *static_cast<CData*>(p.ptr) = static_cast<CData>(w[0]);
+    } else if (p.width <= 16) {
+        *static_cast<SData*>(p.ptr) = static_cast<SData>(w[0]);
+    } else if (p.width <= 32) {
+        *static_cast<IData*>(p.ptr) = w[0];
+    } else if (p.width <= 64) {
+        *static_cast<QData*>(p.ptr) = static_cast<QData>(w[0]) | static_cast<QData>(w[1]) << 32;
+    } else {
+        std::memcpy(p.ptr, w, 4 * ((p.width + 31) / 32));
+    }
+}
+
+void take(const Port& p, uint32_t* w) {
+    if (p.width <= 8) {
+        w[0] = *static_cast<CData*>(p.ptr);
+    } else if (p.width <= 16) {
+        w[0] = *static_cast<SData*>(p.ptr);
+    } else if (p.width <= 32) {
+        w[0] = *static_cast<IData*>(p.ptr);
+    } else if (p.width <= 64) {
+        QData q = *static_cast<QData*>(p.ptr);
+        w[0] = static_cast<uint32_t>(q);
+        w[1] = static_cast<uint32_t>(q >> 32);
+    } else {
+        std::memcpy(w, p.ptr, 4 * ((p.width + 31) / 32));
+    }
+}
+
+struct Info {
+    const char* name;
+    int width;
+};
+
+const Info INFO[] = {
+#define FANNS_PORT(name, member, width) {name, width},
+#include "ports.inc"
+#undef FANNS_PORT
+};
+
+void settle(Model* m) {
+    if (m->dirty) {
+        m->top->eval();
+        m->dirty = false;
+    }
+}
+
+void cycle(Model* m) {
+    *m->clock = 1;
+    m->top->eval();
+    *m->clock = 0;
+    m->top->eval();
+    m->cycles++;
+}
+
+}  // namespace
+
+FANNS_API void* vm_new(int clock) {
+    auto* m = new Model;
+    m->top = new Vtop(&m->ctx);
+    Vtop* top = m->top;
+#define FANNS_PORT(name, member, width) m->ports.push_back({name, static_cast<void*>(&top->member), width});
+#include "ports.inc"
+#undef FANNS_PORT
+    m->clock = static_cast<CData*>(m->ports.at(clock).ptr);
+    *m->clock = 0;
+    return m;
+}
+
+FANNS_API void vm_free(void* h) {
+    auto* m = static_cast<Model*>(h);
+    m->top->final();
+    delete m->top;
+    delete m;
+}
+
+FANNS_API int vm_ports() { return static_cast<int>(sizeof(INFO) / sizeof(INFO[0])); }
+
+FANNS_API const char* vm_port_name(int i) { return INFO[i].name; }
+
+FANNS_API int vm_port_width(int i) { return INFO[i].width; }
+
+FANNS_API void vm_set(void* h, int port, const uint32_t* words) {
+    auto* m = static_cast<Model*>(h);
+    put(m->ports[port], words);
+    m->dirty = true;
+}
+
+// The port's value with the inputs set so far (combinational outputs settled).
+FANNS_API void vm_get(void* h, int port, uint32_t* words) {
+    auto* m = static_cast<Model*>(h);
+    settle(m);
+    take(m->ports[port], words);
+}
+
+FANNS_API void vm_step(void* h, uint64_t n) {
+    auto* m = static_cast<Model*>(h);
+    for (uint64_t i = 0; i < n; i++) cycle(m);
+    m->dirty = false;
+}
+
+FANNS_API uint64_t vm_cycles(void* h) { return static_cast<Model*>(h)->cycles; }
+
+// Clock until (port & mask) == value after a rising edge, at most `limit` cycles; the cycles run.
+FANNS_API uint64_t vm_step_until(void* h, int port, uint64_t mask, uint64_t value, uint64_t limit) {
+    auto* m = static_cast<Model*>(h);
+    const Port& p = m->ports[port];
+    uint32_t w[2] = {0, 0};
+    uint64_t n = 0;
+    while (n < limit) {
+        cycle(m);
+        n++;
+        take(p, w);
+        if (((static_cast<uint64_t>(w[1]) << 32 | w[0]) & mask) == value) break;
+    }
+    m->dirty = false;
+    return n;
+}
+
+// Write `count` words of `word_bytes` (little-endian) from word address `first` through a
+// synchronous back door (address, data, write-enable ports): one word per cycle, all-zero
+// words skipped when `skip_zero` (a memory known to be zero).
+FANNS_API void vm_write_words(void* h, int addr, int data, int we, const uint8_t* bytes, uint64_t count,
+                              int word_bytes, uint64_t first, int skip_zero) {
+    auto* m = static_cast<Model*>(h);
+    const Port &a = m->ports[addr], &d = m->ports[data], &e = m->ports[we];
+    std::vector<uint32_t> word((d.width + 31) / 32 + 1, 0);
+    uint32_t one[2] = {1, 0}, zero[2] = {0, 0}, at[2];
+    put(e, one);
+    for (uint64_t i = 0; i < count; i++) {
+        const uint8_t* src = bytes + i * word_bytes;
+        if (skip_zero) {
+            bool any = false;
+            for (int b = 0; b < word_bytes && !any; b++) any = src[b] != 0;
+            if (!any) continue;
+        }
+        std::fill(word.begin(), word.end(), 0);
+        std::memcpy(word.data(), src, word_bytes);
+        at[0] = static_cast<uint32_t>(first + i);
+        at[1] = static_cast<uint32_t>((first + i) >> 32);
+        put(a, at);
+        put(d, word.data());
+        cycle(m);
+    }
+    put(e, zero);
+    m->dirty = true;
+}
+
+// Read `count` words from word address `first` through a synchronous back door (the data of the
+// address set before a rising edge is on `data` after it).
+FANNS_API void vm_read_words(void* h, int addr, int data, uint8_t* bytes, uint64_t count, int word_bytes,
+                             uint64_t first) {
+    auto* m = static_cast<Model*>(h);
+    const Port &a = m->ports[addr], &d = m->ports[data];
+    std::vector<uint32_t> word((d.width + 31) / 32 + 1, 0);
+    uint32_t at[2];
+    for (uint64_t i = 0; i < count; i++) {
+        at[0] = static_cast<uint32_t>(first + i);
+        at[1] = static_cast<uint32_t>((first + i) >> 32);
+        put(a, at);
+        cycle(m);
+        take(d, word.data());
+        std::memcpy(bytes + i * word_bytes, word.data(), word_bytes);
+    }
+    m->dirty = false;
+}

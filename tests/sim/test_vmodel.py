@@ -1,0 +1,106 @@
+"""The compiled harness (`fanns.tools.vmodel`): Verilator's port declarations read back, and a
+`SimMemory` built into a shared library and driven from Python giving every AXI handshake on the
+cycle Amaranth's own simulator gives (with and without random stalls), back-door words written
+and read back, and a missing port or clock refused."""
+
+import numpy as np
+import pytest
+
+from fanns.errors import FannsError
+from fanns.hdl.verilog import to_verilog
+from fanns.sim.axi_memory import SimMemory
+from fanns.sim.compiled import load, read
+from fanns.tools.vmodel import Model, ModelBuild, header_ports
+from tests.sim.test_ivfpq_fast_bench import LATENCY, _handshakes
+
+HANDSHAKES = (
+    ("ar", "r", "arvalid", "arready"),
+    ("r", "r", "rvalid", "rready"),
+    ("aw", "w", "awvalid", "awready"),
+    ("w", "w", "wvalid", "wready"),
+    ("b", "w", "bvalid", "bready"),
+)
+
+
+def test_header_ports_decode_verilators_escaped_names():
+    header = """
+    VL_IN8(&clk,0,0);
+    VL_IN16(&s_axil___05Fawaddr,11,0);
+    VL_OUT64(&count,47,0);
+    VL_INW(&bd_wdata,511,0,16);
+    VL_OUT(&rdata,31,0);
+    VL_OUT8(&__SYM__interrupt,0,0);
+    """
+    assert header_ports(header) == [
+        ("clk", "clk", 1),
+        ("s_axil__awaddr", "s_axil___05Fawaddr", 12),
+        ("count", "count", 48),
+        ("bd_wdata", "bd_wdata", 512),
+        ("rdata", "rdata", 32),
+        ("interrupt", "__SYM__interrupt", 1),
+    ]
+
+
+@pytest.fixture(scope="module")
+def memory(build_root):
+    build = ModelBuild({"mem.v": to_verilog(SimMemory(64, 1024, ["r"], ["w"]), "mem")}, "mem", build_root / "vmodel")
+    build.build()
+    return build
+
+
+def _compiled_handshakes(build: ModelBuild, stall: int = 0) -> dict:
+    """`_handshakes` of `test_ivfpq_fast_bench` on the compiled model."""
+    m = build.open()
+    seen: dict[str, list[int]] = {name: [] for name, *_ in HANDSHAKES}
+    m.poke("rst", 1)
+    m.step(1)
+    m.poke("rst", 0)
+    m.poke("latency", LATENCY)
+    m.poke("stall", stall)
+    m.step()  # the memory's settings are registered
+    for name, value in (("r__arlen", 3), ("r__arvalid", 1), ("r__rready", 1), ("w__awlen", 1), ("w__awvalid", 1)):
+        m.poke(name, value)
+    for name, value in (("w__wvalid", 1), ("w__wstrb", 0xFF), ("w__bready", 1)):
+        m.poke(name, value)
+    for cycle in range(3 * LATENCY + 40):
+        for name, bus, valid, ready in HANDSHAKES:
+            if m.peek(f"{bus}__{valid}") and m.peek(f"{bus}__{ready}"):
+                seen[name].append(cycle)
+        m.step()
+        if seen["ar"]:
+            m.poke("r__arvalid", 0)
+        if seen["aw"]:
+            m.poke("w__awvalid", 0)
+        if len(seen["w"]) == 2:
+            m.poke("w__wvalid", 0)
+    m.close()
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stall", [0, 128])
+def test_compiled_memory_keeps_the_rtl_timing(memory, stall):
+    compiled = _compiled_handshakes(memory, stall)
+    assert compiled == _handshakes(stall)
+    if not stall:
+        (ar,) = compiled["ar"]
+        assert compiled["r"] == [ar + LATENCY + i for i in range(4)]
+
+
+@pytest.mark.slow
+def test_back_door_round_trip_and_refusals(memory):
+    m = memory.open()
+    m.poke("rst", 1)
+    m.step(2)
+    m.poke("rst", 0)
+    data = np.random.default_rng(3).integers(0, 256, 8 * 40, dtype=np.uint8).tobytes()
+    data = data[:80] + bytes(16) + data[96:]  # zero words are skipped on a zeroed memory
+    load(m, data, 8, first_word=5)
+    assert read(m, 8, 5 * 8, len(data)) == data
+    assert read(m, 8, 5 * 8 + 3, 11) == data[3:14]
+    assert m.cycles > 0
+    with pytest.raises(FannsError, match="no port 'nope'"):
+        m.peek("nope")
+    m.close()
+    with pytest.raises(FannsError, match="no clock port 'ap_clk'"):
+        Model(memory.library, "ap_clk")
