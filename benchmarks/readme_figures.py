@@ -88,6 +88,26 @@ def recall_row(rec: dict) -> list[str]:
     return [figure, "; ".join(parts) + f" ({_origin(rec)})", f"`{rec['command']}`"]
 
 
+def resources_row(rec: dict) -> list[str]:
+    """The whole-design resource row from `benchmarks/rtl_resources.py --json`."""
+    parts = []
+    for r in rec["figures"]["designs"]:
+        errs = ", ".join(
+            f"{kind.upper()} {'n/a' if e is None else f'{100 * e:+.1f} %'}"
+            for kind, e in r["error"].items()
+            if r["yosys"][kind] or r["model"][kind]
+        )
+        parts.append(f"{r['name']} ({r['kind']}; {r['design']}): {errs}")
+    worst = rec["figures"]["held_out_max_abs_error"]
+    largest = ", ".join(f"{k.upper()} {100 * v:.1f} %" for k, v in worst.items())
+    value = f"model vs yosys synth_xilinx -family xcup: {'; '.join(parts)}. Largest on held-out designs: {largest}"
+    return [
+        "whole generated accelerators: resource model vs a yosys synthesis of the same Verilog",
+        f"{value} ({_origin(rec)})",
+        f"`{rec['command']}`",
+    ]
+
+
 def table_rows() -> list[list[str]]:
     """Every row of the table, in the README's order."""
     out = []
@@ -97,6 +117,8 @@ def table_rows() -> list[list[str]]:
             out.append(dse_row(_load("dse")))
             for path in sorted(RESULTS.glob("recall_holdout_*.json")):
                 out.append(recall_row(_load(path.stem)))
+            if (RESULTS / "rtl_resources.json").exists():
+                out.append(resources_row(_load("rtl_resources")))
     return out
 
 

@@ -11,7 +11,7 @@ Two kinds of design: `calibration` ones (pinned by hand; the whole-design consta
 synthetic workloads for three boards, K = 1 / 10 / 100, with and without OPQ (at a low
 utilisation cap, so that yosys finishes in minutes), which no constant was fitted on.
 
-`--reuse PATH` takes the yosys counts of an earlier `--json` record for every design whose
+`--reuse PATH` (repeatable) takes the yosys counts of earlier `--json` records for every design whose
 Verilog is byte-identical (same SHA-256), so a model change is re-checked without re-synthesis.
 `--blocks` also synthesises the accelerator's blocks one by one.
 
@@ -26,6 +26,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 from record import write_result
 
 from fanns.arch.ivfpq.hw import IvfPqHw
@@ -123,23 +124,44 @@ def blocks(hw: IvfPqHw) -> dict[str, object]:
     return out
 
 
-def previous(path: str | None) -> dict[str, dict]:
-    """Yosys counts of an earlier record, by Verilog SHA-256."""
-    if not path or not Path(path).exists():
-        return {}
-    rows = json.loads(Path(path).read_text())["figures"]["designs"]
-    return {r["verilog_sha256"]: r for r in rows}
+def fit_control(fits: list[tuple[Resources, list]]) -> None:
+    """Print the controller's LUTs per counted register bit that make the calibration designs'
+    model equal yosys (least squares through zero over the residual: yosys minus every other unit;
+    `fanns.model.ivfpq.control.CONTROL_LUT_PER_BIT`), and the FFs per bit the same fit would give
+    (the model takes one, a register bit being a flip-flop)."""
+    if not fits:
+        return
+    num, den = np.zeros(2), 0.0
+    for synth, units in fits:
+        ctl = [u for u in units if u.label == "control"]
+        n = sum(u.count * u.bits for u in ctl)
+        rest = stage_model.total_resources(units) - stage_model.total_resources(ctl)
+        num += n * (synth - rest).as_array()[:2]
+        den += n * n
+    lut, ff = np.maximum(num / den, 0.0)
+    print(f"controller per counted bit fitted on {len(fits)} calibration design(s): LUT {lut:.3f} (FF {ff:.3f})")
+
+
+def previous(paths: list[str]) -> dict[str, dict]:
+    """Yosys counts of earlier records, by Verilog SHA-256."""
+    out = {}
+    for path in paths:
+        if Path(path).exists():
+            out |= {r["verilog_sha256"]: r for r in json.loads(Path(path).read_text())["figures"]["designs"]}
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--design", action="append", choices=list(DESIGNS), help="designs (default: all)")
     ap.add_argument("--json", help="write the table as a JSON record (benchmarks/record.py)")
-    ap.add_argument("--reuse", help="take yosys counts from this earlier --json record for identical Verilog")
+    ap.add_argument(
+        "--reuse", action="append", default=[], help="take yosys counts from this earlier --json record (repeatable)"
+    )
     ap.add_argument("--blocks", action="store_true", help="also synthesise every block on its own")
     args = ap.parse_args()
     known = previous(args.reuse)
-    rows = []
+    rows, fits = [], []
     for name in args.design or list(DESIGNS):
         design = design_for(name)
         hw = IvfPqHw.from_design(design, load_board(design.board))
@@ -156,6 +178,8 @@ def main() -> None:
         print(f"{name} ({DESIGNS[name]}): {describe(design)} (synthesis {took:.0f} s)", flush=True)
         print(row("yosys", synth))
         print(row("model (error vs yosys)", model, synth), flush=True)
+        if DESIGNS[name] == "calibration":
+            fits.append((synth, units))
         rows.append(
             {
                 "name": name,
@@ -172,6 +196,7 @@ def main() -> None:
             for label, comp in blocks(hw).items():
                 res, _ = synthesize(to_verilog(comp, "top"), "top")
                 print(row(f"{label} (yosys)", res), flush=True)
+    fit_control(fits)
     held = [r for r in rows if r["kind"] == "held-out"]
     worst = {k: max((abs(r["error"][k] or 0.0) for r in held), default=0.0) for k in KINDS}
     print("largest |error| on held-out designs: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in worst.items()))

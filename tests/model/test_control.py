@@ -18,7 +18,7 @@ from fanns.model.ivfpq import control
 from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.glue_streams import BeatSplitter
-from fanns.pe.stream_fifo import memory_mapping
+from fanns.pe.stream_fifo import LUTS_PER_LUTRAM, memory_mapping
 from fanns.resources import KINDS
 from fanns.tools.yosys import synthesize
 
@@ -71,10 +71,11 @@ def test_register_file_parts_add_up_to_the_whole_map(opq, channels, tiered):
 def test_memories_map_as_yosys_maps_them():
     small = control.memory_resources(128, 64, "bram")  # tiny's BuildLUT centroid copy: LUT RAM
     assert memory_mapping(128, 64)["kind"] == "lutram"
-    assert small.bram18 == 0 and small.lut == control.LUTRAM_LUTS_PER_PRIM * math.ceil(128 / 7)
+    assert small.bram18 == 0 and small.lut == LUTS_PER_LUTRAM * math.ceil(128 / 7)
     big = control.memory_resources(256, 4096, "bram")
     assert big.lut == 0 and big.bram18 == bram18_tiles(256, 4096) > 0
     assert control.memory_resources(256, 4096, "uram").uram == 4
+    assert control.memory_resources(64, 1 << 18, "bram").bram18 == bram18_tiles(64, 1 << 18)  # beyond every aspect
 
 
 def test_control_bits_follow_the_registers():

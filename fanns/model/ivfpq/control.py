@@ -32,7 +32,7 @@ from fanns.engines.datapath import bram18_tiles, uram_tiles
 from fanns.hdl.regmap import Register, RegMapBuilder, kernel_control_block
 from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.glue_streams import BeatSplitter, Broadcast, Regroup, select_luts
-from fanns.pe.stream_fifo import memory_mapping
+from fanns.pe.stream_fifo import BRAM_ASPECTS, LUTS_PER_LUTRAM, memory_mapping
 from fanns.resources import Resources
 
 CSR_ADDR_BITS = 12
@@ -42,8 +42,6 @@ MATRIX_BITS = 16
 TIER_WORD_BITS = 8
 WATCHED_STREAMS = 13
 """Stage-boundary streams whose state the `streams` register shows (`fanns.arch.ivfpq.hw`)."""
-LUTRAM_LUTS_PER_PRIM = 8
-"""LUT-equivalents of one RAM64M8 / RAM32M16 (`fanns.tools.yosys.LUT_WEIGHTS`)."""
 
 CONTROL_LUT_PER_BIT, CONTROL_FF_PER_BIT = 1.0, 1.0
 """Controller cost per counted register bit (`control_bits`): fitted on the residual (yosys whole
@@ -102,12 +100,13 @@ def query_regroup(vec_bits: int, lanes: int) -> Regroup | None:
 
 def memory_resources(width: int, depth: int, kind: str) -> Resources:
     """An on-chip memory as yosys maps it: UltraRAM when asked, else LUT RAM or block RAM,
-    whichever `memory_mapping` (yosys memory_libmap's costs) finds cheaper."""
+    whichever `memory_mapping` (yosys memory_libmap's costs) finds cheaper; deeper than the
+    deepest block-RAM aspect, block RAM."""
     if kind == "uram":
         return Resources(uram=uram_tiles(width, depth))
-    m = memory_mapping(width, depth)
-    if m["kind"] == "lutram":
-        return Resources(lut=LUTRAM_LUTS_PER_PRIM * m["lutram"] + width * (math.ceil(depth / 64) - 1))
+    if depth <= BRAM_ASPECTS[-1][0] and memory_mapping(width, depth)["kind"] == "lutram":
+        prims = memory_mapping(width, depth)["lutram"]
+        return Resources(lut=LUTS_PER_LUTRAM * prims + width * (math.ceil(depth / 64) - 1))
     return Resources(bram18=bram18_tiles(width, depth))
 
 
@@ -135,8 +134,8 @@ def control_bits(group: str, **p: int) -> int:
     raise KeyError(group)
 
 
-def control(group: str, **p: int) -> Resources:
-    n = control_bits(group, **p)
+def control(n: int) -> Resources:
+    """The controller logic of `n` counted register bits."""
     return Resources(lut=CONTROL_LUT_PER_BIT * n, ff=CONTROL_FF_PER_BIT * n)
 
 

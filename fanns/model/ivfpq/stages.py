@@ -149,6 +149,8 @@ class Unit:
     each: Resources
     pe: PE | None = None
     divisible: bool = True
+    bits: int = 0
+    """Register bits of controller logic (`fanns.model.ivfpq.control.control_bits`), else 0."""
 
     @property
     def total(self) -> Resources:
@@ -274,12 +276,14 @@ def infra_units(ctx: Context) -> list[Unit]:
         pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
         pe_unit(ctx, "infra", "result_filter", result_filter_pe(ctx), divisible=False),
         pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False),
-        control_unit("infra", control.control("infra", nprobe=ctx.nprobe, k=ctx.k, load_words=load_words)),
+        control_unit("infra", "infra", nprobe=ctx.nprobe, k=ctx.k, load_words=load_words),
     ]
 
 
-def control_unit(stage: str, res: Resources) -> Unit:
-    return Unit(stage, "control", 1, res, None, False)
+def control_unit(stage: str, group: str, **params: int) -> Unit:
+    """The controller registers serving a stage group (`fanns.model.ivfpq.control`)."""
+    n = control.control_bits(group, **params)
+    return Unit(stage, "control", 1, control.control(n), None, False, n)
 
 
 def io_splitter_units(ctx: Context, stage: str, word_bits: list[int]) -> list[Unit]:
@@ -331,9 +335,7 @@ def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
     sections = (["ivf"] if st.storage != "stream" else []) + ([] if ctx.opq else ["query"])
     units += io_splitter_units(ctx, "ivf_dist", [st.lanes * elem_bits(ctx) for _ in sections])
     units.append(
-        control_unit(
-            "ivf_dist", control.control("front", nprobe=ctx.nprobe, pes=st.pes, words=-(-ctx.nlist // st.pes) * words)
-        )
+        control_unit("ivf_dist", "front", nprobe=ctx.nprobe, pes=st.pes, words=-(-ctx.nlist // st.pes) * words)
     )
     return units
 
@@ -360,13 +362,13 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     words, wb = ctx.d // st.lanes, st.lanes * f.vec_bits
     glue = Resources(lut=control.collector_luts(f.m * f.lut_bits, st.pes))
     glue += control.memory_resources(wb, 2 * words, "bram")  # the two-bank query buffer
-    glue += control.control("lut", fill_words=ctx.nlist * words, words=words, pes=st.pes, nprobe=ctx.nprobe)
     regroup = control.query_regroup(f.vec_bits, st.lanes)
     units = [
         fifo_unit(ctx, "build_lut", "query_fifo", st.lanes * f.vec_bits + 1),
         pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
         pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
-        control_unit("build_lut", glue),
+        Unit("build_lut", "dispatch_collect", 1, glue, None, False),
+        control_unit("build_lut", "lut", fill_words=ctx.nlist * words, words=words, pes=st.pes, nprobe=ctx.nprobe),
     ]
     if regroup is not None:
         units.append(pe_unit(ctx, "build_lut", "query_regroup", regroup, divisible=False))
@@ -403,7 +405,7 @@ def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
         tier_table
         + [
             Unit("pq_dist", "axil_csr", 1, csr, None, False),
-            control_unit("pq_dist", control.control("pq", readers=st.channels * tiers)),
+            control_unit("pq_dist", "pq", readers=st.channels * tiers),
             pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
             fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
             fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
