@@ -99,8 +99,9 @@ def resources_row(rec: dict) -> list[str]:
         )
         parts.append(f"{r['name']} ({r['kind']}; {r['design']}): {errs}")
     worst = rec["figures"]["held_out_max_abs_error"]
-    largest = ", ".join(f"{k.upper()} {100 * v:.1f} %" for k, v in worst.items())
-    value = f"model vs yosys synth_xilinx -family xcup: {'; '.join(parts)}. Largest on held-out designs: {largest}"
+    value = f"model vs yosys synth_xilinx -family xcup: {'; '.join(parts)}"
+    if worst:
+        value += ". Largest on held-out designs: " + ", ".join(f"{k.upper()} {100 * v:.1f} %" for k, v in worst.items())
     return [
         "whole generated accelerators: resource model vs a yosys synthesis of the same Verilog",
         f"{value} ({_origin(rec)})",
