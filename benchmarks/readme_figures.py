@@ -93,9 +93,9 @@ def resources_row(rec: dict) -> list[str]:
     parts = []
     for r in rec["figures"]["designs"]:
         errs = ", ".join(
-            f"{kind.upper()} {'n/a' if e is None else f'{100 * e:+.1f} %'}"
-            for kind, e in r["error"].items()
-            if r["yosys"][kind] or r["model"][kind]
+            f"{kind.upper()} " + ("n/a" if r["error"][kind] is None else f"{100 * r['error'][kind]:+.1f} %")
+            for kind in ("lut", "ff", "bram18", "uram", "dsp")
+            if r["yosys"][kind] or r["model"][kind] >= 0.5
         )
         parts.append(f"{r['name']} ({r['kind']}; {r['design']}): {errs}")
     worst = rec["figures"]["held_out_max_abs_error"]
