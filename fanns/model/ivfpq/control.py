@@ -27,6 +27,7 @@ piece is priced in one group from that group's configuration alone:
 from __future__ import annotations
 
 import math
+from functools import cache
 
 from fanns.engines.datapath import bram18_tiles, uram_tiles
 from fanns.hdl.regmap import Register, RegMapBuilder, kernel_control_block
@@ -79,6 +80,7 @@ def csr_pe(opq: bool, channels: int, tiered: bool) -> AxilCsr:
     return AxilCsr(registers=kernel_registers(opq, channels, tiered), addr_width=CSR_ADDR_BITS)
 
 
+@cache
 def csr_parts(opq: bool, channels: int, tiered: bool, family: str) -> dict[str, Resources]:
     """The register file's estimate split by the group each part serves: `base` (every design),
     `opq` (its address register), `pq` (the PQ-code and tier address registers)."""
@@ -102,6 +104,7 @@ def query_regroup(vec_bits: int, lanes: int) -> Regroup | None:
     return None if lanes == 1 else Regroup(vec_bits, lanes * vec_bits)
 
 
+@cache
 def memory_resources(width: int, depth: int, kind: str) -> Resources:
     """An on-chip memory as yosys maps it: UltraRAM when asked, else LUT RAM or block RAM,
     whichever `memory_mapping` (yosys memory_libmap's costs) finds cheaper; deeper than the
