@@ -372,7 +372,7 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     ]
     if regroup is not None:
         units.append(pe_unit(ctx, "build_lut", "query_regroup", regroup, divisible=False))
-    units += io_splitter_units(ctx, "build_lut", [st.lanes * elem_bits(ctx)] if st.centroids != "memory" else [wb])
+    units += io_splitter_units(ctx, "build_lut", [st.lanes * elem_bits(ctx)])  # codebook (and centroid copy)
     if st.centroids == "memory":
         units.append(
             pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False)
