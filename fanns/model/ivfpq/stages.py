@@ -38,7 +38,7 @@ from fanns.design.ivfpq import (
     Stages,
 )
 from fanns.design.ivfpq_selectors import SELECTORS
-from fanns.engines.datapath import bram18_tiles, uram_tiles
+from fanns.model.ivfpq import control
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
     ADDR_BITS,
     LIST_TABLE_BYTES,
@@ -60,7 +60,6 @@ from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part 
 from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
 from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.pe.axi_writer import AxiWriter
-from fanns.pe.axil_csr import AxilCsr
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.channel_feeder import ChannelFeeder
@@ -150,6 +149,8 @@ class Unit:
     each: Resources
     pe: PE | None = None
     divisible: bool = True
+    bits: int = 0
+    """Register bits of controller logic (`fanns.model.ivfpq.control.control_bits`), else 0."""
 
     @property
     def total(self) -> Resources:
@@ -260,27 +261,55 @@ def result_filter_pe(ctx: Context) -> ResultFilter:
 
 # -- units (resources) ----------------------------------------------------------------------------
 def infra_units(ctx: Context) -> list[Unit]:
-    """Control registers, the host query reader and the result writer (one each), and the glue
-    every design has in the same shape (`fanns.arch.ivfpq.top`): the fork of the probed cells to
-    BuildLUT and the fetcher, the result filter and the result packer."""
+    """Control registers (the part every design has: `fanns.model.ivfpq.control`), the host query
+    reader and the result writer (one each), and the glue every design has in the same shape
+    (`fanns.arch.ivfpq.top`): the I/O tag FIFO, the fork of the probed cells to BuildLUT and the
+    fetcher, the result filter, the result packer and the controller's common registers."""
     port = ctx.memories[0].port_bits
+    load_words = ctx.d * ctx.d + 2 * ctx.nlist * ctx.d + KSUB * ctx.d + 2 * ctx.nlist
+    csr = control.csr_parts(ctx.opq, 0, False, ctx.family)["base"]
     return [
-        pe_unit(ctx, "infra", "axil_csr", AxilCsr(), divisible=False),
+        Unit("infra", "axil_csr", 1, csr, None, False),
         pe_unit(ctx, "infra", "query_reader", channel_reader(port), divisible=False),
         pe_unit(ctx, "infra", "result_writer", AxiWriter(data_width=port, addr_width=ADDR_BITS), divisible=False),
+        pe_unit(ctx, "infra", "io_tags", StreamFifo(width=control.TAG_BITS, depth=8), divisible=False),
         pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
         pe_unit(ctx, "infra", "result_filter", result_filter_pe(ctx), divisible=False),
         pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False),
+        control_unit("infra", "infra", nprobe=ctx.nprobe, k=ctx.k, load_words=load_words),
     ]
+
+
+def control_unit(stage: str, group: str, **params: int) -> Unit:
+    """The controller registers serving a stage group (`fanns.model.ivfpq.control`)."""
+    n = control.control_bits(group, **params)
+    return Unit(stage, "control", 1, control.control(n), None, False, n)
+
+
+def io_splitter_units(ctx: Context, stage: str, word_bits: list[int]) -> list[Unit]:
+    """The I/O reader's beat splitters of a group's sections (one per distinct word width)."""
+    port = ctx.memories[0].port_bits
+    return [
+        pe_unit(ctx, stage, f"io_split{w}", control.io_splitter(port, w), divisible=False)
+        for w in sorted(set(word_bits))
+    ]
+
+
+def elem_bits(ctx: Context) -> int:
+    """Bits of a vector element in device memory (the I/O reader's sections)."""
+    return 8 * stored_elem_bytes(ctx.fmt.vec_bits)
 
 
 def opq_units(ctx: Context, st: OpqStage | None) -> list[Unit]:
     if st is None:
         return []
+    vb = ctx.fmt.vec_bits
     return [
-        fifo_unit(ctx, "opq", "query_fifo", st.lanes * ctx.fmt.vec_bits + 1),
+        fifo_unit(ctx, "opq", "query_fifo", st.lanes * vb + 1),
         pe_unit(ctx, "opq", "opq", opq_pe(ctx, st), divisible=False),
-    ]
+        pe_unit(ctx, "opq", "query_fork", control.query_fork(st.lanes * vb), divisible=False),
+        Unit("opq", "axil_csr", 1, control.csr_parts(True, 0, False, ctx.family)["opq"], None, False),
+    ] + io_splitter_units(ctx, "opq", [st.lanes * control.MATRIX_BITS, st.lanes * elem_bits(ctx)])
 
 
 def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
@@ -297,6 +326,17 @@ def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
         units.append(
             pe_unit(ctx, "ivf_dist", "centroid_reader", channel_reader(ctx.memories[0].port_bits), st.channels)
         )
+    if ctx.opq:  # the rotated query regrouped to IVFDist's lanes
+        regroup = control.query_regroup(f.vec_bits, st.lanes)
+        units += [] if regroup is None else [pe_unit(ctx, "ivf_dist", "query_regroup", regroup, divisible=False)]
+    else:  # the query enters in IVFDist's lanes: the fork and its I/O words are this group's
+        units.append(pe_unit(ctx, "ivf_dist", "query_fork", control.query_fork(st.lanes * f.vec_bits), divisible=False))
+    words = ctx.d // st.lanes
+    sections = (["ivf"] if st.storage != "stream" else []) + ([] if ctx.opq else ["query"])
+    units += io_splitter_units(ctx, "ivf_dist", [st.lanes * elem_bits(ctx) for _ in sections])
+    units.append(
+        control_unit("ivf_dist", "front", nprobe=ctx.nprobe, pes=st.pes, words=-(-ctx.nlist // st.pes) * words)
+    )
     return units
 
 
@@ -312,21 +352,27 @@ def select_units(ctx: Context, stage: str, st: SelectStage) -> list[Unit]:
 
 def lut_centroid_store(ctx: Context, st: BuildLutStage) -> Resources:
     """On-chip copy of all cell centroids for BuildLUT: lanes x vec_bits wide, nlist x d/lanes deep,
-    counted with the same block-RAM / UltraRAM tiling the PEs' memories use."""
+    in UltraRAM when asked, else in LUT RAM or block RAM as yosys maps it (`control.memory_resources`)."""
     width, depth = st.lanes * ctx.fmt.vec_bits, ctx.nlist * (ctx.d // st.lanes)
-    if st.centroids == "bram":
-        return Resources(bram18=bram18_tiles(width, depth))
-    return Resources(uram=uram_tiles(width, depth))
+    return control.memory_resources(width, depth, st.centroids)
 
 
 def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     f = ctx.fmt
+    words, wb = ctx.d // st.lanes, st.lanes * f.vec_bits
+    glue = Resources(lut=control.collector_luts(f.m * f.lut_bits, st.pes))
+    glue += control.memory_resources(wb, 2 * words, "bram")  # the two-bank query buffer
+    regroup = control.query_regroup(f.vec_bits, st.lanes)
     units = [
         fifo_unit(ctx, "build_lut", "query_fifo", st.lanes * f.vec_bits + 1),
-        fifo_unit(ctx, "build_lut", "cell_fifo", ID_BITS + 1),
         pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
         pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
+        Unit("build_lut", "dispatch_collect", 1, glue, None, False),
+        control_unit("build_lut", "lut", fill_words=ctx.nlist * words, words=words, pes=st.pes, nprobe=ctx.nprobe),
     ]
+    if regroup is not None:
+        units.append(pe_unit(ctx, "build_lut", "query_regroup", regroup, divisible=False))
+    units += io_splitter_units(ctx, "build_lut", [st.lanes * elem_bits(ctx)])  # codebook (and centroid copy)
     if st.centroids == "memory":
         units.append(
             pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False)
@@ -353,15 +399,25 @@ def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
     fetcher = fetcher_pe(ctx, st)
     per_channel = st.pes_per_channel()
     tiers = 2 if st.tiers is not None else 1
-    return [
-        pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
-        fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
-        fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
-        pe_unit(ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.tables * tiers),
-    ] + [
-        pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, st, n), per_channel.count(n))
-        for n in sorted(set(per_channel), reverse=True)
-    ]
+    csr = control.csr_parts(False, st.channels, st.tiers is not None, ctx.family)["pq"]
+    tier_table = [] if st.tiers is None else io_splitter_units(ctx, "pq_dist", [control.TIER_WORD_BITS])
+    return (
+        tier_table
+        + [
+            Unit("pq_dist", "axil_csr", 1, csr, None, False),
+            control_unit("pq_dist", "pq", readers=st.channels * tiers),
+            pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
+            fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
+            fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
+            pe_unit(
+                ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.tables * tiers
+            ),
+        ]
+        + [
+            pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, st, n), per_channel.count(n))
+            for n in sorted(set(per_channel), reverse=True)
+        ]
+    )
 
 
 def design_units(ctx: Context, stages: Stages) -> list[Unit]:
