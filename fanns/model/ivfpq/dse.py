@@ -242,8 +242,8 @@ def materialize(
 ) -> DesignPoint | None:
     """The complete design of one combination, or None when it fails the SLR assignment.
     `cache` (one per DSE run, keyed by space) shares what combinations of a space have in
-    common: each option's units, and the SLR fill of the infrastructure and the opq, front and
-    lut options, which the back options of a pool continue from."""
+    common: each option's units and its back option's timings, and the SLR fill of the
+    infrastructure and the opq, front and lut options, which the back options continue from."""
     cache = {} if cache is None else cache
     cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
     parts = []
@@ -267,7 +267,13 @@ def materialize(
         sel_k=cfg["back"][1],
     )
     units = [u for units in parts for u in units]
-    timings = stage_model.stage_timings(ctx, stages, stage_model.Probes.of(w.probed))
+    probes_key = (space.key, "probes")
+    if probes_key not in cache:
+        cache[probes_key] = stage_model.Probes.of(w.probed)
+    back_key = (space.key, "back timings", pick["back"])
+    if back_key not in cache:
+        cache[back_key] = stage_model.back_timings(ctx, stages.pq_dist, stages.sel_k, cache[probes_key])
+    timings = stage_model.stage_timings(ctx, stages, cache[probes_key], cache[back_key])
     channels: dict[str, int] = {}
     for ch in stage_model.memory_plan(ctx, stages):
         channels[ch.memory] = channels.get(ch.memory, 0) + 1
