@@ -90,39 +90,42 @@ class SlrFill:
 
     names: tuple[str, ...]
     room: tuple[tuple[float, ...], ...]
-    placed: tuple[tuple[tuple, ...], ...]  # per SLR: (stage, label, instances) in placing order
+    placed: tuple[tuple, ...] = ()  # (SLR index, stage, label, instances) in placing order
 
     @classmethod
     def start(cls, budget: Budget) -> SlrFill:
         names = tuple(budget.slrs)
-        return cls(names, tuple(budget.slrs[n].as_tuple() for n in names), tuple(() for _ in names))
+        return cls(names, tuple(budget.slrs[n].as_tuple() for n in names))
 
     def place(self, units: list[Unit]) -> SlrFill | None:
         """The fill after placing `units` in order, or None when an instance fits no SLR. Plain
         floats: the same IEEE operations as a float64 vector, without its per-call overhead."""
         room = [list(r) for r in self.room]
-        placed = [list(p) for p in self.placed]
+        added = []
         for unit in units:
-            each = unit.each.as_tuple()
-            need = [i for i, v in enumerate(each) if v > 0]
+            used = [(i, v) for i, v in enumerate(unit.each.as_tuple()) if v != 0]
+            need = [(i, v) for i, v in used if v > 0]
             left = unit.count
             for s, r in enumerate(room):
                 if left == 0:
                     break
-                fit = left if not need else math.floor(min(r[i] / each[i] for i in need) + 1e-9)
+                fit = left if not need else math.floor(min(r[i] / v for i, v in need) + 1e-9)
                 k = min(left, max(0, fit))
                 if k:
-                    for i, v in enumerate(each):
+                    for i, v in used:
                         r[i] -= k * v
                     left -= k
-                    placed[s].append((unit.stage, unit.label, k))
+                    added.append((s, unit.stage, unit.label, k))
             if left:
                 return None
-        return SlrFill(self.names, tuple(tuple(r) for r in room), tuple(tuple(p) for p in placed))
+        return SlrFill(self.names, tuple(tuple(r) for r in room), self.placed + tuple(added))
 
     def assignment(self) -> dict[str, list[list]]:
         """{SLR: [[stage, label, instances], ...]}."""
-        return {n: [list(e) for e in p] for n, p in zip(self.names, self.placed)}
+        out: dict[str, list[list]] = {n: [] for n in self.names}
+        for s, stage, label, k in self.placed:
+            out[self.names[s]].append([stage, label, k])
+        return out
 
 
 def overflow_text(usage: np.ndarray, budget: Budget) -> list[str]:
