@@ -373,9 +373,9 @@ def run(
         # a design slower than the load queues without bound (its tandem is no faster than its stages)
         return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
 
-    pool = max(8 * top, 64)
+    pool, result = max(8 * top, 64), None
     while True:
-        result = search(spaces, budget.vector(), pool)
+        result = search(spaces, budget.vector(), pool, known=result)  # a larger pool: its front stands
         rows = stable(result.pool)
         fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz, shared)
         points, missed = keep(fitting, top)
