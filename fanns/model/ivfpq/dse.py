@@ -282,7 +282,9 @@ def materialize(
     )
 
 
-def _points(rows: np.ndarray, spaces, workloads, contexts, budget, clock, cache: dict | None = None) -> list[DesignPoint]:
+def _points(
+    rows: np.ndarray, spaces, workloads, contexts, budget, clock, cache: dict | None = None
+) -> list[DesignPoint]:
     cache = {} if cache is None else cache
     out = []
     for key, left, back in rows[:, :3].astype(np.int64):

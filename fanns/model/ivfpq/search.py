@@ -212,7 +212,9 @@ class Search:
             self._pool_candidates(space.key, rows, cols, left[rows], back[cols])
             start += step
 
-    def _pool_candidates(self, key: int, rows: np.ndarray, cols: np.ndarray, left: np.ndarray, back: np.ndarray) -> None:
+    def _pool_candidates(
+        self, key: int, rows: np.ndarray, cols: np.ndarray, left: np.ndarray, back: np.ndarray
+    ) -> None:
         """`_evaluate`'s pool step on left rows `rows` x back options `cols` (their indices)."""
         ok = np.ones((len(left), len(back)), dtype=bool)
         for r in range(len(self.budget)):
