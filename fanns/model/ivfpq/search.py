@@ -18,6 +18,10 @@ How the search stays fast and exact:
 4. Of the valid combinations it keeps the best `pool` by (cycles, LUT, channels) — the order of
    the result: highest QPS first, ties broken by fewer LUTs, then fewer memory channels — and
    the Pareto front of (cycles, LUT) over all of them.
+5. A larger pool over the same spaces (the DSE grows it while too few pooled designs place on
+   the SLRs) refines the previous result (`Search.refine`): the front stands, and once the pool is
+   full only left rows and back options no slower than its last entry are combined; the pool is
+   the same as a fresh search's.
 
 Designs that are dominated are therefore not in the top list or the Pareto set (they are never
 better than a design that is).
