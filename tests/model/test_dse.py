@@ -137,7 +137,8 @@ def test_best_design_is_consistent(u55c):
 def test_shared_materialising_equals_the_plain_stage_model(u55c):
     """A pool's designs share units, back timings and the SLR fill of their front stages
     (`dse.materialize`'s cache); each equals the design the stage model builds on its own:
-    `design_units`, `assign_slrs` (None: the design does not place) and `stage_timings`."""
+    `design_units`, `assign_slrs` (None: the design does not place), `stage_timings` and
+    `memory_plan`."""
     w = workload(nlist=256, nprobe=8, n=10**6)
     budget = Budget.from_board(u55c, 0.6)
     ctx = dse.context(w, u55c, 140.0)
@@ -157,6 +158,8 @@ def test_shared_materialising_equals_the_plain_stage_model(u55c):
         assert p.stages == stages and p.units == units and p.slr == slr
         assert p.resources == Resources.total([u.total for u in units])
         assert p.timings == stage_model.stage_timings(ctx, stages, stage_model.Probes.of(w.probed))
+        plan = [ch.memory for ch in stage_model.memory_plan(ctx, stages)]
+        assert p.channels == {m: plan.count(m) for m in plan}
     assert any(placed)
 
 

@@ -274,11 +274,22 @@ def materialize(
     if back_key not in cache:
         cache[back_key] = stage_model.back_timings(ctx, stages.pq_dist, stages.sel_k, cache[probes_key])
     timings = stage_model.stage_timings(ctx, stages, cache[probes_key], cache[back_key])
-    channels: dict[str, int] = {}
-    for ch in stage_model.memory_plan(ctx, stages):
-        channels[ch.memory] = channels.get(ch.memory, 0) + 1
+    # channels per memory: the back option's PQ channels, the front's streamed and BuildLUT's centroids
+    plan_key = (space.key, "channels", pick["back"], stages.ivf_dist.channels, stages.build_lut.channels)
+    if plan_key not in cache:
+        cache[plan_key] = {}
+        for ch in stage_model.memory_plan(ctx, stages):
+            cache[plan_key][ch.memory] = cache[plan_key].get(ch.memory, 0) + 1
     return DesignPoint(
-        w, ctx, stages, timings, units, stage_model.total_resources(units), channels, fill.assignment(), clock_mhz
+        w,
+        ctx,
+        stages,
+        timings,
+        units,
+        stage_model.total_resources(units),
+        dict(cache[plan_key]),
+        fill.assignment(),
+        clock_mhz,
     )
 
 
