@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fanns.boards import load_board
-from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
+from fanns.model.ivfpq.budget import Budget, SlrFill, assign_slrs, overflow_text
 from fanns.model.ivfpq.stages import Unit
 from fanns.resources import Resources
 
@@ -58,6 +58,44 @@ def test_an_instance_too_large_for_every_slr_fails_even_if_the_total_fits():
         "B": [["pq", "pe", 7]],
     }
     assert assign_slrs([Unit("pq", "pe", 10, Resources(lut=40))], b) is None
+
+
+def first_fit(units, budget):
+    """The assignment rule written plainly, on float64 vectors (the reference for `SlrFill`)."""
+    names = list(budget.slrs)
+    room = np.array([budget.slrs[n].as_tuple() for n in names], dtype=np.float64)
+    out = {n: [] for n in names}
+    for unit in units:
+        each, left = unit.each.as_array(), unit.count
+        for s, name in enumerate(names):
+            need = each > 0
+            k = left if not need.any() else int(np.floor(np.min(room[s, need] / each[need]) + 1e-9))
+            k = min(left, max(0, k))
+            if k:
+                room[s] -= k * each
+                left -= k
+                out[name].append([unit.stage, unit.label, k])
+        if left:
+            return None
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_slr_fill_continued_from_a_prefix_equals_the_plain_first_fit(seed):
+    """The DSE places a design's front stages once and continues the fill for each back option:
+    any split of the units gives the plain rule's assignment (or its failure), on a board's SLRs
+    with fractional resources."""
+    rng = np.random.default_rng(seed)
+    b = Budget.from_board(load_board(["u55c", "u250", "u280"][seed % 3]), 0.6)
+    scale = b.total.as_array() / 40
+    units = [
+        Unit("s", f"u{i}", int(rng.integers(0, 12)), Resources(*(scale * rng.random(5) * (rng.random(5) < 0.7))))
+        for i in range(int(rng.integers(1, 30)))
+    ]
+    cut = int(rng.integers(0, len(units) + 1))
+    head = SlrFill.start(b).place(units[:cut])
+    fill = None if head is None else head.place(units[cut:])
+    assert (None if fill is None else fill.assignment()) == first_fit(units, b) == assign_slrs(units, b)
 
 
 def test_overflow_text_names_the_resource_and_the_excess():

@@ -5,18 +5,20 @@ import numpy as np
 import pytest
 
 from fanns.boards import load_board
+from fanns.design.ivfpq import Stages
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, assign_slrs
 from fanns.model.ivfpq.options import all_options
 from fanns.model.ivfpq.published import print_comparison, reproduce
 from fanns.model.ivfpq.report import to_design
-from fanns.model.ivfpq.search import search
+from fanns.model.ivfpq.search import decode, search
 from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.hpq import Hpq
 from fanns.pe.pq_decode import PqDecode
 from fanns.pe.stream_fifo import StreamFifo
+from fanns.resources import Resources
 
 QUERIES = 200
 
@@ -130,6 +132,35 @@ def test_best_design_is_consistent(u55c):
     design = to_design(best, out, None)
     design.validate()
     assert design.stages == best.stages and design.prediction["bottleneck"] == best.bottleneck
+
+
+def test_shared_materialising_equals_the_plain_stage_model(u55c):
+    """A pool's designs share units, back timings and the SLR fill of their front stages
+    (`dse.materialize`'s cache); each equals the design the stage model builds on its own:
+    `design_units`, `assign_slrs` (None: the design does not place), `stage_timings` and
+    `memory_plan`."""
+    w = workload(nlist=256, nprobe=8, n=10**6)
+    budget = Budget.from_board(u55c, 0.6)
+    ctx = dse.context(w, u55c, 140.0)
+    space = dse.build_space(0, w, ctx, budget)[0]
+    cache, placed = {}, []
+    for _, left, back in search([space], budget.vector(), 300).pool[:, :3].astype(int):
+        pick = decode(space, left, back)
+        p = dse.materialize(space, w, ctx, pick, budget, 140.0, cache)
+        cfg = {g: space.sets[g].configs[pick[g]] for g in ("opq", "front", "lut", "back")}
+        stages = Stages(cfg["opq"][0], cfg["front"][0], cfg["front"][1], cfg["lut"][0], cfg["back"][0], cfg["back"][1])
+        units = stage_model.design_units(ctx, stages)
+        slr = assign_slrs(units, budget)
+        placed.append(slr is not None)
+        if slr is None:
+            assert p is None
+            continue
+        assert p.stages == stages and p.units == units and p.slr == slr
+        assert p.resources == Resources.total([u.total for u in units])
+        assert p.timings == stage_model.stage_timings(ctx, stages, stage_model.Probes.of(w.probed))
+        plan = [ch.memory for ch in stage_model.memory_plan(ctx, stages)]
+        assert p.channels == {m: plan.count(m) for m in plan}
+    assert any(placed)
 
 
 def budget_share(p, stages, budget):

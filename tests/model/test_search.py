@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
+from fanns.model.ivfpq import search as search_module
 from fanns.model.ivfpq.options import GROUPS, OptionSet
 from fanns.model.ivfpq.search import Space, cost_matrix, decode, pareto_rows, prune, search
 
@@ -114,3 +115,39 @@ def test_search_finds_the_brute_force_best_and_front(seed):
     keys = [tuple(r[3:6]) for r in result.pool]
     assert keys == sorted(keys)
     assert result.evaluated >= sum(len(s.left["cost"]) * len(s.sets["back"]) for s in spaces)
+
+
+def random_spaces(rng, groups: int, scale: int) -> list[Space]:
+    spaces = []
+    for key in range(int(rng.integers(1, 4))):
+        sets = {g: random_set(rng, g, int(rng.integers(1, scale)), groups) for g in GROUPS}
+        infra = np.concatenate([rng.integers(0, 50, 5).astype(float), np.ones(groups)])
+        spaces.append(Space(key, {g: prune(s) for g, s in sets.items()}, infra, 1))
+    return spaces
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_refined_pool_equals_a_fresh_search(seed, monkeypatch):
+    """The DSE grows its pool by refining the previous search (`known`): the pool is exactly the
+    one a fresh search with that pool keeps, with chunks of any size (every bound and early stop
+    taken); with a pool larger than everything, it is every valid (left row, back option) pair,
+    ranked by cycles, LUT, channels, then position."""
+    rng = np.random.default_rng(500 + seed)
+    monkeypatch.setattr(search_module, "CHUNK_ELEMENTS", int(rng.integers(1, 200)))
+    groups = int(rng.integers(1, 3))
+    spaces = random_spaces(rng, groups, 14)
+    budget = np.concatenate([np.full(5, float(rng.integers(600, 1400))), np.full(groups, 7.0)])
+    small = search(spaces, budget, pool=int(rng.integers(1, 6)))
+    for pool in (len(small.pool) + 1, 8 * len(small.pool) + 3, 10**6):
+        fresh = search(spaces, budget, pool=pool)
+        refined = search(spaces, budget, pool=pool, known=small)
+        assert np.array_equal(refined.pool, fresh.pool)
+        assert np.array_equal(refined.front, fresh.front) and refined.evaluated == fresh.evaluated
+    every = []
+    for s in spaces:
+        back = cost_matrix(s.sets["back"])
+        for i, row in enumerate(s.left["cost"]):
+            for j, col in enumerate(back):
+                if (row[1:] + col[1:] <= budget).all():
+                    every.append((max(row[0], col[0]), row[1] + col[1], row[6:].sum() + col[6:].sum(), s.key, i, j))
+    assert [tuple(r) for r in refined.pool[:, [3, 4, 5, 0, 1, 2]]] == sorted(every)

@@ -15,6 +15,7 @@ instance without room fails, even if its total fits.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,25 +78,54 @@ class Budget:
 def assign_slrs(units: list[Unit], budget: Budget) -> dict[str, list[list]] | None:
     """First-fit assignment (module docstring): {SLR: [[stage, label, instances], ...]}, or None
     when some instance fits no SLR."""
-    names = list(budget.slrs)
-    room = np.array([budget.slrs[n].as_tuple() for n in names], dtype=np.float64)
-    out: dict[str, list[list]] = {n: [] for n in names}
-    for unit in units:
-        each = unit.each.as_array()
-        left = unit.count
-        for s, name in enumerate(names):
-            if left == 0:
-                break
-            need = each > 0
-            fit = left if not need.any() else int(np.floor(np.min(room[s, need] / each[need]) + 1e-9))
-            k = min(left, max(0, fit))
-            if k:
-                room[s] -= k * each
-                left -= k
-                out[name].append([unit.stage, unit.label, k])
-        if left:
-            return None
-    return out
+    fill = SlrFill.start(budget).place(units)
+    return None if fill is None else fill.assignment()
+
+
+@dataclass(frozen=True)
+class SlrFill:
+    """The first-fit assignment part-way through a design's units: each SLR's room left and what
+    it holds. Designs sharing their first stages share the fill of those stages (the DSE places
+    the infrastructure and front stages once for all the back options that follow them)."""
+
+    names: tuple[str, ...]
+    room: tuple[tuple[float, ...], ...]
+    placed: tuple[tuple, ...] = ()  # (SLR index, stage, label, instances) in placing order
+
+    @classmethod
+    def start(cls, budget: Budget) -> SlrFill:
+        names = tuple(budget.slrs)
+        return cls(names, tuple(budget.slrs[n].as_tuple() for n in names))
+
+    def place(self, units: list[Unit]) -> SlrFill | None:
+        """The fill after placing `units` in order, or None when an instance fits no SLR. Plain
+        floats: the same IEEE operations as a float64 vector, without its per-call overhead."""
+        room = [list(r) for r in self.room]
+        added = []
+        for unit in units:
+            used = [(i, v) for i, v in enumerate(unit.each.as_tuple()) if v != 0]
+            need = [(i, v) for i, v in used if v > 0]
+            left = unit.count
+            for s, r in enumerate(room):
+                if left == 0:
+                    break
+                fit = left if not need else math.floor(min(r[i] / v for i, v in need) + 1e-9)
+                k = min(left, max(0, fit))
+                if k:
+                    for i, v in used:
+                        r[i] -= k * v
+                    left -= k
+                    added.append((s, unit.stage, unit.label, k))
+            if left:
+                return None
+        return SlrFill(self.names, tuple(tuple(r) for r in room), self.placed + tuple(added))
+
+    def assignment(self) -> dict[str, list[list]]:
+        """{SLR: [[stage, label, instances], ...]}."""
+        out: dict[str, list[list]] = {n: [] for n in self.names}
+        for s, stage, label, k in self.placed:
+            out[self.names[s]].append([stage, label, k])
+        return out
 
 
 def overflow_text(usage: np.ndarray, budget: Budget) -> list[str]:

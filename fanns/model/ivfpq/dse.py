@@ -24,7 +24,7 @@ from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
-from fanns.model.ivfpq.budget import Budget, assign_slrs, overflow_text
+from fanns.model.ivfpq.budget import Budget, SlrFill, overflow_text
 from fanns.model.ivfpq.options import GROUPS, MAX_LANES, all_options
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
@@ -221,11 +221,43 @@ def build_space(
     return space, counts
 
 
+GROUP_UNITS = {
+    "opq": lambda ctx, cfg: stage_model.opq_units(ctx, cfg[0]),
+    "front": lambda ctx, cfg: stage_model.ivf_units(ctx, cfg[0]) + stage_model.select_units(ctx, "sel_cells", cfg[1]),
+    "lut": lambda ctx, cfg: stage_model.lut_units(ctx, cfg[0]),
+    "back": lambda ctx, cfg: stage_model.pq_units(ctx, cfg[0]) + stage_model.select_units(ctx, "sel_k", cfg[1]),
+}
+"""The units of one option of each group; in `GROUPS` order after the infrastructure they are
+`stage_model.design_units` (the order the SLR assignment walks)."""
+
+
 def materialize(
-    space: Space, w: Workload, ctx: stage_model.Context, pick: dict[str, int], budget: Budget, clock_mhz: float
+    space: Space,
+    w: Workload,
+    ctx: stage_model.Context,
+    pick: dict[str, int],
+    budget: Budget,
+    clock_mhz: float,
+    cache: dict | None = None,
 ) -> DesignPoint | None:
-    """The complete design of one combination, or None when it fails the SLR assignment."""
+    """The complete design of one combination, or None when it fails the SLR assignment.
+    `cache` (one per DSE run, keyed by space) shares what combinations of a space have in
+    common: each option's units and its back option's timings, and the SLR fill of the
+    infrastructure and the opq, front and lut options, which the back options continue from."""
+    cache = {} if cache is None else cache
     cfg = {g: space.sets[g].configs[pick[g]] for g in GROUPS}
+    parts = []
+    for g in ("infra", *GROUPS):
+        key = (space.key, g, pick.get(g))
+        if key not in cache:
+            cache[key] = stage_model.infra_units(ctx) if g == "infra" else GROUP_UNITS[g](ctx, cfg[g])
+        parts.append(cache[key])
+    front_key = (space.key, "fill", pick["opq"], pick["front"], pick["lut"])
+    if front_key not in cache:
+        cache[front_key] = SlrFill.start(budget).place([u for units in parts[:-1] for u in units])
+    fill = cache[front_key] if cache[front_key] is None else cache[front_key].place(parts[-1])
+    if fill is None:
+        return None
     stages = Stages(
         opq=cfg["opq"][0],
         ivf_dist=cfg["front"][0],
@@ -234,22 +266,41 @@ def materialize(
         pq_dist=cfg["back"][0],
         sel_k=cfg["back"][1],
     )
-    units = stage_model.design_units(ctx, stages)
-    slr = assign_slrs(units, budget)
-    if slr is None:
-        return None
-    timings = stage_model.stage_timings(ctx, stages, stage_model.Probes.of(w.probed))
-    channels: dict[str, int] = {}
-    for ch in stage_model.memory_plan(ctx, stages):
-        channels[ch.memory] = channels.get(ch.memory, 0) + 1
-    return DesignPoint(w, ctx, stages, timings, units, stage_model.total_resources(units), channels, slr, clock_mhz)
+    units = [u for units in parts for u in units]
+    probes_key = (space.key, "probes")
+    if probes_key not in cache:
+        cache[probes_key] = stage_model.Probes.of(w.probed)
+    back_key = (space.key, "back timings", pick["back"])
+    if back_key not in cache:
+        cache[back_key] = stage_model.back_timings(ctx, stages.pq_dist, stages.sel_k, cache[probes_key])
+    timings = stage_model.stage_timings(ctx, stages, cache[probes_key], cache[back_key])
+    # channels per memory: the back option's PQ channels, the front's streamed and BuildLUT's centroids
+    plan_key = (space.key, "channels", pick["back"], stages.ivf_dist.channels, stages.build_lut.channels)
+    if plan_key not in cache:
+        cache[plan_key] = {}
+        for ch in stage_model.memory_plan(ctx, stages):
+            cache[plan_key][ch.memory] = cache[plan_key].get(ch.memory, 0) + 1
+    return DesignPoint(
+        w,
+        ctx,
+        stages,
+        timings,
+        units,
+        stage_model.total_resources(units),
+        dict(cache[plan_key]),
+        fill.assignment(),
+        clock_mhz,
+    )
 
 
-def _points(rows: np.ndarray, spaces, workloads, contexts, budget, clock) -> list[DesignPoint]:
+def _points(
+    rows: np.ndarray, spaces, workloads, contexts, budget, clock, cache: dict | None = None
+) -> list[DesignPoint]:
+    cache = {} if cache is None else cache
     out = []
     for key, left, back in rows[:, :3].astype(np.int64):
         space = spaces[key]
-        p = materialize(space, workloads[key], contexts[key], decode(space, left, back), budget, clock)
+        p = materialize(space, workloads[key], contexts[key], decode(space, left, back), budget, clock, cache)
         if p is not None:
             out.append(p)
     return out
@@ -309,6 +360,8 @@ def run(
         outcome.option_counts[space_label(w, ctx)] = counts
 
     sequences: dict = {}  # `DesignPoint.settle`'s cache
+    shared: dict = {}  # `materialize`'s cache
+    latencies: dict = {}  # `annotate_latency` per design: a function of the workload, context and stages
 
     def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
         """The fastest `limit` points that meet the SLO (latency attached), and how many faster
@@ -323,7 +376,10 @@ def run(
                 break
             if limit is not None:
                 p.settle(sequences)
-            annotate_latency(p, load_qps)
+            design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
+            if design not in latencies:
+                latencies[design] = annotate_latency(p, load_qps).latency
+            p.latency = dict(latencies[design])
             if slo is None or slo.met(p):
                 kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
             else:
@@ -334,11 +390,11 @@ def run(
         # a design slower than the load queues without bound (its tandem is no faster than its stages)
         return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
 
-    pool = max(8 * top, 64)
+    pool, result = max(8 * top, 64), None
     while True:
-        result = search(spaces, budget.vector(), pool)
+        result = search(spaces, budget.vector(), pool, known=result)  # a larger pool: its front stands
         rows = stable(result.pool)
-        fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz)
+        fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz, shared)
         points, missed = keep(fitting, top)
         # the pool holds every design whose stage bound is below its last row's; a kept design
         # slower than that could be beaten by one outside the pool
@@ -351,7 +407,7 @@ def run(
     outcome.result = result
     outcome.slo_rejected = missed
     outcome.top = points
-    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz))[0]
+    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
     outcome.pareto = pareto_points(front + points)
     if tiers:
         outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}

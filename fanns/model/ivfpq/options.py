@@ -132,11 +132,9 @@ class _Builder:
         placeable: bool = True,
     ) -> bool:
         self.offered += 1
-        ch = [0] * len(self.limits.channels)
-        for g, n in channels.items():
-            ch[g] += n
+        ch = self._channels(channels)
         self.floor = np.minimum(self.floor, np.concatenate([res.as_array(), np.asarray(ch, dtype=np.float64)]))
-        if not placeable or not res.fits(self.limits.total) or any(c > b for c, b in zip(ch, self.limits.channels)):
+        if not self.admits(res, channels, placeable):
             return False
         self.configs.append(configs)
         self.cycles.append(cycles)
@@ -146,6 +144,18 @@ class _Builder:
         self.details.append(detail)
         self.lanes.append(getattr(configs[0], "lanes", 0) or 0)
         return True
+
+    def _channels(self, channels: dict[int, int]) -> list[int]:
+        ch = [0] * len(self.limits.channels)
+        for g, n in channels.items():
+            ch[g] += n
+        return ch
+
+    def admits(self, res: Resources, channels: dict[int, int], placeable: bool = True) -> bool:
+        """Whether `offer` keeps an option of these resources and channels: callers skip timing
+        the options it would drop (their cycles are never read)."""
+        ch = self._channels(channels)
+        return placeable and res.fits(self.limits.total) and all(c <= b for c, b in zip(ch, self.limits.channels))
 
     def build(self) -> OptionSet:
         n, s = len(self.configs), len(self.stages)
@@ -381,33 +391,30 @@ def back_options(
                     stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits))
                 if not stages or not sels:
                     continue
+                # (stage, selection) pairs in offering order; only those `offer` keeps are timed
+                pairs = []
+                for st in stages:
+                    pq_res = stage_model.total_resources(stage_model.pq_units(ctx, st))
+                    timing = stage_model.pq_timing_from_work(work, max(st.pes_per_channel()), mem.beats_per_cycle)
+                    for sel, sel_res, sel_fit in sels:
+                        res = pq_res + sel_res
+                        kept = placeable and sel_fit and b.admits(res, {g: st.channels})
+                        pairs.append((st, timing, sel, res, kept))
+                timed = [(sel, st.pes_per_channel()) for st, _, sel, _, kept in pairs if kept]
                 # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
-                sel_cycles = (
-                    stage_model.sel_k_intervals_many(
-                        [(sel, st.pes_per_channel()) for st in stages for sel, _, _ in sels],
-                        work,
-                        pe,
-                        mem.beats_per_cycle,
-                    )
-                    .mean(1)
-                    .reshape(len(stages), len(sels))
+                sel_cycles = iter(
+                    stage_model.sel_k_intervals_many(timed, work, pe, mem.beats_per_cycle).mean(1) if timed else []
                 )
-                for st, row in zip(stages, sel_cycles):
-                    busiest = max(st.pes_per_channel())
-                    interval, latency, compute, memory = stage_model.pq_timing_from_work(
-                        work, busiest, mem.beats_per_cycle
+                for st, (interval, latency, compute, memory), sel, res, kept in pairs:
+                    b.offer(
+                        (st, sel),
+                        [interval, float(next(sel_cycles)) if kept else 0.0],
+                        latency + stage_model._latency(stage_model.selector_pe(sel)),
+                        res,
+                        {g: st.channels},
+                        {"compute_cycles": compute, "memory_cycles": memory},
+                        kept,
                     )
-                    detail = {"compute_cycles": compute, "memory_cycles": memory}
-                    for (sel, sel_res, sel_fit), sel_interval in zip(sels, row):
-                        b.offer(
-                            (st, sel),
-                            [interval, float(sel_interval)],
-                            latency + stage_model._latency(stage_model.selector_pe(sel)),
-                            stage_model.total_resources(stage_model.pq_units(ctx, st)) + sel_res,
-                            {g: st.channels},
-                            detail,
-                            placeable and sel_fit,
-                        )
     return b.build()
 
 

@@ -18,6 +18,10 @@ How the search stays fast and exact:
 4. Of the valid combinations it keeps the best `pool` by (cycles, LUT, channels) — the order of
    the result: highest QPS first, ties broken by fewer LUTs, then fewer memory channels — and
    the Pareto front of (cycles, LUT) over all of them.
+5. A larger pool over the same spaces (the DSE grows it while too few pooled designs place on
+   the SLRs) refines the previous result (`Search.refine`): the front stands, and once the pool is
+   full only left rows and back options no slower than its last entry are combined; the pool is
+   the same as a fresh search's.
 
 Designs that are dominated are therefore not in the top list or the Pareto set (they are never
 better than a design that is).
@@ -184,6 +188,61 @@ class Search:
             self._evaluate(space.key, start, left[start : start + step], back)
             start += step
 
+    def refine(self, space: Space) -> None:
+        """The pool only, over a space `add` has already evaluated (its `left` rows stand): left
+        rows by increasing cycles, and once the pool is full only the left rows and back options
+        no slower than its last entry. A skipped combination runs at more cycles than that entry,
+        which only moves to fewer cycles as the pool improves, so the pool is the one `add` would
+        keep (`_merge_pool` ranks exactly)."""
+        left = space.left["cost"]
+        back = cost_matrix(space.sets["back"])
+        if len(back) == 0 or len(left) == 0:
+            return
+        order = np.argsort(left[:, 0], kind="stable")
+        start = 0
+        while start < len(order):
+            cols = np.arange(len(back))
+            if len(self.pool) >= self.pool_size:
+                c_lim = self.pool[-1, 3]
+                if left[order[start], 0] > c_lim:
+                    break
+                cols = cols[back[:, 0] <= c_lim]
+                if len(cols) == 0:
+                    break
+            step = max(1, CHUNK_ELEMENTS // len(cols))
+            if len(self.pool) == 0:
+                step = min(step, 16)
+            rows = order[start : start + step]
+            self._pool_candidates(space.key, rows, cols, left[rows], back[cols])
+            start += step
+
+    def _pool_candidates(
+        self, key: int, rows: np.ndarray, cols: np.ndarray, left: np.ndarray, back: np.ndarray
+    ) -> None:
+        """`_evaluate`'s pool step on left rows `rows` x back options `cols` (their indices)."""
+        ok = np.ones((len(left), len(back)), dtype=bool)
+        for r in range(len(self.budget)):
+            ok &= (left[:, None, 1 + r] + back[None, :, 1 + r]) <= self.budget[r]
+        if not ok.any():
+            return
+        cyc = np.where(left[:, None, 0] <= back[None, :, 0], back[None, :, 0], left[:, None, 0])
+        lut = left[:, None, 1] + back[None, :, 1]
+        self._pool_from(ok, cyc, lut, lambda li, bi: self._rows(key, 0, left, back, li, bi, cyc, lut, rows, cols))
+
+    def _pool_from(self, ok: np.ndarray, cyc: np.ndarray, lut: np.ndarray, rows_of) -> None:
+        """Pool candidates of one chunk: no worse than the pool's last entry and than this chunk's
+        n-th best cycles (`rows_of(li, bi)`: their pool rows)."""
+        n = self.pool_size
+        valid = cyc[ok]
+        if len(valid) > n:
+            ok &= cyc <= np.partition(valid, n - 1)[n - 1]
+        if len(self.pool) >= n:
+            c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
+            ok &= (cyc < c_lim) | ((cyc == c_lim) & (lut <= l_lim))
+        li, bi = np.nonzero(ok)
+        if len(li):
+            self._merge_pool(rows_of(li, bi))
+
     def _evaluate(self, key: int, offset: int, left: np.ndarray, back: np.ndarray) -> None:
         self.evaluated += len(left) * len(back)
         ok = np.ones((len(left), len(back)), dtype=bool)
@@ -205,23 +264,17 @@ class Search:
         bi = np.concatenate([np.arange(len(back)), rj])
         found = np.isfinite(lut_ok[li, bi])
         self._merge_front(self._rows(key, offset, left, back, li[found], bi[found], cyc, lut))
-        # Pool candidates: no worse than the pool's last entry and than this chunk's n-th best cycles.
-        n = self.pool_size
-        valid = cyc[ok]
-        if len(valid) > n:
-            ok &= cyc <= np.partition(valid, n - 1)[n - 1]
-        if len(self.pool) >= n:
-            c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
-            ok &= (cyc < c_lim) | ((cyc == c_lim) & (lut <= l_lim))
-        li, bi = np.nonzero(ok)
-        if len(li):
-            self._merge_pool(self._rows(key, offset, left, back, li, bi, cyc, lut))
+        self._pool_from(ok, cyc, lut, lambda li, bi: self._rows(key, offset, left, back, li, bi, cyc, lut))
 
     @staticmethod
-    def _rows(key, offset, left, back, li, bi, cyc, lut) -> np.ndarray:
+    def _rows(key, offset, left, back, li, bi, cyc, lut, rows=None, cols=None) -> np.ndarray:
+        """Pool rows of chunk entries (li, bi); `rows` / `cols`: the space's left rows / back
+        options of the chunk's rows / columns (default: `offset` + li, and bi)."""
         chans = left[li, 6:].sum(1) + back[bi, 6:].sum(1)
+        left_row = li + offset if rows is None else rows[li]
+        back_row = bi if cols is None else cols[bi]
         return np.column_stack(
-            [np.full(len(li), key, dtype=np.float64), li + offset, bi, cyc[li, bi], lut[li, bi], chans]
+            [np.full(len(li), key, dtype=np.float64), left_row, back_row, cyc[li, bi], lut[li, bi], chans]
         )
 
     def _track_closest(self, left: np.ndarray, back: np.ndarray) -> None:
@@ -279,13 +332,20 @@ class Search:
         )
 
 
-def search(spaces: list[Space], budget: np.ndarray, pool: int = 64) -> Result:
-    """Evaluate every space; the pool holds the `pool` best valid combinations."""
+def search(spaces: list[Space], budget: np.ndarray, pool: int = 64, known: Result | None = None) -> Result:
+    """Evaluate every space; the pool holds the `pool` best valid combinations. `known`: the
+    result of this search with a smaller pool (the same spaces and budget), whose front and counts
+    stand: only the larger pool is searched (`Search.refine`)."""
     start = time.perf_counter()
     s = Search(budget, pool)
+    if known is None:
+        for space in spaces:
+            s.add(space)
+        return s.result(time.perf_counter() - start)
     for space in spaces:
-        s.add(space)
-    return s.result(time.perf_counter() - start)
+        s.refine(space)
+    out = s.result(time.perf_counter() - start)
+    return Result(out.pool, known.front, known.evaluated, known.raw, out.seconds, known.min_overflow)
 
 
 def decode(space: Space, left_row: int, back_row: int) -> dict[str, int]:

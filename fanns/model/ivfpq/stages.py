@@ -71,7 +71,7 @@ from fanns.pe.pq_decode import KSUB, PqDecode
 from fanns.pe.result_filter import ResultFilter
 from fanns.pe.stream_fifo import StreamFifo
 from fanns.pe.stream_pack import StreamPack
-from fanns.resources import Resources
+from fanns.resources import KINDS, Resources
 
 FIFO_DEPTH = 32
 """Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
@@ -434,7 +434,13 @@ def design_units(ctx: Context, stages: Stages) -> list[Unit]:
 
 
 def total_resources(units: list[Unit]) -> Resources:
-    return Resources.total([u.total for u in units])
+    """The sum of the units' totals, in their order: `Resources.total([u.total for u in units])`
+    (the same float operations, in plain floats: the DSE sums many inventories)."""
+    acc = [0.0] * len(KINDS)
+    for u in units:
+        for i, v in enumerate(u.each.as_tuple()):
+            acc[i] += v * u.count
+    return Resources(*acc)
 
 
 # -- timing ---------------------------------------------------------------------------------------
@@ -567,20 +573,25 @@ def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: l
     )
 
 
-def stage_timings(ctx: Context, stages: Stages, probes: Probes) -> dict[str, StageTiming]:
-    """Timing of every stage of a design for the measured probes."""
+def stage_timings(
+    ctx: Context, stages: Stages, probes: Probes, back: dict[str, StageTiming] | None = None
+) -> dict[str, StageTiming]:
+    """Timing of every stage of a design for the measured probes. `back`: this design's PQDist
+    and SelK timings when already known (`back_timings`: the DSE shares them between designs)."""
     out = {}
     if stages.opq is not None:
         out["opq"] = opq_timing(ctx, stages.opq)
     out["ivf_dist"] = ivf_timing(ctx, stages.ivf_dist)
     out["sel_cells"] = sel_cells_timing(ctx, stages.sel_cells, stages.ivf_dist)
     out["build_lut"] = lut_timing(ctx, stages.build_lut)
-    out["pq_dist"], work = pq_timing(ctx, stages.pq_dist, probes)
-    st = stages.pq_dist
-    out["sel_k"] = sel_k_timing(
-        stages.sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), ctx.memory(st.memory).beats_per_cycle
-    )
-    return out
+    return out | (back_timings(ctx, stages.pq_dist, stages.sel_k, probes) if back is None else back)
+
+
+def back_timings(ctx: Context, st: PqDistStage, sel_k: SelectStage, probes: Probes) -> dict[str, StageTiming]:
+    """The PQDist and SelK timings of a design (SelK's depend on PQDist's work)."""
+    pq, work = pq_timing(ctx, st, probes)
+    rate = ctx.memory(st.memory).beats_per_cycle
+    return {"pq_dist": pq, "sel_k": sel_k_timing(sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), rate)}
 
 
 def memory_plan(ctx: Context, stages: Stages) -> tuple[ChannelUse, ...]:
