@@ -24,7 +24,8 @@ from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
-from fanns.model.ivfpq.budget import Budget, SlrFill, overflow_text
+from fanns.model.ivfpq.budget import Budget, SlrFill
+from fanns.model.ivfpq.no_fit import no_fit_text, space_label, unreachable_text
 from fanns.model.ivfpq.options import GROUPS, MAX_LANES, all_options
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
@@ -198,11 +199,6 @@ def padded_contexts(w: Workload, board: Board, clock_mhz: float) -> list[stage_m
     return [context(w, board, clock_mhz, p) for p in buildable.padded_dsubs(w.fmt.d, w.fmt.m, MAX_LANES)]
 
 
-def space_label(w: Workload, ctx: stage_model.Context) -> str:
-    """The workload's label, with the sub-vector padding of a padded context."""
-    return w.label() + (f" (sub-vectors padded to {ctx.fmt.dsub_hw})" if ctx.fmt.dsub_hw else "")
-
-
 def build_space(
     key: int, w: Workload, ctx: stage_model.Context, budget: Budget, backs: dict | None = None
 ) -> tuple[Space, dict]:
@@ -348,7 +344,7 @@ def run(
         goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps
     )
     if not workloads:
-        outcome.explain = _unreachable_text(goal, outcome.unreachable)
+        outcome.explain = unreachable_text(goal, outcome.unreachable)
         return outcome
     pairs = [(w, ctx) for w in workloads for ctx in padded_contexts(w, board, clock_mhz)]
     contexts = [ctx for _, ctx in pairs]
@@ -422,7 +418,7 @@ def run(
                 "lower --load, or choose a lower recall goal or a larger board",
             ]
         else:
-            outcome.explain = _no_fit_text(spaces, workloads, contexts, budget, result)
+            outcome.explain = no_fit_text(spaces, workloads, contexts, budget, result)
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -436,85 +432,6 @@ def _slo_text(slo: Slo, fitting: list[DesignPoint]) -> list[str]:
         f"the lowest P{slo.percentile} found: {seen} ({closest.workload.label()}, {closest.qps:,.0f} QPS)",
         "relax the SLO, lower the load, or choose a lower recall goal (fewer probes per query)",
     ]
-
-
-def _unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
-    if not unreachable:
-        return [f"no index to evaluate for {goal}"]
-    best = max(unreachable, key=lambda u: u.get("best_recall") or 0.0)
-    return [
-        f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
-        f"({best['index']} at nprobe {best.get('best_nprobe')})",
-        "try a larger m, OPQ, more cells (nlist), or a lower goal",
-    ]
-
-
-GROUP_ADVICE = {
-    "infra": "the shell, the control block and the memory readers alone: choose a larger board",
-    "opq": "drop OPQ (its d x d matrix sits on chip) or use a smaller d",
-    "front": "fewer cells (nlist): IVFDist keeps nlist x d centroids on chip and SelCells sorts nlist keys",
-    "lut": "a smaller d (every BuildLUT PE holds a 256 x d codebook, the stage all nlist x d centroids) or nlist",
-    "back": "a smaller K (SelK's queues grow with K), a smaller m (8·m-bit codes), or fewer vectors per channel",
-}
-"""What to change when a group's smallest configuration takes most of a resource that overflows."""
-
-
-def _binding_lines(space: Space, budget: Budget) -> list[str]:
-    """Per overflowing resource of the smallest design: need, budget, excess, the stage group that
-    takes most of it, and what to change."""
-    parts = {"infra": space.infra} | {g: space.floors[g] for g in GROUPS}
-    lower = sum(parts.values())
-    lines = []
-    for i, (label, need, have) in enumerate(zip(budget.labels(), lower, budget.vector())):
-        if need <= have + 1e-9:
-            continue
-        pct = f"+{100 * (need - have) / have:.0f}%" if have > 0 else "none available"
-        group = max(parts, key=lambda g: parts[g][i])
-        stages = "infrastructure" if group == "infra" else ", ".join(space.sets[group].stages)
-        share = parts[group][i] / need
-        lines.append(
-            f"{label}: needs {need:,.0f}, the budget allows {have:,.0f} ({pct}), {100 * share:.0f}% of it in {stages}: "
-            f"{GROUP_ADVICE[group]}; or raise --util, or use a board with more {label}"
-        )
-    return lines
-
-
-def _no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget: Budget, result: Result) -> list[str]:
-    lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
-    for space, w, ctx in zip(spaces, workloads, contexts):
-        empty = [g for g in GROUPS if len(space.sets[g]) == 0]
-        structural = [g for g in empty if space.sets[g].empty_reason]
-        label = space_label(w, ctx)
-        if structural:  # no configuration at all, whatever the budget: not a resource limit
-            for g in structural:
-                lines.append(
-                    f"{w.label() if g == 'back' else label}: option group {g!r} "
-                    f"({', '.join(space.sets[g].stages)}) is empty: "
-                    f"{space.sets[g].empty_reason}"
-                )
-            continue
-        if "back" in empty:
-            need = int(w.n * (w.m + 4))
-            cap = sum(m.capacity_bytes * m.count for m in ctx.memories)
-            if need > cap:
-                lines.append(
-                    f"{w.label()}: the index needs about {need / 2**30:.2f} GiB "
-                    f"of codes and ids, the board holds {cap / 2**30:.2f} GiB"
-                )
-                continue
-        over = _binding_lines(space, budget)
-        if over:
-            lines.append(f"{label}: even the smallest design is too large; binding: " + "; ".join(over))
-    if len(lines) == 1 and result.min_overflow is not None:
-        lines.append(
-            "every resource fits on its own but not together; the closest design: "
-            + "; ".join(overflow_text(result.min_overflow, budget))
-        )
-    if len(lines) == 1 and len(result.pool):
-        lines.append(
-            "designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)"
-        )
-    return list(dict.fromkeys(lines))  # paddings of one workload can share a reason: say it once
 
 
 def kinds_dict(r: Resources) -> dict[str, float]:

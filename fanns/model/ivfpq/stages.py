@@ -2,7 +2,8 @@
 
 Why one module: the performance/resource model, the design description and the code generators
 must describe the same machine (`docs/ivfpq_architecture.md`). Every stage configuration of
-`fanns.design.ivfpq` is turned here into the PEs it instantiates (`*_units`: the PE library
+`fanns.design.ivfpq` is turned here into the PEs it instantiates (`*_units`, from the PE builders of
+`fanns.model.ivfpq.stage_pes`: the PE library
 classes with their parameters, so resources come from the calibrated PE tables, never from
 hand-typed numbers) and into its cycles per query (`stage_timings`: from each PE's own timing
 methods and the workload measured by the explorer).
@@ -20,24 +21,20 @@ AXI reader configuration; the lane counts offered are `fanns.model.ivfpq.buildab
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 
-from fanns.boards import Board
 from fanns.design.ivfpq import (
     BuildLutStage,
     ChannelUse,
     IvfDistStage,
-    IvfPqDesign,
     OpqStage,
     PqDistStage,
     SelectStage,
     Stages,
 )
-from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.model.ivfpq import control
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
     ADDR_BITS,
@@ -58,17 +55,27 @@ from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part 
     stored_elem_bytes,
 )
 from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
-from fanns.numerics import ID_BITS, IvfPqFormat
+from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are part of this module's API)
+    Context,
+    design_context,
+    feeder_pe,
+    fetcher_pe,
+    ivf_chunks,
+    ivf_pe,
+    ivf_stream_channels,
+    lut_pe,
+    opq_pe,
+    pq_pe,
+    result_filter_pe,
+    select_stage,
+    selector_pe,
+)
+from fanns.numerics import ID_BITS
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.base import PE
-from fanns.pe.build_lut import BuildLut
-from fanns.pe.channel_feeder import ChannelFeeder
-from fanns.pe.fetcher import Fetcher, desc_layout, shared_tables
+from fanns.pe.fetcher import desc_layout
 from fanns.pe.glue_streams import BeatSplitter, Broadcast
-from fanns.pe.ivf_dist import IvfDist
-from fanns.pe.opq import Opq
 from fanns.pe.pq_decode import KSUB, PqDecode
-from fanns.pe.result_filter import ResultFilter
 from fanns.pe.stream_fifo import StreamFifo
 from fanns.pe.stream_pack import StreamPack
 from fanns.resources import KINDS, Resources
@@ -86,56 +93,6 @@ ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""
 RESULT_BITS = 64
 """One result key in device memory (uint64), as the result packer gathers them."""
-
-
-# -- the model's view of one (index, nprobe, K) on one board --------------------------------------
-@dataclass(frozen=True)
-class Context:
-    """What is fixed while the stage options vary: formats, algorithm parameters, clock, memory.
-
-    `memories[0]` (the board's first memory group) also carries the host I/O buffers and any
-    streamed or fetched centroids; PQ codes may use any group.
-    """
-
-    fmt: IvfPqFormat
-    n: int
-    nlist: int
-    nprobe: int
-    k: int
-    opq: bool
-    clock_mhz: float
-    memories: tuple[Memory, ...]
-    family: str = "xcup"
-
-    def memory(self, kind: str) -> Memory:
-        for mem in self.memories:
-            if mem.kind == kind:
-                return mem
-        raise KeyError(kind)
-
-    @property
-    def d(self) -> int:
-        """Elements per vector in hardware (sub-vectors padded to `fmt.dsub_hw`)."""
-        return self.fmt.d_hw
-
-    @property
-    def m(self) -> int:
-        return self.fmt.m
-
-
-def design_context(design: IvfPqDesign, board: Board) -> Context:
-    """The context a written design was chosen in, rebuilt from the design and its board."""
-    return Context(
-        fmt=design.format,
-        n=design.index.n,
-        nlist=design.index.nlist,
-        nprobe=design.nprobe,
-        k=design.k,
-        opq=design.index.opq,
-        clock_mhz=design.clock_mhz,
-        memories=memories(board, design.clock_mhz),
-        family=board.family,
-    )
 
 
 @dataclass(frozen=True)
@@ -170,93 +127,10 @@ def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) 
     return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=FIFO_DEPTH), count)
 
 
-def selector_pe(st: SelectStage) -> PE:
-    return SELECTORS[st.arch].make(st.streams, st.s, st.key_bits, **st.params)
-
-
-def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
-    params = dict(params or {})
-    pe = SELECTORS[arch].make(z, s, key_bits, **params)
-    s1 = int(getattr(pe, "s1", s))  # architectures with level-1 queues define s1; otherwise s
-    return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
-
-
 @cache
 def _latency(pe: PE) -> int:
     """A selection PE's latency, once per distinct PE (HSMPQG builds its comparator network)."""
     return pe.latency()
-
-
-# -- per-stage PEs --------------------------------------------------------------------------------
-def opq_pe(ctx: Context, st: OpqStage) -> Opq:
-    return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits)
-
-
-def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
-    """(id_base, centroids) of each IVFDist PE: contiguous, balanced (the first nlist mod P PEs
-    take one centroid more)."""
-    base, extra = divmod(nlist, pes)
-    out, start = [], 0
-    for i in range(pes):
-        n = base + (1 if i < extra else 0)
-        out.append((start, n))
-        start += n
-    return out
-
-
-def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> IvfDist:
-    f = ctx.fmt
-    return IvfDist(
-        d=f.d_hw,
-        w=st.lanes,
-        vec_bits=f.vec_bits,
-        nlist=centroids,
-        ivf_shift=f.ivf_shift,
-        ivf_dist_bits=f.ivf_dist_bits,
-        storage=st.storage,
-        id_base=id_base,
-    )
-
-
-def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]:
-    """(channels, slowdown) of streamed centroids: a channel feeds as many PEs as it sustains at
-    one centroid word (lanes x vec_bits) per cycle each; a PE wider than a channel is slowed."""
-    mem = ctx.memories[0]
-    word_bits = lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
-    per_channel = math.floor(mem.port_bits * mem.beats_per_cycle / word_bits)
-    if per_channel >= 1:
-        return -(-pes // per_channel), 1.0
-    return pes, word_bits / (mem.port_bits * mem.beats_per_cycle)
-
-
-def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
-    f = ctx.fmt
-    return BuildLut(d=f.d_hw, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)
-
-
-def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
-    return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer)
-
-
-def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
-    return Fetcher(
-        nlist=ctx.nlist,
-        channels=st.channels,
-        table_of=shared_tables(st.pes_per_channel()),
-        beat_bytes=st.port_bits // 8,
-        tiered=st.tiers is not None,
-        addr_bits=ADDR_BITS,
-        record_bits=8 * LIST_TABLE_BYTES,
-    )
-
-
-def feeder_pe(ctx: Context, st: PqDistStage, pes: int) -> ChannelFeeder:
-    """The feeder of a PQ-code channel serving `pes` pq_decode PEs."""
-    return ChannelFeeder(m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
-
-
-def result_filter_pe(ctx: Context) -> ResultFilter:
-    return ResultFilter(key_bits=ctx.fmt.pq_key_bits, max_k=ctx.k)
 
 
 # -- units (resources) ----------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Why no IVF-PQ design fits, in words a user can act on (`Outcome.explain` of
+`fanns.model.ivfpq.dse`).
+
+Why apart: the DSE decides; this says what to change when it finds nothing — an unreachable goal,
+an option group that no configuration can fill (and why), an index larger than the board's
+memory, or per overflowing resource the need, the budget, the excess and the stage group that
+takes most of it.
+"""
+
+from __future__ import annotations
+
+from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.budget import Budget, overflow_text
+from fanns.model.ivfpq.options import GROUPS
+from fanns.model.ivfpq.search import Result, Space
+from fanns.model.ivfpq.workload import Workload
+
+
+def space_label(w: Workload, ctx: stage_model.Context) -> str:
+    """The workload's label, with the sub-vector padding of a padded context."""
+    return w.label() + (f" (sub-vectors padded to {ctx.fmt.dsub_hw})" if ctx.fmt.dsub_hw else "")
+
+
+def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
+    if not unreachable:
+        return [f"no index to evaluate for {goal}"]
+    best = max(unreachable, key=lambda u: u.get("best_recall") or 0.0)
+    return [
+        f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
+        f"({best['index']} at nprobe {best.get('best_nprobe')})",
+        "try a larger m, OPQ, more cells (nlist), or a lower goal",
+    ]
+
+
+GROUP_ADVICE = {
+    "infra": "the shell, the control block and the memory readers alone: choose a larger board",
+    "opq": "drop OPQ (its d x d matrix sits on chip) or use a smaller d",
+    "front": "fewer cells (nlist): IVFDist keeps nlist x d centroids on chip and SelCells sorts nlist keys",
+    "lut": "a smaller d (every BuildLUT PE holds a 256 x d codebook, the stage all nlist x d centroids) or nlist",
+    "back": "a smaller K (SelK's queues grow with K), a smaller m (8·m-bit codes), or fewer vectors per channel",
+}
+"""What to change when a group's smallest configuration takes most of a resource that overflows."""
+
+
+def binding_lines(space: Space, budget: Budget) -> list[str]:
+    """Per overflowing resource of the smallest design: need, budget, excess, the stage group that
+    takes most of it, and what to change."""
+    parts = {"infra": space.infra} | {g: space.floors[g] for g in GROUPS}
+    lower = sum(parts.values())
+    lines = []
+    for i, (label, need, have) in enumerate(zip(budget.labels(), lower, budget.vector())):
+        if need <= have + 1e-9:
+            continue
+        pct = f"+{100 * (need - have) / have:.0f}%" if have > 0 else "none available"
+        group = max(parts, key=lambda g: parts[g][i])
+        stages = "infrastructure" if group == "infra" else ", ".join(space.sets[group].stages)
+        share = parts[group][i] / need
+        lines.append(
+            f"{label}: needs {need:,.0f}, the budget allows {have:,.0f} ({pct}), {100 * share:.0f}% of it in {stages}: "
+            f"{GROUP_ADVICE[group]}; or raise --util, or use a board with more {label}"
+        )
+    return lines
+
+
+def no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget: Budget, result: Result) -> list[str]:
+    lines = [f"no design fits {budget.board} at {100 * budget.util:.0f}% utilisation (with the shell)"]
+    for space, w, ctx in zip(spaces, workloads, contexts):
+        empty = [g for g in GROUPS if len(space.sets[g]) == 0]
+        structural = [g for g in empty if space.sets[g].empty_reason]
+        label = space_label(w, ctx)
+        if structural:  # no configuration at all, whatever the budget: not a resource limit
+            for g in structural:
+                lines.append(
+                    f"{w.label() if g == 'back' else label}: option group {g!r} "
+                    f"({', '.join(space.sets[g].stages)}) is empty: "
+                    f"{space.sets[g].empty_reason}"
+                )
+            continue
+        if "back" in empty:
+            need = int(w.n * (w.m + 4))
+            cap = sum(m.capacity_bytes * m.count for m in ctx.memories)
+            if need > cap:
+                lines.append(
+                    f"{w.label()}: the index needs about {need / 2**30:.2f} GiB "
+                    f"of codes and ids, the board holds {cap / 2**30:.2f} GiB"
+                )
+                continue
+        over = binding_lines(space, budget)
+        if over:
+            lines.append(f"{label}: even the smallest design is too large; binding: " + "; ".join(over))
+    if len(lines) == 1 and result.min_overflow is not None:
+        lines.append(
+            "every resource fits on its own but not together; the closest design: "
+            + "; ".join(overflow_text(result.min_overflow, budget))
+        )
+    if len(lines) == 1 and len(result.pool):
+        lines.append(
+            "designs fit the total budget but none passes the per-SLR assignment (an instance finds no SLR with room)"
+        )
+    return list(dict.fromkeys(lines))  # paddings of one workload can share a reason: say it once

@@ -1,0 +1,160 @@
+"""The model's fixed context of one (index, nprobe, K) on one board, and the PE each stage
+configuration instantiates.
+
+Why apart from `fanns.model.ivfpq.stages`: the PE builders are the one place a stage option
+becomes library PEs with their parameters; the resource units and the cycle model of `stages`
+are both built from them, and the generators and the reference model ask for the same PEs
+(`ivf_chunks`, `selector_pe`). `stages` re-exports these names as part of its API.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fanns.boards import Board
+from fanns.design.ivfpq import BuildLutStage, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, SelectStage
+from fanns.design.ivfpq_selectors import SELECTORS
+from fanns.model.ivfpq.memory import ADDR_BITS, LIST_TABLE_BYTES, Memory, memories, stored_elem_bytes
+from fanns.numerics import IvfPqFormat
+from fanns.pe.base import PE
+from fanns.pe.build_lut import BuildLut
+from fanns.pe.channel_feeder import ChannelFeeder
+from fanns.pe.fetcher import Fetcher, shared_tables
+from fanns.pe.ivf_dist import IvfDist
+from fanns.pe.opq import Opq
+from fanns.pe.pq_decode import PqDecode
+from fanns.pe.result_filter import ResultFilter
+
+
+# -- the model's view of one (index, nprobe, K) on one board --------------------------------------
+@dataclass(frozen=True)
+class Context:
+    """What is fixed while the stage options vary: formats, algorithm parameters, clock, memory.
+
+    `memories[0]` (the board's first memory group) also carries the host I/O buffers and any
+    streamed or fetched centroids; PQ codes may use any group.
+    """
+
+    fmt: IvfPqFormat
+    n: int
+    nlist: int
+    nprobe: int
+    k: int
+    opq: bool
+    clock_mhz: float
+    memories: tuple[Memory, ...]
+    family: str = "xcup"
+
+    def memory(self, kind: str) -> Memory:
+        for mem in self.memories:
+            if mem.kind == kind:
+                return mem
+        raise KeyError(kind)
+
+    @property
+    def d(self) -> int:
+        """Elements per vector in hardware (sub-vectors padded to `fmt.dsub_hw`)."""
+        return self.fmt.d_hw
+
+    @property
+    def m(self) -> int:
+        return self.fmt.m
+
+
+def design_context(design: IvfPqDesign, board: Board) -> Context:
+    """The context a written design was chosen in, rebuilt from the design and its board."""
+    return Context(
+        fmt=design.format,
+        n=design.index.n,
+        nlist=design.index.nlist,
+        nprobe=design.nprobe,
+        k=design.k,
+        opq=design.index.opq,
+        clock_mhz=design.clock_mhz,
+        memories=memories(board, design.clock_mhz),
+        family=board.family,
+    )
+
+
+def selector_pe(st: SelectStage) -> PE:
+    return SELECTORS[st.arch].make(st.streams, st.s, st.key_bits, **st.params)
+
+
+def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
+    params = dict(params or {})
+    pe = SELECTORS[arch].make(z, s, key_bits, **params)
+    s1 = int(getattr(pe, "s1", s))  # architectures with level-1 queues define s1; otherwise s
+    return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
+
+
+# -- per-stage PEs --------------------------------------------------------------------------------
+def opq_pe(ctx: Context, st: OpqStage) -> Opq:
+    return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits)
+
+
+def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
+    """(id_base, centroids) of each IVFDist PE: contiguous, balanced (the first nlist mod P PEs
+    take one centroid more)."""
+    base, extra = divmod(nlist, pes)
+    out, start = [], 0
+    for i in range(pes):
+        n = base + (1 if i < extra else 0)
+        out.append((start, n))
+        start += n
+    return out
+
+
+def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> IvfDist:
+    f = ctx.fmt
+    return IvfDist(
+        d=f.d_hw,
+        w=st.lanes,
+        vec_bits=f.vec_bits,
+        nlist=centroids,
+        ivf_shift=f.ivf_shift,
+        ivf_dist_bits=f.ivf_dist_bits,
+        storage=st.storage,
+        id_base=id_base,
+    )
+
+
+def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]:
+    """(channels, slowdown) of streamed centroids: a channel feeds as many PEs as it sustains at
+    one centroid word (lanes x vec_bits) per cycle each; a PE wider than a channel is slowed."""
+    mem = ctx.memories[0]
+    word_bits = lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
+    per_channel = math.floor(mem.port_bits * mem.beats_per_cycle / word_bits)
+    if per_channel >= 1:
+        return -(-pes // per_channel), 1.0
+    return pes, word_bits / (mem.port_bits * mem.beats_per_cycle)
+
+
+def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
+    f = ctx.fmt
+    return BuildLut(d=f.d_hw, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)
+
+
+def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
+    return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer)
+
+
+def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
+    return Fetcher(
+        nlist=ctx.nlist,
+        channels=st.channels,
+        table_of=shared_tables(st.pes_per_channel()),
+        beat_bytes=st.port_bits // 8,
+        tiered=st.tiers is not None,
+        addr_bits=ADDR_BITS,
+        record_bits=8 * LIST_TABLE_BYTES,
+    )
+
+
+def feeder_pe(ctx: Context, st: PqDistStage, pes: int) -> ChannelFeeder:
+    """The feeder of a PQ-code channel serving `pes` pq_decode PEs."""
+    return ChannelFeeder(m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
+
+
+def result_filter_pe(ctx: Context) -> ResultFilter:
+    return ResultFilter(key_bits=ctx.fmt.pq_key_bits, max_k=ctx.k)
