@@ -30,7 +30,7 @@ from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
 from fanns.paths import shared_dir
 from fanns.tools import objcache
-from fanns.tools.verilator import PCH_FIX, verilator_bin
+from fanns.tools.verilator import PCH_FIX, verilator_bin, write_sources
 
 BUILD_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal")
 """Verilator's options: its optimisations, X values resolved the fast way (Amaranth initialises
@@ -65,13 +65,7 @@ class ModelBuild:
     def __init__(self, sources: Mapping[str, str], top: str, build_dir: Path, clock: str = "clk"):
         self.top, self.clock = top, clock
         self.build_dir = Path(build_dir).resolve()
-        self.build_dir.mkdir(parents=True, exist_ok=True)
-        self.paths = []
-        for fname, text in sources.items():
-            path = self.build_dir / fname
-            if not path.exists() or path.read_text() != text:
-                path.write_text(text)
-            self.paths.append(path)
+        self.paths = write_sources(self.build_dir, sources)
 
     @property
     def library(self) -> Path:

@@ -13,20 +13,12 @@ padded beats.
 
 import dataclasses
 
-import numpy as np
 import pytest
 
-from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
-from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.reference.ivfpq import IvfPqReference
-from fanns.reference.ivfpq_streams import DesignReference
-from fanns.sim.ivfpq.csim import HlsCsim
-from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
 from tests.codegen.helpers import random_format, random_index
-from tests.codegen.test_rtl import CYCLE_TOLERANCE
 
-QUERIES = 6
 # name: d, m, dsub_hw, opq, ivf (PEs, lanes, storage), lut (PEs, lanes, centroids)
 CASES = {
     "d100-opq-lanes8": (100, 10, 12, True, (2, 8, "bram"), (2, 4, "bram")),
@@ -43,29 +35,15 @@ def case(request):
     fmt = dataclasses.replace(random_format(d, m), dsub_hw=dsub_hw)
     assert d % ivf[1] or (d // m) % lut[1]  # a ragged shape: the lanes need the padding
     design = pinned_design(data, fmt, nprobe=3, k=10, ivf=ivf, lut=lut, pq=(3, 2), opq_lanes=ivf[1])
-    queries = np.random.default_rng(7).standard_normal((QUERIES, d)).astype(np.float32)
-    expected = DesignReference(design, IvfPqReference(data, fmt)).search_keys(queries)
-    test = TestQueries(queries, np.zeros((QUERIES, design.k), dtype=np.int64))
-    return {"name": request.param, "data": data, "design": design, "queries": queries, "test": test, "keys": expected}
+    return face_case(request.param, data, fmt, design)
 
 
 def test_hls_csim_is_bit_exact(case, tmp_path, build_root):
-    generate_hls(case["design"], case["data"], case["test"], tmp_path / "hls")
-    with HlsCsim(tmp_path / "hls", build_root / f"hls_{case['name']}") as sim:
-        assert np.array_equal(sim.search_keys(case["queries"]), case["keys"])
+    check_hls_csim(case, tmp_path, build_root)
 
 
 @pytest.mark.slow
 def test_rtl_is_bit_exact_and_cycles_agree_with_the_model(case, tmp_path, build_root):
     if case["name"] not in RTL_CASES:
         pytest.skip("streamed IVF and fetched BuildLUT centroids are HLS-only storages")
-    design = case["design"]
-    project = generate_rtl(design, case["data"], case["test"], tmp_path / "rtl")
-    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast")
-    sim.build()
-    run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=design.k)])["runs"][0]
-    assert run["mismatched_keys"] == 0 and run["checked_keys"] == QUERIES * design.k, run.get("first_bad")
-    assert np.array_equal(run["keys"], case["keys"])
-    model = sim.predicted_run(0, QUERIES)
-    measured = measured_interval(run)
-    assert abs(measured - model.interval) <= CYCLE_TOLERANCE * model.interval, (measured, model)
+    check_rtl_fast(case, tmp_path, build_root)
