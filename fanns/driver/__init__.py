@@ -18,6 +18,7 @@ from pathlib import Path
 from fanns.driver.accelerator import Accelerator
 from fanns.driver.csim import CsimBackend
 from fanns.driver.graph import GraphAccelerator, is_graph_folder, project_face
+from fanns.driver.graph_pynq import XCLBIN as GRAPH_XCLBIN
 from fanns.driver.model import ModelBackend
 from fanns.driver.project import FACES, Project, face_folder
 from fanns.driver.pynq_backend import PynqBackend
@@ -61,12 +62,12 @@ def open(  # noqa: A001 - the API's name
     `project` is a single-face project or the folder `fanns generate` writes: then `face` ("hls"
     or "rtl") picks the face, by default the backend's (`fanns.driver.project.face_folder`).
     A graph project (`fanns generate-graph-hls` / `generate-graph-rtl`, or a folder holding them
-    as hls/ and rtl/) opens as a `fanns.driver.graph.GraphAccelerator` (model, c-sim, rtl-sim)."""
+    as hls/ and rtl/) opens as a `fanns.driver.graph.GraphAccelerator` (model, c-sim, rtl-sim, pynq:
+    options bitstream, device, ip, timeout)."""
     if backend not in BACKENDS:
         raise FannsError(f"unknown backend {backend!r}", hint=f"choose one of {', '.join(BACKENDS)}")
     if is_graph_folder(project, FACES):
-        # a graph face has no built-bitstream rule: pick it as the model does, GraphAccelerator refuses pynq
-        path = face_folder(project, "model" if backend == "pynq" else backend, face)
+        path = face_folder(project, backend, face, GRAPH_XCLBIN)
         if face is not None and project_face(path) != face:
             raise FannsError(f"{project} is a graph {project_face(path).upper()} project, not {face}")
         return GraphAccelerator(path, backend, batch, **options)

@@ -11,9 +11,9 @@ mg, mc) are the kernel's arguments, and each backend runs what the project ships
 reference on the project's images, `c-sim` the HLS face's kernel (`fanns.sim.graph.csim`),
 `rtl-sim` the RTL face's kernel Verilog in its bench (`fanns.sim.graph.rtl`: it programs the
 kernel's register map — ap_ctrl_hs at 0x00, arguments from 0x10 — exactly as the board's host
-does). On a board a graph project runs its XRT host (`make run`, Alveo) or the kernel through
-`pynq.Overlay` with the register map of its README (Zynq); this driver's pynq backend serves
-IVF-PQ projects.
+does); `pynq` the project's kernel on a board (`fanns.driver.graph_pynq`: the same registers and
+buffers as the RTL bench, an xclbin on Alveo or the block design's .bit on Zynq, one IP per
+compute unit). A graph project's XRT host (`make run`, Alveo) is the other way to a board.
 
 Results: ids int64 [nq, k] and squared-L2 distances float32 [nq, k] in the dataset's units
 (the integer distance / scale**2), nearest first; a slot the search did not fill holds id -1 and
@@ -31,6 +31,7 @@ from fanns.codegen.graph.rtl import TOP, is_across, is_graph_project, read_proje
 from fanns.codegen.project_files import read_record
 from fanns.datasets.cache import cache_root
 from fanns.design.graph import Runtime
+from fanns.driver.graph_pynq import GraphPynq
 from fanns.errors import FannsError
 from fanns.images.graph import split_keys, unpack
 from fanns.reference.graph import reference
@@ -38,7 +39,7 @@ from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words
 from fanns.sim.graph.csim import GraphHlsCsim
 from fanns.sim.graph.rtl import FalconRtl, memory_words
 
-BACKENDS = ("model", "c-sim", "rtl-sim")
+BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
 FACE_OF = {"c-sim": "hls", "rtl-sim": "rtl"}
 
 
@@ -57,15 +58,26 @@ class GraphAccelerator:
     """A graph project's search behind one backend (see the module docstring)."""
 
     def __init__(
-        self, path: Path, backend: str, batch: int | None = None, build_dir: Path | None = None, latency: int = 100
+        self,
+        path: Path,
+        backend: str,
+        batch: int | None = None,
+        build_dir: Path | None = None,
+        latency: int = 100,
+        **board,
     ):
+        """`build_dir`, `latency`: the simulators'; `board`: the pynq backend's (bitstream, device, ip,
+        timeout: `fanns.driver.graph_pynq.GraphPynq`)."""
         self.path, self.backend = Path(path), backend
         self.face = project_face(self.path)
         if backend not in BACKENDS:
             raise FannsError(
-                f"the {backend} backend serves IVF-PQ projects; {self.path} is a graph project",
-                hint="on a board run the project's XRT host (make run) or pynq.Overlay as its README shows; "
-                f"here choose one of {', '.join(BACKENDS)}",
+                f"unknown backend {backend!r} for the graph project {self.path}",
+                hint=f"choose one of {', '.join(BACKENDS)}",
+            )
+        if board and backend != "pynq":
+            raise FannsError(
+                f"options {', '.join(sorted(board))} are the pynq backend's", hint="drop them, or use backend pynq"
             )
         need = FACE_OF.get(backend)
         if need is not None and need != self.face:
@@ -76,12 +88,17 @@ class GraphAccelerator:
         self.data = read_project(self.path)
         self.design = self.data.design
         self.runtime = self.design.runtime
-        self.batch = batch or 64
+        self.batch = batch or (1024 if backend == "pynq" else 64)
         self.build_dir = Path(build_dir) if build_dir else cache_root() / "sim-builds"
         self.latency = latency
         self._graph = unpack(self.data.images, self.design) if backend == "model" else None
         self._csim = GraphHlsCsim(self.path, self.build_dir) if backend == "c-sim" else None
         self._rtl: FalconRtl | FalconAcrossRtl | None = None
+        self._board = (
+            GraphPynq(self.path, self.face, self.design, self.data.images, self.batch, **board)
+            if backend == "pynq"
+            else None
+        )
         self._seconds, self._queries, self._runs, self._cycles = 0.0, 0, 0, 0
 
     @property
@@ -123,6 +140,10 @@ class GraphAccelerator:
             return reference(self.design, self._graph, q_fx, rt).keys
         if self.backend == "c-sim":
             return self._csim.search(q_fx, rt)[0]
+        if self.backend == "pynq":
+            keys, cycles = self._board.run(q_fx, rt)
+            self._cycles += cycles
+            return keys
         sim = self._rtl_sim(self.batch)
         run = sim.run(self.data.images, q_fx, rt, latency=self.latency)
         status = run.status if isinstance(run.status, list) else [run.status]
@@ -156,7 +177,8 @@ class GraphAccelerator:
         return ids, distances
 
     def stats(self) -> dict:
-        """What the searches so far cost: queries, device runs, host wall time, device cycles (rtl-sim)."""
+        """What the searches so far cost: queries, device runs, host wall time, device cycles (rtl-sim,
+        and pynq on the RTL face: the sum over compute units)."""
         return {
             "backend": self.backend,
             "project": f"graph {self.face}",
@@ -169,6 +191,9 @@ class GraphAccelerator:
         }
 
     def close(self) -> None:
+        if self._board is not None:
+            self._board.close()
+            self._board = None
         if self._csim is not None:
             self._csim.close()
             self._csim = None

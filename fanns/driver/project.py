@@ -42,6 +42,18 @@ class Bank:
         return f"{self.memory}[{self.channel}]"
 
 
+def read_board_plan(project: Path) -> dict | None:
+    """A project's Zynq block-design record (`zynq/board_plan.json`: instance names, base addresses,
+    HP ports, registers), None without one (an Alveo build)."""
+    path = Path(project) / PLAN_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError as exc:
+        raise FannsError(f"{path}: invalid JSON ({exc})", hint="regenerate the project") from None
+
+
 def parse_connectivity(text: str, board: Board) -> dict[str, Bank]:
     """Kernel argument -> bank of a Vitis connectivity file (`sp=<cu>.<arg>:HBM[i]|DDR[i]`)."""
     out = {}
@@ -72,11 +84,18 @@ BITSTREAM = "build/hw/fanns_ivfpq.xclbin"
 """Where a face's `make hw` puts the xclbin (HLS and RTL faces alike)."""
 
 
-def face_folder(path: Path | str, backend: str, face: str | None = None) -> Path:
+def built_bitstream(project: Path, xclbin: str = BITSTREAM) -> Path:
+    """The bitstream `make` builds in a single-face project: the block design's .bit on a Zynq board
+    (`zynq/board_plan.json`), else the `xclbin` of `make hw`."""
+    plan = read_board_plan(project)
+    return Path(project) / (plan["bitstream"] if plan is not None else xclbin)
+
+
+def face_folder(path: Path | str, backend: str, face: str | None = None, xclbin: str = BITSTREAM) -> Path:
     """The single-face project to open for `path`: `path` itself when it is one, else the face of
     the folder `fanns generate` writes (`hls/`, `rtl/`) that `face` names or, without `face`, that
-    the backend runs (c-sim: hls; rtl-sim: rtl; pynq: the face whose xclbin was built; model:
-    hls when there is one)."""
+    the backend runs (c-sim: hls; rtl-sim: rtl; pynq: the face whose bitstream was built — the
+    Zynq .bit, or the `xclbin`; model: hls when there is one)."""
     path = Path(path)
     if face is not None and face not in FACES:
         raise FannsError(f"unknown face {face!r}", hint=f"choose one of {', '.join(FACES)}")
@@ -88,11 +107,12 @@ def face_folder(path: Path | str, backend: str, face: str | None = None) -> Path
     if face is None:
         face = FACE_OF_BACKEND.get(backend)
     if face is None and backend == "pynq":
-        built = [f for f in faces if (path / f / BITSTREAM).is_file()]
+        built = [f for f in faces if built_bitstream(path / f, xclbin).is_file()]
         if len(built) != 1:
             which = "both faces have" if built else "no face has"
             raise FannsError(
-                f"{path}: {which} a built {BITSTREAM}, so the face to run on the board is not known",
+                f"{path}: {which} a built bitstream ({xclbin} or the Zynq .bit), "
+                "so the face to run on the board is not known",
                 hint=f"build one (make -C {path}/hls hw, or make -C {path}/rtl hw) or pass face= / --face",
             )
         face = built[0]
@@ -209,13 +229,7 @@ class Project:
     @cached_property
     def board_plan(self) -> dict | None:
         """The Zynq block-design record (instance names, addresses, HP ports), None without one."""
-        path = self.path / PLAN_FILE
-        if not path.is_file():
-            return None
-        try:
-            return json.loads(path.read_text())
-        except ValueError as exc:
-            raise FannsError(f"{path}: invalid JSON ({exc})", hint="regenerate the project") from None
+        return read_board_plan(self.path)
 
     @cached_property
     def connectivity(self) -> dict[str, Bank]:

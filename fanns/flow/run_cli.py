@@ -47,14 +47,14 @@ def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
     )
     p.add_argument(
         "--bitstream",
-        help="pynq: the xclbin / .bit (default: the face's build/hw/fanns_ivfpq.xclbin, on a Zynq board "
-        "the .bit its zynq/board_plan.json names)",
+        help="pynq: the xclbin / .bit (default: the face's build/hw/fanns_ivfpq.xclbin, fanns_falcon_qpp.xclbin "
+        "for a graph project, on a Zynq board the .bit its zynq/board_plan.json names)",
     )
     p.add_argument(
         "--face",
         choices=("hls", "rtl"),
         help="the face of a `fanns generate` project to run (default: the backend's: c-sim hls, rtl-sim rtl, "
-        "pynq the face whose xclbin was built, model hls)",
+        "pynq the face whose bitstream was built, model hls)",
     )
     p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
 

@@ -16,12 +16,15 @@ import pytest
 from fanns.boards import list_boards, load_board, parse_board
 from fanns.codegen.block_design import PLAN_FILE, MemoryPort, board_plan
 from fanns.codegen.graph.hls import generate_graph_hls
+from fanns.codegen.graph.rtl import read_project
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.accelerator import Accelerator
+from fanns.driver.graph_pynq import graph_buffers, graph_ips, graph_regmap
 from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
 from fanns.driver.pynq_backend import PynqBackend, zynq_ip
+from fanns.driver.pynq_overlay import place
 from fanns.errors import FannsError
 from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.index.graph import build_graph, graph_format_for
@@ -60,7 +63,10 @@ CASES = [(b, "ivfpq") for b in ZYNQ] + [("zcu104", "graph"), ("pynq-z2", "graph"
 IVFPQ_CASES = pytest.mark.parametrize(
     "built", [c for c in CASES if c[1] == "ivfpq"], ids=lambda c: f"{c[0]}-{c[1]}", indirect=True
 )
-"""The host driver serves IVF-PQ projects: the tests of the driver on the IVF-PQ cases only."""
+"""The IVF-PQ driver's tests run on the IVF-PQ cases only; the graph driver's on the graph cases."""
+GRAPH_CASES = pytest.mark.parametrize(
+    "built", [c for c in CASES if c[1] != "ivfpq"], ids=lambda c: f"{c[0]}-{c[1]}", indirect=True
+)
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{b}-{k}" for b, k in CASES])
@@ -326,3 +332,27 @@ def test_rtl_face_block_design_instantiates_the_packaged_ip(board, tmp_path):
     root = tmp_path / "p"
     generate_rtl(design, data, test, root)
     check_rtl_block_design(root, "fanns_ivfpq", design.clock_mhz)
+
+
+@GRAPH_CASES
+def test_graph_driver_reaches_every_instance_where_the_script_put_it(built):
+    """The graph driver's pynq backend accepts exactly the instances and base addresses the block
+    design script assigned (every compute unit of an across-query design), with the register
+    offsets of the record, and places every buffer in the PS DDR the memory ports reach."""
+    plan, bd, root, design = built["plan"], built["bd"], built["root"], built["design"]
+    recorded = {seg.split("/")[0]: offset for _, seg, offset, _ in bd.addresses}
+    names = [inst["name"] for inst in plan["instances"]]
+    overlay = {name: {"phys_addr": recorded[name]} for name in names}
+    regmap = graph_regmap(root, "hls", design)
+    assert graph_ips(plan, overlay, regmap, len(names)) == names
+    moved = {**overlay, names[-1]: {"phys_addr": recorded[names[-1]] + 0x10000}}
+    with pytest.raises(FannsError, match="block design assigned"):
+        graph_ips(plan, moved, regmap, len(names))
+    buffers = {name: bank for name, (bank, _) in graph_buffers(design, read_project(root).images, 8).items()}
+    hls_arg = {"queries": "queries", "results": "results", "adjacency": "adj", "vectors": "vec"}
+    for name, bank in buffers.items():
+        kind, _, c = name.partition("_")
+        arg = f"{hls_arg[kind]}_{c}" if c else kind
+        (port,) = [p for p in plan["memory_ports"] if arg in p["args"]]
+        assert (port["memory"], port["channel"]) == (bank.memory, bank.channel), name
+    assert place(buffers, [], plan["board"]) == dict.fromkeys(buffers)

@@ -39,7 +39,7 @@ def test_a_single_face_project_opens_as_before(projects):
 
 
 def test_pynq_runs_the_face_that_was_built(root, tmp_path, projects):
-    with pytest.raises(FannsError, match="no face has a built build/hw/fanns_ivfpq.xclbin") as err:
+    with pytest.raises(FannsError, match="no face has a built bitstream") as err:
         face_folder(root, "pynq")
     assert "--face" in err.value.hint
     rtl = tmp_path / "rtl-built"

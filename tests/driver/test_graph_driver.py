@@ -76,8 +76,10 @@ def test_wrong_faces_backends_and_parameters_are_refused(root):
         fanns.driver.open(root["path"] / "rtl", backend="c-sim")
     with pytest.raises(FannsError, match="has no hls face|not hls"):
         fanns.driver.open(root["path"] / "rtl", backend="model", face="hls")
-    with pytest.raises(FannsError, match="serves IVF-PQ projects"):
+    with pytest.raises(FannsError, match="no face has a built bitstream"):
         fanns.driver.open(root["path"], backend="pynq")
+    with pytest.raises(FannsError, match="are the pynq backend's"):
+        fanns.driver.open(root["path"], backend="model", bitstream="x.xclbin")
     with fanns.driver.open(root["path"], backend="model") as acc:
         with pytest.raises(FannsError, match="outside what the hardware supports"):
             acc.set_params(l=17)

@@ -32,7 +32,7 @@ from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
 from fanns.sim.axi_memory import SimMemory, connect_slave
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
-from fanns.sim.graph.rtl import INTERRUPTS, align, drive_memory, memory_ports, zero_init_loops
+from fanns.sim.graph.rtl import align, drive_memory, memory_ports, run_registers, zero_init_loops
 
 
 class FalconAcrossBench(wiring.Component):
@@ -156,31 +156,26 @@ class FalconAcrossRtl:
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
-        shared_regs = INTERRUPTS | {
-            "nodes": design.graph.n,
-            "entry": design.graph.entry,
-            "l": runtime.l,
-            "k": runtime.k,
-            "mg": runtime.mg,
-            "mc": runtime.mc,
-        }
+        image_addrs = {}
         for img in images.images:
-            kind, c = img.name.split("_")
+            c = img.name.split("_")[1]
             addr = int(c) * bank_bytes + used[int(c)]
             if used[int(c)] + img.nbytes > bank_bytes:
                 raise FannsError(
                     f"memory bank {c} of {self.bank_words} words is too small", hint="build with bank_words(images, nq)"
                 )
-            shared_regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
+            image_addrs[img.name] = addr
             mem[addr : addr + img.nbytes] = img.data
             used[int(c)] += align(img.nbytes)
         regs = [
-            shared_regs
-            | {
-                "nq": n,
-                "query_addr": q_addr + first * io.query_row_bytes,
-                "result_addr": r_addr + first * io.result_row_bytes,
-            }
+            run_registers(
+                design,
+                runtime,
+                n,
+                q_addr + first * io.query_row_bytes,
+                r_addr + first * io.result_row_bytes,
+                image_addrs,
+            )
             for first, n in blocks
         ]
         build = self.sim.build_dir

@@ -149,6 +149,37 @@ class RtlRun:
     protocol: dict | None = None  # the control words the bench read (`run(..., protocol=True)`)
 
 
+def image_register(image: str) -> str:
+    """The base-address register of a graph image (`adjacency_<c>` -> `adj_addr<c>`, `vectors_<c>`
+    -> `vec_addr<c>`)."""
+    kind, c = image.split("_")
+    return f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"
+
+
+def run_registers(
+    design: GraphDesign, runtime: Runtime, nq: int, query_addr: int, result_addr: int, image_addrs: dict[str, int]
+) -> dict[str, int]:
+    """Every register a host writes for one run of a QPP, by name (`QppHw.regmap`): the interrupt
+    enables, `nq` queries at `query_addr` with their results at `result_addr`, each graph image at
+    its address (`image_addrs`: image name -> address), the graph and the run-time parameters.
+    Why one function: the benches and the board's driver (`fanns.driver.graph_pynq`) program the
+    same words, so the simulation checks what the board runs."""
+    regs = INTERRUPTS | {
+        "nq": nq,
+        "query_addr": query_addr,
+        "result_addr": result_addr,
+        "nodes": design.graph.n,
+        "entry": design.graph.entry,
+        "l": runtime.l,
+        "k": runtime.k,
+        "mg": runtime.mg,
+        "mc": runtime.mc,
+    }
+    for image, addr in image_addrs.items():
+        regs[image_register(image)] = addr
+    return regs
+
+
 def memory_words(images: GraphImages, nq: int) -> int:
     """Words of the flat simulated memory for `nq` queries (a power of two)."""
     io = images.io
@@ -209,22 +240,12 @@ class FalconRtl:
         qbytes = io.pack_queries(queries_fx)
         mem[q_addr : q_addr + len(qbytes)] = qbytes
         mem[r_addr : r_addr + nq * io.result_row_bytes] = b"\xa5" * (nq * io.result_row_bytes)  # must be overwritten
-        regs = INTERRUPTS | {
-            "nq": nq,
-            "query_addr": q_addr,
-            "result_addr": r_addr,
-            "nodes": self.design.graph.n,
-            "entry": self.design.graph.entry,
-            "l": runtime.l,
-            "k": runtime.k,
-            "mg": runtime.mg,
-            "mc": runtime.mc,
-        }
+        image_addrs = {}
         for img in images.images:
-            kind, c = img.name.split("_")
-            regs[f"{'adj' if kind == 'adjacency' else 'vec'}_addr{c}"] = addr
+            image_addrs[img.name] = addr
             mem[addr : addr + img.nbytes] = img.data
             addr += align(img.nbytes)
+        regs = run_registers(self.design, runtime, nq, q_addr, r_addr, image_addrs)
         build = self.sim.build_dir
         image_path, out_path = build / "image.npy", build / "results.npy"
         used = -(-addr // 64)
