@@ -4,18 +4,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "bitonic_merge.h"
+#include "tb_io.h"
 
-static std::vector<uint64_t> load(const char* path, size_t n) {
-  std::vector<uint64_t> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(uint64_t), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu keys from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
+#include "bitonic_merge.h"
 
 static void push(hls::stream<fanns::KeyVec<TB_L>>& s, const std::vector<uint64_t>& keys, uint32_t n) {
   for (uint32_t v = 0; v < n; ++v) {
@@ -32,16 +23,14 @@ int main(int argc, char** argv) {
   }
   const uint32_t n = uint32_t(std::atoi(argv[4]));
   hls::stream<fanns::KeyVec<TB_L>> a("a"), b("b"), out("out");
-  push(a, load(argv[1], size_t(n) * TB_L), n);
-  push(b, load(argv[2], size_t(n) * TB_L), n);
+  push(a, load<uint64_t>(argv[1], size_t(n) * TB_L), n);
+  push(b, load<uint64_t>(argv[2], size_t(n) * TB_L), n);
   fanns::bitonic_merge<TB_L>(a, b, out, n);
   std::vector<uint64_t> merged(size_t(n) * TB_L);
   for (uint32_t v = 0; v < n; ++v) {
     const fanns::KeyVec<TB_L> vec = out.read();
     for (int i = 0; i < TB_L; ++i) merged[size_t(v) * TB_L + i] = vec.k[i];
   }
-  FILE* f = std::fopen(argv[3], "wb");
-  std::fwrite(merged.data(), sizeof(uint64_t), merged.size(), f);
-  std::fclose(f);
+  save(argv[3], merged);
   return 0;
 }

@@ -4,18 +4,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "bitonic_sort.h"
+#include "tb_io.h"
 
-static std::vector<uint64_t> load(const char* path, size_t n) {
-  std::vector<uint64_t> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(uint64_t), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu keys from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
+#include "bitonic_sort.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -23,7 +14,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint32_t n = uint32_t(std::atoi(argv[3]));
-  const auto keys = load(argv[1], size_t(n) * TB_L);
+  const auto keys = load<uint64_t>(argv[1], size_t(n) * TB_L);
   hls::stream<fanns::KeyVec<TB_L>> in("in"), out("out");
   for (uint32_t v = 0; v < n; ++v) {
     fanns::KeyVec<TB_L> vec;
@@ -36,8 +27,6 @@ int main(int argc, char** argv) {
     const fanns::KeyVec<TB_L> vec = out.read();
     for (int i = 0; i < TB_L; ++i) sorted[size_t(v) * TB_L + i] = vec.k[i];
   }
-  FILE* f = std::fopen(argv[2], "wb");
-  std::fwrite(sorted.data(), sizeof(uint64_t), sorted.size(), f);
-  std::fclose(f);
+  save(argv[2], sorted);
   return 0;
 }

@@ -5,19 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "bloom.h"
+#include "tb_io.h"
 
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
+#include "bloom.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -42,8 +32,6 @@ int main(int argc, char** argv) {
     }
     visited[i] = o.visited ? 1 : 0;
   }
-  FILE* f = std::fopen(argv[3], "wb");
-  std::fwrite(visited.data(), 1, n, f);
-  std::fclose(f);
+  save(argv[3], visited);
   return 0;
 }

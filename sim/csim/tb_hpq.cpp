@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "tb_io.h"
+
 #ifdef TB_HSMPQG
 #include "hsmpqg.h"
 #define TB_KERNEL fanns::hsmpqg<TB_Z, TB_S, TB_KEY_BITS>
@@ -13,18 +15,6 @@
 #include "hpq.h"
 #define TB_KERNEL fanns::hpq<TB_Z, TB_S, TB_S1, TB_KEY_BITS>
 #endif
-
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -60,8 +50,6 @@ int main(int argc, char** argv) {
         return 1;
       }
   }
-  FILE* f = std::fopen(argv[3], "wb");
-  std::fwrite(result.data(), sizeof(uint64_t), result.size(), f);
-  std::fclose(f);
+  save(argv[3], result);
   return 0;
 }

@@ -7,32 +7,12 @@
 #include <cstdlib>
 #include <vector>
 
+#include "tb_io.h"
+
 #include "ivf_dist.h"
 
 using Word = fanns::VecWord<int32_t, TB_W>;
 constexpr int WORDS = TB_D / TB_W;
-
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
-
-template <typename T>
-static void save(const char* path, const std::vector<T>& v) {
-  FILE* f = std::fopen(path, "wb");
-  if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) {
-    std::fprintf(stderr, "cannot write %s\n", path);
-    std::exit(1);
-  }
-  std::fclose(f);
-}
 
 static void to_words(const std::vector<int32_t>& flat, size_t vectors, hls::stream<Word>& out) {
   for (size_t w = 0; w < vectors * WORDS; ++w) {

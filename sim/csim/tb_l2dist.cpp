@@ -4,19 +4,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "l2dist.h"
+#include "tb_io.h"
 
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
+#include "l2dist.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -37,8 +27,6 @@ int main(int argc, char** argv) {
   fanns::l2dist<TB_ELEM, TB_D, TB_W>(q.data(), words, dist, n);
   std::vector<uint64_t> out(n);
   for (auto& d : out) d = dist.read();
-  FILE* f = std::fopen(argv[3], "wb");
-  std::fwrite(out.data(), sizeof(uint64_t), n, f);
-  std::fclose(f);
+  save(argv[3], out);
   return 0;
 }

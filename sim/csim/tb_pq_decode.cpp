@@ -6,29 +6,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "tb_io.h"
+
 #include "pq_decode.h"
-
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
-
-template <typename T>
-static void save(const char* path, const std::vector<T>& v) {
-  FILE* f = std::fopen(path, "wb");
-  if (!f || std::fwrite(v.data(), sizeof(T), v.size(), f) != v.size()) {
-    std::fprintf(stderr, "cannot write %s\n", path);
-    std::exit(1);
-  }
-  std::fclose(f);
-}
 
 int main(int argc, char** argv) {
   if (argc != 11) {

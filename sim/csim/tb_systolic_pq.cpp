@@ -5,19 +5,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "systolic_pq.h"
+#include "tb_io.h"
 
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
+#include "systolic_pq.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -48,8 +38,6 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  FILE* f = std::fopen(argv[3], "wb");
-  std::fwrite(result.data(), sizeof(uint64_t), result.size(), f);
-  std::fclose(f);
+  save(argv[3], result);
   return 0;
 }

@@ -5,19 +5,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "systolic_queue.h"
+#include "tb_io.h"
 
-template <typename T>
-static std::vector<T> load(const char* path, size_t n) {
-  std::vector<T> v(n);
-  FILE* f = std::fopen(path, "rb");
-  if (!f || std::fread(v.data(), sizeof(T), n, f) != n) {
-    std::fprintf(stderr, "cannot read %zu items from %s\n", n, path);
-    std::exit(1);
-  }
-  std::fclose(f);
-  return v;
-}
+#include "systolic_queue.h"
 
 int main(int argc, char** argv) {
   if (argc != 6) {
@@ -42,8 +32,6 @@ int main(int argc, char** argv) {
     result.push_back(item.key);
     result.push_back(item.last ? 1 : 0);
   }
-  FILE* f = std::fopen(argv[3], "wb");
-  std::fwrite(result.data(), sizeof(uint64_t), result.size(), f);
-  std::fclose(f);
+  save(argv[3], result);
   return 0;
 }

@@ -1,6 +1,7 @@
 """Bitonic sorting network: network proof (0-1 principle), reference model, RTL, timing, HLS."""
 
 import itertools
+import subprocess
 
 import numpy as np
 import pytest
@@ -95,6 +96,20 @@ def test_hls_csim_matches_reference(l, build_root):
         keys[: n // 4] %= np.uint64(5)  # duplicates
         (out,) = run_program(binary, [keys], [("uint64", (n, l))], build_root / f"csim_sort{l}_{trial}", args=[str(n)])
         assert np.array_equal(out, pe.sort(keys))
+
+
+def test_csim_driver_stops_on_a_short_input_or_an_unwritable_output(build_root, tmp_path):
+    """The drivers' shared file I/O (sim/csim/tb_io.h): a failed read or write exits 1 naming the file."""
+    binary = compile_program([shared_dir("sim") / "csim" / "tb_bitonic_sort.cpp"], build_root / "csim", {"TB_L": 8})
+    keys = tmp_path / "keys.bin"
+    np.arange(8, dtype="<u8").tofile(keys)
+    short = subprocess.run([str(binary), str(keys), str(tmp_path / "out.bin"), "2"], capture_output=True, text=True)
+    assert short.returncode == 1 and f"cannot read 16 items from {keys}" in short.stderr
+    unwritable = tmp_path / "missing" / "out.bin"
+    failed = subprocess.run([str(binary), str(keys), str(unwritable), "1"], capture_output=True, text=True)
+    assert failed.returncode == 1 and f"cannot write {unwritable}" in failed.stderr
+    ok = subprocess.run([str(binary), str(keys), str(tmp_path / "out.bin"), "1"], capture_output=True, text=True)
+    assert ok.returncode == 0 and np.array_equal(np.fromfile(tmp_path / "out.bin", dtype="<u8"), np.arange(8))
 
 
 def test_fresh_synthesis_matches_calibrated_model():
