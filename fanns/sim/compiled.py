@@ -33,46 +33,40 @@ class AxilHost:
 
     def write(self, addr: int, value: int) -> int:
         """One write; returns BRESP."""
-        m = self.m
         for name, v in (("awaddr", addr), ("wdata", value & 0xFFFFFFFF), ("wstrb", 0xF)):
-            m.poke(AXIL + name, v)
-        for name in ("awvalid", "wvalid", "bready"):
-            m.poke(AXIL + name, 1)
-        aw = w = False
-        while not (aw and w):
-            aw_now = not aw and m.peek(AXIL + "awready")
-            w_now = not w and m.peek(AXIL + "wready")
-            m.step()
-            if aw_now:
-                aw = True
-                m.poke(AXIL + "awvalid", 0)
-            if w_now:
-                w = True
-                m.poke(AXIL + "wvalid", 0)
-        while not m.peek(AXIL + "bvalid"):
-            m.step()
-        resp = m.peek(AXIL + "bresp")
-        m.step()
-        m.poke(AXIL + "bready", 0)
-        return resp
+            self.m.poke(AXIL + name, v)
+        self.m.poke(AXIL + "bready", 1)
+        self._offer("aw", "w")
+        return self._take("b", "bresp")
 
     def read(self, addr: int) -> int:
         """One read; returns RDATA."""
+        self.m.poke(AXIL + "araddr", addr)
+        self.m.poke(AXIL + "rready", 1)
+        self._offer("ar")
+        return self._take("r", "rdata")
+
+    def _offer(self, *channels: str) -> None:
+        """Raise `valid` on the request channels; each drops it after the edge that accepts it."""
         m = self.m
-        m.poke(AXIL + "araddr", addr)
-        m.poke(AXIL + "arvalid", 1)
-        m.poke(AXIL + "rready", 1)
-        while True:
-            ready = m.peek(AXIL + "arready")
+        waiting = set(channels)
+        for ch in waiting:
+            m.poke(AXIL + ch + "valid", 1)
+        while waiting:
+            accepted = [ch for ch in waiting if m.peek(AXIL + ch + "ready")]
             m.step()
-            if ready:
-                m.poke(AXIL + "arvalid", 0)
-                break
-        while not m.peek(AXIL + "rvalid"):
+            for ch in accepted:
+                m.poke(AXIL + ch + "valid", 0)
+                waiting.discard(ch)
+
+    def _take(self, channel: str, field: str) -> int:
+        """Wait for the response channel's `valid` (its `ready` is up), read `field`, complete it."""
+        m = self.m
+        while not m.peek(AXIL + channel + "valid"):
             m.step()
-        value = m.peek(AXIL + "rdata")
+        value = m.peek(AXIL + field)
         m.step()
-        m.poke(AXIL + "rready", 0)
+        m.poke(AXIL + channel + "ready", 0)
         return value
 
 
