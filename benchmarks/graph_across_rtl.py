@@ -9,17 +9,20 @@ ap_start to last interrupt) and queries per kilocycle against the across-query c
 
     PYTHONPATH=. python benchmarks/graph_across_rtl.py                      # P = 2 and 4, 2,000 SIFT nodes
     PYTHONPATH=. python benchmarks/graph_across_rtl.py --pipelines 2 --per-qpp 8 --latency 100
+    PYTHONPATH=. python benchmarks/graph_across_rtl.py --json PATH         # also record the figures
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from record import write_result
 
 from fanns.datasets import load_dataset
 from fanns.design.graph import Runtime
@@ -43,7 +46,10 @@ def main() -> None:
     ap.add_argument("--latency", type=int, default=40, help="memory latency in cycles after the AR handshake")
     ap.add_argument("--runtime", default="64,10,4,1", metavar="L,K,MG,MC")
     ap.add_argument("--build-root", type=Path, help="Verilator build folder (default: a temporary one)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
+    figures = {"dataset": args.dataset, "nodes": args.nodes, "channels": args.channels, "per_qpp": args.per_qpp}
+    figures |= {"latency": args.latency, "runtime": args.runtime, "designs": []}
 
     ds = load_dataset(args.dataset)
     base, queries = prepare_vectors(ds)
@@ -106,11 +112,41 @@ def main() -> None:
             f"{1000 * nq / run.sim_cycles:.3f} vs {1000 * nq / model.batch:.3f} queries per kilocycle"
         )
         err = (model.latency - cycles) / cycles
+        figures["designs"].append(
+            {
+                "pipelines": pipes,
+                "queries": nq,
+                "differ": int(bad.sum()),
+                "measured_cycles": int(run.sim_cycles),
+                "model_cycles": int(model.batch),
+                "latency_max_error": round(float(np.abs(err).max()), 4),
+            }
+        )
         print(
             f"  latency per query: measured mean {cycles.mean():,.0f}, model {model.latency.mean():,.0f} "
             f"(max error {100 * np.abs(err).max():.2f}%), without sharing {free.mean():,.0f}; "
             f"channel utilisation {np.round(model.utilisation, 3).tolist()}"
         )
+
+    write_result(
+        args.json, "graph_across_rtl", " ".join(["python benchmarks/graph_across_rtl.py", *sys.argv[1:]]), figures
+    )
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    figure = (
+        f"across-query RTL ({figures['nodes']:,}-node SIFT HNSW, {figures['channels']} channels shared one beat per "
+        f"cycle, {figures['per_qpp']} queries per QPP, memory latency {figures['latency']} cycles)"
+    )
+    parts = []
+    for d in figures["designs"]:
+        err = 100 * (d["model_cycles"] - d["measured_cycles"]) / d["measured_cycles"]
+        parts.append(
+            f"P = {d['pipelines']}: {d['differ']} of {d['queries']} rows differ, batch "
+            f"{d['measured_cycles']:,} cycles vs model {d['model_cycles']:,} ({err:+.1f} %)"
+        )
+    return figure, "; ".join(parts)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 g++ build time of the C simulation, and the C simulation's speed (sequential, and threaded with
 FIFOs of their declared depths) with its agreement with the reference model.
 
-    PYTHONPATH=. python benchmarks/hls_generate.py [--nlist 32] [--queries 200]
+    PYTHONPATH=. python benchmarks/hls_generate.py [--nlist 32] [--queries 200] [--json PATH]
 
 The speeds are of a C program on this host (a check of the generated code), not of the
 accelerator; the accelerator's throughput is the model's prediction (`fanns dse`).
@@ -11,11 +11,13 @@ accelerator; the accelerator's throughput is the model's prediction (`fanns dse`
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from record import write_result
 
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.datasets import load_dataset
@@ -40,7 +42,9 @@ def main() -> None:
     ap.add_argument("--nlist", type=int, default=32, help="IVF cells (default 32)")
     ap.add_argument("--nprobe", type=int, default=4, help="cells probed per query (default 4)")
     ap.add_argument("--queries", type=int, default=200, help="test queries (default 200)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
+    figures = {"queries": args.queries, "nlist": args.nlist, "nprobe": args.nprobe, "designs": []}
     ds = load_dataset("builtin:sift-10k")
     base = np.asarray(ds.base)
     t = time.perf_counter()
@@ -65,6 +69,8 @@ def main() -> None:
                 f"\n{name}: generated in {t_gen:.2f} s, {len(project.files)} files, kernel.cpp "
                 f"{code['src/kernel.cpp'][0]} lines, images {sum(i.nbytes for i in project.images.images):,} bytes"
             )
+            row = {"design": name, "generate_s": round(t_gen, 2), "modes": []}
+            figures["designs"].append(row)
             expected = DesignReference(design, ref).search_keys(queries)
             if design.stages.sel_k.s1 < design.k:
                 exact = ref.search_keys(queries, design.nprobe, design.k)
@@ -81,10 +87,36 @@ def main() -> None:
                     keys = sim.search_keys(queries)
                     t_run = time.perf_counter() - t
                 mode = "threaded, declared FIFO depths" if threads else "sequential"
+                differ = int((keys != expected).any(1).sum())
+                row["modes"].append(
+                    {
+                        "threads": threads,
+                        "build_s": round(t_build, 1),
+                        "qps": round(len(queries) / t_run),
+                        "differ": differ,
+                    }
+                )
                 print(
                     f"  C simulation ({mode}): g++ build {t_build:.1f} s, {len(queries) / t_run:,.0f} queries/s, "
-                    f"{int((keys != expected).any(1).sum())} of {len(queries)} queries differ from the model"
+                    f"{differ} of {len(queries)} queries differ from the model"
                 )
+    write_result(args.json, "hls_generate", " ".join(["python benchmarks/hls_generate.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    designs, n = figures["designs"], figures["queries"]
+    differ = sorted({m["differ"] for d in designs for m in d["modes"]})
+    gen = [d["generate_s"] for d in designs]
+    seq = [m["qps"] for d in designs for m in d["modes"] if not m["threads"]]
+    thr = [m["qps"] for d in designs for m in d["modes"] if m["threads"]]
+    figure = f"HLS faces in C simulation ({len(designs)} designs, {n} queries each, builtin:sift-10k)"
+    value = (
+        f"{' / '.join(map(str, differ))} of {n} queries differ from the reference model, sequential and threaded "
+        f"(FIFOs of their declared depths); generation {min(gen):.1f}–{max(gen):.1f} s; "
+        f"{min(seq):,}–{max(seq):,} queries/s sequential, {min(thr):,}–{max(thr):,} threaded"
+    )
+    return figure, value
 
 
 if __name__ == "__main__":

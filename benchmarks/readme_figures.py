@@ -5,10 +5,11 @@ Why: a figure typed into the README goes stale the moment the code moves (the DS
 lists the rows in the README's order. A row `{"result": NAME}` is rendered from
 `results/NAME.json` — what a benchmark wrote with `--json PATH` (`benchmarks/record.py`: its
 figures, the command, commit, date, CPU model, cores, load) — by that benchmark's own
-`readme_row(figures)`, so the numbers and the sentence that quotes them live beside the code that
-measures them. Rows whose benchmark records no JSON yet are quoted as the README gave them, with
-the commit that last changed them. `tests/test_readme_figures.py` checks that README.md holds
-exactly this table, so the README cannot drift from the recorded results.
+`readme_row(figures)` (one row, or a list of rows), so the numbers and the sentence that quotes
+them live beside the code that measures them. Rows whose benchmark records no JSON yet are
+quoted as the README gave them, with the commit that last changed them.
+`tests/test_readme_figures.py` checks that README.md holds exactly this table, so the README
+cannot drift from the recorded results.
 
     PYTHONPATH=. python benchmarks/readme_figures.py              # print the table
     PYTHONPATH=. python benchmarks/readme_figures.py --check      # exit 1 if README.md differs
@@ -55,11 +56,12 @@ def benchmark_module(name: str):
     return module
 
 
-def result_row(name: str) -> list[str]:
-    """The row of recorded result `name`: the benchmark's sentence, where it was measured, its command."""
+def result_rows(name: str) -> list[list[str]]:
+    """The rows of recorded result `name`: the benchmark's sentences, where it was measured, its command."""
     rec = _load(name)
-    figure, value = benchmark_module(rec["benchmark"]).readme_row(rec["figures"])
-    return [figure, f"{value} ({_origin(rec)})", f"`{rec['command']}`"]
+    rows = benchmark_module(rec["benchmark"]).readme_row(rec["figures"])
+    rows = rows if isinstance(rows, list) else [rows]
+    return [[figure, f"{value} ({_origin(rec)})", f"`{rec['command']}`"] for figure, value in rows]
 
 
 def result_names() -> list[str]:
@@ -72,7 +74,7 @@ def table_rows() -> list[list[str]]:
     out = []
     for row in json.loads(TABLE.read_text())["rows"]:
         if "result" in row:
-            out.append(result_row(row["result"]))
+            out.extend(result_rows(row["result"]))
         else:
             out.append([row["figure"], row["value"], row["reproduce"]])
     return out

@@ -7,16 +7,18 @@ against the design reference model, R@10 beside the reference model's, the measu
 steady-state cycles per query beside the performance model's prediction for the same queries
 (and the error), and the simulation speed.
 
-    PYTHONPATH=. python benchmarks/rtl_sim.py [--design NAME ...] [--queries N] [--work DIR]
+    PYTHONPATH=. python benchmarks/rtl_sim.py [--design NAME ...] [--queries N] [--work DIR] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from record import write_result
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -61,7 +63,9 @@ def main() -> None:
     ap.add_argument("--design", action="append", choices=sorted(DESIGNS), help="designs (default: all)")
     ap.add_argument("--queries", type=int, default=48, help="queries per design (default 48)")
     ap.add_argument("--work", default="work/bench-rtl", help="folder for the exploration, projects and builds")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
+    figures = {"dataset": "builtin:sift-10k", "goal": GOAL, "queries": args.queries, "designs": []}
     work = Path(args.work).resolve()  # the cocotb bench runs in its build folder
     ex = explore(work, args.queries)
     for name in args.design or sorted(DESIGNS):
@@ -98,10 +102,48 @@ def main() -> None:
             f"{100 * (measured - model.stage_interval) / model.stage_interval:+.2f}%); stages: "
             + ", ".join(f"{s} {t.interval:,.0f}" for s, t in timings.items())
         )
+        figures["designs"].append(
+            {
+                "design": name,
+                "index": design.index.factory,
+                "nprobe": nprobe,
+                "k": k,
+                "queries": nq,
+                "differ": run["mismatched_queries"],
+                "measured": round(measured, 1),
+                "predicted": round(model.interval, 1),
+                "slowest_stage": round(model.stage_interval, 1),
+                "bottleneck": model.bottleneck,
+            }
+        )
         print(
             f"  build {built:.0f} s, simulation {ran:.0f} s for "
             f"{run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)"
         )
+
+    write_result(args.json, "rtl_sim", " ".join(["python benchmarks/rtl_sim.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    designs = figures["designs"]
+    figure = (
+        f"RTL cycles per query vs the performance model, pinned designs on {figures['dataset']} "
+        f"({figures['queries']} queries each; lut-buffer: one cell per query, BuildLUT balanced against the back "
+        "end with two LUTs of buffer — the finite-buffer sequence model, docs/ivfpq_architecture.md)"
+    )
+
+    def err(measured: float, model: float) -> str:
+        return f"{100 * (measured - model) / model:+.2f} %"
+
+    parts = [
+        f"{d['design']} ({d['index']}, nprobe {d['nprobe']}, K {d['k']}): {d['differ']} of {d['queries']} queries "
+        f"differ; {d['measured']:,.1f} measured vs {d['predicted']:,.1f} predicted "
+        f"({err(d['measured'], d['predicted'])}; the slowest stage alone {d['slowest_stage']:,.1f}: "
+        f"{err(d['measured'], d['slowest_stage'])})"
+        for d in designs
+    ]
+    return figure, "; ".join(parts)
 
 
 if __name__ == "__main__":

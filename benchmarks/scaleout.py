@@ -12,17 +12,19 @@
    clocks (`fanns.model.cpu_baseline`): wall clock, and the thread's CPU clock, whose tail does
    not include the preemption a shared machine adds.
 
-    PYTHONPATH=. python benchmarks/scaleout.py [--backend process|dask|ray] [--boards u55c,u280]
+    PYTHONPATH=. python benchmarks/scaleout.py [--backend process|dask|ray] [--boards u55c,u280] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
 import faiss
 import numpy as np
+from record import write_result
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
@@ -60,10 +62,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--backend", default="process", help="parallel backend for the board sweep (default: process)")
     ap.add_argument("--boards", default="u55c,u280,u250", help="boards of part 1 (default u55c,u280,u250)")
+    ap.add_argument(
+        "--cluster", metavar="ADDRESS", help="an existing Dask (tcp://HOST:PORT) or Ray (ray://...) cluster"
+    )
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
     print("LogGP (FANNS 6.6.3.2): L = 6.0 us, o = 4.7 us, G = 0.73 ns/B, merge 1.0 us; binary-tree broadcast + reduce")
     print("1. SIFT100M-scale partitions (IVF8192,PQ16, nprobe 17, K 10; model, 140 MHz):")
-    for r in map_jobs(fanns_setting, args.boards.split(","), backend=args.backend):
+    for r in map_jobs(fanns_setting, args.boards.split(","), backend=args.backend, cluster=args.cluster):
         print(f"  {r['board']:6s} {r['qps']:9,.0f} QPS  {line(r['curve'])}")
 
     print("2. builtin:sift (1e5 x 128), R@10=0.6, FPGA model vs CPU measured with faiss (1 thread, batch 1):")
@@ -96,6 +102,27 @@ def main() -> None:
         for n in SHOW:
             i = f["counts"].index(n)
             print(f"  P99 speedup FPGA over {c['label']} at N={n}: {c['p99_us'][i] / f['p99_us'][i]:.2f}x")
+    p99 = {c["label"]: [round(c["p99_us"][c["counts"].index(n)], 1) for n in SHOW] for c in curves}
+    figures = {"index": w.label(), "goal": "R@10=0.6", "board": "u55c", "shards": list(SHOW), "p99_us": p99}
+    write_result(args.json, "scaleout", " ".join(["python benchmarks/scaleout.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    p99, n = figures["p99_us"], " / ".join(str(v) for v in figures["shards"])
+
+    def us(label: str) -> str:
+        return " / ".join(f"{v:,.1f}" for v in p99[label]) + " µs"
+
+    figure = (
+        f"scale-out P99, builtin:sift {figures['index']} ({figures['goal']}), {figures['board'].upper()} design "
+        "(model) vs faiss on 1 thread (measured on the thread's CPU clock)"
+    )
+    value = (
+        f"FPGA {us('FPGA partition')} vs CPU {us('CPU partition (CPU)')} at N = {n} shards (the wall clock of the "
+        f"same CPU run: {us('CPU partition (wall)')} — on a shared machine the wall clock adds preemption)"
+    )
+    return figure, value
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from fanns.report import beyond, figures, html, tables
 from fanns.report.html import cell
 from fanns.report.sweep import Sweep, SweepSettings, load_boards
 from fanns.report.tables import summary_table
+from fanns.tools.parallel import check_cluster
 
 MARKER = "report.json"
 
@@ -126,6 +127,8 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.clock is not None and args.clock <= 0:
         raise FannsError(f"--clock {args.clock}: must be positive (MHz)")
 
+    if args.cluster is not None:
+        check_cluster(args.cluster)
     slo = parse_slo(args)
     graph_args = graph_namespace(args, boards[0])
     ds = load_dataset(args.dataset)
@@ -141,6 +144,7 @@ def _cmd(args: argparse.Namespace) -> int:
         max_nprobe=args.max_nprobe,
         slo=slo,
         load_qps=args.load,
+        cluster=args.cluster,
     )
     data = Sweep(ds, folder, explore, settings, graph_args).run()
     status("rendering the report")
@@ -196,6 +200,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-nprobe", type=int, default=64, help="largest nprobe of the curves beyond the goals' own (default 64)"
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help=(
+            "run the DSE jobs on an existing cluster: tcp://HOST:PORT of a Dask scheduler (`dask scheduler`; "
+            "needs the distributed package) or ray://HOST:PORT (default: in this process)"
+        ),
     )
     add_slo_options(p)
     p.add_argument(

@@ -34,6 +34,7 @@ from fanns.progress import status, track
 from fanns.report import beyond
 from fanns.report.curves import IndexCurves, index_curves
 from fanns.resources import KINDS
+from fanns.tools.parallel import map_jobs
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class SweepSettings:
     cpu_seconds: float = 0.2
     slo: dse.Slo | None = None  # keep only designs meeting this tail-latency objective
     load_qps: float | None = None  # Poisson arrival rate for the latency percentiles (None: alone)
+    cluster: str | None = None  # scheduler address of an existing Dask/Ray cluster for the DSE jobs
 
 
 def load_boards(names: tuple[str, ...]) -> list[Board]:
@@ -130,6 +132,56 @@ def _design_summary(rec: dict | None) -> dict | None:
     return {k: rec[k] for k in keys}
 
 
+@dataclass(frozen=True)
+class _GoalDse:
+    """One (board, goal) DSE of the sweep, as `fanns dse` runs it: a job that may run on a cluster."""
+
+    workloads: list[Workload]
+    board: Board
+    goal: str
+    clock_mhz: float
+    util: float
+    top: int
+    unreachable: list
+    slo: dse.Slo | None
+    load_qps: float | None
+
+
+def _run_goal_dse(job: _GoalDse) -> dse.Outcome:
+    return dse.run(
+        job.workloads,
+        job.board,
+        job.goal,
+        job.clock_mhz,
+        job.util,
+        job.top,
+        job.unreachable,
+        slo=job.slo,
+        load_qps=job.load_qps,
+        tiers=True,
+    )
+
+
+@dataclass(frozen=True)
+class _PointDse:
+    """The best design at one (board, index, nprobe, K) of the trade-off grid: a job."""
+
+    workload: Workload
+    board: Board
+    goal: str
+    clock_mhz: float
+    util: float
+
+
+def _best_point(job: _PointDse) -> dict:
+    best = dse.run([job.workload], job.board, job.goal, job.clock_mhz, job.util, 1).best
+    return {
+        "qps": round(best.qps, 1) if best else None,
+        "bottleneck": best.bottleneck if best else None,
+        "lut": round(best.resources.lut) if best else None,
+    }
+
+
 class Sweep:
     """Runs the sweep of one explored dataset (see the module docstring)."""
 
@@ -163,13 +215,20 @@ class Sweep:
                 index_curves(self.ds, self.folder, rec, goals, self.queries_used, hw_n, self.s.max_nprobe)
             )
 
+    def _map(self, fn, jobs: list, label: str) -> list:
+        """[fn(job) for job in jobs]: here, or on the cluster of `--cluster` (same results)."""
+        if self.s.cluster is None:
+            return [fn(job) for job in track(jobs, label)]
+        return map_jobs(fn, jobs, cluster=self.s.cluster, label=f"{label} (cluster {self.s.cluster})")
+
     def goal_designs(self) -> list[dict]:
         """The DSE of every (board, goal), as `fanns dse` writes it (dse.json's record)."""
-        out = []
-        for board in self.boards:
-            for goal in track(self.s.goals, f"DSE on {board.name}"):
-                workloads, unreachable = workloads_from_explore(self.folder, goal)
-                outcome = dse.run(
+        pairs = [(board, goal) for board in self.boards for goal in self.s.goals]
+        jobs = []
+        for board, goal in pairs:
+            workloads, unreachable = workloads_from_explore(self.folder, goal)
+            jobs.append(
+                _GoalDse(
                     workloads,
                     board,
                     goal.text,
@@ -177,47 +236,42 @@ class Sweep:
                     self.s.util,
                     self.s.top,
                     unreachable,
-                    slo=self.s.slo,
-                    load_qps=self.s.load_qps,
-                    tiers=True,
+                    self.s.slo,
+                    self.s.load_qps,
                 )
-                self._outcomes[board.name, goal.text] = outcome
-                out.append({"board": board.name, "goal": goal.text, "dse": outcome_record(outcome)})
+            )
+        out = []
+        for (board, goal), outcome in zip(pairs, self._map(_run_goal_dse, jobs, "DSE per board and goal")):
+            self._outcomes[board.name, goal.text] = outcome
+            out.append({"board": board.name, "goal": goal.text, "dse": outcome_record(outcome)})
         return out
-
-    def _fpga_point(self, board: Board, c: IndexCurves, p: int, goal: RecallGoal) -> dict:
-        key = (board.name, c.name, p, goal.k)
-        if key not in self._fpga:
-            outcome = dse.run([workload(c, p, goal)], board, goal.text, self.clock(board), self.s.util, 1)
-            best = outcome.best
-            self._fpga[key] = {
-                "qps": round(best.qps, 1) if best else None,
-                "bottleneck": best.bottleneck if best else None,
-                "lut": round(best.resources.lut) if best else None,
-            }
-        return self._fpga[key]
 
     def fpga_points(self) -> list[dict]:
         """Predicted QPS of the best design of every (board, goal's K, index, nprobe) on the grid;
         recall is the hardware-faithful recall at that nprobe."""
+        grid = [(b, g, c, p) for b in self.boards for g in self.s.goals for c in self.curves for p in dse_grid(c, g)]
+        todo: dict[tuple, _PointDse] = {}
+        for board, goal, c, p in grid:
+            key = (board.name, c.name, p, goal.k)
+            if key not in self._fpga and key not in todo:
+                todo[key] = _PointDse(workload(c, p, goal), board, goal.text, self.clock(board), self.s.util)
+        self._fpga.update(zip(todo, self._map(_best_point, list(todo.values()), "DSE per index and nprobe")))
         out = []
-        jobs = [(b, g, c) for b in self.boards for g in self.s.goals for c in self.curves]
-        for board, goal, c in track(jobs, "DSE per index and nprobe"):
-            for p in dse_grid(c, goal):
-                pt = self._fpga_point(board, c, p, goal)
-                if pt["qps"] is None:
-                    continue
-                out.append(
-                    {
-                        "board": board.name,
-                        "goal": goal.text,
-                        "index": c.name,
-                        "nprobe": p,
-                        "k": goal.k,
-                        "recall": c.hw[goal.name][c.grid.index(p)],
-                        **pt,
-                    }
-                )
+        for board, goal, c, p in grid:
+            pt = self._fpga[board.name, c.name, p, goal.k]
+            if pt["qps"] is None:
+                continue
+            out.append(
+                {
+                    "board": board.name,
+                    "goal": goal.text,
+                    "index": c.name,
+                    "nprobe": p,
+                    "k": goal.k,
+                    "recall": c.hw[goal.name][c.grid.index(p)],
+                    **pt,
+                }
+            )
         return out
 
     def cpu_points(self) -> tuple[list[dict], dict]:

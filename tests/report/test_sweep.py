@@ -7,16 +7,21 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from dask.distributed import Client
 
 from fanns.cli import main
 from fanns.flow import sweep_cli as report_cli
 from fanns.outputs import MANIFEST, write_folder
 from fanns.report.sweep import pareto_front
 from fanns.report.tables import CSV_FILES
+from fanns.tools.parallel import map_jobs
 
 GOALS = ["1-R@10=0.8", "R@1=0.3"]
 BOARDS = ["u55c", "zcu104"]
@@ -248,6 +253,18 @@ def test_pareto_front_unit():
     assert pareto_front(pts) == [pts[0], pts[1]]
 
 
+def modelled(data: dict) -> dict:
+    """A report's data without the CPU figures measured beside it: what must be deterministic."""
+    data.pop("cpu_points")
+    data.pop("cpu_setup")
+    for i, s in enumerate(data["summary"]):  # measured CPU figures (all cores, 1 thread, both indexes)
+        data["summary"][i] = {k: v for k, v in s.items() if not k.startswith(("cpu", "speedup"))}
+    for e in data["beyond"]:  # the CPU's latency is measured; the rest is the models'
+        e.pop("cpu"), e["scaleout"].pop()
+        e["summary"] = {k: v for k, v in e["summary"].items() if not k.startswith("cpu_")}
+    return data
+
+
 @pytest.mark.slow
 def test_rerun_reuses_the_exploration_and_is_deterministic(swept, capsys):
     first = swept / "report"
@@ -263,17 +280,7 @@ def test_rerun_reuses_the_exploration_and_is_deterministic(swept, capsys):
     for name in ("recall_curves.csv", "resources.csv", "designs.csv"):
         assert before[name] == after[name], name
 
-    def strip(data: dict) -> dict:
-        data.pop("cpu_points")
-        data.pop("cpu_setup")
-        for i, s in enumerate(data["summary"]):  # measured CPU figures (all cores, 1 thread, both indexes)
-            data["summary"][i] = {k: v for k, v in s.items() if not k.startswith(("cpu", "speedup"))}
-        for e in data["beyond"]:  # the CPU's latency is measured; the rest is the models'
-            e.pop("cpu"), e["scaleout"].pop()
-            e["summary"] = {k: v for k, v in e["summary"].items() if not k.startswith("cpu_")}
-        return data
-
-    a, b = (strip(json.loads(x["report.json"])) for x in (before, after))
+    a, b = (modelled(json.loads(x["report.json"])) for x in (before, after))
     assert a == b
     # figures from deterministic data are byte-identical (the QPS figure also shows measured CPU points)
     imgs = [[t[1]["src"] for t in Page(x["index.html"].decode()).tags if t[0] == "img"] for x in (before, after)]
@@ -323,6 +330,9 @@ def test_report_folder_is_atomic(tmp_path, monkeypatch):
         (["--boards", "u55c", "--recall", "R@10=0.5", "--nlist", "abc"], "--nlist"),
         (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "fast"], "--slo-p99"),
         (["--boards", "u55c", "--recall", "R@10=0.5", "--slo-p99", "1ms", "--slo-p95", "1ms"], "both given"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--cluster", "localhost"], "not a scheduler address"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--cluster", "http://h:1"], "not a scheduler address"),
+        (["--boards", "u55c", "--recall", "R@10=0.5", "--cluster", "tcp://h:99999"], "bad host or port"),
     ],
 )
 def test_input_errors(tmp_path, capsys, args, message):
@@ -403,3 +413,58 @@ def test_graph_heatmaps(swept):
         "HNSW intra-query: R@10",
     ):
         assert title in svg
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    """A Dask scheduler and one worker started as separate processes, reached by address only."""
+    folder = tmp_path_factory.mktemp("dask")
+    dask = str(Path(sys.executable).parent / "dask")
+    info = folder / "scheduler.json"
+    common = ["--no-dashboard"]
+    scheduler = subprocess.Popen(
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(info), *common],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    worker = None
+    try:
+        for _ in range(600):
+            if info.exists() and info.stat().st_size:
+                break
+            time.sleep(0.1)
+        address = json.loads(info.read_text())["address"]
+        worker = subprocess.Popen(
+            [dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--local-directory", str(folder), *common],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        yield address
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=60)
+
+
+def _task_kinds(address: str) -> set[str]:
+    with Client(address) as client:
+        return set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
+
+
+@pytest.mark.slow
+def test_cluster_runs_the_dse_jobs_and_gives_the_same_report(swept, dask_cluster, tmp_path, capsys):
+    assert map_jobs(abs, [-3, 2, -1], cluster=dask_cluster) == [3, 2, 1]
+    out = tmp_path / "report"
+    assert main(sweep_args(swept / "explore", out, "--cluster", dask_cluster)) == 0
+    assert {"_run_goal_dse", "_best_point"} <= _task_kinds(dask_cluster)  # the worker process ran them
+    here, there = (modelled(json.loads((d / "report.json").read_text())) for d in (swept / "report", out))
+    assert here == there
+    for name in ("designs.csv", "resources.csv"):
+        assert (swept / "report" / name).read_bytes() == (out / name).read_bytes()
+    capsys.readouterr()
+    refused = tmp_path / "refused"
+    assert main(sweep_args(swept / "explore", refused, "--cluster", "tcp://127.0.0.1:1")) == 2
+    err = capsys.readouterr().err
+    assert "--cluster tcp://127.0.0.1:1: no Dask scheduler answered" in err and "Traceback" not in err
+    assert not refused.exists()
