@@ -449,11 +449,8 @@ def _cmd(args: argparse.Namespace) -> int:
             print(f"  memory: {m.describe()}")
             if m.latency:
                 lat = m.latency
-                print(
-                    "  idle latency: "
-                    + ", ".join(f"{a.replace('_', ' ')} {getattr(lat, a)} cycles ({lat.ns(a):.1f} ns)" for a in ACCESSES)
-                    + f" at {lat.clock_mhz:g} MHz; {lat.source}"
-                )
+                each = (f"{a.replace('_', ' ')} {getattr(lat, a)} cycles ({lat.ns(a):.1f} ns)" for a in ACCESSES)
+                print(f"  idle latency: {', '.join(each)} at {lat.clock_mhz:g} MHz; {lat.source}")
         if b.pynq_image:
             print(f"  PYNQ: {b.pynq_image}")
         if b.block_design:

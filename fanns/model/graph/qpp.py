@@ -93,7 +93,7 @@ class MemorySystem:
     port_bytes: int = 64  # Falcon 7.3.2.3: 64-byte FIFO between a fetch unit and the controller
     outstanding: int = 64  # Falcon 7.3.2.3: up to 64 read requests in flight per fetch unit
     latency_cycles: int = FALCON_LATENCY_CYCLES  # boards/u250.yaml: DDR4 idle row-miss latency at 200 MHz
-    source: str = "Falcon thesis 7.5.1 / 7.3.2.3; latency_cycles: Shuhai's DDR4 row-miss idle latency (boards/u250.yaml)"
+    source: str = "Falcon thesis 7.5.1 / 7.3.2.3; latency_cycles: Shuhai's DDR4 row-miss latency (boards/u250.yaml)"
 
     def bytes_per_cycle(self) -> float:
         return self.total_gbps * 1e9 / (self.freq_mhz * 1e6)
