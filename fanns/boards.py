@@ -5,6 +5,10 @@ types and negative numbers are errors naming the file and the key — so a typo 
 board file cannot silently change a design. Anywhere a board name is accepted, a path to a
 board file works too.
 
+A memory group may carry `latency`: a published idle read-latency measurement (cycles of the
+measuring design's clock for a row hit, a closed row and a row miss, with its source), which the
+graph model converts to cycles of the design clock (`fanns.model.graph.qpp.MemorySystem`).
+
 The usable resources of an SLR are its device resources minus the shell (static region)
 overhead in that SLR; `Board.budget(util)` scales the usable total by a utilisation cap
 (FANNS uses 60 %: designs above that rarely place and route).
