@@ -119,7 +119,9 @@ def main() -> None:
     figures = part_one(args.queries)
     write_result(args.json, "fanns_table63", command, figures)
     if not args.no_dse:
-        write_result(args.json_dse, "fanns_table63", command, {"part": 2, "queries": args.queries, **part_two(args.queries)})
+        write_result(
+            args.json_dse, "fanns_table63", command, {"part": 2, "queries": args.queries, **part_two(args.queries)}
+        )
 
 
 def readme_row(figures: dict) -> tuple[str, str]:
