@@ -3,10 +3,10 @@
 QPS, with the effect of every assumption the chapter leaves open; (2) the designs this project's
 DSE chooses at the same index, nprobe and K, with their resources, and why they are faster.
 
-    PYTHONPATH=. python benchmarks/fanns_table63.py [--queries N] [--no-dse] [--json PATH]
+    PYTHONPATH=. python benchmarks/fanns_table63.py [--queries N] [--no-dse | --dse-only] [--json PATH]
 
---json records part (1), the README's row beside the anchor; --json-dse records part (2), the
-row of this project's own designs (`readme_row` tells the two records apart by their "part").
+--json records part (1), the README's row beside the anchor; with --dse-only it records part (2),
+the row of this project's own designs (`readme_row` tells the two records apart by their "part").
 """
 
 from __future__ import annotations
@@ -111,17 +111,19 @@ def part_two(queries: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--queries", type=int, default=1000, help="synthetic sample queries per design (default 1000)")
-    ap.add_argument("--no-dse", action="store_true", help="print part (1) only (the DSE of part (2) takes minutes)")
-    ap.add_argument("--json", metavar="PATH", help="also write part (1)'s figures as JSON (benchmarks/record.py)")
-    ap.add_argument("--json-dse", metavar="PATH", help="also write part (2)'s figures as JSON")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--no-dse", action="store_true", help="print part (1) only (the DSE of part (2) takes minutes)")
+    which.add_argument("--dse-only", action="store_true", help="print part (2) only")
+    ap.add_argument(
+        "--json", metavar="PATH", help="also write the figures of part (1), or with --dse-only part (2), as JSON"
+    )
     args = ap.parse_args()
     command = " ".join(["python benchmarks/fanns_table63.py", *sys.argv[1:]])
-    figures = part_one(args.queries)
-    write_result(args.json, "fanns_table63", command, figures)
+    if not args.dse_only:
+        write_result(args.json, "fanns_table63", command, part_one(args.queries))
     if not args.no_dse:
-        write_result(
-            args.json_dse, "fanns_table63", command, {"part": 2, "queries": args.queries, **part_two(args.queries)}
-        )
+        figures = {"part": 2, "queries": args.queries, **part_two(args.queries)}
+        write_result(args.json if args.dse_only else None, "fanns_table63", command, figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:
