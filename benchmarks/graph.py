@@ -7,31 +7,44 @@ against an exact visited set. Then it measures how fast the reference traversal 
 second of the compiled reference (BFS and DST) on the 100k-node graphs with 10,000 queries, the
 time a full 8 x 4 sweep of 10,000 queries takes, and the Python reference for comparison.
 
+The memory latency is the board file's (the U250's DDR4 idle row-miss latency measured by Shuhai,
+in cycles of the model's clock: `MemorySystem.from_board`) unless --mem-latency overrides it. The
+sweep grows mg / mc past the 8 x 4 grid while the best point sits on its far edge (--grow-to), so
+an optimum at the edge is not mistaken for the optimum. --json records the best (mg, mc) per set,
+graph kind and mode beside Falcon's published Fig. 7.9 (Deep10M, the only set it sweeps).
+
     PYTHONPATH=. python benchmarks/graph.py                 # all built-in sets (graph builds are cached)
     PYTHONPATH=. python benchmarks/graph.py --sets sift-10k --kinds hnsw
+    PYTHONPATH=. python benchmarks/graph.py --sets sift-10k,deep-10k,deep --no-speed --queries 1000 --json PATH
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
+from record import write_result
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
 from fanns.index.traversal import TraversalConfig, dst
+from fanns.model.graph import published
 from fanns.model.graph.fast import search_batch
 from fanns.model.graph.qpp import MemorySystem
 
 
-def explore(name: str, kind: str, setup: SweepSetup, max_degree: int) -> None:
+def explore(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int = 0) -> dict:
+    """Sweep one set and graph kind, print its tables, and return the best point per mode."""
     ds = load_dataset(f"builtin:{name}")
     graph = load_or_build(ds, kind, max_degree, 64, 8)
     _, queries = prepare_vectors(ds)
     gt = ds.groundtruth(setup.k)
+    if nq:
+        queries, gt = queries[:nq], gt[:nq]
     t0 = time.perf_counter()
     result = sweep(graph, graph.fmt.quantize(queries), gt, setup)
     took = time.perf_counter() - t0
@@ -47,7 +60,18 @@ def explore(name: str, kind: str, setup: SweepSetup, max_degree: int) -> None:
             f"{result.exact_bfs_recall[mode]:.4f}; mean Bloom false positives per BFS query "
             f"{result.cells[mode, 1, 1].bloom_fp:.3f}"
         )
-    print(f"{title} — sweep of {len(result.cells)} cells over {ds.nq} queries took {took:.1f} s\n")
+    print(f"{title} — sweep of {len(result.cells)} cells over {len(queries)} queries took {took:.1f} s\n")
+    best = {}
+    for mode in MODES:
+        mg, mc = result.best(mode)
+        best[mode] = {
+            "best": [mg, mc],
+            "speedup": result.speedup(mode, mg, mc),
+            "recall": result.cells[mode, mg, mc].recall,
+            "bfs_recall": result.cells[mode, 1, 1].recall,
+            "grid": [max(result.setup.mg), max(result.setup.mc)],
+        }
+    return {"set": name, "kind": kind, "nodes": int(graph.n), "queries": int(len(queries)), **best}
 
 
 def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> None:
@@ -101,23 +125,70 @@ def main() -> None:
     )
     parser.add_argument("--board", default="u250", help="board of the memory model (default u250)")
     parser.add_argument("--freq-mhz", type=float, default=200.0, help="clock of the model (default 200, Falcon's)")
+    parser.add_argument(
+        "--mem-latency", type=int, help="memory latency in cycles (default: the board file's, see the docstring)"
+    )
+    parser.add_argument("--queries", type=int, default=0, help="queries per sweep (default 0: all of the set's)")
+    parser.add_argument("--grow-to", type=int, default=12, help="grow mg / mc past the grid up to this (default 12)")
     parser.add_argument("--no-sweep", action="store_true", help="only measure the traversal speed")
     parser.add_argument("--no-speed", action="store_true", help="only run the sweeps")
+    parser.add_argument(
+        "--json", metavar="PATH", help="also write the sweeps' best points as JSON (benchmarks/record.py)"
+    )
     args = parser.parse_args()
-    memory = MemorySystem.from_board(load_board(args.board), freq_mhz=args.freq_mhz)
-    setup = SweepSetup(memory=memory)
+    board = load_board(args.board)
+    memory = MemorySystem.from_board(board, freq_mhz=args.freq_mhz, latency_cycles=args.mem_latency)
+    setup = SweepSetup(memory=memory, grow_to=args.grow_to)
     print(
         f"memory model: {memory}\nBloom filter: {setup.bloom}; queues l = candidates = {setup.l}; "
         f"intra-query: {setup.bfc_units} BFC units; across-query: {setup.pipelines} pipelines\n"
     )
     sets = [s for s in args.sets.split(",") if s]
     kinds = [k for k in args.kinds.split(",") if k]
-    for name in sets if not args.no_sweep else []:
-        for kind in kinds:
-            explore(name, kind, setup, args.max_degree)
+    rows = [
+        explore(name, kind, setup, args.max_degree, args.queries)
+        for name in (sets if not args.no_sweep else [])
+        for kind in kinds
+    ]
+    figures = {
+        "board": board.name,
+        "freq_mhz": args.freq_mhz,
+        "latency_cycles": memory.latency_cycles,
+        "latency_source": memory.source,
+        "rows": rows,
+    }
+    write_result(args.json, "graph", " ".join(["python benchmarks/graph.py", *sys.argv[1:]]), figures)
     for name in ([s for s in sets if not s.endswith("-10k")] or sets[:1]) if not args.no_speed else []:
         for kind in kinds:
             speed(name, kind, setup, args.max_degree, args.speed_queries)
+
+
+def readme_row(f: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded sweeps (`benchmarks/readme_figures.py`)."""
+    pub = ", ".join(
+        f"{mode} {published.published(mode).max():.2f}× at mg={published.best(mode)[0]}, mc={published.best(mode)[1]}"
+        for mode in MODES
+    )
+    parts = []
+    for r in f["rows"]:
+        modes = ", ".join(
+            f"{mode} {r[mode]['speedup']:.2f}× at mg={r[mode]['best'][0]}, mc={r[mode]['best'][1]} "
+            f"(R@10 {r[mode]['recall']:.3f} vs BFS {r[mode]['bfs_recall']:.3f})"
+            for mode in MODES
+        )
+        parts.append(f"{r['set']} {r['kind'].upper()} ({r['nodes']:,} nodes, {r['queries']} queries): {modes}")
+    grid = (
+        max(max(r[m]["grid"][0] for m in MODES) for r in f["rows"]),
+        max(max(r[m]["grid"][1] for m in MODES) for r in f["rows"]),
+    )
+    figure = (
+        f"DST speedup over BFS per dataset, the Falcon cycle model at the sourced memory latency "
+        f"({f['latency_cycles']} cycles of {f['freq_mhz']:g} MHz: the {f['board'].upper()}'s DDR4 idle row-miss "
+        "latency measured by Shuhai; Falcon's settings: degree 64, queues 64, 4 BFC units / 4 pipelines, "
+        f"mg/mc grown past the grid while the optimum is on its edge, up to {grid[0]} x {grid[1]})"
+    )
+    value = f"Falcon Fig. 7.9 (Deep10M, the only set it sweeps): {pub}. Model: " + "; ".join(parts)
+    return figure, value
 
 
 if __name__ == "__main__":

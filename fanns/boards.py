@@ -5,6 +5,10 @@ types and negative numbers are errors naming the file and the key — so a typo 
 board file cannot silently change a design. Anywhere a board name is accepted, a path to a
 board file works too.
 
+A memory group may carry `latency`: a published idle read-latency measurement (cycles of the
+measuring design's clock for a row hit, a closed row and a row miss, with its source), which the
+graph model converts to cycles of the design clock (`fanns.model.graph.qpp.MemorySystem`).
+
 The usable resources of an SLR are its device resources minus the shell (static region)
 overhead in that SLR; `Board.budget(util)` scales the usable total by a utilisation cap
 (FANNS uses 60 %: designs above that rarely place and route).
@@ -13,6 +17,7 @@ overhead in that SLR; `Board.budget(util)` scales the usable total by a utilisat
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +36,9 @@ from fanns.resources import KINDS, Resources
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
 OPTIONAL = {"description", "shell", "pynq_image", "host", "block_design"}
 MEMORY_KEYS = {"kind", "count", "capacity_gb", "bandwidth_gbps", "port_bits"}
+MEMORY_OPTIONAL = {"latency"}
+LATENCY_KEYS = {"clock_mhz", "page_hit", "page_closed", "page_miss", "source"}
+ACCESSES = ("page_hit", "page_closed", "page_miss")
 HOST_KEYS = {"capacity_gb", "bandwidth_gbps", "latency_us"}
 BLOCK_DESIGN_KEYS = {"board_part", "ps", "pl_clock", "control_port", "hp_ports"}
 BOARD_PART = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[0-9][0-9.]*\Z")
@@ -58,6 +66,30 @@ FAMILIES = ("xcup", "xcu", "xc7")
 
 
 @dataclass(frozen=True)
+class MemoryLatency:
+    """Idle read latency of a memory group as a published measurement gave it: cycles of the
+    measuring design's clock from a read request to its data, per DRAM row state (the row open
+    and hit, no row open, another row open). Why cycles at their clock: that is what such papers
+    measure; `cycles_at` converts to another design clock through nanoseconds, rounding up."""
+
+    clock_mhz: float
+    page_hit: int
+    page_closed: int
+    page_miss: int
+    source: str
+
+    def ns(self, access: str = "page_miss") -> float:
+        return getattr(self, access) * 1e3 / self.clock_mhz
+
+    def cycles_at(self, clock_mhz: float, access: str = "page_miss") -> int:
+        """Whole cycles of a `clock_mhz` design that cover the measured latency (the data cannot
+        be taken before it arrives: rounded up)."""
+        if access not in ACCESSES:
+            raise FannsError(f"memory access kind {access!r}", hint=f"one of {', '.join(ACCESSES)}")
+        return math.ceil(round(self.ns(access) * clock_mhz / 1e3, 9))
+
+
+@dataclass(frozen=True)
 class MemoryChannels:
     """A group of identical memory channels (HBM pseudo-channels, DDR banks, HP ports)."""
 
@@ -66,6 +98,7 @@ class MemoryChannels:
     capacity_gb: float
     bandwidth_gbps: float
     port_bits: int
+    latency: MemoryLatency | None = None  # a published idle-latency measurement, when one exists
 
     @property
     def capacity_bytes(self) -> int:
@@ -179,6 +212,23 @@ def _keys(path: Path, where: str, data: Any, required: set[str], optional: set[s
         raise FannsError(f"{path}: missing key {where + '.' if where else ''}{sorted(missing)[0]!r}")
 
 
+def _latency(path: Path, where: str, data: Any) -> MemoryLatency:
+    _keys(path, where, data, LATENCY_KEYS)
+    cycles = [int(_number(path, f"{where}.{k}", data[k], integer=True, lo=1)) for k in ACCESSES]
+    if cycles != sorted(cycles):
+        raise FannsError(
+            f"{path}: key {where!r} has page_hit {cycles[0]}, page_closed {cycles[1]}, page_miss {cycles[2]} cycles",
+            hint="a row hit is never slower than a closed row, nor that than a row miss",
+        )
+    return MemoryLatency(
+        clock_mhz=float(_number(path, f"{where}.clock_mhz", data["clock_mhz"], positive=True)),
+        page_hit=cycles[0],
+        page_closed=cycles[1],
+        page_miss=cycles[2],
+        source=_string(path, f"{where}.source", data["source"]),
+    )
+
+
 def _resources(path: Path, where: str, data: Any) -> Resources:
     _keys(path, where, data, set(KINDS))
     return Resources(**{k: float(_number(path, f"{where}.{k}", data[k], integer=True)) for k in KINDS})
@@ -213,7 +263,7 @@ def parse_board(path: Path, data: Any) -> Board:
     memory = []
     for i, m in enumerate(mem_raw):
         where = f"memory[{i}]"
-        _keys(path, where, m, MEMORY_KEYS)
+        _keys(path, where, m, MEMORY_KEYS, MEMORY_OPTIONAL)
         memory.append(
             MemoryChannels(
                 kind=_string(path, f"{where}.kind", m["kind"], name=NAME),
@@ -221,6 +271,7 @@ def parse_board(path: Path, data: Any) -> Board:
                 capacity_gb=float(_number(path, f"{where}.capacity_gb", m["capacity_gb"], positive=True)),
                 bandwidth_gbps=float(_number(path, f"{where}.bandwidth_gbps", m["bandwidth_gbps"], positive=True)),
                 port_bits=int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True, lo=8)),
+                latency=_latency(path, f"{where}.latency", m["latency"]) if "latency" in m else None,
             )
         )
     host = None
@@ -400,6 +451,10 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"{b.name}: {b.description}; part {b.part} (family {b.family}); platform {b.platform or '-'}")
         for m in b.memory:
             print(f"  memory: {m.describe()}")
+            if m.latency:
+                lat = m.latency
+                each = (f"{a.replace('_', ' ')} {getattr(lat, a)} cycles ({lat.ns(a):.1f} ns)" for a in ACCESSES)
+                print(f"  idle latency: {', '.join(each)} at {lat.clock_mhz:g} MHz; {lat.source}")
         if b.pynq_image:
             print(f"  PYNQ: {b.pynq_image}")
         if b.block_design:

@@ -10,6 +10,7 @@ from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.resources import Resources
 
+LATENCY = {"clock_mhz": 450, "page_hit": 48, "page_closed": 55, "page_miss": 62, "source": "a paper"}
 REQUIRED_BOARDS = {"u55c", "u280", "u250", "u50", "zcu104", "zcu102", "kv260", "pynq-z2"}
 
 
@@ -29,6 +30,25 @@ def test_shipped_boards_load_and_are_consistent():
     assert hbm.total_bandwidth_gbps == pytest.approx(460)
     assert u55c.budget(0.6).lut == pytest.approx(0.6 * u55c.total.lut)
     assert boards["pynq-z2"].family == "xc7" and boards["pynq-z2"].pynq
+
+
+def test_memory_latency_converts_through_nanoseconds(tmp_path, u50_yaml):
+    """A published latency (cycles of the measuring clock) becomes whole cycles of the design
+    clock, rounded up; the shipped Alveo boards carry Shuhai's U280 measurement per memory kind."""
+    data = copy.deepcopy(u50_yaml)
+    data["memory"][0]["latency"] = dict(LATENCY)
+    lat = load_board(str(_write(tmp_path, data))).memory[0].latency
+    assert lat.ns("page_hit") == pytest.approx(106.67, abs=0.01) and lat.ns() == pytest.approx(137.78, abs=0.01)
+    assert (lat.cycles_at(450), lat.cycles_at(200), lat.cycles_at(300, "page_hit")) == (62, 28, 32)
+    with pytest.raises(FannsError, match="page_open"):
+        lat.cycles_at(200, "page_open")
+    u280 = load_board("u280")
+    hbm, ddr = u280.channels("hbm")[0].latency, u280.channels("ddr4")[0].latency
+    assert "Shuhai" in hbm.source and "Shuhai" in ddr.source
+    assert all(hbm.ns(a) > ddr.ns(a) for a in ("page_hit", "page_closed", "page_miss"))
+    u250 = load_board("u250").memory[0].latency  # same DDR4-2400 channels and controller as the U280's
+    assert (u250.clock_mhz, u250.page_hit, u250.page_closed, u250.page_miss) == (300, 22, 27, 32)
+    assert (ddr.clock_mhz, ddr.page_hit, ddr.page_closed, ddr.page_miss) == (300, 22, 27, 32)
 
 
 def test_budget_rejects_bad_cap():
@@ -61,6 +81,10 @@ def _write(tmp_path, data):
         (lambda d: d.update(family="xc9"), "family"),
         (lambda d: d["shell"].update(SLR7=d["shell"]["SLR0"]), "shell.SLR7"),
         (lambda d: d.update(sources=[]), "sources"),
+        (lambda d: d["memory"][0].update(latency={"clock_mhz": 450}), "page_closed"),
+        (lambda d: d["memory"][0].update(latency=dict(LATENCY, page_hit=70)), "memory[0].latency"),
+        (lambda d: d["memory"][0].update(latency=dict(LATENCY, clock_mhz=0)), "memory[0].latency.clock_mhz"),
+        (lambda d: d["memory"][0].update(latency=dict(LATENCY, page_miss=6.5)), "memory[0].latency.page_miss"),
     ],
 )
 def test_schema_errors_name_file_and_key(tmp_path, u50_yaml, mutate, key):

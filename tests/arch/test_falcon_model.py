@@ -8,7 +8,14 @@ import pytest
 
 from fanns.boards import load_board
 from fanns.index.traversal import TraversalConfig, dst
-from fanns.model.graph.qpp import RATE_SCALE, MemorySystem, QppConfig, simulate
+from fanns.model.graph.qpp import (
+    ASSUMED_LATENCY_CYCLES,
+    FALCON_LATENCY_CYCLES,
+    RATE_SCALE,
+    MemorySystem,
+    QppConfig,
+    simulate,
+)
 
 
 def qpp(d, **kw):
@@ -65,6 +72,18 @@ def test_memory_system_from_board():
     board = load_board("u250")
     mem = MemorySystem.from_board(board)
     assert (mem.channels, mem.total_gbps, mem.port_bytes, mem.freq_mhz) == (4, pytest.approx(77.0), 64, 300.0)
-    assert "assumed" in mem.source
+    assert mem.latency_cycles == 32 and "Shuhai" in mem.source and "latency_cycles assumed" not in mem.source
+    falcon = MemorySystem.from_board(board, freq_mhz=200)
+    assert falcon.latency_cycles == FALCON_LATENCY_CYCLES == MemorySystem().latency_cycles == 22  # 21.3 rounded up
     mem = MemorySystem.from_board(board, freq_mhz=200, latency_cycles=80)
     assert mem.freq_mhz == 200 and mem.latency_cycles == 80 and mem.bytes_per_cycle() == pytest.approx(385.0)
+    assert "given" in mem.source
+
+
+def test_memory_latency_per_memory_kind():
+    """HBM reads take longer than DDR4 reads (Shuhai's U280); a memory with no published
+    measurement (the Zynq boards' PS DDR) falls back to the assumption and says so."""
+    hbm = MemorySystem.from_board(load_board("u55c"), freq_mhz=200)
+    assert hbm.latency_cycles == 28 > FALCON_LATENCY_CYCLES  # 137.8 ns = 27.6 cycles of 200 MHz
+    zynq = MemorySystem.from_board(load_board("zcu104"))
+    assert zynq.latency_cycles == ASSUMED_LATENCY_CYCLES and "latency_cycles assumed" in zynq.source

@@ -69,6 +69,20 @@ RATE_SCALE = 64
 """Channel time unit of the read masters, 1/64 cycle (`_Reader`; the compiled face uses the same)."""
 
 
+GRAPH_ACCESS = "page_miss"
+"""The row state a graph read meets (`fanns.boards.MemoryLatency`): neighbour rows and vectors of
+nodes scattered over gigabytes are read in no order, so a read almost never finds its row open;
+with an open-page controller the bank holds another row (a miss), the slowest idle case."""
+FALCON_LATENCY_CYCLES = 22
+"""Falcon's U250 at 200 MHz: boards/u250.yaml's DDR4 row-miss idle latency, 32 cycles at 300 MHz
+(106.7 ns, Shuhai), is 21.3 cycles of 200 MHz, rounded up (`tests/arch/test_falcon_model.py`
+checks it against the board file). Idle: queueing under load and the clock crossing between the
+kernel and the memory controller's user clock are not in it, so it is a lower bound."""
+ASSUMED_LATENCY_CYCLES = 100
+"""For memories without a published measurement in their board file (PS DDR of the Zynq boards,
+the U50's slower HBM): an assumption, 500 ns at 200 MHz, not a measurement."""
+
+
 @dataclass(frozen=True)
 class MemorySystem:
     """Off-chip memory seen by the accelerator. Defaults: Falcon's U250 prototype (7.5.1)."""
@@ -78,8 +92,8 @@ class MemorySystem:
     total_gbps: float = 77.0  # Falcon 7.5.1: 77 GB/s in total
     port_bytes: int = 64  # Falcon 7.3.2.3: 64-byte FIFO between a fetch unit and the controller
     outstanding: int = 64  # Falcon 7.3.2.3: up to 64 read requests in flight per fetch unit
-    latency_cycles: int = 100  # assumption (not published by Falcon, not measured here): 500 ns at 200 MHz
-    source: str = "Falcon thesis 7.5.1 / 7.3.2.3; latency_cycles assumed"
+    latency_cycles: int = FALCON_LATENCY_CYCLES  # boards/u250.yaml: DDR4 idle row-miss latency at 200 MHz
+    source: str = "Falcon thesis 7.5.1 / 7.3.2.3; latency_cycles: Shuhai's DDR4 row-miss latency (boards/u250.yaml)"
 
     def bytes_per_cycle(self) -> float:
         return self.total_gbps * 1e9 / (self.freq_mhz * 1e6)
@@ -87,17 +101,32 @@ class MemorySystem:
     @classmethod
     def from_board(cls, board, freq_mhz: float | None = None, latency_cycles: int | None = None) -> MemorySystem:
         """The memory of a board file (its first memory group: channels, bandwidth, port width;
-        its kernel clock unless `freq_mhz` is given). Latency and outstanding requests are not in
-        board files: Falcon's 64 requests and the stated latency assumption apply."""
+        its kernel clock unless `freq_mhz` is given). The latency, unless `latency_cycles`
+        overrides it, is the group's published idle latency of a read to a row other than the open
+        one (`GRAPH_ACCESS`), in whole cycles of the design clock; a group without a published
+        measurement falls back to `ASSUMED_LATENCY_CYCLES` and says so in `source`. Outstanding
+        requests are not in board files: Falcon's 64 apply."""
         mem = board.memory[0]
+        freq = float(freq_mhz or board.clock_mhz)
+        where = f"board {board.name} ({mem.describe()}, {freq:g} MHz); outstanding: Falcon 7.3.2.3; "
+        if latency_cycles is not None:
+            latency, note = latency_cycles, "latency_cycles given"
+        elif mem.latency is not None:
+            lat = mem.latency
+            latency = lat.cycles_at(freq, GRAPH_ACCESS)
+            note = (
+                f"latency_cycles {latency}: {GRAPH_ACCESS.replace('_', ' ')} {getattr(lat, GRAPH_ACCESS)} cycles at "
+                f"{lat.clock_mhz:g} MHz = {lat.ns(GRAPH_ACCESS):.1f} ns ({lat.source})"
+            )
+        else:
+            latency, note = ASSUMED_LATENCY_CYCLES, "latency_cycles assumed (no published latency in the board file)"
         return cls(
-            freq_mhz=float(freq_mhz or board.clock_mhz),
+            freq_mhz=freq,
             channels=mem.count,
             total_gbps=mem.total_bandwidth_gbps,
             port_bytes=mem.port_bits // 8,
-            latency_cycles=cls.latency_cycles if latency_cycles is None else latency_cycles,
-            source=f"board {board.name} ({mem.describe()}, {board.clock_mhz:g} MHz); outstanding: Falcon 7.3.2.3; "
-            + ("latency_cycles given" if latency_cycles is not None else "latency_cycles assumed"),
+            latency_cycles=latency,
+            source=where + note,
         )
 
 
