@@ -25,7 +25,7 @@ from fanns.datasets.dataset import as_float32
 from fanns.errors import FannsError
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
 from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
-from fanns.model.graph.qpp import MemorySystem
+from fanns.model.graph.qpp import ASSUMED_LATENCY_CYCLES, MemorySystem
 from fanns.outputs import atomic_path
 from fanns.pe.bloom import Bloom
 from fanns.progress import progress_bar, status
@@ -141,7 +141,10 @@ def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--mem-latency",
         type=int,
-        help=f"memory latency in cycles (default {MemorySystem.latency_cycles}, an assumption)",
+        help=(
+            "memory latency in cycles at the design clock (default: the board file's published idle row-miss "
+            f"latency, converted to the clock; {ASSUMED_LATENCY_CYCLES}, an assumption, where the board has none)"
+        ),
     )
     g.add_argument("--graph-queries", type=arg_int(0), default=0, help="use only the first N queries (default: all)")
     g.add_argument("--threads", type=arg_int(1, 1024), default=2, help="threads of the compiled traversal (default 2)")
