@@ -63,6 +63,7 @@ from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are pa
     ivf_chunks,
     ivf_pe,
     ivf_stream_channels,
+    ivf_stream_slowdown,
     lut_pe,
     opq_pe,
     pq_pe,
@@ -334,7 +335,7 @@ def opq_timing(ctx: Context, st: OpqStage) -> StageTiming:
 
 def ivf_timing(ctx: Context, st: IvfDistStage) -> StageTiming:
     pe = ivf_pe(ctx, st, -(-ctx.nlist // st.pes))
-    slow = ivf_stream_channels(ctx, st.pes, st.lanes)[1] if st.storage == "stream" else 1.0
+    slow = ivf_stream_slowdown(ctx, st) if st.storage == "stream" else 1.0
     extra = MEM_LATENCY_CYCLES if st.storage == "stream" else 0
     return StageTiming(pe.ii() * slow, pe.latency() * slow + extra, {"centroids_per_pe": pe.nlist})
 
