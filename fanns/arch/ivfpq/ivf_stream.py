@@ -24,13 +24,13 @@ from amaranth.lib.wiring import In, Out
 from fanns.arch.streams import lane_truncate, link
 from fanns.hdl.bus import axi4_signature
 from fanns.images.ivfpq import IvfStreamLayout
+from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
 from fanns.pe.stream_fifo import StreamFifoComponent
 
-BEAT_FIFO_DEPTH = 4
-"""Beats buffered per PE behind the broadcast: the PEs of a channel start a few cycles apart
-(the query travels down the IVFDist chain), which these absorb."""
+BEAT_FIFO_DEPTH = stage_model.IVF_BEAT_FIFO_DEPTH
+"""Beats buffered per PE behind the broadcast (the model prices these FIFOs)."""
 
 
 class WordPicker(wiring.Component):
