@@ -10,7 +10,8 @@ compared bit for bit with the reference model's keys.
 Parameters (FANNS_TB_PARAMS): `regmap` (regmap.json), `images` (folder with manifest.json),
 `queries` (query buffer file), `io_port_bits`, `channels`, `latency`, `pq_memory` / `hot_memory`
 ({latency, rate}: the PQ-code RAMs of the slow / fast tier, default `latency` and one beat per
-cycle; a tiered project's `pq_hot_<c>` images sit behind `m_axi_hot<c>`), `pause` (probability of a
+cycle; a tiered project's `pq_hot_<c>` images sit behind `m_axi_hot<c>`, streamed IVF centroids'
+`ivf_centroids_<c>` behind `m_axi_ivf<c>`, timed as the PQ channels), `pause` (probability of a
 random ready/valid pause per cycle on every RAM channel), `runs`: [{nq, first, nprobe, k,
 expected (uint64 keys [nq, k] file), stride (bytes per query's results), keys (file to write the
 result keys read back to)}], `bad_params` (also check that an out-of-range nprobe is refused),
@@ -140,9 +141,11 @@ async def search_runs(dut, p: dict) -> None:
     tiers = [("pq", "pq_codes", p.get("pq_memory"))]
     if images.by_use("pq_hot"):
         tiers.append(("hot", "pq_hot", p.get("hot_memory")))
+    if images.by_use("ivf_centroids"):  # streamed IVF centroids: a data channel timed as the PQ ones
+        tiers.append(("ivf", "ivf_centroids", p.get("pq_memory")))
     for port, name, timing in tiers:
         latency, rate = (timing["latency"], timing["rate"]) if timing else (p["latency"], 1.0)
-        for c in range(p["channels"]):
+        for c in range(len(images.by_use(name))):
             img = images.get(f"{name}_{c}")
             ram = LatencyAxiRam(
                 dut,
@@ -166,8 +169,8 @@ async def search_runs(dut, p: dict) -> None:
     for name, reg in IMAGE_REGISTERS.items():
         if name in layout:
             await csr.write(reg, layout[name])
-    for port, _, _ in tiers:
-        for c in range(p["channels"]):
+    for port, name, _ in tiers:
+        for c in range(len(images.by_use(name))):
             await csr.write(f"{port}{c}_addr", PAGE)
 
     if p.get("bad_params"):

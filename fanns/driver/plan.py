@@ -34,8 +34,9 @@ from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
-PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot"}
-"""RTL: PQ-code image use -> the prefix of its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
+PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot", "ivf_centroids": "ivf"}
+"""RTL: channel image use (PQ codes, hot-tier PQ codes, streamed IVF centroids) -> the prefix of
+its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
 
 
 @dataclass(frozen=True)

@@ -184,9 +184,22 @@ def test_project_is_deterministic_and_documented(case):
 def test_unsupported_designs_are_refused_clearly():
     data = random_index(nlist=12, n=900, d=32, m=8)
     fmt = random_format(32, 8)
-    streamed = pinned_design(data, fmt, nprobe=3, k=7, ivf=(2, 16, "stream"))
-    with pytest.raises(FannsError, match="streamed IVF centroids"):
-        render_rtl_project(streamed, data, TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 10), np.int64)))
+    test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 10), np.int64))
+    fetched = pinned_design(data, fmt, nprobe=3, k=7, lut=(1, 8, "memory"))
+    with pytest.raises(FannsError, match="BuildLUT centroids fetched from memory"):
+        render_rtl_project(fetched, data, test)
+    # five 64-bit-word IVFDist PEs on one 256-bit channel: a beat holds words for four
+    streamed = pinned_design(data, fmt, nprobe=3, k=7, ivf=(5, 4, "stream"))
+    spare = [i for i, ch in enumerate(streamed.memory) if ch.use == "ivf_centroids"][1:]
+    assert len(spare) == 1
+    crowded = dataclasses.replace(
+        streamed,
+        stages=dataclasses.replace(streamed.stages, ivf_dist=dataclasses.replace(streamed.stages.ivf_dist, channels=1)),
+        memory=tuple(ch for i, ch in enumerate(streamed.memory) if i not in spare),
+    )
+    with pytest.raises(FannsError, match="channel 0 feeds 5 IVFDist PEs") as err:
+        render_rtl_project(crowded, data, test)
+    assert "at least 2" in err.value.hint
 
 
 @pytest.mark.slow

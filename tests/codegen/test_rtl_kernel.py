@@ -25,19 +25,27 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.plan import Interface
 from fanns.driver.project import Project
+from fanns.model.ivfpq.pinned import pinned_design
+from tests.codegen.helpers import random_format, random_index
 from tests.codegen.kernel_checks import INTERPRETERS, check_kernel_xml, check_lint, check_packaging, kernel_xml
 from tests.codegen.test_tiers import skewed  # noqa: F401  (a tiered design)
 from tests.driver.conftest import projects  # noqa: F401  (one HLS and one RTL project of one design)
 from tests.tcl.run_tcl import TclError, interpreter, interpreters, run_script
 
 
-@pytest.fixture(scope="module", params=["plain", "tiered"])
+@pytest.fixture(scope="module", params=["plain", "tiered", "streamed"])
 def rtl(request, tmp_path_factory):
-    """A copy of an RTL project (the scripts make build folders): the driver tests' design, and a
-    tiered design (`m_axi_hot<c>` ports, the `tiers_addr` and `hot<c>_addr` arguments)."""
+    """A copy of an RTL project (the scripts make build folders): the driver tests' design, a
+    tiered design (`m_axi_hot<c>` ports, the `tiers_addr` and `hot<c>_addr` arguments) and a design
+    with streamed IVF centroids on two channels (`m_axi_ivf<c>` ports, `ivf<c>_addr` arguments)."""
     dest = tmp_path_factory.mktemp("kernel") / "rtl"
     if request.param == "plain":
         shutil.copytree(request.getfixturevalue("projects").rtl, dest, symlinks=True)
+    elif request.param == "streamed":
+        data = random_index(nlist=40, n=600, d=32, m=8)
+        design = pinned_design(data, random_format(32, 8), nprobe=3, k=10, ivf=(5, 4, "stream"), pq=(3, 2))
+        assert [ch.use for ch in design.memory].count("ivf_centroids") == 2
+        generate_rtl(design, data, TestQueries(np.zeros((4, 32), np.float32), np.zeros((4, 10), np.int64)), dest)
     else:
         skewed = request.getfixturevalue("skewed")
         test = TestQueries(skewed["queries"](4, 2), np.zeros((4, 10), np.int64))
@@ -53,7 +61,7 @@ def test_kernel_xml_offsets_are_the_register_maps_and_the_drivers(rtl):
     for a in args:
         name, offset, size = a.get("name"), int(a.get("offset"), 16), int(a.get("size"), 16)
         assert [off for off, _ in iface.encode(name, 1)] == [offset + 4 * i for i in range(size // 4)]
-        channel = re.fullmatch(r"(pq|hot)(\d+)_addr", name)
+        channel = re.fullmatch(r"(pq|hot|ivf)(\d+)_addr", name)
         assert a.get("port") == (f"m_axi_{channel[1]}{channel[2]}" if channel else a.get("port"))
         written.add(name)
     # every register the driver programs is a kernel argument; the rest are read-only or control

@@ -320,18 +320,24 @@ def test_pynq_backend_opens_the_zynq_build_by_its_instance_name(built, monkeypat
     assert loaded[0] == str(built["root"] / plan["bitstream"])
 
 
+@pytest.mark.parametrize(
+    ("ivf", "pq"), [((2, 16, "bram"), (4, 2)), ((2, 4, "stream"), (4, 1))], ids=["on-chip", "streamed"]
+)
 @pytest.mark.parametrize("board", ["pynq-z2"])  # the Zynq-7000 PS; the MPSoC is covered by the HLS cases
-def test_rtl_face_block_design_instantiates_the_packaged_ip(board, tmp_path):
+def test_rtl_face_block_design_instantiates_the_packaged_ip(board, ivf, pq, tmp_path):
     """The RTL face's Zynq road as `generate-rtl` writes it: a Makefile whose `ip` runs
     rtl/scripts/package_ip.tcl and whose `bit` runs the block design, which finds that IP in
     rtl/build/ip (here a stand-in's record of the interfaces the packaging declares: s_axi_control
-    and one AXI4 master per ports.json port) and wires it as it wires an HLS kernel."""
+    and one AXI4 master per ports.json port) and wires it as it wires an HLS kernel; with streamed
+    IVF centroids, their `m_axi_ivf0` master too."""
     data = random_index(d=32, m=8, seed=6)
-    design = pinned_design(data, random_format(32, 8), board=board, nprobe=3, k=5, pq=(4, 2))
+    design = pinned_design(data, random_format(32, 8), board=board, nprobe=3, k=5, ivf=ivf, pq=pq)
     test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 5), np.int64))
     root = tmp_path / "p"
     generate_rtl(design, data, test, root)
     check_rtl_block_design(root, "fanns_ivfpq", design.clock_mhz)
+    masters = json.loads((root / "rtl" / "ports.json").read_text())["ports"]
+    assert ("m_axi_ivf0" in masters) == (ivf[2] == "stream")
 
 
 @GRAPH_CASES

@@ -31,14 +31,15 @@ def workload(d: int, m: int, vec_bits: int, opq: bool = True):
     return synthetic_workload(10**4, d, m, 8, 2, 10, opq, queries=4, seed=0, vec_bits=vec_bits)
 
 
-def design_of(ctx, w, board, lanes: dict) -> IvfPqDesign:
-    """A design with these lanes (one PE each, on-chip storage) and a PQ stage on the board's
-    first memory group (codes of any m suit every port: wide ones take several beats)."""
+def design_of(ctx, w, board, lanes: dict, ivf: IvfDistStage | None = None) -> IvfPqDesign:
+    """A design with these lanes (one PE each, on-chip storage; `ivf`: that IVFDist stage instead)
+    and a PQ stage on the board's first memory group (codes of any m suit every port: wide ones
+    take several beats)."""
     mem = ctx.memories[0]
     stages = Stages(
         opq=OpqStage(lanes["opq"]) if w.opq else None,
-        ivf_dist=IvfDistStage(1, lanes["ivf_dist"], "bram"),
-        sel_cells=stage_model.select_stage("hpq", 1, w.nprobe, w.fmt.ivf_key_bits),
+        ivf_dist=ivf or IvfDistStage(1, lanes["ivf_dist"], "bram"),
+        sel_cells=stage_model.select_stage("hpq", ivf.pes if ivf else 1, w.nprobe, w.fmt.ivf_key_bits),
         build_lut=BuildLutStage(1, lanes["build_lut"], "bram"),
         pq_dist=PqDistStage(1, False, mem.kind, 1, mem.port_bits),
         sel_k=stage_model.select_stage("hpq", 1, w.k, w.fmt.pq_key_bits),
@@ -90,6 +91,26 @@ def test_every_emitted_lane_count_is_built_by_both_generators(board_name):
                         check_both(design, board)
     assert shapes == 2 * sum(len(buildable.divisors(d)) for d in DS)
     assert emitted > shapes
+
+
+@pytest.mark.parametrize("board_name", BOARDS)
+def test_every_streamed_ivf_option_is_built_by_both_generators(board_name):
+    """Streamed IVF centroids (issue 16): every (PEs, lanes, channels) the DSE offers that the
+    board's channels hold passes both generators' checks; the RTL's limits a channel to as many
+    PEs as a beat holds words."""
+    board = load_board(board_name)
+    limits = Budget.from_board(board, 0.6).limits()
+    offered = 0
+    for d in (16, 96, 128, 784):
+        w = workload(d, 1, 16, opq=False)
+        ctx = dse.context(w, board, 200.0)
+        room = ctx.memories[0].count - 2  # the I/O and the PQ channel take two (the DSE's channel budget)
+        opts = options.front_options(ctx, limits).configs
+        streamed = {st for st, _ in opts if st.storage == "stream" and st.channels <= room}
+        for st in sorted(streamed, key=lambda s: (s.lanes, s.pes))[:: max(1, len(streamed) // 12)]:
+            offered += 1
+            check_both(design_of(ctx, w, board, {"opq": 1, "ivf_dist": st.lanes, "build_lut": 1}, st), board)
+    assert offered > 4
 
 
 def test_the_lanes_the_rules_refuse_are_refused_by_the_rtl_check():

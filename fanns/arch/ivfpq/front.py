@@ -7,8 +7,9 @@ PE i owns the centroids of `ivf_chunks(nlist, P)[i]` and forwards the query to P
 PE, which emits the design's nprobe nearest cells ascending. The probe filter keeps the first
 `nprobe` of them (the run's value, at most the design's) and marks the query's last probe.
 
-The IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router hands PE i its
-chunk. The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`).
+On-chip IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router hands PE i its
+chunk. Streamed centroids arrive per query, PE i's on `ivf_c<i>` (`fanns.arch.ivfpq.ivf_stream`).
+The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,13 @@ class Front(wiring.Component):
             "q": In(stream.Signature(unsigned(hw.src_lanes * vb))),
             "lut_q": Out(stream.Signature(unsigned(st.build_lut.lanes * vb))),
             "cells": Out(stream.Signature(cell_layout())),
-            "ivf_fill": In(stream.Signature(unsigned(st.ivf_dist.lanes * vb))),
             "nprobe": In(range(hw.nprobe + 1)),
         }
+        word = stream.Signature(unsigned(st.ivf_dist.lanes * vb))
+        if st.ivf_dist.storage == "stream":
+            ports |= {f"ivf_c{i}": In(word) for i in range(st.ivf_dist.pes)}
+        else:
+            ports["ivf_fill"] = In(word)
         if st.opq is not None:
             ports["opq_fill"] = In(stream.Signature(unsigned(st.opq.lanes * MATRIX_BITS)))
         super().__init__(ports)
@@ -85,7 +90,11 @@ class Front(wiring.Component):
             link(m, pe.o, kf.i)
             link(m, kf.o, getattr(sel, f"i{i}"))
         m.d.comb += pes[-1].q_fwd.ready.eq(1)
-        self._fill_router(m, pes)
+        if st.ivf_dist.storage == "stream":
+            for i, pe in enumerate(pes):
+                link(m, getattr(self, f"ivf_c{i}"), pe.centroids)
+        else:
+            self._fill_router(m, pes)
 
         # Probe filter: the first `nprobe` cells of each query, the last one marked.
         m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), depth)

@@ -71,6 +71,9 @@ IMAGE_REGISTERS = {
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
 list->tier table of a tiered design), then the queries."""
+STREAM_PORTS = ("pq", "hot", "ivf")
+"""Heads of the read-only masters `m_axi_<head><c>`, one per memory channel of PQ codes, hot-tier
+PQ codes and streamed IVF centroids (the other buffers are on `m_axi_io`)."""
 TIER_WORD_BITS = 8
 """One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
 
@@ -95,11 +98,8 @@ class IvfPqHw:
     # -- what the RTL generator supports ---------------------------------------------------------
     def check(self) -> None:
         st = self.design.stages
-        if st.ivf_dist.storage not in buildable.BUILT_IVF_STORAGES:
-            raise FannsError(
-                "streamed IVF centroids are not supported by the RTL generator yet",
-                hint="choose ivf_dist.storage bram or uram (what fanns dse offers)",
-            )
+        if st.ivf_dist.storage == "stream":
+            self._check_ivf_stream()
         if st.build_lut.centroids not in buildable.BUILT_LUT_STORES:
             raise FannsError(
                 "BuildLUT centroids fetched from memory are not supported by the RTL generator yet",
@@ -120,6 +120,21 @@ class IvfPqHw:
                 raise FannsError(
                     f"{name}: {bits}-bit words do not divide or fill {self.io_port_bits}-bit beats",
                     hint="use power-of-two lanes",
+                )
+
+    def _check_ivf_stream(self) -> None:
+        """A streamed-centroid channel hands each of its PEs a word per cycle from one beat per
+        cycle (`fanns.arch.ivfpq.ivf_stream`): at most as many PEs as a beat holds words, and a
+        word wider than a beat serves one PE."""
+        for c, layout in enumerate(self.ivf_stream_layouts):
+            word, pes = layout.lanes * self.elem_bits, len(layout.channel_pes)
+            room = max(1, layout.port_bits // word)
+            if pes > room or max(word, layout.port_bits) % min(word, layout.port_bits):
+                raise FannsError(
+                    f"streamed IVF centroids: channel {c} feeds {pes} IVFDist PEs of {word}-bit words "
+                    f"from {layout.port_bits}-bit beats, which serve at most {room}",
+                    hint="raise stages.ivf_dist.channels (and the ivf_centroids memory channels) "
+                    f"to at least {-(-self.stages.ivf_dist.pes // room)}",
                 )
 
     # -- shortcuts -------------------------------------------------------------------------------
@@ -171,6 +186,15 @@ class IvfPqHw:
         """The packer's layout of PQ-code channel c (in design.yaml order; the paired fast-tier
         channel of a tiered design has the same layout)."""
         return ivfpq_images.pq_layouts(self.design)[c][1]
+
+    @cached_property
+    def ivf_stream_layouts(self) -> list[ivfpq_images.IvfStreamLayout]:
+        """The packer's layout of every streamed-centroid channel (none for on-chip centroids)."""
+        return [lay for _, lay in ivfpq_images.ivf_stream_layouts(self.design, self.io_port_bits)]
+
+    @property
+    def ivf_channels(self) -> int:
+        return len(self.ivf_stream_layouts)
 
     @property
     def tiered(self) -> bool:
@@ -347,6 +371,17 @@ class IvfPqHw:
             )
             for c in range(self.channels)
         ]
+        regs += [
+            (
+                f"ivf{c}_addr",
+                64,
+                "RW",
+                0,
+                f"image `ivf_centroids_{c}` (streamed IVF centroids of IVFDist PEs "
+                f"{list(lay.channel_pes)}, read once per query)",
+            )
+            for c, lay in enumerate(self.ivf_stream_layouts)
+        ]
         if self.tiered:
             regs.append(("tiers_addr", 64, "RW", 0, "ROM image `list_tiers` (the list->tier table, read at load)"))
             regs += [
@@ -400,8 +435,8 @@ class IvfPqHw:
 
     def image_register(self, image: str) -> str:
         """The base-address register of a memory image (`fanns.images.ivfpq` names: ROM images,
-        `pq_codes_<c>` -> `pq<c>_addr`, `pq_hot_<c>` -> `hot<c>_addr`)."""
-        for use, prefix in (("pq_codes_", "pq"), ("pq_hot_", "hot")):
+        `pq_codes_<c>` -> `pq<c>_addr`, `pq_hot_<c>` -> `hot<c>_addr`, `ivf_centroids_<c>` -> `ivf<c>_addr`)."""
+        for use, prefix in (("pq_codes_", "pq"), ("pq_hot_", "hot"), ("ivf_centroids_", "ivf")):
             if image.startswith(use):
                 return f"{prefix}{image.removeprefix(use)}_addr"
         return IMAGE_REGISTERS[image]
@@ -409,13 +444,14 @@ class IvfPqHw:
     def pointer_ports(self) -> dict[str, str]:
         """Every base-address register (a kernel's pointer argument) -> the AXI master that reads
         or writes the buffer it points to: the I/O buffers and ROM images on `m_axi_io`, each
-        PQ-code image on its channel's `m_axi_pq<c>` / `m_axi_hot<c>`."""
+        PQ-code image on its channel's `m_axi_pq<c>` / `m_axi_hot<c>`, each streamed-centroid image
+        on `m_axi_ivf<c>`."""
         out = {}
         for reg in self.regmap.kernel_args():
             if reg.width != 64:
                 continue
             head = reg.name.removesuffix("_addr")
-            out[reg.name] = f"m_axi_{head}" if head.rstrip("0123456789") in ("pq", "hot") else "m_axi_io"
+            out[reg.name] = f"m_axi_{head}" if head.rstrip("0123456789") in STREAM_PORTS else "m_axi_io"
         return out
 
     def register(self, name: str) -> Register:

@@ -5,7 +5,8 @@ Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registe
 `m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
 queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
 design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
-channel c, and loads the list->tier table with the ROM images.
+channel c, and loads the list->tier table with the ROM images; streamed IVF centroids add
+`m_axi_ivf<c>` (AXI4 read, one per `ivf_centroids` channel, its image read once per query of a run).
 
 A run (`ap_start`): the controller checks the parameters (nprobe and k within the design's,
 addresses aligned to the beat; otherwise it sets `status.bad_params` and finishes at once). The
@@ -37,6 +38,7 @@ from fanns.arch.ivfpq.hw import (
     WATCHED_STREAMS,
     IvfPqHw,
 )
+from fanns.arch.ivfpq.ivf_stream import IvfStreamChannel
 from fanns.arch.ivfpq.lut import LutStage
 from fanns.arch.ivfpq.scan import ScanStage
 from fanns.arch.streams import lane_truncate, link
@@ -74,6 +76,8 @@ def accelerator_signature(hw: IvfPqHw) -> wiring.Signature:
     if hw.tiered:
         for c in range(hw.channels):
             ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+    for c, lay in enumerate(hw.ivf_stream_layouts):
+        ports[f"m_axi_ivf{c}"] = Out(axi4_signature(ADDR_BITS, lay.port_bits, write=False))
     return wiring.Signature(ports)
 
 
@@ -148,8 +152,26 @@ class IvfPqAccelerator(wiring.Component):
         )
 
         tags, rom_words = self._router(m, rd, front, lut, fetch)
-        self._controller(m, csr, rd, wr, front, lut, fetch, res, tags, [rom_words, *table_words], table_cmds, loading)
+        streams = self._ivf_streams(m, front)
+        self._controller(
+            m, csr, rd, wr, front, lut, fetch, res, tags, [rom_words, *table_words], table_cmds, loading, streams
+        )
         return m
+
+    # -- streamed IVF centroids: one reader per channel, the image read once per query ----------
+    def _ivf_streams(self, m: Module, front) -> list[IvfStreamChannel]:
+        """Per `ivf_centroids` channel its `IvfStreamChannel` on `m_axi_ivf<c>`, its words to its PEs."""
+        hw = self.hw
+        out, pe = [], 0
+        for c, lay in enumerate(hw.ivf_stream_layouts):
+            reader = AxiReader(lay.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS)
+            m.submodules[f"ivf{c}_stream"] = ch = IvfStreamChannel(lay, hw.elem_bits, reader)
+            wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_ivf{c}")), ch.m_axi)
+            for word in ch.outputs():
+                link(m, word, getattr(front, f"ivf_c{pe}"))
+                pe += 1
+            out.append(ch)
+        return out
 
     # -- progress and stream state for a watchdog -------------------------------------------------
     def _watch(self, m: Module, csr, streams: dict[str, list]) -> None:
@@ -273,7 +295,9 @@ class IvfPqAccelerator(wiring.Component):
             rd.o.ready.eq(tags.r_rdy & Array(splitters[w].i.ready for w in widths)[route]),
             tags.r_en.eq(rd.o.valid & rd.o.ready & rd.o.payload.last),
         ]
-        targets = {"ivf": front.ivf_fill, "codebook": lut.codebook_fill, "lutc": lut.lutc_fill, "query": front.q}
+        targets = {"codebook": lut.codebook_fill, "lutc": lut.lutc_fill, "query": front.q}
+        if "ivf" in names:
+            targets["ivf"] = front.ivf_fill
         if hw.stages.opq is not None:
             targets["opq"] = front.opq_fill
         if hw.tiered:
@@ -299,7 +323,7 @@ class IvfPqAccelerator(wiring.Component):
 
     # -- control ---------------------------------------------------------------------------------
     def _controller(
-        self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading
+        self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading, streams
     ) -> None:
         hw = self.hw
         sections = hw.sections()
@@ -341,7 +365,13 @@ class IvfPqAccelerator(wiring.Component):
             m.d.sync += run_cycles.eq(run_cycles + 1)
         # Every source counts the words it put on chip this cycle (the I/O router: one per splitter).
         m.d.sync += load_count.eq(load_count + sum(load_strobes))
-        errors = [rd.error, *(err for _, err, _, _ in table_cmds)]
+        errors = [rd.error, *(err for _, err, _, _ in table_cmds), *(ch.error for ch in streams)]
+        running = Signal()  # the RUN state: streamed-centroid channels read their image per query
+        for c, ch in enumerate(streams):
+            base = Signal(ADDR_BITS, name=f"ivf{c}_base")
+            m.d.comb += [ch.base.eq(base), ch.nq.eq(nq), ch.run.eq(running), ch.clear.eq(res.clear)]
+            with m.If(~busy):  # latched as the run starts
+                m.d.sync += base.eq(getattr(csr, f"ivf{c}_addr"))
         with m.If(Cat(*errors).any() | (wr.done.valid & wr.done.payload.error)):
             m.d.sync += axi_err.eq(1)
         m.d.comb += wr.done.ready.eq(1)
@@ -350,6 +380,7 @@ class IvfPqAccelerator(wiring.Component):
         aligned = [(csr.query_addr & io_align) == 0, (csr.result_addr & io_align) == 0]
         aligned += [(a & io_align) == 0 for a in addr_regs.values()]
         aligned += [(getattr(csr, reg) & pq_align) == 0 for _, _, reg, _ in table_cmds]
+        aligned += [(getattr(csr, f"ivf{c}_addr") & io_align) == 0 for c in range(len(streams))]
         params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
 
         sec = Signal(range(len(sections) + 1))
@@ -411,6 +442,7 @@ class IvfPqAccelerator(wiring.Component):
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += [
+                    running.eq(1),
                     rd.cmd.valid.eq((reads != nq) & tags.w_rdy),
                     rd.cmd.payload.addr.eq(q_addr),
                     rd.cmd.payload.len.eq(hw.d * hw.elem_bits // 8),

@@ -69,6 +69,15 @@ def port_map(hw: IvfPqHw) -> dict:
             "memory": ch.memory,
             "channel": ch.channel,
         }
+    streamed = [ch for ch in design.memory if ch.use == "ivf_centroids"]
+    for c, (ch, lay) in enumerate(zip(streamed, hw.ivf_stream_layouts, strict=True)):
+        ports[f"m_axi_ivf{c}"] = {
+            "role": f"streamed IVF centroids of IVFDist PEs {list(lay.channel_pes)} (image ivf_centroids_{c})",
+            "bus": "axi4 read",
+            "data_bits": lay.port_bits,
+            "memory": ch.memory,
+            "channel": ch.channel,
+        }
     for name, port in ports.items():
         port["args"] = port_args(hw.regmap, hw.pointer_ports(), name)
     for name, signals in port_signals(kernel(hw, {"ports": ports}, TOP).interfaces()).items():

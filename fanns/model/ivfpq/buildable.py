@@ -19,7 +19,8 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
   host I/O port and are split into words (or words gathered from beats) by a whole ratio;
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
-* IVF and BuildLUT centroids on chip (`BUILT_IVF_STORAGES`, `BUILT_LUT_STORES`).
+* IVF centroids on chip or streamed (`BUILT_IVF_STORAGES`), BuildLUT centroids on chip
+  (`BUILT_LUT_STORES`).
 
 PQ codes of any m suit every memory port: a code wider than a beat takes ceil(8m / port_bits)
 beats of its own, and narrow codes share a beat up to as many as it holds ids
@@ -33,9 +34,9 @@ import math
 from fanns.errors import FannsError
 from fanns.model.ivfpq.memory import stored_elem_bytes
 
-BUILT_IVF_STORAGES = ("bram", "uram")
-"""IVF centroid storages both generators build. Streamed centroids (`stream`) are the HLS kernel's
-alone — the RTL generator refuses them — so the DSE does not offer them (issue 16 adds them to the RTL)."""
+BUILT_IVF_STORAGES = ("bram", "uram", "stream")
+"""IVF centroid storages both generators build (streamed: one channel feeds at most as many PEs
+as a beat holds words, which `fanns.model.ivfpq.stage_pes.ivf_stream_channels` respects)."""
 BUILT_LUT_STORES = ("bram", "uram")
 """BuildLUT centroid stores both generators build (centroids fetched from `memory`: HLS only)."""
 MATRIX_BITS = 16

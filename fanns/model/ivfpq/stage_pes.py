@@ -130,6 +130,17 @@ def ivf_stream_channels(ctx: Context, pes: int, lanes: int) -> tuple[int, float]
     return pes, word_bits / (mem.port_bits * mem.beats_per_cycle)
 
 
+def ivf_stream_slowdown(ctx: Context, st: IvfDistStage) -> float:
+    """How much slower than one word per cycle the busiest streamed-centroid channel of `st` feeds
+    each of its PEs (PE i on channel i*C // P, `fanns.images.ivfpq.ivf_stream_layouts`): its PEs'
+    words per cycle against the beats it delivers. With the channels `ivf_stream_channels` chooses
+    this is its slowdown; a design with fewer channels is priced by what they deliver."""
+    mem = ctx.memories[0]
+    word_bits = st.lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
+    busiest = -(-st.pes // max(1, st.channels))
+    return max(1.0, busiest * word_bits / (mem.port_bits * mem.beats_per_cycle))
+
+
 def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
     f = ctx.fmt
     return BuildLut(d=f.d_hw, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)

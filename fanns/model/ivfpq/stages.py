@@ -63,6 +63,7 @@ from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are pa
     ivf_chunks,
     ivf_pe,
     ivf_stream_channels,
+    ivf_stream_slowdown,
     lut_pe,
     opq_pe,
     pq_pe,
@@ -81,6 +82,9 @@ from fanns.pe.stream_pack import StreamPack
 from fanns.resources import KINDS, Resources
 
 FIFO_DEPTH = 32
+IVF_BEAT_FIFO_DEPTH = 4
+"""Beats buffered per IVFDist PE of a shared streamed-centroid channel (`fanns.arch.ivfpq.ivf_stream`):
+the PEs of a channel start a few cycles apart (the query travels down the chain), which these absorb."""
 """Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
 LUT RAM sized, deep enough for the 1-D arrays' forwarding registers)."""
 LUT_FIFO_DEPTH = 2 * KSUB
@@ -186,6 +190,18 @@ def opq_units(ctx: Context, st: OpqStage | None) -> list[Unit]:
     ] + io_splitter_units(ctx, "opq", [st.lanes * control.MATRIX_BITS, st.lanes * elem_bits(ctx)])
 
 
+def ivf_dealer_units(ctx: Context, st: IvfDistStage, port_bits: int) -> list[Unit]:
+    """The beat broadcast and per-PE beat FIFOs of every streamed-centroid channel feeding
+    several PEs (`fanns.arch.ivfpq.ivf_stream`; PE i on channel i*C // P)."""
+    per = [sum(1 for i in range(st.pes) if i * st.channels // st.pes == c) for c in range(st.channels)]
+    shared = [n for n in per if n > 1]
+    units = [pe_unit(ctx, "ivf_dist", "centroid_fork", Broadcast(port_bits, n), 1) for n in shared]
+    if shared:
+        fifo = StreamFifo(width=port_bits, depth=IVF_BEAT_FIFO_DEPTH)
+        units.append(pe_unit(ctx, "ivf_dist", "centroid_beat_fifo", fifo, sum(shared)))
+    return units
+
+
 def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
     f = ctx.fmt
     base, extra = divmod(ctx.nlist, st.pes)  # chunk sizes of `ivf_chunks`, counted
@@ -197,9 +213,9 @@ def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
     ]
     units.append(fifo_unit(ctx, "ivf_dist", "key_fifo", f.ivf_key_bits + 1, st.pes))
     if st.storage == "stream":
-        units.append(
-            pe_unit(ctx, "ivf_dist", "centroid_reader", channel_reader(ctx.memories[0].port_bits), st.channels)
-        )
+        port = ctx.memories[0].port_bits
+        units.append(pe_unit(ctx, "ivf_dist", "centroid_reader", channel_reader(port), st.channels))
+        units += ivf_dealer_units(ctx, st, port)
     if ctx.opq:  # the rotated query regrouped to IVFDist's lanes
         regroup = control.query_regroup(f.vec_bits, st.lanes)
         units += [] if regroup is None else [pe_unit(ctx, "ivf_dist", "query_regroup", regroup, divisible=False)]
@@ -334,7 +350,7 @@ def opq_timing(ctx: Context, st: OpqStage) -> StageTiming:
 
 def ivf_timing(ctx: Context, st: IvfDistStage) -> StageTiming:
     pe = ivf_pe(ctx, st, -(-ctx.nlist // st.pes))
-    slow = ivf_stream_channels(ctx, st.pes, st.lanes)[1] if st.storage == "stream" else 1.0
+    slow = ivf_stream_slowdown(ctx, st) if st.storage == "stream" else 1.0
     extra = MEM_LATENCY_CYCLES if st.storage == "stream" else 0
     return StageTiming(pe.ii() * slow, pe.latency() * slow + extra, {"centroids_per_pe": pe.nlist})
 

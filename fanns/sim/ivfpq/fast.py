@@ -4,7 +4,8 @@
 hardware under test is the file users get, not a re-elaboration of `design.yaml`) and serves every
 AXI master of it (an RTL kernel: `ap_clk`, `ap_rst_n`, `s_axi_control_*`, `m_axi_<name>_*`) with a
 `fanns.sim.axi_memory.SimMemory`: `m_axi_io` (read and write), every
-`m_axi_pq<c>` and, in a tiered design, every `m_axi_hot<c>`, each port on a memory of its own
+`m_axi_pq<c>`, in a tiered design every `m_axi_hot<c>`, with streamed IVF centroids every
+`m_axi_ivf<c>`, each port on a memory of its own
 (the old harness's `LatencyAxiRam`s are independent too). The ports are taken from the project's
 `rtl/ports.json`. `FastBench` compiles the bench with the clock loop in C++ (`fanns.tools.vmodel`)
 and drives it from Python (`fanns.sim.compiled`): it loads the memories through the bench's back
@@ -56,8 +57,10 @@ QUEUE_DEPTH = 256
 the accelerator's readers keep far fewer than this outstanding, so it never back-pressures AR)."""
 COUNT_BITS = 16
 ADDR_BITS = 64
-TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot"}
-"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>` and `m_axi_hot<c>`."""
+TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot", "ivf": "ivf_centroids"}
+"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>`, `m_axi_hot<c>` and `m_axi_ivf<c>`."""
+LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "ivf": "pq"}
+"""Which latency input times a port: a streamed-centroid channel is a data channel like a PQ one."""
 
 
 def align(n: int) -> int:
@@ -77,9 +80,11 @@ class Port:
     name: str  # e.g. "m_axi_pq0"
     data_bits: int
     write: bool
-    tier: str  # "io", "pq" or "hot": which latency input times it
+    tier: str  # "io", "pq", "hot" or "ivf" (`LATENCY_TIERS`: which latency input times it)
     depth: int  # words of its memory
-    image: str | None = None  # the image it serves at PAGE (pq_codes_<c>, pq_hot_<c>); None: m_axi_io
+    image: str | None = (
+        None  # the image it serves at PAGE (pq_codes_<c>, pq_hot_<c>, ivf_centroids_<c>); None: m_axi_io
+    )
 
     @property
     def short(self) -> str:
@@ -111,9 +116,9 @@ class BenchLayout:
         offset += align(result_bytes)
         ports = [Port("m_axi_io", spec["m_axi_io"]["data_bits"], True, "io", pow2_words(offset, io_bytes))]
         for name in sorted(spec, key=_port_order):
-            if name.startswith(("m_axi_pq", "m_axi_hot")):
+            tier = name.removeprefix("m_axi_").rstrip("0123456789")
+            if tier in TIER_IMAGES:
                 bits = spec[name]["data_bits"]
-                tier = "pq" if name.startswith("m_axi_pq") else "hot"
                 img = images.get(f"{TIER_IMAGES[tier]}_{name.removeprefix('m_axi_' + tier)}")
                 depth = pow2_words(PAGE + align(img.nbytes), bits // 8)
                 ports.append(Port(name, bits, False, tier, depth, img.name))
@@ -178,7 +183,7 @@ class IvfPqBench(wiring.Component):
                 mem.bd_addr.eq(self.bd_addr),
                 mem.bd_wdata.eq(self.bd_wdata),
                 mem.bd_we.eq(self.bd_we & sel),
-                mem.latency.eq(getattr(self, f"latency_{p.tier}")),
+                mem.latency.eq(getattr(self, f"latency_{LATENCY_TIERS[p.tier]}")),
                 mem.stall.eq(self.stall),
             ]
             rdata.append((sel, mem.bd_rdata))
