@@ -46,14 +46,20 @@ def machine() -> dict:
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 1)}
 
 
+STARTED_AT = commit()
+"""The commit checked out when the benchmark started: the code that ran, even if the checkout
+moves on while a long benchmark runs."""
+
+
 def write_result(path: str | Path | None, benchmark: str, command: str, figures: dict) -> None:
-    """Write `figures` to `path` (nothing when None) with the commit, UTC date and machine."""
+    """Write `figures` to `path` (nothing when None) with the commit the run started from, the UTC
+    date and the machine."""
     if path is None:
         return
     record = {
         "benchmark": benchmark,
         "command": command,
-        "commit": commit(),
+        "commit": STARTED_AT,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),
         "figures": figures,
