@@ -10,7 +10,11 @@ count too) is its own, not the writer's. Extra arguments go to `fanns explore` (
 grid: --nlist 1024 --no-opq). Times depend on the machine and on what else runs on it: quote
 them with its load.
 
-    PYTHONPATH=. python benchmarks/explore_scale.py [--n 1000000] [--d 768] [--nq 1000] [--data DIR] [-- explore args]
+The load average before and after and the child's CPU time (user + system) are printed and,
+with --json PATH, recorded beside the wall time (`benchmarks/record.py`).
+
+    PYTHONPATH=. python benchmarks/explore_scale.py [--n 1000000] [--d 768] [--nq 1000] [--data DIR]
+        [--json PATH] [-- explore args]
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from record import write_result
 
 CLUSTERS = 1000
 LATENT, NOISE = 16, 0.25
@@ -90,6 +95,7 @@ def main() -> None:
     ap.add_argument("--data", default="/tmp/fanns-scale", help="folder of the set, written once")
     ap.add_argument("--out", default="work/explore-scale", help="exploration output folder")
     ap.add_argument("--recall", default="1-R@10=0.8", help="recall goal (default 1-R@10=0.8)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     ap.add_argument("explore_args", nargs="*", help="further `fanns explore` arguments (after --)")
     args = ap.parse_args()
     data = Path(args.data) / f"mix-n{args.n}-d{args.d}-q{args.nq}"
@@ -114,19 +120,56 @@ def main() -> None:
     ]
     env = {**os.environ, "FANNS_NO_PROGRESS": "1"}
     print("running:", " ".join(cmd), flush=True)
+    load_before = os.getloadavg()
     start = time.perf_counter()
     subprocess.run(cmd, check=True, env=env)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    load_after = os.getloadavg()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = usage.ru_maxrss * 1024
+    cpu = usage.ru_utime + usage.ru_stime
     size = 4 * args.n * args.d
-    timing = json.loads((Path(args.out) / "explore.json").read_text())["timing"]
-    print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    result = json.loads((Path(args.out) / "explore.json").read_text())
+    timing = result["timing"]
+    print(f"\nload average (1, 5, 15 min) before: {load_before}, after: {load_after} on {os.cpu_count()} cores")
+    print(f"CPU time of fanns explore (user + system): {cpu:.0f} s over {wall:.0f} s wall")
     print(f"rates measured by the calibration: {timing['rates']}")
     print(f"{'phase':<24}{'expected s':>12}{'measured s':>12}")
     for phase, seconds in timing["seconds"].items():
         print(f"{phase:<24}{timing['expected_s'].get(phase, 0):>12.1f}{seconds:>12.1f}")
     print(f"{'total (wall)':<24}{sum(timing['expected_s'].values()):>12.1f}{wall:>12.1f}")
     print(f"peak RSS {peak / 2**30:.2f} GiB = {peak / size:.2f} x the dataset ({size / 2**30:.2f} GiB)")
+    figures = {
+        "n": args.n,
+        "d": args.d,
+        "nq": args.nq,
+        "explore_args": args.explore_args,
+        "indexes": [r["index"] for r in result["indexes"]],
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "load_before": [round(v, 2) for v in load_before],
+        "load_after": [round(v, 2) for v in load_after],
+        "expected_s": timing["expected_s"],
+        "seconds": timing["seconds"],
+        "peak_rss_bytes": peak,
+        "dataset_bytes": size,
+        "goals": {r["index"]: r["goals"] for r in result["indexes"]},
+        "best": result["best"],
+    }
+    write_result(args.json, "explore_scale", " ".join(["python benchmarks/explore_scale.py", *sys.argv[1:]]), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    n, d = figures["n"], figures["d"]
+    figure = f"`fanns explore` on {n:,} x {d} float32 ({len(figures['indexes'])} indexes, {figures['nq']:,} queries)"
+    value = (
+        f"{figures['wall_s'] / 60:.1f} min wall ({figures['cpu_s'] / 60:.1f} min CPU; load before "
+        f"{figures['load_before'][0]}, after {figures['load_after'][0]}), estimated up front "
+        f"{sum(figures['expected_s'].values()) / 60:.1f} min; peak RSS "
+        f"{figures['peak_rss_bytes'] / figures['dataset_bytes']:.2f}x the dataset"
+    )
+    return figure, value
 
 
 if __name__ == "__main__":

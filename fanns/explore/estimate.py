@@ -89,7 +89,16 @@ def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SE
 
 
 def index_cost(
-    n: int, d: int, nq: int, nlist: int, m: int, opq: bool, train_n: int, opq_points: int
+    n: int,
+    d: int,
+    nq: int,
+    nlist: int,
+    m: int,
+    opq: bool,
+    train_n: int,
+    opq_points: int,
+    coarse_shared: bool = False,
+    rotation_shared: bool = False,
 ) -> dict[str, dict[str, float]]:
     """Per phase, the work (in `UNITS`) of training and exploring one index.
 
@@ -98,16 +107,20 @@ def index_cost(
     PQ (`OPQ_NITER_PQ` point-rounds, `OPQ_NITER_PQ0` in the first) and a d x d rotation update
     on `opq_points` points. add: coarse assignment (and the rotation) of every base vector,
     and its PQ encoding. sweep: distance tables of every probed cell and a scan of every code
-    (nprobe up to nlist).
+    (nprobe up to nlist). An OPQ index that reuses the plain index's coarse quantizer
+    (`coarse_shared`) skips the k-means and the coarse assignment; one that reuses a rotation
+    trained for another nlist (`rotation_shared`) skips the OPQ training
+    (`fanns.index.ivfpq_shared`).
     """
     rotate = d * d if opq else 0
-    train = {"madds": float(train_n) * (IVF_NITER * nlist * d + rotate), "pq_rounds": float(train_n) * PQ_NITER}
-    if opq:
+    coarse = 0 if coarse_shared else nlist * d
+    train = {"madds": float(train_n) * (IVF_NITER * coarse + rotate), "pq_rounds": float(train_n) * PQ_NITER}
+    if opq and not rotation_shared:
         train["madds"] += float(opq_points) * OPQ_NITER * 2 * d * d
         train["pq_rounds"] += float(opq_points) * (OPQ_NITER * OPQ_NITER_PQ + OPQ_NITER_PQ0)
     return {
         "train": train,
-        "add": {"madds": float(n) * (nlist * d + rotate), "encoded": float(n)},
+        "add": {"madds": float(n) * (coarse + rotate), "encoded": float(n)},
         "sweep": {"madds": float(nq) * (nlist * d + nlist * PQ_CENTROIDS * d + rotate), "lookups": float(nq) * n * m},
     }
 

@@ -46,6 +46,7 @@ from fanns.index.holdout import (
 )
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors, train_index
 from fanns.index.ivfpq_format import check_query_range, choose_format
+from fanns.index.ivfpq_shared import Coarse, coarse_of, train_opq_index, train_rotation
 from fanns.index.recall import hits, recall_hits, smallest_meeting
 from fanns.model.cpu_baseline import QPS_REPEATS, measure_qps
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
@@ -53,7 +54,7 @@ from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
 
-INDEX_CACHE_VERSION = 1
+INDEX_CACHE_VERSION = 2
 ID_BYTES = 4
 """Bytes of the id stored next to each PQ code in device memory (32-bit ids)."""
 FORMAT_SAMPLE = 1000
@@ -156,6 +157,11 @@ class IvfPqExplorer:
             raise FannsError(f"recall goal R@{kmax} asks for more neighbours than the {ds.n} base vectors")
         nq = min(ds.nq, cfg.max_queries or ds.nq)
         self.queries = host_vectors(ds.queries[:nq], ds.metric)
+        # an OPQ index reuses the plain index of its nlist (explored just before it, `grid`) and
+        # one OPQ rotation per m (`fanns.index.ivfpq_shared`)
+        self.shares_coarse = False in cfg.opq and True in cfg.opq
+        self._coarse: dict[int, Coarse] = {}
+        self._rotations: dict[int, np.ndarray] = {}
         self.rates = estimate.calibrate(ds.d, min(self.ms), cfg.seed)
         self.expected = self.expected_seconds(kmax)
         status(
@@ -183,7 +189,16 @@ class IvfPqExplorer:
         """Model seconds of each phase of one index (`fanns.explore.estimate.index_cost`)."""
         train_n = min(self.train_size(nlist), self.ds.n)
         costs = estimate.index_cost(
-            self.ds.n, self.ds.d, self.queries.shape[0], nlist, m, opq, train_n, min(train_n, OPQ_TRAIN_POINTS)
+            self.ds.n,
+            self.ds.d,
+            self.queries.shape[0],
+            nlist,
+            m,
+            opq,
+            train_n,
+            min(self.ds.n, OPQ_TRAIN_POINTS),
+            coarse_shared=opq and self.shares_coarse,
+            rotation_shared=opq and nlist != self.nlists[0],
         )
         return {phase: estimate.seconds(c, self.rates) for phase, c in costs.items()}
 
@@ -213,6 +228,9 @@ class IvfPqExplorer:
             "train_size": int(self.train_size(nlist)),
             "seed": self.cfg.seed,
         }
+        if opq:
+            meta["coarse"] = factory_string(nlist, m, False) if self.shares_coarse else "own"
+            meta["rotation_sample"] = min(self.ds.n, OPQ_TRAIN_POINTS)
         return folder / f"{stem}.faissindex", folder / f"{stem}.meta.json", meta
 
     def _cached_index(self, nlist: int, m: int, opq: bool) -> Path | None:
@@ -230,21 +248,51 @@ class IvfPqExplorer:
         if train_n < nlist:
             raise FannsError(f"{factory}: {train_n} training vectors for {nlist} cells", hint="raise --train-size")
         index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
+        index = None
         if self._cached_index(nlist, m, opq) is not None:
             try:
-                return faiss.read_index(str(index_path)), stem, meta
+                index = faiss.read_index(str(index_path))
             except RuntimeError:
                 status(f"{index_path} is unreadable; training it again")
-        status(f"training {factory} on {train_n} vectors")
-        rows = np.sort(self.train_order[:train_n])
-        train = host_vectors(self.ds.base[rows], self.ds.metric)
-        index = train_index(self.ds.base, self.ds.metric, nlist, m, opq, train, self.cfg.seed, on_phase)
-        del train
+        loaded = index is not None
+        if not loaded:
+            index = self._train(nlist, m, opq, train_n, on_phase)
+        if opq:
+            self._coarse.pop(nlist, None)
+        elif self.shares_coarse:
+            self._coarse = {nlist: coarse_of(index)}  # for the OPQ index of this nlist, explored next
+        if loaded:
+            return index, stem, meta
         folder.mkdir(parents=True, exist_ok=True)
         with atomic_path(index_path) as tmp:
             faiss.write_index(index, str(tmp))
         _write_json(meta_path, meta)
         return index, stem, meta
+
+    def _rotation(self, m: int) -> np.ndarray:
+        """The OPQ rotation for m sub-quantizers, trained once on a fixed sample and shared by every nlist."""
+        if m not in self._rotations:
+            rows = np.sort(self.train_order[: min(self.ds.n, OPQ_TRAIN_POINTS)])
+            status(f"training the OPQ{m} rotation on {rows.size} vectors (shared by every nlist)")
+            self._rotations[m] = train_rotation(host_vectors(self.ds.base[rows], self.ds.metric), m)
+        return self._rotations[m]
+
+    def _train(self, nlist: int, m: int, opq: bool, train_n: int, on_phase=None):
+        """A trained and filled index; an OPQ index reuses the shared rotation and coarse quantizer."""
+        factory = factory_string(nlist, m, opq)
+        coarse = self._coarse.get(nlist) if opq and self.shares_coarse else None
+        if opq and self.shares_coarse and coarse is None:
+            raise FannsError(f"{factory}: the plain index of nlist {nlist} was not explored before it")
+        reused = f", coarse quantizer of {factory_string(nlist, m, False)}" if coarse is not None else ""
+        status(f"training {factory} on {train_n} vectors{reused}")
+        rows = np.sort(self.train_order[:train_n])
+        train = host_vectors(self.ds.base[rows], self.ds.metric)
+        if opq:
+            rotation = self._rotation(m)
+            return train_opq_index(
+                self.ds.base, self.ds.metric, nlist, m, rotation, train, self.cfg.seed, coarse, on_phase
+            )
+        return train_index(self.ds.base, self.ds.metric, nlist, m, opq, train, self.cfg.seed, on_phase)
 
     def _cpu_qps(self, index, nprobe: int, k: int) -> dict[str, dict]:
         """Median QPS with spread on one thread and on all cores (`cpu_qps`)."""

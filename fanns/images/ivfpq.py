@@ -54,6 +54,12 @@ from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.base import Image, ImageSet, read_images, read_manifest
+from fanns.images.ivfpq_channel import (
+    iter_pq_channel,
+    pq_channel_bytes,
+    pq_channel_table,
+    write_pq_channel,
+)
 from fanns.images.ivfpq_layout import (
     CODE_KIND,
     ID_KIND,
@@ -86,6 +92,10 @@ __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "MemoryImages",
     "pack",
     "pack_pq_channel",
+    "iter_pq_channel",
+    "write_pq_channel",
+    "pq_channel_bytes",
+    "pq_channel_table",
     "unpack_pq_channel",
     "pack_ivf_stream",
     "pack_cells",
@@ -223,52 +233,13 @@ def hot_lists(design: IvfPqDesign) -> np.ndarray:
 
 
 def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData, lists: np.ndarray | None = None) -> bytes:
-    """The image of one PQ-code channel: list table, then every list's scheduled beats; with
-    `lists` ([nlist] bool) only those lists' beats (a tier's image): the others keep their table
-    entry with 0 beats (share_items and count as always)."""
-    pb, m = layout.port_bytes, layout.m
-    ipu, bpu, ipb = layout.codes_per_unit, layout.beats_per_unit, layout.ids_per_beat
-    pch = len(layout.channel_pes)
-    table = np.zeros((layout.nlist, TABLE_WORDS), dtype="<u4")
-    parts = []
-    beat = layout.header_beats
-    for cell in range(layout.nlist):
-        ids, codes = data.list_ids(cell), data.list_codes(cell)
-        count = ids.shape[0]
-        share = layout.share_items(count)
-        nbeats = layout.list_beats(count)
-        if lists is not None and not lists[cell]:
-            table[cell] = (beat, 0, share, count)
-            continue
-        table[cell] = (beat, nbeats, share, count)
-        if count == 0:
-            continue
-        units = share // ipu
-        id_beats = ceil_div(share, ipb)
-        code_rows = np.zeros((pch, units * bpu, pb), dtype=np.uint8)
-        id_rows = np.full((pch, id_beats * ipb), PAD_ID, dtype="<u4")
-        for q, p in enumerate(layout.channel_pes):
-            mine_ids, mine_codes = ids[p :: layout.pes], codes[p :: layout.pes]
-            n = mine_ids.shape[0]
-            unit_bytes = np.zeros((units, bpu * pb), dtype=np.uint8)
-            flat = np.zeros((units * ipu, m), dtype=np.uint8)
-            flat[:n] = mine_codes
-            unit_bytes[:, : ipu * m] = flat.reshape(units, ipu * m)
-            code_rows[q] = unit_bytes.reshape(units * bpu, pb)
-            id_rows[q, :n] = mine_ids
-        id_bytes = id_rows.view(np.uint8).reshape(pch, id_beats, pb)
-        sched = layout.schedule(share)
-        out = np.empty((sched.shape[0], pb), dtype=np.uint8)
-        is_id = sched[:, 1] == ID_KIND
-        out[is_id] = id_bytes[sched[is_id, 0], sched[is_id, 2]]
-        out[~is_id] = code_rows[sched[~is_id, 0], sched[~is_id, 2]]
-        assert out.shape[0] == nbeats
-        parts.append(out.tobytes())
-        beat += nbeats
-    header = np.zeros(layout.header_beats * pb, dtype=np.uint8)
-    raw = table.view(np.uint8).ravel()
-    header[: raw.size] = raw
-    return header.tobytes() + b"".join(parts)
+    """The image of one PQ-code channel in memory (`iter_pq_channel` joined)."""
+    out = bytearray(pq_channel_bytes(layout, data, lists))
+    at = 0
+    for piece in iter_pq_channel(layout, data, lists):
+        out[at : at + len(piece)] = piece
+        at += len(piece)
+    return bytes(out)
 
 
 def unpack_pq_channel(layout: PqLayout, raw: bytes) -> dict[int, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:

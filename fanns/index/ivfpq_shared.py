@@ -1,0 +1,115 @@
+"""Training work shared by the indexes of an exploration grid.
+
+Why: an exploration trains, per nlist, an index without and one with OPQ, and the OPQ index
+repeats the two most expensive steps of the other. An OPQ rotation is orthogonal, so distances,
+nearest centroids and k-means are the same before and after it: the OPQ index's coarse
+quantizer is the plain index's centroids rotated, and every base vector goes to the same cell
+— the k-means of the coarse quantizer (iterations x sample x nlist x d) and the coarse
+assignment of the whole base (N x nlist x d) are done once per nlist, not twice. The OPQ
+rotation itself is trained on the raw vectors, not on residuals, so one rotation (trained on
+a fixed sample) serves every nlist. What stays per index is what truly differs: the PQ
+codebook (trained on the residuals of the rotated sample) and the encoding of the base.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import faiss
+import numpy as np
+from faiss.contrib import inspect_tools
+
+from fanns.datasets.dataset import check_values
+from fanns.errors import FannsError
+from fanns.index import ivfpq
+from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS, factory_string, host_vectors
+
+
+@dataclass
+class Coarse:
+    """A trained coarse quantizer and where it put every base vector (in the unrotated space)."""
+
+    centroids: np.ndarray  # [nlist, d] float32
+    assign: np.ndarray  # [N] int64: the cell of base vector i
+
+
+def coarse_of(index) -> Coarse:
+    """The coarse quantizer and the cell of every base vector of a filled IVF index without a
+    pre-transform (its ids are 0..N-1, as `train_index` adds them)."""
+    index = faiss.downcast_index(index)
+    if isinstance(index, faiss.IndexPreTransform):
+        raise FannsError("coarse_of needs an index without a pre-transform (its centroids are in the raw space)")
+    ivf = faiss.extract_index_ivf(index)
+    assign = np.full(ivf.ntotal, -1, dtype=np.int64)
+    for cell in range(ivf.nlist):
+        if ivf.invlists.list_size(cell):
+            ids, _ = inspect_tools.get_invlist(ivf.invlists, cell)
+            assign[ids] = cell
+    if ivf.ntotal and assign.min() < 0:
+        raise FannsError("the index's ids are not 0..N-1; its coarse assignment cannot be reused")
+    return Coarse(centroids=ivf.quantizer.reconstruct_n(0, ivf.nlist).astype(np.float32), assign=assign)
+
+
+def train_rotation(train: np.ndarray, m: int) -> np.ndarray:
+    """The [d, d] OPQ rotation (y = A @ x) for m sub-quantizers, trained on at most
+    `OPQ_TRAIN_POINTS` of `train` (host vectors) with fanns's OPQ settings."""
+    d = train.shape[1]
+    opq = faiss.OPQMatrix(d, m)
+    opq.niter, opq.niter_pq_0, opq.max_train_points = OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS
+    check_values("OPQ training vectors", train)
+    opq.train(np.ascontiguousarray(train[:OPQ_TRAIN_POINTS], dtype=np.float32))
+    a, _ = inspect_tools.get_LinearTransform_matrix(opq)
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def train_opq_index(
+    base: np.ndarray,
+    metric: str,
+    nlist: int,
+    m: int,
+    rotation: np.ndarray,
+    train: np.ndarray,
+    seed: int,
+    coarse: Coarse | None = None,
+    on_phase: Callable[[str, int], None] | None = None,
+):
+    """`OPQ{m},IVF{nlist},PQ{m}` behind the given rotation: its coarse quantizer is `coarse`'s
+    centroids rotated and the base goes to `coarse`'s cells (no k-means, no coarse assignment),
+    or, without `coarse`, k-means on the rotated `train`; the PQ is trained on the rotated
+    sample's residuals and the base added in chunks of `ivfpq.ADD_CHUNK`. `on_phase` as `train_index`."""
+    d = base.shape[1]
+    factory = factory_string(nlist, m, True)
+    if rotation.shape != (d, d):
+        raise FannsError(f"{factory}: an OPQ rotation of shape {rotation.shape} for d = {d}")
+    if coarse is not None and (coarse.centroids.shape != (nlist, d) or coarse.assign.shape[0] != base.shape[0]):
+        raise FannsError(f"{factory}: the shared coarse quantizer does not match {nlist} cells x {d} / the base")
+    index = faiss.index_factory(d, factory, faiss.METRIC_L2)
+    opq = faiss.downcast_VectorTransform(index.chain.at(0))
+    faiss.copy_array_to_vector(rotation.ravel(), opq.A)
+    opq.is_trained = True
+    ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
+    ivf.cp.seed = seed
+    ivf.pq.cp.seed = seed + 1
+    ivf.do_polysemous_training = False
+    if coarse is not None:
+        ivf.quantizer.add(np.ascontiguousarray(coarse.centroids @ rotation.T))  # IndexIVF.train then skips k-means
+    check_values(f"{factory}: training vectors", train)
+    try:
+        index.train(np.ascontiguousarray(train, dtype=np.float32))
+        if on_phase:
+            on_phase("train", train.shape[0])
+        for i in range(0, base.shape[0], ivfpq.ADD_CHUNK):
+            part = opq.apply(np.ascontiguousarray(host_vectors(base[i : i + ivfpq.ADD_CHUNK], metric)))
+            if coarse is None:
+                ivf.add(part)
+            else:
+                cells = np.ascontiguousarray(coarse.assign[i : i + part.shape[0]])
+                ivf.add_core(part.shape[0], faiss.swig_ptr(part), None, faiss.swig_ptr(cells))
+            if on_phase:
+                on_phase("add", part.shape[0])
+    except RuntimeError as exc:  # a faiss exception: the data cannot train this index
+        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise FannsError(f"{factory}: faiss cannot train or fill the index ({first})") from None
+    index.ntotal = ivf.ntotal
+    return index

@@ -1,0 +1,72 @@
+"""Work shared across the grid: the OPQ index of an nlist takes the plain index's coarse
+quantizer and cells, one OPQ rotation serves every nlist, and the cost model drops that work."""
+
+import faiss
+import numpy as np
+import pytest
+
+from fanns.datasets.synthetic import clustered
+from fanns.errors import FannsError
+from fanns.explore import estimate
+from fanns.index.ivfpq import apply_pretransform, extract, train_index
+from fanns.index.ivfpq_shared import coarse_of, train_opq_index, train_rotation
+from fanns.index.recall import recall_at
+
+
+@pytest.fixture(scope="module")
+def plain():
+    base, queries = clustered(6000, 40, 32, seed=4)
+    index = train_index(base, "l2", 24, 8, False, base, 0)
+    return base, queries, index
+
+
+def test_opq_index_takes_the_plain_cells_and_rotated_centroids(plain):
+    base, queries, index = plain
+    coarse = coarse_of(index)
+    assert coarse.assign.shape == (6000,) and coarse.assign.min() >= 0
+    rotation = train_rotation(base, 8)
+    assert np.allclose(rotation @ rotation.T, np.eye(32), atol=1e-4)  # orthogonal: distances kept
+    phases = []
+    opq = train_opq_index(base, "l2", 24, 8, rotation, base, 0, coarse, lambda p, n: phases.append(p))
+    assert phases[0] == "train" and set(phases[1:]) == {"add"}
+    a, b = extract(index, "l2"), extract(opq, "l2")
+    assert np.array_equal(a.offsets, b.offsets) and np.array_equal(a.ids, b.ids)  # the same cells
+    assert np.allclose(b.centroids, a.centroids @ rotation.T, atol=1e-5)
+    assert np.allclose(b.opq_matrix, rotation)
+    assert opq.ntotal == 6000
+    # searching through the rotation finds the plain index's nearest cells
+    _, cells_plain = index.quantizer.search(queries, 3)
+    ivf = faiss.extract_index_ivf(opq)
+    _, cells_opq = ivf.quantizer.search(apply_pretransform(opq, queries), 3)
+    assert (cells_plain[:, 0] == cells_opq[:, 0]).mean() > 0.95
+
+
+def test_shared_and_own_coarse_quantizers_reach_like_recall(plain):
+    base, queries, index = plain
+    rotation = train_rotation(base, 8)
+    shared = train_opq_index(base, "l2", 24, 8, rotation, base, 0, coarse_of(index))
+    own = train_opq_index(base, "l2", 24, 8, rotation, base, 0)
+    d2 = ((queries[:, None, :] - base[None, :, :]) ** 2).sum(-1)
+    gt = np.argsort(d2, axis=1)[:, :10]
+    found = {}
+    for name, ix in (("shared", shared), ("own", own)):
+        faiss.extract_index_ivf(ix).nprobe = 4
+        found[name] = recall_at(ix.search(queries, 10)[1], gt, 10)
+    assert found["shared"] > 0.5 and abs(found["shared"] - found["own"]) < 0.1
+
+
+def test_mismatched_coarse_is_refused(plain):
+    base, _, index = plain
+    with pytest.raises(FannsError, match="shared coarse quantizer"):
+        train_opq_index(base, "l2", 32, 8, train_rotation(base, 8), base, 0, coarse_of(index))
+
+
+def test_cost_model_drops_the_shared_work():
+    args = (10**6, 768, 1000, 1024, 16, True, 65536, 16384)
+    own = estimate.index_cost(*args)
+    shared = estimate.index_cost(*args, coarse_shared=True, rotation_shared=True)
+    plain = estimate.index_cost(*args[:5], False, *args[6:])
+    assert shared["sweep"] == own["sweep"]
+    assert shared["add"]["madds"] == pytest.approx(own["add"]["madds"] - plain["add"]["madds"])
+    assert shared["add"]["encoded"] == own["add"]["encoded"]
+    assert shared["train"]["madds"] < own["train"]["madds"] and shared["train"]["pq_rounds"] < own["train"]["pq_rounds"]
