@@ -33,8 +33,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q -m "not slow"
 
+# the slow tier in xdist groups (tests/conftest.py): a design a module builds is built on one worker
 test-all: test
-	$(BIN)/python -m pytest -n $(JOBS) -q -m slow
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -m slow
 
 clean:
 	rm -rf $(VENV) work build *.egg-info

@@ -15,11 +15,11 @@ The keys and the accelerator's cycle registers of both harnesses are compared.
 
     PYTHONPATH=. python benchmarks/sim_speed.py [--queries N] [--design NAME ...] [--no-graph] [--json PATH]
 
-Measured 2026-11-26 (--queries 12 --graph-queries 3; AMD EPYC VM, 2 logical cores, load average
-3-7), in-run cycles per processor second, cocotb -> fast: small-k10 3,081 -> 391,204, graph
-122,017 -> 229,226 (the graph's cocotb bench had its memory in RTL already); keys and cycle
-registers equal (benchmarks/results/sim_speed.json). The cocotb-driven fast harness this replaced ran the
-same bench at 137,840 (small-k10) and 73,162 (random-k100) cycles per processor second.
+Measured 2026-11-26 11:00-11:31 UTC (--queries 12 --graph-queries 3; AMD EPYC VM, 2 logical cores,
+load average 13-22 from other jobs, so the wall-clock rates are polluted), in-run cycles per
+processor second, cocotb -> fast: small-k10 2,866 -> 277,290, random-k100 1,328 -> 149,478,
+channels-8 978 -> 158,947, graph 121,500 -> 198,962 (the graph's cocotb bench had its memory in RTL
+already); keys and cycle registers equal on all four (benchmarks/results/sim_speed.json).
 """
 
 from __future__ import annotations

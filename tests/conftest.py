@@ -3,11 +3,44 @@ isolated dataset cache, single-threaded faiss (pytest-xdist already uses every c
 synthetic graphs for the graph explorer and the Falcon model."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("FANNS_NO_PROGRESS", "1")
+TESTS = Path(__file__).resolve().parent
+
+
+def _shared_setup(item: pytest.Item) -> str | None:
+    """The costly setup `item` shares with other tests: its parameters of module/class fixtures
+    (by the file defining the fixture, so a module importing another's fixture names the same
+    setup), else the files defining the module/class fixtures it uses (its own module for a
+    conftest's or a plugin's); None for a test with none."""
+    info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the item's fixtures
+    defs = info.name2fixturedefs if info is not None else {}
+    shared = [defs[n][-1] for n in item.fixturenames if n in defs and defs[n][-1].scope in ("module", "class")]
+    spec = getattr(item, "callspec", None)
+
+    def where(fixture) -> str:
+        path = Path(fixture.func.__code__.co_filename)
+        own = path.is_relative_to(TESTS) and path.name != "conftest.py"  # else one instance per test module
+        return str((path if own else item.path).relative_to(TESTS))
+
+    params = [f"{where(f)}:{f.argname}={spec.indices[f.argname]}" for f in shared if spec and f.argname in spec.indices]
+    return ",".join(sorted(set(params or map(where, shared)))) or None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One xdist group per costly shared setup (`_shared_setup`), so `pytest -n N --dist loadgroup`
+    (the Makefile's slow tier) does it on one worker instead of on every worker its tests were
+    dealt to — a design test_rtl generates and builds is also test_rtl_fast's, whose tests then
+    find the build in that worker's content-keyed build folder. Without --dist loadgroup the mark
+    does nothing."""
+    for item in items:
+        group = _shared_setup(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -44,11 +44,13 @@ def _reference(project: Path, design: IvfPqDesign, total: int, nq: int) -> tuple
     return ref, gt
 
 
-def simulate_rtl(project: Path, nq: int, build_root: Path, harness: str = DEFAULT_HARNESS) -> dict:
+def simulate_rtl(
+    project: Path, nq: int, build_root: Path, harness: str = DEFAULT_HARNESS, cxx_opt: str | None = None
+) -> dict:
     """The first `nq` (>= 2) test queries of an RTL face under Verilator, on `harness`
-    (`fanns.sim.ivfpq.rtl.HARNESSES`)."""
+    (`fanns.sim.ivfpq.rtl.HARNESSES`; `cxx_opt`: see `RtlProjectSim`)."""
 
-    sim = RtlProjectSim(project, build_root, harness=harness)
+    sim = RtlProjectSim(project, build_root, harness=harness, cxx_opt=cxx_opt)
     d = sim.design
     nq = min(nq, sim.test_queries)
     start = time.perf_counter()

@@ -41,6 +41,10 @@ CXX_FLAGS = "-fPIC -fvisibility=hidden"
 two models loaded in one process keep their own copy of Verilator's runtime."""
 CXX_OPT = "-O2"
 """g++ optimisation of the model (Verilator's default is -Os)."""
+QUICK_CXX_OPT = "-O0"
+"""The optimisation of a model that simulates only a few queries: its build, not its run, is the
+cost (g++ -O0 builds a whole IVF-PQ bench several times faster than -O2)."""
+CXX_OPTS = ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og")
 LIBRARY = "libvmodel.so"
 
 _PORT = re.compile(r"VL_(?:IN|OUT|INOUT)(?:8|16|64|W)?\(&(\w+),(\d+),(\d+)(?:,\d+)?\);")
@@ -60,10 +64,17 @@ def header_ports(header: str) -> list[tuple[str, str, int]]:
 
 class ModelBuild:
     """One Verilator build of `sources` (file name -> Verilog text) with top module `top` into
-    `build_dir`, as a shared library `Model`s open; rebuilt only when the sources change."""
+    `build_dir`, as a shared library `Model`s open; rebuilt only when the sources change. `cxx_opt`:
+    g++'s optimisation of the model (one of `CXX_OPTS`; `QUICK_CXX_OPT` for a short simulation)."""
 
-    def __init__(self, sources: Mapping[str, str], top: str, build_dir: Path, clock: str = "clk"):
-        self.top, self.clock = top, clock
+    def __init__(
+        self, sources: Mapping[str, str], top: str, build_dir: Path, clock: str = "clk", cxx_opt: str = CXX_OPT
+    ):
+        if cxx_opt not in CXX_OPTS:
+            raise FannsError(
+                f"unknown C++ optimisation {cxx_opt!r} for the Verilated model", hint=f"one of {', '.join(CXX_OPTS)}"
+            )
+        self.top, self.clock, self.cxx_opt = top, clock, cxx_opt
         self.build_dir = Path(build_dir).resolve()
         self.paths = write_sources(self.build_dir, sources)
 
@@ -120,9 +131,9 @@ class ModelBuild:
             "-f",
             "Vtop.mk",
             PCH_FIX,
-            f"OPT_FAST={CXX_OPT}",
-            f"OPT_SLOW={CXX_OPT}",
-            f"OPT_GLOBAL={CXX_OPT}",
+            f"OPT_FAST={self.cxx_opt}",
+            f"OPT_SLOW={self.cxx_opt}",
+            f"OPT_GLOBAL={self.cxx_opt}",
         ]
         self._run(make, log, "a", env)
 

@@ -1,6 +1,7 @@
 """Both faces of one pinned IVF-PQ design against the reference model: the case a test module's
 fixture builds (`face_case`) and the two checks every shape test runs on it — HLS C simulation
-bit-exact, and RTL (fast harness) bit-exact with its cycles within the model's tolerance."""
+bit-exact, and RTL (fast harness, its model built at g++ -O0: six queries run, the build is the
+cost) bit-exact with its cycles within the model's tolerance."""
 
 import numpy as np
 
@@ -10,6 +11,7 @@ from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from fanns.tools.vmodel import QUICK_CXX_OPT
 from tests.codegen.test_rtl import CYCLE_TOLERANCE
 
 QUERIES = 6
@@ -32,7 +34,7 @@ def check_hls_csim(case: dict, tmp_path, build_root) -> None:
 def check_rtl_fast(case: dict, tmp_path, build_root) -> None:
     design = case["design"]
     project = generate_rtl(design, case["data"], case["test"], tmp_path / "rtl")
-    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast")
+    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast", cxx_opt=QUICK_CXX_OPT)
     sim.build()
     run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=design.k)])["runs"][0]
     assert run["mismatched_keys"] == 0 and run["checked_keys"] == QUERIES * design.k, run.get("first_bad")

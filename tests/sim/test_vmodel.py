@@ -10,7 +10,7 @@ from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
 from fanns.sim.axi_memory import SimMemory
 from fanns.sim.compiled import load, read
-from fanns.tools.vmodel import Model, ModelBuild, header_ports
+from fanns.tools.vmodel import QUICK_CXX_OPT, Model, ModelBuild, header_ports
 from tests.sim.test_ivfpq_fast_bench import LATENCY, _handshakes
 
 HANDSHAKES = (
@@ -41,9 +41,13 @@ def test_header_ports_decode_verilators_escaped_names():
     ]
 
 
+def _memory_build(folder, **options) -> ModelBuild:
+    return ModelBuild({"mem.v": to_verilog(SimMemory(64, 1024, ["r"], ["w"]), "mem")}, "mem", folder, **options)
+
+
 @pytest.fixture(scope="module")
 def memory(build_root):
-    build = ModelBuild({"mem.v": to_verilog(SimMemory(64, 1024, ["r"], ["w"]), "mem")}, "mem", build_root / "vmodel")
+    build = _memory_build(build_root / "vmodel")
     build.build()
     return build
 
@@ -85,6 +89,21 @@ def test_compiled_memory_keeps_the_rtl_timing(memory, stall):
     if not stall:
         (ar,) = compiled["ar"]
         assert compiled["r"] == [ar + LATENCY + i for i in range(4)]
+
+
+@pytest.mark.slow
+def test_a_quick_build_keeps_the_rtl_timing(build_root):
+    """The g++ -O0 build the short simulations of the shape tests and the fuzz use."""
+    quick = _memory_build(build_root / "vmodel-quick", cxx_opt=QUICK_CXX_OPT)
+    quick.build()
+    assert f"c++ {QUICK_CXX_OPT} " in (quick.build_dir / "build.log").read_text()
+    for stall in (0, 128):
+        assert _compiled_handshakes(quick, stall) == _handshakes(stall)
+
+
+def test_an_unknown_optimisation_is_refused(tmp_path):
+    with pytest.raises(FannsError, match="unknown C\\+\\+ optimisation '-O9'"):
+        _memory_build(tmp_path, cxx_opt="-O9")
 
 
 @pytest.mark.slow

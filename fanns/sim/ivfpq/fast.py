@@ -46,7 +46,7 @@ from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.graph.rtl import zero_init_loops
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
 from fanns.tools.verilator import SimulationFailed
-from fanns.tools.vmodel import Model, ModelBuild
+from fanns.tools.vmodel import CXX_OPT, Model, ModelBuild
 
 POLL_CYCLES = 1024
 """Cycles between two polls of `ap_done` and `progress` (the watchdog's granularity)."""
@@ -240,7 +240,7 @@ class FastBench:
     """A project's accelerator in its `IvfPqBench`, compiled under `build_root` (`fanns.tools.vmodel`);
     `run` serves a request of `RtlProjectSim.run`."""
 
-    def __init__(self, project: Path, record: dict, text: str, build_root: Path):
+    def __init__(self, project: Path, record: dict, text: str, build_root: Path, cxx_opt: str = CXX_OPT):
         self.project = project
         images = MemoryImages.read(project / "images")
         self.images = images
@@ -252,7 +252,8 @@ class FastBench:
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP)}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
-        self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / f"ivfpq_compiled_{tag}")
+        folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt)  # one build per optimisation
+        self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / folder, cxx_opt=cxx_opt)
         self.regmap = RegMap.from_json((project / "rtl" / "regmap.json").read_text())
 
     def _memories(self) -> list[bytes]:

@@ -36,6 +36,7 @@ from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.latency import query_times, tandem
 from fanns.sim.ivfpq.fast import FastBench, check_timing
+from fanns.tools import vmodel
 from fanns.tools.verilator import DesignStuck, RtlSim
 
 MEM_LATENCY = 100
@@ -152,9 +153,11 @@ def measured_interval(run: dict) -> float:
 class RtlProjectSim:
     """A generated RTL project, built for simulation (see the module docstring)."""
 
-    def __init__(self, project: Path, build_root: Path, harness: str = DEFAULT_HARNESS):
+    def __init__(self, project: Path, build_root: Path, harness: str = DEFAULT_HARNESS, cxx_opt: str | None = None):
         """`harness`: "cocotb" (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) or
-        "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled)."""
+        "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled);
+        `cxx_opt`: g++'s optimisation of the fast harness's model (default `fanns.tools.vmodel.CXX_OPT`;
+        `QUICK_CXX_OPT` where a few queries run)."""
         if harness not in HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
         self.harness = harness
@@ -170,7 +173,7 @@ class RtlProjectSim:
         text = (self.project / "rtl" / f"{TOP}.v").read_text()
         tag = hashlib.sha256(text.encode()).hexdigest()[:16]
         if harness == "fast":
-            self.fast = FastBench(self.project, self.record, text, Path(build_root))
+            self.fast = FastBench(self.project, self.record, text, Path(build_root), cxx_opt or vmodel.CXX_OPT)
             self.sim = self.fast.sim
         else:
             self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
