@@ -17,7 +17,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from fanns.flow.design_fuzz import MAX_D, MAX_K, draw_case, run_case, table
+from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, run_case, table
 
 
 def main() -> None:
@@ -27,7 +27,9 @@ def main() -> None:
     ap.add_argument("--max-d", type=int, default=MAX_D, help=f"largest dimension drawn (default {MAX_D})")
     ap.add_argument("--max-k", type=int, default=MAX_K, help=f"largest K drawn (default {MAX_K})")
     ap.add_argument("--runners-up", type=int, default=1, help="DSE runners-up generated per draw (default 1)")
-    ap.add_argument("--queries", type=int, default=4, help="test queries simulated per face (default 4)")
+    ap.add_argument(
+        "--queries", type=int, default=SIM_QUERIES, help=f"test queries simulated per face (default {SIM_QUERIES})"
+    )
     ap.add_argument("--work", default="work/design-fuzz", help="folder for datasets, projects and builds")
     args = ap.parse_args()
     work = Path(args.work).resolve()
