@@ -26,7 +26,7 @@ def _index(m: int, sizes: tuple[int, ...], seed: int) -> SimpleNamespace:
     rng = np.random.default_rng(seed)
     ids = [rng.choice(1 << 20, n, replace=False).astype(np.int64) for n in sizes]
     codes = [rng.integers(0, 256, (n, m), dtype=np.uint8) for n in sizes]
-    return SimpleNamespace(list_ids=lambda c: ids[c], list_codes=lambda c: codes[c])
+    return SimpleNamespace(list_ids=lambda c: ids[c], list_codes=lambda c: codes[c], list_sizes=np.array(sizes))
 
 
 def test_unit_rules():
