@@ -72,5 +72,9 @@ class CalibrationTable:
 def load_table(family: str = "xcup") -> CalibrationTable:
     folder = TABLE_DIR / family
     if not folder.is_dir():
-        raise FannsError(f"no calibration table for family {family!r} ({folder})", hint="run `fanns calibrate`")
+        raise FannsError(
+            f"no resource calibration for device family {family!r} ({folder}): boards of this family "
+            "(see `fanns boards`) cannot be designed for yet",
+            hint=f"run `fanns calibrate --family {family}` (a yosys synthesis of every PE's calibration points)",
+        )
     return CalibrationTable(family, {p.stem: PeFit(**json.loads(p.read_text())) for p in sorted(folder.glob("*.json"))})
