@@ -5,6 +5,7 @@ the dataset's cache (exact neighbours) lives beside it, inside the test's tempor
 """
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,13 @@ def child_env(cache: Path) -> dict[str, str]:
     return env
 
 
+def _interactive_sigint() -> None:
+    """In the child before exec: SIGINT at its default, as a terminal's Ctrl-C finds it. An
+    ignored SIGINT is inherited across exec (a background CI job's shell ignores it), and Python
+    then never installs its KeyboardInterrupt handler, so the child would not see the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(args: list[str], cache: Path) -> subprocess.Popen:
     """`fanns ARGS` in a child process (its own session, so a signal reaches only it)."""
     return subprocess.Popen(
@@ -55,6 +63,7 @@ def start_cli(args: list[str], cache: Path) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_interactive_sigint,
     )
 
 
