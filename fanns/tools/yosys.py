@@ -2,7 +2,7 @@
 
 This is the source of every calibrated resource constant in fanns: Verilog from the Amaranth
 components is synthesised out of context for an UltraScale+ part (`-family xcup -noiopad`) and
-the mapped cells are counted. The first yowasp call compiles the WebAssembly (about a minute);
+the mapped cells are counted (7-series parts, `-family xc7`, likewise). The first yowasp call compiles the WebAssembly (about a minute);
 later calls take seconds.
 """
 
@@ -38,6 +38,10 @@ LUT_WEIGHTS = {f"LUT{i}": 1 for i in range(1, 7)} | {
     "MUXF9": 0,
 }
 FF_CELLS = ("FDRE", "FDSE", "FDCE", "FDPE")
+# Block RAM and DSP primitives of UltraScale(+) (E2) and 7-series (E1) parts.
+BRAM18_CELLS = ("RAMB18E2", "RAMB18E1")
+BRAM36_CELLS = ("RAMB36E2", "RAMB36E1")
+DSP_CELLS = ("DSP48E2", "DSP48E1")
 
 
 def yosys_command() -> list[str]:
@@ -51,9 +55,9 @@ def cells_to_resources(cells: dict[str, int]) -> Resources:
     return Resources(
         lut=sum(n * LUT_WEIGHTS.get(c, 0) for c, n in cells.items()),
         ff=sum(cells.get(c, 0) for c in FF_CELLS),
-        bram18=cells.get("RAMB18E2", 0) + 2 * cells.get("RAMB36E2", 0),
+        bram18=sum(cells.get(c, 0) for c in BRAM18_CELLS) + 2 * sum(cells.get(c, 0) for c in BRAM36_CELLS),
         uram=cells.get("URAM288", 0),
-        dsp=cells.get("DSP48E2", 0),
+        dsp=sum(cells.get(c, 0) for c in DSP_CELLS),
     )
 
 

@@ -113,3 +113,25 @@ def test_refit_keeps_the_measurement_source(tmp_path, monkeypatch):
             assert fit.coefficients[kind] == pytest.approx(coef, rel=1e-9)
     finally:
         load_table.cache_clear()
+
+
+_RAM_AND_MULTIPLIER = """
+module top(input clk, input we, input [9:0] addr, input [35:0] din, output reg [35:0] dout,
+           input [15:0] a, input [15:0] b, output reg [31:0] p);
+  reg [35:0] mem [0:1023];
+  always @(posedge clk) begin
+    if (we) mem[addr] <= din;
+    dout <= mem[addr];
+    p <= a * b;
+  end
+endmodule
+"""
+
+
+@pytest.mark.parametrize("family", ["xcup", "xc7"])
+def test_block_ram_and_dsp_are_counted_on_every_family(family):
+    # synth_xilinx names these primitives RAMB36E2/DSP48E2 on UltraScale+ and RAMB36E1/DSP48E1 on
+    # 7-series; a count that knew only one family would calibrate the other's memories as free.
+    measured, cells = synthesize(_RAM_AND_MULTIPLIER, "top", family)
+    assert measured.bram18 == 2, cells
+    assert measured.dsp == 1, cells
