@@ -34,6 +34,8 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from fanns.errors import FannsError
@@ -74,6 +76,52 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@dataclass(frozen=True, eq=False)
+class Streamed:
+    """A file's content produced piece by piece, each time it is read: a file too large to hold
+    in memory (a PQ-code channel image of millions of vectors) is never joined. `pieces` yields
+    the bytes in order; `nbytes` is their total, known before any piece is made. Contents compare
+    by size and sha256 (hashed once, on first use), so a streamed file equals the same bytes."""
+
+    nbytes: int
+    pieces: Callable[[], Iterable[bytes]]
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Streamed):
+            return self.nbytes == other.nbytes and self.sha256 == other.sha256
+        if isinstance(other, bytes):
+            return self.nbytes == len(other) and self.sha256 == hashlib.sha256(other).hexdigest()
+        return NotImplemented
+
+    @cached_property
+    def sha256(self) -> str:
+        digest = hashlib.sha256()
+        for piece in self.pieces():
+            digest.update(piece)
+        return digest.hexdigest()
+
+    def join(self) -> bytes:
+        """The whole content in memory (for the small files a simulator or driver loads)."""
+        return b"".join(self.pieces())
+
+
+FileContent = bytes | Streamed
+"""What a generated file holds: its bytes, or a `Streamed` producer of them."""
+
+
+def write_content(path: Path, content: FileContent) -> None:
+    """Write `content` to `path` (a file being staged): bytes at once, `Streamed` a piece at a time."""
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+        return
+    with open(path, "wb") as f:
+        for piece in content.pieces():
+            f.write(piece)
 
 
 # -- manifests ------------------------------------------------------------------------------------
@@ -414,10 +462,10 @@ def _os_errors(out: Path) -> Iterator[None]:
         ) from None
 
 
-def write_folder(files: dict[str, bytes], out: Path, force: bool, marker: str | None, what: str) -> None:
-    """Write `files` (relative path -> bytes) as the folder `out`, atomically."""
+def write_folder(files: dict[str, FileContent], out: Path, force: bool, marker: str | None, what: str) -> None:
+    """Write `files` (relative path -> bytes or `Streamed`) as the folder `out`, atomically."""
     with staged_folder(out, force, marker, what) as tmp:
         for rel, content in sorted(files.items()):
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
+            write_content(path, content)

@@ -20,7 +20,7 @@ from fanns.checks import check_number
 from fanns.design.base import DesignFile
 from fanns.errors import FannsError
 from fanns.images.base import ImageSet
-from fanns.outputs import write_folder
+from fanns.outputs import FileContent, write_folder
 
 PROJECT_FILE = "fanns_project.json"
 """The project record; its presence marks a folder as a generated project."""
@@ -36,19 +36,19 @@ def generator(command: str) -> str:
     return f"fanns {__version__} {command}"
 
 
-def design_and_images(design: DesignFile, images: ImageSet) -> dict[str, bytes]:
+def design_and_images(design: DesignFile, images: ImageSet) -> dict[str, FileContent]:
     """`design.yaml` and `images/` (every image and its manifest) of a project."""
     files = {f"images/{name}": content for name, content in images.files().items()}
     files["design.yaml"] = design.to_yaml().encode()
     return files
 
 
-def add_record(files: dict[str, bytes], record: dict) -> None:
+def add_record(files: dict[str, FileContent], record: dict) -> None:
     """Put the project record into `files` as `fanns_project.json`."""
     files[PROJECT_FILE] = json_bytes(record)
 
 
-def write_files(files: dict[str, bytes], out: Path, force: bool = False) -> None:
+def write_files(files: dict[str, FileContent], out: Path, force: bool = False) -> None:
     """Write `files` as the folder `out`, atomically (`fanns.outputs`: a temporary sibling,
     renamed at the end); an existing `out` is replaced only with `force` and only if it is a project."""
     write_folder(files, Path(out), force, PROJECT_FILE, "generated project")

@@ -12,12 +12,13 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
-from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
+from fanns.outputs import FileContent, Streamed, atomic_path, write_content
 from fanns.paths import inside
 
 MANIFEST = "manifest.json"
@@ -26,22 +27,35 @@ MANIFEST = "manifest.json"
 @dataclass(frozen=True)
 class Image:
     """One memory image: `use` is a channel use of design.yaml, or ``rom`` for the on-chip parts
-    of the index (kept in the I/O channel, copied on chip at index load)."""
+    of the index (kept in the I/O channel, copied on chip at index load). `content` is the bytes,
+    or for an image too large to hold twice (a PQ-code channel) a `Streamed` producer that
+    writing and hashing read a piece at a time."""
 
     name: str
     use: str
     memory: str
     channel: int
-    data: bytes = field(repr=False)
+    content: bytes | Streamed = field(repr=False)
     layout: dict = field(default_factory=dict)
 
     @property
+    def data(self) -> bytes:
+        """The image in memory (joined once, if streamed: for simulators and drivers)."""
+        return self.content if isinstance(self.content, bytes) else self._joined
+
+    @cached_property
+    def _joined(self) -> bytes:
+        return self.content.join()
+
+    @property
     def nbytes(self) -> int:
-        return len(self.data)
+        return len(self.content)
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        if isinstance(self.content, bytes):
+            return hashlib.sha256(self.content).hexdigest()
+        return self.content.sha256
 
     @property
     def file(self) -> str:
@@ -81,9 +95,10 @@ class ImageSet(ABC):
     def manifest(self) -> dict:
         """The contents of manifest.json: version, kind-specific layouts, `Image.record` of every image."""
 
-    def files(self) -> dict[str, bytes]:
-        """Every file of the folder (name -> bytes): the images, then manifest.json."""
-        out = {img.file: img.data for img in self.images}
+    def files(self) -> dict[str, FileContent]:
+        """Every file of the folder (name -> bytes, or `Streamed` for a streamed image): the
+        images, then manifest.json."""
+        out: dict[str, FileContent] = {img.file: img.content for img in self.images}
         out[MANIFEST] = (json.dumps(self.manifest(), indent=1, sort_keys=True) + "\n").encode()
         return out
 
@@ -93,7 +108,7 @@ class ImageSet(ABC):
         folder.mkdir(parents=True, exist_ok=True)
         for name, content in self.files().items():
             with atomic_path(folder / name) as tmp:
-                tmp.write_bytes(content)
+                write_content(tmp, content)
         return folder / MANIFEST
 
 

@@ -46,6 +46,7 @@ query's K uint64 keys padded to whole beats.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -54,12 +55,7 @@ from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.base import Image, ImageSet, read_images, read_manifest
-from fanns.images.ivfpq_channel import (
-    iter_pq_channel,
-    pq_channel_bytes,
-    pq_channel_table,
-    write_pq_channel,
-)
+from fanns.images.ivfpq_channel import iter_pq_channel, pq_channel_bytes, pq_channel_table
 from fanns.images.ivfpq_layout import (
     CODE_KIND,
     ID_KIND,
@@ -76,6 +72,7 @@ from fanns.images.ivfpq_layout import (
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.numerics import IvfPqFormat, pad_subspaces
+from fanns.outputs import Streamed
 
 __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "CODE_KIND",
@@ -91,9 +88,7 @@ __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "Image",
     "MemoryImages",
     "pack",
-    "pack_pq_channel",
     "iter_pq_channel",
-    "write_pq_channel",
     "pq_channel_bytes",
     "pq_channel_table",
     "unpack_pq_channel",
@@ -232,18 +227,8 @@ def hot_lists(design: IvfPqDesign) -> np.ndarray:
     return hot
 
 
-def pack_pq_channel(layout: PqLayout, data: IvfPqIndexData, lists: np.ndarray | None = None) -> bytes:
-    """The image of one PQ-code channel in memory (`iter_pq_channel` joined)."""
-    out = bytearray(pq_channel_bytes(layout, data, lists))
-    at = 0
-    for piece in iter_pq_channel(layout, data, lists):
-        out[at : at + len(piece)] = piece
-        at += len(piece)
-    return bytes(out)
-
-
 def unpack_pq_channel(layout: PqLayout, raw: bytes) -> dict[int, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-    """Inverse of `pack_pq_channel`: {cell: {global pe: (ids, codes, pad)}} of every share
+    """Inverse of `iter_pq_channel` (its pieces joined): {cell: {global pe: (ids, codes, pad)}} of every share
     (padding items included, `pad` marks them) of the lists the image holds (a tier's image
     leaves out the others: 0 beats for a non-empty share)."""
     pb, m = layout.port_bytes, layout.m
@@ -324,7 +309,8 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
             lay = layout.to_dict() | (
                 {"tier": "fast" if use == "pq_hot" else "slow", "lists": int(mask.sum())} if tiered else {}
             )
-            images.append(Image(f"{name}_{c}", use, ch.memory, ch.channel, pack_pq_channel(layout, data, mask), lay))
+            codes = Streamed(pq_channel_bytes(layout, data, mask), partial(iter_pq_channel, layout, data, mask))
+            images.append(Image(f"{name}_{c}", use, ch.memory, ch.channel, codes, lay))
     for c, (ch, layout) in enumerate(ivf_stream_layouts(design, first.port_bits)):
         images.append(
             Image(

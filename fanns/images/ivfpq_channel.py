@@ -2,21 +2,18 @@
 
 Why a stream: at 10M vectors and more, a channel's image is hundreds of MiB to GiB; building it
 whole (and joining its pieces) holds it in RAM two or three times. Here the list table comes
-from the list sizes alone, then every list's scheduled beats follow one list at a time, so
-`write_pq_channel` writes an image to disk holding only the largest list. The layout is
-`fanns.images.ivfpq`'s (its docstring: "pq_codes_<c>"), which joins the same pieces for
-the in-memory image set.
+from the list sizes alone, then every list's scheduled beats follow one list at a time, so the
+packer (`fanns.images.ivfpq.pack`) makes each channel a `Streamed` image that is written and
+hashed holding only the largest list. The layout is `fanns.images.ivfpq`'s (its docstring:
+"pq_codes_<c>").
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 
-from fanns.datasets.formats import atomic_path
 from fanns.images.ivfpq_layout import ID_KIND, PAD_ID, TABLE_WORDS, PqLayout, ceil_div
 from fanns.index.ivfpq import IvfPqIndexData
 
@@ -73,7 +70,7 @@ def _pack_list(layout: PqLayout, ids: np.ndarray, codes: np.ndarray, share: int,
 def iter_pq_channel(layout: PqLayout, data: IvfPqIndexData, lists: np.ndarray | None = None) -> Iterator[bytes]:
     """The image of one PQ-code channel as consecutive pieces: the header (list table), then
     every list's scheduled beats, one list at a time — so a writer holds one list, never the
-    channel's image (`write_pq_channel`). With `lists` ([nlist] bool) only those lists' beats
+    channel's image. With `lists` ([nlist] bool) only those lists' beats
     (a tier's image): the others keep their table entry with 0 beats (share_items and count
     as always)."""
     table = pq_channel_table(layout, data, lists)
@@ -85,16 +82,3 @@ def iter_pq_channel(layout: PqLayout, data: IvfPqIndexData, lists: np.ndarray | 
         _start, nbeats, share, count = (int(v) for v in table[cell])
         if nbeats and count:
             yield _pack_list(layout, data.list_ids(cell), data.list_codes(cell), share, nbeats)
-
-
-def write_pq_channel(layout: PqLayout, data: IvfPqIndexData, path: Path, lists: np.ndarray | None = None) -> dict:
-    """Write one PQ-code channel's image to `path` a list at a time (atomically) and return its
-    size and sha256: memory stays bounded by the largest list, not by the codes of the channel."""
-    digest = hashlib.sha256()
-    size = 0
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        for piece in iter_pq_channel(layout, data, lists):
-            f.write(piece)
-            digest.update(piece)
-            size += len(piece)
-    return {"bytes": size, "sha256": digest.hexdigest()}

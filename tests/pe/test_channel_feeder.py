@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from fanns.images.ivfpq import PqLayout, pack_pq_channel, unpack_pq_channel
+from fanns.images.ivfpq import PqLayout, iter_pq_channel, unpack_pq_channel
 from fanns.pe.channel_feeder import ChannelFeeder, beats_per_unit, codes_per_unit
 
 # m, port bits, PEs of the channel
@@ -38,7 +38,7 @@ def test_unit_rules():
 @pytest.mark.parametrize("m,port,pes", CASES, ids=[f"m{m}-p{p}-x{q}" for m, p, q in CASES])
 def test_items_equal_the_image_and_the_channel_moves_a_beat_per_cycle(m, port, pes):
     layout = PqLayout(m, port, pes, tuple(range(pes)), len(SIZES))
-    raw = pack_pq_channel(layout, _index(m, SIZES, m + port))
+    raw = b"".join(iter_pq_channel(layout, _index(m, SIZES, m + port)))
     expected = unpack_pq_channel(layout, raw)
     pb = port // 8
     table = np.frombuffer(raw[: layout.nlist * 16], dtype="<u4").reshape(layout.nlist, 4)

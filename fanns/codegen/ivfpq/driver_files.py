@@ -8,6 +8,7 @@ The script is a thin command line over `fanns.driver` (the same code every backe
 
 from __future__ import annotations
 
+from fanns.outputs import FileContent
 from fanns.templating import environment
 
 PROJECT_VERSION = 1
@@ -17,7 +18,7 @@ PROJECT_VERSION = 1
 DRIVER_FILES = {"driver/run_on_board.py": "run_on_board.py.j2", "driver/README.md": "README.md.j2"}
 
 
-def add_driver(files: dict[str, bytes], record: dict, kind: str, zynq: dict | None = None) -> None:
+def add_driver(files: dict[str, FileContent], record: dict, kind: str, zynq: dict | None = None) -> None:
     """Add `driver/` to a project's `files` and the driver's project version to its `record`
     (fanns_project.json); `kind` is "hls" or "rtl"; `zynq`: the block-design record of a Zynq build."""
     env = environment("driver", trim_blocks=False)

@@ -31,6 +31,7 @@ from fanns.errors import FannsError
 from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.outputs import FileContent
 from fanns.paths import shared_dir
 from fanns.templating import environment
 
@@ -139,7 +140,7 @@ def render_project(
     *,
     board: Board | None = None,
     platform: str | None = None,
-) -> tuple[dict[str, bytes], memimage.MemoryImages]:
+) -> tuple[dict[str, FileContent], memimage.MemoryImages]:
     """Every file of the project as bytes (relative path -> content), and the packed images."""
     check_design(design)
     board = board or design.target_board()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from fanns.codegen.ivfpq.hls import render_project
 from fanns.codegen.ivfpq.rtl import render_rtl_project
 from fanns.errors import FannsError
+from fanns.outputs import FileContent, write_content
 
 if TYPE_CHECKING:  # the generators are imported when a project is laid out, not when the CLI starts
     from fanns.codegen.ivfpq.hls import TestQueries
@@ -36,12 +37,13 @@ SHARED = {"images/": "data/images/", "data/": "data/test/"}
 
 @dataclass
 class ProjectLayout:
-    """Every regular file (relative path -> bytes) and every symbolic link (path -> target)."""
+    """Every regular file (relative path -> bytes, or `Streamed` for a streamed memory image) and
+    every symbolic link (path -> target)."""
 
-    files: dict[str, bytes] = field(default_factory=dict)
+    files: dict[str, FileContent] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
 
-    def add_face(self, kind: str, files: dict[str, bytes]) -> None:
+    def add_face(self, kind: str, files: dict[str, FileContent]) -> None:
         """Put a face's project under `kind/`, its images and test data into the shared copy."""
         for rel, content in sorted(files.items()):
             prefix = next((p for p in SHARED if rel.startswith(p)), None)
@@ -69,7 +71,7 @@ class ProjectLayout:
         for rel, content in sorted(self.files.items()):
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
+            write_content(path, content)
         for rel, target in sorted(self.links.items()):
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             os.symlink(target, root / rel)

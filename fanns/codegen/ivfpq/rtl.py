@@ -27,6 +27,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, to_kernel_verilog
 from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.outputs import FileContent
 
 TOP = "fanns_ivfpq"
 RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json", "rtl/kernel.xml")
@@ -94,7 +95,9 @@ def port_map(hw: IvfPqHw) -> dict:
     }
 
 
-def rtl_files(hw: IvfPqHw, images: memimage.MemoryImages, test: dict, platform: str | None = None) -> dict[str, bytes]:
+def rtl_files(
+    hw: IvfPqHw, images: memimage.MemoryImages, test: dict, platform: str | None = None
+) -> dict[str, FileContent]:
     """The files of `PROJECT/rtl/` and the Alveo road's (`fanns.codegen.ivfpq.rtl_kernel`, `fanns.codegen.rtl_kernel`;
     `platform`: the Vitis platform, default the board file's)."""
     ports = port_map(hw)
@@ -122,7 +125,7 @@ def render_rtl_project(
     test: TestQueries,
     board: Board | None = None,
     platform: str | None = None,
-) -> tuple[dict[str, bytes], IvfPqHw, memimage.MemoryImages]:
+) -> tuple[dict[str, FileContent], IvfPqHw, memimage.MemoryImages]:
     """Every file of the RTL project (relative path -> bytes), its RTL view and its images."""
     board = board or design.target_board()
     hw = IvfPqHw.from_design(design, board)

@@ -17,6 +17,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.ivfpq import MemoryImages
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.outputs import FileContent
 from fanns.reference.ivfpq_streams import DesignReference
 
 if TYPE_CHECKING:  # hls.py imports this module; TestQueries is only a type here
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # hls.py imports this module; TestQueries is only a type here
 
 def shared_files(
     design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, images: MemoryImages
-) -> dict[str, bytes]:
+) -> dict[str, FileContent]:
     """design.yaml, `images/` and `data/`: quantised test queries, their exact neighbours and the
     reference model's keys."""
     queries, gt = np.asarray(test.queries), np.asarray(test.groundtruth)
