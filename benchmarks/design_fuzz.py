@@ -7,17 +7,24 @@ the DSE's next designs are generated on both faces and `--queries` test queries 
 each (g++ C simulation; Verilator, fast harness), compared key for key with the reference model,
 and the RTL's cycles per query with the cycle model's.
 
+Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed>,
+one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or `ray://HOST:PORT` (Ray) ships
+them to an existing cluster's workers, which need fanns, Verilator and g++ but no shared file system
+(each draw runs in a temporary folder of its worker).
+
     PYTHONPATH=. python benchmarks/design_fuzz.py N [--first SEED] [--max-d D] [--max-k K] [--runners-up R]
-        [--queries Q] [--work DIR]
+        [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS]
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
+import sys
 from pathlib import Path
 
-from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, run_case, table
+from fanns.errors import FannsError
+from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, run_draws, table
+from fanns.tools.parallel import check_cluster
 
 
 def main() -> None:
@@ -31,18 +38,21 @@ def main() -> None:
         "--queries", type=int, default=SIM_QUERIES, help=f"test queries simulated per face (default {SIM_QUERIES})"
     )
     ap.add_argument("--work", default="work/design-fuzz", help="folder for datasets, projects and builds")
+    ap.add_argument("--workers", type=int, default=1, help="draws run at a time on this machine (default 1)")
+    ap.add_argument("--cluster", help="run the draws on an existing Dask (tcp://HOST:PORT) or Ray (ray://) cluster")
     args = ap.parse_args()
-    work = Path(args.work).resolve()
-    outcomes = []
-    for seed in range(args.first, args.first + args.n):
-        case_dir = work / f"draw{seed}"
-        shutil.rmtree(case_dir, ignore_errors=True)
-        outcome = run_case(
-            draw_case(seed, args.max_d, args.max_k), case_dir, work / "builds", args.runners_up, args.queries
-        )
-        outcomes.append(outcome)
-        print(table([outcome])[0], flush=True)
-    print("\n".join(table(outcomes)[-1:]))
+    try:
+        if args.cluster is not None:
+            check_cluster(args.cluster)
+        if args.workers < 1:
+            raise FannsError(f"--workers {args.workers}: must be at least 1", hint="e.g. --workers 2")
+    except FannsError as exc:
+        sys.exit(f"error: {exc}")
+    cases = [draw_case(seed, args.max_d, args.max_k) for seed in range(args.first, args.first + args.n)]
+    outcomes = run_draws(
+        cases, Path(args.work).resolve(), args.runners_up, args.queries, workers=args.workers, cluster=args.cluster
+    )
+    print("\n".join(table(outcomes)), flush=True)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,16 @@ finishes, equals the reference model bit for bit and (RTL) lands within `CYCLE_T
 cycle model; a draw for which the DSE finds no design passes only when its explanation names the
 cause (`Outcome.explain`: an empty option group, a resource, an unreachable goal), never on a crash.
 
-`benchmarks/design_fuzz.py N` runs N draws and prints the table; `tests/flow/test_design_fuzz.py`
-runs a few in the fast tier and more in the slow tier.
+`benchmarks/design_fuzz.py N` runs N draws (in parallel worker processes, or as jobs on an existing
+Dask or Ray cluster: `run_draws`) and prints the table; `tests/flow/test_design_fuzz.py` runs a few
+in the fast tier and more in the slow tier.
 """
 
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -37,6 +40,7 @@ from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
+from fanns.tools.parallel import map_jobs
 from fanns.tools.vmodel import QUICK_CXX_OPT
 
 BOARDS = ("u55c", "u250", "u280", "u50", "zcu104", "zcu102", "kv260", "pynq-z2")
@@ -203,6 +207,57 @@ def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_quer
         out.faces.append(_face(rank, "hls", simulate_csim(project / "hls", sim_queries, build_root)))
         rtl = simulate_rtl(project / "rtl", sim_queries, build_root, cxx_opt=QUICK_CXX_OPT)  # a few queries
         out.faces.append(_face(rank, "rtl", rtl))
+
+
+@dataclass(frozen=True)
+class FuzzJob:
+    """One draw as a job for a worker process or a cluster worker (`run_job`). `work` and
+    `build_root` are folders on the worker; None: a temporary folder on the worker for the draw
+    (removed after it), and a build cache in the worker's temporary directory."""
+
+    case: FuzzCase
+    work: str | None
+    build_root: str | None
+    runners_up: int
+    sim_queries: int
+
+
+WORKER_BUILDS = "fanns-fuzz-builds"
+"""The build cache of a draw run on a cluster worker, in the worker's temporary directory: the
+compiled simulators are kept by content, so the worker's next draws reuse them."""
+
+
+def run_job(job: FuzzJob) -> FuzzOutcome:
+    """`run_case` of one job, in the folders it names (see `FuzzJob`); a named work folder is
+    emptied first, so a draw never reuses a stale exploration."""
+    builds = Path(job.build_root) if job.build_root else Path(tempfile.gettempdir()) / WORKER_BUILDS
+    if job.work is not None:
+        shutil.rmtree(job.work, ignore_errors=True)
+        return run_case(job.case, Path(job.work), builds, job.runners_up, job.sim_queries)
+    with tempfile.TemporaryDirectory(prefix=f"fanns-fuzz-{job.case.seed}-") as tmp:
+        return run_case(job.case, Path(tmp), builds, job.runners_up, job.sim_queries)
+
+
+def run_draws(
+    cases: list[FuzzCase],
+    work: Path,
+    runners_up: int = 1,
+    sim_queries: int = SIM_QUERIES,
+    workers: int = 1,
+    cluster: str | None = None,
+) -> list[FuzzOutcome]:
+    """Every draw of `cases`, as independent jobs: here in `workers` processes, each draw in
+    `work/draw<seed>` with one build cache `work/builds`; or on the existing Dask or Ray cluster at
+    `cluster`, each draw in a temporary folder of the worker that runs it (the workers need not
+    share a file system with this machine). Outcomes come back in the order of `cases`."""
+    if cluster is None:
+        jobs = [
+            FuzzJob(c, str(Path(work) / f"draw{c.seed}"), str(Path(work) / "builds"), runners_up, sim_queries)
+            for c in cases
+        ]
+    else:
+        jobs = [FuzzJob(c, None, None, runners_up, sim_queries) for c in cases]
+    return map_jobs(run_job, jobs, workers=workers, cluster=cluster, label="fuzz draws")
 
 
 def table(outcomes: list[FuzzOutcome]) -> list[str]:

@@ -8,7 +8,8 @@ takes Verilator over 20 minutes to build); `benchmarks/design_fuzz.py N` draws f
 
 import pytest
 
-from fanns.flow.design_fuzz import FuzzOutcome, draw_case, run_case, table
+from fanns.flow.design_fuzz import FuzzOutcome, draw_case, run_case, run_draws, table
+from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
 
 FAST_SEEDS = (6, 11, 14)
 SLOW_SEEDS = tuple(range(100, 104))
@@ -43,3 +44,18 @@ def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
 def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, build_root):
     cases = [draw_case(s, max_d=512, max_k=128) for s in SLOW_SEEDS]
     _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
+
+
+@pytest.mark.slow
+def test_draws_run_as_jobs_on_an_existing_cluster(tmp_path, dask_cluster):  # noqa: F811
+    """A draw shipped to a Dask worker started as its own process (reached by address, working in
+    its own temporary folder) gives the outcome the same draw gives here."""
+    case = draw_case(FAST_SEEDS[0], max_d=128, max_k=16)
+    there = run_draws([case], tmp_path / "unused", runners_up=0, cluster=dask_cluster)
+    assert "run_job" in task_kinds(dask_cluster)
+    assert not (tmp_path / "unused").exists()  # the worker's folders, not this machine's
+    here = run_draws([case], tmp_path / "here", runners_up=0)
+    _check(there + here)
+    assert [(o.status, [(f.rank, f.face, f.ok) for f in o.faces]) for o in there] == [
+        (o.status, [(f.rank, f.face, f.ok) for f in o.faces]) for o in here
+    ]

@@ -7,14 +7,10 @@ import csv
 import io
 import json
 import re
-import subprocess
-import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from dask.distributed import Client
 
 from fanns.cli import main
 from fanns.flow import sweep_cli as report_cli
@@ -22,6 +18,7 @@ from fanns.outputs import MANIFEST, write_folder
 from fanns.report.sweep import pareto_front
 from fanns.report.tables import CSV_FILES
 from fanns.tools.parallel import map_jobs
+from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401 - a fixture
 
 GOALS = ["1-R@10=0.8", "R@1=0.3"]
 BOARDS = ["u55c", "zcu104"]
@@ -415,50 +412,13 @@ def test_graph_heatmaps(swept):
         assert title in svg
 
 
-@pytest.fixture(scope="module")
-def dask_cluster(tmp_path_factory):
-    """A Dask scheduler and one worker started as separate processes, reached by address only."""
-    folder = tmp_path_factory.mktemp("dask")
-    dask = str(Path(sys.executable).parent / "dask")
-    info = folder / "scheduler.json"
-    common = ["--no-dashboard"]
-    scheduler = subprocess.Popen(
-        [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(info), *common],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    worker = None
-    try:
-        for _ in range(600):
-            if info.exists() and info.stat().st_size:
-                break
-            time.sleep(0.1)
-        address = json.loads(info.read_text())["address"]
-        worker = subprocess.Popen(
-            [dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--local-directory", str(folder), *common],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        yield address
-    finally:
-        for proc in (worker, scheduler):
-            if proc is not None:
-                proc.terminate()
-                proc.wait(timeout=60)
-
-
-def _task_kinds(address: str) -> set[str]:
-    with Client(address) as client:
-        return set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
-
-
 @pytest.mark.slow
-def test_cluster_runs_the_dse_jobs_and_gives_the_same_report(swept, dask_cluster, tmp_path, capsys):
+def test_cluster_runs_the_dse_jobs_and_gives_the_same_report(swept, dask_cluster, tmp_path, capsys):  # noqa: F811
     assert map_jobs(abs, [-3, 2, -1], cluster=dask_cluster) == [3, 2, 1]
     out = tmp_path / "report"
     assert main(sweep_args(swept / "explore", out, "--cluster", dask_cluster)) == 0
     # the worker process ran the sweep's jobs (Dask names a task by its function, leading "_" dropped)
-    assert {"run_goal_dse", "best_point"} <= _task_kinds(dask_cluster)
+    assert {"run_goal_dse", "best_point"} <= task_kinds(dask_cluster)
     here, there = (modelled(json.loads((d / "report.json").read_text())) for d in (swept / "report", out))
     assert here == there
     for name in ("designs.csv", "resources.csv"):
