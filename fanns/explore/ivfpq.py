@@ -48,7 +48,7 @@ from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_ve
 from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.ivfpq_shared import Coarse, coarse_of, train_opq_index, train_rotation
 from fanns.index.recall import hits, recall_hits, smallest_meeting
-from fanns.model.cpu_baseline import QPS_REPEATS, measure_qps
+from fanns.model.cpu_baseline import cpu_fields, cpu_qps
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
@@ -389,7 +389,7 @@ class IvfPqExplorer:
                 "codes_per_query": _stats(codes),
                 "probed_cell_sizes": _stats(probed.ravel()),
                 "bytes_per_query": _stats(codes * (m + ID_BYTES)),
-                **_cpu_fields(self._cpu_qps(index, p, g.k)),
+                **cpu_fields(self._cpu_qps(index, p, g.k)),
             }
         return {
             "index": meta["factory"],
@@ -469,27 +469,9 @@ class IvfPqExplorer:
         return result
 
 
-def cpu_qps(
-    index, queries: np.ndarray, nprobe: int, k: int, min_seconds: float = 0.2, threads: int | None = None
-) -> dict:
-    """faiss-cpu's measured QPS on `queries` (host vectors) at `nprobe` on `threads` OpenMP
-    threads (default: faiss's configured count, all cores unless `--faiss-threads` set it): the
-    median of `QPS_REPEATS` windows sharing `min_seconds`, with its quartiles and range
-    (`fanns.model.cpu_baseline.measure_qps`; the thread CPU clock on one thread)."""
-    threads = threads or faiss.omp_get_max_threads()
-    window = min_seconds / QPS_REPEATS
-    return measure_qps(index, queries, nprobe, k, threads=threads, window_seconds=window).as_dict()
-
-
 def _interval(per_query: np.ndarray, seed: int) -> list[float]:
     lo, hi = bootstrap_interval(per_query, seed)
     return [round(lo, 6), round(hi, 6)]
-
-
-def _cpu_fields(cpu: dict[str, dict]) -> dict:
-    """A goal record's CPU fields: `cpu_qps` (all cores, median of the windows), its thread
-    count, and both measurements with their spread under `cpu`."""
-    return {"cpu_qps": cpu["all"]["qps"], "cpu_threads": cpu["all"]["threads"], "cpu": cpu}
 
 
 def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:

@@ -207,3 +207,21 @@ def spread_text(rec: dict) -> str:
         f"{rec['qps']:,.0f} QPS (IQR {rec['q1']:,.0f}-{rec['q3']:,.0f}, range {rec['min']:,.0f}-{rec['max']:,.0f}, "
         f"{rec['repeats']} runs, {rec['threads']} thread(s), {rec['clock']} clock)"
     )
+
+
+def cpu_qps(
+    index, queries: np.ndarray, nprobe: int, k: int, min_seconds: float = 0.2, threads: int | None = None
+) -> dict:
+    """faiss-cpu's measured QPS on `queries` (host vectors) at `nprobe` on `threads` OpenMP
+    threads (default: faiss's configured count, all cores unless `--faiss-threads` set it): the
+    median of `QPS_REPEATS` windows sharing `min_seconds`, with its quartiles and range
+    (`fanns.model.cpu_baseline.measure_qps`; the thread CPU clock on one thread)."""
+    threads = threads or faiss.omp_get_max_threads()
+    window = min_seconds / QPS_REPEATS
+    return measure_qps(index, queries, nprobe, k, threads=threads, window_seconds=window).as_dict()
+
+
+def cpu_fields(cpu: dict[str, dict]) -> dict:
+    """A goal record's CPU fields: `cpu_qps` (all cores, median of the windows), its thread
+    count, and both measurements with their spread under `cpu`."""
+    return {"cpu_qps": cpu["all"]["qps"], "cpu_threads": cpu["all"]["threads"], "cpu": cpu}

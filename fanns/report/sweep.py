@@ -24,9 +24,9 @@ from fanns.boards import Board, load_board
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import parse_kinds, run_graph_explore
-from fanns.explore.ivfpq import cpu_qps
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
+from fanns.model.cpu_baseline import cpu_qps
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore

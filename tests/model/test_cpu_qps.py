@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.explore.ivfpq import cpu_qps
 from fanns.model import cpu_baseline as cb
+from fanns.model.cpu_baseline import cpu_qps
 from fanns.report.tables import summary_table
 
 
