@@ -196,17 +196,33 @@ def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_quer
         out.status = "no design" if outcome.explain else "failed"
         out.reason = " / ".join(outcome.explain) or "the DSE gave no design and no reason"
         return
-    queries = host_vectors(np.asarray(ds.queries), ds.metric)
     for rank, point in enumerate(outcome.top[: 1 + runners_up]):
-        project = work / f"design{rank}"
-        design = report.to_design(point, outcome, project)
-        data = load_index(folder, index_record(explore, folder, design), ds.metric)
-        test = TestQueries(queries=queries, groundtruth=ds.groundtruth(design.k))
-        files = layout(design, data, test, ("hls", "rtl"))
-        files.write(project)
-        out.faces.append(_face(rank, "hls", simulate_csim(project / "hls", sim_queries, build_root)))
-        rtl = simulate_rtl(project / "rtl", sim_queries, build_root, cxx_opt=QUICK_CXX_OPT)  # a few queries
-        out.faces.append(_face(rank, "rtl", rtl))
+        sims = verify_point(point, outcome, ds, explore, folder, work / f"design{rank}", build_root, sim_queries)
+        out.faces += [_face(rank, face, sim) for face, sim in sims.items()]
+
+
+def verify_point(
+    point: dict,
+    outcome: dse.Outcome,
+    ds: Dataset,
+    explore: dict,
+    explore_folder: Path,
+    project: Path,
+    build_root: Path,
+    sim_queries: int,
+) -> dict[str, dict]:
+    """Generate both faces of one DSE point into `project` (its index from the exploration, the
+    dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "rtl": ..}, the
+    records of `simulate_csim` and `simulate_rtl` (the RTL built without optimisation: a few queries)."""
+    design = report.to_design(point, outcome, project)
+    data = load_index(explore_folder, index_record(explore, explore_folder, design), ds.metric)
+    queries = host_vectors(np.asarray(ds.queries), ds.metric)
+    test = TestQueries(queries=queries, groundtruth=ds.groundtruth(design.k))
+    layout(design, data, test, ("hls", "rtl")).write(project)
+    return {
+        "hls": simulate_csim(project / "hls", sim_queries, build_root),
+        "rtl": simulate_rtl(project / "rtl", sim_queries, build_root, cxx_opt=QUICK_CXX_OPT),
+    }
 
 
 @dataclass(frozen=True)
