@@ -17,8 +17,9 @@ from fanns.errors import FannsError
 
 @pytest.fixture(scope="module")
 def numpy_sentences() -> list[str]:
-    """A small slice of real English: docstring sentences of the installed numpy."""
-    files = sorted(p for p in Path(np.__file__).parent.rglob("*.py") if "tests" not in p.parts)
+    """A small slice of real English: docstring sentences of three of the installed numpy's packages."""
+    root = Path(np.__file__).parent
+    files = sorted(p for sub in ("_core", "lib", "ma") for p in (root / sub).rglob("*.py") if "tests" not in p.parts)
     out = textcorpus.unique_sentences(d for f in files for d in textcorpus._docstrings(f.read_bytes()))
     assert len(out) > 1200
     return out[:1200]
