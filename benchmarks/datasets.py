@@ -41,7 +41,7 @@ from fanns.index.goals import parse_goal
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 
-BUILTIN_SETS = ("builtin:sift-10k", "builtin:deep-10k")
+BUILTIN_SETS = ("builtin:sift-10k", "builtin:deep-10k", "builtin:sift", "builtin:text-384")
 DIMS = (96, 128, 384, 768, 784, 1024, 1536)
 BOARDS = {"u55c": 300.0, "zcu104": 100.0}
 """Board -> clock (MHz) of the DSE."""
