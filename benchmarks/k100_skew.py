@@ -29,6 +29,8 @@ from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq import sequence as sequence_model
+from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
 
@@ -52,6 +54,7 @@ def main() -> None:
     ap.add_argument("--goal", default="R@100=0.8", help="recall goal (default R@100=0.8)")
     ap.add_argument("--queries", type=int, default=48, help="simulated queries (default 48)")
     ap.add_argument("--work", default="work/k100-skew", help="folder for the exploration, project and build")
+    ap.add_argument("--per-query", type=int, metavar="Q", help="also print RTL vs model per query for the first Q")
     args = ap.parse_args()
     work = Path(args.work).resolve()
     base, queries = zipf_clustered(args.n, max(200, args.queries), zipf=args.zipf)
@@ -90,7 +93,8 @@ def main() -> None:
     sizes = sim.probed_sizes(0, nq, design.nprobe)
     print(
         f"{nq} queries, {run['mismatched_queries']} differ from the reference; probed list sizes mean "
-        f"{sizes.mean():.0f} (all lists {data.list_sizes.mean():.0f}), per query {sizes.sum(1).min()}-{sizes.sum(1).max()}"
+        f"{sizes.mean():.0f} (all lists {data.list_sizes.mean():.0f}), codes per query "
+        f"{sizes.sum(1).min()}-{sizes.sum(1).max()}"
     )
     print(
         f"cycles/query measured {measured:,.1f}, predicted {model.interval:,.1f} ({model.bottleneck}), error "
@@ -98,6 +102,21 @@ def main() -> None:
         + ", ".join(f"{s} {t.interval:,.0f}" for s, t in model.timings.items())
         + f" ({time.perf_counter() - t:.0f} s build + simulation)"
     )
+    if args.per_query:
+        per_query(sim, design, min(args.per_query, nq))
+
+
+def per_query(sim: RtlProjectSim, design, nq: int) -> None:
+    """Each query's interval in RTL and in the model: RTL runs of the first 2, 3, .., `nq` queries
+    (a prefix's span from the first to the last completion; later queries do not move earlier
+    ones), beside the differences of the sequence model's level-2 starts for the same queries."""
+    runs = sim.run([Run(nq=q, nprobe=design.nprobe, k=design.k) for q in range(2, nq + 1)])["runs"]
+    rtl = np.diff([0.0] + [r["last_cycles"] - r["first_cycles"] for r in runs])
+    probes = stage_model.Probes.of(sim.probed_sizes(0, nq, design.nprobe))
+    model = np.diff(sequence_model.sequence_starts(sim.hw.ctx, design.stages, probes, np.arange(nq)))
+    print("query  RTL  model  model-RTL  probed list sizes")
+    for i in range(nq - 1):
+        print(f"{i + 1:5d} {rtl[i]:5.0f} {model[i]:6.0f} {model[i] - rtl[i]:+9.0f}  {probes.sizes[i + 1].tolist()}")
 
 
 if __name__ == "__main__":
