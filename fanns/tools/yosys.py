@@ -2,8 +2,8 @@
 
 This is the source of every calibrated resource constant in fanns: Verilog from the Amaranth
 components is synthesised out of context for an UltraScale+ part (`-family xcup -noiopad`) and
-the mapped cells are counted (7-series parts, `-family xc7`, likewise). The first yowasp call compiles the WebAssembly (about a minute);
-later calls take seconds.
+the mapped cells are counted (7-series parts, `-family xc7`, likewise). The first yowasp call
+compiles the WebAssembly (about a minute); later calls take seconds.
 """
 
 from __future__ import annotations
