@@ -13,10 +13,14 @@ model's prediction for the same queries (`fanns.sim.ivfpq.rtl.RtlProjectSim.pred
 Measured when written (30,000 vectors, zipf 1.0, IVF64: list sizes max/mean 4.53, the hottest
 20 % of lists hold 39.5 % of the codes, imbalance 1.57): --goal R@100=0.7 gives nprobe 4, 17
 PQDist PEs on 3 HBM channels, AHPQ SelK; 64 queries bit-exact, 1,052.7 cycles/query measured,
-1,102.1 predicted before the LUT chain's FIFOs were modelled (-4.48 %), 1,040.0 after (+1.22 %;
-IVFDist-bound). --goal R@100=0.6 (nprobe 2, 5 PEs on 3 channels): 622.2 measured, 629.3 before
-(-1.12 %), 618.6 after (+0.59 %). --per-query shows what is left: queries probing the
-2,122-code list run 100-240 cycles slower in RTL than in the model (a channel-bound cell).
+1,102.1 predicted (-4.48 %). --goal R@100=0.6 (nprobe 2, 5 PEs on 3 channels): 622.2 measured,
+629.3 predicted (-1.12 %). --per-query shows the two causes: (1) the model loads each LUT into
+every PQDist PE at once, while the RTL's 32-word chain FIFOs let the first PEs run ahead of a
+held last channel, so a query whose first cell gives each PE more keys than a held stream takes
+is predicted 150-350 cycles slow; (2) queries probing the 2,122-code list run 100-240 cycles
+slower in RTL than in the model (a channel-bound cell, not modelled). A per-PE chain recurrence
+for (1) brought the run to +1.22 % / +0.59 % but made the U55C DSE 16x slower (13.5 -> 216.7
+CPU-s on sift-10k), so it is not merged yet.
 """
 
 from __future__ import annotations

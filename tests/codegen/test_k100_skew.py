@@ -25,6 +25,7 @@ from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
+from fanns.tools.vmodel import QUICK_CXX_OPT
 
 N, NLIST, GOAL, QUERIES = 30_000, 64, "R@100=0.7", 64
 
@@ -49,7 +50,7 @@ def test_zipf_clustered_is_deterministic_and_its_lists_are_skewed():
 
 
 @pytest.mark.slow
-def test_dse_k100_design_on_skewed_lists_is_within_5_percent_of_the_model(tmp_path):
+def test_dse_k100_design_on_skewed_lists_is_within_5_percent_of_the_model(tmp_path, build_root):
     base, queries = zipf_clustered(N, 200)
     ds = Dataset("zipf", base, queries, "l2", tmp_path / "cache", "skewed synthetic")
     goal = parse_goal(GOAL)
@@ -65,7 +66,8 @@ def test_dse_k100_design_on_skewed_lists_is_within_5_percent_of_the_model(tmp_pa
     sizes = np.sort(data.list_sizes)[::-1]
     assert sizes[0] / sizes.mean() > 3.0  # the skew this test is about
     test = TestQueries(host_vectors(queries[:QUERIES], "l2"), ds.groundtruth(100)[:QUERIES])
-    sim = RtlProjectSim(generate_rtl(design, data, test, tmp_path / "rtl").path, tmp_path / "build")
+    project = generate_rtl(design, data, test, tmp_path / "rtl").path
+    sim = RtlProjectSim(project, build_root, cxx_opt=QUICK_CXX_OPT)  # 64 short queries: g++ -O0 builds fast
     sim.build()
     run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=100)])["runs"][0]
     assert run["mismatched_queries"] == 0, run.get("first_bad")

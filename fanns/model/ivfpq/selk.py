@@ -6,7 +6,7 @@ queues refuse a stream's next query until level 2 has collected them (`Hpq.strea
 the PE behind a held stream stalls: its scan of the next query cannot overlap SelK's level-2
 work beyond what the buffers between them hold. The PEs are also tied to each other: the PEs of
 one channel share its feeder (two-entry FIFOs, so none runs ahead of another) and all PEs take
-the LUTs through one chain (a LUT word moves on only when the next PE's chain FIFO has room).
+the LUTs through one chain (a LUT word moves on only when every PE has a free bank for it).
 Measured on design k100 of benchmarks/rtl_sim.py (2 PEs on one channel, K = 100): both streams
 restart only when the second does, 4·z·s1 - 1 cycles into the level-2 collection, and end
 together; the old max(PQDist, SelK) model was 32 % low there.
@@ -14,31 +14,22 @@ together; the old max(PQDist, SelK) model was 32 % low there.
 `coupled_intervals` runs, per sample query, the recurrence of that machine for `REPEATS`
 identical queries back to back (the last copy's interval is the steady state):
 
-* the selection PE starts level-2 collection of query r at C_r; PE p of the channel of PEs
-  a..b may deliver keys of query r+1 from R_p = C_r + restart(b), and each stream's buffers
-  ahead (key FIFO, datapath registers: `slack` keys) take its first keys at any time: item
-  i >= slack of the query is scanned no earlier than R_p - slack + i;
-* LUT c reaches PE p through the chain: its load takes 256 cycles once the PE's previous load
-  is done and it has freed the bank of cell c - banks (`PqDecode.schedule`: scan start =
-  max(LUT loaded, previous cell scanned)); PE p loads no word before PE p-1, and runs at most
-  FIFO_DEPTH·(q - p) words ahead of a later PE q (the chain FIFOs, `chain`). So when the PEs of
-  the last channel, which restart last, are held, the first PEs load and scan on, and SelK's
-  level 2, which reaches stream q 4·s1·q cycles after stream 0, takes the lag;
-* PE p's last key is taken at E_p = max(scan end + D + 1, R_p + items - 1, R_p + feed - 1),
+* the selection PE starts level-2 collection of query r at C_r; the PEs of channel group g
+  (contiguous PEs a..b) may deliver keys of query r+1 from R_g = C_r + restart(b), and each
+  stream's buffers ahead (key FIFO, datapath registers: `slack` keys) take its first keys
+  at any time: item i >= slack of the query is scanned no earlier than R_g - slack + i;
+* LUT c is loaded by every PE at once (the chain): its load starts when the previous one is
+  done and every PE has freed the bank of cell c - banks, and takes 256 cycles
+  (`PqDecode.schedule` otherwise: scan start = max(LUT loaded, previous cell scanned));
+* the group's last key is taken at E_g = max(scan end + D + 1, R_g + items - 1, R_g + feed - 1),
   where feed is the channel's time for the items its FIFOs could not take while held;
-* C_(r+1) = max(C_r + min_interval, max over PEs of E_p - due(p)): level 2 needs stream p's
+* C_(r+1) = max(C_r + min_interval, max over groups of E_g - due(a)): level 2 needs stream a's
   queues settled when it reaches them (`Hpq.stream_due`).
 
-Until the chain FIFOs were modelled every PE loaded each LUT at once, so a held last channel
-stalled all PEs: on a DSE-chosen K = 100 design (IVF64,PQ16 on `zipf_clustered`, nprobe 4, 17
-PEs on 3 channels, AHPQ) every query whose first cell held more keys per PE than a held stream
-takes (`selk_slack`) was predicted 150-350 cycles slower than the RTL measured it, and the run
-4.5 % slow (benchmarks/k100_skew.py --per-query). Not modelled: the interplay of a
-channel-bound feed with a single large cell (the feed is a floor on each query, as in the
-PQDist stage model; the same benchmark shows RTL 100-240 cycles slower than the model on
-queries probing a list of 2,122 codes, 3.6x the mean probed size, on 6 PEs a channel). Checked
-against RTL simulation: tests/codegen/test_rtl.py, tests/codegen/test_k100_skew.py (within
-5 %), benchmarks/rtl_sim.py.
+Not modelled: the 32-word chain FIFOs (a leading PE may take that much of a LUT early), LUTs
+arriving late from BuildLUT (its own stage interval), and the interplay of a channel-bound feed
+with LUT waits (the feed is a floor on each query, as in the PQDist stage model). Checked
+against RTL simulation: tests/codegen/test_rtl.py (within 5 %), benchmarks/rtl_sim.py.
 """
 
 from __future__ import annotations
@@ -64,30 +55,35 @@ def channel_groups(pes_per_channel: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+def dominant_groups(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The groups that can set the interval: the last (it restarts last, so its scans set the
+    LUT chain's pace) and the first of each size. Of two groups of one size the later restarts
+    4·s1·(its offset) later and is due as much later, and its last key is no later by more than
+    that (every constraint on it moves at most one cycle per cycle of its restart)."""
+    keep, sizes = [], set()
+    for a, b in groups:
+        if b - a not in sizes:
+            sizes.add(b - a)
+            keep.append((a, b))
+    return keep + ([groups[-1]] if groups[-1] not in keep else [])
+
+
 def coupled_intervals(
-    sel,
-    pq: PqDecode,
-    items: np.ndarray,
-    groups: list[tuple[int, int]],
-    feed: np.ndarray,
-    slack: int,
-    chain_fifo: int = 0,
+    sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray, slack: int
 ) -> np.ndarray:
     """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
     docstring). `sel`: the selection PE (`stream_restart`, `stream_due`, `min_interval`);
     `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
     `feed` [nq]: the busiest channel's cycles for a query's items after the hold; `slack`: keys a
     held stream's buffers take."""
-    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack, chain_fifo)[0]
+    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack)[0]
 
 
-def coupled_intervals_many(
-    configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int, chain_fifo: int = 0
-) -> np.ndarray:
+def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int) -> np.ndarray:
     """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE tries
     every channel count and selection PE for the same PEs: one vectorised recurrence)."""
     nq = np.asarray(items).shape[0]
-    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS, None, chain_fifo)
+    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS)
     return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
 
 
@@ -112,7 +108,6 @@ def sequence_starts(
     slack: int,
     lut: LutSource,
     order: np.ndarray,
-    chain_fifo: int = 0,
 ) -> np.ndarray:
     """The cycle at which SelK starts the level-2 collection of each query of `order` (indices
     into `items` / `feed`), the queries submitted back to back in that order: the recurrence of
@@ -122,23 +117,7 @@ def sequence_starts(
     these are the accelerator's intervals."""
     order = np.asarray(order, dtype=np.int64)
     rounds = list(order.reshape(order.shape[0], -1))
-    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, lut, chain_fifo)[:, 0, :].reshape(order.shape)
-
-
-def chain(ld: np.ndarray, position: np.ndarray, real: np.ndarray, last_real: np.ndarray, fifo: int) -> np.ndarray:
-    """[configs, PEs, lanes] when each PE has loaded a LUT through the chain, from `ld`, when it
-    would have on its own (its previous LUT, its free bank; the first PE: the LUT built). A PE
-    loads no word before the PE ahead of it in the chain passed it on, and takes a word only
-    while its successor's chain FIFO of `fifo` words has room (`fanns.arch.ivfpq.scan`), so PE
-    x runs at most `fifo`·(y - x) words ahead of a later PE y: its load ends no earlier than
-    y's minus that many cycles. `real` masks the padding entries, which copy the last PE."""
-    ld = np.maximum.accumulate(ld, axis=1)
-    lead = np.where(real, ld - fifo * position, -np.inf)
-    behind = np.maximum.accumulate(lead[:, ::-1], axis=1)[:, ::-1]  # max over y >= x
-    later = np.concatenate([behind[:, 1:], np.full_like(behind[:, :1], -np.inf)], axis=1)  # y > x
-    ld = np.maximum.accumulate(np.maximum(ld, later + fifo * position), axis=1)
-    tail = ld[np.arange(ld.shape[0]), last_real][:, None, :]
-    return np.where(real, ld, tail)
+    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, lut)[:, 0, :].reshape(order.shape)
 
 
 def _recurrence(
@@ -148,7 +127,6 @@ def _recurrence(
     slack: int,
     rounds: list[np.ndarray],
     lut: LutSource | None = None,
-    chain_fifo: int = 0,
 ) -> np.ndarray:
     """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
     takes the queries `rounds[r]` (indices into `items`; the same count every round) right
@@ -161,28 +139,24 @@ def _recurrence(
     cells = n.shape[1]
     total = n.sum(1)
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
-    # the first and the last PE of every channel: (position in the LUT chain, the channel's last
-    # PE, whose restart they wait for: the feeder serves its PEs in turn). The PEs between
-    # have the same work and restart and lie between the two in the chain; level 2 wants the
-    # first's keys earliest (`stream_due`), the last lags most.
-    pes = [[(p, b) for a, b in g for p in sorted({a, b})] for _, g, _ in configs]
-    width = max(len(e) for e in pes)
-    pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE
-    position = np.array([[[p] for p, _ in e] for e in pes], dtype=np.float64)
-    real = np.array([[[j < n] for j in range(width)] for n in (len({*e}) for e in pes)])
-    last_real = real[:, :, 0].sum(1) - 1
+    configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
+    width = max(len(groups) for _, groups, _ in configs)
+    # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
     restart = np.array(
-        [[[sel.stream_restart(b)] for _, b in e] for (sel, _, _), e in zip(configs, pes)], dtype=np.float64
+        [[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs],
+        dtype=np.float64,
     )
-    due = np.array([[[sel.stream_due(p)] for p, _ in e] for (sel, _, _), e in zip(configs, pes)], dtype=np.float64)
+    due = np.array(
+        [[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64
+    )
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
     feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[
         :, None, :
     ]
     lanes = (len(configs), len(rounds[0]))
     start = np.zeros(lanes)
-    ld = np.zeros((lanes[0], width, lanes[1]))  # per PE: when it has loaded its last LUT
-    se: list[np.ndarray] = []  # the last `banks` cells: [configs, PEs, lanes] scan end of their last item
+    ld = np.zeros(lanes)
+    se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, lanes] scan end of their last item
     built = [np.full(lanes, lut.latency - lut.ii) for _ in range(lut.pes)] if lut else []
     loaded: list[list[np.ndarray]] = [[] for _ in built]  # per BuildLUT PE: load-done times of its LUTs in its FIFO
     out = []
@@ -190,17 +164,16 @@ def _recurrence(
     for idx in rounds:
         release = start[:, None, :] + restart
         for c in range(cells):
-            ld = (ld if k < pq.banks else np.maximum(ld, se[-pq.banks] + 1)) + KSUB
+            ls = ld if k < pq.banks else np.maximum(ld, se[-pq.banks].max(1) + 1)
+            ld = ls + KSUB
             if lut:
                 p = c % lut.pes
                 built[p] = built[p] + lut.ii
                 if len(loaded[p]) == lut.fifo_luts:
                     built[p] = np.maximum(built[p], loaded[p][0] + 1)
-                ld[:, 0, :] = np.maximum(ld[:, 0, :], built[p] + 1)
-            ld = chain(ld, position, real, last_real, chain_fifo)
-            if lut:
-                loaded[p] = (loaded[p] + [ld[:, 0, :]])[-lut.fifo_luts :]
-            ss = ld if k == 0 else np.maximum(ld, se[-1] + 1)
+                ld = np.maximum(ld, built[p] + 1)
+                loaded[p] = (loaded[p] + [ld])[-lut.fifo_luts :]
+            ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
             last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
             held = np.where(last >= slack, release - slack + last, -np.inf)
             se = (se + [np.maximum(ss + n[idx, c] - 1, held)])[-pq.banks :]

@@ -79,7 +79,6 @@ def sequence_starts(
         stage_model.selk_slack(pe),
         lut_source(ctx, stages.build_lut),
         np.asarray(order, dtype=np.int64),
-        stage_model.FIFO_DEPTH,
     )
 
 

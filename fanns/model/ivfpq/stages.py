@@ -453,7 +453,7 @@ def sel_k_intervals_many(
     many = [
         (selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs
     ]
-    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq), FIFO_DEPTH)
+    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
 
 
 def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:
