@@ -20,14 +20,25 @@ from fanns.pe.base import PE
 from fanns.pe.calibration_table import CalibrationTable, PeFit, load_table
 from fanns.progress import track
 from fanns.resources import KINDS
-from fanns.tools.yosys import synthesize, yosys_command
+from fanns.tools.yosys import URAM_FAMILIES, synthesize, yosys_command
 
 
 def _measure(args: tuple[str, dict, str]) -> dict:
     name, params, family = args
     pe = get_pe(name)(**params)
-    res, cells = synthesize(pe.verilog("top"), "top", family)
+    try:
+        res, cells = synthesize(pe.verilog("top"), "top", family)
+    except RuntimeError as exc:  # yosys refused the design: name the PE, the point and the family
+        reason = next((ln for ln in str(exc).splitlines() if ln.startswith("ERROR")), str(exc).splitlines()[0])
+        raise FannsError(f"yosys cannot synthesise PE {name} {params} for family {family}: {reason}") from None
     return {"params": params, "resources": res.to_dict(), "cells": cells}
+
+
+def family_points(pe_cls: type[PE], family: str) -> list[dict]:
+    """The PE's calibration points that `family` can build: a family without UltraRAM skips the
+    points that place a memory in it (its boards have none, so the DSE never offers that store)."""
+    points = pe_cls.calibration_points
+    return points if family in URAM_FAMILIES else [p for p in points if "uram" not in p.values()]
 
 
 def fit_points(pe_cls: type[PE], points: list[dict]) -> PeFit:
@@ -71,7 +82,7 @@ def calibrate(names: list[str] | None = None, family: str = "xcup", workers: int
         table = load_table(family)
     except FannsError:
         table = CalibrationTable(family, {})
-    jobs = [(n, p, family) for n in names for p in get_pe(n).calibration_points]
+    jobs = [(n, p, family) for n in names for p in family_points(get_pe(n), family)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(track(pool.map(_measure, jobs), "synthesising PEs", total=len(jobs)))
     source = (

@@ -42,6 +42,9 @@ FF_CELLS = ("FDRE", "FDSE", "FDCE", "FDPE")
 BRAM18_CELLS = ("RAMB18E2", "RAMB18E1")
 BRAM36_CELLS = ("RAMB36E2", "RAMB36E1")
 DSP_CELLS = ("DSP48E2", "DSP48E1")
+URAM_FAMILIES = ("xcup",)
+"""The synth_xilinx families with UltraRAM: on the others a memory marked `ram_style = "ultra"`
+has no mapping at all."""
 
 
 def yosys_command() -> list[str]:

@@ -135,3 +135,16 @@ def test_block_ram_and_dsp_are_counted_on_every_family(family):
     measured, cells = synthesize(_RAM_AND_MULTIPLIER, "top", family)
     assert measured.bram18 == 2, cells
     assert measured.dsp == 1, cells
+
+
+def test_a_family_without_ultraram_skips_the_points_that_need_it():
+    ivf = calibration.get_pe("ivf_dist")
+    assert any(p.get("storage") == "uram" for p in calibration.family_points(ivf, "xcup"))
+    on_xc7 = calibration.family_points(ivf, "xc7")
+    assert on_xc7 and all(p.get("storage") != "uram" for p in on_xc7)
+    assert len(on_xc7) >= 3  # still enough to fit
+
+
+def test_a_point_yosys_cannot_map_is_a_clear_error():
+    with pytest.raises(FannsError, match=r"yosys cannot synthesise PE ivf_dist .*'uram'.* family xc7: ERROR"):
+        calibration._measure(("ivf_dist", {"d": 64, "w": 16, "vec_bits": 8, "nlist": 1024, "storage": "uram"}, "xc7"))
