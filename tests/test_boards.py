@@ -8,6 +8,8 @@ import yaml
 from fanns.boards import list_boards, load_board
 from fanns.cli import main
 from fanns.errors import FannsError
+from fanns.pe import registry
+from fanns.pe.calibration_table import load_table
 from fanns.resources import Resources
 
 LATENCY = {"clock_mhz": 450, "page_hit": 48, "page_closed": 55, "page_miss": 62, "source": "a paper"}
@@ -30,6 +32,17 @@ def test_shipped_boards_load_and_are_consistent():
     assert hbm.total_bandwidth_gbps == pytest.approx(460)
     assert u55c.budget(0.6).lut == pytest.approx(0.6 * u55c.total.lut)
     assert boards["pynq-z2"].family == "xc7" and boards["pynq-z2"].pynq
+
+
+def test_every_shipped_board_family_has_every_pe_calibrated():
+    """The DSE prices every PE from its board family's yosys calibration, so a shipped board whose
+    family lacks a table gets no design at all (fuzz draw #7: pynq-z2, xc7)."""
+    families = {b.family for b in list_boards()}
+    for family in sorted(families):
+        table = load_table(family)
+        assert set(registry()) <= set(table.pes), (family, sorted(set(registry()) - set(table.pes)))
+        for name, fit in table.pes.items():
+            assert f"-family {family}" in fit.source and len(fit.points) >= 3, (family, name)
 
 
 def test_memory_latency_converts_through_nanoseconds(tmp_path, u50_yaml):
