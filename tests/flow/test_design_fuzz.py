@@ -11,7 +11,8 @@ import pytest
 from fanns.flow.design_fuzz import FuzzOutcome, draw_case, run_case, run_draws, table
 from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
 
-FAST_SEEDS = (6, 11, 14)
+FAST_SEEDS = (6, 11, 14, 18)
+"""Draw 18 is a pynq-z2 (Zynq-7000, device family xc7) design: the family draw #7 found uncalibrated."""
 SLOW_SEEDS = tuple(range(100, 104))
 
 
