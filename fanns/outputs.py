@@ -91,6 +91,9 @@ class Streamed:
     def __len__(self) -> int:
         return self.nbytes
 
+    def __bytes__(self) -> bytes:
+        return self.join()
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Streamed):
             return self.nbytes == other.nbytes and self.sha256 == other.sha256

@@ -34,6 +34,7 @@ def test_streamed_channels_write_and_read_back_whole(tmp_path, board, d, m, pq):
     for c, (_ch, layout) in enumerate(_channels(design)):
         img = images.get(f"pq_codes_{c}")
         assert isinstance(img.content, Streamed)
+        assert bytes(img.content) == img.data and img.content == img.data  # a streamed file equals its bytes
         assert img.nbytes == pq_channel_bytes(layout, data) == sum(len(p) for p in iter_pq_channel(layout, data))
     images.write(tmp_path)
     back = ivfpq_images.MemoryImages.read(tmp_path)  # checks every file's size and sha256
