@@ -18,6 +18,10 @@ class FannsError(Exception):
         self.message = message
         self.hint = hint
 
+    def __reduce__(self):
+        """Pickled whole (hint too), so an error raised in a cluster worker reaches the user intact."""
+        return (type(self), (self.message, self.hint))
+
     def __str__(self) -> str:
         if self.hint:
             return f"{self.message}\n  hint: {self.hint}"

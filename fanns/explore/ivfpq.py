@@ -23,7 +23,6 @@ an earlier exploration in it is replaced only if fanns wrote it, its trained ind
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,19 @@ from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.explore import estimate
+from fanns.explore.ivfpq_training import (
+    IndexJob,
+    RemoteTraining,
+    RotationJob,
+    default_m,
+    default_nlists,
+    divisors_text,
+    rotation_for,
+    run_job,
+    train_filled,
+    train_size_for,
+    training_rows,
+)
 from fanns.index.goals import RecallGoal, measure_name
 from fanns.index.holdout import (
     BOOTSTRAP_RESAMPLES,
@@ -44,15 +56,16 @@ from fanns.index.holdout import (
     selection_target,
     split_queries,
 )
-from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors, train_index
+from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
-from fanns.index.ivfpq_shared import Coarse, coarse_of, train_opq_index, train_rotation
+from fanns.index.ivfpq_shared import Coarse, coarse_of
 from fanns.index.recall import hits, recall_hits, smallest_meeting
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
+from fanns.tools.parallel import map_jobs
 
 INDEX_CACHE_VERSION = 2
 ID_BYTES = 4
@@ -83,31 +96,6 @@ class ExploreConfig:
     extra: dict = field(default_factory=dict)
 
 
-def default_nlists(n: int) -> list[int]:
-    """Powers of two from about sqrt(N)/4 to 4*sqrt(N), with at least 39 vectors per cell."""
-    root = math.sqrt(n)
-    lo = 2 ** math.ceil(math.log2(max(8.0, root / 4)))
-    hi = min(2 ** math.floor(math.log2(4 * root)), 2 ** math.floor(math.log2(max(1, n // 39))))
-    return [2**e for e in range(int(math.log2(lo)), int(math.log2(max(lo, hi))) + 1)]
-
-
-def default_m(d: int) -> int:
-    """16 sub-quantizers when d allows it, else the largest divisor of d not above 16."""
-    return max(m for m in range(1, 17) if d % m == 0)
-
-
-def train_size_for(n: int, nlist: int) -> int:
-    """64 vectors per cell (at least 10,000 for the 256-centroid PQ, at most 65,536).
-
-    faiss's practice is 39 to 256 training points per centroid (it warns below 39 and samples
-    down above 256). 64 per cell keeps the IVF k-means cost (iterations x sample x nlist x d)
-    quadratic in nlist but small; the floor gives the PQ's 256 centroids 39 points each; the cap
-    bounds training at large nlist (16 per cell at nlist 4096, where faiss warns: recall at
-    that nlist is then slightly below what a larger sample would give — raise --train-size).
-    The sample, not N, sets the training cost, so 1M or 1B base vectors train alike."""
-    return min(n, max(10_000, min(65_536, 64 * nlist)))
-
-
 def _stats(values: np.ndarray) -> dict:
     v = np.asarray(values, dtype=np.float64)
     return {
@@ -134,8 +122,11 @@ def _write_json(path: Path, data: dict) -> None:
 class IvfPqExplorer:
     """Runs the exploration of one dataset into an output folder (see the module docstring)."""
 
-    def __init__(self, ds: Dataset, cfg: ExploreConfig, out: Path, force: bool = True):
-        self.ds, self.cfg, self.out, self.force = ds, cfg, Path(out), force
+    def __init__(
+        self, ds: Dataset, cfg: ExploreConfig, out: Path, force: bool = True, remote: RemoteTraining | None = None
+    ):
+        """`remote`: train the indexes on that cluster (`fanns.explore.ivfpq_training`), same results."""
+        self.ds, self.cfg, self.out, self.force, self.remote = ds, cfg, Path(out), force, remote
         self.folder = self.out  # where the files go: the staging folder while `run` runs
         host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
         if not cfg.goals:
@@ -145,7 +136,7 @@ class IvfPqExplorer:
         for m in self.ms:
             if m < 1 or ds.d % m:
                 raise FannsError(
-                    f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {_divisors(ds.d)}"
+                    f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {divisors_text(ds.d)}"
                 )
         for nlist in self.nlists:
             if nlist < 1 or nlist > ds.n // 4:
@@ -174,8 +165,6 @@ class IvfPqExplorer:
         self.gt = ds.groundtruth(max(kmax, 1))[:nq]
         self.gt_seconds = time.perf_counter() - start
         self.selection, self.holdout = split_queries(nq, cfg.seed)
-        perm = np.random.default_rng(cfg.seed).permutation(ds.n)
-        self.train_order = perm
         self.measures = sorted({g.measure for g in cfg.goals})
 
     def grid(self) -> list[tuple[int, int, bool]]:
@@ -183,7 +172,10 @@ class IvfPqExplorer:
         return [(nlist, m, opq) for m in self.ms for nlist in self.nlists for opq in self.cfg.opq]
 
     def train_size(self, nlist: int) -> int:
-        return self.cfg.train_size or train_size_for(self.ds.n, nlist)
+        train_n = self.cfg.train_size or train_size_for(self.ds.n, nlist)
+        if train_n < nlist:
+            raise FannsError(f"{train_n} training vectors for {nlist} cells", hint="raise --train-size")
+        return train_n
 
     def index_costs(self, nlist: int, m: int, opq: bool) -> dict[str, float]:
         """Model seconds of each phase of one index (`fanns.explore.estimate.index_cost`)."""
@@ -240,13 +232,7 @@ class IvfPqExplorer:
         return None
 
     def _index(self, nlist: int, m: int, opq: bool, on_phase=None):
-
-        factory = factory_string(nlist, m, opq)
-        stem = factory.replace(",", "_")
-        folder = self.folder / "indexes"
-        train_n = self.train_size(nlist)
-        if train_n < nlist:
-            raise FannsError(f"{factory}: {train_n} training vectors for {nlist} cells", hint="raise --train-size")
+        stem = factory_string(nlist, m, opq).replace(",", "_")
         index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
         index = None
         if self._cached_index(nlist, m, opq) is not None:
@@ -256,25 +242,56 @@ class IvfPqExplorer:
                 status(f"{index_path} is unreadable; training it again")
         loaded = index is not None
         if not loaded:
-            index = self._train(nlist, m, opq, train_n, on_phase)
+            index = self._train(nlist, m, opq, self.train_size(nlist), on_phase)
         if opq:
             self._coarse.pop(nlist, None)
         elif self.shares_coarse:
             self._coarse = {nlist: coarse_of(index)}  # for the OPQ index of this nlist, explored next
-        if loaded:
-            return index, stem, meta
-        folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(index_path) as tmp:
-            faiss.write_index(index, str(tmp))
-        _write_json(meta_path, meta)
+        if not loaded:
+            self._store(nlist, m, opq, faiss.serialize_index(index))
         return index, stem, meta
+
+    def _store(self, nlist: int, m: int, opq: bool, serialized: np.ndarray) -> None:
+        """Put a trained index (as `faiss.serialize_index` gives it) into the index cache."""
+        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
+        index_path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(index_path) as tmp:
+            tmp.write_bytes(serialized.tobytes())
+        _write_json(meta_path, meta)
+
+    def _train_remotely(self) -> None:
+        """Train every index not cached yet on the cluster of `remote`, into the index cache: the
+        rotations and plain indexes first, then the OPQ indexes with what they reuse."""
+        todo = [(nlist, m, opq) for nlist, m, opq in self.grid() if self._cached_index(nlist, m, opq) is None]
+        if not todo:
+            return
+        ms = sorted({m for _, m, opq in todo if opq and m not in self._rotations})
+        plain = [self._job(nlist, m, False) for nlist, m, opq in todo if not opq]
+        status(f"training {len(todo)} index(es) and {len(ms)} OPQ rotation(s) on the cluster at {self.remote.address}")
+        address = self.remote.address
+        first = [RotationJob(self.remote.data, m, self.cfg.seed) for m in ms] + plain
+        results = map_jobs(run_job, first, cluster=address, label="training: rotations, plain")
+        self._rotations.update(zip(ms, results[: len(ms)]))
+        for job, serialized in zip(plain, results[len(ms) :]):
+            self._store(job.nlist, job.m, job.opq, serialized)
+        rotated = [self._job(nlist, m, True) for nlist, m, opq in todo if opq]
+        for job, serialized in zip(rotated, map_jobs(run_job, rotated, cluster=address, label="training: OPQ")):
+            self._store(job.nlist, job.m, job.opq, serialized)
+
+    def _job(self, nlist: int, m: int, opq: bool) -> IndexJob:
+        coarse = None
+        if opq and self.shares_coarse:
+            twin = faiss.read_index(str(self._cache_paths(nlist, m, False)[0]))  # held: coarse_of downcasts it
+            coarse = coarse_of(twin)
+        rotation = self._rotations[m] if opq else None
+        return IndexJob(self.remote.data, nlist, m, opq, self.train_size(nlist), self.cfg.seed, rotation, coarse)
 
     def _rotation(self, m: int) -> np.ndarray:
         """The OPQ rotation for m sub-quantizers, trained once on a fixed sample and shared by every nlist."""
         if m not in self._rotations:
-            rows = np.sort(self.train_order[: min(self.ds.n, OPQ_TRAIN_POINTS)])
-            status(f"training the OPQ{m} rotation on {rows.size} vectors (shared by every nlist)")
-            self._rotations[m] = train_rotation(host_vectors(self.ds.base[rows], self.ds.metric), m)
+            rows = min(self.ds.n, OPQ_TRAIN_POINTS)
+            status(f"training the OPQ{m} rotation on {rows} vectors (shared by every nlist)")
+            self._rotations[m] = rotation_for(self.ds, m, self.cfg.seed)
         return self._rotations[m]
 
     def _train(self, nlist: int, m: int, opq: bool, train_n: int, on_phase=None):
@@ -285,14 +302,8 @@ class IvfPqExplorer:
             raise FannsError(f"{factory}: the plain index of nlist {nlist} was not explored before it")
         reused = f", coarse quantizer of {factory_string(nlist, m, False)}" if coarse is not None else ""
         status(f"training {factory} on {train_n} vectors{reused}")
-        rows = np.sort(self.train_order[:train_n])
-        train = host_vectors(self.ds.base[rows], self.ds.metric)
-        if opq:
-            rotation = self._rotation(m)
-            return train_opq_index(
-                self.ds.base, self.ds.metric, nlist, m, rotation, train, self.cfg.seed, coarse, on_phase
-            )
-        return train_index(self.ds.base, self.ds.metric, nlist, m, opq, train, self.cfg.seed, on_phase)
+        rotation = self._rotation(m) if opq else None
+        return train_filled(self.ds, nlist, m, train_n, self.cfg.seed, rotation, coarse, on_phase)
 
     def _cpu_qps(self, index, nprobe: int, k: int) -> dict[str, dict]:
         """Median QPS with spread on one thread and on all cores (`cpu_qps`)."""
@@ -343,7 +354,7 @@ class IvfPqExplorer:
             goal_np[g] = smallest_meeting(chosen[g.measure], selection_target(g.target, self.cfg.margin))
         reached = [p for p in goal_np.values() if p is not None]
         p_max = max(reached, default=1)
-        rows = np.sort(self.train_order[: min(FORMAT_SAMPLE, self.ds.n)])
+        rows = training_rows(self.ds.n, self.cfg.seed, FORMAT_SAMPLE)
         fmt = choose_format(
             data,
             host_vectors(self.ds.base[rows], self.ds.metric),
@@ -423,6 +434,10 @@ class IvfPqExplorer:
         """Explore into `folder` as it is (a staging folder the caller publishes)."""
         self.folder = Path(folder)
         records, seconds = [], {"groundtruth": round(self.gt_seconds, 2)}
+        if self.remote is not None:
+            start = time.perf_counter()
+            self._train_remotely()
+            seconds["cluster_training"] = round(time.perf_counter() - start, 2)
         for nlist, m, opq in self.grid():
             start = time.perf_counter()
             records.append(self.explore_index(nlist, m, opq))
@@ -490,7 +505,3 @@ def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:
             recall, name = max((r["goals"][g.text]["best_recall"], r["index"]) for r in records)
             out[g.text] = {"reached": False, "best_recall": recall, "index": name}
     return out
-
-
-def _divisors(d: int) -> str:
-    return ", ".join(str(m) for m in range(1, d + 1) if d % m == 0 and m <= 64)

@@ -21,6 +21,7 @@ from pathlib import Path
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.explore.ivfpq_training import RemoteTraining
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import MANIFEST, folder_lock, read_manifest, verify_files
@@ -125,10 +126,13 @@ def _previous(ds: Dataset, cfg: ExploreConfig, folder: Path) -> dict | None:
     return data if same else None
 
 
-def ensure_exploration(ds: Dataset, cfg: ExploreConfig, folder: Path | None = None) -> tuple[Path, dict, bool]:
+def ensure_exploration(
+    ds: Dataset, cfg: ExploreConfig, folder: Path | None = None, remote: RemoteTraining | None = None
+) -> tuple[Path, dict, bool]:
     """(folder, explore.json contents, whether it was reused) of an exploration covering `cfg`, in
     `folder` (the user's: an exploration fanns did not write there is refused) or, by default, the
-    dataset's cache folder (fanns's own: an entry it cannot check is replaced)."""
+    dataset's cache folder (fanns's own: an entry it cannot check is replaced). `remote`: train
+    on that cluster when an exploration has to run."""
     cached = folder is None
     folder = Path(folder) if folder is not None else default_folder(ds)
     with folder_lock(folder):
@@ -146,4 +150,4 @@ def ensure_exploration(ds: Dataset, cfg: ExploreConfig, folder: Path | None = No
                 return folder, previous, True
             cfg.goals = sorted(set(cfg.goals) | {parse_goal(t) for t in have})
         status(f"exploring {ds.name} into {folder} (goals {', '.join(g.text for g in cfg.goals)})")
-        return folder, IvfPqExplorer(ds, cfg, folder).run(), False
+        return folder, IvfPqExplorer(ds, cfg, folder, remote=remote).run(), False

@@ -26,8 +26,10 @@ from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, run_graph_explore
 from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_index
 from fanns.explore.ivfpq_reuse import add_index_grid_options
+from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.index.goals import parse_goal
 from fanns.outputs import check_destination, staged_folder
+from fanns.tools.parallel import check_cluster
 
 
 def _int_list(text: str) -> list[int]:
@@ -57,7 +59,8 @@ def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
         vec_bits=args.pq_vec_bits,
         lut_bits=args.pq_lut_bits,
     )
-    return IvfPqExplorer(ds, cfg, Path(args.out), force=args.force)
+    remote = RemoteTraining(args.cluster, DatasetRef.of(args.dataset, ds)) if args.cluster else None
+    return IvfPqExplorer(ds, cfg, Path(args.out), force=args.force, remote=remote)
 
 
 def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
@@ -111,6 +114,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     out = Path(args.out)
     check_destination(out, args.force, None, WHAT)
+    if args.cluster is not None:
+        check_cluster(args.cluster)
     explorer = _ivfpq_explorer(args) if args.recall else None
     with staged_folder(out, args.force, None, WHAT, carry=is_cached_index) as tmp:
         result = explorer.run_into(tmp) if explorer is not None else None
@@ -154,6 +159,16 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
         "--faiss-threads",
         type=arg_int(1, 4096),
         help="faiss threads for training, sweeps and CPU QPS (default: all cores)",
+    )
+    g.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help=(
+            "train the indexes on an existing cluster: tcp://HOST:PORT of a Dask scheduler (`dask scheduler`; "
+            "needs the distributed package) or ray://HOST:PORT. Workers open the dataset themselves: a built-in "
+            "is built in their own cache, a file must be at the same path (a shared file system). The recall "
+            "sweeps and CPU QPS run here (default: train here)"
+        ),
     )
 
 

@@ -20,6 +20,7 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, parse_kinds
 from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
+from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.flow.dse_cli import add_slo_options, parse_slo
 from fanns.index.goals import parse_goal
 from fanns.outputs import check_destination, write_folder
@@ -133,7 +134,8 @@ def _cmd(args: argparse.Namespace) -> int:
     graph_args = graph_namespace(args, boards[0])
     ds = load_dataset(args.dataset)
     cfg = config_from_args(args, goals)
-    folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None)
+    remote = RemoteTraining(args.cluster, DatasetRef.of(args.dataset, ds)) if args.cluster else None
+    folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None, remote)
     settings = SweepSettings(
         boards=tuple(boards),
         goals=tuple(goals),
@@ -205,7 +207,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--cluster",
         metavar="ADDRESS",
         help=(
-            "run the DSE jobs on an existing cluster: tcp://HOST:PORT of a Dask scheduler (`dask scheduler`; "
+            "run the index training (when an exploration runs) and the DSE jobs on an existing cluster: "
+            "tcp://HOST:PORT of a Dask scheduler (`dask scheduler`; "
             "needs the distributed package) or ray://HOST:PORT (default: in this process)"
         ),
     )

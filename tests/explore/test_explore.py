@@ -10,7 +10,7 @@ import pytest
 from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
-from fanns.explore import ivfpq as ivfpq_mod
+from fanns.explore import ivfpq_training
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.index.holdout import TRAINING_MARGIN
@@ -150,7 +150,8 @@ def test_rerun_reuses_trained_indexes(explored, monkeypatch):
     def no_training(*a, **k):
         raise AssertionError("index retrained although cached")
 
-    monkeypatch.setattr(ivfpq_mod, "train_index", no_training)
+    monkeypatch.setattr(ivfpq_training, "train_index", no_training)
+    monkeypatch.setattr(ivfpq_training, "train_opq_index", no_training)
     cfg = ExploreConfig(goals=GOALS, nlists=[32], opq=(False, True), qps_min_seconds=0.01)
     again = IvfPqExplorer(ds, cfg, out).run()
     for a, b in zip(again["indexes"], result["indexes"]):

@@ -1,0 +1,168 @@
+"""The explorer's grid defaults, and the training of its indexes, here or on a cluster (`--cluster`).
+
+Why: training and filling the indexes is most of an exploration's time, and the indexes of the
+grid are independent of one another, except that an OPQ index reuses the coarse quantizer of its
+plain twin and the OPQ rotation of its m (`fanns.index.ivfpq_shared`). So the explorer can send
+them to an existing Dask or Ray cluster (`fanns.tools.parallel.map_jobs`) in two rounds: the
+rotations and the plain indexes first, then the OPQ indexes with what they reuse.
+
+A job carries the dataset's spec and content hash, not its vectors (a 1M x 768 set is 3 GB per
+job): the worker opens the dataset itself — a built-in is built in the worker's own cache, the
+same bytes on every machine; a file must be readable at the same absolute path (a shared file
+system) — and refuses one whose content differs. It returns the index serialized as faiss writes
+it, which the explorer stores in its index cache: the exploration then goes on as if it had
+trained the indexes itself, with the same files and the same results. The training rows are
+chosen here for both (`training_rows`), so local and remote training see the same sample.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from fanns.datasets.dataset import Dataset
+from fanns.datasets.loader import load_dataset
+from fanns.errors import FannsError
+from fanns.index.ivfpq import OPQ_TRAIN_POINTS, factory_string, host_vectors, train_index
+from fanns.index.ivfpq_shared import Coarse, train_opq_index, train_rotation
+
+
+def default_nlists(n: int) -> list[int]:
+    """Powers of two from about sqrt(N)/4 to 4*sqrt(N), with at least 39 vectors per cell."""
+    root = math.sqrt(n)
+    lo = 2 ** math.ceil(math.log2(max(8.0, root / 4)))
+    hi = min(2 ** math.floor(math.log2(4 * root)), 2 ** math.floor(math.log2(max(1, n // 39))))
+    return [2**e for e in range(int(math.log2(lo)), int(math.log2(max(lo, hi))) + 1)]
+
+
+def default_m(d: int) -> int:
+    """16 sub-quantizers when d allows it, else the largest divisor of d not above 16."""
+    return max(m for m in range(1, 17) if d % m == 0)
+
+
+def train_size_for(n: int, nlist: int) -> int:
+    """64 vectors per cell (at least 10,000 for the 256-centroid PQ, at most 65,536).
+
+    faiss's practice is 39 to 256 training points per centroid (it warns below 39 and samples
+    down above 256). 64 per cell keeps the IVF k-means cost (iterations x sample x nlist x d)
+    quadratic in nlist but small; the floor gives the PQ's 256 centroids 39 points each; the cap
+    bounds training at large nlist (16 per cell at nlist 4096, where faiss warns: recall at
+    that nlist is then slightly below what a larger sample would give — raise --train-size).
+    The sample, not N, sets the training cost, so 1M or 1B base vectors train alike."""
+    return min(n, max(10_000, min(65_536, 64 * nlist)))
+
+
+def divisors_text(d: int) -> str:
+    """The divisors of d up to 64 (the m a user may give), for a hint."""
+    return ", ".join(str(m) for m in range(1, d + 1) if d % m == 0 and m <= 64)
+
+
+def training_rows(n: int, seed: int, count: int) -> np.ndarray:
+    """The sorted rows of the first `count` vectors of the seeded permutation of N: every index
+    of one seed trains on a prefix of the same order (one sample per size, nested)."""
+    order = np.random.default_rng(seed).permutation(n)
+    return np.sort(order[: min(count, n)])
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """How a worker opens the dataset of an exploration: its spec and its content hash."""
+
+    spec: str
+    content_hash: str
+
+    @classmethod
+    def of(cls, spec: str, ds: Dataset) -> DatasetRef:
+        """A reference a worker elsewhere can follow: a file spec made absolute."""
+        if not spec.startswith("builtin:"):
+            spec = str(Path(spec).expanduser().resolve())
+        return cls(spec, ds.content_hash())
+
+    def open(self) -> Dataset:
+        ds = load_dataset(self.spec)
+        if ds.content_hash() != self.content_hash:
+            raise FannsError(
+                f"dataset {self.spec} on a cluster worker differs from the one explored "
+                f"(content hash {ds.content_hash()} vs {self.content_hash})",
+                hint="the workers must see the same files at the same path (a shared file system)",
+            )
+        return ds
+
+
+@dataclass(frozen=True)
+class RemoteTraining:
+    """Train an exploration's indexes on the existing cluster at `address`, from `data`."""
+
+    address: str
+    data: DatasetRef
+
+
+@dataclass(frozen=True)
+class RotationJob:
+    """The OPQ rotation of m sub-quantizers, as `IvfPqExplorer` trains it."""
+
+    data: DatasetRef
+    m: int
+    seed: int
+
+    def run(self) -> np.ndarray:
+        ds = self.data.open()
+        return rotation_for(ds, self.m, self.seed)
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    """One index of the grid, trained and filled; an OPQ index behind `rotation`, reusing `coarse`
+    (its plain twin's) when the exploration shares it."""
+
+    data: DatasetRef
+    nlist: int
+    m: int
+    opq: bool
+    train_n: int
+    seed: int
+    rotation: np.ndarray | None = None
+    coarse: Coarse | None = None
+
+    @property
+    def factory(self) -> str:
+        return factory_string(self.nlist, self.m, self.opq)
+
+    def run(self) -> np.ndarray:
+        """The filled index, serialized (the bytes `faiss.write_index` writes)."""
+        index = train_filled(self.data.open(), self.nlist, self.m, self.train_n, self.seed, self.rotation, self.coarse)
+        return faiss.serialize_index(index)
+
+
+def run_job(job: RotationJob | IndexJob) -> np.ndarray:
+    """What a worker runs (a module-level function, so every backend can ship it)."""
+    return job.run()
+
+
+def rotation_for(ds: Dataset, m: int, seed: int) -> np.ndarray:
+    """The OPQ rotation for m sub-quantizers, trained on the first `OPQ_TRAIN_POINTS` of the seeded order."""
+    rows = training_rows(ds.n, seed, OPQ_TRAIN_POINTS)
+    return train_rotation(host_vectors(ds.base[rows], ds.metric), m)
+
+
+def train_filled(
+    ds: Dataset,
+    nlist: int,
+    m: int,
+    train_n: int,
+    seed: int,
+    rotation: np.ndarray | None,
+    coarse: Coarse | None,
+    on_phase=None,
+):
+    """A trained and filled IVF-PQ index (with OPQ when `rotation` is given), trained on the first
+    `train_n` vectors of the seeded order; `on_phase` reports progress (`train_index`)."""
+    rows = training_rows(ds.n, seed, train_n)
+    train = host_vectors(ds.base[rows], ds.metric)
+    if rotation is not None:
+        return train_opq_index(ds.base, ds.metric, nlist, m, rotation, train, seed, coarse, on_phase)
+    return train_index(ds.base, ds.metric, nlist, m, False, train, seed, on_phase)
