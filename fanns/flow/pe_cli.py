@@ -52,7 +52,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             raise FannsError("--refit needs the PEs to refit", hint="name them with --pe NAME")
         table = refit(names, family=args.family)
     else:
-        table = calibrate(names, family=args.family, workers=args.jobs)
+        table = calibrate(names, family=args.family, workers=args.jobs, again=args.again)
     for name in names or table.pes:
         fit = table.pes[name]
         errs = ", ".join(f"{k} {100 * v:.1f}%" for k, v in fit.max_rel_error.items())
@@ -87,5 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--refit",
         action="store_true",
         help="refit the named PEs from the points stored in their tables, without synthesis (after a feature change)",
+    )
+    cal.add_argument(
+        "--again",
+        action="store_true",
+        help="synthesise every point again (default: points stored from the same yosys version are kept)",
     )
     cal.set_defaults(func=_calibrate)

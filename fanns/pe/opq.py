@@ -62,6 +62,8 @@ class Opq(PE):
         {"d": 64, "w": 64, "vec_bits": 8},
         {"d": 128, "w": 16, "vec_bits": 16},
         {"d": 128, "w": 2, "vec_bits": 8},
+        {"d": 256, "w": 128, "vec_bits": 8},
+        {"d": 256, "w": 256, "vec_bits": 16},
     )
 
     def validate(self) -> None:

@@ -148,3 +148,23 @@ def test_a_family_without_ultraram_skips_the_points_that_need_it():
 def test_a_point_yosys_cannot_map_is_a_clear_error():
     with pytest.raises(FannsError, match=r"yosys cannot synthesise PE ivf_dist .*'uram'.* family xc7: ERROR"):
         calibration._measure(("ivf_dist", {"d": 64, "w": 16, "vec_bits": 8, "nlist": 1024, "storage": "uram"}, "xc7"))
+
+
+def test_calibrate_synthesises_only_the_points_the_table_lacks(tmp_path, monkeypatch):
+    # a PE that gains calibration points (opq's wide lanes) synthesises those alone: the stored
+    # points of the same yosys are kept, and the one synthesised again gives the same counts
+    (tmp_path / "xcup").mkdir()
+    src = load_table("xcup").pes["broadcast"]
+    dropped = src.points[-1]
+    lacking = dict(vars(src), points=src.points[:-1], source=src.source.split(calibration.REFIT_NOTE)[0])
+    (tmp_path / "xcup" / "broadcast.json").write_text(json.dumps(lacking))
+    monkeypatch.setattr(calibration_table, "TABLE_DIR", tmp_path)
+    load_table.cache_clear()
+    try:
+        fit = calibration.calibrate(["broadcast"], "xcup", workers=1).pes["broadcast"]
+        assert f"({len(src.points) - 1} points kept from an earlier run)" in fit.source
+        assert fit.points[:-1] == src.points[:-1]
+        assert fit.points[-1]["params"] == dropped["params"]
+        assert fit.points[-1]["resources"] == dropped["resources"]
+    finally:
+        load_table.cache_clear()

@@ -12,6 +12,7 @@ from fanns.tools.verilator import RtlSim
 CONFIGS = [
     Opq(d=16, w=4, vec_bits=8, frac_bits=14),
     Opq(d=12, w=12, vec_bits=12, frac_bits=10),
+    Opq(d=128, w=128, vec_bits=8, frac_bits=14),  # the widest lanes the DSE offers: 2048-bit matrix rows
 ]
 
 
@@ -56,7 +57,7 @@ def test_rtl_cycles_match_timing_model(rtl):
     assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(6)]
 
 
-@pytest.mark.parametrize("pe", CONFIGS, ids=["w4", "w12"])
+@pytest.mark.parametrize("pe", CONFIGS, ids=["w4", "w12", "w128"])
 def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
         [shared_dir("sim") / "csim" / "tb_opq.cpp"],

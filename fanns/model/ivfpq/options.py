@@ -45,12 +45,16 @@ MAX_PES = 1024
 GROUPS = ("opq", "front", "lut", "back")
 MAX_LANES = 64
 """Widest lane count offered where a narrower useful one exists: the widest the DSE has always
-offered, within the span the PE calibrations measured (opq to 64 lanes, ivf_dist to 32,
-build_lut to 128); wider PEs are priced by extrapolation and crowd the search's pool."""
+offered, within the span the PE calibrations measured (ivf_dist to 32, build_lut to 128); wider
+PEs are priced by extrapolation and crowd the search's pool. OPQ: `WIDE_OPQ_LANES`."""
 WIDE_LUT_D = 512
 """From this many elements per vector (in hardware) BuildLUT is offered up to 2 x `MAX_LANES`
 lanes (its calibration measured 128): there its codebook copies in block RAM (256 x d each) bound
 the PE count, so wider PEs are what makes the stage faster; below, more PEs do the same."""
+WIDE_OPQ_LANES = 4 * MAX_LANES
+"""OPQ is offered up to this many lanes (its calibration measured 256): a design has one OPQ PE,
+which rotates each query once in (d + 1) * d / lanes cycles, so only wider lanes make the stage
+faster, and from 384-d on a 64-lane OPQ alone caps a design near 130k QPS at 300 MHz."""
 MIN_USEFUL_LANES = 4
 
 
@@ -242,7 +246,11 @@ def stage_lanes(ctx: stage_model.Context, stage: str) -> tuple[list[int], str]:
         _ONE_PE[stage](ctx, lanes[0])
     except FannsError as exc:
         return [], f"{stage} with {lanes[0]} lane(s): {exc}"
-    limit = 2 * MAX_LANES if stage == "build_lut" and ctx.d >= WIDE_LUT_D else MAX_LANES
+    limit = MAX_LANES
+    if stage == "opq":
+        limit = WIDE_OPQ_LANES
+    elif stage == "build_lut" and ctx.d >= WIDE_LUT_D:
+        limit = 2 * MAX_LANES
     return [w for w in offered_lanes(lanes, limit) if _valid(_ONE_PE[stage], ctx, w) is not None], ""
 
 
