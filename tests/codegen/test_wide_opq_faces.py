@@ -1,10 +1,11 @@
-"""Both faces of a design whose OPQ PE is wider than the I/O beat (issue 16: one OPQ PE rotates
-each query, so for 384-d and wider data only wide lanes keep it off the critical path). d = 384,
-m = 16 on u55c: 128 OPQ lanes, so a matrix row is 3 words of 2048 bits, each gathered from four
-512-bit beats, and the rotated query is regrouped from 128-lane words to IVFDist's 32 and
-BuildLUT's 8. The HLS kernel in C simulation (fast) and the RTL in the fast harness (slow: a
-Verilator build) must equal the reference model bit for bit, and the RTL's cycles per query must
-agree with the model."""
+"""Both faces of a design whose OPQ and BuildLUT PEs are wider than the I/O beat (issue 16: one
+OPQ PE rotates each query, and BuildLUT PEs pay only up to nprobe, so for 384-d data only wide
+lanes keep them off the critical path). d = 384, m = 16 on u55c, the design the DSE picks for a
+synthetic 384-d set at nprobe 2: 192 OPQ lanes (a matrix row is 2 words of 3072 bits, each
+gathered from six 512-bit beats), 32 IVFDist lanes, 96 BuildLUT lanes (4 sub-vectors of 24 per
+word); the rotated query is regrouped from 192-lane words to 32 and 96. The HLS kernel in C
+simulation (fast) and the RTL in the fast harness (slow: a Verilator build) must equal the
+reference model bit for bit, and the RTL's cycles per query must agree with the model."""
 
 import pytest
 
@@ -19,10 +20,10 @@ def case():
     data = random_index(nlist=16, n=1500, d=d, m=m, opq=True, empty=1, seed=7)
     fmt = random_format(d, m)
     design = pinned_design(
-        data, fmt, board="u55c", nprobe=3, k=10, ivf=(2, 32, "bram"), lut=(2, 8, "bram"), pq=(3, 2), opq_lanes=128
+        data, fmt, board="u55c", nprobe=2, k=10, ivf=(1, 32, "bram"), lut=(2, 96, "bram"), pq=(3, 2), opq_lanes=192
     )
-    assert design.stages.opq.lanes == 128
-    return face_case("d384-opq-lanes128", data, fmt, design)
+    assert (design.stages.opq.lanes, design.stages.build_lut.lanes) == (192, 96)
+    return face_case("d384-opq192-lut96", data, fmt, design)
 
 
 def test_hls_csim_is_bit_exact(case, tmp_path, build_root):

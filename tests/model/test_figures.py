@@ -15,7 +15,7 @@ from fanns.report import latency_figures as figures
 def test_report_figures_from_plain_data():
     w = synthetic_workload(10**6, 128, 16, 512, 8, 10, False, queries=200, imbalance=3.0, seed=2)
     best = dse.run([w], load_board("u55c"), "synthetic", 200.0, top=3).best
-    slo = dse.Slo(99, 2 * best.latency["alone"].get(99), 0.5 * best.qps)
+    slo = dse.Slo(99, 3 * best.latency["alone"].get(99), 0.5 * best.qps)  # under load, P99 ~2x alone
     outcome = dse.run([w], load_board("u55c"), "synthetic", 200.0, top=3, slo=slo)
     data = figures.latency_data(outcome)
     json.dumps(data)  # plain data
