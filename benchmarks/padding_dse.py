@@ -57,26 +57,26 @@ def main() -> None:
 
 
 def _pes(side: dict) -> str:
-    return (
-        f"{side['ivf_dist'][0]} IVFDist PEs × {side['ivf_dist'][1]} lanes, "
-        f"{side['build_lut'][0]} BuildLUT PEs × {side['build_lut'][1]} lanes"
-    )
+    (ip, il), (lp, ll) = side["ivf_dist"], side["build_lut"]
+    return f"IVFDist {ip}×{il}, BuildLUT {lp}×{ll}"
 
 
 def readme_row(f: dict) -> tuple[str, str]:
     """The README figures row of the recorded comparison (`benchmarks/readme_figures.py`)."""
-    shapes = "; ".join(f"{r['d']}-d: {r['n']:,} vectors, IVF{r['nlist']} nprobe {r['nprobe']}" for r in f["rows"])
     figure = (
-        f"DSE on {f['board']} for shapes with few power-of-two factors (synthetic; {shapes}; K {f['k']}, "
-        f"{f['goal']}, {f['clock_mhz']:g} MHz), best design before → after padded sub-vectors"
+        f"DSE on {f['board']} for shapes with few power-of-two factors (synthetic workloads, K {f['k']}, "
+        f"{f['goal']}, {f['clock_mhz']:g} MHz), best design before → after padded sub-vectors "
+        "(PEs × lanes per PE)"
     )
     parts = []
     for r in f["rows"]:
         b, a = r["before"], r["after"]
         dsub = r["d"] // r["m"]
+        pad = f"sub-vectors {dsub} → {a['dsub_hw']}" if a["dsub_hw"] != dsub else f"sub-vectors {dsub}, not padded"
         parts.append(
-            f"{r['d']}-d m={r['m']}: {b['qps']:,.0f} → {a['qps']:,.0f} QPS (sub-vectors {dsub} → {a['dsub_hw']}; "
-            f"before: {_pes(b)}; after: {_pes(a)}, bottleneck {a['bottleneck']})"
+            f"{r['d']}-d m={r['m']} ({r['n']:,} vectors, IVF{r['nlist']} nprobe {r['nprobe']}): "
+            f"{b['qps']:,.0f} → {a['qps']:,.0f} QPS ({pad}; before {_pes(b)}; after {_pes(a)}, "
+            f"bottleneck {a['bottleneck']})"
         )
     return figure, "; ".join(parts)
 
