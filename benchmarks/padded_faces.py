@@ -52,14 +52,15 @@ def readme_row(f: dict) -> tuple[str, str]:
     """The README figures row of the recorded cases (`benchmarks/readme_figures.py`)."""
     figure = (
         "padded designs, both faces (tests/codegen/test_padded_faces.py's cases: pinned designs on random "
-        "indexes whose lanes divide neither d nor d/m; PEs × lanes; RTL in the fast harness)"
+        "indexes whose lanes divide neither d nor d/m; PEs × lanes; RTL in the fast harness, not for fetched "
+        "BuildLUT centroids, which only the HLS generator builds)"
     )
     parts = []
     for c in f["cases"]:
         head = (
             f"{c['case']} (d = {c['d']}, m = {c['m']}{', OPQ' if c['opq'] else ''}, sub-vectors "
-            f"{c['d'] // c['m']} → {c['dsub_hw']}, IVFDist {c['ivf'][0]}×{c['ivf'][1]} {c['ivf'][2]}, "
-            f"BuildLUT {c['lut'][0]}×{c['lut'][1]} centroids in {c['lut'][2]}): HLS {c['hls_differ']} of "
+            f"{c['d'] // c['m']} → {c['dsub_hw']}, IVFDist {c['ivf'][0]}×{c['ivf'][1]} centroids {c['ivf'][2]}, "
+            f"BuildLUT {c['lut'][0]}×{c['lut'][1]} centroids {c['lut'][2]}): HLS {c['hls_differ']} of "
             f"{c['queries']} queries differ"
         )
         if "measured" in c:
