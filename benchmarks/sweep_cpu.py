@@ -36,7 +36,7 @@ def cpu(point: dict | None) -> dict | None:
         "nprobe": point["nprobe"],
         "qps": point["qps"],
         "iqr": [point["spread"]["q1"], point["spread"]["q3"]],
-        "threads": point.get("threads"),
+        "threads": point["spread"]["threads"],
         "one_thread": {"qps": one["qps"], "iqr": [one["q1"], one["q3"]]} if one else None,
     }
 
@@ -101,7 +101,7 @@ def readme_row(f: dict) -> tuple[str, str]:
     if same:
         parts.append(
             f"At the {boards[0]['board'].upper()} design's index {same['index']} nprobe {same['nprobe']}: "
-            f"1 thread {_cpu_text(same, boards, True)}; all cores {_cpu_text(same, boards, False)}"
+            f"1 thread {_cpu_text(same, boards, True)}; {same['threads']} threads {_cpu_text(same, boards, False)}"
         )
     best = boards[0]["cpu_best"]
     if best:
