@@ -74,14 +74,15 @@ def explore(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int = 
     return {"set": name, "kind": kind, "nodes": int(graph.n), "queries": int(len(queries)), **best}
 
 
-def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> None:
+def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> dict:
+    """Time the compiled and the Python reference on one set's graph; print and return the figures."""
     ds = load_dataset(f"builtin:{name}")
     graph = load_or_build(ds, kind, max_degree, 64, 8)
     _, queries = prepare_vectors(ds)
     q_fx = graph.fmt.quantize(np.resize(queries, (nq, queries.shape[1])))
     qpps = [setup.qpp(graph, mode) for mode in MODES]
     search_batch(graph, q_fx[:10], setup.traversal(1, 1, "intra"), qpps)  # compile outside the timing
-    cpu_per_query = []
+    cpu_per_query, runs_out = [], []
     for threads in (1, 2):
         for mg, mc in ((1, 1), (4, 2), (8, 4)):
             cfg = setup.traversal(mg, mc, "intra")
@@ -89,6 +90,7 @@ def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> 
             search_batch(graph, q_fx, cfg, qpps, threads=threads)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             cpu_per_query.append(cpu / nq)
+            runs_out.append({"threads": threads, "mg": mg, "mc": mc, "wall_qps": nq / wall, "cpu_qps": nq / cpu})
             print(
                 f"{name} {kind.upper()} ({graph.n} nodes), compiled reference, {threads} thread(s), mg={mg} mc={mc}: "
                 f"{nq / wall:,.0f} queries/s wall clock, {nq / cpu:,.0f} queries per CPU second "
@@ -96,9 +98,10 @@ def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> 
             )
     cells = len(setup.mg) * len(setup.mc)
     runs = 2 * cells * nq  # with a Bloom filter each mode needs its own traversal (per-unit filters)
+    sweep_cpu_minutes = runs * float(np.mean(cpu_per_query)) / 60
     print(
         f"{name} {kind.upper()}: a full sweep ({cells} configurations x {nq} queries x 2 modes) costs about "
-        f"{runs * float(np.mean(cpu_per_query)) / 60:.1f} CPU minutes"
+        f"{sweep_cpu_minutes:.1f} CPU minutes"
     )
     t0 = time.perf_counter()
     few = 20
@@ -109,10 +112,18 @@ def speed(name: str, kind: str, setup: SweepSetup, max_degree: int, nq: int) -> 
             TraversalConfig(l=setup.l, k=setup.k, mg=4, mc=2, bloom=setup.bloom, bfc_units=setup.bfc_units),
             trace=True,
         )
-    print(
-        f"{name} {kind.upper()}: Python reference (numpy per hop), mg=4 "
-        f"mc=2: {few / (time.perf_counter() - t0):,.1f} queries/s\n"
-    )
+    python_qps = few / (time.perf_counter() - t0)
+    print(f"{name} {kind.upper()}: Python reference (numpy per hop), mg=4 mc=2: {python_qps:,.1f} queries/s\n")
+    return {
+        "set": name,
+        "kind": kind,
+        "nodes": int(graph.n),
+        "queries": nq,
+        "runs": runs_out,
+        "sweep_grid": [max(setup.mg), max(setup.mc)],
+        "sweep_cpu_minutes": sweep_cpu_minutes,
+        "python_qps": python_qps,
+    }
 
 
 def main() -> None:
@@ -157,14 +168,43 @@ def main() -> None:
         "latency_source": memory.source,
         "rows": rows,
     }
+    figures["speed"] = [
+        speed(name, kind, setup, args.max_degree, args.speed_queries)
+        for name in (([s for s in sets if not s.endswith("-10k")] or sets[:1]) if not args.no_speed else [])
+        for kind in kinds
+    ]
     write_result(args.json, "graph", " ".join(["python benchmarks/graph.py", *sys.argv[1:]]), figures)
-    for name in ([s for s in sets if not s.endswith("-10k")] or sets[:1]) if not args.no_speed else []:
-        for kind in kinds:
-            speed(name, kind, setup, args.max_degree, args.speed_queries)
 
 
-def readme_row(f: dict) -> tuple[str, str]:
-    """The README figures row of this benchmark's recorded sweeps (`benchmarks/readme_figures.py`)."""
+def readme_row(f: dict) -> list[tuple[str, str]]:
+    """The README figures rows of this benchmark's recorded sweeps and speed measurements
+    (`benchmarks/readme_figures.py`)."""
+    return ([sweep_row(f)] if f["rows"] else []) + [speed_row(s) for s in f.get("speed", [])]
+
+
+def speed_row(s: dict) -> tuple[str, str]:
+    """The row of one set's reference traversal speed."""
+    one = [r for r in s["runs"] if r["threads"] == 1]
+    two = [r for r in s["runs"] if r["threads"] == 2]
+    figure = (
+        f"compiled DST reference speed, builtin:{s['set']} {s['kind'].upper()} ({s['nodes']:,} nodes, "
+        f"{s['queries']:,} queries, traversal + cycle model of both modes)"
+    )
+    value = (
+        " / ".join(f"{r['cpu_qps']:,.0f}" for r in one)
+        + " queries per CPU second for (mg, mc) = "
+        + " / ".join(f"({r['mg']},{r['mc']})" for r in one)
+        + " on 1 thread ("
+        + " / ".join(f"{r['wall_qps']:,.0f}" for r in two)
+        + f" queries/s wall clock on 2 threads); a full {s['sweep_grid'][0]} × {s['sweep_grid'][1]} sweep of "
+        f"{s['queries']:,} queries in both modes ≈ {s['sweep_cpu_minutes']:.1f} CPU minutes; "
+        f"the Python reference {s['python_qps']:.1f} queries/s"
+    )
+    return figure, value
+
+
+def sweep_row(f: dict) -> tuple[str, str]:
+    """The row of the recorded sweeps' best points beside Falcon's."""
     pub = ", ".join(
         f"{mode} {published.published(mode).max():.2f}× at mg={published.best(mode)[0]}, mc={published.best(mode)[1]}"
         for mode in MODES

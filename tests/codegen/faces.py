@@ -25,20 +25,31 @@ def face_case(name: str, data, fmt, design) -> dict:
     return {"name": name, "data": data, "design": design, "queries": queries, "test": test, "keys": expected}
 
 
-def check_hls_csim(case: dict, tmp_path, build_root) -> None:
+def hls_csim_keys(case: dict, tmp_path, build_root) -> np.ndarray:
+    """The keys the case's generated HLS kernel returns in C simulation."""
     generate_hls(case["design"], case["data"], case["test"], tmp_path / "hls")
     with HlsCsim(tmp_path / "hls", build_root / f"hls_{case['name']}") as sim:
-        assert np.array_equal(sim.search_keys(case["queries"]), case["keys"])
+        return sim.search_keys(case["queries"])
 
 
-def check_rtl_fast(case: dict, tmp_path, build_root) -> None:
+def rtl_fast_run(case: dict, tmp_path, build_root) -> tuple[dict, object, float]:
+    """The case's generated RTL run in the fast harness: the run, the model's prediction for it
+    and the measured cycles per query."""
     design = case["design"]
     project = generate_rtl(design, case["data"], case["test"], tmp_path / "rtl")
     sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast", cxx_opt=QUICK_CXX_OPT)
     sim.build()
     run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=design.k)])["runs"][0]
+    return run, sim.predicted_run(0, QUERIES), measured_interval(run)
+
+
+def check_hls_csim(case: dict, tmp_path, build_root) -> None:
+    assert np.array_equal(hls_csim_keys(case, tmp_path, build_root), case["keys"])
+
+
+def check_rtl_fast(case: dict, tmp_path, build_root) -> None:
+    design = case["design"]
+    run, model, measured = rtl_fast_run(case, tmp_path, build_root)
     assert run["mismatched_keys"] == 0 and run["checked_keys"] == QUERIES * design.k, run.get("first_bad")
     assert np.array_equal(run["keys"], case["keys"])
-    model = sim.predicted_run(0, QUERIES)
-    measured = measured_interval(run)
     assert abs(measured - model.interval) <= CYCLE_TOLERANCE * model.interval, (measured, model)

@@ -30,14 +30,20 @@ CASES = {
 RTL_CASES = ("d100-opq-lanes8", "d96-lut-lanes4", "d300-streamed")
 
 
-@pytest.fixture(scope="module", params=sorted(CASES))
-def case(request):
-    d, m, dsub_hw, opq, ivf, lut = CASES[request.param]
+def build_case(name: str) -> dict:
+    """The pinned design of case `name` with its test queries and the reference model's keys
+    (benchmarks/padded_faces.py records the same cases)."""
+    d, m, dsub_hw, opq, ivf, lut = CASES[name]
     data = random_index(nlist=16, n=2000, d=d, m=m, opq=opq, empty=1)
     fmt = dataclasses.replace(random_format(d, m), dsub_hw=dsub_hw)
     assert d % ivf[1] or (d // m) % lut[1]  # a ragged shape: the lanes need the padding
     design = pinned_design(data, fmt, nprobe=3, k=10, ivf=ivf, lut=lut, pq=(3, 2), opq_lanes=ivf[1])
-    return face_case(request.param, data, fmt, design)
+    return face_case(name, data, fmt, design)
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def case(request):
+    return build_case(request.param)
 
 
 def test_hls_csim_is_bit_exact(case, tmp_path, build_root):

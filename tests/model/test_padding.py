@@ -215,3 +215,14 @@ def test_a_bad_padding_in_design_yaml_gets_a_clear_error(tmp_path):
     with pytest.raises(FannsError, match="4 lanes neither divide nor") as err:
         IvfPqHw.from_design(plain, plain.target_board())
     assert "format.dsub_hw" in err.value.hint
+
+
+def test_the_dse_without_padding_offers_only_the_unpadded_sub_vectors():
+    """`dse.run(padding=False)` (what benchmarks/padding_dse.py compares against) keeps d/m = 49:
+    one IVFDist lane, and a slower best design than with the paddings."""
+    board = load_board("u55c")
+    w = synthetic_workload(2000, 784, 16, 32, 4, 10, False, queries=6, seed=0)
+    plain = dse.run([w], board, "R@10=0.9", 200.0, top=1, padding=False).best
+    padded = dse.run([w], board, "R@10=0.9", 200.0, top=1).best
+    assert plain.ctx.fmt.dsub_hw == 0 and plain.stages.ivf_dist.lanes == 1, plain.stages
+    assert padded.ctx.fmt.dsub_hw > 49 and padded.qps > plain.qps

@@ -323,13 +323,16 @@ def run(
     slo: Slo | None = None,
     load_qps: float | None = None,
     tiers: bool = False,
+    padding: bool = True,
 ) -> Outcome:
     """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
     carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
     `tiers`, every top design also gets the memory-tier choice of `fanns.model.ivfpq.skew.tier_choices`
     (hot lists in the UltraRAM the budget leaves or in another memory group; `fanns.model.ivfpq.report`
-    writes the best memory-group option as design_tiered.yaml, which the RTL generator builds)."""
+    writes the best memory-group option as design_tiered.yaml, which the RTL generator builds).
+    `padding=False` offers only the unpadded sub-vectors (`benchmarks/padding_dse.py` measures what
+    the paddings gain)."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:
@@ -346,7 +349,11 @@ def run(
     if not workloads:
         outcome.explain = unreachable_text(goal, outcome.unreachable)
         return outcome
-    pairs = [(w, ctx) for w in workloads for ctx in padded_contexts(w, board, clock_mhz)]
+    pairs = [
+        (w, ctx)
+        for w in workloads
+        for ctx in (padded_contexts(w, board, clock_mhz) if padding else [context(w, board, clock_mhz)])
+    ]
     contexts = [ctx for _, ctx in pairs]
     workloads = [w for w, _ in pairs]  # one space per (workload, padding): `_points` maps keys back
     spaces, backs = [], {}
