@@ -415,7 +415,7 @@ def back_options(
                     b.offer(
                         (st, sel),
                         [interval, float(next(sel_cycles)) if kept else 0.0],
-                        latency + stage_model._latency(stage_model.selector_pe(sel)),
+                        latency + stage_model.selector_latency(stage_model.selector_pe(sel)),
                         res,
                         {g: st.channels},
                         {"compute_cycles": compute, "memory_cycles": memory},

@@ -5,8 +5,9 @@ must describe the same machine (`docs/ivfpq_architecture.md`). Every stage confi
 `fanns.design.ivfpq` is turned here into the PEs it instantiates (`*_units`, from the PE builders of
 `fanns.model.ivfpq.stage_pes`: the PE library
 classes with their parameters, so resources come from the calibrated PE tables, never from
-hand-typed numbers) and into its cycles per query (`stage_timings`: from each PE's own timing
-methods and the workload measured by the explorer).
+hand-typed numbers) and into its cycles per query (`stage_timings`, in
+`fanns.model.ivfpq.stage_timing` and re-exported here: from each PE's own timing methods and the
+workload measured by the explorer).
 
 Cycles: `interval` is a stage's mean cycles per query in steady state (queries back to back;
 the pipeline overlaps queries, so throughput = clock / max over stages of the mean interval over
@@ -21,10 +22,8 @@ AXI reader configuration; the lane counts offered are `fanns.model.ivfpq.buildab
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
-
-import numpy as np
 
 from fanns.design.ivfpq import (
     BuildLutStage,
@@ -54,7 +53,6 @@ from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part 
     reader_rate,
     stored_elem_bytes,
 )
-from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
 from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are part of this module's API)
     Context,
     design_context,
@@ -71,22 +69,40 @@ from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are pa
     select_stage,
     selector_pe,
 )
+from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing is part of this module's API)
+    FIFO_DEPTH,
+    PqWork,
+    StageTiming,
+    back_timings,
+    ivf_timing,
+    lut_timing,
+    opq_timing,
+    pq_feed_cycles,
+    pq_query_cycles,
+    pq_timing,
+    pq_timing_from_work,
+    pq_work,
+    sel_cells_timing,
+    sel_k_intervals,
+    sel_k_intervals_many,
+    sel_k_timing,
+    selector_latency,
+    selk_slack,
+    stage_timings,
+)
 from fanns.numerics import ID_BITS
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.base import PE
 from fanns.pe.fetcher import desc_layout
 from fanns.pe.glue_streams import BeatSplitter, Broadcast
-from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns.pe.pq_decode import KSUB
 from fanns.pe.stream_fifo import StreamFifo
 from fanns.pe.stream_pack import StreamPack
 from fanns.resources import KINDS, Resources
 
-FIFO_DEPTH = 32
 IVF_BEAT_FIFO_DEPTH = 4
 """Beats buffered per IVFDist PE of a shared streamed-centroid channel (`fanns.arch.ivfpq.ivf_stream`):
 the PEs of a channel start a few cycles apart (the query travels down the chain), which these absorb."""
-"""Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
-LUT RAM sized, deep enough for the 1-D arrays' forwarding registers)."""
 LUT_FIFO_DEPTH = 2 * KSUB
 """Depth of each BuildLUT PE's LUT FIFO: two whole LUTs. PQDist takes the LUTs in probe order, so
 with a shallow FIFO BuildLUT PE j+1 stalls once its FIFO is full until LUT j has been consumed,
@@ -129,12 +145,6 @@ def pe_unit(ctx: Context, stage: str, label: str, pe: PE, count: int = 1, divisi
 
 def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) -> Unit:
     return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=FIFO_DEPTH), count)
-
-
-@cache
-def _latency(pe: PE) -> int:
-    """A selection PE's latency, once per distinct PE (HSMPQG builds its comparator network)."""
-    return pe.latency()
 
 
 # -- units (resources) ----------------------------------------------------------------------------
@@ -331,157 +341,6 @@ def total_resources(units: list[Unit]) -> Resources:
         for i, v in enumerate(u.each.as_tuple()):
             acc[i] += v * u.count
     return Resources(*acc)
-
-
-# -- timing ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StageTiming:
-    """Mean steady-state cycles per query (`interval`), mean one-query latency, and details."""
-
-    interval: float
-    latency: float
-    detail: dict = field(default_factory=dict)
-
-
-def opq_timing(ctx: Context, st: OpqStage) -> StageTiming:
-    pe = opq_pe(ctx, st)
-    return StageTiming(float(pe.ii()), float(pe.latency()))
-
-
-def ivf_timing(ctx: Context, st: IvfDistStage) -> StageTiming:
-    pe = ivf_pe(ctx, st, -(-ctx.nlist // st.pes))
-    slow = ivf_stream_slowdown(ctx, st) if st.storage == "stream" else 1.0
-    extra = MEM_LATENCY_CYCLES if st.storage == "stream" else 0
-    return StageTiming(pe.ii() * slow, pe.latency() * slow + extra, {"centroids_per_pe": pe.nlist})
-
-
-def sel_cells_timing(ctx: Context, st: SelectStage, ivf: IvfDistStage) -> StageTiming:
-    pe = selector_pe(st)
-    return StageTiming(float(pe.interval(-(-ctx.nlist // ivf.pes))), float(_latency(pe)))
-
-
-def lut_timing(ctx: Context, st: BuildLutStage) -> StageTiming:
-    pe = lut_pe(ctx, st)
-    probes = -(-ctx.nprobe // st.pes)
-    extra = MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
-    return StageTiming(float(probes * pe.ii()), float(pe.cycles(probes) + extra), {"probes_per_pe": probes})
-
-
-@dataclass(frozen=True)
-class PqWork:
-    """Per sample query, what one pq_decode PE does (cycles from `PqDecode.cell_cycles`)."""
-
-    shares: PqShares
-    pe_cycles: np.ndarray  # [nq] steady-state cycles
-    pe_latency: np.ndarray  # [nq] one query alone: first LUT word to last key (`cycles_for_cells`)
-
-    @property
-    def beats(self) -> np.ndarray:
-        return self.shares.beats
-
-
-def pq_work(shares: PqShares, pe: PqDecode) -> PqWork:
-    cell = pe.cell_cycles(shares.items)
-    pe_cycles = cell.sum(1)
-    latency = KSUB + pe_cycles - cell[:, -1] + shares.items[:, -1] + pe.depth()
-    return PqWork(shares, pe_cycles.astype(np.float64), latency.astype(np.float64))
-
-
-def pq_query_cycles(work: PqWork, busiest: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample query, (interval, latency) of the PQDist stage: a query takes the longer of the
-    PE's scan and its busiest channel's beats (the reader runs ahead of the PEs within a query)."""
-    chan = busiest * work.beats / rate
-    return np.maximum(work.pe_cycles, chan), np.maximum(work.pe_latency, chan + MEM_LATENCY_CYCLES)
-
-
-def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float, float, float, float]:
-    """(interval, latency, compute part, memory part), means over the sample (`pq_query_cycles`)."""
-    interval, latency = pq_query_cycles(work, busiest, rate)
-    chan = busiest * work.beats / rate
-    return float(interval.mean()), float(latency.mean()), float(work.pe_cycles.mean()), float(chan.mean())
-
-
-def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTiming, PqWork]:
-    work = pq_work(pq_shares(ctx.m, probes, st.pes, st.port_bits), pq_pe(ctx, st))
-    busiest, rate = max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle
-    interval, latency, compute, memory = pq_timing_from_work(work, busiest, rate)
-    per_query = np.maximum(work.pe_cycles, busiest * work.beats / rate)
-    detail = {
-        "compute_cycles": round(compute, 3),
-        "memory_cycles": round(memory, 3),
-        "bound": "memory" if memory > compute else "compute",
-        "items_per_pe": round(float(work.shares.items_per_query.mean()), 3),
-        # the sample's spread (throughput uses the mean: queries overlap in the pipeline)
-        "p95_cycles": round(float(np.percentile(per_query, 95)), 3),
-    }
-    return StageTiming(interval, latency, detail), work
-
-
-def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float, busy: np.ndarray | None = None) -> np.ndarray:
-    """Per sample query, the busiest channel's cycles for the items a held stream's buffers (key
-    FIFO, datapath, item FIFO: `selk_slack` + FIFO_DEPTH) could not take, plus the datapath.
-    `busy` [nq]: the busiest port's cycles per query when the codes come from elsewhere than the
-    design's PQ channels (a tiered placement's `CodeFeed.busy`); default: those channels."""
-    n = work.shares.items_per_query.astype(np.float64)
-    ahead = selk_slack(pe) + FIFO_DEPTH
-    busy = busiest * work.beats / rate if busy is None else busy
-    return busy * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
-
-
-def selk_slack(pe: PqDecode) -> int:
-    """Keys a held SelK stream's buffers take: the key FIFO and the PE's datapath registers."""
-    return FIFO_DEPTH + pe.depth() + 1
-
-
-def sel_k_intervals(
-    st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float, busy: np.ndarray | None = None
-) -> np.ndarray:
-    """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.model.ivfpq.selk`:
-    their work and SelK's level-2 hold add up where the old max of the two let them overlap);
-    `busy` as in `pq_feed_cycles`."""
-    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate, busy)[0]
-
-
-def sel_k_intervals_many(
-    configs: list[tuple[SelectStage, list[int]]],
-    work: PqWork,
-    pq: PqDecode,
-    rate: float,
-    busy: np.ndarray | None = None,
-) -> np.ndarray:
-    """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
-    many = [
-        (selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs
-    ]
-    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
-
-
-def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:
-    """SelK's mean interval (`sel_k_intervals`: it includes PQDist's pace) and tail latency."""
-    return StageTiming(
-        float(sel_k_intervals(st, work, pq, pes_per_channel, rate).mean()), float(_latency(selector_pe(st)))
-    )
-
-
-def stage_timings(
-    ctx: Context, stages: Stages, probes: Probes, back: dict[str, StageTiming] | None = None
-) -> dict[str, StageTiming]:
-    """Timing of every stage of a design for the measured probes. `back`: this design's PQDist
-    and SelK timings when already known (`back_timings`: the DSE shares them between designs)."""
-    out = {}
-    if stages.opq is not None:
-        out["opq"] = opq_timing(ctx, stages.opq)
-    out["ivf_dist"] = ivf_timing(ctx, stages.ivf_dist)
-    out["sel_cells"] = sel_cells_timing(ctx, stages.sel_cells, stages.ivf_dist)
-    out["build_lut"] = lut_timing(ctx, stages.build_lut)
-    return out | (back_timings(ctx, stages.pq_dist, stages.sel_k, probes) if back is None else back)
-
-
-def back_timings(ctx: Context, st: PqDistStage, sel_k: SelectStage, probes: Probes) -> dict[str, StageTiming]:
-    """The PQDist and SelK timings of a design (SelK's depend on PQDist's work)."""
-    pq, work = pq_timing(ctx, st, probes)
-    rate = ctx.memory(st.memory).beats_per_cycle
-    return {"pq_dist": pq, "sel_k": sel_k_timing(sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), rate)}
 
 
 def memory_plan(ctx: Context, stages: Stages) -> tuple[ChannelUse, ...]:
