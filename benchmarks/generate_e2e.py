@@ -12,12 +12,11 @@ differing from the reference model per face, the RTL's cycles per query against 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from record import write_result
+from record import work_parser, write_result
 
 from fanns.cli import main as fanns
 from fanns.datasets import write_hdf5
@@ -29,10 +28,8 @@ ARGS = ["--recall", "R@10=0.3", "--board", "u55c", "--nlist", "32", "--m", "10",
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", default="work/bench-generate", help="folder for the HDF5 file and the project")
+    ap = work_parser(__doc__, "work/bench-generate", "folder for the HDF5 file and the project")
     ap.add_argument("--sim-queries", type=int, default=8, help="test queries simulated per face (default 8)")
-    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
     work = Path(args.work).resolve()
     data, out = work / f"clustered-{D}d.hdf5", work / "project"

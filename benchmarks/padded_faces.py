@@ -9,12 +9,11 @@ case), and the RTL's cycles per query beside the model's (which prices the padde
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import work_parser, write_result
 
 from tests.codegen.faces import hls_csim_keys, rtl_fast_run
 from tests.codegen.test_padded_faces import CASES, RTL_CASES, build_case
@@ -26,9 +25,7 @@ def differ(keys: np.ndarray, expected: np.ndarray) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", default="work/bench-padded", help="folder for the projects and builds")
-    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    ap = work_parser(__doc__, "work/bench-padded", "folder for the projects and builds")
     args = ap.parse_args()
     work = Path(args.work).resolve()
     rows = []

@@ -7,6 +7,7 @@ measured it and cannot silently go stale.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -66,3 +67,12 @@ def write_result(path: str | Path | None, benchmark: str, command: str, figures:
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def work_parser(doc: str, default_work: str, work_help: str) -> argparse.ArgumentParser:
+    """The argument parser of a benchmark that builds in a work folder: its description (the
+    docstring's first paragraph), `--work` and `--json`, the options such benchmarks share."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--work", default=default_work, help=work_help)
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    return ap

@@ -12,13 +12,12 @@ the best CPU point for the goal on all cores.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 from pathlib import Path
 
-from record import write_result
+from record import work_parser, write_result
 
 from fanns.cli import main as fanns
 
@@ -42,9 +41,7 @@ def cpu(point: dict | None) -> dict | None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--work", default="work/bench-sweep", help="folder for the exploration and the report")
-    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    ap = work_parser(__doc__, "work/bench-sweep", "folder for the exploration and the report")
     args = ap.parse_args()
     work = Path(args.work).resolve()
     shutil.rmtree(work / "explore", ignore_errors=True)  # measure the CPU in this run
