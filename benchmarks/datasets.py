@@ -5,7 +5,7 @@ Sets: built-in datasets (`builtin:NAME`) and, for each dimension in `--dims` (de
 768, 784, 1024, 1536), a synthetic clustered set (`fanns.datasets.synthetic.clustered`, float32,
 unit-scale mixture, `--n` vectors) where no real set of that dimension is built in. Per set:
 
-- the exploration's wall time (default grid: every nlist of `default_nlists`, m = `default_m`,
+- the exploration's wall time (default grid: every nlist of `default_nlists`, every m of `default_ms`,
   with and without OPQ) for the recall goal `--goal`;
 - the DSE's best U55C design (index, nprobe, PEs per stage, its resources with the shell) and
   its predicted QPS, and the best ZCU104 design's predicted QPS;

@@ -38,7 +38,7 @@ from fanns.explore.ivfpq_training import (
     IndexJob,
     RemoteTraining,
     RotationJob,
-    default_m,
+    default_ms,
     default_nlists,
     divisors_text,
     rotation_for,
@@ -84,7 +84,7 @@ def is_cached_index(rel: str) -> bool:
 class ExploreConfig:
     goals: list[RecallGoal]
     nlists: list[int] | None = None  # default: default_nlists(N)
-    ms: list[int] | None = None  # default: [default_m(d)]
+    ms: list[int] | None = None  # default: default_ms(d)
     opq: tuple[bool, ...] = (False, True)
     train_size: int | None = None  # default: per index, see train_size_for
     max_queries: int | None = None
@@ -132,7 +132,7 @@ class IvfPqExplorer:
         if not cfg.goals:
             raise FannsError("no recall goal given", hint="add --recall R@10=0.8 (repeatable)")
         self.nlists = sorted(set(cfg.nlists or default_nlists(ds.n)))
-        self.ms = sorted(set(cfg.ms or [default_m(ds.d)]))
+        self.ms = sorted(set(cfg.ms or default_ms(ds.d)))
         for m in self.ms:
             if m < 1 or ds.d % m:
                 raise FannsError(

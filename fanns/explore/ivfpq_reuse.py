@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_ms, default_nlists
 from fanns.explore.ivfpq_training import RemoteTraining
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
@@ -34,7 +34,11 @@ def add_index_grid_options(parser: argparse.ArgumentParser, group: argparse._Arg
     """The --nlist/--m/OPQ options that pick the index grid, shared by explore and the reuse-aware commands."""
     group.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
     group.add_argument(
-        "--m", help="comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it)"
+        "--m",
+        help=(
+            "comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it; "
+            "from 256-d on also the largest divisor of d up to min(d/8, 128), e.g. 16,48 at 384-d)"
+        ),
     )
     mode = group.add_mutually_exclusive_group()
     mode.add_argument(
@@ -98,7 +102,7 @@ def _settings(ds: Dataset, cfg: ExploreConfig) -> dict:
     """The `settings` block the explorer would write for `cfg` (defaults resolved)."""
     return {
         "nlists": sorted(set(cfg.nlists or default_nlists(ds.n))),
-        "ms": sorted(set(cfg.ms or [default_m(ds.d)])),
+        "ms": sorted(set(cfg.ms or default_ms(ds.d))),
         "opq": list(cfg.opq),
         "seed": cfg.seed,
         "vec_bits": cfg.vec_bits,

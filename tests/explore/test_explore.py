@@ -11,7 +11,8 @@ from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
 from fanns.explore import ivfpq_training
-from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_m, default_nlists
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_nlists
+from fanns.explore.ivfpq_training import default_ms
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.index.holdout import TRAINING_MARGIN
 from fanns.numerics import IvfPqFormat
@@ -161,7 +162,13 @@ def test_rerun_reuses_trained_indexes(explored, monkeypatch):
 def test_defaults():
     assert default_nlists(100_000) == [128, 256, 512, 1024]
     assert default_nlists(10_000) == [32, 64, 128, 256]
-    assert default_m(128) == 16 and default_m(50) == 10 and default_m(96) == 16
+    # below 256-d one m (16, or the largest divisor of d under it); from 256-d on also about d/8
+    assert default_ms(128) == [16] and default_ms(50) == [10] and default_ms(96) == [16]
+    assert default_ms(384) == [16, 48] and default_ms(768) == [16, 96] and default_ms(784) == [16, 98]
+    assert default_ms(1024) == [16, 128] and default_ms(1536) == [16, 128] and default_ms(300) == [15, 30]
+    for d in range(1, 2049):
+        ms = default_ms(d)
+        assert all(d % m == 0 and 1 <= m <= 128 for m in ms), d
 
 
 def test_goal_syntax():
