@@ -63,6 +63,17 @@ def train_rotation(train: np.ndarray, m: int) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
+def rotated(vectors: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+    """`vectors @ rotation.T` in float32, the same bits on any number of BLAS threads.
+
+    Why: a float32 product's sums are split differently on 1 and 2 threads (a Dask worker runs
+    BLAS on one), and the last bits of the centroids then differ between an index trained here
+    and on a cluster. The float64 product is exact to far below float32's last bit, so rounding
+    it gives the same float32 on any split."""
+    product = vectors.astype(np.float64) @ rotation.T.astype(np.float64)
+    return np.ascontiguousarray(product.astype(np.float32))
+
+
 def train_opq_index(
     base: np.ndarray,
     metric: str,
@@ -93,7 +104,7 @@ def train_opq_index(
     ivf.pq.cp.seed = seed + 1
     ivf.do_polysemous_training = False
     if coarse is not None:
-        ivf.quantizer.add(np.ascontiguousarray(coarse.centroids @ rotation.T))  # IndexIVF.train then skips k-means
+        ivf.quantizer.add(rotated(coarse.centroids, rotation))  # IndexIVF.train then skips k-means
     check_values(f"{factory}: training vectors", train)
     try:
         index.train(np.ascontiguousarray(train, dtype=np.float32))

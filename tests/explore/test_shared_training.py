@@ -4,12 +4,13 @@ quantizer and cells, one OPQ rotation serves every nlist, and the cost model dro
 import faiss
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from fanns.datasets.synthetic import clustered
 from fanns.errors import FannsError
 from fanns.explore import estimate
 from fanns.index.ivfpq import apply_pretransform, extract, train_index
-from fanns.index.ivfpq_shared import coarse_of, train_opq_index, train_rotation
+from fanns.index.ivfpq_shared import coarse_of, rotated, train_opq_index, train_rotation
 from fanns.index.recall import recall_at
 
 
@@ -53,6 +54,18 @@ def test_shared_and_own_coarse_quantizers_reach_like_recall(plain):
         faiss.extract_index_ivf(ix).nprobe = 4
         found[name] = recall_at(ix.search(queries, 10)[1], gt, 10)
     assert found["shared"] > 0.5 and abs(found["shared"] - found["own"]) < 0.1
+
+
+def test_rotated_centroids_have_the_same_bits_on_one_and_two_blas_threads():
+    # a Dask worker runs BLAS on one thread; the float32 product splits its sums differently there
+    rng = np.random.default_rng(0)
+    centroids = rng.standard_normal((256, 384)).astype(np.float32)
+    rotation = np.linalg.qr(rng.standard_normal((384, 384)))[0].astype(np.float32)
+    here = rotated(centroids, rotation)
+    with threadpool_limits(1):
+        one = rotated(centroids, rotation)
+    assert here.dtype == np.float32 and np.array_equal(here, one)
+    assert np.allclose(here, centroids @ rotation.T, atol=1e-5)
 
 
 def test_mismatched_coarse_is_refused(plain):
