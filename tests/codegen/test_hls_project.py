@@ -149,6 +149,36 @@ def test_connectivity_and_kernel_arguments_agree(name):
         assert call[2:-2] == [f"images[{i}]" for i in range(len(args) - 2)]
 
 
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_every_onchip_array_is_bound_to_the_designs_memory(name):
+    """Each global index array of the kernel gets one BIND_STORAGE with the memory the design and
+    its resource model chose (URAM or BRAM centroids; BRAM codebooks and OPQ matrix), reshaped
+    or aggregated to the word its PE reads per cycle."""
+    design, data, test = small_case(name)
+    kernel = render_project(design, data, test)[0]["src/kernel.cpp"].decode()
+    onchip = kernel[kernel.index("// -- on-chip index memories") : kernel.index("void load_index(")]
+    arrays = {name: kind for kind, name in re.findall(r"^(VecWord<T, \d+>|T|int16_t) (\w+)\[", onchip, re.M)}
+    bound = dict(re.findall(r"HLS BIND_STORAGE variable=(\w+) type=ram_s2p impl=(\w+)\)", kernel))
+    reshaped = dict(re.findall(r"HLS ARRAY_RESHAPE variable=(\w+) cyclic factor=(\d+) dim=2\)", kernel))
+    aggregated = set(re.findall(r"HLS AGGREGATE variable=(\w+)\)", kernel))
+    st = design.stages
+    assert set(bound) == set(arrays) and arrays
+    for array, kind in arrays.items():
+        if array.startswith("ivf_store_"):
+            want, words = st.ivf_dist.storage, True
+        elif array == "lut_store":
+            want, words = st.build_lut.centroids, True
+        else:
+            want, words = "bram", False
+        assert bound[array] == want, array
+        assert (array in aggregated) == words == kind.startswith("VecWord"), array
+        if not words:
+            lanes = st.opq.lanes if array == "opq_store" else st.build_lut.lanes
+            assert reshaped[array] == str(lanes), array
+    assert ("ivf_store_0" in arrays) == (st.ivf_dist.storage != "stream")
+    assert ("lut_store" in arrays) == (st.build_lut.centroids != "memory")
+
+
 def test_hosts_compile_warning_free_and_report(tmp_path, build_root):
     """host_csim (g++ -Wall -Wextra -Werror) runs the test set and reports 0 mismatches (with AHPQ
     cutting results, so data/ must hold the stream model's keys); the XRT host passes g++'s checks

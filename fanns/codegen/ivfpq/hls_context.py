@@ -373,8 +373,62 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         sel_cells=st.sel_cells,
         sel_k=st.sel_k,
         onchip={"centroids": ivf.storage != "stream" or lut.centroids != "memory"},
+        memories=onchip_memories(design, ivf_pes),
     )
     return ctx
+
+
+def onchip_memories(design: IvfPqDesign, ivf_pes: list[dict]) -> list[dict]:
+    """The on-chip index arrays of the kernel with the memory the design (and the resource model)
+    gives each: `impl` for BIND_STORAGE (bram or uram), `reshape` the elements one memory row holds
+    where the array is of plain elements (ARRAY_RESHAPE cyclic on the row dimension), `aggregate`
+    where it is of lane words (AGGREGATE: one word per row, as the RTL's memories are laid out).
+
+    Why: without the pragmas Vitis picks the memory itself (URAM stores land in BRAM, and the
+    codebook and OPQ rows are read a lane word per cycle from an array of single elements)."""
+    st = design.stages
+    out = [
+        {
+            "name": f"codebook_store_{j}",
+            "impl": "bram",
+            "reshape": st.build_lut.lanes,
+            "aggregate": False,
+            "why": f"BuildLUT PE {j}'s codebook: a row of {st.build_lut.lanes} elements per cycle",
+        }
+        for j in range(st.build_lut.pes)
+    ]
+    if st.opq is not None:
+        out.append(
+            {
+                "name": "opq_store",
+                "impl": "bram",
+                "reshape": st.opq.lanes,
+                "aggregate": False,
+                "why": f"OPQ matrix: {st.opq.lanes} elements of a row per cycle",
+            }
+        )
+    for p in ivf_pes:
+        if p["store"]:
+            out.append(
+                {
+                    "name": p["store"],
+                    "impl": st.ivf_dist.storage,
+                    "reshape": None,
+                    "aggregate": True,
+                    "why": f"IVFDist PE {p['index']}'s centroids, one {st.ivf_dist.lanes}-lane word per row",
+                }
+            )
+    if st.build_lut.centroids != "memory":
+        out.append(
+            {
+                "name": "lut_store",
+                "impl": st.build_lut.centroids,
+                "reshape": None,
+                "aggregate": True,
+                "why": f"BuildLUT's copy of the centroids, one {st.build_lut.lanes}-lane word per row",
+            }
+        )
+    return out
 
 
 def _channels_of(board: Board, kind: str) -> int:
