@@ -39,18 +39,22 @@ IVF_STORAGES = ("bram", "uram", "stream")
 """IVF centroids: on chip in block RAM / UltraRAM, or streamed from a memory channel per query."""
 LUT_CENTROID_STORES = ("bram", "uram", "memory")
 """BuildLUT's copy of the probed cells' centroids: on chip, or fetched per probe from memory."""
+OPQ_MATRIX_STORES = ("bram", "uram")
+"""The OPQ matrix: in block RAM, or in UltraRAM (a large d: 4.7 MB at d = 1536)."""
 CHANNEL_USES = ("io", "pq_codes", "pq_hot", "ivf_centroids", "lut_centroids")
 
 
 # -- stages ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class OpqStage:
-    """Stage OPQ: one `opq` PE with `lanes` multipliers."""
+    """Stage OPQ: one `opq` PE with `lanes` multipliers; its matrix in `storage`."""
 
     lanes: int
+    storage: str = "bram"
 
     def validate(self, where: str = "stages.opq") -> None:
         check_int(f"{where}.lanes", self.lanes, 1, MAX_UNITS)
+        check_choice(f"{where}.storage", self.storage, OPQ_MATRIX_STORES)
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,9 @@ class Stages:
         if missing:
             fail(f"stages.{missing[0]}", "missing stage (write `opq: null` for no OPQ)")
         return cls(
-            opq=None if data["opq"] is None else from_mapping(OpqStage, "stages.opq", data["opq"]),
+            opq=None
+            if data["opq"] is None
+            else from_mapping(OpqStage, "stages.opq", data["opq"], optional=("storage",)),
             ivf_dist=from_mapping(IvfDistStage, "stages.ivf_dist", data["ivf_dist"], optional=("channels",)),
             sel_cells=from_mapping(SelectStage, "stages.sel_cells", data["sel_cells"], optional=("params",)),
             build_lut=from_mapping(BuildLutStage, "stages.build_lut", data["build_lut"], optional=("channels",)),

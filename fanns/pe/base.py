@@ -24,6 +24,7 @@ from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
 from fanns.pe.calibration_table import load_table
 from fanns.resources import Resources
+from fanns.tools.yosys import URAM_FAMILIES
 
 _REGISTRY: dict[str, type[PE]] = {}
 
@@ -82,6 +83,13 @@ class PE:
         return {"1": 1.0, **self.resource_features()}
 
     def resources(self, family: str = "xcup") -> Resources:
+        """Predicted from the family's calibration; a memory in UltraRAM on a family without it is
+        refused (its fit has no UltraRAM points, so it would be priced as free)."""
+        if family not in URAM_FAMILIES and self.features().get("uram_tiles", 0):
+            raise FannsError(
+                f"PE {self.name} keeps a memory in UltraRAM, which device family {family} does not have",
+                hint="store it in block RAM (storage bram)",
+            )
         return load_table(family).predict(self)
 
     # -- RTL ------------------------------------------------------------------------------------

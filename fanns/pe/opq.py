@@ -5,7 +5,9 @@ with `frac_bits` fractional bits, the query x is `vec_bits` signed, and
 ``y_i = sat_vec((sum_k A[i, k] * x_k + 2**(frac_bits-1)) >> frac_bits)`` (round half up, symmetric
 saturation to `vec_bits`).
 
-* Matrix fill `matrix` (once after reset, into block RAM): d rows of d/w words; row i = A[i, :].
+* Matrix fill `matrix` (once after reset, into on-chip memory: `storage` "bram" for block RAM,
+  "uram" for UltraRAM, where a large d's matrix goes: 4.7 MB at d = 1536): d rows of d/w words;
+  row i = A[i, :].
   (An accelerator passes its padded d_hw and a matrix with zero pad rows and columns,
   `fanns.numerics` "Padded sub-vectors", so w need not divide the real d.)
 * Input `x`: per query d/w words of w elements.
@@ -32,13 +34,15 @@ from amaranth import Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.engines.datapath import bram18_tiles, bram_mux_bits
+from fanns.engines.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
 
 MATRIX_BITS = 16
 """Width of the fixed-point OPQ matrix entries (numerics: quantize_opq_matrix)."""
+STORAGES = ("bram", "uram")
+"""Where the matrix lives: block RAM or UltraRAM."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +51,10 @@ class Opq(PE):
     w: int = 16
     vec_bits: int = 8
     frac_bits: int = 14
+    storage: str = "bram"
 
     name: ClassVar[str] = "opq"
-    summary: ClassVar[str] = "OPQ rotation y = A x (16-bit fixed-point matrix on chip), w multipliers"
+    summary: ClassVar[str] = "OPQ rotation y = A x (16-bit fixed-point matrix in BRAM or URAM), w multipliers"
     timing_formula: ClassVar[str] = "N queries: II = (d+1)*d/w, L = (d+1)*d/w + 4 + ceil(log2 w)"
     hls_header: ClassVar[str] = "opq.h"
     testbench: ClassVar[str] = "tb_opq"
@@ -64,6 +69,9 @@ class Opq(PE):
         {"d": 128, "w": 2, "vec_bits": 8},
         {"d": 256, "w": 128, "vec_bits": 8},
         {"d": 256, "w": 256, "vec_bits": 16},
+        {"d": 128, "w": 16, "vec_bits": 8, "storage": "uram"},
+        {"d": 256, "w": 64, "vec_bits": 8, "storage": "uram"},
+        {"d": 96, "w": 8, "vec_bits": 16, "storage": "uram"},
     )
 
     def validate(self) -> None:
@@ -74,6 +82,7 @@ class Opq(PE):
         )
         self.require(2 <= self.vec_bits <= 24, f"vec_bits={self.vec_bits} out of range 2..24")
         self.require(1 <= self.frac_bits <= 15, f"frac_bits={self.frac_bits} out of range 1..15")
+        self.require(self.storage in STORAGES, f"storage={self.storage!r} unknown", f"use one of {', '.join(STORAGES)}")
 
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:
@@ -114,6 +123,7 @@ class Opq(PE):
             result_words=self.words,
             collect=self.w,
             source="memory",
+            ram_attrs=(("ram_style", "ultra" if self.storage == "uram" else "block"),),
         )
 
     def latency(self) -> int:
@@ -123,18 +133,21 @@ class Opq(PE):
         return (self.d + 1) * self.words
 
     # -- resources ------------------------------------------------------------------------------
-    logic_features: ClassVar[tuple[str, ...]] = LOGIC_FEATURES
+    logic_features: ClassVar[tuple[str, ...]] = (*LOGIC_FEATURES, "uram_mux_bits")
 
     def resource_features(self) -> dict[str, float]:
         """Lanes (DSPs, operand registers), the vector file, the matrix RAM, and the LUT datapath:
         adder tree, vector rotate multiplexer, and the read multiplexer of RAMs stacked in depth."""
         width, depth = self.w * MATRIX_BITS, self.d * self.words
+        bram, uram = self.storage == "bram", self.storage == "uram"
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
-            "bram18_tiles": bram18_tiles(width, depth),
-            "bram_mux_bits": bram_mux_bits(width, depth),
+            "bram18_tiles": bram18_tiles(width, depth) if bram else 0,
+            "uram_tiles": uram_tiles(width, depth) if uram else 0,
+            "bram_mux_bits": bram_mux_bits(width, depth) if bram else 0,
+            "uram_mux_bits": uram_mux_bits(width, depth) if uram else 0,
             **self.spec().structure_features(),
         }
 

@@ -21,6 +21,7 @@ from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq.report import to_design
 from fanns.model.ivfpq.workload import synthetic_workload
+from fanns.pe.opq import Opq
 
 DS = (1, 2, 3, 7, 16, 24, 96, 100, 128, 300, 720, 784, 960, 2048)
 BOARDS = ("zcu104", "u55c", "u250")  # I/O ports of 128, 256, 512 bits (no calibration table for 64)
@@ -181,3 +182,38 @@ def test_codes_wider_than_a_beat_or_below_4_bytes_get_designs(board_name, d, m, 
     assert (items % ipu == 0).all()
     id_beats = -(-items * 32 // st.port_bits)
     assert np.array_equal(work.beats, (items // ipu * bpu + id_beats).sum(1))
+
+
+def test_an_opq_matrix_too_large_for_block_ram_goes_to_ultraram():
+    """d = 1536: the 16-bit OPQ matrix (4.5 MiB) is larger than the block RAM of any U55C SLR (a PE
+    cannot span SLRs), so the DSE puts it in UltraRAM, and both generators build that. At d = 2048
+    (8 MiB) no SLR's UltraRAM holds it either, and the DSE says which group is empty and why."""
+    board = load_board("u55c")
+    budget = Budget.from_board(board, 0.6)
+    assert Opq(d=1536, w=64).features()["bram18_tiles"] > max(r.bram18 for r in budget.slrs.values())
+    w = synthetic_workload(10**6, 1536, 96, 1024, 8, 10, True, queries=20, seed=0)
+    outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
+    assert outcome.best is not None, outcome.explain
+    for p in outcome.top:
+        design = to_design(p, outcome, None)
+        assert design.stages.opq.storage == "uram"
+        check_both(design, board)
+    w = synthetic_workload(10**6, 2048, 128, 1024, 8, 10, True, queries=20, seed=0)
+    outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
+    assert outcome.best is None
+    assert "option group 'opq' (opq) is empty: every configuration has a PE that no single SLR holds" in "\n".join(
+        outcome.explain
+    )
+
+
+def test_a_board_without_ultraram_keeps_its_memories_in_block_ram():
+    """pynq-z2 (7-series) has no UltraRAM: its calibration has no URAM points, so a URAM memory
+    would be priced as free. The DSE never offers one and the PE library refuses to price one."""
+    board = load_board("pynq-z2")
+    with pytest.raises(FannsError, match="UltraRAM, which device family xc7 does not have"):
+        Opq(d=64, w=8, storage="uram").resources("xc7")
+    outcome = dse.run([workload(64, 8, 16)], board, "R@10=0.5", 100.0, top=3)
+    assert outcome.best is not None, outcome.explain
+    for p in outcome.top:
+        st = to_design(p, outcome, None).stages
+        assert st.opq.storage == "bram" and st.ivf_dist.storage != "uram" and st.build_lut.centroids != "uram"

@@ -12,14 +12,19 @@ from fanns.tools.verilator import RtlSim
 CONFIGS = [
     Opq(d=16, w=4, vec_bits=8, frac_bits=14),
     Opq(d=12, w=12, vec_bits=12, frac_bits=10),
-    Opq(d=128, w=128, vec_bits=8, frac_bits=14),  # the widest lanes the DSE offers: 2048-bit matrix rows
+    Opq(d=128, w=128, vec_bits=8, frac_bits=14),  # 2048-bit matrix rows
+    Opq(d=48, w=8, vec_bits=16, frac_bits=12, storage="uram"),  # the matrix in UltraRAM
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}")
+def config_id(pe: Opq) -> str:
+    return f"d{pe.d}w{pe.w}b{pe.vec_bits}{pe.storage}"
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
 def rtl(request, build_root):
     pe = request.param
-    sim = RtlSim.from_component(pe.component(), "opq", build_root / f"opq_{pe.d}_{pe.w}_{pe.vec_bits}")
+    sim = RtlSim.from_component(pe.component(), "opq", build_root / f"opq_{config_id(pe)}")
     return pe, sim
 
 
@@ -40,6 +45,15 @@ def test_bad_parameters_are_user_errors():
         Opq(d=10, w=4)
     with pytest.raises(FannsError, match="frac_bits"):
         Opq(frac_bits=0)
+    with pytest.raises(FannsError, match="storage='lutram' unknown"):
+        Opq(storage="lutram")
+
+
+def test_the_matrix_memory_is_the_storage_chosen():
+    for storage, style in (("bram", "block"), ("uram", "ultra")):
+        verilog = Opq(d=32, w=8, storage=storage).verilog("top")
+        assert f'ram_style = "{style}"' in verilog
+        assert Opq(d=32, w=8, storage=storage).features()["uram_tiles" if storage == "uram" else "bram18_tiles"] > 0
 
 
 def test_rtl_matches_reference_under_backpressure(rtl):
@@ -57,7 +71,7 @@ def test_rtl_cycles_match_timing_model(rtl):
     assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(6)]
 
 
-@pytest.mark.parametrize("pe", CONFIGS, ids=["w4", "w12", "w128"])
+@pytest.mark.parametrize("pe", CONFIGS, ids=config_id)
 def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
         [shared_dir("sim") / "csim" / "tb_opq.cpp"],

@@ -401,7 +401,7 @@ def onchip_memories(design: IvfPqDesign, ivf_pes: list[dict]) -> list[dict]:
         out.append(
             {
                 "name": "opq_store",
-                "impl": "bram",
+                "impl": st.opq.storage,
                 "reshape": st.opq.lanes,
                 "aggregate": False,
                 "why": f"OPQ matrix: {st.opq.lanes} elements of a row per cycle",

@@ -20,7 +20,7 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
 * IVF centroids on chip or streamed (`BUILT_IVF_STORAGES`), BuildLUT centroids on chip
-  (`BUILT_LUT_STORES`).
+  (`BUILT_LUT_STORES`), the OPQ matrix in BRAM or URAM (`BUILT_OPQ_STORES`).
 
 PQ codes of any m suit every memory port: a code wider than a beat takes ceil(8m / port_bits)
 beats of its own, and narrow codes share a beat up to as many as it holds ids
@@ -33,15 +33,24 @@ import math
 
 from fanns.errors import FannsError
 from fanns.model.ivfpq.memory import stored_elem_bytes
+from fanns.tools.yosys import URAM_FAMILIES
 
 BUILT_IVF_STORAGES = ("bram", "uram", "stream")
 """IVF centroid storages both generators build (streamed: one channel feeds at most as many PEs
 as a beat holds words, which `fanns.model.ivfpq.stage_pes.ivf_stream_channels` respects)."""
+BUILT_OPQ_STORES = ("bram", "uram")
+"""OPQ matrix memories both generators build."""
 BUILT_LUT_STORES = ("bram", "uram")
 """BuildLUT centroid stores both generators build (centroids fetched from `memory`: HLS only)."""
+
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
 LANE_STAGES = ("opq", "ivf_dist", "build_lut")
+
+
+def on_family(stores: tuple[str, ...], family: str) -> tuple[str, ...]:
+    """The stores of `stores` a device family has: no "uram" on a family without UltraRAM."""
+    return stores if family in URAM_FAMILIES else tuple(s for s in stores if s != "uram")
 
 
 def padded_dsubs(d: int, m: int, max_lanes: int = 64) -> list[int]:

@@ -9,6 +9,8 @@ takes most of it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, overflow_text
 from fanns.model.ivfpq.options import GROUPS
@@ -34,7 +36,7 @@ def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
 
 GROUP_ADVICE = {
     "infra": "the shell, the control block and the memory readers alone: choose a larger board",
-    "opq": "drop OPQ (its d x d matrix sits on chip) or use a smaller d",
+    "opq": "drop OPQ (its d x d matrix sits on chip, in BRAM or URAM) or use a smaller d",
     "front": "fewer cells (nlist): IVFDist keeps nlist x d centroids on chip and SelCells sorts nlist keys",
     "lut": "a smaller d (every BuildLUT PE holds a 256 x d codebook, the stage all nlist x d centroids) or nlist",
     "back": "a smaller K (SelK's queues grow with K), a smaller m (8·m-bit codes), or fewer vectors per channel",
@@ -60,6 +62,21 @@ def binding_lines(space: Space, budget: Budget) -> list[str]:
             f"{GROUP_ADVICE[group]}; or raise --util, or use a board with more {label}"
         )
     return lines
+
+
+def slr_line(space: Space, group: str, budget: Budget) -> str:
+    """Why a group whose configurations fit the total budget has none: each has an instance that
+    no single SLR holds (a PE cannot span SLRs); the resource where its smallest one overflows."""
+    rooms = np.array([r.as_tuple() for r in budget.slrs.values()], dtype=np.float64).max(0)
+    stages = ", ".join(space.sets[group].stages)
+    head = f"option group {group!r} ({stages}) is empty: every configuration has a PE that no single SLR holds"
+    for label, need, room in zip(budget.labels(), space.floors[group], rooms):
+        if need > room + 1e-9:
+            return (
+                f"{head} (the smallest needs {need:,.0f} {label}, the roomiest SLR allows {room:,.0f} at this "
+                f"utilisation): {GROUP_ADVICE[group]}; or raise --util"
+            )
+    return f"{head}: {GROUP_ADVICE[group]}; or raise --util"
 
 
 def no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget: Budget, result: Result) -> list[str]:
@@ -88,6 +105,8 @@ def no_fit_text(spaces: list[Space], workloads: list[Workload], contexts, budget
         over = binding_lines(space, budget)
         if over:
             lines.append(f"{label}: even the smallest design is too large; binding: " + "; ".join(over))
+            continue
+        lines += [f"{label}: {slr_line(space, g, budget)}" for g in empty]
     if len(lines) == 1 and result.min_overflow is not None:
         lines.append(
             "every resource fits on its own but not together; the closest design: "

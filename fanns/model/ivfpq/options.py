@@ -3,7 +3,7 @@
 Stages that share a parameter are enumerated together, so each group is independent of the
 others and a design is one option per group:
 
-* `opq`   — the OPQ PE's lanes (or nothing, for an index without OPQ);
+* `opq`   — the OPQ PE's lanes and matrix memory, BRAM or URAM (or nothing, for an index without OPQ);
 * `front` — IVFDist (PE count, lanes, centroid storage) with SelCells (architecture over
   z = IVFDist PEs streams, s = nprobe);
 * `lut`   — BuildLUT (PE count, lanes, where the probed centroids come from);
@@ -270,14 +270,16 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     choices, why = stage_lanes(ctx, "opq")
     if why:
         b.reasons.append(why)
-    for lanes in choices:
-        st = OpqStage(lanes)
-        b.raw += 1
-        if _valid(stage_model.opq_pe, ctx, st) is None:
-            continue
-        t = stage_model.opq_timing(ctx, st)
-        units = stage_model.opq_units(ctx, st)
-        b.offer((st,), [t.interval], t.latency, stage_model.total_resources(units), {}, {}, limits.instances_fit(units))
+    for storage in buildable.on_family(buildable.BUILT_OPQ_STORES, ctx.family):
+        for lanes in choices:
+            st = OpqStage(lanes, storage)
+            b.raw += 1
+            if _valid(stage_model.opq_pe, ctx, st) is None:
+                continue
+            t = stage_model.opq_timing(ctx, st)
+            units = stage_model.opq_units(ctx, st)
+            res = stage_model.total_resources(units)
+            b.offer((st,), [t.interval], t.latency, res, {}, {}, limits.instances_fit(units))
     return b.build()
 
 
@@ -287,7 +289,7 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     choices, why = stage_lanes(ctx, "ivf_dist")
     if why:
         b.reasons.append(why)
-    for storage in buildable.BUILT_IVF_STORAGES:
+    for storage in buildable.on_family(buildable.BUILT_IVF_STORAGES, ctx.family):
         for lanes in choices:
             if _valid(stage_model.ivf_pe, ctx, IvfDistStage(1, lanes, "bram"), 1) is None:
                 continue
@@ -323,7 +325,7 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     choices, why = stage_lanes(ctx, "build_lut")
     if why:
         b.reasons.append(why)
-    for store in buildable.BUILT_LUT_STORES:
+    for store in buildable.on_family(buildable.BUILT_LUT_STORES, ctx.family):
         for lanes in choices:
             n_ch = 1 if store == "memory" else 0
             if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:

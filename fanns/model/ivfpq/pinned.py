@@ -38,6 +38,7 @@ def pinned_design(
     lut: tuple[int, int, str] = (2, 16, "bram"),
     pq: tuple[int, int] = (4, 2),
     opq_lanes: int = 16,
+    opq_storage: str = "bram",
     double_buffer: bool = True,
     sel_cells: str = "hpq",
     sel_k: str = "hpq",
@@ -47,7 +48,8 @@ def pinned_design(
     tiers: tuple[str, list[int]] | None = None,
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
-    `pq` = (PEs, channels of the board's first memory group); `sel_params` maps a selection
+    `pq` = (PEs, channels of the board's first memory group); `opq_storage` the OPQ matrix's
+    memory (bram or uram); `sel_params` maps a selection
     architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target);
     `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels."""
     b = load_board(board)
@@ -76,7 +78,7 @@ def pinned_design(
         return dict(SELECTORS[arch].params[0]) if arch in SELECTORS else {}
 
     stages = Stages(
-        opq=OpqStage(opq_lanes) if opq else None,
+        opq=OpqStage(opq_lanes, opq_storage) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
         sel_cells=stage_model.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
         build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),

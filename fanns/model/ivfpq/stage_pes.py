@@ -90,7 +90,7 @@ def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None =
 
 # -- per-stage PEs --------------------------------------------------------------------------------
 def opq_pe(ctx: Context, st: OpqStage) -> Opq:
-    return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits)
+    return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits, storage=st.storage)
 
 
 def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
