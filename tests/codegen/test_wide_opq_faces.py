@@ -3,7 +3,8 @@ OPQ PE rotates each query, and BuildLUT PEs pay only up to nprobe, so for 384-d 
 lanes keep them off the critical path). d = 384, m = 16 on u55c, the design the DSE picks for a
 synthetic 384-d set at nprobe 2: 192 OPQ lanes (a matrix row is 2 words of 3072 bits, each
 gathered from six 512-bit beats), 32 IVFDist lanes, 96 BuildLUT lanes (4 sub-vectors of 24 per
-word); the rotated query is regrouped from 192-lane words to 32 and 96. The HLS kernel in C
+word); the rotated query is regrouped from 192-lane words to 32 and 96. The OPQ matrix is in
+UltraRAM (where the DSE puts it when block RAM is short: from d = 1536 on a U55C). The HLS kernel in C
 simulation (fast) and the RTL in the fast harness (slow: a Verilator build) must equal the
 reference model bit for bit, and the RTL's cycles per query must agree with the model."""
 
@@ -20,9 +21,18 @@ def case():
     data = random_index(nlist=16, n=1500, d=d, m=m, opq=True, empty=1, seed=7)
     fmt = random_format(d, m)
     design = pinned_design(
-        data, fmt, board="u55c", nprobe=2, k=10, ivf=(1, 32, "bram"), lut=(2, 96, "bram"), pq=(3, 2), opq_lanes=192
+        data,
+        fmt,
+        board="u55c",
+        nprobe=2,
+        k=10,
+        ivf=(1, 32, "bram"),
+        lut=(2, 96, "bram"),
+        pq=(3, 2),
+        opq_lanes=192,
+        opq_storage="uram",
     )
-    assert (design.stages.opq.lanes, design.stages.build_lut.lanes) == (192, 96)
+    assert (design.stages.opq.lanes, design.stages.opq.storage, design.stages.build_lut.lanes) == (192, "uram", 96)
     return face_case("d384-opq192-lut96", data, fmt, design)
 
 

@@ -3,7 +3,8 @@
 Stages that share a parameter are enumerated together, so each group is independent of the
 others and a design is one option per group:
 
-* `opq`   — the OPQ PE's lanes and matrix memory, BRAM or URAM (or nothing, for an index without OPQ);
+* `opq`   — the OPQ PE's lanes and matrix memory (BRAM, or URAM where BRAM cannot hold it; or
+  nothing, for an index without OPQ);
 * `front` — IVFDist (PE count, lanes, centroid storage) with SelCells (architecture over
   z = IVFDist PEs streams, s = nprobe);
 * `lut`   — BuildLUT (PE count, lanes, where the probed centroids come from);
@@ -270,8 +271,11 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     choices, why = stage_lanes(ctx, "opq")
     if why:
         b.reasons.append(why)
-    for storage in buildable.on_family(buildable.BUILT_OPQ_STORES, ctx.family):
-        for lanes in choices:
+    for lanes in choices:
+        # the matrix in UltraRAM only where block RAM cannot hold it (the PE fits no SLR's, or the
+        # whole budget's, block RAM): a small matrix's URAM twin has the same speed and would
+        # crowd the search's pool with designs that pack URAM into SLRs less easily
+        for storage in buildable.on_family(buildable.BUILT_OPQ_STORES, ctx.family):
             st = OpqStage(lanes, storage)
             b.raw += 1
             if _valid(stage_model.opq_pe, ctx, st) is None:
@@ -279,7 +283,8 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
             t = stage_model.opq_timing(ctx, st)
             units = stage_model.opq_units(ctx, st)
             res = stage_model.total_resources(units)
-            b.offer((st,), [t.interval], t.latency, res, {}, {}, limits.instances_fit(units))
+            if b.offer((st,), [t.interval], t.latency, res, {}, {}, limits.instances_fit(units)):
+                break
     return b.build()
 
 
