@@ -56,10 +56,12 @@ def default_ms(d: int) -> list[int]:
     not above min(d/8, 128).
 
     Why: 16 codes of 24 to 96 dimensions each lose so much at 384-d and above that a recall goal
-    needs hundreds of probes (text-384 at R@10 = 0.6: nprobe 294 with PQ16, 3.0x faiss-cpu;
-    with PQ48, 14x). Near d/8 (2 to 8 dimensions per code) recall comes back with few probes, and
-    the DSE weighs the longer codes against the fewer lists. PQ training and encoding cost about
-    the same for any m (256 x d per vector), so each extra m about doubles the exploration."""
+    needs hundreds of probes (builtin:text-384 at R@10 = 0.6: OPQ16 at nprobe about 300, the U55C
+    design 3.0x faiss-cpu; with this grid IVF512,PQ48 at nprobe 4, 10.3x, as recorded in
+    benchmarks/results/datasets_text384.json). Near d/8 (2 to 8 dimensions per code) recall
+    comes back with few probes, and the DSE weighs the longer codes against the fewer lists. PQ
+    training and encoding cost about the same for any m (256 x d per vector), so each extra m
+    about doubles the exploration."""
     ms = {default_m(d)}
     if d >= FINE_M_FROM_D:
         ms.add(max(m for m in range(1, min(d // 8, MAX_DEFAULT_M) + 1) if d % m == 0))

@@ -42,7 +42,6 @@ BUILT_OPQ_STORES = ("bram", "uram")
 """OPQ matrix memories both generators build."""
 BUILT_LUT_STORES = ("bram", "uram")
 """BuildLUT centroid stores both generators build (centroids fetched from `memory`: HLS only)."""
-
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
 LANE_STAGES = ("opq", "ivf_dist", "build_lut")
