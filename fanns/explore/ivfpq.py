@@ -148,17 +148,18 @@ class IvfPqExplorer:
             raise FannsError(f"recall goal R@{kmax} asks for more neighbours than the {ds.n} base vectors")
         nq = min(ds.nq, cfg.max_queries or ds.nq)
         self.queries = host_vectors(ds.queries[:nq], ds.metric)
-        # an OPQ index reuses the plain index of its nlist (explored just before it, `grid`) and
-        # one OPQ rotation per m (`fanns.index.ivfpq_shared`)
-        self.shares_coarse = False in cfg.opq and True in cfg.opq
+        # the other indexes of an nlist reuse the coarse quantizer of its first plain index
+        # (explored first, `grid`), and the OPQ ones one rotation per m (`fanns.index.ivfpq_shared`)
+        self.shares_coarse = False in cfg.opq and (True in cfg.opq or len(self.ms) > 1)
         self._coarse: dict[int, Coarse] = {}
         self._rotations: dict[int, np.ndarray] = {}
-        self.rates = estimate.calibrate(ds.d, min(self.ms), cfg.seed)
+        # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few
+        self.rates = {m: estimate.calibrate(ds.d, m, cfg.seed) for m in self.ms}
         self.expected = self.expected_seconds(kmax)
         status(
             f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
             f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
-            f"(cost model at {self.rates.madds / 1e9:.1f} G multiply-adds/s measured here; "
+            f"(cost model at {self.rates[self.ms[0]].madds / 1e9:.1f} G multiply-adds/s measured here; "
             "the hardware-recall check and CPU QPS come on top)"
         )
         start = time.perf_counter()
@@ -168,8 +169,17 @@ class IvfPqExplorer:
         self.measures = sorted({g.measure for g in cfg.goals})
 
     def grid(self) -> list[tuple[int, int, bool]]:
-        """The (nlist, m, opq) of every index explored, in order."""
-        return [(nlist, m, opq) for m in self.ms for nlist in self.nlists for opq in self.cfg.opq]
+        """The (nlist, m, opq) of every index explored, in order: nlist by nlist, so the coarse
+        quantizer one nlist shares is held only while its indexes are explored."""
+        return [(nlist, m, opq) for nlist in self.nlists for m in self.ms for opq in self.cfg.opq]
+
+    def coarse_source(self, nlist: int, m: int, opq: bool) -> str | None:
+        """The index whose coarse quantizer and cells this one takes: the plain index of the first
+        m of its nlist (none for that index itself, or when the grid has no plain index)."""
+        first = (nlist, self.ms[0], False)
+        if not self.shares_coarse or (nlist, m, opq) == first:
+            return None
+        return factory_string(*first)
 
     def train_size(self, nlist: int) -> int:
         train_n = self.cfg.train_size or train_size_for(self.ds.n, nlist)
@@ -189,17 +199,17 @@ class IvfPqExplorer:
             opq,
             train_n,
             min(self.ds.n, OPQ_TRAIN_POINTS),
-            coarse_shared=opq and self.shares_coarse,
+            coarse_shared=self.coarse_source(nlist, m, opq) is not None,
             rotation_shared=opq and nlist != self.nlists[0],
         )
-        return {phase: estimate.seconds(c, self.rates) for phase, c in costs.items()}
+        return {phase: estimate.seconds(c, self.rates[m]) for phase, c in costs.items()}
 
     def expected_seconds(self, kmax: int) -> dict[str, float]:
         """Model seconds of the ground truth (0 when given or cached) and of every index (its
         training and adding left out when a trained copy is cached in the output folder)."""
         gt = 0.0
         if not self.ds.has_groundtruth(max(kmax, 1)):
-            gt = estimate.groundtruth_seconds(self.ds.n, self.ds.d, self.ds.nq, self.rates)
+            gt = estimate.groundtruth_seconds(self.ds.n, self.ds.d, self.ds.nq, self.rates[self.ms[0]])
         out = {"groundtruth": gt}
         for nlist, m, opq in self.grid():
             costs = self.index_costs(nlist, m, opq)
@@ -220,8 +230,10 @@ class IvfPqExplorer:
             "train_size": int(self.train_size(nlist)),
             "seed": self.cfg.seed,
         }
+        source = self.coarse_source(nlist, m, opq)
+        if source is not None or opq:
+            meta["coarse"] = source or "own"
         if opq:
-            meta["coarse"] = factory_string(nlist, m, False) if self.shares_coarse else "own"
             meta["rotation_sample"] = min(self.ds.n, OPQ_TRAIN_POINTS)
         return folder / f"{stem}.faissindex", folder / f"{stem}.meta.json", meta
 
@@ -243,10 +255,8 @@ class IvfPqExplorer:
         loaded = index is not None
         if not loaded:
             index = self._train(nlist, m, opq, self.train_size(nlist), on_phase)
-        if opq:
-            self._coarse.pop(nlist, None)
-        elif self.shares_coarse:
-            self._coarse = {nlist: coarse_of(index)}  # for the OPQ index of this nlist, explored next
+        if self.shares_coarse and (m, opq) == (self.ms[0], False):
+            self._coarse = {nlist: coarse_of(index)}  # for the other indexes of this nlist, explored next
         if not loaded:
             self._store(nlist, m, opq, faiss.serialize_index(index))
         return index, stem, meta
@@ -266,23 +276,24 @@ class IvfPqExplorer:
         if not todo:
             return
         ms = sorted({m for _, m, opq in todo if opq and m not in self._rotations})
-        plain = [self._job(nlist, m, False) for nlist, m, opq in todo if not opq]
+        own = [self._job(*key) for key in todo if self.coarse_source(*key) is None and not key[2]]
         address = self.remote.address
         status(f"training {len(todo)} index(es) and {len(ms)} OPQ rotation(s) on the cluster at {address}")
-        first = [RotationJob(self.remote.data, m, self.cfg.seed) for m in ms] + plain
+        first = [RotationJob(self.remote.data, m, self.cfg.seed) for m in ms] + own
         results = map_jobs(run_job, first, cluster=address, label="training: rotations, plain")
         self._rotations.update(zip(ms, results[: len(ms)]))
-        for job, serialized in zip(plain, results[len(ms) :]):
+        for job, serialized in zip(own, results[len(ms) :]):
             self._store(job.nlist, job.m, job.opq, serialized)
-        rotated = [self._job(nlist, m, True) for nlist, m, opq in todo if opq]
-        for job, serialized in zip(rotated, map_jobs(run_job, rotated, cluster=address, label="training: OPQ")):
+        shared = [self._job(*key) for key in todo if self.coarse_source(*key) is not None or key[2]]
+        for job, serialized in zip(shared, map_jobs(run_job, shared, cluster=address, label="training: shared")):
             self._store(job.nlist, job.m, job.opq, serialized)
 
     def _job(self, nlist: int, m: int, opq: bool) -> IndexJob:
         coarse = None
-        if opq and self.shares_coarse:
-            twin = faiss.read_index(str(self._cache_paths(nlist, m, False)[0]))  # held: coarse_of downcasts it
-            coarse = coarse_of(twin)
+        if self.coarse_source(nlist, m, opq) is not None:
+            first_path = self._cache_paths(nlist, self.ms[0], False)[0]
+            first = faiss.read_index(str(first_path))  # held: coarse_of downcasts it
+            coarse = coarse_of(first)
         rotation = self._rotations[m] if opq else None
         return IndexJob(self.remote.data, nlist, m, opq, self.train_size(nlist), self.cfg.seed, rotation, coarse)
 
@@ -295,12 +306,13 @@ class IvfPqExplorer:
         return self._rotations[m]
 
     def _train(self, nlist: int, m: int, opq: bool, train_n: int, on_phase=None):
-        """A trained and filled index; an OPQ index reuses the shared rotation and coarse quantizer."""
+        """A trained and filled index, reusing the shared rotation and coarse quantizer."""
         factory = factory_string(nlist, m, opq)
-        coarse = self._coarse.get(nlist) if opq and self.shares_coarse else None
-        if opq and self.shares_coarse and coarse is None:
-            raise FannsError(f"{factory}: the plain index of nlist {nlist} was not explored before it")
-        reused = f", coarse quantizer of {factory_string(nlist, m, False)}" if coarse is not None else ""
+        source = self.coarse_source(nlist, m, opq)
+        coarse = self._coarse.get(nlist) if source is not None else None
+        if source is not None and coarse is None:
+            raise FannsError(f"{factory}: the plain index {source} was not explored before it")
+        reused = f", coarse quantizer of {source}" if source is not None else ""
         status(f"training {factory} on {train_n} vectors{reused}")
         rotation = self._rotation(m) if opq else None
         return train_filled(self.ds, nlist, m, train_n, self.cfg.seed, rotation, coarse, on_phase)
@@ -475,7 +487,7 @@ class IvfPqExplorer:
             "indexes": records,
             "best": best_per_goal(records, self.cfg.goals),
             "timing": {
-                "rates": self.rates.to_dict(),
+                "rates": {str(m): r.to_dict() for m, r in self.rates.items()},
                 "expected_s": {k: round(v, 2) for k, v in self.expected.items()},
                 "seconds": seconds,
             },

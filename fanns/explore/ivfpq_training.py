@@ -29,7 +29,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, factory_string, host_vectors, train_index
-from fanns.index.ivfpq_shared import Coarse, train_opq_index, train_rotation
+from fanns.index.ivfpq_shared import Coarse, train_rotation, train_shared_index
 
 
 def default_nlists(n: int) -> list[int]:
@@ -147,8 +147,8 @@ class RotationJob:
 
 @dataclass(frozen=True)
 class IndexJob:
-    """One index of the grid, trained and filled; an OPQ index behind `rotation`, reusing `coarse`
-    (its plain twin's) when the exploration shares it."""
+    """One index of the grid, trained and filled; an OPQ index behind `rotation`; reusing `coarse`
+    (the first m's plain index's of this nlist) when the exploration shares it."""
 
     data: DatasetRef
     nlist: int
@@ -190,10 +190,11 @@ def train_filled(
     coarse: Coarse | None,
     on_phase=None,
 ):
-    """A trained and filled IVF-PQ index (with OPQ when `rotation` is given), trained on the first
-    `train_n` vectors of the seeded order; `on_phase` reports progress (`train_index`)."""
+    """A trained and filled IVF-PQ index (with OPQ when `rotation` is given, on the shared coarse
+    quantizer `coarse` when given), trained on the first `train_n` vectors of the seeded order;
+    `on_phase` reports progress (`train_index`)."""
     rows = training_rows(ds.n, seed, train_n)
     train = host_vectors(ds.base[rows], ds.metric)
-    if rotation is not None:
-        return train_opq_index(ds.base, ds.metric, nlist, m, rotation, train, seed, coarse, on_phase)
+    if rotation is not None or coarse is not None:
+        return train_shared_index(ds.base, ds.metric, nlist, m, rotation, train, seed, coarse, on_phase)
     return train_index(ds.base, ds.metric, nlist, m, False, train, seed, on_phase)

@@ -5,7 +5,8 @@ repeats the two most expensive steps of the other. An OPQ rotation is orthogonal
 nearest centroids and k-means are the same before and after it: the OPQ index's coarse
 quantizer is the plain index's centroids rotated, and every base vector goes to the same cell
 — the k-means of the coarse quantizer (iterations x sample x nlist x d) and the coarse
-assignment of the whole base (N x nlist x d) are done once per nlist, not twice. The OPQ
+assignment of the whole base (N x nlist x d) are done once per nlist, not once per index. Neither
+depends on m either, so the plain index of a second m takes them from the first m's. The OPQ
 rotation itself is trained on the raw vectors, not on residuals, so one rotation (trained on
 a fixed sample) serves every nlist. What stays per index is what truly differs: the PQ
 codebook (trained on the residuals of the rotated sample) and the encoding of the base.
@@ -74,44 +75,56 @@ def rotated(vectors: np.ndarray, rotation: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(product.astype(np.float32))
 
 
-def train_opq_index(
+def train_shared_index(
     base: np.ndarray,
     metric: str,
     nlist: int,
     m: int,
-    rotation: np.ndarray,
+    rotation: np.ndarray | None,
     train: np.ndarray,
     seed: int,
     coarse: Coarse | None = None,
     on_phase: Callable[[str, int], None] | None = None,
 ):
-    """`OPQ{m},IVF{nlist},PQ{m}` behind the given rotation: its coarse quantizer is `coarse`'s
-    centroids rotated and the base goes to `coarse`'s cells (no k-means, no coarse assignment),
-    or, without `coarse`, k-means on the rotated `train`; the PQ is trained on the rotated
-    sample's residuals and the base added in chunks of `ivfpq.ADD_CHUNK`. `on_phase` as `train_index`."""
+    """`IVF{nlist},PQ{m}`, behind the given OPQ rotation when there is one, reusing what another
+    index of the grid trained: its coarse quantizer is `coarse`'s centroids (rotated) and the base
+    goes to `coarse`'s cells (no k-means, no coarse assignment), or, without `coarse`, k-means on
+    the (rotated) `train`; the PQ is trained on the sample's residuals and the base added in
+    chunks of `ivfpq.ADD_CHUNK`. `on_phase` as `train_index`.
+
+    A plain index with the coarse quantizer of a plain index of another m equals the one trained
+    on its own (the k-means and the assignment do not depend on m): a second m costs only its
+    codebook, its encoding and its sweep."""
     d = base.shape[1]
-    factory = factory_string(nlist, m, True)
-    if rotation.shape != (d, d):
+    opq = rotation is not None
+    factory = factory_string(nlist, m, opq)
+    if coarse is None and not opq:
+        raise FannsError(f"{factory}: a plain index shares nothing without a coarse quantizer (use train_index)")
+    if opq and rotation.shape != (d, d):
         raise FannsError(f"{factory}: an OPQ rotation of shape {rotation.shape} for d = {d}")
     if coarse is not None and (coarse.centroids.shape != (nlist, d) or coarse.assign.shape[0] != base.shape[0]):
         raise FannsError(f"{factory}: the shared coarse quantizer does not match {nlist} cells x {d} / the base")
     index = faiss.index_factory(d, factory, faiss.METRIC_L2)
-    opq = faiss.downcast_VectorTransform(index.chain.at(0))
-    faiss.copy_array_to_vector(rotation.ravel(), opq.A)
-    opq.is_trained = True
+    transform = None
+    if opq:
+        transform = faiss.downcast_VectorTransform(index.chain.at(0))
+        faiss.copy_array_to_vector(rotation.ravel(), transform.A)
+        transform.is_trained = True
     ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
     ivf.cp.seed = seed
     ivf.pq.cp.seed = seed + 1
     ivf.do_polysemous_training = False
-    if coarse is not None:
-        ivf.quantizer.add(rotated(coarse.centroids, rotation))  # IndexIVF.train then skips k-means
+    if coarse is not None:  # IndexIVF.train then skips k-means
+        ivf.quantizer.add(rotated(coarse.centroids, rotation) if opq else np.ascontiguousarray(coarse.centroids))
     check_values(f"{factory}: training vectors", train)
     try:
         index.train(np.ascontiguousarray(train, dtype=np.float32))
         if on_phase:
             on_phase("train", train.shape[0])
         for i in range(0, base.shape[0], ivfpq.ADD_CHUNK):
-            part = opq.apply(np.ascontiguousarray(host_vectors(base[i : i + ivfpq.ADD_CHUNK], metric)))
+            part = np.ascontiguousarray(host_vectors(base[i : i + ivfpq.ADD_CHUNK], metric))
+            if opq:
+                part = transform.apply(part)
             if coarse is None:
                 ivf.add(part)
             else:

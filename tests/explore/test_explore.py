@@ -152,7 +152,7 @@ def test_rerun_reuses_trained_indexes(explored, monkeypatch):
         raise AssertionError("index retrained although cached")
 
     monkeypatch.setattr(ivfpq_training, "train_index", no_training)
-    monkeypatch.setattr(ivfpq_training, "train_opq_index", no_training)
+    monkeypatch.setattr(ivfpq_training, "train_shared_index", no_training)
     cfg = ExploreConfig(goals=GOALS, nlists=[32], opq=(False, True), qps_min_seconds=0.01)
     again = IvfPqExplorer(ds, cfg, out).run()
     for a, b in zip(again["indexes"], result["indexes"]):
