@@ -140,3 +140,20 @@ def uram_mux_bits(width: int, depth: int) -> int:
 def uram_tiles(width: int, depth: int) -> int:
     """URAM288 blocks (4K x 72) of a width x depth memory (a resource feature)."""
     return -(-width // 72) * -(-depth // 4096)
+
+
+def ram_features(storage: str, width: int, depth: int) -> dict[str, int]:
+    """The memory resource features of a width x depth memory in `storage` ("bram" or "uram";
+    any other, e.g. streamed data, has no memory): tiles and the read multiplexer of each kind."""
+    bram, uram = storage == "bram", storage == "uram"
+    return {
+        "bram18_tiles": bram18_tiles(width, depth) if bram else 0,
+        "uram_tiles": uram_tiles(width, depth) if uram else 0,
+        "bram_mux_bits": bram_mux_bits(width, depth) if bram else 0,
+        "uram_mux_bits": uram_mux_bits(width, depth) if uram else 0,
+    }
+
+
+def ram_style(storage: str) -> tuple[tuple[str, str], ...]:
+    """The yosys memory attribute that places a memory of `storage` in UltraRAM or block RAM."""
+    return (("ram_style", "ultra" if storage == "uram" else "block"),)

@@ -271,12 +271,16 @@ class IvfPqExplorer:
 
     def _train_remotely(self) -> None:
         """Train every index not cached yet on the cluster of `remote`, into the index cache: the
-        rotations and plain indexes first, then the OPQ indexes with what they reuse."""
+        rotations and the plain indexes that reuse nothing first, then every other index with the
+        coarse quantizer (and rotation) it reuses."""
         todo = [(nlist, m, opq) for nlist, m, opq in self.grid() if self._cached_index(nlist, m, opq) is None]
         if not todo:
             return
         ms = sorted({m for _, m, opq in todo if opq and m not in self._rotations})
-        own = [self._job(*key) for key in todo if self.coarse_source(*key) is None and not key[2]]
+        # first round: what reuses nothing (plain indexes without a coarse source); then the rest
+        alone = [key for key in todo if not key[2] and self.coarse_source(*key) is None]
+        rest = [key for key in todo if key not in alone]
+        own = [self._job(*key) for key in alone]
         address = self.remote.address
         status(f"training {len(todo)} index(es) and {len(ms)} OPQ rotation(s) on the cluster at {address}")
         first = [RotationJob(self.remote.data, m, self.cfg.seed) for m in ms] + own
@@ -284,16 +288,21 @@ class IvfPqExplorer:
         self._rotations.update(zip(ms, results[: len(ms)]))
         for job, serialized in zip(own, results[len(ms) :]):
             self._store(job.nlist, job.m, job.opq, serialized)
-        shared = [self._job(*key) for key in todo if self.coarse_source(*key) is not None or key[2]]
+        coarse = {nlist: self._first_coarse(nlist) for nlist in sorted({key[0] for key in rest})}
+        shared = [self._job(*key, coarse[key[0]]) for key in rest]
         for job, serialized in zip(shared, map_jobs(run_job, shared, cluster=address, label="training: shared")):
             self._store(job.nlist, job.m, job.opq, serialized)
 
-    def _job(self, nlist: int, m: int, opq: bool) -> IndexJob:
-        coarse = None
-        if self.coarse_source(nlist, m, opq) is not None:
-            first_path = self._cache_paths(nlist, self.ms[0], False)[0]
-            first = faiss.read_index(str(first_path))  # held: coarse_of downcasts it
-            coarse = coarse_of(first)
+    def _first_coarse(self, nlist: int) -> Coarse | None:
+        """The coarse quantizer of the first plain index of `nlist`, read once from the index cache
+        for every other index of that nlist (None when the grid shares none)."""
+        if not self.shares_coarse:
+            return None
+        first = faiss.read_index(str(self._cache_paths(nlist, self.ms[0], False)[0]))  # held: coarse_of downcasts it
+        return coarse_of(first)
+
+    def _job(self, nlist: int, m: int, opq: bool, coarse: Coarse | None = None) -> IndexJob:
+        """The job of one index; `coarse` the shared coarse quantizer it takes (`coarse_source`)."""
         rotation = self._rotations[m] if opq else None
         return IndexJob(self.remote.data, nlist, m, opq, self.train_size(nlist), self.cfg.seed, rotation, coarse)
 

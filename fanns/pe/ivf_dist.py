@@ -40,7 +40,7 @@ from amaranth import Cat, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.engines.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
+from fanns.engines.datapath import ram_features, ram_style
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 from fanns.numerics import ID_BITS, IvfPqFormat, make_keys
 from fanns.pe.base import PE
@@ -146,7 +146,7 @@ class IvfDist(PE):
             result_words=self.words,
             collect=1,
             source="stream" if self.storage == "stream" else "memory",
-            ram_attrs=(("ram_style", "ultra" if self.storage == "uram" else "block"),),
+            ram_attrs=ram_style(self.storage),
         )
 
     def query_interval(self) -> int:
@@ -165,16 +165,12 @@ class IvfDist(PE):
         """Lanes, the query file and centroid memory (registers, DSPs, RAM tiles), and the engine's
         logic: adder tree, accumulator, rotate multiplexer, read multiplexer of RAMs stacked in depth."""
         width, depth = self.w * self.vec_bits, self.nlist * self.words
-        bram, uram = self.storage == "bram", self.storage == "uram"
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
             "vec_bits": self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
-            "bram18_tiles": bram18_tiles(width, depth) if bram else 0,
-            "uram_tiles": uram_tiles(width, depth) if uram else 0,
-            "bram_mux_bits": bram_mux_bits(width, depth) if bram else 0,
-            "uram_mux_bits": uram_mux_bits(width, depth) if uram else 0,
+            **ram_features(self.storage, width, depth),
             **self.spec().structure_features(),
         }
 

@@ -34,7 +34,7 @@ from amaranth import Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.engines.datapath import bram18_tiles, bram_mux_bits, uram_mux_bits, uram_tiles
+from fanns.engines.datapath import ram_features, ram_style
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
@@ -123,7 +123,7 @@ class Opq(PE):
             result_words=self.words,
             collect=self.w,
             source="memory",
-            ram_attrs=(("ram_style", "ultra" if self.storage == "uram" else "block"),),
+            ram_attrs=ram_style(self.storage),
         )
 
     def latency(self) -> int:
@@ -139,15 +139,11 @@ class Opq(PE):
         """Lanes (DSPs, operand registers), the vector file, the matrix RAM, and the LUT datapath:
         adder tree, vector rotate multiplexer, and the read multiplexer of RAMs stacked in depth."""
         width, depth = self.w * MATRIX_BITS, self.d * self.words
-        bram, uram = self.storage == "bram", self.storage == "uram"
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
-            "bram18_tiles": bram18_tiles(width, depth) if bram else 0,
-            "uram_tiles": uram_tiles(width, depth) if uram else 0,
-            "bram_mux_bits": bram_mux_bits(width, depth) if bram else 0,
-            "uram_mux_bits": uram_mux_bits(width, depth) if uram else 0,
+            **ram_features(self.storage, width, depth),
             **self.spec().structure_features(),
         }
 

@@ -44,6 +44,22 @@ class Fifo:
     count: int | None = None  # None: one stream; else an array of `count` streams
 
 
+@dataclass(frozen=True)
+class OnchipMemory:
+    """A global index array of the kernel: BIND_STORAGE `impl` (bram or uram); `reshape` the
+    elements one memory row holds where the array is of plain elements (ARRAY_RESHAPE cyclic on the
+    row dimension), else an array of lane words, aggregated to one word per row as in the RTL."""
+
+    name: str
+    impl: str
+    why: str
+    reshape: int | None = None
+
+    @property
+    def aggregate(self) -> bool:
+        return self.reshape is None
+
+
 @dataclass
 class KernelArg:
     name: str
@@ -378,56 +394,27 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     return ctx
 
 
-def onchip_memories(design: IvfPqDesign, ivf_pes: list[dict]) -> list[dict]:
+def onchip_memories(design: IvfPqDesign, ivf_pes: list[dict]) -> list[OnchipMemory]:
     """The on-chip index arrays of the kernel with the memory the design (and the resource model)
-    gives each: `impl` for BIND_STORAGE (bram or uram), `reshape` the elements one memory row holds
-    where the array is of plain elements (ARRAY_RESHAPE cyclic on the row dimension), `aggregate`
-    where it is of lane words (AGGREGATE: one word per row, as the RTL's memories are laid out).
-
-    Why: without the pragmas Vitis picks the memory itself (URAM stores land in BRAM, and the
-    codebook and OPQ rows are read a lane word per cycle from an array of single elements)."""
+    gives each. Why: without the pragmas Vitis picks the memory itself (URAM stores land in BRAM,
+    and the codebook and OPQ rows are read a lane word per cycle from an array of single elements)."""
     st = design.stages
+    lut_lanes = st.build_lut.lanes
+    row = f"a row of {lut_lanes} elements per cycle"
     out = [
-        {
-            "name": f"codebook_store_{j}",
-            "impl": "bram",
-            "reshape": st.build_lut.lanes,
-            "aggregate": False,
-            "why": f"BuildLUT PE {j}'s codebook: a row of {st.build_lut.lanes} elements per cycle",
-        }
+        OnchipMemory(f"codebook_store_{j}", "bram", f"BuildLUT PE {j}'s codebook: {row}", lut_lanes)
         for j in range(st.build_lut.pes)
     ]
     if st.opq is not None:
-        out.append(
-            {
-                "name": "opq_store",
-                "impl": st.opq.storage,
-                "reshape": st.opq.lanes,
-                "aggregate": False,
-                "why": f"OPQ matrix: {st.opq.lanes} elements of a row per cycle",
-            }
-        )
+        why = f"OPQ matrix: {st.opq.lanes} elements of a row per cycle"
+        out.append(OnchipMemory("opq_store", st.opq.storage, why, st.opq.lanes))
     for p in ivf_pes:
         if p["store"]:
-            out.append(
-                {
-                    "name": p["store"],
-                    "impl": st.ivf_dist.storage,
-                    "reshape": None,
-                    "aggregate": True,
-                    "why": f"IVFDist PE {p['index']}'s centroids, one {st.ivf_dist.lanes}-lane word per row",
-                }
-            )
+            why = f"IVFDist PE {p['index']}'s centroids, one {st.ivf_dist.lanes}-lane word per row"
+            out.append(OnchipMemory(p["store"], st.ivf_dist.storage, why))
     if st.build_lut.centroids != "memory":
-        out.append(
-            {
-                "name": "lut_store",
-                "impl": st.build_lut.centroids,
-                "reshape": None,
-                "aggregate": True,
-                "why": f"BuildLUT's copy of the centroids, one {st.build_lut.lanes}-lane word per row",
-            }
-        )
+        why = f"BuildLUT's copy of the centroids, one {lut_lanes}-lane word per row"
+        out.append(OnchipMemory("lut_store", st.build_lut.centroids, why))
     return out
 
 
