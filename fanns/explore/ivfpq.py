@@ -22,7 +22,6 @@ an earlier exploration in it is replaced only if fanns wrote it, its trained ind
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,16 @@ from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import atomic_path, save_npy
 from fanns.errors import FannsError
 from fanns.explore import estimate
+from fanns.explore.ivfpq_record import (
+    ID_BYTES,
+    best_per_goal,
+    curve_lists,
+    interval,
+    read_json,
+    recall_split,
+    stats,
+    write_json,
+)
 from fanns.explore.ivfpq_training import (
     IndexJob,
     RemoteTraining,
@@ -47,15 +56,8 @@ from fanns.explore.ivfpq_training import (
     train_size_for,
     training_rows,
 )
-from fanns.index.goals import RecallGoal, measure_name
-from fanns.index.holdout import (
-    BOOTSTRAP_RESAMPLES,
-    CONFIDENCE,
-    TRAINING_MARGIN,
-    bootstrap_interval,
-    selection_target,
-    split_queries,
-)
+from fanns.index.goals import RecallGoal
+from fanns.index.holdout import TRAINING_MARGIN, selection_target, split_queries
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.ivfpq_shared import Coarse, coarse_of
@@ -68,8 +70,6 @@ from fanns.reference.ivfpq import IvfPqReference
 from fanns.tools.parallel import map_jobs
 
 INDEX_CACHE_VERSION = 2
-ID_BYTES = 4
-"""Bytes of the id stored next to each PQ code in device memory (32-bit ids)."""
 FORMAT_SAMPLE = 1000
 WHAT = "exploration"
 """The kind of output an exploration folder is (its manifest's `what`)."""
@@ -94,29 +94,6 @@ class ExploreConfig:
     qps_min_seconds: float = 0.2
     margin: float = TRAINING_MARGIN
     extra: dict = field(default_factory=dict)
-
-
-def _stats(values: np.ndarray) -> dict:
-    v = np.asarray(values, dtype=np.float64)
-    return {
-        "mean": round(float(v.mean()), 3),
-        "p50": float(np.percentile(v, 50)),
-        "p95": float(np.percentile(v, 95)),
-        "p99": float(np.percentile(v, 99)),
-        "max": float(v.max()),
-    }
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_json(path: Path, data: dict) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 class IvfPqExplorer:
@@ -239,7 +216,7 @@ class IvfPqExplorer:
 
     def _cached_index(self, nlist: int, m: int, opq: bool) -> Path | None:
         index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
-        if index_path.is_file() and meta_path.is_file() and _read_json(meta_path) == meta:
+        if index_path.is_file() and meta_path.is_file() and read_json(meta_path) == meta:
             return index_path
         return None
 
@@ -267,7 +244,7 @@ class IvfPqExplorer:
         index_path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(index_path) as tmp:
             tmp.write_bytes(serialized.tobytes())
-        _write_json(meta_path, meta)
+        write_json(meta_path, meta)
 
     def _train_remotely(self) -> None:
         """Train every index not cached yet on the cluster of `remote`, into the index cache: the
@@ -412,15 +389,15 @@ class IvfPqExplorer:
                 "nprobe": p,
                 "selection_recall": round(float(chosen[g.measure][p - 1]), 6),
                 "recall": round(float(held[g.measure][p - 1]), 6),
-                "recall_interval": _interval(held_hits, self.cfg.seed),
+                "recall_interval": interval(held_hits, self.cfg.seed),
                 "hw_recall": round(float(hw_hits.mean()), 6),
-                "hw_recall_interval": _interval(hw_hits, self.cfg.seed),
+                "hw_recall_interval": interval(hw_hits, self.cfg.seed),
                 "margin": self.cfg.margin,
                 "all_queries_recall": round(float(curve[p - 1]), 6),
                 "all_queries_hw_recall": round(float(hw_all.mean()), 6),
-                "codes_per_query": _stats(codes),
-                "probed_cell_sizes": _stats(probed.ravel()),
-                "bytes_per_query": _stats(codes * (m + ID_BYTES)),
+                "codes_per_query": stats(codes),
+                "probed_cell_sizes": stats(probed.ravel()),
+                "bytes_per_query": stats(codes * (m + ID_BYTES)),
                 **cpu_fields(self._cpu_qps(index, p, g.k)),
             }
         return {
@@ -435,12 +412,9 @@ class IvfPqExplorer:
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
             "format": fmt.to_dict(),
-            "curve": {
-                "nprobe": list(range(1, nlist + 1)),
-                **{measure_name(ms): [round(float(r), 6) for r in c] for ms, c in curves.items()},
-            },
-            "selection_curve": {measure_name(ms): [round(float(r), 6) for r in c] for ms, c in chosen.items()},
-            "holdout_curve": {measure_name(ms): [round(float(r), 6) for r in c] for ms, c in held.items()},
+            "curve": {"nprobe": list(range(1, nlist + 1)), **curve_lists(curves)},
+            "selection_curve": curve_lists(chosen),
+            "holdout_curve": curve_lists(held),
             "goals": goals,
         }
 
@@ -465,18 +439,7 @@ class IvfPqExplorer:
             seconds[records[-1]["index"]] = round(time.perf_counter() - start, 2)
         result = {
             "version": EXPLORE_VERSION,
-            "recall_split": {
-                "selection_queries": int(self.selection.size),
-                "holdout_queries": int(self.holdout.size),
-                "margin": self.cfg.margin,
-                "margin_source": "fanns.index.holdout.TRAINING_MARGIN"
-                if self.cfg.margin == TRAINING_MARGIN
-                else "set by the caller",
-                "interval": f"{CONFIDENCE:.0%} percentile bootstrap over the held-out queries "
-                f"({BOOTSTRAP_RESAMPLES} resamples)",
-                "promised": "recall and hw_recall are the held-out queries' at the nprobe chosen on the selection "
-                "queries (selection_recall >= goal + margin)",
-            },
+            "recall_split": recall_split(int(self.selection.size), int(self.holdout.size), self.cfg.margin),
             "dataset": {
                 **self.ds.summary(),
                 "content_hash": self.ds.content_hash(),
@@ -501,28 +464,5 @@ class IvfPqExplorer:
                 "seconds": seconds,
             },
         }
-        _write_json(self.folder / "explore.json", result)
+        write_json(self.folder / "explore.json", result)
         return result
-
-
-def _interval(per_query: np.ndarray, seed: int) -> list[float]:
-    lo, hi = bootstrap_interval(per_query, seed)
-    return [round(lo, 6), round(hi, 6)]
-
-
-def best_per_goal(records: list[dict], goals: list[RecallGoal]) -> dict:
-    """Per goal: the index that reaches it with the fewest codes scanned per query, or the best recall seen."""
-    out = {}
-    for g in goals:
-        ok = [
-            (r["goals"][g.text]["codes_per_query"]["mean"], r["index"])
-            for r in records
-            if r["goals"][g.text]["reached"]
-        ]
-        if ok:
-            codes, name = min(ok)
-            out[g.text] = {"reached": True, "index": name, "codes_per_query": codes}
-        else:
-            recall, name = max((r["goals"][g.text]["best_recall"], r["index"]) for r in records)
-            out[g.text] = {"reached": False, "best_recall": recall, "index": name}
-    return out
