@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
-from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0
+from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, blas_distances
 
 IVF_NITER, PQ_NITER = 10, 25
 """faiss's k-means iterations of the coarse quantizer (`IndexIVF.cp.niter`) and of each PQ
@@ -28,9 +28,6 @@ OPQ_NITER_PQ = 4
 """faiss's PQ iterations inside each OPQ round (`OPQMatrix.niter_pq`)."""
 PQ_CENTROIDS = 256
 CALIBRATION_SECONDS = 0.2
-PQ_CALIBRATION_POINTS = 16384
-"""Points of the PQ-training calibration: at 4,096 the k-means of many small sub-spaces ran 10x
-below the rate it keeps from 16,384 to 65,536 points (faiss 1.15, measured here at 768-d, m = 96)."""
 
 
 UNITS = ("madds", "pq_rounds", "encoded", "lookups")
@@ -63,7 +60,7 @@ def _timed(fn, min_seconds: float) -> float:
 
 @functools.lru_cache(maxsize=64)
 def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SECONDS) -> Rates:
-    """Measure `Rates` on random data of dimension `d` (one to two seconds on two cores), once per
+    """Measure `Rates` on random data of dimension `d` (about a second on two cores), once per
     process and shape: a session that explores one dataset several times estimates from one
     measurement."""
     rng = np.random.default_rng(seed)
@@ -72,10 +69,10 @@ def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SE
     flat = faiss.IndexFlatL2(d)
     flat.add(xb)
     madds = xq.shape[0] * xb.shape[0] * d / _timed(lambda: flat.search(xq, 16), min_seconds)
-    xp = rng.standard_normal((PQ_CALIBRATION_POINTS, d)).astype(np.float32)
     pq = faiss.ProductQuantizer(d, m, 8)
     pq.cp.niter, pq.cp.min_points_per_centroid = 2, 1
-    pq_rounds = xp.shape[0] * pq.cp.niter / _timed(lambda: pq.train(xp), min_seconds)
+    with blas_distances():  # as fanns trains (`fanns.index.ivfpq.blas_distances`)
+        pq_rounds = xb.shape[0] * pq.cp.niter / _timed(lambda: pq.train(xb), min_seconds)
     encoded = xb.shape[0] / _timed(lambda: pq.compute_codes(xb), min_seconds)
     nlist, n = 16, 32768
     base = rng.standard_normal((n, m)).astype(np.float32)  # m-d vectors: PQ with 1-d sub-spaces trains fast

@@ -69,7 +69,9 @@ from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.tools.parallel import map_jobs
 
-INDEX_CACHE_VERSION = 2
+INDEX_CACHE_VERSION = 3
+"""Bumped when training changes the bits of a trained index (3: PQ k-means on BLAS distances,
+`fanns.index.ivfpq.blas_distances`), so an older cached index is trained again, not reused."""
 FORMAT_SAMPLE = 1000
 WHAT = "exploration"
 """The kind of output an exploration folder is (its manifest's `what`)."""

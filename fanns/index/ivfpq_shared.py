@@ -59,7 +59,8 @@ def train_rotation(train: np.ndarray, m: int) -> np.ndarray:
     opq = faiss.OPQMatrix(d, m)
     opq.niter, opq.niter_pq_0, opq.max_train_points = OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS
     check_values("OPQ training vectors", train)
-    opq.train(np.ascontiguousarray(train[:OPQ_TRAIN_POINTS], dtype=np.float32))
+    with ivfpq.blas_distances():
+        opq.train(np.ascontiguousarray(train[:OPQ_TRAIN_POINTS], dtype=np.float32))
     a, _ = inspect_tools.get_LinearTransform_matrix(opq)
     return np.ascontiguousarray(a, dtype=np.float32)
 
@@ -118,7 +119,8 @@ def train_shared_index(
         ivf.quantizer.add(rotated(coarse.centroids, rotation) if opq else np.ascontiguousarray(coarse.centroids))
     check_values(f"{factory}: training vectors", train)
     try:
-        index.train(np.ascontiguousarray(train, dtype=np.float32))
+        with ivfpq.blas_distances():
+            index.train(np.ascontiguousarray(train, dtype=np.float32))
         if on_phase:
             on_phase("train", train.shape[0])
         for i in range(0, base.shape[0], ivfpq.ADD_CHUNK):

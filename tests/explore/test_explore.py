@@ -18,9 +18,10 @@ from fanns.index.holdout import TRAINING_MARGIN
 from fanns.numerics import IvfPqFormat
 
 GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6), RecallGoal(10, 0.8, truth=1)]
-MONOTONE_TOL = 0.005
+MONOTONE_TOL = 0.005 + 1e-9
 """PQ recall need not be monotone in nprobe (more candidates can push a true neighbour out of
-the top k); over 200 queries a drop larger than 0.5 percentage points would be a bug."""
+the top k); over 200 queries a drop larger than 0.5 percentage points (one query's hit; the
+1e-9 absorbs the float difference of two rounded curve values) would be a bug."""
 
 
 @pytest.fixture(scope="module")
