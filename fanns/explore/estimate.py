@@ -100,6 +100,7 @@ def index_cost(
     opq_points: int,
     coarse_shared: bool = False,
     rotation_shared: bool = False,
+    swept: int | None = None,
 ) -> dict[str, dict[str, float]]:
     """Per phase, the work (in `UNITS`) of training and exploring one index.
 
@@ -108,13 +109,14 @@ def index_cost(
     PQ (`OPQ_NITER_PQ` point-rounds, `OPQ_NITER_PQ0` in the first) and a d x d rotation update
     on `opq_points` points. add: coarse assignment (and the rotation) of every base vector,
     and its PQ encoding. sweep: distance tables of every probed cell and a scan of every code
-    (nprobe up to nlist). An OPQ index that reuses the plain index's coarse quantizer
-    (`coarse_shared`) skips the k-means and the coarse assignment; one that reuses a rotation
-    trained for another nlist (`rotation_shared`) skips the OPQ training
-    (`fanns.index.ivfpq_shared`).
+    (nprobe up to `swept`, default nlist; a cell holds n / nlist codes on average). An OPQ index
+    that reuses the plain index's coarse quantizer (`coarse_shared`) skips the k-means and the
+    coarse assignment; one that reuses a rotation trained for another nlist (`rotation_shared`)
+    skips the OPQ training (`fanns.index.ivfpq_shared`).
     """
     rotate = d * d if opq else 0
     coarse = 0 if coarse_shared else nlist * d
+    probed = nlist if swept is None else min(swept, nlist)
     train = {"madds": float(train_n) * (IVF_NITER * coarse + rotate), "pq_rounds": float(train_n) * PQ_NITER}
     if opq and not rotation_shared:
         train["madds"] += float(opq_points) * OPQ_NITER * 2 * d * d
@@ -122,7 +124,10 @@ def index_cost(
     return {
         "train": train,
         "add": {"madds": float(n) * (coarse + rotate), "encoded": float(n)},
-        "sweep": {"madds": float(nq) * (nlist * d + nlist * PQ_CENTROIDS * d + rotate), "lookups": float(nq) * n * m},
+        "sweep": {
+            "madds": float(nq) * (nlist * d + probed * PQ_CENTROIDS * d + rotate),
+            "lookups": float(nq) * n * m * probed / nlist,
+        },
     }
 
 

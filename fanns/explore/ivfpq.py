@@ -4,7 +4,8 @@ For every index of the grid (nlist x m x with/without OPQ) it
 
 1. trains the faiss index on a fixed sample (or reuses the trained index cached in the output
    folder, keyed by dataset content hash, factory string, sample size and seed);
-2. measures faiss's float recall R@k of every query at every nprobe (`fanns.index.recall`),
+2. measures faiss's float recall R@k of every query at every nprobe (`fanns.index.recall`) up
+   to a few times the nprobe the goals need (`SWEEP_FACTOR`; every nprobe for a goal it cannot meet),
    splits the queries into a selection and a held-out part (`fanns.index.holdout`) and finds,
    per goal, the smallest nprobe whose selection recall reaches the goal plus a margin for
    training variance — or reports the best recall seen. The recall it promises is the held-out
@@ -73,6 +74,11 @@ INDEX_CACHE_VERSION = 3
 """Bumped when training changes the bits of a trained index (3: PQ k-means on BLAS distances,
 `fanns.index.ivfpq.blas_distances`), so an older cached index is trained again, not reused."""
 FORMAT_SAMPLE = 1000
+SWEEP_FACTOR, SWEEP_MIN = 4, 64
+"""The recall sweep ends once every goal is met on the selection queries and nprobe reaches
+SWEEP_FACTOR times the largest nprobe they need, and at least SWEEP_MIN (or nlist): the curve
+beyond shows only saturation, and at 1M vectors the full sweep of nlist = 2048 scanned every
+code of the index for every query."""
 WHAT = "exploration"
 """The kind of output an exploration folder is (its manifest's `what`)."""
 
@@ -180,6 +186,7 @@ class IvfPqExplorer:
             min(self.ds.n, OPQ_TRAIN_POINTS),
             coarse_shared=self.coarse_source(nlist, m, opq) is not None,
             rotation_shared=opq and nlist != self.nlists[0],
+            swept=SWEEP_MIN,  # the goals met within SWEEP_MIN / SWEEP_FACTOR probes; else up to nlist
         )
         return {phase: estimate.seconds(c, self.rates[m]) for phase, c in costs.items()}
 
@@ -312,6 +319,21 @@ class IvfPqExplorer:
             "all": cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds),
         }
 
+    def _sweep_done(self, nlist: int):
+        """The `done` test of `recall_hits` for one index: every goal met on the selection queries
+        (as `_record` chooses nprobe) and the sweep past `SWEEP_FACTOR` times the largest nprobe
+        they need, at least `SWEEP_MIN` (see there)."""
+        need: dict[RecallGoal, int] = {}
+        targets = {g: selection_target(g.target, self.cfg.margin) for g in self.cfg.goals}
+
+        def done(p: int, hits: dict[tuple[int, int], np.ndarray]) -> bool:
+            for g, target in targets.items():
+                if g not in need and hits[g.measure][self.selection, p - 1].mean() / g.truth >= target - 1e-12:
+                    need[g] = p
+            return len(need) == len(targets) and p >= min(nlist, max(SWEEP_MIN, SWEEP_FACTOR * max(need.values())))
+
+        return done
+
     def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
         """One index's record; one progress bar counts its model cost (train, add, sweep)."""
         costs = self.index_costs(nlist, m, opq)
@@ -327,14 +349,17 @@ class IvfPqExplorer:
 
             index, stem, meta = self._index(nlist, m, opq, on_phase)
             bar.update(task, completed=costs["train"] + costs["add"], description=f"{factory}: recall sweep")
+            swept = min(nlist, SWEEP_MIN)
             per_query = recall_hits(
                 index,
                 self.queries,
                 self.gt,
                 self.measures,
                 nlist,
-                on_step=lambda: bar.advance(task, costs["sweep"] / nlist),
+                on_step=lambda: bar.advance(task, costs["sweep"] / swept),
+                done=self._sweep_done(nlist),
             )
+            bar.update(task, completed=sum(costs.values()))
             bar.update(task, description=f"{factory}: hardware recall")
             return self._record(index, stem, meta, nlist, m, opq, per_query)
 
@@ -414,7 +439,7 @@ class IvfPqExplorer:
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
             "format": fmt.to_dict(),
-            "curve": {"nprobe": list(range(1, nlist + 1)), **curve_lists(curves)},
+            "curve": {"nprobe": list(range(1, len(next(iter(curves.values()))) + 1)), **curve_lists(curves)},
             "selection_curve": curve_lists(chosen),
             "holdout_curve": curve_lists(held),
             "goals": goals,

@@ -44,13 +44,15 @@ def recall_hits(
     max_nprobe: int,
     label: str = "sweep",
     on_step: Callable[[], None] | None = None,
+    done: Callable[[int, dict[tuple[int, int], np.ndarray]], bool] | None = None,
 ) -> dict[tuple[int, int], np.ndarray]:
     """Per measure (k, truth), the hits |top k ∩ true top `truth`| of every query at every
     nprobe, [nq, max_nprobe] — so recall on any subset of the queries (a held-out part) and its
     spread over queries come from one sweep. Recall at nprobe p is `hits[:, p - 1].mean() / truth`.
 
     `queries` are host vectors (float32, normalised for angular data); `gt` [nq, >= max k].
-    Progress: `on_step()` after each nprobe if given (the caller's bar), else a bar of its own."""
+    Progress: `on_step()` after each nprobe if given (the caller's bar), else a bar of its own.
+    `done(p, hits)`, asked after each nprobe p, ends the sweep there: the arrays are then [nq, p]."""
 
     ivf = faiss.extract_index_ivf(index)
     xq = apply_pretransform(index, queries)
@@ -78,6 +80,8 @@ def recall_hits(
                     bar.advance(task)
                 else:
                     on_step()
+                if done is not None and done(p + 1, out):
+                    return {ms: h[:, : p + 1] for ms, h in out.items()}
     finally:
         ivf.nprobe = saved
     return out

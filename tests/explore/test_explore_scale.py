@@ -40,6 +40,9 @@ def test_cost_model_scales_as_documented():
     assert ten["train"] == one["train"]  # the sample, not N, sets the training cost
     assert all(ten["add"][u] == pytest.approx(10 * one["add"][u]) for u in one["add"])
     assert ten["sweep"]["lookups"] == pytest.approx(10 * one["sweep"]["lookups"])
+    short = estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384, swept=64)
+    assert short["sweep"]["lookups"] == pytest.approx(one["sweep"]["lookups"] / 16)  # 64 of 1024 cells
+    assert short["train"] == one["train"] and short["add"] == one["add"]
     opq = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384)
     assert all(opq[p]["madds"] > one[p]["madds"] for p in ("train", "add", "sweep"))
     assert opq["train"]["pq_rounds"] > one["train"]["pq_rounds"]

@@ -27,11 +27,18 @@ def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
     if not unreachable:
         return [f"no index to evaluate for {goal}"]
     best = max(unreachable, key=lambda u: u.get("best_recall") or 0.0)
-    return [
+    lines = [
         f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
         f"({best['index']} at nprobe {best.get('best_nprobe')})",
         "try a larger m, OPQ, more cells (nlist), or a lower goal",
     ]
+    short = [u["index"] for u in unreachable if "swept_nprobe" in u]
+    if short:
+        lines.append(
+            f"{', '.join(short)} swept nprobe only as far as the explored goals needed: re-run `fanns explore` "
+            f"with --recall {goal} to sweep them for this goal"
+        )
+    return lines
 
 
 GROUP_ADVICE = {

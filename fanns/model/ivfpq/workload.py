@@ -174,7 +174,10 @@ def _record_nprobe(rec: dict, goal, path: Path, margin: float) -> tuple[int | No
     ok = np.nonzero(chosen >= min(1.0, goal.target + margin) - 1e-12)[0]
     if len(ok) == 0:
         best = int(np.argmax(held))
-        return None, {"best_recall": float(held[best]), "best_nprobe": best + 1}
+        info = {"best_recall": float(held[best]), "best_nprobe": best + 1}
+        if chosen.size < int(rec["nlist"]):  # the explorer's sweep ended early (`SWEEP_FACTOR`)
+            info["swept_nprobe"] = int(chosen.size)
+        return None, info
     p = int(ok[0])
     return p + 1, {"recall": float(held[p]), "hw_recall": None, "selection_recall": float(chosen[p])}
 
