@@ -10,6 +10,12 @@ from fanns.numerics import ID_BITS, IvfPqFormat
 from fanns.reference.ivfpq import IvfPqReference
 from tests.explore.helpers import small_index
 
+TIE_DEPTH = 3
+"""Ranks past k where a near-tie of faiss's may put the reference's k-th result."""
+TIE_REL = 1e-3
+"""A near-tie: faiss distances this close (relative) may swap under the 16-bit OPQ matrix
+(up to 2e-4 measured)."""
+
 
 @pytest.fixture(scope="module", params=[False, True], ids=["ivfpq", "opq"])
 def setup(request):
@@ -87,6 +93,8 @@ def test_sentinel_padding_when_cells_are_small(setup):
 
 
 def test_generous_format_agrees_with_faiss(setup):
+    """24-bit vectors and LUTs: the reference returns faiss's results, except where two of faiss's
+    own distances are a near-tie that the 16-bit OPQ matrix may order the other way."""
     index, data, base, queries, _ = setup
     fmt = choose_format(data, base[:500], nprobe=4, vec_bits=24, lut_bits=24, lut_percentile=100)
     ref = IvfPqReference(data, fmt)
@@ -94,12 +102,18 @@ def test_generous_format_agrees_with_faiss(setup):
     agree = total = 0
     for nprobe in (1, 4):
         ivf.nprobe = nprobe
-        _, faiss_ids = index.search(queries, 10)
+        faiss_d, faiss_ids = index.search(queries, 10 + TIE_DEPTH)
         _, ids = ref.search(queries, nprobe, 10)
-        agree += int((ids == faiss_ids).sum())
+        agree += int((ids == faiss_ids[:, :10]).sum())
         total += ids.size
-    # measured: 6000/6000 (query, rank) ids equal without OPQ, 5992/6000 with OPQ (16-bit OPQ matrix)
-    assert agree / total >= 0.995, agree / total
+        for q, r in np.argwhere(ids != faiss_ids[:, :10]):
+            where = np.flatnonzero(faiss_ids[q] == ids[q, r])
+            assert where.size == 1, f"query {q} rank {r}: id {ids[q, r]} is not in faiss's top {10 + TIE_DEPTH}"
+            gap = abs(float(faiss_d[q, where[0]]) - float(faiss_d[q, r]))
+            assert gap <= TIE_REL * float(faiss_d[q, r]), (q, r, gap)
+    # measured: 6000/6000 (query, rank) ids equal without OPQ; with OPQ 5968-5992/6000 by the
+    # training's last bits, every difference a near-tie (relative gap up to 2e-4 measured)
+    assert agree / total >= 0.99, agree / total
 
 
 def test_default_format_recall_close_to_float(setup):
