@@ -319,18 +319,23 @@ class IvfPqExplorer:
             "all": cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds),
         }
 
+    def _goal_nprobes(self, chosen: dict[tuple[int, int], np.ndarray]) -> dict[RecallGoal, int | None]:
+        """Per goal, the smallest nprobe whose selection-query recall (`chosen`, per measure)
+        reaches the goal plus the margin, or None: the one rule both the sweep's end and the
+        record's choice follow."""
+        return {g: smallest_meeting(chosen[g.measure], selection_target(g.target, self.cfg.margin)) for g in self.cfg.goals}
+
     def _sweep_done(self, nlist: int):
         """The `done` test of `recall_hits` for one index: every goal met on the selection queries
-        (as `_record` chooses nprobe) and the sweep past `SWEEP_FACTOR` times the largest nprobe
-        they need, at least `SWEEP_MIN` (see there)."""
-        need: dict[RecallGoal, int] = {}
-        targets = {g: selection_target(g.target, self.cfg.margin) for g in self.cfg.goals}
+        (`_goal_nprobes`) and the sweep past `SWEEP_FACTOR` times the largest nprobe they need,
+        at least `SWEEP_MIN` (see there)."""
 
         def done(p: int, hits: dict[tuple[int, int], np.ndarray]) -> bool:
-            for g, target in targets.items():
-                if g not in need and hits[g.measure][self.selection, p - 1].mean() / g.truth >= target - 1e-12:
-                    need[g] = p
-            return len(need) == len(targets) and p >= min(nlist, max(SWEEP_MIN, SWEEP_FACTOR * max(need.values())))
+            chosen = {ms: h[self.selection, :p].mean(0) / ms[1] for ms, h in hits.items()}
+            need = self._goal_nprobes(chosen).values()
+            if None in need:
+                return False
+            return p >= min(nlist, max(SWEEP_MIN, SWEEP_FACTOR * max(need)))
 
         return done
 
@@ -359,13 +364,13 @@ class IvfPqExplorer:
                 on_step=lambda: bar.advance(task, costs["sweep"] / swept),
                 done=self._sweep_done(nlist),
             )
-            bar.update(task, completed=sum(costs.values()))
-            bar.update(task, description=f"{factory}: hardware recall")
+            bar.update(task, completed=sum(costs.values()), description=f"{factory}: hardware recall")
             return self._record(index, stem, meta, nlist, m, opq, per_query)
 
     def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, per_query: dict) -> dict:
         """The record of one explored index from its per-query hits at every nprobe (`recall_hits`):
         nprobe chosen on the selection queries, recall promised on the held-out ones."""
+        swept = per_query[self.measures[0]].shape[1]
         curves = {ms: h.mean(0) / ms[1] for ms, h in per_query.items()}
         chosen = {ms: h[self.selection].mean(0) / ms[1] for ms, h in per_query.items()}
         held = {ms: h[self.holdout].mean(0) / ms[1] for ms, h in per_query.items()}
@@ -374,9 +379,7 @@ class IvfPqExplorer:
         sizes_path = folder / f"{stem}.list_sizes.npy"
         save_npy(sizes_path, data.list_sizes.astype(np.int64))
 
-        goal_np = {}
-        for g in self.cfg.goals:
-            goal_np[g] = smallest_meeting(chosen[g.measure], selection_target(g.target, self.cfg.margin))
+        goal_np = self._goal_nprobes(chosen)
         reached = [p for p in goal_np.values() if p is not None]
         p_max = max(reached, default=1)
         rows = training_rows(self.ds.n, self.cfg.seed, FORMAT_SAMPLE)
@@ -439,7 +442,7 @@ class IvfPqExplorer:
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
             "format": fmt.to_dict(),
-            "curve": {"nprobe": list(range(1, len(next(iter(curves.values()))) + 1)), **curve_lists(curves)},
+            "curve": {"nprobe": list(range(1, swept + 1)), **curve_lists(curves)},
             "selection_curve": curve_lists(chosen),
             "holdout_curve": curve_lists(held),
             "goals": goals,
