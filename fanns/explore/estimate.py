@@ -1,13 +1,19 @@
 """How long an IVF-PQ exploration will take, said before it starts.
 
 A cost model counts the work of each phase of each index of the grid (the formulas are in
-`index_cost`) in four units, and one short calibration on this machine, at the dataset's d and
-m, measures each unit's rate: faiss's exhaustive L2 search (multiply-adds: IVF k-means, coarse
-assignment, OPQ rotation, exact ground truth), one k-means round of a PQ (point-rounds: PQ and
-OPQ training, whose small sub-spaces run far below the multiply-add rate), PQ encoding (vectors
-encoded) and a scan of a small IVF-PQ index (PQ-code lookups: the recall sweep). The same
-costs are the units of the per-index progress bar, so its ETA is the model corrected by the
-speed actually seen.
+`index_cost` and `record_cost`) in five units, and one short calibration on this machine, at the
+dataset's d and m, measures each unit's rate: faiss's exhaustive L2 search (multiply-adds: IVF
+k-means, coarse assignment, OPQ rotation, exact ground truth), one k-means round of a PQ
+(point-rounds: PQ and OPQ training, whose small sub-spaces run far below the multiply-add rate),
+PQ encoding (vectors encoded), a scan of a small IVF-PQ index (PQ-code lookups: the recall sweep
+and the CPU QPS windows) and the bit-accurate reference model's search of it (fixed-point
+operations: the number-format choice and the hardware-faithful recall).
+
+A query scans the cells it probes, and real cells are not equal: a query falls more often into
+a large cell, so the codes it scans exceed nprobe x N / nlist (3-4x on the 1M-vector mixture of
+docs/scale.md). `probed_codes` measures that bias before the exploration with a quick k-means
+on a small sample. The same costs are the units of the per-index progress bar, so its ETA is
+the model corrected by the speed actually seen.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
-from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, blas_distances
+from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, blas_distances, extract
+from fanns.index.ivfpq_format import choose_format
+from fanns.model.cpu_baseline import QPS_REPEATS
+from fanns.reference.ivfpq import IvfPqReference
 
 IVF_NITER, PQ_NITER = 10, 25
 """faiss's k-means iterations of the coarse quantizer (`IndexIVF.cp.niter`) and of each PQ
@@ -28,20 +37,25 @@ OPQ_NITER_PQ = 4
 """faiss's PQ iterations inside each OPQ round (`OPQMatrix.niter_pq`)."""
 PQ_CENTROIDS = 256
 CALIBRATION_SECONDS = 0.2
+SKEW_POINTS_PER_CELL, SKEW_NITER = 16, 4
+"""The quick k-means of `probed_codes`: 16 sample points per cell and 4 rounds estimated the
+codes a query scans at nprobe 1-4 within 0.6-1.05x of the trained indexes' on the 1M x 768
+mixture (nlist 256-2048; 1.2-5.6 s a nlist on 2 loaded cores); balanced cells said 0.26-0.9x."""
 
 
-UNITS = ("madds", "pq_rounds", "encoded", "lookups")
+UNITS = ("madds", "pq_rounds", "encoded", "lookups", "fx_ops")
 
 
 @dataclass(frozen=True)
 class Rates:
     """Measured speeds of this machine, per second: multiply-adds, PQ k-means point-rounds,
-    vectors PQ-encoded, PQ-code lookups."""
+    vectors PQ-encoded, PQ-code lookups, fixed-point operations of the reference model."""
 
     madds: float
     pq_rounds: float
     encoded: float
     lookups: float
+    fx_ops: float
 
     def to_dict(self) -> dict:
         return {f"{unit}_per_s": round(getattr(self, unit)) for unit in UNITS}
@@ -86,7 +100,35 @@ def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SE
     ivf.nprobe = nlist
     queries = base[:64]
     lookups = queries.shape[0] * n * m / _timed(lambda: ivf.search(queries, 10), min_seconds)
-    return Rates(madds=madds, pq_rounds=pq_rounds, encoded=encoded, lookups=lookups)
+    data = extract(ivf, "l2")
+    ref = IvfPqReference(data, choose_format(data, base[:256], nprobe=nlist))
+    fx_queries = base[:16]
+    fx_work = reference_ops(m, fx_queries.shape[0], nlist, nlist, n)
+    fx_ops = fx_work / _timed(lambda: ref.search(fx_queries, nlist, 10), min_seconds)
+    return Rates(madds=madds, pq_rounds=pq_rounds, encoded=encoded, lookups=lookups, fx_ops=fx_ops)
+
+
+def probed_codes(sample: np.ndarray, queries: np.ndarray, n: int, nlist: int, max_nprobe: int, seed: int) -> np.ndarray:
+    """The mean codes a query scans at nprobe 1..`max_nprobe` in an index of `n` vectors and
+    `nlist` cells, [min(max_nprobe, nlist)]: cells from a quick k-means (`SKEW_NITER` rounds) on
+    `sample` (host vectors of the base, about `SKEW_POINTS_PER_CELL` a cell), each cell's share
+    of the base from that sample's assignment, the queries' nearest cells."""
+    x = np.ascontiguousarray(sample, dtype=np.float32)
+    km = faiss.Kmeans(x.shape[1], nlist, niter=SKEW_NITER, seed=seed, max_points_per_centroid=SKEW_POINTS_PER_CELL)
+    km.cp.min_points_per_centroid = 1  # no warning: few points per cell is the point
+    with blas_distances():
+        km.train(x)
+        _, cell = km.index.search(x, 1)
+        share = np.bincount(cell[:, 0], minlength=nlist) / x.shape[0]
+        _, probed = km.index.search(np.ascontiguousarray(queries, dtype=np.float32), min(max_nprobe, nlist))
+    return n * np.cumsum(share[probed], axis=1).mean(0)
+
+
+def reference_ops(d: int, nq: int, nlist: int, nprobe: int, codes: float, m: int | None = None) -> float:
+    """Fixed-point operations of the bit-accurate reference searching `nq` queries: distances to
+    the `nlist` centroids, a 256-entry LUT per sub-space of each of `nprobe` probed cells (d
+    elements each), an m-entry sum per scanned code (`codes` per query); m defaults to d."""
+    return float(nq) * ((nlist + nprobe * PQ_CENTROIDS) * d + (m or d) * codes)
 
 
 def index_cost(
@@ -101,6 +143,7 @@ def index_cost(
     coarse_shared: bool = False,
     rotation_shared: bool = False,
     swept: int | None = None,
+    scanned: np.ndarray | None = None,
 ) -> dict[str, dict[str, float]]:
     """Per phase, the work (in `UNITS`) of training and exploring one index.
 
@@ -109,7 +152,8 @@ def index_cost(
     PQ (`OPQ_NITER_PQ` point-rounds, `OPQ_NITER_PQ0` in the first) and a d x d rotation update
     on `opq_points` points. add: coarse assignment (and the rotation) of every base vector,
     and its PQ encoding. sweep: distance tables of every probed cell and a scan of every code
-    (nprobe up to `swept`, default nlist; a cell holds n / nlist codes on average). An OPQ index
+    (nprobe up to `swept`, default nlist) — the codes a query scans at each nprobe are
+    `scanned` (`probed_codes`) where given, else n / nlist a cell. An OPQ index
     that reuses the plain index's coarse quantizer (`coarse_shared`) skips the k-means and the
     coarse assignment; one that reuses a rotation trained for another nlist (`rotation_shared`)
     skips the OPQ training (`fanns.index.ivfpq_shared`).
@@ -126,8 +170,32 @@ def index_cost(
         "add": {"madds": float(n) * (coarse + rotate), "encoded": float(n)},
         "sweep": {
             "madds": float(nq) * (nlist * d + probed * PQ_CENTROIDS * d + rotate),
-            "lookups": float(nq) * n * m * probed / nlist,
+            "lookups": float(nq) * m * codes_at(probed, n, nlist, scanned),
         },
+    }
+
+
+def codes_at(nprobe: int, n: int, nlist: int, scanned: np.ndarray | None = None) -> float:
+    """The codes a query scans at `nprobe`: `scanned[nprobe - 1]` where measured, all n at
+    nprobe >= nlist, else n / nlist a cell."""
+    if nprobe >= nlist:
+        return float(n)
+    if scanned is not None and nprobe <= len(scanned):
+        return float(scanned[nprobe - 1])
+    return float(n) * nprobe / nlist
+
+
+def record_cost(d: int, nq: int, nlist: int, m: int, codes: float, goals: int, threads: int, sample: int) -> dict:
+    """The work (in `UNITS`) of one index's record after its sweep, for `goals` recall goals met
+    at a nprobe scanning `codes` codes a query: the number format chosen on `sample` base
+    vectors and the hardware-faithful recall (reference-model operations), and faiss's CPU QPS
+    (`QPS_REPEATS` passes over the queries on all `threads` and as many on one thread, whose
+    pass takes `threads` times as long)."""
+    passes = QPS_REPEATS * (threads + 1)
+    return {
+        "fx_ops": goals * (reference_ops(d, sample, nlist, 1, 0.0) + reference_ops(d, nq, nlist, 1, codes, m)),
+        "madds": goals * passes * float(nq) * nlist * d,
+        "lookups": goals * passes * float(nq) * m * codes,
     }
 
 

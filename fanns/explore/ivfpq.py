@@ -5,7 +5,8 @@ For every index of the grid (nlist x m x with/without OPQ) it
 1. trains the faiss index on a fixed sample (or reuses the trained index cached in the output
    folder, keyed by dataset content hash, factory string, sample size and seed);
 2. measures faiss's float recall R@k of every query at every nprobe (`fanns.index.recall`) up
-   to a few times the nprobe the goals need (`SWEEP_FACTOR`; every nprobe for a goal it cannot meet),
+   to a few times the nprobe the goals need (`ivfpq_record.sweep_done`; every nprobe for a
+   goal it cannot meet),
    splits the queries into a selection and a held-out part (`fanns.index.holdout`) and finds,
    per goal, the smallest nprobe whose selection recall reaches the goal plus a margin for
    training variance — or reports the best recall seen. The recall it promises is the held-out
@@ -36,12 +37,15 @@ from fanns.errors import FannsError
 from fanns.explore import estimate
 from fanns.explore.ivfpq_record import (
     ID_BYTES,
+    SWEEP_MIN,
     best_per_goal,
     curve_lists,
+    goal_nprobes,
     interval,
     read_json,
     recall_split,
     stats,
+    sweep_done,
     write_json,
 )
 from fanns.explore.ivfpq_training import (
@@ -58,11 +62,11 @@ from fanns.explore.ivfpq_training import (
     training_rows,
 )
 from fanns.index.goals import RecallGoal
-from fanns.index.holdout import TRAINING_MARGIN, selection_target, split_queries
+from fanns.index.holdout import TRAINING_MARGIN, split_queries
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.ivfpq_shared import Coarse, coarse_of
-from fanns.index.recall import hits, recall_hits, smallest_meeting
+from fanns.index.recall import hits, recall_hits
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import staged_folder
@@ -74,11 +78,6 @@ INDEX_CACHE_VERSION = 3
 """Bumped when training changes the bits of a trained index (3: PQ k-means on BLAS distances,
 `fanns.index.ivfpq.blas_distances`), so an older cached index is trained again, not reused."""
 FORMAT_SAMPLE = 1000
-SWEEP_FACTOR, SWEEP_MIN = 4, 64
-"""The recall sweep ends once every goal is met on the selection queries and nprobe reaches
-SWEEP_FACTOR times the largest nprobe they need, and at least SWEEP_MIN (or nlist): the curve
-beyond shows only saturation, and at 1M vectors the full sweep of nlist = 2048 scanned every
-code of the index for every query."""
 WHAT = "exploration"
 """The kind of output an exploration folder is (its manifest's `what`)."""
 
@@ -140,12 +139,13 @@ class IvfPqExplorer:
         self._rotations: dict[int, np.ndarray] = {}
         # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few
         self.rates = {m: estimate.calibrate(ds.d, m, cfg.seed) for m in self.ms}
+        self.scanned = {nlist: self._probed_codes(nlist) for nlist in self.nlists}
         self.expected = self.expected_seconds(kmax)
         status(
             f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
             f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
-            f"(cost model at {self.rates[self.ms[0]].madds / 1e9:.1f} G multiply-adds/s measured here; "
-            "the hardware-recall check and CPU QPS come on top)"
+            f"(cost model at {self.rates[self.ms[0]].madds / 1e9:.1f} G multiply-adds/s measured here, "
+            "cell sizes from a quick k-means; the recall check and CPU QPS counted at nprobe 1)"
         )
         start = time.perf_counter()
         self.gt = ds.groundtruth(max(kmax, 1))[:nq]
@@ -172,8 +172,17 @@ class IvfPqExplorer:
             raise FannsError(f"{train_n} training vectors for {nlist} cells", hint="raise --train-size")
         return train_n
 
+    def _probed_codes(self, nlist: int) -> np.ndarray:
+        """`estimate.probed_codes` of one nlist on a prefix of the training order."""
+        rows = training_rows(self.ds.n, self.cfg.seed, estimate.SKEW_POINTS_PER_CELL * nlist)
+        sample = host_vectors(self.ds.base[rows], self.ds.metric)
+        return estimate.probed_codes(sample, self.queries, self.ds.n, nlist, SWEEP_MIN, self.cfg.seed)
+
     def index_costs(self, nlist: int, m: int, opq: bool) -> dict[str, float]:
-        """Model seconds of each phase of one index (`fanns.explore.estimate.index_cost`)."""
+        """Model seconds of each phase of one index: train, add and sweep
+        (`fanns.explore.estimate.index_cost`), and the record of its goals
+        (`fanns.explore.estimate.record_cost`, at nprobe 1: the goals' nprobe is not known before
+        the sweep; at least the CPU QPS windows' `qps_min_seconds` on each thread count)."""
         train_n = min(self.train_size(nlist), self.ds.n)
         costs = estimate.index_cost(
             self.ds.n,
@@ -187,8 +196,15 @@ class IvfPqExplorer:
             coarse_shared=self.coarse_source(nlist, m, opq) is not None,
             rotation_shared=opq and nlist != self.nlists[0],
             swept=SWEEP_MIN,  # the goals met within SWEEP_MIN / SWEEP_FACTOR probes; else up to nlist
+            scanned=self.scanned[nlist],
         )
-        return {phase: estimate.seconds(c, self.rates[m]) for phase, c in costs.items()}
+        goals, nq = len(self.cfg.goals), self.queries.shape[0]
+        codes = estimate.codes_at(1, self.ds.n, nlist, self.scanned[nlist])
+        threads = faiss.omp_get_max_threads()
+        costs["record"] = estimate.record_cost(self.ds.d, nq, nlist, m, codes, goals, threads, FORMAT_SAMPLE)
+        seconds = {phase: estimate.seconds(c, self.rates[m]) for phase, c in costs.items()}
+        seconds["record"] = max(seconds["record"], goals * 2 * self.cfg.qps_min_seconds)
+        return seconds
 
     def expected_seconds(self, kmax: int) -> dict[str, float]:
         """Model seconds of the ground truth (0 when given or cached) and of every index (its
@@ -319,28 +335,8 @@ class IvfPqExplorer:
             "all": cpu_qps(index, self.queries, nprobe, k, self.cfg.qps_min_seconds),
         }
 
-    def _goal_nprobes(self, chosen: dict[tuple[int, int], np.ndarray]) -> dict[RecallGoal, int | None]:
-        """Per goal, the smallest nprobe whose selection-query recall (`chosen`, per measure)
-        reaches the goal plus the margin, or None: the one rule both the sweep's end and the
-        record's choice follow."""
-        return {g: smallest_meeting(chosen[g.measure], selection_target(g.target, self.cfg.margin)) for g in self.cfg.goals}
-
-    def _sweep_done(self, nlist: int):
-        """The `done` test of `recall_hits` for one index: every goal met on the selection queries
-        (`_goal_nprobes`) and the sweep past `SWEEP_FACTOR` times the largest nprobe they need,
-        at least `SWEEP_MIN` (see there)."""
-
-        def done(p: int, hits: dict[tuple[int, int], np.ndarray]) -> bool:
-            chosen = {ms: h[self.selection, :p].mean(0) / ms[1] for ms, h in hits.items()}
-            need = self._goal_nprobes(chosen).values()
-            if None in need:
-                return False
-            return p >= min(nlist, max(SWEEP_MIN, SWEEP_FACTOR * max(need)))
-
-        return done
-
     def explore_index(self, nlist: int, m: int, opq: bool) -> dict:
-        """One index's record; one progress bar counts its model cost (train, add, sweep)."""
+        """One index's record; one progress bar counts its model cost (train, add, sweep, record)."""
         costs = self.index_costs(nlist, m, opq)
         factory = factory_string(nlist, m, opq)
         with eta_bar() as bar:
@@ -362,10 +358,13 @@ class IvfPqExplorer:
                 self.measures,
                 nlist,
                 on_step=lambda: bar.advance(task, costs["sweep"] / swept),
-                done=self._sweep_done(nlist),
+                done=sweep_done(self.cfg.goals, self.selection, self.cfg.margin, nlist),
             )
-            bar.update(task, completed=sum(costs.values()), description=f"{factory}: hardware recall")
-            return self._record(index, stem, meta, nlist, m, opq, per_query)
+            total = sum(costs.values())
+            bar.update(task, completed=total - costs["record"], description=f"{factory}: hardware recall, CPU QPS")
+            record = self._record(index, stem, meta, nlist, m, opq, per_query)
+            bar.update(task, completed=total)
+            return record
 
     def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, per_query: dict) -> dict:
         """The record of one explored index from its per-query hits at every nprobe (`recall_hits`):
@@ -379,7 +378,7 @@ class IvfPqExplorer:
         sizes_path = folder / f"{stem}.list_sizes.npy"
         save_npy(sizes_path, data.list_sizes.astype(np.int64))
 
-        goal_np = self._goal_nprobes(chosen)
+        goal_np = goal_nprobes(self.cfg.goals, chosen, self.cfg.margin)
         reached = [p for p in goal_np.values() if p is not None]
         p_max = max(reached, default=1)
         rows = training_rows(self.ds.n, self.cfg.seed, FORMAT_SAMPLE)

@@ -1,20 +1,54 @@
-"""The parts of `explore.json` computed from measured numbers alone: statistics of the work per
-query, bootstrap intervals of recall, the recall curves, how the queries were split, and the best
-index per goal. Kept apart from the explorer, which trains and measures."""
+"""The parts of `explore.json` computed from measured numbers alone: the nprobe each goal takes
+and where the recall sweep ends, statistics of the work per query, bootstrap intervals of
+recall, the recall curves, how the queries were split, and the best index per goal. Kept apart
+from the explorer, which trains and measures."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from fanns.datasets.formats import atomic_path
 from fanns.index.goals import RecallGoal, measure_name
-from fanns.index.holdout import BOOTSTRAP_RESAMPLES, CONFIDENCE, TRAINING_MARGIN, bootstrap_interval
+from fanns.index.holdout import BOOTSTRAP_RESAMPLES, CONFIDENCE, TRAINING_MARGIN, bootstrap_interval, selection_target
+from fanns.index.recall import smallest_meeting
 
 ID_BYTES = 4
 """Bytes of the id stored next to each PQ code in device memory (32-bit ids)."""
+SWEEP_FACTOR, SWEEP_MIN = 4, 64
+"""The recall sweep ends once every goal is met on the selection queries and nprobe reaches
+SWEEP_FACTOR times the largest nprobe they need, and at least SWEEP_MIN (or nlist): the curve
+beyond shows only saturation, and at 1M vectors the full sweep of nlist = 2048 scanned every
+code of the index for every query."""
+
+
+def goal_nprobes(
+    goals: Sequence[RecallGoal], chosen: dict[tuple[int, int], np.ndarray], margin: float
+) -> dict[RecallGoal, int | None]:
+    """Per goal, the smallest nprobe whose recall on the selection queries (`chosen`, a curve
+    per measure) reaches the goal plus `margin`, or None: the one rule both the sweep's end
+    (`sweep_done`) and the explorer's choice follow."""
+    return {g: smallest_meeting(chosen[g.measure], selection_target(g.target, margin)) for g in goals}
+
+
+def sweep_done(
+    goals: Sequence[RecallGoal], selection: np.ndarray, margin: float, nlist: int
+) -> Callable[[int, dict[tuple[int, int], np.ndarray]], bool]:
+    """The `done` test of `fanns.index.recall.recall_hits` for an index of `nlist` cells: every
+    goal met on the `selection` queries (`goal_nprobes`) and the sweep past `SWEEP_FACTOR` times
+    the largest nprobe they need, at least `SWEEP_MIN`."""
+
+    def done(p: int, hits: dict[tuple[int, int], np.ndarray]) -> bool:
+        chosen = {ms: h[selection, :p].mean(0) / ms[1] for ms, h in hits.items()}
+        need = goal_nprobes(goals, chosen, margin).values()
+        if None in need:
+            return False
+        return p >= min(nlist, max(SWEEP_MIN, SWEEP_FACTOR * max(need)))
+
+    return done
 
 
 def stats(values: np.ndarray) -> dict:

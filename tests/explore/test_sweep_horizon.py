@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from fanns.datasets import load_dataset
-from fanns.explore.ivfpq import SWEEP_FACTOR, SWEEP_MIN, ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_record import SWEEP_FACTOR, SWEEP_MIN
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.index.recall import recall_hits
