@@ -184,11 +184,13 @@ void receive_query(hls::stream<VecWord<T, WQ>>& in, T q[D]) {
   }
 }
 
-// Probe j of a query goes to BuildLUT PE j mod P with the query and the cell's centroid, here
-// from the on-chip copy of all centroids (NLIST * D / W words of W lanes).
+// The probes go to the BuildLUT PEs in turn, across queries (the k-th probe of the run to PE
+// k mod P, so P PEs are busy with P / NPROBE queries when P exceeds NPROBE), with the query and
+// the cell's centroid, here from the on-chip copy of all centroids (NLIST * D / W words of W lanes).
 template <typename T, int D, int WQ, int W, int P, int NPROBE, int NLIST>
 void dispatch_probes(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_t>& cells, const VecWord<T, W> cent[NLIST * (D / W)],
                      hls::stream<ProbeWord<T, W>> out[P], uint32_t nq) {
+  int p = 0;
   for (uint32_t t = 0; t < nq; ++t) {
     T q[D];
     receive_query<T, D, WQ>(query, q);
@@ -199,7 +201,8 @@ void dispatch_probes(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_t>& 
         FANNS_PRAGMA(HLS PIPELINE II = 1)
         for (int i = 0; i < W; ++i) c[k * W + i] = cent[cell * (D / W) + k].e[i];
       }
-      send_probe<T, D, W>(q, c, out[j % P], j == NPROBE - 1);
+      send_probe<T, D, W>(q, c, out[p], j == NPROBE - 1);
+      p = p == P - 1 ? 0 : p + 1;
     }
   }
 }
@@ -210,6 +213,7 @@ void dispatch_probes_mem(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_
                          hls::stream<ProbeWord<T, W>> out[P], uint32_t nq) {
   constexpr int PER_BEAT = BYTES / EB;
   constexpr int CBEATS = (D + PER_BEAT - 1) / PER_BEAT;
+  int p = 0;
   for (uint32_t t = 0; t < nq; ++t) {
     T q[D];
     receive_query<T, D, WQ>(query, q);
@@ -223,24 +227,27 @@ void dispatch_probes_mem(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_
           if (b * PER_BEAT + i < D) c[b * PER_BEAT + i] = beat_elem<T, EB, BYTES>(beat, i);
         }
       }
-      send_probe<T, D, W>(q, c, out[j % P], j == NPROBE - 1);
+      send_probe<T, D, W>(q, c, out[p], j == NPROBE - 1);
+      p = p == P - 1 ? 0 : p + 1;
     }
   }
 }
 
-// Collects the LUTs in probe order (probe j from BuildLUT PE j mod P) into the head of the
-// PQDist 1-D array.
+// Collects the LUTs in probe order, from the PEs in the dispatchers' turn (the k-th LUT of the
+// run from PE k mod P), into the head of the PQDist 1-D array.
 template <int M, int P, int NPROBE>
 void collect_luts(hls::stream<LutOut<M>> in[P], hls::stream<LutWord<M>>& out, uint32_t nq) {
+  int p = 0;
   for (uint32_t t = 0; t < nq; ++t) {
     for (int j = 0; j < NPROBE; ++j) {
       for (int w = 0; w < PQ_KSUB; ++w) {
         FANNS_PRAGMA(HLS PIPELINE II = 1)
-        const LutOut<M> word = in[j % P].read();
+        const LutOut<M> word = in[p].read();
         LutWord<M> lut;
         for (int i = 0; i < M; ++i) lut.e[i] = word.e[i];
         out.write(lut);
       }
+      p = p == P - 1 ? 0 : p + 1;
     }
   }
 }

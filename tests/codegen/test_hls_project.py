@@ -235,8 +235,6 @@ def test_errors_are_clear_and_leave_nothing_behind(tmp_path):
             tmp_path / "x",
             platform="xilinx_zcu104_base_202210_1",
         )
-    with pytest.raises(FannsError, match="would never get a probe"):
-        generate_hls(pinned_design(data, design.format, nprobe=2, k=5, lut=(3, 8, "bram")), data, test, tmp_path / "x")
     with pytest.raises(FannsError, match="test queries"):
         generate_hls(design, data, TestQueries(test.queries[:, :5], test.groundtruth), tmp_path / "x")
     assert not (tmp_path / "x").exists() and list(tmp_path.iterdir()) == [tmp_path / "bare.yaml"]

@@ -1,12 +1,13 @@
 """The BuildLUT stage of the IVF-PQ accelerator: probe dispatcher, BuildLUT PEs, LUT collector.
 
 Per query the dispatcher takes the query (d/w words, into one bank of a two-bank buffer so the
-next query loads while this one is dispatched) and, for probe j of the query, sends BuildLUT PE
-j mod P the d/w words {q, c, last} with c the probed cell's centroid read from the on-chip
-centroid store (FANNS 6.4.2; docs/ivfpq_architecture.md: "BuildLUT PE j mod P_lut builds the LUT
-of probe j"). Every PE writes its LUTs into its own FIFO of two whole LUTs (`LUT_FIFO_DEPTH`),
-so the PEs run in parallel; the collector reads the LUTs back in probe order (256 words each)
-and hands them to PQDist.
+next query loads while this one is dispatched) and sends each probe's d/w words {q, c, last},
+c the probed cell's centroid read from the on-chip centroid store, to the next BuildLUT PE in
+turn: the k-th LUT of the run goes to PE k mod P, across queries (FANNS 6.4.2 gives probe j of
+a query to PE j mod P; going on across queries keeps all P PEs busy when P exceeds nprobe, P /
+nprobe queries at a time). Every PE writes its LUTs into its own FIFO of two whole LUTs
+(`LUT_FIFO_DEPTH`), so the PEs run in parallel; the collector reads the LUTs back in the same
+turn (256 words each) and hands them to PQDist.
 
 The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
 centroid store is filled once on `lutc_fill`.
@@ -42,7 +43,6 @@ class LutStage(wiring.Component):
                 "codebook_fill": In(stream.Signature(unsigned(wb))),
                 "lutc_fill": In(stream.Signature(unsigned(wb))),
                 "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
-                "nprobe": In(range(hw.nprobe + 1)),
             }
         )
 
@@ -121,7 +121,7 @@ class LutStage(wiring.Component):
         with m.If(issue):
             m.d.sync += k.eq(Mux(k == words - 1, 0, k + 1))
         with m.If(probe_done):
-            m.d.sync += p.eq(Mux(last_cell | (p == st.pes - 1), 0, p + 1))
+            m.d.sync += p.eq(Mux(p == st.pes - 1, 0, p + 1))
             with m.If(last_cell):
                 m.d.sync += dbank.eq(~dbank)
         released = probe_done & last_cell
@@ -149,7 +149,6 @@ class LutStage(wiring.Component):
             m.d.comb += [f.i.valid.eq(pe.o.valid), f.i.payload.eq(pe.o.payload.lut), pe.o.ready.eq(f.i.ready)]
             fifos.append(f)
         cp = Signal(range(max(2, st.pes)))
-        cj = Signal(range(max(2, hw.nprobe)))
         cw = Signal(range(KSUB))
         m.d.comb += [
             self.luts.valid.eq(Array(f.o.valid for f in fifos)[cp]),
@@ -160,9 +159,5 @@ class LutStage(wiring.Component):
         with m.If(self.luts.valid & self.luts.ready):
             m.d.sync += cw.eq(cw + 1)
             with m.If(cw == KSUB - 1):
-                last_probe = cj == self.nprobe - 1
-                m.d.sync += [
-                    cj.eq(Mux(last_probe, 0, cj + 1)),
-                    cp.eq(Mux(last_probe | (cp == st.pes - 1), 0, cp + 1)),
-                ]
+                m.d.sync += cp.eq(Mux(cp == st.pes - 1, 0, cp + 1))
         return m

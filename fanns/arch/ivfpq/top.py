@@ -343,7 +343,6 @@ class IvfPqAccelerator(wiring.Component):
         load_count = Signal(range(load_total + 1))
         m.d.comb += [
             front.nprobe.eq(nprobe),
-            lut.nprobe.eq(nprobe),
             res.k.eq(k),
             res.nq.eq(nq),
             res.now.eq(run_cycles),

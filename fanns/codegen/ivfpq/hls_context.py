@@ -155,13 +155,6 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     sel_k_header, sel_k_call = selection_call(st.sel_k)
     includes = sorted(set(BASE_HEADERS) | {sel_cells_header, sel_k_header})
     ctx.headers = header_closure(includes)
-    lut_pes = st.build_lut.pes
-    if lut_pes > nprobe:
-        raise FannsError(
-            f"stages.build_lut.pes = {lut_pes} exceeds nprobe = {nprobe}: "
-            f"BuildLUT PEs {nprobe}..{lut_pes - 1} would never get a probe",
-            hint="use at most nprobe BuildLUT PEs",
-        )
     v = ctx.values
     v.update(
         design=design,
@@ -307,7 +300,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "lut_probe",
             f"ProbeWord<T, {lut.lanes}>",
             _fifo_depth(design, 2 * d // lut.lanes),
-            "probe words {q, c} to BuildLUT PE j (probe j mod P); two probes",
+            "probe words {q, c} to BuildLUT PE j (the run's probes k = j mod P); two probes",
             lut.pes,
         )
     )
@@ -320,7 +313,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             lut.pes,
         )
     )
-    lut_list = [{"index": j, "probes": len(range(j, nprobe, lut.pes))} for j in range(lut.pes)]
+    lut_list = [{"index": j} for j in range(lut.pes)]
     # -- Stage PQDist ----------------------------------------------------------------------------------
     pq = st.pq_dist
     ctx.fifos.append(

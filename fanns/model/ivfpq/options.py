@@ -335,8 +335,8 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
             n_ch = 1 if store == "memory" else 0
             if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
                 continue
-            b.raw += ctx.nprobe
-            for pes in distinct_counts(ctx.nprobe, MAX_PES):
+            b.raw += MAX_PES
+            for pes in range(1, MAX_PES + 1):  # nprobe / P LUTs a query: every P is another interval
                 st = BuildLutStage(pes, lanes, store, n_ch)
                 units = stage_model.lut_units(ctx, st)
                 res = stage_model.total_resources(units)

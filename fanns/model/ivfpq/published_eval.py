@@ -174,7 +174,10 @@ def evaluate(row: dict, a: Assumptions = Assumptions(), queries: int = 1000, see
     # SelCells: one stream of nlist keys from the IVFDist chain over `cells_streams` queues, a
     # key every two cycles per queue (p. 114): an HPQ fed one stream at 2/cells_streams per key
     intervals["sel_cells"] = float(Hpq(z=1, s=nprobe, key_bits=w.fmt.ivf_key_bits).interval(2 * nlist // cells_streams))
-    intervals["build_lut"] = sm.lut_timing(ctx, BuildLutStage(int(row["build_lut"][0]), a.lanes, "bram")).interval
+    # the published BuildLUT gives probe j of a query to PE j mod P, every query from PE 0: a
+    # query waits for ceil(nprobe / P) LUTs (fanns's goes round the PEs across queries)
+    lut = BuildLutStage(int(row["build_lut"][0]), a.lanes, "bram")
+    intervals["build_lut"] = -(-nprobe // lut.pes) * float(sm.lut_pe(ctx, lut).ii())
     channels = -(-pq_pes // STREAMS_PER_CHANNEL)
     pq = PqDistStage(pq_pes, a.double_buffer, ctx.memories[0].kind, channels, PUBLISHED_PORT_BITS)
     timing, work = sm.pq_timing(ctx, pq, sm.Probes.of(w.probed))

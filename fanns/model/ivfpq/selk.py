@@ -89,9 +89,10 @@ def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray
 
 @dataclass(frozen=True)
 class LutSource:
-    """BuildLUT as the producer of the LUTs (`fanns.arch.ivfpq.lut`): `pes` PEs, PE j mod P
-    builds probe j of a query, one LUT every `ii` cycles, the first `latency` cycles after its
-    input; each PE writes into its own FIFO of `fifo_luts` whole LUTs and stalls when it is full."""
+    """BuildLUT as the producer of the LUTs (`fanns.arch.ivfpq.lut`): `pes` PEs, PE k mod P
+    builds the k-th LUT of the run (the probes of the queries in order, across queries), one LUT
+    every `ii` cycles, the first `latency` cycles after its input; each PE writes into its own
+    FIFO of `fifo_luts` whole LUTs and stalls when it is full."""
 
     pes: int
     ii: float
@@ -167,7 +168,7 @@ def _recurrence(
             ls = ld if k < pq.banks else np.maximum(ld, se[-pq.banks].max(1) + 1)
             ld = ls + KSUB
             if lut:
-                p = c % lut.pes
+                p = k % lut.pes  # LUT k of the run, across queries
                 built[p] = built[p] + lut.ii
                 if len(loaded[p]) == lut.fifo_luts:
                     built[p] = np.maximum(built[p], loaded[p][0] + 1)

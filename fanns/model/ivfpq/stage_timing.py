@@ -59,10 +59,14 @@ def sel_cells_timing(ctx: Context, st: SelectStage, ivf: IvfDistStage) -> StageT
 
 
 def lut_timing(ctx: Context, st: BuildLutStage) -> StageTiming:
+    """The LUTs of a run go round the PEs (LUT k by PE k mod P, across queries:
+    `fanns.arch.ivfpq.lut`), so a query costs nprobe / P LUT intervals on average, with P above
+    nprobe too; one query alone waits for its busiest PE's ceil(nprobe / P) LUTs."""
     pe = lut_pe(ctx, st)
-    probes = -(-ctx.nprobe // st.pes)
+    probes = ctx.nprobe / st.pes
     extra = MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
-    return StageTiming(float(probes * pe.ii()), float(pe.cycles(probes) + extra), {"probes_per_pe": probes})
+    alone = -(-ctx.nprobe // st.pes)
+    return StageTiming(probes * pe.ii(), float(pe.cycles(alone) + extra), {"probes_per_pe": round(probes, 3)})
 
 
 @dataclass(frozen=True)
