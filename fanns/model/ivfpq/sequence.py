@@ -23,8 +23,8 @@ them — are in one recurrence. Two uses:
   vectorised recurrence); what the DSE ranks designs by, never below the stage model.
 
 The stages in front of BuildLUT (OPQ, IVFDist, SelCells) take the same cycles for every query
-and the PQ channels have deep buffers (FIFOs, outstanding bursts), so they enter as floors: their
-mean stage intervals.
+and the PQ channels have deep buffers (FIFOs, outstanding bursts), so they enter as floors
+(`floors`): their mean cycles per query.
 """
 
 from __future__ import annotations
@@ -82,10 +82,25 @@ def sequence_starts(
     )
 
 
-def floors(timings: dict[str, stage_model.StageTiming]) -> float:
-    """The largest mean interval of the stages outside the recurrence (and PQDist's, whose
-    channel-bound part the recurrence takes only per query)."""
-    return max(t.interval for s, t in timings.items() if s not in ("build_lut", "sel_k"))
+def floors(
+    ctx: stage_model.Context,
+    stages: Stages,
+    probes: stage_model.Probes,
+    timings: dict[str, stage_model.StageTiming],
+    busy: np.ndarray | None = None,
+) -> float:
+    """The least cycles per query of a run outside the recurrence: the stages in front of
+    BuildLUT (their intervals, the same for every query) and the PQ channels (the busiest one's
+    mean cycles per query; its deep buffers let the recurrence take it only per query), over the
+    queries after the first, which the measured span covers. PQDist's compute is no floor: the
+    recurrence runs its PEs cell by cell, and a short run's span may hold less than the queries'
+    whole scans (the first query's long last cell overlaps the next query's LUT loads)."""
+    st = stages.pq_dist
+    if busy is None:
+        beats = stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits).beats
+        busy = max(st.pes_per_channel()) * beats / ctx.memory(st.memory).beats_per_cycle
+    front = [t.interval for s, t in timings.items() if s not in ("build_lut", "pq_dist", "sel_k")]
+    return max(front + [float(np.mean(busy[1:]))])
 
 
 def run_interval(
@@ -97,13 +112,13 @@ def run_interval(
 ) -> float:
     """Cycles per query of the probes' queries run once in their order: the span between the
     first and the last query's level-2 start over the queries in between (the measure of
-    `fanns.sim.ivfpq.rtl.measured_interval`), or a floor stage's interval if larger."""
+    `fanns.sim.ivfpq.rtl.measured_interval`), or a floor (`floors`) if larger."""
     nq = probes.sizes.shape[0]
     if nq < 2:
         raise ValueError("a run interval needs at least two queries")
     starts = sequence_starts(ctx, stages, probes, np.arange(nq), busy)
     t = timings or stage_model.stage_timings(ctx, stages, probes)
-    return max(float(starts[-1] - starts[0]) / (nq - 1), floors(t))
+    return max(float(starts[-1] - starts[0]) / (nq - 1), floors(ctx, stages, probes, t, busy))
 
 
 def steady_interval(
