@@ -333,10 +333,15 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     for store in buildable.on_family(buildable.BUILT_LUT_STORES, ctx.family):
         for lanes in choices:
             n_ch = 1 if store == "memory" else 0
-            if _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch)) is None:
+            pe = _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch))
+            if pe is None:
                 continue
-            b.raw += MAX_PES
-            for pes in range(1, MAX_PES + 1):  # nprobe / P LUTs a query: every P is another interval
+            # nprobe / P LUTs a query, so every P is another interval, down to the PQDist PEs' own
+            # pace: they load each probe's LUT in KSUB cycles, so past ceil(ii / KSUB) PEs BuildLUT
+            # builds LUTs faster than any back end takes them (and the DSE's search grows with P)
+            most = min(MAX_PES, -(-pe.ii() // stage_model.KSUB))
+            b.raw += most
+            for pes in range(1, most + 1):
                 st = BuildLutStage(pes, lanes, store, n_ch)
                 units = stage_model.lut_units(ctx, st)
                 res = stage_model.total_resources(units)
