@@ -98,7 +98,7 @@ def floors(
     st = stages.pq_dist
     if busy is None:
         beats = stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits).beats
-        busy = max(st.pes_per_channel()) * beats / ctx.memory(st.memory).beats_per_cycle
+        busy = stage_model.channel_cycles(beats, max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle)
     front = [t.interval for s, t in timings.items() if s not in ("build_lut", "pq_dist", "sel_k")]
     return max(front + [float(np.mean(busy[1:]))])
 

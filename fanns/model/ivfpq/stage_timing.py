@@ -89,17 +89,23 @@ def pq_work(shares: PqShares, pe: PqDecode) -> PqWork:
     return PqWork(shares, pe_cycles.astype(np.float64), latency.astype(np.float64))
 
 
+def channel_cycles(beats: np.ndarray, busiest: int, rate: float) -> np.ndarray:
+    """Per sample query, the busiest PQ channel's cycles: the share `beats` of each of its
+    `busiest` PEs at `rate` beats a cycle."""
+    return busiest * beats / rate
+
+
 def pq_query_cycles(work: PqWork, busiest: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
     """Per sample query, (interval, latency) of the PQDist stage: a query takes the longer of the
     PE's scan and its busiest channel's beats (the reader runs ahead of the PEs within a query)."""
-    chan = busiest * work.beats / rate
+    chan = channel_cycles(work.beats, busiest, rate)
     return np.maximum(work.pe_cycles, chan), np.maximum(work.pe_latency, chan + MEM_LATENCY_CYCLES)
 
 
 def pq_timing_from_work(work: PqWork, busiest: int, rate: float) -> tuple[float, float, float, float]:
     """(interval, latency, compute part, memory part), means over the sample (`pq_query_cycles`)."""
     interval, latency = pq_query_cycles(work, busiest, rate)
-    chan = busiest * work.beats / rate
+    chan = channel_cycles(work.beats, busiest, rate)
     return float(interval.mean()), float(latency.mean()), float(work.pe_cycles.mean()), float(chan.mean())
 
 
@@ -107,7 +113,7 @@ def pq_timing(ctx: Context, st: PqDistStage, probes: Probes) -> tuple[StageTimin
     work = pq_work(pq_shares(ctx.m, probes, st.pes, st.port_bits), pq_pe(ctx, st))
     busiest, rate = max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle
     interval, latency, compute, memory = pq_timing_from_work(work, busiest, rate)
-    per_query = np.maximum(work.pe_cycles, busiest * work.beats / rate)
+    per_query = np.maximum(work.pe_cycles, channel_cycles(work.beats, busiest, rate))
     detail = {
         "compute_cycles": round(compute, 3),
         "memory_cycles": round(memory, 3),
@@ -126,7 +132,7 @@ def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float, busy: 
     design's PQ channels (a tiered placement's `CodeFeed.busy`); default: those channels."""
     n = work.shares.items_per_query.astype(np.float64)
     ahead = selk_slack(pe) + FIFO_DEPTH
-    busy = busiest * work.beats / rate if busy is None else busy
+    busy = channel_cycles(work.beats, busiest, rate) if busy is None else busy
     return busy * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
 
 

@@ -74,6 +74,7 @@ from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing 
     PqWork,
     StageTiming,
     back_timings,
+    channel_cycles,
     ivf_timing,
     lut_timing,
     opq_timing,
