@@ -12,8 +12,9 @@ operations: the number-format choice and the hardware-faithful recall).
 A query scans the cells it probes, and real cells are not equal: a query falls more often into
 a large cell, so the codes it scans exceed nprobe x N / nlist (3-4x on the 1M-vector mixture of
 docs/scale.md). `probed_codes` measures that bias before the exploration with a quick k-means
-on a small sample. The same costs are the units of the per-index progress bar, so its ETA is
-the model corrected by the speed actually seen.
+on a small sample, or `probed_codes_of` on an index an earlier exploration left in the cache.
+The same costs are the units of the per-index progress bar, so its ETA is the model corrected
+by the speed actually seen.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
-from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, blas_distances, extract
+from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, apply_pretransform, blas_distances, extract
 from fanns.index.ivfpq_format import choose_format
 from fanns.model.cpu_baseline import QPS_REPEATS
 from fanns.reference.ivfpq import IvfPqReference
@@ -103,7 +104,7 @@ def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SE
     data = extract(ivf, "l2")
     ref = IvfPqReference(data, choose_format(data, base[:256], nprobe=nlist))
     fx_queries = base[:16]
-    fx_work = reference_ops(m, fx_queries.shape[0], nlist, nlist, n)
+    fx_work = reference_ops(m, m, fx_queries.shape[0], nlist, nlist, n)
     fx_ops = fx_work / _timed(lambda: ref.search(fx_queries, nlist, 10), min_seconds)
     return Rates(madds=madds, pq_rounds=pq_rounds, encoded=encoded, lookups=lookups, fx_ops=fx_ops)
 
@@ -124,11 +125,20 @@ def probed_codes(sample: np.ndarray, queries: np.ndarray, n: int, nlist: int, ma
     return n * np.cumsum(share[probed], axis=1).mean(0)
 
 
-def reference_ops(d: int, nq: int, nlist: int, nprobe: int, codes: float, m: int | None = None) -> float:
+def probed_codes_of(index, queries: np.ndarray, max_nprobe: int) -> np.ndarray:
+    """`probed_codes` measured on a trained and filled faiss IVF index (an earlier exploration's
+    cached one): its own cell sizes and the queries' nearest cells, no k-means."""
+    ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
+    sizes = np.array([ivf.invlists.list_size(c) for c in range(ivf.nlist)], dtype=np.float64)
+    _, probed = ivf.quantizer.search(apply_pretransform(index, queries), min(max_nprobe, ivf.nlist))
+    return np.cumsum(sizes[probed], axis=1).mean(0)
+
+
+def reference_ops(d: int, m: int, nq: int, nlist: int, nprobe: int, codes: float) -> float:
     """Fixed-point operations of the bit-accurate reference searching `nq` queries: distances to
     the `nlist` centroids, a 256-entry LUT per sub-space of each of `nprobe` probed cells (d
-    elements each), an m-entry sum per scanned code (`codes` per query); m defaults to d."""
-    return float(nq) * ((nlist + nprobe * PQ_CENTROIDS) * d + (m or d) * codes)
+    elements each), an m-entry sum per scanned code (`codes` per query)."""
+    return float(nq) * ((nlist + nprobe * PQ_CENTROIDS) * d + m * codes)
 
 
 def index_cost(
@@ -193,7 +203,7 @@ def record_cost(d: int, nq: int, nlist: int, m: int, codes: float, goals: int, t
     pass takes `threads` times as long)."""
     passes = QPS_REPEATS * (threads + 1)
     return {
-        "fx_ops": goals * (reference_ops(d, sample, nlist, 1, 0.0) + reference_ops(d, nq, nlist, 1, codes, m)),
+        "fx_ops": goals * (reference_ops(d, m, sample, nlist, 1, 0.0) + reference_ops(d, m, nq, nlist, 1, codes)),
         "madds": goals * passes * float(nq) * nlist * d,
         "lookups": goals * passes * float(nq) * m * codes,
     }

@@ -145,7 +145,7 @@ class IvfPqExplorer:
             f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
             f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
             f"(cost model at {self.rates[self.ms[0]].madds / 1e9:.1f} G multiply-adds/s measured here, "
-            "cell sizes from a quick k-means; the recall check and CPU QPS counted at nprobe 1)"
+            "cell sizes from the cached indexes or a quick k-means; the recall check and CPU QPS counted at nprobe 1)"
         )
         start = time.perf_counter()
         self.gt = ds.groundtruth(max(kmax, 1))[:nq]
@@ -173,7 +173,18 @@ class IvfPqExplorer:
         return train_n
 
     def _probed_codes(self, nlist: int) -> np.ndarray:
-        """`estimate.probed_codes` of one nlist on a prefix of the training order."""
+        """The codes a query scans at nprobe 1..`SWEEP_MIN` in an index of one nlist: measured on
+        a cached index of that nlist where there is one (`estimate.probed_codes_of`), else
+        estimated by `estimate.probed_codes` on a prefix of the training order."""
+        for key in self.grid():
+            path = self._cached_index(*key) if key[0] == nlist else None
+            if path is None:
+                continue
+            try:
+                index = faiss.read_index(str(path))
+            except RuntimeError:
+                continue  # unreadable: `_index` trains it again
+            return estimate.probed_codes_of(index, self.queries, SWEEP_MIN)
         rows = training_rows(self.ds.n, self.cfg.seed, estimate.SKEW_POINTS_PER_CELL * nlist)
         sample = host_vectors(self.ds.base[rows], self.ds.metric)
         return estimate.probed_codes(sample, self.queries, self.ds.n, nlist, SWEEP_MIN, self.cfg.seed)

@@ -92,6 +92,7 @@ def test_probed_codes_predict_the_trained_index():
     assert est.shape == (8,) and np.all(np.diff(est) > 0)
     assert np.all((est / real > 0.8) & (est / real < 1.25)), est / real
     assert real[0] > 1.2 * n / nlist  # the bias the estimate captures
+    assert np.array_equal(estimate.probed_codes_of(ivf, queries, 8), real)  # a trained index: exact
 
 
 def test_calibration_measures_positive_rates():
@@ -117,7 +118,7 @@ def mapped(tmp_path):
     return ds
 
 
-def test_estimate_drops_cached_work_and_timing_is_recorded(mapped, tmp_path, capsys):
+def test_estimate_drops_cached_work_and_timing_is_recorded(mapped, tmp_path, capsys, monkeypatch):
     cfg = ExploreConfig(goals=GOALS, nlists=[32], ms=[8], opq=(False,), qps_min_seconds=0.01)
     first = IvfPqExplorer(mapped, cfg, tmp_path / "out")
     assert set(first.expected) == {"groundtruth", "IVF32,PQ8"} and first.expected["groundtruth"] > 0
@@ -126,8 +127,12 @@ def test_estimate_drops_cached_work_and_timing_is_recorded(mapped, tmp_path, cap
     timing = json.loads((tmp_path / "out" / "explore.json").read_text())["timing"]
     assert set(timing["seconds"]) == {"groundtruth", "IVF32,PQ8"}
     assert timing["expected_s"]["IVF32,PQ8"] == pytest.approx(first.expected["IVF32,PQ8"], abs=0.01)
+    assert first.scanned[32].shape == (32,)  # nprobe 1..nlist when nlist < SWEEP_MIN
+    monkeypatch.setattr(estimate, "probed_codes", None)  # a cached index of the nlist needs no k-means
     again = IvfPqExplorer(mapped, cfg, tmp_path / "out")  # ground truth cached, index trained
     assert again.expected["groundtruth"] == 0
+    cached = faiss.read_index(str(tmp_path / "out" / "indexes" / "IVF32_PQ8.faissindex"))
+    assert np.array_equal(again.scanned[32], estimate.probed_codes_of(cached, again.queries, ivfpq_mod.SWEEP_MIN))
     costs = again.index_costs(32, 8, False)
     assert again.expected["IVF32,PQ8"] == pytest.approx(costs["sweep"] + costs["record"])
     assert again.run()["indexes"][0]["curve"] == result["indexes"][0]["curve"]

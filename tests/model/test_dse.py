@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from fanns.boards import load_board
-from fanns.design.ivfpq import Stages
-from fanns.model.ivfpq import dse
+from fanns.design.ivfpq import BuildLutStage, Stages
+from fanns.model.ivfpq import dse, options
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, assign_slrs
 from fanns.model.ivfpq.options import all_options
@@ -259,3 +259,30 @@ def test_published_example_beside_table_6_3(capsys):
         assert 0.1 < p.qps / row["predicted_qps"] < 10, (row["name"], p.qps)
     qps = [o.best.qps for _, o in results]
     assert qps[0] > qps[1] > qps[2]  # K=1 > K=10 > K=100, as published
+
+
+@pytest.mark.parametrize("d, m", [(96, 12), (128, 16), (784, 98)])
+def test_build_lut_offers_pes_up_to_the_pq_pace(u55c, d, m):
+    """BuildLUT's PE counts run 1..ceil(ii / KSUB) for each lane count and store: the last count
+    builds a probe's LUT (ii / P cycles a probe) within the KSUB cycles a PQDist PE takes to load
+    it, the one below it does not; a count is cut earlier only where the stage outgrows the board."""
+    w = synthetic_workload(10**5, d, m, 256, 3, 10, False, queries=8, seed=0)
+    ctx = dse.context(w, u55c, 200.0)
+    limits = Budget.from_board(u55c, 0.6).limits()
+    opts = options.lut_options(ctx, limits)
+    counts: dict[tuple, list[int]] = {}
+    for (st,) in opts.configs:
+        counts.setdefault((st.lanes, st.centroids), []).append(st.pes)
+    assert counts
+    for (lanes, store), pes in counts.items():
+        assert pes == list(range(1, len(pes) + 1)), (lanes, store)
+        ii = stage_model.lut_pe(ctx, BuildLutStage(1, lanes, store, 1 if store == "memory" else 0)).ii()
+        top = -(-ii // stage_model.KSUB)
+        if pes[-1] < top:  # cut by the board: the count above it must not fit or not place
+            units = stage_model.lut_units(ctx, BuildLutStage(pes[-1] + 1, lanes, store, 1 if store == "memory" else 0))
+            res = stage_model.total_resources(units)
+            assert not (res.fits(limits.total) and limits.instances_fit(units)), (lanes, store, pes[-1])
+            continue
+        assert pes[-1] == top
+        assert ii / top <= stage_model.KSUB
+        assert top == 1 or ii / (top - 1) > stage_model.KSUB
