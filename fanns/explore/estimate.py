@@ -1,13 +1,15 @@
 """How long an IVF-PQ exploration will take, said before it starts.
 
 A cost model counts the work of each phase of each index of the grid (the formulas are in
-`index_cost` and `record_cost`) in five units, and one short calibration on this machine, at the
+`index_cost` and `record_cost`) in six units, and one short calibration on this machine, at the
 dataset's d and m, measures each unit's rate: faiss's exhaustive L2 search (multiply-adds: IVF
 k-means, coarse assignment, OPQ rotation, exact ground truth), one k-means round of a PQ
 (point-rounds: PQ and OPQ training, whose small sub-spaces run far below the multiply-add rate),
-PQ encoding (vectors encoded), a scan of a small IVF-PQ index (PQ-code lookups: the recall sweep
-and the CPU QPS windows) and the bit-accurate reference model's search of it (fixed-point
-operations: the number-format choice and the hardware-faithful recall).
+PQ encoding (vectors encoded: adding, and every OPQ iteration), a scan of a small IVF-PQ index
+(PQ-code lookups: the recall sweep and the CPU QPS windows), the bit-accurate reference model's
+search of it (fixed-point operations: the number-format choice and the hardware-faithful recall)
+and the d x d update that ends each OPQ iteration (rotation updates: LAPACK's full SVD and a
+d x d product).
 
 A query scans the cells it probes, and real cells are not equal: a query falls more often into
 a large cell, so the codes it scans exceed nprobe x N / nlist (3-4x on the 1M-vector mixture of
@@ -20,6 +22,7 @@ by the speed actually seen.
 from __future__ import annotations
 
 import functools
+import math
 import time
 from dataclasses import dataclass
 
@@ -44,29 +47,32 @@ codes a query scans at nprobe 1-4 within 0.6-1.05x of the trained indexes' on th
 mixture (nlist 256-2048; 1.2-5.6 s a nlist on 2 loaded cores); balanced cells said 0.26-0.9x."""
 
 
-UNITS = ("madds", "pq_rounds", "encoded", "lookups", "fx_ops")
+UNITS = ("madds", "pq_rounds", "encoded", "lookups", "fx_ops", "rotation_updates")
 
 
 @dataclass(frozen=True)
 class Rates:
     """Measured speeds of this machine, per second: multiply-adds, PQ k-means point-rounds,
-    vectors PQ-encoded, PQ-code lookups, fixed-point operations of the reference model."""
+    vectors PQ-encoded, PQ-code lookups, fixed-point operations of the reference model, OPQ
+    rotation updates at the dataset's d (infinite when not measured: no OPQ rotation to train)."""
 
     madds: float
     pq_rounds: float
     encoded: float
     lookups: float
     fx_ops: float
+    rotation_updates: float
 
     def to_dict(self) -> dict:
-        return {f"{unit}_per_s": round(getattr(self, unit)) for unit in UNITS}
+        rates = {unit: getattr(self, unit) for unit in UNITS}
+        return {f"{unit}_per_s": round(r, 3) if math.isfinite(r) else None for unit, r in rates.items()}
 
 
-def _timed(fn, min_seconds: float) -> float:
-    """Median seconds of `fn` over repeats filling `min_seconds` (at least 3)."""
+def _timed(fn, min_seconds: float, least: int = 3) -> float:
+    """Median seconds of `fn` over repeats filling `min_seconds` (at least `least`)."""
     times = []
     start = time.perf_counter()
-    while len(times) < 3 or time.perf_counter() - start < min_seconds:
+    while len(times) < least or time.perf_counter() - start < min_seconds:
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
@@ -74,10 +80,11 @@ def _timed(fn, min_seconds: float) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SECONDS) -> Rates:
+def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SECONDS, opq: bool = False) -> Rates:
     """Measure `Rates` on random data of dimension `d` (about a second on two cores), once per
     process and shape: a session that explores one dataset several times estimates from one
-    measurement."""
+    measurement. The rotation updates are measured only with `opq` (an OPQ rotation to train):
+    one costs 0.3 s at d = 784 and 50 s at d = 2048 on one core."""
     rng = np.random.default_rng(seed)
     xb = rng.standard_normal((4096, d)).astype(np.float32)
     xq = rng.standard_normal((1024, d)).astype(np.float32)
@@ -106,7 +113,41 @@ def calibrate(d: int, m: int, seed: int = 0, min_seconds: float = CALIBRATION_SE
     fx_queries = base[:16]
     fx_work = reference_ops(m, m, fx_queries.shape[0], nlist, nlist, n)
     fx_ops = fx_work / _timed(lambda: ref.search(fx_queries, nlist, 10), min_seconds)
-    return Rates(madds=madds, pq_rounds=pq_rounds, encoded=encoded, lookups=lookups, fx_ops=fx_ops)
+    return Rates(
+        madds=madds,
+        pq_rounds=pq_rounds,
+        encoded=encoded,
+        lookups=lookups,
+        fx_ops=fx_ops,
+        rotation_updates=rotation_updates_per_second(d, min_seconds) if opq else math.inf,
+    )
+
+
+ROTATION_SAMPLE = 256
+"""Points (at least d: `fanns.index.ivfpq.check_opq_sample`) of the one-iteration OPQ training
+`rotation_updates_per_second` times: few enough that its two n x d x d products and its PQ round
+cost little beside the d x d update."""
+
+
+@functools.lru_cache(maxsize=16)
+def rotation_updates_per_second(d: int, min_seconds: float = CALIBRATION_SECONDS) -> float:
+    """OPQ rotation updates per second at dimension `d`, timed as faiss runs them: one OPQ
+    iteration (`OPQMatrix` with niter 1) on `ROTATION_SAMPLE` random points, whose cost is its
+    full SVD of a d x d matrix and the d x d product after it. Once per process and d, and
+    timed once where one iteration alone fills the calibration's `min_seconds`."""
+    x = np.random.default_rng(0).standard_normal((max(ROTATION_SAMPLE, d), d)).astype(np.float32)
+
+    pq = faiss.ProductQuantizer(d, 1, 8)
+    pq.cp.min_points_per_centroid = 1  # no sample-size warning: the PQ round is not what is timed
+
+    def one_iteration() -> None:
+        opq = faiss.OPQMatrix(d, 1)
+        opq.niter, opq.niter_pq_0, opq.niter_pq = 1, 1, 1
+        opq.pq = pq
+        opq.train(x)
+
+    with blas_distances():
+        return 1.0 / _timed(one_iteration, min_seconds, least=1)
 
 
 def probed_codes(sample: np.ndarray, queries: np.ndarray, n: int, nlist: int, max_nprobe: int, seed: int) -> np.ndarray:
@@ -159,14 +200,15 @@ def index_cost(
 
     train: k-means of `train_n` points on `nlist` centroids (`IVF_NITER` rounds, multiply-adds)
     and of the PQ (`PQ_NITER` point-rounds per point); with OPQ, `OPQ_NITER` rounds of a short
-    PQ (`OPQ_NITER_PQ` point-rounds, `OPQ_NITER_PQ0` in the first) and a d x d rotation update
-    on `opq_points` points. add: coarse assignment (and the rotation) of every base vector,
-    and its PQ encoding. sweep: distance tables of every probed cell and a scan of every code
-    (nprobe up to `swept`, default nlist) — the codes a query scans at each nprobe are
-    `scanned` (`probed_codes`) where given, else n / nlist a cell. An OPQ index
-    that reuses the plain index's coarse quantizer (`coarse_shared`) skips the k-means and the
-    coarse assignment; one that reuses a rotation trained for another nlist (`rotation_shared`)
-    skips the OPQ training (`fanns.index.ivfpq_shared`).
+    PQ (`OPQ_NITER_PQ` point-rounds, `OPQ_NITER_PQ0` in the first), an encoding of the
+    `opq_points` points and a rotation update (two n x d x d products, an SVD). add: coarse
+    assignment (and the rotation) of every base vector, and its PQ encoding. sweep: distance
+    tables of every probed cell and a scan of every code (nprobe up to `swept`, default nlist) —
+    the codes a query scans at each nprobe are `scanned` (`probed_codes`) where given, else
+    n / nlist a cell. An OPQ index that reuses the plain index's coarse quantizer
+    (`coarse_shared`) skips the k-means and the coarse assignment; one that reuses a rotation
+    trained for another nlist (`rotation_shared`) skips the OPQ training
+    (`fanns.index.ivfpq_shared`).
     """
     rotate = d * d if opq else 0
     coarse = 0 if coarse_shared else nlist * d
@@ -175,6 +217,8 @@ def index_cost(
     if opq and not rotation_shared:
         train["madds"] += float(opq_points) * OPQ_NITER * 2 * d * d
         train["pq_rounds"] += float(opq_points) * (OPQ_NITER * OPQ_NITER_PQ + OPQ_NITER_PQ0)
+        train["encoded"] = float(opq_points) * OPQ_NITER
+        train["rotation_updates"] = float(OPQ_NITER)
     return {
         "train": train,
         "add": {"madds": float(n) * (coarse + rotate), "encoded": float(n)},

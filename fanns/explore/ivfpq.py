@@ -52,9 +52,7 @@ from fanns.explore.ivfpq_training import (
     IndexJob,
     RemoteTraining,
     RotationJob,
-    default_ms,
-    default_nlists,
-    divisors_text,
+    checked_grid,
     rotation_for,
     run_job,
     train_filled,
@@ -115,18 +113,7 @@ class IvfPqExplorer:
         host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
         if not cfg.goals:
             raise FannsError("no recall goal given", hint="add --recall R@10=0.8 (repeatable)")
-        self.nlists = sorted(set(cfg.nlists or default_nlists(ds.n)))
-        self.ms = sorted(set(cfg.ms or default_ms(ds.d)))
-        for m in self.ms:
-            if m < 1 or ds.d % m:
-                raise FannsError(
-                    f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {divisors_text(ds.d)}"
-                )
-        for nlist in self.nlists:
-            if nlist < 1 or nlist > ds.n // 4:
-                raise FannsError(
-                    f"nlist={nlist} does not suit {ds.n} base vectors", hint=f"use 1..{ds.n // 4} (about sqrt(N))"
-                )
+        self.nlists, self.ms = checked_grid(ds, cfg.nlists, cfg.ms, cfg.opq)
         kmax = max(g.k for g in cfg.goals)
         if kmax > ds.n:
             raise FannsError(f"recall goal R@{kmax} asks for more neighbours than the {ds.n} base vectors")
@@ -138,7 +125,9 @@ class IvfPqExplorer:
         self._coarse: dict[int, Coarse] = {}
         self._rotations: dict[int, np.ndarray] = {}
         # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few
-        self.rates = {m: estimate.calibrate(ds.d, m, cfg.seed) for m in self.ms}
+        # the OPQ rotation's update is timed only when one is to be trained
+        untrained_opq = any(opq and self._cached_index(nlist, m, opq) is None for nlist, m, opq in self.grid())
+        self.rates = {m: estimate.calibrate(ds.d, m, cfg.seed, opq=untrained_opq) for m in self.ms}
         self.scanned = {nlist: self._probed_codes(nlist) for nlist in self.nlists}
         self.expected = self.expected_seconds(kmax)
         status(

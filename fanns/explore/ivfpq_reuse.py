@@ -20,8 +20,8 @@ from pathlib import Path
 
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_ms, default_nlists
-from fanns.explore.ivfpq_training import RemoteTraining
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_training import RemoteTraining, default_ms, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import MANIFEST, folder_lock, read_manifest, verify_files

@@ -28,7 +28,7 @@ import numpy as np
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.index.ivfpq import OPQ_TRAIN_POINTS, factory_string, host_vectors, train_index
+from fanns.index.ivfpq import OPQ_TRAIN_POINTS, check_opq_sample, factory_string, host_vectors, train_index
 from fanns.index.ivfpq_shared import Coarse, train_rotation, train_shared_index
 
 
@@ -83,6 +83,28 @@ def train_size_for(n: int, nlist: int) -> int:
 def divisors_text(d: int) -> str:
     """The divisors of d up to 64 (the m a user may give), for a hint."""
     return ", ".join(str(m) for m in range(1, d + 1) if d % m == 0 and m <= 64)
+
+
+def checked_grid(
+    ds: Dataset, nlists: list[int] | None, ms: list[int] | None, opq: tuple[bool, ...]
+) -> tuple[list[int], list[int]]:
+    """The grid's nlists and ms (the defaults where not given), refused where the dataset cannot
+    train them: m must divide d, nlist lie in 1..N/4, and an OPQ rotation needs d vectors."""
+    nlists = sorted(set(nlists or default_nlists(ds.n)))
+    ms = sorted(set(ms or default_ms(ds.d)))
+    for m in ms:
+        if m < 1 or ds.d % m:
+            raise FannsError(
+                f"m={m} does not divide the dimension d={ds.d}", hint=f"divisors of {ds.d}: {divisors_text(ds.d)}"
+            )
+    for nlist in nlists:
+        if nlist < 1 or nlist > ds.n // 4:
+            raise FannsError(
+                f"nlist={nlist} does not suit {ds.n} base vectors", hint=f"use 1..{ds.n // 4} (about sqrt(N))"
+            )
+    if True in opq:
+        check_opq_sample(min(ds.n, OPQ_TRAIN_POINTS), ds.d, ds.name)
+    return nlists, ms
 
 
 @lru_cache(maxsize=1)

@@ -197,6 +197,17 @@ def blas_distances() -> Iterator[None]:
         faiss.cvar.distance_compute_blas_threshold = saved
 
 
+def check_opq_sample(rows: int, d: int, what: str) -> None:
+    """Refuse an OPQ training sample of fewer than d vectors: faiss's `OPQMatrix.train` keeps
+    the d x d product of each iteration in an n x d buffer and corrupts the heap (an abort, not
+    an exception) when n < d."""
+    if rows < d:
+        raise FannsError(
+            f"{what}: OPQ trains its {d} x {d} rotation on at least d = {d} vectors, and there are {rows}",
+            hint=f"explore without OPQ (--no-opq), or use a dataset of at least {d} base vectors",
+        )
+
+
 def train_index(
     base: np.ndarray,
     metric: str,
@@ -219,6 +230,8 @@ def train_index(
             f"({nlist} IVF cells, {PQ_CENTROIDS} centroids per PQ sub-quantizer)",
             hint=f"use a dataset of at least {need} base vectors, or a smaller --nlist",
         )
+    if opq:
+        check_opq_sample(min(train.shape[0], OPQ_TRAIN_POINTS), d, factory)
     check_values(f"{factory}: training vectors", train)
     index = faiss.index_factory(d, factory, faiss.METRIC_L2)
     ivf = faiss.downcast_index(faiss.extract_index_ivf(index))

@@ -56,6 +56,7 @@ def train_rotation(train: np.ndarray, m: int) -> np.ndarray:
     """The [d, d] OPQ rotation (y = A @ x) for m sub-quantizers, trained on at most
     `OPQ_TRAIN_POINTS` of `train` (host vectors) with fanns's OPQ settings."""
     d = train.shape[1]
+    ivfpq.check_opq_sample(min(train.shape[0], OPQ_TRAIN_POINTS), d, f"OPQ{m}")
     opq = faiss.OPQMatrix(d, m)
     opq.niter, opq.niter_pq_0, opq.max_train_points = OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS
     check_values("OPQ training vectors", train)

@@ -11,8 +11,8 @@ from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
 from fanns.explore import ivfpq_training
-from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, default_nlists
-from fanns.explore.ivfpq_training import default_ms
+from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_training import default_ms, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.index.holdout import TRAINING_MARGIN
 from fanns.numerics import IvfPqFormat
@@ -195,6 +195,25 @@ def test_cli_errors(capsys, tmp_path):
     (tmp_path / "dataset.yaml").write_text("metric: ip\n")
     assert main(["explore", str(tmp_path), "--recall", "R@1=0.5", "--out", str(tmp_path / "o")]) == 2
     assert "not supported" in capsys.readouterr().err
+
+
+def test_opq_with_fewer_vectors_than_dimensions_is_refused(capsys, tmp_path):
+    """faiss's OPQ training corrupts the heap (an abort) on fewer training vectors than d: the
+    explorer refuses such a grid before any work, and the trainers refuse such a sample."""
+    from fanns.datasets import write_vectors
+    from fanns.index.ivfpq_shared import train_rotation
+
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((600, 1024)).astype(np.float32)
+    write_vectors(tmp_path / "base.fvecs", base)
+    write_vectors(tmp_path / "query.fvecs", base[:5])
+    out = tmp_path / "o"
+    assert main(["explore", str(tmp_path), "--recall", "R@1=0.5", "--nlist", "16", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "OPQ" in err and "600" in err and "--no-opq" in err and "Traceback" not in err
+    assert not out.exists()
+    with pytest.raises(FannsError, match="at least d = 1024"):
+        train_rotation(base[:300], 8)
 
 
 def test_cli_reports_unreachable(capsys, tmp_path):

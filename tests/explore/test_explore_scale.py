@@ -18,7 +18,7 @@ from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.explore.ivfpq_training import training_rows
 from fanns.index import ivfpq as index_mod
 from fanns.index.goals import RecallGoal
-from fanns.index.ivfpq import extract, train_index
+from fanns.index.ivfpq import OPQ_NITER, extract, train_index
 
 GOALS = [RecallGoal(10, 0.5)]
 
@@ -48,9 +48,13 @@ def test_cost_model_scales_as_documented():
     opq = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384)
     assert all(opq[p]["madds"] > one[p]["madds"] for p in ("train", "add", "sweep"))
     assert opq["train"]["pq_rounds"] > one["train"]["pq_rounds"]
-    rates = estimate.Rates(madds=1e9, pq_rounds=1e6, encoded=1e5, lookups=1e8, fx_ops=1e7)
-    work = {"madds": 2e9, "lookups": 3e8, "pq_rounds": 1e6, "encoded": 1e5, "fx_ops": 5e7}
-    assert estimate.seconds(work, rates) == 12.0
+    # each OPQ iteration encodes its points and ends in a d x d rotation update (faiss's OPQMatrix)
+    assert opq["train"]["encoded"] == 16384 * OPQ_NITER and opq["train"]["rotation_updates"] == OPQ_NITER
+    shared = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384, rotation_shared=True)
+    assert "rotation_updates" not in shared["train"] and "encoded" not in shared["train"]
+    rates = estimate.Rates(madds=1e9, pq_rounds=1e6, encoded=1e5, lookups=1e8, fx_ops=1e7, rotation_updates=4.0)
+    work = {"madds": 2e9, "lookups": 3e8, "pq_rounds": 1e6, "encoded": 1e5, "fx_ops": 5e7, "rotation_updates": 8}
+    assert estimate.seconds(work, rates) == 14.0
     assert estimate.groundtruth_seconds(1000, 100, 10, rates) == pytest.approx(1e-3)
 
 
@@ -96,8 +100,10 @@ def test_probed_codes_predict_the_trained_index():
 
 
 def test_calibration_measures_positive_rates():
-    rates = estimate.calibrate(24, 8, min_seconds=0.01)
+    rates = estimate.calibrate(24, 8, min_seconds=0.01, opq=True)
     assert all(math.isfinite(getattr(rates, u)) and getattr(rates, u) > 0 for u in estimate.UNITS)
+    plain = estimate.calibrate(24, 8, min_seconds=0.01)  # no rotation to train: not timed
+    assert plain.rotation_updates == math.inf and plain.to_dict()["rotation_updates_per_s"] is None
 
 
 @pytest.mark.parametrize("s, text", [(42, "42 s"), (210, "3.5 min"), (7200, "2.0 h")])
