@@ -124,12 +124,13 @@ class IvfPqExplorer:
         self.shares_coarse = False in cfg.opq and (True in cfg.opq or len(self.ms) > 1)
         self._coarse: dict[int, Coarse] = {}
         self._rotations: dict[int, np.ndarray] = {}
-        # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few
+        cached = {key: self._cached_index(*key) for key in self.grid()}  # trained copies found at the start
+        # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few;
         # the OPQ rotation's update is timed only when one is to be trained
-        untrained_opq = any(opq and self._cached_index(nlist, m, opq) is None for nlist, m, opq in self.grid())
+        untrained_opq = any(key[2] and path is None for key, path in cached.items())
         self.rates = {m: estimate.calibrate(ds.d, m, cfg.seed, opq=untrained_opq) for m in self.ms}
-        self.scanned = {nlist: self._probed_codes(nlist) for nlist in self.nlists}
-        self.expected = self.expected_seconds(kmax)
+        self.scanned = {nlist: self._probed_codes(nlist, cached) for nlist in self.nlists}
+        self.expected = self.expected_seconds(kmax, cached)
         status(
             f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
             f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
@@ -161,14 +162,11 @@ class IvfPqExplorer:
             raise FannsError(f"{train_n} training vectors for {nlist} cells", hint="raise --train-size")
         return train_n
 
-    def _probed_codes(self, nlist: int) -> np.ndarray:
+    def _probed_codes(self, nlist: int, cached: dict[tuple, Path | None]) -> np.ndarray:
         """The codes a query scans at nprobe 1..`SWEEP_MIN` in an index of one nlist: measured on
         a cached index of that nlist where there is one (`estimate.probed_codes_of`), else
         estimated by `estimate.probed_codes` on a prefix of the training order."""
-        for key in self.grid():
-            path = self._cached_index(*key) if key[0] == nlist else None
-            if path is None:
-                continue
+        for path in [path for key, path in cached.items() if key[0] == nlist and path is not None]:
             try:
                 index = faiss.read_index(str(path))
             except RuntimeError:
@@ -206,16 +204,16 @@ class IvfPqExplorer:
         seconds["record"] = max(seconds["record"], goals * 2 * self.cfg.qps_min_seconds)
         return seconds
 
-    def expected_seconds(self, kmax: int) -> dict[str, float]:
+    def expected_seconds(self, kmax: int, cached: dict[tuple, Path | None]) -> dict[str, float]:
         """Model seconds of the ground truth (0 when given or cached) and of every index (its
-        training and adding left out when a trained copy is cached in the output folder)."""
+        training and adding left out when `cached` has a trained copy of it)."""
         gt = 0.0
         if not self.ds.has_groundtruth(max(kmax, 1)):
             gt = estimate.groundtruth_seconds(self.ds.n, self.ds.d, self.ds.nq, self.rates[self.ms[0]])
         out = {"groundtruth": gt}
         for nlist, m, opq in self.grid():
             costs = self.index_costs(nlist, m, opq)
-            if self._cached_index(nlist, m, opq) is not None:
+            if cached[nlist, m, opq] is not None:
                 costs["train"] = costs["add"] = 0.0
             out[factory_string(nlist, m, opq)] = sum(costs.values())
         return out
