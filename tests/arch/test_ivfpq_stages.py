@@ -166,7 +166,7 @@ def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
         st = PqDistStage(6, True, "hbm", channels, 256)
         t, work = stage_model.pq_timing(c, st, probes)
         got[channels] = stage_model.sel_k_timing(
-            sel, work, stage_model.pq_pe(c, st), st.pes_per_channel(), rate
+            sel, work, stage_model.pq_pe(c, st), st.pes_per_channel(), rate, st.port_bits
         ).interval
         assert got[channels] >= np.mean([pe.interval(int(n)) for n in work.shares.items_per_query])
         assert got[channels] >= t.interval
@@ -177,12 +177,13 @@ def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
 def test_coupled_recurrence_reduces_to_the_selection_pes_interval():
     """One PE with its LUTs loaded long before its keys are due (cells of many items, no
     channel limit, only the datapath registers ahead): the recurrence is the PE's own back-to-back `interval(n)`."""
-    from fanns.model.ivfpq.selk import coupled_intervals
+    from fanns.model.ivfpq.selk import ChannelFeed, coupled_intervals
     from fanns.pe.hsmpqg import Hsmpqg
 
     items = np.array([[3000, 2000, 2500], [700, 900, 4000]])
+    unlimited = ChannelFeed(np.zeros(2), np.zeros(items.shape), 0.0)
     for sel in (Hpq(z=1, s=10, key_bits=52), Hpq(z=1, s=100, key_bits=52), Hsmpqg(z=36, s=10, key_bits=52)):
-        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], np.zeros(2), PqDecode(m=16).depth() + 1)
+        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], unlimited, PqDecode(m=16).depth() + 1)
         assert np.array_equal(got, [sel.interval(int(n)) for n in items.sum(1)])
 
 
@@ -201,7 +202,7 @@ def test_selection_architectures_give_their_pes_timing():
         stage_model.pq_shares(16, stage_model.Probes.of(np.array([[300, 20], [5, 900]])), 36, 256), PqDecode(m=16)
     )
     pe = Hsmpqg(z=36, s=10, key_bits=52)
-    got = stage_model.sel_k_intervals(st, work, PqDecode(m=16), [36], 1.0)
+    got = stage_model.sel_k_intervals(st, work, PqDecode(m=16), [36], 1.0, 256)
     assert np.all(got >= [pe.interval(int(n)) for n in work.shares.items_per_query])
     with pytest.raises(FannsError, match="HSMPQG needs s < z"):
         stage_model.select_stage("hsmpqg", 8, 10, 52)

@@ -63,7 +63,7 @@ def test_option_arrays_equal_the_stage_models(u55c):
                 got = [
                     t.interval,
                     stage_model.sel_k_timing(
-                        cfg[1], work, stage_model.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate
+                        cfg[1], work, stage_model.pq_pe(ctx, cfg[0]), cfg[0].pes_per_channel(), rate, cfg[0].port_bits
                     ).interval,
                 ]
             elif group == "front":
@@ -144,7 +144,7 @@ def test_shared_materialising_equals_the_plain_stage_model(u55c):
     ctx = dse.context(w, u55c, 140.0)
     space = dse.build_space(0, w, ctx, budget)[0]
     cache, placed = {}, []
-    for _, left, back in search([space], budget.vector(), 300).pool[:, :3].astype(int):
+    for _, left, back in search([space], budget.vector(), 1000).pool[:, :3].astype(int):
         pick = decode(space, left, back)
         p = dse.materialize(space, w, ctx, pick, budget, 140.0, cache)
         cfg = {g: space.sets[g].configs[pick[g]] for g in ("opq", "front", "lut", "back")}

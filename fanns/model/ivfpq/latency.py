@@ -164,6 +164,7 @@ def query_times(
         stage_model.pq_pe(ctx, st),
         st.pes_per_channel(),
         ctx.memory(st.memory).beats_per_cycle,
+        st.port_bits,
         busy=feed.busy if placed else None,
     )
     rows = {

@@ -59,6 +59,12 @@ def channel_reader(port_bits: int) -> AxiReader:
     return AxiReader(data_width=port_bits, addr_width=ADDR_BITS, max_burst=READER_BURST, outstanding=READER_OUTSTANDING)
 
 
+def reader_lead(port_bits: int, rate: float) -> float:
+    """Channel cycles a PQ channel's reader can run ahead of its PEs: the beats its data FIFO holds
+    (`AxiReader.fifo_depth`, `READER_OUTSTANDING` bursts) at the channel's `rate` beats a cycle."""
+    return channel_reader(port_bits).fifo_depth / rate
+
+
 @cache
 def reader_rate(reader: AxiReader) -> float:
     return reader.words_per_cycle(MEM_LATENCY_CYCLES)
@@ -125,7 +131,8 @@ class PqShares:
     """Per sample query and probe, one PQDist PE's share when each list is split over `pes` PEs."""
 
     items: np.ndarray  # [nq, nprobe] items (codes + padding) per probed cell
-    beats: np.ndarray  # [nq] memory beats of the PE's shares (codes and ids)
+    cell_beats: np.ndarray  # [nq, nprobe] memory beats (codes and ids) of the PE's share of each probed cell
+    beats: np.ndarray  # [nq] memory beats of the PE's shares of a query's cells
 
     @property
     def items_per_query(self) -> np.ndarray:
@@ -136,8 +143,8 @@ class PqShares:
 def pq_shares(m: int, probes: Probes, pes: int, port_bits: int) -> PqShares:
     packing = Packing(m, port_bits)
     items = packing.items(probes.values, pes)[probes.inverse]
-    beats = packing.beats(probes.values, pes)[probes.inverse].sum(1)
-    return PqShares(items, beats.astype(np.float64))
+    cell_beats = packing.beats(probes.values, pes)[probes.inverse].astype(np.float64)
+    return PqShares(items, cell_beats, cell_beats.sum(1))
 
 
 LIST_TABLE_BYTES = 16

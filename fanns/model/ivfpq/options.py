@@ -421,7 +421,9 @@ def back_options(
                 timed = [(sel, st.pes_per_channel()) for st, _, sel, _, kept in pairs if kept]
                 # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
                 sel_cycles = iter(
-                    stage_model.sel_k_intervals_many(timed, work, pe, mem.beats_per_cycle).mean(1) if timed else []
+                    stage_model.sel_k_intervals_many(timed, work, pe, mem.beats_per_cycle, mem.port_bits).mean(1)
+                    if timed
+                    else []
                 )
                 for st, (interval, latency, compute, memory), sel, res, kept in pairs:
                     b.offer(

@@ -186,7 +186,7 @@ def evaluate(row: dict, a: Assumptions = Assumptions(), queries: int = 1000, see
     sel = sm.select_stage(selk_arch, pq_pes, k, w.fmt.pq_key_bits)
     if a.coupled_selk:
         rate = ctx.memories[0].beats_per_cycle
-        selk = sm.sel_k_intervals(sel, work, sm.pq_pe(ctx, pq), pq.pes_per_channel(), rate)
+        selk = sm.sel_k_intervals(sel, work, sm.pq_pe(ctx, pq), pq.pes_per_channel(), rate, pq.port_bits)
         intervals["sel_k"] = float(np.mean(selk)) + extra * nprobe
     else:
         intervals["sel_k"] = float(sm.selector_pe(sel).min_interval())

@@ -21,15 +21,26 @@ identical queries back to back (the last copy's interval is the steady state):
 * LUT c is loaded by every PE at once (the chain): its load starts when the previous one is
   done and every PE has freed the bank of cell c - banks, and takes 256 cycles
   (`PqDecode.schedule` otherwise: scan start = max(LUT loaded, previous cell scanned));
+* the busiest channel delivers the cells' beats in order (`ChannelFeed`): cell c's beats take its
+  channel cycles, starting no earlier than the last cell's and no earlier than `lead` cycles
+  before the PEs start scanning cell c (its reader's FIFO is all that runs ahead of them), and
+  a cell's scan ends no earlier than its last beat. So a channel-bound scan delays the LUT
+  loads behind it (a bank is freed only when its cell is scanned), and a channel cannot bank
+  the cycles its PEs spend waiting for a LUT beyond its FIFO;
 * the group's last key is taken at E_g = max(scan end + D + 1, R_g + items - 1, R_g + feed - 1),
   where feed is the channel's time for the items its FIFOs could not take while held;
 * C_(r+1) = max(C_r + min_interval, max over groups of E_g - due(a)): level 2 needs stream a's
   queues settled when it reaches them (`Hpq.stream_due`).
 
+Until the channel entered the scans (`ChannelFeed.cells`), it was only a floor on each query, as
+in the PQDist stage model: a channel-bound query's next LUT loads then overlapped its scan, and
+channel-bound designs with near-tied stages measured 13-18 % slower in RTL than the model said
+(the 784-d U55C design of docs/datasets.md: +13.08 %, now +2.8 %; tests/codegen/test_channel_bound.py).
 Not modelled: the 32-word chain FIFOs (a leading PE may take that much of a LUT early), LUTs
-arriving late from BuildLUT (its own stage interval), and the interplay of a channel-bound feed
-with LUT waits (the feed is a floor on each query, as in the PQDist stage model). Checked
-against RTL simulation: tests/codegen/test_rtl.py (within 5 %), benchmarks/rtl_sim.py.
+arriving late from BuildLUT (its own stage interval), the channels of groups other than the
+busiest (each group is timed as the busiest), and the stages in front of BuildLUT holding a
+query's cells back from the fetcher. Checked against RTL simulation: tests/codegen/test_rtl.py
+(within 5 %), benchmarks/rtl_sim.py.
 """
 
 from __future__ import annotations
@@ -68,20 +79,31 @@ def dominant_groups(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return keep + ([groups[-1]] if groups[-1] not in keep else [])
 
 
+@dataclass(frozen=True)
+class ChannelFeed:
+    """The busiest PQ channel as its PEs' source: `held` [nq] its cycles for a query's items
+    that the held streams' buffers could not take (`fanns.model.ivfpq.stages.pq_feed_cycles`);
+    `cells` [nq, cells] its cycles for the beats of each probed cell; `lead`: the cycles its
+    reader can run ahead of the PEs (`fanns.model.ivfpq.memory.reader_lead`)."""
+
+    held: np.ndarray
+    cells: np.ndarray
+    lead: float
+
+
 def coupled_intervals(
-    sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: np.ndarray, slack: int
+    sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: ChannelFeed, slack: int
 ) -> np.ndarray:
     """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
     docstring). `sel`: the selection PE (`stream_restart`, `stream_due`, `min_interval`);
     `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
-    `feed` [nq]: the busiest channel's cycles for a query's items after the hold; `slack`: keys a
-    held stream's buffers take."""
+    `feed`: the busiest channel; `slack`: keys a held stream's buffers take."""
     return coupled_intervals_many([(sel, groups, feed)], pq, items, slack)[0]
 
 
 def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int) -> np.ndarray:
-    """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE tries
-    every channel count and selection PE for the same PEs: one vectorised recurrence)."""
+    """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE
+    tries every channel count and selection PE for the same PEs: one vectorised recurrence)."""
     nq = np.asarray(items).shape[0]
     starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS)
     return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
@@ -105,7 +127,7 @@ def sequence_starts(
     pq: PqDecode,
     items: np.ndarray,
     groups: list[tuple[int, int]],
-    feed: np.ndarray,
+    feed: ChannelFeed,
     slack: int,
     lut: LutSource,
     order: np.ndarray,
@@ -140,6 +162,8 @@ def _recurrence(
     cells = n.shape[1]
     total = n.sum(1)
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
+    chan = np.stack([np.broadcast_to(f.cells, n.shape) for _, _, f in configs])  # [configs, nq, cells]
+    lead = np.array([[f.lead] for _, _, f in configs], dtype=np.float64)
     configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
     width = max(len(groups) for _, groups, _ in configs)
     # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
@@ -151,12 +175,13 @@ def _recurrence(
         [[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64
     )
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
-    feed = np.stack([np.broadcast_to(np.asarray(f, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[
+    feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[
         :, None, :
     ]
     lanes = (len(configs), len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros(lanes)
+    fed = np.zeros(lanes)  # the busiest channel's last beat of the latest cell
     se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, lanes] scan end of their last item
     built = [np.full(lanes, lut.latency - lut.ii) for _ in range(lut.pes)] if lut else []
     loaded: list[list[np.ndarray]] = [[] for _ in built]  # per BuildLUT PE: load-done times of its LUTs in its FIFO
@@ -177,7 +202,8 @@ def _recurrence(
             ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
             last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
             held = np.where(last >= slack, release - slack + last, -np.inf)
-            se = (se + [np.maximum(ss + n[idx, c] - 1, held)])[-pq.banks :]
+            fed = np.maximum(fed, ss.max(1) - lead) + chan[:, idx, c]
+            se = (se + [np.maximum(np.maximum(ss + n[idx, c] - 1, held), fed[:, None, :])])[-pq.banks :]
             k += 1
         end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total[idx] - 1), release + feed[:, :, idx] - 1)
         start = np.maximum(start + floor, (end - due).max(1))

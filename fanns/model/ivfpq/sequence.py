@@ -69,13 +69,13 @@ def sequence_starts(
     pe = stage_model.pq_pe(ctx, st)
     work = stage_model.pq_work(stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits), pe)
     ppc = st.pes_per_channel()
-    feed = stage_model.pq_feed_cycles(work, pe, max(ppc), ctx.memory(st.memory).beats_per_cycle, busy)
+    rate = ctx.memory(st.memory).beats_per_cycle
     return _starts(
         stage_model.selector_pe(stages.sel_k),
         pe,
         work.shares.items,
         channel_groups(ppc),
-        feed,
+        stage_model.pq_channel_feed(work, pe, max(ppc), rate, st.port_bits, busy),
         stage_model.selk_slack(pe),
         lut_source(ctx, stages.build_lut),
         np.asarray(order, dtype=np.int64),

@@ -15,8 +15,8 @@ from functools import cache
 import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
-from fanns.model.ivfpq.memory import MEM_LATENCY_CYCLES, PqShares, Probes, pq_shares
-from fanns.model.ivfpq.selk import channel_groups, coupled_intervals_many
+from fanns.model.ivfpq.memory import MEM_LATENCY_CYCLES, PqShares, Probes, pq_shares, reader_lead
+from fanns.model.ivfpq.selk import ChannelFeed, channel_groups, coupled_intervals_many
 from fanns.model.ivfpq.stage_pes import Context, ivf_pe, ivf_stream_slowdown, lut_pe, opq_pe, pq_pe, selector_pe
 from fanns.pe.base import PE
 from fanns.pe.pq_decode import KSUB, PqDecode
@@ -136,18 +136,39 @@ def pq_feed_cycles(work: PqWork, pe: PqDecode, busiest: int, rate: float, busy: 
     return busy * np.maximum(n - ahead, 0) / np.maximum(n, 1) + pe.depth() + 2
 
 
+def pq_channel_feed(
+    work: PqWork, pe: PqDecode, busiest: int, rate: float, port_bits: int, busy: np.ndarray | None = None
+) -> ChannelFeed:
+    """The busiest channel as the recurrence's source (`fanns.model.ivfpq.selk.ChannelFeed`): its
+    time after a hold (`pq_feed_cycles`), each probed cell's share of its cycles per query
+    (`channel_cycles`, or `busy` spread over a query's cells by their beats) and how far its
+    reader runs ahead (`reader_lead`); `busy` as in `pq_feed_cycles`."""
+    cell_beats = work.shares.cell_beats
+    if busy is None:
+        cells = channel_cycles(cell_beats, busiest, rate)
+    else:
+        cells = busy[:, None] * cell_beats / np.maximum(cell_beats.sum(1, keepdims=True), 1)
+    return ChannelFeed(pq_feed_cycles(work, pe, busiest, rate, busy), cells, reader_lead(port_bits, rate))
+
+
 def selk_slack(pe: PqDecode) -> int:
     """Keys a held SelK stream's buffers take: the key FIFO and the PE's datapath registers."""
     return FIFO_DEPTH + pe.depth() + 1
 
 
 def sel_k_intervals(
-    st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float, busy: np.ndarray | None = None
+    st: SelectStage,
+    work: PqWork,
+    pq: PqDecode,
+    pes_per_channel: list[int],
+    rate: float,
+    port_bits: int,
+    busy: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per sample query, the interval of SelK fed by the PQDist PEs (`fanns.model.ivfpq.selk`:
     their work and SelK's level-2 hold add up where the old max of the two let them overlap);
     `busy` as in `pq_feed_cycles`."""
-    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate, busy)[0]
+    return sel_k_intervals_many([(st, pes_per_channel)], work, pq, rate, port_bits, busy)[0]
 
 
 def sel_k_intervals_many(
@@ -155,19 +176,24 @@ def sel_k_intervals_many(
     work: PqWork,
     pq: PqDecode,
     rate: float,
+    port_bits: int,
     busy: np.ndarray | None = None,
 ) -> np.ndarray:
     """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
     many = [
-        (selector_pe(st), channel_groups(ppc), pq_feed_cycles(work, pq, max(ppc), rate, busy)) for st, ppc in configs
+        (selector_pe(st), channel_groups(ppc), pq_channel_feed(work, pq, max(ppc), rate, port_bits, busy))
+        for st, ppc in configs
     ]
     return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
 
 
-def sel_k_timing(st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float) -> StageTiming:
+def sel_k_timing(
+    st: SelectStage, work: PqWork, pq: PqDecode, pes_per_channel: list[int], rate: float, port_bits: int
+) -> StageTiming:
     """SelK's mean interval (`sel_k_intervals`: it includes PQDist's pace) and tail latency."""
     return StageTiming(
-        float(sel_k_intervals(st, work, pq, pes_per_channel, rate).mean()), float(selector_latency(selector_pe(st)))
+        float(sel_k_intervals(st, work, pq, pes_per_channel, rate, port_bits).mean()),
+        float(selector_latency(selector_pe(st))),
     )
 
 
@@ -189,4 +215,7 @@ def back_timings(ctx: Context, st: PqDistStage, sel_k: SelectStage, probes: Prob
     """The PQDist and SelK timings of a design (SelK's depend on PQDist's work)."""
     pq, work = pq_timing(ctx, st, probes)
     rate = ctx.memory(st.memory).beats_per_cycle
-    return {"pq_dist": pq, "sel_k": sel_k_timing(sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), rate)}
+    return {
+        "pq_dist": pq,
+        "sel_k": sel_k_timing(sel_k, work, pq_pe(ctx, st), st.pes_per_channel(), rate, st.port_bits),
+    }

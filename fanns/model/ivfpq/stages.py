@@ -78,6 +78,7 @@ from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing 
     ivf_timing,
     lut_timing,
     opq_timing,
+    pq_channel_feed,
     pq_feed_cycles,
     pq_query_cycles,
     pq_timing,
