@@ -66,15 +66,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     readers see the old file or the whole new one. The file gets the mode the umask gives."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, umask_mode())  # mkstemp makes it private; writers keep the mode of the file they open
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = None
     try:
+        with _signals_deferred():  # an interrupt cannot leave a file that `tmp_path` does not name yet
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            tmp_path = Path(tmp)
+            try:
+                os.fchmod(fd, umask_mode())  # mkstemp makes it private; writers keep the mode of the file they open
+            finally:
+                os.close(fd)
         yield tmp_path
         os.replace(tmp_path, path)
     finally:
-        if tmp_path.exists():
+        if tmp_path is not None and tmp_path.exists():
             tmp_path.unlink()
 
 
@@ -404,12 +408,13 @@ def staged_folder(
     out = Path(os.path.abspath(out))  # `.` and `dir/..` have a parent to stage beside
     tmp = old = top = None
     try:
-        with _os_errors(out):
+        with _signals_deferred(), _os_errors(out):
             top = _make_parent(out.parent)
         with folder_lock(out):
             check_destination(out, force, marker, what)
-            with _os_errors(out):
+            with _signals_deferred(), _os_errors(out):  # no interrupt between making `tmp` and naming it
                 tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+            with _os_errors(out):
                 os.chmod(tmp, umask_mode(0o777))  # mkdtemp makes it private; the result is an ordinary folder
                 if carry is not None and out.is_dir() and read_manifest(out) is not None:
                     _carry(out, tmp, carry)

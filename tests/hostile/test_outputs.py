@@ -4,6 +4,8 @@ writers take turns on a lock, files follow the umask; and the dataset caches (ex
 built-ins, graphs) never trust an entry that does not read back whole."""
 
 import os
+import signal
+import tempfile
 import threading
 import time
 
@@ -13,6 +15,7 @@ import pytest
 from fanns.datasets import load_dataset, save_npy
 from fanns.datasets.builtins import load_builtin
 from fanns.errors import FannsError
+from fanns.cli import Terminated
 from fanns.explore.graph import load_or_build
 from fanns.outputs import (
     MANIFEST,
@@ -115,6 +118,39 @@ def test_failure_leaves_nothing_and_an_empty_folder_is_used(tmp_path):
     (tmp_path / "e").mkdir()
     write_folder(NEW, tmp_path / "e", False, MARKER, WHAT)
     assert sorted(snapshot(tmp_path / "e")) == sorted([*NEW, MANIFEST])
+
+
+def _signalled_at_birth(make):
+    """`make` (tempfile.mkstemp or mkdtemp) that sends this process SIGTERM the moment its file exists."""
+
+    def made(*args, **kwargs):
+        result = make(*args, **kwargs)
+        signal.raise_signal(signal.SIGTERM)
+        return result
+
+    return made
+
+
+@pytest.mark.parametrize("make", ["mkstemp", "mkdtemp"])
+def test_a_signal_as_the_staging_appears_leaves_nothing(tmp_path, monkeypatch, make):
+    """The window between making the temporary file or folder and naming it for the clean-up: a
+    SIGTERM there (CI caught it once, under load) must not leave `.p.*.tmp` behind."""
+
+    def terminate(signum, frame):
+        raise Terminated(signum)
+
+    monkeypatch.setattr(tempfile, make, _signalled_at_birth(getattr(tempfile, make)))
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with pytest.raises(Terminated):
+            if make == "mkstemp":
+                with atomic_path(tmp_path / "p") as tmp:
+                    tmp.write_text("{}")
+            else:
+                write_folder(NEW, tmp_path / "a" / "p", False, MARKER, WHAT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
