@@ -183,7 +183,7 @@ def test_coupled_recurrence_reduces_to_the_selection_pes_interval():
     items = np.array([[3000, 2000, 2500], [700, 900, 4000]])
     unlimited = ChannelFeed(np.zeros(2), np.zeros(items.shape), 0.0)
     for sel in (Hpq(z=1, s=10, key_bits=52), Hpq(z=1, s=100, key_bits=52), Hsmpqg(z=36, s=10, key_bits=52)):
-        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], unlimited, PqDecode(m=16).depth() + 1)
+        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], unlimited, PqDecode(m=16).depth() + 1, 32)
         assert np.array_equal(got, [sel.interval(int(n)) for n in items.sum(1)])
 
 

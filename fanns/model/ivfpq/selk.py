@@ -6,7 +6,7 @@ queues refuse a stream's next query until level 2 has collected them (`Hpq.strea
 the PE behind a held stream stalls: its scan of the next query cannot overlap SelK's level-2
 work beyond what the buffers between them hold. The PEs are also tied to each other: the PEs of
 one channel share its feeder (two-entry FIFOs, so none runs ahead of another) and all PEs take
-the LUTs through one chain (a LUT word moves on only when every PE has a free bank for it).
+the LUTs through one chain (a LUT word moves on only when the next PE's chain FIFO has room).
 Measured on design k100 of benchmarks/rtl_sim.py (2 PEs on one channel, K = 100): both streams
 restart only when the second does, 4·z·s1 - 1 cycles into the level-2 collection, and end
 together; the old max(PQDist, SelK) model was 32 % low there.
@@ -14,32 +14,40 @@ together; the old max(PQDist, SelK) model was 32 % low there.
 `coupled_intervals` runs, per sample query, the recurrence of that machine for `REPEATS`
 identical queries back to back (the last copy's interval is the steady state):
 
-* the selection PE starts level-2 collection of query r at C_r; the PEs of channel group g
-  (contiguous PEs a..b) may deliver keys of query r+1 from R_g = C_r + restart(b), and each
-  stream's buffers ahead (key FIFO, datapath registers: `slack` keys) take its first keys
-  at any time: item i >= slack of the query is scanned no earlier than R_g - slack + i;
-* LUT c is loaded by every PE at once (the chain): its load starts when the previous one is
-  done and every PE has freed the bank of cell c - banks, and takes 256 cycles
-  (`PqDecode.schedule` otherwise: scan start = max(LUT loaded, previous cell scanned));
+* the selection PE starts level-2 collection of query r at C_r; PE p of the channel group of
+  PEs a..b may deliver keys of query r+1 from R_p = C_r + restart(b), and each stream's buffers
+  ahead (key FIFO, datapath registers: `slack` keys) take its first keys at any time: item
+  i >= slack of the query is scanned no earlier than R_p - slack + i;
+* LUT c reaches PE p through the chain: its load takes 256 cycles once the PE's previous load
+  is done and it has freed the bank of cell c - banks (`PqDecode.schedule`: scan start =
+  max(LUT loaded, previous cell scanned)); PE p loads no word before PE p-1, and runs at most
+  FIFO_DEPTH·(q - p) words ahead of a later PE q (the chain FIFOs, `chain`). So when the PEs of
+  the last channel, which restart last, are held, the first PEs load and scan on, and SelK's
+  level 2, which reaches stream q 4·s1·q cycles after stream 0, takes the lag. The PEs timed
+  are the first and the last of each dominant group (`dominant_groups`);
 * the busiest channel delivers the cells' beats in order (`ChannelFeed`): cell c's beats take its
   channel cycles, starting no earlier than the last cell's and no earlier than `lead` cycles
   before the PEs start scanning cell c (its reader's FIFO is all that runs ahead of them), and
   a cell's scan ends no earlier than its last beat. So a channel-bound scan delays the LUT
   loads behind it (a bank is freed only when its cell is scanned), and a channel cannot bank
   the cycles its PEs spend waiting for a LUT beyond its FIFO;
-* the group's last key is taken at E_g = max(scan end + D + 1, R_g + items - 1, R_g + feed - 1),
+* PE p's last key is taken at E_p = max(scan end + D + 1, R_p + items - 1, R_p + feed - 1),
   where feed is the channel's time for the items its FIFOs could not take while held;
-* C_(r+1) = max(C_r + min_interval, max over groups of E_g - due(a)): level 2 needs stream a's
+* C_(r+1) = max(C_r + min_interval, max over PEs of E_p - due(p)): level 2 needs stream p's
   queues settled when it reaches them (`Hpq.stream_due`).
 
 Until the channel entered the scans (`ChannelFeed.cells`), it was only a floor on each query, as
 in the PQDist stage model: a channel-bound query's next LUT loads then overlapped its scan, and
 channel-bound designs with near-tied stages measured 13-18 % slower in RTL than the model said
 (the 784-d U55C design of docs/datasets.md: +13.08 %, now +2.8 %; tests/codegen/test_channel_bound.py).
-Not modelled: the 32-word chain FIFOs (a leading PE may take that much of a LUT early), LUTs
-arriving late from BuildLUT (its own stage interval), the channels of groups other than the
-busiest (each group is timed as the busiest), and the stages in front of BuildLUT holding a
-query's cells back from the fetcher. Checked against RTL simulation: tests/codegen/test_rtl.py
+Until the chain FIFOs were modelled every PE loaded each LUT at once, so a held last channel
+stalled all PEs: on the DSE's K = 100 design for `zipf_clustered` (tests/codegen/test_k100_skew.py,
+17 PEs on 4 channels) the model was 5.5 % pessimistic (RTL 1,041.4 cycles a query, model 1,102.2;
+now 1,053.0, -1.1 %). An earlier version timed every PE of every group and made the DSE 16x
+slower; the dominant groups' first and last PEs cost no measurable DSE time.
+Not modelled: LUTs arriving late from BuildLUT (its own stage interval), the channels of groups
+other than the busiest (each group is timed as the busiest), and the stages in front of BuildLUT
+holding a query's cells back from the fetcher. Checked against RTL simulation: tests/codegen/test_rtl.py
 (within 5 %), benchmarks/rtl_sim.py.
 """
 
@@ -92,20 +100,29 @@ class ChannelFeed:
 
 
 def coupled_intervals(
-    sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: ChannelFeed, slack: int
+    sel,
+    pq: PqDecode,
+    items: np.ndarray,
+    groups: list[tuple[int, int]],
+    feed: ChannelFeed,
+    slack: int,
+    chain_fifo: int,
 ) -> np.ndarray:
     """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
     docstring). `sel`: the selection PE (`stream_restart`, `stream_due`, `min_interval`);
     `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
-    `feed`: the busiest channel; `slack`: keys a held stream's buffers take."""
-    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack)[0]
+    `feed`: the busiest channel; `slack`: keys a held stream's buffers take; `chain_fifo`: words
+    of a LUT chain FIFO."""
+    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack, chain_fifo)[0]
 
 
-def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int) -> np.ndarray:
+def coupled_intervals_many(
+    configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int, chain_fifo: int
+) -> np.ndarray:
     """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE
     tries every channel count and selection PE for the same PEs: one vectorised recurrence)."""
     nq = np.asarray(items).shape[0]
-    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS)
+    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS, chain_fifo)
     return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
 
 
@@ -129,6 +146,7 @@ def sequence_starts(
     groups: list[tuple[int, int]],
     feed: ChannelFeed,
     slack: int,
+    chain_fifo: int,
     lut: LutSource,
     order: np.ndarray,
 ) -> np.ndarray:
@@ -140,7 +158,36 @@ def sequence_starts(
     these are the accelerator's intervals."""
     order = np.asarray(order, dtype=np.int64)
     rounds = list(order.reshape(order.shape[0], -1))
-    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, lut)[:, 0, :].reshape(order.shape)
+    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, chain_fifo, lut)[:, 0, :].reshape(
+        order.shape
+    )
+
+
+def timed_pes(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The PEs the recurrence times, as (position in the LUT chain, the group's last PE, whose
+    restart it waits for: the feeder serves its PEs in turn): the first and the last PE of every
+    group. The PEs between have the same work and restart and lie between the two in the chain;
+    level 2 wants the first's keys earliest (`stream_due`), the last may lag most when later
+    groups hold the chain. The last group's last PE is left out: no later PE holds it, so it
+    loads and ends with the group's first, which is due earlier."""
+    return [(q, b) for i, (a, b) in enumerate(groups) for q in (sorted({a, b}) if i < len(groups) - 1 else [a])]
+
+
+def chain(ld: np.ndarray, position: np.ndarray, fifo: int) -> np.ndarray:
+    """[PEs, configs, lanes] when each PE has loaded a LUT through the chain, from `ld`, when it
+    would have on its own (its previous LUT, its free bank; the first PE: the LUT built). A PE
+    loads no word before the PE ahead of it in the chain passed it on, and takes a word only
+    while its successor's chain FIFO of `fifo` words has room (`fanns.arch.ivfpq.scan`), so PE
+    x runs at most `fifo`·(y - x) words ahead of a later PE y: its load ends no earlier than
+    y's minus that many cycles. `position` [PEs, configs, 1]: each entry's place in the chain.
+    (A loop over the few PEs, each a contiguous slice: numpy's `accumulate` is far slower here.)"""
+    ld = ld.copy()
+    for x in range(1, ld.shape[0]):
+        np.maximum(ld[x], ld[x - 1], out=ld[x])
+    behind = ld - fifo * position
+    for x in range(ld.shape[0] - 2, -1, -1):  # max over y >= x
+        np.maximum(behind[x], behind[x + 1], out=behind[x])
+    return np.maximum(ld, behind + fifo * position)  # still ascending: PE x gains more from a y than PE x - 1
 
 
 def _recurrence(
@@ -149,6 +196,7 @@ def _recurrence(
     items: np.ndarray,
     slack: int,
     rounds: list[np.ndarray],
+    chain_fifo: int,
     lut: LutSource | None = None,
 ) -> np.ndarray:
     """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
@@ -164,48 +212,49 @@ def _recurrence(
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
     chan = np.stack([np.broadcast_to(f.cells, n.shape) for _, _, f in configs])  # [configs, nq, cells]
     lead = np.array([[f.lead] for _, _, f in configs], dtype=np.float64)
-    configs = [(sel, dominant_groups(groups), feed) for sel, groups, feed in configs]
-    width = max(len(groups) for _, groups, _ in configs)
-    # [configs, groups, 1]; a configuration with fewer groups repeats its last (same maxima)
+    pes = [timed_pes(dominant_groups(groups)) for _, groups, _ in configs]
+    width = max(len(e) for e in pes)
+    pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE (same maxima)
+    sels = [sel for sel, _, _ in configs]
+    position = np.array([[[e[j][0]] for e in pes] for j in range(width)], dtype=np.float64)  # [PEs, configs, 1]
     restart = np.array(
-        [[[sel.stream_restart(b)] for _, b in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs],
-        dtype=np.float64,
+        [[[sel.stream_restart(e[j][1])] for sel, e in zip(sels, pes)] for j in range(width)], dtype=np.float64
     )
-    due = np.array(
-        [[[sel.stream_due(a)] for a, _ in g + [g[-1]] * (width - len(g))] for sel, g, _ in configs], dtype=np.float64
-    )
+    due = np.array([[[sel.stream_due(e[j][0])] for sel, e in zip(sels, pes)] for j in range(width)], dtype=np.float64)
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
     feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[
-        :, None, :
+        None
     ]
     lanes = (len(configs), len(rounds[0]))
     start = np.zeros(lanes)
-    ld = np.zeros(lanes)
+    ld = np.zeros((width, *lanes))  # per PE: when it has loaded its latest LUT
     fed = np.zeros(lanes)  # the busiest channel's last beat of the latest cell
-    se: list[np.ndarray] = []  # the last `banks` cells: [configs, groups, lanes] scan end of their last item
+    se: list[np.ndarray] = []  # the last `banks` cells: [PEs, configs, lanes] scan end of their last item
     built = [np.full(lanes, lut.latency - lut.ii) for _ in range(lut.pes)] if lut else []
     loaded: list[list[np.ndarray]] = [[] for _ in built]  # per BuildLUT PE: load-done times of its LUTs in its FIFO
     out = []
     k = 0
     for idx in rounds:
-        release = start[:, None, :] + restart
+        release = start[None] + restart
         for c in range(cells):
-            ls = ld if k < pq.banks else np.maximum(ld, se[-pq.banks].max(1) + 1)
-            ld = ls + KSUB
+            ld = (ld if k < pq.banks else np.maximum(ld, se[-pq.banks] + 1)) + KSUB
             if lut:
                 p = k % lut.pes  # LUT k of the run, across queries
                 built[p] = built[p] + lut.ii
                 if len(loaded[p]) == lut.fifo_luts:
                     built[p] = np.maximum(built[p], loaded[p][0] + 1)
-                ld = np.maximum(ld, built[p] + 1)
-                loaded[p] = (loaded[p] + [ld])[-lut.fifo_luts :]
-            ss = ld[:, None, :] if k == 0 else np.maximum(ld[:, None, :], se[-1] + 1)
+                ld[0] = np.maximum(ld[0], built[p] + 1)
+            if width > 1:
+                ld = chain(ld, position, chain_fifo)
+            if lut:
+                loaded[p] = (loaded[p] + [ld[0]])[-lut.fifo_luts :]
+            ss = ld if k == 0 else np.maximum(ld, se[-1] + 1)
             last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
             held = np.where(last >= slack, release - slack + last, -np.inf)
-            fed = np.maximum(fed, ss.max(1) - lead) + chan[:, idx, c]
-            se = (se + [np.maximum(np.maximum(ss + n[idx, c] - 1, held), fed[:, None, :])])[-pq.banks :]
+            fed = np.maximum(fed, ss.max(0) - lead) + chan[:, idx, c]
+            se = (se + [np.maximum(np.maximum(ss + n[idx, c] - 1, held), fed[None])])[-pq.banks :]
             k += 1
         end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total[idx] - 1), release + feed[:, :, idx] - 1)
-        start = np.maximum(start + floor, (end - due).max(1))
+        start = np.maximum(start + floor, (end - due).max(0))
         out.append(start)
     return np.stack(out)

@@ -77,6 +77,7 @@ def sequence_starts(
         channel_groups(ppc),
         stage_model.pq_channel_feed(work, pe, max(ppc), rate, st.port_bits, busy),
         stage_model.selk_slack(pe),
+        stage_model.FIFO_DEPTH,
         lut_source(ctx, stages.build_lut),
         np.asarray(order, dtype=np.int64),
     )

@@ -184,7 +184,7 @@ def sel_k_intervals_many(
         (selector_pe(st), channel_groups(ppc), pq_channel_feed(work, pq, max(ppc), rate, port_bits, busy))
         for st, ppc in configs
     ]
-    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq))
+    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq), FIFO_DEPTH)
 
 
 def sel_k_timing(
