@@ -177,13 +177,14 @@ def test_sel_k_interval_couples_pq_dist_and_the_selection_pe():
 def test_coupled_recurrence_reduces_to_the_selection_pes_interval():
     """One PE with its LUTs loaded long before its keys are due (cells of many items, no
     channel limit, only the datapath registers ahead): the recurrence is the PE's own back-to-back `interval(n)`."""
-    from fanns.model.ivfpq.selk import ChannelFeed, coupled_intervals
+    from fanns.model.ivfpq.selk import Buffers, ChannelFeed, coupled_intervals
     from fanns.pe.hsmpqg import Hsmpqg
 
     items = np.array([[3000, 2000, 2500], [700, 900, 4000]])
     unlimited = ChannelFeed(np.zeros(2), np.zeros(items.shape), 0.0)
     for sel in (Hpq(z=1, s=10, key_bits=52), Hpq(z=1, s=100, key_bits=52), Hsmpqg(z=36, s=10, key_bits=52)):
-        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], unlimited, PqDecode(m=16).depth() + 1, 32)
+        buffers = Buffers(keys=PqDecode(m=16).depth() + 1, chain=32)
+        got = coupled_intervals(sel, PqDecode(m=16), items, [(0, 0)], unlimited, buffers)
         assert np.array_equal(got, [sel.interval(int(n)) for n in items.sum(1)])
 
 

@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
+from fanns.cli import Terminated
 from fanns.datasets import load_dataset, save_npy
 from fanns.datasets.builtins import load_builtin
 from fanns.errors import FannsError
-from fanns.cli import Terminated
 from fanns.explore.graph import load_or_build
 from fanns.outputs import (
     MANIFEST,

@@ -16,8 +16,8 @@ identical queries back to back (the last copy's interval is the steady state):
 
 * the selection PE starts level-2 collection of query r at C_r; PE p of the channel group of
   PEs a..b may deliver keys of query r+1 from R_p = C_r + restart(b), and each stream's buffers
-  ahead (key FIFO, datapath registers: `slack` keys) take its first keys at any time: item
-  i >= slack of the query is scanned no earlier than R_p - slack + i;
+  ahead (key FIFO, datapath registers: h = `Buffers.keys` keys) take its first keys at any time:
+  item i >= h of the query is scanned no earlier than R_p - h + i;
 * LUT c reaches PE p through the chain: its load takes 256 cycles once the PE's previous load
   is done and it has freed the bank of cell c - banks (`PqDecode.schedule`: scan start =
   max(LUT loaded, previous cell scanned)); PE p loads no word before PE p-1, and runs at most
@@ -99,30 +99,30 @@ class ChannelFeed:
     lead: float
 
 
+@dataclass(frozen=True)
+class Buffers:
+    """What the FIFOs between the PQDist PEs and SelK hold: `keys` a held stream's buffers take
+    (its key FIFO and the PE's datapath registers), `chain` words one LUT chain FIFO takes."""
+
+    keys: int
+    chain: int
+
+
 def coupled_intervals(
-    sel,
-    pq: PqDecode,
-    items: np.ndarray,
-    groups: list[tuple[int, int]],
-    feed: ChannelFeed,
-    slack: int,
-    chain_fifo: int,
+    sel, pq: PqDecode, items: np.ndarray, groups: list[tuple[int, int]], feed: ChannelFeed, buffers: Buffers
 ) -> np.ndarray:
     """Per sample query, cycles between SelK's queries when the PQDist PEs feed it (module
     docstring). `sel`: the selection PE (`stream_restart`, `stream_due`, `min_interval`);
     `items` [nq, cells]: one PE's items per probed cell; `groups`: (first, last) PE per channel;
-    `feed`: the busiest channel; `slack`: keys a held stream's buffers take; `chain_fifo`: words
-    of a LUT chain FIFO."""
-    return coupled_intervals_many([(sel, groups, feed)], pq, items, slack, chain_fifo)[0]
+    `feed`: the busiest channel; `buffers`: the FIFOs' capacities."""
+    return coupled_intervals_many([(sel, groups, feed)], pq, items, buffers)[0]
 
 
-def coupled_intervals_many(
-    configs: list[tuple], pq: PqDecode, items: np.ndarray, slack: int, chain_fifo: int
-) -> np.ndarray:
+def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray, buffers: Buffers) -> np.ndarray:
     """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE
     tries every channel count and selection PE for the same PEs: one vectorised recurrence)."""
     nq = np.asarray(items).shape[0]
-    starts = _recurrence(configs, pq, items, slack, [np.arange(nq)] * REPEATS, chain_fifo)
+    starts = _recurrence(configs, pq, items, buffers, [np.arange(nq)] * REPEATS)
     return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
 
 
@@ -145,8 +145,7 @@ def sequence_starts(
     items: np.ndarray,
     groups: list[tuple[int, int]],
     feed: ChannelFeed,
-    slack: int,
-    chain_fifo: int,
+    buffers: Buffers,
     lut: LutSource,
     order: np.ndarray,
 ) -> np.ndarray:
@@ -158,9 +157,7 @@ def sequence_starts(
     these are the accelerator's intervals."""
     order = np.asarray(order, dtype=np.int64)
     rounds = list(order.reshape(order.shape[0], -1))
-    return _recurrence([(sel, groups, feed)], pq, items, slack, rounds, chain_fifo, lut)[:, 0, :].reshape(
-        order.shape
-    )
+    return _recurrence([(sel, groups, feed)], pq, items, buffers, rounds, lut)[:, 0, :].reshape(order.shape)
 
 
 def timed_pes(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -194,9 +191,8 @@ def _recurrence(
     configs: list[tuple],
     pq: PqDecode,
     items: np.ndarray,
-    slack: int,
+    buffers: Buffers,
     rounds: list[np.ndarray],
-    chain_fifo: int,
     lut: LutSource | None = None,
 ) -> np.ndarray:
     """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
@@ -222,9 +218,7 @@ def _recurrence(
     )
     due = np.array([[[sel.stream_due(e[j][0])] for sel, e in zip(sels, pes)] for j in range(width)], dtype=np.float64)
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
-    feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[
-        None
-    ]
+    feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[None]
     lanes = (len(configs), len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros((width, *lanes))  # per PE: when it has loaded its latest LUT
@@ -245,12 +239,12 @@ def _recurrence(
                     built[p] = np.maximum(built[p], loaded[p][0] + 1)
                 ld[0] = np.maximum(ld[0], built[p] + 1)
             if width > 1:
-                ld = chain(ld, position, chain_fifo)
+                ld = chain(ld, position, buffers.chain)
             if lut:
                 loaded[p] = (loaded[p] + [ld[0]])[-lut.fifo_luts :]
             ss = ld if k == 0 else np.maximum(ld, se[-1] + 1)
             last = cum[idx, c] + n[idx, c] - 1  # index of the cell's last item within the query
-            held = np.where(last >= slack, release - slack + last, -np.inf)
+            held = np.where(last >= buffers.keys, release - buffers.keys + last, -np.inf)
             fed = np.maximum(fed, ss.max(0) - lead) + chan[:, idx, c]
             se = (se + [np.maximum(np.maximum(ss + n[idx, c] - 1, held), fed[None])])[-pq.banks :]
             k += 1

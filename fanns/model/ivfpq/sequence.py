@@ -76,8 +76,7 @@ def sequence_starts(
         work.shares.items,
         channel_groups(ppc),
         stage_model.pq_channel_feed(work, pe, max(ppc), rate, st.port_bits, busy),
-        stage_model.selk_slack(pe),
-        stage_model.FIFO_DEPTH,
+        stage_model.selk_buffers(pe),
         lut_source(ctx, stages.build_lut),
         np.asarray(order, dtype=np.int64),
     )

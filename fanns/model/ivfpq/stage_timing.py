@@ -16,7 +16,7 @@ import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
 from fanns.model.ivfpq.memory import MEM_LATENCY_CYCLES, PqShares, Probes, pq_shares, reader_lead
-from fanns.model.ivfpq.selk import ChannelFeed, channel_groups, coupled_intervals_many
+from fanns.model.ivfpq.selk import Buffers, ChannelFeed, channel_groups, coupled_intervals_many
 from fanns.model.ivfpq.stage_pes import Context, ivf_pe, ivf_stream_slowdown, lut_pe, opq_pe, pq_pe, selector_pe
 from fanns.pe.base import PE
 from fanns.pe.pq_decode import KSUB, PqDecode
@@ -156,6 +156,11 @@ def selk_slack(pe: PqDecode) -> int:
     return FIFO_DEPTH + pe.depth() + 1
 
 
+def selk_buffers(pe: PqDecode) -> Buffers:
+    """The FIFOs between the PQDist PEs and SelK: a held stream's (`selk_slack`), a LUT chain FIFO."""
+    return Buffers(selk_slack(pe), FIFO_DEPTH)
+
+
 def sel_k_intervals(
     st: SelectStage,
     work: PqWork,
@@ -184,7 +189,7 @@ def sel_k_intervals_many(
         (selector_pe(st), channel_groups(ppc), pq_channel_feed(work, pq, max(ppc), rate, port_bits, busy))
         for st, ppc in configs
     ]
-    return coupled_intervals_many(many, pq, work.shares.items, selk_slack(pq), FIFO_DEPTH)
+    return coupled_intervals_many(many, pq, work.shares.items, selk_buffers(pq))
 
 
 def sel_k_timing(

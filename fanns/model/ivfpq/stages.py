@@ -89,6 +89,7 @@ from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing 
     sel_k_intervals_many,
     sel_k_timing,
     selector_latency,
+    selk_buffers,
     selk_slack,
     stage_timings,
 )
