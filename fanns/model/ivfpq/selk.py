@@ -24,7 +24,7 @@ identical queries back to back (the last copy's interval is the steady state):
   FIFO_DEPTH·(q - p) words ahead of a later PE q (the chain FIFOs, `chain`). So when the PEs of
   the last channel, which restart last, are held, the first PEs load and scan on, and SelK's
   level 2, which reaches stream q 4·s1·q cycles after stream 0, takes the lag. The PEs timed
-  are the first and the last of each dominant group (`dominant_groups`);
+  are the first and the last of each dominant group (`dominant_groups`, `timed_pes`);
 * the busiest channel delivers the cells' beats in order (`ChannelFeed`): cell c's beats take its
   channel cycles, starting no earlier than the last cell's and no earlier than `lead` cycles
   before the PEs start scanning cell c (its reader's FIFO is all that runs ahead of them), and
@@ -44,7 +44,7 @@ Until the chain FIFOs were modelled every PE loaded each LUT at once, so a held 
 stalled all PEs: on the DSE's K = 100 design for `zipf_clustered` (tests/codegen/test_k100_skew.py,
 17 PEs on 4 channels) the model was 5.5 % pessimistic (RTL 1,041.4 cycles a query, model 1,102.2;
 now 1,053.0, -1.1 %). An earlier version timed every PE of every group and made the DSE 16x
-slower; the dominant groups' first and last PEs cost no measurable DSE time.
+slower; timing only `timed_pes` makes it about 1.5x slower (benchmarks/dse.py: 104 -> 162 s).
 Not modelled: LUTs arriving late from BuildLUT (its own stage interval), the channels of groups
 other than the busiest (each group is timed as the busiest), and the stages in front of BuildLUT
 holding a query's cells back from the fetcher. Checked against RTL simulation: tests/codegen/test_rtl.py
@@ -211,12 +211,11 @@ def _recurrence(
     pes = [timed_pes(dominant_groups(groups)) for _, groups, _ in configs]
     width = max(len(e) for e in pes)
     pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE (same maxima)
-    sels = [sel for sel, _, _ in configs]
-    position = np.array([[[e[j][0]] for e in pes] for j in range(width)], dtype=np.float64)  # [PEs, configs, 1]
-    restart = np.array(
-        [[[sel.stream_restart(e[j][1])] for sel, e in zip(sels, pes)] for j in range(width)], dtype=np.float64
-    )
-    due = np.array([[[sel.stream_due(e[j][0])] for sel, e in zip(sels, pes)] for j in range(width)], dtype=np.float64)
+    timed = np.array(
+        [[(q, sel.stream_restart(b), sel.stream_due(q)) for q, b in e] for (sel, _, _), e in zip(configs, pes)],
+        dtype=np.float64,
+    ).transpose(1, 0, 2)[..., None]  # [PEs, configs, 3, 1]
+    position, restart, due = timed[:, :, 0], timed[:, :, 1], timed[:, :, 2]  # each [PEs, configs, 1]
     floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
     feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[None]
     lanes = (len(configs), len(rounds[0]))
