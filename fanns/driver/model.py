@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from fanns.driver.backend import RegisterDevice
-from fanns.images.ivfpq import Image, MemoryImages, elem_dtype, unpack_lists
+from fanns.images.ivfpq import Image, MemoryImages, stored_centroids, unpack_lists
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.reference.ivfpq_streams import DesignReference
 
@@ -30,13 +30,7 @@ def index_from_images(images: MemoryImages, design, metric: str) -> IvfPqIndexDa
     fmt = design.format
     d, m = fmt.d_hw, fmt.m  # images hold the hardware layout (padded sub-vectors)
     names = {img.name for img in images.images}
-    if "centroids" in names:
-        cent_fx = fmt.unpad(images.get("centroids").array().astype(np.int64))
-    else:
-        img = images.get("lut_centroids")
-        lay = img.layout
-        rows = np.frombuffer(img.data, dtype=np.uint8).reshape(lay["nlist"], -1)[:, : d * lay["elem_bytes"]]
-        cent_fx = fmt.unpad(np.ascontiguousarray(rows).view(elem_dtype(fmt.vec_bits)).astype(np.int64))
+    cent_fx = fmt.unpad(stored_centroids(images))
     book = images.get("codebook").array().astype(np.int64).reshape(256, m, d // m)[:, :, : fmt.dsub]
     book_fx = np.ascontiguousarray(book.transpose(1, 0, 2))
     opq_fx = None

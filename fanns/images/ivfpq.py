@@ -94,6 +94,7 @@ __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "unpack_pq_channel",
     "pack_ivf_stream",
     "pack_cells",
+    "stored_centroids",
     "unpack_lists",
     "pq_layouts",
     "hot_lists",
@@ -286,6 +287,19 @@ def pack_cells(centroids_fx: np.ndarray, vec_bits: int, port_bits: int) -> tuple
     out = np.zeros((raw.shape[0], cell_beats * pb), dtype=np.uint8)
     out[:, : raw.shape[1]] = raw
     return out.tobytes(), cell_beats
+
+
+def stored_centroids(images: MemoryImages) -> np.ndarray:
+    """[nlist, d_hw] the cell centroids as the device holds them (fixed point, padded sub-vectors):
+    from the `centroids` ROM, or, where there is none (IVF centroids streamed and BuildLUT's
+    fetched), from BuildLUT's `lut_centroids` image, cell by cell without the beat padding."""
+    names = {img.name for img in images.images}
+    if "centroids" in names:
+        return images.get("centroids").array().astype(np.int64)
+    img = images.get("lut_centroids")
+    lay = img.layout
+    rows = np.frombuffer(img.data, dtype=np.uint8).reshape(lay["nlist"], -1)[:, : lay["d"] * lay["elem_bytes"]]
+    return np.ascontiguousarray(rows).view(f"<i{lay['elem_bytes']}").astype(np.int64)
 
 
 def _rom(name: str, arr: np.ndarray, dtype: np.dtype, io) -> Image:

@@ -185,9 +185,6 @@ def test_unsupported_designs_are_refused_clearly():
     data = random_index(nlist=12, n=900, d=32, m=8)
     fmt = random_format(32, 8)
     test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 10), np.int64))
-    fetched = pinned_design(data, fmt, nprobe=3, k=7, lut=(1, 8, "memory"))
-    with pytest.raises(FannsError, match="BuildLUT centroids fetched from memory"):
-        render_rtl_project(fetched, data, test)
     # five 64-bit-word IVFDist PEs on one 256-bit channel: a beat holds words for four
     streamed = pinned_design(data, fmt, nprobe=3, k=7, ivf=(5, 4, "stream"))
     spare = [i for i, ch in enumerate(streamed.memory) if ch.use == "ivf_centroids"][1:]

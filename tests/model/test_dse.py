@@ -286,3 +286,17 @@ def test_build_lut_offers_pes_up_to_the_pq_pace(u55c, d, m):
         assert pes[-1] == top
         assert ii / top <= stage_model.KSUB
         assert top == 1 or ii / (top - 1) > stage_model.KSUB
+
+
+def test_centroids_too_large_for_the_chip_are_read_from_memory(u55c, monkeypatch):
+    """1536-d at nlist 16,384: each copy of the centroids (IVFDist's, BuildLUT's) is 48 MiB of
+    int16, beyond the U55C's 33.75 MiB of UltraRAM. The best design streams IVFDist's centroids
+    and fetches BuildLUT's per probe (measured: 5,324 QPS, IVFDist-bound on 28 streaming
+    channels); with BuildLUT's centroids on chip only, nothing fits."""
+    w = synthetic_workload(10**7, 1536, 96, 16384, 16, 10, False, queries=50)
+    best = dse.run([w], u55c, "R@10=0.8", 300.0, 0.6, top=1).best
+    assert best is not None
+    assert (best.stages.ivf_dist.storage, best.stages.build_lut.centroids) == ("stream", "memory")
+    monkeypatch.setattr(options.buildable, "BUILT_LUT_STORES", ("bram", "uram"))
+    out = dse.run([w], u55c, "R@10=0.8", 300.0, 0.6, top=1)
+    assert out.best is None and any("option group 'lut' (build_lut) is empty" in line for line in out.explain)

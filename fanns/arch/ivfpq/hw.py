@@ -65,15 +65,18 @@ IMAGE_REGISTERS = {
     "codebook": "codebook_addr",
     "opq_matrix": "opq_addr",
     "list_tiers": "tiers_addr",
+    "lut_centroids": "lutc_addr",
 }
-"""ROM image -> the register holding its device address (`IvfPqHw.image_register`)."""
+"""ROM image (and BuildLUT's fetched centroids, read on `m_axi_lutc`) -> the register holding its
+device address (`IvfPqHw.image_register`)."""
 
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
 list->tier table of a tiered design), then the queries."""
-STREAM_PORTS = ("pq", "hot", "ivf")
+STREAM_PORTS = ("pq", "hot", "ivf", "lutc")
 """Heads of the read-only masters `m_axi_<head><c>`, one per memory channel of PQ codes, hot-tier
-PQ codes and streamed IVF centroids (the other buffers are on `m_axi_io`)."""
+PQ codes and streamed IVF centroids, and `m_axi_lutc` for BuildLUT's fetched centroids (the other
+buffers are on `m_axi_io`)."""
 TIER_WORD_BITS = 8
 """One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
 
@@ -100,11 +103,6 @@ class IvfPqHw:
         st = self.design.stages
         if st.ivf_dist.storage == "stream":
             self._check_ivf_stream()
-        if st.build_lut.centroids not in buildable.BUILT_LUT_STORES:
-            raise FannsError(
-                "BuildLUT centroids fetched from memory are not supported by the RTL generator yet",
-                hint="choose build_lut.centroids bram or uram",
-            )
         pq = st.pq_dist
         for name, bits in (("io", self.io_port_bits), ("pq", pq.port_bits)):
             if bits < 64 or bits & (bits - 1):
@@ -195,6 +193,11 @@ class IvfPqHw:
     @property
     def ivf_channels(self) -> int:
         return len(self.ivf_stream_layouts)
+
+    @property
+    def lut_fetched(self) -> bool:
+        """BuildLUT reads each probed cell's centroid from memory (`fanns.arch.ivfpq.lut_fetch`)."""
+        return self.stages.build_lut.centroids == "memory"
 
     @property
     def tiered(self) -> bool:
@@ -356,9 +359,10 @@ class IvfPqHw:
                 f"queries: {self.query_stride} bytes each (d quantised elements, then padding)",
             ),
             ("result_addr", 64, "RW", 0, f"results: {self.result_stride} bytes per query (k uint64 keys, ascending)"),
-            ("centroids_addr", 64, "RW", 0, "ROM image `centroids` (read at load)"),
-            ("codebook_addr", 64, "RW", 0, "ROM image `codebook` (read at load)"),
         ]
+        if {"ivf", "lutc"} & set(self.sections()):  # not when IVF streams and BuildLUT fetches them
+            regs.append(("centroids_addr", 64, "RW", 0, "ROM image `centroids` (read at load)"))
+        regs.append(("codebook_addr", 64, "RW", 0, "ROM image `codebook` (read at load)"))
         if self.stages.opq is not None:
             regs.append(("opq_addr", 64, "RW", 0, "ROM image `opq_matrix` (read at load)"))
         regs += [
@@ -382,6 +386,10 @@ class IvfPqHw:
             )
             for c, lay in enumerate(self.ivf_stream_layouts)
         ]
+        if self.lut_fetched:
+            regs.append(
+                ("lutc_addr", 64, "RW", 0, "image `lut_centroids` (BuildLUT's centroids, one cell read per probe)")
+            )
         if self.tiered:
             regs.append(("tiers_addr", 64, "RW", 0, "ROM image `list_tiers` (the list->tier table, read at load)"))
             regs += [

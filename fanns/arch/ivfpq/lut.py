@@ -10,7 +10,10 @@ nprobe queries at a time). Every PE writes its LUTs into its own FIFO of two who
 turn (256 words each) and hands them to PQDist.
 
 The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
-centroid store is filled once on `lutc_fill`.
+centroid store is filled once on `lutc_fill`. With the centroids fetched from memory
+(`centroids: memory`) there is no store: the probes are forked to a `LutCentroidFetch` on
+`m_axi` (reading the image at `lutc_base`) and to a cell FIFO in front of the dispatcher, which
+takes each probe's centroid words from the fetch instead of the store.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.hw import LUT_FIFO_DEPTH, IvfPqHw
+from fanns.arch.ivfpq.lut_fetch import LutCentroidFetch
+from fanns.arch.streams import link
+from fanns.hdl.bus import axi4_signature
+from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
+from fanns.pe.glue_streams import BroadcastComponent
 from fanns.pe.pq_decode import KSUB
 from fanns.pe.stream_fifo import StreamFifoComponent
 
@@ -33,18 +41,25 @@ def lut_word_bits(hw: IvfPqHw) -> int:
 class LutStage(wiring.Component):
     """Dispatcher + BuildLUT PEs + LUT FIFOs + collector (see the module docstring)."""
 
-    def __init__(self, hw: IvfPqHw):
-        self.hw = hw
+    def __init__(self, hw: IvfPqHw, reader: AxiReader | None = None):
+        """`reader`: the centroid fetch's AXI read master (centroids fetched from memory only)."""
+        self.hw, self.reader = hw, reader
         wb = hw.stages.build_lut.lanes * hw.vec_bits
-        super().__init__(
-            {
-                "q": In(stream.Signature(unsigned(wb))),
-                "cells": In(stream.Signature(cell_layout())),
-                "codebook_fill": In(stream.Signature(unsigned(wb))),
-                "lutc_fill": In(stream.Signature(unsigned(wb))),
-                "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
+        ports = {
+            "q": In(stream.Signature(unsigned(wb))),
+            "cells": In(stream.Signature(cell_layout())),
+            "codebook_fill": In(stream.Signature(unsigned(wb))),
+            "lutc_fill": In(stream.Signature(unsigned(wb))),
+            "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
+        }
+        assert (reader is not None) == hw.lut_fetched
+        if reader is not None:
+            ports |= {
+                "lutc_base": In(reader.addr_width),
+                "lutc_error": Out(1),
+                "m_axi": Out(axi4_signature(reader.addr_width, reader.data_width, write=False)),
             }
-        )
+        super().__init__(ports)
 
     def elaborate(self, platform):
         hw = self.hw
@@ -64,20 +79,7 @@ class LutStage(wiring.Component):
                 pe.codebook.payload.eq(self.codebook_fill.payload),
             ]
 
-        # Centroid store: nlist x d/w words, filled once in cell order.
-        attrs = {"ram_style": "ultra"} if st.centroids == "uram" else {}
-        store = Memory(shape=unsigned(wb), depth=hw.nlist * words, init=[], attrs=attrs)
-        m.submodules.centroid_store = store
-        sw, sr = store.write_port(), store.read_port()
-        fill_addr = Signal(range(max(2, hw.nlist * words)))
-        m.d.comb += [
-            self.lutc_fill.ready.eq(1),
-            sw.addr.eq(fill_addr),
-            sw.data.eq(self.lutc_fill.payload),
-            sw.en.eq(self.lutc_fill.valid),
-        ]
-        with m.If(self.lutc_fill.valid):
-            m.d.sync += fill_addr.eq(fill_addr + 1)
+        cells, cent = self._centroids(m, words, wb)
 
         # Query buffer: two banks of d/w words; a query loads into a free bank.
         qbuf = Memory(shape=unsigned(wb), depth=2 * words, init=[])
@@ -109,15 +111,15 @@ class LutStage(wiring.Component):
         cell_bits = max(1, (hw.nlist - 1).bit_length())
         ready_q = full.bit_select(dbank, 1)
         m.d.comb += [
-            issue.eq(self.cells.valid & ready_q & b_free),
-            sr.addr.eq(self.cells.payload.cell[:cell_bits] * words + k),
-            sr.en.eq(issue),
+            issue.eq(cells.valid & ready_q & b_free & cent.valid),
+            cent.addr.eq(cells.payload.cell[:cell_bits] * words + k),
+            cent.take.eq(issue),
             qr.addr.eq(k + Mux(dbank, words, 0)),
             qr.en.eq(issue),
         ]
         probe_done = issue & (k == words - 1)
-        m.d.comb += self.cells.ready.eq(probe_done)
-        last_cell = self.cells.payload.last
+        m.d.comb += cells.ready.eq(probe_done)
+        last_cell = cells.payload.last
         with m.If(issue):
             m.d.sync += k.eq(Mux(k == words - 1, 0, k + 1))
         with m.If(probe_done):
@@ -138,7 +140,7 @@ class LutStage(wiring.Component):
             m.d.comb += [
                 pe.x.valid.eq(b_valid & (bp == i)),
                 pe.x.payload.q.eq(qr.data),
-                pe.x.payload.c.eq(sr.data),
+                pe.x.payload.c.eq(cent.data),
                 pe.x.payload.last.eq(b_last),
             ]
 
@@ -161,3 +163,60 @@ class LutStage(wiring.Component):
             with m.If(cw == KSUB - 1):
                 m.d.sync += cp.eq(Mux(cp == st.pes - 1, 0, cp + 1))
         return m
+
+    def _centroids(self, m: Module, words: int, wb: int):
+        """The dispatcher's probes and centroid words: (cells stream, `_CentroidPort`). On chip:
+        the store (nlist x d/w words, filled once in cell order), read at `addr` on `take`. Fetched:
+        the probes through a cell FIFO, the words from the fetch's FIFO in probe order, registered
+        on `take`. Either way a word taken appears on `data` the cycle after, as the query buffer's."""
+        hw, st = self.hw, self.hw.stages.build_lut
+        port = _CentroidPort(wb, hw.nlist * words)
+        if self.reader is None:
+            attrs = {"ram_style": "ultra"} if st.centroids == "uram" else {}
+            store = Memory(shape=unsigned(wb), depth=hw.nlist * words, init=[], attrs=attrs)
+            m.submodules.centroid_store = store
+            sw, sr = store.write_port(), store.read_port()
+            fill_addr = Signal(range(max(2, hw.nlist * words)))
+            m.d.comb += [
+                self.lutc_fill.ready.eq(1),
+                sw.addr.eq(fill_addr),
+                sw.data.eq(self.lutc_fill.payload),
+                sw.en.eq(self.lutc_fill.valid),
+                sr.addr.eq(port.addr),
+                sr.en.eq(port.take),
+                port.data.eq(sr.data),
+                port.valid.eq(1),
+            ]
+            with m.If(self.lutc_fill.valid):
+                m.d.sync += fill_addr.eq(fill_addr + 1)
+            return self.cells, port
+        m.submodules.cell_fork = fork = BroadcastComponent(cell_layout(), 2)
+        m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), hw.design.fifo_depth)
+        m.submodules.centroid_fetch = fetch = LutCentroidFetch(hw.d, st.lanes, hw.elem_bits, hw.vec_bits, self.reader)
+        wiring.connect(m, wiring.flipped(self.m_axi), fetch.m_axi)
+        link(m, self.cells, fork.i)
+        link(m, fork.o0, cf.i)
+        link(m, fork.o1, fetch.cells)
+        held = Signal(wb)
+        m.d.comb += [
+            fetch.base.eq(self.lutc_base),
+            self.lutc_error.eq(fetch.error),
+            self.lutc_fill.ready.eq(1),
+            fetch.words.ready.eq(port.take),
+            port.valid.eq(fetch.words.valid),
+            port.data.eq(held),
+        ]
+        with m.If(port.take):
+            m.d.sync += held.eq(fetch.words.payload)
+        return cf.o, port
+
+
+class _CentroidPort:
+    """The dispatcher's view of its centroid source: word `addr` (on chip; the fetch ignores it,
+    its words come in probe order) or the next fetched word is taken on `take` (only while
+    `valid`) and appears on `data` the cycle after."""
+
+    def __init__(self, wb: int, depth: int):
+        self.addr = Signal(range(max(2, depth)))
+        self.take, self.valid = Signal(), Signal()
+        self.data = Signal(wb)

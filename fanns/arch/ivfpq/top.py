@@ -6,7 +6,8 @@ Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registe
 queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
 design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
 channel c, and loads the list->tier table with the ROM images; streamed IVF centroids add
-`m_axi_ivf<c>` (AXI4 read, one per `ivf_centroids` channel, its image read once per query of a run).
+`m_axi_ivf<c>` (AXI4 read, one per `ivf_centroids` channel, its image read once per query of a run);
+BuildLUT's centroids fetched from memory add `m_axi_lutc` (AXI4 read, one cell's centroid per probe).
 
 A run (`ap_start`): the controller checks the parameters (nprobe and k within the design's,
 addresses aligned to the beat; otherwise it sets `status.bad_params` and finishes at once). The
@@ -78,6 +79,8 @@ def accelerator_signature(hw: IvfPqHw) -> wiring.Signature:
             ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
     for c, lay in enumerate(hw.ivf_stream_layouts):
         ports[f"m_axi_ivf{c}"] = Out(axi4_signature(ADDR_BITS, lay.port_bits, write=False))
+    if hw.lut_fetched:
+        ports["m_axi_lutc"] = Out(axi4_signature(ADDR_BITS, hw.io_port_bits, write=False))
     return wiring.Signature(ports)
 
 
@@ -104,7 +107,10 @@ class IvfPqAccelerator(wiring.Component):
         wire_master(m, self.m_axi_io, wr.m_axi)
 
         m.submodules.front = front = Front(hw)
-        m.submodules.lut = lut = LutStage(hw)
+        lut_reader = AxiReader(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS) if hw.lut_fetched else None
+        m.submodules.lut = lut = LutStage(hw, lut_reader)
+        if hw.lut_fetched:
+            wiring.connect(m, wiring.flipped(self.m_axi_lutc), lut.m_axi)
         m.submodules.fetch = fetch = hw.fetcher_pe.component()
         m.submodules.scan = scan = ScanStage(hw)
         m.submodules.results = res = hw.result_filter_pe.component()
@@ -365,6 +371,10 @@ class IvfPqAccelerator(wiring.Component):
         # Every source counts the words it put on chip this cycle (the I/O router: one per splitter).
         m.d.sync += load_count.eq(load_count + sum(load_strobes))
         errors = [rd.error, *(err for _, err, _, _ in table_cmds), *(ch.error for ch in streams)]
+        if hw.lut_fetched:  # latched as the run starts, like the streamed channels' bases
+            errors.append(lut.lutc_error)
+            with m.If(~busy):
+                m.d.sync += lut.lutc_base.eq(csr.lutc_addr)
         running = Signal()  # the RUN state: streamed-centroid channels read their image per query
         for c, ch in enumerate(streams):
             base = Signal(ADDR_BITS, name=f"ivf{c}_base")
@@ -380,6 +390,7 @@ class IvfPqAccelerator(wiring.Component):
         aligned += [(a & io_align) == 0 for a in addr_regs.values()]
         aligned += [(getattr(csr, reg) & pq_align) == 0 for _, _, reg, _ in table_cmds]
         aligned += [(getattr(csr, f"ivf{c}_addr") & io_align) == 0 for c in range(len(streams))]
+        aligned += [(csr.lutc_addr & io_align) == 0] if hw.lut_fetched else []
         params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
 
         sec = Signal(range(len(sections) + 1))

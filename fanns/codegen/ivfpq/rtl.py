@@ -79,6 +79,14 @@ def port_map(hw: IvfPqHw) -> dict:
             "memory": ch.memory,
             "channel": ch.channel,
         }
+    for ch in (c for c in design.memory if c.use == "lut_centroids"):
+        ports["m_axi_lutc"] = {
+            "role": "BuildLUT's centroids, one cell read per probe (image lut_centroids)",
+            "bus": "axi4 read",
+            "data_bits": hw.io_port_bits,
+            "memory": ch.memory,
+            "channel": ch.channel,
+        }
     for name, port in ports.items():
         port["args"] = port_args(hw.regmap, hw.pointer_ports(), name)
     for name, signals in port_signals(kernel(hw, {"ports": ports}, TOP).interfaces()).items():

@@ -19,8 +19,8 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
   host I/O port and are split into words (or words gathered from beats) by a whole ratio;
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
-* IVF centroids on chip or streamed (`BUILT_IVF_STORAGES`), BuildLUT centroids on chip
-  (`BUILT_LUT_STORES`), the OPQ matrix in BRAM or URAM (`BUILT_OPQ_STORES`).
+* IVF centroids on chip or streamed (`BUILT_IVF_STORAGES`), BuildLUT centroids on chip or fetched
+  from memory (`BUILT_LUT_STORES`), the OPQ matrix in BRAM or URAM (`BUILT_OPQ_STORES`).
 
 PQ codes of any m suit every memory port: a code wider than a beat takes ceil(8m / port_bits)
 beats of its own, and narrow codes share a beat up to as many as it holds ids
@@ -40,8 +40,9 @@ BUILT_IVF_STORAGES = ("bram", "uram", "stream")
 as a beat holds words, which `fanns.model.ivfpq.stage_pes.ivf_stream_channels` respects)."""
 BUILT_OPQ_STORES = ("bram", "uram")
 """OPQ matrix memories both generators build."""
-BUILT_LUT_STORES = ("bram", "uram")
-"""BuildLUT centroid stores both generators build (centroids fetched from `memory`: HLS only)."""
+BUILT_LUT_STORES = ("bram", "uram", "memory")
+"""BuildLUT centroid stores both generators build: on chip, or each probed cell's centroid fetched
+from memory (`fanns.arch.ivfpq.lut_fetch`)."""
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
 LANE_STAGES = ("opq", "ivf_dist", "build_lut")

@@ -260,6 +260,12 @@ def lut_centroid_store(ctx: Context, st: BuildLutStage) -> Resources:
     return control.memory_resources(width, depth, st.centroids)
 
 
+def lut_fetch_fifo_depth(words: int) -> int:
+    """Words of fetched BuildLUT centroids buffered before the dispatcher: two cells' worth, so
+    the dispatcher takes one a cycle as from an on-chip store (`fanns.arch.ivfpq.lut_fetch`)."""
+    return max(2, 2 * words)
+
+
 def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     f = ctx.fmt
     words, wb = ctx.d // st.lanes, st.lanes * f.vec_bits
@@ -276,10 +282,14 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     if regroup is not None:
         units.append(pe_unit(ctx, "build_lut", "query_regroup", regroup, divisible=False))
     units += io_splitter_units(ctx, "build_lut", [st.lanes * elem_bits(ctx)])  # codebook (and centroid copy)
-    if st.centroids == "memory":
-        units.append(
-            pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False)
-        )
+    if st.centroids == "memory":  # `fanns.arch.ivfpq.lut_fetch`: reader, cell fork and FIFO, word FIFO
+        word_fifo = StreamFifo(width=wb, depth=lut_fetch_fifo_depth(words))
+        units += [
+            pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False),
+            pe_unit(ctx, "build_lut", "centroid_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
+            fifo_unit(ctx, "build_lut", "centroid_cell_fifo", ID_BITS + 1),
+            pe_unit(ctx, "build_lut", "centroid_word_fifo", word_fifo, divisible=False),
+        ]
     else:
         units.append(Unit("build_lut", f"centroid_store_{st.centroids}", 1, lut_centroid_store(ctx, st), None, False))
     return units

@@ -57,10 +57,11 @@ QUEUE_DEPTH = 256
 the accelerator's readers keep far fewer than this outstanding, so it never back-pressures AR)."""
 COUNT_BITS = 16
 ADDR_BITS = 64
-TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot", "ivf": "ivf_centroids"}
-"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>`, `m_axi_hot<c>` and `m_axi_ivf<c>`."""
-LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "ivf": "pq"}
-"""Which latency input times a port: a streamed-centroid channel is a data channel like a PQ one."""
+TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot", "ivf": "ivf_centroids", "lutc": "lut_centroids"}
+"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>`, `m_axi_hot<c>` and `m_axi_ivf<c>`,
+and `lut_centroids` behind `m_axi_lutc`."""
+LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "ivf": "pq", "lutc": "pq"}
+"""Which latency input times a port: a centroid channel is a data channel like a PQ one."""
 
 
 def align(n: int) -> int:
@@ -119,7 +120,8 @@ class BenchLayout:
             tier = name.removeprefix("m_axi_").rstrip("0123456789")
             if tier in TIER_IMAGES:
                 bits = spec[name]["data_bits"]
-                img = images.get(f"{TIER_IMAGES[tier]}_{name.removeprefix('m_axi_' + tier)}")
+                c = name.removeprefix("m_axi_" + tier)
+                img = images.get(TIER_IMAGES[tier] + (f"_{c}" if c else ""))
                 depth = pow2_words(PAGE + align(img.nbytes), bits // 8)
                 ports.append(Port(name, bits, False, tier, depth, img.name))
         return cls(tuple(ports), io, spec[CONTROL]["addr_bits"])

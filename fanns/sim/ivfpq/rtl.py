@@ -29,7 +29,7 @@ from fanns.codegen.ivfpq.rtl import TOP
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
-from fanns.images.ivfpq import TABLE_WORDS, IoLayout, MemoryImages, hot_lists
+from fanns.images.ivfpq import TABLE_WORDS, IoLayout, MemoryImages, hot_lists, stored_centroids
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
@@ -189,7 +189,7 @@ class RtlProjectSim:
         q_fx = fmt.pad(test_queries_fx(self.project, self.record, fmt)[first : first + nq])  # as the images
         if self.design.index.opq:
             q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
-        centroids = images.get("centroids").array().astype(np.int64)
+        centroids = stored_centroids(images)
         cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
         table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
         sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
