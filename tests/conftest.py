@@ -27,10 +27,15 @@ def _shared_setup(item: pytest.Item) -> str | None:
         own = path.is_relative_to(TESTS) and path.name != "conftest.py"  # else one instance per test module
         return str((path if own else item.path).relative_to(TESTS))
 
-    params = [f"{where(f)}:{f.argname}={spec.indices[f.argname]}" for f in shared if spec and f.argname in spec.indices]
+    def param(name: str) -> str:  # the value names the setup, also where a test narrows it (indirect)
+        value = spec.params[name]
+        return str(value) if isinstance(value, (str, int, float, bool)) else str(spec.indices[name])
+
+    params = [f"{where(f)}:{f.argname}={param(f.argname)}" for f in shared if spec and f.argname in spec.indices]
     return ",".join(sorted(set(params or map(where, shared)))) or None
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """One xdist group per costly shared setup (`_shared_setup`), so `pytest -n N --dist loadgroup`
     (the Makefile's slow tier) does it on one worker instead of on every worker its tests were
@@ -41,6 +46,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         group = _shared_setup(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist groups a test by the `@group` it appends to the test's node id; pytest 9.2's
+    node id ignores it (xdist 3.8), which would silently run every shared setup on every worker and
+    double the slow tier, so `--dist loadgroup` stops there with what to install."""
+    if config.getoption("dist", "no") == "loadgroup" and pytest.version_tuple[:2] >= (9, 2):
+        raise pytest.UsageError(
+            f"pytest {pytest.__version__} drops pytest-xdist's test groups (--dist loadgroup): "
+            "install the pinned test tools (pyproject.toml's test extra) with `make install`"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -66,6 +66,7 @@ from fanns.images.ivfpq_layout import (
     IvfStreamLayout,
     PqLayout,
     ceil_div,
+    cell_beats,
     elem_bytes,
     elem_dtype,
 )
@@ -277,16 +278,15 @@ def pack_ivf_stream(layout: IvfStreamLayout, centroids_fx: np.ndarray) -> bytes:
 
 def pack_cells(centroids_fx: np.ndarray, vec_bits: int, port_bits: int) -> tuple[bytes, int]:
     """Centroids cell by cell, each padded to whole beats: (image, beats per cell)."""
-    pb = port_bits // 8
     raw = (
         np.ascontiguousarray(centroids_fx.astype(elem_dtype(vec_bits)))
         .view(np.uint8)
         .reshape(centroids_fx.shape[0], -1)
     )
-    cell_beats = ceil_div(raw.shape[1], pb)
-    out = np.zeros((raw.shape[0], cell_beats * pb), dtype=np.uint8)
+    beats = cell_beats(centroids_fx.shape[1], vec_bits, port_bits)
+    out = np.zeros((raw.shape[0], beats * port_bits // 8), dtype=np.uint8)
     out[:, : raw.shape[1]] = raw
-    return out.tobytes(), cell_beats
+    return out.tobytes(), beats
 
 
 def stored_centroids(images: MemoryImages) -> np.ndarray:

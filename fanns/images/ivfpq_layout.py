@@ -39,6 +39,12 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def cell_beats(d: int, vec_bits: int, port_bits: int) -> int:
+    """Beats of one cell's centroid in BuildLUT's `lut_centroids` image (`pack_cells`): d stored
+    elements, padded to whole beats."""
+    return ceil_div(d * elem_bytes(vec_bits) * 8, port_bits)
+
+
 def _check_port(port_bits: int, what: str) -> None:
     if port_bits % 64 or port_bits < 64:
         raise FannsError(

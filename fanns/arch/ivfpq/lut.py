@@ -11,7 +11,7 @@ turn (256 words each) and hands them to PQDist.
 
 The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
 centroid store is filled once on `lutc_fill`. With the centroids fetched from memory
-(`centroids: memory`) there is no store: the probes are forked to a `LutCentroidFetch` on
+(`centroids: memory`) there is no store and no `lutc_fill`: the probes are forked to a `LutCentroidFetch` on
 `m_axi` (reading the image at `lutc_base`) and to a cell FIFO in front of the dispatcher, which
 takes each probe's centroid words from the fetch instead of the store.
 """
@@ -49,11 +49,12 @@ class LutStage(wiring.Component):
             "q": In(stream.Signature(unsigned(wb))),
             "cells": In(stream.Signature(cell_layout())),
             "codebook_fill": In(stream.Signature(unsigned(wb))),
-            "lutc_fill": In(stream.Signature(unsigned(wb))),
             "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
         }
         assert (reader is not None) == hw.lut_fetched
-        if reader is not None:
+        if reader is None:
+            ports["lutc_fill"] = In(stream.Signature(unsigned(wb)))
+        else:
             ports |= {
                 "lutc_base": In(reader.addr_width),
                 "lutc_error": Out(1),
@@ -112,11 +113,12 @@ class LutStage(wiring.Component):
         ready_q = full.bit_select(dbank, 1)
         m.d.comb += [
             issue.eq(cells.valid & ready_q & b_free & cent.valid),
-            cent.addr.eq(cells.payload.cell[:cell_bits] * words + k),
             cent.take.eq(issue),
             qr.addr.eq(k + Mux(dbank, words, 0)),
             qr.en.eq(issue),
         ]
+        if cent.addr is not None:
+            m.d.comb += cent.addr.eq(cells.payload.cell[:cell_bits] * words + k)
         probe_done = issue & (k == words - 1)
         m.d.comb += cells.ready.eq(probe_done)
         last_cell = cells.payload.last
@@ -170,8 +172,8 @@ class LutStage(wiring.Component):
         the probes through a cell FIFO, the words from the fetch's FIFO in probe order, registered
         on `take`. Either way a word taken appears on `data` the cycle after, as the query buffer's."""
         hw, st = self.hw, self.hw.stages.build_lut
-        port = _CentroidPort(wb, hw.nlist * words)
         if self.reader is None:
+            port = _CentroidPort(wb, hw.nlist * words)
             attrs = {"ram_style": "ultra"} if st.centroids == "uram" else {}
             store = Memory(shape=unsigned(wb), depth=hw.nlist * words, init=[], attrs=attrs)
             m.submodules.centroid_store = store
@@ -190,6 +192,7 @@ class LutStage(wiring.Component):
             with m.If(self.lutc_fill.valid):
                 m.d.sync += fill_addr.eq(fill_addr + 1)
             return self.cells, port
+        port = _CentroidPort(wb)
         m.submodules.cell_fork = fork = BroadcastComponent(cell_layout(), 2)
         m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), hw.design.fifo_depth)
         m.submodules.centroid_fetch = fetch = LutCentroidFetch(hw.d, st.lanes, hw.elem_bits, hw.vec_bits, self.reader)
@@ -201,7 +204,6 @@ class LutStage(wiring.Component):
         m.d.comb += [
             fetch.base.eq(self.lutc_base),
             self.lutc_error.eq(fetch.error),
-            self.lutc_fill.ready.eq(1),
             fetch.words.ready.eq(port.take),
             port.valid.eq(fetch.words.valid),
             port.data.eq(held),
@@ -212,11 +214,11 @@ class LutStage(wiring.Component):
 
 
 class _CentroidPort:
-    """The dispatcher's view of its centroid source: word `addr` (on chip; the fetch ignores it,
-    its words come in probe order) or the next fetched word is taken on `take` (only while
-    `valid`) and appears on `data` the cycle after."""
+    """The dispatcher's view of its centroid source: word `addr` of a store of `depth` words, or
+    (no `depth`, no `addr`) the next fetched word, the fetch's words coming in probe order; taken
+    on `take` (only while `valid`), it appears on `data` the cycle after."""
 
-    def __init__(self, wb: int, depth: int):
-        self.addr = Signal(range(max(2, depth)))
+    def __init__(self, wb: int, depth: int | None = None):
+        self.addr = None if depth is None else Signal(range(max(2, depth)))
         self.take, self.valid = Signal(), Signal()
         self.data = Signal(wb)

@@ -21,16 +21,12 @@ from amaranth.lib.wiring import In, Out
 from fanns.arch.ivfpq.ivf_stream import WordPicker
 from fanns.arch.streams import lane_truncate, link
 from fanns.hdl.bus import axi4_signature
+from fanns.images.ivfpq_layout import cell_beats
 from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import RegroupComponent
 from fanns.pe.stream_fifo import StreamFifoComponent
-
-
-def cell_beats(d: int, elem_bits: int, port_bits: int) -> int:
-    """Beats of one cell's centroid in the `lut_centroids` image (d stored elements, padded)."""
-    return -(-d * elem_bits // port_bits)
 
 
 class LutCentroidFetch(wiring.Component):
@@ -51,7 +47,7 @@ class LutCentroidFetch(wiring.Component):
 
     @property
     def beats(self) -> int:
-        return cell_beats(self.d, self.elem_bits, self.reader.data_width)
+        return cell_beats(self.d, self.vec_bits, self.reader.data_width)
 
     def elaborate(self, platform):
         m = Module()

@@ -301,9 +301,11 @@ class IvfPqAccelerator(wiring.Component):
             rd.o.ready.eq(tags.r_rdy & Array(splitters[w].i.ready for w in widths)[route]),
             tags.r_en.eq(rd.o.valid & rd.o.ready & rd.o.payload.last),
         ]
-        targets = {"codebook": lut.codebook_fill, "lutc": lut.lutc_fill, "query": front.q}
+        targets = {"codebook": lut.codebook_fill, "query": front.q}
         if "ivf" in names:
             targets["ivf"] = front.ivf_fill
+        if "lutc" in names:
+            targets["lutc"] = lut.lutc_fill
         if hw.stages.opq is not None:
             targets["opq"] = front.opq_fill
         if hw.tiered:
