@@ -8,7 +8,8 @@ takes Verilator over 20 minutes to build); `benchmarks/design_fuzz.py N` draws f
 
 import pytest
 
-from fanns.flow.design_fuzz import FuzzOutcome, draw_case, run_case, run_draws, table
+from fanns.design.ivfpq import IvfPqDesign
+from fanns.flow.design_fuzz import FuzzCase, FuzzOutcome, draw_case, run_case, run_draws, table
 from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
 
 FAST_SEEDS = (6, 11, 14, 18)
@@ -45,6 +46,23 @@ def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
 def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, build_root):
     cases = [draw_case(s, max_d=512, max_k=128) for s in SLOW_SEEDS]
     _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
+
+
+@pytest.mark.slow
+def test_centroids_outgrowing_the_chip_are_fetched_in_the_designs_the_dse_chooses(tmp_path, build_root):
+    """A draw outside the fuzz box's small nlist: 512 cells of 512-d centroids on a ZCU104 at half
+    its memory. BuildLUT's on-chip copy would take the UltraRAM IVFDist's lanes need (on this shape
+    the model's best on-chip design is 1.8x slower), so the DSE's choice and its runner-up read
+    BuildLUT's centroids from memory (`m_axi_lutc`); both are bit-exact on both faces and the RTL
+    is within the cycle tolerance of the model."""
+    case = FuzzCase(200, "zcu104", 512, 16, 512, 10, "R@10=0.30", 200.0, 0.5, False)
+    outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
+    _check([outcome])
+    print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
+    assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
+    for rank in (0, 1):
+        design = IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml")
+        assert design.stages.build_lut.centroids == "memory", (rank, design.stages)
 
 
 @pytest.mark.slow

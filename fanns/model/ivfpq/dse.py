@@ -379,15 +379,20 @@ def run(
                 break
             if limit is not None:
                 p.settle(sequences)
-            design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
-            if design not in latencies:
-                latencies[design] = annotate_latency(p, load_qps).latency
-            p.latency = dict(latencies[design])
-            if slo is None or slo.met(p):
-                kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
-            else:
+            if slo is not None and not slo.met(with_latency(p)):
                 missed.append(p)
+                continue
+            kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
+        if slo is None:  # the latency ranks nothing: only the kept designs need it
+            kept = [with_latency(p) for p in kept]
         return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
+
+    def with_latency(p: DesignPoint) -> DesignPoint:
+        design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
+        if design not in latencies:
+            latencies[design] = annotate_latency(p, load_qps).latency
+        p.latency = dict(latencies[design])
+        return p
 
     def stable(rows: np.ndarray) -> np.ndarray:
         # a design slower than the load queues without bound (its tandem is no faster than its stages)
