@@ -49,7 +49,7 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
 
 
 @pytest.mark.slow
-def test_centroids_outgrowing_the_chip_are_fetched_in_the_designs_the_dse_chooses(tmp_path, build_root):
+def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(tmp_path, build_root):
     """A draw outside the fuzz box's small nlist: 512 cells of 512-d centroids on a ZCU104 at half
     its memory. BuildLUT's on-chip copy would take the UltraRAM IVFDist's lanes need (on this shape
     the model's best on-chip design is 1.8x slower), so the DSE's choice and its runner-up read

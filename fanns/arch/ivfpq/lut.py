@@ -11,9 +11,9 @@ turn (256 words each) and hands them to PQDist.
 
 The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
 centroid store is filled once on `lutc_fill`. With the centroids fetched from memory
-(`centroids: memory`) there is no store and no `lutc_fill`: the probes are forked to a `LutCentroidFetch` on
-`m_axi` (reading the image at `lutc_base`) and to a cell FIFO in front of the dispatcher, which
-takes each probe's centroid words from the fetch instead of the store.
+(`centroids: memory`) there is no store and no `lutc_fill`: the probes are forked to a
+`LutCentroidFetch` on `m_axi` (reading the image at `lutc_base`) and to a cell FIFO in front of
+the dispatcher, which takes each probe's centroid words from the fetch instead of the store.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ class LutStage(wiring.Component):
         port = _CentroidPort(wb)
         m.submodules.cell_fork = fork = BroadcastComponent(cell_layout(), 2)
         m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), hw.design.fifo_depth)
-        m.submodules.centroid_fetch = fetch = LutCentroidFetch(hw.d, st.lanes, hw.elem_bits, hw.vec_bits, self.reader)
+        m.submodules.centroid_fetch = fetch = LutCentroidFetch(hw.d, st.lanes, hw.vec_bits, self.reader)
         wiring.connect(m, wiring.flipped(self.m_axi), fetch.m_axi)
         link(m, self.cells, fork.i)
         link(m, fork.o0, cf.i)

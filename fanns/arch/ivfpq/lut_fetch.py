@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 from fanns.arch.ivfpq.ivf_stream import WordPicker
 from fanns.arch.streams import lane_truncate, link
 from fanns.hdl.bus import axi4_signature
-from fanns.images.ivfpq_layout import cell_beats
+from fanns.images.ivfpq_layout import cell_beats, elem_bytes
 from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
@@ -33,8 +33,9 @@ class LutCentroidFetch(wiring.Component):
     """Probed cells in (`cells`), per cell its centroid's d/w words out (`words`, lanes of
     `vec_bits`), read through `reader` on `m_axi` from the image at `base` (module docstring)."""
 
-    def __init__(self, d: int, lanes: int, elem_bits: int, vec_bits: int, reader: AxiReader):
-        self.d, self.lanes, self.elem_bits, self.vec_bits, self.reader = d, lanes, elem_bits, vec_bits, reader
+    def __init__(self, d: int, lanes: int, vec_bits: int, reader: AxiReader):
+        self.d, self.lanes, self.vec_bits, self.reader = d, lanes, vec_bits, reader
+        self.elem_bits = 8 * elem_bytes(vec_bits)  # a stored element, as the image holds it
         super().__init__(
             {
                 "cells": In(stream.Signature(cell_layout())),
