@@ -31,6 +31,7 @@ HOLDOUT = [
     ("opq", {"d": 96, "w": 24, "vec_bits": 8}),
     ("opq", {"d": 64, "w": 8, "vec_bits": 16}),
     ("opq", {"d": 128, "w": 64, "vec_bits": 8}),
+    ("opq", {"d": 96, "w": 32, "vec_bits": 12, "storage": "stream"}),
     ("hpq", {"z": 6, "s": 17, "key_bits": 64}),
     ("hpq", {"z": 2, "s": 5, "key_bits": 48}),
     ("hpq", {"z": 12, "s": 2, "key_bits": 64}),

@@ -2,10 +2,11 @@
 
 Parameters (FANNS_TB_PARAMS): `pe`, `queries`, `bubble`, `backpressure`, `seed`. The matrix is a
 random orthogonal rotation quantized as numerics does (`quantize_opq_matrix`) with two rows at the
-16-bit extremes (saturating outputs); queries are random over the whole signed range. The matrix
-is filled once, then the queries run. Checks every output element bit-exactly; reports
-`checked` (elements), `saturated`, `mismatches` and, per query, the accept cycle of its first
-word and the cycle of its last output word, relative to the first query word.
+16-bit extremes (saturating outputs); queries are random over the whole signed range. An on-chip
+matrix is filled once, then the queries run; a streamed matrix is sent again for every query.
+Checks every output element bit-exactly; reports `checked` (elements), `saturated`, `mismatches`
+and, per query, the accept cycle of its first word and the cycle of its last output word,
+relative to the first query word.
 """
 
 import cocotb
@@ -32,7 +33,11 @@ async def rotation_matches_reference(dut):
     xsrc = StreamSource(dut, "x", bubble=p["bubble"], seed=p["seed"] + 2)
     sink = StreamSink(dut, "o", backpressure=p["backpressure"], seed=p["seed"] + 3)
     sink.start(cycles)
-    await msrc.send([w for row in a for w in pe.pack_words(row, MATRIX_BITS)])
+    mwords = [w for row in a for w in pe.pack_words(row, MATRIX_BITS)]
+    if pe.storage == "stream":
+        mtask = cocotb.start_soon(msrc.send(mwords * p["queries"]))
+    else:
+        await msrc.send(mwords)
     await xsrc.send([w for x in xs for w in pe.pack_words(x, pe.vec_bits)], cycles)
 
     expected = []
@@ -42,6 +47,8 @@ async def rotation_matches_reference(dut):
             (tuple(int(v) for v in y[k * pe.w : (k + 1) * pe.w]), int(k == pe.words - 1)) for k in range(pe.words)
         ]
     await sink.wait_for(len(expected))
+    if pe.storage == "stream":
+        await mtask
     got = []
     for v in sink.items[: len(expected)]:
         fields = unpack(v, [pe.vec_bits] * pe.w + [1])

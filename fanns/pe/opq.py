@@ -1,13 +1,16 @@
-"""OPQ rotation PE (Stage OPQ; FANNS 6.2.1): y = A x in fixed point, matrix on chip.
+"""OPQ rotation PE (Stage OPQ; FANNS 6.2.1): y = A x in fixed point, matrix on chip or streamed.
 
 Computes ``IvfPqFormat.opq_rotate`` for one query at a time: the d x d matrix A is signed 16-bit
 with `frac_bits` fractional bits, the query x is `vec_bits` signed, and
 ``y_i = sat_vec((sum_k A[i, k] * x_k + 2**(frac_bits-1)) >> frac_bits)`` (round half up, symmetric
 saturation to `vec_bits`).
 
-* Matrix fill `matrix` (once after reset, into on-chip memory: `storage` "bram" for block RAM,
-  "uram" for UltraRAM, where a large d's matrix goes: 4.7 MB at d = 1536): d rows of d/w words;
-  row i = A[i, :].
+* Matrix `matrix`: d rows of d/w words; row i = A[i, :]. Where it lives (`storage`):
+  - "bram" / "uram": on chip, filled once after reset into block RAM or UltraRAM (where a large
+    d's matrix goes: 4.7 MB at d = 1536);
+  - "stream": off chip; every query reads the whole matrix from `matrix` again, row by row, one
+    word a cycle (for boards whose on-chip memory cannot hold it; the accelerator's reader
+    streams it from device memory).
   (An accelerator passes its padded d_hw and a matrix with zero pad rows and columns,
   `fanns.numerics` "Padded sub-vectors", so w need not divide the real d.)
 * Input `x`: per query d/w words of w elements.
@@ -18,10 +21,11 @@ Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`) over the matrix
 the swept vector: w multipliers (DSPs, operand and product registers), an adder tree of
 ceil(log2 w) levels, an accumulator over the d/w words of a row, round/shift/saturate, and a
 collector packing w consecutive y_i into one output word. D = 4 + ceil(log2 w) edges from a
-row's last word to its result.
+row's last word to its result on chip, 3 + ceil(log2 w) streamed (no memory read).
 
 Timing (N queries back to back, from the first input word to the last output word; matrix fill
-excluded): II = (d + 1) * d/w (query load, then d rows of d/w cycles), L = (d + 1) * d/w + D.
+excluded; a streamed matrix delivered one word a cycle): II = (d + 1) * d/w (query load, then d
+rows of d/w cycles), L = (d + 1) * d/w + D.
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ from fanns.pe.base import PE
 
 MATRIX_BITS = 16
 """Width of the fixed-point OPQ matrix entries (numerics: quantize_opq_matrix)."""
-STORAGES = ("bram", "uram")
-"""Where the matrix lives: block RAM or UltraRAM."""
+STORAGES = ("bram", "uram", "stream")
+"""Where the matrix lives: block RAM, UltraRAM, or device memory (streamed per query)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,8 @@ class Opq(PE):
     storage: str = "bram"
 
     name: ClassVar[str] = "opq"
-    summary: ClassVar[str] = "OPQ rotation y = A x (16-bit fixed-point matrix in BRAM or URAM), w multipliers"
-    timing_formula: ClassVar[str] = "N queries: II = (d+1)*d/w, L = (d+1)*d/w + 4 + ceil(log2 w)"
+    summary: ClassVar[str] = "OPQ rotation y = A x (16-bit fixed-point matrix on chip or streamed), w multipliers"
+    timing_formula: ClassVar[str] = "N queries: II = (d+1)*d/w, L = (d+1)*d/w + 4 + ceil(log2 w) (streamed: 3 + ...)"
     hls_header: ClassVar[str] = "opq.h"
     testbench: ClassVar[str] = "tb_opq"
     calibration_points: ClassVar[tuple] = (
@@ -122,7 +126,7 @@ class Opq(PE):
             result_lanes=self.w,
             result_words=self.words,
             collect=self.w,
-            source="memory",
+            source="stream" if self.storage == "stream" else "memory",
             ram_attrs=ram_style(self.storage),
         )
 
@@ -179,10 +183,19 @@ class OpqComponent(wiring.Component):
         en = Signal()
         m.d.comb += en.eq(~sw.out_valid | self.o.ready)
         sw.build(m, en)
+        if pe.storage == "stream":
+            m.d.comb += [
+                sw.row_valid.eq(self.matrix.valid),
+                sw.row_word.eq(self.matrix.payload),
+                self.matrix.ready.eq(sw.row_ready),
+            ]
+        else:
+            m.d.comb += [
+                sw.fill_valid.eq(self.matrix.valid),
+                sw.fill_word.eq(self.matrix.payload),
+                self.matrix.ready.eq(sw.fill_ready),
+            ]
         m.d.comb += [
-            sw.fill_valid.eq(self.matrix.valid),
-            sw.fill_word.eq(self.matrix.payload),
-            self.matrix.ready.eq(sw.fill_ready),
             sw.load_valid.eq(self.x.valid),
             sw.load_word.eq(self.x.payload),
             self.x.ready.eq(sw.load_ready),

@@ -1,5 +1,6 @@
 // C-simulation driver of hls/opq.h:  tb_opq X A Y LAST NQ
 // X: NQ*TB_D int32, A: TB_D*TB_D int32 (16-bit values); Y receives NQ*TB_D int32, LAST NQ*(TB_D/TB_W) uint8.
+// TB_STREAM=1 streams the matrix (opq_stream: the whole matrix again for every query).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -27,7 +28,20 @@ int main(int argc, char** argv) {
     x.write(word);
   }
   hls::stream<fanns::RotWord<int32_t, TB_W>> y("y");
+#if TB_STREAM
+  hls::stream<fanns::MatWord<TB_W>> rows("rows");
+  for (size_t t = 0; t < nq; ++t)
+    for (int r = 0; r < TB_D; ++r)
+      for (int k = 0; k < TB_D / TB_W; ++k) {
+        fanns::MatWord<TB_W> word;
+        for (int i = 0; i < TB_W; ++i) word.e[i] = matrix[r][k * TB_W + i];
+        rows.write(word);
+      }
+  fanns::opq_stream<int32_t, TB_D, TB_W, TB_VEC_BITS, TB_FRAC>(x, rows, y, uint32_t(nq));
+  if (!rows.empty()) return 1;
+#else
   fanns::opq<int32_t, TB_D, TB_W, TB_VEC_BITS, TB_FRAC>(x, matrix, y, uint32_t(nq));
+#endif
   std::vector<int32_t> out;
   std::vector<uint8_t> last;
   while (!y.empty()) {
