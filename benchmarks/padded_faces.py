@@ -53,7 +53,8 @@ def readme_row(f: dict) -> tuple[str, str]:
     parts = []
     for c in f["cases"]:
         head = (
-            f"{c['case']} (d = {c['d']}, m = {c['m']}{', OPQ' if c['opq'] else ''}, sub-vectors "
+            f"{c['case']} (d = {c['d']}, m = {c['m']}{', OPQ' if c['opq'] else ''}"
+            f"{' matrix streamed' if c['opq'] == 'stream' else ''}, sub-vectors "
             f"{c['d'] // c['m']} → {c['dsub_hw']}, IVFDist {c['ivf'][0]}×{c['ivf'][1]} centroids {c['ivf'][2]}, "
             f"BuildLUT {c['lut'][0]}×{c['lut'][1]} centroids {c['lut'][2]}): HLS {c['hls_differ']} of "
             f"{c['queries']} queries differ"

@@ -13,6 +13,7 @@
 #include "build_lut.h"
 #include "fanns_arith.h"
 #include "fanns_hls.h"
+#include "opq.h"
 #include "pq_decode.h"
 #include "systolic_pq.h"
 
@@ -138,6 +139,27 @@ void read_ivf_centroids(const Beat<BYTES>* mem, hls::stream<VecWord<T, W>> out[P
           }
         }
       }
+    }
+  }
+}
+
+// -- Stage OPQ: a streamed matrix ------------------------------------------------------------------
+// Reads the matrix image (D x D int16, row-major, contiguous in beats) once per query as its
+// D * D / W row words of W elements, the order opq_stream takes them.
+template <int D, int W, int BYTES>
+void read_opq_matrix(const Beat<BYTES>* mem, hls::stream<MatWord<W>>& out, uint32_t nq) {
+  constexpr int PER_BEAT = BYTES / 2;
+  for (uint32_t t = 0; t < nq; ++t) {
+    Beat<BYTES> beat = {};
+    for (uint32_t w = 0; w < uint32_t(D) * (D / W); ++w) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      MatWord<W> word;
+      for (int i = 0; i < W; ++i) {
+        const uint32_t elem = w * W + uint32_t(i);
+        if (elem % PER_BEAT == 0) beat = mem[elem / PER_BEAT];
+        word.e[i] = beat_elem<int16_t, 2, BYTES>(beat, int(elem % PER_BEAT));
+      }
+      out.write(word);
     }
   }
 }

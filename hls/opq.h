@@ -46,50 +46,44 @@ void opq_emit(int64_t acc, int r, RotWord<T, W>& out, hls::stream<RotWord<T, W>>
   }
 }
 
+// One query: its D/W words from x, then row r's dot product with it from the words row(r, k).
+template <typename T, int D, int W, int VEC_BITS, int FRAC, typename Rows>
+void opq_query(hls::stream<VecWord<T, W>>& x, Rows row, hls::stream<RotWord<T, W>>& y) {
+  T xv[D];
+  FANNS_PRAGMA(HLS ARRAY_PARTITION variable = xv cyclic factor = W)
+  opq_read_query<T, D, W>(x, xv);
+  RotWord<T, W> out;
+  for (int r = 0; r < D; ++r) {
+    int64_t acc = 0;
+    for (int k = 0; k < D / W; ++k) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      const MatWord<W> word = row(r, k);
+      for (int i = 0; i < W; ++i) {
+        FANNS_PRAGMA(HLS UNROLL)
+        acc += int64_t(word.e[i]) * int64_t(xv[k * W + i]);
+      }
+    }
+    opq_emit<T, D, W, VEC_BITS, FRAC>(acc, r, out, y);
+  }
+}
+
 template <typename T, int D, int W, int VEC_BITS, int FRAC>
 void opq(hls::stream<VecWord<T, W>>& x, const int16_t a[D][D], hls::stream<RotWord<T, W>>& y, uint32_t nq) {
   static_assert(D % W == 0, "W must divide D");
-  for (uint32_t t = 0; t < nq; ++t) {
-    T xv[D];
-    FANNS_PRAGMA(HLS ARRAY_PARTITION variable = xv cyclic factor = W)
-    opq_read_query<T, D, W>(x, xv);
-    RotWord<T, W> out;
-    for (int r = 0; r < D; ++r) {
-      int64_t acc = 0;
-      for (int k = 0; k < D / W; ++k) {
-        FANNS_PRAGMA(HLS PIPELINE II = 1)
-        for (int i = 0; i < W; ++i) {
-          FANNS_PRAGMA(HLS UNROLL)
-          acc += int64_t(a[r][k * W + i]) * int64_t(xv[k * W + i]);
-        }
-      }
-      opq_emit<T, D, W, VEC_BITS, FRAC>(acc, r, out, y);
-    }
-  }
+  const auto on_chip = [&](int r, int k) {
+    MatWord<W> word;
+    for (int i = 0; i < W; ++i) word.e[i] = a[r][k * W + i];
+    return word;
+  };
+  for (uint32_t t = 0; t < nq; ++t) opq_query<T, D, W, VEC_BITS, FRAC>(x, on_chip, y);
 }
 
 template <typename T, int D, int W, int VEC_BITS, int FRAC>
 void opq_stream(hls::stream<VecWord<T, W>>& x, hls::stream<MatWord<W>>& a, hls::stream<RotWord<T, W>>& y,
                 uint32_t nq) {
   static_assert(D % W == 0, "W must divide D");
-  for (uint32_t t = 0; t < nq; ++t) {
-    T xv[D];
-    FANNS_PRAGMA(HLS ARRAY_PARTITION variable = xv cyclic factor = W)
-    opq_read_query<T, D, W>(x, xv);
-    RotWord<T, W> out;
-    for (int r = 0; r < D; ++r) {
-      int64_t acc = 0;
-      for (int k = 0; k < D / W; ++k) {
-        FANNS_PRAGMA(HLS PIPELINE II = 1)
-        const MatWord<W> word = a.read();
-        for (int i = 0; i < W; ++i) {
-          FANNS_PRAGMA(HLS UNROLL)
-          acc += int64_t(word.e[i]) * int64_t(xv[k * W + i]);
-        }
-      }
-      opq_emit<T, D, W, VEC_BITS, FRAC>(acc, r, out, y);
-    }
-  }
+  const auto streamed = [&](int, int) { return a.read(); };
+  for (uint32_t t = 0; t < nq; ++t) opq_query<T, D, W, VEC_BITS, FRAC>(x, streamed, y);
 }
 
 }  // namespace fanns

@@ -39,9 +39,10 @@ IVF_STORAGES = ("bram", "uram", "stream")
 """IVF centroids: on chip in block RAM / UltraRAM, or streamed from a memory channel per query."""
 LUT_CENTROID_STORES = ("bram", "uram", "memory")
 """BuildLUT's copy of the probed cells' centroids: on chip, or fetched per probe from memory."""
-OPQ_MATRIX_STORES = ("bram", "uram")
-"""The OPQ matrix: in block RAM, or in UltraRAM (a large d: 4.7 MB at d = 1536)."""
-CHANNEL_USES = ("io", "pq_codes", "pq_hot", "ivf_centroids", "lut_centroids")
+OPQ_MATRIX_STORES = ("bram", "uram", "stream")
+"""The OPQ matrix: in block RAM, in UltraRAM (a large d: 4.7 MB at d = 1536), or streamed from a
+memory channel per query (where the board's on-chip memory cannot hold it)."""
+CHANNEL_USES = ("io", "pq_codes", "pq_hot", "ivf_centroids", "lut_centroids", "opq_matrix")
 
 
 # -- stages ---------------------------------------------------------------------------------------
@@ -51,6 +52,11 @@ class OpqStage:
 
     lanes: int
     storage: str = "bram"
+
+    @property
+    def channels(self) -> int:
+        """Memory channels the stage reads: one for a streamed matrix."""
+        return 1 if self.storage == "stream" else 0
 
     def validate(self, where: str = "stages.opq") -> None:
         check_int(f"{where}.lanes", self.lanes, 1, MAX_UNITS)
@@ -407,6 +413,7 @@ class IvfPqDesign(DesignFile):
             "pq_hot": 0 if st.pq_dist.tiers is None else st.pq_dist.tiers.channels,
             "ivf_centroids": st.ivf_dist.channels,
             "lut_centroids": st.build_lut.channels,
+            "opq_matrix": 0 if st.opq is None else st.opq.channels,
         }
         for use, n in want.items():
             if uses.get(use, 0) != n:

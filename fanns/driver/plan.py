@@ -37,6 +37,9 @@ HLS_CTRL = "control"
 PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot", "ivf_centroids": "ivf"}
 """RTL: channel image use (PQ codes, hot-tier PQ codes, streamed IVF centroids) -> the prefix of
 its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
+PORT_IMAGES = {"lut_centroids": "lutc", "opq_matrix": "opq"}
+"""RTL: an image read on a port of its own (BuildLUT's fetched centroids, a streamed OPQ matrix)
+-> that port (m_axi_<head>); its register is `IMAGE_REGISTERS`'."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,9 @@ class Interface:
         for img in self.project.images.images:
             if img.use == "rom":
                 out[img.name] = io_bank
-            elif img.use in PQ_IMAGES:
-                port = ports.get(f"m_axi_{PQ_IMAGES[img.use]}{img.name.rsplit('_', 1)[1]}")
+            elif img.use in PQ_IMAGES or img.use in PORT_IMAGES:
+                head = PORT_IMAGES.get(img.use) or f"{PQ_IMAGES[img.use]}{img.name.rsplit('_', 1)[1]}"
+                port = ports.get(f"m_axi_{head}")
                 if port is None:
                     raise FannsError(f"rtl/ports.json has no port for image {img.name}", hint="regenerate the project")
                 out[img.name] = Bank(port["memory"], int(port["channel"]))

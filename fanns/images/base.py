@@ -62,8 +62,10 @@ class Image:
         return f"{self.name}.bin"
 
     def array(self) -> np.ndarray:
-        """A ROM image as its array (dtype and shape from the layout)."""
-        return np.frombuffer(self.data, dtype=np.dtype(self.layout["dtype"])).reshape(self.layout["shape"])
+        """A ROM image (or a streamed OPQ matrix, without its beat padding) as its array (dtype and
+        shape from the layout)."""
+        shape = self.layout["shape"]
+        return np.frombuffer(self.data, dtype=np.dtype(self.layout["dtype"]), count=int(np.prod(shape))).reshape(shape)
 
     def record(self) -> dict:
         return {

@@ -31,6 +31,8 @@ so "d" below is d_hw = m * dsub_hw (queries, centroids, codebook rows, OPQ rows 
   centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
   that owns an i-th centroid, word k of that centroid; read once per query.
 * ``lut_centroids`` — BuildLUT's fetched copy: cell by cell, d elements padded to whole beats.
+* ``opq_matrix`` (use ``opq_matrix``, a streamed OPQ matrix): the ROM layout below padded to
+  whole beats, on a channel of its own; read once per query.
 * ROM images (use ``rom``), in the I/O channel: the index parts the accelerator keeps on chip,
   copied into the PEs' memories by the index-load phase at run time (the index is a run-time
   input: one bitstream serves any index of the same shape): ``codebook`` [256][d] (row j is
@@ -74,6 +76,7 @@ from fanns.index.ivfpq import IvfPqIndexData
 from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.numerics import IvfPqFormat, pad_subspaces
 from fanns.outputs import Streamed
+from fanns.pe.opq import MATRIX_BITS
 
 __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "CODE_KIND",
@@ -220,6 +223,18 @@ def ivf_stream_layouts(design: IvfPqDesign, port_bits: int) -> list[tuple[object
     return out
 
 
+def opq_stream_layout(design: IvfPqDesign, port_bits: int) -> tuple[object, IvfStreamLayout] | None:
+    """(ChannelUse, IvfStreamLayout) of a streamed OPQ matrix, or None: the matrix is read like
+    the streamed centroids of one PE whose d "centroids" are its rows (int16 elements, `lanes` of
+    a word), so the same reader and word picker serve it (`fanns.arch.ivfpq.ivf_stream`)."""
+    opq = design.stages.opq
+    if opq is None or opq.storage != "stream":
+        return None
+    ch = next(ch for ch in design.memory if ch.use == "opq_matrix")
+    d = design.format.d_hw
+    return ch, IvfStreamLayout(d, opq.lanes, MATRIX_BITS, port_bits, ((0, d),), (0,))
+
+
 def hot_lists(design: IvfPqDesign) -> np.ndarray:
     """[nlist] bool: the lists of a tiered design's fast tier (none without tiers)."""
     hot = np.zeros(design.index.nlist, dtype=bool)
@@ -352,7 +367,13 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     images.append(_rom("codebook", codebook_rows, dt, io_ch))
     if st.ivf_dist.storage != "stream" or st.build_lut.centroids != "memory":
         images.append(_rom("centroids", q["centroids"], dt, io_ch))
-    if "opq_matrix" in q:
+    streamed_opq = opq_stream_layout(design, first.port_bits)
+    if streamed_opq is not None:
+        ch, layout = streamed_opq
+        raw = pack_ivf_stream(layout, q["opq_matrix"])
+        lay = layout.to_dict() | {"dtype": "<i2", "shape": [fmt.d_hw, fmt.d_hw]}
+        images.append(Image("opq_matrix", "opq_matrix", ch.memory, ch.channel, raw, lay))
+    elif "opq_matrix" in q:
         images.append(_rom("opq_matrix", q["opq_matrix"], np.dtype("<i2"), io_ch))
     if tiered:
         images.append(_rom("list_tiers", hot, np.dtype("u1"), io_ch))

@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # annotations only: fanns.pe.base imports this module
     from fanns.pe.base import PE
 
 TABLE_DIR = Path(__file__).parent / "tables"
+NOISE = 1e-6
+"""A predicted resource below this (a millionth of a LUT, a block RAM, ...) is zero."""
 
 
 @dataclass
@@ -41,7 +43,10 @@ class PeFit:
         values = {}
         for kind in KINDS:
             coef = self.coefficients.get(kind, {})
-            values[kind] = max(0.0, sum(c * feats.get(f, 0.0) for f, c in coef.items()))
+            v = sum(c * feats.get(f, 0.0) for f, c in coef.items())
+            # below a millionth of a unit is the fit's rounding (nnls leaves coefficients of ~1e-17):
+            # kept, it made a PE need "some" UltraRAM on a device that has none (OPQ on the ZCU102)
+            values[kind] = v if v > NOISE else 0.0
         return Resources(**values)
 
 

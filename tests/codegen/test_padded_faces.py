@@ -7,7 +7,8 @@ padded beats.
 * d = 100, m = 10, OPQ: sub-vectors of 10 padded to 12 (d_hw = 120): OPQ and IVFDist take 8
   lanes (8 does not divide 100), BuildLUT 4 (4 does not divide 10); with BuildLUT's centroids on
   chip and fetched from memory (a cell's 1,920 bits padded to eight 256-bit beats, four 64-bit
-  words a beat: the fetch drops the padding).
+  words a beat: the fetch drops the padding), and with the OPQ matrix streamed per query (120 x
+  120 int16 in 113 beats, the last one part padding; two 128-bit row words a beat).
 * d = 96, m = 16 (Deep1B's shape): sub-vectors of 6 padded to 8: BuildLUT takes 4 lanes, IVFDist 8.
 * d = 300, m = 10: sub-vectors of 30 padded to 32, 16 IVFDist lanes and 32 BuildLUT lanes, IVF
   centroids streamed; with BuildLUT's centroids on chip and fetched from memory (32 lanes of
@@ -22,13 +23,14 @@ from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
 from tests.codegen.helpers import random_format, random_index
 
-# name: d, m, dsub_hw, opq, ivf (PEs, lanes, storage), lut (PEs, lanes, centroids)
+# name: d, m, dsub_hw, OPQ matrix storage (None: no OPQ), ivf (PEs, lanes, storage), lut (PEs, lanes, centroids)
 CASES = {
-    "d100-opq-lanes8": (100, 10, 12, True, (2, 8, "bram"), (2, 4, "bram")),
-    "d100-opq-fetched": (100, 10, 12, True, (2, 8, "bram"), (2, 4, "memory")),
-    "d96-lut-lanes4": (96, 16, 8, False, (3, 8, "uram"), (2, 4, "bram")),
-    "d300-streamed": (300, 10, 32, False, (2, 16, "stream"), (1, 32, "bram")),
-    "d300-streamed-fetched": (300, 10, 32, False, (2, 16, "stream"), (1, 32, "memory")),
+    "d100-opq-lanes8": (100, 10, 12, "bram", (2, 8, "bram"), (2, 4, "bram")),
+    "d100-opq-fetched": (100, 10, 12, "bram", (2, 8, "bram"), (2, 4, "memory")),
+    "d100-opq-streamed": (100, 10, 12, "stream", (2, 8, "bram"), (2, 4, "bram")),
+    "d96-lut-lanes4": (96, 16, 8, None, (3, 8, "uram"), (2, 4, "bram")),
+    "d300-streamed": (300, 10, 32, None, (2, 16, "stream"), (1, 32, "bram")),
+    "d300-streamed-fetched": (300, 10, 32, None, (2, 16, "stream"), (1, 32, "memory")),
 }
 
 
@@ -36,10 +38,12 @@ def build_case(name: str) -> dict:
     """The pinned design of case `name` with its test queries and the reference model's keys
     (benchmarks/padded_faces.py records the same cases)."""
     d, m, dsub_hw, opq, ivf, lut = CASES[name]
-    data = random_index(nlist=16, n=2000, d=d, m=m, opq=opq, empty=1)
+    data = random_index(nlist=16, n=2000, d=d, m=m, opq=opq is not None, empty=1)
     fmt = dataclasses.replace(random_format(d, m), dsub_hw=dsub_hw)
     assert d % ivf[1] or (d // m) % lut[1]  # a ragged shape: the lanes need the padding
-    design = pinned_design(data, fmt, nprobe=3, k=10, ivf=ivf, lut=lut, pq=(3, 2), opq_lanes=ivf[1])
+    design = pinned_design(
+        data, fmt, nprobe=3, k=10, ivf=ivf, lut=lut, pq=(3, 2), opq_lanes=ivf[1], opq_storage=opq or "bram"
+    )
     return face_case(name, data, fmt, design)
 
 

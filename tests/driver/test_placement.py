@@ -13,6 +13,7 @@ import pytest
 
 import fanns.driver
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.accelerator import Accelerator
 from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
@@ -61,6 +62,30 @@ def test_buffers_land_in_the_assigned_banks(projects, kind):
     images = {img.name: img.data for img in acc.project.images.images}
     for name, data in images.items():
         assert dev.memory[(Bank(*expected[name]), acc.addresses[name])].view(np.uint8)[: len(data)].tobytes() == data
+
+
+def test_images_on_ports_of_their_own_land_in_their_channels(tmp_path):
+    """BuildLUT's fetched centroids (`m_axi_lutc`) and a streamed OPQ matrix (`m_axi_opq`): each
+    image in its port's channel, its register (`lutc_addr`, `opq_addr`) pointing at it."""
+    data = random_index(nlist=12, n=900, d=32, m=8, opq=True)
+    design = pinned_design(
+        data, random_format(32, 8), nprobe=3, k=5, lut=(2, 16, "memory"), pq=(3, 2), opq_storage="stream"
+    )
+    test = TestQueries(np.zeros((2, 32), np.float32), np.zeros((2, 5), np.int64))
+    generate_rtl(design, data, test, tmp_path / "p")
+    ports = json.loads((tmp_path / "p" / "rtl" / "ports.json").read_text())["ports"]
+    acc = fanns.driver.open(tmp_path / "p", batch=4)
+    planned = {buf.name: buf.bank for buf, _ in acc.plan()}
+    acc.load()
+    for image, port, register in (
+        ("lut_centroids", "m_axi_lutc", "lutc_addr"),
+        ("opq_matrix", "m_axi_opq", "opq_addr"),
+    ):
+        bank = Bank(ports[port]["memory"], ports[port]["channel"])
+        assert planned[image] == bank and bank.channel > 0
+        assert acc.iface.address_register(image) == register
+        assert acc.backend.decode(register) == acc.addresses[image]
+        assert (bank, acc.addresses[image]) in acc.backend.memory
 
 
 def test_hls_register_map_is_the_vitis_layout(projects):

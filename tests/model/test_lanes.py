@@ -67,6 +67,18 @@ def check_both(design: IvfPqDesign, board) -> None:
     check_design(design)
 
 
+def opq_stores_of_the_top(workload, board, clock_mhz: float) -> set[str]:
+    """The OPQ matrix stores of the DSE's top two designs for `workload`, each accepted by both
+    generators."""
+    outcome = dse.run([workload], board, "R@10=0.5", clock_mhz, top=2)
+    assert outcome.best is not None, outcome.explain
+    designs = [to_design(p, outcome, None) for p in outcome.top]
+    for design in designs:
+        check_both(design, board)
+        assert [ch.use for ch in design.memory].count("opq_matrix") == design.stages.opq.channels
+    return {design.stages.opq.storage for design in designs}
+
+
 @pytest.mark.parametrize("board_name", BOARDS)
 def test_every_emitted_lane_count_is_built_by_both_generators(board_name):
     board = load_board(board_name)
@@ -187,23 +199,33 @@ def test_codes_wider_than_a_beat_or_below_4_bytes_get_designs(board_name, d, m, 
 def test_an_opq_matrix_too_large_for_block_ram_goes_to_ultraram():
     """d = 1536: the 16-bit OPQ matrix (4.5 MiB) is larger than the block RAM of any U55C SLR (a PE
     cannot span SLRs), so the DSE puts it in UltraRAM, and both generators build that. At d = 2048
-    (8 MiB) no SLR's UltraRAM holds it either, and the DSE says which group is empty and why."""
+    (8 MiB) no SLR's UltraRAM holds it either: the DSE streams it from a channel of its own, once
+    per query, which both generators build too."""
     board = load_board("u55c")
     budget = Budget.from_board(board, 0.6)
     assert Opq(d=1536, w=64).features()["bram18_tiles"] > max(r.bram18 for r in budget.slrs.values())
     w = synthetic_workload(10**6, 1536, 96, 1024, 8, 10, True, queries=20, seed=0)
-    outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
-    assert outcome.best is not None, outcome.explain
-    for p in outcome.top:
-        design = to_design(p, outcome, None)
-        assert design.stages.opq.storage == "uram"
-        check_both(design, board)
+    assert opq_stores_of_the_top(w, board, 200.0) == {"uram"}
     w = synthetic_workload(10**6, 2048, 128, 1024, 8, 10, True, queries=20, seed=0)
-    outcome = dse.run([w], board, "R@10=0.5", 200.0, top=2)
-    assert outcome.best is None
-    assert "option group 'opq' (opq) is empty: every configuration has a PE that no single SLR holds" in "\n".join(
-        outcome.explain
-    )
+    assert opq_stores_of_the_top(w, board, 200.0) == {"stream"}
+
+
+def test_a_small_board_streams_an_opq_matrix_it_cannot_hold():
+    """ZCU102 at d = 1536: the matrix (4.5 MiB) exceeds its block RAM (4 MiB, and no UltraRAM),
+    so OPQ is offered streamed only: one row word of lanes x 16 bits a cycle while the channel
+    delivers it, the stage's interval (d + 1) * d / lanes times the channel's shortfall. (Until
+    the calibration's rounding noise was dropped, 3e-17 URAM per OPQ PE kept OPQ off this board.)"""
+    board = load_board("zcu102")
+    w = synthetic_workload(10**5, 1536, 96, 64, 4, 10, True, queries=20, seed=0)
+    ctx = dse.context(w, board, 100.0)
+    opts = options.opq_options(ctx, Budget.from_board(board, 0.6).limits())
+    stages = [c[0] for c in opts.configs]
+    assert stages and {st.storage for st in stages} == {"stream"}
+    mem = ctx.memories[0]
+    for st, cycles in zip(stages, opts.cycles, strict=True):
+        slow = max(1.0, st.lanes * 16 / (mem.port_bits * mem.beats_per_cycle))
+        assert cycles[0] == pytest.approx(1537 * 1536 / st.lanes * slow)
+    assert opq_stores_of_the_top(w, board, 100.0) == {"stream"}
 
 
 def test_a_board_without_ultraram_keeps_its_memories_in_block_ram():

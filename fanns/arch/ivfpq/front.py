@@ -9,6 +9,8 @@ PE, which emits the design's nprobe nearest cells ascending. The probe filter ke
 
 On-chip IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router hands PE i its
 chunk. Streamed centroids arrive per query, PE i's on `ivf_c<i>` (`fanns.arch.ivfpq.ivf_stream`).
+The OPQ matrix arrives once on `opq_fill` (on chip), or again for every query on `opq_rows`
+(streamed).
 The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`).
 """
 
@@ -45,7 +47,8 @@ class Front(wiring.Component):
         else:
             ports["ivf_fill"] = In(word)
         if st.opq is not None:
-            ports["opq_fill"] = In(stream.Signature(unsigned(st.opq.lanes * MATRIX_BITS)))
+            rows = "opq_rows" if st.opq.storage == "stream" else "opq_fill"
+            ports[rows] = In(stream.Signature(unsigned(st.opq.lanes * MATRIX_BITS)))
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -61,7 +64,7 @@ class Front(wiring.Component):
             m.submodules.opq = opq = hw.opq_pe.component()
             link(m, self.q, qf.i)
             link(m, qf.o, opq.x)
-            link(m, self.opq_fill, opq.matrix)
+            link(m, self.opq_rows if st.opq.storage == "stream" else self.opq_fill, opq.matrix)
             m.d.comb += [fork.i.valid.eq(opq.o.valid), fork.i.payload.eq(opq.o.payload.y), opq.o.ready.eq(fork.i.ready)]
         else:
             link(m, self.q, fork.i)

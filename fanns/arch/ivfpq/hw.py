@@ -67,16 +67,16 @@ IMAGE_REGISTERS = {
     "list_tiers": "tiers_addr",
     "lut_centroids": "lutc_addr",
 }
-"""ROM image (and BuildLUT's fetched centroids, read on `m_axi_lutc`) -> the register holding its
-device address (`IvfPqHw.image_register`)."""
+"""ROM image (and BuildLUT's fetched centroids, read on `m_axi_lutc`; a streamed OPQ matrix, read on
+`m_axi_opq`) -> the register holding its device address (`IvfPqHw.image_register`)."""
 
 SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
 list->tier table of a tiered design), then the queries."""
-STREAM_PORTS = ("pq", "hot", "ivf", "lutc")
+STREAM_PORTS = ("pq", "hot", "ivf", "lutc", "opq")
 """Heads of the read-only masters `m_axi_<head><c>`, one per memory channel of PQ codes, hot-tier
-PQ codes and streamed IVF centroids, and `m_axi_lutc` for BuildLUT's fetched centroids (the other
-buffers are on `m_axi_io`)."""
+PQ codes and streamed IVF centroids, `m_axi_lutc` for BuildLUT's fetched centroids and `m_axi_opq`
+for a streamed OPQ matrix (the other buffers are on `m_axi_io`)."""
 TIER_WORD_BITS = 8
 """One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
 
@@ -194,6 +194,12 @@ class IvfPqHw:
     def ivf_channels(self) -> int:
         return len(self.ivf_stream_layouts)
 
+    @cached_property
+    def opq_stream_layout(self) -> ivfpq_images.IvfStreamLayout | None:
+        """The packer's layout of a streamed OPQ matrix (None: on chip, or no OPQ)."""
+        found = ivfpq_images.opq_stream_layout(self.design, self.io_port_bits)
+        return None if found is None else found[1]
+
     @property
     def lut_fetched(self) -> bool:
         """BuildLUT reads each probed cell's centroid from memory (`fanns.arch.ivfpq.lut_fetch`)."""
@@ -274,7 +280,7 @@ class IvfPqHw:
     # -- loaded sections -------------------------------------------------------------------------
     def sections(self) -> list[str]:
         """ROM images the first run loads on chip through the I/O reader, in load order."""
-        out = ["opq"] if self.stages.opq is not None else []
+        out = ["opq"] if self.stages.opq is not None and self.opq_stream_layout is None else []
         if self.stages.ivf_dist.storage != "stream":
             out.append("ivf")
         out.append("codebook")
@@ -363,7 +369,9 @@ class IvfPqHw:
         if {"ivf", "lutc"} & set(self.sections()):  # not when IVF streams and BuildLUT fetches them
             regs.append(("centroids_addr", 64, "RW", 0, "ROM image `centroids` (read at load)"))
         regs.append(("codebook_addr", 64, "RW", 0, "ROM image `codebook` (read at load)"))
-        if self.stages.opq is not None:
+        if self.opq_stream_layout is not None:
+            regs.append(("opq_addr", 64, "RW", 0, "image `opq_matrix` (the streamed OPQ matrix, read once per query)"))
+        elif self.stages.opq is not None:
             regs.append(("opq_addr", 64, "RW", 0, "ROM image `opq_matrix` (read at load)"))
         regs += [
             (

@@ -7,7 +7,9 @@ queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel);
 design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
 channel c, and loads the list->tier table with the ROM images; streamed IVF centroids add
 `m_axi_ivf<c>` (AXI4 read, one per `ivf_centroids` channel, its image read once per query of a run);
-BuildLUT's centroids fetched from memory add `m_axi_lutc` (AXI4 read, one cell's centroid per probe).
+BuildLUT's centroids fetched from memory add `m_axi_lutc` (AXI4 read, one cell's centroid per probe);
+a streamed OPQ matrix adds `m_axi_opq` (AXI4 read, the matrix image read once per query, as a
+streamed-centroid channel of one PE reads its image).
 
 A run (`ap_start`): the controller checks the parameters (nprobe and k within the design's,
 addresses aligned to the beat; otherwise it sets `status.bad_params` and finishes at once). The
@@ -33,6 +35,7 @@ from fanns.arch.ivfpq.hw import (
     ADDR_BITS,
     CSR_ADDR_BITS,
     LEN_BITS,
+    MATRIX_BITS,
     RESULT_BITS,
     SECTIONS,
     TABLE_RECORD_BITS,
@@ -81,6 +84,8 @@ def accelerator_signature(hw: IvfPqHw) -> wiring.Signature:
         ports[f"m_axi_ivf{c}"] = Out(axi4_signature(ADDR_BITS, lay.port_bits, write=False))
     if hw.lut_fetched:
         ports["m_axi_lutc"] = Out(axi4_signature(ADDR_BITS, hw.io_port_bits, write=False))
+    if hw.opq_stream_layout is not None:
+        ports["m_axi_opq"] = Out(axi4_signature(ADDR_BITS, hw.opq_stream_layout.port_bits, write=False))
     return wiring.Signature(ports)
 
 
@@ -158,15 +163,17 @@ class IvfPqAccelerator(wiring.Component):
         )
 
         tags, rom_words = self._router(m, rd, front, lut, fetch)
-        streams = self._ivf_streams(m, front)
+        streams = self._streams(m, front)
         self._controller(
             m, csr, rd, wr, front, lut, fetch, res, tags, [rom_words, *table_words], table_cmds, loading, streams
         )
         return m
 
-    # -- streamed IVF centroids: one reader per channel, the image read once per query ----------
-    def _ivf_streams(self, m: Module, front) -> list[IvfStreamChannel]:
-        """Per `ivf_centroids` channel its `IvfStreamChannel` on `m_axi_ivf<c>`, its words to its PEs."""
+    # -- streamed images: one reader per channel, the image read once per query -----------------
+    def _streams(self, m: Module, front) -> list[tuple[IvfStreamChannel, str]]:
+        """(channel, its address register) of every image read once per query: per `ivf_centroids`
+        channel an `IvfStreamChannel` on `m_axi_ivf<c>`, its words to its PEs; a streamed OPQ
+        matrix's on `m_axi_opq`, its row words to the OPQ PE."""
         hw = self.hw
         out, pe = [], 0
         for c, lay in enumerate(hw.ivf_stream_layouts):
@@ -176,7 +183,14 @@ class IvfPqAccelerator(wiring.Component):
             for word in ch.outputs():
                 link(m, word, getattr(front, f"ivf_c{pe}"))
                 pe += 1
-            out.append(ch)
+            out.append((ch, f"ivf{c}_addr"))
+        lay = hw.opq_stream_layout
+        if lay is not None:
+            reader = AxiReader(lay.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS)
+            m.submodules.opq_stream = ch = IvfStreamChannel(lay, MATRIX_BITS, reader)
+            wiring.connect(m, wiring.flipped(self.m_axi_opq), ch.m_axi)
+            link(m, ch.outputs()[0], front.opq_rows)
+            out.append((ch, "opq_addr"))
         return out
 
     # -- progress and stream state for a watchdog -------------------------------------------------
@@ -306,7 +320,7 @@ class IvfPqAccelerator(wiring.Component):
             targets["ivf"] = front.ivf_fill
         if "lutc" in names:
             targets["lutc"] = lut.lutc_fill
-        if hw.stages.opq is not None:
+        if "opq" in names:
             targets["opq"] = front.opq_fill
         if hw.tiered:
             targets["tiers"] = fetch.tier_fill
@@ -372,17 +386,17 @@ class IvfPqAccelerator(wiring.Component):
             m.d.sync += run_cycles.eq(run_cycles + 1)
         # Every source counts the words it put on chip this cycle (the I/O router: one per splitter).
         m.d.sync += load_count.eq(load_count + sum(load_strobes))
-        errors = [rd.error, *(err for _, err, _, _ in table_cmds), *(ch.error for ch in streams)]
+        errors = [rd.error, *(err for _, err, _, _ in table_cmds), *(ch.error for ch, _ in streams)]
         if hw.lut_fetched:  # latched as the run starts, like the streamed channels' bases
             errors.append(lut.lutc_error)
             with m.If(~busy):
                 m.d.sync += lut.lutc_base.eq(csr.lutc_addr)
         running = Signal()  # the RUN state: streamed-centroid channels read their image per query
-        for c, ch in enumerate(streams):
-            base = Signal(ADDR_BITS, name=f"ivf{c}_base")
+        for ch, reg in streams:
+            base = Signal(ADDR_BITS, name=reg.replace("_addr", "_base"))
             m.d.comb += [ch.base.eq(base), ch.nq.eq(nq), ch.run.eq(running), ch.clear.eq(res.clear)]
             with m.If(~busy):  # latched as the run starts
-                m.d.sync += base.eq(getattr(csr, f"ivf{c}_addr"))
+                m.d.sync += base.eq(getattr(csr, reg))
         with m.If(Cat(*errors).any() | (wr.done.valid & wr.done.payload.error)):
             m.d.sync += axi_err.eq(1)
         m.d.comb += wr.done.ready.eq(1)
@@ -391,7 +405,7 @@ class IvfPqAccelerator(wiring.Component):
         aligned = [(csr.query_addr & io_align) == 0, (csr.result_addr & io_align) == 0]
         aligned += [(a & io_align) == 0 for a in addr_regs.values()]
         aligned += [(getattr(csr, reg) & pq_align) == 0 for _, _, reg, _ in table_cmds]
-        aligned += [(getattr(csr, f"ivf{c}_addr") & io_align) == 0 for c in range(len(streams))]
+        aligned += [(getattr(csr, reg) & io_align) == 0 for _, reg in streams]
         aligned += [(csr.lutc_addr & io_align) == 0] if hw.lut_fetched else []
         params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
 

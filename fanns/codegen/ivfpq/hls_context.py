@@ -196,6 +196,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "pq_codes": "PQ codes and ids of PQDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
             "ivf_centroids": "streamed IVF centroids of IVFDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
             "lut_centroids": "BuildLUT's copy of the cell centroids (fetched per probe)",
+            "opq_matrix": "the streamed OPQ matrix, read once per query",
             "rom": f"ROM image {img.name}, copied on chip at index load",
         }[img.use]
         beat = "PqBeat" if img.use == "pq_codes" else "IoBeat"
@@ -228,6 +229,10 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         ctx.fifos.append(
             Fifo("opq_out", f"RotWord<T, {w}>", _fifo_depth(design, 2 * d // w), "rotated query words, two queries")
         )
+        if st.opq.storage == "stream":
+            ctx.fifos.append(
+                Fifo("opq_rows", f"MatWord<{w}>", design.fifo_depth, "matrix row words from the image opq_matrix")
+            )
     # -- Stage IVFDist -----------------------------------------------------------------------------
     ivf = st.ivf_dist
     chunks = ivf_chunks(nlist, ivf.pes)
@@ -398,7 +403,7 @@ def onchip_memories(design: IvfPqDesign, ivf_pes: list[dict]) -> list[OnchipMemo
         OnchipMemory(f"codebook_store_{j}", "bram", f"BuildLUT PE {j}'s codebook: {row}", lut_lanes)
         for j in range(st.build_lut.pes)
     ]
-    if st.opq is not None:
+    if st.opq is not None and st.opq.storage != "stream":
         why = f"OPQ matrix: {st.opq.lanes} elements of a row per cycle"
         out.append(OnchipMemory("opq_store", st.opq.storage, why, st.opq.lanes))
     for p in ivf_pes:

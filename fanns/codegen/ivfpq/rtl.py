@@ -87,6 +87,14 @@ def port_map(hw: IvfPqHw) -> dict:
             "memory": ch.memory,
             "channel": ch.channel,
         }
+    for ch in (c for c in design.memory if c.use == "opq_matrix"):
+        ports["m_axi_opq"] = {
+            "role": "the streamed OPQ matrix, read once per query (image opq_matrix)",
+            "bus": "axi4 read",
+            "data_bits": hw.opq_stream_layout.port_bits,
+            "memory": ch.memory,
+            "channel": ch.channel,
+        }
     for name, port in ports.items():
         port["args"] = port_args(hw.regmap, hw.pointer_ports(), name)
     for name, signals in port_signals(kernel(hw, {"ports": ports}, TOP).interfaces()).items():

@@ -20,7 +20,7 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
 * IVF centroids on chip or streamed (`BUILT_IVF_STORAGES`), BuildLUT centroids on chip or fetched
-  from memory (`BUILT_LUT_STORES`), the OPQ matrix in BRAM or URAM (`BUILT_OPQ_STORES`).
+  from memory (`BUILT_LUT_STORES`), the OPQ matrix in BRAM or URAM or streamed (`BUILT_OPQ_STORES`).
 
 PQ codes of any m suit every memory port: a code wider than a beat takes ceil(8m / port_bits)
 beats of its own, and narrow codes share a beat up to as many as it holds ids
@@ -38,8 +38,9 @@ from fanns.tools.yosys import URAM_FAMILIES
 BUILT_IVF_STORAGES = ("bram", "uram", "stream")
 """IVF centroid storages both generators build (streamed: one channel feeds at most as many PEs
 as a beat holds words, which `fanns.model.ivfpq.stage_pes.ivf_stream_channels` respects)."""
-BUILT_OPQ_STORES = ("bram", "uram")
-"""OPQ matrix memories both generators build."""
+BUILT_OPQ_STORES = ("bram", "uram", "stream")
+"""OPQ matrix stores both generators build: on chip, or streamed per query from a channel of its
+own (`fanns.arch.ivfpq.ivf_stream`, the HLS kernel's `read_opq_matrix`)."""
 BUILT_LUT_STORES = ("bram", "uram", "memory")
 """BuildLUT centroid stores both generators build: on chip, or each probed cell's centroid fetched
 from memory (`fanns.arch.ivfpq.lut_fetch`)."""

@@ -43,7 +43,7 @@ def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
 
 GROUP_ADVICE = {
     "infra": "the shell, the control block and the memory readers alone: choose a larger board",
-    "opq": "drop OPQ (its d x d matrix sits on chip, in BRAM or URAM) or use a smaller d",
+    "opq": "drop OPQ (its d x d matrix sits on chip, or streams from a channel of its own) or use a smaller d",
     "front": "fewer cells (nlist): IVFDist keeps nlist x d centroids on chip and SelCells sorts nlist keys",
     "lut": "a smaller d (every BuildLUT PE holds a 256 x d codebook, the stage all nlist x d centroids) or nlist",
     "back": "a smaller K (SelK's queues grow with K), a smaller m (8·m-bit codes), or fewer vectors per channel",

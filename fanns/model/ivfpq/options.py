@@ -274,7 +274,8 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     for lanes in choices:
         # the matrix in UltraRAM only where block RAM cannot hold it (the PE fits no SLR's, or the
         # whole budget's, block RAM): a small matrix's URAM twin has the same speed and would
-        # crowd the search's pool with designs that pack URAM into SLRs less easily
+        # crowd the search's pool with designs that pack URAM into SLRs less easily; streamed
+        # (read again for every query, on a channel of its own) only where neither can hold it
         for storage in buildable.on_family(buildable.BUILT_OPQ_STORES, ctx.family):
             st = OpqStage(lanes, storage)
             b.raw += 1
@@ -283,7 +284,7 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
             t = stage_model.opq_timing(ctx, st)
             units = stage_model.opq_units(ctx, st)
             res = stage_model.total_resources(units)
-            if b.offer((st,), [t.interval], t.latency, res, {}, {}, limits.instances_fit(units)):
+            if b.offer((st,), [t.interval], t.latency, res, {0: st.channels}, t.detail, limits.instances_fit(units)):
                 break
     return b.build()
 

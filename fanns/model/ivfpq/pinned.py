@@ -49,7 +49,7 @@ def pinned_design(
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
     `pq` = (PEs, channels of the board's first memory group); `opq_storage` the OPQ matrix's
-    memory (bram or uram); `sel_params` maps a selection
+    memory (bram, uram, or stream: read per query on a channel of its own); `sel_params` maps a selection
     architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target);
     `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels."""
     b = load_board(board)

@@ -22,7 +22,7 @@ from fanns.pe.build_lut import BuildLut
 from fanns.pe.channel_feeder import ChannelFeeder
 from fanns.pe.fetcher import Fetcher, shared_tables
 from fanns.pe.ivf_dist import IvfDist
-from fanns.pe.opq import Opq
+from fanns.pe.opq import MATRIX_BITS, Opq
 from fanns.pe.pq_decode import PqDecode
 from fanns.pe.result_filter import ResultFilter
 
@@ -139,6 +139,13 @@ def ivf_stream_slowdown(ctx: Context, st: IvfDistStage) -> float:
     word_bits = st.lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
     busiest = -(-st.pes // max(1, st.channels))
     return max(1.0, busiest * word_bits / (mem.port_bits * mem.beats_per_cycle))
+
+
+def opq_stream_slowdown(ctx: Context, st: OpqStage) -> float:
+    """How much slower than one row word (lanes x 16 bits) a cycle a streamed OPQ matrix arrives:
+    its channel's bits per cycle (group 0) against the word."""
+    mem = ctx.memories[0]
+    return max(1.0, st.lanes * MATRIX_BITS / (mem.port_bits * mem.beats_per_cycle))
 
 
 def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:

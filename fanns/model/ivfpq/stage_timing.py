@@ -17,7 +17,16 @@ import numpy as np
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
 from fanns.model.ivfpq.memory import MEM_LATENCY_CYCLES, PqShares, Probes, pq_shares, reader_lead
 from fanns.model.ivfpq.selk import Buffers, ChannelFeed, channel_groups, coupled_intervals_many
-from fanns.model.ivfpq.stage_pes import Context, ivf_pe, ivf_stream_slowdown, lut_pe, opq_pe, pq_pe, selector_pe
+from fanns.model.ivfpq.stage_pes import (
+    Context,
+    ivf_pe,
+    ivf_stream_slowdown,
+    lut_pe,
+    opq_pe,
+    opq_stream_slowdown,
+    pq_pe,
+    selector_pe,
+)
 from fanns.pe.base import PE
 from fanns.pe.pq_decode import KSUB, PqDecode
 
@@ -42,8 +51,13 @@ class StageTiming:
 
 
 def opq_timing(ctx: Context, st: OpqStage) -> StageTiming:
+    """A streamed matrix: one row word a cycle while its channel delivers that many bits, slower
+    where it does not (`opq_stream_slowdown`), and the memory's latency before the first."""
     pe = opq_pe(ctx, st)
-    return StageTiming(float(pe.ii()), float(pe.latency()))
+    if st.storage != "stream":
+        return StageTiming(float(pe.ii()), float(pe.latency()))
+    slow = opq_stream_slowdown(ctx, st)
+    return StageTiming(pe.ii() * slow, pe.latency() * slow + MEM_LATENCY_CYCLES, {"matrix": "streamed"})
 
 
 def ivf_timing(ctx: Context, st: IvfDistStage) -> StageTiming:

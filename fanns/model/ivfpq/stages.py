@@ -195,12 +195,16 @@ def opq_units(ctx: Context, st: OpqStage | None) -> list[Unit]:
     if st is None:
         return []
     vb = ctx.fmt.vec_bits
-    return [
+    units = [
         fifo_unit(ctx, "opq", "query_fifo", st.lanes * vb + 1),
         pe_unit(ctx, "opq", "opq", opq_pe(ctx, st), divisible=False),
         pe_unit(ctx, "opq", "query_fork", control.query_fork(st.lanes * vb), divisible=False),
         Unit("opq", "axil_csr", 1, control.csr_parts(True, 0, False, ctx.family)["opq"], None, False),
-    ] + io_splitter_units(ctx, "opq", [st.lanes * control.MATRIX_BITS, st.lanes * elem_bits(ctx)])
+    ]
+    if st.storage == "stream":  # its own reader (`fanns.arch.ivfpq.ivf_stream`); only the query from I/O
+        reader = pe_unit(ctx, "opq", "matrix_reader", channel_reader(ctx.memories[0].port_bits), divisible=False)
+        return [*units, reader, *io_splitter_units(ctx, "opq", [st.lanes * elem_bits(ctx)])]
+    return units + io_splitter_units(ctx, "opq", [st.lanes * control.MATRIX_BITS, st.lanes * elem_bits(ctx)])
 
 
 def ivf_dealer_units(ctx: Context, st: IvfDistStage, port_bits: int) -> list[Unit]:
@@ -359,8 +363,8 @@ def total_resources(units: list[Unit]) -> Resources:
 def memory_plan(ctx: Context, stages: Stages) -> tuple[ChannelUse, ...]:
     """Channel assignment: group 0 channel 0 holds the host I/O buffers; the PQ codes take the
     next channels of their group (PE p on the pq channel p * C // P), then a tiered design's fast
-    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids and
-    BuildLUT's centroid copy follow in group 0."""
+    channels (`pq_hot`, paired with them) the next of the fast group; streamed IVF centroids,
+    BuildLUT's centroid copy and a streamed OPQ matrix follow in group 0."""
     nxt = {m.kind: 0 for m in ctx.memories}
     first = ctx.memories[0].kind
 
@@ -381,4 +385,5 @@ def memory_plan(ctx: Context, stages: Stages) -> tuple[ChannelUse, ...]:
             out.append(ChannelUse(pq.tiers.memory, take(pq.tiers.memory), "pq_hot", pes))
     out += [ChannelUse(first, take(first), "ivf_centroids") for _ in range(stages.ivf_dist.channels)]
     out += [ChannelUse(first, take(first), "lut_centroids") for _ in range(stages.build_lut.channels)]
+    out += [ChannelUse(first, take(first), "opq_matrix") for _ in range(stages.opq.channels if stages.opq else 0)]
     return tuple(out)

@@ -57,11 +57,17 @@ QUEUE_DEPTH = 256
 the accelerator's readers keep far fewer than this outstanding, so it never back-pressures AR)."""
 COUNT_BITS = 16
 ADDR_BITS = 64
-TIER_IMAGES = {"pq": "pq_codes", "hot": "pq_hot", "ivf": "ivf_centroids", "lutc": "lut_centroids"}
+TIER_IMAGES = {
+    "pq": "pq_codes",
+    "hot": "pq_hot",
+    "ivf": "ivf_centroids",
+    "lutc": "lut_centroids",
+    "opq": "opq_matrix",
+}
 """The images (`<name>_<c>`) behind the ports `m_axi_pq<c>`, `m_axi_hot<c>` and `m_axi_ivf<c>`,
-and `lut_centroids` behind `m_axi_lutc`."""
-LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "ivf": "pq", "lutc": "pq"}
-"""Which latency input times a port: a centroid channel is a data channel like a PQ one."""
+`lut_centroids` behind `m_axi_lutc` and a streamed `opq_matrix` behind `m_axi_opq`."""
+LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "ivf": "pq", "lutc": "pq", "opq": "pq"}
+"""Which latency input times a port: a centroid or matrix channel is a data channel like a PQ one."""
 
 
 def align(n: int) -> int:
