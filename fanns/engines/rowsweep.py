@@ -139,6 +139,15 @@ class Sweep:
         self.out_word = Signal(data.ArrayLayout(post_shape, s.collect))
         self.out_tag = Signal(max(1, s.tag_bits))
 
+    def take_rows(self, m: Module, rows) -> None:
+        """Take the rows from the stream `rows` (valid, ready, payload): into the memory once
+        (memory source) or for every sweep (stream source; a fixed count of `rows` per sweep)."""
+        if self.spec.source == "memory":
+            valid, word, ready = self.fill_valid, self.fill_word, self.fill_ready
+        else:
+            valid, word, ready = self.row_valid, self.row_word, self.row_ready
+        m.d.comb += [valid.eq(rows.valid), word.eq(rows.payload), rows.ready.eq(ready)]
+
     def build(self, m: Module, en: Value) -> None:
         s = self.spec
         pipe = Pipe(m, en)

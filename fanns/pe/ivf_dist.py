@@ -228,18 +228,7 @@ class IvfDistComponent(wiring.Component):
             with m.If(take):
                 m.d.sync += load_pending.eq(0)
 
-        if pe.storage == "stream":
-            m.d.comb += [
-                sw.row_valid.eq(self.centroids.valid),
-                sw.row_word.eq(self.centroids.payload),
-                self.centroids.ready.eq(sw.row_ready),
-            ]
-        else:
-            m.d.comb += [
-                sw.fill_valid.eq(self.centroids.valid),
-                sw.fill_word.eq(self.centroids.payload),
-                self.centroids.ready.eq(sw.fill_ready),
-            ]
+        sw.take_rows(m, self.centroids)
 
         # Cell ids count the keys leaving the PE.
         cell = Signal(range(max(2, pe.nlist)))

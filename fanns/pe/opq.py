@@ -183,18 +183,7 @@ class OpqComponent(wiring.Component):
         en = Signal()
         m.d.comb += en.eq(~sw.out_valid | self.o.ready)
         sw.build(m, en)
-        if pe.storage == "stream":
-            m.d.comb += [
-                sw.row_valid.eq(self.matrix.valid),
-                sw.row_word.eq(self.matrix.payload),
-                self.matrix.ready.eq(sw.row_ready),
-            ]
-        else:
-            m.d.comb += [
-                sw.fill_valid.eq(self.matrix.valid),
-                sw.fill_word.eq(self.matrix.payload),
-                self.matrix.ready.eq(sw.fill_ready),
-            ]
+        sw.take_rows(m, self.matrix)
         m.d.comb += [
             sw.load_valid.eq(self.x.valid),
             sw.load_word.eq(self.x.payload),
