@@ -39,6 +39,8 @@ IVF_STORAGES = ("bram", "uram", "stream")
 """IVF centroids: on chip in block RAM / UltraRAM, or streamed from a memory channel per query."""
 LUT_CENTROID_STORES = ("bram", "uram", "memory")
 """BuildLUT's copy of the probed cells' centroids: on chip, or fetched per probe from memory."""
+LUT_CODEBOOK_STORES = ("bram", "uram")
+"""Every BuildLUT PE's copy of the PQ codebook (256 x d elements): in block RAM or UltraRAM."""
 OPQ_MATRIX_STORES = ("bram", "uram", "stream")
 """The OPQ matrix: in block RAM, in UltraRAM (a large d: 4.7 MB at d = 1536), or streamed from a
 memory channel per query (where the board's on-chip memory cannot hold it)."""
@@ -113,17 +115,20 @@ class SelectStage:
 
 @dataclass(frozen=True)
 class BuildLutStage:
-    """Stage BuildLUT: `pes` `build_lut` PEs; where the probed cells' centroids come from."""
+    """Stage BuildLUT: `pes` `build_lut` PEs; where the probed cells' centroids come from and
+    where each PE keeps its codebook."""
 
     pes: int
     lanes: int
     centroids: str
     channels: int = 0
+    codebook: str = "bram"
 
     def validate(self, where: str = "stages.build_lut") -> None:
         check_int(f"{where}.pes", self.pes, 1, MAX_UNITS)
         check_int(f"{where}.lanes", self.lanes, 1, MAX_UNITS)
         check_choice(f"{where}.centroids", self.centroids, LUT_CENTROID_STORES)
+        check_choice(f"{where}.codebook", self.codebook, LUT_CODEBOOK_STORES)
         want = 1 if self.centroids == "memory" else 0
         if self.channels != want:
             fail(f"{where}.channels", f"is {self.channels!r}; centroids {self.centroids!r} use {want} channel(s)")
@@ -243,7 +248,9 @@ class Stages:
             else from_mapping(OpqStage, "stages.opq", data["opq"], optional=("storage",)),
             ivf_dist=from_mapping(IvfDistStage, "stages.ivf_dist", data["ivf_dist"], optional=("channels",)),
             sel_cells=from_mapping(SelectStage, "stages.sel_cells", data["sel_cells"], optional=("params",)),
-            build_lut=from_mapping(BuildLutStage, "stages.build_lut", data["build_lut"], optional=("channels",)),
+            build_lut=from_mapping(
+                BuildLutStage, "stages.build_lut", data["build_lut"], optional=("channels", "codebook")
+            ),
             pq_dist=_pq_dist(data["pq_dist"]),
             sel_k=from_mapping(SelectStage, "stages.sel_k", data["sel_k"], optional=("params",)),
         )

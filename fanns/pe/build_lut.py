@@ -7,8 +7,10 @@ residual r = q - c (exact, vec_bits + 1 bits), then for every sub-space i and co
 
 * Input `x`: per probe d/w words {q: w query elements, c: w centroid elements, last}; `last`,
   read on the final word of a probe, marks the final probe of a query.
-* Codebook fill `codebook` (once after reset, into block RAM): 256 rows of d/w words; row j is
-  [C[0][j], C[1][j], ..., C[m-1][j]] (the j-th sub-centroid of every sub-space, d elements).
+* Codebook fill `codebook` (once after reset, into block RAM or, `storage="uram"`, UltraRAM: a
+  large d's codebook, 256 x d elements, is where a small board's block RAM runs out): 256 rows of
+  d/w words; row j is [C[0][j], C[1][j], ..., C[m-1][j]] (the j-th sub-centroid of every
+  sub-space, d elements).
 * Output `o`: {lut, last}: 256 words per probe in the order the PQ decode unit consumes them:
   word j = [LUT[0][j], ..., LUT[m-1][j]] (sub-space i at bits i*lut_bits); `last` on word 255 of
   a query's final probe.
@@ -38,12 +40,14 @@ from amaranth import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.engines.datapath import bram18_tiles, bram_mux_bits
+from fanns.engines.datapath import ram_features, ram_style
 from fanns.engines.rowsweep import LOGIC_FEATURES, Sweep, SweepSpec
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
 
 KSUB = 256
+STORAGES = ("bram", "uram")
+"""Where the codebook lives: block RAM or UltraRAM."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class BuildLut(PE):
     vec_bits: int = 8
     lut_shift: int = 0
     lut_bits: int = 16
+    storage: str = "bram"
 
     name: ClassVar[str] = "build_lut"
     summary: ClassVar[str] = (
@@ -72,6 +77,9 @@ class BuildLut(PE):
         {"d": 64, "m": 16, "w": 64, "vec_bits": 8, "lut_bits": 12},
         {"d": 128, "m": 8, "w": 128, "vec_bits": 8, "lut_bits": 16},
         {"d": 64, "m": 32, "w": 2, "vec_bits": 8, "lut_bits": 16},
+        {"d": 128, "m": 16, "w": 16, "vec_bits": 8, "lut_bits": 16, "storage": "uram"},
+        {"d": 256, "m": 32, "w": 8, "vec_bits": 8, "lut_bits": 16, "storage": "uram"},
+        {"d": 128, "m": 8, "w": 64, "vec_bits": 8, "lut_bits": 16, "storage": "uram"},
     )
 
     def validate(self) -> None:
@@ -92,6 +100,7 @@ class BuildLut(PE):
         self.require(2 <= self.vec_bits <= 24, f"vec_bits={self.vec_bits} out of range 2..24")
         self.require(1 <= self.lut_bits <= 24, f"lut_bits={self.lut_bits} out of range 1..24")
         self.require(0 <= self.lut_shift < 64, f"lut_shift={self.lut_shift} out of range 0..63")
+        self.require(self.storage in STORAGES, f"storage={self.storage!r} unknown", f"use one of {', '.join(STORAGES)}")
 
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:
@@ -157,6 +166,7 @@ class BuildLut(PE):
             collect=self.m,
             source="memory",
             tag_bits=1,
+            ram_attrs=ram_style(self.storage),
         )
 
     def latency(self) -> int:
@@ -166,11 +176,12 @@ class BuildLut(PE):
         return (KSUB + 1) * self.words
 
     # -- resources ------------------------------------------------------------------------------
-    logic_features: ClassVar[tuple[str, ...]] = LOGIC_FEATURES
+    logic_features: ClassVar[tuple[str, ...]] = (*LOGIC_FEATURES, "uram_mux_bits")
 
     def resource_features(self) -> dict[str, float]:
         """Lanes, groups, the vector file, output word and codebook RAM (registers, DSPs, RAM),
-        and the engine's logic: adder trees, accumulators, rotate and RAM read multiplexers."""
+        and the engine's logic: adder trees, accumulators, rotate and RAM read multiplexers (of
+        block RAM or UltraRAM stacked in depth)."""
         width, depth = self.w * self.vec_bits, KSUB * self.words
         return {
             "w": self.w,
@@ -178,8 +189,7 @@ class BuildLut(PE):
             "groups*vec_bits": self.spec().per_event * self.vec_bits,
             "d*vec_bits": self.d * self.vec_bits,
             "m*lut_bits": self.m * self.lut_bits,
-            "bram18_tiles": bram18_tiles(width, depth),
-            "bram_mux_bits": bram_mux_bits(width, depth),
+            **ram_features(self.storage, width, depth),
             **self.spec().structure_features(),
         }
 

@@ -43,6 +43,8 @@ def _stage_cells(stage: str, st: dict) -> list:
         return [st["pes"], store, _pct(st["lut_pct"])]
     if stage == "build_lut":
         store = "fetched" if st["store"] == "memory" else st["store"].upper()
+        if st.get("codebook") == "uram":
+            store += ", codebook URAM"
         return [st["pes"], store, _pct(st["lut_pct"])]
     if stage == "pq_dist":
         return [st["pes"], f"{st['channels']} {st['memory'].upper()}", _pct(st["lut_pct"])]

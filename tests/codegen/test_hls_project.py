@@ -27,7 +27,18 @@ SMALL = {
     "onchip-opq": (32, 8, True, "u55c", 4, 7, (3, 8, "bram"), (2, 8, "bram"), (5, 2), {}),
     "stream-memory": (32, 8, False, "u55c", 5, 9, (5, 8, "stream"), (3, 16, "memory"), (7, 3), {}),
     "wide-codes-m64": (128, 64, False, "u55c", 3, 5, (2, 32, "bram"), (3, 16, "bram"), (3, 1), {}),
-    "ddr512-m4": (48, 4, True, "u250", 6, 12, (12, 16, "uram"), (5, 8, "memory"), (4, 2), {"opq_storage": "uram"}),
+    "ddr512-m4": (
+        48,
+        4,
+        True,
+        "u250",
+        6,
+        12,
+        (12, 16, "uram"),
+        (5, 8, "memory"),
+        (4, 2),
+        {"opq_storage": "uram", "lut_codebook": "uram"},
+    ),
     # HSMPQG selects the cells (s = 3 < z = 12 streams); AHPQ with short level-1 queues selects K
     "hsmpqg-ahpq": (
         32,
@@ -152,7 +163,7 @@ def test_connectivity_and_kernel_arguments_agree(name):
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_every_onchip_array_is_bound_to_the_designs_memory(name):
     """Each global index array of the kernel gets one BIND_STORAGE with the memory the design and
-    its resource model chose (URAM or BRAM centroids and OPQ matrix; BRAM codebooks), reshaped
+    its resource model chose (URAM or BRAM centroids, OPQ matrix and codebooks), reshaped
     or aggregated to the word its PE reads per cycle."""
     design, data, test = small_case(name)
     kernel = render_project(design, data, test)[0]["src/kernel.cpp"].decode()
@@ -171,7 +182,8 @@ def test_every_onchip_array_is_bound_to_the_designs_memory(name):
         elif array == "opq_store":
             want, words = st.opq.storage, False
         else:
-            want, words = "bram", False
+            assert array.startswith("codebook_store_"), array
+            want, words = st.build_lut.codebook, False
         assert bound[array] == want, array
         assert (array in aggregated) == words == kind.startswith("VecWord"), array
         if not words:

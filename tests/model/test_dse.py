@@ -263,7 +263,7 @@ def test_published_example_beside_table_6_3(capsys):
 
 @pytest.mark.parametrize("d, m", [(96, 12), (128, 16), (784, 98)])
 def test_build_lut_offers_pes_up_to_the_pq_pace(u55c, d, m):
-    """BuildLUT's PE counts run 1..ceil(ii / KSUB) for each lane count and store: the last count
+    """BuildLUT's PE counts run 1..ceil(ii / KSUB) for each lane count and stores: the last count
     builds a probe's LUT (ii / P cycles a probe) within the KSUB cycles a PQDist PE takes to load
     it, the one below it does not; a count is cut earlier only where the stage outgrows the board."""
     w = synthetic_workload(10**5, d, m, 256, 3, 10, False, queries=8, seed=0)
@@ -272,14 +272,15 @@ def test_build_lut_offers_pes_up_to_the_pq_pace(u55c, d, m):
     opts = options.lut_options(ctx, limits)
     counts: dict[tuple, list[int]] = {}
     for (st,) in opts.configs:
-        counts.setdefault((st.lanes, st.centroids), []).append(st.pes)
+        counts.setdefault((st.lanes, st.centroids, st.codebook), []).append(st.pes)
     assert counts
-    for (lanes, store), pes in counts.items():
-        assert pes == list(range(1, len(pes) + 1)), (lanes, store)
-        ii = stage_model.lut_pe(ctx, BuildLutStage(1, lanes, store, 1 if store == "memory" else 0)).ii()
+    for (lanes, store, codebook), pes in counts.items():
+        assert pes == list(range(1, len(pes) + 1)), (lanes, store, codebook)
+        ch = 1 if store == "memory" else 0
+        ii = stage_model.lut_pe(ctx, BuildLutStage(1, lanes, store, ch, codebook)).ii()
         top = -(-ii // stage_model.KSUB)
         if pes[-1] < top:  # cut by the board: the count above it must not fit or not place
-            units = stage_model.lut_units(ctx, BuildLutStage(pes[-1] + 1, lanes, store, 1 if store == "memory" else 0))
+            units = stage_model.lut_units(ctx, BuildLutStage(pes[-1] + 1, lanes, store, ch, codebook))
             res = stage_model.total_resources(units)
             assert not (res.fits(limits.total) and limits.instances_fit(units)), (lanes, store, pes[-1])
             continue

@@ -228,6 +228,25 @@ def test_a_small_board_streams_an_opq_matrix_it_cannot_hold():
     assert opq_stores_of_the_top(w, board, 100.0) == {"stream"}
 
 
+def test_a_board_whose_block_ram_the_codebooks_exhaust_keeps_them_in_ultraram(monkeypatch):
+    """ZCU104 at d = 1024, m = 128: every BuildLUT PE's codebook (256 x 1024 bytes, 128 BRAM18 at
+    least) and the rest of the design need more block RAM than 60 % of the board allows, so with
+    codebooks in block RAM only nothing fits (as `benchmarks/datasets.py` found at 1024-d); the
+    DSE puts them in UltraRAM, and both generators build that."""
+    board = load_board("zcu104")
+    w = synthetic_workload(10**5, 1024, 128, 512, 3, 10, False, queries=20, seed=0)
+    outcome = dse.run([w], board, "R@10=0.5", 100.0, top=2)
+    assert outcome.best is not None, outcome.explain
+    for p in outcome.top:
+        design = to_design(p, outcome, None)
+        assert design.stages.build_lut.codebook == "uram"
+        check_both(design, board)
+    monkeypatch.setattr(buildable, "BUILT_LUT_CODEBOOKS", ("bram",))
+    outcome = dse.run([w], board, "R@10=0.5", 100.0, top=1)
+    assert outcome.best is None
+    assert any("BRAM18" in line and "build_lut" in line for line in outcome.explain), outcome.explain
+
+
 def test_a_board_without_ultraram_keeps_its_memories_in_block_ram():
     """pynq-z2 (7-series) has no UltraRAM: its calibration has no URAM points, so a URAM memory
     would be priced as free. The DSE never offers one and the PE library refuses to price one."""
@@ -239,3 +258,4 @@ def test_a_board_without_ultraram_keeps_its_memories_in_block_ram():
     for p in outcome.top:
         st = to_design(p, outcome, None).stages
         assert st.opq.storage == "bram" and st.ivf_dist.storage != "uram" and st.build_lut.centroids != "uram"
+        assert st.build_lut.codebook == "bram"

@@ -190,7 +190,12 @@ def test_nothing_fits_names_stage_resource_excess_and_change():
     w = synthetic_workload(10**6, 2048, 16, 65536, 8, 10, False, queries=4, seed=0)
     text = "\n".join(dse.run([w], board, "R@10=0.9", 200.0, top=1).explain)
     assert "no design fits zcu104" in text and "BRAM18: needs" in text and "budget allows" in text, text
-    assert "% of it in build_lut: a smaller d" in text and "use a board with more BRAM18" in text, text
+    assert "% of it in pq_dist, sel_k: a smaller K" in text and "use a board with more BRAM18" in text, text
+    # a board without UltraRAM keeps the 1024-d codebooks in block RAM, where they do not fit
+    small = synthetic_workload(10**4, 1024, 16, 1024, 8, 10, False, queries=4, seed=0)
+    text = "\n".join(dse.run([small], load_board("pynq-z2"), "R@10=0.9", 100.0, top=1).explain)
+    assert "no design fits pynq-z2" in text and "BRAM18: needs" in text, text
+    assert "% of it in build_lut: a smaller d (every BuildLUT PE holds a 256 x d codebook" in text, text
     wide = synthetic_workload(10**4, 768, 256, 16, 2, 10, False, queries=4, seed=0)
     text = "\n".join(dse.run([wide], board, "R@10=0.9", 200.0, top=1).explain)
     assert "option group 'back' (pq_dist, sel_k) is empty" in text and "m=256" in text, text

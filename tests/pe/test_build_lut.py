@@ -9,17 +9,23 @@ from fanns.pe.build_lut import KSUB, BuildLut
 from fanns.pe.pq_decode import PqDecode
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from fanns.tools.yosys import synthesize
 
 CONFIGS = [
     BuildLut(d=16, m=4, w=8, vec_bits=8, lut_shift=5, lut_bits=12),  # two sub-spaces per cycle
-    BuildLut(d=12, m=2, w=3, vec_bits=10, lut_shift=6, lut_bits=16),  # one sub-space every 2 cycles
+    # one sub-space every 2 cycles, the codebook in UltraRAM
+    BuildLut(d=12, m=2, w=3, vec_bits=10, lut_shift=6, lut_bits=16, storage="uram"),
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}m{pe.m}w{pe.w}")
+def config_id(pe: BuildLut) -> str:
+    return f"d{pe.d}m{pe.m}w{pe.w}{pe.storage}"
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
 def rtl(request, build_root):
     pe = request.param
-    sim = RtlSim.from_component(pe.component(), "build_lut", build_root / f"build_lut_{pe.d}_{pe.m}_{pe.w}")
+    sim = RtlSim.from_component(pe.component(), "build_lut", build_root / f"build_lut_{config_id(pe)}")
     return pe, sim
 
 
@@ -54,6 +60,28 @@ def test_bad_parameters_are_user_errors():
         BuildLut(d=16, m=5, w=4)
 
 
+def test_the_codebook_memory_is_the_storage_chosen():
+    for storage, style, tiles in (("bram", "block", "bram18_tiles"), ("uram", "ultra", "uram_tiles")):
+        pe = BuildLut(d=64, m=8, w=8, storage=storage)
+        assert f'ram_style = "{style}"' in pe.verilog("top")
+        assert pe.features()[tiles] > 0
+        assert pe.ii() == BuildLut(d=64, m=8, w=8).ii() and pe.latency() == BuildLut(d=64, m=8, w=8).latency()
+    with pytest.raises(FannsError, match="storage='stream' unknown"):
+        BuildLut(storage="stream")
+
+
+def test_uram_codebook_resources_match_a_fresh_synthesis():
+    """Held out of the calibration (its URAM points are d = 128 and 256): a 192-d codebook of
+    64-bit rows, 6,144 deep, in two UltraRAMs, priced by the fit against yosys."""
+    pe = BuildLut(d=192, m=24, w=8, vec_bits=8, storage="uram")
+    measured, _ = synthesize(pe.verilog("top"), "top")
+    predicted = pe.resources()
+    assert measured.bram18 == 0 and predicted.bram18 == pytest.approx(0)
+    assert measured.uram == pytest.approx(predicted.uram, rel=0.1)
+    assert measured.lut == pytest.approx(predicted.lut, rel=0.1)
+    assert measured.ff == pytest.approx(predicted.ff, rel=0.1)
+
+
 def test_rtl_matches_reference_under_backpressure(rtl):
     pe, sim = rtl
     out = sim.run(
@@ -74,7 +102,7 @@ def test_rtl_cycles_match_timing_model(rtl):
     assert [e + 1 for e in out["ends"]] == [pe.cycles(i + 1) for i in range(n)]
 
 
-@pytest.mark.parametrize("pe", CONFIGS, ids=["w8", "w3"])
+@pytest.mark.parametrize("pe", CONFIGS, ids=config_id)
 def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
         [shared_dir("sim") / "csim" / "tb_build_lut.cpp"],

@@ -400,7 +400,7 @@ def onchip_memories(design: IvfPqDesign, ivf_pes: list[dict]) -> list[OnchipMemo
     lut_lanes = st.build_lut.lanes
     row = f"a row of {lut_lanes} elements per cycle"
     out = [
-        OnchipMemory(f"codebook_store_{j}", "bram", f"BuildLUT PE {j}'s codebook: {row}", lut_lanes)
+        OnchipMemory(f"codebook_store_{j}", st.build_lut.codebook, f"BuildLUT PE {j}'s codebook: {row}", lut_lanes)
         for j in range(st.build_lut.pes)
     ]
     if st.opq is not None and st.opq.storage != "stream":

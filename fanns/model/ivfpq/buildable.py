@@ -20,7 +20,8 @@ divides d (`fanns.codegen.ivfpq.hls.check_design`); the RTL is stricter, so thes
 * the lanes of OPQ, IVFDist and BuildLUT are multiples of one another: the query is regrouped
   from one stage's words to the next by a whole ratio (`compatible`);
 * IVF centroids on chip or streamed (`BUILT_IVF_STORAGES`), BuildLUT centroids on chip or fetched
-  from memory (`BUILT_LUT_STORES`), the OPQ matrix in BRAM or URAM or streamed (`BUILT_OPQ_STORES`).
+  from memory (`BUILT_LUT_STORES`) and its codebooks in BRAM or URAM (`BUILT_LUT_CODEBOOKS`), the
+  OPQ matrix in BRAM or URAM or streamed (`BUILT_OPQ_STORES`).
 
 PQ codes of any m suit every memory port: a code wider than a beat takes ceil(8m / port_bits)
 beats of its own, and narrow codes share a beat up to as many as it holds ids
@@ -44,6 +45,9 @@ own (`fanns.arch.ivfpq.ivf_stream`, the HLS kernel's `read_opq_matrix`)."""
 BUILT_LUT_STORES = ("bram", "uram", "memory")
 """BuildLUT centroid stores both generators build: on chip, or each probed cell's centroid fetched
 from memory (`fanns.arch.ivfpq.lut_fetch`)."""
+BUILT_LUT_CODEBOOKS = ("bram", "uram")
+"""BuildLUT codebook stores both generators build: every PE's 256 x d codebook in block RAM or
+UltraRAM (where a large d's codebooks exhaust a board's block RAM)."""
 MATRIX_BITS = 16
 """Bits of one OPQ matrix element in device memory (int16; `fanns.arch.ivfpq.hw.MATRIX_BITS`)."""
 LANE_STAGES = ("opq", "ivf_dist", "build_lut")

@@ -326,11 +326,23 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     return b.build()
 
 
+URAM_CODEBOOK_SHARE = 0.02
+"""The DSE offers a BuildLUT PE's codebook in UltraRAM (beside block RAM) only where, in block
+RAM, it would take more than this share of the block RAM budget (8-bit elements: from about
+430-d on a U55C, 70-d on a ZCU104): there the codebooks compete for block RAM and bound the PE
+count (1024-d: U55C 243k -> 390k QPS predicted, and the ZCU104 gets a design at all). Why not
+everywhere: every store offered multiplies the DSE's search (on a 128-d U55C workload both
+stores doubled the BuildLUT options and the DSE's time, for a 0.02 % gain), and a small codebook
+(128-d: 256 Kbit) wastes most of its UltraRAMs (one 4K x 72 shape) where block RAM's 18 Kbit
+tiles fit it closely."""
+
+
 def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     b = _Builder("lut", ("build_lut",), limits)
     choices, why = stage_lanes(ctx, "build_lut")
     if why:
         b.reasons.append(why)
+    codebooks = buildable.on_family(buildable.BUILT_LUT_CODEBOOKS, ctx.family)
     for store in buildable.on_family(buildable.BUILT_LUT_STORES, ctx.family):
         for lanes in choices:
             n_ch = 1 if store == "memory" else 0
@@ -341,15 +353,17 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
             # pace: they load each probe's LUT in KSUB cycles, so past ceil(ii / KSUB) PEs BuildLUT
             # builds LUTs faster than any back end takes them (and the DSE's search grows with P)
             most = min(MAX_PES, -(-pe.ii() // stage_model.KSUB))
-            b.raw += most
-            for pes in range(1, most + 1):
-                st = BuildLutStage(pes, lanes, store, n_ch)
-                units = stage_model.lut_units(ctx, st)
-                res = stage_model.total_resources(units)
-                t = stage_model.lut_timing(ctx, st)
-                b.offer((st,), [t.interval], t.latency, res, {0: n_ch}, t.detail, limits.instances_fit(units))
-                if not res.fits(limits.total):  # every resource of this stage grows with P
-                    break
+            compete = pe.features()["bram18_tiles"] > URAM_CODEBOOK_SHARE * limits.total.bram18
+            for codebook in codebooks if compete else ("bram",):
+                b.raw += most
+                for pes in range(1, most + 1):
+                    st = BuildLutStage(pes, lanes, store, n_ch, codebook)
+                    units = stage_model.lut_units(ctx, st)
+                    res = stage_model.total_resources(units)
+                    t = stage_model.lut_timing(ctx, st)
+                    b.offer((st,), [t.interval], t.latency, res, {0: n_ch}, t.detail, limits.instances_fit(units))
+                    if not res.fits(limits.total):  # every resource of this stage grows with P
+                        break
     return b.build()
 
 

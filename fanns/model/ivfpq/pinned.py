@@ -39,6 +39,7 @@ def pinned_design(
     pq: tuple[int, int] = (4, 2),
     opq_lanes: int = 16,
     opq_storage: str = "bram",
+    lut_codebook: str = "bram",
     double_buffer: bool = True,
     sel_cells: str = "hpq",
     sel_k: str = "hpq",
@@ -49,7 +50,8 @@ def pinned_design(
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
     `pq` = (PEs, channels of the board's first memory group); `opq_storage` the OPQ matrix's
-    memory (bram, uram, or stream: read per query on a channel of its own); `sel_params` maps a selection
+    memory (bram, uram, or stream: read per query on a channel of its own); `lut_codebook` the
+    memory of every BuildLUT PE's codebook (bram or uram); `sel_params` maps a selection
     architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target);
     `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels."""
     b = load_board(board)
@@ -81,7 +83,7 @@ def pinned_design(
         opq=OpqStage(opq_lanes, opq_storage) if opq else None,
         ivf_dist=IvfDistStage(ivf_pes, ivf_lanes, ivf_store, ivf_channels),
         sel_cells=stage_model.select_stage(sel_cells, ivf_pes, nprobe, fmt.ivf_key_bits, params(sel_cells)),
-        build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0),
+        build_lut=BuildLutStage(lut_pes, lut_lanes, lut_store, 1 if lut_store == "memory" else 0, lut_codebook),
         pq_dist=PqDistStage(
             pq_pes,
             double_buffer,

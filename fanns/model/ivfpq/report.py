@@ -49,7 +49,14 @@ def stage_summary(p: DesignPoint, stage: str) -> dict:
     if stage == "ivf_dist":
         return {"arch": "ivf_dist", "pes": st.pes, "lanes": st.lanes, "store": st.storage, "channels": st.channels}
     if stage == "build_lut":
-        return {"arch": "build_lut", "pes": st.pes, "lanes": st.lanes, "store": st.centroids, "channels": st.channels}
+        return {
+            "arch": "build_lut",
+            "pes": st.pes,
+            "lanes": st.lanes,
+            "store": st.centroids,
+            "codebook": st.codebook,
+            "channels": st.channels,
+        }
     if stage == "pq_dist":
         return {
             "arch": "pq_decode",
@@ -264,7 +271,8 @@ def print_table(outcome: Outcome, console=None) -> None:
             elif name == "pq_dist":
                 cells.append(f"{s['pes']} ({s['channels']} {s['memory']})\n{pct}")
             else:
-                cells.append(f"{s['pes']} {s['store']} x{s['lanes']} lanes\n{pct}")
+                codebook = " (codebook uram)" if s.get("codebook") == "uram" else ""
+                cells.append(f"{s['pes']} {s['store']}{codebook} x{s['lanes']} lanes\n{pct}")
         fmt = p.ctx.fmt
         index = p.workload.index + (f"\nsub-vectors {fmt.dsub} -> {fmt.dsub_hw}" if fmt.dsub_hw else "")
         table.add_row(index, str(p.workload.nprobe), *cells, p.bottleneck, f"{p.qps:,.0f}")

@@ -135,22 +135,34 @@ def ivf_stream_slowdown(ctx: Context, st: IvfDistStage) -> float:
     each of its PEs (PE i on channel i*C // P, `fanns.images.ivfpq.ivf_stream_layouts`): its PEs'
     words per cycle against the beats it delivers. With the channels `ivf_stream_channels` chooses
     this is its slowdown; a design with fewer channels is priced by what they deliver."""
-    mem = ctx.memories[0]
     word_bits = st.lanes * 8 * stored_elem_bytes(ctx.fmt.vec_bits)
     busiest = -(-st.pes // max(1, st.channels))
-    return max(1.0, busiest * word_bits / (mem.port_bits * mem.beats_per_cycle))
+    return channel_shortfall(ctx, busiest * word_bits)
 
 
 def opq_stream_slowdown(ctx: Context, st: OpqStage) -> float:
-    """How much slower than one row word (lanes x 16 bits) a cycle a streamed OPQ matrix arrives:
-    its channel's bits per cycle (group 0) against the word."""
+    """How much slower than one row word (lanes x 16 bits) a cycle a streamed OPQ matrix arrives."""
+    return channel_shortfall(ctx, st.lanes * MATRIX_BITS)
+
+
+def channel_shortfall(ctx: Context, bits: float) -> float:
+    """How much slower than `bits` a cycle one channel of the first memory group delivers them
+    (1 where it keeps up): the slowdown of a PE fed from a streamed channel."""
     mem = ctx.memories[0]
-    return max(1.0, st.lanes * MATRIX_BITS / (mem.port_bits * mem.beats_per_cycle))
+    return max(1.0, bits / (mem.port_bits * mem.beats_per_cycle))
 
 
 def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
     f = ctx.fmt
-    return BuildLut(d=f.d_hw, m=f.m, w=st.lanes, vec_bits=f.vec_bits, lut_shift=f.lut_shift, lut_bits=f.lut_bits)
+    return BuildLut(
+        d=f.d_hw,
+        m=f.m,
+        w=st.lanes,
+        vec_bits=f.vec_bits,
+        lut_shift=f.lut_shift,
+        lut_bits=f.lut_bits,
+        storage=st.codebook,
+    )
 
 
 def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
