@@ -22,23 +22,13 @@ from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.tools.csim import compile_program
 from tests.codegen.helpers import random_format, random_index
 
+URAM_MATRIX_AND_CODEBOOKS = {"opq_storage": "uram", "lut_codebook": "uram"}
 # name: (d, m, opq, board, nprobe, k, ivf, lut, pq, selection)
 SMALL = {
     "onchip-opq": (32, 8, True, "u55c", 4, 7, (3, 8, "bram"), (2, 8, "bram"), (5, 2), {}),
     "stream-memory": (32, 8, False, "u55c", 5, 9, (5, 8, "stream"), (3, 16, "memory"), (7, 3), {}),
     "wide-codes-m64": (128, 64, False, "u55c", 3, 5, (2, 32, "bram"), (3, 16, "bram"), (3, 1), {}),
-    "ddr512-m4": (
-        48,
-        4,
-        True,
-        "u250",
-        6,
-        12,
-        (12, 16, "uram"),
-        (5, 8, "memory"),
-        (4, 2),
-        {"opq_storage": "uram", "lut_codebook": "uram"},
-    ),
+    "ddr512-m4": (48, 4, True, "u250", 6, 12, (12, 16, "uram"), (5, 8, "memory"), (4, 2), URAM_MATRIX_AND_CODEBOOKS),
     # HSMPQG selects the cells (s = 3 < z = 12 streams); AHPQ with short level-1 queues selects K
     "hsmpqg-ahpq": (
         32,
