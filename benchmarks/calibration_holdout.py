@@ -28,7 +28,7 @@ HOLDOUT = [
     ("build_lut", {"d": 96, "m": 12, "w": 24, "vec_bits": 8, "lut_bits": 16}),
     ("build_lut", {"d": 128, "m": 16, "w": 8, "vec_bits": 12, "lut_bits": 16}),
     ("build_lut", {"d": 64, "m": 8, "w": 32, "vec_bits": 8, "lut_bits": 16}),
-    ("build_lut", {"d": 512, "m": 64, "w": 16, "vec_bits": 8, "lut_bits": 16, "storage": "uram"}),
+    ("build_lut", {"d": 192, "m": 24, "w": 8, "vec_bits": 8, "lut_bits": 16, "storage": "uram"}),
     ("opq", {"d": 96, "w": 24, "vec_bits": 8}),
     ("opq", {"d": 64, "w": 8, "vec_bits": 16}),
     ("opq", {"d": 128, "w": 64, "vec_bits": 8}),
