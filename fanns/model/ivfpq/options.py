@@ -328,8 +328,8 @@ def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
 
 URAM_CODEBOOK_SHARE = 0.02
 """The DSE offers a BuildLUT PE's codebook in UltraRAM (beside block RAM) only where, in block
-RAM, it would take more than this share of the block RAM budget (8-bit elements: from about
-430-d on a U55C, 70-d on a ZCU104): there the codebooks compete for block RAM and bound the PE
+RAM, it would take more than this share of the block RAM budget (8-bit elements: from 384-d on
+a U55C, from 64-d on a ZCU104): there the codebooks compete for block RAM and bound the PE
 count (1024-d: U55C 243k -> 390k QPS predicted, and the ZCU104 gets a design at all). Why not
 everywhere: every store offered multiplies the DSE's search (on a 128-d U55C workload both
 stores doubled the BuildLUT options and the DSE's time, for a 0.02 % gain), and a small codebook
