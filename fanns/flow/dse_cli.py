@@ -110,8 +110,8 @@ def _cmd(args: argparse.Namespace) -> int:
     r = outcome.result
     console.print(
         f"searched {len(workloads)} index(es): {r.evaluated:,} combinations evaluated "
-        f"in {r.seconds:.2f} s ({r.evaluated / max(r.seconds, 1e-9):,.0f}/s) of a "
-        f"design space of {r.raw:,}; DSE total {outcome.seconds:.1f} s",
+        f"in {r.seconds:.2f} s ({r.evaluated / max(r.seconds, 1e-9):,.0f}/s) and {r.bounded:,} skipped by "
+        f"their bound, of a design space of {r.raw:,}; DSE total {outcome.seconds:.1f} s",
         highlight=False,
     )
     for u in outcome.unreachable:

@@ -72,11 +72,13 @@ class DesignPoint:
     def settle(self, sequences: dict | None = None) -> DesignPoint:
         """Evaluate the steady state with the finite buffers (`fanns.model.ivfpq.sequence`);
         `sequences` caches the sequence model per (workload, BuildLUT, PQDist, SelK): designs
-        that differ only in front of BuildLUT share it."""
+        that differ only in front of BuildLUT share it (and the workload's probes)."""
         if self.steady is None:
-            probes = stage_model.Probes.of(self.workload.probed)
-            key = (id(self.workload), repr((self.stages.build_lut, self.stages.pq_dist, self.stages.sel_k)))
             cache = {} if sequences is None else sequences
+            if id(self.workload) not in cache:
+                cache[id(self.workload)] = stage_model.Probes.of(self.workload.probed)
+            probes = cache[id(self.workload)]
+            key = (id(self.workload), repr((self.stages.build_lut, self.stages.pq_dist, self.stages.sel_k)))
             if key not in cache:
                 cache[key] = sequence_model.steady_sequence(self.ctx, self.stages, probes)
             self.steady = sequence_model.steady_interval(
@@ -398,12 +400,25 @@ def run(
         # a design slower than the load queues without bound (its tandem is no faster than its stages)
         return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
 
+    def keep_pool(rows: np.ndarray) -> tuple[list[DesignPoint], int, list[DesignPoint]]:
+        """`keep(..., top)` over the pool's rows, materialised in their order (by stage bound) only
+        as far as `keep` reads them: once `top` are kept, it stops at the first design whose bound
+        exceeds the slowest kept one's cycles, and more designs only lower those cycles. Also
+        returns the designs materialised (every fitting one when fewer than `top` are kept)."""
+        fitting, kept, missed, start, step = [], [], 0, 0, 8 * top
+        while start < len(rows):
+            if len(kept) >= top and rows[start, 3] > kept[-1].cycles * (1 + 1e-9):
+                break
+            fitting += _points(rows[start : start + step], spaces, workloads, contexts, budget, clock_mhz, shared)
+            kept, missed = keep(fitting, top)
+            start, step = start + step, 2 * step
+        return kept, missed, fitting
+
     pool, result = max(8 * top, 64), None
     while True:
         result = search(spaces, budget.vector(), pool, known=result)  # a larger pool: its front stands
         rows = stable(result.pool)
-        fitting = _points(rows, spaces, workloads, contexts, budget, clock_mhz, shared)
-        points, missed = keep(fitting, top)
+        points, missed, fitting = keep_pool(rows)
         # the pool holds every design whose stage bound is below its last row's; a kept design
         # slower than that could be beaten by one outside the pool
         enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]

@@ -177,6 +177,7 @@ def outcome_record(outcome: Outcome) -> dict:
             "indexes": [w.label() for w in outcome.workloads],
             "design_space": result.raw if result else 0,
             "evaluated": result.evaluated if result else 0,
+            "bounded": result.bounded if result else 0,
             "options": outcome.option_counts,
         },
         "slo": None

@@ -14,7 +14,10 @@ How the search stays fast and exact:
    Only options whose lanes are multiples of one another combine (`compatible`), so pruning
    keeps the best option of every lane count (`pareto_by_class`).
 3. `left` x back is evaluated by broadcasting in chunks: max of cycles, per-resource sums and the
-   budget test, one element per combination (`Search.evaluated` counts them).
+   budget test, one element per combination (`Search.evaluated` counts them). Once the pool is
+   full, a left row is skipped when even its bound — its cycles and LUTs with the fastest and the
+   smallest back option — could enter neither the pool nor the front found so far
+   (`Search.bounded` counts the combinations skipped; on the Fig. 6.8 workloads over 90 %).
 4. Of the valid combinations it keeps the best `pool` by (cycles, LUT, channels) — the order of
    the result: highest QPS first, ties broken by fewer LUTs, then fewer memory channels — and
    the Pareto front of (cycles, LUT) over all of them.
@@ -130,17 +133,20 @@ class Result:
     raw: int
     seconds: float
     min_overflow: np.ndarray | None = None  # [5 + G] usage of the combination closest to fitting
+    bounded: int = 0  # combinations skipped because their bound could not enter the pool or front
 
 
 class Search:
     """Evaluates spaces against one budget vector (see the module docstring)."""
 
-    def __init__(self, budget: np.ndarray, pool: int = 64):
+    def __init__(self, budget: np.ndarray, pool: int = 64, bound: bool = True):
         self.budget = np.asarray(budget, dtype=np.float64)
         self.pool_size = pool
+        self.bound = bound
         self.pool = np.zeros((0, 6))
         self.front = np.zeros((0, 6))
         self.evaluated = 0
+        self.bounded = 0
         self.raw = 0
         self.closest: tuple[float, np.ndarray] | None = None
 
@@ -181,12 +187,36 @@ class Search:
                 self._track_closest(every[start : start + step], back)
             return
         rows = max(1, CHUNK_ELEMENTS // len(back))
+        floor = back[:, :2].min(0)  # the fewest cycles and the fewest LUTs of any back option
         start = 0
         while start < len(left):
             # a small first chunk seeds the pool and the front, so later chunks filter cheaply
             step = min(rows, 16) if len(self.pool) == 0 else rows
-            self._evaluate(space.key, start, left[start : start + step], back)
+            idx = np.arange(start, min(start + step, len(left)))
+            kept = idx[self._may_enter(left[idx], floor)] if self.bound else idx
+            self.bounded += (len(idx) - len(kept)) * len(back)
+            if len(kept):
+                self._evaluate(space.key, kept, left[kept], back)
             start += step
+
+    def _may_enter(self, left: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        """Left rows some combination of which may still enter the pool or the front. A row's
+        combinations take at least max(its cycles, the fewest back cycles) and its LUTs plus the
+        fewest back LUTs; a row whose bound is behind the full pool's last entry and no better
+        than the front at those cycles can add nothing (`_pool_from`, `_merge_front`)."""
+        if len(self.pool) < self.pool_size:
+            return np.ones(len(left), dtype=bool)
+        cyc, lut = np.maximum(left[:, 0], floor[0]), left[:, 1] + floor[1]
+        c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
+        pool = (cyc < c_lim) | ((cyc == c_lim) & (lut <= l_lim))
+        return pool | (lut < self._front_lut(cyc))
+
+    def _front_lut(self, cycles: np.ndarray) -> np.ndarray:
+        """The fewest LUTs of a front design at no more than each of `cycles` (inf: none)."""
+        if len(self.front) == 0:
+            return np.full(len(cycles), np.inf)
+        pos = np.searchsorted(self.front[:, 3], cycles, side="right") - 1
+        return np.where(pos >= 0, self.front[np.maximum(pos, 0), 4], np.inf)
 
     def refine(self, space: Space) -> None:
         """The pool only, over a space `add` has already evaluated (its `left` rows stand): left
@@ -227,7 +257,7 @@ class Search:
             return
         cyc = np.where(left[:, None, 0] <= back[None, :, 0], back[None, :, 0], left[:, None, 0])
         lut = left[:, None, 1] + back[None, :, 1]
-        self._pool_from(ok, cyc, lut, lambda li, bi: self._rows(key, 0, left, back, li, bi, cyc, lut, rows, cols))
+        self._pool_from(ok, cyc, lut, lambda li, bi: self._rows(key, left, back, li, bi, cyc, lut, rows, cols))
 
     def _pool_from(self, ok: np.ndarray, cyc: np.ndarray, lut: np.ndarray, rows_of) -> None:
         """Pool candidates of one chunk: no worse than the pool's last entry and than this chunk's
@@ -243,7 +273,8 @@ class Search:
         if len(li):
             self._merge_pool(rows_of(li, bi))
 
-    def _evaluate(self, key: int, offset: int, left: np.ndarray, back: np.ndarray) -> None:
+    def _evaluate(self, key: int, rows: np.ndarray, left: np.ndarray, back: np.ndarray) -> None:
+        """Left rows `rows` (their cost rows: `left`) x every back option."""
         self.evaluated += len(left) * len(back)
         ok = np.ones((len(left), len(back)), dtype=bool)
         for r in range(len(self.budget)):
@@ -263,18 +294,17 @@ class Search:
         li = np.concatenate([ci, np.arange(len(left))])
         bi = np.concatenate([np.arange(len(back)), rj])
         found = np.isfinite(lut_ok[li, bi])
-        self._merge_front(self._rows(key, offset, left, back, li[found], bi[found], cyc, lut))
-        self._pool_from(ok, cyc, lut, lambda li, bi: self._rows(key, offset, left, back, li, bi, cyc, lut))
+        cols = np.arange(len(back))
+        self._merge_front(self._rows(key, left, back, li[found], bi[found], cyc, lut, rows, cols))
+        self._pool_from(ok, cyc, lut, lambda li, bi: self._rows(key, left, back, li, bi, cyc, lut, rows, cols))
 
     @staticmethod
-    def _rows(key, offset, left, back, li, bi, cyc, lut, rows=None, cols=None) -> np.ndarray:
+    def _rows(key, left, back, li, bi, cyc, lut, rows, cols) -> np.ndarray:
         """Pool rows of chunk entries (li, bi); `rows` / `cols`: the space's left rows / back
-        options of the chunk's rows / columns (default: `offset` + li, and bi)."""
+        options of the chunk's rows / columns."""
         chans = left[li, 6:].sum(1) + back[bi, 6:].sum(1)
-        left_row = li + offset if rows is None else rows[li]
-        back_row = bi if cols is None else cols[bi]
         return np.column_stack(
-            [np.full(len(li), key, dtype=np.float64), left_row, back_row, cyc[li, bi], lut[li, bi], chans]
+            [np.full(len(li), key, dtype=np.float64), rows[li], cols[bi], cyc[li, bi], lut[li, bi], chans]
         )
 
     def _track_closest(self, left: np.ndarray, back: np.ndarray) -> None:
@@ -319,25 +349,24 @@ class Search:
         return rows[keep]
 
     def _merge_front(self, rows: np.ndarray) -> None:
-        if len(self.front):
-            pos = np.searchsorted(self.front[:, 3], rows[:, 3], side="right") - 1
-            best = np.where(pos >= 0, self.front[np.maximum(pos, 0), 4], np.inf)
-            rows = rows[rows[:, 4] < best]
+        rows = rows[rows[:, 4] < self._front_lut(rows[:, 3])]
         if len(rows):
             self.front = self._front_of(np.concatenate([self.front, rows]))
 
     def result(self, seconds: float) -> Result:
-        return Result(
-            self.pool, self.front, self.evaluated, self.raw, seconds, None if self.closest is None else self.closest[1]
-        )
+        closest = None if self.closest is None else self.closest[1]
+        return Result(self.pool, self.front, self.evaluated, self.raw, seconds, closest, self.bounded)
 
 
-def search(spaces: list[Space], budget: np.ndarray, pool: int = 64, known: Result | None = None) -> Result:
+def search(
+    spaces: list[Space], budget: np.ndarray, pool: int = 64, known: Result | None = None, bound: bool = True
+) -> Result:
     """Evaluate every space; the pool holds the `pool` best valid combinations. `known`: the
     result of this search with a smaller pool (the same spaces and budget), whose front and counts
-    stand: only the larger pool is searched (`Search.refine`)."""
+    stand: only the larger pool is searched (`Search.refine`). `bound=False` evaluates every
+    combination (the same result, slower: a check of the bound)."""
     start = time.perf_counter()
-    s = Search(budget, pool)
+    s = Search(budget, pool, bound)
     if known is None:
         for space in spaces:
             s.add(space)
@@ -345,7 +374,7 @@ def search(spaces: list[Space], budget: np.ndarray, pool: int = 64, known: Resul
     for space in spaces:
         s.refine(space)
     out = s.result(time.perf_counter() - start)
-    return Result(out.pool, known.front, known.evaluated, known.raw, out.seconds, known.min_overflow)
+    return Result(out.pool, known.front, known.evaluated, known.raw, out.seconds, known.min_overflow, known.bounded)
 
 
 def decode(space: Space, left_row: int, back_row: int) -> dict[str, int]:
