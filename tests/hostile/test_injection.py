@@ -117,6 +117,23 @@ def test_design_names_are_names(capsys, tmp_path, key, value):
     _generate_from(capsys, tmp_path, data, key.replace(".0.", "[0].") if key.startswith("memory") else key)
 
 
+DESIGN_CHOICE_KEYS = [
+    "stages.opq.storage",
+    "stages.ivf_dist.storage",
+    "stages.sel_cells.arch",
+    "stages.build_lut.centroids",
+    "stages.build_lut.codebook",
+    "stages.sel_k.arch",
+]
+"""Keys that take one of a few words (a store, an architecture): anything else is refused."""
+
+
+@pytest.mark.parametrize("value", ["x$(rm -rf y)", "a\nb", "URAM ", "flash", 1])
+@pytest.mark.parametrize("key", DESIGN_CHOICE_KEYS)
+def test_design_choices_are_one_of_their_words(capsys, tmp_path, key, value):
+    _generate_from(capsys, tmp_path, replaced(make_design().to_dict(), key, value), key.split(".")[-1])
+
+
 @pytest.mark.parametrize("value", CONTROL)
 @pytest.mark.parametrize("key", DESIGN_TEXT_KEYS)
 def test_design_text_has_no_control_characters(capsys, tmp_path, key, value):
