@@ -1,14 +1,15 @@
 # Two commands on a fresh machine (Python 3.11, g++, make):
 #   make demo   -- create .venv, install fanns, generate and simulate an accelerator for a built-in dataset
 #   make test   -- create .venv, install fanns with test extras, run the fast tier of the tests (not `slow`)
-#   make test-all -- the fast tier, then the slow tier (whole-accelerator simulations, large DSE runs)
+#   make test-all -- the fast tier, then the slow tier (whole-accelerator simulations, large DSE runs): CI
+#   make test-long -- the long tier: more designs of the kinds the slow tier builds, fresh syntheses, trends
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: install demo test test-all clean
+.PHONY: install demo test test-all test-long clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +32,14 @@ demo: $(STAMP)
 		--sim --out work/demo/project --force
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) -q -m "not slow"
+	$(BIN)/python -m pytest -n $(JOBS) -q -m "not slow and not long"
 
-# the slow tier in xdist groups (tests/conftest.py): a design a module builds is built on one worker
+# the slow and long tiers in xdist groups (tests/conftest.py): a design a module builds is built on one worker
 test-all: test
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -m slow
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -m "slow and not long"
+
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -m long
 
 clean:
 	rm -rf $(VENV) work build *.egg-info

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.long_tier import is_long
+
 os.environ.setdefault("FANNS_NO_PROGRESS", "1")
 TESTS = Path(__file__).resolve().parent
 
@@ -41,8 +43,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (the Makefile's slow tier) does it on one worker instead of on every worker its tests were
     dealt to — a design test_rtl generates and builds is also test_rtl_fast's, whose tests then
     find the build in that worker's content-keyed build folder. Without --dist loadgroup the mark
-    does nothing."""
+    does nothing. The tests `tests/long_tier.py` names are marked `long` (kept out of CI)."""
     for item in items:
+        if is_long(item.nodeid):
+            item.add_marker(pytest.mark.long)
         group = _shared_setup(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
