@@ -13,8 +13,8 @@ budget. Almost all are whole designs — one index at its nprobe with one option
 group (opq, front, lut, back), the options left after each group's Pareto pruning; the count also
 includes the partial opq x lut and (opq, lut) x front candidates built on the way
 (`Search.evaluated`). Combinations the search skips because their bound cannot enter its pool or
-front are counted apart (`Search.bounded`). The design space before pruning (every option of every group) is printed
-separately; pruning never drops a design that could win.
+front are counted apart (`Search.bounded`). The design space before pruning (every option of
+every group) is printed separately; pruning never drops a design that could win.
 
     PYTHONPATH=. python benchmarks/dse.py [--queries N] [--board u55c] [--json PATH]
 """

@@ -75,9 +75,10 @@ class DesignPoint:
         that differ only in front of BuildLUT share it (and the workload's probes)."""
         if self.steady is None:
             cache = {} if sequences is None else sequences
-            if id(self.workload) not in cache:
-                cache[id(self.workload)] = stage_model.Probes.of(self.workload.probed)
-            probes = cache[id(self.workload)]
+            probes_key = (id(self.workload), "probes")
+            if probes_key not in cache:
+                cache[probes_key] = stage_model.Probes.of(self.workload.probed)
+            probes = cache[probes_key]
             key = (id(self.workload), repr((self.stages.build_lut, self.stages.pq_dist, self.stages.sel_k)))
             if key not in cache:
                 cache[key] = sequence_model.steady_sequence(self.ctx, self.stages, probes)

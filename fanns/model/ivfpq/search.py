@@ -207,9 +207,12 @@ class Search:
         if len(self.pool) < self.pool_size:
             return np.ones(len(left), dtype=bool)
         cyc, lut = np.maximum(left[:, 0], floor[0]), left[:, 1] + floor[1]
+        return self._may_pool(cyc, lut) | (lut < self._front_lut(cyc))
+
+    def _may_pool(self, cycles: np.ndarray, lut: np.ndarray) -> np.ndarray:
+        """Whether (cycles, LUT) may enter the full pool: not behind its last entry."""
         c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
-        pool = (cyc < c_lim) | ((cyc == c_lim) & (lut <= l_lim))
-        return pool | (lut < self._front_lut(cyc))
+        return (cycles < c_lim) | ((cycles == c_lim) & (lut <= l_lim))
 
     def _front_lut(self, cycles: np.ndarray) -> np.ndarray:
         """The fewest LUTs of a front design at no more than each of `cycles` (inf: none)."""
@@ -267,8 +270,7 @@ class Search:
         if len(valid) > n:
             ok &= cyc <= np.partition(valid, n - 1)[n - 1]
         if len(self.pool) >= n:
-            c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
-            ok &= (cyc < c_lim) | ((cyc == c_lim) & (lut <= l_lim))
+            ok &= self._may_pool(cyc, lut)
         li, bi = np.nonzero(ok)
         if len(li):
             self._merge_pool(rows_of(li, bi))
@@ -324,8 +326,7 @@ class Search:
     def _merge_pool(self, rows: np.ndarray) -> None:
         n = self.pool_size
         if len(self.pool) >= n:
-            c_lim, l_lim = self.pool[-1, 3], self.pool[-1, 4]
-            rows = rows[(rows[:, 3] < c_lim) | ((rows[:, 3] == c_lim) & (rows[:, 4] <= l_lim))]
+            rows = rows[self._may_pool(rows[:, 3], rows[:, 4])]
         if len(rows) > n:  # only the n best by cycles (then LUT) can enter: select before sorting
             kth = np.partition(rows[:, 3], n - 1)[n - 1]
             rows = rows[rows[:, 3] <= kth]
