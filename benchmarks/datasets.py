@@ -65,10 +65,12 @@ def run_set(ds: Dataset, goal_text: str, work: Path, sim_queries: int) -> dict:
     goal = parse_goal(goal_text)
     folder = work / ds.name / "explore"
     start = time.perf_counter()
-    explore = IvfPqExplorer(ds, ExploreConfig(goals=[goal], seed=0), folder).run()
+    explorer = IvfPqExplorer(ds, ExploreConfig(goals=[goal], seed=0), folder)
+    explore = explorer.run()
     explore_s = time.perf_counter() - start
     workloads, unreachable = workloads_from_explore(folder, goal)
     row = {"set": ds.name, "n": int(ds.base.shape[0]), "d": int(ds.base.shape[1]), "explore_s": round(explore_s, 1)}
+    row["indexes"], row["indexes_reused"] = len(explorer.grid()), len(explorer.reused)
     outcomes = {b: dse.run(workloads, load_board(b), goal.text, mhz, UTIL, 1, unreachable) for b, mhz in BOARDS.items()}
     for b, outcome in outcomes.items():
         row[f"{b}_qps"] = round(outcome.best.qps, 1) if outcome.best else None
@@ -108,6 +110,8 @@ def run_set(ds: Dataset, goal_text: str, work: Path, sim_queries: int) -> dict:
 def describe(row: dict) -> str:
     """A set's figures in one line, after its name and shape."""
     explored = f"explore {row['explore_s']:.1f} s"
+    if row.get("indexes_reused"):
+        explored += f" ({row['indexes_reused']} of {row['indexes']} trained indexes reused from an earlier run's cache)"
     if "design" not in row:
         return f"{explored}; no U55C design: {row.get('u55c_why', '')}"
     d, cpu, sim = row["design"], row["cpu_qps"], row["sim"]

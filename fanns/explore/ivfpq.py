@@ -125,6 +125,7 @@ class IvfPqExplorer:
         self._coarse: dict[int, Coarse] = {}
         self._rotations: dict[int, np.ndarray] = {}
         cached = {key: self._cached_index(*key) for key in self.grid()}  # trained copies found at the start
+        self.reused = [key for key, path in cached.items() if path is not None]  # not trained again
         # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few;
         # the OPQ rotation's update is timed only when one is to be trained
         untrained_opq = any(key[2] and path is None for key, path in cached.items())
