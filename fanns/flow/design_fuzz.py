@@ -213,11 +213,13 @@ def verify_point(
 ) -> dict[str, dict]:
     """Generate both faces of one DSE point into `project` (its index from the exploration, the
     dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "rtl": ..}, the
-    records of `simulate_csim` and `simulate_rtl` (the RTL built without optimisation: a few queries)."""
+    records of `simulate_csim` and `simulate_rtl` (the RTL built without optimisation: a few queries).
+    `project` is the caller's work folder: an earlier run's project there is replaced."""
     design = report.to_design(point, outcome, project)
     data = load_index(explore_folder, index_record(explore, explore_folder, design), ds.metric)
     queries = host_vectors(np.asarray(ds.queries), ds.metric)
     test = TestQueries(queries=queries, groundtruth=ds.groundtruth(design.k))
+    shutil.rmtree(project, ignore_errors=True)
     layout(design, data, test, ("hls", "rtl")).write(project)
     return {
         "hls": simulate_csim(project / "hls", sim_queries, build_root),
