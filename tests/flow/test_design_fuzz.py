@@ -48,21 +48,44 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
     _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
 
 
+FETCHED_GOALS = {1: ("1-R@1=0.30", (0, 1)), 10: ("R@10=0.30", (0, 1)), 100: ("R@100=0.30", (1,))}
+"""K -> the goal of the fetched-centroids draw and the ranks whose BuildLUT fetches its centroids
+(at K = 100 the DSE's choice keeps them in UltraRAM: the runner-up fetches them)."""
+
+
 @pytest.mark.slow
-def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(tmp_path, build_root):
+@pytest.mark.parametrize("k", sorted(FETCHED_GOALS))
+def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(k, tmp_path, build_root):
     """A draw outside the fuzz box's small nlist: 512 cells of 512-d centroids on a ZCU104 at half
-    its memory. BuildLUT's on-chip copy would take the UltraRAM IVFDist's lanes need (on this shape
-    the model's best on-chip design is 1.8x slower), so the DSE's choice and its runner-up read
-    BuildLUT's centroids from memory (`m_axi_lutc`); both are bit-exact on both faces and the RTL
-    is within the cycle tolerance of the model."""
-    case = FuzzCase(200, "zcu104", 512, 16, 512, 10, "R@10=0.30", 200.0, 0.5, False)
+    its memory, at K = 1, 10 and 100. BuildLUT's on-chip copy would take the UltraRAM IVFDist's
+    lanes need, so the DSE's choice or its runner-up reads BuildLUT's centroids from memory
+    (`m_axi_lutc`); both designs are bit-exact on both faces and the RTL is within the cycle
+    tolerance of the model."""
+    goal, fetched = FETCHED_GOALS[k]
+    case = FuzzCase(200, "zcu104", 512, 16, 512, k, goal, 200.0, 0.5, False)
+    outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
+    _check([outcome])
+    print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
+    assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
+    for rank in fetched:
+        design = IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml")
+        assert design.k == k and design.stages.build_lut.centroids == "memory", (rank, design.stages)
+
+
+@pytest.mark.slow
+def test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact(tmp_path, build_root):
+    """768-d OPQ on a KV260 at half its memory: the 768 x 768 matrix (1.2 MB of int16) fits
+    neither the block RAM nor the UltraRAM budget, so the DSE's choice and its runner-up stream it
+    from memory for every query (`stages.opq.storage: stream`); both designs are bit-exact on both
+    faces and the RTL is within the cycle tolerance of the model."""
+    case = FuzzCase(212, "kv260", 768, 16, 64, 10, "R@10=0.30", 200.0, 0.5, True)
     outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
     _check([outcome])
     print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
     assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
     for rank in (0, 1):
         design = IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml")
-        assert design.stages.build_lut.centroids == "memory", (rank, design.stages)
+        assert design.stages.opq is not None and design.stages.opq.storage == "stream", (rank, design.stages)
 
 
 @pytest.mark.slow

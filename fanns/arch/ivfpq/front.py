@@ -11,7 +11,8 @@ On-chip IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router
 chunk. Streamed centroids arrive per query, PE i's on `ivf_c<i>` (`fanns.arch.ivfpq.ivf_stream`).
 The OPQ matrix arrives once on `opq_fill` (on chip), or again for every query on `opq_rows`
 (streamed).
-The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`).
+The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`; with OPQ, IVFDist's and
+BuildLUT's query FIFOs hold two whole rotated queries: `stages.query_fifo_depth`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.hw import MATRIX_BITS, IvfPqHw
 from fanns.arch.streams import link
+from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import ID_BITS
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
@@ -73,8 +75,11 @@ class Front(wiring.Component):
         ivf_bits, lut_bits = st.ivf_dist.lanes * vb, st.build_lut.lanes * vb
         m.submodules.to_ivf = to_ivf = RegroupComponent(src_bits, ivf_bits)
         m.submodules.to_lut = to_lut = RegroupComponent(src_bits, lut_bits)
-        m.submodules.ivf_qfifo = ivf_q = StreamFifoComponent(unsigned(ivf_bits), depth)
-        m.submodules.lut_qfifo = lut_q = StreamFifoComponent(unsigned(lut_bits), depth)
+        opq = st.opq is not None
+        ivf_depth = stage_model.query_fifo_depth(depth, hw.d, st.ivf_dist.lanes, opq)
+        lut_depth = stage_model.query_fifo_depth(depth, hw.d, st.build_lut.lanes, opq)
+        m.submodules.ivf_qfifo = ivf_q = StreamFifoComponent(unsigned(ivf_bits), ivf_depth)
+        m.submodules.lut_qfifo = lut_q = StreamFifoComponent(unsigned(lut_bits), lut_depth)
         link(m, fork.o0, to_ivf.i)
         link(m, to_ivf.o, ivf_q.i)
         link(m, fork.o1, to_lut.i)

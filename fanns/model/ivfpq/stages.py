@@ -146,8 +146,21 @@ def pe_unit(ctx: Context, stage: str, label: str, pe: PE, count: int = 1, divisi
     return Unit(stage, label, count, _pe_resources(pe, ctx.family), pe, divisible)
 
 
-def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1) -> Unit:
-    return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=FIFO_DEPTH), count)
+def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1, depth: int = FIFO_DEPTH) -> Unit:
+    return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=depth), count)
+
+
+def query_fifo_depth(fifo_depth: int, d: int, lanes: int, opq: bool) -> int:
+    """Depth of IVFDist's and BuildLUT's query FIFOs (`fanns.arch.ivfpq.front`): with OPQ, two
+    whole rotated queries in the stage's lanes, as the HLS face's FIFOs hold.
+
+    Why: OPQ emits a query's words over its whole interval, and IVFDist and BuildLUT take theirs
+    only when they start that query. FIFOs of `fifo_depth` words held OPQ back until both had
+    started the query before, so OPQ and IVFDist ran one after the other instead of side by side:
+    a DSE-chosen KV260 design (768-d, matrix streamed, 8 OPQ lanes, one IVFDist lane) measured
+    +59 % cycles per query against the model. Without OPQ the I/O reader delivers a query in a few
+    cycles, and `fifo_depth` words suffice."""
+    return max(fifo_depth, 2 * -(-d // lanes)) if opq else fifo_depth
 
 
 # -- units (resources) ----------------------------------------------------------------------------
@@ -223,7 +236,8 @@ def ivf_units(ctx: Context, st: IvfDistStage) -> list[Unit]:
     f = ctx.fmt
     base, extra = divmod(ctx.nlist, st.pes)  # chunk sizes of `ivf_chunks`, counted
     sizes = {n: c for n, c in ((base + 1, extra), (base, st.pes - extra)) if c and n}
-    units = [fifo_unit(ctx, "ivf_dist", "query_fifo", st.lanes * f.vec_bits + 1)]
+    depth = query_fifo_depth(FIFO_DEPTH, ctx.d, st.lanes, ctx.opq)
+    units = [fifo_unit(ctx, "ivf_dist", "query_fifo", st.lanes * f.vec_bits + 1, depth=depth)]
     units += [
         pe_unit(ctx, "ivf_dist", f"ivf_dist[{n}]", ivf_pe(ctx, st, n), count)
         for n, count in sorted(sizes.items(), reverse=True)
@@ -277,7 +291,7 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     glue += control.memory_resources(wb, 2 * words, "bram")  # the two-bank query buffer
     regroup = control.query_regroup(f.vec_bits, st.lanes)
     units = [
-        fifo_unit(ctx, "build_lut", "query_fifo", st.lanes * f.vec_bits + 1),
+        fifo_unit(ctx, "build_lut", "query_fifo", wb + 1, depth=query_fifo_depth(FIFO_DEPTH, ctx.d, st.lanes, ctx.opq)),
         pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
         pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
         Unit("build_lut", "dispatch_collect", 1, glue, None, False),
