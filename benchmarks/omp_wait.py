@@ -1,5 +1,6 @@
 """faiss under GNU OpenMP's default wait (spinning) and under the passive wait fanns sets
-(fanns/__init__.py), on a quiet machine and beside one competing busy process.
+(fanns/__init__.py), on a quiet machine, beside one competing busy process and beside another faiss
+process.
 
 Two tasks, each in a fresh interpreter per measurement (libgomp reads its policy once, when faiss
 loads it):
@@ -11,8 +12,9 @@ loads it):
   of its windows, wall clock) and on one thread (thread CPU clock, which no other process moves).
 
 The default wait is had by loading faiss before fanns; the passive one by importing fanns first.
-The competing process is a pure-Python busy loop (one core's worth of other work: a second pytest
-worker, a Verilator build). Each cell is the median of `--repeats` fresh runs, with their range.
+The competing process is a pure-Python busy loop (one core's worth of other work: a Verilator
+build, a simulation), or another process running faiss with its threads spinning (a second pytest
+worker, an exploration beside a test suite). Each cell is the median of `--repeats` fresh runs, with their range.
 
     PYTHONPATH=. python benchmarks/omp_wait.py [--repeats 3] [--json PATH]
 """
@@ -32,8 +34,15 @@ from record import write_result
 
 POLICIES = ("spin", "passive")
 """spin: libgomp's default (faiss loaded before fanns); passive: fanns's default."""
-LOADS = ("quiet", "busy")
-"""quiet: nothing else running (as far as this script controls); busy: one competing busy process."""
+LOADS = ("quiet", "busy", "faiss")
+"""quiet: nothing else running (as far as this script controls); busy: one competing busy process
+(pure Python, one core); faiss: a competing process training OPQ in a loop on all cores with
+libgomp's default wait (another faiss user: a second pytest worker, an exploration)."""
+HOGS = {
+    "quiet": None,
+    "busy": [sys.executable, "-c", "while True: pass"],
+    "faiss": [sys.executable, __file__, "--worker", "spin", "hog"],
+}
 
 
 def _opq_seconds(d: int, m: int, points: int, iters: int) -> float:
@@ -73,17 +82,25 @@ def worker(policy: str, task: str, args: argparse.Namespace) -> None:
 
     if task == "opq":
         print(json.dumps({"seconds": _opq_seconds(args.opq_d, args.opq_m, args.opq_points, args.opq_iters)}))
+    elif task == "hog":
+        while True:
+            _opq_seconds(args.opq_d, args.opq_m, args.opq_points, args.opq_iters)
     else:
         print(json.dumps(_search_qps()))
 
 
 def _measure(policy: str, task: str, args: argparse.Namespace) -> dict:
     cmd = [sys.executable, __file__, "--worker", policy, task, *_shape_args(args)]
-    env_path = str(Path(__file__).resolve().parent.parent)
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    env["PYTHONPATH"] = env_path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=_env()).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def _env() -> dict[str, str]:
+    """This environment without a wait policy (each worker chooses its own), the checkout importable."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
 
 
 def _shape_args(args: argparse.Namespace) -> list[str]:
@@ -102,7 +119,7 @@ def _summary(values: list[float]) -> dict:
 def run(args: argparse.Namespace) -> dict:
     cells: dict[str, dict] = {}
     for load in LOADS:
-        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if load == "busy" else None
+        hog = subprocess.Popen(HOGS[load], env=_env()) if HOGS[load] else None
         try:
             time.sleep(1.0 if hog else 0.0)
             for policy in POLICIES:
@@ -153,8 +170,9 @@ def readme_row(figures: dict) -> tuple[str, str]:
     o, cells = figures["opq"], figures["cells"]
     runs = next(iter(cells.values()))["opq_seconds"]["runs"]
     figure = (
-        "faiss under OpenMP's default spinning wait vs the passive wait fanns sets (fanns/__init__.py), quiet "
-        f"and beside one busy process; medians of {runs} fresh runs (range): OPQ training {o['d']}-d m {o['m']}, "
+        "faiss under OpenMP's default spinning wait vs the passive wait fanns sets (fanns/__init__.py), quiet, "
+        "beside one busy process and beside another faiss process; "
+        f"medians of {runs} fresh runs (range): OPQ training {o['d']}-d m {o['m']}, "
         f"{o['points']:,} vectors, {o['iterations']} iterations, all cores; faiss-cpu QPS, IVF64,PQ16 on "
         "10,000 x 128, nprobe 2, K 10, 200-query batches, all cores (wall clock) and one thread (its CPU clock)"
     )
@@ -166,12 +184,11 @@ def readme_row(figures: dict) -> tuple[str, str]:
                 f"{load}, {policy}: OPQ {_cell(c, 'opq_seconds', '.1f')} s, all cores {_cell(c, 'qps_all', ',.0f')} "
                 f"QPS, one thread {_cell(c, 'qps_1', ',.0f')} QPS"
             )
-    busy_spin, busy_passive = cells["busy/spin"], cells["busy/passive"]
-    ratio = busy_spin["opq_seconds"]["median"] / busy_passive["opq_seconds"]["median"]
-    qps = busy_passive["qps_all"]["median"] / busy_spin["qps_all"]["median"]
-    parts.append(
-        f"beside a busy process the passive wait trains OPQ {ratio:.1f}x faster and searches {qps:.1f}x faster"
-    )
+    for load in LOADS[1:]:
+        spin, passive = cells[f"{load}/spin"], cells[f"{load}/passive"]
+        ratio = spin["opq_seconds"]["median"] / passive["opq_seconds"]["median"]
+        qps = passive["qps_all"]["median"] / spin["qps_all"]["median"]
+        parts.append(f"{load}: passive trains OPQ {ratio:.1f}x and searches on all cores {qps:.1f}x as fast as spin")
     return figure, "; ".join(parts)
 
 

@@ -52,6 +52,7 @@ LONG = (
     "tests/codegen/test_wide_opq_faces.py::test_rtl_is_bit_exact_and_cycles_agree_with_the_model[uram]",
     "tests/driver/test_ap_ctrl.py::test_block_protocol_through_the_drivers_register_calls",
     "tests/flow/test_design_fuzz.py::test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact",
+    "tests/flow/test_design_fuzz.py::test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact",
     "tests/flow/test_design_fuzz.py::test_draws_run_as_jobs_on_an_existing_cluster",
     # more graph pipelines
     "tests/driver/test_graph_driver.py::test_rtl_sim_runs_the_rtl_kernel_of_the_root",

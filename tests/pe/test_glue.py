@@ -28,6 +28,7 @@ from fanns.pe.glue_streams import (
     select_luts,
 )
 from fanns.pe.result_filter import ResultFilter, ResultFilterComponent
+from fanns.pe.stream_fifo import StreamFifoComponent
 from fanns.pe.stream_pack import StreamPack, StreamPackComponent
 from fanns.tools.yosys import synthesize
 from tests.codegen.helpers import random_index
@@ -77,10 +78,12 @@ CONFIGS = {
     "tiny": (32, 8, 16, 3, 10, (2, 8, "bram"), (2, 8, "bram"), (2, 1), False),
     "small-opq": (64, 8, 32, 4, 10, (2, 16, "bram"), (2, 16, "bram"), (4, 2), True),
 }
+LONG_QUERY_OPQ = (128, 8, 32, 4, 10, (2, 2, "bram"), (2, 4, "bram"), (2, 1), True)
+"""An OPQ design whose rotated query is more words than `fifo_depth` in both stages' lanes."""
 
 
 def _hw(config: str) -> IvfPqHw:
-    d, m, nlist, nprobe, k, ivf, lut, pq, opq = CONFIGS[config]
+    d, m, nlist, nprobe, k, ivf, lut, pq, opq = CONFIGS.get(config, LONG_QUERY_OPQ)
     data = random_index(nlist=nlist, n=40 * nlist, d=d, m=m, opq=opq)
     fmt = IvfPqFormat(d=d, m=m, scale=1000.0, ivf_shift=8, lut_shift=10)
     design = pinned_design(data, fmt, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
@@ -146,3 +149,25 @@ def test_glue_is_priced_in_the_stage_it_serves():
     stage = {u.label: u.stage for u in stage_model.design_units(hw.ctx, hw.stages)}
     assert stage["fetcher"] == stage["table_split"] == stage["feeder[2]"] == stage["desc_fifo"] == "pq_dist"
     assert stage["result_filter"] == stage["cell_fork"] == stage["result_pack"] == "infra"
+
+
+@pytest.mark.parametrize(
+    ("config", "ivf_depth", "lut_depth"), [("tiny", 32, 32), ("small-opq", 32, 32), ("long", 128, 64)]
+)
+def test_query_fifos_hold_two_rotated_queries_in_rtl_and_model(config, ivf_depth, lut_depth):
+    """With OPQ, IVFDist's and BuildLUT's query FIFOs hold two whole rotated queries (d / lanes
+    words each; `stages.query_fifo_depth`), in the RTL as in the model's price of them."""
+    hw = _hw(config)
+    rtl: dict[str, int] = {}
+
+    def walk(fragment, name: str) -> None:
+        for comp in fragment.origins or ():
+            if isinstance(comp, StreamFifoComponent) and name in ("ivf_qfifo", "lut_qfifo"):
+                rtl[name] = comp.depth
+        for sub, sub_name, *_ in fragment.subfragments:
+            walk(sub, sub_name or "")
+
+    walk(Fragment.get(IvfPqAccelerator(hw), None), "")
+    assert rtl == {"ivf_qfifo": ivf_depth, "lut_qfifo": lut_depth}
+    priced = {u.stage: u.pe.depth for u in stage_model.design_units(hw.ctx, hw.stages) if u.label == "query_fifo"}
+    assert priced["ivf_dist"] == ivf_depth and priced["build_lut"] == lut_depth
