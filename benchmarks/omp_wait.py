@@ -37,10 +37,11 @@ POLICIES = ("spin", "passive")
 LOADS = ("quiet", "busy", "faiss")
 """quiet: nothing else running (as far as this script controls); busy: one competing busy process
 (pure Python, one core); faiss: a competing process training OPQ in a loop on all cores with
-libgomp's default wait (another faiss user: a second pytest worker, an exploration)."""
+libgomp's default wait (another faiss user: a second pytest worker, an exploration). Each
+competitor stops when the process that started it is gone."""
 HOGS = {
     "quiet": None,
-    "busy": [sys.executable, "-c", "while True: pass"],
+    "busy": [sys.executable, "-c", "import os\nparent = os.getppid()\nwhile os.getppid() == parent: pass"],
     "faiss": [sys.executable, __file__, "--worker", "spin", "hog"],
 }
 
@@ -82,8 +83,9 @@ def worker(policy: str, task: str, args: argparse.Namespace) -> None:
 
     if task == "opq":
         print(json.dumps({"seconds": _opq_seconds(args.opq_d, args.opq_m, args.opq_points, args.opq_iters)}))
-    elif task == "hog":
-        while True:
+    elif task == "hog":  # until the benchmark that started it is gone
+        parent = os.getppid()
+        while os.getppid() == parent:
             _opq_seconds(args.opq_d, args.opq_m, args.opq_points, args.opq_iters)
     else:
         print(json.dumps(_search_qps()))
