@@ -121,7 +121,8 @@ def _summary(values: list[float]) -> dict:
 def run(args: argparse.Namespace) -> dict:
     cells: dict[str, dict] = {}
     for load in LOADS:
-        hog = subprocess.Popen(HOGS[load], env=_env()) if HOGS[load] else None
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        hog = subprocess.Popen(HOGS[load], env=_env(), **quiet) if HOGS[load] else None
         try:
             time.sleep(1.0 if hog else 0.0)
             for policy in POLICIES:
