@@ -46,7 +46,9 @@ HOGS = {
 }
 
 
+# faiss and fanns are imported in the worker only, after `worker` has chosen which loads libgomp first.
 def _opq_seconds(d: int, m: int, points: int, iters: int) -> float:
+    """Seconds of one OPQ training (`d`, `m`, `points` clustered vectors, `iters` iterations)."""
     import faiss
 
     from fanns.datasets.synthetic import clustered
@@ -60,6 +62,7 @@ def _opq_seconds(d: int, m: int, points: int, iters: int) -> float:
 
 
 def _search_qps() -> dict[str, float]:
+    """faiss-cpu QPS medians of the search task on all cores ("all") and one thread ("1")."""
     import faiss
 
     from fanns.datasets.synthetic import clustered
