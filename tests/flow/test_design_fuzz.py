@@ -48,6 +48,15 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
     _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
 
 
+def _chosen_and_runner_up(case: FuzzCase, tmp_path, build_root) -> list[IvfPqDesign]:
+    """Run `case` with one runner-up; both designs must pass on both faces. Their design files."""
+    outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
+    _check([outcome])
+    print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
+    assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
+    return [IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml") for rank in (0, 1)]
+
+
 FETCHED_GOALS = {1: "1-R@1=0.30", 10: "R@10=0.30"}
 """K -> the goal of the fetched-centroids draw (the DSE's choice and its runner-up fetch at both)."""
 K1_MISS = (
@@ -65,12 +74,7 @@ def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(k, tmp_path
     (`m_axi_lutc`); both designs are bit-exact on both faces and the RTL is within the cycle
     tolerance of the model."""
     case = FuzzCase(200, "zcu104", 512, 16, 512, k, FETCHED_GOALS[k], 200.0, 0.5, False)
-    outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
-    _check([outcome])
-    print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
-    assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
-    for rank in (0, 1):
-        design = IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml")
+    for rank, design in enumerate(_chosen_and_runner_up(case, tmp_path, build_root)):
         assert design.k == k and design.stages.build_lut.centroids == "memory", (rank, design.stages)
 
 
@@ -81,12 +85,7 @@ def test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact(tmp_path, bui
     from memory for every query (`stages.opq.storage: stream`); both designs are bit-exact on both
     faces and the RTL is within the cycle tolerance of the model."""
     case = FuzzCase(212, "kv260", 768, 16, 64, 10, "R@10=0.30", 200.0, 0.5, True)
-    outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
-    _check([outcome])
-    print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
-    assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
-    for rank in (0, 1):
-        design = IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml")
+    for rank, design in enumerate(_chosen_and_runner_up(case, tmp_path, build_root)):
         assert design.stages.opq is not None and design.stages.opq.storage == "stream", (rank, design.stages)
 
 
