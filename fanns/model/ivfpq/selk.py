@@ -131,12 +131,16 @@ class LutSource:
     """BuildLUT as the producer of the LUTs (`fanns.arch.ivfpq.lut`): `pes` PEs, PE k mod P
     builds the k-th LUT of the run (the probes of the queries in order, across queries), one LUT
     every `ii` cycles, the first `latency` cycles after its input; each PE writes into its own
-    FIFO of `fifo_luts` whole LUTs and stalls when it is full."""
+    FIFO of `fifo_luts` whole LUTs and stalls when it is full. The probes of the run's r-th query
+    reach it no earlier than r·`arrival` cycles after the first's: the pace of the stages in front
+    (their largest interval), which spaces the first LUTs of a run over the PEs when BuildLUT has
+    more PEs than a query has probes."""
 
     pes: int
     ii: float
     latency: float
     fifo_luts: int
+    arrival: float = 0.0
 
 
 def sequence_starts(
@@ -200,8 +204,9 @@ def _recurrence(
     after round r-1's, one query per lane. Without `lut` the LUTs are there when a bank is free
     (the steady state of a query repeated, where BuildLUT's own interval is a separate stage);
     with it, LUT c of a round is complete no earlier than its BuildLUT PE has built it
-    (`LutSource.ii` after its previous LUT) and no earlier than the PE's FIFO had room for it
-    (the same PE's LUT `fifo_luts` back fully loaded into the PQDist banks)."""
+    (`LutSource.ii` after its previous LUT, `LutSource.latency` after round r's probes arrived
+    at r·`LutSource.arrival`) and no earlier than the PE's FIFO had room for it (the same PE's
+    LUT `fifo_luts` back fully loaded into the PQDist banks)."""
     n = np.asarray(items, dtype=np.float64)
     cells = n.shape[1]
     total = n.sum(1)
@@ -227,13 +232,13 @@ def _recurrence(
     loaded: list[list[np.ndarray]] = [[] for _ in built]  # per BuildLUT PE: load-done times of its LUTs in its FIFO
     out = []
     k = 0
-    for idx in rounds:
+    for r, idx in enumerate(rounds):
         release = start[None] + restart
         for c in range(cells):
             ld = (ld if k < pq.banks else np.maximum(ld, se[-pq.banks] + 1)) + KSUB
             if lut:
                 p = k % lut.pes  # LUT k of the run, across queries
-                built[p] = built[p] + lut.ii
+                built[p] = np.maximum(built[p] + lut.ii, r * lut.arrival + lut.latency)
                 if len(loaded[p]) == lut.fifo_luts:
                     built[p] = np.maximum(built[p], loaded[p][0] + 1)
                 ld[0] = np.maximum(ld[0], built[p] + 1)

@@ -221,13 +221,16 @@ def stage_timings(
 ) -> dict[str, StageTiming]:
     """Timing of every stage of a design for the measured probes. `back`: this design's PQDist
     and SelK timings when already known (`back_timings`: the DSE shares them between designs)."""
-    out = {}
-    if stages.opq is not None:
-        out["opq"] = opq_timing(ctx, stages.opq)
+    out = front_timings(ctx, stages) | {"build_lut": lut_timing(ctx, stages.build_lut)}
+    return out | (back_timings(ctx, stages.pq_dist, stages.sel_k, probes) if back is None else back)
+
+
+def front_timings(ctx: Context, stages: Stages) -> dict[str, StageTiming]:
+    """The stages in front of BuildLUT (OPQ, IVFDist, SelCells): the same cycles for every query."""
+    out = {} if stages.opq is None else {"opq": opq_timing(ctx, stages.opq)}
     out["ivf_dist"] = ivf_timing(ctx, stages.ivf_dist)
     out["sel_cells"] = sel_cells_timing(ctx, stages.sel_cells, stages.ivf_dist)
-    out["build_lut"] = lut_timing(ctx, stages.build_lut)
-    return out | (back_timings(ctx, stages.pq_dist, stages.sel_k, probes) if back is None else back)
+    return out
 
 
 def back_timings(ctx: Context, st: PqDistStage, sel_k: SelectStage, probes: Probes) -> dict[str, StageTiming]:

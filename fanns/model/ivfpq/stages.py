@@ -75,6 +75,7 @@ from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing 
     StageTiming,
     back_timings,
     channel_cycles,
+    front_timings,
     ivf_timing,
     lut_timing,
     opq_timing,
