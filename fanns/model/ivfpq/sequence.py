@@ -57,10 +57,19 @@ def lut_source(ctx: stage_model.Context, stages: Stages) -> LutSource:
     st = stages.build_lut
     pe = stage_model.lut_pe(ctx, st)
     extra = stage_model.MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
-    arrival = max(t.interval for t in stage_model.front_timings(ctx, stages).values())
     return LutSource(
-        st.pes, float(pe.ii()), float(pe.latency() + extra), stage_model.LUT_FIFO_DEPTH // stage_model.KSUB, arrival
+        st.pes,
+        float(pe.ii()),
+        float(pe.latency() + extra),
+        stage_model.LUT_FIFO_DEPTH // stage_model.KSUB,
+        front_interval(ctx, stages),
     )
+
+
+def front_interval(ctx: stage_model.Context, stages: Stages) -> float:
+    """The cycles per query of the stages in front of BuildLUT (OPQ, IVFDist, SelCells: the same
+    for every query): their largest interval, the pace at which they deliver the queries' probes."""
+    return max(t.interval for t in stage_model.front_timings(ctx, stages).values())
 
 
 def sequence_starts(
@@ -94,11 +103,10 @@ def floors(
     ctx: stage_model.Context,
     stages: Stages,
     probes: stage_model.Probes,
-    timings: dict[str, stage_model.StageTiming],
     busy: np.ndarray | None = None,
 ) -> float:
     """The least cycles per query of a run outside the recurrence: the stages in front of
-    BuildLUT (their intervals, the same for every query) and the PQ channels (the busiest one's
+    BuildLUT (`front_interval`) and the PQ channels (the busiest one's
     mean cycles per query; its deep buffers let the recurrence take it only per query), over the
     queries after the first, which the measured span covers. PQDist's compute is no floor: the
     recurrence runs its PEs cell by cell, and a short run's span may hold less than the queries'
@@ -107,15 +115,13 @@ def floors(
     if busy is None:
         beats = stage_model.pq_shares(ctx.m, probes, st.pes, st.port_bits).beats
         busy = stage_model.channel_cycles(beats, max(st.pes_per_channel()), ctx.memory(st.memory).beats_per_cycle)
-    front = [t.interval for s, t in timings.items() if s not in ("build_lut", "pq_dist", "sel_k")]
-    return max(front + [float(np.mean(busy[1:]))])
+    return max(front_interval(ctx, stages), float(np.mean(busy[1:])))
 
 
 def run_interval(
     ctx: stage_model.Context,
     stages: Stages,
     probes: stage_model.Probes,
-    timings: dict[str, stage_model.StageTiming] | None = None,
     busy: np.ndarray | None = None,
 ) -> float:
     """Cycles per query of the probes' queries run once in their order: the span between the
@@ -125,8 +131,7 @@ def run_interval(
     if nq < 2:
         raise ValueError("a run interval needs at least two queries")
     starts = sequence_starts(ctx, stages, probes, np.arange(nq), busy)
-    t = timings or stage_model.stage_timings(ctx, stages, probes)
-    return max(float(starts[-1] - starts[0]) / (nq - 1), floors(ctx, stages, probes, t, busy))
+    return max(float(starts[-1] - starts[0]) / (nq - 1), floors(ctx, stages, probes, busy))
 
 
 def steady_interval(

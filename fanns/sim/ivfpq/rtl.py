@@ -222,7 +222,7 @@ class RtlProjectSim:
         ctx, probes, feed = self._feed(first, nq, nprobe)
         timings = self._timings(ctx, probes, feed)
         busy = None if feed is None else feed.busy
-        return Prediction(sequence_model.run_interval(ctx, self.design.stages, probes, timings, busy), timings)
+        return Prediction(sequence_model.run_interval(ctx, self.design.stages, probes, busy), timings)
 
     def predicted_query_times(
         self,
