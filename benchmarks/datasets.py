@@ -10,8 +10,8 @@ unit-scale mixture, `--n` vectors) where no real set of that dimension is built 
 - the DSE's best U55C design (index, nprobe, PEs per stage, its resources with the shell) and
   its predicted QPS, and the best ZCU104 design's predicted QPS;
 - faiss-cpu at the U55C design's index and nprobe, measured by the exploration in this run (the
-  median of its windows, one thread on the thread CPU clock and all cores on the wall clock) and
-  the FPGA/CPU ratios;
+  median of its windows and their quartiles, one thread on the thread CPU clock and all cores on
+  the wall clock) and the FPGA/CPU ratios;
 - the U55C design generated on both faces and `--sim-queries` test queries simulated on each
   (g++ C simulation; Verilator, compiled harness): queries differing from the reference model,
   and the RTL's cycles per query against the cycle model's.
@@ -92,6 +92,7 @@ def run_set(ds: Dataset, goal_text: str, work: Path, sim_queries: int) -> dict:
     design = report.to_design(best, outcomes["u55c"], None)
     cpu = index_record(explore, folder, design)["goals"][goal.text]["cpu"]
     row["cpu_qps"] = {"1": cpu["1"]["qps"], "all": cpu["all"]["qps"], "threads_all": cpu["all"]["threads"]}
+    row["cpu_iqr"] = {t: [cpu[t]["q1"], cpu[t]["q3"]] for t in ("1", "all")}
     row["fpga_over_cpu"] = {t: round(best.qps / q, 2) for t, q in (("1", cpu["1"]["qps"]), ("all", cpu["all"]["qps"]))}
     sims = verify_point(
         best, outcomes["u55c"], ds, explore, folder, work / ds.name / "project", work / "builds", sim_queries
@@ -105,6 +106,14 @@ def run_set(ds: Dataset, goal_text: str, work: Path, sim_queries: int) -> dict:
         for face, s in sims.items()
     }
     return row
+
+
+def _iqr(row: dict, threads: str) -> str:
+    """The quartiles of a CPU figure's windows, where the run recorded them (rows before 2026-12)."""
+    if "cpu_iqr" not in row:
+        return ""
+    q1, q3 = row["cpu_iqr"][threads]
+    return f" (IQR {q1:,.0f}-{q3:,.0f})"
 
 
 def describe(row: dict) -> str:
@@ -122,8 +131,9 @@ def describe(row: dict) -> str:
     return (
         f"{explored}; {d['index']} nprobe {d['nprobe']} ({d['bottleneck']}-bound; LUT {100 * util['lut']:.0f} %, "
         f"BRAM {100 * util['bram18']:.0f} %, URAM {100 * util['uram']:.0f} % with the shell); "
-        f"U55C {row['u55c_qps']:,.0f} QPS, ZCU104 {zcu}; faiss-cpu {cpu['1']:,.0f} (1 thread) / {cpu['all']:,.0f} "
-        f"({cpu['threads_all']} threads) -> {ratio['1']:.1f}x / {ratio['all']:.1f}x; "
+        f"U55C {row['u55c_qps']:,.0f} QPS, ZCU104 {zcu}; faiss-cpu {cpu['1']:,.0f}{_iqr(row, '1')} (1 thread) / "
+        f"{cpu['all']:,.0f}{_iqr(row, 'all')} ({cpu['threads_all']} threads) "
+        f"-> {ratio['1']:.1f}x / {ratio['all']:.1f}x; "
         f"HLS {sim['hls']['mismatched_queries']} of {sim['hls']['queries']} queries differ, "
         f"RTL {rtl['mismatched_queries']} of {rtl['queries']}, cycles {rtl['cycle_error_pct']:+.2f} % vs the model"
     )
