@@ -14,10 +14,9 @@ against exact HPQ.
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 from scipy.stats import binom
 
 from fanns.numerics import make_keys, smallest_keys
@@ -53,7 +52,7 @@ def main() -> None:
         print(f"{q:9d} {pe.s1:4d} {marginal:8d} {pe.exact_fraction():9.4f} {measured:9.4f} {pe.s1 / args.k:14.1%}")
         rows.append({"l1_queues": q, "s1": pe.s1, "predicted": pe.exact_fraction(), "measured": measured})
     figures = {"k": args.k, "target": args.target, "queries": args.queries, "rows": rows}
-    write_result(args.json, "ahpq_lengths", " ".join(["python benchmarks/ahpq_lengths.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "ahpq_lengths", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

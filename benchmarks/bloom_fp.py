@@ -10,10 +10,9 @@ For each (h, b, n): insert n distinct random 32-bit ids with the PE's reference 
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.pe.bloom import Bloom
 
@@ -54,7 +53,7 @@ def main() -> None:
         )
 
     figures = {"probes": PROBES, "cases": rows}
-    write_result(args.json, "bloom_fp", " ".join(["python benchmarks/bloom_fp.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "bloom_fp", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

@@ -10,12 +10,11 @@ single window, the old figure, is shown beside it).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import faiss
 import numpy as np
-from record import cpu_model, write_result
+from record import command_line, cpu_model, write_result
 
 from fanns.boards import load_board
 from fanns.datasets.loader import load_dataset
@@ -113,7 +112,7 @@ def main() -> None:
             "same_index": same,
             "best_index": {"index": best_cpu, "nprobe": reached[best_cpu][1], **per_index[best_cpu]},
         }
-    write_result(args.json, "cpu_baseline", " ".join(["python benchmarks/cpu_baseline.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "cpu_baseline", command_line(), figures)
 
 
 def readme_row(f: dict) -> tuple[str, str]:

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-from record import write_result
+from record import command_line, write_result
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
@@ -162,7 +161,7 @@ def main() -> None:
         rows.append(run_set(ds, args.goal, work, args.sim_queries))
         print(line(rows[-1]), flush=True)
     figures = {"goal": args.goal, "util": UTIL, "clocks_mhz": BOARDS, "rows": rows}
-    write_result(args.json, "datasets", " ".join(["python benchmarks/datasets.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "datasets", command_line(), figures)
     if not args.json:
         print(json.dumps(figures, indent=1))
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from record import write_result
+from record import command_line, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = ROOT / "work" / "demo" / "project" / "report" / "summary.json"
@@ -44,7 +43,7 @@ def main() -> None:
                 else ""
             )
         )
-    write_result(args.json, "demo", " ".join(["python benchmarks/demo.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "demo", command_line(), figures)
 
 
 def readme_row(figures: dict) -> list[tuple[str, str]]:

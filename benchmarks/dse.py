@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 
-from record import write_result
+from record import command_line, write_result
 
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
@@ -103,7 +102,7 @@ def main() -> None:
         "workloads_seconds": round(t_work, 1),
         "total_seconds": round(t_total, 1),
     }
-    write_result(args.json, "dse", " ".join(["python benchmarks/dse.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "dse", command_line(), figures)
 
 
 def readme_row(f: dict) -> tuple[str, str]:

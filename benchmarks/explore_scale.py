@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 CLUSTERS = 1000
 LATENT, NOISE = 16, 0.25
@@ -156,7 +156,7 @@ def main() -> None:
         "goals": {r["index"]: r["goals"] for r in result["indexes"]},
         "best": result["best"],
     }
-    write_result(args.json, "explore_scale", " ".join(["python benchmarks/explore_scale.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "explore_scale", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

@@ -19,10 +19,9 @@ fits the published figure, not a sourced latency.
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
@@ -125,7 +124,7 @@ def main() -> None:
     args = ap.parse_args()
     latencies = [int(v) for v in args.latencies.split(",")]
     figures = run(args.set, args.queries, latencies, args.board)
-    write_result(args.json, "falcon_fig79", " ".join(["python benchmarks/falcon_fig79.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "falcon_fig79", command_line(), figures)
 
 
 def readme_row(f: dict) -> tuple[str, str]:

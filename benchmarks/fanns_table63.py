@@ -12,9 +12,8 @@ the row of this project's own designs (`readme_row` tells the two records apart 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from record import write_result
+from record import command_line, write_result
 
 from fanns.model.ivfpq.published import print_comparison, reproduce
 from fanns.model.ivfpq.published_eval import (
@@ -118,7 +117,7 @@ def main() -> None:
         "--json", metavar="PATH", help="also write the figures of part (1), or with --dse-only part (2), as JSON"
     )
     args = ap.parse_args()
-    command = " ".join(["python benchmarks/fanns_table63.py", *sys.argv[1:]])
+    command = command_line()
     if not args.dse_only:
         write_result(args.json, "fanns_table63", command, part_one(args.queries))
     if not args.no_dse:

@@ -20,12 +20,11 @@ published-design evaluation assumes 1.2 for SIFT100M).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import faiss
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.datasets.synthetic import sift_like
 from fanns.index.ivfpq import extract, host_vectors, train_index
@@ -100,7 +99,7 @@ def main() -> None:
     write_result(
         args.json,
         "fixed_point_recall",
-        " ".join(["python benchmarks/fixed_point_recall.py", *sys.argv[1:]]),
+        command_line(),
         {"queries": args.queries, "lut_bits": list(LUT_BITS), "rows": rows},
     )
 

@@ -13,10 +13,9 @@ differing from the reference model per face, the RTL's cycles per query against 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from record import work_parser, write_result
+from record import command_line, work_parser, write_result
 
 from fanns.cli import main as fanns
 from fanns.datasets import write_hdf5
@@ -62,7 +61,7 @@ def main() -> None:
         ],
     }
     print(json.dumps(figures, indent=1))
-    write_result(args.json, "generate_e2e", " ".join(["python benchmarks/generate_e2e.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "generate_e2e", command_line(), figures)
 
 
 def readme_row(f: dict) -> tuple[str, str]:

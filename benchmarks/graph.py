@@ -21,11 +21,10 @@ graph kind and mode beside Falcon's published Fig. 7.9 (Deep10M, the only set it
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
@@ -173,7 +172,7 @@ def main() -> None:
         for name in (([s for s in sets if not s.endswith("-10k")] or sets[:1]) if not args.no_speed else [])
         for kind in kinds
     ]
-    write_result(args.json, "graph", " ".join(["python benchmarks/graph.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "graph", command_line(), figures)
 
 
 def readme_row(f: dict) -> list[tuple[str, str]]:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.datasets import load_dataset
 from fanns.design.graph import Runtime
@@ -128,9 +127,7 @@ def main() -> None:
             f"channel utilisation {np.round(model.utilisation, 3).tolist()}"
         )
 
-    write_result(
-        args.json, "graph_across_rtl", " ".join(["python benchmarks/graph_across_rtl.py", *sys.argv[1:]]), figures
-    )
+    write_result(args.json, "graph_across_rtl", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

@@ -11,13 +11,12 @@ accelerator; the accelerator's throughput is the model's prediction (`fanns dse`
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.datasets import load_dataset
@@ -100,7 +99,7 @@ def main() -> None:
                     f"  C simulation ({mode}): g++ build {t_build:.1f} s, {len(queries) / t_run:,.0f} queries/s, "
                     f"{differ} of {len(queries)} queries differ from the model"
                 )
-    write_result(args.json, "hls_generate", " ".join(["python benchmarks/hls_generate.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "hls_generate", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

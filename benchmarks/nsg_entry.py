@@ -19,11 +19,10 @@ by insertion, keeps long links and is shown for comparison.
 from __future__ import annotations
 
 import argparse
-import sys
 
 import faiss
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.datasets import load_dataset
 from fanns.explore.graph import load_or_build, prepare_vectors
@@ -84,7 +83,7 @@ def main() -> None:
         print(f"{name:10} {'NSG (faiss search)':22} {'':12} " + " ".join(f"{r:7.3f}" for r in row))
 
     figures = {"lengths": list(LENGTHS), "queries": args.queries, "recall_at_10": sets}
-    write_result(args.json, "nsg_entry", " ".join(["python benchmarks/nsg_entry.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "nsg_entry", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 POLICIES = ("spin", "passive")
 """spin: libgomp's default (faiss loaded before fanns); passive: fanns's default."""
@@ -161,7 +161,7 @@ def main() -> None:
         worker(*args.worker, args)
         return
     figures = run(args)
-    write_result(args.json, "omp_wait", " ".join(["python benchmarks/omp_wait.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "omp_wait", command_line(), figures)
     if not args.json:
         print(json.dumps(figures, indent=1))
 

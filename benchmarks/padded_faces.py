@@ -9,11 +9,10 @@ case), and the RTL's cycles per query beside the model's (which prices the padde
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
-from record import work_parser, write_result
+from record import command_line, work_parser, write_result
 
 from tests.codegen.faces import hls_csim_keys, rtl_fast_run
 from tests.codegen.test_padded_faces import CASES, build_case
@@ -39,9 +38,7 @@ def main() -> None:
         row |= {"rtl_differ": differ(run["keys"], case["keys"]), "measured": measured, "predicted": model.interval}
         print(row)
         rows.append(row)
-    write_result(
-        args.json, "padded_faces", " ".join(["python benchmarks/padded_faces.py", *sys.argv[1:]]), {"cases": rows}
-    )
+    write_result(args.json, "padded_faces", command_line(), {"cases": rows})
 
 
 def readme_row(f: dict) -> tuple[str, str]:

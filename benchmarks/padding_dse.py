@@ -14,9 +14,8 @@ lanes of each best design.
 from __future__ import annotations
 
 import argparse
-import sys
 
-from record import write_result
+from record import command_line, write_result
 
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse
@@ -53,7 +52,7 @@ def main() -> None:
         rows.append({"d": d, "m": m, "n": n, "nlist": nlist, "nprobe": nprobe, "before": before, "after": after})
         print(f"{d}-d m={m} ({n:,} vectors, IVF{nlist} nprobe {nprobe}): before {before}\n  after {after}")
     figures = {"board": BOARD, "goal": GOAL, "clock_mhz": CLOCK_MHZ, "k": K, "rows": rows}
-    write_result(args.json, "padding_dse", " ".join(["python benchmarks/padding_dse.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "padding_dse", command_line(), figures)
 
 
 def _pes(side: dict) -> str:

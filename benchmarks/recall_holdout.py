@@ -14,12 +14,11 @@ the training variance `fanns.index.holdout.TRAINING_MARGIN` is set from.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.datasets import load_dataset
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, train_size_for
@@ -102,9 +101,7 @@ def main() -> None:
             f"{r['set']:<10} {r['goal']:<12} {r['nprobe']:>6} {r['selection_recall']:>9.3f} "
             f"{r['holdout_recall']:>8.3f} ({lo:.3f}-{hi:.3f}){'':>3} {retr:>22} {r['training_sd']:>6.4f}"
         )
-    write_result(
-        args.json, "recall_holdout", " ".join(["python benchmarks/recall_holdout.py", *sys.argv[1:]]), {"rows": rows}
-    )
+    write_result(args.json, "recall_holdout", command_line(), {"rows": rows})
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

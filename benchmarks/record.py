@@ -12,7 +12,9 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 
@@ -50,6 +52,12 @@ def machine() -> dict:
 STARTED_AT = commit()
 """The commit checked out when the benchmark started: the code that ran, even if the checkout
 moves on while a long benchmark runs."""
+
+
+def command_line() -> str:
+    """The command this benchmark runs as, quoted so that it can be pasted back into a shell
+    (an empty argument stays ``''``)."""
+    return shlex.join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
 
 
 def write_result(path: str | Path | None, benchmark: str, command: str, figures: dict) -> None:

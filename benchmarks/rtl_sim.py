@@ -13,12 +13,11 @@ steady-state cycles per query beside the performance model's prediction for the 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
@@ -121,7 +120,7 @@ def main() -> None:
             f"{run['sim_cycles']:,} cycles ({run['sim_cycles'] / ran:,.0f} cycles/s)"
         )
 
-    write_result(args.json, "rtl_sim", " ".join(["python benchmarks/rtl_sim.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "rtl_sim", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

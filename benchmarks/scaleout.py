@@ -18,13 +18,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 import faiss
 import numpy as np
-from record import write_result
+from record import command_line, write_result
 
 from fanns.boards import load_board
 from fanns.datasets import load_dataset
@@ -109,7 +108,7 @@ def main() -> None:
             print(f"  P99 speedup FPGA over {c['label']} at N={n}: {c['p99_us'][i] / f['p99_us'][i]:.2f}x")
     p99 = {c["label"]: [round(c["p99_us"][c["counts"].index(n)], 1) for n in SHOW] for c in curves}
     figures = {"index": w.label(), "goal": goal.text, "board": "u55c", "shards": list(SHOW), "p99_us": p99}
-    write_result(args.json, "scaleout", " ".join(["python benchmarks/scaleout.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "scaleout", command_line(), figures)
 
 
 def readme_row(figures: dict) -> tuple[str, str]:

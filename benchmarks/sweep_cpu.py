@@ -17,7 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from record import work_parser, write_result
+from record import command_line, work_parser, write_result
 
 from fanns.cli import main as fanns
 
@@ -72,7 +72,7 @@ def main() -> None:
         "boards": boards,
     }
     print(json.dumps(figures, indent=1))
-    write_result(args.json, "sweep_cpu", " ".join(["python benchmarks/sweep_cpu.py", *sys.argv[1:]]), figures)
+    write_result(args.json, "sweep_cpu", command_line(), figures)
 
 
 def _cpu_text(c: dict, boards: list[dict], one_thread: bool) -> str:

@@ -3,14 +3,15 @@ results (`benchmarks/readme_figures.py`), so it cannot drift from them."""
 
 import importlib.util
 import json
+import shlex
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("readme_figures", ROOT / "benchmarks" / "readme_figures.py")
+def _script(name: str = "readme_figures"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -35,6 +36,13 @@ def test_recorded_results_say_where_they_came_from():
         assert rec["machine"]["cpu"] and rec["machine"]["cores"] >= 1, name
         assert rec["command"].startswith(f"python benchmarks/{rec['benchmark']}.py "), name
         assert f"--json benchmarks/results/{name}.json" in rec["command"], "--run re-measures into the same file"
+        assert shlex.join(shlex.split(rec["command"])) == rec["command"], f"{name}: a command a shell reads back"
+
+
+def test_recorded_commands_keep_empty_arguments(monkeypatch):
+    record = _script("record")
+    monkeypatch.setattr(sys, "argv", ["/x/benchmarks/datasets.py", "--dims", "", "--goal", "R@10=0.6"])
+    assert record.command_line() == "python benchmarks/datasets.py --dims '' --goal R@10=0.6"
 
 
 def test_check_fails_on_a_readme_that_drifted(tmp_path, monkeypatch, capsys):
