@@ -102,6 +102,25 @@ def bits_for(value: int) -> int:
     return max(1, int(value).bit_length())
 
 
+EXACT_FLOAT = 1 << 53
+"""Integers below this are exact in float64, and so is every sum of them that stays below it."""
+
+
+def squared_distances(r: np.ndarray, book: np.ndarray) -> np.ndarray:
+    """Exact integer sum((r - c)**2) of every row r [n, m, dsub] against every codeword c of
+    each sub-space, book [m, ksub, dsub]: int64 [n, m, ksub]. Computed as |r|^2 - 2 r.c + |c|^2
+    with the cross term a float64 matrix product (BLAS) where every partial sum is an integer
+    below 2**53, so exact whatever the summation order; else directly in int64."""
+    n, m, dsub = r.shape
+    big = max(int(np.abs(r).max(initial=0)), int(np.abs(book).max(initial=0)))
+    if 4 * dsub * big * big >= EXACT_FLOAT:
+        diff = r[:, :, None, :] - book[None]
+        return (diff * diff).sum(-1)
+    cross = np.matmul(r.transpose(1, 0, 2).astype(np.float64), book.transpose(0, 2, 1).astype(np.float64))
+    out = (r * r).sum(-1).T[:, :, None] - 2 * cross.astype(np.int64) + (book * book).sum(-1)[:, None, :]
+    return out.transpose(1, 0, 2)
+
+
 def saturate_unsigned(x: np.ndarray, bits: int) -> np.ndarray:
     return np.minimum(x, np.int64((1 << bits) - 1))
 
@@ -258,10 +277,9 @@ class IvfPqFormat:
         codebook_fx [m, ksub, dsub]. Returns int64 [..., m, ksub].
         """
         r = np.asarray(q_fx, dtype=np.int64) - np.asarray(centroids_fx, dtype=np.int64)
-        r = r.reshape(r.shape[:-1] + (self.m, 1, self.dsub))
-        diff = r - np.asarray(codebook_fx, dtype=np.int64)
-        exact = (diff * diff).sum(-1)
-        return saturate_unsigned(exact >> self.lut_shift, self.lut_bits)
+        book = np.asarray(codebook_fx, dtype=np.int64)
+        exact = squared_distances(r.reshape(-1, self.m, self.dsub), book)
+        return saturate_unsigned(exact >> self.lut_shift, self.lut_bits).reshape(r.shape[:-1] + book.shape[:2])
 
     def adc(self, lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Stage PQDist: distances of PQ codes [n, m] (uint8) against one LUT [m, ksub]."""

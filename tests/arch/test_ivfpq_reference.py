@@ -6,7 +6,7 @@ import pytest
 
 from fanns.index.ivfpq_format import choose_format
 from fanns.index.recall import recall_at
-from fanns.numerics import ID_BITS, IvfPqFormat
+from fanns.numerics import ID_BITS, IvfPqFormat, squared_distances
 from fanns.reference.ivfpq import IvfPqReference
 from tests.explore.helpers import small_index
 
@@ -133,3 +133,18 @@ def test_format_mismatch_rejected(setup):
     _, data, _, _, fmt = setup
     with pytest.raises(ValueError):
         IvfPqReference(data, IvfPqFormat(d=data.d * 2, m=data.m, scale=1.0, ivf_shift=0, lut_shift=0))
+
+
+@pytest.mark.parametrize("bits", [4, 16, 17, 26])
+def test_squared_distances_equal_the_direct_integer_sum(bits):
+    """BuildLUT's exact sums through the float64 product (every partial sum below 2**53) and,
+    for entries too large for that (bits 26), directly in int64: both equal sum((r - c)**2)."""
+    rng = np.random.default_rng(bits)
+    lim = 1 << bits
+    for n, m, dsub in [(1, 1, 1), (7, 3, 5), (33, 8, 24), (2, 4, 97)]:
+        r = rng.integers(-lim, lim, size=(n, m, dsub))
+        r[0] = lim - 1  # the extremes: the largest terms
+        book = rng.integers(-lim, lim, size=(m, 256, dsub))
+        book[:, 0] = -lim
+        diff = r[:, :, None, :] - book[None]
+        assert np.array_equal(squared_distances(r, book), (diff * diff).sum(-1))
