@@ -111,7 +111,7 @@ def squared_distances(r: np.ndarray, book: np.ndarray) -> np.ndarray:
     each sub-space, book [m, ksub, dsub]: int64 [n, m, ksub]. Computed as |r|^2 - 2 r.c + |c|^2
     with the cross term a float64 matrix product (BLAS) where every partial sum is an integer
     below 2**53, so exact whatever the summation order; else directly in int64."""
-    n, m, dsub = r.shape
+    dsub = r.shape[-1]
     big = max(int(np.abs(r).max(initial=0)), int(np.abs(book).max(initial=0)))
     if 4 * dsub * big * big >= EXACT_FLOAT:
         diff = r[:, :, None, :] - book[None]
