@@ -49,6 +49,12 @@ Not modelled: LUTs arriving late from BuildLUT (its own stage interval), the cha
 other than the busiest (each group is timed as the busiest), and the stages in front of BuildLUT
 holding a query's cells back from the fetcher. Checked against RTL simulation: tests/codegen/test_rtl.py
 (within 5 %), benchmarks/rtl_sim.py.
+
+`recurrence_reference` is the machine in numpy, the specification; `recurrence` runs the same
+machine compiled (`fanns.model.ivfpq.selk_native`), each (config, query) on its own with the same
+float64 operations, bit for bit the same (tests/model/test_selk_native.py). The DSE and the
+sequence model use the compiled one: at nprobe 383 (text-384's OPQ16,IVF512,PQ16, 7,982 PQDist x
+SelK options) numpy took 570 s of the options' 586 s on one core.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fanns.model.ivfpq.selk_native import native_recurrence
 from fanns.pe.pq_decode import KSUB, PqDecode
 
 REPEATS = 2
@@ -122,7 +129,7 @@ def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray
     """`coupled_intervals` for several (sel, groups, feed) at once, [configs, nq] (the DSE
     tries every channel count and selection PE for the same PEs: one vectorised recurrence)."""
     nq = np.asarray(items).shape[0]
-    starts = _recurrence(configs, pq, items, buffers, [np.arange(nq)] * REPEATS)
+    starts = recurrence(configs, pq, items, buffers, [np.arange(nq)] * REPEATS)
     return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
 
 
@@ -161,7 +168,7 @@ def sequence_starts(
     these are the accelerator's intervals."""
     order = np.asarray(order, dtype=np.int64)
     rounds = list(order.reshape(order.shape[0], -1))
-    return _recurrence([(sel, groups, feed)], pq, items, buffers, rounds, lut)[:, 0, :].reshape(order.shape)
+    return recurrence([(sel, groups, feed)], pq, items, buffers, rounds, lut)[:, 0, :].reshape(order.shape)
 
 
 def timed_pes(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -191,7 +198,66 @@ def chain(ld: np.ndarray, position: np.ndarray, fifo: int) -> np.ndarray:
     return np.maximum(ld, behind + fifo * position)  # still ascending: PE x gains more from a y than PE x - 1
 
 
-def _recurrence(
+@dataclass(frozen=True)
+class _Machine:
+    """The recurrence's inputs as arrays (`_machine`): the shared form of the numpy
+    specification and the compiled face."""
+
+    n: np.ndarray  # [nq, cells] one PE's items per probed cell
+    chan: np.ndarray  # [feeds, nq, cells] the busiest channel's cycles per cell, per distinct feed
+    feed_of: np.ndarray  # [configs] each config's row of `chan` (configs often share one feed)
+    lead: np.ndarray  # [configs, 1]
+    timed: np.ndarray  # [PEs, configs, 3, 1]: chain position, restart, due of every timed PE
+    floor: np.ndarray  # [configs, 1] the selection PE's minimum interval
+    feed: np.ndarray  # [1, configs, nq] the channel's cycles after a hold (`ChannelFeed.held`)
+
+
+def _machine(configs: list[tuple], items: np.ndarray) -> _Machine:
+    n = np.asarray(items, dtype=np.float64)
+    rows: dict[int, int] = {}
+    feed_of = np.array([rows.setdefault(id(f), len(rows)) for _, _, f in configs], dtype=np.int64)
+    distinct = list({id(f): f for _, _, f in configs}.values())
+    chan = np.stack([np.broadcast_to(f.cells, n.shape) for f in distinct])
+    lead = np.array([[f.lead] for _, _, f in configs], dtype=np.float64)
+    pes = [timed_pes(dominant_groups(groups)) for _, groups, _ in configs]
+    width = max(len(e) for e in pes)
+    pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE (same maxima)
+    timed = np.array(
+        [[(q, sel.stream_restart(b), sel.stream_due(q)) for q, b in e] for (sel, _, _), e in zip(configs, pes)],
+        dtype=np.float64,
+    ).transpose(1, 0, 2)[..., None]
+    floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
+    feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])
+    return _Machine(n, chan, feed_of, lead, timed, floor, feed[None])
+
+
+def recurrence(
+    configs: list[tuple],
+    pq: PqDecode,
+    items: np.ndarray,
+    buffers: Buffers,
+    rounds: list[np.ndarray],
+    lut: LutSource | None = None,
+) -> np.ndarray:
+    """`recurrence_reference` on the compiled face (`fanns.model.ivfpq.selk_native`): the same
+    result, bit for bit, without numpy's temporaries (the DSE's time on large nprobe)."""
+    mach = _machine(configs, items)
+    source = (0, 0.0, 0.0, 0, 0.0) if lut is None else (lut.pes, lut.ii, lut.latency, lut.fifo_luts, lut.arrival)
+    return native_recurrence(
+        mach.n,
+        mach.chan,
+        mach.feed_of,
+        mach.lead[:, 0],
+        mach.timed[..., 0],
+        mach.floor[:, 0],
+        mach.feed[0],
+        np.stack(rounds),
+        (pq.banks, KSUB, pq.depth(), buffers.keys, buffers.chain),
+        source,
+    )
+
+
+def recurrence_reference(
     configs: list[tuple],
     pq: PqDecode,
     items: np.ndarray,
@@ -207,22 +273,12 @@ def _recurrence(
     (`LutSource.ii` after its previous LUT, `LutSource.latency` after round r's probes arrived
     at r·`LutSource.arrival`) and no earlier than the PE's FIFO had room for it (the same PE's
     LUT `fifo_luts` back fully loaded into the PQDist banks)."""
-    n = np.asarray(items, dtype=np.float64)
-    cells = n.shape[1]
+    mach = _machine(configs, items)
+    n, chan, lead, floor, feed = mach.n, mach.chan[mach.feed_of], mach.lead, mach.floor, mach.feed
+    cells, width = n.shape[1], mach.timed.shape[0]
     total = n.sum(1)
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
-    chan = np.stack([np.broadcast_to(f.cells, n.shape) for _, _, f in configs])  # [configs, nq, cells]
-    lead = np.array([[f.lead] for _, _, f in configs], dtype=np.float64)
-    pes = [timed_pes(dominant_groups(groups)) for _, groups, _ in configs]
-    width = max(len(e) for e in pes)
-    pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE (same maxima)
-    timed = np.array(
-        [[(q, sel.stream_restart(b), sel.stream_due(q)) for q, b in e] for (sel, _, _), e in zip(configs, pes)],
-        dtype=np.float64,
-    ).transpose(1, 0, 2)[..., None]  # [PEs, configs, 3, 1]
-    position, restart, due = timed[:, :, 0], timed[:, :, 1], timed[:, :, 2]  # each [PEs, configs, 1]
-    floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
-    feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])[None]
+    position, restart, due = mach.timed[:, :, 0], mach.timed[:, :, 1], mach.timed[:, :, 2]  # each [PEs, configs, 1]
     lanes = (len(configs), len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros((width, *lanes))  # per PE: when it has loaded its latest LUT

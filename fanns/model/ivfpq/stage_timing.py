@@ -198,11 +198,10 @@ def sel_k_intervals_many(
     port_bits: int,
     busy: np.ndarray | None = None,
 ) -> np.ndarray:
-    """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]."""
-    many = [
-        (selector_pe(st), channel_groups(ppc), pq_channel_feed(work, pq, max(ppc), rate, port_bits, busy))
-        for st, ppc in configs
-    ]
+    """`sel_k_intervals` for several (SelK stage, PEs per channel) of the same PEs: [configs, nq]
+    (configs with the same busiest channel share its feed)."""
+    feeds = {b: pq_channel_feed(work, pq, b, rate, port_bits, busy) for b in {max(ppc) for _, ppc in configs}}
+    many = [(selector_pe(st), channel_groups(ppc), feeds[max(ppc)]) for st, ppc in configs]
     return coupled_intervals_many(many, pq, work.shares.items, selk_buffers(pq))
 
 
