@@ -50,10 +50,10 @@ other than the busiest (each group is timed as the busiest), and the stages in f
 holding a query's cells back from the fetcher. Checked against RTL simulation: tests/codegen/test_rtl.py
 (within 5 %), benchmarks/rtl_sim.py.
 
-`recurrence_reference` is the machine in numpy, the specification; `recurrence` runs the same
-machine compiled (`fanns.model.ivfpq.selk_native`), each (config, query) on its own with the same
-float64 operations, bit for bit the same (tests/model/test_selk_native.py). The DSE and the
-sequence model use the compiled one: at nprobe 383 (text-384's OPQ16,IVF512,PQ16, 7,982 PQDist x
+`recurrence` runs the machine compiled (`fanns.model.ivfpq.selk_native`), each (config, query)
+on its own with the same float64 operations as the numpy specification (`compiled=False`), bit
+for bit the same (tests/model/test_selk_native.py). The DSE and the sequence model use the
+compiled one: at nprobe 383 (text-384's OPQ16,IVF512,PQ16, 7,982 PQDist x
 SelK options) numpy took 570 s of the options' 586 s on one core.
 """
 
@@ -238,10 +238,21 @@ def recurrence(
     buffers: Buffers,
     rounds: list[np.ndarray],
     lut: LutSource | None = None,
+    compiled: bool = True,
 ) -> np.ndarray:
-    """`recurrence_reference` on the compiled face (`fanns.model.ivfpq.selk_native`): the same
-    result, bit for bit, without numpy's temporaries (the DSE's time on large nprobe)."""
+    """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
+    takes the queries `rounds[r]` (indices into `items`; the same count every round) right
+    after round r-1's, one query per lane. Without `lut` the LUTs are there when a bank is free
+    (the steady state of a query repeated, where BuildLUT's own interval is a separate stage);
+    with it, LUT c of a round is complete no earlier than its BuildLUT PE has built it
+    (`LutSource.ii` after its previous LUT, `LutSource.latency` after round r's probes arrived
+    at r·`LutSource.arrival`) and no earlier than the PE's FIFO had room for it (the same PE's
+    LUT `fifo_luts` back fully loaded into the PQDist banks). Run compiled
+    (`fanns.model.ivfpq.selk_native`), or with `compiled=False` in numpy, the specification:
+    the same result, bit for bit."""
     mach = _machine(configs, items)
+    if not compiled:
+        return _numpy_recurrence(mach, pq, buffers, rounds, lut)
     source = (0, 0.0, 0.0, 0, 0.0) if lut is None else (lut.pes, lut.ii, lut.latency, lut.fifo_luts, lut.arrival)
     return native_recurrence(
         mach.n,
@@ -257,29 +268,16 @@ def recurrence(
     )
 
 
-def recurrence_reference(
-    configs: list[tuple],
-    pq: PqDecode,
-    items: np.ndarray,
-    buffers: Buffers,
-    rounds: list[np.ndarray],
-    lut: LutSource | None = None,
+def _numpy_recurrence(
+    mach: _Machine, pq: PqDecode, buffers: Buffers, rounds: list[np.ndarray], lut: LutSource | None
 ) -> np.ndarray:
-    """[rounds, configs, queries per round]: the level-2 start of every round's queries. Round r
-    takes the queries `rounds[r]` (indices into `items`; the same count every round) right
-    after round r-1's, one query per lane. Without `lut` the LUTs are there when a bank is free
-    (the steady state of a query repeated, where BuildLUT's own interval is a separate stage);
-    with it, LUT c of a round is complete no earlier than its BuildLUT PE has built it
-    (`LutSource.ii` after its previous LUT, `LutSource.latency` after round r's probes arrived
-    at r·`LutSource.arrival`) and no earlier than the PE's FIFO had room for it (the same PE's
-    LUT `fifo_luts` back fully loaded into the PQDist banks)."""
-    mach = _machine(configs, items)
+    """`recurrence` in numpy, vectorised over configs and lanes: the specification."""
     n, chan, lead, floor, feed = mach.n, mach.chan[mach.feed_of], mach.lead, mach.floor, mach.feed
     cells, width = n.shape[1], mach.timed.shape[0]
     total = n.sum(1)
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
     position, restart, due = mach.timed[:, :, 0], mach.timed[:, :, 1], mach.timed[:, :, 2]  # each [PEs, configs, 1]
-    lanes = (len(configs), len(rounds[0]))
+    lanes = (mach.timed.shape[1], len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros((width, *lanes))  # per PE: when it has loaded its latest LUT
     fed = np.zeros(lanes)  # the busiest channel's last beat of the latest cell

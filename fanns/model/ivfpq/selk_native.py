@@ -2,7 +2,7 @@
 
 Why: the DSE runs the recurrence of `fanns.model.ivfpq.selk` for every PQDist option over every
 sample query and probed cell; at nprobe in the hundreds numpy's temporaries made that minutes
-per workload. `selk.recurrence_reference` remains the specification; the tests check that the
+per workload. `selk.recurrence(..., compiled=False)`, in numpy, remains the specification; the tests check that the
 two agree bit for bit.
 """
 

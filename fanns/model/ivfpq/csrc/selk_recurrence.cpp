@@ -1,4 +1,4 @@
-// The coupled PQDist-SelK recurrence of fanns/model/ivfpq/selk.py (`recurrence_reference`), compiled.
+// The coupled PQDist-SelK recurrence of fanns/model/ivfpq/selk.py (`recurrence`), compiled.
 //
 // Why: the DSE runs the recurrence for every (PQDist PEs, buffering) option over every sample
 // query and every probed cell; at nprobe in the hundreds the numpy version spent minutes per
