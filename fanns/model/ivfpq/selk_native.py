@@ -9,7 +9,6 @@ two agree bit for bit.
 from __future__ import annotations
 
 import ctypes
-import os
 from functools import cache
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
+from fanns.model.cpu_baseline import all_threads
 from fanns.tools.csim import compile_program
 
 SOURCE = Path(__file__).parent / "csrc" / "selk_recurrence.cpp"
@@ -88,7 +88,7 @@ def native_recurrence(
         float(keys),
         float(fifo),
         args[2].ctypes.data,
-        len(os.sched_getaffinity(0)),
+        all_threads(),
         out.ctypes.data,
     )
     if rc:
