@@ -206,29 +206,29 @@ class _Machine:
     n: np.ndarray  # [nq, cells] one PE's items per probed cell
     chan: np.ndarray  # [feeds, nq, cells] the busiest channel's cycles per cell, per distinct feed
     feed_of: np.ndarray  # [configs] each config's row of `chan` (configs often share one feed)
-    lead: np.ndarray  # [configs, 1]
-    timed: np.ndarray  # [PEs, configs, 3, 1]: chain position, restart, due of every timed PE
-    floor: np.ndarray  # [configs, 1] the selection PE's minimum interval
-    feed: np.ndarray  # [1, configs, nq] the channel's cycles after a hold (`ChannelFeed.held`)
+    lead: np.ndarray  # [configs] how far the channel's reader runs ahead
+    timed: np.ndarray  # [PEs, configs, 3]: chain position, restart, due of every timed PE
+    floor: np.ndarray  # [configs] the selection PE's minimum interval
+    held: np.ndarray  # [configs, nq] the channel's cycles after a hold (`ChannelFeed.held`)
 
 
 def _machine(configs: list[tuple], items: np.ndarray) -> _Machine:
     n = np.asarray(items, dtype=np.float64)
-    rows: dict[int, int] = {}
-    feed_of = np.array([rows.setdefault(id(f), len(rows)) for _, _, f in configs], dtype=np.int64)
-    distinct = list({id(f): f for _, _, f in configs}.values())
-    chan = np.stack([np.broadcast_to(f.cells, n.shape) for f in distinct])
-    lead = np.array([[f.lead] for _, _, f in configs], dtype=np.float64)
+    distinct = {id(f): f for _, _, f in configs}  # insertion order: a feed's row is its first config's rank
+    rows = {key: row for row, key in enumerate(distinct)}
+    feed_of = np.array([rows[id(f)] for _, _, f in configs], dtype=np.int64)
+    chan = np.stack([np.broadcast_to(f.cells, n.shape) for f in distinct.values()])
+    lead = np.array([f.lead for _, _, f in configs], dtype=np.float64)
     pes = [timed_pes(dominant_groups(groups)) for _, groups, _ in configs]
     width = max(len(e) for e in pes)
     pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE (same maxima)
     timed = np.array(
         [[(q, sel.stream_restart(b), sel.stream_due(q)) for q, b in e] for (sel, _, _), e in zip(configs, pes)],
         dtype=np.float64,
-    ).transpose(1, 0, 2)[..., None]
-    floor = np.array([[sel.min_interval()] for sel, _, _ in configs], dtype=np.float64)
-    feed = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])
-    return _Machine(n, chan, feed_of, lead, timed, floor, feed[None])
+    ).transpose(1, 0, 2)
+    floor = np.array([sel.min_interval() for sel, _, _ in configs], dtype=np.float64)
+    held = np.stack([np.broadcast_to(np.asarray(f.held, dtype=np.float64), (n.shape[0],)) for _, _, f in configs])
+    return _Machine(n, chan, feed_of, lead, timed, floor, held)
 
 
 def recurrence(
@@ -258,10 +258,10 @@ def recurrence(
         mach.n,
         mach.chan,
         mach.feed_of,
-        mach.lead[:, 0],
-        mach.timed[..., 0],
-        mach.floor[:, 0],
-        mach.feed[0],
+        mach.lead,
+        mach.timed,
+        mach.floor,
+        mach.held,
         np.stack(rounds),
         (pq.banks, KSUB, pq.depth(), buffers.keys, buffers.chain),
         source,
@@ -272,11 +272,12 @@ def _numpy_recurrence(
     mach: _Machine, pq: PqDecode, buffers: Buffers, rounds: list[np.ndarray], lut: LutSource | None
 ) -> np.ndarray:
     """`recurrence` in numpy, vectorised over configs and lanes: the specification."""
-    n, chan, lead, floor, feed = mach.n, mach.chan[mach.feed_of], mach.lead, mach.floor, mach.feed
+    n, chan, feed = mach.n, mach.chan[mach.feed_of], mach.held[None]
+    lead, floor = mach.lead[:, None], mach.floor[:, None]
     cells, width = n.shape[1], mach.timed.shape[0]
     total = n.sum(1)
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
-    position, restart, due = mach.timed[:, :, 0], mach.timed[:, :, 1], mach.timed[:, :, 2]  # each [PEs, configs, 1]
+    position, restart, due = (mach.timed[:, :, i, None] for i in range(3))  # each [PEs, configs, 1]
     lanes = (mach.timed.shape[1], len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros((width, *lanes))  # per PE: when it has loaded its latest LUT

@@ -2,8 +2,8 @@
 
 Why: the DSE runs the recurrence of `fanns.model.ivfpq.selk` for every PQDist option over every
 sample query and probed cell; at nprobe in the hundreds numpy's temporaries made that minutes
-per workload. `selk.recurrence(..., compiled=False)`, in numpy, remains the specification; the tests check that the
-two agree bit for bit.
+per workload. `selk.recurrence(..., compiled=False)`, in numpy, remains the specification; the
+tests check that the two agree bit for bit.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def native_recurrence(
     depth, a held stream's buffered keys, chain FIFO words); `lut` = (BuildLUT PEs, 0 for none;
     its interval, latency, FIFO LUTs, arrival pace). The machines run on every core this
     process may use."""
-    n, chan, timed, held = _f64(n), _f64(chan), _f64(timed), _f64(held)
+    n, chan, lead, timed, floor, held, lut_row = map(_f64, (n, chan, lead, timed, floor, held, lut))
     order = np.ascontiguousarray(order, dtype=np.int64)
     feed_of = np.ascontiguousarray(feed_of, dtype=np.int64)
     nq, cells = n.shape
@@ -66,7 +66,6 @@ def native_recurrence(
         raise FannsError(f"recurrence inputs disagree: n {n.shape}, chan {chan.shape}, held {held.shape}")
     out = np.empty((rounds, configs, lanes))
     banks, ksub, depth, keys, fifo = pe
-    args = [_f64(lead), _f64(floor), _f64(lut)]  # held here: ctypes gets bare addresses
     rc = _library().fanns_selk_recurrence(
         configs,
         width,
@@ -75,9 +74,9 @@ def native_recurrence(
         n.ctypes.data,
         chan.ctypes.data,
         feed_of.ctypes.data,
-        args[0].ctypes.data,
+        lead.ctypes.data,
         timed.ctypes.data,
-        args[1].ctypes.data,
+        floor.ctypes.data,
         held.ctypes.data,
         rounds,
         lanes,
@@ -87,7 +86,7 @@ def native_recurrence(
         float(depth),
         float(keys),
         float(fifo),
-        args[2].ctypes.data,
+        lut_row.ctypes.data,
         all_threads(),
         out.ctypes.data,
     )

@@ -41,7 +41,7 @@ bool run_block(const Inputs& in, int cf, int ln0, double* out) {
   const int width = in.width, banks = in.banks, cells = in.cells, nq = in.nq;
   const int live = std::min(BLOCK, in.lanes - ln0);
   using Row = std::array<double, BLOCK>;
-  std::vector<Row> ld(width), ss(width), release(width), behind(width), hold(width);
+  std::vector<Row> ld(width), ss(width), release(width), behind(width);
   std::vector<Row> se(static_cast<size_t>(banks) * width);  // ring of the last `banks` cells' scan ends
   const int lut_pes = std::max(in.lut_pes, 1);
   const int fifo = std::max<int>(static_cast<int>(in.fifo_luts), 1);
@@ -56,7 +56,7 @@ bool run_block(const Inputs& in, int cf, int ln0, double* out) {
     ld[x].fill(0.0);
   }
   for (Row& r : built) r.fill(in.lut_latency - in.lut_ii);
-  Row start{}, fed{}, ss_max{}, items{}, last{}, chan{};
+  Row start{}, fed{}, ss_max{}, items{}, last{};
   std::array<int64_t, BLOCK> q{};
   const double lead = in.lead[cf];
   const double* chan_rows = in.chan + static_cast<size_t>(in.feed_of[cf]) * nq * cells;
@@ -110,13 +110,12 @@ bool run_block(const Inputs& in, int cf, int ln0, double* out) {
         const size_t at = static_cast<size_t>(q[b]) * cells + c;
         items[b] = in.n[at];
         last[b] = in.cum[at] + items[b] - 1.0;
-        chan[b] = chan_rows[at];
-        fed[b] = std::max(fed[b], ss_max[b] - lead) + chan[b];
+        fed[b] = std::max(fed[b], ss_max[b] - lead) + chan_rows[at];
       }
       for (int x = 0; x < width; ++x)
         for (int b = 0; b < BLOCK; ++b) {
-          hold[x][b] = last[b] >= in.keys ? release[x][b] - in.keys + last[b] : -INFINITY;
-          row[x][b] = std::max(std::max(ss[x][b] + items[b] - 1.0, hold[x][b]), fed[b]);
+          const double hold = last[b] >= in.keys ? release[x][b] - in.keys + last[b] : -INFINITY;
+          row[x][b] = std::max(std::max(ss[x][b] + items[b] - 1.0, hold), fed[b]);
         }
       ++k;
       prev_slot = slot;
