@@ -3,6 +3,8 @@
 // M entries sat((sum over the sub-space of (r - C[i][j])^2) >> SHIFT, LUT_BITS) as one output
 // word (entry i = sub-space i), `last` on word 255 of a probe flagged last.
 // The codebook is an on-chip array of 256 rows; row j = [C[0][j], ..., C[M-1][j]] (D elements).
+// ROWS < 256: the PE holds only that many rows (one of 256/ROWS PEs building a LUT together,
+// each every (256/ROWS)-th row) and writes ROWS words per probe.
 #ifndef FANNS_BUILD_LUT_H
 #define FANNS_BUILD_LUT_H
 
@@ -24,9 +26,10 @@ struct LutOut {
   bool last;
 };
 
-template <typename T, int D, int M, int W, int SHIFT, int LUT_BITS>
-void build_lut(hls::stream<ProbeWord<T, W>>& x, const T codebook[256][D], hls::stream<LutOut<M>>& out, uint32_t nprobes) {
+template <typename T, int D, int M, int W, int SHIFT, int LUT_BITS, int ROWS = 256>
+void build_lut(hls::stream<ProbeWord<T, W>>& x, const T codebook[ROWS][D], hls::stream<LutOut<M>>& out, uint32_t nprobes) {
   static_assert(D % M == 0 && D % W == 0, "M and W must divide D");
+  static_assert(ROWS >= 1 && 256 % ROWS == 0, "ROWS must divide 256");
   constexpr int DSUB = D / M;
   constexpr int WORDS = D / W;
   for (uint32_t p = 0; p < nprobes; ++p) {
@@ -42,7 +45,7 @@ void build_lut(hls::stream<ProbeWord<T, W>>& x, const T codebook[256][D], hls::s
       }
       last = word.last;
     }
-    for (int j = 0; j < 256; ++j) {
+    for (int j = 0; j < ROWS; ++j) {
       FANNS_PRAGMA(HLS PIPELINE II = WORDS)
       LutOut<M> word;
       for (int s = 0; s < M; ++s) {
@@ -55,7 +58,7 @@ void build_lut(hls::stream<ProbeWord<T, W>>& x, const T codebook[256][D], hls::s
         }
         word.e[s] = uint32_t(sat_unsigned(acc >> SHIFT, LUT_BITS));
       }
-      word.last = last && j == 255;
+      word.last = last && j == ROWS - 1;
       out.write(word);
     }
   }

@@ -206,12 +206,20 @@ void receive_query(hls::stream<VecWord<T, WQ>>& in, T q[D]) {
   }
 }
 
-// The probes go to the BuildLUT PEs in turn, across queries (the k-th probe of the run to PE
-// k mod P, so P PEs are busy with P / NPROBE queries when P exceeds NPROBE), with the query and
-// the cell's centroid, here from the on-chip copy of all centroids (NLIST * D / W words of W lanes).
-template <typename T, int D, int WQ, int W, int P, int NPROBE, int NLIST>
+// The probes go to the BuildLUT PEs in turn, across queries, with the query and the cell's
+// centroid, here from the on-chip copy of all centroids (NLIST * D / W words of W lanes). The P
+// PEs work in groups of WAYS (the LUT words a beat PQDist loads), PE r of a group building the
+// rows j = r mod WAYS of every LUT: the k-th probe of the run goes to every PE of group k mod
+// (P / WAYS), so the groups are busy with P / WAYS / NPROBE queries when they outnumber NPROBE.
+template <typename T, int D, int W, int WAYS>
+void send_probe_group(const T q[D], const T c[D], hls::stream<ProbeWord<T, W>> out[], int group, bool last) {
+  for (int r = 0; r < WAYS; ++r) send_probe<T, D, W>(q, c, out[group * WAYS + r], last);
+}
+
+template <typename T, int D, int WQ, int W, int P, int WAYS, int NPROBE, int NLIST>
 void dispatch_probes(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_t>& cells, const VecWord<T, W> cent[NLIST * (D / W)],
                      hls::stream<ProbeWord<T, W>> out[P], uint32_t nq) {
+  static_assert(P % WAYS == 0, "the BuildLUT PEs come in groups of WAYS");
   int p = 0;
   for (uint32_t t = 0; t < nq; ++t) {
     T q[D];
@@ -223,16 +231,17 @@ void dispatch_probes(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_t>& 
         FANNS_PRAGMA(HLS PIPELINE II = 1)
         for (int i = 0; i < W; ++i) c[k * W + i] = cent[cell * (D / W) + k].e[i];
       }
-      send_probe<T, D, W>(q, c, out[p], j == NPROBE - 1);
-      p = p == P - 1 ? 0 : p + 1;
+      send_probe_group<T, D, W, WAYS>(q, c, out, p, j == NPROBE - 1);
+      p = p == P / WAYS - 1 ? 0 : p + 1;
     }
   }
 }
 
 // The same, with the cell's centroid fetched from memory (cell by cell, padded to whole beats).
-template <typename T, int EB, int D, int WQ, int W, int P, int NPROBE, int BYTES>
+template <typename T, int EB, int D, int WQ, int W, int P, int WAYS, int NPROBE, int BYTES>
 void dispatch_probes_mem(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_t>& cells, const Beat<BYTES>* mem,
                          hls::stream<ProbeWord<T, W>> out[P], uint32_t nq) {
+  static_assert(P % WAYS == 0, "the BuildLUT PEs come in groups of WAYS");
   constexpr int PER_BEAT = BYTES / EB;
   constexpr int CBEATS = (D + PER_BEAT - 1) / PER_BEAT;
   int p = 0;
@@ -249,27 +258,30 @@ void dispatch_probes_mem(hls::stream<VecWord<T, WQ>>& query, hls::stream<uint32_
           if (b * PER_BEAT + i < D) c[b * PER_BEAT + i] = beat_elem<T, EB, BYTES>(beat, i);
         }
       }
-      send_probe<T, D, W>(q, c, out[p], j == NPROBE - 1);
-      p = p == P - 1 ? 0 : p + 1;
+      send_probe_group<T, D, W, WAYS>(q, c, out, p, j == NPROBE - 1);
+      p = p == P / WAYS - 1 ? 0 : p + 1;
     }
   }
 }
 
-// Collects the LUTs in probe order, from the PEs in the dispatchers' turn (the k-th LUT of the
-// run from PE k mod P), into the head of the PQDist 1-D array.
-template <int M, int P, int NPROBE>
-void collect_luts(hls::stream<LutOut<M>> in[P], hls::stream<LutWord<M>>& out, uint32_t nq) {
-  int p = 0;
+// Collects the LUTs in probe order, from the groups in the dispatchers' turn (the k-th LUT of
+// the run from group k mod (P / WAYS)), into the head of the PQDist 1-D array: a beat of WAYS
+// words takes word r from PE r of the group.
+template <int M, int P, int WAYS, int NPROBE>
+void collect_luts(hls::stream<LutOut<M>> in[P], hls::stream<LutWord<M, WAYS>>& out, uint32_t nq) {
+  int g = 0;
   for (uint32_t t = 0; t < nq; ++t) {
     for (int j = 0; j < NPROBE; ++j) {
-      for (int w = 0; w < PQ_KSUB; ++w) {
+      for (int b = 0; b < PQ_KSUB / WAYS; ++b) {
         FANNS_PRAGMA(HLS PIPELINE II = 1)
-        const LutOut<M> word = in[p].read();
-        LutWord<M> lut;
-        for (int i = 0; i < M; ++i) lut.e[i] = word.e[i];
-        out.write(lut);
+        LutWord<M, WAYS> beat;
+        for (int r = 0; r < WAYS; ++r) {
+          const LutOut<M> word = in[g * WAYS + r].read();
+          for (int i = 0; i < M; ++i) beat.e[r][i] = word.e[i];
+        }
+        out.write(beat);
       }
-      p = p == P - 1 ? 0 : p + 1;
+      g = g == P / WAYS - 1 ? 0 : g + 1;
     }
   }
 }

@@ -3,7 +3,8 @@
 Parameters (FANNS_TB_PARAMS): `pe`, `queries`, `max_probes`, `bubble`, `backpressure`, `seed`.
 A random codebook over the whole signed range (row 0 at the maximum, row 1 at the minimum: the
 largest residual distances, saturating); per query a random query and random probed centroids,
-one of them equal to the query (zero residual). The codebook is filled once, then the probes run.
+one of them equal to the query (zero residual); `rows` codebook rows for a PE that holds a share.
+The codebook is filled once, then the probes run.
 Checks every LUT word bit-exactly; reports `checked` (words), `entries`, `mismatches` and, per
 probe, the accept cycle of its first input word and the cycle of its last LUT word, relative
 to the first input word.
@@ -12,7 +13,7 @@ to the first input word.
 import cocotb
 import numpy as np
 
-from fanns.pe.build_lut import KSUB, BuildLut
+from fanns.pe.build_lut import BuildLut
 from fanns_tb import Cycles, StreamSink, StreamSource, params, report, start, unpack
 
 
@@ -22,7 +23,7 @@ async def luts_match_reference(dut):
     pe = BuildLut(**p["pe"])
     rng = np.random.default_rng(p["seed"])
     lo, hi = pe.elem_range()
-    book = rng.integers(lo, hi + 1, (pe.m, KSUB, pe.dsub))
+    book = rng.integers(lo, hi + 1, (pe.m, pe.rows, pe.dsub))
     book[:, 0, :] = hi
     book[:, 1, :] = lo
     probes = []
@@ -46,7 +47,7 @@ async def luts_match_reference(dut):
     expected = []
     for q, c, last in probes:
         lut = pe.luts(q, c, book)
-        expected += [(tuple(int(v) for v in lut[:, j]), int(last and j == KSUB - 1)) for j in range(KSUB)]
+        expected += [(tuple(int(v) for v in lut[:, j]), int(last and j == pe.rows - 1)) for j in range(pe.rows)]
     await sink.wait_for(len(expected))
     got = []
     for v in sink.items[: len(expected)]:
@@ -56,7 +57,7 @@ async def luts_match_reference(dut):
     assert mismatches == 0, f"{mismatches} mismatches; first: {next((g, e) for g, e in zip(got, expected) if g != e)}"
     t0 = xsrc.sent_cycles[0]
     starts = [xsrc.sent_cycles[i * pe.words] - t0 for i in range(len(probes))]
-    ends = [sink.cycles[(i + 1) * KSUB - 1] - t0 for i in range(len(probes))]
+    ends = [sink.cycles[(i + 1) * pe.rows - 1] - t0 for i in range(len(probes))]
     saturated = sum(e == (1 << pe.lut_bits) - 1 for g, _ in expected for e in g)
     report(
         checked=len(expected),

@@ -3,12 +3,13 @@
 Parameters (FANNS_TB_PARAMS): `pe`, `queries`, `max_cells` (cells per query), `max_codes` (items
 per cell), `bubble`, `backpressure`, `seed`, `isolated` (send one cell at a time and wait for
 its keys). Random LUTs (one in eight is all-maximum, the largest distance), random codes and
-ids, padding items at the end of some cells and whole padding-only cells. LUT words and code
-items are driven by two independent sources, so a double-buffered unit loads ahead.
+ids, padding items at the end of some cells and whole padding-only cells. LUT beats (`lut_words`
+words each) and code items are driven by two independent sources, so a double-buffered unit
+loads ahead.
 
 Reports `checked`, `mismatches`, `sizes` (items per cell), and per cell the accept cycles of
-its first LUT word, first code and last code plus, per cell, the cycle its last key left the
-unit; all relative to the first LUT word accepted.
+its first LUT beat, first code and last code plus, per cell, the cycle its last key left the
+unit; all relative to the first LUT beat accepted.
 """
 
 import cocotb
@@ -76,7 +77,7 @@ async def keys_match_reference(dut):
         keys = pe.scan(cell["lut"], cell["codes"], cell["ids"], cell["pad"])
         n = len(keys)
         expected += [(int(k), int(cell["last_query"] and t == n - 1)) for t, k in enumerate(keys)]
-    lut_words = [pe.lut_words(cell["lut"]) for cell in cells]
+    lut_beats = [pe.lut_beats(cell["lut"]) for cell in cells]
     items = [items_of(pe, cell) for cell in cells]
     sizes = [len(it) for it in items]
 
@@ -86,12 +87,12 @@ async def keys_match_reference(dut):
 
     if p.get("isolated"):
         for c in range(len(cells)):
-            lut_task = cocotb.start_soon(send(lsrc, [lut_words[c]]))
+            lut_task = cocotb.start_soon(send(lsrc, [lut_beats[c]]))
             await send(csrc, [items[c]])
             await lut_task
             await sink.wait_for(sum(sizes[: c + 1]))
     else:
-        lut_task = cocotb.start_soon(send(lsrc, lut_words))
+        lut_task = cocotb.start_soon(send(lsrc, lut_beats))
         await send(csrc, items)
         await lut_task
     await sink.wait_for(len(expected))
@@ -102,7 +103,9 @@ async def keys_match_reference(dut):
     t0 = lsrc.sent_cycles[0]
     schedule, k = [], 0
     for c, n in enumerate(sizes):
-        schedule.append((lsrc.sent_cycles[c * KSUB] - t0, csrc.sent_cycles[k] - t0, csrc.sent_cycles[k + n - 1] - t0))
+        schedule.append(
+            (lsrc.sent_cycles[c * pe.load_cycles] - t0, csrc.sent_cycles[k] - t0, csrc.sent_cycles[k + n - 1] - t0)
+        )
         k += n
     last_out = [sink.cycles[e - 1] - t0 for e in np.cumsum(sizes)]
     report(checked=len(expected), mismatches=mismatches, sizes=sizes, schedule=schedule, last_out=last_out)

@@ -33,6 +33,7 @@ from fanns.design.ivfpq_selectors import SELECTORS
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
 from fanns.numerics import IvfPqFormat
+from fanns.pe.pq_decode import LUT_WORDS
 
 SCHEMA_VERSION = 1
 IVF_STORAGES = ("bram", "uram", "stream")
@@ -177,7 +178,9 @@ class PqTiers:
 @dataclass(frozen=True)
 class PqDistStage:
     """Stage PQDist: `pes` `pq_decode` PEs fed by `channels` channels of the board memory `memory`;
-    with `tiers`, the hot lists come from a second, paired set of channels (`PqTiers`)."""
+    with `tiers`, the hot lists come from a second, paired set of channels (`PqTiers`). The PEs
+    load `lut_words` LUT words a cycle (`fanns.pe.pq_decode.PqDecode.lut_words`), built by groups
+    of that many BuildLUT PEs."""
 
     pes: int
     double_buffer: bool
@@ -185,6 +188,7 @@ class PqDistStage:
     channels: int
     port_bits: int
     tiers: PqTiers | None = None
+    lut_words: int = 1
 
     def validate(self, where: str = "stages.pq_dist", nlist: int | None = None) -> None:
         if self.tiers is not None:
@@ -198,6 +202,9 @@ class PqDistStage:
             fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
         check_int(f"{where}.channels", self.channels, 1, MAX_UNITS)
         check_int(f"{where}.port_bits", self.port_bits, 8)
+        check_int(f"{where}.lut_words", self.lut_words, 1)
+        if self.lut_words not in LUT_WORDS:
+            fail(f"{where}.lut_words", f"is {self.lut_words}", hint=f"one of {', '.join(map(str, LUT_WORDS))}")
         if self.channels > self.pes:
             fail(f"{where}.channels", f"{self.channels} channels for {self.pes} PEs", hint="at most one channel per PE")
 
@@ -226,6 +233,8 @@ class Stages:
     def to_dict(self) -> dict:
         out = {n: (None if getattr(self, n) is None else dataclasses.asdict(getattr(self, n))) for n in self.NAMES}
         pq = out["pq_dist"]
+        if self.pq_dist.lut_words == 1:
+            pq.pop("lut_words")  # designs of one LUT word a cycle keep the schema they always had
         if self.pq_dist.tiers is None:
             pq.pop("tiers")  # untiered designs keep the schema they always had
         else:
@@ -257,7 +266,7 @@ class Stages:
 
 
 def _pq_dist(data: Any) -> PqDistStage:
-    st = from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers",))
+    st = from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers", "lut_words"))
     if st.tiers is None:
         return st
     return dataclasses.replace(st, tiers=PqTiers.from_dict("stages.pq_dist.tiers", st.tiers))
@@ -366,6 +375,12 @@ class IvfPqDesign(DesignFile):
         st.pq_dist.validate(nlist=idx.nlist)
         st.sel_cells.validate("stages.sel_cells")
         st.sel_k.validate("stages.sel_k")
+        if st.build_lut.pes % st.pq_dist.lut_words:
+            fail(
+                "stages.build_lut.pes",
+                f"{st.build_lut.pes} PEs do not build LUTs in groups of pq_dist.lut_words={st.pq_dist.lut_words}",
+                hint=f"use a multiple of {st.pq_dist.lut_words}",
+            )
         if st.ivf_dist.pes > idx.nlist:
             fail("stages.ivf_dist.pes", f"{st.ivf_dist.pes} PEs for {idx.nlist} centroids")
         if st.sel_cells.streams != st.ivf_dist.pes or st.sel_cells.s != self.nprobe:

@@ -15,6 +15,12 @@ residual r = q - c (exact, vec_bits + 1 bits), then for every sub-space i and co
   word j = [LUT[0][j], ..., LUT[m-1][j]] (sub-space i at bits i*lut_bits); `last` on word 255 of
   a query's final probe.
 
+`rows` < 256: the PE holds and sweeps only that many codebook rows (the ones it was filled
+with), `rows` words per probe. Why: a PQ decode unit that loads W LUT words a cycle
+(`PqDecode.lut_words`) is fed by W PEs building one LUT together, PE r the rows j = r mod W
+(`fanns.arch.ivfpq.lut`), so each holds a W-th of the codebook and builds its part W times
+as fast.
+
 Datapath: the shared row-sweep engine (`fanns.engines.rowsweep`) over the codebook rows with the
 residual as the swept vector: w subtract/square lanes grouped per sub-space (w/dsub sub-spaces
 per cycle when w >= dsub, else one sub-space every dsub/w cycles), a tree of
@@ -26,8 +32,8 @@ that fit neither the real d nor d/m are built on padded sub-vectors. D = 4 + cei
 from a row's last word to its output word.
 
 Timing (N probes back to back, from the first input word to the last LUT word; codebook fill
-excluded): II = 257 * d/w (residual load of d/w cycles, then 256 rows of d/w cycles),
-L = 257 * d/w + D. One output word every d/w cycles (w = d: one per cycle, the PQ decode rate).
+excluded): II = (rows + 1) * d/w (residual load of d/w cycles, then `rows` rows of d/w cycles),
+L = II + D. One output word every d/w cycles (w = d: one per cycle, the PQ decode rate).
 """
 
 from __future__ import annotations
@@ -59,12 +65,13 @@ class BuildLut(PE):
     lut_shift: int = 0
     lut_bits: int = 16
     storage: str = "bram"
+    rows: int = KSUB
 
     name: ClassVar[str] = "build_lut"
     summary: ClassVar[str] = (
         "distance LUT per (query, probed cell): residual to 256 sub-centroids per sub-space, w lanes"
     )
-    timing_formula: ClassVar[str] = "N probes: II = 257*d/w, L = 257*d/w + 4 + ceil(log2 min(w, d/m))"
+    timing_formula: ClassVar[str] = "N probes: II = (rows+1)*d/w, L = (rows+1)*d/w + 4 + ceil(log2 min(w, d/m))"
     hls_header: ClassVar[str] = "build_lut.h"
     testbench: ClassVar[str] = "tb_build_lut"
     calibration_points: ClassVar[tuple] = (
@@ -80,6 +87,9 @@ class BuildLut(PE):
         {"d": 128, "m": 16, "w": 16, "vec_bits": 8, "lut_bits": 16, "storage": "uram"},
         {"d": 256, "m": 32, "w": 8, "vec_bits": 8, "lut_bits": 16, "storage": "uram"},
         {"d": 128, "m": 8, "w": 64, "vec_bits": 8, "lut_bits": 16, "storage": "uram"},
+        {"d": 128, "m": 16, "w": 16, "vec_bits": 8, "lut_bits": 16, "rows": 128},
+        {"d": 384, "m": 48, "w": 32, "vec_bits": 8, "lut_bits": 16, "rows": 64},
+        {"d": 128, "m": 16, "w": 32, "vec_bits": 8, "lut_bits": 16, "rows": 32},
     )
 
     def validate(self) -> None:
@@ -101,6 +111,11 @@ class BuildLut(PE):
         self.require(1 <= self.lut_bits <= 24, f"lut_bits={self.lut_bits} out of range 1..24")
         self.require(0 <= self.lut_shift < 64, f"lut_shift={self.lut_shift} out of range 0..63")
         self.require(self.storage in STORAGES, f"storage={self.storage!r} unknown", f"use one of {', '.join(STORAGES)}")
+        self.require(
+            1 <= self.rows <= KSUB and KSUB % self.rows == 0,
+            f"rows={self.rows} must divide {KSUB}",
+            "a PE builds all 256 rows or an equal share of them",
+        )
 
     # -- formats --------------------------------------------------------------------------------
     def fmt(self) -> IvfPqFormat:
@@ -127,7 +142,8 @@ class BuildLut(PE):
 
     # -- reference model ------------------------------------------------------------------------
     def luts(self, q: np.ndarray, c: np.ndarray, codebook: np.ndarray) -> np.ndarray:
-        """The LUT [m, 256] of query q [d] and probed centroid c [d]; codebook [m, 256, d/m]."""
+        """The LUT [m, rows] of query q [d] and probed centroid c [d]; codebook [m, rows, d/m]
+        (the rows the PE holds)."""
         return self.fmt().build_luts(q, c, codebook)
 
     def _pack(self, elems, bits: int) -> int:
@@ -135,8 +151,9 @@ class BuildLut(PE):
         return sum((int(v) & mask) << (i * bits) for i, v in enumerate(elems))
 
     def codebook_words(self, codebook: np.ndarray) -> list[int]:
-        """The 256 * d/w fill words: row j = the j-th sub-centroid of every sub-space."""
-        rows = np.asarray(codebook).transpose(1, 0, 2).reshape(KSUB, self.d)
+        """The rows * d/w fill words of codebook [m, rows, d/m]: row j = the j-th sub-centroid of
+        every sub-space."""
+        rows = np.asarray(codebook).transpose(1, 0, 2).reshape(self.rows, self.d)
         return [
             self._pack(row[k * self.w : (k + 1) * self.w], self.vec_bits) for row in rows for k in range(self.words)
         ]
@@ -157,7 +174,7 @@ class BuildLut(PE):
         return SweepSpec(
             w=self.w,
             words=self.words,
-            rows=KSUB,
+            rows=self.rows,
             vec_range=(lo - hi, hi - lo),
             row_range=(lo, hi),
             op="sqdiff",
@@ -173,7 +190,7 @@ class BuildLut(PE):
         return self.ii() + self.spec().depth()
 
     def ii(self) -> int:
-        return (KSUB + 1) * self.words
+        return (self.rows + 1) * self.words
 
     # -- resources ------------------------------------------------------------------------------
     logic_features: ClassVar[tuple[str, ...]] = (*LOGIC_FEATURES, "uram_mux_bits")
@@ -182,7 +199,7 @@ class BuildLut(PE):
         """Lanes, groups, the vector file, output word and codebook RAM (registers, DSPs, RAM),
         and the engine's logic: adder trees, accumulators, rotate and RAM read multiplexers (of
         block RAM or UltraRAM stacked in depth)."""
-        width, depth = self.w * self.vec_bits, KSUB * self.words
+        width, depth = self.w * self.vec_bits, self.rows * self.words
         return {
             "w": self.w,
             "w*vec_bits": self.w * self.vec_bits,

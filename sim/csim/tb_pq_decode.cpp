@@ -1,6 +1,6 @@
 // C-simulation driver of hls/pq_decode.h:
 //   tb_pq_decode LUTS CODES IDS PAD LAST_CELL LAST_QUERY KEYS LAST NCELLS N
-// LUTS: NCELLS*256*TB_M uint32 (stream order), CODES: N*TB_M uint8, IDS: N uint32, PAD/LAST_*: N uint8.
+// LUTS: NCELLS*256*TB_M uint32 (word order; TB_W words a beat), CODES: N*TB_M uint8, IDS: N uint32, PAD/LAST_*: N uint8.
 // KEYS receives N uint64, LAST N uint8.
 #include <cstdio>
 #include <cstdlib>
@@ -23,11 +23,12 @@ int main(int argc, char** argv) {
   const auto pad = load<uint8_t>(argv[4], n);
   const auto last_cell = load<uint8_t>(argv[5], n);
   const auto last_query = load<uint8_t>(argv[6], n);
-  hls::stream<fanns::LutWord<TB_M>> lut("lut");
-  for (size_t w = 0; w < size_t(ncells) * fanns::PQ_KSUB; ++w) {
-    fanns::LutWord<TB_M> word;
-    for (int i = 0; i < TB_M; ++i) word.e[i] = luts[w * TB_M + i];
-    lut.write(word);
+  hls::stream<fanns::LutWord<TB_M, TB_W>> lut("lut");
+  for (size_t b = 0; b < size_t(ncells) * fanns::PQ_KSUB / TB_W; ++b) {
+    fanns::LutWord<TB_M, TB_W> beat;
+    for (int r = 0; r < TB_W; ++r)
+      for (int i = 0; i < TB_M; ++i) beat.e[r][i] = luts[(b * TB_W + r) * TB_M + i];
+    lut.write(beat);
   }
   hls::stream<fanns::CodeItem<TB_M>> items("codes");
   for (size_t t = 0; t < n; ++t) {
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
     items.write(item);
   }
   hls::stream<fanns::KeyOut> out("out");
-  fanns::pq_decode<TB_M, TB_LUT_BITS>(lut, items, out, ncells);
+  fanns::pq_decode<TB_M, TB_LUT_BITS, TB_W>(lut, items, out, ncells);
   std::vector<uint64_t> keys(n);
   std::vector<uint8_t> last(n);
   for (size_t t = 0; t < n; ++t) {

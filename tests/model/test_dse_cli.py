@@ -81,7 +81,10 @@ def test_dse_writes_the_design_and_is_deterministic(explored, tmp_path, capsys):
     # cycles are recorded to 3 decimals: a relative error up to 0.0005 / cycles (2e-6 at 257 cycles)
     assert best["qps"] == pytest.approx(200e6 / best["cycles_per_query"], rel=1e-6 + 5e-4 / best["cycles_per_query"])
     assert best["bottleneck"] in best["stages"] and len(result["top"]) == 3 and result["pareto"]
-    assert result["search"]["evaluated"] > 0 and set(result["search"]["options"]) == set(result["search"]["indexes"])
+    # one space per index, and per padding or LUT words a cycle worth trying (labelled after it)
+    indexes, spaces = result["search"]["indexes"], result["search"]["options"]
+    assert result["search"]["evaluated"] > 0 and set(indexes) <= set(spaces)
+    assert all(any(s.startswith(i) for i in indexes) for s in spaces)
 
 
 def test_dse_errors(explored, tmp_path, capsys):

@@ -15,11 +15,13 @@ CONFIGS = [
     BuildLut(d=16, m=4, w=8, vec_bits=8, lut_shift=5, lut_bits=12),  # two sub-spaces per cycle
     # one sub-space every 2 cycles, the codebook in UltraRAM
     BuildLut(d=12, m=2, w=3, vec_bits=10, lut_shift=6, lut_bits=16, storage="uram"),
+    # a quarter of the rows: one of four PEs building a LUT together
+    BuildLut(d=16, m=8, w=4, vec_bits=8, lut_shift=4, lut_bits=14, rows=64),
 ]
 
 
 def config_id(pe: BuildLut) -> str:
-    return f"d{pe.d}m{pe.m}w{pe.w}{pe.storage}"
+    return f"d{pe.d}m{pe.m}w{pe.w}{pe.storage}r{pe.rows}"
 
 
 @pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
@@ -47,10 +49,26 @@ def test_output_words_feed_pq_decode():
     rng = np.random.default_rng(5)
     pe = BuildLut(d=16, m=4, w=4, vec_bits=8, lut_shift=0, lut_bits=16)
     lut = pe.luts(rng.integers(-128, 128, 16), rng.integers(-128, 128, 16), rng.integers(-128, 128, (4, KSUB, 4)))
-    words = PqDecode(m=4, lut_bits=16).lut_words(lut)
+    words = PqDecode(m=4, lut_bits=16).lut_beats(lut)
     assert [tuple((wd >> (16 * i)) & 0xFFFF for i in range(4)) for wd in words] == [
         tuple(lut[:, j]) for j in range(KSUB)
     ]
+
+
+def test_a_share_of_the_rows_is_the_same_share_of_the_lut():
+    """W PEs of `rows` = 256/W, PE r filled with rows r mod W, build the full LUT's words
+    between them, W times as fast."""
+    rng = np.random.default_rng(11)
+    full = BuildLut(d=16, m=4, w=4, vec_bits=8, lut_shift=2, lut_bits=12)
+    q, c = rng.integers(-128, 128, 16), rng.integers(-128, 128, 16)
+    book = rng.integers(-128, 128, (4, KSUB, 4))
+    lut = full.luts(q, c, book)
+    for ways in (2, 4):
+        share = BuildLut(d=16, m=4, w=4, vec_bits=8, lut_shift=2, lut_bits=12, rows=KSUB // ways)
+        for r in range(ways):
+            assert np.array_equal(share.luts(q, c, book[:, r::ways]), lut[:, r::ways])
+        assert share.ii() == (KSUB // ways + 1) * share.words
+        assert share.features()["bram18_tiles"] <= full.features()["bram18_tiles"]
 
 
 def test_bad_parameters_are_user_errors():
@@ -58,6 +76,8 @@ def test_bad_parameters_are_user_errors():
         BuildLut(d=24, m=4, w=4)
     with pytest.raises(FannsError, match="m=5 must divide"):
         BuildLut(d=16, m=5, w=4)
+    with pytest.raises(FannsError, match="rows=96 must divide 256"):
+        BuildLut(d=16, m=4, w=4, rows=96)
 
 
 def test_the_codebook_memory_is_the_storage_chosen():
@@ -88,7 +108,7 @@ def test_rtl_matches_reference_under_backpressure(rtl):
         pe.testbench, {"pe": pe.params(), "queries": 3, "max_probes": 3, "bubble": 0.3, "backpressure": 0.3, "seed": 6}
     )
     assert out["mismatches"] == 0
-    assert out["checked"] >= 1000
+    assert out["checked"] >= 3 * pe.rows  # every probe of 3 queries, one or more each
     assert 0 < out["saturated"] < out["entries"]
 
 
@@ -107,7 +127,14 @@ def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
         [shared_dir("sim") / "csim" / "tb_build_lut.cpp"],
         build_root / "csim",
-        {"TB_D": pe.d, "TB_M": pe.m, "TB_W": pe.w, "TB_SHIFT": pe.lut_shift, "TB_LUT_BITS": pe.lut_bits},
+        {
+            "TB_D": pe.d,
+            "TB_M": pe.m,
+            "TB_W": pe.w,
+            "TB_SHIFT": pe.lut_shift,
+            "TB_LUT_BITS": pe.lut_bits,
+            "TB_ROWS": pe.rows,
+        },
     )
     rng = np.random.default_rng(8)
     lo, hi = pe.elem_range()
@@ -115,13 +142,13 @@ def test_hls_csim_matches_reference(pe, build_root):
         n = int(rng.integers(1, 6))
         q = rng.integers(lo, hi + 1, (n, pe.d)).astype(np.int32)
         c = rng.integers(lo, hi + 1, (n, pe.d)).astype(np.int32)
-        book = rng.integers(lo, hi + 1, (pe.m, KSUB, pe.dsub)).astype(np.int32)
+        book = rng.integers(lo, hi + 1, (pe.m, pe.rows, pe.dsub)).astype(np.int32)
         last = (rng.random(n) < 0.5).astype(np.uint8)
         luts, last_out = run_program(
             binary,
             [q, c, last, book],
-            [("uint32", (n, KSUB, pe.m)), ("uint8", (n, KSUB))],
-            build_root / f"csim_build_lut_{pe.w}_{trial}",
+            [("uint32", (n, pe.rows, pe.m)), ("uint8", (n, pe.rows))],
+            build_root / f"csim_build_lut_{config_id(pe)}_{trial}",
             args=[str(n)],
         )
         for t in range(n):

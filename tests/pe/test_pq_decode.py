@@ -13,17 +13,20 @@ from fanns.tools.verilator import RtlSim
 CONFIGS = [
     PqDecode(m=16, lut_bits=16, double_buffer=True),
     PqDecode(m=5, lut_bits=9, double_buffer=False),
+    PqDecode(m=7, lut_bits=12, double_buffer=True, lut_words=2),
+    PqDecode(m=3, lut_bits=16, double_buffer=False, lut_words=4),
+    PqDecode(m=6, lut_bits=10, double_buffer=True, lut_words=8),
 ]
 
 
-@pytest.fixture(
-    scope="module", params=CONFIGS, ids=lambda pe: f"m{pe.m}l{pe.lut_bits}{'db' if pe.double_buffer else 'sb'}"
-)
+def config_id(pe: PqDecode) -> str:
+    return f"m{pe.m}l{pe.lut_bits}{'db' if pe.double_buffer else 'sb'}w{pe.lut_words}"
+
+
+@pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
 def rtl(request, build_root):
     pe = request.param
-    sim = RtlSim.from_component(
-        pe.component(), "pq_decode", build_root / f"pq_decode_{pe.m}_{pe.lut_bits}_{pe.double_buffer}"
-    )
+    sim = RtlSim.from_component(pe.component(), "pq_decode", build_root / f"pq_decode_{config_id(pe)}")
     return pe, sim
 
 
@@ -62,11 +65,36 @@ def test_schedule_model_properties():
         db.cycles_for_cells([3, 0])
 
 
+def test_wide_lut_beats_cut_the_load():
+    """W words a beat load a LUT in 256/W cycles: short cells scan W times as often."""
+    for w in (2, 4, 8):
+        pe = PqDecode(m=16, lut_words=w)
+        assert pe.load_cycles == KSUB // w
+        assert pe.cycles_for_cells([1] * 4) == 4 * (KSUB // w) + 1 + pe.depth()
+        assert list(pe.cell_cycles([10, 300])) == [max(10, KSUB // w), 300]
+    lut = np.arange(3 * KSUB).reshape(3, KSUB) % 251
+    beats = PqDecode(m=3, lut_bits=8, lut_words=4).lut_beats(lut)
+    assert len(beats) == KSUB // 4
+    assert [(beats[5] >> (24 * r + 8 * i)) & 0xFF for r in range(4) for i in range(3)] == [
+        int(lut[i, 20 + r]) for r in range(4) for i in range(3)
+    ]
+
+
+def test_wide_columns_are_priced_by_their_memory_kind():
+    """256 words of a double-buffered W = 2 column stay in block RAM; W = 4's 128 go to LUT RAM."""
+    one, two, four = (PqDecode(m=16, lut_words=w).resource_features() for w in (1, 2, 4))
+    assert (one["bram_columns"], two["bram_columns"], four["bram_columns"]) == (16, 32, 0)
+    assert one["lutram_prims"] == two["lutram_prims"] == 0 < four["lutram_prims"]
+    assert one["mux_bits"] == 0 < two["mux_bits"] < four["mux_bits"]
+
+
 def test_bad_parameters_are_user_errors():
     with pytest.raises(FannsError, match="m=0"):
         PqDecode(m=0)
     with pytest.raises(FannsError, match="lut_bits"):
         PqDecode(lut_bits=40)
+    with pytest.raises(FannsError, match="lut_words=3"):
+        PqDecode(lut_words=3)
 
 
 def test_rtl_matches_reference_under_backpressure(rtl):
@@ -126,12 +154,12 @@ def test_rtl_single_cell_matches_per_n_formula(rtl):
         assert end - load + 1 == pe.cycles(n), f"N={n}: simulated {end - load + 1}, model {pe.cycles(n)}"
 
 
-@pytest.mark.parametrize("pe", CONFIGS, ids=["m16", "m5"])
+@pytest.mark.parametrize("pe", CONFIGS, ids=config_id)
 def test_hls_csim_matches_reference(pe, build_root):
     binary = compile_program(
         [shared_dir("sim") / "csim" / "tb_pq_decode.cpp"],
         build_root / "csim",
-        {"TB_M": pe.m, "TB_LUT_BITS": pe.lut_bits},
+        {"TB_M": pe.m, "TB_LUT_BITS": pe.lut_bits, "TB_W": pe.lut_words},
     )
     rng = np.random.default_rng(13)
     for trial in range(3):
@@ -152,7 +180,7 @@ def test_hls_csim_matches_reference(pe, build_root):
             binary,
             [lut_stream, codes, ids, pad, last_cell, last_query.astype(np.uint8)],
             [("uint64", (n,)), ("uint8", (n,))],
-            build_root / f"csim_pq_decode_{pe.m}_{trial}",
+            build_root / f"csim_pq_decode_{config_id(pe)}_{trial}",
             args=[str(ncells), str(n)],
         )
         want, start = [], 0

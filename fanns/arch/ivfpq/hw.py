@@ -55,7 +55,6 @@ TABLE_RECORD_BITS = 32 * ivfpq_images.TABLE_WORDS
 """List-table record: start_beat, beats, share_items, count as four uint32."""
 RESULT_BITS = 8 * ivfpq_images.KEY_BYTES
 """One result key in device memory (uint64)."""
-LUT_FIFO_DEPTH = stage_model.LUT_FIFO_DEPTH
 CSR_ADDR_BITS = 12
 LEN_BITS = 32
 """Byte length of every read/write command."""

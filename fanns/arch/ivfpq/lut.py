@@ -1,19 +1,23 @@
 """The BuildLUT stage of the IVF-PQ accelerator: probe dispatcher, BuildLUT PEs, LUT collector.
 
-Per query the dispatcher takes the query (d/w words, into one bank of a two-bank buffer so the
-next query loads while this one is dispatched) and sends each probe's d/w words {q, c, last},
-c the probed cell's centroid read from the on-chip centroid store, to the next BuildLUT PE in
-turn: the k-th LUT of the run goes to PE k mod P, across queries (FANNS 6.4.2 gives probe j of
-a query to PE j mod P; going on across queries keeps all P PEs busy when P exceeds nprobe, P /
-nprobe queries at a time). Every PE writes its LUTs into its own FIFO of two whole LUTs
-(`LUT_FIFO_DEPTH`), so the PEs run in parallel; the collector reads the LUTs back in the same
-turn (256 words each) and hands them to PQDist.
+The PEs work in G groups of W = `lut_words` (the LUT words a beat PQDist loads; W = 1: every PE
+its own group), PE r of a group holding the codebook rows j = r mod W and building those words
+of every LUT. Per query the dispatcher takes the query (d/w words, into one bank of a two-bank
+buffer so the next query loads while this one is dispatched) and sends each probe's d/w words
+{q, c, last}, c the probed cell's centroid read from the on-chip centroid store, to the next
+group in turn, all its PEs at once: the k-th LUT of the run goes to group k mod G, across
+queries (FANNS 6.4.2 gives probe j of a query to PE j mod P; going on across queries keeps all
+groups busy when G exceeds nprobe, G / nprobe queries at a time). Every PE writes its LUT words
+into its own FIFO of two whole LUTs' share (`lut_fifo_depth`), so the groups run in parallel;
+the collector reads the LUTs back in the same turn, one word from each PE of the group a beat
+(256 / W beats a LUT), and hands them to PQDist.
 
-The codebook arrives once on `codebook_fill` and is written into every PE at the same time; the
-centroid store is filled once on `lutc_fill`. With the centroids fetched from memory
-(`centroids: memory`) there is no store and no `lutc_fill`: the probes are forked to a
-`LutCentroidFetch` on `m_axi` (reading the image at `lutc_base`) and to a cell FIFO in front of
-the dispatcher, which takes each probe's centroid words from the fetch instead of the store.
+The codebook arrives once on `codebook_fill` (256 rows of d/w words) and row j is written into
+every PE of phase j mod W at the same time; the centroid store is filled once on `lutc_fill`.
+With the centroids fetched from memory (`centroids: memory`) there is no store and no
+`lutc_fill`: the probes are forked to a `LutCentroidFetch` on `m_axi` (reading the image at
+`lutc_base`) and to a cell FIFO in front of the dispatcher, which takes each probe's centroid
+words from the fetch instead of the store.
 """
 
 from __future__ import annotations
@@ -23,19 +27,25 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.ivfpq.hw import LUT_FIFO_DEPTH, IvfPqHw
+from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.lut_fetch import LutCentroidFetch
 from fanns.arch.streams import link
 from fanns.hdl.bus import axi4_signature
+from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent
-from fanns.pe.pq_decode import KSUB
 from fanns.pe.stream_fifo import StreamFifoComponent
 
 
 def lut_word_bits(hw: IvfPqHw) -> int:
+    """Bits of one LUT word (one entry of every sub-space)."""
     return hw.m * hw.fmt.lut_bits
+
+
+def lut_beat_bits(hw: IvfPqHw) -> int:
+    """Bits of one beat of the LUT stream into PQDist: `lut_words` LUT words."""
+    return hw.ctx.lut_words * lut_word_bits(hw)
 
 
 class LutStage(wiring.Component):
@@ -49,7 +59,7 @@ class LutStage(wiring.Component):
             "q": In(stream.Signature(unsigned(wb))),
             "cells": In(stream.Signature(cell_layout())),
             "codebook_fill": In(stream.Signature(unsigned(wb))),
-            "luts": Out(stream.Signature(unsigned(lut_word_bits(hw)))),
+            "luts": Out(stream.Signature(unsigned(lut_beat_bits(hw)))),
         }
         assert (reader is not None) == hw.lut_fetched
         if reader is None:
@@ -67,18 +77,31 @@ class LutStage(wiring.Component):
         st = hw.stages.build_lut
         words = hw.d // st.lanes
         wb = st.lanes * hw.vec_bits
+        ways = hw.ctx.lut_words
+        groups = st.pes // ways
         m = Module()
         pes = [hw.lut_pe.component() for _ in range(st.pes)]
         for p, pe in enumerate(pes):
             m.submodules[f"build_lut{p}"] = pe
+        group_pes = [pes[g * ways : (g + 1) * ways] for g in range(groups)]
 
-        # Codebook: one fill stream written into every PE at once.
-        m.d.comb += self.codebook_fill.ready.eq(Cat(*(pe.codebook.ready for pe in pes)).all())
-        for pe in pes:
-            m.d.comb += [
-                pe.codebook.valid.eq(self.codebook_fill.valid & self.codebook_fill.ready),
-                pe.codebook.payload.eq(self.codebook_fill.payload),
-            ]
+        # Codebook: one fill stream; row j goes into every PE of phase j mod W at once.
+        phase = Signal(range(ways), name="fill_phase")
+        fk = Signal(range(max(2, words)), name="fill_word")
+        takes = [Cat(*(grp[r].codebook.ready for grp in group_pes)).all() for r in range(ways)]
+        m.d.comb += self.codebook_fill.ready.eq(Array(takes)[phase] if ways > 1 else takes[0])
+        fill = self.codebook_fill.valid & self.codebook_fill.ready
+        for grp in group_pes:
+            for r, pe in enumerate(grp):
+                m.d.comb += [
+                    pe.codebook.valid.eq(fill & (phase == r)),
+                    pe.codebook.payload.eq(self.codebook_fill.payload),
+                ]
+        if ways > 1:
+            with m.If(fill):
+                m.d.sync += fk.eq(Mux(fk == words - 1, 0, fk + 1))
+                with m.If(fk == words - 1):
+                    m.d.sync += phase.eq(phase + 1)
 
         cells, cent = self._centroids(m, words, wb)
 
@@ -101,13 +124,14 @@ class LutStage(wiring.Component):
         with m.If(loaded):
             m.d.sync += lbank.eq(~lbank)
 
-        # Dispatch: issue (memory reads) -> register stage B (offered to PE `bp`).
+        # Dispatch: issue (memory reads) -> register stage B (offered to every PE of group `bp`).
         k = Signal(range(max(2, words)))
-        p = Signal(range(max(2, st.pes)))
+        p = Signal(range(max(2, groups)))
         b_valid, b_last = Signal(), Signal()
-        bp = Signal(range(max(2, st.pes)))
+        bp = Signal(range(max(2, groups)))
         b_free = Signal()
-        m.d.comb += b_free.eq(~b_valid | Array(pe.x.ready for pe in pes)[bp])
+        group_ready = [Cat(*(pe.x.ready for pe in grp)).all() for grp in group_pes]
+        m.d.comb += b_free.eq(~b_valid | Array(group_ready)[bp])
         issue = Signal()
         cell_bits = max(1, (hw.nlist - 1).bit_length())
         ready_q = full.bit_select(dbank, 1)
@@ -125,7 +149,7 @@ class LutStage(wiring.Component):
         with m.If(issue):
             m.d.sync += k.eq(Mux(k == words - 1, 0, k + 1))
         with m.If(probe_done):
-            m.d.sync += p.eq(Mux(p == st.pes - 1, 0, p + 1))
+            m.d.sync += p.eq(Mux(p == groups - 1, 0, p + 1))
             with m.If(last_cell):
                 m.d.sync += dbank.eq(~dbank)
         released = probe_done & last_cell
@@ -138,32 +162,38 @@ class LutStage(wiring.Component):
             m.d.sync += b_valid.eq(issue)
             with m.If(issue):
                 m.d.sync += [bp.eq(p), b_last.eq(last_cell)]
-        for i, pe in enumerate(pes):
-            m.d.comb += [
-                pe.x.valid.eq(b_valid & (bp == i)),
-                pe.x.payload.q.eq(qr.data),
-                pe.x.payload.c.eq(cent.data),
-                pe.x.payload.last.eq(b_last),
-            ]
+        for g, grp in enumerate(group_pes):
+            # a group takes a probe when all its PEs can (each holds the offer until then)
+            for pe in grp:
+                m.d.comb += [
+                    pe.x.valid.eq(b_valid & (bp == g) & group_ready[g]),
+                    pe.x.payload.q.eq(qr.data),
+                    pe.x.payload.c.eq(cent.data),
+                    pe.x.payload.last.eq(b_last),
+                ]
 
-        # Every PE's LUTs into its own FIFO; the collector reads them back in probe order.
+        # Every PE's LUT words into its own FIFO; the collector reads them back in probe order,
+        # a word from every PE of the group at once.
+        depth = stage_model.lut_fifo_depth(hw.ctx)
         fifos = []
         for i, pe in enumerate(pes):
-            m.submodules[f"lut_fifo{i}"] = f = StreamFifoComponent(unsigned(lut_word_bits(hw)), LUT_FIFO_DEPTH)
+            m.submodules[f"lut_fifo{i}"] = f = StreamFifoComponent(unsigned(lut_word_bits(hw)), depth)
             m.d.comb += [f.i.valid.eq(pe.o.valid), f.i.payload.eq(pe.o.payload.lut), pe.o.ready.eq(f.i.ready)]
             fifos.append(f)
-        cp = Signal(range(max(2, st.pes)))
-        cw = Signal(range(KSUB))
+        group_fifos = [fifos[g * ways : (g + 1) * ways] for g in range(groups)]
+        cp = Signal(range(max(2, groups)))
+        cw = Signal(range(hw.pq_pe.load_cycles))
         m.d.comb += [
-            self.luts.valid.eq(Array(f.o.valid for f in fifos)[cp]),
-            self.luts.payload.eq(Array(f.o.payload for f in fifos)[cp]),
+            self.luts.valid.eq(Array(Cat(*(f.o.valid for f in grp)).all() for grp in group_fifos)[cp]),
+            self.luts.payload.eq(Array(Cat(*(f.o.payload for f in grp)) for grp in group_fifos)[cp]),
         ]
-        for i, f in enumerate(fifos):
-            m.d.comb += f.o.ready.eq(self.luts.ready & (cp == i))
+        for g, grp in enumerate(group_fifos):
+            for f in grp:
+                m.d.comb += f.o.ready.eq(self.luts.valid & self.luts.ready & (cp == g))
         with m.If(self.luts.valid & self.luts.ready):
             m.d.sync += cw.eq(cw + 1)
-            with m.If(cw == KSUB - 1):
-                m.d.sync += cp.eq(Mux(cp == st.pes - 1, 0, cp + 1))
+            with m.If(cw == hw.pq_pe.load_cycles - 1):
+                m.d.sync += cp.eq(Mux(cp == groups - 1, 0, cp + 1))
         return m
 
     def _centroids(self, m: Module, words: int, wb: int):

@@ -1,8 +1,9 @@
 """PQDist and SelK of the IVF-PQ accelerator.
 
-The LUTs arrive in probe order and travel along the 1-D array of `pq_decode` PEs (FANNS 6.4.2.2):
-PE p takes a LUT word from its LUT FIFO only when PE p+1's LUT FIFO has room, and every word it
-takes is copied into that FIFO, so all PEs load the same LUTs in the same order. Each PE scans
+The LUTs arrive in probe order, `lut_words` LUT words a beat, and travel along the 1-D array of
+`pq_decode` PEs (FANNS 6.4.2.2): PE p takes a LUT beat from its LUT FIFO only when PE p+1's LUT
+FIFO has room, and every beat it takes is copied into that FIFO, so all PEs load the same LUTs
+in the same order. Each PE scans
 its own item stream (its shares of the probed lists, from `fanns.pe.channel_feeder`) and its
 keys go through a key FIFO into one input of the SelK selection PE.
 
@@ -16,7 +17,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.hw import IvfPqHw
-from fanns.arch.ivfpq.lut import lut_word_bits
+from fanns.arch.ivfpq.lut import lut_beat_bits
 from fanns.arch.streams import link
 from fanns.pe.channel_feeder import item_layout
 from fanns.pe.stream_fifo import StreamFifoComponent
@@ -29,7 +30,7 @@ class ScanStage(wiring.Component):
     def __init__(self, hw: IvfPqHw):
         self.hw = hw
         pes = hw.stages.pq_dist.pes
-        ports = {"luts": In(stream.Signature(unsigned(lut_word_bits(hw)))), "keys": Out(key_stream(hw.key_bits))}
+        ports = {"luts": In(stream.Signature(unsigned(lut_beat_bits(hw)))), "keys": Out(key_stream(hw.key_bits))}
         ports |= {f"items{p}": In(stream.Signature(item_layout(hw.m))) for p in range(pes)}
         super().__init__(ports)
 
@@ -38,7 +39,7 @@ class ScanStage(wiring.Component):
         n, depth = hw.stages.pq_dist.pes, hw.design.fifo_depth
         m = Module()
         m.submodules.sel_k = sel = hw.sel_k_pe.component()
-        lut_fifos = [StreamFifoComponent(unsigned(lut_word_bits(hw)), depth) for _ in range(n)]
+        lut_fifos = [StreamFifoComponent(unsigned(lut_beat_bits(hw)), depth) for _ in range(n)]
         key = data.StructLayout({"key": hw.key_bits, "last": 1})
         for p in range(n):
             m.submodules[f"lut_chain_fifo{p}"] = lf = lut_fifos[p]

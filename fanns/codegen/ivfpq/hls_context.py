@@ -305,7 +305,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "lut_probe",
             f"ProbeWord<T, {lut.lanes}>",
             _fifo_depth(design, 2 * d // lut.lanes),
-            "probe words {q, c} to BuildLUT PE j (the run's probes k = j mod P); two probes",
+            "probe words {q, c} to BuildLUT PE j (the run's probes k = its group mod the groups); two probes",
             lut.pes,
         )
     )
@@ -314,19 +314,20 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "lut_out",
             f"LutOut<{m}>",
             design.fifo_depth,
-            "LUT words (256 per probe) from each BuildLUT PE; the collector drains them in probe order",
+            "LUT words (256 / lut_words per probe) from each BuildLUT PE; the collector drains them in probe order",
             lut.pes,
         )
     )
-    lut_list = [{"index": j} for j in range(lut.pes)]
+    ways = st.pq_dist.lut_words
+    lut_list = [{"index": j, "group": j // ways, "phase": j % ways} for j in range(lut.pes)]
     # -- Stage PQDist ----------------------------------------------------------------------------------
     pq = st.pq_dist
     ctx.fifos.append(
         Fifo(
             "pq_lut",
-            f"LutWord<{m}>",
+            f"LutWord<{m}, {ways}>",
             design.fifo_depth,
-            "LUT words along the PQDist 1-D array (entry p feeds PE p, which forwards to p + 1)",
+            "LUT beats of lut_words words along the PQDist 1-D array (entry p feeds PE p, which forwards to p + 1)",
             pq.pes,
         )
     )
@@ -380,6 +381,9 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         ivf_channels=ivf_channels,
         lut=lut,
         lut_pes=lut_list,
+        lut_words=ways,
+        lut_groups=lut.pes // ways,
+        lut_rows=256 // ways,
         pq=pq,
         pq_channels=channels,
         pq_pes=pq_pes,

@@ -131,14 +131,18 @@ def control_bits(group: str, **p: int) -> int:
     infra: nq, nprobe, k, query/result addresses, the run/total/load cycle counters, reads,
     writes, done responses, flags, the progress counter, the load counter (`load_words`);
     front: the probe filter and the IVF centroid fill router; lut: the dispatcher and collector
-    (probe, word and PE counters, bank flags); pq: per PQ-code reader its base address and its
-    table-sent flag."""
+    (probe, word and PE-group counters, the collector's beat counter, bank flags, and with
+    `ways` > 1 the codebook fill's word and phase counters); pq: per PQ-code reader its base
+    address and its table-sent flag."""
     if group == "infra":
         return 32 + bits(p["nprobe"]) + bits(p["k"]) + 2 * 64 + 3 * 64 + 3 * 32 + 8 + 32 + bits(p["load_words"]) + 3
     if group == "front":
         return bits(p["nprobe"]) + bits(p["pes"]) + 2 * bits(p["words"])
     if group == "lut":
-        return bits(p["fill_words"]) + 3 * bits(p["words"]) + 3 * bits(p["pes"]) + bits(p["nprobe"]) + 8 + 6
+        ways = p.get("ways", 1)
+        fill = bits(p["words"]) + bits(ways - 1) if ways > 1 else 0
+        beat = bits(256 // ways - 1)
+        return bits(p["fill_words"]) + 3 * bits(p["words"]) + 3 * bits(p["pes"]) + bits(p["nprobe"]) + beat + fill + 6
     if group == "pq":
         return p["readers"] * 65
     raise KeyError(group)

@@ -30,6 +30,8 @@ from fanns.model.ivfpq.options import GROUPS, MAX_LANES, all_options
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
 from fanns.model.ivfpq.workload import Workload
+from fanns.numerics import ID_BITS
+from fanns.pe.pq_decode import KSUB, LUT_WORDS
 from fanns.resources import KINDS, Resources
 
 MAX_POOL = 1 << 16
@@ -176,8 +178,9 @@ class Outcome:
         return self.top[0] if self.top else None
 
 
-def context(w: Workload, board: Board, clock_mhz: float, dsub_hw: int = 0) -> stage_model.Context:
-    """The stage model's context of workload `w`, its sub-vectors padded to `dsub_hw` (0: none)."""
+def context(w: Workload, board: Board, clock_mhz: float, dsub_hw: int = 0, lut_words: int = 1) -> stage_model.Context:
+    """The stage model's context of workload `w`, its sub-vectors padded to `dsub_hw` (0: none),
+    its LUTs loaded `lut_words` words a cycle."""
     return stage_model.Context(
         fmt=dataclasses.replace(w.fmt, dsub_hw=0 if dsub_hw == w.fmt.dsub else dsub_hw),
         n=w.n,
@@ -188,6 +191,7 @@ def context(w: Workload, board: Board, clock_mhz: float, dsub_hw: int = 0) -> st
         clock_mhz=clock_mhz,
         memories=stage_model.memories(board, clock_mhz),
         family=board.family,
+        lut_words=lut_words,
     )
 
 
@@ -197,19 +201,34 @@ def infra_vector(ctx: stage_model.Context, budget: Budget) -> np.ndarray:
     return np.concatenate([stage_model.total_resources(stage_model.infra_units(ctx)).as_array(), ch])
 
 
-def padded_contexts(w: Workload, board: Board, clock_mhz: float) -> list[stage_model.Context]:
+def padded_contexts(w: Workload, board: Board, clock_mhz: float, lut_words: int = 1) -> list[stage_model.Context]:
     """One context per sub-vector padding worth trying (`buildable.padded_dsubs`; unpadded first)."""
-    return [context(w, board, clock_mhz, p) for p in buildable.padded_dsubs(w.fmt.d, w.fmt.m, MAX_LANES)]
+    return [context(w, board, clock_mhz, p, lut_words) for p in buildable.padded_dsubs(w.fmt.d, w.fmt.m, MAX_LANES)]
+
+
+def lut_word_choices(w: Workload, board: Board, clock_mhz: float) -> list[int]:
+    """The LUT words a cycle (`PqDistStage.lut_words`) worth a search space of their own for `w`:
+    1, and each W for which loading the LUTs at W/2 words a cycle (nprobe * 256 / (W/2) cycles a
+    query: every PQDist PE loads every probed cell's LUT) would still take longer than streaming
+    the query's codes and ids over all PQ-capable channels of the board's widest memory group at
+    full rate, the floor no number of PEs breaks. Why not always all: each choice is a search
+    space of its own (the back options, the DSE's largest cost, are enumerated per choice), and
+    on large lists (the FANNS paper's SIFT100M: thousands of codes a cell) the loads hide behind
+    the scans anyway."""
+    rate = max(mem.count * mem.port_bits / 8 * mem.beats_per_cycle for mem in stage_model.memories(board, clock_mhz))
+    floor = float(w.codes_per_query().mean()) * (w.m + ID_BITS // 8) / rate
+    return [ways for ways in LUT_WORDS if ways == 1 or w.nprobe * KSUB / (ways // 2) > floor]
 
 
 def build_space(
     key: int, w: Workload, ctx: stage_model.Context, budget: Budget, backs: dict | None = None
 ) -> tuple[Space, dict]:
-    """The search space of one (workload, padding); `backs` caches the back group per workload
-    (enumerated once: it does not depend on the padding)."""
+    """The search space of one (workload, padding, LUT words); `backs` caches the back group per
+    workload and LUT words (enumerated once: it does not depend on the padding)."""
     backs = {} if backs is None else backs
-    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits(), backs.get(id(w)))
-    backs[id(w)] = sets["back"]
+    key_back = (id(w), ctx.lut_words)
+    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits(), backs.get(key_back))
+    backs[key_back] = sets["back"]
     raw = int(np.prod([max(1, s.raw) for s in sets.values()]))
     counts = {g: {"enumerated": s.raw, "fit": len(s)} for g, s in sets.items()}
     pruned = {g: prune(s) for g, s in sets.items()}
@@ -355,10 +374,13 @@ def run(
     pairs = [
         (w, ctx)
         for w in workloads
-        for ctx in (padded_contexts(w, board, clock_mhz) if padding else [context(w, board, clock_mhz)])
+        for ways in lut_word_choices(w, board, clock_mhz)
+        for ctx in (
+            padded_contexts(w, board, clock_mhz, ways) if padding else [context(w, board, clock_mhz, lut_words=ways)]
+        )
     ]
     contexts = [ctx for _, ctx in pairs]
-    workloads = [w for w, _ in pairs]  # one space per (workload, padding): `_points` maps keys back
+    workloads = [w for w, _ in pairs]  # one space per (workload, padding, LUT words): `_points` maps keys back
     spaces, backs = [], {}
     for key, (w, ctx) in enumerate(pairs):
         space, counts = build_space(key, w, ctx, budget, backs)

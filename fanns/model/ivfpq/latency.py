@@ -132,9 +132,9 @@ def back_span(
     ld = np.zeros(nq)
     se: list[np.ndarray] = []
     for j in range(nprobe):
-        ready = (j // stages.build_lut.pes) * lut.ii() + lut.latency()
+        ready = (j // ctx.lut_groups(stages.build_lut)) * lut.ii() + lut.latency()
         ls = ld if j < pe.banks else np.maximum(ld, se[j - pe.banks] + 1)
-        ld = np.maximum(ls + stage_model.KSUB, ready + 1)
+        ld = np.maximum(ls + pe.load_cycles, ready + 1)
         ss = ld if j == 0 else np.maximum(ld, se[j - 1] + 1)
         se.append(np.maximum(ss + items[:, j] - 1, mem[:, j]))
     return se[-1] + pe.depth() + 1

@@ -19,8 +19,13 @@ from fanns.model.ivfpq.workload import Workload
 
 
 def space_label(w: Workload, ctx: stage_model.Context) -> str:
-    """The workload's label, with the sub-vector padding of a padded context."""
-    return w.label() + (f" (sub-vectors padded to {ctx.fmt.dsub_hw})" if ctx.fmt.dsub_hw else "")
+    """The workload's label, with the sub-vector padding of a padded context and the LUT words a
+    cycle of a context that loads more than one."""
+    return (
+        w.label()
+        + (f" (sub-vectors padded to {ctx.fmt.dsub_hw})" if ctx.fmt.dsub_hw else "")
+        + (f" ({ctx.lut_words} LUT words a cycle)" if ctx.lut_words > 1 else "")
+    )
 
 
 def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:

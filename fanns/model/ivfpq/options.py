@@ -233,7 +233,7 @@ def _selections(
 _ONE_PE = {
     "opq": lambda ctx, w: stage_model.opq_units(ctx, OpqStage(w)),
     "ivf_dist": lambda ctx, w: stage_model.ivf_units(ctx, IvfDistStage(1, w, "bram")),
-    "build_lut": lambda ctx, w: stage_model.lut_units(ctx, BuildLutStage(1, w, "bram")),
+    "build_lut": lambda ctx, w: stage_model.lut_units(ctx, BuildLutStage(ctx.lut_words, w, "bram")),
 }
 """One PE of a lane-carrying stage with its FIFOs: the PE library refuses lanes too wide for them."""
 
@@ -349,15 +349,17 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
             pe = _valid(stage_model.lut_pe, ctx, BuildLutStage(1, lanes, store, n_ch))
             if pe is None:
                 continue
-            # nprobe / P LUTs a query, so every P is another interval, down to the PQDist PEs' own
-            # pace: they load each probe's LUT in KSUB cycles, so past ceil(ii / KSUB) PEs BuildLUT
-            # builds LUTs faster than any back end takes them (and the DSE's search grows with P)
-            most = min(MAX_PES, -(-pe.ii() // stage_model.KSUB))
+            # nprobe / G LUTs a query for G groups of lut_words PEs, so every G is another interval,
+            # down to the PQDist PEs' own pace: they load each probe's LUT in 256 / lut_words
+            # cycles, so past ceil(ii / that) groups BuildLUT builds LUTs faster than any back end
+            # takes them (and the DSE's search grows with G)
+            ways = ctx.lut_words
+            most = min(MAX_PES // ways, -(-pe.ii() // (stage_model.KSUB // ways)))
             compete = pe.features()["bram18_tiles"] > URAM_CODEBOOK_SHARE * limits.total.bram18
             for codebook in codebooks if compete else ("bram",):
                 b.raw += most
-                for pes in range(1, most + 1):
-                    st = BuildLutStage(pes, lanes, store, n_ch, codebook)
+                for groups in range(1, most + 1):
+                    st = BuildLutStage(groups * ways, lanes, store, n_ch, codebook)
                     units = stage_model.lut_units(ctx, st)
                     res = stage_model.total_resources(units)
                     t = stage_model.lut_timing(ctx, st)
@@ -378,7 +380,7 @@ def back_options(
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
         try:  # one PE: the PE library refuses m too large for its FIFOs (codes of any width fit a port)
-            stage_model.pq_units(ctx, PqDistStage(1, True, mem.kind, 1, mem.port_bits))
+            stage_model.pq_units(ctx, PqDistStage(1, True, mem.kind, 1, mem.port_bits, lut_words=ctx.lut_words))
         except FannsError as exc:
             b.reasons.append(f"{mem.kind}: pq_dist with m={ctx.m}: {exc.args[0]}: use a smaller m")
             continue
@@ -389,7 +391,7 @@ def back_options(
             for db in (True, False):
                 if db in grown:
                     continue
-                st = PqDistStage(pes, db, mem.kind, 1, mem.port_bits)
+                st = PqDistStage(pes, db, mem.kind, 1, mem.port_bits, lut_words=ctx.lut_words)
                 units = stage_model.pq_units(ctx, st)
                 res = stage_model.total_resources(units)
                 if not res.fits(limits.total):  # every resource of this stage grows with P
@@ -421,7 +423,7 @@ def back_options(
                         > mem.capacity_bytes
                     ):
                         continue
-                    stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits))
+                    stages.append(PqDistStage(pes, db, mem.kind, n_ch, mem.port_bits, lut_words=ctx.lut_words))
                 if not stages or not sels:
                     continue
                 # (stage, selection) pairs in offering order; only those `offer` keeps are timed

@@ -47,13 +47,15 @@ def pinned_design(
     clock_mhz: float | None = None,
     index_path: str | None = None,
     tiers: tuple[str, list[int]] | None = None,
+    lut_words: int = 1,
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
     `pq` = (PEs, channels of the board's first memory group); `opq_storage` the OPQ matrix's
     memory (bram, uram, or stream: read per query on a channel of its own); `lut_codebook` the
     memory of every BuildLUT PE's codebook (bram or uram); `sel_params` maps a selection
     architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target);
-    `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels."""
+    `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels;
+    `lut_words` the LUT words a cycle PQDist loads (BuildLUT's PEs a multiple of it)."""
     b = load_board(board)
     clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
     opq = data.opq_matrix is not None
@@ -68,6 +70,7 @@ def pinned_design(
         clock_mhz=clock,
         memories=mems,
         family=b.family,
+        lut_words=lut_words,
     )
     ivf_pes, ivf_lanes, ivf_store = ivf
     ivf_channels = stage_model.ivf_stream_channels(ctx, ivf_pes, ivf_lanes)[0] if ivf_store == "stream" else 0
@@ -91,6 +94,7 @@ def pinned_design(
             pq_channels,
             mems[0].port_bits,
             None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1]))),
+            lut_words,
         ),
         sel_k=stage_model.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )

@@ -18,7 +18,8 @@ identical queries back to back (the last copy's interval is the steady state):
   PEs a..b may deliver keys of query r+1 from R_p = C_r + restart(b), and each stream's buffers
   ahead (key FIFO, datapath registers: h = `Buffers.keys` keys) take its first keys at any time:
   item i >= h of the query is scanned no earlier than R_p - h + i;
-* LUT c reaches PE p through the chain: its load takes 256 cycles once the PE's previous load
+* LUT c reaches PE p through the chain: its load takes 256 / W cycles (`PqDecode.load_cycles`,
+  W LUT words a beat) once the PE's previous load
   is done and it has freed the bank of cell c - banks (`PqDecode.schedule`: scan start =
   max(LUT loaded, previous cell scanned)); PE p loads no word before PE p-1, and runs at most
   FIFO_DEPTH·(q - p) words ahead of a later PE q (the chain FIFOs, `chain`). So when the PEs of
@@ -64,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fanns.model.ivfpq.selk_native import native_recurrence
-from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns.pe.pq_decode import PqDecode
 
 REPEATS = 2
 """Copies of a query simulated back to back: the first starts cold, the second is steady (its
@@ -263,7 +264,7 @@ def recurrence(
         mach.floor,
         mach.held,
         np.stack(rounds),
-        (pq.banks, KSUB, pq.depth(), buffers.keys, buffers.chain),
+        (pq.banks, pq.load_cycles, pq.depth(), buffers.keys, buffers.chain),
         source,
     )
 
@@ -290,7 +291,7 @@ def _numpy_recurrence(
     for r, idx in enumerate(rounds):
         release = start[None] + restart
         for c in range(cells):
-            ld = (ld if k < pq.banks else np.maximum(ld, se[-pq.banks] + 1)) + KSUB
+            ld = (ld if k < pq.banks else np.maximum(ld, se[-pq.banks] + 1)) + pq.load_cycles
             if lut:
                 p = k % lut.pes  # LUT k of the run, across queries
                 built[p] = np.maximum(built[p] + lut.ii, r * lut.arrival + lut.latency)

@@ -52,16 +52,17 @@ WARMUP = 0.1
 
 def lut_source(ctx: stage_model.Context, stages: Stages) -> LutSource:
     """The BuildLUT stage as the LUTs' producer: PEs, interval and latency of one LUT (with the
-    centroid fetch when the centroids are in memory), FIFO of `LUT_FIFO_DEPTH` words per PE, and
-    the pace at which the stages in front deliver the queries' probes."""
+    centroid fetch when the centroids are in memory), each group of PEs (`Context.lut_groups`) as
+    one producer of whole LUTs, FIFOs of two LUTs (`lut_fifo_depth`), and the pace at which the
+    stages in front deliver the queries' probes."""
     st = stages.build_lut
     pe = stage_model.lut_pe(ctx, st)
     extra = stage_model.MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
     return LutSource(
-        st.pes,
+        ctx.lut_groups(st),
         float(pe.ii()),
         float(pe.latency() + extra),
-        stage_model.LUT_FIFO_DEPTH // stage_model.KSUB,
+        stage_model.lut_fifo_depth(ctx) // pe.rows,
         front_interval(ctx, stages),
     )
 

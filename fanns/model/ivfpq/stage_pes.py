@@ -23,7 +23,7 @@ from fanns.pe.channel_feeder import ChannelFeeder
 from fanns.pe.fetcher import Fetcher, shared_tables
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import MATRIX_BITS, Opq
-from fanns.pe.pq_decode import PqDecode
+from fanns.pe.pq_decode import KSUB, PqDecode
 from fanns.pe.result_filter import ResultFilter
 
 
@@ -45,6 +45,9 @@ class Context:
     clock_mhz: float
     memories: tuple[Memory, ...]
     family: str = "xcup"
+    lut_words: int = 1
+    """LUT words a cycle into the PQDist PEs (`PqDistStage.lut_words`): BuildLUT builds each LUT
+    in groups of this many PEs, PE r of a group the rows j = r mod lut_words."""
 
     def memory(self, kind: str) -> Memory:
         for mem in self.memories:
@@ -61,6 +64,10 @@ class Context:
     def m(self) -> int:
         return self.fmt.m
 
+    def lut_groups(self, st: BuildLutStage) -> int:
+        """BuildLUT PEs that each deliver whole LUTs: groups of `lut_words` PEs."""
+        return st.pes // self.lut_words
+
 
 def design_context(design: IvfPqDesign, board: Board) -> Context:
     """The context a written design was chosen in, rebuilt from the design and its board."""
@@ -74,6 +81,7 @@ def design_context(design: IvfPqDesign, board: Board) -> Context:
         clock_mhz=design.clock_mhz,
         memories=memories(board, design.clock_mhz),
         family=board.family,
+        lut_words=design.stages.pq_dist.lut_words,
     )
 
 
@@ -162,11 +170,12 @@ def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
         lut_shift=f.lut_shift,
         lut_bits=f.lut_bits,
         storage=st.codebook,
+        rows=KSUB // ctx.lut_words,
     )
 
 
 def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
-    return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer)
+    return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer, lut_words=st.lut_words)
 
 
 def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:

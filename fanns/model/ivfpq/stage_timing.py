@@ -28,7 +28,7 @@ from fanns.model.ivfpq.stage_pes import (
     selector_pe,
 )
 from fanns.pe.base import PE
-from fanns.pe.pq_decode import KSUB, PqDecode
+from fanns.pe.pq_decode import PqDecode
 
 FIFO_DEPTH = 32
 """Depth of every inter-stage and inter-PE FIFO (architecture choice, docs/ivfpq_architecture.md:
@@ -73,13 +73,14 @@ def sel_cells_timing(ctx: Context, st: SelectStage, ivf: IvfDistStage) -> StageT
 
 
 def lut_timing(ctx: Context, st: BuildLutStage) -> StageTiming:
-    """The LUTs of a run go round the PEs (LUT k by PE k mod P, across queries:
+    """The LUTs of a run go round the P groups of PEs (LUT k by group k mod P, across queries:
     `fanns.arch.ivfpq.lut`), so a query costs nprobe / P LUT intervals on average, with P above
-    nprobe too; one query alone waits for its busiest PE's ceil(nprobe / P) LUTs."""
+    nprobe too; one query alone waits for its busiest group's ceil(nprobe / P) LUTs."""
     pe = lut_pe(ctx, st)
-    probes = ctx.nprobe / st.pes
+    groups = ctx.lut_groups(st)
+    probes = ctx.nprobe / groups
     extra = MEM_LATENCY_CYCLES if st.centroids == "memory" else 0
-    alone = -(-ctx.nprobe // st.pes)
+    alone = -(-ctx.nprobe // groups)
     return StageTiming(probes * pe.ii(), float(pe.cycles(alone) + extra), {"probes_per_pe": round(probes, 3)})
 
 
@@ -99,7 +100,7 @@ class PqWork:
 def pq_work(shares: PqShares, pe: PqDecode) -> PqWork:
     cell = pe.cell_cycles(shares.items)
     pe_cycles = cell.sum(1)
-    latency = KSUB + pe_cycles - cell[:, -1] + shares.items[:, -1] + pe.depth()
+    latency = pe.load_cycles + pe_cycles - cell[:, -1] + shares.items[:, -1] + pe.depth()
     return PqWork(shares, pe_cycles.astype(np.float64), latency.astype(np.float64))
 
 

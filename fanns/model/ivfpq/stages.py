@@ -107,11 +107,17 @@ from fanns.resources import KINDS, Resources
 IVF_BEAT_FIFO_DEPTH = 4
 """Beats buffered per IVFDist PE of a shared streamed-centroid channel (`fanns.arch.ivfpq.ivf_stream`):
 the PEs of a channel start a few cycles apart (the query travels down the chain), which these absorb."""
-LUT_FIFO_DEPTH = 2 * KSUB
-"""Depth of each BuildLUT PE's LUT FIFO: two whole LUTs. PQDist takes the LUTs in probe order, so
-with a shallow FIFO BuildLUT PE j+1 stalls once its FIFO is full until LUT j has been consumed,
-and the P_lut PEs no longer work in parallel. Two LUTs let every PE finish its LUT while the
-previous one drains, which is the ceil(nprobe/P_lut) * II the model assumes."""
+
+
+def lut_fifo_depth(ctx: Context) -> int:
+    """Depth of each BuildLUT PE's LUT FIFO: two whole LUTs (of a PE that builds a share of the
+    rows, two shares). PQDist takes the LUTs in probe order, so with a shallow FIFO BuildLUT PE j+1
+    stalls once its FIFO is full until LUT j has been consumed, and the P_lut PEs no longer work
+    in parallel. Two LUTs let every PE finish its LUT while the previous one drains, which is the
+    ceil(nprobe/P_lut) * II the model assumes."""
+    return 2 * (KSUB // ctx.lut_words)
+
+
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
 """pad, last_cell, last_query: the flag bits of a pq_decode code item."""
@@ -288,15 +294,25 @@ def lut_fetch_fifo_depth(words: int) -> int:
 def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     f = ctx.fmt
     words, wb = ctx.d // st.lanes, st.lanes * f.vec_bits
-    glue = Resources(lut=control.collector_luts(f.m * f.lut_bits, st.pes))
+    glue = Resources(lut=control.collector_luts(ctx.lut_words * f.m * f.lut_bits, ctx.lut_groups(st)))
     glue += control.memory_resources(wb, 2 * words, "bram")  # the two-bank query buffer
     regroup = control.query_regroup(f.vec_bits, st.lanes)
     units = [
         fifo_unit(ctx, "build_lut", "query_fifo", wb + 1, depth=query_fifo_depth(FIFO_DEPTH, ctx.d, st.lanes, ctx.opq)),
         pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
-        pe_unit(ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=LUT_FIFO_DEPTH), st.pes),
+        pe_unit(
+            ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=lut_fifo_depth(ctx)), st.pes
+        ),
         Unit("build_lut", "dispatch_collect", 1, glue, None, False),
-        control_unit("build_lut", "lut", fill_words=ctx.nlist * words, words=words, pes=st.pes, nprobe=ctx.nprobe),
+        control_unit(
+            "build_lut",
+            "lut",
+            fill_words=ctx.nlist * words,
+            words=words,
+            pes=ctx.lut_groups(st),
+            nprobe=ctx.nprobe,
+            ways=ctx.lut_words,
+        ),
     ]
     if regroup is not None:
         units.append(pe_unit(ctx, "build_lut", "query_regroup", regroup, divisible=False))
@@ -319,7 +335,7 @@ def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
     return [
         pe_unit(ctx, "pq_dist", "code_reader", channel_reader(st.port_bits), st.channels),
         fifo_unit(ctx, "pq_dist", "item_fifo", 8 * f.m + ID_BITS + ITEM_FLAGS, st.pes),
-        fifo_unit(ctx, "pq_dist", "lut_chain_fifo", f.m * f.lut_bits + 1, st.pes),
+        fifo_unit(ctx, "pq_dist", "lut_chain_fifo", st.lut_words * f.m * f.lut_bits + 1, st.pes),
         pe_unit(ctx, "pq_dist", "pq_decode", pq_pe(ctx, st), st.pes),
         fifo_unit(ctx, "pq_dist", "key_fifo", f.pq_key_bits + 1, st.pes),
     ] + pq_glue_units(ctx, st)
