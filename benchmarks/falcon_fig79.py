@@ -3,17 +3,17 @@
 Fig. 7.9 sweeps mg = 1..7 candidate groups and mc = 1..4 candidates per group on Deep10M with an
 HNSW graph (`fanns.model.graph.published`). This runs the same sweep — Falcon's settings: HNSW of
 maximum degree 64, queues of 64, four BFC units (intra-query) or four one-unit pipelines sharing
-the channels (across-query), the U250's four DDR4 channels at 200 MHz — on the largest Deep-like
-set built in (builtin:deep, 100,000 x 96), with mc swept beyond the published 4 so an optimum at
-the grid's edge shows. The thesis does not state the memory latency; the first run takes it from
-the board file (the U250's DDR4 row-miss idle latency measured by Shuhai, converted to 200 MHz
-cycles: `MemorySystem.from_board`), the others are a sensitivity sweep of assumed latencies. It
-prints, per latency, both speedup tables and their distance from the published ones, and the hops
-table, which does not depend on the memory at all and so checks the traversal alone. The latency
-of the sweep with the smallest distance is reported as what it is: the value at which the model
-fits the published figure, not a sourced latency.
+the channels (across-query), the U250's four DDR4 channels at 200 MHz — on a synthetic Deep-like
+set built in (builtin:deep, 100,000 x 96, by default; --set deep-1m, 1,000,000 x 96, the largest),
+with mc swept beyond the published 4 so an optimum at the grid's edge shows. The thesis does not
+state the memory latency; the first run takes it from the board file (the U250's DDR4 row-miss idle
+latency measured by Shuhai, converted to 200 MHz cycles: `MemorySystem.from_board`), the others are
+a sensitivity sweep of assumed latencies. It prints, per latency, both speedup tables and their
+distance from the published ones, and the hops table, which does not depend on the memory at all
+and so checks the traversal alone. The latency of the sweep with the smallest distance is reported
+as what it is: the value at which the model fits the published figure, not a sourced latency.
 
-    PYTHONPATH=. python benchmarks/falcon_fig79.py [--set deep] [--queries 1000] [--latencies 10,25,50,100,200]
+    PYTHONPATH=. python benchmarks/falcon_fig79.py [--set deep|deep-1m] [--queries 1000] [--latencies 10,25,50,100,200]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from record import command_line, write_result
 
 from fanns.boards import load_board
-from fanns.datasets import load_dataset
+from fanns.datasets import BUILTINS, load_dataset
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.explore.graph_sweep import MODES, SweepSetup, sweep
 from fanns.model.graph import published
@@ -112,7 +112,7 @@ def run(name: str, queries: int, latencies: list[int], board: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--set", default="deep", help="built-in set (default deep: 100,000 x 96)")
+    ap.add_argument("--set", default="deep", help="built-in set (default deep: 100,000 x 96; deep-1m: 1,000,000 x 96)")
     ap.add_argument("--queries", type=int, default=1000, help="queries (default 1000)")
     ap.add_argument(
         "--latencies",
@@ -143,10 +143,12 @@ def readme_row(f: dict) -> tuple[str, str]:
         f"{mode} mg={published.best(mode)[0]}, mc={published.best(mode)[1]} {published.published(mode).max():.2f}×"
         for mode in MODES
     )
+    spec = BUILTINS.get(f["set"])
+    what = f", {spec.description.split(':')[0]}" if spec else ""
     figure = (
-        f"DST vs BFS, the Falcon cycle model beside Falcon Fig. 7.9 (builtin:{f['set']} HNSW, {f['nodes']:,} nodes, "
-        f"{f['queries']} queries, mg 1–7, mc 1–{max(f['mc'])}; published: Deep10M, the only dataset of Fig. 7.9; "
-        "distance = RMS of log(model / published) over the published cells)"
+        f"DST vs BFS, the Falcon cycle model beside Falcon Fig. 7.9 (HNSW of builtin:{f['set']}{what}, "
+        f"{f['nodes']:,} nodes, {f['queries']} queries, mg 1–7, mc 1–{max(f['mc'])}; published: Deep10M, the only "
+        "dataset of Fig. 7.9; distance = RMS of log(model / published) over the published cells)"
     )
     value = f"published best: {pub}. "
     if sourced:

@@ -16,6 +16,7 @@ graph kind and mode beside Falcon's published Fig. 7.9 (Deep10M, the only set it
     PYTHONPATH=. python benchmarks/graph.py                 # all built-in sets (graph builds are cached)
     PYTHONPATH=. python benchmarks/graph.py --sets sift-10k --kinds hnsw
     PYTHONPATH=. python benchmarks/graph.py --sets sift-10k,deep-10k,deep --no-speed --queries 1000 --json PATH
+    PYTHONPATH=. python benchmarks/graph.py --sets deep-1m --kinds hnsw --no-speed --queries 1000   # 1M nodes
 """
 
 from __future__ import annotations
@@ -220,8 +221,9 @@ def sweep_row(f: dict) -> tuple[str, str]:
         max(max(r[m]["grid"][0] for m in MODES) for r in f["rows"]),
         max(max(r[m]["grid"][1] for m in MODES) for r in f["rows"]),
     )
+    sets = ", ".join(dict.fromkeys(f"builtin:{r['set']}" for r in f["rows"]))
     figure = (
-        f"DST speedup over BFS per dataset, the Falcon cycle model at the sourced memory latency "
+        f"DST speedup over BFS per dataset ({sets}), the Falcon cycle model at the sourced memory latency "
         f"({f['latency_cycles']} cycles of {f['freq_mhz']:g} MHz: the {f['board'].upper()}'s DDR4 idle row-miss "
         "latency measured by Shuhai; Falcon's settings: degree 64, queues 64, 4 BFC units / 4 pipelines, "
         f"mg/mc grown past the grid while the optimum is on its edge, up to {grid[0]} x {grid[1]})"

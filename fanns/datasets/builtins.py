@@ -62,12 +62,20 @@ def _glove() -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(allv[keep], dtype=np.float32), np.asarray(allv[held_out], dtype=np.float32)
 
 
+def size_suffix(n: int) -> str:
+    """A size in a built-in's name: whole millions as ``1m``, whole thousands as ``10k``, else the number."""
+    for unit, suffix in ((1_000_000, "m"), (1000, "k")):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
+
+
 def _synthetic(kind: str, n: int, nq: int) -> Builtin:
     gen = synthetic.sift_like if kind == "sift" else synthetic.deep_like
     d, dtype, what = (128, "uint8", "SIFT-like") if kind == "sift" else (96, "float32", "Deep-like")
     shape = "clustered, sparse, 0..255" if kind == "sift" else "clustered, unit norm"
     return Builtin(
-        name=kind if n == 100_000 else f"{kind}-{n // 1000}k",
+        name=kind if n == 100_000 else f"{kind}-{size_suffix(n)}",
         n=n,
         nq=nq,
         d=d,
@@ -86,6 +94,7 @@ BUILTINS: dict[str, Builtin] = {
         _synthetic("deep", 100_000, 1000),
         _synthetic("sift", 10_000, 200),
         _synthetic("deep", 10_000, 200),
+        _synthetic("deep", 1_000_000, 1000),
         Builtin(
             "glove-50",
             400_000 - GLOVE_QUERIES,

