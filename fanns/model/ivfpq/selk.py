@@ -14,10 +14,12 @@ together; the old max(PQDist, SelK) model was 32 % low there.
 `coupled_intervals` runs, per sample query, the recurrence of that machine for `REPEATS`
 identical queries back to back (the last copy's interval is the steady state):
 
-* the selection PE starts level-2 collection of query r at C_r; PE p of the channel group of
-  PEs a..b may deliver keys of query r+1 from R_p = C_r + restart(b), and each stream's buffers
-  ahead (key FIFO, datapath registers: h = `Buffers.keys` keys) take its first keys at any time:
-  item i >= h of the query is scanned no earlier than R_p - h + i;
+* the selection PE starts level-2 collection of query r at C_r; stream p takes keys of query
+  r+1 from its own restart C_r + restart(p), one a cycle, and each stream's buffers ahead (key
+  FIFO, datapath registers: h = `Buffers.keys` keys) take its first keys at any time; but PE p
+  of the channel group of PEs a..b scans item i >= h of the query no earlier than R_p - h + i,
+  R_p = C_r + restart(b): the group's feeder serves its PEs in turn, so none gets items while
+  another is held;
 * LUT c reaches PE p through the chain: its load takes 256 / W cycles (`PqDecode.load_cycles`,
   W LUT words a beat) once the PE's previous load
   is done and it has freed the bank of cell c - banks (`PqDecode.schedule`: scan start =
@@ -32,8 +34,9 @@ identical queries back to back (the last copy's interval is the steady state):
   a cell's scan ends no earlier than its last beat. So a channel-bound scan delays the LUT
   loads behind it (a bank is freed only when its cell is scanned), and a channel cannot bank
   the cycles its PEs spend waiting for a LUT beyond its FIFO;
-* PE p's last key is taken at E_p = max(scan end + D + 1, R_p + items - 1, R_p + feed - 1),
-  where feed is the channel's time for the items its FIFOs could not take while held;
+* PE p's last key is taken at E_p = max(scan end + D + 1, C_r + restart(p) + items - 1,
+  R_p + feed - 1), where feed is the channel's time for the items its FIFOs could not take
+  while held;
 * C_(r+1) = max(C_r + min_interval, max over PEs of E_p - due(p)): level 2 needs stream p's
   queues settled when it reaches them (`Hpq.stream_due`).
 
@@ -41,6 +44,11 @@ Until the channel entered the scans (`ChannelFeed.cells`), it was only a floor o
 in the PQDist stage model: a channel-bound query's next LUT loads then overlapped its scan, and
 channel-bound designs with near-tied stages measured 13-18 % slower in RTL than the model said
 (the 784-d U55C design of docs/datasets.md: +13.08 %, now +2.8 %; tests/codegen/test_channel_bound.py).
+Until each stream took its buffered keys from its own restart (the group's restart bounds only
+the scans), a stream held the keys of its buffers until its group's last stream restarted: on
+a design whose PEs scan about as many codes as the buffers hold (the design fuzz's draw 14:
+7 PEs on 3 channels, 90-140 codes a PE per query, 38 keys buffered) the model was 8.4 %
+pessimistic (RTL 138.9 cycles a query, model 151.7; now 138.9).
 Until the chain FIFOs were modelled every PE loaded each LUT at once, so a held last channel
 stalled all PEs: on the DSE's K = 100 design for `zipf_clustered` (tests/codegen/test_k100_skew.py,
 17 PEs on 4 channels) the model was 5.5 % pessimistic (RTL 1,041.4 cycles a query, model 1,102.2;
@@ -174,7 +182,7 @@ def sequence_starts(
 
 def timed_pes(groups: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The PEs the recurrence times, as (position in the LUT chain, the group's last PE, whose
-    restart it waits for: the feeder serves its PEs in turn): the first and the last PE of every
+    restart its scans wait for: the feeder serves its PEs in turn): the first and the last PE of every
     group. The PEs between have the same work and restart and lie between the two in the chain;
     level 2 wants the first's keys earliest (`stream_due`), the last may lag most when later
     groups hold the chain. The last group's last PE is left out: no later PE holds it, so it
@@ -208,7 +216,7 @@ class _Machine:
     chan: np.ndarray  # [feeds, nq, cells] the busiest channel's cycles per cell, per distinct feed
     feed_of: np.ndarray  # [configs] each config's row of `chan` (configs often share one feed)
     lead: np.ndarray  # [configs] how far the channel's reader runs ahead
-    timed: np.ndarray  # [PEs, configs, 3]: chain position, restart, due of every timed PE
+    timed: np.ndarray  # [PEs, configs, 4]: chain position, group restart, due, own restart of every timed PE
     floor: np.ndarray  # [configs] the selection PE's minimum interval
     held: np.ndarray  # [configs, nq] the channel's cycles after a hold (`ChannelFeed.held`)
 
@@ -224,7 +232,10 @@ def _machine(configs: list[tuple], items: np.ndarray) -> _Machine:
     width = max(len(e) for e in pes)
     pes = [e + [e[-1]] * (width - len(e)) for e in pes]  # a padding entry repeats the last PE (same maxima)
     timed = np.array(
-        [[(q, sel.stream_restart(b), sel.stream_due(q)) for q, b in e] for (sel, _, _), e in zip(configs, pes)],
+        [
+            [(q, sel.stream_restart(b), sel.stream_due(q), sel.stream_restart(q)) for q, b in e]
+            for (sel, _, _), e in zip(configs, pes)
+        ],
         dtype=np.float64,
     ).transpose(1, 0, 2)
     floor = np.array([sel.min_interval() for sel, _, _ in configs], dtype=np.float64)
@@ -278,7 +289,7 @@ def _numpy_recurrence(
     cells, width = n.shape[1], mach.timed.shape[0]
     total = n.sum(1)
     cum = np.concatenate([np.zeros((n.shape[0], 1)), np.cumsum(n, 1)[:, :-1]], 1)
-    position, restart, due = (mach.timed[:, :, i, None] for i in range(3))  # each [PEs, configs, 1]
+    position, restart, due, own = (mach.timed[:, :, i, None] for i in range(4))  # each [PEs, configs, 1]
     lanes = (mach.timed.shape[1], len(rounds[0]))
     start = np.zeros(lanes)
     ld = np.zeros((width, *lanes))  # per PE: when it has loaded its latest LUT
@@ -308,7 +319,8 @@ def _numpy_recurrence(
             fed = np.maximum(fed, ss.max(0) - lead) + chan[:, idx, c]
             se = (se + [np.maximum(np.maximum(ss + n[idx, c] - 1, held), fed[None])])[-pq.banks :]
             k += 1
-        end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, release + total[idx] - 1), release + feed[:, :, idx] - 1)
+        taken = start[None] + own + total[idx] - 1  # the stream's keys, one a cycle from its own restart
+        end = np.maximum(np.maximum(se[-1] + pq.depth() + 1, taken), release + feed[:, :, idx] - 1)
         start = np.maximum(start + floor, (end - due).max(0))
         out.append(start)
     return np.stack(out)

@@ -50,8 +50,8 @@ def native_recurrence(
 ) -> np.ndarray:
     """[rounds, configs, lanes] level-2 starts. `n` [nq, cells]; `chan` [feeds, nq, cells] and
     `feed_of` [configs]: config c's channel cycles are `chan[feed_of[c]]`; `lead` [configs];
-    `timed` [PEs, configs, 3] (chain position, restart, due); `floor` [configs]; `held`
-    [configs, nq]; `order` [rounds, lanes] query indices; `pe` = (banks, LUT words, datapath
+    `timed` [PEs, configs, 4] (chain position, group restart, due, own restart); `floor`
+    [configs]; `held` [configs, nq]; `order` [rounds, lanes] query indices; `pe` = (banks, LUT load cycles, datapath
     depth, a held stream's buffered keys, chain FIFO words); `lut` = (BuildLUT PEs, 0 for none;
     its interval, latency, FIFO LUTs, arrival pace). The machines run on every core this
     process may use."""
@@ -62,7 +62,7 @@ def native_recurrence(
     width, configs = timed.shape[:2]
     rounds, lanes = order.shape
     bad_feed = feed_of.shape != (configs,) or feed_of.min() < 0 or feed_of.max() >= chan.shape[0]
-    if chan.shape[1:] != (nq, cells) or bad_feed or held.shape != (configs, nq) or timed.shape[2] != 3:
+    if chan.shape[1:] != (nq, cells) or bad_feed or held.shape != (configs, nq) or timed.shape[2] != 4:
         raise FannsError(f"recurrence inputs disagree: n {n.shape}, chan {chan.shape}, held {held.shape}")
     out = np.empty((rounds, configs, lanes))
     banks, ksub, depth, keys, fifo = pe

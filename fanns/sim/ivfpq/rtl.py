@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,18 @@ class RtlProjectSim:
         sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
         return cells, sizes[cells]
 
+    @cached_property
+    def simulated_ctx(self) -> stage_model.Context:
+        """The model's context of the machine simulated: the design's, with every memory
+        delivering one beat a cycle, as both harnesses' memories do unless a run says otherwise
+        (`RamTiming`). Why: a board memory slower than that (the PYNQ-Z2's DDR3 at a high
+        clock: 0.29 beats a cycle at 229 MHz) is in the DSE's figures, but not in a simulation,
+        and its prediction must be of the memory simulated."""
+        ctx = self.hw.ctx
+        return dataclasses.replace(
+            ctx, memories=tuple(dataclasses.replace(m, beats_per_cycle=1.0) for m in ctx.memories)
+        )
+
     def predicted_timings(self, first: int, nq: int, nprobe: int | None = None) -> dict[str, stage_model.StageTiming]:
         """The performance model's stage timings for these queries (`fanns.model.ivfpq.stages.stage_timings`);
         a tiered design's PQDist interval is the tiered one (each PE's scan or the busier tier's
@@ -252,7 +265,11 @@ class RtlProjectSim:
         or `pq_memory` says how the simulated memory delivers."""
 
         nprobe = nprobe or self.design.nprobe
-        ctx = self.hw.ctx if nprobe == self.hw.ctx.nprobe else dataclasses.replace(self.hw.ctx, nprobe=nprobe)
+        ctx = (
+            self.simulated_ctx
+            if nprobe == self.hw.ctx.nprobe
+            else dataclasses.replace(self.simulated_ctx, nprobe=nprobe)
+        )
         cells, sizes = self.probed(first, nq, nprobe)
         probes = stage_model.Probes.of(sizes)
         if pq_memory is None and not self.hw.tiered:

@@ -47,12 +47,13 @@ bool run_block(const Inputs& in, int cf, int ln0, double* out) {
   const int fifo = std::max<int>(static_cast<int>(in.fifo_luts), 1);
   std::vector<Row> built(lut_pes), loaded(static_cast<size_t>(lut_pes) * fifo);  // loaded: a ring per PE
   std::vector<int> held_luts(lut_pes, 0), oldest(lut_pes, 0);  // the same for every lane
-  std::vector<double> pos(width), rst(width), due(width);
+  std::vector<double> pos(width), rst(width), due(width), own(width);
   for (int x = 0; x < width; ++x) {
-    const double* t = in.timed + (static_cast<size_t>(x) * in.configs + cf) * 3;
+    const double* t = in.timed + (static_cast<size_t>(x) * in.configs + cf) * 4;
     pos[x] = t[0];
     rst[x] = t[1];
     due[x] = t[2];
+    own[x] = t[3];
     ld[x].fill(0.0);
   }
   for (Row& r : built) r.fill(in.lut_latency - in.lut_ii);
@@ -127,8 +128,8 @@ bool run_block(const Inputs& in, int cf, int ln0, double* out) {
       double next = start[b] + in.floor_[cf];
       const double fed_held = in.held[static_cast<size_t>(cf) * nq + q[b]];
       for (int x = 0; x < width; ++x) {
-        const double end = std::max(std::max(last_cell[x][b] + in.depth + 1.0, release[x][b] + in.total[q[b]] - 1.0),
-                                    release[x][b] + fed_held - 1.0);
+        const double taken = start[b] + own[x] + in.total[q[b]] - 1.0;  // from the stream's own restart
+        const double end = std::max(std::max(last_cell[x][b] + in.depth + 1.0, taken), release[x][b] + fed_held - 1.0);
         next = std::max(next, end - due[x]);
       }
       start[b] = next;
@@ -143,8 +144,8 @@ bool run_block(const Inputs& in, int cf, int ln0, double* out) {
 extern "C" {
 
 // Shapes (row-major): n [nq, cells] items per probed cell; chan [feeds, nq, cells] the busiest
-// channel's cycles per cell, config c's at row feed_of[c]; lead [configs]; timed [width, configs, 3] (chain position, restart,
-// due) per timed PE; floor [configs]; held [configs, nq]; order [rounds, lanes] query indices;
+// channel's cycles per cell, config c's at row feed_of[c]; lead [configs]; timed [width, configs, 4] (chain position, group
+// restart, due, own restart) per timed PE; floor [configs]; held [configs, nq]; order [rounds, lanes] query indices;
 // lut [5] = (pes, ii, latency, fifo_luts, arrival), pes = 0 without a LUT source;
 // out [rounds, configs, lanes] the level-2 start of every round's query. The (config, lane)
 // machines are shared out over `threads` threads, BLOCK lanes of a config at a time. Returns 0, or 1 (bad shape), 2 (bad index).
