@@ -1,6 +1,7 @@
 """design.yaml: exact round trip, and clear errors for every kind of bad input."""
 
 import copy
+import dataclasses
 
 import pytest
 import yaml
@@ -73,6 +74,19 @@ def test_round_trip_through_yaml(tmp_path):
         assert path.read_text() == yaml.safe_dump(d.to_dict(), sort_keys=False, default_flow_style=None, width=110)
 
 
+def test_lut_words_round_trip_and_one_keeps_the_old_schema(tmp_path):
+    """A design of W LUT words a cycle records `lut_words`; W = 1 writes what designs always had."""
+    d = make_design()
+    assert "lut_words" not in d.to_dict()["stages"]["pq_dist"]
+    wide = dataclasses.replace(
+        d, stages=dataclasses.replace(d.stages, pq_dist=dataclasses.replace(d.stages.pq_dist, lut_words=2))
+    )
+    wide.validate()
+    wide.save(tmp_path / "design.yaml")
+    back = IvfPqDesign.load(tmp_path / "design.yaml")
+    assert back == wide and back.to_dict()["stages"]["pq_dist"]["lut_words"] == 2
+
+
 def test_channel_blocks_cover_every_pe_once():
     for pes in range(1, 40):
         for channels in range(1, pes + 1):
@@ -105,6 +119,9 @@ def test_channel_blocks_cover_every_pe_once():
         (lambda d: d.update(util=1.5), "util: must be in (0, 1]"),
         (lambda d: d["format"].update(m=8), "format: d=128, m=8 disagree"),
         (lambda d: d.update(version=9), "expected an ivfpq design of version 1"),
+        (lambda d: d["stages"]["pq_dist"].update(lut_words=3), "stages.pq_dist.lut_words: is 3"),
+        (lambda d: d["stages"]["pq_dist"].update(lut_words=True), "stages.pq_dist.lut_words: must be an integer"),
+        (lambda d: d["stages"]["pq_dist"].update(lut_words=4), "stages.build_lut.pes: 2 PEs do not build LUTs"),
     ],
 )
 def test_bad_designs_are_rejected_with_the_key(edit, message):
