@@ -12,6 +12,8 @@ from fanns.boards import load_board
 from fanns.design.ivfpq import BuildLutStage
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.budget import Budget
+from fanns.model.ivfpq.options import WIDE_LUT_PES_PER_CHANNEL, back_options
 from fanns.model.ivfpq.workload import synthetic_workload
 
 
@@ -47,3 +49,15 @@ def test_the_groups_build_as_many_luts_as_whole_pes():
     a, b = stage_model.lut_timing(one, st).interval, stage_model.lut_timing(four, st).interval
     assert np.isclose(b, a * (4 * (256 // 4 + 1)) / (256 + 1))
     assert dataclasses.replace(four, lut_words=1) == one
+
+
+def test_wide_luts_put_at_most_two_pes_on_a_channel():
+    """The feeder's per-cell timing is verified for W > 1 only up to 2 PEs a channel
+    (`options.WIDE_LUT_PES_PER_CHANNEL`); one word a cycle keeps every grouping."""
+    board = load_board("u55c")
+    w = synthetic_workload(100_000, 128, 16, 1024, 8, 10, False, queries=20, seed=0)
+    for ways, most in ((4, WIDE_LUT_PES_PER_CHANNEL), (1, None)):
+        ctx = dse.context(w, board, 300.0, lut_words=ways)
+        back = back_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, Budget.from_board(board, 0.6).limits())
+        busiest = {max(st.pes_per_channel()) for st, _ in back.configs}
+        assert (max(busiest) <= most) if most else max(busiest) > WIDE_LUT_PES_PER_CHANNEL

@@ -369,6 +369,16 @@ def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
     return b.build()
 
 
+WIDE_LUT_PES_PER_CHANNEL = 2
+"""With more than one LUT word a cycle, the DSE puts at most this many PQDist PEs on a channel.
+Why: the model times a channel's feeder per cell by its beats, which holds while a PE's 256-cycle
+LUT load hides the feeder's per-cell work; with loads of 256 / W cycles and shares of a few
+dozen codes it does not: pinned W = 8 designs (nprobe 10, ~16 codes a PE a cell) measured
++11.5 % against the model with 3 PEs a channel and +21.6 % with 6, and 0.0 % with 1 or 2
+(the design fuzz's draws agree). Until the feeder's per-cell timing is modelled, only the
+verified shapes are offered."""
+
+
 def back_options(
     ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits
 ) -> OptionSet:
@@ -415,7 +425,7 @@ def back_options(
                 stages, last_busiest = [], None
                 for n_ch in range(1, min(pes, free) + 1):
                     busiest = -(-pes // n_ch)
-                    if busiest == last_busiest:
+                    if busiest == last_busiest or (ctx.lut_words > 1 and busiest > WIDE_LUT_PES_PER_CHANNEL):
                         continue
                     last_busiest = busiest
                     if (
