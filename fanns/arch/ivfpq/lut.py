@@ -86,7 +86,7 @@ class LutStage(wiring.Component):
         group_pes = [pes[g * ways : (g + 1) * ways] for g in range(groups)]
 
         # Codebook: one fill stream; row j goes into every PE of phase j mod W at once.
-        phase = Signal(range(ways), name="fill_phase")
+        phase = Signal(range(max(2, ways)), name="fill_phase")
         fk = Signal(range(max(2, words)), name="fill_word")
         takes = [Cat(*(grp[r].codebook.ready for grp in group_pes)).all() for r in range(ways)]
         m.d.comb += self.codebook_fill.ready.eq(Array(takes)[phase] if ways > 1 else takes[0])
