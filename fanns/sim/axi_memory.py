@@ -27,22 +27,71 @@ beats too (reads and writes share a DDR bus).
 `latency`, `stall` and `shared` are settings, registered inside: a change takes effect one cycle
 later. So no logic of a compiled bench (`fanns.tools.vmodel`) hangs combinationally on a top-level
 input, which Verilator re-evaluates on every evaluation, both clock edges.
+
+The word array itself is the Verilog module `fanns_sim_ram` (`sim/compiled/fanns_sim_ram.v`,
+instantiated, its text a source of every bench: `ram_sources`), not an Amaranth `Memory`, whose
+conversion grows faster than its depth (a 32,768-word memory took 125 s).
 """
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from fanns.hdl.bus import axi4_signature
+from fanns.paths import shared_dir
 
 ADDR_BITS = 64
 QUEUE_DEPTH = 64
 LFSR_TAPS = 0x80200003  # x^32 + x^22 + x^2 + x + 1 (maximal length, Galois form)
+RAM_MODULE = "fanns_sim_ram"
+
+
+def ram_sources() -> dict[str, str]:
+    """The Verilog of the word array every `SimMemory` instantiates, as bench sources (file name
+    -> text): a bench with a SimMemory builds with these beside its own."""
+    name = f"{RAM_MODULE}.v"
+    return {name: (shared_dir("sim") / "compiled" / name).read_text()}
+
+
+class _Ram:
+    """The ports of one `fanns_sim_ram`, gathered while `SimMemory` elaborates."""
+
+    def __init__(self, data_bits: int, depth: int):
+        self.data_bits, self.depth, self.abits = data_bits, depth, exact_log2(depth)
+        self.reads: list[tuple[Signal, Signal, Signal]] = []
+        self.waddr, self.wdata = Signal(self.abits), Signal(data_bits)
+        self.wen = Signal(data_bits // 8)
+
+    def read_port(self, name: str) -> tuple[Signal, Signal, Signal]:
+        """(addr, en, data) of a new synchronous read port."""
+        port = (
+            Signal(self.abits, name=f"{name}_raddr"),
+            Signal(name=f"{name}_ren"),
+            Signal(self.data_bits, name=f"{name}_rdata"),
+        )
+        self.reads.append(port)
+        return port
+
+    def instance(self) -> Instance:
+        addrs, ens, datas = zip(*self.reads)
+        return Instance(
+            RAM_MODULE,
+            p_WIDTH=self.data_bits,
+            p_DEPTH=self.depth,
+            p_ABITS=self.abits,
+            p_READS=len(self.reads),
+            i_clk=ClockSignal(),
+            i_raddr=Cat(*addrs),
+            i_ren=Cat(*ens),
+            o_rdata=Cat(*datas),
+            i_waddr=self.waddr,
+            i_wdata=self.wdata,
+            i_wen=self.wen,
+        )
 
 
 def _lfsr(m: Module, seed: int, name: str) -> Signal:
@@ -86,7 +135,7 @@ class SimMemory(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.mem = mem = Memory(shape=self.data_bits, depth=self.depth, init=[])
+        ram = _Ram(self.data_bits, self.depth)
         word_shift = exact_log2(self.data_bits // 8)
         abits = exact_log2(self.depth)
         now = Signal(32)
@@ -102,8 +151,8 @@ class SimMemory(wiring.Component):
             seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
             return _lfsr(m, seed, f"lfsr_{name}")[:8] < stall
 
-        bd = mem.read_port()
-        m.d.comb += [bd.addr.eq(self.bd_addr), bd.en.eq(1), self.bd_rdata.eq(bd.data)]
+        bd_addr, bd_en, bd_data = ram.read_port("bd")
+        m.d.comb += [bd_addr.eq(self.bd_addr), bd_en.eq(1), self.bd_rdata.eq(bd_data)]
 
         bank_shift = abits - exact_log2(self.banks)
         wants: list[tuple[Signal, Signal]] = []  # per port: (wants a beat this cycle, its channel)
@@ -140,14 +189,14 @@ class SimMemory(wiring.Component):
             avail = active | (q.r_rdy & (now >= head.at))
             fetch = Signal(name=f"{name}_fetch")
             want = Signal(name=f"{name}_want")
-            port = mem.read_port()
+            port_addr, port_en, port_data = ram.read_port(name)
             m.d.comb += want.eq(avail & (~bus.rvalid | bus.rready) & ~r_stall)
             grant = port_beat(name, want, src_addr)
             m.d.comb += [
                 fetch.eq(want & grant),
-                port.addr.eq(src_addr),
-                port.en.eq(fetch),
-                bus.rdata.eq(port.data),
+                port_addr.eq(src_addr),
+                port_en.eq(fetch),
+                bus.rdata.eq(port_data),
                 bus.rid.eq(0),
                 bus.rresp.eq(0),
                 q.r_en.eq(fetch & ~active),
@@ -163,11 +212,10 @@ class SimMemory(wiring.Component):
             with m.Elif(bus.rready):
                 m.d.sync += bus.rvalid.eq(0)
 
-        wp = mem.write_port(granularity=8)
         m.d.comb += [
-            wp.addr.eq(self.bd_addr),
-            wp.data.eq(self.bd_wdata),
-            wp.en.eq(Mux(self.bd_we, (1 << (self.data_bits // 8)) - 1, 0)),
+            ram.waddr.eq(self.bd_addr),
+            ram.wdata.eq(self.bd_wdata),
+            ram.wen.eq(Mux(self.bd_we, (1 << (self.data_bits // 8)) - 1, 0)),
         ]
         for name in self.write_ports:
             bus = getattr(self, name)
@@ -191,7 +239,7 @@ class SimMemory(wiring.Component):
             grant = port_beat(name, w_want, w_word)
             m.d.comb += [bus.wready.eq(awq.r_rdy & bq.w_rdy & ~w_stall & grant)]
             with m.If(w_hs & ~self.bd_we):
-                m.d.comb += [wp.addr.eq(head.addr + beat), wp.data.eq(bus.wdata), wp.en.eq(bus.wstrb)]
+                m.d.comb += [ram.waddr.eq(head.addr + beat), ram.wdata.eq(bus.wdata), ram.wen.eq(bus.wstrb)]
             last = beat == head.len
             with m.If(w_hs):
                 m.d.sync += beat.eq(Mux(last, 0, beat + 1))
@@ -203,6 +251,7 @@ class SimMemory(wiring.Component):
                 bq.r_en.eq(bus.bvalid & bus.bready),
             ]
         self._arbitrate(m, wants, grants, shared)
+        m.submodules.ram = ram.instance()
         return m
 
     def _arbitrate(self, m: Module, wants: list, grants: list, shared: Signal) -> None:

@@ -1,75 +1,16 @@
-"""The fast IVF-PQ harness without a Verilator build: the memory timing the cycle model assumes
-(`fanns.sim.axi_memory.SimMemory` in Amaranth's simulator) and the bench's structure (the
-project's module instantiated with every port on a memory of its own)."""
+"""The fast IVF-PQ harness without a Verilator build: the bench's structure (the project's module
+instantiated with every port on a memory of its own). The memories' timing is checked compiled
+(`tests/sim/test_vmodel.py`)."""
 
 import re
 
 import pytest
-from amaranth.sim import Simulator
 
 from fanns.cli import main
 from fanns.errors import FannsError
-from fanns.sim.axi_memory import SimMemory
+from fanns.hdl.verilog import to_verilog
+from fanns.sim.axi_memory import RAM_MODULE, SimMemory
 from fanns.sim.ivfpq.fast import BenchLayout, Port, bench_verilog, check_timing
-
-LATENCY = 7
-
-
-def _handshakes(stall: int = 0) -> dict:
-    """Cycles of the AR, R, W and B handshakes of one 4-beat read and one 2-beat write."""
-    mem = SimMemory(64, 1024, ["r"], ["w"])
-    seen: dict[str, list[int]] = {"ar": [], "r": [], "aw": [], "w": [], "b": []}
-
-    async def bench(ctx):
-        ctx.set(mem.latency, LATENCY)
-        ctx.set(mem.stall, stall)
-        await ctx.tick()  # the memory's settings are registered
-        r, w = mem.r, mem.w
-        ctx.set(r.arlen, 3)
-        ctx.set(r.arvalid, 1)
-        ctx.set(r.rready, 1)
-        ctx.set(w.awlen, 1)
-        ctx.set(w.awvalid, 1)
-        ctx.set(w.wvalid, 1)
-        ctx.set(w.wstrb, 0xFF)
-        ctx.set(w.bready, 1)
-        for cycle in range(3 * LATENCY + 40):
-            for name, bus, valid, ready in (
-                ("ar", r, "arvalid", "arready"),
-                ("r", r, "rvalid", "rready"),
-                ("aw", w, "awvalid", "awready"),
-                ("w", w, "wvalid", "wready"),
-                ("b", w, "bvalid", "bready"),
-            ):
-                if ctx.get(getattr(bus, valid)) and ctx.get(getattr(bus, ready)):
-                    seen[name].append(cycle)
-            await ctx.tick()
-            if seen["ar"]:
-                ctx.set(r.arvalid, 0)
-            if seen["aw"]:
-                ctx.set(w.awvalid, 0)
-            if len(seen["w"]) == 2:
-                ctx.set(w.wvalid, 0)
-
-    sim = Simulator(mem)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
-    return seen
-
-
-def test_first_beat_latency_after_the_request_then_one_per_cycle():
-    seen = _handshakes()
-    (ar,) = seen["ar"]
-    assert seen["r"] == [ar + LATENCY + i for i in range(4)]
-    assert seen["b"] == [seen["w"][-1] + LATENCY]
-    assert len(seen["w"]) == 2
-
-
-def test_stalls_delay_but_keep_every_beat():
-    seen = _handshakes(stall=128)
-    assert len(seen["r"]) == 4 and len(seen["b"]) == 1
-    assert seen["r"][-1] > LATENCY + 3  # without stalls the last beat is at LATENCY + 3
 
 
 def _layout(tiered: bool) -> BenchLayout:
@@ -94,6 +35,16 @@ def test_bench_instantiates_the_projects_module_with_every_port_served():
         assert f".s_axi_control_{sig}(" in text
     memories = re.findall(r"^module \\fanns_ivfpq_bench\.mem_(\w+) \(", text, re.M)
     assert sorted(memories) == sorted(p.short for p in layout.ports)  # one memory per port
+
+
+def test_a_memorys_verilog_does_not_grow_with_its_depth():
+    """The word array is one instance of `fanns_sim_ram` whatever its depth: an Amaranth memory
+    was converted word by word (32,768 words of 512 bits: 125 s), which kept the benches of
+    designs with large images from being built."""
+    small, large = (to_verilog(SimMemory(512, depth, ["r"], ["w"]), "mem") for depth in (1024, 1 << 20))
+    assert len(large) - len(small) < 1000  # wider addresses only (one line a word: megabytes)
+    assert re.search(rf"^\s*{RAM_MODULE} #\(", large, re.M)
+    assert not re.search(r"reg \[511:0\] \S+ \[\d+:0\]", large)  # no word array of its own
 
 
 def test_slower_memories_are_refused():

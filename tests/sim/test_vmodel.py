@@ -1,18 +1,20 @@
 """The compiled harness (`fanns.tools.vmodel`): Verilator's port declarations read back, and a
-`SimMemory` built into a shared library and driven from Python giving every AXI handshake on the
-cycle Amaranth's own simulator gives (with and without random stalls), back-door words written
-and read back, and a missing port or clock refused."""
+`SimMemory` built into a shared library and driven from Python: the memory timing the cycle model
+assumes (the first read beat `latency` cycles after the request, then one a cycle; the write
+response `latency` cycles after the last beat; random stalls delay but keep every beat, and a
+quick build gives the same cycles), words written over AXI with byte strobes and through the
+back door read back, and a missing port or clock refused."""
 
 import numpy as np
 import pytest
 
 from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
-from fanns.sim.axi_memory import SimMemory
+from fanns.sim.axi_memory import SimMemory, ram_sources
 from fanns.sim.compiled import load, read
 from fanns.tools.vmodel import QUICK_CXX_OPT, Model, ModelBuild, header_ports
-from tests.sim.test_ivfpq_fast_bench import LATENCY, _handshakes
 
+LATENCY = 7
 HANDSHAKES = (
     ("ar", "r", "arvalid", "arready"),
     ("r", "r", "rvalid", "rready"),
@@ -42,7 +44,8 @@ def test_header_ports_decode_verilators_escaped_names():
 
 
 def _memory_build(folder, **options) -> ModelBuild:
-    return ModelBuild({"mem.v": to_verilog(SimMemory(64, 1024, ["r"], ["w"]), "mem")}, "mem", folder, **options)
+    sources = {"mem.v": to_verilog(SimMemory(64, 1024, ["r"], ["w"]), "mem"), **ram_sources()}
+    return ModelBuild(sources, "mem", folder, **options)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +55,8 @@ def memory(build_root):
     return build
 
 
-def _compiled_handshakes(build: ModelBuild, stall: int = 0) -> dict:
-    """`_handshakes` of `test_ivfpq_fast_bench` on the compiled model."""
+def _handshakes(build: ModelBuild, stall: int = 0) -> dict:
+    """Cycles of the AR, R, W and B handshakes of one 4-beat read and one 2-beat write."""
     m = build.open()
     seen: dict[str, list[int]] = {name: [] for name, *_ in HANDSHAKES}
     m.poke("rst", 1)
@@ -82,23 +85,69 @@ def _compiled_handshakes(build: ModelBuild, stall: int = 0) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stall", [0, 128])
-def test_compiled_memory_keeps_the_rtl_timing(memory, stall):
-    compiled = _compiled_handshakes(memory, stall)
-    assert compiled == _handshakes(stall)
-    if not stall:
-        (ar,) = compiled["ar"]
-        assert compiled["r"] == [ar + LATENCY + i for i in range(4)]
+def test_first_beat_latency_after_the_request_then_one_per_cycle(memory):
+    seen = _handshakes(memory)
+    (ar,) = seen["ar"]
+    assert seen["r"] == [ar + LATENCY + i for i in range(4)]
+    assert len(seen["w"]) == 2 and seen["b"] == [seen["w"][-1] + LATENCY]
 
 
 @pytest.mark.slow
-def test_a_quick_build_keeps_the_rtl_timing(build_root):
+def test_stalls_delay_but_keep_every_beat(memory):
+    seen = _handshakes(memory, stall=128)
+    calm = _handshakes(memory)
+    assert len(seen["r"]) == 4 and len(seen["w"]) == 2 and len(seen["b"]) == 1
+    assert seen["r"][-1] > calm["r"][-1]  # without stalls the last beat is at ar + LATENCY + 3
+
+
+@pytest.mark.slow
+def test_a_quick_build_keeps_the_rtl_timing(memory, build_root):
     """The g++ -O0 build the short simulations of the shape tests and the fuzz use."""
     quick = _memory_build(build_root / "vmodel-quick", cxx_opt=QUICK_CXX_OPT)
     quick.build()
     assert f"c++ {QUICK_CXX_OPT} " in (quick.build_dir / "build.log").read_text()
     for stall in (0, 128):
-        assert _compiled_handshakes(quick, stall) == _handshakes(stall)
+        assert _handshakes(quick, stall) == _handshakes(memory, stall)
+
+
+@pytest.mark.slow
+def test_an_axi_write_honours_its_byte_strobes_and_a_read_returns_the_words(memory):
+    """Words loaded through the back door; one AXI beat writes the low four bytes of word 2
+    (strobes 0x0F); an AXI burst reads words 1-3 back."""
+    m = memory.open()
+    m.poke("rst", 1)
+    m.step(2)
+    m.poke("rst", 0)
+    words = np.random.default_rng(5).integers(1, 256, 8 * 4, dtype=np.uint8).tobytes()
+    load(m, words, 8)
+    new = bytes(range(0xA0, 0xA8))
+    for name, value in (("w__awaddr", 16), ("w__awlen", 0), ("w__awvalid", 1), ("w__bready", 1)):
+        m.poke(name, value)
+    m.poke("w__wdata", int.from_bytes(new, "little"))
+    m.poke("w__wstrb", 0x0F)
+    m.poke("w__wvalid", 1)
+    for _ in range(LATENCY + 10):  # a valid drops after the edge that completes its handshake
+        aw_done = m.peek("w__awvalid") and m.peek("w__awready")
+        w_done = m.peek("w__wvalid") and m.peek("w__wready")
+        m.step()
+        if aw_done:
+            m.poke("w__awvalid", 0)
+        if w_done:
+            m.poke("w__wvalid", 0)
+    expected = words[:16] + new[:4] + words[20:]
+    assert read(m, 8, 0, len(words)) == expected
+    for name, value in (("r__araddr", 8), ("r__arlen", 2), ("r__arvalid", 1), ("r__rready", 1)):
+        m.poke(name, value)
+    beats = []
+    for _ in range(LATENCY + 10):
+        ar_done = m.peek("r__arvalid") and m.peek("r__arready")
+        if m.peek("r__rvalid"):
+            beats.append(m.peek("r__rdata").to_bytes(8, "little"))
+        m.step()
+        if ar_done:
+            m.poke("r__arvalid", 0)
+    assert b"".join(beats) == expected[8:32]
+    m.close()
 
 
 def test_an_unknown_optimisation_is_refused(tmp_path):

@@ -30,7 +30,7 @@ from fanns.errors import FannsError
 from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
-from fanns.sim.axi_memory import SimMemory, connect_slave
+from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 from fanns.sim.graph.rtl import align, drive_memory, memory_ports, run_registers, zero_init_loops
 
@@ -121,7 +121,7 @@ class FalconAcrossRtl:
         self.design, self.hw = design, QppHw(design)
         self.bank_words = bank_words
         verilog = zero_init_loops(to_verilog(FalconAcrossBench(design, bank_words), "falcon_across_bench"))
-        sources = {"falcon_across_bench.v": verilog}
+        sources = {"falcon_across_bench.v": verilog, **ram_sources()}
         self.sim = GraphBench(sources, "falcon_across_bench", Path(build_dir), self.hw.regmap, harness)
 
     def build(self) -> None:

@@ -35,7 +35,7 @@ from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import kernel_control_block
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
-from fanns.sim.axi_memory import SimMemory, connect_slave
+from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 
 ALIGN = 4096
@@ -209,7 +209,7 @@ class FalconRtl:
         self.hw = QppHw(design)
         self.depth = depth_words
         bench = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
-        sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench}
+        sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench, **ram_sources()}
         self.sim = GraphBench(sources, "falcon_bench", Path(build_dir), self.hw.regmap, harness)
 
     def build(self) -> None:

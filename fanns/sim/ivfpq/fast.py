@@ -41,7 +41,7 @@ from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import to_verilog
 from fanns.images.ivfpq import MemoryImages
-from fanns.sim.axi_memory import SimMemory
+from fanns.sim.axi_memory import SimMemory, ram_sources
 from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.graph.rtl import zero_init_loops
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
@@ -258,7 +258,7 @@ class FastBench:
         queries = (project / "data" / "queries.bin").stat().st_size
         ports = json.loads((project / "rtl" / "ports.json").read_text())
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
-        sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP)}
+        sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), **ram_sources()}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
         folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt)  # one build per optimisation
         self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / folder, cxx_opt=cxx_opt)
