@@ -13,7 +13,8 @@ cycles exactly.
 Cycle semantics: inputs set between two `step`s are sampled by the next rising edge; `peek`
 returns the value with the inputs set so far (combinational outputs settled), so a handshake read
 before `step()` is the one that edge completes. Models are built with `-O3`, `--x-assign fast`,
-`--x-initial fast` and no timing or tracing (`BUILD_FLAGS`); one model runs on one thread.
+`--x-initial fast` and no timing (`BUILD_FLAGS`), with `--trace` only when asked (`ModelBuild(trace=True)`,
+then `Model.trace(path)` writes a VCD); one model runs on one thread.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from fanns.tools.verilator import PCH_FIX, verilator_bin, write_sources
 
 BUILD_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal")
 """Verilator's options: its optimisations, X values resolved the fast way (Amaranth initialises
-every register), no timing scheduler and no tracing."""
+every register), no timing scheduler (tracing is a `ModelBuild` option)."""
 WARNINGS = ("-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC")
 CXX_FLAGS = "-fPIC -fvisibility=hidden"
 """Position-independent for the shared library; only the harness's `vm_*` functions exported, so
@@ -62,19 +63,31 @@ def header_ports(header: str) -> list[tuple[str, str, int]]:
     return out
 
 
+def harness_source() -> Path:
+    """The clock loop and back door every model is compiled with (`sim/compiled/vmodel.cpp`)."""
+    return shared_dir("sim") / "compiled" / "vmodel.cpp"
+
+
 class ModelBuild:
     """One Verilator build of `sources` (file name -> Verilog text) with top module `top` into
     `build_dir`, as a shared library `Model`s open; rebuilt only when the sources change. `cxx_opt`:
     g++'s optimisation of the model (one of `CXX_OPTS`; `QUICK_CXX_OPT` for a short simulation)."""
 
     def __init__(
-        self, sources: Mapping[str, str], top: str, build_dir: Path, clock: str = "clk", cxx_opt: str = CXX_OPT
+        self,
+        sources: Mapping[str, str],
+        top: str,
+        build_dir: Path,
+        clock: str = "clk",
+        cxx_opt: str = CXX_OPT,
+        trace: bool = False,
     ):
+        """`trace`: verilate with --trace, so a model can write its waveforms (`Model.trace`)."""
         if cxx_opt not in CXX_OPTS:
             raise FannsError(
                 f"unknown C++ optimisation {cxx_opt!r} for the Verilated model", hint=f"one of {', '.join(CXX_OPTS)}"
             )
-        self.top, self.clock, self.cxx_opt = top, clock, cxx_opt
+        self.top, self.clock, self.cxx_opt, self.trace = top, clock, cxx_opt, trace
         self.build_dir = Path(build_dir).resolve()
         self.paths = write_sources(self.build_dir, sources)
 
@@ -83,14 +96,16 @@ class ModelBuild:
         return self.build_dir / LIBRARY
 
     def _stale(self) -> bool:
+        """No library yet, or one older than a source or the harness (a fanns update may change it)."""
         lib = self.library
-        return not lib.exists() or any(p.stat().st_mtime > lib.stat().st_mtime for p in self.paths)
+        inputs = [*self.paths, harness_source()]
+        return not lib.exists() or any(p.stat().st_mtime > lib.stat().st_mtime for p in inputs)
 
     def build(self) -> None:
         """Verilate, list the ports for the harness, compile and link (the log in `build.log`)."""
         if not self._stale():
             return
-        harness = shared_dir("sim") / "compiled" / "vmodel.cpp"
+        harness = harness_source()
         log = self.build_dir / "build.log"
         verilate = [
             str(verilator_bin() / "verilator"),
@@ -105,6 +120,7 @@ class ModelBuild:
             "-o",
             LIBRARY,
             *BUILD_FLAGS,
+            *(("--trace",) if self.trace else ()),
             *WARNINGS,
             "-CFLAGS",
             f"{CXX_FLAGS} -I{self.build_dir}",
@@ -175,6 +191,7 @@ def _load(path: Path) -> ctypes.CDLL:
         lib.vm_step_until.restype, lib.vm_step_until.argtypes = u64, [vp, i32, u64, u64, u64]
         lib.vm_write_words.argtypes = [vp, i32, i32, i32, buf, u64, i32, u64, i32]
         lib.vm_read_words.argtypes = [vp, i32, i32, ctypes.c_void_p, u64, i32, u64]
+        lib.vm_trace.restype, lib.vm_trace.argtypes = i32, [vp, ctypes.c_char_p]
         _LIBS[key] = lib
     return _LIBS[key]
 
@@ -200,6 +217,15 @@ class Model:
 
     def __del__(self):
         self.close()
+
+    def trace(self, path: Path) -> None:
+        """Write every signal's waveform to the VCD file `path` from this cycle on (time 2c + 1 is
+        cycle c's rising edge); the file is complete when the model is closed."""
+        code = self._lib.vm_trace(self._h, str(Path(path).resolve()).encode())
+        if code == 1:
+            raise FannsError("this model was built without tracing", hint="build it with ModelBuild(..., trace=True)")
+        if code == 2:
+            raise FannsError(f"the model already writes a trace; not starting another in {path}")
 
     def _port(self, name: str) -> tuple[int, int]:
         try:

@@ -1,13 +1,18 @@
 // A Verilated model as a shared library driven from Python through ctypes (fanns.tools.vmodel):
 // the clock loop, the back-door memory loads and reads run here, so Python only sets and reads
 // ports between runs of many cycles. "ports.inc" (written by fanns.tools.vmodel from Vtop.h)
-// lists the top-level ports as FANNS_PORT(name, member, width).
+// lists the top-level ports as FANNS_PORT(name, member, width). A model verilated with --trace
+// (VM_TRACE) can write every signal's waveform to a VCD file (`vm_trace`): time 2c + 1 is cycle
+// c's rising edge, 2c + 2 its falling edge.
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "Vtop.h"
 #include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
 
 #define FANNS_API extern "C" __attribute__((visibility("default")))
 
@@ -26,7 +31,19 @@ struct Model {
     CData* clock = nullptr;
     bool dirty = true;
     uint64_t cycles = 0;
+#if VM_TRACE
+    VerilatedVcdC* vcd = nullptr;
+#endif
 };
+
+void dump(Model* m, uint64_t time) {
+#if VM_TRACE
+    if (m->vcd) m->vcd->dump(time);
+#else
+    (void)m;
+    (void)time;
+#endif
+}
 
 void put(const Port& p, const uint32_t* w) {
     if (p.width <= 8) {
@@ -79,8 +96,10 @@ void settle(Model* m) {
 void cycle(Model* m) {
     *m->clock = 1;
     m->top->eval();
+    dump(m, 2 * m->cycles + 1);
     *m->clock = 0;
     m->top->eval();
+    dump(m, 2 * m->cycles + 2);
     m->cycles++;
 }
 
@@ -101,8 +120,34 @@ FANNS_API void* vm_new(int clock) {
 FANNS_API void vm_free(void* h) {
     auto* m = static_cast<Model*>(h);
     m->top->final();
+#if VM_TRACE
+    if (m->vcd) {
+        m->vcd->close();
+        delete m->vcd;
+    }
+#endif
     delete m->top;
     delete m;
+}
+
+// Write every signal's waveform to the VCD file `path` from now on. Returns 0, or 1 when the
+// model was verilated without --trace, 2 when a trace is already open.
+FANNS_API int vm_trace(void* h, const char* path) {
+#if VM_TRACE
+    auto* m = static_cast<Model*>(h);
+    if (m->vcd) return 2;
+    Verilated::traceEverOn(true);
+    m->vcd = new VerilatedVcdC;
+    m->top->trace(m->vcd, 99);
+    m->vcd->open(path);
+    settle(m);
+    m->vcd->dump(2 * m->cycles);
+    return 0;
+#else
+    (void)h;
+    (void)path;
+    return 1;
+#endif
 }
 
 FANNS_API int vm_ports() { return static_cast<int>(sizeof(INFO) / sizeof(INFO[0])); }

@@ -9,6 +9,7 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RamTiming, RtlProjectSim, Run
+from fanns.tools.vmodel import QUICK_CXX_OPT
 from tests.codegen.test_rtl import DESIGNS, case  # noqa: F401  (case: a design's project and fast-harness build)
 from tests.codegen.test_tiers import K_RESULTS, NPROBE, projects, skewed  # noqa: F401  (a tiered project)
 
@@ -77,3 +78,23 @@ def test_fast_harness_serves_both_tiers_as_the_cocotb_harness(projects, build_ro
     assert {r: new[r] for r in REGISTERS} == {r: old[r] for r in REGISTERS}
     with pytest.raises(FannsError, match="one beat per cycle"):
         sim.run(runs, pq_memory=RamTiming(200, 0.5))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["random-k100"], indirect=True)
+def test_a_traced_run_writes_the_waveforms_of_the_accelerator(case, build_root, tmp_path):  # noqa: F811
+    """`fanns sim --trace`: a traced build of the same project gives the same keys and cycles, and
+    its VCD holds the PEs' streams with one time step per clock edge up to the run's last cycle."""
+    d = case["design"]
+    vcd = tmp_path / "waves.vcd"
+    traced = RtlProjectSim(case["project"], build_root / "rtl-trace", cxx_opt=QUICK_CXX_OPT, trace=vcd)
+    runs = [Run(nq=2, nprobe=d.nprobe, k=d.k)]
+    got, want = traced.run(runs)["runs"][0], case["sim"].run(runs)["runs"][0]
+    assert np.array_equal(got["keys"], want["keys"]) and got["cycles"] == want["cycles"]
+    with vcd.open() as f:
+        header = "".join(iter(f.readline, "$enddefinitions $end\n"))
+        last = max(int(line[1:]) for line in f if line.startswith("#"))
+    for scope in ("accelerator", "pq_decode0", "feeder0", "sel_k"):
+        assert f"$scope module {scope} $end" in header, scope
+    assert " codes__valid " in header and " lut__ready " in header
+    assert last >= 2 * got["sim_cycles"]

@@ -56,3 +56,19 @@ def test_slower_memories_are_refused():
 def test_cli_refuses_a_harness_where_there_is_no_choice(tmp_path, capsys):
     assert main(["sim", str(tmp_path), "--backend", "csim", "--harness", "fast"]) == 2
     assert "--harness chooses between the RTL harnesses" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--backend", "csim", "--trace", "w.vcd"], "--trace writes RTL waveforms"),
+        (["--trace", "waves.txt"], "not a .vcd file in an existing folder"),
+        (["--trace", "no/such/folder/w.vcd"], "not a .vcd file in an existing folder"),
+    ],
+)
+def test_cli_refuses_a_trace_it_cannot_write(tmp_path, capsys, monkeypatch, extra, message):
+    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    assert main(["sim", str(project), *extra]) == 2
+    assert message in capsys.readouterr().err

@@ -5,6 +5,8 @@ response `latency` cycles after the last beat; random stalls delay but keep ever
 quick build gives the same cycles), words written over AXI with byte strobes and through the
 back door read back, and a missing port or clock refused."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,13 @@ def memory(build_root):
 def _handshakes(build: ModelBuild, stall: int = 0) -> dict:
     """Cycles of the AR, R, W and B handshakes of one 4-beat read and one 2-beat write."""
     m = build.open()
+    seen = _handshakes_on(m, stall)
+    m.close()
+    return seen
+
+
+def _handshakes_on(m: Model, stall: int = 0) -> dict:
+    """`_handshakes` on an open model."""
     seen: dict[str, list[int]] = {name: [] for name, *_ in HANDSHAKES}
     m.poke("rst", 1)
     m.step(1)
@@ -80,7 +89,6 @@ def _handshakes(build: ModelBuild, stall: int = 0) -> dict:
             m.poke("w__awvalid", 0)
         if len(seen["w"]) == 2:
             m.poke("w__wvalid", 0)
-    m.close()
     return seen
 
 
@@ -172,3 +180,31 @@ def test_back_door_round_trip_and_refusals(memory):
     m.close()
     with pytest.raises(FannsError, match="no clock port 'ap_clk'"):
         Model(memory.library, "ap_clk")
+
+
+@pytest.mark.slow
+def test_a_traced_build_writes_every_signals_waveform(build_root, tmp_path):
+    """`ModelBuild(trace=True)` and `Model.trace`: the VCD has the bench's signals, the memory's
+    internal ones included, and one time step per clock edge; a model built without tracing
+    refuses, as does a second trace."""
+    traced = _memory_build(build_root / "vmodel-trace", trace=True, cxx_opt=QUICK_CXX_OPT)
+    traced.build()
+    m = traced.open()
+    vcd = tmp_path / "mem.vcd"
+    m.trace(vcd)
+    with pytest.raises(FannsError, match="already writes a trace"):
+        m.trace(tmp_path / "again.vcd")
+    _handshakes_on(m)
+    cycles = m.cycles
+    m.close()
+    text = vcd.read_text()
+    header, _, body = text.partition("$enddefinitions")
+    for name in ("r__arvalid", "r__rvalid", "w__wready", "latency"):
+        assert re.search(rf"\$var wire +\d+ \S+ {name} ", header), name
+    assert re.search(r"\$scope module ram \$end", header)  # inside the bench: the word array's instance
+    times = [int(t) for t in re.findall(r"^#(\d+)$", body, re.M)]
+    assert times[0] == 0 and times[-1] == 2 * cycles  # the state when the trace opened, then every edge
+    plain = _memory_build(build_root / "vmodel").open()
+    with pytest.raises(FannsError, match="built without tracing"):
+        plain.trace(tmp_path / "plain.vcd")
+    plain.close()

@@ -246,10 +246,20 @@ def check_timing(rate: float, what: str) -> None:
 
 class FastBench:
     """A project's accelerator in its `IvfPqBench`, compiled under `build_root` (`fanns.tools.vmodel`);
-    `run` serves a request of `RtlProjectSim.run`."""
+    `run` serves a request of `RtlProjectSim.run`. With `trace` (a VCD path) the model is built
+    with Verilator's tracing and every run writes every signal's waveform there."""
 
-    def __init__(self, project: Path, record: dict, text: str, build_root: Path, cxx_opt: str = CXX_OPT):
+    def __init__(
+        self,
+        project: Path,
+        record: dict,
+        text: str,
+        build_root: Path,
+        cxx_opt: str = CXX_OPT,
+        trace: Path | None = None,
+    ):
         self.project = project
+        self.trace = trace
         images = MemoryImages.read(project / "images")
         self.images = images
         io = record["io"]
@@ -260,8 +270,9 @@ class FastBench:
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), **ram_sources()}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
-        folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt)  # one build per optimisation
-        self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / folder, cxx_opt=cxx_opt)
+        # one build per optimisation, and a traced one apart
+        folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt) + ("-trace" if trace else "")
+        self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / folder, cxx_opt=cxx_opt, trace=trace is not None)
         self.regmap = RegMap.from_json((project / "rtl" / "regmap.json").read_text())
 
     def _memories(self) -> list[bytes]:
@@ -299,6 +310,8 @@ class FastBench:
             raise FannsError(f"no memory port {', '.join(unknown)}", hint=f"the ports are {', '.join(names)}")
         m = self.sim.open()
         try:
+            if self.trace:
+                m.trace(self.trace)
             return self._run(m, runs, latency, stall, bad_params, frozen, limits)
         finally:
             m.close()

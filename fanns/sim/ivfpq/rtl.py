@@ -154,13 +154,23 @@ def measured_interval(run: dict) -> float:
 class RtlProjectSim:
     """A generated RTL project, built for simulation (see the module docstring)."""
 
-    def __init__(self, project: Path, build_root: Path, harness: str = DEFAULT_HARNESS, cxx_opt: str | None = None):
+    def __init__(
+        self,
+        project: Path,
+        build_root: Path,
+        harness: str = DEFAULT_HARNESS,
+        cxx_opt: str | None = None,
+        trace: Path | None = None,
+    ):
         """`harness`: "cocotb" (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) or
         "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled);
         `cxx_opt`: g++'s optimisation of the fast harness's model (default `fanns.tools.vmodel.CXX_OPT`;
-        `QUICK_CXX_OPT` where a few queries run)."""
+        `QUICK_CXX_OPT` where a few queries run); `trace`: a VCD file every run writes the waveforms
+        of every signal to (fast harness)."""
         if harness not in HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
+        if trace is not None and harness != "fast":
+            raise FannsError("waveform traces come from the fast harness", hint="leave out --harness cocotb")
         self.harness = harness
         # absolute: the testbench opens the project's files from the simulator's build folder
         self.project = Path(project).resolve()
@@ -174,7 +184,7 @@ class RtlProjectSim:
         text = (self.project / "rtl" / f"{TOP}.v").read_text()
         tag = hashlib.sha256(text.encode()).hexdigest()[:16]
         if harness == "fast":
-            self.fast = FastBench(self.project, self.record, text, Path(build_root), cxx_opt or vmodel.CXX_OPT)
+            self.fast = FastBench(self.project, self.record, text, Path(build_root), cxx_opt or vmodel.CXX_OPT, trace)
             self.sim = self.fast.sim
         else:
             self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
