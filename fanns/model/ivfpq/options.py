@@ -375,8 +375,10 @@ Why: the model times a channel's feeder per cell by its beats, which holds while
 LUT load hides the feeder's per-cell work; with loads of 256 / W cycles and shares of a few
 dozen codes it does not: pinned W = 8 designs (nprobe 10, ~16 codes a PE a cell) measured
 +11.5 % against the model with 3 PEs a channel and +21.6 % with 6, and 0.0 % with 1 or 2
-(the design fuzz's draws agree). Until the feeder's per-cell timing is modelled, only the
-verified shapes are offered."""
+(the design fuzz's draws agree). Traced, the cause is the channel's feeder (one beat a cycle,
+round robin, running ahead of the PEs only by their item FIFOs, where the model gives the reader's
+256-word FIFO) and the reader's window of outstanding bursts over short cells
+(docs/ivfpq_architecture.md); until the model has both, only the verified shapes are offered."""
 
 
 def back_options(
