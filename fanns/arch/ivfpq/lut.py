@@ -5,7 +5,8 @@ its own group), PE r of a group holding the codebook rows j = r mod W and buildi
 of every LUT. Per query the dispatcher takes the query (d/w words, into one bank of a two-bank
 buffer so the next query loads while this one is dispatched) and sends each probe's d/w words
 {q, c, last}, c the probed cell's centroid read from the on-chip centroid store, to the next
-group in turn, all its PEs at once: the k-th LUT of the run goes to group k mod G, across
+group in turn, each word to every PE of the group (each takes it when it is ready; the next word
+follows once all have it): the k-th LUT of the run goes to group k mod G, across
 queries (FANNS 6.4.2 gives probe j of a query to PE j mod P; going on across queries keeps all
 groups busy when G exceeds nprobe, G / nprobe queries at a time). Every PE writes its LUT words
 into its own FIFO of two whole LUTs' share (`lut_fifo_depth`), so the groups run in parallel;
@@ -130,8 +131,10 @@ class LutStage(wiring.Component):
         b_valid, b_last = Signal(), Signal()
         bp = Signal(range(max(2, groups)))
         b_free = Signal()
-        group_ready = [Cat(*(pe.x.ready for pe in grp)).all() for grp in group_pes]
-        m.d.comb += b_free.eq(~b_valid | Array(group_ready)[bp])
+        # a group's PEs may take the offer in different cycles: it moves on once every one has it
+        taken = [Signal(len(grp), name=f"taken{g}") for g, grp in enumerate(group_pes)]
+        group_done = [(taken[g] | Cat(*(pe.x.ready for pe in grp))).all() for g, grp in enumerate(group_pes)]
+        m.d.comb += b_free.eq(~b_valid | Array(group_done)[bp])
         issue = Signal()
         cell_bits = max(1, (hw.nlist - 1).bit_length())
         ready_q = full.bit_select(dbank, 1)
@@ -163,14 +166,17 @@ class LutStage(wiring.Component):
             with m.If(issue):
                 m.d.sync += [bp.eq(p), b_last.eq(last_cell)]
         for g, grp in enumerate(group_pes):
-            # a group takes a probe when all its PEs can (each holds the offer until then)
-            for pe in grp:
+            for i, pe in enumerate(grp):
                 m.d.comb += [
-                    pe.x.valid.eq(b_valid & (bp == g) & group_ready[g]),
+                    pe.x.valid.eq(b_valid & (bp == g) & ~taken[g][i]),
                     pe.x.payload.q.eq(qr.data),
                     pe.x.payload.c.eq(cent.data),
                     pe.x.payload.last.eq(b_last),
                 ]
+                with m.If(b_free):
+                    m.d.sync += taken[g][i].eq(0)
+                with m.Elif(pe.x.valid & pe.x.ready):
+                    m.d.sync += taken[g][i].eq(1)
 
         # Every PE's LUT words into its own FIFO; the collector reads them back in probe order,
         # a word from every PE of the group at once.
