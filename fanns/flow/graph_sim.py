@@ -45,8 +45,10 @@ def graph_rtl_report(
     runtime: tuple[int, int, int, int] | None,
     console,
     rtl=None,
+    trace: Path | None = None,
 ) -> int:
-    """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build)."""
+    """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build);
+    `trace`: a VCD file the run writes every signal's waveform to (a traced build of its own)."""
 
     data, nq = read_test_queries(project, queries, first)
     design = data.design
@@ -63,12 +65,12 @@ def graph_rtl_report(
         )
 
     if is_across(design):
-        return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first, rtl)
+        return _across_report(project, build_dir, data, q, ref, rt, latency, pause, console, first, rtl, trace)
     words = memory_words(data.images, nq)
-    if rtl is None or rtl.design != design or rtl.depth < words:
+    if rtl is None or rtl.design != design or rtl.depth < words or trace is not None:
         kernel = (Path(project) / "rtl" / f"{TOP}.v").read_text()  # the Verilog the board runs
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes() + kernel.encode()).hexdigest()[:16]
-        rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words, kernel=kernel)
+        rtl = FalconRtl(design, Path(build_dir) / f"falcon-{tag}-{words}", words, kernel=kernel, trace=trace)
     run, built, ran = _build_and_run(
         rtl,
         f"the QPP of {project}",
@@ -115,9 +117,10 @@ def _across_report(
     console,
     first: int,
     rtl=None,
+    trace: Path | None = None,
 ) -> int:
     """The across-query top level on the queries `q` (module docstring); `rtl`: an already built
-    `FalconAcrossRtl` of the project's design."""
+    `FalconAcrossRtl` of the project's design; `trace` as in `graph_rtl_report`."""
 
     design, nq = data.design, len(q)
     if pause:
@@ -125,9 +128,9 @@ def _across_report(
     if nq < design.pipelines:
         raise FannsError(f"{nq} queries for {design.pipelines} QPPs", hint=f"give --queries {design.pipelines} or more")
     words = bank_words(data.images, nq)
-    if not isinstance(rtl, FalconAcrossRtl) or rtl.design != design or rtl.bank_words < words:
+    if not isinstance(rtl, FalconAcrossRtl) or rtl.design != design or rtl.bank_words < words or trace is not None:
         tag = hashlib.sha256((Path(project) / "design.yaml").read_bytes()).hexdigest()[:16]
-        rtl = FalconAcrossRtl(design, Path(build_dir) / f"falcon-across-{tag}-{words}", words)
+        rtl = FalconAcrossRtl(design, Path(build_dir) / f"falcon-across-{tag}-{words}", words, trace=trace)
     run, built, ran = _build_and_run(
         rtl,
         f"the {design.pipelines} QPPs of {project}",

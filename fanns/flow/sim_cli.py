@@ -210,9 +210,8 @@ def _cmd(args: argparse.Namespace) -> int:
             "--harness chooses between the RTL harnesses of an IVF-PQ project",
             hint="leave it out for a graph project (its bench has its memory in RTL already) and for --backend csim",
         )
+    trace = _trace_path(args.trace, args.backend)
     if is_graph_project(project):
-        if args.trace is not None:
-            raise FannsError("--trace is for IVF-PQ RTL projects", hint="leave it out for a graph project")
         hls = is_graph_hls_project(project)
         if hls != ((args.backend or ("csim" if hls else "rtl")) == "csim"):
             raise FannsError(
@@ -220,13 +219,14 @@ def _cmd(args: argparse.Namespace) -> int:
                 hint=f"use --backend {'csim' if hls else 'rtl'}",
             )
         if hls:
+            if trace is not None:
+                raise FannsError("--trace writes RTL waveforms", hint="this is an HLS project: leave out --trace")
             return graph_csim_report(project, build_dir, args.queries, args.first, args.runtime, console)
         return graph_rtl_report(
-            project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console
+            project, build_dir, args.queries, args.first, args.latency, args.pause, args.runtime, console, trace=trace
         )
     if args.runtime is not None:
         raise FannsError("--runtime is for graph projects (fanns generate-graph-rtl)")
-    trace = _trace_path(args.trace, args.backend)
     if args.backend in (None, "rtl"):
         return rtl_report(
             project,
@@ -344,7 +344,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--trace",
         metavar="FILE.vcd",
         help=(
-            "rtl, IVF-PQ, fast harness: write every signal's waveform to this VCD file (a separate, traced "
+            "rtl, fast harness: write every signal's waveform to this VCD file (a separate, traced "
             "Verilator build; time 2c+1 is cycle c's rising edge). Large: a design of 38 PEs wrote 750 MB for "
             "9,600 cycles (loading included); simulate few queries (--queries 2)"
         ),

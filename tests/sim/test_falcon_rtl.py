@@ -170,3 +170,11 @@ def test_cli_generate_and_sim(bench, tmp_path, build_root, capsys):
     assert "queries 1..2: 0 differ" in out
     assert "queries 0..2: 0 differ from the DST reference" in out
     assert main(["sim", str(project), "--runtime", "65,10,1,1", "--build-dir", str(build_root / "graph_cli")]) == 2
+    vcd = tmp_path / "qpp.vcd"  # the same run traced: a build of its own, the same keys
+    trace_args = ["sim", str(project), "--queries", "2", "--build-dir", str(build_root / "graph_trace")]
+    assert main([*trace_args, "--trace", str(vcd)]) == 0
+    assert "queries 0..1: 0 differ" in " ".join(capsys.readouterr().out.split())
+    with vcd.open() as f:
+        header = "".join(iter(f.readline, "$enddefinitions $end\n"))
+        assert any(line.startswith("#") for line in f)
+    assert "$scope module falcon_bench $end" in header and "$scope module ram $end" in header

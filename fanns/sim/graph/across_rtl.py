@@ -112,8 +112,16 @@ def split_queries(nq: int, pipelines: int) -> list[tuple[int, int]]:
 class FalconAcrossRtl:
     """One Verilator build of an across-query design in its bench; runs any number of batches."""
 
-    def __init__(self, design: GraphDesign, build_dir: Path, bank_words: int, harness: str = DEFAULT_HARNESS):
-        """`harness`: "fast" (compiled) or "cocotb" (`fanns.sim.graph.bench`)."""
+    def __init__(
+        self,
+        design: GraphDesign,
+        build_dir: Path,
+        bank_words: int,
+        harness: str = DEFAULT_HARNESS,
+        trace: Path | None = None,
+    ):
+        """`harness`: "fast" (compiled) or "cocotb" (`fanns.sim.graph.bench`); `trace`: a VCD file
+        every run writes its waveforms to (`GraphBench`)."""
         if design.mode != "across":
             raise FannsError(
                 f"the design is in {design.mode!r} mode", hint="FalconAcrossRtl simulates across-query designs"
@@ -122,7 +130,7 @@ class FalconAcrossRtl:
         self.bank_words = bank_words
         verilog = zero_init_loops(to_verilog(FalconAcrossBench(design, bank_words), "falcon_across_bench"))
         sources = {"falcon_across_bench.v": verilog, **ram_sources()}
-        self.sim = GraphBench(sources, "falcon_across_bench", Path(build_dir), self.hw.regmap, harness)
+        self.sim = GraphBench(sources, "falcon_across_bench", Path(build_dir), self.hw.regmap, harness, trace)
 
     def build(self) -> None:
         self.sim.build()

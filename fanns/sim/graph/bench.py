@@ -36,14 +36,26 @@ DEFAULT_HARNESS = "fast"
 
 
 class GraphBench:
-    """A graph bench's Verilog (`sources`, top module `top`) built for `harness` under `build_dir`."""
+    """A graph bench's Verilog (`sources`, top module `top`) built for `harness` under `build_dir`;
+    with `trace` (a VCD path, fast harness) every run writes every signal's waveform there."""
 
-    def __init__(self, sources: Mapping[str, str], top: str, build_dir: Path, regmap: RegMap, harness: str):
+    def __init__(
+        self,
+        sources: Mapping[str, str],
+        top: str,
+        build_dir: Path,
+        regmap: RegMap,
+        harness: str,
+        trace: Path | None = None,
+    ):
         if harness not in HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
-        self.harness, self.regmap = harness, regmap
+        if trace is not None and harness != "fast":
+            raise FannsError("waveform traces come from the fast harness", hint="leave out --harness cocotb")
+        self.harness, self.regmap, self.trace = harness, regmap, trace
         if harness == "fast":
-            self.sim = ModelBuild(sources, top, Path(build_dir) / "compiled")
+            folder = "compiled-trace" if trace else "compiled"
+            self.sim = ModelBuild(sources, top, Path(build_dir) / folder, trace=trace is not None)
         else:
             self.sim = RtlSim(sources, top, Path(build_dir), top_only_public=True)  # cocotb touches the ports alone
 
@@ -60,6 +72,8 @@ class GraphBench:
             return self.sim.run("tb_falcon", params=params)
         m = self.sim.open()
         try:
+            if self.trace:
+                m.trace(self.trace)
             return self._run(m, params)
         finally:
             m.close()

@@ -202,15 +202,17 @@ class FalconRtl:
         depth_words: int,
         harness: str = DEFAULT_HARNESS,
         kernel: str | None = None,
+        trace: Path | None = None,
     ):
         """`harness`: "fast" (compiled) or "cocotb" (`fanns.sim.graph.bench`). `kernel`: the kernel's
-        Verilog (a project's `rtl/fanns_falcon_qpp.v`), by default the one `design` generates."""
+        Verilog (a project's `rtl/fanns_falcon_qpp.v`), by default the one `design` generates;
+        `trace`: a VCD file every run writes its waveforms to (`GraphBench`)."""
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
         bench = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
         sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench, **ram_sources()}
-        self.sim = GraphBench(sources, "falcon_bench", Path(build_dir), self.hw.regmap, harness)
+        self.sim = GraphBench(sources, "falcon_bench", Path(build_dir), self.hw.regmap, harness, trace)
 
     def build(self) -> None:
         self.sim.build()
