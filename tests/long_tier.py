@@ -63,7 +63,6 @@ LONG = (
     "tests/sim/test_falcon_rtl.py::test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness",
     "tests/sim/test_falcon_rtl.py::test_other_memory_latency",
     "tests/sim/test_falcon_rtl.py::test_block_protocol_of_the_kernel",
-    "tests/sim/test_vmodel.py::test_compiled_memory_keeps_the_rtl_timing",
     "tests/sim/test_vmodel.py::test_a_quick_build_keeps_the_rtl_timing",
     "tests/sim/test_vmodel.py::test_back_door_round_trip_and_refusals",
     # fresh yosys syntheses against the calibrated resource models
