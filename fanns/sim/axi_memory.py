@@ -137,7 +137,7 @@ class SimMemory(wiring.Component):
         m = Module()
         ram = _Ram(self.data_bits, self.depth)
         word_shift = exact_log2(self.data_bits // 8)
-        abits = exact_log2(self.depth)
+        abits = ram.abits
         now = Signal(32)
         m.d.sync += now.eq(now + 1)
         # the settings, registered: no logic hangs on a top-level input of a compiled bench, whose

@@ -8,12 +8,21 @@ Python while the accelerator works.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap
 from fanns.tools.vmodel import Model
 
 AXIL = "s_axil__"
 BACKDOOR_WRITE = ("bd_addr", "bd_wdata", "bd_we")
 BACKDOOR_READ = ("bd_addr", "bd_rdata")
+
+
+def check_trace(trace: Path | None, harness: str) -> None:
+    """Waveforms come from the compiled ("fast") harness only."""
+    if trace is not None and harness != "fast":
+        raise FannsError("waveform traces come from the fast harness", hint="leave out --harness cocotb")
 
 
 def reset(model: Model, cycles: int = 2) -> None:

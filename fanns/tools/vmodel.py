@@ -82,13 +82,14 @@ class ModelBuild:
         cxx_opt: str = CXX_OPT,
         trace: bool = False,
     ):
-        """`trace`: verilate with --trace, so a model can write its waveforms (`Model.trace`)."""
+        """`trace`: verilate with --trace, so a model can write its waveforms (`Model.trace`); a
+        traced build lives beside the plain one, in `build_dir` + "-trace"."""
         if cxx_opt not in CXX_OPTS:
             raise FannsError(
                 f"unknown C++ optimisation {cxx_opt!r} for the Verilated model", hint=f"one of {', '.join(CXX_OPTS)}"
             )
         self.top, self.clock, self.cxx_opt, self.trace = top, clock, cxx_opt, trace
-        self.build_dir = Path(build_dir).resolve()
+        self.build_dir = Path(f"{Path(build_dir).resolve()}{'-trace' if trace else ''}")
         self.paths = write_sources(self.build_dir, sources)
 
     @property

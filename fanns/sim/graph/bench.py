@@ -26,7 +26,7 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap
-from fanns.sim.compiled import AxilHost, Csr, load, read, reset
+from fanns.sim.compiled import AxilHost, Csr, check_trace, load, read, reset
 from fanns.tools.verilator import RtlSim
 from fanns.tools.vmodel import ModelBuild
 
@@ -50,12 +50,10 @@ class GraphBench:
     ):
         if harness not in HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
-        if trace is not None and harness != "fast":
-            raise FannsError("waveform traces come from the fast harness", hint="leave out --harness cocotb")
+        check_trace(trace, harness)
         self.harness, self.regmap, self.trace = harness, regmap, trace
         if harness == "fast":
-            folder = "compiled-trace" if trace else "compiled"
-            self.sim = ModelBuild(sources, top, Path(build_dir) / folder, trace=trace is not None)
+            self.sim = ModelBuild(sources, top, Path(build_dir) / "compiled", trace=trace is not None)
         else:
             self.sim = RtlSim(sources, top, Path(build_dir), top_only_public=True)  # cocotb touches the ports alone
 

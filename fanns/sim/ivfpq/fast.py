@@ -270,8 +270,7 @@ class FastBench:
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), **ram_sources()}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
-        # one build per optimisation, and a traced one apart
-        folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt) + ("-trace" if trace else "")
+        folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt)  # one build per optimisation
         self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / folder, cxx_opt=cxx_opt, trace=trace is not None)
         self.regmap = RegMap.from_json((project / "rtl" / "regmap.json").read_text())
 

@@ -36,6 +36,7 @@ from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.latency import query_times, tandem
+from fanns.sim.compiled import check_trace
 from fanns.sim.ivfpq.fast import FastBench, check_timing
 from fanns.tools import vmodel
 from fanns.tools.verilator import DesignStuck, RtlSim
@@ -169,8 +170,7 @@ class RtlProjectSim:
         of every signal to (fast harness)."""
         if harness not in HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
-        if trace is not None and harness != "fast":
-            raise FannsError("waveform traces come from the fast harness", hint="leave out --harness cocotb")
+        check_trace(trace, harness)
         self.harness = harness
         # absolute: the testbench opens the project's files from the simulator's build folder
         self.project = Path(project).resolve()
