@@ -64,11 +64,14 @@ def test_cli_refuses_a_harness_where_there_is_no_choice(tmp_path, capsys):
         (["--backend", "csim", "--trace", "w.vcd"], "--trace writes RTL waveforms"),
         (["--trace", "waves.txt"], "not a .vcd file in an existing folder"),
         (["--trace", "no/such/folder/w.vcd"], "not a .vcd file in an existing folder"),
+        (["--trace", "kept.vcd"], "kept.vcd already exists"),
     ],
 )
 def test_cli_refuses_a_trace_it_cannot_write(tmp_path, capsys, monkeypatch, extra, message):
     monkeypatch.chdir(tmp_path)
     project = tmp_path / "project"
     project.mkdir()
+    (tmp_path / "kept.vcd").write_text("a user's waveform")
     assert main(["sim", str(project), *extra]) == 2
     assert message in capsys.readouterr().err
+    assert (tmp_path / "kept.vcd").read_text() == "a user's waveform"
