@@ -63,6 +63,7 @@ from fanns.index.goals import RecallGoal
 from fanns.index.holdout import TRAINING_MARGIN, split_queries
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
+from fanns.index.ivfpq_lists import DEFAULT_SHARD_ROWS, LISTS_SUFFIX, ListsOnDisk, read_index
 from fanns.index.ivfpq_shared import Coarse, coarse_of
 from fanns.index.recall import hits, recall_hits
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
@@ -82,7 +83,7 @@ WHAT = "exploration"
 
 def is_cached_index(rel: str) -> bool:
     """Files of an earlier exploration a new one into the same folder starts from (trained indexes)."""
-    return rel.startswith("indexes/") and rel.endswith((".faissindex", ".meta.json"))
+    return rel.startswith("indexes/") and rel.endswith((".faissindex", ".meta.json", LISTS_SUFFIX))
 
 
 @dataclass
@@ -98,6 +99,8 @@ class ExploreConfig:
     lut_bits: int = 16
     qps_min_seconds: float = 0.2
     margin: float = TRAINING_MARGIN
+    lists_on_disk: bool = False  # each index's inverted lists in a file beside it (`fanns.index.ivfpq_lists`)
+    shard_rows: int = DEFAULT_SHARD_ROWS  # with lists on disk: base vectors added in RAM at a time
     extra: dict = field(default_factory=dict)
 
 
@@ -113,6 +116,11 @@ class IvfPqExplorer:
         host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
         if not cfg.goals:
             raise FannsError("no recall goal given", hint="add --recall R@10=0.8 (repeatable)")
+        if cfg.lists_on_disk and remote is not None:
+            raise FannsError(
+                "inverted lists on disk are filled here, not on a cluster",
+                hint="drop --lists-on-disk or --cluster (a cluster worker returns each index whole)",
+            )
         self.nlists, self.ms = checked_grid(ds, cfg.nlists, cfg.ms, cfg.opq)
         kmax = max(g.k for g in cfg.goals)
         if kmax > ds.n:
@@ -169,7 +177,7 @@ class IvfPqExplorer:
         estimated by `estimate.probed_codes` on a prefix of the training order."""
         for path in [path for key, path in cached.items() if key[0] == nlist and path is not None]:
             try:
-                index = faiss.read_index(str(path))
+                index = read_index(path)
             except RuntimeError:
                 continue  # unreadable: `_index` trains it again
             return estimate.probed_codes_of(index, self.queries, SWEEP_MIN)
@@ -220,6 +228,11 @@ class IvfPqExplorer:
         return out
 
     # -- per index --------------------------------------------------------------------------
+    def _lists_path(self, nlist: int, m: int, opq: bool) -> Path:
+        """Where an index's inverted lists are kept when they are on disk (beside the index)."""
+        stem = factory_string(nlist, m, opq).replace(",", "_")
+        return self.folder / "indexes" / f"{stem}{LISTS_SUFFIX}"
+
     def _cache_paths(self, nlist: int, m: int, opq: bool) -> tuple[Path, Path, dict]:
         factory = factory_string(nlist, m, opq)
         stem = factory.replace(",", "_")
@@ -236,11 +249,14 @@ class IvfPqExplorer:
             meta["coarse"] = source or "own"
         if opq:
             meta["rotation_sample"] = min(self.ds.n, OPQ_TRAIN_POINTS)
+        if self.cfg.lists_on_disk:
+            meta["lists"] = "disk"
         return folder / f"{stem}.faissindex", folder / f"{stem}.meta.json", meta
 
     def _cached_index(self, nlist: int, m: int, opq: bool) -> Path | None:
         index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
-        if index_path.is_file() and meta_path.is_file() and read_json(meta_path) == meta:
+        lists = not self.cfg.lists_on_disk or self._lists_path(nlist, m, opq).is_file()
+        if index_path.is_file() and meta_path.is_file() and lists and read_json(meta_path) == meta:
             return index_path
         return None
 
@@ -250,7 +266,7 @@ class IvfPqExplorer:
         index = None
         if self._cached_index(nlist, m, opq) is not None:
             try:
-                index = faiss.read_index(str(index_path))
+                index = read_index(index_path)
             except RuntimeError:
                 status(f"{index_path} is unreadable; training it again")
         loaded = index is not None
@@ -299,7 +315,7 @@ class IvfPqExplorer:
         for every other index of that nlist (None when the grid shares none)."""
         if not self.shares_coarse:
             return None
-        first = faiss.read_index(str(self._cache_paths(nlist, self.ms[0], False)[0]))  # held: coarse_of downcasts it
+        first = read_index(self._cache_paths(nlist, self.ms[0], False)[0])  # held: coarse_of downcasts it
         return coarse_of(first)
 
     def _job(self, nlist: int, m: int, opq: bool, coarse: Coarse | None = None) -> IndexJob:
@@ -325,7 +341,8 @@ class IvfPqExplorer:
         reused = f", coarse quantizer of {source}" if source is not None else ""
         status(f"training {factory} on {train_n} vectors{reused}")
         rotation = self._rotation(m) if opq else None
-        return train_filled(self.ds, nlist, m, train_n, self.cfg.seed, rotation, coarse, on_phase)
+        lists = ListsOnDisk(self._lists_path(nlist, m, opq), self.cfg.shard_rows) if self.cfg.lists_on_disk else None
+        return train_filled(self.ds, nlist, m, train_n, self.cfg.seed, rotation, coarse, on_phase, lists)
 
     def _cpu_qps(self, index, nprobe: int, k: int) -> dict[str, dict]:
         """Median QPS with spread on one thread and on all cores (`cpu_qps`)."""
@@ -434,6 +451,7 @@ class IvfPqExplorer:
             "m": m,
             "opq": opq,
             "path": f"indexes/{stem}.faissindex",
+            **({"lists": f"indexes/{stem}{LISTS_SUFFIX}"} if self.cfg.lists_on_disk else {}),
             "train_size": meta["train_size"],
             "list_sizes": f"indexes/{sizes_path.name}",
             "probes": f"indexes/{probes_path.name}",

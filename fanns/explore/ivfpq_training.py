@@ -28,7 +28,14 @@ import numpy as np
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.index.ivfpq import OPQ_TRAIN_POINTS, check_opq_sample, factory_string, host_vectors, train_index
+from fanns.index.ivfpq import (
+    OPQ_TRAIN_POINTS,
+    ListFiller,
+    check_opq_sample,
+    factory_string,
+    host_vectors,
+    train_index,
+)
 from fanns.index.ivfpq_shared import Coarse, train_rotation, train_shared_index
 
 
@@ -211,12 +218,14 @@ def train_filled(
     rotation: np.ndarray | None,
     coarse: Coarse | None,
     on_phase=None,
+    lists: ListFiller | None = None,
 ):
     """A trained and filled IVF-PQ index (with OPQ when `rotation` is given, on the shared coarse
     quantizer `coarse` when given), trained on the first `train_n` vectors of the seeded order;
-    `on_phase` reports progress (`train_index`)."""
+    `on_phase` reports progress (`train_index`); `lists` keeps the inverted lists elsewhere than in RAM
+    (`fanns.index.ivfpq_lists.ListsOnDisk`)."""
     rows = training_rows(ds.n, seed, train_n)
     train = host_vectors(ds.base[rows], ds.metric)
     if rotation is not None or coarse is not None:
-        return train_shared_index(ds.base, ds.metric, nlist, m, rotation, train, seed, coarse, on_phase)
-    return train_index(ds.base, ds.metric, nlist, m, False, train, seed, on_phase)
+        return train_shared_index(ds.base, ds.metric, nlist, m, rotation, train, seed, coarse, on_phase, lists)
+    return train_index(ds.base, ds.metric, nlist, m, False, train, seed, on_phase, lists)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import faiss
 import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
@@ -20,6 +19,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.goals import goal_entry
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
+from fanns.index.ivfpq_lists import read_index
 from fanns.model.ivfpq.workload import read_explore
 from fanns.outputs import verify_files
 from fanns.paths import inside
@@ -58,16 +58,21 @@ def index_record(explore: dict, explore_dir: Path, design: IvfPqDesign) -> dict:
 
 
 def load_index(explore_dir: Path, record: dict, metric: str) -> IvfPqIndexData:
-    """The trained faiss index of an explorer record, as arrays."""
+    """The trained faiss index of an explorer record, as arrays (its inverted lists read from their
+    own file when the exploration kept them on disk: `lists`)."""
 
-    path = inside(Path(explore_dir), record.get("path"), f"{explore_dir}/explore.json: {record.get('index')}: path")
-    if not path.is_file():
-        raise FannsError(f"{path}: trained index not found", hint="re-run `fanns explore` into this folder")
-    verify_files(Path(explore_dir), [record["path"]], "exploration")
+    where = f"{explore_dir}/explore.json: {record.get('index')}"
+    rels = [record.get("path")] + ([record["lists"]] if "lists" in record else [])
+    files = [inside(Path(explore_dir), rel, f"{where}: {key}") for rel, key in zip(rels, ("path", "lists"))]
+    for file in files:
+        if not file.is_file():
+            raise FannsError(f"{file}: trained index not found", hint="re-run `fanns explore` into this folder")
+    verify_files(Path(explore_dir), rels, "exploration")
     try:
-        index = faiss.read_index(str(path))
+        index = read_index(files[0])
     except RuntimeError:
-        raise FannsError(f"{path}: not a readable faiss index", hint="re-run `fanns explore` with --force") from None
+        hint = "re-run `fanns explore` with --force"
+        raise FannsError(f"{files[0]}: not a readable faiss index", hint=hint) from None
     return extract(index, metric)
 
 

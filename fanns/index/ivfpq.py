@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import faiss
 import numpy as np
@@ -175,6 +176,61 @@ ADD_CHUNK = 65536
 """Base vectors converted and added at a time: a memory-mapped base is never copied whole."""
 
 
+class ListFiller(Protocol):
+    """Where a trained index's inverted lists go while the base is added
+    (`fanns.index.ivfpq_lists.ListsOnDisk`: a file of faiss's on-disk inverted lists)."""
+
+    def fill(
+        self, index, base: np.ndarray, metric: str, assign: np.ndarray | None, on_phase: Callable | None
+    ) -> None: ...
+
+
+def add_base(
+    index,
+    base: np.ndarray,
+    metric: str,
+    rows: range | None = None,
+    assign: np.ndarray | None = None,
+    on_phase: Callable[[str, int], None] | None = None,
+) -> None:
+    """Add the base vectors `rows` (all by default) to a trained index, `ADD_CHUNK` at a time,
+    each under its row number as id; with `assign` (every base row's coarse cell) faiss skips
+    the coarse assignment. `on_phase("add", rows)` after each chunk.
+
+    Why explicit ids: an index filled in parts (shards of rows added to copies of one trained
+    index) then holds the same ids as one filled at once."""
+    rows = range(base.shape[0]) if rows is None else rows
+    ivf = faiss.downcast_index(faiss.extract_index_ivf(index))
+    for start in range(rows.start, rows.stop, ADD_CHUNK):
+        stop = min(start + ADD_CHUNK, rows.stop)
+        part = np.ascontiguousarray(host_vectors(base[start:stop], metric))
+        ids = np.arange(start, stop, dtype=np.int64)
+        if assign is None:
+            index.add_with_ids(part, ids)
+        else:
+            x = apply_pretransform(index, part)
+            cells = np.ascontiguousarray(assign[start:stop], dtype=np.int64)
+            ivf.add_core(x.shape[0], faiss.swig_ptr(x), faiss.swig_ptr(ids), faiss.swig_ptr(cells))
+            index.ntotal = ivf.ntotal
+        if on_phase:
+            on_phase("add", stop - start)
+
+
+def fill(
+    index,
+    base: np.ndarray,
+    metric: str,
+    assign: np.ndarray | None,
+    on_phase: Callable[[str, int], None] | None,
+    lists: ListFiller | None,
+) -> None:
+    """Add the whole base to a trained, empty index: in RAM (`add_base`), or by `lists`."""
+    if lists is None:
+        add_base(index, base, metric, assign=assign, on_phase=on_phase)
+    else:
+        lists.fill(index, base, metric, assign, on_phase)
+
+
 BLAS_DISTANCE_THRESHOLD = 20
 """faiss's `distance_compute_blas_threshold` while fanns trains: BLAS from 20 floats of queries."""
 
@@ -217,9 +273,11 @@ def train_index(
     train: np.ndarray,
     seed: int,
     on_phase: Callable[[str, int], None] | None = None,
+    lists: ListFiller | None = None,
 ):
-    """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base` in
-    chunks of `ADD_CHUNK`; `on_phase("train", n)` and `on_phase("add", rows)` report progress."""
+    """Train `factory_string(nlist, m, opq)` on `train` (host vectors) and add all of `base`
+    (`fill`: in RAM, or where `lists` puts them); `on_phase("train", n)` and `on_phase("add",
+    rows)` report progress."""
 
     d = base.shape[1]
     factory = factory_string(nlist, m, opq)
@@ -246,11 +304,7 @@ def train_index(
             index.train(np.ascontiguousarray(train, dtype=np.float32))
         if on_phase:
             on_phase("train", train.shape[0])
-        for i in range(0, base.shape[0], ADD_CHUNK):
-            part = np.ascontiguousarray(host_vectors(base[i : i + ADD_CHUNK], metric))
-            index.add(part)
-            if on_phase:
-                on_phase("add", part.shape[0])
+        fill(index, base, metric, None, on_phase, lists)
     except RuntimeError as exc:  # a faiss exception: the data cannot train this index
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise FannsError(f"{factory}: faiss cannot train or fill the index ({first})") from None

@@ -24,7 +24,7 @@ from faiss.contrib import inspect_tools
 from fanns.datasets.dataset import check_values
 from fanns.errors import FannsError
 from fanns.index import ivfpq
-from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS, factory_string, host_vectors
+from fanns.index.ivfpq import OPQ_NITER, OPQ_NITER_PQ0, OPQ_TRAIN_POINTS, factory_string
 
 
 @dataclass
@@ -87,12 +87,13 @@ def train_shared_index(
     seed: int,
     coarse: Coarse | None = None,
     on_phase: Callable[[str, int], None] | None = None,
+    lists: ivfpq.ListFiller | None = None,
 ):
     """`IVF{nlist},PQ{m}`, behind the given OPQ rotation when there is one, reusing what another
     index of the grid trained: its coarse quantizer is `coarse`'s centroids (rotated) and the base
     goes to `coarse`'s cells (no k-means, no coarse assignment), or, without `coarse`, k-means on
-    the (rotated) `train`; the PQ is trained on the sample's residuals and the base added in
-    chunks of `ivfpq.ADD_CHUNK`. `on_phase` as `train_index`.
+    the (rotated) `train`; the PQ is trained on the sample's residuals and the base added
+    (`ivfpq.fill`, in RAM or where `lists` puts them). `on_phase` as `train_index`.
 
     A plain index with the coarse quantizer of a plain index of another m equals the one trained
     on its own (the k-means and the assignment do not depend on m): a second m costs only its
@@ -124,17 +125,7 @@ def train_shared_index(
             index.train(np.ascontiguousarray(train, dtype=np.float32))
         if on_phase:
             on_phase("train", train.shape[0])
-        for i in range(0, base.shape[0], ivfpq.ADD_CHUNK):
-            part = np.ascontiguousarray(host_vectors(base[i : i + ivfpq.ADD_CHUNK], metric))
-            if opq:
-                part = transform.apply(part)
-            if coarse is None:
-                ivf.add(part)
-            else:
-                cells = np.ascontiguousarray(coarse.assign[i : i + part.shape[0]])
-                ivf.add_core(part.shape[0], faiss.swig_ptr(part), None, faiss.swig_ptr(cells))
-            if on_phase:
-                on_phase("add", part.shape[0])
+        ivfpq.fill(index, base, metric, None if coarse is None else coarse.assign, on_phase, lists)
     except RuntimeError as exc:  # a faiss exception: the data cannot train this index
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise FannsError(f"{factory}: faiss cannot train or fill the index ({first})") from None

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import faiss
 import numpy as np
 
 from fanns.datasets.dataset import Dataset
 from fanns.index.goals import RecallGoal, recall
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
+from fanns.index.ivfpq_lists import read_index
 from fanns.numerics import IvfPqFormat
 from fanns.paths import inside
 from fanns.reference.ivfpq import IvfPqReference
@@ -115,7 +115,7 @@ def index_curves(
     goals' nprobe values; the hardware recall uses the first `hw_queries` queries.
     """
 
-    index = faiss.read_index(str(inside(Path(folder), record.get("path"), f"{folder}/explore.json: path")))
+    index = read_index(inside(Path(folder), record.get("path"), f"{folder}/explore.json: path"))
     data = extract(index, ds.metric)
     fmt = IvfPqFormat.from_dict(dict(record["format"]))
     measures = {g.name: g.measure for g in goals}

@@ -1,0 +1,130 @@
+"""Inverted lists in RAM against on disk (`fanns explore --lists-on-disk`): the peak memory and time
+of filling one index, and its search speed, on a memory-mapped base.
+
+A seeded clustered set of `--n` x `--d` float32 vectors is written once to a .npy file in the work
+folder and opened memory-mapped. One `IVF{nlist},PQ{m}` index is trained on a 65,536-vector
+sample and stored empty. Then each way of filling it runs in a fresh process, so that its peak
+resident memory (`ru_maxrss`) is its own:
+
+- `ram`: faiss's lists in RAM (`fanns.index.ivfpq.add_base`, what `fanns explore` does by default);
+- `disk`: shards of `--shard-rows` vectors, merged into one on-disk lists file
+  (`fanns.index.ivfpq_lists.ListsOnDisk`).
+
+Each process reports its resident memory after opening the index and the base, its peak after
+the fill, the fill's wall time, and faiss-cpu's QPS of the filled index (1,000 queries, nprobe
+`--nprobe`, K 10; one thread on its CPU clock and all cores on the wall clock, medians of 7
+windows, `fanns.model.cpu_baseline.measure_qps`). The memory-mapped base's pages are counted in
+both processes' resident memory alike; the difference between the two peaks is the lists.
+
+    PYTHONPATH=. python benchmarks/lists_on_disk.py [--n 4000000] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+from numpy.lib.format import open_memmap
+from record import command_line, work_parser, write_result
+
+from fanns.datasets.synthetic import clustered
+from fanns.index.ivfpq import add_base, train_index
+from fanns.index.ivfpq_lists import ListsOnDisk, read_index
+from fanns.model.cpu_baseline import all_threads, measure_qps
+from fanns.progress import status
+
+MODES = ("ram", "disk")
+WRITE_ROWS = 1 << 20
+"""Base rows made and written at a time."""
+QUERIES = 1000
+
+
+def rss_mib() -> float:
+    """This process's resident memory now (from /proc), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def make_base(path: Path, n: int, d: int) -> None:
+    """The seeded set, written `WRITE_ROWS` at a time (never whole in RAM)."""
+    if path.is_file() and np.load(path, mmap_mode="r").shape == (n, d):
+        return
+    out = open_memmap(path, mode="w+", dtype=np.float32, shape=(n, d))
+    for i, start in enumerate(range(0, n, WRITE_ROWS)):
+        rows = min(WRITE_ROWS, n - start)
+        out[start : start + rows], _ = clustered(rows, 1, d, seed=i)
+    out.flush()
+    del out
+
+
+def child(mode: str, work: Path, shard_rows: int, nprobe: int) -> dict:
+    """Fill the stored empty index one way, in this process; its figures."""
+    base = np.load(work / "base.npy", mmap_mode="r")
+    queries = np.ascontiguousarray(base[:: base.shape[0] // QUERIES][:QUERIES] + 0.01)
+    index = read_index(work / "trained.faissindex")
+    before = rss_mib()
+    start = time.perf_counter()
+    if mode == "ram":
+        add_base(index, base, "l2")
+    else:
+        ListsOnDisk(work / "lists.ivfdata", shard_rows).fill(index, base, "l2", None, None)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    qps = {
+        str(threads): measure_qps(index, queries, nprobe, 10, threads=threads).as_dict()
+        for threads in (1, all_threads())
+    }
+    return {"rss_before_mib": round(before, 1), "peak_rss_mib": round(peak, 1), "fill_s": round(seconds, 2), "qps": qps}
+
+
+def main() -> None:
+    ap = work_parser(__doc__, "work/lists_on_disk", "folder for the base, the index and the lists")
+    ap.add_argument("--n", type=int, default=4_000_000, help="base vectors (default 4,000,000)")
+    ap.add_argument("--d", type=int, default=32, help="dimension (default 32)")
+    ap.add_argument("--m", type=int, default=32, help="PQ sub-quantizers (default 32: 40 bytes of list a vector)")
+    ap.add_argument("--nlist", type=int, default=1024, help="IVF cells (default 1024)")
+    ap.add_argument("--shard-rows", type=int, default=1 << 20, help="rows a shard on disk (default 1,048,576)")
+    ap.add_argument("--nprobe", type=int, default=16, help="nprobe of the QPS measurement (default 16)")
+    ap.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)  # the per-mode worker
+    args = ap.parse_args()
+    work = Path(args.work).resolve()
+    if args.child:
+        print(json.dumps(child(args.child, work, args.shard_rows, args.nprobe)))
+        return
+    work.mkdir(parents=True, exist_ok=True)
+    status(f"writing {args.n:,} x {args.d} to {work / 'base.npy'}")
+    make_base(work / "base.npy", args.n, args.d)
+    base = np.load(work / "base.npy", mmap_mode="r")
+    sample = np.ascontiguousarray(base[:: max(1, args.n // 65_536)][:65_536])
+    empty = train_index(sample[:0], "l2", args.nlist, args.m, False, sample, 0)
+    faiss.write_index(empty, str(work / "trained.faissindex"))
+    figures = {"n": args.n, "d": args.d, "m": args.m, "nlist": args.nlist, "shard_rows": args.shard_rows}
+    figures["lists_mib"] = round(args.n * (args.m + 8) / 2**20, 1)
+    for mode in MODES:
+        status(f"filling with the lists in {mode}")
+        cmd = [sys.executable, __file__, "--child", mode, "--work", str(work)]
+        cmd += ["--shard-rows", str(args.shard_rows), "--nprobe", str(args.nprobe)]
+        figures[mode] = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    for mode in MODES:
+        f = figures[mode]
+        qps = "; ".join(f"{t} thread(s) {q['qps']:,.0f} QPS" for t, q in f["qps"].items())
+        print(
+            f"{mode}: peak RSS {f['peak_rss_mib']:,.0f} MiB ({f['rss_before_mib']:,.0f} before the fill), "
+            f"fill {f['fill_s']:.1f} s, {qps}"
+        )
+    saved = figures["ram"]["peak_rss_mib"] - figures["disk"]["peak_rss_mib"]
+    print(f"lists: {figures['lists_mib']:,.0f} MiB in RAM; the peaks differ by {saved:,.0f} MiB")
+    write_result(args.json, "lists_on_disk", command_line(), figures)
+
+
+if __name__ == "__main__":
+    main()
