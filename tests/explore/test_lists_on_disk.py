@@ -182,3 +182,11 @@ def test_lists_on_disk_are_not_filled_on_a_cluster(tmp_path):
     cfg = ExploreConfig(goals=GOALS, nlists=[32], lists_on_disk=True)
     with pytest.raises(FannsError, match="not on a cluster"):
         IvfPqExplorer(ds, cfg, tmp_path / "o", remote=remote)
+
+
+@pytest.mark.parametrize("lists", ["../outside.ivfdata", "/etc/passwd", 3])
+def test_generate_refuses_a_lists_entry_outside_the_exploration(explorations, lists):
+    (_, _), (disk, result) = explorations
+    record = {**result["indexes"][0], "lists": lists}
+    with pytest.raises(FannsError, match="lists"):
+        load_index(disk, record, "l2")
