@@ -25,10 +25,9 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import add_graph_arguments, run_graph_explore
 from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_index
-from fanns.explore.ivfpq_reuse import add_index_grid_options
+from fanns.explore.ivfpq_reuse import add_index_grid_options, add_lists_options, lists_settings
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.index.goals import parse_goal
-from fanns.index.ivfpq_lists import DEFAULT_SHARD_ROWS
 from fanns.outputs import check_destination, staged_folder
 from fanns.tools.parallel import check_cluster
 
@@ -48,8 +47,6 @@ def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
     goals = sorted(set(args.recall))
     if args.faiss_threads:
         faiss.omp_set_num_threads(args.faiss_threads)
-    if args.shard_rows is not None and not args.lists_on_disk:
-        raise FannsError("--shard-rows sizes the shards of --lists-on-disk", hint="add --lists-on-disk, or drop it")
     ds = load_dataset(args.dataset)
     cfg = ExploreConfig(
         goals=goals,
@@ -61,8 +58,7 @@ def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
         seed=args.seed,
         vec_bits=args.pq_vec_bits,
         lut_bits=args.pq_lut_bits,
-        lists_on_disk=args.lists_on_disk,
-        shard_rows=args.shard_rows or DEFAULT_SHARD_ROWS,
+        **lists_settings(args),
     )
     remote = RemoteTraining(args.cluster, DatasetRef.of(args.dataset, ds)) if args.cluster else None
     return IvfPqExplorer(ds, cfg, Path(args.out), force=args.force, remote=remote)
@@ -165,23 +161,7 @@ def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
         type=arg_int(1, 4096),
         help="faiss threads for training, sweeps and CPU QPS (default: all cores)",
     )
-    g.add_argument(
-        "--lists-on-disk",
-        action="store_true",
-        help=(
-            "keep each index's inverted lists (every base vector's code and id) in a file beside it, faiss's "
-            "on-disk lists, filled shard by shard: RAM holds one shard's lists, not the whole index's "
-            "(for sets of 100M+ vectors; docs/scale.md). Searches read the file memory-mapped"
-        ),
-    )
-    g.add_argument(
-        "--shard-rows",
-        type=arg_int(1),
-        help=(
-            "with --lists-on-disk: base vectors added in RAM before they go to the file "
-            f"(default: {DEFAULT_SHARD_ROWS:,})"
-        ),
-    )
+    add_lists_options(g)
     g.add_argument(
         "--cluster",
         metavar="ADDRESS",

@@ -3,6 +3,7 @@ on-disk lists holds what the index filled in RAM holds, for every way the explor
 its folder can move; an exploration with `--lists-on-disk` records the same results, reuses its
 indexes, and `fanns generate` reads its lists only while they are the ones it wrote."""
 
+import argparse
 import json
 import shutil
 
@@ -15,6 +16,7 @@ from fanns.datasets import load_dataset
 from fanns.datasets.synthetic import clustered
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_reuse import config_from_args
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.flow.ivfpq_inputs import load_index
 from fanns.index.goals import RecallGoal
@@ -174,6 +176,17 @@ def test_cli_refuses_shard_rows_without_lists_on_disk_and_lists_on_disk_on_a_clu
     assert main([*args, "--lists-on-disk", "--shard-rows", "0"]) == 2
     assert "--shard-rows" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+    generate = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", "u55c", "--out", str(tmp_path / "p")]
+    assert main([*generate, "--shard-rows", "1000"]) == 2
+    assert "--lists-on-disk" in capsys.readouterr().err
+
+
+def test_the_commands_that_explore_on_the_way_pass_lists_on_disk_on():
+    args = argparse.Namespace(nlist="32", m=None, opq_mode="both", queries=None, seed=0)
+    cfg = config_from_args(argparse.Namespace(**vars(args), lists_on_disk=True, shard_rows=5000), GOALS)
+    assert cfg.lists_on_disk and cfg.shard_rows == 5000
+    cfg = config_from_args(argparse.Namespace(**vars(args), lists_on_disk=False, shard_rows=None), GOALS)
+    assert not cfg.lists_on_disk
 
 
 def test_lists_on_disk_are_not_filled_on_a_cluster(tmp_path):
