@@ -26,7 +26,7 @@ GLOVE_QUERIES = 1000
 GLOVE_SEED = 3
 TEXT_BASE = 104_698
 """Base vectors of builtin:text-384 as built (distinct non-empty sentences less the queries)."""
-SIFT_BASE = 101_557
+SIFT_BASE = 101_433
 """Base vectors of builtin:sift-photos as built (distinct descriptors less the queries)."""
 
 
@@ -126,7 +126,7 @@ BUILTINS: dict[str, Builtin] = {
             "l2",
             "real SIFT descriptors of scikit-image's photos (extra 'sift')",
             siftset.build,
-            "sift-v1-opencv{opencv-python-headless}-skimage{scikit-image}".format_map(siftset.VERSIONS),
+            "sift-v2-opencv{opencv-python-headless}-skimage{scikit-image}".format_map(siftset.VERSIONS),
         ),
     )
 }

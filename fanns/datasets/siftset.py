@@ -12,9 +12,16 @@ passes the edge test gives a descriptor, so 19 photographs give over 100,000. Th
 Queries: `SIFT_QUERIES` descriptors held out by a seeded draw; base rows repeating an earlier row
 or a query are dropped.
 
-Identical from run to run: pinned opencv-python-headless and scikit-image versions (the photos and
-the extractor), the photos in a fixed order, decoded from their bytes. OpenCV's thread count
-does not change the descriptors (checked at 1 and 2 threads: the same sha256).
+Identical from run to run and from machine to machine: pinned opencv-python-headless and
+scikit-image versions (the photos and the extractor), the photos in a fixed order, decoded from
+their bytes, and OpenCV's optimised code off while it extracts (`cv2.setUseOptimized(False)`).
+Why the last: OpenCV picks its SIFT and filter kernels by the CPU (AVX2, AVX-512 or SSE4 paths
+dispatched at run time, and Intel IPP's own dispatch), and their float rounding moves keypoints:
+on a CPU without AVX2 the default path gave other descriptors (another sha256) than the AVX2
+machine the set was first recorded on. With the optimisations off every x86-64 CPU runs the wheel's
+baseline (SSE3) code. That code is not repeatable on several threads (two runs on 2 threads gave
+102,423 and 102,409 descriptors), so it runs on one: the same sha256 run after run, and with
+OpenCV's AVX, SSE4 and AVX2 paths also disabled by OPENCV_CPU_DISABLE (checked here).
 
 Licences: scikit-image ships the photos under its BSD-3-Clause licence; each photo's source and terms
 are in the docstring of its `skimage.data` function (most are public domain or CC0; the motorcycle
@@ -86,13 +93,21 @@ def descriptors(photos: tuple[str, ...] = PHOTOS) -> np.ndarray:
     folder = files("skimage") / "data"  # scikit-image's data files, read without importing it
     sift = cv2.SIFT_create(contrastThreshold=CONTRAST_THRESHOLD)
     rows = []
-    for name in photos:
-        image = cv2.imdecode(np.frombuffer((folder / name).read_bytes(), np.uint8), cv2.IMREAD_GRAYSCALE)
-        if image is None:
-            raise FannsError(f"scikit-image's {name} does not decode", hint="reinstall: pip install 'fanns[sift]'")
-        _, found = sift.detectAndCompute(image, None)
-        if found is not None:
-            rows.append(found)
+    optimised, threads = cv2.useOptimized(), cv2.getNumThreads()
+    cv2.setUseOptimized(False)  # the same code on every CPU, on one thread (module docstring)
+    cv2.setNumThreads(1)
+    try:
+        for name in photos:
+            image = cv2.imdecode(np.frombuffer((folder / name).read_bytes(), np.uint8), cv2.IMREAD_GRAYSCALE)
+            if image is None:
+                hint = "reinstall: pip install 'fanns[sift]'"
+                raise FannsError(f"scikit-image's {name} does not decode", hint=hint)
+            _, found = sift.detectAndCompute(image, None)
+            if found is not None:
+                rows.append(found)
+    finally:
+        cv2.setUseOptimized(optimised)
+        cv2.setNumThreads(threads)
     x = np.concatenate(rows)
     if not np.array_equal(x, np.clip(np.round(x), 0, 255)):
         raise FannsError(
