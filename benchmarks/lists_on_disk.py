@@ -10,11 +10,13 @@ resident memory (`ru_maxrss`) is its own:
 - `disk`: shards of `--shard-rows` vectors, merged into one on-disk lists file
   (`fanns.index.ivfpq_lists.ListsOnDisk`).
 
-Each process reports its resident memory after opening the index and the base, its peak after
-the fill, the fill's wall time, and faiss-cpu's QPS of the filled index (1,000 queries, nprobe
-`--nprobe`, K 10; one thread on its CPU clock and all cores on the wall clock, medians of 7
-windows, `fanns.model.cpu_baseline.measure_qps`). The memory-mapped base's pages are counted in
-both processes' resident memory alike; the difference between the two peaks is the lists.
+Each process reports, before and at the peak of the fill (sampled every 10 ms from
+/proc/self/status), its anonymous resident memory (`RssAnon`: what must stay in RAM, there being
+no swap) and its file-backed resident memory (`RssFile`: pages of the memory-mapped base and of the
+lists file, which the kernel can drop and read again); the fill's wall time; and faiss-cpu's QPS of
+the filled index (1,000 queries, nprobe `--nprobe`, K 10; one thread on its CPU clock and all
+cores on the wall clock, medians of 7 windows, `fanns.model.cpu_baseline.measure_qps`). Plain RSS
+(their sum) does not tell the two apart: the base's and the lists file's pages count in it.
 
     PYTHONPATH=. python benchmarks/lists_on_disk.py [--n 4000000] [--json PATH]
 """
@@ -23,9 +25,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -46,12 +48,32 @@ WRITE_ROWS = 1 << 20
 QUERIES = 1000
 
 
-def rss_mib() -> float:
-    """This process's resident memory now (from /proc), in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+SAMPLE_SECONDS = 0.01
+
+
+def resident_mib() -> dict[str, float]:
+    """This process's anonymous and file-backed resident memory now (from /proc), in MiB."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return {key: int(fields[key].split()[0]) / 1024 for key in ("RssAnon", "RssFile")}
+
+
+class PeakMemory:
+    """The largest `resident_mib` of each kind while the block runs (a sampling thread)."""
+
+    def __enter__(self) -> PeakMemory:
+        self.peak = resident_mib()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(SAMPLE_SECONDS):
+            self.peak = {k: max(v, self.peak[k]) for k, v in resident_mib().items()}
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def make_base(path: Path, n: int, d: int) -> None:
@@ -71,19 +93,24 @@ def child(mode: str, work: Path, shard_rows: int, nprobe: int) -> dict:
     base = np.load(work / "base.npy", mmap_mode="r")
     queries = np.ascontiguousarray(base[:: base.shape[0] // QUERIES][:QUERIES] + 0.01)
     index = read_index(work / "trained.faissindex")
-    before = rss_mib()
+    before = resident_mib()
     start = time.perf_counter()
-    if mode == "ram":
-        add_base(index, base, "l2")
-    else:
-        ListsOnDisk(work / "lists.ivfdata", shard_rows).fill(index, base, "l2", None, None)
+    with PeakMemory() as memory:
+        if mode == "ram":
+            add_base(index, base, "l2")
+        else:
+            ListsOnDisk(work / "lists.ivfdata", shard_rows).fill(index, base, "l2", None, None)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     qps = {
         str(threads): measure_qps(index, queries, nprobe, 10, threads=threads).as_dict()
         for threads in (1, all_threads())
     }
-    return {"rss_before_mib": round(before, 1), "peak_rss_mib": round(peak, 1), "fill_s": round(seconds, 2), "qps": qps}
+    return {
+        "before_mib": {k: round(v, 1) for k, v in before.items()},
+        "peak_mib": {k: round(v, 1) for k, v in memory.peak.items()},
+        "fill_s": round(seconds, 2),
+        "qps": qps,
+    }
 
 
 def main() -> None:
@@ -117,12 +144,13 @@ def main() -> None:
     for mode in MODES:
         f = figures[mode]
         qps = "; ".join(f"{t} thread(s) {q['qps']:,.0f} QPS" for t, q in f["qps"].items())
+        peak, before = f["peak_mib"], f["before_mib"]
         print(
-            f"{mode}: peak RSS {f['peak_rss_mib']:,.0f} MiB ({f['rss_before_mib']:,.0f} before the fill), "
-            f"fill {f['fill_s']:.1f} s, {qps}"
+            f"{mode}: peak anonymous {peak['RssAnon']:,.0f} MiB ({before['RssAnon']:,.0f} before the fill), "
+            f"peak file-backed {peak['RssFile']:,.0f} MiB; fill {f['fill_s']:.1f} s; {qps}"
         )
-    saved = figures["ram"]["peak_rss_mib"] - figures["disk"]["peak_rss_mib"]
-    print(f"lists: {figures['lists_mib']:,.0f} MiB in RAM; the peaks differ by {saved:,.0f} MiB")
+    saved = figures["ram"]["peak_mib"]["RssAnon"] - figures["disk"]["peak_mib"]["RssAnon"]
+    print(f"lists: {figures['lists_mib']:,.0f} MiB; the peaks of anonymous memory differ by {saved:,.0f} MiB")
     write_result(args.json, "lists_on_disk", command_line(), figures)
 
 
