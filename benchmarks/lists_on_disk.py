@@ -113,6 +113,28 @@ def child(mode: str, work: Path, shard_rows: int, nprobe: int) -> dict:
     }
 
 
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    figure = (
+        f"`fanns explore --lists-on-disk`: one IVF{figures['nlist']},PQ{figures['m']} index of "
+        f"{figures['n']:,} x {figures['d']} (memory-mapped base, {figures['lists_mib']:,.0f} MiB of lists) filled "
+        f"in RAM vs on disk in shards of {figures['shard_rows']:,}, each in a fresh process; faiss-cpu QPS at "
+        "nprobe 16, K 10 (one thread on its CPU clock, all cores on the wall clock; median, IQR)"
+    )
+    parts = []
+    for mode, name in (("ram", "in RAM"), ("disk", "on disk")):
+        f = figures[mode]
+        rise = f["peak_mib"]["RssAnon"] - f["before_mib"]["RssAnon"]
+        qps = ", ".join(
+            f"{q['qps']:,.0f} QPS on {t} thread(s) (IQR {q['q1']:,.0f}-{q['q3']:,.0f})" for t, q in f["qps"].items()
+        )
+        parts.append(
+            f"{name}: anonymous memory +{rise:,.0f} MiB (peak {f['peak_mib']['RssAnon']:,.0f}; file-backed peak "
+            f"{f['peak_mib']['RssFile']:,.0f}), fill {f['fill_s']:.1f} s, {qps}"
+        )
+    return figure, "; ".join(parts)
+
+
 def main() -> None:
     ap = work_parser(__doc__, "work/lists_on_disk", "folder for the base, the index and the lists")
     ap.add_argument("--n", type=int, default=4_000_000, help="base vectors (default 4,000,000)")
