@@ -213,10 +213,10 @@ class PqDistStage:
         return pe * self.channels // self.pes
 
     def pes_per_channel(self) -> list[int]:
-        counts = [0] * self.channels
-        for p in range(self.pes):
-            counts[self.channel_of(p)] += 1
-        return counts
+        """PEs per channel: channel c feeds the PEs p with c <= p * channels / pes < c + 1, i.e.
+        p from ceil(c * pes / channels) up to ceil((c + 1) * pes / channels) (`channel_of`)."""
+        first = [-(-c * self.pes // self.channels) for c in range(self.channels + 1)]
+        return [b - a for a, b in zip(first, first[1:])]
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,13 @@ from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, SlrFill
 from fanns.model.ivfpq.no_fit import no_fit_text, space_label, unreachable_text
-from fanns.model.ivfpq.options import GROUPS, MAX_LANES, all_options
+from fanns.model.ivfpq.options import CONTEXT_KEY, GROUPS, MAX_LANES, all_options
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
 from fanns.model.ivfpq.workload import Workload
 from fanns.numerics import ID_BITS
 from fanns.pe.pq_decode import KSUB, LUT_WORDS
+from fanns.progress import eta_bar
 from fanns.resources import KINDS, Resources
 
 MAX_POOL = 1 << 16
@@ -221,16 +222,18 @@ def lut_word_choices(w: Workload, board: Board, clock_mhz: float) -> list[int]:
 
 
 def build_space(
-    key: int, w: Workload, ctx: stage_model.Context, budget: Budget, backs: dict | None = None
+    key: int, w: Workload, ctx: stage_model.Context, budget: Budget, groups: dict | None = None
 ) -> tuple[Space, dict]:
-    """The search space of one (workload, padding, LUT words); `backs` caches the back group per
-    workload and LUT words (enumerated once: it does not depend on the padding)."""
-    backs = {} if backs is None else backs
-    key_back = (id(w), ctx.lut_words)
-    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits(), backs.get(key_back))
-    backs[key_back] = sets["back"]
+    """The search space of one (workload, padding, LUT words); `groups` caches each option group
+    per workload and what of the context it depends on (`fanns.model.ivfpq.options.CONTEXT_KEY`:
+    the front is enumerated once per padding, not again for every LUT words)."""
+    groups = {} if groups is None else groups
+    keys = {g: (id(w), g, *CONTEXT_KEY[g](ctx)) for g in GROUPS}
+    known = {g: groups[k] for g, k in keys.items() if k in groups}
+    sets = all_options(ctx, stage_model.Probes.of(w.probed), w.list_sizes, budget.limits(), known)
+    groups.update({k: sets[g] for g, k in keys.items()})
     raw = int(np.prod([max(1, s.raw) for s in sets.values()]))
-    counts = {g: {"enumerated": s.raw, "fit": len(s)} for g, s in sets.items()}
+    counts = {g: {"enumerated": s.raw, "fit": s.fit} for g, s in sets.items()}
     pruned = {g: prune(s) for g, s in sets.items()}
     for g, s in pruned.items():
         counts[g]["kept"] = len(s)
@@ -379,96 +382,104 @@ def run(
             padded_contexts(w, board, clock_mhz, ways) if padding else [context(w, board, clock_mhz, lut_words=ways)]
         )
     ]
-    contexts = [ctx for _, ctx in pairs]
-    workloads = [w for w, _ in pairs]  # one space per (workload, padding, LUT words): `_points` maps keys back
-    spaces, backs = [], {}
-    for key, (w, ctx) in enumerate(pairs):
-        space, counts = build_space(key, w, ctx, budget, backs)
-        spaces.append(space)
-        outcome.option_counts[space_label(w, ctx)] = counts
+    with eta_bar() as bar:  # the options (by far the most work), the search, the ranking
+        task = bar.add_task(f"DSE of {goal} on {board.name}: stage options", total=2 * len(pairs) + 1)
+        contexts = [ctx for _, ctx in pairs]
+        workloads = [w for w, _ in pairs]  # one space per (workload, padding, LUT words): `_points` maps keys back
+        spaces, groups = [], {}
+        for key, (w, ctx) in enumerate(pairs):
+            bar.update(task, description=f"DSE of {goal} on {board.name}: stage options of {space_label(w, ctx)}")
+            space, counts = build_space(key, w, ctx, budget, groups)
+            spaces.append(space)
+            outcome.option_counts[space_label(w, ctx)] = counts
+            bar.advance(task)
+        bar.update(task, description=f"DSE of {goal} on {board.name}: search")
 
-    sequences: dict = {}  # `DesignPoint.settle`'s cache
-    shared: dict = {}  # `materialize`'s cache
-    latencies: dict = {}  # `annotate_latency` per design: a function of the workload, context and stages
+        sequences: dict = {}  # `DesignPoint.settle`'s cache
+        shared: dict = {}  # `materialize`'s cache
+        latencies: dict = {}  # `annotate_latency` per design: a function of the workload, context and stages
 
-    def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
-        """The fastest `limit` points that meet the SLO (latency attached), and how many faster
-        ones missed it. With a `limit`, points are settled (`DesignPoint.settle`) in the order
-        of their stage-model bound; once `limit` are kept, a point whose bound exceeds the
-        slowest kept one's cycles cannot enter (branch and bound: the sequence model runs only
-        where it can change the ranking). Without one (the Pareto front, ~100 designs) the
-        stage model ranks, except for designs already settled."""
-        kept, missed = [], []
-        for p in sorted(points, key=DesignPoint.bound_key):
-            if limit is not None and len(kept) >= limit and p.stage_cycles > kept[-1].cycles:
+        def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
+            """The fastest `limit` points that meet the SLO (latency attached), and how many faster
+            ones missed it. With a `limit`, points are settled (`DesignPoint.settle`) in the order
+            of their stage-model bound; once `limit` are kept, a point whose bound exceeds the
+            slowest kept one's cycles cannot enter (branch and bound: the sequence model runs only
+            where it can change the ranking). Without one (the Pareto front, ~100 designs) the
+            stage model ranks, except for designs already settled."""
+            kept, missed = [], []
+            for p in sorted(points, key=DesignPoint.bound_key):
+                if limit is not None and len(kept) >= limit and p.stage_cycles > kept[-1].cycles:
+                    break
+                if limit is not None:
+                    p.settle(sequences)
+                if slo is not None and not slo.met(with_latency(p)):
+                    missed.append(p)
+                    continue
+                kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
+            if slo is None:  # the latency ranks nothing: only the kept designs need it
+                kept = [with_latency(p) for p in kept]
+            return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
+
+        def with_latency(p: DesignPoint) -> DesignPoint:
+            design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
+            if design not in latencies:
+                latencies[design] = annotate_latency(p, load_qps).latency
+            p.latency = dict(latencies[design])
+            return p
+
+        def stable(rows: np.ndarray) -> np.ndarray:
+            # a design slower than the load queues without bound (its tandem is no faster than its stages)
+            return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
+
+        def keep_pool(rows: np.ndarray) -> tuple[list[DesignPoint], int, list[DesignPoint]]:
+            """`keep(..., top)` over the pool's rows, materialised in their order (by stage bound) only
+            as far as `keep` reads them: once `top` are kept, it stops at the first design whose bound
+            exceeds the slowest kept one's cycles, and more designs only lower those cycles. Also
+            returns the designs materialised (every fitting one when fewer than `top` are kept)."""
+            fitting, kept, missed, start, step = [], [], 0, 0, 8 * top
+            while start < len(rows):
+                if len(kept) >= top and rows[start, 3] > kept[-1].cycles * (1 + 1e-9):
+                    break
+                fitting += _points(rows[start : start + step], spaces, workloads, contexts, budget, clock_mhz, shared)
+                kept, missed = keep(fitting, top)
+                start, step = start + step, 2 * step
+            return kept, missed, fitting
+
+        pool, result = max(8 * top, 64), None
+        while True:
+            advance = (lambda: bar.advance(task)) if result is None else None  # a refinement is quick
+            result = search(spaces, budget.vector(), pool, known=result, on_space=advance)  # larger: front stands
+            bar.update(task, description=f"DSE of {goal} on {board.name}: ranking the best designs")
+            rows = stable(result.pool)
+            points, missed, fitting = keep_pool(rows)
+            # the pool holds every design whose stage bound is below its last row's; a kept design
+            # slower than that could be beaten by one outside the pool
+            enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
+            if enough or len(result.pool) < pool or len(rows) < len(result.pool):
                 break
-            if limit is not None:
-                p.settle(sequences)
-            if slo is not None and not slo.met(with_latency(p)):
-                missed.append(p)
-                continue
-            kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
-        if slo is None:  # the latency ranks nothing: only the kept designs need it
-            kept = [with_latency(p) for p in kept]
-        return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
-
-    def with_latency(p: DesignPoint) -> DesignPoint:
-        design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
-        if design not in latencies:
-            latencies[design] = annotate_latency(p, load_qps).latency
-        p.latency = dict(latencies[design])
-        return p
-
-    def stable(rows: np.ndarray) -> np.ndarray:
-        # a design slower than the load queues without bound (its tandem is no faster than its stages)
-        return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
-
-    def keep_pool(rows: np.ndarray) -> tuple[list[DesignPoint], int, list[DesignPoint]]:
-        """`keep(..., top)` over the pool's rows, materialised in their order (by stage bound) only
-        as far as `keep` reads them: once `top` are kept, it stops at the first design whose bound
-        exceeds the slowest kept one's cycles, and more designs only lower those cycles. Also
-        returns the designs materialised (every fitting one when fewer than `top` are kept)."""
-        fitting, kept, missed, start, step = [], [], 0, 0, 8 * top
-        while start < len(rows):
-            if len(kept) >= top and rows[start, 3] > kept[-1].cycles * (1 + 1e-9):
+            if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
                 break
-            fitting += _points(rows[start : start + step], spaces, workloads, contexts, budget, clock_mhz, shared)
-            kept, missed = keep(fitting, top)
-            start, step = start + step, 2 * step
-        return kept, missed, fitting
-
-    pool, result = max(8 * top, 64), None
-    while True:
-        result = search(spaces, budget.vector(), pool, known=result)  # a larger pool: its front stands
-        rows = stable(result.pool)
-        points, missed, fitting = keep_pool(rows)
-        # the pool holds every design whose stage bound is below its last row's; a kept design
-        # slower than that could be beaten by one outside the pool
-        enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
-        if enough or len(result.pool) < pool or len(rows) < len(result.pool):
-            break
-        if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
-            break
-        pool *= 8
-    outcome.result = result
-    outcome.slo_rejected = missed
-    outcome.top = points
-    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
-    outcome.pareto = pareto_points(front + points)
-    if tiers:
-        outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
-    if not outcome.top:
-        if fitting and slo is not None:
-            outcome.explain = _slo_text(slo, fitting)
-        elif len(result.pool) and load_qps is not None:
-            fastest = clock_mhz * 1e6 / result.pool[0, 3]
-            outcome.explain = [
-                f"the load {load_qps:,.0f} QPS exceeds the throughput of "
-                f"every design that fits (the fastest: {fastest:,.0f} QPS)",
-                "lower --load, or choose a lower recall goal or a larger board",
-            ]
-        else:
-            outcome.explain = no_fit_text(spaces, workloads, contexts, budget, result)
+            pool *= 8
+        outcome.result = result
+        outcome.slo_rejected = missed
+        outcome.top = points
+        front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
+        outcome.pareto = pareto_points(front + points)
+        if tiers:
+            outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
+        if not outcome.top:
+            if fitting and slo is not None:
+                outcome.explain = _slo_text(slo, fitting)
+            elif len(result.pool) and load_qps is not None:
+                fastest = clock_mhz * 1e6 / result.pool[0, 3]
+                outcome.explain = [
+                    f"the load {load_qps:,.0f} QPS exceeds the throughput of "
+                    f"every design that fits (the fastest: {fastest:,.0f} QPS)",
+                    "lower --load, or choose a lower recall goal or a larger board",
+                ]
+            else:
+                outcome.explain = no_fit_text(spaces, workloads, contexts, budget, result)
+        bar.update(task, completed=2 * len(pairs) + 1)
     outcome.seconds = time.perf_counter() - start
     return outcome
 

@@ -55,6 +55,7 @@ def memories(board: Board, clock_mhz: float) -> tuple[Memory, ...]:
     return tuple(out)
 
 
+@cache  # one reader per port width: the DSE prices it for every channel count it tries
 def channel_reader(port_bits: int) -> AxiReader:
     return AxiReader(data_width=port_bits, addr_width=ADDR_BITS, max_burst=READER_BURST, outstanding=READER_OUTSTANDING)
 

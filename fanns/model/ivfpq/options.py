@@ -30,8 +30,6 @@ fits" reports instead of blaming resources.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage
@@ -39,7 +37,8 @@ from fanns.design.ivfpq_selectors import selectors_for
 from fanns.errors import FannsError
 from fanns.model.ivfpq import buildable
 from fanns.model.ivfpq import stages as stage_model
-from fanns.resources import KINDS, Resources
+from fanns.model.ivfpq.option_set import Builder, Limits, OptionSet
+from fanns.resources import Resources
 
 MAX_PES = 1024
 """Upper bound on the PE count of one stage (beyond any board's resources for these PEs)."""
@@ -59,128 +58,6 @@ WIDE_OPQ_LANES = 4 * MAX_LANES
 which rotates each query once in (d + 1) * d / lanes cycles, so only wider lanes make the stage
 faster, and from 384-d on a 64-lane OPQ alone caps a design near 130k QPS at 300 MHz."""
 MIN_USEFUL_LANES = 4
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one option may use on its own: the total budget, the memory channels per board memory
-    group, and each SLR's room (every instance must fit some SLR)."""
-
-    total: Resources
-    channels: tuple[int, ...]
-    slr_rooms: np.ndarray  # [SLRs, 5]
-
-    def instances_fit(self, units: list[stage_model.Unit]) -> bool:
-        for u in units:
-            if not (u.each.as_array()[None, :] <= self.slr_rooms + 1e-9).all(1).any():
-                return False
-        return True
-
-
-@dataclass
-class OptionSet:
-    """The options of one group, aligned arrays (see the module docstring)."""
-
-    group: str
-    stages: tuple[str, ...]
-    configs: list[tuple]
-    cycles: np.ndarray  # [n, len(stages)] mean cycles per query of each stage
-    latency: np.ndarray  # [n]
-    res: np.ndarray  # [n, 5] (KINDS order)
-    channels: np.ndarray  # [n, G] channels per board memory group
-    details: list[dict]
-    raw: int
-    floor: np.ndarray  # [5 + G] least of each resource / channel count over all configurations offered
-    lanes: np.ndarray  # [n] the option's lanes (0: none), which must suit the other groups' lanes
-    empty_reason: str = ""  # why the group has no configuration at all (not a resource limit)
-
-    def __len__(self) -> int:
-        return len(self.configs)
-
-    def take(self, idx: np.ndarray) -> OptionSet:
-        idx = np.asarray(idx, dtype=np.int64)
-        return OptionSet(
-            self.group,
-            self.stages,
-            [self.configs[i] for i in idx],
-            self.cycles[idx],
-            self.latency[idx],
-            self.res[idx],
-            self.channels[idx],
-            [self.details[i] for i in idx],
-            self.raw,
-            self.floor,
-            self.lanes[idx],
-            self.empty_reason,
-        )
-
-
-class _Builder:
-    """Collects a group's options; `offer` keeps those within the limits and tracks, over every
-    configuration offered, the least amount of each resource (for "nothing fits" reports)."""
-
-    def __init__(self, group: str, stages: tuple[str, ...], limits: Limits):
-        self.group, self.stages, self.limits = group, stages, limits
-        self.configs, self.cycles, self.latency, self.res, self.channels, self.details = [], [], [], [], [], []
-        self.floor = np.full(len(KINDS) + len(limits.channels), np.inf)
-        self.raw = 0
-        self.lanes: list[int] = []
-        self.offered = 0
-        self.reasons: list[str] = []
-
-    def offer(
-        self,
-        configs: tuple,
-        cycles: list[float],
-        latency: float,
-        res: Resources,
-        channels: dict[int, int],
-        detail: dict,
-        placeable: bool = True,
-    ) -> bool:
-        self.offered += 1
-        ch = self._channels(channels)
-        self.floor = np.minimum(self.floor, np.concatenate([res.as_array(), np.asarray(ch, dtype=np.float64)]))
-        if not self.admits(res, channels, placeable):
-            return False
-        self.configs.append(configs)
-        self.cycles.append(cycles)
-        self.latency.append(latency)
-        self.res.append(res.as_tuple())
-        self.channels.append(ch)
-        self.details.append(detail)
-        self.lanes.append(getattr(configs[0], "lanes", 0) or 0)
-        return True
-
-    def _channels(self, channels: dict[int, int]) -> list[int]:
-        ch = [0] * len(self.limits.channels)
-        for g, n in channels.items():
-            ch[g] += n
-        return ch
-
-    def admits(self, res: Resources, channels: dict[int, int], placeable: bool = True) -> bool:
-        """Whether `offer` keeps an option of these resources and channels: callers skip timing
-        the options it would drop (their cycles are never read)."""
-        ch = self._channels(channels)
-        return placeable and res.fits(self.limits.total) and all(c <= b for c, b in zip(ch, self.limits.channels))
-
-    def build(self) -> OptionSet:
-        n, s = len(self.configs), len(self.stages)
-        floor = np.where(np.isfinite(self.floor), self.floor, 0.0)
-        return OptionSet(
-            self.group,
-            self.stages,
-            self.configs,
-            np.array(self.cycles, dtype=np.float64).reshape(n, s),
-            np.array(self.latency, dtype=np.float64).reshape(n),
-            np.array(self.res, dtype=np.float64).reshape(n, len(KINDS)),
-            np.array(self.channels, dtype=np.int64).reshape(n, len(self.limits.channels)),
-            self.details,
-            max(self.raw, n),
-            floor,
-            np.array(self.lanes, dtype=np.int64).reshape(n),
-            "" if self.offered else "; ".join(self.reasons),
-        )
 
 
 def _valid(make, *args) -> object | None:
@@ -264,7 +141,7 @@ def offered_lanes(lanes: list[int], limit: int = MAX_LANES) -> list[int]:
 
 
 def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
-    b = _Builder("opq", ("opq",), limits)
+    b = Builder("opq", ("opq",), limits)
     if not ctx.opq:
         b.offer((None,), [0.0], 0.0, Resources(), {}, {})
         return b.build()
@@ -290,7 +167,7 @@ def opq_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
 
 
 def front_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
-    b = _Builder("front", ("ivf_dist", "sel_cells"), limits)
+    b = Builder("front", ("ivf_dist", "sel_cells"), limits)
     selectors = selectors_for("sel_cells")
     choices, why = stage_lanes(ctx, "ivf_dist")
     if why:
@@ -338,7 +215,7 @@ tiles fit it closely."""
 
 
 def lut_options(ctx: stage_model.Context, limits: Limits) -> OptionSet:
-    b = _Builder("lut", ("build_lut",), limits)
+    b = Builder("lut", ("build_lut",), limits)
     choices, why = stage_lanes(ctx, "build_lut")
     if why:
         b.reasons.append(why)
@@ -381,14 +258,39 @@ round robin, running ahead of the PEs only by their item FIFOs, where the model 
 (docs/ivfpq_architecture.md); until the model has both, only the verified shapes are offered."""
 
 
+def _dominated_pairs(b: Builder, pairs: list[tuple], work, pe, rate: float, group: int) -> set[int]:
+    """The (PQDist stage, PQDist timing, SelK stage, resources, kept) `pairs` of one PE count that
+    are kept but need no timing: even at SelK's floor (`stage_model.sel_k_floors_many`) an option
+    kept before is no worse in every respect (`Builder.dominated`)."""
+    kept = [i for i, (*_, ok) in enumerate(pairs) if ok]
+    if not kept:
+        return set()
+    floors = stage_model.sel_k_floors_many([(pairs[i][2], pairs[i][0].pes_per_channel()) for i in kept], work, pe, rate)
+    rows = np.array(
+        [
+            b.cost_row(max(pairs[i][1][0], floor), pairs[i][3], {group: pairs[i][0].channels})
+            for i, floor in zip(kept, floors)
+        ]
+    )
+    return {i for i, dominated in zip(kept, b.dominated(rows)) if dominated}
+
+
 def back_options(
-    ctx: stage_model.Context, probes: stage_model.Probes, list_sizes: np.ndarray, limits: Limits
+    ctx: stage_model.Context,
+    probes: stage_model.Probes,
+    list_sizes: np.ndarray,
+    limits: Limits,
+    skip_dominated: bool = True,
 ) -> OptionSet:
     """PQDist x SelK options from the measured probes and all list sizes.
 
     Each option's resources are its `pq_units` (readers, FIFOs, feeders per channel: the feeders
-    depend on how the PEs split over the channels); `tests/model/test_dse.py` checks them."""
-    b = _Builder("back", ("pq_dist", "sel_k"), limits)
+    depend on how the PEs split over the channels); `tests/model/test_dse.py` checks them.
+    Options are timed PE count by PE count, fewest first; an option that even at SelK's floor
+    is no better than one already kept is left out untimed (`_dominated_pairs`: the Pareto pruning
+    would drop it), unless `skip_dominated` is False (every option timed: the same pruned group,
+    `tests/model/test_dse_speed.py`)."""
+    b = Builder("back", ("pq_dist", "sel_k"), limits)
     for g, mem in enumerate(ctx.memories):
         free = mem.count - (1 if g == 0 else 0)  # the host I/O channel lives in group 0
         try:  # one PE: the PE library refuses m too large for its FIFOs (codes of any width fit a port)
@@ -447,14 +349,18 @@ def back_options(
                         res = pq_res + sel_res
                         kept = placeable and sel_fit and b.admits(res, {g: st.channels})
                         pairs.append((st, timing, sel, res, kept))
-                timed = [(sel, st.pes_per_channel()) for st, _, sel, _, kept in pairs if kept]
+                skip = _dominated_pairs(b, pairs, work, pe, mem.beats_per_cycle, g) if skip_dominated else set()
+                timed = [(p[2], p[0].pes_per_channel()) for i, p in enumerate(pairs) if p[4] and i not in skip]
                 # SelK's intervals depend on the channel grouping: one vectorised recurrence for all
                 sel_cycles = iter(
                     stage_model.sel_k_intervals_many(timed, work, pe, mem.beats_per_cycle, mem.port_bits).mean(1)
                     if timed
                     else []
                 )
-                for st, (interval, latency, compute, memory), sel, res, kept in pairs:
+                for i, (st, (interval, latency, compute, memory), sel, res, kept) in enumerate(pairs):
+                    if i in skip:
+                        b.skip(res, {g: st.channels})
+                        continue
                     b.offer(
                         (st, sel),
                         [interval, float(next(sel_cycles)) if kept else 0.0],
@@ -472,14 +378,28 @@ def all_options(
     probes: stage_model.Probes,
     list_sizes: np.ndarray,
     limits: Limits,
-    back: OptionSet | None = None,
+    known: dict[str, OptionSet] | None = None,
 ) -> dict[str, OptionSet]:
     """The four option groups of one workload, each restricted to options within `limits`.
-    `back`: the back group already enumerated for this workload (it does not depend on the
-    padding of the sub-vectors, which only the lane-carrying groups see)."""
-    return {
-        "opq": opq_options(ctx, limits),
-        "front": front_options(ctx, limits),
-        "lut": lut_options(ctx, limits),
-        "back": back if back is not None else back_options(ctx, probes, list_sizes, limits),
+    `known`: groups already enumerated for this workload in another context they do not depend
+    on (`CONTEXT_KEY`)."""
+    known = known or {}
+    make = {
+        "opq": lambda: opq_options(ctx, limits),
+        "front": lambda: front_options(ctx, limits),
+        "lut": lambda: lut_options(ctx, limits),
+        "back": lambda: back_options(ctx, probes, list_sizes, limits),
     }
+    return {g: known[g] if g in known else make[g]() for g in GROUPS}
+
+
+CONTEXT_KEY = {
+    "opq": lambda ctx: (ctx.fmt.dsub_hw,),
+    "front": lambda ctx: (ctx.fmt.dsub_hw,),
+    "lut": lambda ctx: (ctx.fmt.dsub_hw, ctx.lut_words),
+    "back": lambda ctx: (ctx.lut_words,),
+}
+"""What of a workload's context (beside the workload) each group's options depend on: the padding
+of the sub-vectors (`IvfPqFormat.dsub_hw`) reaches the lane-carrying groups, the LUT words a cycle
+(`Context.lut_words`) BuildLUT's rows and PQDist's loads; the DSE enumerates each group once per
+key (`fanns.model.ivfpq.dse.build_space`)."""

@@ -33,6 +33,7 @@ better than a design that is).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -360,20 +361,29 @@ class Search:
 
 
 def search(
-    spaces: list[Space], budget: np.ndarray, pool: int = 64, known: Result | None = None, bound: bool = True
+    spaces: list[Space],
+    budget: np.ndarray,
+    pool: int = 64,
+    known: Result | None = None,
+    bound: bool = True,
+    on_space: Callable[[], None] | None = None,
 ) -> Result:
     """Evaluate every space; the pool holds the `pool` best valid combinations. `known`: the
     result of this search with a smaller pool (the same spaces and budget), whose front and counts
     stand: only the larger pool is searched (`Search.refine`). `bound=False` evaluates every
-    combination (the same result, slower: a check of the bound)."""
+    combination (the same result, slower: a check of the bound). `on_space` is called after each
+    space (progress)."""
     start = time.perf_counter()
     s = Search(budget, pool, bound)
-    if known is None:
-        for space in spaces:
-            s.add(space)
-        return s.result(time.perf_counter() - start)
     for space in spaces:
-        s.refine(space)
+        if known is None:
+            s.add(space)
+        else:
+            s.refine(space)
+        if on_space is not None:
+            on_space()
+    if known is None:
+        return s.result(time.perf_counter() - start)
     out = s.result(time.perf_counter() - start)
     return Result(out.pool, known.front, known.evaluated, known.raw, out.seconds, known.min_overflow, known.bounded)
 

@@ -69,6 +69,7 @@ SelK options) numpy took 570 s of the options' 586 s on one core.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -140,6 +141,44 @@ def coupled_intervals_many(configs: list[tuple], pq: PqDecode, items: np.ndarray
     nq = np.asarray(items).shape[0]
     starts = recurrence(configs, pq, items, buffers, [np.arange(nq)] * REPEATS)
     return starts[-1] - starts[-2] if REPEATS > 1 else starts[-1]
+
+
+FLOOR_MARGIN = 1e-9
+"""`interval_floors` is lowered by this fraction: the machine adds the same terms in another order
+(from the previous start), so its float result may round below the floor's own by an ulp or so."""
+
+
+def interval_floors(configs: list[tuple], items: np.ndarray) -> np.ndarray:
+    """[configs] a lower bound of each config's mean interval (`coupled_intervals_many(...).mean(1)`)
+    without running the machine; `configs`: (sel, groups, held [nq]: `ChannelFeed.held`).
+
+    Why: the DSE times thousands of PQDist x SelK options of which few survive the Pareto pruning;
+    one whose floor is already no better than an option timed before it is never timed (see
+    `fanns.model.ivfpq.options.back_options`). The floor, per query, from the recurrence's last
+    step: level 2 starts the next query no sooner than `min_interval` after this one, and no
+    sooner than each timed PE p's last key less its due, a key taken no earlier than the stream's
+    own restart plus its items (`own(p) + items - 1`) and no earlier than its group's restart plus
+    the channel's time after a hold (`restart(p) + held - 1`)."""
+    total = np.asarray(items, dtype=np.float64).sum(1)
+    if not configs:
+        return np.zeros(0)
+    rows = {id(held): held for _, _, held in configs}  # configs share a channel's feed
+    index = {key: i for i, key in enumerate(rows)}
+    helds = np.stack([np.asarray(h, dtype=np.float64) for h in rows.values()])
+    own, group, least = np.array([_restart_bounds(sel, tuple(groups)) for sel, groups, _ in configs]).T
+    which = np.array([index[id(held)] for _, _, held in configs])
+    per_query = np.maximum(own[:, None] + total[None, :] - 1, group[:, None] + helds[which] - 1)
+    return np.maximum(per_query, least[:, None]).mean(1) * (1 - FLOOR_MARGIN)
+
+
+@cache
+def _restart_bounds(sel, groups: tuple[tuple[int, int], ...]) -> tuple[float, float, float]:
+    """(max own restart - due, max group restart - due, minimum interval) over the PEs the
+    recurrence times (`interval_floors`): the same for every query."""
+    pes = timed_pes(dominant_groups(list(groups)))
+    own = max(sel.stream_restart(q) - sel.stream_due(q) for q, _ in pes)
+    group = max(sel.stream_restart(b) - sel.stream_due(q) for q, b in pes)
+    return float(own), float(group), float(sel.min_interval())
 
 
 @dataclass(frozen=True)

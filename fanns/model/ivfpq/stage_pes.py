@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from fanns.boards import Board
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, SelectStage
@@ -97,6 +98,13 @@ def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None =
 
 
 # -- per-stage PEs --------------------------------------------------------------------------------
+@cache
+def library_pe(cls: type[PE], **params) -> PE:
+    """The PE `cls(**params)`, built once per parameters: the DSE prices the same PEs for thousands
+    of stage options, and every build validates its parameters (PEs are immutable values)."""
+    return cls(**params)
+
+
 def opq_pe(ctx: Context, st: OpqStage) -> Opq:
     return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits, storage=st.storage)
 
@@ -175,11 +183,14 @@ def lut_pe(ctx: Context, st: BuildLutStage) -> BuildLut:
 
 
 def pq_pe(ctx: Context, st: PqDistStage) -> PqDecode:
-    return PqDecode(m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer, lut_words=st.lut_words)
+    return library_pe(
+        PqDecode, m=ctx.m, lut_bits=ctx.fmt.lut_bits, double_buffer=st.double_buffer, lut_words=st.lut_words
+    )
 
 
 def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
-    return Fetcher(
+    return library_pe(
+        Fetcher,
         nlist=ctx.nlist,
         channels=st.channels,
         table_of=shared_tables(st.pes_per_channel()),
@@ -192,7 +203,7 @@ def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
 
 def feeder_pe(ctx: Context, st: PqDistStage, pes: int) -> ChannelFeeder:
     """The feeder of a PQ-code channel serving `pes` pq_decode PEs."""
-    return ChannelFeeder(m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
+    return library_pe(ChannelFeeder, m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
 
 
 def result_filter_pe(ctx: Context) -> ResultFilter:

@@ -16,7 +16,7 @@ import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
 from fanns.model.ivfpq.memory import MEM_LATENCY_CYCLES, PqShares, Probes, pq_shares, reader_lead
-from fanns.model.ivfpq.selk import Buffers, ChannelFeed, channel_groups, coupled_intervals_many
+from fanns.model.ivfpq.selk import Buffers, ChannelFeed, channel_groups, coupled_intervals_many, interval_floors
 from fanns.model.ivfpq.stage_pes import (
     Context,
     ivf_pe,
@@ -204,6 +204,17 @@ def sel_k_intervals_many(
     feeds = {b: pq_channel_feed(work, pq, b, rate, port_bits, busy) for b in {max(ppc) for _, ppc in configs}}
     many = [(selector_pe(st), channel_groups(ppc), feeds[max(ppc)]) for st, ppc in configs]
     return coupled_intervals_many(many, pq, work.shares.items, selk_buffers(pq))
+
+
+def sel_k_floors_many(
+    configs: list[tuple[SelectStage, list[int]]], work: PqWork, pq: PqDecode, rate: float
+) -> np.ndarray:
+    """[configs] a lower bound of `sel_k_intervals_many(...).mean(1)` for the same configs, from
+    SelK's own restarts and the channel's time after a hold alone (`fanns.model.ivfpq.selk.interval_floors`):
+    a few array operations a config where the recurrence runs every query's cells."""
+    held = {b: pq_feed_cycles(work, pq, b, rate) for b in {max(ppc) for _, ppc in configs}}
+    many = [(selector_pe(st), channel_groups(ppc), held[max(ppc)]) for st, ppc in configs]
+    return interval_floors(many, work.shares.items)
 
 
 def sel_k_timing(

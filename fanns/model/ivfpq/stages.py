@@ -62,6 +62,7 @@ from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are pa
     ivf_pe,
     ivf_stream_channels,
     ivf_stream_slowdown,
+    library_pe,
     lut_pe,
     opq_pe,
     pq_pe,
@@ -86,6 +87,7 @@ from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing 
     pq_timing_from_work,
     pq_work,
     sel_cells_timing,
+    sel_k_floors_many,
     sel_k_intervals,
     sel_k_intervals_many,
     sel_k_timing,
@@ -154,7 +156,7 @@ def pe_unit(ctx: Context, stage: str, label: str, pe: PE, count: int = 1, divisi
 
 
 def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1, depth: int = FIFO_DEPTH) -> Unit:
-    return pe_unit(ctx, stage, label, StreamFifo(width=width, depth=depth), count)
+    return pe_unit(ctx, stage, label, library_pe(StreamFifo, width=width, depth=depth), count)
 
 
 def query_fifo_depth(fifo_depth: int, d: int, lanes: int, opq: bool) -> int:
@@ -230,7 +232,8 @@ def opq_units(ctx: Context, st: OpqStage | None) -> list[Unit]:
 def ivf_dealer_units(ctx: Context, st: IvfDistStage, port_bits: int) -> list[Unit]:
     """The beat broadcast and per-PE beat FIFOs of every streamed-centroid channel feeding
     several PEs (`fanns.arch.ivfpq.ivf_stream`; PE i on channel i*C // P)."""
-    per = [sum(1 for i in range(st.pes) if i * st.channels // st.pes == c) for c in range(st.channels)]
+    first = [-(-c * st.pes // st.channels) for c in range(st.channels + 1)]  # channel c: PEs first[c] ..
+    per = [b - a for a, b in zip(first, first[1:])]
     shared = [n for n in per if n > 1]
     units = [pe_unit(ctx, "ivf_dist", "centroid_fork", Broadcast(port_bits, n), 1) for n in shared]
     if shared:
@@ -341,6 +344,11 @@ def pq_units(ctx: Context, st: PqDistStage) -> list[Unit]:
     ] + pq_glue_units(ctx, st)
 
 
+@cache
+def _desc_bits() -> int:
+    return desc_layout().size
+
+
 def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
     """The list fetcher, per PQ-code reader its command FIFO, per shared list table its loader's
     beat splitter, per channel its descriptor FIFO and feeder (`fanns.arch.ivfpq.top._channels`)."""
@@ -355,10 +363,14 @@ def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
             Unit("pq_dist", "axil_csr", 1, csr, None, False),
             control_unit("pq_dist", "pq", readers=st.channels * tiers),
             pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
-            fifo_unit(ctx, "pq_dist", "desc_fifo", desc_layout().size, st.channels),
+            fifo_unit(ctx, "pq_dist", "desc_fifo", _desc_bits(), st.channels),
             fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
             pe_unit(
-                ctx, "pq_dist", "table_split", BeatSplitter(st.port_bits, fetcher.record_bits), fetcher.tables * tiers
+                ctx,
+                "pq_dist",
+                "table_split",
+                library_pe(BeatSplitter, beat_bits=st.port_bits, word_bits=fetcher.record_bits),
+                fetcher.tables * tiers,
             ),
         ]
         + [
