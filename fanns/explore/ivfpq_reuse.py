@@ -18,13 +18,12 @@ import json
 import shutil
 from pathlib import Path
 
-from fanns.checks import arg_int
+from fanns.choices import DEFAULT_SHARD_ROWS
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.explore.ivfpq_training import RemoteTraining, default_ms, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
-from fanns.index.ivfpq_lists import DEFAULT_SHARD_ROWS
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import MANIFEST, folder_lock, read_manifest, verify_files
 from fanns.progress import status
@@ -32,70 +31,11 @@ from fanns.progress import status
 OPQ_MODES = {"both": (False, True), "opq": (True,), "no-opq": (False,)}
 
 
-def add_index_grid_options(parser: argparse.ArgumentParser, group: argparse._ArgumentGroup) -> None:
-    """The --nlist/--m/OPQ options that pick the index grid, shared by explore and the reuse-aware commands."""
-    group.add_argument("--nlist", help="comma-separated numbers of IVF cells (default: powers of two around sqrt(N))")
-    group.add_argument(
-        "--m",
-        help=(
-            "comma-separated numbers of PQ sub-quantizers (default: 16, or the largest divisor of d below it; "
-            "from 256-d on also the largest divisor of d up to min(d/8, 128), e.g. 16,48 at 384-d)"
-        ),
-    )
-    mode = group.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--opq", dest="opq_mode", action="store_const", const="opq", help="only indexes with an OPQ rotation"
-    )
-    mode.add_argument(
-        "--no-opq", dest="opq_mode", action="store_const", const="no-opq", help="only indexes without OPQ"
-    )
-    mode.add_argument(
-        "--both", dest="opq_mode", action="store_const", const="both", help="with and without OPQ (default)"
-    )
-    parser.set_defaults(opq_mode="both")
-
-
-def add_lists_options(group: argparse._ArgumentGroup) -> None:
-    """--lists-on-disk and --shard-rows (`lists_settings` reads them), shared by explore and the
-    commands that explore on the way."""
-    group.add_argument(
-        "--lists-on-disk",
-        action="store_true",
-        help=(
-            "keep each index's inverted lists (every base vector's code and id) in a file beside it, faiss's "
-            "on-disk lists, filled shard by shard: RAM holds one shard's lists, not the whole index's "
-            "(for sets of 100M+ vectors; docs/scale.md). Searches read the file memory-mapped"
-        ),
-    )
-    group.add_argument(
-        "--shard-rows",
-        type=arg_int(1),
-        help=(
-            "with --lists-on-disk: base vectors added in RAM before they go to the file "
-            f"(default: {DEFAULT_SHARD_ROWS:,})"
-        ),
-    )
-
-
 def lists_settings(args: argparse.Namespace) -> dict:
     """The `ExploreConfig` fields of --lists-on-disk and --shard-rows (the latter only with the former)."""
     if args.shard_rows is not None and not args.lists_on_disk:
         raise FannsError("--shard-rows sizes the shards of --lists-on-disk", hint="add --lists-on-disk, or drop it")
     return {"lists_on_disk": args.lists_on_disk, "shard_rows": args.shard_rows or DEFAULT_SHARD_ROWS}
-
-
-def add_explore_options(parser: argparse.ArgumentParser) -> None:
-    """The exploration options shared by the commands that run an exploration on the way."""
-    g = parser.add_argument_group("exploration (reused when an earlier one matches)")
-    g.add_argument(
-        "--explore-dir",
-        metavar="DIR",
-        help="exploration folder to reuse or fill (default: one per dataset in its cache folder)",
-    )
-    add_index_grid_options(parser, g)
-    g.add_argument("--queries", type=int, help="use only the first N queries of the dataset (default: all)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the training sample and k-means (default 0)")
-    add_lists_options(g)
 
 
 def int_list(text: str | None, what: str) -> list[int] | None:
