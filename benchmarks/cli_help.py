@@ -2,8 +2,8 @@
 
 Why: the help is the first thing a user runs, and it used to import every command's
 implementation (amaranth, faiss, scipy, cocotb, ...) just to print the options (issue 47: 7 s).
-Each command line runs in a fresh interpreter (`python -m fanns.cli ARGV`, PYTHONPATH set to the
-source tree measured), `--repeats` times; a cell is the median with its range. CPU time is the
+Each command line runs in a fresh interpreter (`python -m fanns.cli ARGV` in the source tree
+measured, which is also its PYTHONPATH), `--repeats` times; a cell is the median with its range. CPU time is the
 child's user + system time (`resource.getrusage(RUSAGE_CHILDREN)`), which other work on the
 machine moves much less than the wall time. `--before TREE` measures a second source tree (e.g.
 a checkout of the commit before the change) the same way, for the before/after table.
@@ -47,7 +47,7 @@ def _env(tree: Path) -> dict[str, str]:
 def commands(tree: Path) -> list[list[str]]:
     """Every command line whose --help is measured: the bare `fanns`, then each (sub)command."""
     out = subprocess.run(
-        [sys.executable, "-c", LIST_COMMANDS], env=_env(tree), capture_output=True, text=True, check=True
+        [sys.executable, "-c", LIST_COMMANDS], env=_env(tree), cwd=tree, capture_output=True, text=True, check=True
     ).stdout
     return [[]] + [line.split() for line in out.splitlines() if line.strip()]
 
@@ -57,7 +57,7 @@ def measure(tree: Path, argv: list[str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "fanns.cli", *argv, "--help"], env=_env(tree), capture_output=True, check=True
+        [sys.executable, "-m", "fanns.cli", *argv, "--help"], env=_env(tree), cwd=tree, capture_output=True, check=True
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

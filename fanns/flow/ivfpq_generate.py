@@ -29,7 +29,7 @@ from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration
+from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration, index_names
 from fanns.flow.error_context import note_design
 from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
@@ -179,7 +179,7 @@ def generate_command(args: argparse.Namespace) -> int:
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
     target = f"on {board.name} at {clock:g} MHz, {100 * args.util:.0f}% cap"
     step(2, STEPS, "design-space exploration", f"design-space exploration {target}")
-    workloads, unreachable = workloads_from_explore(folder, goal)
+    workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
     outcome = dse.run(workloads, board, goal.text, clock, args.util, args.top, unreachable)
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint="try another board, a higher --util, or a lower goal")
