@@ -82,6 +82,28 @@ def measure_tree(tree: Path, repeats: int) -> dict[str, dict]:
     return cells
 
 
+def _range(cells: dict, key: str) -> str:
+    values = [c[key]["median"] for c in cells.values()]
+    return f"{min(values):.2f}-{max(values):.2f} s"
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    after = figures["after"]["cells"]
+    figure = (
+        f"`fanns --help` and every `fanns CMD --help` ({len(after)} command lines, each in a fresh interpreter, "
+        f"median of {figures['repeats']}; goal: under 1 s)"
+    )
+    value = f"CPU (user + system) {_range(after, 'cpu_s')}, wall {_range(after, 'wall_s')}"
+    if "before" in figures:
+        before = figures["before"]["cells"]
+        value += (
+            f"; before the options were split from the commands (every command's implementation imported): "
+            f"CPU {_range(before, 'cpu_s')}, wall {_range(before, 'wall_s')}"
+        )
+    return figure, value + f" (load {figures['load_average_1min_start']} at the start)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3, help="runs per command line (default 3)")

@@ -201,7 +201,7 @@ def _in_cache(ds: Dataset, cfg: ExploreConfig, want: dict, remote: RemoteTrainin
         ivfpq_cache.hold(target)
     with folder_lock(target):  # a run asking the same waited here: it reuses what the first wrote
         have = ivfpq_cache.read_entry(target)
-        if have is not None and covers(have, want):
+        if have is not None and covers(have, want) and _intact(target):
             return target, view(have, want), True
         status(f"exploring {ds.name} into {target} (goals {', '.join(g.text for g in cfg.goals)})")
         with ivfpq_cache.borrowed(ds, but=target) as sources:

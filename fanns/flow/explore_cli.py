@@ -1,14 +1,8 @@
 """`fanns explore DATASET`: find index parameters and measure recall and hardware work.
 
-IVF-PQ indexes (`--recall R@k=x`) are explored by `fanns.explore.ivfpq`: train IVF{nlist},PQ{m}
-(and OPQ{m},IVF{nlist},PQ{m}) indexes, find the smallest nprobe per recall goal, measure the
-hardware-faithful recall, the codes scanned per query and faiss-cpu's QPS (OUT/explore.json).
-Graph indexes (`--graph hnsw,nsg`) are explored by `fanns.explore.graph`: graph builds, the
-DST (mg, mc) sweep on the Falcon cycle model, the best configuration per parallel mode.
-
-OUT is written as one staged folder (`fanns.outputs`): it appears whole or not at all, and an
-earlier exploration in it is replaced only with --force (reusing its trained indexes); files in
-it that fanns did not write are kept, and one fanns wrote but that was edited since blocks it.
+Runs the IVF-PQ explorer (`fanns.explore.ivfpq`) and the graph explorer (`fanns.explore.graph`)
+into one staged output folder (`fanns.outputs`) and prints the IVF-PQ results per goal. What the
+command does for a user, and its options, are its help: `fanns.flow.parsers.explore`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """`fanns sweep DATASET --boards B1,B2 --recall R@1=0.3,R@10=0.8 --out REPORT`: a design-space report.
 
-Runs (or reuses) the IVF-PQ exploration of the dataset, the DSE of every board for every recall
-goal and the trade-off sweeps around them (`fanns.report.sweep`), optionally the graph (DST)
-sweep, and writes REPORT/ atomically: index.html (self-contained: inline CSS, SVG figures),
-report.json with all the data, and the tables as CSV files.
+Runs (or reuses) the exploration, the sweep of `fanns.report.sweep` and writes the report folder;
+what the command does for a user, and its options, are its help: `fanns.flow.parsers.sweep`.
 """
 
 from __future__ import annotations
