@@ -10,7 +10,7 @@ from fanns.choices import DRIVER_BACKENDS
 
 
 def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
-
+    """The options of `fanns run` and of the board script, which runs on pynq by default."""
     p.add_argument(
         "--backend", choices=DRIVER_BACKENDS, default=default_backend, help=f"where to run (default {default_backend})"
     )
