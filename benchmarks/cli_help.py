@@ -3,12 +3,13 @@
 Why: the help is the first thing a user runs, and it used to import every command's
 implementation (amaranth, faiss, scipy, cocotb, ...) just to print the options (issue 47: 7 s).
 Each command line runs in a fresh interpreter (`python -m fanns.cli ARGV` in the source tree
-measured, which is also its PYTHONPATH), `--repeats` times; a cell is the median with its range. CPU time is the
-child's user + system time (`resource.getrusage(RUSAGE_CHILDREN)`), which other work on the
-machine moves much less than the wall time. `--before TREE` measures a second source tree (e.g.
-a checkout of the commit before the change) the same way, for the before/after table.
+measured, which is also its PYTHONPATH), `--repeats` times; a cell is the median with its range.
+CPU time is the child's user + system time (`resource.getrusage(RUSAGE_CHILDREN)`), which other
+work on the machine moves much less than the wall time. `--before REV` measures the source tree of
+another commit (extracted with `git archive` into a temporary folder; or a folder holding a
+checkout) the same way, for the before/after table.
 
-    PYTHONPATH=. python benchmarks/cli_help.py [--repeats 5] [--before /path/to/old/checkout] [--json PATH]
+    PYTHONPATH=. python benchmarks/cli_help.py [--repeats 5] [--before a69aae7] [--json PATH]
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import resource
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,6 +67,16 @@ def measure(tree: Path, argv: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def source_tree(rev: str, into: Path) -> Path:
+    """The files of commit `rev` of this repository, extracted into the folder `into`."""
+    archive = subprocess.run(["git", "archive", "--format=tar", rev], cwd=ROOT, capture_output=True, check=True)
+    with tempfile.TemporaryFile() as tar:
+        tar.write(archive.stdout)
+        tar.seek(0)
+        tarfile.open(fileobj=tar).extractall(into, filter="data")
+    return into
+
+
 def spread(values: list[float]) -> dict:
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3), "max": round(max(values), 3)}
 
@@ -98,22 +111,26 @@ def readme_row(figures: dict) -> tuple[str, str]:
     if "before" in figures:
         before = figures["before"]["cells"]
         value += (
-            f"; before the options were split from the commands (every command's implementation imported): "
+            f"; before, at {figures['before']['tree']} (every command's implementation imported): "
             f"CPU {_range(before, 'cpu_s')}, wall {_range(before, 'wall_s')}"
         )
-    return figure, value + f" (load {figures['load_average_1min_start']} at the start)"
+    return figure, value
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3, help="runs per command line (default 3)")
-    ap.add_argument("--before", metavar="TREE", help="also measure this source tree (the code before a change)")
+    ap.add_argument(
+        "--before", metavar="REV", help="also measure this commit's source tree (or a folder holding a checkout)"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
     figures = {"repeats": args.repeats, "load_average_1min_start": round(os.getloadavg()[0], 1)}
     if args.before:
         print(f"before: {args.before}")
-        figures["before"] = {"tree": str(args.before), "cells": measure_tree(Path(args.before), args.repeats)}
+        with tempfile.TemporaryDirectory(prefix="fanns-before-") as tmp:
+            tree = Path(args.before) if Path(args.before).is_dir() else source_tree(args.before, Path(tmp))
+            figures["before"] = {"tree": args.before, "cells": measure_tree(tree, args.repeats)}
     print(f"after: {ROOT}")
     figures["after"] = {"tree": ".", "cells": measure_tree(ROOT, args.repeats)}
     worst = max(figures["after"]["cells"].values(), key=lambda c: c["cpu_s"]["median"])
