@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,11 +80,11 @@ def entries(root: Path, content_hash: str) -> list[Path]:
         return []
     found = [p for p in root.iterdir() if p.is_dir() and p.name.startswith(f"{content_hash[:16]}-")]
 
-    def used(entry: Path) -> float:
+    def used(entry: Path) -> int:
         try:
-            return _use_file(entry).stat().st_mtime
+            return _use_file(entry).stat().st_mtime_ns
         except OSError:
-            return 0.0
+            return 0
 
     return sorted(found, key=lambda p: (-used(p), p.name))
 
@@ -105,7 +106,8 @@ def hold(entry: Path) -> None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, umask_mode())
         fcntl.flock(fd, fcntl.LOCK_SH)  # only an evictor, under the root's lock, holds it exclusively
         _HELD[path] = fd
-    os.utime(path)
+    now = time.time_ns()  # given, not the file system's clock: that ticks in milliseconds
+    os.utime(path, ns=(now, now))
 
 
 def release_all() -> None:

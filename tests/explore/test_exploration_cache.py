@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -97,6 +99,16 @@ def test_the_grid_covers_by_subsets_every_other_setting_by_equality(ds):
     assert not covers(both, request(ds, config([8], goals=("R@10=0.6",))))
 
 
+HOLDER = """\
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_SH)
+print("held", flush=True)
+sys.stdin.read()
+"""
+"""Another run still reading an entry: a process holding the shared lock on its use file."""
+
+
 def test_the_most_recently_used_are_kept_and_a_held_one_is_not_evicted(ds, monkeypatch):
     monkeypatch.setattr(ivfpq_cache, "KEEP", 2)
     folders = []
@@ -104,15 +116,20 @@ def test_the_most_recently_used_are_kept_and_a_held_one_is_not_evicted(ds, monke
         folders.append(ensure_exploration(ds, config([8], max_queries=queries))[0])
         ivfpq_cache.release_all()  # as if each ran in a process of its own
     assert not folders[0].exists() and all(f.is_dir() for f in folders[1:])  # the least recently used went
-    ensure_exploration(ds, config([8], max_queries=24))  # reused: now the most recently used
+    assert ensure_exploration(ds, config([8], max_queries=24))[2]  # reused: now the most recently used
     ivfpq_cache.release_all()
-    ivfpq_cache.hold(folders[2])  # a run still reading the least recently used one
-    ensure_exploration(ds, config([8], max_queries=32))
-    assert folders[2].is_dir() and folders[1].is_dir()  # held: kept beyond the limit
-    ivfpq_cache.release_all()
+    root = ivfpq_cache.root_of(ds)
+    assert ivfpq_cache.entries(root, ds.content_hash()) == [folders[1], folders[2]]
+    use = root / f".{folders[2].name}.use"
+    with subprocess.Popen([sys.executable, "-c", HOLDER, str(use)], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as p:
+        assert p.stdout.readline() == b"held\n"
+        ensure_exploration(ds, config([8], max_queries=32))
+        ivfpq_cache.release_all()
+        assert all(f.is_dir() for f in folders[1:])  # the least recently used is held: kept beyond the limit
+        p.stdin.close()
     ensure_exploration(ds, config([8], max_queries=36))
-    names = {p.name for p in ivfpq_cache.root_of(ds).iterdir()}
-    assert folders[2].name not in names and len([n for n in names if not n.startswith(".")]) == 2
+    names = {p.name for p in root.iterdir()}
+    assert not (set(names) & {folders[1].name, folders[2].name}) and len([n for n in names if n[0] != "."]) == 2
     assert len([n for n in names if n.endswith(".use")]) == 2  # use files go with their entries
 
 
