@@ -25,16 +25,18 @@ an earlier exploration in it is replaced only if fanns wrote it, its trained ind
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import faiss
 import numpy as np
 
 from fanns.datasets.dataset import Dataset
-from fanns.datasets.formats import atomic_path, save_npy
+from fanns.datasets.formats import save_npy
 from fanns.errors import FannsError
 from fanns.explore import estimate
+from fanns.explore.ivfpq_config import ExploreConfig, made_from
+from fanns.explore.ivfpq_indexes import IndexFiles, is_cached_index, stem_of
 from fanns.explore.ivfpq_record import (
     ID_BYTES,
     SWEEP_MIN,
@@ -42,8 +44,6 @@ from fanns.explore.ivfpq_record import (
     curve_lists,
     goal_nprobes,
     interval,
-    read_json,
-    recall_split,
     stats,
     sweep_done,
     write_json,
@@ -59,15 +59,13 @@ from fanns.explore.ivfpq_training import (
     train_size_for,
     training_rows,
 )
-from fanns.index.goals import RecallGoal
-from fanns.index.holdout import TRAINING_MARGIN, split_queries
+from fanns.index.holdout import split_queries
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
-from fanns.index.ivfpq_lists import DEFAULT_SHARD_ROWS, LISTS_SUFFIX, ListsOnDisk, read_index
+from fanns.index.ivfpq_lists import LISTS_SUFFIX, ListsOnDisk, read_index
 from fanns.index.ivfpq_shared import Coarse, coarse_of
 from fanns.index.recall import hits, recall_hits
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
-from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
@@ -81,37 +79,23 @@ WHAT = "exploration"
 """The kind of output an exploration folder is (its manifest's `what`)."""
 
 
-def is_cached_index(rel: str) -> bool:
-    """Files of an earlier exploration a new one into the same folder starts from (trained indexes)."""
-    return rel.startswith("indexes/") and rel.endswith((".faissindex", ".meta.json", LISTS_SUFFIX))
-
-
-@dataclass
-class ExploreConfig:
-    goals: list[RecallGoal]
-    nlists: list[int] | None = None  # default: default_nlists(N)
-    ms: list[int] | None = None  # default: default_ms(d)
-    opq: tuple[bool, ...] = (False, True)
-    train_size: int | None = None  # default: per index, see train_size_for
-    max_queries: int | None = None
-    seed: int = 0
-    vec_bits: int = 16
-    lut_bits: int = 16
-    qps_min_seconds: float = 0.2
-    margin: float = TRAINING_MARGIN
-    lists_on_disk: bool = False  # each index's inverted lists in a file beside it (`fanns.index.ivfpq_lists`)
-    shard_rows: int = DEFAULT_SHARD_ROWS  # with lists on disk: base vectors added in RAM at a time
-    extra: dict = field(default_factory=dict)
-
-
 class IvfPqExplorer:
     """Runs the exploration of one dataset into an output folder (see the module docstring)."""
 
     def __init__(
-        self, ds: Dataset, cfg: ExploreConfig, out: Path, force: bool = True, remote: RemoteTraining | None = None
+        self,
+        ds: Dataset,
+        cfg: ExploreConfig,
+        out: Path,
+        force: bool = True,
+        remote: RemoteTraining | None = None,
+        index_sources: Sequence[Path] = (),
     ):
-        """`remote`: train the indexes on that cluster (`fanns.explore.ivfpq_training`), same results."""
+        """`remote`: train the indexes on that cluster (`fanns.explore.ivfpq_training`), same results;
+        `index_sources`: other exploration folders whose trained indexes this one may take
+        (`fanns.explore.ivfpq_indexes`)."""
         self.ds, self.cfg, self.out, self.force, self.remote = ds, cfg, Path(out), force, remote
+        self.index_sources = tuple(Path(p) for p in index_sources)
         self.folder = self.out  # where the files go: the staging folder while `run` runs
         host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
         if not cfg.goals:
@@ -228,15 +212,14 @@ class IvfPqExplorer:
         return out
 
     # -- per index --------------------------------------------------------------------------
-    def _lists_path(self, nlist: int, m: int, opq: bool) -> Path:
-        """Where an index's inverted lists are kept when they are on disk (beside the index)."""
-        stem = factory_string(nlist, m, opq).replace(",", "_")
-        return self.folder / "indexes" / f"{stem}{LISTS_SUFFIX}"
+    @property
+    def indexes(self) -> IndexFiles:
+        """The trained indexes of the folder being written, and of the index sources."""
+        return IndexFiles(self.folder, self.index_sources)
 
-    def _cache_paths(self, nlist: int, m: int, opq: bool) -> tuple[Path, Path, dict]:
+    def _meta(self, nlist: int, m: int, opq: bool) -> dict:
+        """What a trained copy of the index must have been trained from to be reused."""
         factory = factory_string(nlist, m, opq)
-        stem = factory.replace(",", "_")
-        folder = self.folder / "indexes"
         meta = {
             "version": INDEX_CACHE_VERSION,
             "dataset": self.ds.content_hash(),
@@ -251,20 +234,22 @@ class IvfPqExplorer:
             meta["rotation_sample"] = min(self.ds.n, OPQ_TRAIN_POINTS)
         if self.cfg.lists_on_disk:
             meta["lists"] = "disk"
-        return folder / f"{stem}.faissindex", folder / f"{stem}.meta.json", meta
+        return meta
 
     def _cached_index(self, nlist: int, m: int, opq: bool) -> Path | None:
-        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
-        lists = not self.cfg.lists_on_disk or self._lists_path(nlist, m, opq).is_file()
-        if index_path.is_file() and meta_path.is_file() and lists and read_json(meta_path) == meta:
-            return index_path
-        return None
+        """A trained copy of the index, here or in an index source."""
+        return self.indexes.find(factory_string(nlist, m, opq), self._meta(nlist, m, opq))
+
+    def _local_index(self, nlist: int, m: int, opq: bool) -> Path | None:
+        """A trained copy of the index in the folder itself (linked in from an index source)."""
+        return self.indexes.local(factory_string(nlist, m, opq), self._meta(nlist, m, opq))
 
     def _index(self, nlist: int, m: int, opq: bool, on_phase=None):
-        stem = factory_string(nlist, m, opq).replace(",", "_")
-        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
+        factory = factory_string(nlist, m, opq)
+        stem, meta = stem_of(factory), self._meta(nlist, m, opq)
         index = None
-        if self._cached_index(nlist, m, opq) is not None:
+        index_path = self._local_index(nlist, m, opq)
+        if index_path is not None:
             try:
                 index = read_index(index_path)
             except RuntimeError:
@@ -279,18 +264,14 @@ class IvfPqExplorer:
         return index, stem, meta
 
     def _store(self, nlist: int, m: int, opq: bool, serialized: np.ndarray) -> None:
-        """Put a trained index (as `faiss.serialize_index` gives it) into the index cache."""
-        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
-        index_path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(index_path) as tmp:
-            tmp.write_bytes(serialized.tobytes())
-        write_json(meta_path, meta)
+        """Put a trained index (as `faiss.serialize_index` gives it) into the folder."""
+        self.indexes.store(factory_string(nlist, m, opq), self._meta(nlist, m, opq), serialized)
 
     def _train_remotely(self) -> None:
         """Train every index not cached yet on the cluster of `remote`, into the index cache: the
         rotations and the plain indexes that reuse nothing first, then every other index with the
         coarse quantizer (and rotation) it reuses."""
-        todo = [(nlist, m, opq) for nlist, m, opq in self.grid() if self._cached_index(nlist, m, opq) is None]
+        todo = [(nlist, m, opq) for nlist, m, opq in self.grid() if self._local_index(nlist, m, opq) is None]
         if not todo:
             return
         ms = sorted({m for _, m, opq in todo if opq and m not in self._rotations})
@@ -315,7 +296,7 @@ class IvfPqExplorer:
         for every other index of that nlist (None when the grid shares none)."""
         if not self.shares_coarse:
             return None
-        first = read_index(self._cache_paths(nlist, self.ms[0], False)[0])  # held: coarse_of downcasts it
+        first = read_index(self._local_index(nlist, self.ms[0], False))  # held: coarse_of downcasts it
         return coarse_of(first)
 
     def _job(self, nlist: int, m: int, opq: bool, coarse: Coarse | None = None) -> IndexJob:
@@ -341,7 +322,8 @@ class IvfPqExplorer:
         reused = f", coarse quantizer of {source}" if source is not None else ""
         status(f"training {factory} on {train_n} vectors{reused}")
         rotation = self._rotation(m) if opq else None
-        lists = ListsOnDisk(self._lists_path(nlist, m, opq), self.cfg.shard_rows) if self.cfg.lists_on_disk else None
+        lists_path = IndexFiles.paths(self.folder, factory)[2]
+        lists = ListsOnDisk(lists_path, self.cfg.shard_rows) if self.cfg.lists_on_disk else None
         return train_filled(self.ds, nlist, m, train_n, self.cfg.seed, rotation, coarse, on_phase, lists)
 
     def _cpu_qps(self, index, nprobe: int, k: int) -> dict[str, dict]:
@@ -484,24 +466,8 @@ class IvfPqExplorer:
             records.append(self.explore_index(nlist, m, opq))
             seconds[records[-1]["index"]] = round(time.perf_counter() - start, 2)
         result = {
-            "version": EXPLORE_VERSION,
-            "recall_split": recall_split(int(self.selection.size), int(self.holdout.size), self.cfg.margin),
-            "dataset": {
-                **self.ds.summary(),
-                "content_hash": self.ds.content_hash(),
-                "queries_used": int(self.queries.shape[0]),
-            },
+            **made_from(self.ds, self.cfg),
             "goals": [{"text": g.text, "k": g.k, "truth": g.truth, "recall": g.target} for g in self.cfg.goals],
-            "settings": {
-                "nlists": self.nlists,
-                "ms": self.ms,
-                "opq": list(self.cfg.opq),
-                "seed": self.cfg.seed,
-                "vec_bits": self.cfg.vec_bits,
-                "lut_bits": self.cfg.lut_bits,
-                "id_bytes": ID_BYTES,
-                "margin": self.cfg.margin,
-            },
             "indexes": records,
             "best": best_per_goal(records, self.cfg.goals),
             "timing": {

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,9 +183,12 @@ def _record_nprobe(rec: dict, goal, path: Path, margin: float) -> tuple[int | No
     return p + 1, {"recall": float(held[p]), "hw_recall": None, "selection_recall": float(chosen[p])}
 
 
-def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Workload], list[dict]]:
-    """Every index of `explore_dir/explore.json` at its smallest nprobe for the goal, with its
-    measured probes; and, for the indexes that cannot reach the goal, their best recall."""
+def workloads_from_explore(
+    explore_dir: Path, goal: RecallGoal, indexes: Collection[str] | None = None
+) -> tuple[list[Workload], list[dict]]:
+    """Every index of `explore_dir/explore.json` (or those named in `indexes`: the grid asked of an
+    exploration that explored more, `fanns.explore.ivfpq_reuse`) at its smallest nprobe for the
+    goal, with its measured probes; and, for the indexes that cannot reach the goal, their best recall."""
     explore_dir = Path(explore_dir)
     data = read_explore(explore_dir)
     path = explore_dir / "explore.json"
@@ -197,6 +201,8 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
     for rec in data["indexes"]:
         if not isinstance(rec, dict):
             raise FannsError(f"{path}: an index record is not a mapping", hint="re-run `fanns explore`")
+        if indexes is not None and rec.get("index") not in indexes:
+            continue
         try:
             name = check_name(rec["index"], f"{path}: index name")
             where = f"{path}: {name}"
