@@ -140,13 +140,14 @@ def _settings(ds: Dataset, cfg: ExploreConfig) -> dict:
         "seed": cfg.seed,
         "vec_bits": cfg.vec_bits,
         "lut_bits": cfg.lut_bits,
-        "margin": cfg.margin,
+        "training_sd": cfg.training_sd,
     }
 
 
 def _previous(ds: Dataset, cfg: ExploreConfig, folder: Path) -> dict | None:
-    """The folder's explore.json when it was made from the same data and settings, else None
-    (an exploration older than held-out recall has no margin in its settings, so it is re-run)."""
+    """The folder's explore.json when it was made from the same data and settings, else None (an
+    exploration of another format version — one that chose nprobe by another rule — is re-run,
+    its trained indexes reused)."""
     path = folder / "explore.json"
     if not path.is_file():
         return None
