@@ -21,6 +21,7 @@ from fanns.index.holdout import (
     Promise,
     SplitCurves,
     bootstrap_interval,
+    choose_nprobe,
     promise,
 )
 
@@ -40,12 +41,17 @@ def split_curves(
     return {ms: SplitCurves.of(h / ms[1], selection, holdout) for ms, h in hits.items()}
 
 
+def promised_nprobe(c: SplitCurves, goal: float, training_sd: float) -> int:
+    """The nprobe `promise` would give `goal` on curves `c` (0: none), without the reasons."""
+    return int(choose_nprobe(c.selection, c.selection_sd, c.n_selection, c.held, goal, training_sd)[1])
+
+
 def goal_promises(
     goals: Sequence[RecallGoal], curves: dict[tuple[int, int], SplitCurves], training_sd: float
 ) -> dict[RecallGoal, Promise]:
     """Per goal, the nprobe its measure's curves promise or why none does
-    (`fanns.index.holdout.promise`): the one rule both the sweep's end (`sweep_done`) and the
-    explorer's choice follow."""
+    (`fanns.index.holdout.promise`): the rule the explorer's choice follows, and the sweep's end
+    (`sweep_done`, through `promised_nprobe`, the same nprobe)."""
     return {g: promise(curves[g.measure], g.target, training_sd) for g in goals}
 
 
@@ -56,10 +62,16 @@ def sweep_done(
     goal promised (`goal_promises`) and the sweep past `SWEEP_FACTOR` times the largest nprobe
     they need, at least `SWEEP_MIN`."""
 
+    seen: dict[tuple[int, int], list[SplitCurves]] = {}  # per measure, the curves of the nprobe swept so far
+
     def done(p: int, hits: dict[tuple[int, int], np.ndarray]) -> bool:
-        curves = split_curves({ms: h[:, :p] for ms, h in hits.items()}, selection, holdout)
-        need = [pr.nprobe for pr in goal_promises(goals, curves, training_sd).values()]
-        if None in need:
+        for ms, h in hits.items():
+            parts = seen.setdefault(ms, [])
+            swept = sum(c.held.size for c in parts)
+            parts.append(SplitCurves.of(h[:, swept:p] / ms[1], selection, holdout))  # only the new nprobe
+            seen[ms] = [SplitCurves.joined(parts)]
+        need = [promised_nprobe(seen[g.measure][0], g.target, training_sd) for g in goals]
+        if 0 in need:
             return False
         return p >= min(nlist, max(SWEEP_MIN, SWEEP_FACTOR * max(need)))
 

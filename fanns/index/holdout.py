@@ -99,13 +99,19 @@ def lower_bound(mean, sd, n, training_sd: float = TRAINING_SD, z: float = PROMIS
     this is their interval, which keeps its confidence on small samples and near recall 1, where
     the plain mean - z standard errors claims certainty from ten queries that all hit. The
     training spread adds in quadrature to the standard error."""
+    m, s, total = widened(mean, sd, n, z)
+    return m - z * np.sqrt(s**2 / total + training_sd**2)
+
+
+def widened(mean, sd, n, z: float = PROMISE_Z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, standard deviation, size) of a sample of `n` per-query recalls with mean `mean` and
+    standard deviation `sd`, widened by z^2 / 2 pseudo-queries of recall 0 and as many of 1."""
     mean, sd, n = (np.asarray(v, dtype=np.float64) for v in (mean, sd, n))
     pseudo = z * z
     total = n + pseudo
     m = (n * mean + pseudo / 2) / total
     squares = np.maximum(n - 1, 0) * sd**2 + n * mean**2 + pseudo / 2
-    var = np.maximum(squares - total * m**2, 0.0) / (total - 1)
-    return m - z * np.sqrt(var / total + training_sd**2)
+    return m, np.sqrt(np.maximum(squares - total * m**2, 0.0) / (total - 1)), total
 
 
 def first_true(mask: np.ndarray) -> np.ndarray:
@@ -197,6 +203,13 @@ class SplitCurves:
             int(len(held)),
         )
 
+    @classmethod
+    def joined(cls, parts: list[SplitCurves]) -> SplitCurves:
+        """The curves of consecutive nprobe ranges of one sample, one after the other."""
+        arrays = [np.concatenate([getattr(c, f) for c in parts]) for f in ("selection", "selection_sd", "held")]
+        pooled = [np.concatenate([getattr(c, f) for c in parts]) for f in ("pooled", "pooled_sd")]
+        return cls(*arrays, *pooled, parts[0].n_selection, parts[0].n_held)
+
 
 def _sd(r: np.ndarray) -> np.ndarray:
     return r.std(0, ddof=1) if r.shape[0] > 1 else np.zeros(r.shape[1])
@@ -230,7 +243,8 @@ def promise(c: SplitCurves, goal: float, training_sd: float = TRAINING_SD, z: fl
     the best recall seen is below the goal ("below") or within `z` training spreads of it
     ("training"): no sample size would help; the held-out queries stay below where the selection
     bound passes ("held-out"); or the sample is too small ("queries", with `queries_needed` at
-    the nprobe where the fewest would do, from the whole sample's mean and spread there)."""
+    the nprobe where the fewest would do, from the whole sample's mean and spread there, widened
+    as the bound widens them)."""
     selected, promised = (
         int(v) for v in choose_nprobe(c.selection, c.selection_sd, c.n_selection, c.held, goal, training_sd, z)
     )
@@ -239,10 +253,14 @@ def promise(c: SplitCurves, goal: float, training_sd: float = TRAINING_SD, z: fl
     best = int(np.argmax(c.pooled)) + 1
     if c.pooled[best - 1] < goal - TOLERANCE:
         return Promise(None, None, "below", at=best)
-    needs = [queries_needed(float(m), float(s), goal, training_sd, z) for m, s in zip(c.pooled, c.pooled_sd)]
-    options = [(n, p) for p, n in enumerate(needs, 1) if n is not None]
-    if not options:
+    if c.pooled[best - 1] - z * training_sd < goal - TOLERANCE:
         return Promise(None, None, "training", at=best)
+    # planned from the whole sample widened as the bound widens it (from 20 queries that all hit,
+    # the plain mean and spread, 1 and 0, would ask for far too few), else from the plain ones
+    options = []
+    for stats in (widened(c.pooled, c.pooled_sd, c.n_selection + c.n_held, z)[:2], (c.pooled, c.pooled_sd)):
+        needs = [queries_needed(float(m), float(s), goal, training_sd, z) for m, s in zip(*stats)]
+        options = options or [(n, p) for p, n in enumerate(needs, 1) if n is not None]
     need, at = min(options)
     more = need if need > c.n_selection + c.n_held else None  # None: this many would do, the split came out low
     if selected:
@@ -274,7 +292,10 @@ def unpromised_text(entry: dict, goal: str) -> str:
             f"reaches {goal}; {tell}"
         )
     if reason == "hardware":
-        return f"{REASONS[reason]}: {entry.get('hw_recall') or 0:.3f} at nprobe {at} ({best})"
+        return (
+            f"{REASONS[reason]}: {entry.get('hw_recall') or 0:.3f} at nprobe {at} ({best}); wider number formats "
+            "may help (fanns explore --pq-vec-bits, --pq-lut-bits)"
+        )
     if reason == "training":
         return f"{REASONS[reason]} ({best}; a retrain falls below more than {1 - PROMISE_LEVEL:.1%} of the time)"
     return f"{REASONS['below']} ({best})"

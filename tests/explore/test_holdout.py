@@ -9,6 +9,7 @@ from scipy.stats import binom
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, train_size_for
+from fanns.explore.ivfpq_record import SWEEP_FACTOR, SWEEP_MIN, goal_promises, split_curves, sweep_done
 from fanns.index.goals import parse_goal
 from fanns.index.holdout import (
     HOLDOUT_FRACTION,
@@ -23,6 +24,7 @@ from fanns.index.holdout import (
     queries_needed,
     split_queries,
     unpromised_text,
+    widened,
 )
 from fanns.index.ivfpq import host_vectors, train_index
 from fanns.index.recall import recall_hits
@@ -102,13 +104,37 @@ def test_promise_raises_nprobe_until_the_held_out_queries_agree_and_says_why_not
     c = _curves([0.6, 0.86, 0.87], [0.6, 0.86, 0.87])
     pr = promise(c, 0.8)
     assert pr.nprobe is None and pr.reason == "queries" and pr.queries_needed > 100
-    assert pr.queries_needed == min(queries_needed(m, 0.3, 0.8) for m in (0.86, 0.87))
+    # planned from the sample widened as the bound widens it (Agresti-Coull's pseudo-queries)
+    means, sds, _ = widened(np.array([0.86, 0.87]), 0.3, 100)
+    assert pr.queries_needed == min(queries_needed(m, s, 0.8) for m, s in zip(means, sds))
+    # twenty queries that all hit: the widened sample asks for more than the plain one would
+    pr = promise(_curves([1.0, 1.0], [1.0, 1.0], n=10, sd=0.0), 0.8)
+    assert pr.reason == "queries" and pr.queries_needed > queries_needed(1.0, 0.0, 0.8) > 20
     entry = {"best_recall": 0.87, "best_nprobe": 3, **pr.record(c)}
     text = unpromised_text(entry, "1-R@10=0.8")
     assert "too small to tell" in text and f"about {pr.queries_needed:,} queries" in text
     # the selection bound passes, the held-out half never agrees
     pr = promise(_curves([0.6, 0.97, 0.98], [0.6, 0.7, 0.75]), 0.8)
     assert (pr.nprobe, pr.reason, pr.selected, pr.at) == (None, "held-out", 2, 3)
+
+
+def test_the_sweep_ends_where_the_promise_says():
+    """`sweep_done` keeps its curves step by step; at every nprobe its answer is the one the
+    curves up to there give (every goal promised, and past SWEEP_FACTOR times the largest nprobe)."""
+    rng = np.random.default_rng(5)
+    hits = {(10, 10): np.minimum(10, np.cumsum(rng.binomial(1, 0.02, (60, 100, 10)).sum(2), axis=1))}
+    sel, held = split_queries(60, seed=0)
+    goals = [parse_goal("R@10=0.3"), parse_goal("R@10=0.4")]
+    done = sweep_done(goals, sel, held, TRAINING_SD, 100)
+    answers, needs = [], []
+    for p in range(1, 101):
+        promised = goal_promises(goals, split_curves({ms: h[:, :p] for ms, h in hits.items()}, sel, held), TRAINING_SD)
+        need = [pr.nprobe for pr in promised.values()]
+        needs.append(need)
+        end = None if None in need else min(100, max(SWEEP_MIN, SWEEP_FACTOR * max(need)))
+        answers.append(done(p, hits) == (end is not None and p >= end))
+    assert all(answers)
+    assert SWEEP_MIN < end < 100  # the end is set by the goals, not by SWEEP_MIN or nlist
 
 
 @pytest.fixture(scope="module")
