@@ -397,18 +397,15 @@ class IvfPqExplorer:
         sizes_path = folder / f"{stem}.list_sizes.npy"
         save_npy(sizes_path, data.list_sizes.astype(np.int64))
 
-        promises = goal_promises(self.cfg.goals, split, self.cfg.training_sd)
-        rows = training_rows(self.ds.n, self.cfg.seed, FORMAT_SAMPLE)
-        sample = host_vectors(self.ds.base[rows], self.ds.metric)
+        cfg = self.cfg
+        promises = goal_promises(cfg.goals, split, cfg.training_sd)
+        sample = host_vectors(self.ds.base[training_rows(self.ds.n, cfg.seed, FORMAT_SAMPLE)], self.ds.metric)
 
         def reference_at(p: int) -> IvfPqReference:
-            fmt = choose_format(
-                data, sample, nprobe=p, vec_bits=self.cfg.vec_bits, lut_bits=self.cfg.lut_bits, seed=self.cfg.seed
-            )
+            fmt = choose_format(data, sample, nprobe=p, vec_bits=cfg.vec_bits, lut_bits=cfg.lut_bits, seed=cfg.seed)
             check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
             return IvfPqReference(data, fmt)
 
-        cfg = self.cfg
         hw = hardware_promises(
             cfg.goals, cfg.training_sd, promises, split, reference_at, self.queries, self.gt, self.holdout
         )
@@ -418,7 +415,7 @@ class IvfPqExplorer:
         save_npy(probes_path, probes.astype(np.int32))
         sizes = data.list_sizes
         goals = {}
-        for g in self.cfg.goals:
+        for g in cfg.goals:
             entry = hw.entry(g, promises[g], split[g.measure], per_query[g.measure], cfg.training_sd, cfg.seed)
             p = entry.get("nprobe")
             if p is not None:

@@ -10,12 +10,15 @@ import pytest
 from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
-from fanns.explore import ivfpq_training
+from fanns.explore import ivfpq, ivfpq_training
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_reuse import ensure_exploration
 from fanns.explore.ivfpq_training import default_ms, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
 from fanns.index.holdout import TRAINING_SD, lower_bound
+from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.numerics import IvfPqFormat
+from tests.hostile.inputs import dataset_folder
 
 GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6), RecallGoal(10, 0.8, truth=1)]
 MONOTONE_TOL = 0.005 + 1e-9
@@ -150,6 +153,27 @@ def test_hardware_work_and_files(explored):
             assert abs(r["hw_recall"] - r["recall"]) <= 0.02  # both on the held-out queries
             assert r["hw_recall_interval"][0] <= r["hw_recall"] <= r["hw_recall_interval"][1]
             assert r["cpu_qps"] > 0
+
+
+def test_an_exploration_by_the_older_rule_is_explored_again(tmp_path, monkeypatch):
+    """An explore.json fanns wrote under the earlier rule (format 2: selection mean >= goal + 0.04)
+    is not reused as if it followed the promise rule: the command explores again, into the same
+    folder, with the trained indexes reused."""
+    ds = load_dataset(str(dataset_folder(tmp_path / "ds")))
+    cfg = ExploreConfig(goals=[parse_goal("R@10=0.5")], nlists=[8], ms=[4], opq=(False,), qps_min_seconds=0.0)
+    with monkeypatch.context() as m:
+        m.setattr(ivfpq, "EXPLORE_VERSION", 2)
+        _, old, _ = ensure_exploration(ds, cfg, tmp_path / "ex")
+    assert old["version"] == 2
+
+    def no_training(*a, **k):
+        raise AssertionError("index retrained although cached")
+
+    monkeypatch.setattr(ivfpq_training, "train_index", no_training)
+    _, new, reused = ensure_exploration(ds, cfg, tmp_path / "ex")
+    assert not reused and new["version"] == EXPLORE_VERSION == 3
+    assert new["indexes"][0]["curve"] == old["indexes"][0]["curve"]  # the same index, measured again
+    assert "selection_bound" in new["indexes"][0]["goals"]["R@10=0.5"] and "rule" in new["recall_split"]
 
 
 def test_rerun_reuses_trained_indexes(explored, monkeypatch):
