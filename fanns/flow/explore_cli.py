@@ -89,8 +89,12 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                     f"{r['cpu_qps']:.0f}",
                 )
             else:
-                table.add_row(rec["index"], "-", unpromised_text(r, g.text), "-", "-", "-", "-", "-")
+                short = f"best {r['best_recall']:.3f} @ {r['best_nprobe']}: not promised"
+                table.add_row(rec["index"], "-", short, "-", "-", "-", "-", "-")
         console.print(table)
+        for rec in result["indexes"]:
+            if not rec["goals"][g.text]["reached"]:
+                console.print(f"  {rec['index']}: {unpromised_text(rec['goals'][g.text], g.text)}", highlight=False)
         best = result["best"][g.text]
         if not best["reached"]:
             more, used = best.get("queries_needed"), result["dataset"]["queries_used"]
