@@ -5,8 +5,9 @@ The nprobe faiss's curves promise a goal at (`fanns.index.holdout.promise`) is k
 the recall the generated hardware returns — the whole-accelerator reference model's, in the
 index's fixed-point format — reaches the goal on the held-out queries and on the whole sample
 too (the sample the report's "Recall vs nprobe" figure plots); where it does not, nprobe rises to
-the next one faiss's rule passes at whose faiss recall, less the fixed-point loss just seen,
-reaches the goal (or, that failing, once to the largest it passes at).
+the next one faiss's rule passes at, one reference search each (fixed point loses little recall,
+`benchmarks/fixed_point_recall.py`, so a step is rare, and a goal the hardware never reaches,
+which scans every nprobe swept, rarer still).
 
 Why a loop: the format is chosen for the largest nprobe the goals take (`reference_at`), so a
 goal that rises past it chooses the format again, and every goal is measured again in it; nprobe
@@ -132,9 +133,5 @@ def _settle(
         out.tried[g][p] = held
         if held >= g.target - TOLERANCE and whole >= g.target - TOLERANCE:
             return p
-        loss_held, loss_whole = max(0.0, c.held[p - 1] - held), max(0.0, c.pooled[p - 1] - whole)
-        after = ok & (later > p)
-        fits = (c.held - loss_held >= g.target - TOLERANCE) & (c.pooled - loss_whole >= g.target - TOLERANCE)
-        # the next nprobe predicted to pass, else one last try at the largest the curves pass at
-        p = int(first_true(after & fits)) or (int(np.flatnonzero(after)[-1]) + 1 if after.any() else 0)
+        p = int(first_true(ok & (later > p)))  # the next nprobe faiss's rule passes at
     return None

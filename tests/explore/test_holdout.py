@@ -9,6 +9,7 @@ from scipy.stats import binom
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer, train_size_for
+from fanns.explore.ivfpq_promise import hardware_promises
 from fanns.explore.ivfpq_record import SWEEP_FACTOR, SWEEP_MIN, goal_promises, split_curves, sweep_done
 from fanns.index.goals import parse_goal
 from fanns.index.holdout import (
@@ -135,6 +136,53 @@ def test_the_sweep_ends_where_the_promise_says():
         answers.append(done(p, hits) == (end is not None and p >= end))
     assert all(answers)
     assert SWEEP_MIN < end < 100  # the end is set by the goals, not by SWEEP_MIN or nlist
+
+
+class _Reference:
+    """A stand-in for the reference model: query q finds its neighbour (id q) at nprobe p when
+    `found[q, p - 1]`."""
+
+    def __init__(self, found: np.ndarray):
+        self.found = found
+
+    def search(self, queries, nprobe: int, k: int):
+        ids = np.where(self.found[:, nprobe - 1], np.arange(len(self.found)), -1)[:, None]
+        return np.zeros_like(ids), np.repeat(ids, k, axis=1)
+
+
+def test_the_hardware_faithful_recall_raises_nprobe_or_says_why_not():
+    """faiss's curves promise nprobe 2 (every query hits from there); the fixed-point search finds
+    half of the held-out queries' neighbours at 2 and all from 3: nprobe 3 is promised, raised
+    from 2. Where the hardware never catches up, the goal is not promised, for that reason."""
+    nq = 40
+    sel, held = split_queries(nq, seed=0)
+    faiss_hits = np.zeros((nq, 6), dtype=np.uint16)
+    faiss_hits[:, 1:] = 1
+    goal = parse_goal("R@1=0.6")
+    curves = split_curves({goal.measure: faiss_hits}, sel, held)
+    promises = goal_promises([goal], curves, TRAINING_SD)
+    assert promises[goal].nprobe == 2
+    found = faiss_hits.astype(bool)
+    found[held[::2], 1] = False  # half the held-out queries miss at nprobe 2 in fixed point
+    for late, expect in ((found, 3), (found & False, None)):
+        hw = hardware_promises(
+            [goal],
+            TRAINING_SD,
+            promises,
+            curves,
+            lambda p, f=late: _Reference(f),
+            np.zeros((nq, 4)),
+            np.arange(nq)[:, None],
+            held,
+        )
+        entry = hw.entry(goal, promises[goal], curves[goal.measure], faiss_hits, TRAINING_SD, 0)
+        assert hw.nprobe[goal] == expect, entry
+        if expect:
+            assert entry["raised_from"] == {"nprobe": 2, "recall": 1.0, "hw_recall": 0.5}
+            assert entry["hw_recall"] == entry["all_queries_hw_recall"] == 1.0
+        else:
+            assert entry["reason"] == "hardware" and not entry["reached"]
+            assert "hardware-faithful recall stays below" in unpromised_text(entry, goal.text)
 
 
 @pytest.fixture(scope="module")
