@@ -10,7 +10,7 @@ import pytest
 from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
-from fanns.explore import ivfpq, ivfpq_training
+from fanns.explore import ivfpq_config, ivfpq_training
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.explore.ivfpq_reuse import ensure_exploration
 from fanns.explore.ivfpq_training import default_ms, default_nlists
@@ -162,7 +162,7 @@ def test_an_exploration_by_the_older_rule_is_explored_again(tmp_path, monkeypatc
     ds = load_dataset(str(dataset_folder(tmp_path / "ds")))
     cfg = ExploreConfig(goals=[parse_goal("R@10=0.5")], nlists=[8], ms=[4], opq=(False,), qps_min_seconds=0.0)
     with monkeypatch.context() as m:
-        m.setattr(ivfpq, "EXPLORE_VERSION", 2)
+        m.setattr(ivfpq_config, "EXPLORE_VERSION", 2)
         _, old, _ = ensure_exploration(ds, cfg, tmp_path / "ex")
     assert old["version"] == 2
 
