@@ -28,6 +28,7 @@ from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_in
 from fanns.explore.ivfpq_reuse import add_index_grid_options, add_lists_options, lists_settings
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.index.goals import parse_goal
+from fanns.model.cpu_baseline import basis_label, cpu_basis
 from fanns.outputs import check_destination, staged_folder
 from fanns.tools.parallel import check_cluster
 
@@ -64,6 +65,12 @@ def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
     return IvfPqExplorer(ds, cfg, Path(args.out), force=args.force, remote=remote)
 
 
+def _cpu_cell(r: dict) -> str:
+    """The CPU figure a ratio divides by, with its basis when the measurements say it."""
+    cpu = r.get("cpu") or {}
+    return f"{r['cpu_qps']:.0f}" + (f" ({basis_label(cpu_basis(cpu))})" if "all" in cpu else "")
+
+
 def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
     ds, goals = explorer.ds, explorer.cfg.goals
     console = Console()
@@ -84,7 +91,8 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                     f"{r['hw_recall']:.3f}",
                     f"{c['mean']:.0f}, {c['p99']:.0f}",
                     f"{r['bytes_per_query']['mean'] / 1024:.1f}",
-                    f"{r['cpu_qps']:.0f}",
+                    f"{r['cpu_qps']:.0f}"
+                    + (f" ({basis_label(cpu_basis(r['cpu']))})" if "all" in r.get("cpu", {}) else ""),
                 )
             else:
                 table.add_row(

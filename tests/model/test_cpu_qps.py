@@ -86,10 +86,11 @@ def test_cpu_clock_needs_one_thread(index):
 
 def test_sweep_summary_shows_the_median_and_its_spread():
     spread = {"qps": 300.0, "q1": 250.0, "q3": 320.0, "min": 200.0, "max": 400.0, "repeats": 7, "threads": 2}
-    one = {**spread, "qps": 90.0, "threads": 1, "clock": "cpu"}
-    cpu = {"index": "IVF8,PQ4", "nprobe": 2, "k": 10, "qps": 300.0, "spread": spread, "one_thread": one}
+    one = {**spread, "qps": 90.0, "q1": 85.0, "q3": 95.0, "threads": 1, "clock": "cpu"}
+    basis = cb.cpu_basis({"1": one, "all": spread})
+    cpu = {"index": "IVF8,PQ4", "nprobe": 2, "k": 10, "qps": 300.0, "spread": spread, "one_thread": one, "basis": basis}
     data = {"summary": [{"goal": "R@10=0.5", "board": "u55c", "design": None, "cpu": cpu, "speedup": None}]}
     cols, rows = summary_table(data)
     row = dict(zip(cols, rows[0], strict=True))
-    assert row["CPU QPS (measured, median)"] == 300 and row["CPU QPS IQR"] == "250-320"
-    assert row["CPU QPS 1 thread (median)"] == 90
+    assert row["CPU QPS all cores (measured, median)"] == 300 and row["CPU QPS IQR"] == "250-320"
+    assert row["CPU QPS 1 thread (median)"] == 90 and row["FPGA / CPU against"] == "2 threads"
