@@ -29,6 +29,7 @@ from fanns.explore.ivfpq_reuse import add_index_grid_options, add_lists_options,
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.index.goals import parse_goal
 from fanns.model.cpu_baseline import basis_label, cpu_basis
+from fanns.model.ivfpq.no_fit import larger_m_text
 from fanns.outputs import check_destination, staged_folder
 from fanns.tools.parallel import check_cluster
 
@@ -103,7 +104,8 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
         if not best["reached"]:
             console.print(
                 f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
-                f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
+                f"{best['best_recall']:.3f} ({best['index']}): "
+                + larger_m_text([{"m": r["m"], "opq": r["opq"], "d": ds.d} for r in result["indexes"]]),
                 highlight=False,
             )
     split = result["recall_split"]

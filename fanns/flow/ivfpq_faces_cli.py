@@ -163,6 +163,9 @@ def register_rtl(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sim",
         action="store_true",
-        help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model",
+        help=(
+            "simulate the generated RTL on the test queries under Verilator (the fast harness: the Verilog with its "
+            "memories in RTL, compiled) and compare with the reference model"
+        ),
     )
     p.set_defaults(func=_cmd_rtl)

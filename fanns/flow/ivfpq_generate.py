@@ -38,6 +38,7 @@ from fanns.index.goals import RecallGoal, goal_entry, parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_text, cpu_basis, selection_qps, spread_text
 from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
 from fanns.progress import status
@@ -202,7 +203,7 @@ def _cmd(args: argparse.Namespace) -> int:
     workloads, unreachable = workloads_from_explore(folder, goal)
     outcome = dse.run(workloads, board, goal.text, clock, args.util, args.top, unreachable)
     if outcome.best is None:
-        raise FannsError("\n  ".join(outcome.explain), hint="try another board, a higher --util, or a lower goal")
+        raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
     dse_record = report.outcome_record(outcome)
 

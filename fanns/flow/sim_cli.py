@@ -1,7 +1,8 @@
 """`fanns sim PROJECT --backend rtl|csim`: run a generated project's test queries in simulation and
 check them against the reference model.
 
-* `rtl`: the project's Verilog under Verilator + cocotb (`fanns.sim.ivfpq.rtl`): result keys bit
+* `rtl`: the project's Verilog under Verilator (`fanns.sim.ivfpq.rtl`; the fast harness unless
+  `--harness cocotb`): result keys bit
   for bit, recall, and the measured steady-state cycles per query beside the performance model's
   prediction for the same queries.
 * `csim`: the project's HLS kernel in g++ C simulation (`fanns.sim.ivfpq.csim`).
@@ -25,6 +26,7 @@ from fanns.codegen.graph.rtl import is_graph_project
 from fanns.codegen.project_files import PROJECT_FILE, query_count, query_range, read_data, read_record
 from fanns.datasets.cache import cache_root
 from fanns.design.ivfpq import IvfPqDesign
+from fanns.driver.project import face_folder
 from fanns.errors import FannsError
 from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.flow.graph_sim import graph_rtl_report
@@ -200,8 +202,11 @@ def _cmd(args: argparse.Namespace) -> int:
     project = Path(args.project)
     if not project.is_dir():
         raise FannsError(
-            f"{project} is not a folder", hint="pass the folder written by `fanns generate-rtl` / `generate-hls`"
+            f"{project} is not a folder",
+            hint="pass the folder written by `fanns generate`, `generate-rtl` or `generate-hls`",
         )
+    # the folder `fanns generate` writes holds one project per face: the backend's face is simulated
+    project = face_folder(project, "c-sim" if args.backend == "csim" else "rtl-sim")
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
 
@@ -284,20 +289,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sim",
         help="simulate a generated project on its test queries and check it against the reference model",
         description=(
-            "Run the test queries of a generated project through its RTL (Verilator + cocotb, with AXI memory models "
-            "holding the project's memory images and an AXI4-Lite master programming the registers) or its HLS kernel "
-            "(g++ C simulation); compare every result key with the reference model, report recall, and for RTL the "
-            "measured steady-state cycles per query beside the performance model's prediction."
+            "Run the test queries of a generated project through its RTL under Verilator (by default the fast "
+            "harness: the Verilog compiled with its memories in RTL holding the project's memory images; --harness "
+            "cocotb for AXI memory models in Python) or its HLS kernel (g++ C simulation); compare every result key "
+            "with the reference model, report recall, and for RTL the measured steady-state cycles per query beside "
+            "the performance model's prediction. PROJECT is a face's folder or the folder `fanns generate` writes "
+            "(its rtl/ for --backend rtl, its hls/ for csim)."
         ),
     )
     p.add_argument(
-        "project", metavar="PROJECT", help="folder written by `fanns generate-rtl` (or generate-hls for csim)"
+        "project",
+        metavar="PROJECT",
+        help="folder written by `fanns generate` (its rtl/ or hls/ face, by --backend) or by `fanns generate-rtl` "
+        "(generate-hls for csim)",
     )
     p.add_argument(
         "--backend",
         choices=("rtl", "csim"),
         help=(
-            "rtl (Verilator + cocotb) or csim (g++); default rtl, "
+            f"rtl (Verilator, the {DEFAULT_HARNESS} harness unless --harness says) or csim (g++); default rtl, "
             "csim for a graph HLS project (the only backend it has)"
         ),
     )

@@ -214,7 +214,7 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
             ) from None
         nprobe, info = _record_nprobe(rec, goal, path, margin)
         if nprobe is None:
-            unreachable.append({"index": name, **info})
+            unreachable.append({"index": name, "m": m, "opq": opq, "d": fmt.d, **info})
             continue
         verify_files(explore_dir, [rec["list_sizes"], rec["probes"]], "exploration")
         sizes = _load_npy(sizes_path, "list sizes").astype(np.int64)
