@@ -15,7 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from fanns.datasets.formats import NPY_DTYPES, atomic_path
+from fanns.datasets.formats import NPY_DTYPES, atomic_path, map_file
 from fanns.errors import FannsError
 
 METRICS = {"euclidean": "l2", "l2": "l2", "angular": "angular", "cosine": "angular", "dot": "ip", "ip": "ip"}
@@ -63,7 +63,7 @@ def _array(path: Path, ds, name: str) -> np.ndarray:
         raise FannsError(f"{path}: dataset {name!r} has unsupported dtype {ds.dtype}", hint="use float32 or uint8")
     offset = ds.id.get_offset()
     if offset is not None and ds.chunks is None and ds.compression is None:
-        return np.memmap(path, dtype=ds.dtype.newbyteorder("="), mode="r", offset=offset, shape=ds.shape)
+        return map_file(path, ds.dtype.newbyteorder("="), ds.shape, offset)
     return np.asarray(ds[()])
 
 

@@ -55,6 +55,15 @@ def parse_kinds(text: str) -> list[str]:
     return sorted(set(kinds), key=kinds.index)
 
 
+def _kinds_option(text: str) -> str:
+    """`--graph`, checked where it enters (before any index is trained): the text, if every kind is one."""
+    try:
+        parse_kinds(text)
+    except FannsError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message} ({exc.hint})") from None
+    return text
+
+
 def prepare_vectors(ds) -> tuple[np.ndarray, np.ndarray]:
     """Host float vectors for graph search: L2 as is; angular and ip data are normalised."""
 
@@ -83,7 +92,9 @@ def load_or_build(ds, kind: str, max_degree: int, ef_construction: int, vec_bits
 
 def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("graph search (Falcon / DST)")
-    g.add_argument("--graph", metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg")
+    g.add_argument(
+        "--graph", type=_kinds_option, metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg"
+    )
     g.add_argument(
         "--max-degree",
         type=arg_int(1, 1024),

@@ -257,6 +257,8 @@ def _trace_path(value: str | None, backend: str | None) -> Path | None:
     path = Path(value)
     if path.suffix != ".vcd" or not path.parent.resolve().is_dir() or path.is_dir():
         raise FannsError(f"--trace {value}: not a .vcd file in an existing folder", hint="e.g. --trace waves.vcd")
+    if path.is_symlink():  # dangling or not: the simulator would write wherever it points
+        raise FannsError(f"--trace {value} is a symbolic link", hint="name a new file, not a link")
     if path.exists():
         raise FannsError(f"--trace {value} already exists", hint="remove it or name another file")
     return path
