@@ -22,6 +22,7 @@ records their CPU use while it measured (`others_cores`) and the load average.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -38,16 +39,19 @@ from fanns.explore.ivfpq import ExploreConfig
 from fanns.explore.ivfpq_reuse import ensure_exploration
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
-from fanns.model.cpu_baseline import all_threads, basis_label, cpu_basis, qps_both
+from fanns.model.cpu_baseline import all_threads, basis_label, cpu_basis, qps_both, undisturbed
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.workload import workloads_from_explore
 
+QUIET_RECORD = Path(__file__).resolve().parent / "results" / "cpu_baseline.json"
+"""A quiet measurement of the demo's CPU baseline on this machine (benchmarks/cpu_baseline.py)."""
+
 
 def headline(fpga_qps: float, per_index: dict[str, dict]) -> dict:
-    """The ratio `fanns generate` heads its summary with (best index by its one-thread median,
-    `cpu_basis`), and the one the old rule printed (best index by, and ratio against, the
+    """The ratio `fanns generate` heads its summary with (best index by one thread's undisturbed
+    QPS, `cpu_basis`), and the one the old rule printed (best index by, and ratio against, the
     all-cores median)."""
-    best = max(per_index, key=lambda n: per_index[n]["1"]["qps"])
+    best = max(per_index, key=lambda n: undisturbed(per_index[n]["1"]))
     basis = cpu_basis(per_index[best])
     old = max(per_index, key=lambda n: per_index[n]["all"]["qps"])
     return {
@@ -70,7 +74,8 @@ def phase(name: str, fpga_qps: float, indexes: dict, queries: np.ndarray, k: int
         h = headline(fpga_qps, per_index)
         every = h["measured"][h["index"]]["all"]
         print(
-            f"  {name} run {r + 1}: {h['index']}: 1 thread {h['measured'][h['index']]['1']['qps']:,.0f}, "
+            f"  {name} run {r + 1}: {h['index']}: 1 thread {h['measured'][h['index']]['1']['qps']:,.0f} "
+            f"(fastest search {undisturbed(h['measured'][h['index']]['1']):,.0f}), "
             f"{every['threads']} threads {every['qps']:,.0f} QPS (others busy {every.get('others_cores')} cores) "
             f"-> FPGA / CPU {h['ratio']:.1f}x against {h['against']}; "
             f"old rule {h['old_ratio']:.1f}x ({h['old_index']})",
@@ -80,12 +85,40 @@ def phase(name: str, fpga_qps: float, indexes: dict, queries: np.ndarray, k: int
     return {"load_average_1min": round(os.getloadavg()[0], 2), "runs": runs_out}
 
 
-def verdict(quiet: dict, loaded: dict) -> dict:
+def verdict(quiet: dict, loaded: dict, fpga: dict) -> dict:
     """Whether every loaded headline stays within the quiet run's own spread: at most its largest
-    ratio against the lower quartile of the CPU figure over the quiet runs."""
+    ratio against the lower quartile of the CPU figure over the quiet runs. On a shared machine the
+    first phase may not be quiet (its runs then say why): the loaded headline is also held against
+    the quiet all-cores figure `benchmarks/cpu_baseline.py` recorded for the same index and nprobe
+    (`QUIET_RECORD`), when there is one."""
     bound = max(r["ratio_iqr"][1] for r in quiet["runs"])
     worst = max(r["ratio"] for r in loaded["runs"])
-    return {"quiet_bound": round(bound, 3), "loaded_max": worst, "holds": worst <= bound}
+    out = {
+        "quiet_bound": round(bound, 3),
+        "loaded_max": worst,
+        "holds": worst <= bound,
+        "quiet_phase_loaded": any(r["reasons"] for r in quiet["runs"]),
+    }
+    rec = json.loads(QUIET_RECORD.read_text()) if QUIET_RECORD.is_file() else None
+    same = rec["figures"]["threads"].get(str(all_threads()), {}).get("same_index") if rec else None
+    f = rec["figures"]["fpga"] if rec else None
+    if same and (rec["figures"]["dataset"], rec["figures"]["goal"], f["index"], f["nprobe"]) == (
+        fpga["dataset"],
+        fpga["goal"],
+        fpga["index"],
+        fpga["nprobe"],
+    ):
+        ref = fpga["qps"] / same["q1"]
+        out["recorded_quiet"] = {
+            "commit": rec["commit"],
+            "load_average_1min": rec["machine"]["load_average_1min"],
+            "qps": same["qps"],
+            "q1": same["q1"],
+            "ratio": round(fpga["qps"] / same["qps"], 3),
+            "bound": round(ref, 3),
+            "holds": worst <= ref,
+        }
+    return out
 
 
 def main() -> None:
@@ -129,11 +162,21 @@ def main() -> None:
         for h in hogs:
             h.kill()
             h.wait()
-    v = verdict(quiet, loaded)
+    fpga = {"dataset": ds.name, "goal": goal.text, "index": best.workload.index, "nprobe": best.workload.nprobe}
+    fpga["qps"] = best.qps
+    v = verdict(quiet, loaded, fpga)
     print(
-        f"loaded headline at most {v['loaded_max']:.1f}x; quiet run's spread reaches {v['quiet_bound']:.1f}x: "
-        + ("holds" if v["holds"] else "DOES NOT HOLD")
+        f"loaded headline at most {v['loaded_max']:.1f}x; the first phase's spread reaches {v['quiet_bound']:.1f}x: "
+        + ("holds" if v["holds"] else "does not hold")
+        + (" (that phase was itself loaded)" if v["quiet_phase_loaded"] else "")
     )
+    if "recorded_quiet" in v:
+        r = v["recorded_quiet"]
+        print(
+            f"against the quiet record ({QUIET_RECORD.name}, {r['commit'][:10]}, load {r['load_average_1min']}): "
+            f"all cores {r['qps']:,.0f} QPS -> {r['ratio']:.1f}x, lower quartile {r['bound']:.1f}x: "
+            + ("holds" if r["holds"] else "does not hold")
+        )
     figures = {
         "dataset": ds.name,
         "goal": goal.text,
@@ -164,6 +207,14 @@ def _phase_text(p: dict) -> str:
 def readme_row(f: dict) -> tuple[str, str]:
     """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
     fpga, v = f["fpga"], f["verdict"]
+    ref = v.get("recorded_quiet")
+    against = (
+        f"; against the quiet record of cpu_baseline.py ({ref['commit'][:10]}, load {ref['load_average_1min']}: "
+        f"all cores {ref['qps']:,.0f} QPS, {ref['ratio']:.1f}×, lower quartile {ref['bound']:.1f}×): "
+        f"{'holds' if ref['holds'] else 'does not hold'}"
+        if ref
+        else ""
+    )
     figure = (
         f"FPGA / CPU headline on a loaded machine ({f['dataset']}, {f['goal']}, {f['queries']} queries; FPGA: the "
         f"{fpga['board'].upper()} design, model, {fpga['qps']:,.0f} QPS; {len(f['quiet']['runs'])} runs as the machine "
@@ -172,8 +223,9 @@ def readme_row(f: dict) -> tuple[str, str]:
     )
     value = (
         f"as the machine was: {_phase_text(f['quiet'])}; beside {f['hogs']} hogs: {_phase_text(f['loaded'])}; "
-        f"loaded headline at most {v['loaded_max']:.1f}× against the quiet spread's {v['quiet_bound']:.1f}× "
-        f"({'holds' if v['holds'] else 'does not hold'})"
+        f"loaded headline at most {v['loaded_max']:.1f}× against the first phase's spread {v['quiet_bound']:.1f}× "
+        f"({'holds' if v['holds'] else 'does not hold'}"
+        f"{', that phase itself loaded' if v['quiet_phase_loaded'] else ''}){against}"
     )
     return figure, value
 

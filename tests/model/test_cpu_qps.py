@@ -35,7 +35,9 @@ def test_one_thread_uses_the_thread_cpu_clock(index, monkeypatch):
     _fake_clock(monkeypatch, "thread_time", 0.5)
     got = cb.measure_qps(idx, q, 2, 5, threads=1, repeats=5, window_seconds=0.1)
     assert got.clock == "cpu" and got.threads == 1
-    assert got.samples.shape == (5,) and np.all(got.samples == 40.0)
+    assert got.samples.shape == (5,) and np.all(got.samples == 40.0) and got.fastest == 40.0
+    rec = got.as_dict()
+    assert rec["windows"] == [40.0] * 5 and rec["fastest_batch"] == 40.0 and rec["cpu_share"] >= 0
 
 
 def test_all_cores_use_the_wall_clock_and_the_threads_asked_for(index, monkeypatch):
