@@ -197,9 +197,9 @@ def _phase_text(p: dict) -> str:
     bases = sorted({r["against"] for r in p["runs"]})
     others = [r["measured"][r["index"]]["all"].get("others_cores") for r in p["runs"]]
     others = [o for o in others if o is not None]
-    busy = f", other processes busy {min(others):.1f}–{max(others):.1f} cores" if others else ""
+    busy = f", other processes busy {min(others):.2f}–{max(others):.2f} cores" if others else ""
     return (
-        f"headline {min(ratios):.1f}–{max(ratios):.1f}× (against {'; '.join(bases)}), "
+        f"headline {min(ratios):.1f}–{max(ratios):.1f}× against {'; '.join(bases)}, "
         f"old rule {min(old):.1f}–{max(old):.1f}× (load average {p['load_average_1min']}{busy})"
     )
 
