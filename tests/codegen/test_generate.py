@@ -163,10 +163,13 @@ def test_simulation_of_both_faces(project, explore):
     assert summary["cpu"] == cpu_baseline(ex, parse_goal(GOAL)) and summary["cpu"]["qps"] > 0
     assert summary["speedup"] == round(d["qps"] / summary["cpu"]["qps"], 2)
     readme = (project / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("|")]
+    assert rows and not [r for r in rows if "||" in r]  # every table row ends where it should
+    assert summary["cpu"]["basis"]["text"] in readme  # the ratio names the figure it divides by
     for text in (
         d["index"],
         f"nprobe {d['nprobe']}",
-        "Verilator + cocotb",
+        "Verilator (the fast, compiled harness)",
         "g++ C simulation",
         "make -C hls csim",
         "fanns sim rtl --backend rtl",
