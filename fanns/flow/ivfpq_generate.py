@@ -56,7 +56,7 @@ def step(n: int, text: str) -> None:
 def _cpu_record(rec: dict, g: dict) -> dict:
     """One explored (index, goal)'s CPU figures: `qps`, the figure a ratio divides by, and its
     basis (`fanns.model.cpu_baseline.cpu_basis`: the all-cores median, or on a loaded machine
-    the one-thread median scaled to the cores), with both measurements and their spread when the
+    the cores x one thread's fastest search), with both measurements and their spread when the
     exploration recorded them."""
     cpu = g.get("cpu") or {}
     if "all" in cpu:
@@ -80,7 +80,7 @@ def _cpu_record(rec: dict, g: dict) -> dict:
 
 def cpu_baseline(explore: dict, goal: RecallGoal, index: str | None = None) -> dict | None:
     """faiss-cpu's best explored index for the goal, chosen by the figure load does not move
-    (`selection_qps`: the one-thread median on the thread CPU clock), with the figure a ratio
+    (`selection_qps`: one thread's fastest search on its CPU clock), with the figure a ratio
     divides by (`_cpu_record`); with `index`, that index's figures at its own nprobe for the goal."""
     best = None
     for rec in explore["indexes"]:
@@ -302,7 +302,7 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     if cpu:
         say(
             "CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians; the index chosen by its "
-            f"1-thread figure, which other load does not move): {cpu['index']} nprobe {cpu['nprobe']}: "
+            f"fastest 1-thread search, which other load does not move): {cpu['index']} nprobe {cpu['nprobe']}: "
             f"{cpu_text(cpu, d['qps'])}"
         )
         say(f"headline: FPGA / CPU = {summary['speedup']:.1f}x, against {cpu['basis']['text']}")
