@@ -76,7 +76,8 @@ def phase(name: str, fpga_qps: float, indexes: dict, queries: np.ndarray, k: int
         print(
             f"  {name} run {r + 1}: {h['index']}: 1 thread {h['measured'][h['index']]['1']['qps']:,.0f} "
             f"(fastest search {undisturbed(h['measured'][h['index']]['1']):,.0f}), "
-            f"{every['threads']} threads {every['qps']:,.0f} QPS (others busy {every.get('others_cores')} cores) "
+            f"{every['threads']} threads {every['qps']:,.0f} QPS (they got {every.get('cpu_share')} of their cores, "
+            f"others kept {every.get('others_cores')} busy) "
             f"-> FPGA / CPU {h['ratio']:.1f}x against {h['against']}; "
             f"old rule {h['old_ratio']:.1f}x ({h['old_index']})",
             flush=True,
