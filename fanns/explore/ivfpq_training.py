@@ -101,7 +101,8 @@ def checked_grid(
     divide d, nlist lie in 1..N/4, and an OPQ rotation needs d vectors."""
     if ds.n < PQ_CENTROIDS:
         raise FannsError(
-            f"dataset {ds.name}: {ds.n} base vector(s), fewer than the {PQ_CENTROIDS} an IVF-PQ index trains on "
+            f"dataset {ds.name}: {ds.n} base vector{'s' if ds.n != 1 else ''}, fewer than the {PQ_CENTROIDS} an "
+            "IVF-PQ index trains on "
             f"(every PQ sub-quantizer has {PQ_CENTROIDS} centroids)",
             hint=f"use a dataset of at least {PQ_CENTROIDS} base vectors",
         )

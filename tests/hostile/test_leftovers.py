@@ -93,7 +93,7 @@ def test_a_bad_graph_kind_is_refused_before_any_index_is_trained(capsys, tmp_pat
 @pytest.mark.parametrize("n", [1, 30])
 def test_a_base_too_small_for_an_index_says_how_many_it_needs(capsys, tmp_path, n):
     ds = dataset_folder(tmp_path / "ds", base=np.random.default_rng(0).standard_normal((n, 16)).astype(np.float32))
-    msg = refused(capsys, ["explore", str(ds), *EXPLORE, "--out", str(tmp_path / "out")], f"{n} base vector(s)", "256")
+    msg = refused(capsys, ["explore", str(ds), *EXPLORE, "--out", str(tmp_path / "out")], f"{n} base vector", "256")
     assert "1..0" not in msg
 
 
