@@ -3,7 +3,9 @@ results (`benchmarks/readme_figures.py`), so it cannot drift from them."""
 
 import importlib.util
 import json
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,3 +59,45 @@ def test_check_fails_on_a_readme_that_drifted(tmp_path, monkeypatch, capsys):
     assert "2,268,212" in capsys.readouterr().out
     monkeypatch.setattr(figures, "README", ROOT / "README.md")
     assert figures.main() == 0
+
+
+HELP_RUNNER = """
+import contextlib, io, json, runpy, sys
+sys.path.insert(0, sys.argv[1])  # what `python benchmarks/NAME.py` puts first: the script's folder
+failed = {}
+for path in sys.argv[2:]:
+    sys.argv = [path, "--help"]
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(path, run_name="__main__")
+        failed[path] = "ran without answering --help"
+    except SystemExit as exc:
+        if exc.code not in (0, None) or "usage:" not in out.getvalue():
+            failed[path] = f"exit {exc.code}: {out.getvalue()[-500:]}"
+    except BaseException as exc:
+        failed[path] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(failed))
+"""
+
+
+def test_every_figure_script_runs_as_printed(tmp_path):
+    """`python benchmarks/NAME.py --help` answers for every benchmark, run as the README prints
+    the commands: from the checkout without PYTHONPATH, so only the installed package is
+    importable and not tests/ (a figure's command that imports a test helper fails as printed).
+    One interpreter runs them all (the imports are the cost), with the checkout's package first."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "fanns").symlink_to(ROOT / "fanns")
+    scripts = sorted(str(p) for p in (ROOT / "benchmarks").glob("*.py") if p.stem != "record")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(tmp_path / "site")}
+    run = subprocess.run(
+        [sys.executable, "-c", HELP_RUNNER, str(ROOT / "benchmarks"), *scripts],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    failed = json.loads(run.stdout.strip().splitlines()[-1])
+    assert not failed, failed
