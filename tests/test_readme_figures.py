@@ -1,5 +1,5 @@
-"""README.md's "Figures measured so far" table is the one rendered from the recorded benchmark
-results (`benchmarks/readme_figures.py`), so it cannot drift from them."""
+"""docs/figures.md's table is the one rendered from the recorded benchmark results
+(`benchmarks/readme_figures.py`), so it cannot drift from them."""
 
 import importlib.util
 import json
@@ -21,7 +21,7 @@ def _script(name: str = "readme_figures"):
 
 def test_readme_table_is_the_rendered_one():
     figures = _script()
-    assert figures.readme_table((ROOT / "README.md").read_text()) == figures.render()
+    assert figures.readme_table((ROOT / "docs" / "figures.md").read_text()) == figures.render()
 
 
 def test_recorded_results_say_where_they_came_from():
@@ -49,15 +49,15 @@ def test_recorded_commands_keep_empty_arguments(monkeypatch):
 
 def test_check_fails_on_a_readme_that_drifted(tmp_path, monkeypatch, capsys):
     figures = _script()
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "figures.md").read_text()
     rate = json.loads((ROOT / "benchmarks" / "results" / "dse.json").read_text())["figures"]["combinations_per_second"]
-    stale = tmp_path / "README.md"
+    stale = tmp_path / "figures.md"
     stale.write_text(text.replace(f"{rate:,} combinations/s", "2,268,212 combinations/s"))
-    monkeypatch.setattr(figures, "README", stale)
+    monkeypatch.setattr(figures, "FIGURES", stale)
     monkeypatch.setattr(sys, "argv", ["readme_figures.py", "--check"])
     assert figures.main() == 1
     assert "2,268,212" in capsys.readouterr().out
-    monkeypatch.setattr(figures, "README", ROOT / "README.md")
+    monkeypatch.setattr(figures, "FIGURES", ROOT / "docs" / "figures.md")
     assert figures.main() == 0
 
 
@@ -101,3 +101,14 @@ def test_every_figure_script_runs_as_printed(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     failed = json.loads(run.stdout.strip().splitlines()[-1])
     assert not failed, failed
+
+
+def test_readme_example_is_the_recorded_demo_output():
+    """README's worked example is what `make demo` printed (`benchmarks/demo.py --write-readme`),
+    with the commit and machine that printed it, not text typed in."""
+    demo = _script().benchmark_module("demo")
+    rec = json.loads((ROOT / "benchmarks" / "results" / "demo.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    assert demo.readme_example(rec) in readme
+    assert demo.readme_with_example(readme, demo.readme_example(rec)) == readme
+    assert any(line.startswith("chosen: ") for line in rec["figures"]["output"])
