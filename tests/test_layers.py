@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "fanns"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",),
+    ("errors", "choices"),
     ("numerics", "progress", "paths", "resources", "outputs", "checks", "processing_systems"),
     ("datasets", "boards", "hdl", "templating"),
     ("tools",),

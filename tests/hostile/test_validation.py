@@ -145,8 +145,9 @@ def test_goal_measure_picks_its_own_nprobe(tmp_path, goal, nprobe):
     assert [w.nprobe for w in found] == [nprobe]
 
 
-@pytest.mark.parametrize(("goal", "nprobe"), [("R@10=0.5", 5), ("1-R@10=0.5", 2), ("1-R@10=0.2", 1)])
+@pytest.mark.parametrize(("goal", "nprobe"), [("R@10=0.5", 6), ("1-R@10=0.5", 2), ("1-R@10=0.2", 1)])
 def test_goal_without_an_answer_reads_its_own_curve(tmp_path, goal, nprobe):
+    """By the explorer's rule: R@10 = 0.5 is the mean at nprobe 5, its lower bound passes at 6."""
     found, _ = workloads_from_explore(explore_folder(tmp_path / "ex", {"goals": {}}), parse_goal(goal))
     assert [w.nprobe for w in found] == [nprobe]
 
@@ -184,7 +185,7 @@ def test_dataset_values_are_finite_and_bounded_in_every_row(capsys, tmp_path, ro
 
 def test_too_few_training_vectors(capsys, tmp_path):
     ds = dataset_folder(tmp_path / "ds", base=_with(0, 0.0, n=30))
-    refused(capsys, ["explore", str(ds), *EXPLORE, "--out", str(tmp_path / "out")], "30 training vectors")
+    refused(capsys, ["explore", str(ds), *EXPLORE, "--out", str(tmp_path / "out")], "30 base vectors", "256")
 
 
 def test_queries_outside_the_number_format(capsys, tmp_path):
