@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.design.ivfpq import IvfPqDesign
+from fanns.design.ivfpq import IvfPqDesign, Stages
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq.dse import DesignPoint
 from fanns.model.ivfpq.workload import (
     DEFAULT_IMBALANCE,
     size_biased_probes,
@@ -107,28 +108,51 @@ def design_units(path: Path, name: str, shard_vectors: int | None = None, per_ho
     probes = stage_model.Probes.of(probed)
     timings = stage_model.stage_timings(ctx, design.stages, probes)
     cycles = sequence_model.steady_interval(ctx, design.stages, probes, timings)
-    alone = latency_model.query_times(ctx, design.stages, probes, timings=timings).alone()
-    qps = ctx.clock_mhz * 1e6 / cycles
     detail = {
         "design": str(path),
         "board": board.name,
-        "clock_mhz": ctx.clock_mhz,
         "index": design.index.factory,
-        "nprobe": design.nprobe,
-        "k": design.k,
         "probes": source,
-        "bottleneck": max(timings, key=lambda s: timings[s].interval),
-        "scan_bytes_per_query": round(float(probed.sum(1).mean()) * design.index.m, 1),
     }
     if design.prediction.get("qps") and n == design.index.n:
         detail["design_yaml_qps"] = design.prediction["qps"]
+    return _units(name, ctx, design.stages, probes, timings, cycles, detail, per_host)
+
+
+def point_units(name: str, point: DesignPoint, per_host: int = 1) -> ShardedUnits:
+    """Boards running a design the DSE chose (the sweep's best design of a board and goal)."""
+    w = point.workload
+    detail = {"board": name, "index": w.index, "probes": f"measured probes of {w.queries} queries"}
+    return _units(
+        name, point.ctx, point.stages, stage_model.Probes.of(w.probed), point.timings, point.cycles, detail, per_host
+    )
+
+
+def _units(
+    name: str,
+    ctx: stage_model.Context,
+    stages: Stages,
+    probes: stage_model.Probes,
+    timings: dict,
+    cycles: float,
+    detail: dict,
+    per_host: int,
+) -> ShardedUnits:
+    alone = latency_model.query_times(ctx, stages, probes, timings=timings).alone()
     return ShardedUnits(
         name=name,
         kind="fpga",
-        shard_vectors=n,
-        unit_qps=qps,
+        shard_vectors=ctx.n,
+        unit_qps=ctx.clock_mhz * 1e6 / cycles,
         latency_s=alone / (ctx.clock_mhz * 1e6),
         source="fanns performance and latency models (fanns.model.ivfpq)",
-        detail=detail,
+        detail={
+            **detail,
+            "clock_mhz": ctx.clock_mhz,
+            "nprobe": ctx.nprobe,
+            "k": ctx.k,
+            "bottleneck": max(timings, key=lambda s: timings[s].interval),
+            "scan_bytes_per_query": round(float(probes.sizes.sum(1).mean()) * ctx.m, 1),
+        },
         per_host=per_host,
     )

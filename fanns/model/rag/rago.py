@@ -325,7 +325,7 @@ def case2_checks() -> list[Check]:
             "Case II, 70B: retrieval's share of a request's latency, 100K to 10M tokens",
             "section 5.2",
             "0.01 % - 0.4 %",
-            f"{100 * min(shares.values()):.3f} % - {100 * max(shares.values()):.3f} %",
+            f"{100 * min(shares.values()):.2g} % - {100 * max(shares.values()):.2g} %",
             "below 1 %",
             max(shares.values()) < 0.01,
         ),
