@@ -2,9 +2,10 @@
 bottleneck and the share of time spent retrieving, for each retrieval hardware option.
 
 Stages, in request order (docs/rag.md has the equations): the optional query rewriter (prefill
-the question, generate its rewrite), the optional encoder (`tokens` per request in sequences of
-`chunk`), the retrieval (`queries` query vectors, `per_request` times a request: the first before
-the prefill, the others while decoding), the optional reranker (its `candidates` passages after
+the question, generate its rewrite), the optional encoder (`tokens` for each retrieval, in
+sequences of `chunk`: a query encoder, or a database encoder of an uploaded context), the
+retrieval (`queries` query vectors, `per_request` times a request: the first before the prefill,
+the others while decoding), the optional reranker (its `candidates` passages after
 each retrieval), the prefill of the prompt (and of the `retrieved_tokens` each later retrieval
 adds) and the decode. Each inference stage runs on replicas of `group` chips (the fewest that
 hold its weights and KV cache, unless `inference.tensor_parallel` says otherwise) at its batch
@@ -201,7 +202,7 @@ class Pipeline:
             g = self._group("encoder", m, 0.0)
             chunks = math.ceil(s.encoder.tokens / s.encoder.chunk)
             sec = prefill_seconds(m, Chips(self.acc, g), bt * chunks, s.encoder.chunk)
-            out.append(Work("encoder", g, bt, sec, g * sec / bt))
+            out.append(Work("encoder", g, bt, sec, g * sec * s.retrieval.per_request / bt))
         if s.reranker is not None:
             out.append(self._rerank_work(b["reranker"]))
         bt, bi = b["prefill"], b["iterative"]

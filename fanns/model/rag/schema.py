@@ -46,7 +46,7 @@ class Sequence:
 
 @dataclass(frozen=True)
 class Encoder:
-    """A query or database encoder: `tokens` per request, in sequences of `chunk` tokens."""
+    """A query or database encoder: `tokens` encoded for each retrieval, in sequences of `chunk` tokens."""
 
     model: Transformer
     tokens: int
@@ -329,7 +329,7 @@ def parse(data: Any, source: str = "RAG.yaml", base: Path = Path(".")) -> RagSpe
     encoder = rewriter = reranker = None
     if "encoder" in top:
         e = r.mapping("encoder", top["encoder"], MODEL_KEYS, ("name", "tokens", "chunk"))
-        default_tokens = seq.question * retrieval.queries * retrieval.per_request
+        default_tokens = seq.question * retrieval.queries
         encoder = Encoder(
             read_model(r, "encoder", e, kv=False),
             tokens=r.count("encoder.tokens", e.get("tokens", default_tokens)),
