@@ -87,9 +87,10 @@ def figure(section: dict) -> str:
             xlabel = "prompt tokens" if axis == "prompt" else "retrievals per request"
             for row in (0, 1):
                 axes[row][col].set_xscale("log", base=2)
+                axes[row][col].set_xticks(values, [str(v) for v in values])
                 axes[row][col].set_xlabel(xlabel)
             axes[0][col].set_ylabel("retrieval share of time (%)")
-            axes[0][col].set_ylim(0, 100)
+            axes[0][col].set_ylim(bottom=0)
             axes[1][col].set_ylabel("TTFT (ms)")
             axes[1][col].set_ylim(bottom=0)
         axes[0][0].legend(loc="best")

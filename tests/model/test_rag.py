@@ -296,6 +296,30 @@ def test_rag_command(tmp_path, design_path, capsys):
     assert "llm.layers: must be at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "examples" / "rag").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_example_runs(path, capsys):
+    """Each shipped description runs through `fanns rag`, tables and JSON, every option finite."""
+    assert main(["rag", str(path)]) == 0
+    assert "the pipeline with each retrieval option" in capsys.readouterr().out
+    assert main(["rag", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    given = yaml.safe_load(path.read_text())["retrieval"]["hardware"]
+    assert [o["option"] for o in doc["options"]] == [h["name"] for h in given]
+    assert all(o["ttft_seconds"] and o["rps"] > 0 for o in doc["options"])
+    options = {o["option"]: o for o in doc["options"]}
+    for c in doc["comparison"]:  # only options of different units are compared
+        assert options[c["option"]]["retrieval"] != options[c["reference"]]["retrieval"]
+
+
+def test_a_second_option_of_the_reference_unit_is_not_compared():
+    """Two options of the same CPU server (given counts differ): at equal throughput they are one
+    option, so no 'N replace N' sentence."""
+    d = base()
+    d["retrieval"]["hardware"].append({"name": "cpu-32", "cpu": "epyc-milan", "count": 32})
+    doc = document(parse(d), {"cpu": CPU, "cpu-32": RooflineServers("cpu-32", CPU_SERVERS["epyc-milan"])})
+    assert [o["option"] for o in doc["options"]] == ["cpu", "cpu-32"] and doc["comparison"] == []
+
+
 def test_document_is_deterministic_json():
     spec = parse(base())
     one = json.dumps(document(spec, {"cpu": CPU}), sort_keys=True)

@@ -37,3 +37,25 @@ def test_goal_section_and_figure():
     svg = rag.figure(s)
     assert svg == rag.figure(section()) and "retrieval share" in svg and "u55c" in svg
     assert html.display(cols, rows)[1][0]["text"] == "u55c"
+
+
+def test_figure_draws_every_option_on_both_axes(monkeypatch):
+    """Each panel holds one line per option carrying the grid's figures (share in %, TTFT in ms)
+    at the grid's prompt lengths and frequencies, the CPU dashed."""
+    drawn = []
+    monkeypatch.setattr(rag, "to_svg", lambda fig: drawn.append(fig) or "")
+    s = section()
+    rag.figure(s)
+    (fig,) = drawn
+    g = s["grid"]
+    panels = {(0, "prompt"): "share", (1, "prompt"): "ttft", (0, "frequency"): "share", (1, "frequency"): "ttft"}
+    axes = fig.axes
+    for (row, axis), key in panels.items():
+        ax = axes[2 * row + (axis == "frequency")]
+        lines = {line.get_label(): line for line in ax.get_lines()}
+        assert set(lines) == {"cpu", "u55c"}
+        for name, line in lines.items():
+            scale = 100 if key == "share" else 1e3
+            assert list(line.get_xdata()) == g[axis]["values"]
+            assert np.allclose(np.asarray(line.get_ydata(), float), scale * np.asarray(g[axis]["options"][name][key]))
+            assert line.get_linestyle() == ("--" if name == "cpu" else "-")

@@ -403,15 +403,17 @@ class Pipeline:
 def comparison(pipe: Pipeline, outcomes: dict[str, Outcome], options: dict[str, Units]) -> list[dict]:
     """ "N units of each option replace M of the reference (the first CPU option) at equal
     throughput, and at the same TTFT" (see the module docstring); [] without a CPU option or
-    with nothing to compare it with."""
+    with nothing to compare it with. An option of the reference's own unit (the same server
+    given another count) is left out: at equal throughput it is the reference."""
     refs = [n for n, o in outcomes.items() if o.kind == "cpu"]
     if not refs:
         return []
     ref = refs[0]
     ref_units = pipe.retrieval_demand(options[ref])
+    db = pipe.spec.retrieval.database
     out = []
     for name in outcomes:
-        if name == ref:
+        if name == ref or options[name].describe(db) == options[ref].describe(db):
             continue
         equal = pipe.retrieval_demand(options[name])
         ref_o = pipe.outcome(options[ref], ref_units)

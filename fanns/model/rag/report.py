@@ -13,7 +13,7 @@ from dataclasses import replace
 from rich.console import Console
 from rich.table import Table
 
-from fanns.model.rag.pipeline import Outcome, Pipeline, comparison
+from fanns.model.rag.pipeline import Pipeline, comparison
 from fanns.model.rag.retrieval import Units
 from fanns.model.rag.schema import RagSpec
 
@@ -108,6 +108,14 @@ def comparison_lines(doc: dict) -> list[str]:
     return out
 
 
+def load_text(doc: dict) -> str:
+    """The offered load: `load: 0` means batches arrive whole (no wait to fill them)."""
+    capacity = f"the inference stages' {doc['inference_rps']:,.2f} requests/s"
+    if not doc["load"]:
+        return f"no offered load (each batch arrives whole; {capacity})"
+    return f"offered load {doc['load_rps']:,.2f} requests/s ({100 * doc['load']:.0f} % of {capacity})"
+
+
 def print_report(doc: dict, console: Console | None = None) -> None:
     """The summary table, each option's stage table and the comparison sentences."""
     console = console or Console()
@@ -118,8 +126,7 @@ def print_report(doc: dict, console: Console | None = None) -> None:
         f"[bold]{doc['name']}[/bold]: {doc['llm']['name']} on {inf['chips']} {inf['accelerator']['name']} "
         f"({alloc}); prompt {seq['prompt']}, generated {seq['generated']} tokens; "
         f"{doc['retrieval']['per_request']} retrieval(s) x {doc['retrieval']['queries']} query vector(s) a request; "
-        f"offered load {doc['load_rps']:,.2f} requests/s ({100 * doc['load']:.0f} % of the inference stages' "
-        f"{doc['inference_rps']:,.2f})",
+        f"{load_text(doc)}",
         highlight=False,
     )
     table = Table(title="the pipeline with each retrieval option")
@@ -200,19 +207,3 @@ def grid(spec: RagSpec, units: dict[str, Units], prompts: tuple[int, ...], frequ
                 rows[name]["tpot"].append(o.tpot)
         out[axis] = {"values": values, "options": rows}
     return finite(out)
-
-
-def outcome_row(o: Outcome) -> dict:
-    """The figures of one option a summary table shows."""
-    return finite(
-        {
-            "option": o.option,
-            "kind": o.kind,
-            "units": o.units,
-            "ttft_seconds": o.ttft,
-            "tpot_seconds": o.tpot,
-            "rps": o.rps,
-            "bottleneck": o.bottleneck,
-            "retrieval_share": o.retrieval_share,
-        }
-    )
