@@ -8,12 +8,15 @@ For every index of the grid (nlist x m x with/without OPQ) it
    to a few times the nprobe the goals need (`ivfpq_record.sweep_done`; every nprobe for a
    goal it cannot meet),
    splits the queries into a selection and a held-out part (`fanns.index.holdout`) and finds,
-   per goal, the smallest nprobe whose selection recall reaches the goal plus a margin for
-   training variance — or reports the best recall seen. The recall it promises is the held-out
-   part's, with a bootstrap interval over those queries;
+   per goal, the smallest nprobe whose selection queries' lower confidence bound (sampling
+   error and training spread) reaches the goal and whose held-out queries reach it too — or
+   says why none does (the recall is below the goal, or the sample is too small to tell, with
+   the queries that would tell). The recall it promises is the held-out part's, with a
+   bootstrap interval over those queries;
 3. chooses the index's fixed-point format (`fanns.index.ivfpq_format`) and measures the
-   hardware-faithful recall of the held-out queries with the whole-accelerator reference
-   model (`fanns.reference.ivfpq`) at that nprobe;
+   hardware-faithful recall with the whole-accelerator reference model (`fanns.reference.ivfpq`)
+   at that nprobe, raising it where the held-out hardware-faithful recall falls short
+   (`fanns.explore.ivfpq_promise`);
 4. measures the hardware work from the cells the reference model actually probes (codes
    scanned per query, sizes of the probed cells, bytes read) and faiss-cpu's QPS.
 
@@ -37,13 +40,14 @@ from fanns.errors import FannsError
 from fanns.explore import estimate
 from fanns.explore.ivfpq_config import ExploreConfig, made_from
 from fanns.explore.ivfpq_indexes import IndexFiles, is_cached_index, stem_of
+from fanns.explore.ivfpq_promise import hardware_promises
 from fanns.explore.ivfpq_record import (
     ID_BYTES,
     SWEEP_MIN,
     best_per_goal,
     curve_lists,
-    goal_nprobes,
-    interval,
+    goal_promises,
+    split_curves,
     stats,
     sweep_done,
     write_json,
@@ -64,7 +68,7 @@ from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_ve
 from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.ivfpq_lists import LISTS_SUFFIX, ListsOnDisk, read_index
 from fanns.index.ivfpq_shared import Coarse, coarse_of
-from fanns.index.recall import hits, recall_hits
+from fanns.index.recall import recall_hits
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
@@ -356,7 +360,7 @@ class IvfPqExplorer:
                 self.measures,
                 nlist,
                 on_step=lambda: bar.advance(task, costs["sweep"] / swept),
-                done=sweep_done(self.cfg.goals, self.selection, self.cfg.margin, nlist),
+                done=sweep_done(self.cfg.goals, self.selection, self.holdout, self.cfg.training_sd, nlist),
             )
             total = sum(costs.values())
             bar.update(task, completed=total - costs["record"], description=f"{factory}: hardware recall, CPU QPS")
@@ -366,67 +370,46 @@ class IvfPqExplorer:
 
     def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, per_query: dict) -> dict:
         """The record of one explored index from its per-query hits at every nprobe (`recall_hits`):
-        nprobe chosen on the selection queries, recall promised on the held-out ones."""
+        nprobe promised by the rule of `fanns.index.holdout` (selection bound, held-out check) and
+        by the hardware-faithful recall (`fanns.explore.ivfpq_promise`)."""
         swept = per_query[self.measures[0]].shape[1]
-        curves = {ms: h.mean(0) / ms[1] for ms, h in per_query.items()}
-        chosen = {ms: h[self.selection].mean(0) / ms[1] for ms, h in per_query.items()}
-        held = {ms: h[self.holdout].mean(0) / ms[1] for ms, h in per_query.items()}
+        split = split_curves(per_query, self.selection, self.holdout)
         data = extract(index, self.ds.metric)
         folder = self.folder / "indexes"
         sizes_path = folder / f"{stem}.list_sizes.npy"
         save_npy(sizes_path, data.list_sizes.astype(np.int64))
 
-        goal_np = goal_nprobes(self.cfg.goals, chosen, self.cfg.margin)
-        reached = [p for p in goal_np.values() if p is not None]
-        p_max = max(reached, default=1)
-        rows = training_rows(self.ds.n, self.cfg.seed, FORMAT_SAMPLE)
-        fmt = choose_format(
-            data,
-            host_vectors(self.ds.base[rows], self.ds.metric),
-            nprobe=p_max,
-            vec_bits=self.cfg.vec_bits,
-            lut_bits=self.cfg.lut_bits,
-            seed=self.cfg.seed,
+        cfg = self.cfg
+        promises = goal_promises(cfg.goals, split, cfg.training_sd)
+        sample = host_vectors(self.ds.base[training_rows(self.ds.n, cfg.seed, FORMAT_SAMPLE)], self.ds.metric)
+
+        def reference_at(p: int) -> IvfPqReference:
+            fmt = choose_format(data, sample, nprobe=p, vec_bits=cfg.vec_bits, lut_bits=cfg.lut_bits, seed=cfg.seed)
+            check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
+            return IvfPqReference(data, fmt)
+
+        hw = hardware_promises(
+            cfg.goals, cfg.training_sd, promises, split, reference_at, self.queries, self.gt, self.holdout
         )
-        check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
-        ref = IvfPqReference(data, fmt)
-        probes = ref.probe(ref.prepare(self.queries), p_max)
+        ref = hw.ref
+        probes = ref.probe(ref.prepare(self.queries), hw.p_max)
         probes_path = folder / f"{stem}.probes.npy"
         save_npy(probes_path, probes.astype(np.int32))
         sizes = data.list_sizes
-        hw_cache: dict[int, np.ndarray] = {}
-        kmax = max(k for k, _ in self.measures)
         goals = {}
-        for g in self.cfg.goals:
-            p = goal_np[g]
-            curve = curves[g.measure]
-            if p is None:
-                best = int(np.argmax(curve))
-                goals[g.text] = {"reached": False, "best_recall": round(float(curve[best]), 6), "best_nprobe": best + 1}
-                continue
-            if p not in hw_cache:
-                _, hw_cache[p] = ref.search(self.queries, p, kmax)
-            hw_all = hits(hw_cache[p][:, : g.k], self.gt[:, : g.truth]) / g.truth
-            hw_hits = hw_all[self.holdout]
-            held_hits = per_query[g.measure][self.holdout, p - 1] / g.truth
-            probed = sizes[probes[:, :p]]
-            codes = probed.sum(1)
-            goals[g.text] = {
-                "reached": True,
-                "nprobe": p,
-                "selection_recall": round(float(chosen[g.measure][p - 1]), 6),
-                "recall": round(float(held[g.measure][p - 1]), 6),
-                "recall_interval": interval(held_hits, self.cfg.seed),
-                "hw_recall": round(float(hw_hits.mean()), 6),
-                "hw_recall_interval": interval(hw_hits, self.cfg.seed),
-                "margin": self.cfg.margin,
-                "all_queries_recall": round(float(curve[p - 1]), 6),
-                "all_queries_hw_recall": round(float(hw_all.mean()), 6),
-                "codes_per_query": stats(codes),
-                "probed_cell_sizes": stats(probed.ravel()),
-                "bytes_per_query": stats(codes * (m + ID_BYTES)),
-                **cpu_fields(self._cpu_qps(index, p, g.k)),
-            }
+        for g in cfg.goals:
+            entry = hw.entry(g, promises[g], split[g.measure], per_query[g.measure], cfg.training_sd, cfg.seed)
+            p = entry.get("nprobe")
+            if p is not None:
+                probed = sizes[probes[:, :p]]
+                codes = probed.sum(1)
+                entry |= {
+                    "codes_per_query": stats(codes),
+                    "probed_cell_sizes": stats(probed.ravel()),
+                    "bytes_per_query": stats(codes * (m + ID_BYTES)),
+                    **cpu_fields(self._cpu_qps(index, p, g.k)),
+                }
+            goals[g.text] = entry
         return {
             "index": meta["factory"],
             "nlist": nlist,
@@ -439,10 +422,12 @@ class IvfPqExplorer:
             "probes": f"indexes/{probes_path.name}",
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
-            "format": fmt.to_dict(),
-            "curve": {"nprobe": list(range(1, swept + 1)), **curve_lists(curves)},
-            "selection_curve": curve_lists(chosen),
-            "holdout_curve": curve_lists(held),
+            "format": ref.fmt.to_dict(),
+            "curve": {"nprobe": list(range(1, swept + 1)), **curve_lists({ms: c.pooled for ms, c in split.items()})},
+            "sd_curve": curve_lists({ms: c.pooled_sd for ms, c in split.items()}),
+            "selection_curve": curve_lists({ms: c.selection for ms, c in split.items()}),
+            "selection_sd_curve": curve_lists({ms: c.selection_sd for ms, c in split.items()}),
+            "holdout_curve": curve_lists({ms: c.held for ms, c in split.items()}),
             "goals": goals,
         }
 

@@ -11,7 +11,7 @@ from fanns.datasets.dataset import Dataset
 from fanns.explore.ivfpq_record import ID_BYTES, recall_split
 from fanns.explore.ivfpq_training import checked_grid
 from fanns.index.goals import RecallGoal
-from fanns.index.holdout import TRAINING_MARGIN, split_queries
+from fanns.index.holdout import TRAINING_SD, split_queries
 from fanns.model.ivfpq.workload import EXPLORE_VERSION
 
 
@@ -27,7 +27,7 @@ class ExploreConfig:
     vec_bits: int = 16
     lut_bits: int = 16
     qps_min_seconds: float = 0.2
-    margin: float = TRAINING_MARGIN
+    training_sd: float = TRAINING_SD  # recall spread between retrains, in the promise's bound (`fanns.index.holdout`)
     lists_on_disk: bool = False  # each index's inverted lists in a file beside it (`fanns.index.ivfpq_lists`)
     shard_rows: int = DEFAULT_SHARD_ROWS  # with lists on disk: base vectors added in RAM at a time
     extra: dict = field(default_factory=dict)
@@ -43,7 +43,7 @@ def made_from(ds: Dataset, cfg: ExploreConfig) -> dict:
     selection, holdout = split_queries(nq, cfg.seed)
     return {
         "version": EXPLORE_VERSION,
-        "recall_split": recall_split(int(selection.size), int(holdout.size), cfg.margin),
+        "recall_split": recall_split(int(selection.size), int(holdout.size), cfg.training_sd),
         "dataset": {**ds.summary(), "content_hash": ds.content_hash(), "queries_used": nq},
         "settings": {
             "nlists": nlists,
@@ -53,6 +53,6 @@ def made_from(ds: Dataset, cfg: ExploreConfig) -> dict:
             "vec_bits": cfg.vec_bits,
             "lut_bits": cfg.lut_bits,
             "id_bytes": ID_BYTES,
-            "margin": cfg.margin,
+            "training_sd": cfg.training_sd,
         },
     }

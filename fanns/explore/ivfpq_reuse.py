@@ -2,7 +2,7 @@
 
 Why: `fanns sweep` and `fanns generate` both start from an exploration, and training plus the
 recall sweeps are the slow part of both. An earlier exploration answers when it was made alike
-(`made_alike`: the same data, query count and split, seed, number formats, margin — everything
+(`made_alike`: the same data, query count and split, seed, number formats, training spread — everything
 `fanns.explore.ivfpq_config.made_from` records — and a grid of nlists, ms and OPQ choices
 holding the one asked) and explored every goal asked (`covers`); it is then read restricted to
 the grid asked (`view`), so a larger exploration answers exactly as one of that grid would.

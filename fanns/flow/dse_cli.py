@@ -18,6 +18,7 @@ from rich.console import Console
 from fanns.boards import load_board
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
+from fanns.index.holdout import unpromised_text
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -113,7 +114,7 @@ def dse_command(args: argparse.Namespace) -> int:
     )
     for u in outcome.unreachable:
         console.print(
-            f"  {u['index']} cannot reach {args.recall.text} (best recall {u.get('best_recall')})", highlight=False
+            f"  {u['index']}: {args.recall.text} not promised: {unpromised_text(u, args.recall.text)}", highlight=False
         )
     console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
     return 0

@@ -20,6 +20,7 @@ from fanns.explore.graph import run_graph_explore
 from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_index
 from fanns.explore.ivfpq_reuse import lists_settings
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
+from fanns.index.holdout import unpromised_text
 from fanns.outputs import check_destination, staged_folder
 from fanns.tools.parallel import check_cluster
 
@@ -61,17 +62,18 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
     console = Console()
     for g in goals:
         table = Table(title=f"{ds.name}: {g.text}")
-        cols = ("index", "nprobe", "selection recall", "held-out recall (95 % CI)", "hw recall (held-out)")
+        cols = ("index", "nprobe", "selection recall (bound)", "held-out recall (95 % CI)", "hw recall (held-out)")
         for col in (*cols, "codes/query (mean, P99)", "KB/query", "CPU QPS"):
             table.add_column(col)
         for rec in result["indexes"]:
             r = rec["goals"][g.text]
             if r["reached"]:
                 c = r["codes_per_query"]
+                raised = r.get("raised_from")
                 table.add_row(
                     rec["index"],
-                    str(r["nprobe"]),
-                    f"{r['selection_recall']:.3f}",
+                    str(r["nprobe"]) + (f" (raised from {raised['nprobe']})" if raised else ""),
+                    f"{r['selection_recall']:.3f} ({r['selection_bound']:.3f})",
                     f"{r['recall']:.3f} ({r['recall_interval'][0]:.3f}-{r['recall_interval'][1]:.3f})",
                     f"{r['hw_recall']:.3f}",
                     f"{c['mean']:.0f}, {c['p99']:.0f}",
@@ -79,21 +81,30 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                     f"{r['cpu_qps']:.0f}",
                 )
             else:
-                table.add_row(
-                    rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-", "-"
-                )
+                short = f"best {r['best_recall']:.3f} @ {r['best_nprobe']}: not promised"
+                table.add_row(rec["index"], "-", short, "-", "-", "-", "-", "-")
         console.print(table)
+        for rec in result["indexes"]:
+            if not rec["goals"][g.text]["reached"]:
+                console.print(f"  {rec['index']}: {unpromised_text(rec['goals'][g.text], g.text)}", highlight=False)
         best = result["best"][g.text]
         if not best["reached"]:
+            more, used = best.get("queries_needed"), result["dataset"]["queries_used"]
             console.print(
-                f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
+                f"[bold red]{g.text} cannot be promised[/] from {used} queries: at best {best['best_recall']:.3f} "
+                f"({best['index']}); about {more:,} queries would tell (use a larger --queries, or a dataset with "
+                "that many), or try a lower goal."
+                if more
+                else f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
                 f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
                 highlight=False,
             )
     split = result["recall_split"]
     console.print(
-        f"nprobe chosen on {split['selection_queries']} selection queries at goal + {split['margin']:g} "
-        f"(training variance); recall promised on {split['holdout_queries']} held-out queries, {split['interval']}",
+        f"nprobe promised where the {split['selection_queries']} selection queries' "
+        f"{split['promise_level']:.1%} lower confidence bound (training spread {split['training_sd']:g} "
+        f"included) and the {split['holdout_queries']} held-out queries reach the goal; held-out recall "
+        f"with a {split['interval']}",
         highlight=False,
     )
     console.print(f"wrote {out / 'explore.json'}", highlight=False)

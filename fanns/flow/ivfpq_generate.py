@@ -103,6 +103,7 @@ def design_summary(rec: dict) -> dict:
         "recall_interval",
         "hw_recall_interval",
         "selection_recall",
+        "selection_bound",
         "qps",
         "cycles_per_query",
         "bottleneck",
@@ -201,6 +202,7 @@ def generate_command(args: argparse.Namespace) -> int:
         "generator": f"fanns {__version__} generate",
         "dataset": {k: explore["dataset"][k] for k in ("name", "n", "d", "metric") if k in explore["dataset"]},
         "goal": goal.text,
+        "recall_split": explore["recall_split"],
         "board": board.name,
         "clock_mhz": clock,
         "util": args.util,
@@ -262,6 +264,14 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         f"{promised(d['recall'], d.get('recall_interval'))} (faiss), "
         f"{promised(d['hw_recall'], d.get('hw_recall_interval'))} (hardware-faithful)"
     )
+    split = summary["recall_split"]
+    if d.get("selection_bound") is not None:
+        say(
+            f"recall promise: nprobe {d['nprobe']} is the smallest where the {split['selection_queries']} selection "
+            f"queries' {split['promise_level']:.1%} lower confidence bound ({d['selection_bound']:.3f}, training "
+            f"spread included) and the {split['holdout_queries']} held-out queries reach {summary['goal']}: it "
+            f"falls below the goal on new queries at most {1 - split['promise_level']:.1%} of the time"
+        )
     say(
         "design per stage: "
         + "; ".join(_stage_text(name, st) for name, st in d["stages"].items() if st["arch"] != "none")

@@ -70,10 +70,9 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
     return ns
 
 
-def build_report(data: dict) -> dict[str, bytes]:
-    """Every file of the report folder (relative path -> bytes)."""
-
-    goals = [
+def report_goals(data: dict) -> list[dict]:
+    """The report's goals as its figures take them: text, measure name, target and k."""
+    return [
         {
             "text": s,
             "measure": s.split("=")[0],
@@ -82,8 +81,15 @@ def build_report(data: dict) -> dict[str, bytes]:
         }
         for s in data["settings"]["goals"]
     ]
+
+
+def build_report(data: dict) -> dict[str, bytes]:
+    """Every file of the report folder (relative path -> bytes)."""
+
+    goals = report_goals(data)
+    chosen = figures.chosen_points(data["curves"], data["summary"], goals)
     svgs = {
-        "recall": figures.recall_figure(data["curves"], goals),
+        "recall": figures.recall_figure(data["curves"], goals, chosen),
         "qps": figures.qps_recall_figure(data["fpga_points"], data["cpu_points"], goals, data["settings"]["boards"]),
         "resources": figures.resource_figure(data["designs"], data["boards"], data["settings"]["goals"]),
     }

@@ -87,14 +87,14 @@ def test_other_settings_do_not_answer_and_goals_join(ds):
 
 def test_the_grid_covers_by_subsets_every_other_setting_by_equality(ds):
     """`covers` on records alone (no exploration runs): OPQ choices are a grid like nlists and
-    ms; any other recorded setting (here the margin another rule may set) must be equal."""
+    ms; any other recorded setting (here the training spread another rule may set) must be equal."""
     _, have, _ = ensure_exploration(ds, config([8]))
     opq = {**have["indexes"][0], "index": "OPQ4,IVF8,PQ4", "opq": True}
     both = {**have, "settings": {**have["settings"], "opq": [False, True]}, "indexes": [*have["indexes"], opq]}
     assert covers(both, request(ds, config([8], opq=(True,))))
     assert index_names(view(both, request(ds, config([8], opq=(True,))))) == ["OPQ4,IVF8,PQ4"]
     assert not covers(have, request(ds, config([8], opq=(True,))))
-    assert not covers(both, request(ds, config([8], opq=(True,), margin=0.05)))
+    assert not covers(both, request(ds, config([8], opq=(True,), training_sd=0.05)))
     assert not covers({**both, "settings": {**both["settings"], "new_rule": 1}}, request(ds, config([8])))
     assert not covers(both, request(ds, config([8], goals=("R@10=0.6",))))
 
