@@ -93,7 +93,8 @@ def comparison_lines(doc: dict) -> list[str]:
     for c in doc["comparison"]:
         name, ref = c["option"], c["reference"]
         line = (
-            f"{name}: {count_text(c['units'], kinds[name])} replace {count_text(c['reference_units'], kinds[ref])} "
+            f"{name}: {count_text(c['units'], kinds[name])} {'replaces' if c['units'] == 1 else 'replace'} "
+            f"{count_text(c['reference_units'], kinds[ref])} "
             f"({ref}) at equal throughput ({c['rps']:,.1f} requests/s): TTFT {seconds(c['ttft_seconds'])} vs "
             f"{seconds(c['reference_ttft_seconds'])}."
         )
