@@ -18,6 +18,7 @@ import yaml
 
 from fanns.cli import main
 from fanns.errors import FannsError
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.rag import iterative, rago
 from fanns.model.rag.faiss_cpu import faiss_units
@@ -28,7 +29,6 @@ from fanns.model.rag.pipeline import Pipeline
 from fanns.model.rag.report import document
 from fanns.model.rag.retrieval import Database, RooflineServers, ShardedUnits, expected_max
 from fanns.model.rag.schema import load, parse
-from tests.codegen.helpers import random_format, random_index
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "rag" / "rago_case1.yaml"
