@@ -32,7 +32,7 @@ def back_pair(w, board, lut_words=1):
     return ctx, options.back_options(*args), options.back_options(*args, skip_dominated=False)
 
 
-@pytest.mark.parametrize("lut_words", [1, 4])
+@pytest.mark.parametrize("lut_words", [pytest.param(1, marks=pytest.mark.slow), 4])  # 1: ~5x the options
 def test_dominated_back_options_are_those_the_pruning_drops(u55c, small, lut_words):
     _, fast, full = back_pair(small, u55c, lut_words)
     assert fast.dominated > 0 and len(fast) + fast.dominated == len(full)
@@ -43,6 +43,7 @@ def test_dominated_back_options_are_those_the_pruning_drops(u55c, small, lut_wor
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
+@pytest.mark.slow  # times every back option of `small`
 def test_sel_k_floor_is_below_every_interval(u55c, small):
     ctx, _, full = back_pair(small, u55c)
     probes = stage_model.Probes.of(small.probed)
