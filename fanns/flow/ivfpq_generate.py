@@ -33,7 +33,7 @@ from fanns.errors import FannsError
 from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
 from fanns.flow.dse_cli import add_target_options
 from fanns.flow.ivfpq_inputs import index_record, load_index
-from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
+from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry, parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import spread_text
@@ -42,6 +42,7 @@ from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
 from fanns.progress import status
 from fanns.templating import environment
+from fanns.tools.modelcache import BUILD_DIR_HELP
 
 WHAT = "generated project"
 STEPS = 5
@@ -230,7 +231,7 @@ def _cmd(args: argparse.Namespace) -> int:
                 sims.append(SIMULATORS[face](tmp / face, args.sim_queries, build_root))
         else:
             step(4, "simulation skipped (pass --sim to check the generated faces against the reference model)")
-        summary["simulation"] = [{k: v for k, v in s.items() if k != "seconds"} for s in sims]
+        summary["simulation"] = [{k: v for k, v in s.items() if k not in RUN_ONLY} for s in sims]
         step(5, f"report and README into {out}")
         extra = {
             "report/dse.json": _json(dse_record),
@@ -301,7 +302,12 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
                 f"; {s['cycles_per_query']:,.1f} cycles/query measured vs "
                 f"{s['predicted_cycles_per_query']:,.1f} predicted ({s['cycle_error_pct']:+.2f}%)"
             )
-        say(line + "; " + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items()))
+        say(
+            line
+            + "; "
+            + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items())
+            + (f" (model {s['model']})" if "model" in s else "")
+        )
     say(f"exploration: {folder} ({'reused' if reused else 'new'})")
     say(
         f"wrote {out}/: README.md, design.yaml, "
@@ -382,7 +388,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sim-queries", type=arg_int(2, 1_000_000), default=16, help="test queries simulated with --sim (default 16)"
     )
-    p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
+    p.add_argument("--build-dir", help=BUILD_DIR_HELP)
     p.add_argument(
         "--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`"
     )

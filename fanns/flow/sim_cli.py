@@ -42,6 +42,7 @@ from fanns.sim.ivfpq.rtl import (
     measured_interval,
     test_queries_fx,
 )
+from fanns.tools.modelcache import BUILD_DIR_HELP
 
 TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 MAX_LATENCY = 100_000
@@ -104,14 +105,11 @@ def rtl_report(
 
     record, _ = check_project(project, "rtl")
     nq = query_range(query_count(project, record), queries, first, least=2)  # before any elaboration
-    sim = RtlProjectSim(project, build_dir, harness=harness, trace=trace)
+    sim = RtlProjectSim(project, build_dir, harness=harness, options=None, trace=trace, queries=nq)
     d = sim.design
-    console.print(
-        f"building {project}/rtl/fanns_ivfpq.v with Verilator ({harness} harness, cached in {sim.sim.build_dir}) ...",
-        highlight=False,
-    )
+    console.print(f"simulator of {project}/rtl/fanns_ivfpq.v: {sim.describe()}", highlight=False)
     start = time.perf_counter()
-    sim.build()
+    built_now = sim.build()
     built = time.perf_counter() - start
     start = time.perf_counter()
     out = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k, first=first)], latency=latency, pause=pause, limits=limits)
@@ -128,7 +126,8 @@ def rtl_report(
     measured = measured_interval(run)
     clock = d.clock_mhz * 1e6
     console.print(
-        f"RTL simulation of {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board}: build {built:.0f} s, "
+        f"RTL simulation of {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board}: build {built:.0f} s "
+        f"({'built' if built_now else 'model reused from the cache'}), "
         f"simulation {ran:.0f} s ({run['sim_cycles']:,} cycles)",
         highlight=False,
     )
@@ -351,5 +350,5 @@ def register(sub: argparse._SubParsersAction) -> None:
             "9,600 cycles (loading included); simulate few queries (--queries 2)"
         ),
     )
-    p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
+    p.add_argument("--build-dir", help=BUILD_DIR_HELP)
     p.set_defaults(func=_cmd)

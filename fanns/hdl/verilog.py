@@ -1,6 +1,10 @@
-"""Verilog emission of Amaranth components, the one way every face and test turns RTL into text."""
+"""Verilog emission of Amaranth components, the one way every face and test turns RTL into text;
+`share_modules` folds the identical modules of an emitted file into one (for simulator builds)."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import verilog
@@ -62,3 +66,85 @@ def to_kernel_verilog(component: wiring.Component, name: str, interfaces: dict[s
     }
     ports |= kernel_port_names(component, interfaces)
     return verilog.convert(shell, name=name, ports=ports, emit_src=False)
+
+
+_MODULE = re.compile(
+    r"(?P<attrs>(?:^\(\*[^\n]*\*\)\n)*)^module (?P<name>\\\S+|[A-Za-z_][\w$]*) ?(?P<head>(?:\(.*?\))?;\n)"
+    r"(?P<body>.*?)^endmodule\n",
+    re.S | re.M,
+)
+_INSTANCE = re.compile(r"^  (\\\S+ |[A-Za-z_][\w$]* )", re.M)
+_AUTO = re.compile(r"\\\$auto\$\S+ ")
+
+
+def verilog_modules(text: str) -> dict[str, re.Match]:
+    """The modules of `text` (Verilog as Amaranth/yosys write it) by name, each as its match:
+    groups `attrs` (the attribute lines before it), `name`, `head` (port list) and `body`."""
+    return {m.group("name"): m for m in _MODULE.finditer(text)}
+
+
+def submodules(body: str, modules: Mapping[str, object]) -> list[str]:
+    """The modules (of `modules`) a module `body` instantiates, once per instance."""
+    return [t.rstrip() for t in _INSTANCE.findall(body) if t.rstrip() in modules]
+
+
+def instance_counts(text: str) -> dict[str, int]:
+    """How many instances of each module of `text` the design below its root modules (those no
+    module instantiates) holds; a root counts 1."""
+    modules = verilog_modules(text)
+    children = {name: submodules(m.group("body"), modules) for name, m in modules.items()}
+    counts = dict.fromkeys(modules, 0)
+    inner = {c for kids in children.values() for c in kids}
+
+    def visit(name: str, times: int) -> None:
+        counts[name] += times
+        for child in children[name]:
+            visit(child, times)
+
+    for root in modules:
+        if root not in inner:
+            visit(root, 1)
+    return counts
+
+
+def share_modules(text: str) -> str:
+    """`text` (Verilog as Amaranth/yosys write it) with every set of modules whose texts are the
+    same (up to yosys's `$auto$...` names, numbered across the file, and the names of the modules
+    they instantiate, themselves folded first) reduced to the first of them, which every
+    instance then names. Why: Amaranth writes a module per instance, so 40 identical BuildLUT
+    PEs are 40 modules (the demo design: 8.5 MB of Verilog, 1.9 MB folded), and a simulator can
+    compile a module that many instances share once (`fanns.tools.vbuild`). A module no other
+    module of the file instantiates is kept (another file may name it). The order of a module's
+    port list may differ between identical instances (Amaranth's); yosys connects every instance's
+    ports by name, so the kept module's order serves them all."""
+    modules = verilog_modules(text)
+    instantiated = {c for m in modules.values() for c in submodules(m.group("body"), modules)}
+    kept: dict[str, str] = {}  # module -> the module it is folded into (itself if kept)
+    firsts: dict[str, str] = {}  # folded text -> its first module
+
+    def body(name: str) -> str:
+        def rename(inst: re.Match) -> str:
+            name = inst.group(1).rstrip()
+            return f"  {fold(name)} " if name in modules else inst.group(0)
+
+        return _INSTANCE.sub(rename, modules[name].group("body"))
+
+    def fold(name: str) -> str:
+        if name not in kept:
+            autos: dict[str, str] = {}
+            text = _AUTO.sub(lambda a: autos.setdefault(a.group(0), f"$auto{len(autos)} "), body(name))
+            ports = sorted(part.strip() for part in modules[name].group("head").strip("();\n").split(","))
+            key = ",".join(ports) + "\n" + text
+            kept[name] = firsts.setdefault(key, name) if name in instantiated else name
+        return kept[name]
+
+    out, pos = [], 0
+    for name, m in modules.items():
+        gap = text[pos : m.start()]
+        if fold(name) == name:
+            out.append(gap + m.group(0)[: m.start("body") - m.start()] + body(name) + "endmodule\n")
+        elif gap.strip():
+            out.append(gap)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)

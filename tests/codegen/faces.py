@@ -11,7 +11,7 @@ from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
-from fanns.tools.vmodel import QUICK_CXX_OPT
+from fanns.tools.vmodel import QUICK_BUILD
 from tests.codegen.test_rtl import CYCLE_TOLERANCE
 
 QUERIES = 6
@@ -37,7 +37,7 @@ def rtl_fast_run(case: dict, tmp_path, build_root) -> tuple[dict, object, float]
     and the measured cycles per query."""
     design = case["design"]
     project = generate_rtl(design, case["data"], case["test"], tmp_path / "rtl")
-    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast", cxx_opt=QUICK_CXX_OPT)
+    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast", options=QUICK_BUILD)
     sim.build()
     run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=design.k)])["runs"][0]
     return run, sim.predicted_run(0, QUERIES), measured_interval(run)
