@@ -49,6 +49,8 @@ from fanns.tools.vmodel import ModelBuild
 
 OPTIONS = ("hier-O0", "hier-O1", "hier-O2", "flat-O1", "flat-O2-O2")
 REGISTERS = ("cycles", "load_cycles", "first_cycles", "last_cycles")
+RATE_QUERIES = 100
+"""Test queries of the per-cycle cost's run (the projects' default test queries)."""
 
 
 def parse_options(name: str) -> BuildOptions:
@@ -73,6 +75,28 @@ def warm_runtime(options: BuildOptions, work: Path) -> None:
     build that follows measures the design alone."""
     sources = {"mem.v": to_verilog(SimMemory(64, 1024, ["r"], ["w"]), "mem"), **ram_sources()}
     ModelBuild(sources, "mem", work / "warm", options=options).build()
+
+
+def cycle_rate(project: Path, options: BuildOptions, queries: int, work: Path, repeats: int = 3) -> dict:
+    """Processor seconds per million cycles of `queries` test queries on the model `options` built
+    (from the model cache), the best of `repeats` runs: the per-cycle cost the cost model reads
+    (`fanns.tools.vbuild.RUN_S_PER_MCYCLE_MB`), on a run long enough to outweigh its set-up."""
+    sim = RtlProjectSim(project / "rtl", work / "runs", options=options)
+    assert not sim.sim.build(), "cycle_rate reads a model already built"
+    d = sim.design
+    best = None
+    for _ in range(repeats):
+        out = sim.run([Run(nq=queries, nprobe=d.nprobe, k=d.k)])
+        assert out["runs"][0]["mismatched_queries"] == 0
+        rate = out["run_cpu_seconds"] / out["run_cycles"] * 1e6
+        best = rate if best is None else min(best, rate)
+    mb = sim.sim.prepared.evaluated_bytes / 1e6
+    return {
+        "queries": queries,
+        "cycles": out["run_cycles"],
+        "cpu_s_per_mcycle": round(best, 2),
+        "per_mb": round(best / mb, 3),
+    }
 
 
 def measure(project: Path, options: BuildOptions, queries: int, work: Path) -> dict:
@@ -111,6 +135,7 @@ def measure(project: Path, options: BuildOptions, queries: int, work: Path) -> d
         "run_cycles": out["run_cycles"],
         "mismatched_queries": run["mismatched_queries"],
         "registers": {r: run[r] for r in REGISTERS},
+        "rate": cycle_rate(project, options, RATE_QUERIES, work),
         "load_average_1min": round(os.getloadavg()[0], 1),
     }
 

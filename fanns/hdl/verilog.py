@@ -1,5 +1,5 @@
 """Verilog emission of Amaranth components, the one way every face and test turns RTL into text;
-`share_modules` folds the identical modules of an emitted file into one (for simulator builds)."""
+`verilog_modules` and `instance_counts` read an emitted file's modules (for simulator builds)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import verilog
 from amaranth.hdl._ir import PortDirection  # the direction type `ports=` takes (amaranth 0.5)
 from amaranth.lib import wiring
+
+from fanns.hdl.modules import ModuleLibrary
 
 KERNEL_CLOCK = "ap_clk"
 KERNEL_RESET = "ap_rst_n"
@@ -58,14 +60,17 @@ def kernel_port_names(component: wiring.Component, interfaces: dict[str, str]) -
 def to_kernel_verilog(component: wiring.Component, name: str, interfaces: dict[str, str]) -> str:
     """Verilog of `component` as a Xilinx RTL kernel (module `name`): ports `ap_clk`, `ap_rst_n`
     (active low) and the component's members renamed by `kernel_port_names`. The component itself
-    is the submodule `<name>.core`, unchanged."""
+    is the submodule `<name>.core`, unchanged; its repeated parts (`fanns.hdl.modules.separate`)
+    are modules of their own, each converted once and appended after the kernel's."""
     shell = _KernelShell(component)
     ports = {
         KERNEL_CLOCK: (shell.ap_clk, PortDirection.Input),
         KERNEL_RESET: (shell.ap_rst_n, PortDirection.Input),
     }
     ports |= kernel_port_names(component, interfaces)
-    return verilog.convert(shell, name=name, ports=ports, emit_src=False)
+    with ModuleLibrary(to_verilog) as parts:
+        top = verilog.convert(shell, name=name, ports=ports, emit_src=False)
+    return top + parts.verilog()
 
 
 _MODULE = re.compile(
@@ -74,7 +79,6 @@ _MODULE = re.compile(
     re.S | re.M,
 )
 _INSTANCE = re.compile(r"^  (\\\S+ |[A-Za-z_][\w$]* )", re.M)
-_AUTO = re.compile(r"\\\$auto\$\S+ ")
 
 
 def verilog_modules(text: str) -> dict[str, re.Match]:
@@ -105,46 +109,3 @@ def instance_counts(text: str) -> dict[str, int]:
         if root not in inner:
             visit(root, 1)
     return counts
-
-
-def share_modules(text: str) -> str:
-    """`text` (Verilog as Amaranth/yosys write it) with every set of modules whose texts are the
-    same (up to yosys's `$auto$...` names, numbered across the file, and the names of the modules
-    they instantiate, themselves folded first) reduced to the first of them, which every
-    instance then names. Why: Amaranth writes a module per instance, so 40 identical BuildLUT
-    PEs are 40 modules (the demo design: 8.5 MB of Verilog, 1.9 MB folded), and a simulator can
-    compile a module that many instances share once (`fanns.tools.vbuild`). A module no other
-    module of the file instantiates is kept (another file may name it). The order of a module's
-    port list may differ between identical instances (Amaranth's); yosys connects every instance's
-    ports by name, so the kept module's order serves them all."""
-    modules = verilog_modules(text)
-    instantiated = {c for m in modules.values() for c in submodules(m.group("body"), modules)}
-    kept: dict[str, str] = {}  # module -> the module it is folded into (itself if kept)
-    firsts: dict[str, str] = {}  # folded text -> its first module
-
-    def body(name: str) -> str:
-        def rename(inst: re.Match) -> str:
-            name = inst.group(1).rstrip()
-            return f"  {fold(name)} " if name in modules else inst.group(0)
-
-        return _INSTANCE.sub(rename, modules[name].group("body"))
-
-    def fold(name: str) -> str:
-        if name not in kept:
-            autos: dict[str, str] = {}
-            text = _AUTO.sub(lambda a: autos.setdefault(a.group(0), f"$auto{len(autos)} "), body(name))
-            ports = sorted(part.strip() for part in modules[name].group("head").strip("();\n").split(","))
-            key = ",".join(ports) + "\n" + text
-            kept[name] = firsts.setdefault(key, name) if name in instantiated else name
-        return kept[name]
-
-    out, pos = [], 0
-    for name, m in modules.items():
-        gap = text[pos : m.start()]
-        if fold(name) == name:
-            out.append(gap + m.group(0)[: m.start("body") - m.start()] + body(name) + "endmodule\n")
-        elif gap.strip():
-            out.append(gap)
-        pos = m.end()
-    out.append(text[pos:])
-    return "".join(out)

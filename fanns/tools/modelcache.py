@@ -31,9 +31,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fanns.choices import SIM_MODELS_ENV
 from fanns.datasets.cache import cache_root
 
-ROOT_ENV = "FANNS_SIM_MODELS"
+ROOT_ENV = SIM_MODELS_ENV
 SIZE_ENV = "FANNS_SIM_MODELS_GB"
 DEFAULT_GB = 8.0
 """Gigabytes of models kept (a whole-accelerator library is 5-60 MB, a PE's cocotb executable 1-5 MB)."""
@@ -41,11 +42,6 @@ READY = "model.json"
 """Written last into an entry: its presence says the model is complete; its time says when it was last used."""
 IN_USE_SECONDS = 3600
 """An entry used this recently is never evicted (another process may be about to open it)."""
-BUILD_DIR_HELP = (
-    "where simulation runs keep their files (default: the fanns cache folder); compiled simulators are "
-    f"kept by content in ${ROOT_ENV} (default: the cache folder's sim-models)"
-)
-"""The help of the commands' --build-dir."""
 STALE_STAGE_SECONDS = 86400
 """A staging folder this old belongs to a build that died; eviction removes it."""
 

@@ -1,11 +1,10 @@
 """How a Verilated model of a whole accelerator is compiled, what that costs, and its progress.
 
 What the build of a whole design spends (benchmarks/sim_build.py, docs/simulation.md): Verilator
-turns the Verilog into C++ in a minority of the time; g++ compiling that C++ is the rest (the demo
-design: 31 s of processor time verilating, 433 s compiling at -O2). Verilator writes a module's
-code once per instance (it flattens the design), and Amaranth writes a module per instance, so
-the 40 BuildLUT PEs of the demo are 40 copies of the same C++. `prepare_sources` therefore folds
-identical modules (`fanns.hdl.verilog.share_modules`) and makes every large module that several
+turns the Verilog into C++ in a minority of the time; g++ compiling that C++ is the rest. Verilator
+writes a module's code once per instance (it flattens the design), so the demo design's 40
+BuildLUT PEs, one Verilog module since `fanns.hdl.modules` converts each distinct PE once, are
+still 40 copies of the same C++. `prepare_sources` therefore makes every large module that several
 instances share a Verilator *hierarchical block* (`/*verilator hier_block*/`): verilated and
 compiled once, into a library every instance calls. Its other levers are g++'s optimisation of the
 per-cycle code (`BuildOptions.cxx_opt`) and of the code that runs once (`slow_opt`: the initial
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fanns.errors import FannsError
-from fanns.hdl.verilog import instance_counts, share_modules, submodules, verilog_modules
+from fanns.hdl.verilog import instance_counts, submodules, verilog_modules
 from fanns.progress import eta_bar, status
 
 CXX = "c++"
@@ -37,7 +36,7 @@ SLOW_OPT = "-O0"
 """g++'s optimisation of a model's run-once code (Verilator's OPT_SLOW: initial values, the first
 settle): it runs once per model, so its compile time is all it costs."""
 HIER_MIN_BYTES = 16_000
-"""A module becomes a hierarchical block when its Verilog (folded) has at least this many bytes..."""
+"""A module becomes a hierarchical block when its Verilog has at least this many bytes..."""
 HIER_MIN_SAVED = 500_000
 """... and its other instances at least this many: smaller or unshared modules stay flattened.
 A block is not free: Verilator verilates each on its own, parsing the whole design again (4 s of
@@ -150,12 +149,11 @@ class Prepared:
 
 
 def prepare_sources(sources: Mapping[str, str], hierarchical: bool) -> Prepared:
-    """The sources a model compiles: every Verilog file's identical modules folded, and with
-    `hierarchical` its shared large modules made hierarchical blocks (`hier_blocks`)."""
+    """The sources a model compiles: with `hierarchical`, every Verilog file's shared large modules
+    made hierarchical blocks (`hier_blocks`)."""
     out, blocks, compiled, evaluated = {}, 0, 0, 0
     for name, text in sources.items():
         if name.endswith(".v"):
-            text = share_modules(text)
             chosen = hier_blocks(text) if hierarchical else []
             compiled += expanded_bytes(text, chosen)
             evaluated += expanded_bytes(text)

@@ -56,7 +56,7 @@ def test_a_second_builder_waits_for_the_first_and_reuses_its_model(tmp_path):
             started.set()
             time.sleep(0.5)
             (stage / "lib.so").write_bytes(b"first")
-        results.append("first")
+            results.append("first")  # inside the build: before its lock is released, whatever the scheduling
 
     first = threading.Thread(target=slow)
     first.start()

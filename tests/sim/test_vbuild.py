@@ -1,8 +1,8 @@
-"""How a whole design's simulator is built (`fanns.tools.vbuild`, `fanns.hdl.verilog.share_modules`):
-identical modules folded into one, shared large modules made Verilator hierarchical blocks (renamed
-to plain identifiers), the expanded sizes the cost model reads, the choice of a build by expected
-build and run time; and, built, a hierarchical model that moves every word on the cycle the
-flattened one does."""
+"""How a whole design's simulator is built (`fanns.tools.vbuild`): the modules a design converted
+by `fanns.hdl.modules` shares counted by instance, shared large modules made Verilator hierarchical
+blocks (escaped names made plain identifiers), the expanded sizes the cost model reads, the choice
+of a build by expected build and run time; and, built, a hierarchical model that moves every word
+on the cycle the flattened one does."""
 
 import re
 
@@ -12,10 +12,11 @@ from amaranth import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.hdl.verilog import instance_counts, share_modules, to_verilog, verilog_modules
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.hdl.modules import ModuleLibrary
+from fanns.hdl.verilog import instance_counts, to_verilog, verilog_modules
+from fanns.pe.stream_fifo import stream_fifo
 from fanns.tools import vbuild
-from fanns.tools.vbuild import BuildOptions, expanded_bytes, hier_blocks, mark_blocks, prepare_sources
+from fanns.tools.vbuild import BuildOptions, hier_blocks, mark_blocks, prepare_sources
 from fanns.tools.verilator import lint
 from fanns.tools.vmodel import ModelBuild
 
@@ -23,14 +24,15 @@ WIDTH, STAGES = 16, 3
 
 
 class Chain(wiring.Component):
-    """`STAGES` identical FIFOs in a row and one of another depth after them."""
+    """`STAGES` identical FIFOs in a row and one of another depth after them, each a part of its
+    own (`stream_fifo`) as a design's PEs and FIFOs are."""
 
     def __init__(self):
         super().__init__({"i": In(stream.Signature(WIDTH)), "o": Out(stream.Signature(WIDTH))})
 
     def elaborate(self, platform):
         m = Module()
-        fifos = [StreamFifoComponent(WIDTH, 8) for _ in range(STAGES)] + [StreamFifoComponent(WIDTH, 4)]
+        fifos = [stream_fifo(WIDTH, 8) for _ in range(STAGES)] + [stream_fifo(WIDTH, 4)]
         for n, f in enumerate(fifos):
             m.submodules[f"fifo{n}"] = f
         wiring.connect(m, wiring.flipped(self.i), fifos[0].i)
@@ -42,35 +44,34 @@ class Chain(wiring.Component):
 
 @pytest.fixture(scope="module")
 def verilog():
-    return to_verilog(Chain(), "chain")
+    with ModuleLibrary(to_verilog) as parts:
+        top = to_verilog(Chain(), "chain")
+    return top + parts.verilog()
 
 
-def test_identical_modules_fold_into_one(verilog, tmp_path):
-    shared = share_modules(verilog)
-    before, after = verilog_modules(verilog), verilog_modules(shared)
-    assert len(before) - len(after) == 2 * (STAGES - 1)  # three identical FIFOs (and their memories), one kept
-    fifos = [n for n in after if "fifo" in n and "." not in n.removeprefix("\\chain.")]
-    assert len(fifos) == 2  # the depth-8 FIFO and the depth-4 one
-    counts = instance_counts(shared)
+def test_the_instances_of_a_shared_part_are_counted(verilog, tmp_path):
+    modules = verilog_modules(verilog)
+    fifos = [n for n in modules if n.startswith("fanns_stream_fifo_")]
+    assert len(fifos) == 2  # the depth-8 FIFO and the depth-4 one, each converted once
+    counts = instance_counts(verilog)
     assert sorted(counts[n] for n in fifos) == [1, STAGES] and counts["chain"] == 1
-    assert share_modules(shared) == shared  # nothing left to fold
-    assert expanded_bytes(shared) == pytest.approx(expanded_bytes(verilog), rel=0.01)
-    (tmp_path / "chain.v").write_text(shared)
-    _, text = lint([tmp_path / "chain.v"], "chain")  # -Wall's warnings are the original's; no error
+    (tmp_path / "chain.v").write_text(verilog)
+    _, text = lint([tmp_path / "chain.v"], "chain")  # -Wall's warnings at most; no error
     assert not re.search(r"%Error(?!: Exiting due to \d+ warning)", text), text
 
 
 def test_shared_large_modules_become_plain_named_hierarchical_blocks(verilog, monkeypatch):
-    shared = share_modules(verilog)
-    assert hier_blocks(shared) == []  # FIFOs are far below the thresholds
+    assert hier_blocks(verilog) == []  # FIFOs are far below the thresholds
     monkeypatch.setattr(vbuild, "HIER_MIN_BYTES", 100)
     monkeypatch.setattr(vbuild, "HIER_MIN_SAVED", 100)
-    (block,) = hier_blocks(shared)  # the depth-8 FIFO; its memory inside it is not a block of its own
-    assert instance_counts(shared)[block] == STAGES
-    marked = mark_blocks(shared, [block])
-    plain = vbuild.plain_name(block)
-    assert block.startswith("\\") and plain.isidentifier()
-    assert f"module {plain} (" in marked and block + " " not in marked
+    (block,) = hier_blocks(verilog)  # the depth-8 FIFO; its memory inside it is not a block of its own
+    assert instance_counts(verilog)[block] == STAGES
+    escaped = "\\chain.fifo"  # a module Amaranth names by its path gets a plain name
+    assert vbuild.plain_name(escaped) == "hier_chain_fifo" and vbuild.plain_name(block) == block
+    named = re.sub(rf"(?<![\w\\]){block}(?![\w.])", lambda _: escaped + " ", verilog)  # definition and instances
+    marked = mark_blocks(named, [escaped])
+    plain = vbuild.plain_name(escaped)
+    assert f"module {plain} (" in marked and escaped + " " not in marked
     assert marked.count(f"  {plain} ") == STAGES and marked.count("/*verilator hier_block*/") == 1
     prepared = prepare_sources({"chain.v": verilog, "notes.vlt": "`verilator_config\n"}, hierarchical=True)
     assert prepared.blocks == 1 and prepared.sources["notes.vlt"] == "`verilator_config\n"

@@ -29,7 +29,7 @@ from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import ID_BITS
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 
 
 class Front(wiring.Component):
@@ -64,8 +64,8 @@ class Front(wiring.Component):
         src_bits = hw.src_lanes * vb
         m.submodules.fork = fork = BroadcastComponent(unsigned(src_bits), 2)
         if st.opq is not None:
-            m.submodules.opq_fifo = qf = StreamFifoComponent(unsigned(src_bits), depth)
-            m.submodules.opq = opq = hw.opq_pe.component()
+            m.submodules.opq_fifo = qf = stream_fifo(unsigned(src_bits), depth)
+            m.submodules.opq = opq = hw.opq_pe.instance()
             link(m, self.q, qf.i)
             link(m, qf.o, opq.x)
             link(m, self.opq_rows if st.opq.storage == "stream" else self.opq_fill, opq.matrix)
@@ -80,8 +80,8 @@ class Front(wiring.Component):
         opq = st.opq is not None
         ivf_depth = stage_model.query_fifo_depth(depth, hw.d, st.ivf_dist.lanes, opq)
         lut_depth = stage_model.query_fifo_depth(depth, hw.d, st.build_lut.lanes, opq)
-        m.submodules.ivf_qfifo = ivf_q = StreamFifoComponent(unsigned(ivf_bits), ivf_depth)
-        m.submodules.lut_qfifo = lut_q = StreamFifoComponent(unsigned(lut_bits), lut_depth)
+        m.submodules.ivf_qfifo = ivf_q = stream_fifo(unsigned(ivf_bits), ivf_depth)
+        m.submodules.lut_qfifo = lut_q = stream_fifo(unsigned(lut_bits), lut_depth)
         link(m, fork.o0, to_ivf.i)
         link(m, to_ivf.o, ivf_q.i)
         link(m, fork.o1, to_lut.i)
@@ -91,14 +91,14 @@ class Front(wiring.Component):
         # IVFDist: a 1-D array; PE i's keys feed SelCells stream i. Each PE counts its cells from 0
         # and its first cell id is added here, so PEs with as many centroids are one module
         # (a simulator compiles it once: fanns.tools.vbuild).
-        pes = [dataclasses.replace(pe, id_base=0).component() for pe in hw.ivf_pes]
-        sel = hw.sel_cells_pe.component()
+        pes = [dataclasses.replace(pe, id_base=0).instance() for pe in hw.ivf_pes]
+        sel = hw.sel_cells_pe.instance()
         m.submodules.sel_cells = sel
         key_layout = data.StructLayout({"key": hw.fmt.ivf_key_bits, "last": 1})
         for i, (pe, spec) in enumerate(zip(pes, hw.ivf_pes)):
             m.submodules[f"ivf{i}"] = pe
             link(m, ivf_q.o if i == 0 else pes[i - 1].q_fwd, pe.q)
-            m.submodules[f"ivf_key_fifo{i}"] = kf = StreamFifoComponent(key_layout, depth)
+            m.submodules[f"ivf_key_fifo{i}"] = kf = stream_fifo(key_layout, depth)
             key = pe.o.payload.key
             m.d.comb += [
                 kf.i.valid.eq(pe.o.valid),
@@ -115,7 +115,7 @@ class Front(wiring.Component):
             self._fill_router(m, pes)
 
         # Probe filter: the first `nprobe` cells of each query, the last one marked.
-        m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), depth)
+        m.submodules.cell_fifo = cf = stream_fifo(cell_layout(), depth)
         j = Signal(range(max(2, hw.nprobe)))
         keep = Signal()
         m.d.comb += [
