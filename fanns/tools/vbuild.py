@@ -163,16 +163,27 @@ def prepare_sources(sources: Mapping[str, str], hierarchical: bool) -> Prepared:
     return Prepared(out, blocks, compiled, evaluated)
 
 
-VERILATE_S_PER_MB = 3.7
-"""Processor seconds Verilator spends per MB of Verilog it expands (`Prepared.compiled_bytes`)."""
-COMPILE_S_PER_MB = {"-O0": 0.0, "-O1": 0.0, "-O2": 51.0}
-"""Processor seconds g++ spends per MB of expanded Verilog (the C++ grows with it, about 3.8 bytes
-a byte), by the per-cycle code's optimisation, the run-once code at -O0."""
-RUN_S_PER_MCYCLE_MB = {"-O0": 0.0, "-O1": 0.0, "-O2": 0.0}
+# The cost model, measured with benchmarks/sim_build.py on the demo design of `make demo` (processor
+# seconds, machine loaded; docs/simulation.md): today's demo (8 BuildLUT PEs; 3.56 MB compiled with
+# its 2 blocks, 7.64 MB evaluated) where it was built, the earlier demo (40 BuildLUT PEs; 3.1 MB
+# compiled, 8.4 MB evaluated) for the ratios between optimisation levels.
+VERILATE_S_PER_MB = 4.5
+"""Processor seconds Verilator spends per MB of Verilog it expands (`Prepared.compiled_bytes`):
+15.9 s for today's demo, hierarchical (each block verilated on its own re-reads the design; the
+earlier demo flattened: 31 s for 8.4 MB, 3.7 s/MB)."""
+COMPILE_S_PER_MB = {"-O0": 7.0, "-O1": 14.3, "-O2": 21.1}
+"""Processor seconds g++ spends per MB of expanded Verilog (the C++ grows with it, about 3.3 bytes a
+byte), by the per-cycle code's optimisation, the run-once code at -O0: -O1 50.8 s for today's demo
+(3.56 MB); -O0 and -O2 in the earlier demo's proportions to -O1 (34.5, 70.2 and 103.7 s)."""
+RUN_S_PER_MCYCLE_MB = {"-O0": 49.0, "-O1": 7.5, "-O2": 5.9}
 """Processor seconds per million simulated cycles per MB of evaluated Verilog (`Prepared.evaluated_bytes`)
-of a flattened model, by the per-cycle code's optimisation."""
+of a flattened model, by the per-cycle code's optimisation: -O2 49.3 s per million cycles on the
+earlier demo (100 queries, 15,425 cycles, 0.76 s; 8.4 MB); -O1 today's demo hierarchical, 85.9 s
+per million cycles (100 queries, best of 3) over 7.64 MB and `HIER_RUN_FACTOR`; -O0 6.5x -O1
+(the earlier demo's 16-query runs, hierarchical: 3.71 against 0.57 s)."""
 HIER_RUN_FACTOR = 1.5
-"""A model with hierarchical blocks takes this much longer a cycle (the demo: 0.33 against 0.22 s)."""
+"""A model with hierarchical blocks takes this much longer a cycle: the earlier demo at -O2, 100
+queries, 1.15 against 0.76 s."""
 BASELINE = BuildOptions(cxx_opt="-O2", slow_opt="-O2", hierarchical=False)
 """The build every whole design had before `choose_options` (flattened, g++ -O2 throughout)."""
 RUN_LIMIT = 2.0
