@@ -167,20 +167,20 @@ def prepare_sources(sources: Mapping[str, str], hierarchical: bool) -> Prepared:
 # seconds, machine loaded; docs/simulation.md): today's demo (8 BuildLUT PEs; 3.56 MB compiled with
 # its 2 blocks, 7.64 MB evaluated) where it was built, the earlier demo (40 BuildLUT PEs; 3.1 MB
 # compiled, 8.4 MB evaluated) for the ratios between optimisation levels.
-VERILATE_S_PER_MB = 4.5
-"""Processor seconds Verilator spends per MB of Verilog it expands (`Prepared.compiled_bytes`):
-15.9 s for today's demo, hierarchical (each block verilated on its own re-reads the design; the
-earlier demo flattened: 31 s for 8.4 MB, 3.7 s/MB)."""
+VERILATE_S_PER_MB = {True: 4.5, False: 8.7}
+"""Processor seconds Verilator spends per MB of Verilog it expands (`Prepared.compiled_bytes`), by
+whether the build has hierarchical blocks: today's demo 15.9 s for 3.56 MB hierarchical, 66.4 s
+for 7.64 MB flattened (it optimises across the whole flattened netlist)."""
 COMPILE_S_PER_MB = {"-O0": 7.0, "-O1": 14.3, "-O2": 21.1}
 """Processor seconds g++ spends per MB of expanded Verilog (the C++ grows with it, about 3.3 bytes a
 byte), by the per-cycle code's optimisation, the run-once code at -O0: -O1 50.8 s for today's demo
 (3.56 MB); -O0 and -O2 in the earlier demo's proportions to -O1 (34.5, 70.2 and 103.7 s)."""
-RUN_S_PER_MCYCLE_MB = {"-O0": 49.0, "-O1": 7.5, "-O2": 5.9}
+RUN_S_PER_MCYCLE_MB = {"-O0": 49.0, "-O1": 7.5, "-O2": 7.1}
 """Processor seconds per million simulated cycles per MB of evaluated Verilog (`Prepared.evaluated_bytes`)
-of a flattened model, by the per-cycle code's optimisation: -O2 49.3 s per million cycles on the
-earlier demo (100 queries, 15,425 cycles, 0.76 s; 8.4 MB); -O1 today's demo hierarchical, 85.9 s
-per million cycles (100 queries, best of 3) over 7.64 MB and `HIER_RUN_FACTOR`; -O0 6.5x -O1
-(the earlier demo's 16-query runs, hierarchical: 3.71 against 0.57 s)."""
+of a flattened model, by the per-cycle code's optimisation, on today's demo (100 queries, 16,453
+cycles, best of 3; 7.64 MB): -O2 54.1 s per million cycles (flattened, -O2 throughout); -O1 85.9 s
+hierarchical, over `HIER_RUN_FACTOR`; -O0 6.5x -O1 (the earlier demo's 16-query runs,
+hierarchical: 3.71 against 0.57 s)."""
 HIER_RUN_FACTOR = 1.5
 """A model with hierarchical blocks takes this much longer a cycle: the earlier demo at -O2, 100
 queries, 1.15 against 0.76 s."""
@@ -200,7 +200,9 @@ def jobs() -> int:
 def build_seconds(prepared: Prepared, options: BuildOptions) -> tuple[float, float]:
     """The expected seconds of verilation and of compilation (on `jobs()` idle cores) of a build."""
     mb = prepared.compiled_bytes / 1e6
-    return VERILATE_S_PER_MB * mb, COMPILE_S_PER_MB.get(options.cxx_opt, COMPILE_S_PER_MB["-O2"]) * mb / jobs()
+    return VERILATE_S_PER_MB[options.hierarchical] * mb, COMPILE_S_PER_MB.get(
+        options.cxx_opt, COMPILE_S_PER_MB["-O2"]
+    ) * mb / jobs()
 
 
 def run_seconds(prepared: Prepared, options: BuildOptions, cycles: int) -> float:
