@@ -17,8 +17,8 @@ run-once code), `flat-O2-O2` (flattened, -O2 throughout: the build every design 
     PYTHONPATH=. python benchmarks/sim_build.py --design demo=/tmp/sb/demo [--design d784=...]
         [--options hier-O0,hier-O1,hier-O2,flat-O2-O2] [--queries 16] [--work DIR] [--json PATH]
 
-The designs of benchmarks/results/sim_build.json (the demo of `make demo`, and the 784-d and
-1536-d README rows' sets, generated as `fanns generate` makes them today):
+The designs it measures (the demo of `make demo`, whose figures docs/simulation.md quotes, and
+the 784-d and 1536-d README rows' sets, generated as `fanns generate` makes them today):
 
     fanns generate builtin:sift-10k --recall 1-R@10=0.8 --board u55c --nlist 32,64 --queries 200 --out demo
     fanns generate SYNTH784 --recall R@10=0.6 --board u55c --nlist 256 --m 98 --no-opq --out d784
