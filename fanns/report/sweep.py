@@ -31,8 +31,9 @@ from fanns.model.cpu_baseline import basis_text, cpu_basis, cpu_qps, undisturbed
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore
+from fanns.model.rag.schema import RagSpec
 from fanns.progress import status, track
-from fanns.report import beyond
+from fanns.report import beyond, rag
 from fanns.report.curves import IndexCurves, index_curves
 from fanns.resources import KINDS
 from fanns.tools.parallel import map_jobs
@@ -51,6 +52,7 @@ class SweepSettings:
     slo: dse.Slo | None = None  # keep only designs meeting this tail-latency objective
     load_qps: float | None = None  # Poisson arrival rate for the latency percentiles (None: alone)
     cluster: str | None = None  # scheduler address of an existing Dask/Ray cluster for the DSE jobs
+    rag: RagSpec | None = None  # a RAG description: the report's RAG section (`fanns.report.rag`)
 
 
 def load_boards(names: tuple[str, ...]) -> list[Board]:
@@ -202,6 +204,7 @@ class Sweep:
         self.curves: list[IndexCurves] = []
         self._fpga: dict[tuple, dict] = {}
         self._cpu: dict[tuple, dict] = {}
+        self._cpu_latency: dict[tuple, dict] = {}  # (index, nprobe, k) -> `beyond.cpu_latency`
         self._outcomes: dict[tuple[str, str], dse.Outcome] = {}
 
     def clock(self, board: Board) -> float:
@@ -321,20 +324,49 @@ class Sweep:
         """Latency, skew, tiers and scale-out of every (board, goal)'s best design
         (`fanns.report.beyond`), the CPU's latency measured at the goal's best CPU point."""
 
-        queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
-        cpu_at: dict[tuple, dict] = {}
         out = []
         for s in track(summary, "latency, skew, tiers and scale-out"):
-            c = s["cpu"]
-            if c is not None and (c["index"], c["nprobe"], c["k"]) not in cpu_at:
-                index = next(x.index for x in self.curves if x.name == c["index"])
-                cpu_at[c["index"], c["nprobe"], c["k"]] = beyond.cpu_latency(
-                    index, queries, c["nprobe"], c["k"], c["index"]
-                )
-            cpu = cpu_at[c["index"], c["nprobe"], c["k"]] if c is not None else None
+            cpu = self.cpu_latency(s["cpu"])
             entry = beyond.record(self._outcomes[s["board"], s["goal"]], self.ds.d, cpu)
             if entry is not None:
                 out.append({"board": s["board"], "goal": s["goal"], **entry, "summary": beyond.summary_row(entry)})
+        return out
+
+    def cpu_latency(self, point: dict | None) -> dict | None:
+        """The CPU's per-query latency at a CPU point (`beyond.cpu_latency`), measured once."""
+        if point is None:
+            return None
+        key = (point["index"], point["nprobe"], point["k"])
+        if key not in self._cpu_latency:
+            queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
+            index = next(x.index for x in self.curves if x.name == point["index"])
+            self._cpu_latency[key] = beyond.cpu_latency(index, queries, point["nprobe"], point["k"], point["index"])
+        return self._cpu_latency[key]
+
+    def rag(self, summary: list[dict]) -> list[dict]:
+        """The RAG section (`fanns.report.rag`): per goal, the description's pipeline with the CPU
+        and every board's best design as retrieval hardware."""
+        spec = self.s.rag
+        if spec is None:
+            return []
+        out = []
+        for goal in track(self.s.goals, "RAG pipeline per goal"):
+            entries = [s for s in summary if s["goal"] == goal.text]
+            boards = [(s["board"], self._outcomes[s["board"], goal.text].best) for s in entries]
+            boards = [(b, p) for b, p in boards if p is not None]
+            point = entries[0]["cpu"] if entries else None
+            cpu = None
+            if point is not None:
+                record = next(c.record for c in self.curves if c.name == point["index"])
+                cpu = {
+                    **point,
+                    "nlist": record["nlist"],
+                    "m": record["m"],
+                    "qps_one_thread": point["one_thread"]["qps"],
+                    "samples_us": self.cpu_latency(point)["samples_us"],
+                }
+            units = rag.goal_units(spec, int(self.explore["dataset"]["n"]), boards, cpu)
+            out.append(rag.goal_section(spec, goal.text, units))
         return out
 
     def graphs(self) -> list[dict]:
@@ -396,6 +428,7 @@ class Sweep:
                 "max_nprobe": self.s.max_nprobe,
                 "slo": None if self.s.slo is None else self.s.slo.text(),
                 "load_qps": self.s.load_qps,
+                "rag": None if self.s.rag is None else self.s.rag.name,
             },
             "boards": {b.name: _board_record(b) for b in self.boards},
             "curves": [c.to_dict() for c in self.curves],
@@ -405,6 +438,7 @@ class Sweep:
             "cpu_points": cpu,
             "cpu_setup": cpu_setup,
             "beyond": self.beyond(summary),
+            "rag": self.rag(summary),
             "graphs": self.graphs(),
         }
 

@@ -79,6 +79,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg",
     )
     p.add_argument("--graph-queries", type=int, default=0, help="queries for the graph sweep (default: all)")
+    p.add_argument(
+        "--rag",
+        metavar="RAG.yaml",
+        help=(
+            "also model this RAG pipeline (`fanns rag`, docs/rag.md) with the CPU and every board's best design "
+            "as its retrieval hardware: a RAG section with retrieval share and TTFT against prompt length and "
+            "retrievals per request"
+        ),
+    )
 
     add_explore_options(p)
     p.set_defaults(func="fanns.flow.sweep_cli:sweep_command")
