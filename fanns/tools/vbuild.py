@@ -171,16 +171,16 @@ VERILATE_S_PER_MB = {True: 4.5, False: 8.7}
 """Processor seconds Verilator spends per MB of Verilog it expands (`Prepared.compiled_bytes`), by
 whether the build has hierarchical blocks: today's demo 15.9 s for 3.56 MB hierarchical, 66.4 s
 for 7.64 MB flattened (it optimises across the whole flattened netlist)."""
-COMPILE_S_PER_MB = {"-O0": 7.0, "-O1": 14.3, "-O2": 21.1}
+COMPILE_S_PER_MB = {"-O0": 12.8, "-O1": 14.3, "-O2": 21.1}
 """Processor seconds g++ spends per MB of expanded Verilog (the C++ grows with it, about 3.3 bytes a
-byte), by the per-cycle code's optimisation, the run-once code at -O0: -O1 50.8 s for today's demo
-(3.56 MB); -O0 and -O2 in the earlier demo's proportions to -O1 (34.5, 70.2 and 103.7 s)."""
-RUN_S_PER_MCYCLE_MB = {"-O0": 49.0, "-O1": 7.5, "-O2": 7.1}
+byte), by the per-cycle code's optimisation, the run-once code at -O0: today's demo (3.56 MB)
+-O0 45.5 s, -O1 50.8 s; -O2 in the earlier demo's proportion to -O1 (103.7 against 70.2 s)."""
+RUN_S_PER_MCYCLE_MB = {"-O0": 64.0, "-O1": 7.5, "-O2": 7.1}
 """Processor seconds per million simulated cycles per MB of evaluated Verilog (`Prepared.evaluated_bytes`)
 of a flattened model, by the per-cycle code's optimisation, on today's demo (100 queries, 16,453
 cycles, best of 3; 7.64 MB): -O2 54.1 s per million cycles (flattened, -O2 throughout); -O1 85.9 s
-hierarchical, over `HIER_RUN_FACTOR`; -O0 6.5x -O1 (the earlier demo's 16-query runs,
-hierarchical: 3.71 against 0.57 s)."""
+hierarchical, over `HIER_RUN_FACTOR`; -O0 8.5x -O1 (today's demo, 16 queries, hierarchical:
+4.86 against 0.57 s)."""
 HIER_RUN_FACTOR = 1.5
 """A model with hierarchical blocks takes this much longer a cycle: the earlier demo at -O2, 100
 queries, 1.15 against 0.76 s."""
