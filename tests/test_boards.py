@@ -5,7 +5,7 @@ import copy
 import pytest
 import yaml
 
-from fanns.boards import list_boards, load_board
+from fanns.boards import NO_CLOCK_SOURCE, Clock, list_boards, load_board
 from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.pe import registry
@@ -113,8 +113,26 @@ def test_user_board_file_by_path(tmp_path, u50_yaml):
     data = copy.deepcopy(u50_yaml)
     data["name"] = "my-u50"
     data["clock_mhz"] = 250
+    del data["clock_source"]
     board = load_board(str(_write(tmp_path, data)))
     assert board.name == "my-u50" and board.clock_mhz == 250
+    assert board.clock == Clock(250, "board", NO_CLOCK_SOURCE)  # a user's file may name no source: it says so
+
+
+def test_every_shipped_board_clock_names_its_source():
+    """The default clock is a published build of a comparable design, not the platform maximum:
+    the Alveo cards at FANNS's and Falcon's 140 MHz, the Zynq boards at their PL clock."""
+    boards = {b.name: b for b in list_boards()}
+    for b in boards.values():
+        assert b.clock_source != NO_CLOCK_SOURCE and b.clock.origin == "board", b.name
+    for name in ("u55c", "u280", "u50"):
+        assert boards[name].clock_mhz == 140 and "Table 6.3" in boards[name].clock_source
+    assert boards["u250"].clock_mhz == 140 and "--kernel_frequency 140" in boards["u250"].clock_source
+    for name in ("zcu104", "zcu102", "kv260", "pynq-z2"):
+        assert boards[name].clock_mhz == 100 and "100 MHz" in boards[name].clock_source
+    text = boards["u55c"].clock.describe()
+    assert text.startswith("140 MHz (board default: FANNS on the Alveo U55C")
+    assert Clock.user(250).describe() == "250 MHz (--clock: given on the command line)"
 
 
 def test_unknown_board_lists_known():
@@ -128,6 +146,8 @@ def test_cli(capsys, tmp_path):
     out = capsys.readouterr().out
     for name in REQUIRED_BOARDS:
         assert name in out
+    assert "u250: 140 MHz: U250 builds of the FANNS/Falcon accelerators" in out
     assert main(["boards", "u55c"]) == 0
-    assert "DS978" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "DS978" in out and "clock: 140 MHz (board default: FANNS on the Alveo U55C" in out
     assert main(["boards", str(tmp_path / "none.yaml")]) == 2

@@ -1,4 +1,4 @@
-"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources."""
+"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources and timing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from fanns.calibration import calibrate, refit
+from fanns.calibration import calibrate, calibrate_timing, refit
 from fanns.errors import FannsError
 from fanns.pe import registry
 from fanns.pe.calibration_table import load_table
@@ -47,6 +47,18 @@ def _calibrate(args: argparse.Namespace) -> int:
     for name in names or []:
         if name not in registry():
             raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(registry())}")
+    if args.timing:
+        if args.refit or args.again:
+            raise FannsError("--timing measures every point again: it takes neither --refit nor --again")
+        fits = calibrate_timing(names, family=args.family, workers=args.jobs)
+        for name, fit in fits.items():
+            fastest = min(p["timing"]["reg_to_reg"] for p in fit.points)
+            slowest = max(p["timing"]["reg_to_reg"] for p in fit.points)
+            print(
+                f"{name}: {len(fit.points)} points, {1e3 / slowest:.0f}-{1e3 / fastest:.0f} MHz, "
+                f"max fit error {100 * fit.max_rel_error:.1f}%"
+            )
+        return 0
     if args.refit:
         if not names:
             raise FannsError("--refit needs the PEs to refit", hint="name them with --pe NAME")
@@ -92,5 +104,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--again",
         action="store_true",
         help="synthesise every point again (default: points stored from the same yosys version are kept)",
+    )
+    cal.add_argument(
+        "--timing",
+        action="store_true",
+        help="measure register-to-register timing instead of resources (fanns/pe/tables/<family>/timing/)",
     )
     cal.set_defaults(func=_calibrate)

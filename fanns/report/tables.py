@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 
+from fanns.boards import CLOCK_ORIGINS
 from fanns.report.figures import stage_resources
 from fanns.resources import KINDS
 
@@ -102,6 +103,9 @@ def summary_table(data: dict) -> Table:
         "recall (hw, held-out)",
         "95 % CI",
         "pred. QPS",
+        "clock (MHz)",
+        "clock from",
+        "RTL estimate (MHz)",
         "latency (us)",
         "bottleneck",
         "LUT % (with shell)",
@@ -123,18 +127,28 @@ def summary_table(data: dict) -> Table:
                 d["hw_recall"],
                 _ci(d.get("hw_recall_interval")),
                 round(d["qps"]),
+                *_clock_cells(s),
                 round(d["latency_us"], 1),
                 d["bottleneck"],
                 _pct(100 * d["utilisation_with_shell"]["lut"]),
             ]
             if d
-            else ["no design", None, None, None, None, None, None, None]
+            else ["no design", None, None, None, None, None, None, None, None, None, None]
         )
         iqr = f"{c['spread']['q1']:,.0f}-{c['spread']['q3']:,.0f}" if c and "spread" in c else None
         one = round(c["one_thread"]["qps"]) if c and c.get("one_thread") else None
         cpu = [round(c["qps"]), iqr, one, c["index"], c["nprobe"]] if c else [None, None, None, None, None]
         rows.append(lead + fpga + cpu + [s["speedup"]])
     return cols, rows
+
+
+def _clock_cells(s: dict) -> list:
+    """The clock a summary row's QPS is at, where it came from, and the RTL estimate."""
+    clock, est = s.get("clock"), s.get("rtl_timing")
+    if clock is None:
+        return [None, None, None]
+    origin = CLOCK_ORIGINS[clock["origin"]]
+    return [clock["mhz"], f"{origin}: {clock['source']}", None if est is None else round(est["fmax_mhz"])]
 
 
 def curve_table(data: dict) -> Table:
