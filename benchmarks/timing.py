@@ -149,7 +149,9 @@ def ecp5_rows() -> dict:
                 "_netlist": netlist,
             }
         )
-        print(f"{name}[{point}] ({role}): nextpnr {routed.fmax_mhz:.1f} MHz, model {model.fmax_mhz:.1f} MHz", flush=True)
+        print(
+            f"{name}[{point}] ({role}): nextpnr {routed.fmax_mhz:.1f} MHz, model {model.fmax_mhz:.1f} MHz", flush=True
+        )
     fit = [r for r in rows if r["role"] == "fit"]
     a, b, rms = fit_routing([r["_netlist"] for r in fit], [r["nextpnr_mhz"] for r in fit])
     for r in rows:
@@ -193,9 +195,7 @@ def readme_row(figures: dict) -> list[tuple[str, str]]:
     """The README figures rows of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
     if figures["part"] == "ecp5":
         rows = figures["rows"]
-        each = "; ".join(
-            f"{r['pe']} {r['nextpnr_mhz']:.0f} vs {r['model_mhz']:.0f} ({r['role']})" for r in rows
-        )
+        each = "; ".join(f"{r['pe']} {r['nextpnr_mhz']:.0f} vs {r['model_mhz']:.0f} ({r['role']})" for r in rows)
         refit = figures["refit"]
         return [
             (

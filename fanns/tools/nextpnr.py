@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fanns.errors import FannsError
 from fanns.tools.delay_models import ECP5
-from fanns.tools.timing import analyze
+from fanns.tools.timing import prepare, walk
 
 DEVICE = ("--85k", "--package", "CABGA756", "--speed", "6")
 TARGET_MHZ = 100
@@ -98,9 +98,10 @@ def fit_routing(netlists: list[dict], routed_mhz: list[float], grid: tuple = ROU
     """The ECP5 routing constants (route_ns, route_per_doubling_ns) minimising the RMS of
     log(model / nextpnr) over the given netlists, by grid search; returns (a, b, rms)."""
     best = None
+    prepared = [prepare(nl, "top") for nl in netlists]
     for a, b in grid:
         model = dataclasses.replace(ECP5, route_ns=a, route_per_doubling_ns=b)
-        errs = [math.log(analyze(nl, "top", model).fmax_mhz / mhz) for nl, mhz in zip(netlists, routed_mhz)]
+        errs = [math.log(walk(p, model).fmax_mhz / mhz) for p, mhz in zip(prepared, routed_mhz)]
         rms = math.sqrt(sum(e * e for e in errs) / len(errs))
         if best is None or rms < best[2] - 1e-12:
             best = (round(a, 3), round(b, 3), rms)
@@ -122,6 +123,7 @@ ECP5_PES = (
 )
 """(PE, calibration point, role) of the model's check on ECP5: the routing constants are fitted on
 the "fit" PEs; the "check" PEs are held out (`benchmarks/timing.py --ecp5`)."""
-CHECK_TOLERANCE = 0.5
+CHECK_TOLERANCE = 0.3
 """The most a held-out PE's predicted Fmax may differ from nextpnr's, as |log(model / routed)|
-(0.5: within a factor 1.65); the recorded run's worst is in `benchmarks/results/timing_ecp5.json`."""
+(0.3: within a factor 1.35); the fit's run held its four check PEs within 0.20 (`ivf_dist`, the
+model 22 % fast), the recorded run's are in `benchmarks/results/timing_ecp5.json`."""

@@ -191,44 +191,100 @@ class _Graph:
 
 def analyze(netlist: dict, top: str, model: DelayModel) -> Timing:
     """Walk the mapped netlist of module `top` with `model` (module docstring)."""
+    return walk(prepare(netlist, top), model)
+
+
+@dataclass
+class Prepared:
+    """A netlist ready to walk with any delay model: its graph, the register outputs that start
+    paths and the combinational arcs (delays as functions of the model), in topological order."""
+
+    graph: _Graph
+    starts: list
+    comb: dict
+    order: list[str]
+    reg_ends: list[tuple[str, str]]
+    names: dict[int, str]
+
+
+def prepare(netlist: dict, top: str) -> Prepared:
     modules = netlist["modules"]
     module = modules.get(top) or modules.get(f"\\{top}")
     if module is None:
         raise FannsError(f"netlist has no module {top!r}")
     g = _Graph(module)
+    starts, comb = [], {}
+    for name, cell in g.cells.items():
+        kind, params, conns = cell["type"], cell.get("parameters", {}), cell["connections"]
+        dirs = cell.get("port_directions", {})
+        ins = [p for p in conns if dirs.get(p) == "input" and p not in CLOCK_PORTS]
+        outs = [p for p in conns if dirs.get(p) == "output"]
+        if kind in IGNORED:
+            continue
+        if kind in REGISTERS:
+            starts.append((conns.get("Q", []), lambda m: m.ff_cko, kind, False))
+        elif kind in DSPS:
+            comb[name] = _dsp_arcs(kind, params, ins, outs, starts, conns)
+        elif kind in RAMS or kind in URAMS:
+            cko = (lambda m: m.uram_cko) if kind in URAMS else (lambda m: m.ram_cko)
+            starts += [(conns[p], cko, kind, True) for p in outs]
+            comb[name] = [([p], [], lambda m: m.ram_setup, "end") for p in ins]
+        elif kind in LUTRAMS:
+            read = [p for p in ins if p.rstrip("0123456789").startswith(LUTRAM_READ)]
+            starts += [(conns[p], lambda m: m.ff_cko + m.lutram_read, kind, False) for p in outs]
+            comb[name] = [(read, outs, lambda m: m.lutram_read, "lut")] if read else []
+            comb[name] += [([p], [], lambda m: m.ff_setup, "end") for p in ins if p not in read]
+        elif kind in CARRIES:
+            comb[name] = _carry_arcs(kind, ins, outs)
+        elif _is_lut(kind):
+            comb[name] = [([p], outs, lambda m, p=p: m.lut_pins.get(p, m.lut), "lut") for p in ins]
+        elif kind in MUXES:
+            comb[name] = [(ins, outs, lambda m: m.mux, "mux")]
+        elif kind in WIRES:
+            comb[name] = [(ins, outs, lambda m: 0.0, "wire")] if kind not in ("BUFG", "DCCA") else []
+        else:
+            raise FannsError(f"timing: unknown cell type {kind!r} in {top}")
+    reg_ends = [
+        (name, p)
+        for name, c in g.cells.items()
+        if c["type"] in REGISTERS
+        for p in c["connections"]
+        if p not in ("Q", "C", "CLK")
+    ]
+    return Prepared(g, starts, comb, _topological(g, comb), reg_ends, _net_names(module))
+
+
+def walk(prep: Prepared, model: DelayModel) -> Timing:
+    """The arrival times of a prepared netlist under `model`, and what they give (`Timing`)."""
+    g = prep.graph
     arr: dict[int, _Arrival] = defaultdict(_Arrival)
     ends: list[tuple[float, _Arrival]] = []
     in_to_out = reg_to_out = in_to_reg = float("-inf")
+    routes: dict[int, float] = {}
 
-    def net(bit: int, load_cell: str, load_pin: str) -> float:
+    def net(bit: int, load_pin: str) -> float:
         drv = g.driver.get(bit)
         if drv is not None and (drv[1], load_pin) in DEDICATED:
             return 0.0
         if drv is not None and g.cells[drv[0]]["type"] in WIRES:
             return 0.0  # an inverter or buffer is folded into its neighbour: its output net counts
-        return model.route(g.fanout(bit))
+        if bit not in routes:
+            routes[bit] = model.route(g.fanout(bit))
+        return routes[bit]
 
-    def at_pin(cell: str, pin: str, bits) -> _Arrival:
+    def at_pin(pin: str, bits) -> _Arrival:
         """The latest arrival over the bits of an input pin, routed net included."""
         out = _Arrival()
         for b in bits:
             if not isinstance(b, int):
                 continue
-            a = arr[b]
-            if a.reg == float("-inf") and a.inp == float("-inf"):
+            a = arr.get(b)
+            if a is None or (a.reg == float("-inf") and a.inp == float("-inf")):
                 continue
-            d = net(b, cell, pin)
+            d = net(b, pin)
             path = a.path[:-1] + (f"{a.path[-1]}/{g.fanout(b)}",) if a.path else a.path
             _merge(out, _Arrival(a.reg + d, a.inp + d, a.luts, a.carries, a.blocks, path, a.depth))
         return out
-
-    def start(bits, delay: float, kind: str, block: bool) -> None:
-        for b in bits:
-            if isinstance(b, int):
-                a = arr[b]
-                if delay > a.reg:
-                    a.reg, a.luts, a.carries = delay, 0, 0
-                    a.blocks, a.path = ((kind,) if block else ()), (kind,)
 
     def end(a: _Arrival, setup: float) -> None:
         nonlocal in_to_reg
@@ -238,59 +294,29 @@ def analyze(netlist: dict, top: str, model: DelayModel) -> Timing:
 
     for b in g.inputs:
         arr[b].inp = 0.0
+    for bits, delay, kind, block in prep.starts:
+        d = delay(model)
+        for b in bits:
+            if isinstance(b, int):
+                a = arr[b]
+                if d > a.reg:
+                    a.reg, a.luts, a.carries = d, 0, 0
+                    a.blocks, a.path = ((kind,) if block else ()), (kind,)
 
-    # arcs of every combinational cell: output bits from input pins, with the cell delay
-    comb: dict[str, list[tuple[list[str], list, float, str]]] = {}
-    for name, cell in g.cells.items():
-        kind, params, conns = cell["type"], cell.get("parameters", {}), cell["connections"]
-        dirs = cell.get("port_directions", {})
-        ins = [p for p in conns if dirs.get(p) == "input" and p not in CLOCK_PORTS]
-        outs = [p for p in conns if dirs.get(p) == "output"]
-        if kind in IGNORED:
-            continue
-        if kind in REGISTERS:
-            start(conns.get("Q", []), model.ff_cko, kind, False)
-        elif kind in DSPS:
-            comb[name] = _dsp_arcs(kind, params, ins, outs, model, start, conns)
-        elif kind in RAMS or kind in URAMS:
-            cko = model.uram_cko if kind in URAMS else model.ram_cko
-            for p in outs:
-                start(conns[p], cko, kind, True)
-            comb[name] = [([p], [], model.ram_setup, "end") for p in ins]
-        elif kind in LUTRAMS:
-            read = [p for p in ins if p.rstrip("0123456789").startswith(LUTRAM_READ)]
-            for p in outs:
-                start(conns[p], model.ff_cko + model.lutram_read, kind, False)
-            comb[name] = [(read, outs, model.lutram_read, "lut")] if read else []
-            comb[name] += [([p], [], model.ff_setup, "end") for p in ins if p not in read]
-        elif kind in CARRIES:
-            comb[name] = _carry_arcs(kind, ins, outs, model)
-        elif _is_lut(kind) or kind == "LUT4":
-            comb[name] = [([p], outs, model.lut_pins.get(p, model.lut), "lut") for p in ins]
-        elif kind in MUXES:
-            comb[name] = [(ins, outs, model.mux, "mux")]
-        elif kind in WIRES:
-            comb[name] = [(ins, outs, 0.0, "wire")] if kind not in ("BUFG", "DCCA") else []
-        else:
-            raise FannsError(f"timing model {model.family}: unknown cell type {kind!r} in {top}")
-
-    # register inputs end paths (their arrival is known once their drivers are)
-    reg_ends = [(name, p) for name, c in g.cells.items() if c["type"] in REGISTERS for p in c["connections"]]
-
-    order = _topological(g, comb)
-    for name in order:
+    for name in prep.order:
         cell = g.cells[name]
         conns = cell["connections"]
-        for pins, outs, delay, kind in comb[name]:
+        for pins, outs, delay, kind in prep.comb[name]:
+            d = delay(model)
             for pin in pins:
-                a = at_pin(name, pin, conns.get(pin, []))
+                a = at_pin(pin, conns.get(pin, []))
                 if kind == "end":
-                    end(a, delay)
+                    end(a, d)
                     continue
                 lut = kind == "lut"
                 step = _Arrival(
-                    a.reg + delay,
-                    a.inp + delay,
+                    a.reg + d,
+                    a.inp + d,
                     a.luts + lut,
                     a.carries + (kind == "carry"),
                     a.blocks + ((cell["type"],) if kind == "block" else ()),
@@ -302,10 +328,8 @@ def analyze(netlist: dict, top: str, model: DelayModel) -> Timing:
                         if isinstance(b, int):
                             _merge(arr[b], step)
 
-    for name, pin in reg_ends:
-        if pin in ("Q", "C", "CLK"):
-            continue
-        end(at_pin(name, pin, g.cells[name]["connections"][pin]), model.ff_setup)
+    for name, pin in prep.reg_ends:
+        end(at_pin(pin, g.cells[name]["connections"][pin]), model.ff_setup)
     for b in g.outputs:
         a = arr[b]
         reg_to_out = max(reg_to_out, a.reg)
@@ -313,7 +337,6 @@ def analyze(netlist: dict, top: str, model: DelayModel) -> Timing:
 
     worst, wa = max(ends, key=lambda e: e[0], default=(0.0, _Arrival()))
     fan_bit = max(g.loads, key=lambda b: (g.fanout(b), -b), default=None)
-    names = _net_names(module)
     return Timing(
         reg_to_reg=round(worst, 4),
         lut_levels=wa.luts,
@@ -322,7 +345,7 @@ def analyze(netlist: dict, top: str, model: DelayModel) -> Timing:
         path=tuple(wa.path),
         max_lut_levels=max((a.depth for _, a in ends), default=0),
         max_fanout=g.fanout(fan_bit) if fan_bit is not None else 0,
-        max_fanout_net=names.get(fan_bit, "") if fan_bit is not None else "",
+        max_fanout_net=prep.names.get(fan_bit, "") if fan_bit is not None else "",
         in_to_reg=round(max(in_to_reg, 0.0), 4),
         reg_to_out=round(max(reg_to_out, 0.0), 4),
         in_to_out=round(max(in_to_out, 0.0), 4),
@@ -330,7 +353,7 @@ def analyze(netlist: dict, top: str, model: DelayModel) -> Timing:
     )
 
 
-def _dsp_arcs(kind: str, params: dict, ins: list[str], outs: list[str], model: DelayModel, start, conns) -> list:
+def _dsp_arcs(kind: str, params: dict, ins: list[str], outs: list[str], starts: list, conns) -> list:
     """A DSP block's boundary: registered inputs end paths, a registered output starts them, and
     the delay between its unregistered pins and its first or last register follows the data sheet."""
     if kind == "MULT18X18D":
@@ -344,38 +367,37 @@ def _dsp_arcs(kind: str, params: dict, ins: list[str], outs: list[str], model: D
     data = [p for p in ins if p in ("A", "B", "C", "D", "ACIN", "BCIN", "PCIN") or p[:1] in "ABC" and p[1:].isdigit()]
     control = [p for p in ins if p not in data]
     if p_reg:
-        out_arrival = model.dsp_cko
+        out_arrival = lambda m: m.dsp_cko  # noqa: E731
     elif m_reg:
-        out_arrival = model.dsp_mreg_to_out
+        out_arrival = lambda m: m.dsp_mreg_to_out  # noqa: E731
     elif in_reg:
-        out_arrival = model.dsp_comb
+        out_arrival = lambda m: m.dsp_comb  # noqa: E731
     else:
         out_arrival = None
     if out_arrival is not None:
-        for p in outs:
-            start(conns[p], out_arrival, kind, True)
+        starts += [(conns[p], out_arrival, kind, True) for p in outs]
     if in_reg:
-        setup = model.dsp_setup
+        setup = lambda m: m.dsp_setup  # noqa: E731
     elif m_reg:
-        setup = model.dsp_to_mreg
+        setup = lambda m: m.dsp_to_mreg  # noqa: E731
     elif p_reg:
-        setup = model.dsp_comb
+        setup = lambda m: m.dsp_comb  # noqa: E731
     else:
-        return [(data + control, outs, model.dsp_comb, "block")]
+        return [(data + control, outs, lambda m: m.dsp_comb, "block")]
     return [([p], [], setup, "end") for p in data + control]
 
 
-def _carry_arcs(kind: str, ins: list[str], outs: list[str], model: DelayModel) -> list:
+def _carry_arcs(kind: str, ins: list[str], outs: list[str]) -> list:
     """Carry cells: data inputs enter the chain, the carry-in runs down it, sums leave it."""
     carry_in = [p for p in ins if p in ("CI", "CYINIT", "CIN", "CI_TOP")]
     data = [p for p in ins if p not in carry_in]
     carry_out = [p for p in outs if p in ("CO", "COUT")]
     sums = [p for p in outs if p not in carry_out]
-    block = model.carry_block * (2 if kind == "CARRY8" else 1)
+    blocks = 2 if kind == "CARRY8" else 1
     return [
-        (data, carry_out + sums, model.carry_entry, "carry"),
-        (carry_in, carry_out, block, "carry"),
-        (carry_in, sums, model.carry_exit, "carry"),
+        (data, carry_out + sums, lambda m: m.carry_entry, "carry"),
+        (carry_in, carry_out, lambda m: m.carry_block * blocks, "carry"),
+        (carry_in, sums, lambda m: m.carry_exit, "carry"),
     ]
 
 
