@@ -71,6 +71,10 @@ class Clock:
     def user(cls, mhz: float) -> Clock:
         return cls(float(mhz), "user", "given on the command line")
 
+    def short(self) -> str:
+        """'140 MHz (board default)'."""
+        return f"{self.mhz:g} MHz ({CLOCK_ORIGINS[self.origin]})"
+
     def describe(self) -> str:
         """'140 MHz (board default: ...)'."""
         return f"{self.mhz:g} MHz ({CLOCK_ORIGINS[self.origin]}: {self.source})"

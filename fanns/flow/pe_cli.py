@@ -12,6 +12,8 @@ from fanns.errors import FannsError
 from fanns.pe import registry
 from fanns.pe.calibration_table import load_table
 
+KIND_COLUMNS = ("LUT", "FF", "BRAM18", "URAM", "DSP")
+
 
 def _short(value) -> str:
     """A parameter as the table shows it: long sequences (e.g. register maps) by their length."""
@@ -23,8 +25,10 @@ def _short(value) -> str:
 def _list(args: argparse.Namespace) -> int:
 
     table = load_table(args.family)
-    out = Table(title=f"fanns PE library (resources: {args.family}, at the first calibration point)")
-    for col in ("PE", "parameters", "timing (cycles = L + (N-1)*II)", "LUT", "FF", "BRAM18", "URAM", "DSP", "fit err"):
+    out = Table(
+        title=f"fanns PE library (resources and RTL clock estimate: {args.family}, at the first calibration point)"
+    )
+    for col in ("PE", "parameters", "timing (cycles = L + (N-1)*II)", *KIND_COLUMNS, "fit err", "MHz"):
         out.add_column(col)
     for name, cls in registry().items():
         fit = table.pes.get(name)
@@ -36,7 +40,9 @@ def _list(args: argparse.Namespace) -> int:
             params = ", ".join(f"{k}={_short(v)}" for k, v in pe.params().items())
         else:
             cells, err, params = ["-"] * 5, "uncalibrated", ""
-        out.add_row(name, params, cls.timing_formula, *cells, err)
+        clock = cls(**cls.calibration_points[0]).rtl_timing(args.family) if cls.calibration_points else None
+        mhz = f"{clock.fmax_mhz:.0f}" if clock is not None else "-"  # the RTL estimate (`fanns calibrate --timing`)
+        out.add_row(name, params, cls.timing_formula, *cells, err, mhz)
     Console().print(out)
     return 0
 
