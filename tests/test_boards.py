@@ -10,6 +10,7 @@ from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.pe import registry
 from fanns.pe.calibration_table import load_table
+from fanns.pe.timing_table import load_timing_table
 from fanns.resources import Resources
 
 LATENCY = {"clock_mhz": 450, "page_hit": 48, "page_closed": 55, "page_miss": 62, "source": "a paper"}
@@ -43,6 +44,17 @@ def test_every_shipped_board_family_has_every_pe_calibrated():
         assert set(registry()) <= set(table.pes), (family, sorted(set(registry()) - set(table.pes)))
         for name, fit in table.pes.items():
             assert f"-family {family}" in fit.source and len(fit.points) >= 3, (family, name)
+
+
+def test_every_shipped_board_family_has_every_pe_timed():
+    """The RTL clock estimate prices every PE from its family's timing table (docs/timing.md): a
+    PE without one would leave designs uncovered."""
+    for family in sorted({b.family for b in list_boards()}):
+        table = load_timing_table(family)
+        assert set(registry()) <= set(table), (family, sorted(set(registry()) - set(table)))
+        for name, fit in table.items():
+            assert f"-family {family}" in fit.source and "delay model" in fit.source, (family, name)
+            assert len(fit.points) >= 3 and all(p["timing"]["reg_to_reg"] > 0 for p in fit.points), (family, name)
 
 
 def test_memory_latency_converts_through_nanoseconds(tmp_path, u50_yaml):
