@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 from pathlib import Path
 
 from record import command_line, write_result
@@ -92,7 +91,6 @@ def exact_pes(units: list[stage_model.Unit], family: str) -> list[dict]:
             continue
         seen.add(u.pe)
         table = u.pe.rtl_timing(family)
-        start = time.process_time()
         t = analyze(synth_netlist(u.pe.verilog("top"), "top", family), "top", MODELS[family])
         out.append(
             {
@@ -100,7 +98,6 @@ def exact_pes(units: list[stage_model.Unit], family: str) -> list[dict]:
                 "exact_mhz": round(t.fmax_mhz, 1),
                 "table_mhz": None if table is None else round(table.fmax_mhz, 1),
                 "table_basis": None if table is None else table.basis,
-                "cpu_s": round(time.process_time() - start, 1),
             }
         )
     return out
@@ -132,7 +129,6 @@ def ecp5_rows() -> dict:
     rows = []
     for name, point, role in ECP5_PES:
         params = registry()[name].calibration_points[point]
-        start = time.process_time()
         netlist = synth_netlist(get_pe(name)(**params).verilog("top"), "top", "ecp5")
         routed = place_and_route(netlist)
         model = analyze(netlist, "top", ECP5)
@@ -145,7 +141,6 @@ def ecp5_rows() -> dict:
                 "model_mhz": round(model.fmax_mhz, 1),
                 "ratio": round(model.fmax_mhz / routed.fmax_mhz, 3),
                 "model_path": list(model.path),
-                "cpu_s": round(time.process_time() - start, 1),
                 "_netlist": netlist,
             }
         )
