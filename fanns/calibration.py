@@ -163,14 +163,29 @@ def _measure_timing(args: tuple[str, dict, str]) -> dict:
     return {"params": params, "features": pe.timing_features(family), "timing": timing.to_dict()}
 
 
-def calibrate_timing(names: list[str] | None = None, family: str = "xcup", workers: int = 2) -> dict[str, TimingFit]:
-    """Synthesise the calibration points of the named PEs (all by default), walk each netlist
-    with the family's delay model and write their timing tables (`fanns.pe.timing_table`)."""
+def timing_points(pe_cls: type[PE], family: str, points: int | None = None) -> list[dict]:
+    """The calibration points `fanns calibrate --timing` synthesises: all that `family` can build,
+    or with `points` the that many smallest (fewest LUTs by the resource calibration), so that a
+    PE's timing table costs minutes rather than hours of yosys; the fit extrapolates beyond them."""
+    pts = family_points(pe_cls, family)
+    if points is None or points >= len(pts):
+        return pts
+    return sorted(pts, key=lambda p: pe_cls(**p).resources(family).lut)[:points]
+
+
+def calibrate_timing(
+    names: list[str] | None = None, family: str = "xcup", workers: int = 2, points: int | None = None
+) -> dict[str, TimingFit]:
+    """Synthesise the calibration points of the named PEs (all by default; `points`: see
+    `timing_points`), walk each netlist with the family's delay model and write their timing
+    tables (`fanns.pe.timing_table`)."""
     if family not in MODELS:
         raise FannsError(f"no delay model for device family {family!r}", hint=f"one of {', '.join(MODELS)}")
+    if points is not None and points < 3:
+        raise FannsError(f"--points {points}: the timing fit has 3 terms", hint="give --points 3 or more")
     pes = registry()
     names = names or list(pes)
-    jobs = [(n, p, family) for n in names for p in family_points(get_pe(n), family)]
+    jobs = [(n, p, family) for n in names for p in timing_points(get_pe(n), family, points)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(track(pool.map(_measure_timing, jobs), "synthesising PEs for timing", total=len(jobs)))
     tool = tool_version()

@@ -141,6 +141,7 @@ def test_a_real_dse_at_the_estimate(measured_tables, monkeypatch):
     assert out.clock == u55c.clock and out.clock_mhz == 140.0
     assert all(e.fmax_mhz == 500 for e in out.timing.elements if e.kind == "pe")
     assert "infra.control" in out.timing.uncovered  # controller registers have no PE of their own
-    monkeypatch.setattr(timing, "design_timing", lambda units, slr, fam: slowest_first([_element(10.0)], fam, []))
+    assert "infra.axil_csr" not in out.timing.uncovered  # the register file is one PE, timed whole
+    monkeypatch.setattr(timing, "design_timing", lambda units, slr, fam, csr: slowest_first([_element(10.0)], fam, []))
     low = timing.run([w], u55c, "R@10=0.8", None, 0.6, top=1)
     assert (low.clock.origin, low.clock_mhz) == ("rtl", 100.0) and low.best.qps < out.best.qps

@@ -15,7 +15,7 @@ the clock) until the chosen design reaches the clock it was chosen at.
 from __future__ import annotations
 
 from fanns.boards import Board, Clock
-from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import control, dse
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.dse import DesignPoint, Outcome
 from fanns.model.timing import (
@@ -27,6 +27,7 @@ from fanns.model.timing import (
     slowest_first,
     slr_element,
 )
+from fanns.pe.base import PE
 from fanns.tools.delay_models import MODELS
 
 MAX_ROUNDS = 4
@@ -36,11 +37,17 @@ ORDER = ("infra", *stage_model.STAGES)
 """The order `design_units` lists the stage groups in, and streams flow between them."""
 
 
-def design_timing(units: list[stage_model.Unit], slr: dict[str, list[list]], family: str) -> DesignTiming:
-    """The RTL timing estimate of a design's units placed as `slr` says (`DesignPoint.slr`)."""
+def design_timing(
+    units: list[stage_model.Unit], slr: dict[str, list[list]], family: str, csr: PE | None = None
+) -> DesignTiming:
+    """The RTL timing estimate of a design's units placed as `slr` says (`DesignPoint.slr`).
+    `csr`: the kernel's register file as one PE (the inventory prices it in parts, per group)."""
     if family not in MODELS:
         return DesignTiming(family, (), (f"no delay model for device family {family}",))
-    elements, uncovered = pe_elements([(f"{u.stage}.{u.label}", u.pe, u.count) for u in units], family)
+    items = [(f"{u.stage}.{u.label}", u.pe, u.count) for u in units if csr is None or u.label != "axil_csr"]
+    if csr is not None:
+        items.append(("infra.axil_csr", csr, 1))
+    elements, uncovered = pe_elements(items, family)
     if not elements:  # no PE measured for this family: no estimate rather than one of the glue alone
         return DesignTiming(family, (), tuple(uncovered))
     registers = stage_model.total_resources(units).ff
@@ -76,7 +83,9 @@ def slr_elements(slr: dict[str, list[list]]) -> list[TimingElement]:
 
 
 def point_timing(p: DesignPoint) -> DesignTiming:
-    return design_timing(p.units, p.slr, p.ctx.family)
+    pq = p.stages.pq_dist
+    csr = control.csr_pe(p.ctx.opq, pq.channels, pq.tiers is not None)
+    return design_timing(p.units, p.slr, p.ctx.family, csr)
 
 
 def run(
