@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "fanns.flow.parsers.sim",  # fanns sim
     "fanns.flow.parsers.run",  # fanns run
     "fanns.flow.parsers.sweep",  # fanns sweep
+    "fanns.flow.parsers.rag",  # fanns rag
     "fanns.flow.parsers.pe",  # fanns pe, fanns calibrate
 ]
 

@@ -86,6 +86,9 @@ LONG = (
     "tests/model/test_skew.py::test_dse_writes_the_tiered_design",
     "tests/explore/test_holdout.py::test_promised_nprobe_meets_the_goal_for_indexes_retrained_with_other_seeds",
     "tests/datasets/test_textset.py::test_full_text_set",
+    # a second whole sweep (every board and goal's DSE again) for its RAG section; the section
+    # itself is tested from data in tests/report/test_rag_section.py
+    "tests/report/test_sweep.py::test_rag_section",
 )
 
 

@@ -16,15 +16,15 @@ from rich.table import Table
 
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import parse_kinds
 from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.flow.dse_cli import parse_slo
 from fanns.flow.parsers.explore import add_graph_arguments
 from fanns.index.goals import parse_goal
+from fanns.model.rag import schema as rag_schema
 from fanns.outputs import check_destination, write_folder
 from fanns.progress import status
-from fanns.report import beyond, figures, html, tables
+from fanns.report import beyond, figures, html, rag, tables
 from fanns.report.html import cell
 from fanns.report.sweep import Sweep, SweepSettings, load_boards
 from fanns.report.tables import summary_table
@@ -61,7 +61,6 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
     if not args.graph:
         return None
 
-    parse_kinds(args.graph)  # fail early on a bad kind
     parser = argparse.ArgumentParser(add_help=False)
     add_graph_arguments(parser)
     ns = parser.parse_args([])
@@ -94,8 +93,9 @@ def build_report(data: dict) -> dict[str, bytes]:
     }
     graph_svgs = {g["graph"]: figures.graph_figure(g) for g in data["graphs"]}
     beyond_svgs = [beyond.svgs(e) for e in data["beyond"]]
+    rag_svgs = [rag.figure(section) for section in data.get("rag", [])]
     files = {
-        "index.html": html.render(data, svgs, graph_svgs, beyond_svgs).encode(),
+        "index.html": html.render(data, svgs, graph_svgs, beyond_svgs, rag_svgs).encode(),
         MARKER: (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(),
     }
     for name, make in tables.CSV_FILES.items():
@@ -136,6 +136,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     if args.cluster is not None:
         check_cluster(args.cluster)
     slo = parse_slo(args)
+    rag_spec = rag_schema.load(Path(args.rag)) if args.rag else None
     graph_args = graph_namespace(args, boards[0])
     ds = load_dataset(args.dataset)
     cfg = config_from_args(args, goals)
@@ -152,6 +153,7 @@ def sweep_command(args: argparse.Namespace) -> int:
         slo=slo,
         load_qps=args.load,
         cluster=args.cluster,
+        rag=rag_spec,
     )
     data = Sweep(ds, folder, explore, settings, graph_args).run()
     status("rendering the report")

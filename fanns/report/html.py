@@ -12,7 +12,7 @@ import re
 
 from fanns import __version__
 from fanns.index.holdout import PROMISE_LEVEL
-from fanns.report import tables
+from fanns.report import rag, tables
 from fanns.templating import environment
 
 
@@ -65,11 +65,15 @@ def slug(text: str) -> str:
 
 
 def render(
-    data: dict, figures: dict[str, str], graph_figures: dict[str, str], beyond_figures: list[dict[str, str]]
+    data: dict,
+    figures: dict[str, str],
+    graph_figures: dict[str, str],
+    beyond_figures: list[dict[str, str]],
+    rag_figures: list[str] = (),
 ) -> str:
     """The report page: `figures` holds the SVGs 'recall', 'qps', 'resources'; `graph_figures`
     one SVG per graph kind; `beyond_figures` the latency/skew/tiers/scale-out SVGs of each entry
-    of `data["beyond"]`."""
+    of `data["beyond"]`; `rag_figures` the SVG of each goal of `data["rag"]`."""
     cols, rows = tables.summary_table(data)
     design_tables = []
     for goal in data["settings"]["goals"]:
@@ -101,6 +105,19 @@ def render(
         }
         for e, svg in zip(data["beyond"], beyond_figures)
     ]
+    rag_sections = []
+    for section, svg in zip(data.get("rag", []), rag_figures):
+        rcols, rrows = rag.table(section)
+        rag_sections.append(
+            {
+                "goal": section["goal"],
+                "slug": slug(section["goal"]),
+                "table": {"columns": rcols, "rows": display(rcols, rrows)},
+                "comparison": section["comparison_text"],
+                "figure": data_uri(svg),
+                "doc": section["document"],
+            }
+        )
     return (
         environment("report", autoescape=True, filters={"num": num})
         .get_template("report.html.j2")
@@ -120,5 +137,6 @@ def render(
             csv_files=list(tables.CSV_FILES),
             beyond=beyond,
             beyond_table={"columns": bcols, "rows": display(bcols, brows)},
+            rag=rag_sections,
         )
     )

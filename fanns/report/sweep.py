@@ -21,17 +21,19 @@ from pathlib import Path
 import faiss
 
 from fanns.boards import Board, Clock, load_board
+from fanns.checks import parse_graph_kinds
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import parse_kinds, run_graph_explore
+from fanns.explore.graph import run_graph_explore
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
-from fanns.model.cpu_baseline import cpu_qps
+from fanns.model.cpu_baseline import basis_text, cpu_basis, cpu_qps, undisturbed
 from fanns.model.ivfpq import dse, timing
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore
+from fanns.model.rag.schema import RagSpec
 from fanns.progress import status, track
-from fanns.report import beyond
+from fanns.report import beyond, rag
 from fanns.report.curves import IndexCurves, index_curves
 from fanns.resources import KINDS
 from fanns.tools.parallel import map_jobs
@@ -50,6 +52,7 @@ class SweepSettings:
     slo: dse.Slo | None = None  # keep only designs meeting this tail-latency objective
     load_qps: float | None = None  # Poisson arrival rate for the latency percentiles (None: alone)
     cluster: str | None = None  # scheduler address of an existing Dask/Ray cluster for the DSE jobs
+    rag: RagSpec | None = None  # a RAG description: the report's RAG section (`fanns.report.rag`)
 
 
 def load_boards(names: tuple[str, ...]) -> list[Board]:
@@ -203,7 +206,7 @@ class Sweep:
         self.curves: list[IndexCurves] = []
         self._fpga: dict[tuple, dict] = {}
         self._cpu: dict[tuple, dict] = {}
-        self._cpu_one: dict[tuple, dict] = {}
+        self._cpu_latency: dict[tuple, dict] = {}  # (index, nprobe, k) -> `beyond.cpu_latency`
         self._outcomes: dict[tuple[str, str], dse.Outcome] = {}
 
     def clock(self, board: Board) -> Clock | None:
@@ -280,16 +283,23 @@ class Sweep:
         return out
 
     def cpu_points(self) -> tuple[list[dict], dict]:
-        """faiss-cpu's measured QPS at the same (index, nprobe, K) points; recall is faiss's."""
+        """faiss-cpu's measured QPS at the same (index, nprobe, K) points, on one thread (thread CPU
+        clock) and on all cores (wall clock); each point's `qps` is the figure a ratio divides by
+        (`cpu_basis`: the all-cores median, or on a loaded machine the one-thread one scaled to
+        the cores). Recall is faiss's."""
 
         queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
         out = []
         jobs = [(g, c) for g in self.s.goals for c in self.curves]
-        for goal, c in track(jobs, "CPU baseline (faiss)"):
+        for goal, c in track(jobs, "CPU baseline (faiss, 1 thread and all cores)"):
             for p in dse_grid(c, goal):
                 key = (c.name, p, goal.k)
                 if key not in self._cpu:
-                    self._cpu[key] = cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds)
+                    self._cpu[key] = {
+                        "1": cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds, threads=1),
+                        "all": cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds),
+                    }
+                basis = cpu_basis(self._cpu[key])
                 out.append(
                     {
                         "goal": goal.text,
@@ -297,46 +307,70 @@ class Sweep:
                         "nprobe": p,
                         "k": goal.k,
                         "recall": c.float_curve(goal.name)[p - 1],
-                        "qps": self._cpu[key]["qps"],  # median of the measurement windows
-                        "spread": self._cpu[key],
+                        "qps": basis["qps"],
+                        "basis": {**basis, "text": basis_text(basis)},
+                        "spread": self._cpu[key]["all"],
+                        "one_thread": self._cpu[key]["1"],
                     }
                 )
         return out, {
             "threads": faiss.omp_get_max_threads(),
             "queries": int(queries.shape[0]),
             "min_seconds": self.s.cpu_seconds,
-            "statistic": "median of the measurement windows (spread: quartiles and range, wall clock)",
+            "statistic": (
+                "median of the measurement windows (spread: quartiles and range), 1 thread on its CPU clock and all "
+                "cores on the wall clock; qps: the all-cores median, or on a loaded machine the cores x the "
+                "1-thread one"
+            ),
         }
-
-    def with_one_thread(self, point: dict | None) -> dict | None:
-        """A CPU point with its one-thread figure (thread CPU clock, median of windows) added."""
-        if point is None:
-            return None
-        key = (point["index"], point["nprobe"], point["k"])
-        if key not in self._cpu_one:
-            index = next(x.index for x in self.curves if x.name == point["index"])
-            queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
-            self._cpu_one[key] = cpu_qps(index, queries, point["nprobe"], point["k"], self.s.cpu_seconds, threads=1)
-        return {**point, "one_thread": self._cpu_one[key]}
 
     def beyond(self, summary: list[dict]) -> list[dict]:
         """Latency, skew, tiers and scale-out of every (board, goal)'s best design
         (`fanns.report.beyond`), the CPU's latency measured at the goal's best CPU point."""
 
-        queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
-        cpu_at: dict[tuple, dict] = {}
         out = []
         for s in track(summary, "latency, skew, tiers and scale-out"):
-            c = s["cpu"]
-            if c is not None and (c["index"], c["nprobe"], c["k"]) not in cpu_at:
-                index = next(x.index for x in self.curves if x.name == c["index"])
-                cpu_at[c["index"], c["nprobe"], c["k"]] = beyond.cpu_latency(
-                    index, queries, c["nprobe"], c["k"], c["index"]
-                )
-            cpu = cpu_at[c["index"], c["nprobe"], c["k"]] if c is not None else None
+            cpu = self.cpu_latency(s["cpu"])
             entry = beyond.record(self._outcomes[s["board"], s["goal"]], self.ds.d, cpu)
             if entry is not None:
                 out.append({"board": s["board"], "goal": s["goal"], **entry, "summary": beyond.summary_row(entry)})
+        return out
+
+    def cpu_latency(self, point: dict | None) -> dict | None:
+        """The CPU's per-query latency at a CPU point (`beyond.cpu_latency`), measured once."""
+        if point is None:
+            return None
+        key = (point["index"], point["nprobe"], point["k"])
+        if key not in self._cpu_latency:
+            queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
+            index = next(x.index for x in self.curves if x.name == point["index"])
+            self._cpu_latency[key] = beyond.cpu_latency(index, queries, point["nprobe"], point["k"], point["index"])
+        return self._cpu_latency[key]
+
+    def rag(self, summary: list[dict]) -> list[dict]:
+        """The RAG section (`fanns.report.rag`): per goal, the description's pipeline with the CPU
+        and every board's best design as retrieval hardware."""
+        spec = self.s.rag
+        if spec is None:
+            return []
+        out = []
+        for goal in track(self.s.goals, "RAG pipeline per goal"):
+            entries = [s for s in summary if s["goal"] == goal.text]
+            boards = [(s["board"], self._outcomes[s["board"], goal.text].best) for s in entries]
+            boards = [(b, p) for b, p in boards if p is not None]
+            point = entries[0]["cpu"] if entries else None
+            cpu = None
+            if point is not None:
+                record = next(c.record for c in self.curves if c.name == point["index"])
+                cpu = {
+                    **point,
+                    "nlist": record["nlist"],
+                    "m": record["m"],
+                    "qps_one_thread": point["one_thread"]["qps"],
+                    "samples_us": self.cpu_latency(point)["samples_us"],
+                }
+            units = rag.goal_units(spec, int(self.explore["dataset"]["n"]), boards, cpu)
+            out.append(rag.goal_section(spec, goal.text, units))
         return out
 
     def graphs(self) -> list[dict]:
@@ -349,7 +383,7 @@ class Sweep:
         extra = {"k": self.graph_args.k, "board": self.graph_args.board}
         return [
             {**json.loads((out / f"graph_{kind}.json").read_text()), **extra}
-            for kind in parse_kinds(self.graph_args.graph)
+            for kind in parse_graph_kinds(self.graph_args.graph)
         ]
 
     # -- the whole sweep --------------------------------------------------------------------------
@@ -367,7 +401,9 @@ class Sweep:
             goal = next(g for g in self.s.goals if g.text == d["goal"])
             best = d["dse"]["best"]
             ok = [p for p in cpu if p["goal"] == goal.text and p["recall"] >= goal.target - 1e-12]
-            cpu_best = max(ok, key=lambda p: (p["qps"], p["recall"]), default=None)
+            # chosen by one thread's undisturbed figure: other load does not move it, so points
+            # measured at different moments compare fairly
+            cpu_best = max(ok, key=lambda p: (undisturbed(p["one_thread"]), p["recall"]), default=None)
             summary.append(
                 {
                     "board": d["board"],
@@ -375,8 +411,8 @@ class Sweep:
                     "design": _design_summary(best),
                     "clock": d["dse"]["clock"],
                     "rtl_timing": _timing_summary(d["dse"]["rtl_timing"]),
-                    "cpu": self.with_one_thread(cpu_best),
-                    "cpu_same": self.with_one_thread(_cpu_same(cpu, goal.text, best)),
+                    "cpu": cpu_best,
+                    "cpu_same": _cpu_same(cpu, goal.text, best),
                     "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
                     "explain": d["dse"]["explain"],
                 }
@@ -399,6 +435,7 @@ class Sweep:
                 "max_nprobe": self.s.max_nprobe,
                 "slo": None if self.s.slo is None else self.s.slo.text(),
                 "load_qps": self.s.load_qps,
+                "rag": None if self.s.rag is None else self.s.rag.name,
             },
             "boards": {b.name: _board_record(b) for b in self.boards},
             "curves": [c.to_dict() for c in self.curves],
@@ -408,6 +445,7 @@ class Sweep:
             "cpu_points": cpu,
             "cpu_setup": cpu_setup,
             "beyond": self.beyond(summary),
+            "rag": self.rag(summary),
             "graphs": self.graphs(),
         }
 

@@ -82,7 +82,7 @@ def test_every_command_names_an_implementation():
             __import__(module)
             assert callable(getattr(sys.modules[module], name)), target
             seen.add(target)
-    assert len(seen) == 15
+    assert len(seen) == 16
 
 
 def _internal_error(capsys, argv: list[str]) -> list[str]:

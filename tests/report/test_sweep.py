@@ -451,3 +451,36 @@ def test_cluster_runs_the_dse_jobs_and_gives_the_same_report(swept, dask_cluster
     err = capsys.readouterr().err
     assert "--cluster tcp://127.0.0.1:1: no Dask scheduler answered" in err and "Traceback" not in err
     assert not refused.exists()
+
+
+@pytest.mark.slow
+def test_rag_section(swept, tmp_path):
+    """`--rag`: per goal, the description's pipeline with its CPU servers, faiss-cpu as measured
+    and each board's best design, whose QPS is the summary's."""
+    description = {
+        "name": "sweep-rag",
+        "llm": {"parameters": 8e9, "layers": 32, "hidden": 4096, "bytes_per_weight": 1, "kv_bytes_per_token": 65536},
+        "sequence": {"prompt": 512, "generated": 256},
+        "retrieval": {
+            "database": {"vectors": 10000, "bytes_per_vector": 16, "scan_fraction": 0.0625, "dim": 128},
+            "hardware": [{"name": "cpu", "cpu": "epyc-milan"}],
+        },
+        "inference": {"accelerator": "xpu-c", "chips": 8},
+    }
+    path = tmp_path / "rag.yaml"
+    path.write_text(json.dumps(description))  # JSON is YAML
+    out = tmp_path / "report"
+    assert main(sweep_args(swept / "explore", out, "--rag", str(path))) == 0
+    data = json.loads((out / "report.json").read_text())
+    assert data["settings"]["rag"] == "sweep-rag"
+    assert [s["goal"] for s in data["rag"]] == GOALS
+    for s in data["rag"]:
+        options = {o["option"]: o for o in s["document"]["options"]}
+        designs = {d["board"]: d["design"] for d in data["summary"] if d["goal"] == s["goal"] and d["design"]}
+        assert list(options)[:2] == ["cpu", "faiss-cpu"] and set(options) - {"cpu", "faiss-cpu"} == set(designs)
+        for board, design in designs.items():
+            assert options[board]["retrieval"]["unit_qps"] == pytest.approx(design["qps"], abs=0.1)
+            assert options[board]["units"] == 1  # the dataset in one shard, one board keeps up
+        assert len(s["grid"]["prompt"]["values"]) == 5 and s["comparison_text"]
+    ids = Page((out / "index.html").read_text()).ids()
+    assert {"rag", *(f"fig-rag-{re.sub(r'[^a-z0-9]+', '-', g.lower()).strip('-')}" for g in GOALS)} <= ids
