@@ -37,13 +37,15 @@ from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.flow.design_fuzz import verify_point
 from fanns.flow.ivfpq_inputs import index_record
 from fanns.index.goals import parse_goal
-from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq import report, timing
 from fanns.model.ivfpq.workload import workloads_from_explore
 
 BUILTIN_SETS = ("builtin:sift-10k", "builtin:deep-10k", "builtin:sift", "builtin:text-384")
 DIMS = (96, 128, 384, 768, 784, 1024, 1536)
-BOARDS = {"u55c": 300.0, "zcu104": 100.0}
-"""Board -> clock (MHz) of the DSE."""
+BOARDS = ("u55c", "zcu104")
+"""The boards of the DSE, each at the clock `fanns.model.ivfpq.timing.run` resolves (its sourced
+default, lowered to the design's RTL estimate when that is below it). Rows recorded before
+2026-12-06 ran the U55C at 300 MHz, the platform's maximum kernel clock."""
 UTIL = 0.6
 QUERIES = 1000
 
@@ -70,9 +72,10 @@ def run_set(ds: Dataset, goal_text: str, work: Path, sim_queries: int) -> dict:
     workloads, unreachable = workloads_from_explore(folder, goal)
     row = {"set": ds.name, "n": int(ds.base.shape[0]), "d": int(ds.base.shape[1]), "explore_s": round(explore_s, 1)}
     row["indexes"], row["indexes_reused"] = len(explorer.grid()), len(explorer.reused)
-    outcomes = {b: dse.run(workloads, load_board(b), goal.text, mhz, UTIL, 1, unreachable) for b, mhz in BOARDS.items()}
+    outcomes = {b: timing.run(workloads, load_board(b), goal.text, None, UTIL, 1, unreachable) for b in BOARDS}
     for b, outcome in outcomes.items():
         row[f"{b}_qps"] = round(outcome.best.qps, 1) if outcome.best else None
+        row[f"{b}_clock"] = outcome.clock.to_dict()
         if outcome.best is None:
             row[f"{b}_why"] = " / ".join(outcome.explain)
     best = outcomes["u55c"].best
@@ -125,12 +128,14 @@ def describe(row: dict) -> str:
     d, cpu, sim = row["design"], row["cpu_qps"], row["sim"]
     util = d["utilisation_with_shell"]
     zcu = f"{row['zcu104_qps']:,.0f}" if row["zcu104_qps"] else "none"
+    mhz = {b: f" at {row[f'{b}_clock']['mhz']:g} MHz" if f"{b}_clock" in row else "" for b in BOARDS}
     ratio = row["fpga_over_cpu"]
     rtl = sim["rtl"]
     return (
         f"{explored}; {d['index']} nprobe {d['nprobe']} ({d['bottleneck']}-bound; LUT {100 * util['lut']:.0f} %, "
         f"BRAM {100 * util['bram18']:.0f} %, URAM {100 * util['uram']:.0f} % with the shell); "
-        f"U55C {row['u55c_qps']:,.0f} QPS, ZCU104 {zcu}; faiss-cpu {cpu['1']:,.0f}{_iqr(row, '1')} (1 thread) / "
+        f"U55C {row['u55c_qps']:,.0f} QPS{mhz['u55c']}, ZCU104 {zcu}{mhz['zcu104']}; "
+        f"faiss-cpu {cpu['1']:,.0f}{_iqr(row, '1')} (1 thread) / "
         f"{cpu['all']:,.0f}{_iqr(row, 'all')} ({cpu['threads_all']} threads) "
         f"-> {ratio['1']:.1f}x / {ratio['all']:.1f}x; "
         f"HLS {sim['hls']['mismatched_queries']} of {sim['hls']['queries']} queries differ, "
@@ -160,7 +165,7 @@ def main() -> None:
         ds = load_dataset(spec) if isinstance(spec, str) else synthetic(spec, args.n, work)
         rows.append(run_set(ds, args.goal, work, args.sim_queries))
         print(line(rows[-1]), flush=True)
-    figures = {"goal": args.goal, "util": UTIL, "clocks_mhz": BOARDS, "rows": rows}
+    figures = {"goal": args.goal, "util": UTIL, "boards": list(BOARDS), "rows": rows}
     write_result(args.json, "datasets", command_line(), figures)
     if not args.json:
         print(json.dumps(figures, indent=1))

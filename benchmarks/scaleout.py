@@ -82,14 +82,15 @@ def main() -> None:
         if not workloads:
             raise SystemExit(f"IVF1024,PQ16 does not reach {goal.text} on held-out queries: {unreachable}")
         (w,) = workloads
-        p = dse.run([w], load_board("u55c"), goal.text, 300.0, top=1).best
+        u55c = load_board("u55c")
+        p = dse.run([w], u55c, goal.text, u55c.clock_mhz, top=1).best
         fpga = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(w.probed)).alone() / p.clock_mhz
         index = faiss.read_index(str(w.index_path))
         queries = host_vectors(np.asarray(ds.queries[: w.queries]), ds.metric)
         cpu = cpu_baseline.measure(index, queries, w.nprobe, w.k, repeat=3, label=w.index)
     qb, rb = scaleout_model.message_bytes(ds.d, w.k)
     print(
-        f"  {w.label()}: FPGA (U55C, 300 MHz, {p.qps:,.0f} QPS) alone P50 "
+        f"  {w.label()}: FPGA (U55C, {p.clock_mhz:g} MHz, {p.qps:,.0f} QPS) alone P50 "
         f"{np.percentile(fpga, 50):.1f} / P99 {np.percentile(fpga, 99):.1f} us; CPU "
         f"wall clock {cpu.percentiles()}, thread CPU clock {cpu.percentiles('cpu')}"
     )

@@ -5,6 +5,10 @@ types and negative numbers are errors naming the file and the key — so a typo 
 board file cannot silently change a design. Anywhere a board name is accepted, a path to a
 board file works too.
 
+Every board file names its default accelerator clock (`clock_mhz`) and where that figure comes
+from (`clock_source`: a published build of a comparable design on that card or family, not the
+platform's maximum kernel clock); a prediction says which clock it used and why (`Clock`).
+
 A memory group may carry `latency`: a published idle read-latency measurement (cycles of the
 measuring design's clock for a row hit, a closed row and a row miss, with its source), which the
 graph model converts to cycles of the design clock (`fanns.model.graph.qpp.MemorySystem`).
@@ -34,7 +38,8 @@ from fanns.processing_systems import PS_KINDS, PsKind
 from fanns.resources import KINDS, Resources
 
 REQUIRED = {"name", "part", "family", "slrs", "memory", "clock_mhz", "platform", "pynq", "sources"}
-OPTIONAL = {"description", "shell", "pynq_image", "host", "block_design"}
+OPTIONAL = {"description", "shell", "pynq_image", "host", "block_design", "clock_source"}
+NO_CLOCK_SOURCE = "the board file's clock_mhz (the file names no clock_source)"
 MEMORY_KEYS = {"kind", "count", "capacity_gb", "bandwidth_gbps", "port_bits"}
 MEMORY_OPTIONAL = {"latency"}
 LATENCY_KEYS = {"clock_mhz", "page_hit", "page_closed", "page_miss", "source"}
@@ -51,6 +56,39 @@ AXI_DATA_BITS = (8, 16, 32, 64, 128, 256, 512, 1024)
 1024 bits, powers of two): a memory port's `port_bits` is one of them."""
 BOARD_PART = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[0-9][0-9.]*\Z")
 """Vivado board parts (vendor:board:component:revision, e.g. xilinx.com:zcu104:part0:1.1)."""
+
+
+CLOCK_ORIGINS = {"board": "board default", "rtl": "RTL timing estimate", "user": "--clock"}
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The accelerator clock a prediction uses and where it came from: the board's default
+    (`origin` "board", with the board file's source), the design's RTL timing estimate when that
+    is lower ("rtl"), or the user's `--clock` ("user"), which overrides both."""
+
+    mhz: float
+    origin: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.origin not in CLOCK_ORIGINS:
+            raise ValueError(f"clock origin {self.origin!r}")
+
+    @classmethod
+    def user(cls, mhz: float) -> Clock:
+        return cls(float(mhz), "user", "given on the command line")
+
+    def short(self) -> str:
+        """'140 MHz (board default)'."""
+        return f"{self.mhz:g} MHz ({CLOCK_ORIGINS[self.origin]})"
+
+    def describe(self) -> str:
+        """'140 MHz (board default: ...)'."""
+        return f"{self.mhz:g} MHz ({CLOCK_ORIGINS[self.origin]}: {self.source})"
+
+    def to_dict(self) -> dict:
+        return {"mhz": self.mhz, "origin": self.origin, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -145,6 +183,7 @@ class Board:
     shell: dict[str, Resources]
     memory: tuple[MemoryChannels, ...]
     clock_mhz: float
+    clock_source: str
     platform: str | None
     pynq: bool
     pynq_image: str | None
@@ -163,6 +202,11 @@ class Board:
             return own.is_file() and yaml.safe_load(own.read_text()) == self.spec
         except (OSError, yaml.YAMLError):
             return False
+
+    @property
+    def clock(self) -> Clock:
+        """The board's default accelerator clock, with its source."""
+        return Clock(self.clock_mhz, "board", self.clock_source)
 
     @property
     def slrs(self) -> dict[str, Resources]:
@@ -313,6 +357,9 @@ def parse_board(path: Path, data: Any) -> Board:
     for i, text in enumerate(sources):
         check_text(text, f"{path}: key 'sources[{i}]'")
     clock = float(_number(path, "clock_mhz", data["clock_mhz"], positive=True))
+    clock_source = NO_CLOCK_SOURCE
+    if data.get("clock_source") is not None:
+        clock_source = _string(path, "clock_source", data["clock_source"])
     block = None
     if data.get("block_design") is not None:
         block = _block_design(path, data["block_design"], memory)
@@ -325,6 +372,7 @@ def parse_board(path: Path, data: Any) -> Board:
         shell=shell,
         memory=tuple(memory),
         clock_mhz=clock,
+        clock_source=clock_source,
         platform=_string(path, "platform", data["platform"], nullable=True, name=PLATFORM),
         pynq=data["pynq"],
         pynq_image=_string(path, "pynq_image", data.get("pynq_image"), nullable=True),
@@ -468,6 +516,10 @@ def boards_command(args: argparse.Namespace) -> int:
             "yes" if b.pynq else "no",
         )
     Console().print(table)
+    if not args.board:
+        print("default clocks (MHz column) and their sources:")
+        for b in boards:
+            print(f"  {b.name}: {b.clock_mhz:g} MHz: {b.clock_source}")
     if args.board:
         b = boards[0]
         print(f"{b.name}: {b.description}; part {b.part} (family {b.family}); platform {b.platform or '-'}")
@@ -477,6 +529,7 @@ def boards_command(args: argparse.Namespace) -> int:
                 lat = m.latency
                 each = (f"{a.replace('_', ' ')} {getattr(lat, a)} cycles ({lat.ns(a):.1f} ns)" for a in ACCESSES)
                 print(f"  idle latency: {', '.join(each)} at {lat.clock_mhz:g} MHz; {lat.source}")
+        print(f"  clock: {b.clock.describe()}")
         if b.pynq_image:
             print(f"  PYNQ: {b.pynq_image}")
         if b.block_design:

@@ -1,8 +1,11 @@
-"""Remake the calibration table (`fanns.pe.calibration_table`): synthesise PEs and fit their resources.
+"""Remake the calibration tables: synthesise PEs and fit their resources (`fanns.pe.calibration_table`)
+and their register-to-register timing (`fanns.pe.timing_table`).
 
 For every PE, `fanns calibrate` synthesises the component at each of its `calibration_points`
 with yosys, then fits each resource kind as a non-negative linear combination of the PE's
-`features()` (least squares of the relative error) and stores points, fit and source.
+`features()` (least squares of the relative error) and stores points, fit and source;
+`fanns calibrate --timing` walks each point's mapped netlist with the family's delay model
+(`fanns.tools.timing`) and fits the delay over the PE's `timing_features()` the same way.
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from fanns.errors import FannsError
 from fanns.pe import get_pe, registry
 from fanns.pe.base import PE
 from fanns.pe.calibration_table import CalibrationTable, PeFit, load_table
+from fanns.pe.timing_table import TimingFit, fit_timing, load_timing_table, save_fit
 from fanns.progress import track
 from fanns.resources import KINDS
+from fanns.tools.delay_models import MODELS
+from fanns.tools.timing import SYNTH, analyze, synth_netlist
 from fanns.tools.yosys import URAM_FAMILIES, synthesize, yosys_command
 
 
@@ -143,3 +149,57 @@ def refit(names: list[str], family: str = "xcup") -> CalibrationTable:
         table.save(name)
     load_table.cache_clear()
     return load_table(family)
+
+
+def _measure_timing(args: tuple[str, dict, str]) -> dict:
+    name, params, family = args
+    pe = get_pe(name)(**params)
+    try:
+        netlist = synth_netlist(pe.verilog("top"), "top", family)
+    except RuntimeError as exc:
+        reason = next((ln for ln in str(exc).splitlines() if ln.startswith("ERROR")), str(exc).splitlines()[0])
+        raise FannsError(f"yosys cannot synthesise PE {name} {params} for family {family}: {reason}") from None
+    timing = analyze(netlist, "top", MODELS[family])
+    return {"params": params, "features": pe.timing_features(family), "timing": timing.to_dict()}
+
+
+def timing_points(pe_cls: type[PE], family: str, points: int | None = None) -> list[dict]:
+    """The calibration points `fanns calibrate --timing` synthesises: all that `family` can build,
+    or with `points` the that many smallest (fewest LUTs by the resource calibration), so that a
+    PE's timing table costs minutes rather than hours of yosys; the fit extrapolates beyond them."""
+    pts = family_points(pe_cls, family)
+    if points is None or points >= len(pts):
+        return pts
+    return sorted(pts, key=lambda p: pe_cls(**p).resources(family).lut)[:points]
+
+
+def calibrate_timing(
+    names: list[str] | None = None, family: str = "xcup", workers: int = 2, points: int | None = None
+) -> dict[str, TimingFit]:
+    """Synthesise the calibration points of the named PEs (all by default; `points`: see
+    `timing_points`), walk each netlist with the family's delay model and write their timing
+    tables (`fanns.pe.timing_table`)."""
+    if family not in MODELS:
+        raise FannsError(f"no delay model for device family {family!r}", hint=f"one of {', '.join(MODELS)}")
+    if points is not None and points < 3:
+        raise FannsError(f"--points {points}: the timing fit has 3 terms", hint="give --points 3 or more")
+    pes = registry()
+    names = names or list(pes)
+    jobs = [(n, p, family) for n in names for p in timing_points(get_pe(n), family, points)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = list(track(pool.map(_measure_timing, jobs), "synthesising PEs for timing", total=len(jobs)))
+    tool = tool_version()
+    model = MODELS[family]
+    fits = {}
+    for name in names:
+        points = [r for (n, _, _), r in zip(jobs, results) if n == name]
+        fit = fit_timing(points)
+        fit.source = (
+            f"measured with {tool}: {SYNTH[family].format(top='top')}, netlist walked with the {model.describe()} "
+            "delay model of fanns.tools.delay_models, by `fanns calibrate --timing` on "
+            + datetime.date.today().isoformat()
+        )
+        save_fit(family, name, fit)
+        fits[name] = fit
+    load_timing_table.cache_clear()
+    return fits

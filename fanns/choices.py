@@ -25,6 +25,15 @@ and a tiered one (tests/codegen/test_rtl_fast.py), at 127x the simulated cycles 
 second on small-k10 (benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory
 rate, not only one beat per cycle)."""
 
+SIM_MODELS_ENV = "FANNS_SIM_MODELS"
+"""The environment variable naming where compiled simulator models are kept (`fanns.tools.modelcache`)."""
+
+BUILD_DIR_HELP = (
+    "where simulation runs keep their files (default: the fanns cache folder); compiled simulators are "
+    f"kept by content in ${SIM_MODELS_ENV} (default: the cache folder's sim-models)"
+)
+"""The help of the commands' --build-dir."""
+
 DEFAULT_SHARD_ROWS = 1 << 20
 """Base vectors added in RAM before they go to disk when an index's inverted lists live on disk
 (`fanns.index.ivfpq_lists.ListsOnDisk`): about 25 MB of lists at m = 16."""

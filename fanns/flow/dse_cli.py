@@ -15,11 +15,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanns.boards import load_board
+from fanns.boards import Clock, load_board
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
 from fanns.index.holdout import unpromised_text
-from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq import report, timing
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -44,17 +44,16 @@ def dse_command(args: argparse.Namespace) -> int:
         raise FannsError("--dataset applies to --graph designs", hint="an IVF-PQ DSE reads only EXPLORE_DIR")
     slo = parse_slo(args)
     board = load_board(args.board)
-    clock = float(args.clock) if args.clock is not None else board.clock_mhz
     workloads, unreachable = workloads_from_explore(Path(args.explore_dir), args.recall)
     if args.queries is not None:
         if args.queries < 1:
             raise FannsError(f"--queries {args.queries}: must be at least 1")
         workloads = [w.with_queries(args.queries) for w in workloads]
-    outcome = dse.run(
+    outcome = timing.run(
         workloads,
         board,
         args.recall.text,
-        clock,
+        None if args.clock is None else Clock.user(args.clock),
         args.util,
         args.top,
         unreachable,
@@ -75,9 +74,12 @@ def dse_command(args: argparse.Namespace) -> int:
     best = outcome.best
     cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in best.timings.items())
     console.print(
-        f"best: {best.workload.label()}: {best.qps:,.0f} QPS, bottleneck {best.bottleneck}; cycles/query: {cycles}",
+        f"best: {best.workload.label()}: {best.qps:,.0f} QPS at {outcome.clock_mhz:g} MHz, bottleneck "
+        f"{best.bottleneck}; cycles/query: {cycles}",
         highlight=False,
     )
+    for line in report.clock_lines(outcome):
+        console.print(line, highlight=False)
     lat = best.latency["alone"]
     console.print(
         f"latency of one query: mean {lat.mean_us:,.1f} us, P50 "

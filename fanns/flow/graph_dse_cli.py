@@ -9,12 +9,14 @@ import argparse
 import json
 from pathlib import Path
 
-from fanns.boards import load_board
+from fanns.boards import Clock, load_board
 from fanns.checks import check_number
 from fanns.datasets.loader import resolve_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.model.graph.dse import GraphSpace, explore_graph
+from fanns.model.graph.timing import graph_design_timing
+from fanns.model.timing import resolve_clock
 from fanns.outputs import staged_folder, verify_files
 
 WHAT = "DSE result"
@@ -68,17 +70,25 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     nq = min(args.queries or explored, ds.nq)
     _, queries = prepare_vectors(ds)
     space = GraphSpace(k=goal.k)
-    result = explore_graph(
-        graph,
-        graph.fmt.quantize(queries[:nq]),
-        ds.groundtruth(goal.k)[:nq],
-        board,
-        goal.target,
-        objective=args.objective,
-        clock_mhz=args.clock,
-        util=args.util,
-        space=space,
-    )
+    given = None if args.clock is None else Clock.user(args.clock)
+    clock, estimate = given or board.clock, None
+    for _ in range(2):  # again at the RTL estimate when the chosen design's is below the board's clock
+        result = explore_graph(
+            graph,
+            graph.fmt.quantize(queries[:nq]),
+            ds.groundtruth(goal.k)[:nq],
+            board,
+            goal.target,
+            objective=args.objective,
+            clock_mhz=clock.mhz,
+            util=args.util,
+            space=space,
+        )
+        estimate = graph_design_timing(result.design, board.family) if result.design is not None else None
+        wanted = resolve_clock(board.clock, given, estimate)
+        if wanted.mhz >= clock.mhz:
+            break
+        clock = wanted
     out = Path(args.out)
     with staged_folder(out, args.force, "dse.json", WHAT) as tmp:
         (tmp / "dse.json").write_text(
@@ -90,6 +100,8 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
                     "objective": args.objective,
                     "board": board.name,
                     "queries": nq,
+                    "clock": clock.to_dict(),
+                    "rtl_timing": None if estimate is None else estimate.to_dict(),
                     **result.to_dict(),
                 },
                 indent=1,
@@ -114,5 +126,8 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
         f"QPS; LUT {b.resources.lut:,.0f}, BRAM18 {b.resources.bram18:,.0f}, DSP {b.resources.dsp:,.0f}",
         highlight=False,
     )
+    console.print(f"clock: {clock.describe()}", highlight=False)
+    if estimate is not None:
+        console.print(estimate.describe(), highlight=False)
     console.print(f"wrote {out / 'design.yaml'}, {out / 'dse.json'}", highlight=False)
     return 0

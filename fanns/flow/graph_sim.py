@@ -163,7 +163,7 @@ def _across_report(
 def _build_and_run(rtl, what: str, noun: str, run, console):
     """Build `rtl` (Verilator, cached), then `run()`: (result, build seconds, run seconds); a run
     that got no interrupt before its timeout is an error."""
-    console.print(f"building {what} with Verilator ...", highlight=False)
+    console.print(f"building {what} ({rtl.sim.describe()}) ...", highlight=False)
     start = time.perf_counter()
     rtl.build()
     built = time.perf_counter() - start

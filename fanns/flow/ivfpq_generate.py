@@ -22,7 +22,7 @@ import numpy as np
 from rich.console import Console
 
 from fanns import __version__
-from fanns.boards import load_board
+from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
@@ -32,11 +32,11 @@ from fanns.errors import FannsError
 from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration, index_names
 from fanns.flow.error_context import note_design
 from fanns.flow.ivfpq_inputs import index_record, load_index
-from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
+from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_text, cpu_basis, selection_qps, spread_text
-from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq import report, timing
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
@@ -193,11 +193,11 @@ def generate_command(args: argparse.Namespace) -> int:
     cfg = config_from_args(args, [goal])
     folder, explore, reused = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None)
 
-    clock = float(args.clock) if args.clock is not None else board.clock_mhz
-    target = f"on {board.name} at {clock:g} MHz, {100 * args.util:.0f}% cap"
+    given = None if args.clock is None else Clock.user(args.clock)
+    target = f"on {board.name} at {(given or board.clock).describe()}, {100 * args.util:.0f}% cap"
     step(2, STEPS, "design-space exploration", f"design-space exploration {target}")
     workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
-    outcome = dse.run(workloads, board, goal.text, clock, args.util, args.top, unreachable)
+    outcome = timing.run(workloads, board, goal.text, given, args.util, args.top, unreachable)
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
@@ -220,7 +220,10 @@ def generate_command(args: argparse.Namespace) -> int:
         "goal": goal.text,
         "recall_split": explore["recall_split"],
         "board": board.name,
-        "clock_mhz": clock,
+        "clock_mhz": outcome.clock_mhz,
+        "clock": outcome.clock.to_dict(),
+        "clock_text": outcome.clock.describe(),
+        "rtl_timing_text": outcome.timing.describe(),
         "util": args.util,
         "design": design_summary(dse_record["best"]),
         "cpu": cpu_baseline(explore, goal),
@@ -247,7 +250,7 @@ def generate_command(args: argparse.Namespace) -> int:
         else:
             skipped = "simulation skipped (pass --sim to check the generated faces against the reference model)"
             step(4, STEPS, "simulation", skipped)
-        summary["simulation"] = [{k: v for k, v in s.items() if k != "seconds"} for s in sims]
+        summary["simulation"] = [{k: v for k, v in s.items() if k not in RUN_ONLY} for s in sims]
         step(5, STEPS, "report", f"report and README into {out}")
         extra = {
             "report/dse.json": _json(dse_record),
@@ -302,6 +305,8 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz "
         f"(bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
     )
+    for line in report.clock_lines(outcome):
+        say(line)
     cpu, same = summary["cpu"], summary.get("cpu_same")
     if same:
         say(
@@ -328,7 +333,12 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
                 f"; {s['cycles_per_query']:,.1f} cycles/query measured vs "
                 f"{s['predicted_cycles_per_query']:,.1f} predicted ({s['cycle_error_pct']:+.2f}%)"
             )
-        say(line + "; " + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items()))
+        say(
+            line
+            + "; "
+            + ", ".join(f"{k} {v:.0f} s" for k, v in s["seconds"].items())
+            + (f" (model {s['model']})" if "model" in s else "")
+        )
     say(f"exploration: {folder} ({'reused' if reused else 'new'})")
     say(
         f"wrote {out}/: README.md, design.yaml, "

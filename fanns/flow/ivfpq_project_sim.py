@@ -22,6 +22,7 @@ from fanns.index.recall import measure_recall
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.tools.vbuild import BuildOptions
 
 
 def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesign) -> dict:
@@ -47,16 +48,21 @@ def _reference(project: Path, design: IvfPqDesign, total: int, nq: int) -> tuple
 
 
 def simulate_rtl(
-    project: Path, nq: int, build_root: Path, harness: str = DEFAULT_RTL_HARNESS, cxx_opt: str | None = None
+    project: Path,
+    nq: int,
+    build_root: Path,
+    harness: str = DEFAULT_RTL_HARNESS,
+    options: BuildOptions | None = None,
 ) -> dict:
     """The first `nq` (>= 2) test queries of an RTL face under Verilator, on `harness`
-    (`fanns.choices.RTL_HARNESSES`; `cxx_opt`: see `RtlProjectSim`)."""
+    (`fanns.choices.RTL_HARNESSES`); `options`: how the fast harness's model is compiled (None:
+    the build with the least expected build and run time for these queries)."""
 
-    sim = RtlProjectSim(project, build_root, harness=harness, cxx_opt=cxx_opt)
+    sim = RtlProjectSim(project, build_root, harness=harness, options=options, queries=nq)
     d = sim.design
     nq = min(nq, sim.test_queries)
     start = time.perf_counter()
-    sim.build()
+    built_now = sim.build()
     built = time.perf_counter() - start
     start = time.perf_counter()
     run = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k)])["runs"][0]
@@ -66,7 +72,8 @@ def simulate_rtl(
     measured = measured_interval(run)
     return {
         "backend": "rtl",
-        "simulator": f"{SIMULATOR_NAMES['rtl']}, {harness} harness",
+        "simulator": sim.describe(),
+        "model": "built" if built_now else "reused from the model cache",
         "queries": nq,
         "mismatched_queries": int(run["mismatched_queries"]),
         "checked_keys": int(run["checked_keys"]),
@@ -103,4 +110,6 @@ def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
 
 
 SIMULATORS = {"rtl": simulate_rtl, "hls": simulate_csim}
+RUN_ONLY = ("seconds", "model")
+"""Keys of a simulation's record that describe this run, not the project (kept out of its files)."""
 SIMULATOR_NAMES = {"rtl": "Verilator", "hls": "g++ C simulation"}

@@ -1,5 +1,5 @@
-"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources
-(options: `fanns.flow.parsers.pe`)."""
+"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources and
+timing (options: `fanns.flow.parsers.pe`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from fanns.calibration import calibrate, refit
+from fanns.calibration import calibrate, calibrate_timing, refit
 from fanns.errors import FannsError
 from fanns.pe import registry
 from fanns.pe.calibration_table import load_table
+
+KIND_COLUMNS = ("LUT", "FF", "BRAM18", "URAM", "DSP")
 
 
 def _short(value) -> str:
@@ -24,8 +26,10 @@ def _short(value) -> str:
 def pe_list_command(args: argparse.Namespace) -> int:
     """`fanns pe list`."""
     table = load_table(args.family)
-    out = Table(title=f"fanns PE library (resources: {args.family}, at the first calibration point)")
-    for col in ("PE", "parameters", "timing (cycles = L + (N-1)*II)", "LUT", "FF", "BRAM18", "URAM", "DSP", "fit err"):
+    out = Table(
+        title=f"fanns PE library (resources and RTL clock estimate: {args.family}, at the first calibration point)"
+    )
+    for col in ("PE", "parameters", "timing (cycles = L + (N-1)*II)", *KIND_COLUMNS, "fit err", "MHz"):
         out.add_column(col)
     for name, cls in registry().items():
         fit = table.pes.get(name)
@@ -37,7 +41,9 @@ def pe_list_command(args: argparse.Namespace) -> int:
             params = ", ".join(f"{k}={_short(v)}" for k, v in pe.params().items())
         else:
             cells, err, params = ["-"] * 5, "uncalibrated", ""
-        out.add_row(name, params, cls.timing_formula, *cells, err)
+        clock = cls(**cls.calibration_points[0]).rtl_timing(args.family) if cls.calibration_points else None
+        mhz = f"{clock.fmax_mhz:.0f}" if clock is not None else "-"  # the RTL estimate (`fanns calibrate --timing`)
+        out.add_row(name, params, cls.timing_formula, *cells, err, mhz)
     Console().print(out)
     return 0
 
@@ -48,6 +54,20 @@ def calibrate_command(args: argparse.Namespace) -> int:
     for name in names or []:
         if name not in registry():
             raise FannsError(f"unknown PE {name!r}", hint=f"known PEs: {', '.join(registry())}")
+    if args.points is not None and not args.timing:
+        raise FannsError("--points applies to --timing", hint="add --timing, or leave --points out")
+    if args.timing:
+        if args.refit or args.again:
+            raise FannsError("--timing measures every point again: it takes neither --refit nor --again")
+        fits = calibrate_timing(names, family=args.family, workers=args.jobs, points=args.points)
+        for name, fit in fits.items():
+            fastest = min(p["timing"]["reg_to_reg"] for p in fit.points)
+            slowest = max(p["timing"]["reg_to_reg"] for p in fit.points)
+            print(
+                f"{name}: {len(fit.points)} points, {1e3 / slowest:.0f}-{1e3 / fastest:.0f} MHz, "
+                f"max fit error {100 * fit.max_rel_error:.1f}%"
+            )
+        return 0
     if args.refit:
         if not names:
             raise FannsError("--refit needs the PEs to refit", hint="name them with --pe NAME")

@@ -99,14 +99,11 @@ def rtl_report(
 
     record, _ = check_project(project, "rtl")
     nq = query_range(query_count(project, record), queries, first, least=2)  # before any elaboration
-    sim = RtlProjectSim(project, build_dir, harness=harness, trace=trace)
+    sim = RtlProjectSim(project, build_dir, harness=harness, options=None, trace=trace, queries=nq)
     d = sim.design
-    console.print(
-        f"building {project}/rtl/fanns_ivfpq.v with Verilator ({harness} harness, cached in {sim.sim.build_dir}) ...",
-        highlight=False,
-    )
+    console.print(f"simulator of {project}/rtl/fanns_ivfpq.v: {sim.describe()}", highlight=False)
     start = time.perf_counter()
-    sim.build()
+    built_now = sim.build()
     built = time.perf_counter() - start
     start = time.perf_counter()
     out = sim.run([Run(nq=nq, nprobe=d.nprobe, k=d.k, first=first)], latency=latency, pause=pause, limits=limits)
@@ -123,7 +120,8 @@ def rtl_report(
     measured = measured_interval(run)
     clock = d.clock_mhz * 1e6
     console.print(
-        f"RTL simulation of {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board}: build {built:.0f} s, "
+        f"RTL simulation of {d.index.factory}, nprobe {d.nprobe}, K {d.k} on {d.board}: build {built:.0f} s "
+        f"({'built' if built_now else 'model reused from the cache'}), "
         f"simulation {ran:.0f} s ({run['sim_cycles']:,} cycles)",
         highlight=False,
     )

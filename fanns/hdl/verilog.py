@@ -1,6 +1,10 @@
-"""Verilog emission of Amaranth components, the one way every face and test turns RTL into text."""
+"""Verilog emission of Amaranth components, the one way every face and test turns RTL into text;
+`verilog_modules` and `instance_counts` read an emitted file's modules (for simulator builds)."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import verilog
@@ -67,3 +71,41 @@ def to_kernel_verilog(component: wiring.Component, name: str, interfaces: dict[s
     with ModuleLibrary(to_verilog) as parts:
         top = verilog.convert(shell, name=name, ports=ports, emit_src=False)
     return top + parts.verilog()
+
+
+_MODULE = re.compile(
+    r"(?P<attrs>(?:^\(\*[^\n]*\*\)\n)*)^module (?P<name>\\\S+|[A-Za-z_][\w$]*) ?(?P<head>(?:\(.*?\))?;\n)"
+    r"(?P<body>.*?)^endmodule\n",
+    re.S | re.M,
+)
+_INSTANCE = re.compile(r"^  (\\\S+ |[A-Za-z_][\w$]* )", re.M)
+
+
+def verilog_modules(text: str) -> dict[str, re.Match]:
+    """The modules of `text` (Verilog as Amaranth/yosys write it) by name, each as its match:
+    groups `attrs` (the attribute lines before it), `name`, `head` (port list) and `body`."""
+    return {m.group("name"): m for m in _MODULE.finditer(text)}
+
+
+def submodules(body: str, modules: Mapping[str, object]) -> list[str]:
+    """The modules (of `modules`) a module `body` instantiates, once per instance."""
+    return [t.rstrip() for t in _INSTANCE.findall(body) if t.rstrip() in modules]
+
+
+def instance_counts(text: str) -> dict[str, int]:
+    """How many instances of each module of `text` the design below its root modules (those no
+    module instantiates) holds; a root counts 1."""
+    modules = verilog_modules(text)
+    children = {name: submodules(m.group("body"), modules) for name, m in modules.items()}
+    counts = dict.fromkeys(modules, 0)
+    inner = {c for kids in children.values() for c in kids}
+
+    def visit(name: str, times: int) -> None:
+        counts[name] += times
+        for child in children[name]:
+            visit(child, times)
+
+    for root in modules:
+        if root not in inner:
+            visit(root, 1)
+    return counts

@@ -5,7 +5,8 @@ A PE is a frozen dataclass whose fields are its parameters. Next to the paramete
 1. its bit-accurate reference model (methods named after what they compute, numpy in and out),
 2. its timing: `latency()` L and `ii()` II, so a query of N inputs costs `cycles(N) = L + (N-1)*II`,
 3. its resources, from the committed calibration table (`fanns calibrate` measures it with yosys)
-   through the features returned by `resource_features()`,
+   through the features returned by `resource_features()`, and its register-to-register timing,
+   from the committed timing table (`fanns calibrate --timing`) through `timing_features()`,
 4. its Amaranth component (`component()`), with stream interfaces,
 5. the cocotb testbench module in `sim/` that checks the component against the model,
 6. the HLS C++ header in `hls/` that implements the same behaviour.
@@ -16,6 +17,7 @@ Subclasses register themselves by `name`; `fanns.pe.registry()` lists them.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 from amaranth.lib import wiring
@@ -24,6 +26,7 @@ from fanns.errors import FannsError
 from fanns.hdl.modules import separate
 from fanns.hdl.verilog import to_verilog
 from fanns.pe.calibration_table import load_table
+from fanns.pe.timing_table import PeTiming, pe_timing
 from fanns.resources import Resources
 from fanns.tools.yosys import URAM_FAMILIES
 
@@ -92,6 +95,20 @@ class PE:
                 hint="store it in block RAM (storage bram)",
             )
         return load_table(family).predict(self)
+
+    # -- clock: register-to-register delay --------------------------------------------------------
+    def timing_features(self, family: str = "xcup") -> dict[str, float]:
+        """Quantities the register-to-register delay is linear in: a constant, and the logarithm
+        of the registers and LUTs (the widest nets of a PE are its pipeline enable and its reset,
+        whose routed delay grows with the logarithm of their loads; deeper logic comes with more
+        LUTs). Predicted from the family's resource calibration."""
+        r = self.resources(family)
+        return {"1": 1.0, "log2_ff": math.log2(1.0 + r.ff), "log2_lut": math.log2(1.0 + r.lut)}
+
+    def rtl_timing(self, family: str = "xcup") -> PeTiming | None:
+        """The estimated register-to-register timing on `family` (`fanns.pe.timing_table`), or
+        None when the family's timing table has no entry for this PE."""
+        return pe_timing(self, family)
 
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:

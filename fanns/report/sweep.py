@@ -20,7 +20,7 @@ from pathlib import Path
 
 import faiss
 
-from fanns.boards import Board, load_board
+from fanns.boards import Board, Clock, load_board
 from fanns.checks import parse_graph_kinds
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
@@ -28,7 +28,7 @@ from fanns.explore.graph import run_graph_explore
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_text, cpu_basis, cpu_qps, undisturbed
-from fanns.model.ivfpq import dse
+from fanns.model.ivfpq import dse, timing
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore
 from fanns.model.rag.schema import RagSpec
@@ -43,7 +43,7 @@ from fanns.tools.parallel import map_jobs
 class SweepSettings:
     boards: tuple[str, ...]
     goals: tuple[RecallGoal, ...]
-    clock_mhz: float | None = None  # None: each board's kernel clock
+    clock_mhz: float | None = None  # None: each board's sourced default, lowered to a design's RTL estimate
     util: float = 0.6
     top: int = 3
     hw_queries: int | None = None  # None: every query the exploration used
@@ -142,7 +142,7 @@ class _GoalDse:
     workloads: list[Workload]
     board: Board
     goal: str
-    clock_mhz: float
+    clock: Clock | None
     util: float
     top: int
     unreachable: list
@@ -151,11 +151,11 @@ class _GoalDse:
 
 
 def _run_goal_dse(job: _GoalDse) -> dse.Outcome:
-    return dse.run(
+    return timing.run(
         job.workloads,
         job.board,
         job.goal,
-        job.clock_mhz,
+        job.clock,
         job.util,
         job.top,
         job.unreachable,
@@ -172,14 +172,16 @@ class _PointDse:
     workload: Workload
     board: Board
     goal: str
-    clock_mhz: float
+    clock: Clock | None
     util: float
 
 
 def _best_point(job: _PointDse) -> dict:
-    best = dse.run([job.workload], job.board, job.goal, job.clock_mhz, job.util, 1).best
+    outcome = timing.run([job.workload], job.board, job.goal, job.clock, job.util, 1)
+    best = outcome.best
     return {
         "qps": round(best.qps, 1) if best else None,
+        "clock_mhz": outcome.clock_mhz if best else None,
         "bottleneck": best.bottleneck if best else None,
         "lut": round(best.resources.lut) if best else None,
     }
@@ -207,8 +209,10 @@ class Sweep:
         self._cpu_latency: dict[tuple, dict] = {}  # (index, nprobe, k) -> `beyond.cpu_latency`
         self._outcomes: dict[tuple[str, str], dse.Outcome] = {}
 
-    def clock(self, board: Board) -> float:
-        return float(self.s.clock_mhz if self.s.clock_mhz is not None else board.clock_mhz)
+    def clock(self, board: Board) -> Clock | None:
+        """The user's --clock for every board, or None: each board's default, checked against
+        the RTL estimate of each design (`fanns.model.ivfpq.timing.run`)."""
+        return None if self.s.clock_mhz is None else Clock.user(self.s.clock_mhz)
 
     # -- steps ------------------------------------------------------------------------------------
     def measure_curves(self) -> None:
@@ -405,6 +409,8 @@ class Sweep:
                     "board": d["board"],
                     "goal": d["goal"],
                     "design": _design_summary(best),
+                    "clock": d["dse"]["clock"],
+                    "rtl_timing": _timing_summary(d["dse"]["rtl_timing"]),
                     "cpu": cpu_best,
                     "cpu_same": _cpu_same(cpu, goal.text, best),
                     "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
@@ -421,7 +427,8 @@ class Sweep:
             "settings": {
                 "boards": [b.name for b in self.boards],
                 "goals": [g.text for g in self.s.goals],
-                "clock_mhz": {b.name: self.clock(b) for b in self.boards},
+                "clock_mhz": {b.name: (self.clock(b) or b.clock).mhz for b in self.boards},
+                "clock": {b.name: (self.clock(b) or b.clock).to_dict() for b in self.boards},
                 "util": self.s.util,
                 "top": self.s.top,
                 "explore": self.explore["settings"],
@@ -443,6 +450,18 @@ class Sweep:
         }
 
 
+def _timing_summary(rec: dict | None) -> dict | None:
+    """The RTL estimate as the summary shows it: the clock and what limits it."""
+    if not rec or rec["limit"] is None:
+        return None
+    lim = rec["limit"]
+    return {
+        "fmax_mhz": rec["fmax_mhz"],
+        "family": rec["family"],
+        "limit": f"{lim['kind']} {lim['label']}: {lim['detail']}",
+    }
+
+
 def _cpu_same(cpu: list[dict], goal: str, best: dict | None) -> dict | None:
     """The CPU point at the FPGA design's own index and nprobe (None without a design or point)."""
     if not best:
@@ -458,6 +477,7 @@ def _board_record(board: Board) -> dict:
         "description": board.description,
         "part": board.part,
         "clock_mhz": board.clock_mhz,
+        "clock_source": board.clock_source,
         "device": {k: round(v, 1) for k, v in zip(KINDS, dev.as_tuple())},
         "shell": {k: round(v, 1) for k, v in zip(KINDS, shell.as_tuple())},
         "memory": [m.describe() for m in board.memory],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 
+from fanns.boards import CLOCK_ORIGINS
 from fanns.model.cpu_baseline import basis_label
 from fanns.report.figures import stage_resources
 from fanns.resources import KINDS
@@ -103,6 +104,9 @@ def summary_table(data: dict) -> Table:
         "recall (hw, held-out)",
         "95 % CI",
         "pred. QPS",
+        "clock (MHz)",
+        "clock from",
+        "RTL estimate (MHz)",
         "latency (us)",
         "bottleneck",
         "LUT % (with shell)",
@@ -125,12 +129,13 @@ def summary_table(data: dict) -> Table:
                 d["hw_recall"],
                 _ci(d.get("hw_recall_interval")),
                 round(d["qps"]),
+                *_clock_cells(s),
                 round(d["latency_us"], 1),
                 d["bottleneck"],
                 _pct(100 * d["utilisation_with_shell"]["lut"]),
             ]
             if d
-            else ["no design", None, None, None, None, None, None, None]
+            else ["no design", None, None, None, None, None, None, None, None, None, None]
         )
         every = c.get("spread") if c else None
         iqr = f"{every['q1']:,.0f}-{every['q3']:,.0f}" if every else None
@@ -139,6 +144,15 @@ def summary_table(data: dict) -> Table:
         against = basis_label(c["basis"]) if c and c.get("basis") else None
         rows.append(lead + fpga + cpu + [s["speedup"], against])
     return cols, rows
+
+
+def _clock_cells(s: dict) -> list:
+    """The clock a summary row's QPS is at, where it came from, and the RTL estimate."""
+    clock, est = s.get("clock"), s.get("rtl_timing")
+    if clock is None:
+        return [None, None, None]
+    origin = CLOCK_ORIGINS[clock["origin"]]
+    return [clock["mhz"], f"{origin}: {clock['source']}", None if est is None else round(est["fmax_mhz"])]
 
 
 def curve_table(data: dict) -> Table:

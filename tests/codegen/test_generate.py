@@ -173,9 +173,13 @@ def test_simulation_of_both_faces(project, explore):
         "g++ C simulation",
         "make -C hls csim",
         "fanns sim rtl --backend rtl",
-        f"{d['qps']:,.0f} QPS",
+        f"{d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz",
+        f"| clock | {summary['clock_text']} |",
+        "| RTL timing estimate | RTL timing estimate",
     ):
         assert text in readme, text
+    # no --clock: the board's sourced default, or the design's RTL estimate where that is lower
+    assert summary["clock"]["origin"] in ("board", "rtl") and summary["clock"]["mhz"] <= 140.0
     assert "{{" not in readme and "None" not in readme
 
 

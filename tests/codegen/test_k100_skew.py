@@ -25,7 +25,7 @@ from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
-from fanns.tools.vmodel import QUICK_CXX_OPT
+from fanns.tools.vmodel import QUICK_BUILD
 
 N, NLIST, GOAL, QUERIES = 30_000, 64, "R@100=0.7", 64
 
@@ -67,7 +67,7 @@ def test_dse_k100_design_on_skewed_lists_is_within_5_percent_of_the_model(tmp_pa
     assert sizes[0] / sizes.mean() > 3.0  # the skew this test is about
     test = TestQueries(host_vectors(queries[:QUERIES], "l2"), ds.groundtruth(100)[:QUERIES])
     project = generate_rtl(design, data, test, tmp_path / "rtl").path
-    sim = RtlProjectSim(project, build_root, cxx_opt=QUICK_CXX_OPT)  # 64 short queries: g++ -O0 builds fast
+    sim = RtlProjectSim(project, build_root, options=QUICK_BUILD)  # 64 short queries: g++ -O0 builds fast
     sim.build()
     run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=100)])["runs"][0]
     assert run["mismatched_queries"] == 0, run.get("first_bad")

@@ -9,7 +9,7 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RamTiming, RtlProjectSim, Run
-from fanns.tools.vmodel import QUICK_CXX_OPT
+from fanns.tools.vmodel import QUICK_BUILD
 from tests.codegen.test_rtl import DESIGNS, case  # noqa: F401  (case: a design's project and fast-harness build)
 from tests.codegen.test_tiers import K_RESULTS, NPROBE, projects, skewed  # noqa: F401  (a tiered project)
 
@@ -87,7 +87,7 @@ def test_a_traced_run_writes_the_waveforms_of_the_accelerator(case, build_root, 
     its VCD holds the PEs' streams with one time step per clock edge up to the run's last cycle."""
     d = case["design"]
     vcd = tmp_path / "waves.vcd"
-    traced = RtlProjectSim(case["project"], build_root / "rtl-trace", cxx_opt=QUICK_CXX_OPT, trace=vcd)
+    traced = RtlProjectSim(case["project"], build_root / "rtl-trace", options=QUICK_BUILD, trace=vcd)
     runs = [Run(nq=2, nprobe=d.nprobe, k=d.k)]
     got, want = traced.run(runs)["runs"][0], case["sim"].run(runs)["runs"][0]
     assert np.array_equal(got["keys"], want["keys"]) and got["cycles"] == want["cycles"]

@@ -149,7 +149,7 @@ def test_design_carries_the_board_file_it_was_made_for(tmp_path):
     design.save(tmp_path / "design.yaml")
     loaded = type(design).load(tmp_path / "design.yaml")
     assert loaded.target_board().clock_mhz == 123
-    assert make_design().target_board().clock_mhz == 300  # without one: the shipped board
+    assert make_design().target_board().clock_mhz == 140  # without one: the shipped board
 
 
 def test_design_board_file_is_validated(capsys, tmp_path):

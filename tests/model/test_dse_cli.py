@@ -69,6 +69,8 @@ def test_dse_writes_the_design_and_is_deterministic(explored, tmp_path, capsys):
         outs.append(out)
     printed = capsys.readouterr().out
     assert "pred. QPS" in printed and "combinations evaluated" in printed
+    assert "at 200 MHz (--clock)" in printed and "clock: 200 MHz (--clock: given on the command line)" in printed
+    assert "RTL timing estimate" in printed and "limited by" in printed
     for name in ("dse.json", "design.yaml"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
     design = IvfPqDesign.load(outs[0] / "design.yaml")
@@ -78,6 +80,11 @@ def test_dse_writes_the_design_and_is_deterministic(explored, tmp_path, capsys):
     assert (outs[0] / design.index.path).resolve().is_file()  # the trained index, relative to the design
     assert not Path(design.index.path).is_absolute()
     assert design.clock_mhz == 200.0 and design.prediction["qps"] == best["qps"]
+    assert design.prediction["clock"] == {"mhz": 200.0, "origin": "user", "source": "given on the command line"}
+    assert result["clock"]["origin"] == "user" and result["rtl_timing"]["family"] == "xcup"
+    rtl = result["rtl_timing"]
+    assert rtl["fmax_mhz"] == min(e["fmax_mhz"] for e in rtl["elements"]) == rtl["limit"]["fmax_mhz"]
+    assert {e["kind"] for e in rtl["elements"]} >= {"pe", "reset"}
     # cycles are recorded to 3 decimals: a relative error up to 0.0005 / cycles (2e-6 at 257 cycles)
     assert best["qps"] == pytest.approx(200e6 / best["cycles_per_query"], rel=1e-6 + 5e-4 / best["cycles_per_query"])
     assert best["bottleneck"] in best["stages"] and len(result["top"]) == 3 and result["pareto"]

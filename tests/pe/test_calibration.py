@@ -168,3 +168,16 @@ def test_calibrate_synthesises_only_the_points_the_table_lacks(tmp_path, monkeyp
         assert fit.points[-1]["resources"] == dropped["resources"]
     finally:
         load_table.cache_clear()
+
+
+def test_timing_points_are_the_smallest_and_at_least_three():
+    # `fanns calibrate --timing --points N`: the N calibration points with the fewest LUTs, no
+    # fewer than the timing fit's three terms
+    hpq = calibration.get_pe("hpq")
+    every = calibration.family_points(hpq, "xc7")
+    chosen = calibration.timing_points(hpq, "xc7", 3)
+    luts = sorted(hpq(**p).resources("xc7").lut for p in every)
+    assert len(chosen) == 3 and sorted(hpq(**p).resources("xc7").lut for p in chosen) == luts[:3]
+    assert calibration.timing_points(hpq, "xc7", None) == every
+    with pytest.raises(FannsError, match="--points 2"):
+        calibration.calibrate_timing(["hpq"], "xc7", points=2)

@@ -220,9 +220,12 @@ def test_summary_is_what_fanns_dse_chooses(swept, tmp_path):
             )
             == 0
         )
-        best = json.loads((out / "dse.json").read_text())["best"]
+        rec = json.loads((out / "dse.json").read_text())
+        best = rec["best"]
         for key in ("index", "nprobe", "qps", "bottleneck", "latency_us", "hw_recall"):
             assert s["design"][key] == best[key], (s["board"], s["goal"], key)
+        assert s["clock"] == rec["clock"] and s["clock"]["origin"] in ("board", "rtl")  # and where it came from
+        assert s["rtl_timing"]["fmax_mhz"] == rec["rtl_timing"]["fmax_mhz"]
         if s["cpu"] is not None:
             goal = next(g for g in GOALS if g == s["goal"])
             assert s["cpu"]["recall"] >= float(goal.split("=")[1]) - 1e-9

@@ -14,7 +14,8 @@ from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
 from fanns.sim.axi_memory import SimMemory, ram_sources
 from fanns.sim.compiled import load, read
-from fanns.tools.vmodel import QUICK_CXX_OPT, Model, ModelBuild, header_ports
+from fanns.tools.vbuild import BuildOptions
+from fanns.tools.vmodel import QUICK_BUILD, Model, ModelBuild, header_ports
 
 LATENCY = 7
 HANDSHAKES = (
@@ -111,9 +112,9 @@ def test_stalls_delay_but_keep_every_beat(memory):
 @pytest.mark.slow
 def test_a_quick_build_keeps_the_rtl_timing(memory, build_root):
     """The g++ -O0 build the short simulations of the shape tests and the fuzz use."""
-    quick = _memory_build(build_root / "vmodel-quick", cxx_opt=QUICK_CXX_OPT)
+    quick = _memory_build(build_root / "vmodel-quick", options=QUICK_BUILD)
     quick.build()
-    assert f"c++ {QUICK_CXX_OPT} " in (quick.build_dir / "build.log").read_text()
+    assert f"c++ {QUICK_BUILD.cxx_opt} " in quick.log.read_text()
     for stall in (0, 128):
         assert _handshakes(quick, stall) == _handshakes(memory, stall)
 
@@ -158,9 +159,9 @@ def test_an_axi_write_honours_its_byte_strobes_and_a_read_returns_the_words(memo
     m.close()
 
 
-def test_an_unknown_optimisation_is_refused(tmp_path):
+def test_an_unknown_optimisation_is_refused():
     with pytest.raises(FannsError, match="unknown C\\+\\+ optimisation '-O9'"):
-        _memory_build(tmp_path, cxx_opt="-O9")
+        BuildOptions(cxx_opt="-O9")
 
 
 @pytest.mark.slow
@@ -187,7 +188,7 @@ def test_a_traced_build_writes_every_signals_waveform(build_root, tmp_path):
     """`ModelBuild(trace=True)` and `Model.trace`: the VCD has the bench's signals, the memory's
     internal ones included, and one time step per clock edge; a model built without tracing
     refuses, as does a second trace."""
-    traced = _memory_build(build_root / "vmodel-trace", trace=True, cxx_opt=QUICK_CXX_OPT)
+    traced = _memory_build(build_root / "vmodel-trace", trace=True, options=QUICK_BUILD)
     traced.build()
     m = traced.open()
     vcd = tmp_path / "mem.vcd"

@@ -17,7 +17,9 @@ BuildLUT's query FIFOs hold two whole rotated queries: `stages.query_fifo_depth`
 
 from __future__ import annotations
 
-from amaranth import Array, Module, Mux, Signal, unsigned
+import dataclasses
+
+from amaranth import Array, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -86,16 +88,24 @@ class Front(wiring.Component):
         link(m, to_lut.o, lut_q.i)
         link(m, lut_q.o, self.lut_q)
 
-        # IVFDist: a 1-D array; PE i's keys feed SelCells stream i.
-        pes = [pe.instance() for pe in hw.ivf_pes]
+        # IVFDist: a 1-D array; PE i's keys feed SelCells stream i. Each PE counts its cells from 0
+        # and its first cell id is added here, so PEs with as many centroids are one module
+        # (a simulator compiles it once: fanns.tools.vbuild).
+        pes = [dataclasses.replace(pe, id_base=0).instance() for pe in hw.ivf_pes]
         sel = hw.sel_cells_pe.instance()
         m.submodules.sel_cells = sel
         key_layout = data.StructLayout({"key": hw.fmt.ivf_key_bits, "last": 1})
-        for i, pe in enumerate(pes):
+        for i, (pe, spec) in enumerate(zip(pes, hw.ivf_pes)):
             m.submodules[f"ivf{i}"] = pe
             link(m, ivf_q.o if i == 0 else pes[i - 1].q_fwd, pe.q)
             m.submodules[f"ivf_key_fifo{i}"] = kf = stream_fifo(key_layout, depth)
-            link(m, pe.o, kf.i)
+            key = pe.o.payload.key
+            m.d.comb += [
+                kf.i.valid.eq(pe.o.valid),
+                kf.i.payload.key.eq(Cat((key[:ID_BITS] + spec.id_base)[:ID_BITS], key[ID_BITS:])),
+                kf.i.payload.last.eq(pe.o.payload.last),
+                pe.o.ready.eq(kf.i.ready),
+            ]
             link(m, kf.o, getattr(sel, f"i{i}"))
         m.d.comb += pes[-1].q_fwd.ready.eq(1)
         if st.ivf_dist.storage == "stream":

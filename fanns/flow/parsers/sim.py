@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from fanns.checks import arg_float, arg_int
-from fanns.choices import DEFAULT_RTL_HARNESS, RTL_HARNESSES
+from fanns.choices import BUILD_DIR_HELP, DEFAULT_RTL_HARNESS, RTL_HARNESSES
 
 MAX_LATENCY = 100_000
 """Memory latency beyond 100k cycles is not a memory model, it is a hang."""
@@ -102,5 +102,5 @@ def register(sub: argparse._SubParsersAction) -> None:
             "9,600 cycles (loading included); simulate few queries (--queries 2)"
         ),
     )
-    p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
+    p.add_argument("--build-dir", help=BUILD_DIR_HELP)
     p.set_defaults(func="fanns.flow.sim_cli:sim_command")

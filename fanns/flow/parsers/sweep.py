@@ -46,7 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="REPORT", help="output folder of the report")
     p.add_argument("--force", action="store_true", help="replace REPORT if it is an earlier sweep report")
     p.add_argument(
-        "--clock", type=float, help="accelerator clock in MHz for every board (default: each board's kernel clock)"
+        "--clock",
+        type=float,
+        help="accelerator clock in MHz for every board (default: each board's sourced clock, `fanns boards`, "
+        "lowered to a design's RTL timing estimate when that is below it)",
     )
     p.add_argument(
         "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"

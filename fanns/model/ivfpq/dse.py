@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fanns.boards import Board
+from fanns.boards import Board, Clock
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
 from fanns.model.ivfpq import buildable
@@ -30,6 +30,7 @@ from fanns.model.ivfpq.options import CONTEXT_KEY, GROUPS, MAX_LANES, all_option
 from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
 from fanns.model.ivfpq.workload import Workload
+from fanns.model.timing import DesignTiming
 from fanns.numerics import ID_BITS
 from fanns.pe.pq_decode import KSUB, LUT_WORDS
 from fanns.progress import eta_bar
@@ -173,6 +174,10 @@ class Outcome:
     load_qps: float | None = None
     slo_rejected: int = 0  # designs of the searched pool that fit but miss the SLO
     tiers: dict[int, dict] = field(default_factory=dict)  # top design rank -> `fanns.model.ivfpq.skew.tier_choices`
+    clock: Clock | None = None
+    """The clock `clock_mhz` is, with where it came from (`fanns.model.ivfpq.timing.run`; None: given bare)."""
+    timing: DesignTiming | None = None
+    """The best design's RTL timing estimate (`fanns.model.ivfpq.timing`), when computed."""
 
     @property
     def best(self) -> DesignPoint | None:

@@ -16,6 +16,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from fanns.boards import CLOCK_ORIGINS
 from fanns.datasets.formats import atomic_path
 from fanns.design.ivfpq import IndexRef, IvfPqDesign
 from fanns.model.ivfpq import stages as stage_model
@@ -139,6 +140,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         goal=w.goal,
         prediction={
             "qps": _r(p.qps, 1),
+            **clock_record(outcome),
             "bottleneck": p.bottleneck,
             "cycles_per_stage": {k: _r(t.interval) for k, t in p.timings.items()},
             "latency_us": _r(p.latency_cycles / p.clock_mhz),
@@ -149,6 +151,21 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
     return design
 
 
+def clock_record(outcome: Outcome) -> dict:
+    """Where the outcome's clock came from and the best design's RTL timing estimate (when known)."""
+    out = {}
+    if outcome.clock is not None:
+        out["clock"] = outcome.clock.to_dict()
+    if outcome.timing is not None and outcome.timing.limit is not None:
+        lim = outcome.timing.limit
+        out["rtl_timing"] = {
+            "fmax_mhz": _r(outcome.timing.fmax_mhz, 1),
+            "family": outcome.timing.family,
+            "limit": f"{lim.kind} {lim.label}: {lim.detail}",
+        }
+    return out
+
+
 def outcome_record(outcome: Outcome) -> dict:
     b = outcome.budget
     rec = lambda p: design_record(p, b)  # noqa: E731
@@ -157,6 +174,8 @@ def outcome_record(outcome: Outcome) -> dict:
         "goal": outcome.goal,
         "board": b.board,
         "clock_mhz": outcome.clock_mhz,
+        "clock": None if outcome.clock is None else outcome.clock.to_dict(),
+        "rtl_timing": None if outcome.timing is None else outcome.timing.to_dict(),
         "util": b.util,
         "budget": {
             "rule": "per SLR: accelerator + shell <= util x device, per resource",
@@ -254,9 +273,11 @@ def print_table(outcome: Outcome, console=None) -> None:
 
     console = console or Console()
     device_lut = outcome.budget.device.lut
+    origin = "" if outcome.clock is None else f" ({CLOCK_ORIGINS[outcome.clock.origin]})"
     table = Table(
         title=(
-            f"{outcome.goal} on {outcome.board.name} at {outcome.clock_mhz:g} MHz, {100 * outcome.budget.util:.0f}% cap"
+            f"{outcome.goal} on {outcome.board.name} at {outcome.clock_mhz:g} MHz{origin}, "
+            f"{100 * outcome.budget.util:.0f}% cap"
         )
     )
     for col in ("index", "nprobe", *STAGE_TITLES.values(), "bottleneck", "pred. QPS"):
@@ -279,3 +300,15 @@ def print_table(outcome: Outcome, console=None) -> None:
         index = p.workload.index + (f"\nsub-vectors {fmt.dsub} -> {fmt.dsub_hw}" if fmt.dsub_hw else "")
         table.add_row(index, str(p.workload.nprobe), *cells, p.bottleneck, f"{p.qps:,.0f}")
     console.print(table)
+
+
+def clock_lines(outcome: Outcome) -> list[str]:
+    """What the summaries print about the clock: the one the QPS is at, and the RTL estimate."""
+    lines = []
+    if outcome.clock is not None:
+        lines.append(f"clock: {outcome.clock.describe()}")
+    if outcome.timing is not None:
+        lines.append(outcome.timing.describe())
+        if outcome.timing.uncovered:
+            lines.append(f"  not covered by the estimate: {', '.join(outcome.timing.uncovered)}")
+    return lines

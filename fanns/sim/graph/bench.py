@@ -64,6 +64,10 @@ class GraphBench:
     def build(self) -> None:
         self.sim.build()
 
+    def describe(self) -> str:
+        """The simulator and its build, for a printout."""
+        return f"{self.sim.describe()}, {self.harness} harness"
+
     def run(self, params: dict) -> dict:
         """Run the bench with `params` (`sim/tb_falcon.py`'s) and return its report."""
         if self.harness == "cocotb":

@@ -23,7 +23,7 @@ from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval
-from fanns.tools.vmodel import QUICK_CXX_OPT
+from fanns.tools.vmodel import QUICK_BUILD
 
 QUERIES = 6
 
@@ -48,7 +48,7 @@ def rtl_fast_run(case: dict, work: Path, build_root: Path) -> tuple[dict, object
     and the measured cycles per query."""
     design = case["design"]
     project = generate_rtl(design, case["data"], case["test"], work / "rtl")
-    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast", cxx_opt=QUICK_CXX_OPT)
+    sim = RtlProjectSim(project.path, build_root / f"rtl_{case['name']}", harness="fast", options=QUICK_BUILD)
     sim.build()
     run = sim.run([Run(nq=QUERIES, nprobe=design.nprobe, k=design.k)])["runs"][0]
     return run, sim.predicted_run(0, QUERIES), measured_interval(run)

@@ -45,8 +45,9 @@ from fanns.sim.axi_memory import SimMemory, ram_sources
 from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.graph.rtl import zero_init_loops
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
+from fanns.tools.vbuild import BuildOptions
 from fanns.tools.verilator import SimulationFailed
-from fanns.tools.vmodel import CXX_OPT, Model, ModelBuild
+from fanns.tools.vmodel import DEFAULT_BUILD, Model, ModelBuild
 
 POLL_CYCLES = 1024
 """Cycles between two polls of `ap_done` and `progress` (the watchdog's granularity)."""
@@ -245,9 +246,12 @@ def check_timing(rate: float, what: str) -> None:
 
 
 class FastBench:
-    """A project's accelerator in its `IvfPqBench`, compiled under `build_root` (`fanns.tools.vmodel`);
-    `run` serves a request of `RtlProjectSim.run`. With `trace` (a VCD path) the model is built
-    with Verilator's tracing and every run writes every signal's waveform there."""
+    """A project's accelerator in its `IvfPqBench`, compiled as `options` say (None: the build with
+    the least expected build and run time for runs of `run_cycles` cycles after the memories are
+    loaded; `fanns.tools.vmodel`);
+    `run` serves a request of `RtlProjectSim.run`, with its files under `build_root`. With `trace`
+    (a VCD path) the model is built with Verilator's tracing and every run writes every signal's
+    waveform there."""
 
     def __init__(
         self,
@@ -255,8 +259,9 @@ class FastBench:
         record: dict,
         text: str,
         build_root: Path,
-        cxx_opt: str = CXX_OPT,
+        options: BuildOptions | None = DEFAULT_BUILD,
         trace: Path | None = None,
+        run_cycles: int = 0,
     ):
         self.project = project
         self.trace = trace
@@ -270,9 +275,19 @@ class FastBench:
         self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), **ram_sources()}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
-        folder = f"ivfpq_compiled_{tag}" + ("" if cxx_opt == CXX_OPT else cxx_opt)  # one build per optimisation
-        self.sim = ModelBuild(sources, BENCH_TOP, Path(build_root) / folder, cxx_opt=cxx_opt, trace=trace is not None)
+        self.sim = ModelBuild(
+            sources,
+            BENCH_TOP,
+            Path(build_root) / f"ivfpq_compiled_{tag}",
+            options=options,
+            trace=trace is not None,
+            cycles=None if options else self.load_cycles() + run_cycles,
+        )
         self.regmap = RegMap.from_json((project / "rtl" / "regmap.json").read_text())
+
+    def load_cycles(self) -> int:
+        """Cycles the back door takes to load every memory image (one word a cycle)."""
+        return sum(len(data) // (p.data_bits // 8) for p, data in zip(self.layout.ports, self._memories()))
 
     def _memories(self) -> list[bytes]:
         """Every memory's initial bytes, in port order."""

@@ -39,8 +39,9 @@ from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.latency import query_times, tandem
 from fanns.sim.compiled import check_trace
 from fanns.sim.ivfpq.fast import FastBench, check_timing
-from fanns.tools import vmodel
+from fanns.tools.vbuild import BuildOptions
 from fanns.tools.verilator import DesignStuck, RtlSim
+from fanns.tools.vmodel import DEFAULT_BUILD
 
 MEM_LATENCY = 100
 """Read/write latency of the simulated memories in cycles: the performance model's assumption
@@ -152,14 +153,15 @@ class RtlProjectSim:
         project: Path,
         build_root: Path,
         harness: str = DEFAULT_RTL_HARNESS,
-        cxx_opt: str | None = None,
+        options: BuildOptions | None = DEFAULT_BUILD,
         trace: Path | None = None,
+        queries: int | None = None,
     ):
         """`harness`: "cocotb" (`sim/tb_ivfpq.py`: cocotbext-axi memory models in Python) or
         "fast" (`fanns.sim.ivfpq.fast`: the project's Verilog with its memories in RTL, compiled);
-        `cxx_opt`: g++'s optimisation of the fast harness's model (default `fanns.tools.vmodel.CXX_OPT`;
-        `QUICK_CXX_OPT` where a few queries run); `trace`: a VCD file every run writes the waveforms
-        of every signal to (fast harness)."""
+        `options`: how the fast harness's model is compiled (`fanns.tools.vbuild.BuildOptions`;
+        None: the build with the least expected build and run time for simulating `queries` test
+        queries); `trace`: a VCD file every run writes the waveforms of every signal to (fast harness)."""
         if harness not in RTL_HARNESSES:
             raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(RTL_HARNESSES)}")
         check_trace(trace, harness)
@@ -176,7 +178,12 @@ class RtlProjectSim:
         text = (self.project / "rtl" / f"{TOP}.v").read_text()
         tag = hashlib.sha256(text.encode()).hexdigest()[:16]
         if harness == "fast":
-            self.fast = FastBench(self.project, self.record, text, Path(build_root), cxx_opt or vmodel.CXX_OPT, trace)
+            run_cycles = 0
+            if options is None:
+                nq = min(queries or self.test_queries, self.test_queries)
+                model = self.predicted_run(0, nq)  # the queries' cycles and the pipeline's fill
+                run_cycles = round(nq * model.interval + sum(t.latency for t in model.timings.values()))
+            self.fast = FastBench(self.project, self.record, text, Path(build_root), options, trace, run_cycles)
             self.sim = self.fast.sim
         else:
             self.sim = RtlSim({f"{TOP}.v": text}, TOP, Path(build_root) / f"ivfpq_{tag}", cxx_opt=CXX_OPT)
@@ -324,8 +331,13 @@ class RtlProjectSim:
     def test_queries(self) -> int:
         return int(self.record["test"]["nq"])
 
-    def build(self) -> None:
-        self.sim.build()
+    def build(self) -> bool:
+        """Build the simulator unless the model cache has it; True if it was built now."""
+        return self.sim.build()
+
+    def describe(self) -> str:
+        """The simulator and its build, for a printout (e.g. "Verilator, fast harness, g++ -O1 ...")."""
+        return f"{self.sim.describe()}, {self.harness} harness"
 
     def stall_bound(self, latency: int) -> int:
         """Cycles without progress after which the watchdog stops a run (see `STALL_FACTOR`)."""
