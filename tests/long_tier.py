@@ -71,6 +71,9 @@ LONG = (
     "tests/pe/test_glue.py::test_fresh_synthesis_matches_calibrated_model",
     # model trends, the latency model's runs, retraining and the full text set
     "tests/model/test_dse.py::test_designs_shift_with_parameters_as_in_fig_6_8",
+    # two whole DSEs, one timing every back option (53 min wall at load 17); the fast tier checks the
+    # pruned group equals the exhaustive one (test_dominated_back_options_are_those_the_pruning_drops)
+    "tests/model/test_dse_speed.py::test_the_dse_chooses_what_the_exhaustive_dse_chooses",
     "tests/model/test_dse_cli.py::test_dse_with_a_tail_latency_slo",
     "tests/model/test_latency.py::test_queries_alone_are_the_sum_of_server_latencies",
     "tests/model/test_latency.py::test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time",
