@@ -194,7 +194,7 @@ def generate_command(args: argparse.Namespace) -> int:
     folder, explore, reused = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None)
 
     given = None if args.clock is None else Clock.user(args.clock)
-    target = f"on {board.name} at {(given or board.clock).describe()}, {100 * args.util:.0f}% cap"
+    target = f"on {board.name} at {(given or board.clock).short()}, {100 * args.util:.0f}% cap"
     step(2, STEPS, "design-space exploration", f"design-space exploration {target}")
     workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
     outcome = timing.run(workloads, board, goal.text, given, args.util, args.top, unreachable)
