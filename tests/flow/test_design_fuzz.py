@@ -85,9 +85,9 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
 
 
 @pytest.mark.slow
-def test_corner_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
-    cases = [draw_corner_case(s, max_d=128, max_k=16) for s in CORNER_SEEDS]
-    _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=0) for c in cases])
+@pytest.mark.parametrize("seed", CORNER_SEEDS)
+def test_corner_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root):
+    _check([run_case(draw_corner_case(seed, max_d=128, max_k=16), tmp_path / "draw", build_root, runners_up=0)])
 
 
 def _chosen_and_runner_up(case: FuzzCase, tmp_path, build_root) -> list[IvfPqDesign]:
