@@ -19,7 +19,7 @@ from record import command_line, cpu_model, write_result
 from fanns.boards import load_board
 from fanns.datasets.loader import load_dataset
 from fanns.explore.ivfpq import ExploreConfig
-from fanns.explore.ivfpq_reuse import ensure_exploration
+from fanns.explore.ivfpq_reuse import ensure_exploration, index_names
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import QPS_REPEATS, all_threads, measure_qps, spread_text
@@ -73,7 +73,7 @@ def main() -> None:
     cfg = ExploreConfig(goals=[goal], nlists=[int(v) for v in args.nlist.split(",")], max_queries=args.queries)
     folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir))
     board = load_board(args.board)
-    workloads, unreachable = workloads_from_explore(folder, goal)
+    workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
     best = dse.run(workloads, board, goal.text, board.clock_mhz, 0.6, 1, unreachable).best
     if best is None:
         raise SystemExit(f"no FPGA design on {board.name} for {goal.text}")

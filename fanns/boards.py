@@ -429,8 +429,8 @@ def _fmt_k(v: float) -> str:
     return f"{v / 1000:.0f}K" if v >= 10000 else f"{v:.0f}"
 
 
-def _cmd(args: argparse.Namespace) -> int:
-
+def boards_command(args: argparse.Namespace) -> int:
+    """`fanns boards [BOARD]` (options: `fanns.flow.parsers.boards`)."""
     boards = [load_board(args.board)] if args.board else list_boards()
     table = Table(title="boards (usable resources = device - shell)")
     for col in ("board", "SLRs", "LUT", "FF", "BRAM18", "URAM", "DSP", "memory", "MHz", "PYNQ"):
@@ -471,14 +471,3 @@ def _cmd(args: argparse.Namespace) -> int:
         for s in b.sources:
             print(f"  - {s}")
     return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "boards",
-        help="list the FPGA boards and their key figures",
-        description="List the board files (boards/*.yaml) with usable resources, memory, clock and platform. "
-        "Give a board name or a board file to see its per-SLR resources and sources.",
-    )
-    p.add_argument("board", nargs="?", help="a board name (e.g. u55c) or the path of a board YAML file")
-    p.set_defaults(func=_cmd)

@@ -34,6 +34,9 @@ MAX_MAGNITUDE = 1e15
 """Largest magnitude of a numeric setting (clock, bandwidth, capacity, ...): far beyond any real
 board, small enough that sums and products of a few of them stay finite and exact-ish."""
 
+MAX_CLOCK_MHZ = 10_000
+"""Clocks above 10 GHz are a typo, not an FPGA (a design's clock_mhz, `--clock`)."""
+
 
 def control_characters(text: str) -> list[str]:
     """The control and line-separator characters of `text` (tab allowed), as repr strings."""

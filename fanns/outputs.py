@@ -352,7 +352,9 @@ def _remove_if_empty(top: Path | None, folder: Path) -> None:
         probe = probe.parent
 
 
-def _link_or_copy(path: Path, dest: Path) -> None:
+def link_or_copy(path: Path, dest: Path) -> None:
+    """Hard-link `path` to `dest` (a copy where the file system cannot link; a symbolic link is
+    recreated as such), making `dest`'s folder."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     if path.is_symlink():
         os.symlink(os.readlink(path), dest)
@@ -367,7 +369,7 @@ def _carry(old: Path, new: Path, keep: Callable[[str], bool]) -> None:
     """Hard-link (or copy) the files of an earlier output that `keep` selects into the new one."""
     for rel, kind, path in _entries(old):
         if kind == "file" and rel != MANIFEST and keep(rel):
-            _link_or_copy(path, new / rel)
+            link_or_copy(path, new / rel)
 
 
 def _keep_users_files(old: Path, new: Path) -> None:
@@ -382,7 +384,7 @@ def _keep_users_files(old: Path, new: Path) -> None:
             hint=f"move them out of {old}, or choose another output folder",
         )
     for rel in added:
-        _link_or_copy(old / rel, new / rel)
+        link_or_copy(old / rel, new / rel)
     for folder, dirs, files in os.walk(old):
         if not dirs and not files:
             (new / Path(folder).relative_to(old)).mkdir(parents=True, exist_ok=True)

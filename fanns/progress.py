@@ -23,6 +23,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from fanns.errors import WHERE
+
 T = TypeVar("T")
 _console = Console(stderr=True)
 
@@ -71,3 +73,10 @@ def track(items: Iterable[T], description: str, total: int | None = None) -> Ite
 def status(message: str) -> None:
     """Print a one-line status message on stderr (always shown)."""
     _console.print(message, highlight=False)
+
+
+def step(n: int, total: int, name: str, text: str) -> None:
+    """Announce step `n` of `total` of a flow: print `[n/total] text`, and note `name` as where the
+    command is, so an unexpected error names the step (`fanns.errors.WHERE`)."""
+    WHERE.step = f"step {n}/{total} {name}"
+    status(f"[{n}/{total}] {text}")

@@ -84,7 +84,7 @@ LONG = (
     "tests/model/test_scaleout.py::test_partition_curve_grows_with_the_tail",
     "tests/model/test_scaleout.py::test_split_by_vector_shrinks_the_search",
     "tests/model/test_skew.py::test_dse_writes_the_tiered_design",
-    "tests/explore/test_holdout.py::test_promised_recall_holds_for_indexes_retrained_with_other_seeds",
+    "tests/explore/test_holdout.py::test_promised_nprobe_meets_the_goal_for_indexes_retrained_with_other_seeds",
     "tests/datasets/test_textset.py::test_full_text_set",
 )
 

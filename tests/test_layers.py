@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fanns"
 
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("numerics", "progress", "paths", "resources", "outputs", "checks", "processing_systems"),
+    ("numerics", "progress", "paths", "resources", "outputs", "checks", "choices", "processing_systems"),
     ("datasets", "boards", "hdl", "templating"),
     ("tools",),
     ("engines",),

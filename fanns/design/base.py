@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 import yaml
 
 from fanns.boards import Board, board_of_design
-from fanns.checks import check_name
+from fanns.checks import MAX_CLOCK_MHZ, check_name
 from fanns.datasets.formats import atomic_path
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal, parse_goal
@@ -50,10 +50,6 @@ def check_int(where: str, value: Any, lo: int = 0, hi: int = MAX_INT) -> int:
     if value > hi:
         fail(where, f"must be at most {hi}, got {value}")
     return value
-
-
-MAX_CLOCK_MHZ = 10_000
-"""Clocks above 10 GHz are a typo, not an FPGA."""
 
 
 def entry(where: str, check: Callable[..., T], value: Any, *args: Any, **kwargs: Any) -> T:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fanns.choices import DRIVER_BACKENDS
 from fanns.driver.accelerator import Accelerator
 from fanns.driver.csim import CsimBackend
 from fanns.driver.graph import GraphAccelerator, is_graph_folder, project_face
@@ -25,7 +26,7 @@ from fanns.driver.pynq_backend import PynqBackend
 from fanns.driver.rtlsim import RtlSimBackend
 from fanns.errors import FannsError
 
-BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
+BACKENDS = DRIVER_BACKENDS
 
 
 def make_backend(name: str, kind: str, **options):

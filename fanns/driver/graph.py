@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.choices import DRIVER_BACKENDS
 from fanns.codegen.graph.rtl import TOP, is_across, is_graph_project, read_project
 from fanns.codegen.project_files import read_record
 from fanns.datasets.cache import cache_root
@@ -39,7 +40,6 @@ from fanns.sim.graph.across_rtl import FalconAcrossRtl, bank_words
 from fanns.sim.graph.csim import GraphHlsCsim
 from fanns.sim.graph.rtl import FalconRtl, memory_words
 
-BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
 FACE_OF = {"c-sim": "hls", "rtl-sim": "rtl"}
 
 
@@ -70,10 +70,10 @@ class GraphAccelerator:
         timeout: `fanns.driver.graph_pynq.GraphPynq`)."""
         self.path, self.backend = Path(path), backend
         self.face = project_face(self.path)
-        if backend not in BACKENDS:
+        if backend not in DRIVER_BACKENDS:
             raise FannsError(
                 f"unknown backend {backend!r} for the graph project {self.path}",
-                hint=f"choose one of {', '.join(BACKENDS)}",
+                hint=f"choose one of {', '.join(DRIVER_BACKENDS)}",
             )
         if board and backend != "pynq":
             raise FannsError(

@@ -5,8 +5,8 @@ runs the (mg, mc) sweep of `fanns.explore.graph_sweep` in both parallel modes on
 memory system, and writes `graph_<kind>.json` (every cell, the best configurations, the Bloom vs
 exact-visited-set recall) and `graph_<kind>.txt` (the Fig. 7.9 tables) to the output folder.
 
-`add_graph_arguments(parser)` adds the options to any argparse parser, and `run_graph_explore(args)`
-runs them: the `explore` command calls both, so IVF-PQ and graph exploration share one command.
+`run_graph_explore(args)` runs the options `fanns.flow.parsers.explore.add_graph_arguments` adds
+to a parser: the `explore` command has both, so IVF-PQ and graph exploration share one command.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import load_board
-from fanns.checks import arg_float, arg_int
 from fanns.datasets import load_dataset, normalize_rows
 from fanns.datasets.dataset import as_float32
 from fanns.errors import FannsError
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
 from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
-from fanns.model.graph.qpp import ASSUMED_LATENCY_CYCLES, MemorySystem
+from fanns.model.graph.qpp import MemorySystem
 from fanns.outputs import atomic_path
 from fanns.pe.bloom import Bloom
 from fanns.progress import progress_bar, status
@@ -79,75 +78,6 @@ def load_or_build(ds, kind: str, max_degree: int, ef_construction: int, vec_bits
     with atomic_path(path) as tmp, open(tmp, "wb") as f:  # published whole, under a name of its own
         graph.save(f)
     return graph
-
-
-def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("graph search (Falcon / DST)")
-    g.add_argument("--graph", metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg")
-    g.add_argument(
-        "--max-degree",
-        type=arg_int(1, 1024),
-        default=64,
-        help="maximum degree of the graphs (HNSW base layer 2M; NSG R); default 64 as Falcon",
-    )
-    g.add_argument("--ef-construction", type=arg_int(1, 1 << 16), default=64, help="HNSW efConstruction (default 64)")
-    g.add_argument(
-        "--vec-bits", type=arg_int(2, 16), default=8, help="bits per vector element on the device (default 8)"
-    )
-    g.add_argument(
-        "--queue",
-        type=arg_int(2, 4096),
-        default=64,
-        help="result queue size l = candidate queue size (default 64, Falcon 7.5.1)",
-    )
-    g.add_argument("--k", type=arg_int(1, 4096), default=10, help="neighbours returned; recall is R@k (default 10)")
-    g.add_argument("--mg", default="1,2,3,4,5,6,7,8", help="candidate groups in flight to sweep (default 1..8)")
-    g.add_argument("--mc", default="1,2,3,4", help="candidates per group to sweep (default 1..4)")
-    g.add_argument(
-        "--grow-to",
-        type=arg_int(0, 64),
-        default=16,
-        help=(
-            "while a mode's best (mg, mc) lies on the grid's far edge, sweep one step further, up to this "
-            "(default 16; 0: exactly the grid given)"
-        ),
-    )
-    g.add_argument(
-        "--bloom",
-        default="3,196608",
-        metavar="H,B",
-        help=(
-            "Bloom filter: H hash units, B bits (B/H a power of two), "
-            "or 'exact' for an exact visited set (default 3,196608)"
-        ),
-    )
-    g.add_argument(
-        "--bfc-units",
-        type=arg_int(1, 1024),
-        default=4,
-        help="BFC units of the intra-query pipeline (default 4, Falcon 7.5.4.2)",
-    )
-    g.add_argument(
-        "--pipelines", type=arg_int(1, 1024), default=4, help="query pipelines of the across-query design (default 4)"
-    )
-    g.add_argument(
-        "--board", default="u250", help="board whose memory and clock the cycle model uses (default u250, Falcon's)"
-    )
-    g.add_argument(
-        "--freq-mhz",
-        type=arg_float(0, 10_000, lo_open=True),
-        help="accelerator clock for the model (default: the board's kernel clock)",
-    )
-    g.add_argument(
-        "--mem-latency",
-        type=int,
-        help=(
-            "memory latency in cycles at the design clock (default: the board file's published idle row-miss "
-            f"latency, converted to the clock; {ASSUMED_LATENCY_CYCLES}, an assumption, where the board has none)"
-        ),
-    )
-    g.add_argument("--graph-queries", type=arg_int(0), default=0, help="use only the first N queries (default: all)")
-    g.add_argument("--threads", type=arg_int(1, 1024), default=2, help="threads of the compiled traversal (default 2)")
 
 
 def setup_from_args(args: argparse.Namespace) -> SweepSetup:

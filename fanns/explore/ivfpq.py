@@ -8,12 +8,15 @@ For every index of the grid (nlist x m x with/without OPQ) it
    to a few times the nprobe the goals need (`ivfpq_record.sweep_done`; every nprobe for a
    goal it cannot meet),
    splits the queries into a selection and a held-out part (`fanns.index.holdout`) and finds,
-   per goal, the smallest nprobe whose selection recall reaches the goal plus a margin for
-   training variance — or reports the best recall seen. The recall it promises is the held-out
-   part's, with a bootstrap interval over those queries;
+   per goal, the smallest nprobe whose selection queries' lower confidence bound (sampling
+   error and training spread) reaches the goal and whose held-out queries reach it too — or
+   says why none does (the recall is below the goal, or the sample is too small to tell, with
+   the queries that would tell). The recall it promises is the held-out part's, with a
+   bootstrap interval over those queries;
 3. chooses the index's fixed-point format (`fanns.index.ivfpq_format`) and measures the
-   hardware-faithful recall of the held-out queries with the whole-accelerator reference
-   model (`fanns.reference.ivfpq`) at that nprobe;
+   hardware-faithful recall with the whole-accelerator reference model (`fanns.reference.ivfpq`)
+   at that nprobe, raising it where the held-out hardware-faithful recall falls short
+   (`fanns.explore.ivfpq_promise`);
 4. measures the hardware work from the cells the reference model actually probes (codes
    scanned per query, sizes of the probed cells, bytes read) and faiss-cpu's QPS.
 
@@ -25,25 +28,26 @@ an earlier exploration in it is replaced only if fanns wrote it, its trained ind
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import faiss
 import numpy as np
 
 from fanns.datasets.dataset import Dataset
-from fanns.datasets.formats import atomic_path, save_npy
+from fanns.datasets.formats import save_npy
 from fanns.errors import FannsError
 from fanns.explore import estimate
+from fanns.explore.ivfpq_config import ExploreConfig, made_from
+from fanns.explore.ivfpq_indexes import IndexFiles, is_cached_index, stem_of
+from fanns.explore.ivfpq_promise import hardware_promises
 from fanns.explore.ivfpq_record import (
     ID_BYTES,
     SWEEP_MIN,
     best_per_goal,
     curve_lists,
-    goal_nprobes,
-    interval,
-    read_json,
-    recall_split,
+    goal_promises,
+    split_curves,
     stats,
     sweep_done,
     write_json,
@@ -59,15 +63,13 @@ from fanns.explore.ivfpq_training import (
     train_size_for,
     training_rows,
 )
-from fanns.index.goals import RecallGoal
-from fanns.index.holdout import TRAINING_MARGIN, split_queries
+from fanns.index.holdout import split_queries
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
-from fanns.index.ivfpq_lists import DEFAULT_SHARD_ROWS, LISTS_SUFFIX, ListsOnDisk, read_index
+from fanns.index.ivfpq_lists import LISTS_SUFFIX, ListsOnDisk, read_index
 from fanns.index.ivfpq_shared import Coarse, coarse_of
-from fanns.index.recall import hits, recall_hits
+from fanns.index.recall import recall_hits
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
-from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
 from fanns.reference.ivfpq import IvfPqReference
@@ -81,37 +83,23 @@ WHAT = "exploration"
 """The kind of output an exploration folder is (its manifest's `what`)."""
 
 
-def is_cached_index(rel: str) -> bool:
-    """Files of an earlier exploration a new one into the same folder starts from (trained indexes)."""
-    return rel.startswith("indexes/") and rel.endswith((".faissindex", ".meta.json", LISTS_SUFFIX))
-
-
-@dataclass
-class ExploreConfig:
-    goals: list[RecallGoal]
-    nlists: list[int] | None = None  # default: default_nlists(N)
-    ms: list[int] | None = None  # default: default_ms(d)
-    opq: tuple[bool, ...] = (False, True)
-    train_size: int | None = None  # default: per index, see train_size_for
-    max_queries: int | None = None
-    seed: int = 0
-    vec_bits: int = 16
-    lut_bits: int = 16
-    qps_min_seconds: float = 0.2
-    margin: float = TRAINING_MARGIN
-    lists_on_disk: bool = False  # each index's inverted lists in a file beside it (`fanns.index.ivfpq_lists`)
-    shard_rows: int = DEFAULT_SHARD_ROWS  # with lists on disk: base vectors added in RAM at a time
-    extra: dict = field(default_factory=dict)
-
-
 class IvfPqExplorer:
     """Runs the exploration of one dataset into an output folder (see the module docstring)."""
 
     def __init__(
-        self, ds: Dataset, cfg: ExploreConfig, out: Path, force: bool = True, remote: RemoteTraining | None = None
+        self,
+        ds: Dataset,
+        cfg: ExploreConfig,
+        out: Path,
+        force: bool = True,
+        remote: RemoteTraining | None = None,
+        index_sources: Sequence[Path] = (),
     ):
-        """`remote`: train the indexes on that cluster (`fanns.explore.ivfpq_training`), same results."""
+        """`remote`: train the indexes on that cluster (`fanns.explore.ivfpq_training`), same results;
+        `index_sources`: other exploration folders whose trained indexes this one may take
+        (`fanns.explore.ivfpq_indexes`)."""
         self.ds, self.cfg, self.out, self.force, self.remote = ds, cfg, Path(out), force, remote
+        self.index_sources = tuple(Path(p) for p in index_sources)
         self.folder = self.out  # where the files go: the staging folder while `run` runs
         host_vectors(ds.queries[:1], ds.metric)  # rejects unsupported metrics early
         if not cfg.goals:
@@ -228,15 +216,14 @@ class IvfPqExplorer:
         return out
 
     # -- per index --------------------------------------------------------------------------
-    def _lists_path(self, nlist: int, m: int, opq: bool) -> Path:
-        """Where an index's inverted lists are kept when they are on disk (beside the index)."""
-        stem = factory_string(nlist, m, opq).replace(",", "_")
-        return self.folder / "indexes" / f"{stem}{LISTS_SUFFIX}"
+    @property
+    def indexes(self) -> IndexFiles:
+        """The trained indexes of the folder being written, and of the index sources."""
+        return IndexFiles(self.folder, self.index_sources)
 
-    def _cache_paths(self, nlist: int, m: int, opq: bool) -> tuple[Path, Path, dict]:
+    def _meta(self, nlist: int, m: int, opq: bool) -> dict:
+        """What a trained copy of the index must have been trained from to be reused."""
         factory = factory_string(nlist, m, opq)
-        stem = factory.replace(",", "_")
-        folder = self.folder / "indexes"
         meta = {
             "version": INDEX_CACHE_VERSION,
             "dataset": self.ds.content_hash(),
@@ -251,20 +238,22 @@ class IvfPqExplorer:
             meta["rotation_sample"] = min(self.ds.n, OPQ_TRAIN_POINTS)
         if self.cfg.lists_on_disk:
             meta["lists"] = "disk"
-        return folder / f"{stem}.faissindex", folder / f"{stem}.meta.json", meta
+        return meta
 
     def _cached_index(self, nlist: int, m: int, opq: bool) -> Path | None:
-        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
-        lists = not self.cfg.lists_on_disk or self._lists_path(nlist, m, opq).is_file()
-        if index_path.is_file() and meta_path.is_file() and lists and read_json(meta_path) == meta:
-            return index_path
-        return None
+        """A trained copy of the index, here or in an index source."""
+        return self.indexes.find(factory_string(nlist, m, opq), self._meta(nlist, m, opq))
+
+    def _local_index(self, nlist: int, m: int, opq: bool) -> Path | None:
+        """A trained copy of the index in the folder itself (linked in from an index source)."""
+        return self.indexes.local(factory_string(nlist, m, opq), self._meta(nlist, m, opq))
 
     def _index(self, nlist: int, m: int, opq: bool, on_phase=None):
-        stem = factory_string(nlist, m, opq).replace(",", "_")
-        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
+        factory = factory_string(nlist, m, opq)
+        stem, meta = stem_of(factory), self._meta(nlist, m, opq)
         index = None
-        if self._cached_index(nlist, m, opq) is not None:
+        index_path = self._local_index(nlist, m, opq)
+        if index_path is not None:
             try:
                 index = read_index(index_path)
             except RuntimeError:
@@ -279,18 +268,14 @@ class IvfPqExplorer:
         return index, stem, meta
 
     def _store(self, nlist: int, m: int, opq: bool, serialized: np.ndarray) -> None:
-        """Put a trained index (as `faiss.serialize_index` gives it) into the index cache."""
-        index_path, meta_path, meta = self._cache_paths(nlist, m, opq)
-        index_path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(index_path) as tmp:
-            tmp.write_bytes(serialized.tobytes())
-        write_json(meta_path, meta)
+        """Put a trained index (as `faiss.serialize_index` gives it) into the folder."""
+        self.indexes.store(factory_string(nlist, m, opq), self._meta(nlist, m, opq), serialized)
 
     def _train_remotely(self) -> None:
         """Train every index not cached yet on the cluster of `remote`, into the index cache: the
         rotations and the plain indexes that reuse nothing first, then every other index with the
         coarse quantizer (and rotation) it reuses."""
-        todo = [(nlist, m, opq) for nlist, m, opq in self.grid() if self._cached_index(nlist, m, opq) is None]
+        todo = [(nlist, m, opq) for nlist, m, opq in self.grid() if self._local_index(nlist, m, opq) is None]
         if not todo:
             return
         ms = sorted({m for _, m, opq in todo if opq and m not in self._rotations})
@@ -315,7 +300,7 @@ class IvfPqExplorer:
         for every other index of that nlist (None when the grid shares none)."""
         if not self.shares_coarse:
             return None
-        first = read_index(self._cache_paths(nlist, self.ms[0], False)[0])  # held: coarse_of downcasts it
+        first = read_index(self._local_index(nlist, self.ms[0], False))  # held: coarse_of downcasts it
         return coarse_of(first)
 
     def _job(self, nlist: int, m: int, opq: bool, coarse: Coarse | None = None) -> IndexJob:
@@ -341,7 +326,8 @@ class IvfPqExplorer:
         reused = f", coarse quantizer of {source}" if source is not None else ""
         status(f"training {factory} on {train_n} vectors{reused}")
         rotation = self._rotation(m) if opq else None
-        lists = ListsOnDisk(self._lists_path(nlist, m, opq), self.cfg.shard_rows) if self.cfg.lists_on_disk else None
+        lists_path = IndexFiles.paths(self.folder, factory)[2]
+        lists = ListsOnDisk(lists_path, self.cfg.shard_rows) if self.cfg.lists_on_disk else None
         return train_filled(self.ds, nlist, m, train_n, self.cfg.seed, rotation, coarse, on_phase, lists)
 
     def _cpu_qps(self, index, nprobe: int, k: int) -> dict[str, dict]:
@@ -374,7 +360,7 @@ class IvfPqExplorer:
                 self.measures,
                 nlist,
                 on_step=lambda: bar.advance(task, costs["sweep"] / swept),
-                done=sweep_done(self.cfg.goals, self.selection, self.cfg.margin, nlist),
+                done=sweep_done(self.cfg.goals, self.selection, self.holdout, self.cfg.training_sd, nlist),
             )
             total = sum(costs.values())
             bar.update(task, completed=total - costs["record"], description=f"{factory}: hardware recall, CPU QPS")
@@ -384,67 +370,46 @@ class IvfPqExplorer:
 
     def _record(self, index, stem: str, meta: dict, nlist: int, m: int, opq: bool, per_query: dict) -> dict:
         """The record of one explored index from its per-query hits at every nprobe (`recall_hits`):
-        nprobe chosen on the selection queries, recall promised on the held-out ones."""
+        nprobe promised by the rule of `fanns.index.holdout` (selection bound, held-out check) and
+        by the hardware-faithful recall (`fanns.explore.ivfpq_promise`)."""
         swept = per_query[self.measures[0]].shape[1]
-        curves = {ms: h.mean(0) / ms[1] for ms, h in per_query.items()}
-        chosen = {ms: h[self.selection].mean(0) / ms[1] for ms, h in per_query.items()}
-        held = {ms: h[self.holdout].mean(0) / ms[1] for ms, h in per_query.items()}
+        split = split_curves(per_query, self.selection, self.holdout)
         data = extract(index, self.ds.metric)
         folder = self.folder / "indexes"
         sizes_path = folder / f"{stem}.list_sizes.npy"
         save_npy(sizes_path, data.list_sizes.astype(np.int64))
 
-        goal_np = goal_nprobes(self.cfg.goals, chosen, self.cfg.margin)
-        reached = [p for p in goal_np.values() if p is not None]
-        p_max = max(reached, default=1)
-        rows = training_rows(self.ds.n, self.cfg.seed, FORMAT_SAMPLE)
-        fmt = choose_format(
-            data,
-            host_vectors(self.ds.base[rows], self.ds.metric),
-            nprobe=p_max,
-            vec_bits=self.cfg.vec_bits,
-            lut_bits=self.cfg.lut_bits,
-            seed=self.cfg.seed,
+        cfg = self.cfg
+        promises = goal_promises(cfg.goals, split, cfg.training_sd)
+        sample = host_vectors(self.ds.base[training_rows(self.ds.n, cfg.seed, FORMAT_SAMPLE)], self.ds.metric)
+
+        def reference_at(p: int) -> IvfPqReference:
+            fmt = choose_format(data, sample, nprobe=p, vec_bits=cfg.vec_bits, lut_bits=cfg.lut_bits, seed=cfg.seed)
+            check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
+            return IvfPqReference(data, fmt)
+
+        hw = hardware_promises(
+            cfg.goals, cfg.training_sd, promises, split, reference_at, self.queries, self.gt, self.holdout
         )
-        check_query_range(fmt, self.queries, f"dataset {self.ds.name}: queries")
-        ref = IvfPqReference(data, fmt)
-        probes = ref.probe(ref.prepare(self.queries), p_max)
+        ref = hw.ref
+        probes = ref.probe(ref.prepare(self.queries), hw.p_max)
         probes_path = folder / f"{stem}.probes.npy"
         save_npy(probes_path, probes.astype(np.int32))
         sizes = data.list_sizes
-        hw_cache: dict[int, np.ndarray] = {}
-        kmax = max(k for k, _ in self.measures)
         goals = {}
-        for g in self.cfg.goals:
-            p = goal_np[g]
-            curve = curves[g.measure]
-            if p is None:
-                best = int(np.argmax(curve))
-                goals[g.text] = {"reached": False, "best_recall": round(float(curve[best]), 6), "best_nprobe": best + 1}
-                continue
-            if p not in hw_cache:
-                _, hw_cache[p] = ref.search(self.queries, p, kmax)
-            hw_all = hits(hw_cache[p][:, : g.k], self.gt[:, : g.truth]) / g.truth
-            hw_hits = hw_all[self.holdout]
-            held_hits = per_query[g.measure][self.holdout, p - 1] / g.truth
-            probed = sizes[probes[:, :p]]
-            codes = probed.sum(1)
-            goals[g.text] = {
-                "reached": True,
-                "nprobe": p,
-                "selection_recall": round(float(chosen[g.measure][p - 1]), 6),
-                "recall": round(float(held[g.measure][p - 1]), 6),
-                "recall_interval": interval(held_hits, self.cfg.seed),
-                "hw_recall": round(float(hw_hits.mean()), 6),
-                "hw_recall_interval": interval(hw_hits, self.cfg.seed),
-                "margin": self.cfg.margin,
-                "all_queries_recall": round(float(curve[p - 1]), 6),
-                "all_queries_hw_recall": round(float(hw_all.mean()), 6),
-                "codes_per_query": stats(codes),
-                "probed_cell_sizes": stats(probed.ravel()),
-                "bytes_per_query": stats(codes * (m + ID_BYTES)),
-                **cpu_fields(self._cpu_qps(index, p, g.k)),
-            }
+        for g in cfg.goals:
+            entry = hw.entry(g, promises[g], split[g.measure], per_query[g.measure], cfg.training_sd, cfg.seed)
+            p = entry.get("nprobe")
+            if p is not None:
+                probed = sizes[probes[:, :p]]
+                codes = probed.sum(1)
+                entry |= {
+                    "codes_per_query": stats(codes),
+                    "probed_cell_sizes": stats(probed.ravel()),
+                    "bytes_per_query": stats(codes * (m + ID_BYTES)),
+                    **cpu_fields(self._cpu_qps(index, p, g.k)),
+                }
+            goals[g.text] = entry
         return {
             "index": meta["factory"],
             "nlist": nlist,
@@ -457,10 +422,12 @@ class IvfPqExplorer:
             "probes": f"indexes/{probes_path.name}",
             "probes_nprobe": int(probes.shape[1]),
             "bytes_per_code": m + ID_BYTES,
-            "format": fmt.to_dict(),
-            "curve": {"nprobe": list(range(1, swept + 1)), **curve_lists(curves)},
-            "selection_curve": curve_lists(chosen),
-            "holdout_curve": curve_lists(held),
+            "format": ref.fmt.to_dict(),
+            "curve": {"nprobe": list(range(1, swept + 1)), **curve_lists({ms: c.pooled for ms, c in split.items()})},
+            "sd_curve": curve_lists({ms: c.pooled_sd for ms, c in split.items()}),
+            "selection_curve": curve_lists({ms: c.selection for ms, c in split.items()}),
+            "selection_sd_curve": curve_lists({ms: c.selection_sd for ms, c in split.items()}),
+            "holdout_curve": curve_lists({ms: c.held for ms, c in split.items()}),
             "goals": goals,
         }
 
@@ -484,24 +451,8 @@ class IvfPqExplorer:
             records.append(self.explore_index(nlist, m, opq))
             seconds[records[-1]["index"]] = round(time.perf_counter() - start, 2)
         result = {
-            "version": EXPLORE_VERSION,
-            "recall_split": recall_split(int(self.selection.size), int(self.holdout.size), self.cfg.margin),
-            "dataset": {
-                **self.ds.summary(),
-                "content_hash": self.ds.content_hash(),
-                "queries_used": int(self.queries.shape[0]),
-            },
+            **made_from(self.ds, self.cfg),
             "goals": [{"text": g.text, "k": g.k, "truth": g.truth, "recall": g.target} for g in self.cfg.goals],
-            "settings": {
-                "nlists": self.nlists,
-                "ms": self.ms,
-                "opq": list(self.cfg.opq),
-                "seed": self.cfg.seed,
-                "vec_bits": self.cfg.vec_bits,
-                "lut_bits": self.cfg.lut_bits,
-                "id_bytes": ID_BYTES,
-                "margin": self.cfg.margin,
-            },
             "indexes": records,
             "best": best_per_goal(records, self.cfg.goals),
             "timing": {

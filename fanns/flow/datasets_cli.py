@@ -1,4 +1,4 @@
-"""`fanns datasets` (list the built-ins) and `fanns datasets info SPEC`."""
+"""`fanns datasets` (list the built-ins) and `fanns datasets info SPEC` (options: `fanns.flow.parsers.datasets`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from fanns.datasets.builtins import list_builtins
 from fanns.datasets.loader import load_dataset
 
 
-def _list(args: argparse.Namespace) -> int:
-
+def datasets_command(args: argparse.Namespace) -> int:
+    """`fanns datasets`: the built-in datasets as a table."""
     table = Table(title="built-in datasets (use as builtin:NAME)")
     for col in ("name", "N", "nq", "d", "dtype", "metric", "description"):
         table.add_column(col)
@@ -22,8 +22,8 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _info(args: argparse.Namespace) -> int:
-
+def datasets_info_command(args: argparse.Namespace) -> int:
+    """`fanns datasets info SPEC`: what fanns reads from a dataset."""
     ds = load_dataset(args.spec)
     rows = [
         ("name", ds.name),
@@ -41,22 +41,3 @@ def _info(args: argparse.Namespace) -> int:
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
     return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "datasets",
-        help="list built-in datasets, or describe a dataset",
-        description="Without a subcommand: list the built-in datasets. `info SPEC` describes any dataset spec.",
-    )
-    p.set_defaults(func=_list)
-    ps = p.add_subparsers(dest="datasets_command", metavar="SUBCOMMAND")
-    info = ps.add_parser(
-        "info",
-        help="print N, dimension, dtype, metric and ground-truth status of a dataset",
-        description="Describe a dataset: an HDF5 file, a directory of vector files, or builtin:NAME.",
-    )
-    info.add_argument(
-        "spec", metavar="SPEC", help="HDF5 file, directory with base/query(/groundtruth) files, or builtin:NAME"
-    )
-    info.set_defaults(func=_info)

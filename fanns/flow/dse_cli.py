@@ -16,11 +16,9 @@ from pathlib import Path
 from rich.console import Console
 
 from fanns.boards import load_board
-from fanns.checks import arg_float, arg_int
-from fanns.design.base import MAX_CLOCK_MHZ
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
-from fanns.index.goals import parse_goal
+from fanns.index.holdout import unpromised_text
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -30,8 +28,8 @@ WHAT = "DSE result"
 MARKER = "dse.json"
 
 
-def _cmd(args: argparse.Namespace) -> int:
-
+def dse_command(args: argparse.Namespace) -> int:
+    """`fanns dse` (options: `fanns.flow.parsers.dse`)."""
     out = Path(args.out)
     check_destination(out, args.force, MARKER, WHAT)
     if args.graph:
@@ -116,7 +114,7 @@ def _cmd(args: argparse.Namespace) -> int:
     )
     for u in outcome.unreachable:
         console.print(
-            f"  {u['index']} cannot reach {args.recall.text} (best recall {u.get('best_recall')})", highlight=False
+            f"  {u['index']}: {args.recall.text} not promised: {unpromised_text(u, args.recall.text)}", highlight=False
         )
     console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False)
     return 0
@@ -152,89 +150,3 @@ def parse_slo(args: argparse.Namespace):
         return None
     percentile, text = given[0]
     return Slo(percentile, parse_duration_us(text, f"--slo-p{percentile}"), args.load)
-
-
-def add_target_options(p: argparse.ArgumentParser) -> None:
-    """--clock and --util: the target the DSE designs for, shared with `fanns generate`."""
-    p.add_argument(
-        "--clock",
-        type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
-        help="accelerator clock in MHz (default: the board's kernel clock)",
-    )
-    p.add_argument(
-        "--util",
-        type=arg_float(0, 1, lo_open=True),
-        default=0.6,
-        help="utilisation cap per resource and SLR, shell included (default 0.6)",
-    )
-
-
-def add_slo_options(p: argparse.ArgumentParser) -> None:
-    """The options `parse_slo` reads; shared by `fanns dse` and `fanns sweep`."""
-    p.add_argument(
-        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
-    )
-    p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
-    p.add_argument(
-        "--load",
-        type=arg_float(0, lo_open=True),
-        metavar="QPS",
-        help="Poisson arrival rate for the latency percentiles and the SLO (default: queries alone, batch 1)",
-    )
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "dse",
-        help=(
-            "choose the best IVF-PQ accelerator design (or, with "
-            "--graph, graph-search design) for a recall goal on a board"
-        ),
-        description=(
-            "Evaluate every explored index (at its smallest nprobe for the goal, with its measured probes) "
-            "against every combination of stage implementations (PE counts, micro-architectures, on-chip or "
-            "off-chip storage, memory channels) that fits the board, and write the best design."
-        ),
-    )
-    p.add_argument("explore_dir", metavar="EXPLORE_DIR", help="output folder of `fanns explore` (holds explore.json)")
-    p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
-    p.add_argument(
-        "--recall", required=True, type=parse_goal, metavar="R@k=x", help="the recall goal, e.g. R@10=0.8 or 1-R@10=0.8"
-    )
-    add_target_options(p)
-    p.add_argument(
-        "--top", type=arg_int(0, 1000), default=5, help="how many designs to list besides the best (default 5)"
-    )
-    p.add_argument(
-        "--queries", type=arg_int(1), help="use only the first N sample queries of the exploration (default: all)"
-    )
-    add_slo_options(p)
-    p.add_argument(
-        "--tiers",
-        action="store_true",
-        help=(
-            "also predict, per top design, hot IVF lists in a faster "
-            "memory tier (free UltraRAM or another memory group)"
-        ),
-    )
-    p.add_argument("--out", required=True, help="output folder for dse.json and design.yaml (written atomically)")
-    p.add_argument("--force", action="store_true", help="replace OUT if it is an earlier DSE result written by fanns")
-    p.add_argument(
-        "--graph",
-        choices=("hnsw", "nsg"),
-        help="graph mode: design a Falcon (DST) accelerator for the graph of this kind that EXPLORE_DIR explored",
-    )
-    p.add_argument(
-        "--dataset",
-        help=(
-            "graph mode: the dataset the exploration ran on (default: the built-in it names); "
-            "it must hold the same vectors"
-        ),
-    )
-    p.add_argument(
-        "--objective",
-        choices=("latency", "qps"),
-        default="latency",
-        help="graph mode: minimise latency at batch 1 or maximise QPS at large batches (default latency)",
-    )
-    p.set_defaults(func=_cmd)

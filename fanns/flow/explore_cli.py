@@ -1,14 +1,8 @@
 """`fanns explore DATASET`: find index parameters and measure recall and hardware work.
 
-IVF-PQ indexes (`--recall R@k=x`) are explored by `fanns.explore.ivfpq`: train IVF{nlist},PQ{m}
-(and OPQ{m},IVF{nlist},PQ{m}) indexes, find the smallest nprobe per recall goal, measure the
-hardware-faithful recall, the codes scanned per query and faiss-cpu's QPS (OUT/explore.json).
-Graph indexes (`--graph hnsw,nsg`) are explored by `fanns.explore.graph`: graph builds, the
-DST (mg, mc) sweep on the Falcon cycle model, the best configuration per parallel mode.
-
-OUT is written as one staged folder (`fanns.outputs`): it appears whole or not at all, and an
-earlier exploration in it is replaced only with --force (reusing its trained indexes); files in
-it that fanns did not write are kept, and one fanns wrote but that was edited since blocks it.
+Runs the IVF-PQ explorer (`fanns.explore.ivfpq`) and the graph explorer (`fanns.explore.graph`)
+into one staged output folder (`fanns.outputs`) and prints the IVF-PQ results per goal. What the
+command does for a user, and its options, are its help: `fanns.flow.parsers.explore`.
 """
 
 from __future__ import annotations
@@ -20,14 +14,13 @@ import faiss
 from rich.console import Console
 from rich.table import Table
 
-from fanns.checks import arg_int
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import add_graph_arguments, run_graph_explore
+from fanns.explore.graph import run_graph_explore
 from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_index
-from fanns.explore.ivfpq_reuse import add_index_grid_options, add_lists_options, lists_settings
+from fanns.explore.ivfpq_reuse import lists_settings
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
-from fanns.index.goals import parse_goal
+from fanns.index.holdout import unpromised_text
 from fanns.outputs import check_destination, staged_folder
 from fanns.tools.parallel import check_cluster
 
@@ -69,17 +62,18 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
     console = Console()
     for g in goals:
         table = Table(title=f"{ds.name}: {g.text}")
-        cols = ("index", "nprobe", "selection recall", "held-out recall (95 % CI)", "hw recall (held-out)")
+        cols = ("index", "nprobe", "selection recall (bound)", "held-out recall (95 % CI)", "hw recall (held-out)")
         for col in (*cols, "codes/query (mean, P99)", "KB/query", "CPU QPS"):
             table.add_column(col)
         for rec in result["indexes"]:
             r = rec["goals"][g.text]
             if r["reached"]:
                 c = r["codes_per_query"]
+                raised = r.get("raised_from")
                 table.add_row(
                     rec["index"],
-                    str(r["nprobe"]),
-                    f"{r['selection_recall']:.3f}",
+                    str(r["nprobe"]) + (f" (raised from {raised['nprobe']})" if raised else ""),
+                    f"{r['selection_recall']:.3f} ({r['selection_bound']:.3f})",
                     f"{r['recall']:.3f} ({r['recall_interval'][0]:.3f}-{r['recall_interval'][1]:.3f})",
                     f"{r['hw_recall']:.3f}",
                     f"{c['mean']:.0f}, {c['p99']:.0f}",
@@ -87,27 +81,37 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                     f"{r['cpu_qps']:.0f}",
                 )
             else:
-                table.add_row(
-                    rec["index"], "-", f"best {r['best_recall']:.3f} @ {r['best_nprobe']}", "-", "-", "-", "-", "-"
-                )
+                short = f"best {r['best_recall']:.3f} @ {r['best_nprobe']}: not promised"
+                table.add_row(rec["index"], "-", short, "-", "-", "-", "-", "-")
         console.print(table)
+        for rec in result["indexes"]:
+            if not rec["goals"][g.text]["reached"]:
+                console.print(f"  {rec['index']}: {unpromised_text(rec['goals'][g.text], g.text)}", highlight=False)
         best = result["best"][g.text]
         if not best["reached"]:
+            more, used = best.get("queries_needed"), result["dataset"]["queries_used"]
             console.print(
-                f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
+                f"[bold red]{g.text} cannot be promised[/] from {used} queries: at best {best['best_recall']:.3f} "
+                f"({best['index']}); about {more:,} queries would tell (use a larger --queries, or a dataset with "
+                "that many), or try a lower goal."
+                if more
+                else f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
                 f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
                 highlight=False,
             )
     split = result["recall_split"]
     console.print(
-        f"nprobe chosen on {split['selection_queries']} selection queries at goal + {split['margin']:g} "
-        f"(training variance); recall promised on {split['holdout_queries']} held-out queries, {split['interval']}",
+        f"nprobe promised where the {split['selection_queries']} selection queries' "
+        f"{split['promise_level']:.1%} lower confidence bound (training spread {split['training_sd']:g} "
+        f"included) and the {split['holdout_queries']} held-out queries reach the goal; held-out recall "
+        f"with a {split['interval']}",
         highlight=False,
     )
     console.print(f"wrote {out / 'explore.json'}", highlight=False)
 
 
-def _run(args: argparse.Namespace) -> int:
+def explore_command(args: argparse.Namespace) -> int:
+    """`fanns explore` (options: `fanns.flow.parsers.explore`)."""
     if not args.graph and not args.recall:
         raise FannsError(
             "nothing to explore: give recall goals (IVF-PQ) or graph kinds",
@@ -124,77 +128,3 @@ def _run(args: argparse.Namespace) -> int:
     if explorer is not None:
         _print_ivfpq(explorer, result, out)
     return code
-
-
-def _add_ivfpq_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("IVF-PQ search (FANNS)")
-    g.add_argument(
-        "--recall",
-        action="append",
-        type=parse_goal,
-        metavar="R@k=x",
-        help=(
-            "recall goal, repeatable: R@k=x (k-recall@k, e.g. R@10=0.8) or 1-R@k=x "
-            "(1-recall@k: the true nearest neighbour in the top k, e.g. 1-R@10=0.8)"
-        ),
-    )
-    add_index_grid_options(p, g)
-    g.add_argument("--queries", type=arg_int(1), help="use only the first N queries (default: all)")
-    g.add_argument("--train-size", type=arg_int(1), help="training sample size (default: 64 per cell, 10,000..65,536)")
-    g.add_argument(
-        "--seed", type=arg_int(0, 2**31 - 1), default=0, help="seed of the training sample and k-means (default: 0)"
-    )
-    g.add_argument(
-        "--pq-vec-bits",
-        type=arg_int(2, 24),
-        default=16,
-        help="fixed-point width of vectors in the IVF-PQ datapath (default: 16)",
-    )
-    g.add_argument(
-        "--pq-lut-bits",
-        type=arg_int(1, 32),
-        default=16,
-        help="width of distance-LUT entries in the IVF-PQ datapath (default: 16)",
-    )
-    g.add_argument(
-        "--faiss-threads",
-        type=arg_int(1, 4096),
-        help="faiss threads for training, sweeps and CPU QPS (default: all cores)",
-    )
-    add_lists_options(g)
-    g.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help=(
-            "train the indexes on an existing cluster: tcp://HOST:PORT of a Dask scheduler (`dask scheduler`; "
-            "needs the distributed package) or ray://HOST:PORT. Workers open the dataset themselves: a built-in "
-            "is built in their own cache, a file must be at the same path (a shared file system). The recall "
-            "sweeps and CPU QPS run here (default: train here)"
-        ),
-    )
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-
-    p = sub.add_parser(
-        "explore",
-        help="build indexes over a parameter grid, measure recall and the work per query",
-        description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
-    )
-    p.add_argument(
-        "--out",
-        default="work/explore",
-        help="output folder (default work/explore), written atomically; see --force",
-    )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="replace OUT if it is an earlier exploration written by fanns (its trained indexes are reused)",
-    )
-    _add_ivfpq_arguments(p)
-    add_graph_arguments(p)
-    p.set_defaults(func=_run)

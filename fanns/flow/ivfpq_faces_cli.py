@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from fanns.checks import PLATFORM, arg_int, arg_name
 from fanns.codegen.ivfpq.hls import generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.cache import cache_root
+from fanns.errors import WHERE
 from fanns.flow.ivfpq_inputs import load_inputs
 from fanns.flow.sim_cli import rtl_report
 from fanns.images.ivfpq import image_summary
@@ -45,9 +45,10 @@ def csim_check(
     }
 
 
-def _cmd(args: argparse.Namespace) -> int:
-
+def generate_hls_command(args: argparse.Namespace) -> int:
+    """`fanns generate-hls` (options: `fanns.flow.parsers.faces`)."""
     console = Console()
+    WHERE.note_design(args.design)
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
     out = Path(args.out)
     project = generate_hls(inputs.design, inputs.data, inputs.test, out, platform=args.platform, force=args.force)
@@ -79,47 +80,10 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_inputs(p: argparse.ArgumentParser) -> None:
-    """The arguments both generators read their inputs from (`fanns.flow.ivfpq_inputs.load_inputs`)."""
-    p.add_argument("design", metavar="DESIGN.yaml", help="the design (written by `fanns dse`)")
-    p.add_argument(
-        "--index",
-        required=True,
-        metavar="EXPLORE_DIR",
-        help="the exploration folder holding the design's trained index",
-    )
-    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project")
-    p.add_argument("--dataset", help="the explored dataset (default: the built-in named in explore.json)")
-    p.add_argument(
-        "--queries", type=arg_int(1), help="test queries in the project (default: as many as the exploration used)"
-    )
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "generate-hls",
-        help="generate the Vitis HLS project (kernel, hosts, build files, memory images) of an IVF-PQ design",
-        description=(
-            "Render an IVF-PQ design (design.yaml from `fanns dse`) into a Vitis project: the HLS C++ kernel with "
-            "the design's PEs and FIFOs, connectivity.cfg, a Makefile (csim, sw_emu, hw_emu, hw), an XRT host, "
-            "the device memory images of the trained index and test queries with their exact neighbours."
-        ),
-    )
-    _add_inputs(p)
-    p.add_argument("--platform", type=arg_name(PLATFORM), help="Vitis platform (default: the board file's)")
-    p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
-    p.add_argument(
-        "--csim",
-        action="store_true",
-        help="run the generated kernel in C simulation on the test queries and compare with the reference model",
-    )
-    p.set_defaults(func=_cmd)
-    register_rtl(sub)
-
-
-def _cmd_rtl(args: argparse.Namespace) -> int:
-
+def generate_rtl_command(args: argparse.Namespace) -> int:
+    """`fanns generate-rtl` (options: `fanns.flow.parsers.faces`)."""
     console = Console()
+    WHERE.note_design(args.design)
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
     out = Path(args.out)
     project = generate_rtl(inputs.design, inputs.data, inputs.test, out, force=args.force)
@@ -145,24 +109,3 @@ def _cmd_rtl(args: argparse.Namespace) -> int:
         return rtl_report(out, cache_root() / "sim-builds", None, 0, 100, 0.0, console)
     console.print(f"check it: fanns sim {out} --backend rtl", highlight=False)
     return 0
-
-
-def register_rtl(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "generate-rtl",
-        help="generate the Verilog (Amaranth) of an IVF-PQ design with its register map and memory images",
-        description=(
-            "Compose the PEs of an IVF-PQ design (design.yaml from `fanns dse`) into one accelerator and emit it as "
-            "Verilog: an AXI4-Lite control/status slave, an AXI4 master on the host I/O channel and one AXI4 read "
-            "master per PQ-code channel. Writes PROJECT/rtl/ (Verilog, register map as Markdown and JSON, port map), "
-            "the memory images of the trained index and test queries with their exact neighbours and reference keys."
-        ),
-    )
-    _add_inputs(p)
-    p.add_argument("--force", action="store_true", help="replace PROJECT if it is a generated project")
-    p.add_argument(
-        "--sim",
-        action="store_true",
-        help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model",
-    )
-    p.set_defaults(func=_cmd_rtl)

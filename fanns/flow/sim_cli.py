@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
-from fanns.checks import arg_float, arg_int
+from fanns.choices import DEFAULT_RTL_HARNESS
 from fanns.codegen.graph.hls import is_graph_hls_project
 from fanns.codegen.graph.rtl import is_graph_project
 from fanns.codegen.project_files import PROJECT_FILE, query_count, query_range, read_data, read_record
 from fanns.datasets.cache import cache_root
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.errors import FannsError
+from fanns.errors import WHERE, FannsError
 from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.flow.graph_sim import graph_rtl_report
 from fanns.images.ivfpq import MemoryImages
@@ -33,8 +33,6 @@ from fanns.index.recall import recall_at
 from fanns.numerics import split_keys
 from fanns.sim.ivfpq.csim import search_keys_within
 from fanns.sim.ivfpq.rtl import (
-    DEFAULT_HARNESS,
-    HARNESSES,
     NO_LIMITS,
     Limits,
     RtlProjectSim,
@@ -44,11 +42,6 @@ from fanns.sim.ivfpq.rtl import (
 )
 
 TIME_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
-MAX_LATENCY = 100_000
-"""Memory latency beyond 100k cycles is not a memory model, it is a hang."""
-MAX_PAUSE = 0.95
-"""Stall probability per cycle: at 1 the channel never moves (the simulation would hang); above
-0.95 a query takes thousands of times as long as without stalls."""
 
 
 def recall(keys: np.ndarray, groundtruth: np.ndarray) -> float:
@@ -98,7 +91,7 @@ def rtl_report(
     pause: float,
     console,
     limits: Limits = NO_LIMITS,
-    harness: str = DEFAULT_HARNESS,
+    harness: str = DEFAULT_RTL_HARNESS,
     trace: Path | None = None,
 ) -> int:
 
@@ -185,18 +178,8 @@ def csim_report(
     return 1 if bad else 0
 
 
-def _runtime(text: str) -> tuple[int, int, int, int]:
-    try:
-        values = tuple(int(v) for v in text.split(","))
-    except ValueError:
-        values = ()
-    if len(values) != 4:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected four integers L,K,MG,MC")
-    return values
-
-
-def _cmd(args: argparse.Namespace) -> int:
-
+def sim_command(args: argparse.Namespace) -> int:
+    """`fanns sim` (options: `fanns.flow.parsers.sim`)."""
     project = Path(args.project)
     if not project.is_dir():
         raise FannsError(
@@ -204,6 +187,7 @@ def _cmd(args: argparse.Namespace) -> int:
         )
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
+    WHERE.note_design(project / "design.yaml")
 
     if args.harness is not None and (is_graph_project(project) or args.backend == "csim"):
         raise FannsError(
@@ -237,7 +221,7 @@ def _cmd(args: argparse.Namespace) -> int:
             args.pause,
             console,
             _limits(args.timeout),
-            args.harness or DEFAULT_HARNESS,
+            args.harness or DEFAULT_RTL_HARNESS,
             trace,
         )
     return csim_report(project, build_dir, args.queries, args.first, console, _limits(args.timeout))
@@ -277,79 +261,3 @@ def _limits(values: list[str] | None) -> Limits:
                 hint="e.g. --timeout 200000 (cycles without progress) or --timeout 30m (wall time), or both",
             )
     return Limits(stall=stall, seconds=seconds)
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sim",
-        help="simulate a generated project on its test queries and check it against the reference model",
-        description=(
-            "Run the test queries of a generated project through its RTL (Verilator + cocotb, with AXI memory models "
-            "holding the project's memory images and an AXI4-Lite master programming the registers) or its HLS kernel "
-            "(g++ C simulation); compare every result key with the reference model, report recall, and for RTL the "
-            "measured steady-state cycles per query beside the performance model's prediction."
-        ),
-    )
-    p.add_argument(
-        "project", metavar="PROJECT", help="folder written by `fanns generate-rtl` (or generate-hls for csim)"
-    )
-    p.add_argument(
-        "--backend",
-        choices=("rtl", "csim"),
-        help=(
-            "rtl (Verilator + cocotb) or csim (g++); default rtl, "
-            "csim for a graph HLS project (the only backend it has)"
-        ),
-    )
-    p.add_argument("--queries", type=arg_int(1), help="test queries to simulate (default: all of the project's)")
-    p.add_argument("--first", type=arg_int(0), default=0, help="index of the first test query (default 0)")
-    p.add_argument(
-        "--latency",
-        type=arg_int(0, MAX_LATENCY),
-        default=100,
-        help="rtl: memory read/write latency in cycles (default 100, the model's)",
-    )
-    p.add_argument(
-        "--pause",
-        type=arg_float(0, MAX_PAUSE),
-        default=0.0,
-        help="rtl: probability of a random stall per cycle on every AXI channel (default 0)",
-    )
-    p.add_argument(
-        "--runtime",
-        type=_runtime,
-        metavar="L,K,MG,MC",
-        help="graph projects: run-time parameters l, k, mg, mc to simulate (default: the design's)",
-    )
-    p.add_argument(
-        "--timeout",
-        nargs="+",
-        metavar="LIMIT",
-        help=(
-            "rtl: stop a run that makes no progress (no stream or memory beat moves) for LIMIT cycles "
-            "(default: 4x the model's longest stage, at least 20,000), and/or that runs longer than a wall "
-            "time LIMIT given with s, m or h (default: none); the report names the streams holding and "
-            "waiting for words and the memory ports' requests in flight; csim: a wall time only (the C "
-            "simulation runs in a child process that is stopped after it)"
-        ),
-    )
-    p.add_argument(
-        "--harness",
-        choices=HARNESSES,
-        help=(
-            "rtl, IVF-PQ: cocotb (AXI memory models in Python, any memory rate) or fast (the project's Verilog "
-            "with its memories in RTL, one beat per cycle per port; pauses drawn by an LFSR); "
-            f"default {DEFAULT_HARNESS}"
-        ),
-    )
-    p.add_argument(
-        "--trace",
-        metavar="FILE.vcd",
-        help=(
-            "rtl, fast harness: write every signal's waveform to this VCD file (a separate, traced "
-            "Verilator build; time 2c+1 is cycle c's rising edge). Large: a design of 38 PEs wrote 750 MB for "
-            "9,600 cycles (loading included); simulate few queries (--queries 2)"
-        ),
-    )
-    p.add_argument("--build-dir", help="where simulator builds are cached (default: the fanns cache folder)")
-    p.set_defaults(func=_cmd)

@@ -1,9 +1,7 @@
 """`fanns sweep DATASET --boards B1,B2 --recall R@1=0.3,R@10=0.8 --out REPORT`: a design-space report.
 
-Runs (or reuses) the IVF-PQ exploration of the dataset, the DSE of every board for every recall
-goal and the trade-off sweeps around them (`fanns.report.sweep`), optionally the graph (DST)
-sweep, and writes REPORT/ atomically: index.html (self-contained: inline CSS, SVG figures),
-report.json with all the data, and the tables as CSV files.
+Runs (or reuses) the exploration, the sweep of `fanns.report.sweep` and writes the report folder;
+what the command does for a user, and its options, are its help: `fanns.flow.parsers.sweep`.
 """
 
 from __future__ import annotations
@@ -18,10 +16,11 @@ from rich.table import Table
 
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import add_graph_arguments, parse_kinds
-from fanns.explore.ivfpq_reuse import add_explore_options, config_from_args, ensure_exploration
+from fanns.explore.graph import parse_kinds
+from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
-from fanns.flow.dse_cli import add_slo_options, parse_slo
+from fanns.flow.dse_cli import parse_slo
+from fanns.flow.parsers.explore import add_graph_arguments
 from fanns.index.goals import parse_goal
 from fanns.outputs import check_destination, write_folder
 from fanns.progress import status
@@ -70,10 +69,9 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
     return ns
 
 
-def build_report(data: dict) -> dict[str, bytes]:
-    """Every file of the report folder (relative path -> bytes)."""
-
-    goals = [
+def report_goals(data: dict) -> list[dict]:
+    """The report's goals as its figures take them: text, measure name, target and k."""
+    return [
         {
             "text": s,
             "measure": s.split("=")[0],
@@ -82,8 +80,15 @@ def build_report(data: dict) -> dict[str, bytes]:
         }
         for s in data["settings"]["goals"]
     ]
+
+
+def build_report(data: dict) -> dict[str, bytes]:
+    """Every file of the report folder (relative path -> bytes)."""
+
+    goals = report_goals(data)
+    chosen = figures.chosen_points(data["curves"], data["summary"], goals)
     svgs = {
-        "recall": figures.recall_figure(data["curves"], goals),
+        "recall": figures.recall_figure(data["curves"], goals, chosen),
         "qps": figures.qps_recall_figure(data["fpga_points"], data["cpu_points"], goals, data["settings"]["boards"]),
         "resources": figures.resource_figure(data["designs"], data["boards"], data["settings"]["goals"]),
     }
@@ -109,8 +114,8 @@ def print_summary(data: dict, console) -> None:
     console.print(table)
 
 
-def _cmd(args: argparse.Namespace) -> int:
-
+def sweep_command(args: argparse.Namespace) -> int:
+    """`fanns sweep` (options: `fanns.flow.parsers.sweep`)."""
     out = Path(args.out)
     check_destination(out, args.force, MARKER, "sweep report")
     goals = parse_goals(args.recall)
@@ -156,67 +161,3 @@ def _cmd(args: argparse.Namespace) -> int:
     print_summary(data, console)
     console.print(f"wrote {out}/: " + ", ".join(sorted(files)), highlight=False)
     return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sweep",
-        help=(
-            "design-space report: the best accelerator per board "
-            "and recall goal, with trade-off plots (HTML, JSON, CSV)"
-        ),
-        description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "dataset", metavar="DATASET", help="builtin:NAME, an HDF5 file or a dataset folder (see `fanns datasets`)"
-    )
-    p.add_argument(
-        "--boards",
-        action="append",
-        required=True,
-        metavar="B1,B2",
-        help="boards to design for: comma-separated and/or repeated (see `fanns boards`)",
-    )
-    p.add_argument(
-        "--recall",
-        action="append",
-        metavar="R@k=x,...",
-        help="recall goals: comma-separated and/or repeated, R@k=x (k-recall@k) or 1-R@k=x (1-recall@k)",
-    )
-    p.add_argument("--out", required=True, metavar="REPORT", help="output folder of the report")
-    p.add_argument("--force", action="store_true", help="replace REPORT if it is an earlier sweep report")
-    p.add_argument(
-        "--clock", type=float, help="accelerator clock in MHz for every board (default: each board's kernel clock)"
-    )
-    p.add_argument(
-        "--util", type=float, default=0.6, help="utilisation cap per resource and SLR, shell included (default 0.6)"
-    )
-    p.add_argument(
-        "--top", type=int, default=3, help="designs kept per board and goal in report.json and designs.csv (default 3)"
-    )
-    p.add_argument(
-        "--hw-queries",
-        type=int,
-        help="queries for the hardware-faithful recall curves (default: all the exploration used)",
-    )
-    p.add_argument(
-        "--max-nprobe", type=int, default=64, help="largest nprobe of the curves beyond the goals' own (default 64)"
-    )
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help=(
-            "run the index training (when an exploration runs) and the DSE jobs on an existing cluster: "
-            "tcp://HOST:PORT of a Dask scheduler (`dask scheduler`; "
-            "needs the distributed package) or ray://HOST:PORT (default: in this process)"
-        ),
-    )
-    add_slo_options(p)
-    p.add_argument(
-        "--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg"
-    )
-    p.add_argument("--graph-queries", type=int, default=0, help="queries for the graph sweep (default: all)")
-
-    add_explore_options(p)
-    p.set_defaults(func=_cmd)

@@ -11,6 +11,8 @@ from amaranth.hdl import _ir, _nir  # the netlist `comb_path` walks (amaranth 0.
 from amaranth.hdl._ir import PortDirection  # the direction type `ports=` takes (amaranth 0.5)
 from amaranth.lib import wiring
 
+from fanns.hdl.modules import ModuleLibrary
+
 KERNEL_CLOCK = "ap_clk"
 KERNEL_RESET = "ap_rst_n"
 """Clock and active-low reset of a Xilinx RTL kernel (UG1393), as v++ expects them."""
@@ -58,14 +60,17 @@ def kernel_port_names(component: wiring.Component, interfaces: dict[str, str]) -
 def to_kernel_verilog(component: wiring.Component, name: str, interfaces: dict[str, str]) -> str:
     """Verilog of `component` as a Xilinx RTL kernel (module `name`): ports `ap_clk`, `ap_rst_n`
     (active low) and the component's members renamed by `kernel_port_names`. The component itself
-    is the submodule `<name>.core`, unchanged."""
+    is the submodule `<name>.core`, unchanged; its repeated parts (`fanns.hdl.modules.separate`)
+    are modules of their own, each converted once and appended after the kernel's."""
     shell = _KernelShell(component)
     ports = {
         KERNEL_CLOCK: (shell.ap_clk, PortDirection.Input),
         KERNEL_RESET: (shell.ap_rst_n, PortDirection.Input),
     }
     ports |= kernel_port_names(component, interfaces)
-    return verilog.convert(shell, name=name, ports=ports, emit_src=False)
+    with ModuleLibrary(to_verilog) as parts:
+        top = verilog.convert(shell, name=name, ports=ports, emit_src=False)
+    return top + parts.verilog()
 
 
 @dataclass(frozen=True)

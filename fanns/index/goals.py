@@ -16,10 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from fanns.errors import FannsError
-from fanns.index.recall import hits
 
 _GOAL = re.compile(r"^ *(1-R|R1|R)@([0-9]+) *= *([0-9]*\.?[0-9]+) *(%?) *$", re.IGNORECASE)
 """Spaces only (no tab, newline or other control character: a goal is copied into reports)."""
@@ -49,21 +46,10 @@ class RecallGoal:
     def text(self) -> str:
         return f"{self.name}={self.target:g}"
 
-    def score(self, found: np.ndarray, gt: np.ndarray) -> float:
-        """This goal's recall of results `found` [nq, >=k] against ground truth `gt` [nq, >=k]."""
-        return recall(found, gt, self.measure)
-
 
 def measure_name(measure: tuple[int, int]) -> str:
     k, truth = measure
     return f"R@{k}" if truth == k else f"1-R@{k}"
-
-
-def recall(found: np.ndarray, gt: np.ndarray, measure: tuple[int, int]) -> float:
-    """Mean over queries of |found[:k] ∩ gt[:truth]| / truth."""
-
-    k, truth = measure
-    return float(hits(found[:, :k], gt[:, :truth]).mean() / truth)
 
 
 def goal_entry(entries: Any, goal: RecallGoal) -> Any:

@@ -31,14 +31,12 @@ import faiss
 import numpy as np
 from faiss.contrib.ondisk import merge_ondisk
 
+from fanns.choices import DEFAULT_SHARD_ROWS
 from fanns.errors import FannsError
 from fanns.index.ivfpq import add_base
 
 LISTS_SUFFIX = ".ivfdata"
 """The suffix of an on-disk lists file (faiss's name for it)."""
-
-DEFAULT_SHARD_ROWS = 1 << 20
-"""Base vectors added in RAM before they go to disk: about 25 MB of lists at m = 16."""
 
 
 @contextmanager

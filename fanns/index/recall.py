@@ -31,6 +31,13 @@ def hits(found: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return (truth_keys[pos] == found_keys).sum(1)
 
 
+def measure_recall(found: np.ndarray, gt: np.ndarray, measure: tuple[int, int]) -> float:
+    """The recall of a measure (k, truth) (`fanns.index.goals.RecallGoal.measure`): mean over
+    queries of |found[:k] ∩ gt[:truth]| / truth."""
+    k, truth = measure
+    return float(hits(found[:, :k], gt[:, :truth]).mean() / truth)
+
+
 def recall_at(found: np.ndarray, gt: np.ndarray, k: int) -> float:
     """R@k = mean over queries of |found[:k] ∩ gt[:k]| / k."""
     return float(hits(found[:, :k], gt[:, :k]).mean() / k)

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from amaranth.lib import wiring
 
 from fanns.errors import FannsError
+from fanns.hdl.modules import separate
 from fanns.hdl.verilog import to_verilog
 from fanns.pe.calibration_table import load_table
 from fanns.resources import Resources
@@ -95,6 +96,12 @@ class PE:
     # -- RTL ------------------------------------------------------------------------------------
     def component(self) -> wiring.Component:
         raise NotImplementedError
+
+    def instance(self) -> wiring.Component:
+        """The component as a part of a larger design: while the design is converted to Verilog,
+        a module of its own, converted once for every instance of equal parameters
+        (`fanns.hdl.modules`); elsewhere the component itself."""
+        return separate(self.component(), self, self.name)
 
     def verilog(self, top: str | None = None) -> str:
         return to_verilog(self.component(), top or self.name)

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from amaranth import Module, Shape
+from amaranth import Module, Shape, unsigned
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.hdl.modules import separate
 from fanns.pe.base import PE
 
 LUTRAM_COST, BRAM18_COST, BRAM36_COST = 16, 129, 257
@@ -149,3 +150,14 @@ class StreamFifoComponent(wiring.Component):
             f.r_en.eq(self.o.ready),
         ]
         return m
+
+
+def stream_fifo(shape, depth: int) -> wiring.Component:
+    """A `StreamFifoComponent` as a part of a larger design: one module per (width, depth) while
+    the design is converted (`fanns.hdl.modules`), whatever the payload's layout (the FIFO stores
+    its bits)."""
+    width = Shape.cast(shape).width
+    component = StreamFifoComponent(shape, depth)
+    return separate(
+        component, ("stream_fifo", width, depth), "stream_fifo", lambda: StreamFifoComponent(unsigned(width), depth)
+    )

@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from fanns.datasets.dataset import Dataset
-from fanns.index.goals import RecallGoal, recall
+from fanns.index.goals import RecallGoal
 from fanns.index.ivfpq import IvfPqIndexData, extract, host_vectors
 from fanns.index.ivfpq_lists import read_index
+from fanns.index.recall import measure_recall
 from fanns.numerics import IvfPqFormat
 from fanns.paths import inside
 from fanns.reference.ivfpq import IvfPqReference
@@ -133,5 +134,5 @@ def index_curves(
     for p in grid:
         _, ids = ref.search(queries[:hw_n], p, kmax)
         for name, measure in measures.items():
-            hw[name].append(round(recall(ids, gt[:hw_n], measure), 6))
+            hw[name].append(round(measure_recall(ids, gt[:hw_n], measure), 6))
     return IndexCurves(record, data, fmt, index, grid, hw, hw_n, probes)

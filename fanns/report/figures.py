@@ -80,9 +80,32 @@ def _index_styles(curves: list[dict]) -> dict[str, dict]:
     }
 
 
-def recall_figure(curves: list[dict], goals: list[dict]) -> str:
+def chosen_points(curves: list[dict], summary: list[dict], goals: list[dict]) -> list[dict]:
+    """The designs the sweep chose (one per board and goal), as the recall figure marks them: at
+    their index's nprobe on the faiss curve of the goal's measure (all the sample's queries),
+    with the goal they were chosen for. The explorer promises a goal only where that recall
+    reaches it (`fanns.explore.ivfpq_promise`), so none sits below its goal line."""
+    by_index = {c["index"]: c for c in curves}
+    targets = {g["text"]: g for g in goals}
+    out = {}
+    for s in summary:
+        d = s["design"]
+        if not d:
+            continue
+        g = targets[s["goal"]]
+        curve = by_index[d["index"]]["float"]
+        recall = curve[g["measure"]][curve["nprobe"].index(d["nprobe"])]
+        key = (g["text"], d["index"], d["nprobe"])
+        out.setdefault(key, {"goal": g["text"], "measure": g["measure"], "target": g["target"], "boards": []})
+        out[key].update(index=d["index"], nprobe=d["nprobe"], recall=recall)
+        out[key]["boards"].append(s["board"])
+    return list(out.values())
+
+
+def recall_figure(curves: list[dict], goals: list[dict], chosen: list[dict] = ()) -> str:
     """Recall vs nprobe per index, one panel per recall measure: faiss float recall as lines,
-    the hardware-faithful recall as markers, each goal as a dotted line."""
+    the hardware-faithful recall as markers, each goal as a dotted line, and the designs chosen
+    (`chosen_points`) as stars."""
     measures = sorted({g["measure"] for g in goals}, key=lambda m: (int(m.split("@")[1]), m))
     styles = _index_styles(curves)
     with plt.rc_context(STYLE):
@@ -106,6 +129,11 @@ def recall_figure(curves: list[dict], goals: list[dict]) -> str:
                     linestyle="none",
                     markersize=4,
                 )
+            for pt in chosen:
+                if pt["measure"] == measure:
+                    st = styles[pt["index"]]
+                    ax.plot(pt["nprobe"], pt["recall"], marker="*", markersize=11, color=st["color"], zorder=5)
+                    ax.plot(pt["nprobe"], pt["recall"], marker="*", markersize=11, fillstyle="none", color="black")
             for g in goals:
                 if g["measure"] == measure:
                     ax.axhline(g["target"], color="black", linestyle=":", linewidth=1)
@@ -141,6 +169,10 @@ def recall_figure(curves: list[dict], goals: list[dict]) -> str:
                 [], [], color="black", marker="o", linestyle="none", markersize=4, label="marker: hardware-faithful"
             ),
         ]
+        if chosen:
+            handles.append(
+                Line2D([], [], color="black", marker="*", linestyle="none", markersize=9, label="star: design chosen")
+            )
         fig.legend(
             handles=handles,
             loc="lower center",

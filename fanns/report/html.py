@@ -11,6 +11,7 @@ import base64
 import re
 
 from fanns import __version__
+from fanns.index.holdout import PROMISE_LEVEL
 from fanns.report import tables
 from fanns.templating import environment
 
@@ -115,6 +116,7 @@ def render(
             design_tables=design_tables,
             graphs=graphs,
             measures_text=measures_text,
+            promise_level=PROMISE_LEVEL,
             csv_files=list(tables.CSV_FILES),
             beyond=beyond,
             beyond_table={"columns": bcols, "rows": display(bcols, brows)},

@@ -197,6 +197,7 @@ class Sweep:
         self.graph_args = graph_args
         self.boards = load_boards(settings.boards)
         self.queries_used = int(explore["dataset"]["queries_used"])
+        self.index_names = [rec["index"] for rec in explore["indexes"]]  # a larger exploration's: the grid asked
         self.curves: list[IndexCurves] = []
         self._fpga: dict[tuple, dict] = {}
         self._cpu: dict[tuple, dict] = {}
@@ -226,7 +227,7 @@ class Sweep:
         pairs = [(board, goal) for board in self.boards for goal in self.s.goals]
         jobs = []
         for board, goal in pairs:
-            workloads, unreachable = workloads_from_explore(self.folder, goal)
+            workloads, unreachable = workloads_from_explore(self.folder, goal, self.index_names)
             jobs.append(
                 _GoalDse(
                     workloads,

@@ -10,12 +10,15 @@ import pytest
 from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.errors import FannsError
-from fanns.explore import ivfpq_training
+from fanns.explore import ivfpq_config, ivfpq_training
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.explore.ivfpq_reuse import ensure_exploration
 from fanns.explore.ivfpq_training import default_ms, default_nlists
 from fanns.index.goals import RecallGoal, parse_goal
-from fanns.index.holdout import TRAINING_MARGIN
+from fanns.index.holdout import TRAINING_SD, lower_bound
+from fanns.model.ivfpq.workload import EXPLORE_VERSION
 from fanns.numerics import IvfPqFormat
+from tests.hostile.inputs import dataset_folder
 
 GOALS = [RecallGoal(1, 0.99), RecallGoal(10, 0.5), RecallGoal(100, 0.6), RecallGoal(10, 0.8, truth=1)]
 MONOTONE_TOL = 0.005 + 1e-9
@@ -83,29 +86,35 @@ def test_smallest_nprobe_is_exact_and_curves_monotone(explored):
         for key in ("R@1", "R@10", "R@100", "1-R@10"):
             c = np.array(rec["curve"][key])
             assert np.all(np.diff(c) >= -MONOTONE_TOL), (rec["index"], key)
+        n_sel = result["recall_split"]["selection_queries"]
         for g in GOALS:
             r = rec["goals"][g.text]
             curve = np.array(rec["curve"][g.name])
             chosen = np.array(rec["selection_curve"][g.name])
-            target = min(1.0, g.target + TRAINING_MARGIN)
+            bound = lower_bound(chosen, np.array(rec["selection_sd_curve"][g.name]), n_sel)
+            held = np.array(rec["holdout_curve"][g.name])
             if r["reached"]:
                 p = r["nprobe"]
-                # the smallest nprobe whose *selection* recall reaches goal + margin
-                assert chosen[p - 1] >= target and np.all(chosen[: p - 1] < target)
-                assert r["selection_recall"] == pytest.approx(chosen[p - 1]) and r["margin"] == TRAINING_MARGIN
-                assert r["recall"] == pytest.approx(rec["holdout_curve"][g.name][p - 1])
+                # the smallest nprobe whose selection bound and held-out recall reach the goal
+                ok = (bound >= g.target - 1e-6) & (held >= g.target - 1e-9)
+                assert ok[p - 1] and not ok[: p - 1].any()
+                assert r["selection_recall"] == pytest.approx(chosen[p - 1])
+                assert r["selection_bound"] == pytest.approx(bound[p - 1], abs=1e-5)
+                assert r["recall"] == pytest.approx(held[p - 1]) and r["recall"] >= g.target
+                assert min(r["hw_recall"], r["all_queries_recall"], r["all_queries_hw_recall"]) >= g.target
                 assert r["all_queries_recall"] == pytest.approx(curve[p - 1])
                 lo, hi = r["recall_interval"]
                 assert lo <= r["recall"] <= hi and hi - lo > 0
             else:
-                assert np.all(chosen < target) and r["best_recall"] == pytest.approx(curve.max())
+                assert not ((bound >= g.target - 1e-6) & (held >= g.target - 1e-9)).any()
+                assert r["best_recall"] == pytest.approx(curve.max()) and r["reason"] in ("below", "training")
 
 
 def test_selection_and_held_out_queries_split_the_sample(explored):
     ds, _, result = explored
     split = result["recall_split"]
     assert split["selection_queries"] + split["holdout_queries"] == ds.nq == result["dataset"]["queries_used"]
-    assert split["margin"] == TRAINING_MARGIN and "bootstrap" in split["interval"]
+    assert split["training_sd"] == TRAINING_SD and "bootstrap" in split["interval"]
     for rec in result["indexes"]:
         for name, curve in rec["curve"].items():
             if name == "nprobe":
@@ -144,6 +153,27 @@ def test_hardware_work_and_files(explored):
             assert abs(r["hw_recall"] - r["recall"]) <= 0.02  # both on the held-out queries
             assert r["hw_recall_interval"][0] <= r["hw_recall"] <= r["hw_recall_interval"][1]
             assert r["cpu_qps"] > 0
+
+
+def test_an_exploration_by_the_older_rule_is_explored_again(tmp_path, monkeypatch):
+    """An explore.json fanns wrote under the earlier rule (format 2: selection mean >= goal + 0.04)
+    is not reused as if it followed the promise rule: the command explores again, into the same
+    folder, with the trained indexes reused."""
+    ds = load_dataset(str(dataset_folder(tmp_path / "ds")))
+    cfg = ExploreConfig(goals=[parse_goal("R@10=0.5")], nlists=[8], ms=[4], opq=(False,), qps_min_seconds=0.0)
+    with monkeypatch.context() as m:
+        m.setattr(ivfpq_config, "EXPLORE_VERSION", 2)
+        _, old, _ = ensure_exploration(ds, cfg, tmp_path / "ex")
+    assert old["version"] == 2
+
+    def no_training(*a, **k):
+        raise AssertionError("index retrained although cached")
+
+    monkeypatch.setattr(ivfpq_training, "train_index", no_training)
+    _, new, reused = ensure_exploration(ds, cfg, tmp_path / "ex")
+    assert not reused and new["version"] == EXPLORE_VERSION == 3
+    assert new["indexes"][0]["curve"] == old["indexes"][0]["curve"]  # the same index, measured again
+    assert "selection_bound" in new["indexes"][0]["goals"]["R@10=0.5"] and "rule" in new["recall_split"]
 
 
 def test_rerun_reuses_trained_indexes(explored, monkeypatch):

@@ -106,8 +106,10 @@ def explore_folder(folder: Path, record: dict | None = None) -> Path:
         "curve": {"R@10": [0.1 * i for i in range(1, 11)] + [1.0] * 6, "1-R@10": [0.3] + [0.9] * 15},
     }
     rec["selection_curve"] = rec["holdout_curve"] = rec["curve"]
+    rec["selection_sd_curve"] = rec["sd_curve"] = {k: [0.1] * len(v) for k, v in rec["curve"].items()}
     rec.update(record or {})
-    head = {"version": EXPLORE_VERSION, "recall_split": {"margin": 0.0}}
+    split = {"selection_queries": 100, "holdout_queries": 100, "training_sd": 0.0}
+    head = {"version": EXPLORE_VERSION, "recall_split": split}
     (folder / "explore.json").write_text(json.dumps({**head, "indexes": [rec], "dataset": {"name": "x"}}))
     return folder
 

@@ -16,8 +16,9 @@ from fanns.cli import main
 from fanns.datasets import load_dataset
 from fanns.datasets.dataset import exact_knn
 from fanns.errors import FannsError
+from fanns.explore import ivfpq_cache
 from fanns.explore.ivfpq import ExploreConfig
-from fanns.explore.ivfpq_reuse import default_folder, ensure_exploration
+from fanns.explore.ivfpq_reuse import ensure_exploration
 from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import foreign_files, read_manifest
@@ -164,14 +165,16 @@ def test_a_signal_during_generate_leaves_nothing(dataset, tmp_path, sig):
 
 def test_a_cache_entry_from_an_older_fanns_is_explored_again(dataset, tmp_path, monkeypatch):
     """The dataset's cache folder is fanns's own: an exploration there without a manifest (written
-    before manifests existed) is replaced; the same folder given as --explore-dir is refused."""
+    before manifests existed) is removed and explored again beside it (`fanns.explore.ivfpq_cache`);
+    the same folder given as --explore-dir is refused."""
     monkeypatch.setenv("FANNS_CACHE", str(tmp_path / "cache"))
     ds = load_dataset(str(dataset))
     cfg = ExploreConfig(goals=[parse_goal("R@10=0.5")], nlists=[4], ms=[4], opq=(False,), qps_min_seconds=0.0)
-    old = default_folder(ds)
+    old = ds.cache_dir / ivfpq_cache.LEGACY
     (old / "indexes").mkdir(parents=True)
     (old / "explore.json").write_text(json.dumps({"version": 1, "indexes": []}))
     with pytest.raises(FannsError, match="not an exploration written by fanns"):
         ensure_exploration(ds, cfg, old)
     folder, explore, reused = ensure_exploration(ds, cfg, None)
-    assert folder == old and not reused and explore["indexes"] and read_manifest(folder) is not None
+    assert not old.exists() and folder.parent == ivfpq_cache.root_of(ds)
+    assert not reused and explore["indexes"] and read_manifest(folder) is not None

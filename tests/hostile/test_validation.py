@@ -145,8 +145,9 @@ def test_goal_measure_picks_its_own_nprobe(tmp_path, goal, nprobe):
     assert [w.nprobe for w in found] == [nprobe]
 
 
-@pytest.mark.parametrize(("goal", "nprobe"), [("R@10=0.5", 5), ("1-R@10=0.5", 2), ("1-R@10=0.2", 1)])
+@pytest.mark.parametrize(("goal", "nprobe"), [("R@10=0.5", 6), ("1-R@10=0.5", 2), ("1-R@10=0.2", 1)])
 def test_goal_without_an_answer_reads_its_own_curve(tmp_path, goal, nprobe):
+    """By the explorer's rule: R@10 = 0.5 is the mean at nprobe 5, its lower bound passes at 6."""
     found, _ = workloads_from_explore(explore_folder(tmp_path / "ex", {"goals": {}}), parse_goal(goal))
     assert [w.nprobe for w in found] == [nprobe]
 

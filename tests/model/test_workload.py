@@ -46,8 +46,9 @@ def test_synthetic_workload_is_deterministic():
     assert a.with_queries(10).queries == 10
 
 
-def write_explore(folder, goals, curve, probes_depth=6, nlist=16):
-    """A minimal exploration folder in the format `fanns explore` writes (explore.json + .npy)."""
+def write_explore(folder, goals, curve, probes_depth=6, nlist=16, held=None, training_sd=0.0):
+    """A minimal exploration folder in the format `fanns explore` writes (explore.json + .npy):
+    100 selection and 100 held-out queries whose per-query R@10 spreads by 0.1."""
     idx = folder / "indexes"
     idx.mkdir(parents=True)
     rng = np.random.default_rng(0)
@@ -79,60 +80,87 @@ def write_explore(folder, goals, curve, probes_depth=6, nlist=16):
         "probes_nprobe": probes_depth,
         "format": fmt,
         "curve": {"nprobe": list(range(1, nlist + 1)), "R@10": curve},
+        "sd_curve": {"R@10": [0.1] * len(curve)},
         "selection_curve": {"R@10": curve},
-        "holdout_curve": {"R@10": [r - 0.01 for r in curve]},
+        "selection_sd_curve": {"R@10": [0.1] * len(curve)},
+        "holdout_curve": {"R@10": [r - 0.01 for r in curve] if held is None else held},
         "goals": goals,
     }
-    head = {"version": EXPLORE_VERSION, "recall_split": {"margin": 0.0}}
+    split = {"selection_queries": 100, "holdout_queries": 100, "training_sd": training_sd}
+    head = {"version": EXPLORE_VERSION, "recall_split": split}
     (folder / "explore.json").write_text(json.dumps({**head, "indexes": [rec]}))
     return sizes
 
 
 def test_reads_the_goal_entry_and_the_probed_sizes(tmp_path):
     curve = [0.3, 0.5, 0.7, 0.8, 0.85, 0.9] + [0.95] * 10
-    goals = {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.8, "hw_recall": 0.79}}
+    goals = {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.82, "hw_recall": 0.81}}
     sizes = write_explore(tmp_path, goals, curve)
     (w,), unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     probes = np.load(tmp_path / "indexes" / "IVF16_PQ4.probes.npy")
-    assert unreachable == [] and w.nprobe == 4 and w.k == 10 and w.hw_recall == 0.79
+    assert unreachable == [] and w.nprobe == 4 and w.k == 10 and w.hw_recall == 0.81
     assert (w.probed == sizes[probes[:, :4]]).all()
     assert w.index_path == tmp_path / "indexes" / "IVF16_PQ4.faissindex"
-    # a goal the explorer was not asked for comes from the recall curve
+    # a goal the explorer was not asked for comes from the curves by the same rule: the selection
+    # queries' lower bound must reach it (0.85 at nprobe 5 is a mean, its bound is below 0.85)
     (w2,), _ = workloads_from_explore(tmp_path, parse_goal("R@10=0.85"))
-    assert w2.nprobe == 5 and w2.hw_recall is None
-    assert w2.selection_recall == 0.85 and w2.recall == pytest.approx(0.84)  # the held-out curve's
+    assert w2.nprobe == 6 and w2.hw_recall is None
+    assert w2.selection_recall == 0.9 and w2.recall == pytest.approx(0.89)  # the held-out curve's
+    assert 0.85 <= w2.selection_bound < 0.9
     # deeper than the recorded probes: a clear error
     with pytest.raises(FannsError, match="needs nprobe=7"):
-        workloads_from_explore(tmp_path, parse_goal("R@10=0.95"))
+        workloads_from_explore(tmp_path, parse_goal("R@10=0.9"))
 
 
-def test_unreachable_goal_reports_the_best_recall(tmp_path):
-    curve = [0.3, 0.5] + [0.6] * 14
-    write_explore(tmp_path, {"R@10=0.8": {"reached": False, "best_recall": 0.6, "best_nprobe": 3}}, curve)
-    found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
-    assert found == [] and unreachable == [{"index": "IVF16,PQ4", "best_recall": 0.6, "best_nprobe": 3}]
-    found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.9"))
-    assert found == [] and unreachable[0]["best_recall"] == pytest.approx(0.59)
-
-
-def test_goal_from_the_curves_keeps_the_margin(tmp_path):
-    curve = [0.3, 0.5, 0.7, 0.8, 0.85, 0.9] + [0.95] * 10
-    write_explore(tmp_path, {}, curve)
-    explore = json.loads((tmp_path / "explore.json").read_text())
-    explore["recall_split"]["margin"] = 0.06
-    (tmp_path / "explore.json").write_text(json.dumps(explore))
-    (w,), _ = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
-    assert w.nprobe == 6 and w.selection_recall == 0.9  # 0.8 + 0.06 on the selection curve
-
-
-def test_exploration_before_held_out_recall_is_refused(tmp_path):
-    write_explore(tmp_path, {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.8}}, [0.9] * 16)
-    explore = json.loads((tmp_path / "explore.json").read_text())
-    del explore["version"]
-    (tmp_path / "explore.json").write_text(json.dumps(explore))
-    with pytest.raises(FannsError, match="older `fanns explore`") as err:
+def test_a_reached_entry_below_the_goal_on_held_out_queries_is_refused(tmp_path):
+    """No design is ever chosen at a point whose held-out recall is below the goal: an entry that
+    says reached but holds such a recall did not come from this explorer."""
+    goals = {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.82, "hw_recall": 0.79}}
+    write_explore(tmp_path, goals, [0.9] * 16)
+    with pytest.raises(FannsError, match="held-out hw_recall 0.79 is below 0.8") as err:
         workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
     assert "re-run `fanns explore`" in err.value.hint
+
+
+def test_unreachable_goal_reports_the_best_recall_and_why(tmp_path):
+    curve = [0.3, 0.5] + [0.6] * 14
+    entry = {"reached": False, "best_recall": 0.6, "best_nprobe": 3, "reason": "below", "at_nprobe": 3}
+    write_explore(tmp_path, {"R@10=0.8": entry}, curve)
+    found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
+    assert found == [] and unreachable == [{"index": "IVF16,PQ4", **{k: v for k, v in entry.items() if k != "reached"}}]
+    found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.9"))
+    assert found == [] and unreachable[0]["best_recall"] == pytest.approx(0.6)
+    assert unreachable[0]["reason"] == "below"
+
+
+def test_goal_from_the_curves_follows_the_promise_rule(tmp_path):
+    curve = [0.3, 0.5, 0.7, 0.8, 0.85, 0.9] + [0.95] * 10
+    write_explore(tmp_path, {}, curve)
+    (w,), _ = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
+    assert w.nprobe == 5  # the bound of 0.85 (100 queries, spread 0.1) is 0.808
+    # the training spread widens the bound: 0.85 no longer passes at 0.8, 0.9 does
+    write_explore(tmp_path / "trained", {}, curve, training_sd=0.03)
+    (w,), _ = workloads_from_explore(tmp_path / "trained", parse_goal("R@10=0.8"))
+    assert w.nprobe == 6 and w.selection_recall == 0.9
+    # held-out queries below the goal where the selection bound passes: nprobe rises until they agree
+    held = [0.3, 0.5, 0.7, 0.8, 0.79, 0.9] + [0.95] * 10
+    write_explore(tmp_path / "held", {}, curve, held=held)
+    (w,), _ = workloads_from_explore(tmp_path / "held", parse_goal("R@10=0.8"))
+    assert w.nprobe == 6 and w.recall == 0.9
+
+
+def test_an_exploration_by_an_older_rule_is_refused(tmp_path):
+    write_explore(tmp_path, {"R@10=0.8": {"reached": True, "nprobe": 4, "recall": 0.8}}, [0.9] * 16)
+    explore = json.loads((tmp_path / "explore.json").read_text())
+    for version, rule in ((None, "same queries it chose nprobe on"), (2, "goal \\+ 0.04")):
+        if version is None:
+            del explore["version"]
+        else:
+            explore["version"] = version
+        (tmp_path / "explore.json").write_text(json.dumps(explore))
+        with pytest.raises(FannsError, match=rule) as err:
+            workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
+        assert "re-run `fanns explore`" in err.value.hint
 
 
 def test_bad_exploration_folders(tmp_path):

@@ -15,6 +15,7 @@ import pytest
 from fanns.cli import main
 from fanns.flow import sweep_cli as report_cli
 from fanns.outputs import MANIFEST, write_folder
+from fanns.report import figures
 from fanns.report.sweep import pareto_front
 from fanns.report.tables import CSV_FILES
 from fanns.tools.parallel import map_jobs
@@ -226,6 +227,24 @@ def test_summary_is_what_fanns_dse_chooses(swept, tmp_path):
             goal = next(g for g in GOALS if g == s["goal"])
             assert s["cpu"]["recall"] >= float(goal.split("=")[1]) - 1e-9
             assert s["speedup"] == round(best["qps"] / s["cpu"]["qps"], 2)
+
+
+@pytest.mark.slow
+def test_chosen_designs_meet_their_goal_in_their_own_figure(swept):
+    """Every (board, goal)'s design sits on or above the goal line of the "Recall vs nprobe"
+    figure (faiss's curve and the hardware-faithful markers, all queries), and its held-out
+    recall — the promised one — reaches the goal too."""
+    data = json.loads((swept / "report" / "report.json").read_text())
+    goals = report_cli.report_goals(data)
+    points = figures.chosen_points(data["curves"], data["summary"], goals)
+    assert {(p["goal"], b) for p in points for b in p["boards"]} == {(g, b) for g in GOALS for b in BOARDS}
+    assert all(p["recall"] >= p["target"] for p in points), points
+    curves = {c["index"]: c for c in data["curves"]}
+    for s in data["summary"]:
+        d, goal = s["design"], next(g for g in goals if g["text"] == s["goal"])
+        hw = curves[d["index"]]["hw"]
+        assert hw[goal["measure"]][hw["nprobe"].index(d["nprobe"])] >= goal["target"]
+        assert min(d["recall"], d["hw_recall"]) >= goal["target"], s
 
 
 @pytest.mark.slow

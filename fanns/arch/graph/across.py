@@ -52,7 +52,7 @@ class FalconAcross(wiring.Component):
         m = Module()
         m.submodules.split = split = AxilSplit(
             self.pipelines, across_addr_bits(self.pipelines), CSR_ADDR_BITS
-        ).component()
+        ).instance()
         wiring.connect(m, wiring.flipped(self.s_axil), split.s_axil)
         for p in range(self.pipelines):
             m.submodules[f"qpp{p}"] = qpp = FalconQpp(self.hw)

@@ -71,8 +71,8 @@ class QppCore(wiring.Component):
         hw = self.hw
         q, lim = hw.design.queues, hw.design.limits
         m = Module()
-        m.submodules.cq = cq = hw.cand_queue.component()
-        m.submodules.rq = rq = hw.result_queue.component()
+        m.submodules.cq = cq = hw.cand_queue.instance()
+        m.submodules.rq = rq = hw.result_queue.instance()
         m.submodules.cmdf = cmdf = SyncFIFO(width=token_layout().size, depth=hw.cmd_depth)
         m.d.comb += [self.cmd.valid.eq(cmdf.r_rdy), self.cmd.payload.eq(cmdf.r_data), cmdf.r_en.eq(self.cmd.ready)]
         push = data.View(token_layout(), cmdf.w_data)

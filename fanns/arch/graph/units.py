@@ -76,7 +76,7 @@ class Dispatcher(wiring.Component):
     def elaborate(self, platform):
         hw = self.hw
         m = Module()
-        m.submodules.reader = rd = hw.list_reader.component()
+        m.submodules.reader = rd = hw.list_reader.instance()
         wire_master(m, self.m_axi, rd.m_axi)
         m.d.comb += self.error.eq(rd.error)
         m.submodules.side = side = SyncFIFO(width=token_layout().size, depth=hw.cmd_depth)
@@ -258,10 +258,10 @@ class BfcUnit(wiring.Component):
         tl = token_layout()
         m.submodules.tokens = tokens = SyncFIFO(width=tl.size, depth=UNIT_FIFO_DEPTH)
         m.submodules.order = order = SyncFIFO(width=tl.size, depth=UNIT_FIFO_DEPTH)
-        m.submodules.bloom = bloom = hw.bloom.component()
-        m.submodules.reader = rd = hw.vector_reader.component()
+        m.submodules.bloom = bloom = hw.bloom.instance()
+        m.submodules.reader = rd = hw.vector_reader.instance()
         m.submodules.words = vw = VectorWords(hw)
-        m.submodules.dist = dist = hw.l2dist.component()
+        m.submodules.dist = dist = hw.l2dist.instance()
         pend_layout = data.StructLayout({"kind": 2, "id": ID_BITS})
         m.submodules.pending = pending = SyncFIFO(width=pend_layout.size, depth=hw.pending_depth)
         m.submodules.fcmd = fcmd = SyncFIFO(width=1, depth=hw.pending_depth)

@@ -27,7 +27,7 @@ from fanns.model.ivfpq import stages as stage_model
 from fanns.numerics import ID_BITS
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 
 
 class Front(wiring.Component):
@@ -62,8 +62,8 @@ class Front(wiring.Component):
         src_bits = hw.src_lanes * vb
         m.submodules.fork = fork = BroadcastComponent(unsigned(src_bits), 2)
         if st.opq is not None:
-            m.submodules.opq_fifo = qf = StreamFifoComponent(unsigned(src_bits), depth)
-            m.submodules.opq = opq = hw.opq_pe.component()
+            m.submodules.opq_fifo = qf = stream_fifo(unsigned(src_bits), depth)
+            m.submodules.opq = opq = hw.opq_pe.instance()
             link(m, self.q, qf.i)
             link(m, qf.o, opq.x)
             link(m, self.opq_rows if st.opq.storage == "stream" else self.opq_fill, opq.matrix)
@@ -78,8 +78,8 @@ class Front(wiring.Component):
         opq = st.opq is not None
         ivf_depth = stage_model.query_fifo_depth(depth, hw.d, st.ivf_dist.lanes, opq)
         lut_depth = stage_model.query_fifo_depth(depth, hw.d, st.build_lut.lanes, opq)
-        m.submodules.ivf_qfifo = ivf_q = StreamFifoComponent(unsigned(ivf_bits), ivf_depth)
-        m.submodules.lut_qfifo = lut_q = StreamFifoComponent(unsigned(lut_bits), lut_depth)
+        m.submodules.ivf_qfifo = ivf_q = stream_fifo(unsigned(ivf_bits), ivf_depth)
+        m.submodules.lut_qfifo = lut_q = stream_fifo(unsigned(lut_bits), lut_depth)
         link(m, fork.o0, to_ivf.i)
         link(m, to_ivf.o, ivf_q.i)
         link(m, fork.o1, to_lut.i)
@@ -87,14 +87,14 @@ class Front(wiring.Component):
         link(m, lut_q.o, self.lut_q)
 
         # IVFDist: a 1-D array; PE i's keys feed SelCells stream i.
-        pes = [pe.component() for pe in hw.ivf_pes]
-        sel = hw.sel_cells_pe.component()
+        pes = [pe.instance() for pe in hw.ivf_pes]
+        sel = hw.sel_cells_pe.instance()
         m.submodules.sel_cells = sel
         key_layout = data.StructLayout({"key": hw.fmt.ivf_key_bits, "last": 1})
         for i, pe in enumerate(pes):
             m.submodules[f"ivf{i}"] = pe
             link(m, ivf_q.o if i == 0 else pes[i - 1].q_fwd, pe.q)
-            m.submodules[f"ivf_key_fifo{i}"] = kf = StreamFifoComponent(key_layout, depth)
+            m.submodules[f"ivf_key_fifo{i}"] = kf = stream_fifo(key_layout, depth)
             link(m, pe.o, kf.i)
             link(m, kf.o, getattr(sel, f"i{i}"))
         m.d.comb += pes[-1].q_fwd.ready.eq(1)
@@ -105,7 +105,7 @@ class Front(wiring.Component):
             self._fill_router(m, pes)
 
         # Probe filter: the first `nprobe` cells of each query, the last one marked.
-        m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), depth)
+        m.submodules.cell_fifo = cf = stream_fifo(cell_layout(), depth)
         j = Signal(range(max(2, hw.nprobe)))
         keep = Signal()
         m.d.comb += [

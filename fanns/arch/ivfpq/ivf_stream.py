@@ -27,7 +27,7 @@ from fanns.images.ivfpq import IvfStreamLayout
 from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 
 BEAT_FIFO_DEPTH = stage_model.IVF_BEAT_FIFO_DEPTH
 """Beats buffered per PE behind the broadcast (the model prices these FIFOs)."""
@@ -116,7 +116,7 @@ class CentroidDealer(wiring.Component):
             sources = fork.outputs()
         for q, (src, out) in enumerate(zip(sources, outs, strict=True)):
             if len(outs) > 1:
-                m.submodules[f"beats{q}"] = fifo = StreamFifoComponent(unsigned(lay.port_bits), BEAT_FIFO_DEPTH)
+                m.submodules[f"beats{q}"] = fifo = stream_fifo(unsigned(lay.port_bits), BEAT_FIFO_DEPTH)
                 link(m, src, fifo.i)
                 src = fifo.o
             pick = WordPicker(
@@ -168,7 +168,7 @@ class IvfStreamChannel(wiring.Component):
     def elaborate(self, platform):
         lay = self.layout
         m = Module()
-        m.submodules.reader = rd = self.reader.component()
+        m.submodules.reader = rd = self.reader.instance()
         wiring.connect(m, wiring.flipped(self.m_axi), rd.m_axi)
         sent = Signal(32)
         m.d.comb += [

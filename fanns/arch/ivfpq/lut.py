@@ -36,7 +36,7 @@ from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 
 
 def lut_word_bits(hw: IvfPqHw) -> int:
@@ -81,7 +81,7 @@ class LutStage(wiring.Component):
         ways = hw.ctx.lut_words
         groups = st.pes // ways
         m = Module()
-        pes = [hw.lut_pe.component() for _ in range(st.pes)]
+        pes = [hw.lut_pe.instance() for _ in range(st.pes)]
         for p, pe in enumerate(pes):
             m.submodules[f"build_lut{p}"] = pe
         group_pes = [pes[g * ways : (g + 1) * ways] for g in range(groups)]
@@ -183,7 +183,7 @@ class LutStage(wiring.Component):
         depth = stage_model.lut_fifo_depth(hw.ctx)
         fifos = []
         for i, pe in enumerate(pes):
-            m.submodules[f"lut_fifo{i}"] = f = StreamFifoComponent(unsigned(lut_word_bits(hw)), depth)
+            m.submodules[f"lut_fifo{i}"] = f = stream_fifo(unsigned(lut_word_bits(hw)), depth)
             m.d.comb += [f.i.valid.eq(pe.o.valid), f.i.payload.eq(pe.o.payload.lut), pe.o.ready.eq(f.i.ready)]
             fifos.append(f)
         group_fifos = [fifos[g * ways : (g + 1) * ways] for g in range(groups)]
@@ -230,7 +230,7 @@ class LutStage(wiring.Component):
             return self.cells, port
         port = _CentroidPort(wb)
         m.submodules.cell_fork = fork = BroadcastComponent(cell_layout(), 2)
-        m.submodules.cell_fifo = cf = StreamFifoComponent(cell_layout(), hw.design.fifo_depth)
+        m.submodules.cell_fifo = cf = stream_fifo(cell_layout(), hw.design.fifo_depth)
         m.submodules.centroid_fetch = fetch = LutCentroidFetch(hw.d, st.lanes, hw.vec_bits, self.reader)
         wiring.connect(m, wiring.flipped(self.m_axi), fetch.m_axi)
         link(m, self.cells, fork.i)

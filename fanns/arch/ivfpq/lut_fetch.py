@@ -26,7 +26,7 @@ from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import RegroupComponent
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 
 
 class LutCentroidFetch(wiring.Component):
@@ -54,7 +54,7 @@ class LutCentroidFetch(wiring.Component):
         m = Module()
         port_bits, word_bits, words = self.reader.data_width, self.lanes * self.elem_bits, self.d // self.lanes
         cell_bytes = self.beats * port_bits // 8
-        m.submodules.reader = rd = self.reader.component()
+        m.submodules.reader = rd = self.reader.instance()
         wiring.connect(m, wiring.flipped(self.m_axi), rd.m_axi)
         m.d.comb += [
             rd.cmd.valid.eq(self.cells.valid),
@@ -74,7 +74,7 @@ class LutCentroidFetch(wiring.Component):
             rd.o.ready.eq(split.i.ready),
         ]
         depth = stage_model.lut_fetch_fifo_depth(words)
-        m.submodules.word_fifo = wf = StreamFifoComponent(unsigned(self.lanes * self.vec_bits), depth)
+        m.submodules.word_fifo = wf = stream_fifo(unsigned(self.lanes * self.vec_bits), depth)
         m.d.comb += [
             wf.i.valid.eq(split.o.valid),
             wf.i.payload.eq(lane_truncate(split.o.payload, self.lanes, self.elem_bits, self.vec_bits)),

@@ -20,7 +20,7 @@ from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.lut import lut_beat_bits
 from fanns.arch.streams import link
 from fanns.pe.channel_feeder import item_layout
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 from fanns.pe.systolic_pq import key_stream
 
 
@@ -38,14 +38,14 @@ class ScanStage(wiring.Component):
         hw = self.hw
         n, depth = hw.stages.pq_dist.pes, hw.design.fifo_depth
         m = Module()
-        m.submodules.sel_k = sel = hw.sel_k_pe.component()
-        lut_fifos = [StreamFifoComponent(unsigned(lut_beat_bits(hw)), depth) for _ in range(n)]
+        m.submodules.sel_k = sel = hw.sel_k_pe.instance()
+        lut_fifos = [stream_fifo(unsigned(lut_beat_bits(hw)), depth) for _ in range(n)]
         key = data.StructLayout({"key": hw.key_bits, "last": 1})
         for p in range(n):
             m.submodules[f"lut_chain_fifo{p}"] = lf = lut_fifos[p]
-            m.submodules[f"item_fifo{p}"] = itf = StreamFifoComponent(item_layout(hw.m), depth)
-            m.submodules[f"pq_decode{p}"] = pe = hw.pq_pe.component()
-            m.submodules[f"pq_key_fifo{p}"] = kf = StreamFifoComponent(key, depth)
+            m.submodules[f"item_fifo{p}"] = itf = stream_fifo(item_layout(hw.m), depth)
+            m.submodules[f"pq_decode{p}"] = pe = hw.pq_pe.instance()
+            m.submodules[f"pq_key_fifo{p}"] = kf = stream_fifo(key, depth)
             link(m, getattr(self, f"items{p}"), itf.i)
             link(m, itf.o, pe.codes)
             link(m, pe.o, kf.i)

@@ -51,7 +51,7 @@ from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsrComponent
 from fanns.pe.glue_streams import BeatSplitterComponent, BroadcastComponent
-from fanns.pe.stream_fifo import StreamFifoComponent
+from fanns.pe.stream_fifo import stream_fifo
 from fanns.pe.stream_pack import StreamPackComponent
 
 MAX_BURST, OUTSTANDING = 64, 4
@@ -102,12 +102,8 @@ class IvfPqAccelerator(wiring.Component):
         m.submodules.csr = csr = AxilCsrComponent(hw.regmap)
         wiring.connect(m, wiring.flipped(self.s_axil), csr.s_axil)
 
-        m.submodules.io_reader = rd = AxiReader(
-            hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS
-        ).component()
-        m.submodules.io_writer = wr = AxiWriter(
-            hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS
-        ).component()
+        m.submodules.io_reader = rd = AxiReader(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).instance()
+        m.submodules.io_writer = wr = AxiWriter(hw.io_port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).instance()
         wire_master(m, self.m_axi_io, rd.m_axi)
         wire_master(m, self.m_axi_io, wr.m_axi)
 
@@ -116,9 +112,9 @@ class IvfPqAccelerator(wiring.Component):
         m.submodules.lut = lut = LutStage(hw, lut_reader)
         if hw.lut_fetched:
             wiring.connect(m, wiring.flipped(self.m_axi_lutc), lut.m_axi)
-        m.submodules.fetch = fetch = hw.fetcher_pe.component()
+        m.submodules.fetch = fetch = hw.fetcher_pe.instance()
         m.submodules.scan = scan = ScanStage(hw)
-        m.submodules.results = res = hw.result_filter_pe.component()
+        m.submodules.results = res = hw.result_filter_pe.instance()
         m.submodules.cell_fork = fork = BroadcastComponent(front.cells.payload.shape(), 2)
         link(m, front.lut_q, lut.q)
         link(m, front.cells, fork.i)
@@ -129,7 +125,7 @@ class IvfPqAccelerator(wiring.Component):
         loading = Signal()
         table_cmds, table_words = self._channels(m, fetch, scan, loading)
 
-        m.submodules.out_fifo = of = StreamFifoComponent(scan.keys.payload.shape(), hw.design.fifo_depth)
+        m.submodules.out_fifo = of = stream_fifo(scan.keys.payload.shape(), hw.design.fifo_depth)
         link(m, scan.keys, of.i)
         link(m, of.o, res.keys)
         m.submodules.result_pack = pack = StreamPackComponent(RESULT_BITS, hw.io_port_bits // RESULT_BITS)
@@ -225,10 +221,10 @@ class IvfPqAccelerator(wiring.Component):
         pe = 0
         table_cmds, table_words = [], []
         for c in range(hw.channels):
-            feeder = hw.feeder_pe(c).component()
+            feeder = hw.feeder_pe(c).instance()
             m.submodules[f"feeder{c}"] = feeder
             desc = getattr(fetch, f"desc{c}")
-            m.submodules[f"desc_fifo{c}"] = df = StreamFifoComponent(desc.payload.shape(), hw.design.fifo_depth)
+            m.submodules[f"desc_fifo{c}"] = df = stream_fifo(desc.payload.shape(), hw.design.fifo_depth)
             link(m, desc, df.i)
             link(m, df.o, feeder.desc)
             readers = [("", f"pq{c}", feeder.beats)]
@@ -249,11 +245,11 @@ class IvfPqAccelerator(wiring.Component):
         channels of equal PE count if it is that table's loader (`Fetcher.loader`), then the
         Fetcher's commands. Returns (table command or None, error, table-word strobe or None)."""
         hw = self.hw
-        rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).component()
+        rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).instance()
         m.submodules[f"{port}_reader"] = rd
         wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
         cmd = getattr(fetch, f"{pre}cmd{c}")
-        m.submodules[f"{port}_cmd_fifo"] = cf = StreamFifoComponent(cmd.payload.shape(), hw.design.fifo_depth)
+        m.submodules[f"{port}_cmd_fifo"] = cf = stream_fifo(cmd.payload.shape(), hw.design.fifo_depth)
         link(m, cmd, cf.i)
         m.d.comb += [
             cf.o.ready.eq(~loading & rd.cmd.ready),

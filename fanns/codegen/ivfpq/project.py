@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fanns.choices import FACES
 from fanns.codegen.ivfpq.hls import render_project
 from fanns.codegen.ivfpq.rtl import render_rtl_project
 from fanns.errors import FannsError
@@ -30,7 +31,6 @@ if TYPE_CHECKING:  # the generators are imported when a project is laid out, not
     from fanns.index.ivfpq import IvfPqIndexData
 
 MARKER = "fanns_generate.json"
-BACKENDS = ("hls", "rtl")
 SHARED = {"images/": "data/images/", "data/": "data/test/"}
 """Folder of a face's files -> where the one shared copy lives in the project."""
 
@@ -60,7 +60,7 @@ class ProjectLayout:
             self.links[f"{kind}/{prefix.rstrip('/')}"] = os.path.join("..", dest.rstrip("/"))
 
     def faces(self) -> list[str]:
-        return [k for k in BACKENDS if f"{k}/design.yaml" in self.files]
+        return [k for k in FACES if f"{k}/design.yaml" in self.files]
 
     def driver_face(self) -> str | None:
         """The face whose driver/ the project's driver/ is (None: the generators wrote none)."""
@@ -80,13 +80,13 @@ class ProjectLayout:
 def parse_backends(text: str) -> tuple[str, ...]:
     """'hls,rtl' -> ('hls', 'rtl'), in canonical order; unknown names are an error."""
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in BACKENDS]
+    bad = [n for n in names if n not in FACES]
     if bad or not names:
         raise FannsError(
-            f"--backend {text!r}: expected a comma-separated subset of {', '.join(BACKENDS)}",
+            f"--backend {text!r}: expected a comma-separated subset of {', '.join(FACES)}",
             hint="e.g. --backend hls,rtl",
         )
-    return tuple(b for b in BACKENDS if b in names)
+    return tuple(b for b in FACES if b in names)
 
 
 def in_face(design: IvfPqDesign) -> IvfPqDesign:

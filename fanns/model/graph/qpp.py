@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fanns.choices import ASSUMED_LATENCY_CYCLES
 from fanns.errors import FannsError
 from fanns.pe.bloom import Bloom
 from fanns.pe.l2dist import L2Dist
@@ -78,9 +79,6 @@ FALCON_LATENCY_CYCLES = 22
 (106.7 ns, Shuhai), is 21.3 cycles of 200 MHz, rounded up (`tests/arch/test_falcon_model.py`
 checks it against the board file). Idle: queueing under load and the clock crossing between the
 kernel and the memory controller's user clock are not in it, so it is a lower bound."""
-ASSUMED_LATENCY_CYCLES = 100
-"""For memories without a published measurement in their board file (PS DDR of the Zynq boards,
-the U50's slower HBM): an assumption, 500 ns at 200 MHz, not a measurement."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fanns.index.holdout import unpromised_text
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, overflow_text
 from fanns.model.ivfpq.options import GROUPS
@@ -29,13 +30,28 @@ def space_label(w: Workload, ctx: stage_model.Context) -> str:
 
 
 def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
+    """Why no explored index promises `goal`: the best recall seen, or — where a larger query
+    sample would tell — the fewest queries that would; and each index's own reason when it is
+    not simply a recall below the goal (`fanns.index.holdout.unpromised_text`)."""
     if not unreachable:
         return [f"no index to evaluate for {goal}"]
-    best = max(unreachable, key=lambda u: u.get("best_recall") or 0.0)
-    lines = [
-        f"{goal} is not reachable by any explored index: the best recall seen is {best.get('best_recall', 0):.4f} "
-        f"({best['index']} at nprobe {best.get('best_nprobe')})",
-        "try a larger m, OPQ, more cells (nlist), or a lower goal",
+    more = [u for u in unreachable if u.get("queries_needed")]
+    if more:
+        u = min(more, key=lambda u: (u["queries_needed"], u["index"]))
+        lines = [
+            f"{goal} cannot be promised from this query sample: about {u['queries_needed']:,} queries would tell "
+            f"({u['index']}, from the observed per-query spread)",
+            "use that many queries (--queries, or a dataset with more), or a lower goal",
+        ]
+    else:
+        best = max(unreachable, key=lambda u: u.get("best_recall") or 0.0)
+        lines = [
+            f"{goal} is not reachable by any explored index: the best recall seen is "
+            f"{best.get('best_recall', 0):.4f} ({best['index']} at nprobe {best.get('best_nprobe')})",
+            "try a larger m, OPQ, more cells (nlist), or a lower goal",
+        ]
+    lines += [
+        f"{u['index']}: {unpromised_text(u, goal)}" for u in unreachable if u.get("reason") not in (None, "below")
     ]
     short = [u["index"] for u in unreachable if "swept_nprobe" in u]
     if short:

@@ -102,6 +102,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
         "recall_interval": w.recall_interval,
         "hw_recall_interval": w.hw_recall_interval,
         "selection_recall": w.selection_recall,
+        "selection_bound": w.selection_bound,
         "qps": _r(p.qps, 1),
         "cycles_per_query": _r(p.cycles),
         "stage_cycles_per_query": _r(p.stage_cycles),

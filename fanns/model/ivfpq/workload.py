@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,14 +26,23 @@ import numpy as np
 from fanns.checks import check_name, check_number
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal, goal_entry
+from fanns.index.holdout import SplitCurves, lower_bound, promise
 from fanns.numerics import IvfPqFormat
 from fanns.outputs import verify_files
 from fanns.paths import inside
 
-EXPLORE_VERSION = 2
-"""The explore.json format this reader accepts: nprobe chosen on selection queries with a margin,
-the promised recall measured on held-out queries (`fanns.index.holdout`). Older files reported
-recall on the queries that chose nprobe; they are refused with a hint to re-run the exploration."""
+EXPLORE_VERSION = 3
+"""The explore.json format this reader accepts: nprobe promised by the rule of
+`fanns.index.holdout` (the selection queries' lower confidence bound reaches the goal, and the
+held-out queries' recall, faiss's and the hardware-faithful one, reaches it too). Older files are
+refused with a hint to re-run the exploration: format 1 reported recall on the queries that chose
+nprobe, format 2 chose it where the selection queries' mean reached the goal + 0.04 and did not act
+on the held-out recall (it could fall below the goal)."""
+OLDER_RULES = {
+    1: "reported recall on the same queries it chose nprobe on",
+    2: "chose nprobe where the selection queries' mean reached the goal + 0.04, without acting on the held-out recall",
+}
+"""What an older explore.json format did, as the refusal says it."""
 
 DEFAULT_IMBALANCE = 1.2
 """Assumed imbalance factor nlist * sum(n_i^2) / N^2 of k-means IVF lists for the synthetic
@@ -60,6 +70,7 @@ class Workload:
     recall_interval: tuple[float, float] | None = None  # bootstrap interval of `recall`
     hw_recall_interval: tuple[float, float] | None = None
     selection_recall: float | None = None  # recall on the queries that chose nprobe
+    selection_bound: float | None = None  # their lower confidence bound there (`fanns.index.holdout`)
     index_path: Path | None = None
     source: str = ""
     extra: dict = field(default_factory=dict)
@@ -115,11 +126,13 @@ def read_explore(explore_dir: Path) -> dict:
             f"{path}: no IVF-PQ index records", hint="this folder was not written by `fanns explore --recall`"
         )
     if data.get("version") != EXPLORE_VERSION:
+        version = data.get("version", 1)
+        rule = OLDER_RULES.get(version, "is another format") if isinstance(version, int) else "is another format"
         raise FannsError(
-            f"{path}: written by an older `fanns explore` that reported recall on the same queries it chose "
-            f"nprobe on (format {data.get('version', 1)}, this fanns reads {EXPLORE_VERSION})",
-            hint="re-run `fanns explore` (or the command) into this folder: the trained indexes are reused, "
-            "nprobe is chosen on selection queries and the recall promised is the held-out queries'",
+            f"{path}: written by a `fanns explore` that {rule} (format {version}, this fanns reads {EXPLORE_VERSION})",
+            hint="re-run `fanns explore` (or the command) into this folder: the trained indexes are reused, and "
+            "nprobe is promised where the selection queries' lower confidence bound and the held-out recall reach "
+            "the goal",
         )
     return data
 
@@ -150,53 +163,97 @@ def _curve(rec: dict, key: str, goal, path: Path) -> np.ndarray:
     return curve
 
 
-def _record_nprobe(rec: dict, goal, path: Path, margin: float) -> tuple[int | None, dict]:
+def _record_nprobe(rec: dict, goal, path: Path, split: tuple[int, int, float]) -> tuple[int | None, dict]:
     """(nprobe or None, info) of one index record for `goal`: the explorer's answer for that goal,
-    else the smallest nprobe whose selection recall reaches the goal plus the exploration's
-    margin, with the held-out recall there (no interval: only the explorer's goals have one)."""
+    else the answer of the same rule (`fanns.index.holdout.promise`) on the record's curves, with
+    the held-out recall there (no interval and no hardware-faithful recall: only the explorer's
+    goals have those). `split`: the selection and held-out query counts and the training spread."""
     entry = goal_entry(rec.get("goals"), goal)
     where = f"{path}: {rec['index']}: goals.{goal.text}"
     if isinstance(entry, dict):
         if entry.get("reached"):
             nprobe = check_number(entry.get("nprobe"), f"{where}.nprobe", lo=1, integer=True)
-            return int(nprobe), {
+            info = {
                 "recall": entry.get("recall"),
                 "hw_recall": entry.get("hw_recall"),
                 "selection_recall": entry.get("selection_recall"),
+                "selection_bound": entry.get("selection_bound"),
                 "recall_interval": _interval(entry.get("recall_interval"), f"{where}.recall_interval"),
                 "hw_recall_interval": _interval(entry.get("hw_recall_interval"), f"{where}.hw_recall_interval"),
             }
-        return None, {"best_recall": entry.get("best_recall"), "best_nprobe": entry.get("best_nprobe")}
-    chosen = _curve(rec, "selection_curve", goal, path)
-    held = _curve(rec, "holdout_curve", goal, path)
-    if held.shape != chosen.shape:
-        raise FannsError(f"{path}: {rec['index']}: selection and held-out curves differ in length")
-    ok = np.nonzero(chosen >= min(1.0, goal.target + margin) - 1e-12)[0]
-    if len(ok) == 0:
-        best = int(np.argmax(held))
-        info = {"best_recall": float(held[best]), "best_nprobe": best + 1}
-        if chosen.size < int(rec["nlist"]):  # the explorer's sweep ended early (`SWEEP_FACTOR`)
-            info["swept_nprobe"] = int(chosen.size)
+            short = [k for k in ("recall", "hw_recall") if info[k] is not None and info[k] < goal.target - 1e-9]
+            if short:
+                raise FannsError(
+                    f"{where}: reached, but its held-out {' and '.join(short)} "
+                    f"{', '.join(str(info[k]) for k in short)} is below {goal.target:g}",
+                    hint="the file was not written by this fanns's explorer; re-run `fanns explore` into the folder",
+                )
+            return int(nprobe), info
+        keep = (
+            "best_recall",
+            "best_nprobe",
+            "reason",
+            "queries_needed",
+            "at_nprobe",
+            "selection_bound",
+            "holdout_recall",
+        )
+        return None, {k: entry[k] for k in keep if k in entry}
+    names = ("selection_curve", "selection_sd_curve", "holdout_curve", "curve", "sd_curve")
+    sel, sel_sd, held, whole, whole_sd = (_curve(rec, key, goal, path) for key in names)
+    if len({c.shape for c in (sel, sel_sd, held, whole, whole_sd)}) != 1:
+        raise FannsError(f"{path}: {rec['index']}: the recall curves of {goal.name} differ in length")
+    n_sel, n_held, training_sd = split
+    c = SplitCurves(sel, sel_sd, held, whole, whole_sd, n_sel, n_held)
+    pr = promise(c, goal.target, training_sd)
+    if pr.nprobe is None:
+        best = int(np.argmax(whole))
+        info = {"best_recall": float(whole[best]), "best_nprobe": best + 1, **pr.record(c, training_sd)}
+        if sel.size < int(rec["nlist"]):  # the explorer's sweep ended early (`SWEEP_FACTOR`)
+            info["swept_nprobe"] = int(sel.size)
         return None, info
-    p = int(ok[0])
-    return p + 1, {"recall": float(held[p]), "hw_recall": None, "selection_recall": float(chosen[p])}
+    p = pr.nprobe - 1
+    bound = float(lower_bound(sel[p], sel_sd[p], n_sel, training_sd))
+    return p + 1, {
+        "recall": float(held[p]),
+        "hw_recall": None,
+        "selection_recall": float(sel[p]),
+        "selection_bound": bound,
+    }
 
 
-def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Workload], list[dict]]:
-    """Every index of `explore_dir/explore.json` at its smallest nprobe for the goal, with its
-    measured probes; and, for the indexes that cannot reach the goal, their best recall."""
+def _split(data: dict, path: Path) -> tuple[int, int, float]:
+    """(selection queries, held-out queries, training spread) of an exploration's `recall_split`."""
+    split = data.get("recall_split")
+    split = split if isinstance(split, dict) else {}
+    n_sel = int(
+        check_number(split.get("selection_queries"), f"{path}: recall_split.selection_queries", lo=1, integer=True)
+    )
+    n_held = int(
+        check_number(split.get("holdout_queries"), f"{path}: recall_split.holdout_queries", lo=1, integer=True)
+    )
+    training_sd = float(check_number(split.get("training_sd"), f"{path}: recall_split.training_sd", lo=0, hi=1))
+    return n_sel, n_held, training_sd
+
+
+def workloads_from_explore(
+    explore_dir: Path, goal: RecallGoal, indexes: Collection[str] | None = None
+) -> tuple[list[Workload], list[dict]]:
+    """Every index of `explore_dir/explore.json` (or those named in `indexes`: the grid asked of an
+    exploration that explored more, `fanns.explore.ivfpq_reuse`) at its smallest nprobe for the
+    goal, with its measured probes; and, for the indexes that cannot reach the goal, their best recall."""
     explore_dir = Path(explore_dir)
     data = read_explore(explore_dir)
     path = explore_dir / "explore.json"
     verify_files(explore_dir, ["explore.json"], "exploration")
     queries_used = (data.get("dataset") or {}).get("queries_used")
-    split = data.get("recall_split")
-    split_margin = split.get("margin") if isinstance(split, dict) else None
-    margin = float(check_number(split_margin, f"{path}: recall_split.margin", lo=0, hi=1))
+    split = _split(data, path)
     found, unreachable = [], []
     for rec in data["indexes"]:
         if not isinstance(rec, dict):
             raise FannsError(f"{path}: an index record is not a mapping", hint="re-run `fanns explore`")
+        if indexes is not None and rec.get("index") not in indexes:
+            continue
         try:
             name = check_name(rec["index"], f"{path}: index name")
             where = f"{path}: {name}"
@@ -212,7 +269,7 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
             raise FannsError(
                 f"{path}: index record {rec.get('index', '?')!r} is incomplete ({exc})", hint="re-run `fanns explore`"
             ) from None
-        nprobe, info = _record_nprobe(rec, goal, path, margin)
+        nprobe, info = _record_nprobe(rec, goal, path, split)
         if nprobe is None:
             unreachable.append({"index": name, **info})
             continue
@@ -252,6 +309,7 @@ def workloads_from_explore(explore_dir: Path, goal: RecallGoal) -> tuple[list[Wo
                 recall_interval=info.get("recall_interval"),
                 hw_recall_interval=info.get("hw_recall_interval"),
                 selection_recall=info.get("selection_recall"),
+                selection_bound=info.get("selection_bound"),
                 index_path=index_path,
                 source=str(path),
                 cells=probes[:, :nprobe],

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from fanns.arch.ivfpq.hw import IvfPqHw
+from fanns.choices import DEFAULT_RTL_HARNESS, RTL_HARNESSES
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.design.ivfpq import IvfPqDesign
@@ -51,15 +52,6 @@ CXX_OPT = "-O0"
 set the simulation speed of a whole accelerator, and -O0 halves its build (measured: 65 s -> 29 s
 of CPU for a small design, simulation time unchanged). The fast harness's build is
 `fanns.tools.vmodel`'s."""
-
-
-HARNESSES = ("cocotb", "fast")
-DEFAULT_HARNESS = "fast"
-"""The harness `RtlProjectSim`, `fanns sim` and `generate --sim` use unless told: the fast one gives
-the cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py
-and a tiered one (tests/codegen/test_rtl_fast.py), at 127x the simulated cycles per processor
-second on small-k10 (benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory rate, not only one
-beat per cycle)."""
 
 
 STALL_MIN = 20_000
@@ -159,7 +151,7 @@ class RtlProjectSim:
         self,
         project: Path,
         build_root: Path,
-        harness: str = DEFAULT_HARNESS,
+        harness: str = DEFAULT_RTL_HARNESS,
         cxx_opt: str | None = None,
         trace: Path | None = None,
     ):
@@ -168,8 +160,8 @@ class RtlProjectSim:
         `cxx_opt`: g++'s optimisation of the fast harness's model (default `fanns.tools.vmodel.CXX_OPT`;
         `QUICK_CXX_OPT` where a few queries run); `trace`: a VCD file every run writes the waveforms
         of every signal to (fast harness)."""
-        if harness not in HARNESSES:
-            raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(HARNESSES)}")
+        if harness not in RTL_HARNESSES:
+            raise FannsError(f"unknown simulation harness {harness!r}", hint=f"one of {', '.join(RTL_HARNESSES)}")
         check_trace(trace, harness)
         self.harness = harness
         # absolute: the testbench opens the project's files from the simulator's build folder

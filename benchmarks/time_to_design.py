@@ -1,0 +1,211 @@
+"""How long a user waits: `fanns generate --sim` step by step, first run and second run, and the
+test tiers.
+
+Why: "a first verified design in about 5 minutes" is a promise; this script measures it the way a
+user meets it. Per design it runs `fanns generate ... --sim` twice in a child process with a cache
+folder of its own (`FANNS_CACHE`): the first run starts from an empty cache (ground truth, the
+exploration's indexes, the simulator builds and Verilator's runtime objects all made anew), the
+second reuses what the first left, as a user's second run does. The child's standard output is
+unbuffered and every step line (`[k/5] ...`) is timed as it arrives, so the wall time of each step
+is the gap between its line and the next: start-up (imports, argument checks), exploration, DSE,
+code generation, the simulation of each face (simulator build included), report.
+
+Designs:
+- `demo`: `make demo`'s command (builtin:sift-10k, U55C, 1-R@10 = 0.8, nlist 32 and 64);
+- `784`, `1536`: the README's synthetic rows' shapes (`fanns.datasets.synthetic.clustered`,
+  `--n` vectors, 1000 queries, written as .npy files into the work folder), R@10 = 0.6 on the U55C,
+  the default exploration grid, 8 simulated queries.
+
+`--install` also times a fresh virtual environment with `make install` (pip's download cache on
+this machine is whatever it holds: say so when quoting it); `--tiers` times `make test` (the fast
+tier) and the slow tier as the Makefile runs them. Wall time depends on what else the machine
+runs: the record keeps the load average before and after each run.
+
+    PYTHONPATH=. python benchmarks/time_to_design.py [--designs demo,784,1536] [--n N] [--install]
+        [--tiers] [--work DIR] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from record import command_line, write_result
+
+from fanns.datasets.synthetic import clustered
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_ARGS = [
+    "builtin:sift-10k",
+    "--recall",
+    "1-R@10=0.8",
+    "--board",
+    "u55c",
+    "--nlist",
+    "32,64",
+    "--queries",
+    "200",
+]
+"""The Makefile's demo command, without its output folder (the Makefile is the reference)."""
+SYNTHETIC_ARGS = ["--recall", "R@10=0.6", "--board", "u55c", "--sim-queries", "8"]
+SYNTHETIC_QUERIES = 1000
+STEP = re.compile(r"^\[(\d)/5\] (.*)$")
+STEP_NAMES = {1: "exploration", 2: "dse", 3: "codegen", 5: "report"}
+TIER = re.compile(r"(\d+) passed.* in ([\d.]+)s")
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def step_name(number: int, text: str) -> str:
+    """The name of a step line: the simulation steps by their face (`sim_hls`, `sim_rtl`)."""
+    if number == 4:
+        face = re.search(r"on the (\w+) face", text)
+        return f"sim_{face.group(1)}" if face else "sim"
+    return STEP_NAMES[number]
+
+
+def timed_run(cmd: list[str], env: dict) -> dict:
+    """Run `cmd`, timing each step line as it arrives: {"steps": {name: seconds}, "total": s, ...}."""
+    start = time.perf_counter()
+    marks: list[tuple[str, float]] = [("startup", start)]
+    load_before = _load()
+    lines = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            found = STEP.match(line.strip())
+            if found:
+                marks.append((step_name(int(found.group(1)), found.group(2)), time.perf_counter()))
+                print(f"  {time.perf_counter() - start:7.1f} s  {line.rstrip()}", flush=True)
+    end = time.perf_counter()
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{''.join(lines[-40:])}")
+    steps = {}
+    for (name, t0), (_, t1) in zip(marks, [*marks[1:], ("end", end)]):
+        steps[name] = round(steps.get(name, 0.0) + t1 - t0, 1)
+    return {"steps": steps, "total": round(end - start, 1), "load_before": load_before, "load_after": _load()}
+
+
+def synthetic_dataset(d: int, n: int, work: Path) -> Path:
+    """A folder with base.npy and query.npy of the clustered synthetic set of dimension `d`."""
+    folder = work / "data" / f"synthetic-{d}d-{n}"
+    if not (folder / "query.npy").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        base, queries = clustered(n, SYNTHETIC_QUERIES, d, seed=d)
+        np.save(folder / "base.npy", base)
+        np.save(folder / "query.npy", queries)
+    return folder
+
+
+def design_args(design: str, n: int, work: Path) -> list[str]:
+    if design == "demo":
+        return DEMO_ARGS
+    return [str(synthetic_dataset(int(design), n, work)), *SYNTHETIC_ARGS]
+
+
+def time_design(design: str, n: int, work: Path) -> dict:
+    """First and second `generate --sim` of `design`, each step timed."""
+    cache = work / "cache" / design
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "FANNS_CACHE": str(cache), "PYTHONUNBUFFERED": "1"}
+    env.pop("FANNS_NO_PROGRESS", None)
+    out = work / "projects" / design
+    cmd = [sys.executable, "-m", "fanns.cli", "generate", *design_args(design, n, work), "--sim", "--out", str(out)]
+    runs = {}
+    for run in ("first", "second"):
+        print(f"{design}: {run} run", flush=True)
+        runs[run] = timed_run([*cmd, "--force"], env)
+    return runs
+
+
+def time_install(work: Path) -> dict:
+    """`make install` into a new virtual environment (created by the Makefile itself)."""
+    venv = work / "venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    print("install: make install into a new virtual environment", flush=True)
+    load_before, start = _load(), time.perf_counter()
+    subprocess.run(["make", "-s", "install", f"VENV={venv}"], cwd=ROOT, check=True)
+    return {"total": round(time.perf_counter() - start, 1), "load_before": load_before, "load_after": _load()}
+
+
+def time_tiers() -> dict:
+    """`make test` (the fast tier, install already done) and the slow tier, as the Makefile runs them."""
+    out = {}
+    for tier, target in (("fast", ["make", "-s", "test"]), ("slow", None)):
+        cmd = target or [
+            str(ROOT / ".venv" / "bin" / "python"),
+            *"-m pytest -n 2 --dist loadgroup -q -m".split(),
+            "slow and not long",
+        ]
+        print(f"tier {tier}: {' '.join(cmd)}", flush=True)
+        load_before, start = _load(), time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        wall = round(time.perf_counter() - start, 1)
+        found = TIER.search(done.stdout.splitlines()[-1] if done.stdout else "")
+        out[tier] = {
+            "wall": wall,
+            "passed": int(found.group(1)) if found else None,
+            "pytest_seconds": float(found.group(2)) if found else None,
+            "returncode": done.returncode,
+            "load_before": load_before,
+            "load_after": _load(),
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--designs", default="demo,784,1536", help="comma-separated: demo and/or dimensions (784, 1536)")
+    ap.add_argument("--n", type=int, default=100_000, help="vectors of the synthetic sets (default 100,000)")
+    ap.add_argument("--install", action="store_true", help="also time `make install` into a new venv")
+    ap.add_argument("--tiers", action="store_true", help="also time the fast and the slow test tiers")
+    ap.add_argument("--work", default="/tmp/fanns-time-to-design", help="work folder (caches, data, projects)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    args = ap.parse_args()
+    work = Path(args.work).resolve()
+    figures: dict = {"n": args.n, "designs": {}}
+    if args.install:
+        figures["install"] = time_install(work)
+    for design in args.designs.split(","):
+        figures["designs"][design] = time_design(design, args.n, work)
+    if args.tiers:
+        figures["tiers"] = time_tiers()
+    for design, runs in figures["designs"].items():
+        for run, r in runs.items():
+            steps = ", ".join(f"{k} {v:.1f}" for k, v in r["steps"].items())
+            print(f"{design} {run}: {r['total']:.1f} s ({steps}); load {r['load_before']} -> {r['load_after']}")
+    write_result(args.json, "time_to_design", command_line(), figures)
+
+
+def _minutes(s: float) -> str:
+    return f"{s / 60:.1f} min" if s >= 90 else f"{s:.0f} s"
+
+
+def readme_row(figures: dict) -> list[tuple[str, str]]:
+    """The README rows of a recorded run (`benchmarks/readme_figures.py`)."""
+    rows = []
+    for design, runs in figures["designs"].items():
+        what = "`make demo`" if design == "demo" else f"`generate --sim`, synthetic {figures['n']:,} x {design}"
+        parts = []
+        for run, r in runs.items():
+            steps = ", ".join(f"{k} {_minutes(v)}" for k, v in r["steps"].items() if v >= 0.5)
+            parts.append(f"{run} run {_minutes(r['total'])} ({steps}; load {r['load_before']})")
+        rows.append((f"time to a verified design: {what}", "; ".join(parts)))
+    if "install" in figures:
+        rows.append(("`make install` into a new venv", _minutes(figures["install"]["total"])))
+    for tier, t in figures.get("tiers", {}).items():
+        rows.append((f"{tier} test tier", f"{_minutes(t['wall'])}, {t['passed']} passed (load {t['load_before']})"))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Choices and defaults that command-line options offer and heavy layers act on.
+
+Why here, at the bottom: `fanns --help` and every `fanns CMD --help` show these values, and the
+option definitions (`fanns.flow.parsers`) must not import the layers that use them (codegen, sim,
+driver, index: amaranth, cocotb, faiss, ...) just to print them (issue 47). Each value is defined
+once, here, and those layers import it.
+"""
+
+from __future__ import annotations
+
+FACES = ("hls", "rtl")
+"""The faces of a generated IVF-PQ project (`fanns.codegen.ivfpq.project`), in the order they are written."""
+
+DRIVER_BACKENDS = ("model", "c-sim", "rtl-sim", "pynq")
+"""Where the host driver runs a project (`fanns.driver.open`)."""
+
+RTL_HARNESSES = ("cocotb", "fast")
+"""How an IVF-PQ project's RTL is simulated (`fanns.sim.ivfpq.rtl.RtlProjectSim`): cocotb with AXI
+memory models in Python, or the compiled fast harness with its memories in RTL."""
+
+DEFAULT_RTL_HARNESS = "fast"
+"""The harness `RtlProjectSim`, `fanns sim` and `generate --sim` use unless told: the fast one gives
+the cocotb harness's result keys and cycle registers on every design of tests/codegen/test_rtl.py
+and a tiered one (tests/codegen/test_rtl_fast.py), at 127x the simulated cycles per processor
+second on small-k10 (benchmarks/sim_speed.py); "cocotb" keeps the Python memory models (any memory
+rate, not only one beat per cycle)."""
+
+DEFAULT_SHARD_ROWS = 1 << 20
+"""Base vectors added in RAM before they go to disk when an index's inverted lists live on disk
+(`fanns.index.ivfpq_lists.ListsOnDisk`): about 25 MB of lists at m = 16."""
+
+ASSUMED_LATENCY_CYCLES = 100
+"""Graph model's memory latency in cycles for memories without a published measurement in their
+board file (PS DDR of the Zynq boards, the U50's slower HBM; `fanns.model.graph.qpp.MemorySystem`):
+an assumption, 500 ns at 200 MHz, not a measurement."""
