@@ -11,7 +11,7 @@ from amaranth.hdl import _ir, _nir  # the netlist `comb_path` walks (amaranth 0.
 from amaranth.hdl._ir import PortDirection  # the direction type `ports=` takes (amaranth 0.5)
 from amaranth.lib import wiring
 
-from fanns.hdl.modules import ModuleLibrary
+from fanns.hdl.modules import ModuleLibrary, inline
 
 KERNEL_CLOCK = "ap_clk"
 KERNEL_RESET = "ap_rst_n"
@@ -93,9 +93,14 @@ def comb_path(component: wiring.Component) -> CombPath:
     per net of a path, so a path as long as an array of PEs (a ready rippling back through every PE)
     ends the Verilog emission in a RecursionError; and the same path bounds the clock. A structure
     whose path grows with its PE or stream count is one no PE count is safe for; tests compare
-    this length at two counts. Iterative: no path is too long to measure."""
+    this length at two counts. Iterative: no path is too long to measure.
+
+    The whole design, flat: a part that `fanns.hdl.modules` converts as a module of its own is
+    elaborated in place here (`inline`), since a path runs on through the module instances (a ready
+    rippling from PE to PE crosses every PE's module) and an `Instance` would cut it."""
     ports = kernel_port_names(component, {})
-    design = _ir.Fragment.get(component, None).prepare(ports=ports, hierarchy=("top",))
+    with inline():
+        design = _ir.Fragment.get(component, None).prepare(ports=ports, hierarchy=("top",))
     netlist = _nir.Netlist()
     _ir._emit_netlist(netlist, design)
 
