@@ -1,6 +1,7 @@
 """The corners of the option space (`fanns.model.ivfpq.corners`): each is a design the DSE could
 emit (its options as the DSE enumerates them, within the budget and placed on the SLRs) that takes
-one option to the extreme the DSE offers."""
+one option to the extreme the DSE offers. Slow: each corner enumerates the DSE's options of every
+padding of d = 100 (about 4 CPU s)."""
 
 import pytest
 
@@ -13,6 +14,7 @@ from fanns.model.ivfpq.options import all_options
 from fanns.model.ivfpq.workload import synthetic_workload
 
 UTIL = 0.6
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
