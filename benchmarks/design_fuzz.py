@@ -11,10 +11,10 @@ both faces and `--queries` test queries are simulated on each (g++ C simulation;
 harness), compared key for key with the reference model, and the RTL's cycles per query with the
 cycle model's.
 
-Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed>,
-one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or `ray://HOST:PORT` (Ray) ships
-them to an existing cluster's workers, which need fanns, Verilator and g++ but no shared file system
-(each draw runs in a temporary folder of its worker).
+Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed> or
+WORK/corner<seed>, one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or
+`ray://HOST:PORT` (Ray) ships them to an existing cluster's workers, which need fanns, Verilator
+and g++ but no shared file system (each draw runs in a temporary folder of its worker).
 
 With `--json PATH` the table is also written as JSON (`fanns.flow.design_fuzz.records`: every
 draw, its designs, each face's mismatches and the RTL's cycles per query against the model), after

@@ -99,6 +99,12 @@ class FuzzCase:
             f"{f' corner {self.corner}' if self.corner else ''}"
         )
 
+    @property
+    def folder(self) -> str:
+        """The draw's work folder name: a corner draw and the plain draw of one seed run side by
+        side (`run_draws`), and each empties its own folder first, so they must not share one."""
+        return f"{'corner' if self.corner else 'draw'}{self.seed}"
+
 
 @dataclass
 class FaceResult:
@@ -357,13 +363,13 @@ def run_draws(
     cluster: str | None = None,
 ) -> list[FuzzOutcome]:
     """Every draw of `cases`, as independent jobs: here in `workers` processes, each draw in
-    `work/draw<seed>` with one build cache `work/builds`; or on the existing Dask or Ray cluster at
-    `cluster`, each draw in a temporary folder of the worker that runs it (the workers need not
-    share a file system with this machine). Outcomes come back in the order of `cases`."""
+    `work/<case.folder>` (draw<seed> or corner<seed>) with one build cache `work/builds`; or on
+    the existing Dask or Ray cluster at `cluster`, each draw in a temporary folder of the worker
+    that runs it (the workers need not share a file system with this machine). Outcomes come back
+    in the order of `cases`."""
     if cluster is None:
         jobs = [
-            FuzzJob(c, str(Path(work) / f"draw{c.seed}"), str(Path(work) / "builds"), runners_up, sim_queries)
-            for c in cases
+            FuzzJob(c, str(Path(work) / c.folder), str(Path(work) / "builds"), runners_up, sim_queries) for c in cases
         ]
     else:
         jobs = [FuzzJob(c, None, None, runners_up, sim_queries) for c in cases]

@@ -64,6 +64,8 @@ def test_corner_draws_visit_every_corner():
             plain.goal,
         )
         assert case.nlist in CORNER_NLISTS and case.opq == (CORNERS[case.corner].group == "opq")
+        # the two draws of a seed run side by side, each emptying its folder first
+        assert case.folder != plain.folder
 
 
 def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
