@@ -14,7 +14,7 @@ JOBS   ?= 2
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install --progress-bar on -e '.[test]'
 	# Xilinx's C-simulation headers for tests/codegen/test_vendor_headers.py: the hls4ml wheel, no dependencies
 	$(BIN)/python tests/xilinx_headers.py
 	# a Tcl interpreter for the generated Vivado / vitis_hls scripts (tests/tcl_standins.py): tclsh or tkinter

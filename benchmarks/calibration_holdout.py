@@ -4,15 +4,15 @@ and print measured (yosys) against predicted (calibration table) resources.
 The fit errors stored in the table are in-sample; this measures how well the linear models
 generalise. Each configuration is one `synth_xilinx -family xcup` run (seconds to minutes).
 
-    PYTHONPATH=. python benchmarks/calibration_holdout.py                   # the default set below
-    PYTHONPATH=. python benchmarks/calibration_holdout.py pq_decode '{"m": 24}'
-    PYTHONPATH=. python benchmarks/calibration_holdout.py --pe opq --pe hpq   # the default set's rows of these PEs
+    python benchmarks/calibration_holdout.py                   # the default set below
+    python benchmarks/calibration_holdout.py pq_decode '{"m": 24}'
+    python benchmarks/calibration_holdout.py --pe opq --pe hpq   # the default set's rows of these PEs
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 from fanns.pe import get_pe
 from fanns.resources import KINDS
@@ -39,10 +39,16 @@ HOLDOUT = [
 ]
 
 
-def main(argv: list[str]) -> None:
-    names = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--pe"]
-    if names:
-        jobs = [(name, params) for name, params in HOLDOUT if name in names]
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("config", nargs="*", metavar="PE PARAMS", help="PE names each followed by its parameters as JSON")
+    ap.add_argument("--pe", action="append", default=[], help="run the default set's rows of this PE (repeatable)")
+    args = ap.parse_args()
+    argv = args.config
+    if len(argv) % 2:
+        ap.error("give each PE name with its parameters as JSON")
+    if args.pe:
+        jobs = [(name, params) for name, params in HOLDOUT if name in args.pe]
     else:
         jobs = [(argv[i], json.loads(argv[i + 1])) for i in range(0, len(argv), 2)] if argv else HOLDOUT
     print(f"{'PE':10} {'parameters':60} " + " ".join(f"{k + ' meas/pred':>16}" for k in KINDS))
@@ -64,4 +70,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

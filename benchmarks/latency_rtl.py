@@ -19,9 +19,9 @@ import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.rtl import RtlProjectSim
-from tests.codegen.helpers import random_format, random_index
 
 DESIGNS = {
     "nprobe5-lut1-pq3x1": {"nprobe": 5, "k": 5, "ivf": (3, 16, "bram"), "lut": (1, 32, "bram"), "pq": (3, 1)},

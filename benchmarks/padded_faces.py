@@ -1,10 +1,11 @@
-"""Both faces of the padded-sub-vector designs of `tests/codegen/test_padded_faces.py`, measured.
+"""Both faces of the padded-sub-vector designs (`fanns.sim.ivfpq.faces.PADDED_CASES`, which
+`tests/codegen/test_padded_faces.py` checks), measured.
 
 The test asserts; this records what it checks, case by case: the queries whose keys differ from
 the reference model in HLS C simulation and in the RTL (fast harness, one Verilator build per
 case), and the RTL's cycles per query beside the model's (which prices the padded beats).
 
-    PYTHONPATH=. python benchmarks/padded_faces.py [--work DIR] [--json PATH]
+    python benchmarks/padded_faces.py [--work DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from pathlib import Path
 import numpy as np
 from record import command_line, work_parser, write_result
 
-from tests.codegen.faces import hls_csim_keys, rtl_fast_run
-from tests.codegen.test_padded_faces import CASES, build_case
+from fanns.sim.ivfpq.faces import PADDED_CASES, hls_csim_keys, padded_case, rtl_fast_run
 
 
 def differ(keys: np.ndarray, expected: np.ndarray) -> int:
@@ -28,9 +28,9 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.work).resolve()
     rows = []
-    for name in sorted(CASES):
-        case, tmp = build_case(name), work / name
-        d, m, dsub_hw, opq, ivf, lut = CASES[name]
+    for name in sorted(PADDED_CASES):
+        case, tmp = padded_case(name), work / name
+        d, m, dsub_hw, opq, ivf, lut = PADDED_CASES[name]
         row = {"case": name, "d": d, "m": m, "dsub_hw": dsub_hw, "opq": opq, "ivf": list(ivf), "lut": list(lut)}
         row["queries"] = len(case["queries"])
         row["hls_differ"] = differ(hls_csim_keys(case, tmp, work / "builds"), case["keys"])

@@ -34,6 +34,7 @@ from fanns.boards import load_board
 from fanns.codegen.ivfpq.rtl import verilog
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.hdl.verilog import to_verilog
+from fanns.index.synthetic import random_index
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
@@ -42,7 +43,6 @@ from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.numerics import IvfPqFormat
 from fanns.resources import KINDS, Resources
 from fanns.tools.yosys import synthesize
-from tests.codegen.helpers import random_index
 
 PINNED = {
     # name: (d, m, nlist, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, store), pq (PEs, channels), opq)

@@ -40,11 +40,11 @@ from fanns.datasets import load_dataset
 from fanns.design.graph import Runtime
 from fanns.images.graph import pack
 from fanns.index.graph import build_graph, graph_format_for
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.graph.rtl import FalconRtl, memory_words
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
-from tests.codegen.helpers import random_format, random_index
 
 # name: (nlist, n, nprobe, K, ivf (PEs, lanes, storage), lut (PEs, lanes, storage), pq (PEs, channels))
 DESIGNS = {

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import tempfile
 from pathlib import Path
@@ -43,6 +44,7 @@ def show(cmp: dict) -> None:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print("1. measured skew, builtin:sift, R@10=0.6:")
     ds = load_dataset("builtin:sift")
     with tempfile.TemporaryDirectory() as tmp:

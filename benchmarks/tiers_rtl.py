@@ -29,12 +29,12 @@ import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.index.synthetic import random_format, skewed_index
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
-from tests.codegen.helpers import random_format, skewed_index
 
 SLOW, FAST = RamTiming(200, 0.5), RamTiming(100, 1.0)
 NPROBE, K_RESULTS, PES = 3, 5, 3

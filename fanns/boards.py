@@ -41,6 +41,14 @@ LATENCY_KEYS = {"clock_mhz", "page_hit", "page_closed", "page_miss", "source"}
 ACCESSES = ("page_hit", "page_closed", "page_miss")
 HOST_KEYS = {"capacity_gb", "bandwidth_gbps", "latency_us"}
 BLOCK_DESIGN_KEYS = {"board_part", "ps", "pl_clock", "control_port", "hp_ports"}
+MAX_CHANNELS = 64
+"""Channels of one memory group a board file may declare: twice the most any AMD card has, the 32
+HBM2 pseudo-channels of the Alveo U55C, U280 and U50 (two HBM2 stacks of 16: UG1469, UG1314,
+UG1371), so a larger part still fits; a count in the thousands is a typo, and every channel
+becomes an AXI master, a buffer address register and a choice the DSE enumerates."""
+AXI_DATA_BITS = (8, 16, 32, 64, 128, 256, 512, 1024)
+"""The data-bus widths AXI allows (ARM IHI 0022, AMBA AXI and ACE Protocol Specification: 8 to
+1024 bits, powers of two): a memory port's `port_bits` is one of them."""
 BOARD_PART = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+:[0-9][0-9.]*\Z")
 """Vivado board parts (vendor:board:component:revision, e.g. xilinx.com:zcu104:part0:1.1)."""
 
@@ -264,13 +272,27 @@ def parse_board(path: Path, data: Any) -> Board:
     for i, m in enumerate(mem_raw):
         where = f"memory[{i}]"
         _keys(path, where, m, MEMORY_KEYS, MEMORY_OPTIONAL)
+        count = int(_number(path, f"{where}.count", m["count"], integer=True, lo=1))
+        if count > MAX_CHANNELS:
+            raise FannsError(
+                f"{path}: key '{where}.count' is {count:,} channels, more than the {MAX_CHANNELS} a memory group "
+                "may have",
+                hint=f"AMD's HBM cards have 32 pseudo-channels (UG1469); at most {MAX_CHANNELS} "
+                "(fanns.boards.MAX_CHANNELS)",
+            )
+        port_bits = int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True, lo=8))
+        if port_bits not in AXI_DATA_BITS:
+            raise FannsError(
+                f"{path}: key '{where}.port_bits' is {port_bits}, not an AXI data-bus width",
+                hint=f"one of {', '.join(map(str, AXI_DATA_BITS))} (AMBA AXI specification, ARM IHI 0022)",
+            )
         memory.append(
             MemoryChannels(
                 kind=_string(path, f"{where}.kind", m["kind"], name=NAME),
-                count=int(_number(path, f"{where}.count", m["count"], integer=True, lo=1)),
+                count=count,
                 capacity_gb=float(_number(path, f"{where}.capacity_gb", m["capacity_gb"], positive=True)),
                 bandwidth_gbps=float(_number(path, f"{where}.bandwidth_gbps", m["bandwidth_gbps"], positive=True)),
-                port_bits=int(_number(path, f"{where}.port_bits", m["port_bits"], integer=True, lo=8)),
+                port_bits=port_bits,
                 latency=_latency(path, f"{where}.latency", m["latency"]) if "latency" in m else None,
             )
         )

@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from fanns.choices import GRAPH_KINDS
 from fanns.errors import FannsError
 
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,+-]{0,127}\Z")
@@ -133,3 +134,23 @@ def arg_name(pattern: re.Pattern = NAME) -> Callable[[str], str]:
 
     parse.__name__ = "name"
     return parse
+
+
+def parse_graph_kinds(text: str) -> list[str]:
+    """`--graph hnsw,nsg`: the graph kinds named, each once, in the order given."""
+    kinds = [k.strip().lower() for k in text.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in GRAPH_KINDS]
+    if bad or not kinds:
+        raise FannsError(
+            f"unknown graph kind {', '.join(bad) or repr(text)}", hint=f"--graph takes {','.join(GRAPH_KINDS)}"
+        )
+    return sorted(set(kinds), key=kinds.index)
+
+
+def arg_graph_kinds(text: str) -> str:
+    """An argparse `type` for `--graph KINDS`, checked where it enters (before any index is trained)."""
+    try:
+        parse_graph_kinds(text)
+    except FannsError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message} ({exc.hint})") from None
+    return text

@@ -33,3 +33,6 @@ ASSUMED_LATENCY_CYCLES = 100
 """Graph model's memory latency in cycles for memories without a published measurement in their
 board file (PS DDR of the Zynq boards, the U50's slower HBM; `fanns.model.graph.qpp.MemorySystem`):
 an assumption, 500 ns at 200 MHz, not a measurement."""
+
+GRAPH_KINDS = ("hnsw", "nsg")
+"""The graph indexes the graph accelerator searches (`fanns.index.graph`): HNSW's base layer and NSG."""

@@ -12,7 +12,8 @@ hours-long Vitis build) must survive a re-run. So:
   notes, a Vitis build) is kept: carried into the new folder at the same place. A listed file
   that changed since (an edit), or a user's file where the new output writes one, makes fanns
   refuse and name it: nothing the user added or edited is ever deleted. An empty existing folder
-  is simply used;
+  is simply used; a destination that is a symbolic link to a folder stands for that folder (it is
+  replaced, the link kept);
 - writers of one destination serialise on a lock file beside it (`fcntl.flock`), so two
   concurrent runs never interleave; readers can check files against the manifest
   (`verify_files`), so a folder that changed since fanns wrote it is refused, not trusted;
@@ -233,10 +234,19 @@ def _is_empty_folder(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
 
 
+def followed(out: Path) -> Path:
+    """The folder an output named `out` is written to: a symbolic link to a folder is followed
+    (the output it points to is replaced, the link stays); anything else is `out` itself."""
+    out = Path(out)
+    return Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
+
+
 def check_destination(out: Path, force: bool, marker: str | None, what: str) -> None:
     """Fail early (before any work) when `out` may not be written: it exists (and is not an empty
-    folder) without `force`, or it is not an unchanged `what` that fanns wrote."""
+    folder) without `force`, or it is not an unchanged `what` that fanns wrote (through a link to
+    a folder: the folder it points to, `followed`)."""
     out = Path(out)
+    target = followed(out)
     probe = Path(os.path.abspath(out)).parent
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
@@ -250,18 +260,20 @@ def check_destination(out: Path, force: bool, marker: str | None, what: str) -> 
     here, there = os.path.realpath(os.getcwd()), os.path.realpath(out)
     if os.path.commonpath([here, there]) == there:
         raise FannsError(f"{out} is the folder fanns runs in (or holds it)", hint="choose another output folder")
-    if _is_empty_folder(out):
+    if _is_empty_folder(target):
         return
     if not force:
         raise FannsError(
             f"{out} already exists", hint=f"choose another output folder, or pass --force to replace the {what}"
         )
-    manifest = read_manifest(out) if out.is_dir() and not out.is_symlink() else None
-    if manifest is None:
+    manifest = read_manifest(target) if target.is_dir() and not target.is_symlink() else None
+    if out.is_symlink() and not out.exists():
+        why = "it is a symbolic link to nothing"
+    elif manifest is None:
         why = f"no readable {MANIFEST}"
     elif manifest.get("what") != what:
         why = f"its {MANIFEST} says it is {_a(str(manifest.get('what')))}"
-    elif marker and not (out / marker).is_file():
+    elif marker and not (target / marker).is_file():
         why = f"it has no {marker}"
     else:
         why = None
@@ -270,7 +282,7 @@ def check_destination(out: Path, force: bool, marker: str | None, what: str) -> 
             f"{out} exists and is not {_a(what)} written by fanns ({why}); refusing to replace it",
             hint="choose another output folder",
         )
-    _, changed = foreign_files(out, manifest)
+    _, changed = foreign_files(target, manifest)
     if changed:
         raise FannsError(
             f"{out}: {_names(changed)} changed since fanns wrote it (or is not a file or link); "
@@ -407,7 +419,7 @@ def staged_folder(
     manifest and becomes `out` (which must then hold `marker`), replacing an earlier one only as
     `check_destination` allows. `carry` selects files of the earlier output (by relative path)
     that start out in the temporary folder: caches the new run may reuse."""
-    out = Path(os.path.abspath(out))  # `.` and `dir/..` have a parent to stage beside
+    out = followed(Path(os.path.abspath(out)))  # `.` and `dir/..` have a parent to stage beside
     tmp = old = top = None
     try:
         with _signals_deferred(), _os_errors(out):

@@ -11,8 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "fanns"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("errors",),
-    ("numerics", "progress", "paths", "resources", "outputs", "checks", "choices", "processing_systems"),
+    ("errors", "choices"),
+    ("numerics", "progress", "paths", "resources", "outputs", "checks", "processing_systems"),
     ("datasets", "boards", "hdl", "templating"),
     ("tools",),
     ("engines",),

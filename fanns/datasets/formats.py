@@ -6,7 +6,8 @@
   uint32 d`` followed by ``n * d`` elements (float32 / uint8 / int8 / int32). A big-ann ground
   truth file (``n, k``, then ``n*k`` int32 ids, then ``n*k`` float32 distances) is also accepted
   by the ``.ibin`` reader, which then returns the ids.
-* ``.npy``: a 2-D array of one of the element types above.
+* ``.npy``: a 2-D array of one of the element types above, or of float64 / float16, read as
+  float32 (in memory: the HDF5 reader does the same for its float datasets).
 
 Every reader memory-maps the file (read-only) and checks its structure before returning it, so
 a truncated, corrupted or mislabelled file produces a `FannsError` naming the file and what is
@@ -19,6 +20,7 @@ Writers are atomic (a temporary file renamed into place).
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,21 @@ SNIFF_RECORDS = 4096
 
 def _fail(path: Path, what: str, hint: str | None = None) -> FannsError:
     return FannsError(f"{path}: {what}", hint=hint)
+
+
+def map_file(path: Path, dtype, shape: tuple[int, ...], offset: int = 0) -> np.memmap:
+    """`path` memory-mapped read-only as an array of `shape`; a mapping the system refuses (the
+    process's address space is limited, e.g. by `ulimit -v`, or the system has no room for it)
+    is a `FannsError` saying how large it is and what to change, not a traceback."""
+    try:
+        return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape)
+    except (OSError, MemoryError, ValueError) as exc:
+        size = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+        raise _fail(
+            path,
+            f"cannot map its {size / 2**30:,.1f} GiB of {'x'.join(map(str, shape))} elements into memory ({exc})",
+            hint="the process's address space is limited (`ulimit -v`): raise the limit",
+        ) from None
 
 
 def extension(path: Path) -> str:
@@ -79,7 +96,7 @@ def _read_vecs(path: Path, size: int, dtype: np.dtype) -> np.ndarray:
         )
     rec = 4 + d * dtype.itemsize
     n_full, tail = divmod(size, rec)
-    raw = np.memmap(path, dtype="u1", mode="r", shape=(n_full, rec)) if n_full else np.zeros((0, rec), "u1")
+    raw = map_file(path, "u1", (n_full, rec)) if n_full else np.zeros((0, rec), "u1")
     dims = raw[:, :4].copy().view("<i4").ravel() if n_full else np.zeros(0, "<i4")
     bad = np.flatnonzero(dims != d)
     if bad.size or tail:
@@ -93,7 +110,7 @@ def _read_vecs(path: Path, size: int, dtype: np.dtype) -> np.ndarray:
 
 def _vecs_view(path: Path, n: int, d: int, dtype: np.dtype) -> np.ndarray:
     """4-byte element files: map records as (n, d+1) words and drop the dimension column."""
-    words = np.memmap(path, dtype=dtype, mode="r", shape=(n, d + 1))
+    words = map_file(path, dtype, (n, d + 1))
     return words[:, 1:]
 
 
@@ -105,7 +122,7 @@ def _diagnose_vecs(path, size, d, dtype, dims, bad, tail, rec) -> None:
         orec = 4 + d * other.itemsize
         if size % orec == 0:
             n = size // orec
-            words = np.memmap(path, dtype="u1", mode="r", shape=(n, orec))
+            words = map_file(path, "u1", (n, orec))
             if np.all(words[:, :4].copy().view("<i4") == d):
                 raise _fail(
                     path,
@@ -160,7 +177,7 @@ def _read_bin(path: Path, size: int, dtype: np.dtype) -> np.ndarray:
                 f"the header declares {n} x {d} elements ({need} bytes) but the file has {size} bytes",
                 hint="the file is corrupted or not in big-ann format",
             )
-    data = np.memmap(path, dtype=dtype, mode="r", offset=8, shape=(n, d))
+    data = map_file(path, dtype, (n, d), offset=8)
     _sniff_values(path, data)
     return data
 
@@ -175,6 +192,12 @@ def _read_npy(path: Path) -> np.ndarray:
             reader(f)
             data_offset = f.tell()
     except Exception as exc:  # numpy raises many types on a garbled header (ValueError, SyntaxError, ...)
+        if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+            raise _fail(
+                path,
+                f"cannot map its data into memory ({exc})",
+                hint="the process's address space is limited (`ulimit -v`): raise the limit",
+            ) from None
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise _fail(path, f"not a readable .npy file ({msg})", hint="the file is truncated or corrupted") from None
     if path.stat().st_size != data_offset + data.nbytes:
@@ -185,11 +208,14 @@ def _read_npy(path: Path) -> np.ndarray:
         )
     if data.ndim != 2 or 0 in data.shape:
         raise _fail(path, f"expected a non-empty 2-D array of vectors, found shape {data.shape}")
+    if data.dtype.kind == "f" and data.dtype != np.float32:  # as the HDF5 reader does
+        with np.errstate(over="ignore"):  # beyond float32 becomes infinite: refused as non-finite
+            data = np.asarray(data, dtype=np.float32)
     if data.dtype not in NPY_DTYPES:
         raise _fail(
             path,
             f"wrong dtype {data.dtype} for vectors",
-            hint="store float32, uint8, int8, int32 or int64 arrays",
+            hint="store float32 (float64 and float16 are read as float32), uint8, int8, int32 or int64 arrays",
         )
     _sniff_values(path, data)
     return data

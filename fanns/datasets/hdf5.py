@@ -1,5 +1,7 @@
 """ann-benchmarks HDF5 files: ``train`` (base), ``test`` (queries), ``neighbors``, ``distances``
-and the file attribute ``distance`` (``euclidean`` / ``angular`` / ``dot``).
+and the file attribute ``distance`` (``euclidean`` / ``angular`` / ``dot``). A file without the
+attribute is read as euclidean, the ann-benchmarks default, and the reader says so (`Hdf5Content.assumed`:
+with whether the base vectors have unit length, where euclidean and angular rank neighbours alike).
 
 Uncompressed contiguous datasets are memory-mapped straight from the file (h5py reports their
 byte offset); chunked or compressed ones are read into memory.
@@ -13,7 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from fanns.datasets.formats import NPY_DTYPES, atomic_path
+from fanns.datasets.formats import NPY_DTYPES, atomic_path, map_file
 from fanns.errors import FannsError
 
 METRICS = {"euclidean": "l2", "l2": "l2", "angular": "angular", "cosine": "angular", "dot": "ip", "ip": "ip"}
@@ -27,6 +29,29 @@ class Hdf5Content:
     metric: str
     neighbors: np.ndarray | None
     distances: np.ndarray | None
+    assumed: str | None = None
+    """Why the metric is what it is, when the file did not say (no ``distance`` attribute)."""
+
+
+UNIT_SAMPLE = 1000
+"""Base vectors whose length `assumed_text` checks (the first ones: a look, not a proof)."""
+
+
+def assumed_text(path: Path, train: np.ndarray) -> str:
+    """The message of a file without a ``distance`` attribute: the metric assumed, why, and how
+    much it matters for these vectors."""
+    norms = np.linalg.norm(np.asarray(train[:UNIT_SAMPLE], dtype=np.float64), axis=1)
+    unit = bool(np.all(np.abs(norms - 1.0) < 1e-3))
+    why = (
+        "its base vectors have unit length, so euclidean and angular rank neighbours alike"
+        if unit
+        else f"its base vectors do not have unit length (the first {norms.size}: {norms.min():.3g}-{norms.max():.3g}), "
+        "so an angular or inner-product set read as euclidean finds other neighbours"
+    )
+    return (
+        f"{path}: no 'distance' attribute, read as euclidean (the ann-benchmarks default); {why}. If the set is "
+        f"angular or inner product, set it: h5py.File('{path}', 'r+').attrs['distance'] = 'angular' (or 'dot')"
+    )
 
 
 def _array(path: Path, ds, name: str) -> np.ndarray:
@@ -38,7 +63,7 @@ def _array(path: Path, ds, name: str) -> np.ndarray:
         raise FannsError(f"{path}: dataset {name!r} has unsupported dtype {ds.dtype}", hint="use float32 or uint8")
     offset = ds.id.get_offset()
     if offset is not None and ds.chunks is None and ds.compression is None:
-        return np.memmap(path, dtype=ds.dtype.newbyteorder("="), mode="r", offset=offset, shape=ds.shape)
+        return map_file(path, ds.dtype.newbyteorder("="), ds.shape, offset)
     return np.asarray(ds[()])
 
 
@@ -62,7 +87,8 @@ def read_hdf5(path: str | Path) -> Hdf5Content:
                     f"{path}: missing dataset {key!r} (found: {', '.join(sorted(f.keys())) or 'none'})",
                     hint="an ann-benchmarks file holds 'train' (base vectors) and 'test' (queries)",
                 )
-        raw_metric = f.attrs.get("distance", "euclidean")
+        given = "distance" in f.attrs
+        raw_metric = f.attrs["distance"] if given else "euclidean"
         if isinstance(raw_metric, bytes):
             raw_metric = raw_metric.decode()
         metric = METRICS.get(str(raw_metric).lower())
@@ -82,7 +108,7 @@ def read_hdf5(path: str | Path) -> Hdf5Content:
             ) from None
     if neighbors is not None and (neighbors.ndim != 2 or neighbors.dtype.kind not in "iu"):
         raise FannsError(f"{path}: 'neighbors' must be a 2-D integer array, found {neighbors.dtype} {neighbors.shape}")
-    return Hdf5Content(train, test, metric, neighbors, distances)
+    return Hdf5Content(train, test, metric, neighbors, distances, None if given else assumed_text(path, train))
 
 
 def write_hdf5(

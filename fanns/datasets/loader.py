@@ -28,6 +28,7 @@ from fanns.datasets.formats import EXTENSIONS, read_vectors
 from fanns.datasets.hdf5 import read_hdf5
 from fanns.errors import FannsError
 from fanns.paths import inside
+from fanns.progress import status
 
 ROLES = {"base": ("base",), "query": ("query", "queries"), "groundtruth": ("groundtruth", "gt")}
 YAML_KEYS = {"name", "metric", "base", "query", "groundtruth"}
@@ -76,13 +77,16 @@ def load_dataset(spec: str) -> Dataset:
         return _load_directory(path)
     if path.suffix.lower() in HDF5_EXTENSIONS:
         content = read_hdf5(path)
+        if content.assumed:
+            status(content.assumed)
         return Dataset(
             name=path.stem,
             base=content.train,
             queries=content.test,
             metric=content.metric,
             cache_dir=cache_dir_for(path.parent, _fallback_key(path)),
-            description=f"ann-benchmarks file {path.name}",
+            description=f"ann-benchmarks file {path.name}"
+            + (" (no 'distance' attribute: euclidean assumed)" if content.assumed else ""),
             given_groundtruth=content.neighbors,
         )
     raise FannsError(

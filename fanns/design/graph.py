@@ -22,11 +22,12 @@ import yaml
 
 from fanns.boards import Board
 from fanns.checks import NAME
+from fanns.choices import GRAPH_KINDS
 from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, fail, from_mapping, goal_text, read_goal
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
-from fanns.index.graph import GRAPH_KINDS, WORD_BYTES, GraphImage
+from fanns.index.graph import WORD_BYTES, GraphImage
 from fanns.numerics import ID_BITS, GraphFormat
 from fanns.pe.bloom import Bloom
 

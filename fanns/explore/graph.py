@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import load_board
+from fanns.checks import parse_graph_kinds
 from fanns.datasets import load_dataset, normalize_rows
 from fanns.datasets.dataset import as_float32
 from fanns.errors import FannsError
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
-from fanns.index.graph import GRAPH_KINDS, GraphImage, build_graph, graph_format_for
+from fanns.index.graph import GraphImage, build_graph, graph_format_for
 from fanns.model.graph.qpp import MemorySystem
 from fanns.outputs import atomic_path
 from fanns.pe.bloom import Bloom
@@ -42,16 +43,6 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
     if values[0] < 1 or values[-1] > 64:
         raise FannsError(f"--{what} {text}: values must lie in 1..64", hint=f"e.g. --{what} 1,2,4")
     return values
-
-
-def parse_kinds(text: str) -> list[str]:
-    kinds = [k.strip().lower() for k in text.split(",") if k.strip()]
-    bad = [k for k in kinds if k not in GRAPH_KINDS]
-    if bad or not kinds:
-        raise FannsError(
-            f"unknown graph kind {', '.join(bad) or repr(text)}", hint=f"--graph takes {','.join(GRAPH_KINDS)}"
-        )
-    return sorted(set(kinds), key=kinds.index)
 
 
 def prepare_vectors(ds) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +107,7 @@ def run_graph_explore(args: argparse.Namespace, out: Path | None = None) -> int:
     """Explore the graph kinds of `args.graph` on `args.dataset`, write results into `out` (a
     staging folder the caller publishes; default `args.out`)."""
 
-    kinds = parse_kinds(args.graph)
+    kinds = parse_graph_kinds(args.graph)
     setup = setup_from_args(args)
     ds = load_dataset(args.dataset)
     nq = args.graph_queries or ds.nq

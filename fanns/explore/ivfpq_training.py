@@ -30,6 +30,7 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.index.ivfpq import (
     OPQ_TRAIN_POINTS,
+    PQ_CENTROIDS,
     ListFiller,
     check_opq_sample,
     factory_string,
@@ -96,7 +97,15 @@ def checked_grid(
     ds: Dataset, nlists: list[int] | None, ms: list[int] | None, opq: tuple[bool, ...]
 ) -> tuple[list[int], list[int]]:
     """The grid's nlists and ms (the defaults where not given), refused where the dataset cannot
-    train them: m must divide d, nlist lie in 1..N/4, and an OPQ rotation needs d vectors."""
+    train them: at least `PQ_CENTROIDS` base vectors (a PQ sub-quantizer's centroids), m must
+    divide d, nlist lie in 1..N/4, and an OPQ rotation needs d vectors."""
+    if ds.n < PQ_CENTROIDS:
+        raise FannsError(
+            f"dataset {ds.name}: {ds.n} base vector{'s' if ds.n != 1 else ''}, fewer than the {PQ_CENTROIDS} an "
+            "IVF-PQ index trains on "
+            f"(every PQ sub-quantizer has {PQ_CENTROIDS} centroids)",
+            hint=f"use a dataset of at least {PQ_CENTROIDS} base vectors",
+        )
     nlists = sorted(set(nlists or default_nlists(ds.n)))
     ms = sorted(set(ms or default_ms(ds.d)))
     for m in ms:

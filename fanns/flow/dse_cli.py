@@ -21,6 +21,7 @@ from fanns.flow.graph_dse_cli import run_graph_dse
 from fanns.index.holdout import unpromised_text
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.dse import Slo
+from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
 
@@ -68,7 +69,7 @@ def dse_command(args: argparse.Namespace) -> int:
     if outcome.best is None:
         raise FannsError(
             "\n  ".join(outcome.explain),
-            hint=f"details in {paths[0]}; try another board, a higher --util, or a lower goal",
+            hint=f"details in {paths[0]}; {no_design_hint(bool(outcome.workloads))}",
         )
     report.print_table(outcome, console)
     best = outcome.best

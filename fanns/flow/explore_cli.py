@@ -21,6 +21,8 @@ from fanns.explore.ivfpq import WHAT, ExploreConfig, IvfPqExplorer, is_cached_in
 from fanns.explore.ivfpq_reuse import lists_settings
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.index.holdout import unpromised_text
+from fanns.model.cpu_baseline import basis_label, cpu_basis
+from fanns.model.ivfpq.no_fit import larger_m_text
 from fanns.outputs import check_destination, staged_folder
 from fanns.tools.parallel import check_cluster
 
@@ -57,6 +59,12 @@ def _ivfpq_explorer(args: argparse.Namespace) -> IvfPqExplorer:
     return IvfPqExplorer(ds, cfg, Path(args.out), force=args.force, remote=remote)
 
 
+def _cpu_cell(r: dict) -> str:
+    """The CPU figure a ratio divides by, with its basis when the measurements say it."""
+    cpu = r.get("cpu") or {}
+    return f"{r['cpu_qps']:.0f}" + (f" ({basis_label(cpu_basis(cpu))})" if "all" in cpu else "")
+
+
 def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
     ds, goals = explorer.ds, explorer.cfg.goals
     console = Console()
@@ -78,7 +86,8 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                     f"{r['hw_recall']:.3f}",
                     f"{c['mean']:.0f}, {c['p99']:.0f}",
                     f"{r['bytes_per_query']['mean'] / 1024:.1f}",
-                    f"{r['cpu_qps']:.0f}",
+                    f"{r['cpu_qps']:.0f}"
+                    + (f" ({basis_label(cpu_basis(r['cpu']))})" if "all" in r.get("cpu", {}) else ""),
                 )
             else:
                 short = f"best {r['best_recall']:.3f} @ {r['best_nprobe']}: not promised"
@@ -96,7 +105,8 @@ def _print_ivfpq(explorer: IvfPqExplorer, result: dict, out: Path) -> None:
                 "that many), or try a lower goal."
                 if more
                 else f"[bold red]{g.text} is not reachable[/] with these indexes: the best recall seen is "
-                f"{best['best_recall']:.3f} ({best['index']}). Try a larger m, OPQ, or a lower goal.",
+                f"{best['best_recall']:.3f} ({best['index']}): "
+                + larger_m_text([{"m": r["m"], "opq": r["opq"], "d": ds.d} for r in result["indexes"]]),
                 highlight=False,
             )
     split = result["recall_split"]

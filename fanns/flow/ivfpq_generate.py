@@ -35,8 +35,9 @@ from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
-from fanns.model.cpu_baseline import spread_text
+from fanns.model.cpu_baseline import basis_text, cpu_basis, selection_qps, spread_text
 from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
 from fanns.progress import step
@@ -47,23 +48,34 @@ STEPS = 5
 
 
 def _cpu_record(rec: dict, g: dict) -> dict:
-    """One explored (index, goal)'s CPU figure: the all-cores median with its spread, and the
-    one-thread (thread CPU clock) measurement when the exploration recorded it."""
+    """One explored (index, goal)'s CPU figures: `qps`, the figure a ratio divides by, and its
+    basis (`fanns.model.cpu_baseline.cpu_basis`: the all-cores median, or on a loaded machine
+    the cores x one thread's fastest search), with both measurements and their spread when the
+    exploration recorded them."""
     cpu = g.get("cpu") or {}
+    if "all" in cpu:
+        basis = cpu_basis(cpu)
+    else:  # an exploration that recorded one all-cores figure and nothing to judge its load by
+        threads = g.get("cpu_threads") or 1
+        basis = {"qps": g["cpu_qps"], "q1": None, "q3": None, "threads": threads, "loaded": False, "reasons": []}
+        basis["basis"] = "one-thread" if threads == 1 else "all-cores"
     return {
         "index": rec["index"],
         "nprobe": g["nprobe"],
         "recall": g["recall"],
-        "qps": g["cpu_qps"],
-        "threads": g.get("cpu_threads"),
+        "qps": basis["qps"],
+        "threads": basis["threads"],
+        "basis": {**basis, "text": basis_text(basis)},
+        "chosen_by": selection_qps(g),
         "spread": cpu.get("all"),
         "one_thread": cpu.get("1"),
     }
 
 
 def cpu_baseline(explore: dict, goal: RecallGoal, index: str | None = None) -> dict | None:
-    """faiss-cpu's best measured QPS (median of repeats, all cores) at the goal over the explored
-    indexes that reach it; with `index`, that index's figure at its own nprobe for the goal."""
+    """faiss-cpu's best explored index for the goal, chosen by the figure load does not move
+    (`selection_qps`: one thread's fastest search on its CPU clock), with the figure a ratio
+    divides by (`_cpu_record`); with `index`, that index's figures at its own nprobe for the goal."""
     best = None
     for rec in explore["indexes"]:
         g = goal_entry(rec.get("goals"), goal)
@@ -71,21 +83,25 @@ def cpu_baseline(explore: dict, goal: RecallGoal, index: str | None = None) -> d
             if index is not None and rec["index"] != index:
                 continue
             cand = _cpu_record(rec, g)
-            if best is None or cand["qps"] > best["qps"]:
+            if best is None or cand["chosen_by"] > best["chosen_by"]:
                 best = cand
     return best
 
 
 def cpu_text(cpu: dict, fpga_qps: float | None = None) -> str:
-    """'median QPS (spread)' on all cores and, when measured, on one thread; with `fpga_qps`, the
-    FPGA / CPU ratio against each median."""
-    ratio = "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / cpu['qps']:.1f}x"
-    text = spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
-    text += ratio
+    """With `fpga_qps`, the FPGA / CPU ratio against the CPU figure and what that figure is;
+    then the measurements: all cores and, when measured, one thread, each median with its spread
+    (the ratio against one thread beside it)."""
+    b = cpu["basis"]
+    head = f"{b['qps']:,.0f} QPS"
+    if fpga_qps is not None:
+        head = f"FPGA / CPU {fpga_qps / b['qps']:.1f}x against {head}"
+    text = f"{head} ({b['text']}); measured: "
+    text += spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
     one = cpu.get("one_thread")
     if one:
         text += "; 1 thread: " + spread_text(one)
-        text += "" if fpga_qps is None else f" -> FPGA / CPU {fpga_qps / one['qps']:.1f}x"
+        text += "" if fpga_qps is None else f" (FPGA / 1 thread {fpga_qps / one['qps']:.1f}x)"
     return text
 
 
@@ -183,7 +199,7 @@ def generate_command(args: argparse.Namespace) -> int:
     workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
     outcome = dse.run(workloads, board, goal.text, clock, args.util, args.top, unreachable)
     if outcome.best is None:
-        raise FannsError("\n  ".join(outcome.explain), hint="try another board, a higher --util, or a lower goal")
+        raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
     dse_record = report.outcome_record(outcome)
     note_design(design)
@@ -294,9 +310,11 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
         )
     if cpu:
         say(
-            f"CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians): {cpu['index']} nprobe "
-            f"{cpu['nprobe']}: {cpu_text(cpu, d['qps'])}"
+            "CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians; the index chosen by its "
+            f"fastest 1-thread search, which other load does not move): {cpu['index']} nprobe {cpu['nprobe']}: "
+            f"{cpu_text(cpu, d['qps'])}"
         )
+        say(f"headline: FPGA / CPU = {summary['speedup']:.1f}x, against {cpu['basis']['text']}")
     for s in sims:
         line = (
             f"simulation ({s['simulator']}): {s['queries']} queries, {s['checked_keys']} result keys checked, "

@@ -4,7 +4,7 @@
 Why beside `fanns sim`: `fanns generate --sim` checks every face it writes before the project
 appears, and needs the figures as data (mismatches, recall, cycles against the model) to put
 them in report/summary.json and the README. The simulators are the existing backends:
-`fanns.sim.ivfpq.rtl.RtlProjectSim` (Verilator + cocotb) and `fanns.sim.ivfpq.csim.HlsCsim`.
+`fanns.sim.ivfpq.rtl.RtlProjectSim` (Verilator, its default harness) and `fanns.sim.ivfpq.csim.HlsCsim`.
 """
 
 from __future__ import annotations

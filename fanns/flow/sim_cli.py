@@ -1,7 +1,8 @@
 """`fanns sim PROJECT --backend rtl|csim`: run a generated project's test queries in simulation and
 check them against the reference model.
 
-* `rtl`: the project's Verilog under Verilator + cocotb (`fanns.sim.ivfpq.rtl`): result keys bit
+* `rtl`: the project's Verilog under Verilator (`fanns.sim.ivfpq.rtl`; the fast harness unless
+  `--harness cocotb`): result keys bit
   for bit, recall, and the measured steady-state cycles per query beside the performance model's
   prediction for the same queries.
 * `csim`: the project's HLS kernel in g++ C simulation (`fanns.sim.ivfpq.csim`).
@@ -25,6 +26,7 @@ from fanns.codegen.graph.rtl import is_graph_project
 from fanns.codegen.project_files import PROJECT_FILE, query_count, query_range, read_data, read_record
 from fanns.datasets.cache import cache_root
 from fanns.design.ivfpq import IvfPqDesign
+from fanns.driver.project import face_folder
 from fanns.errors import WHERE, FannsError
 from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.flow.graph_sim import graph_rtl_report
@@ -183,8 +185,11 @@ def sim_command(args: argparse.Namespace) -> int:
     project = Path(args.project)
     if not project.is_dir():
         raise FannsError(
-            f"{project} is not a folder", hint="pass the folder written by `fanns generate-rtl` / `generate-hls`"
+            f"{project} is not a folder",
+            hint="pass the folder written by `fanns generate`, `generate-rtl` or `generate-hls`",
         )
+    # the folder `fanns generate` writes holds one project per face: the backend's face is simulated
+    project = face_folder(project, "c-sim" if args.backend == "csim" else "rtl-sim")
     build_dir = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
     console = Console()
     WHERE.note_design(project / "design.yaml")
@@ -236,6 +241,8 @@ def _trace_path(value: str | None, backend: str | None) -> Path | None:
     path = Path(value)
     if path.suffix != ".vcd" or not path.parent.resolve().is_dir() or path.is_dir():
         raise FannsError(f"--trace {value}: not a .vcd file in an existing folder", hint="e.g. --trace waves.vcd")
+    if path.is_symlink():  # dangling or not: the simulator would write wherever it points
+        raise FannsError(f"--trace {value} is a symbolic link", hint="name a new file, not a link")
     if path.exists():
         raise FannsError(f"--trace {value} already exists", hint="remove it or name another file")
     return path

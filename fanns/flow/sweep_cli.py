@@ -16,7 +16,6 @@ from rich.table import Table
 
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import parse_kinds
 from fanns.explore.ivfpq_reuse import config_from_args, ensure_exploration
 from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.flow.dse_cli import parse_slo
@@ -61,7 +60,6 @@ def graph_namespace(args: argparse.Namespace, board: str) -> argparse.Namespace 
     if not args.graph:
         return None
 
-    parse_kinds(args.graph)  # fail early on a bad kind
     parser = argparse.ArgumentParser(add_help=False)
     add_graph_arguments(parser)
     ns = parser.parse_args([])

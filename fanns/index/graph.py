@@ -24,12 +24,12 @@ import faiss
 import numpy as np
 from faiss.contrib.inspect_tools import get_NSG_neighbors
 
+from fanns.choices import GRAPH_KINDS
 from fanns.errors import FannsError
 from fanns.numerics import GraphFormat
 
 WORD_BYTES = 64
 PAD_ID = 0xFFFFFFFF
-GRAPH_KINDS = ("hnsw", "nsg")
 
 
 @dataclass

@@ -21,12 +21,13 @@ from pathlib import Path
 import faiss
 
 from fanns.boards import Board, load_board
+from fanns.checks import parse_graph_kinds
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import parse_kinds, run_graph_explore
+from fanns.explore.graph import run_graph_explore
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
-from fanns.model.cpu_baseline import cpu_qps
+from fanns.model.cpu_baseline import basis_text, cpu_basis, cpu_qps, undisturbed
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore
@@ -201,7 +202,6 @@ class Sweep:
         self.curves: list[IndexCurves] = []
         self._fpga: dict[tuple, dict] = {}
         self._cpu: dict[tuple, dict] = {}
-        self._cpu_one: dict[tuple, dict] = {}
         self._outcomes: dict[tuple[str, str], dse.Outcome] = {}
 
     def clock(self, board: Board) -> float:
@@ -276,16 +276,23 @@ class Sweep:
         return out
 
     def cpu_points(self) -> tuple[list[dict], dict]:
-        """faiss-cpu's measured QPS at the same (index, nprobe, K) points; recall is faiss's."""
+        """faiss-cpu's measured QPS at the same (index, nprobe, K) points, on one thread (thread CPU
+        clock) and on all cores (wall clock); each point's `qps` is the figure a ratio divides by
+        (`cpu_basis`: the all-cores median, or on a loaded machine the one-thread one scaled to
+        the cores). Recall is faiss's."""
 
         queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
         out = []
         jobs = [(g, c) for g in self.s.goals for c in self.curves]
-        for goal, c in track(jobs, "CPU baseline (faiss)"):
+        for goal, c in track(jobs, "CPU baseline (faiss, 1 thread and all cores)"):
             for p in dse_grid(c, goal):
                 key = (c.name, p, goal.k)
                 if key not in self._cpu:
-                    self._cpu[key] = cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds)
+                    self._cpu[key] = {
+                        "1": cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds, threads=1),
+                        "all": cpu_qps(c.index, queries, p, goal.k, self.s.cpu_seconds),
+                    }
+                basis = cpu_basis(self._cpu[key])
                 out.append(
                     {
                         "goal": goal.text,
@@ -293,27 +300,22 @@ class Sweep:
                         "nprobe": p,
                         "k": goal.k,
                         "recall": c.float_curve(goal.name)[p - 1],
-                        "qps": self._cpu[key]["qps"],  # median of the measurement windows
-                        "spread": self._cpu[key],
+                        "qps": basis["qps"],
+                        "basis": {**basis, "text": basis_text(basis)},
+                        "spread": self._cpu[key]["all"],
+                        "one_thread": self._cpu[key]["1"],
                     }
                 )
         return out, {
             "threads": faiss.omp_get_max_threads(),
             "queries": int(queries.shape[0]),
             "min_seconds": self.s.cpu_seconds,
-            "statistic": "median of the measurement windows (spread: quartiles and range, wall clock)",
+            "statistic": (
+                "median of the measurement windows (spread: quartiles and range), 1 thread on its CPU clock and all "
+                "cores on the wall clock; qps: the all-cores median, or on a loaded machine the cores x the "
+                "1-thread one"
+            ),
         }
-
-    def with_one_thread(self, point: dict | None) -> dict | None:
-        """A CPU point with its one-thread figure (thread CPU clock, median of windows) added."""
-        if point is None:
-            return None
-        key = (point["index"], point["nprobe"], point["k"])
-        if key not in self._cpu_one:
-            index = next(x.index for x in self.curves if x.name == point["index"])
-            queries = host_vectors(self.ds.queries[: self.queries_used], self.ds.metric)
-            self._cpu_one[key] = cpu_qps(index, queries, point["nprobe"], point["k"], self.s.cpu_seconds, threads=1)
-        return {**point, "one_thread": self._cpu_one[key]}
 
     def beyond(self, summary: list[dict]) -> list[dict]:
         """Latency, skew, tiers and scale-out of every (board, goal)'s best design
@@ -345,7 +347,7 @@ class Sweep:
         extra = {"k": self.graph_args.k, "board": self.graph_args.board}
         return [
             {**json.loads((out / f"graph_{kind}.json").read_text()), **extra}
-            for kind in parse_kinds(self.graph_args.graph)
+            for kind in parse_graph_kinds(self.graph_args.graph)
         ]
 
     # -- the whole sweep --------------------------------------------------------------------------
@@ -363,14 +365,16 @@ class Sweep:
             goal = next(g for g in self.s.goals if g.text == d["goal"])
             best = d["dse"]["best"]
             ok = [p for p in cpu if p["goal"] == goal.text and p["recall"] >= goal.target - 1e-12]
-            cpu_best = max(ok, key=lambda p: (p["qps"], p["recall"]), default=None)
+            # chosen by one thread's undisturbed figure: other load does not move it, so points
+            # measured at different moments compare fairly
+            cpu_best = max(ok, key=lambda p: (undisturbed(p["one_thread"]), p["recall"]), default=None)
             summary.append(
                 {
                     "board": d["board"],
                     "goal": d["goal"],
                     "design": _design_summary(best),
-                    "cpu": self.with_one_thread(cpu_best),
-                    "cpu_same": self.with_one_thread(_cpu_same(cpu, goal.text, best)),
+                    "cpu": cpu_best,
+                    "cpu_same": _cpu_same(cpu, goal.text, best),
                     "speedup": round(best["qps"] / cpu_best["qps"], 2) if best and cpu_best else None,
                     "explain": d["dse"]["explain"],
                 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 
+from fanns.model.cpu_baseline import basis_label
 from fanns.report.figures import stage_resources
 from fanns.resources import KINDS
 
@@ -105,12 +106,13 @@ def summary_table(data: dict) -> Table:
         "latency (us)",
         "bottleneck",
         "LUT % (with shell)",
-        "CPU QPS (measured, median)",
+        "CPU QPS all cores (measured, median)",
         "CPU QPS IQR",
         "CPU QPS 1 thread (median)",
         "CPU index",
         "CPU nprobe",
         "FPGA / CPU",
+        "FPGA / CPU against",
     ]
     rows = []
     for s in data["summary"]:
@@ -130,10 +132,12 @@ def summary_table(data: dict) -> Table:
             if d
             else ["no design", None, None, None, None, None, None, None]
         )
-        iqr = f"{c['spread']['q1']:,.0f}-{c['spread']['q3']:,.0f}" if c and "spread" in c else None
+        every = c.get("spread") if c else None
+        iqr = f"{every['q1']:,.0f}-{every['q3']:,.0f}" if every else None
         one = round(c["one_thread"]["qps"]) if c and c.get("one_thread") else None
-        cpu = [round(c["qps"]), iqr, one, c["index"], c["nprobe"]] if c else [None, None, None, None, None]
-        rows.append(lead + fpga + cpu + [s["speedup"]])
+        cpu = [round(every["qps"]) if every else None, iqr, one, c["index"], c["nprobe"]] if c else [None] * 5
+        against = basis_label(c["basis"]) if c and c.get("basis") else None
+        rows.append(lead + fpga + cpu + [s["speedup"], against])
     return cols, rows
 
 

@@ -17,8 +17,8 @@ from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import load_board
 from fanns.hdl.modules import ModuleLibrary
 from fanns.hdl.verilog import comb_path, to_verilog
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.helpers import random_format, random_index
 
 SMALL = {"ivf": (2, 4, "bram"), "lut": (2, 4, "bram"), "pq": (2, 1)}
 LARGE = {"ivf": (6, 4, "bram"), "lut": (5, 4, "bram"), "pq": (6, 3)}

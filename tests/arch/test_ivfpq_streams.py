@@ -5,10 +5,10 @@ queues are long enough, different for some queries when they are cut short."""
 import numpy as np
 import pytest
 
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
-from tests.codegen.helpers import random_format, random_index
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,12 @@ model (`fanns.model.ivfpq.selk.ChannelFeed`)."""
 import pytest
 
 from fanns.boards import load_board
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
-from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
-from tests.codegen.helpers import random_format, random_index
+from fanns.sim.ivfpq.faces import face_case
+from tests.codegen.faces import check_hls_csim, check_rtl_fast
 
 
 @pytest.fixture(scope="module")

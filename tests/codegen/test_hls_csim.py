@@ -109,6 +109,7 @@ def test_makefile_csim_target_checks_the_test_set(case):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "queries differing from the reference model: 0" in run.stdout
     assert f"R@10 = {case['hw_recall']:.4f}" in run.stdout
+    assert "QPS of the C simulation on this machine" in run.stdout  # its speed is not the accelerator's
     # a corrupted reference file must make the same program fail
     keys = folder / "data" / "reference_keys.bin"
     raw = bytearray(keys.read_bytes())

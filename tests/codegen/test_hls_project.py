@@ -14,13 +14,13 @@ from fanns.boards import load_board
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls, render_project
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.errors import FannsError
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.paths import shared_dir
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.tools.csim import compile_program
-from tests.codegen.helpers import random_format, random_index
 
 URAM_MATRIX_AND_CODEBOOKS = {"opq_storage": "uram", "lut_codebook": "uram"}
 # name: (d, m, opq, board, nprobe, k, ivf, lut, pq, selection)

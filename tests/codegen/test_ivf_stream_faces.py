@@ -12,9 +12,10 @@ the streamed stage's own.
 
 import pytest
 
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
-from tests.codegen.helpers import random_format, random_index
+from fanns.sim.ivfpq.faces import face_case
+from tests.codegen.faces import check_hls_csim, check_rtl_fast
 
 # name: d, m, nlist, ivf (PEs, lanes, storage), lut (PEs, lanes, centroids)
 CASES = {

@@ -15,11 +15,12 @@ model said 544.0 (-13.5 %)."""
 import pytest
 
 from fanns.boards import load_board
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
-from tests.codegen.helpers import random_format, random_index
+from fanns.sim.ivfpq.faces import face_case
+from tests.codegen.faces import check_hls_csim, check_rtl_fast
 
 NPROBE, LUT_PES = 2, 3
 

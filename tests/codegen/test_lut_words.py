@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from fanns.boards import load_board
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
-from tests.codegen.helpers import random_format, random_index
+from fanns.sim.ivfpq.faces import face_case
+from tests.codegen.faces import check_hls_csim, check_rtl_fast
 
 
 def _design(lut_words: int, lut: tuple[int, int, str], nprobe: int, double_buffer: bool):

@@ -8,10 +8,10 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.images import ivfpq as ivfpq_images
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq import IvfPqReference
-from tests.codegen.helpers import random_format, random_index
 
 # (board, d, m, pq (PEs, channels)): 256-bit HBM, 512-bit DDR, 128-bit ports with codes wider than a beat
 CASES = [

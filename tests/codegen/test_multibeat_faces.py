@@ -15,9 +15,10 @@ a code at its beats.
 import pytest
 
 from fanns.images.ivfpq import pq_layouts
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
-from tests.codegen.helpers import random_format, random_index
+from fanns.sim.ivfpq.faces import face_case
+from tests.codegen.faces import check_hls_csim, check_rtl_fast
 
 # name: board, d, m, ivf (PEs, lanes), lut (PEs, lanes), pq (PEs, channels), (codes per unit, beats per unit)
 CASES = {

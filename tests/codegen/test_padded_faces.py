@@ -15,41 +15,15 @@ padded beats.
   int16 are a 512-bit word, gathered from two 256-bit beats).
 """
 
-import dataclasses
-
 import pytest
 
-from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.faces import check_hls_csim, check_rtl_fast, face_case
-from tests.codegen.helpers import random_format, random_index
-
-# name: d, m, dsub_hw, OPQ matrix storage (None: no OPQ), ivf (PEs, lanes, storage), lut (PEs, lanes, centroids)
-CASES = {
-    "d100-opq-lanes8": (100, 10, 12, "bram", (2, 8, "bram"), (2, 4, "bram")),
-    "d100-opq-fetched": (100, 10, 12, "bram", (2, 8, "bram"), (2, 4, "memory")),
-    "d100-opq-streamed": (100, 10, 12, "stream", (2, 8, "bram"), (2, 4, "bram")),
-    "d96-lut-lanes4": (96, 16, 8, None, (3, 8, "uram"), (2, 4, "bram")),
-    "d300-streamed": (300, 10, 32, None, (2, 16, "stream"), (1, 32, "bram")),
-    "d300-streamed-fetched": (300, 10, 32, None, (2, 16, "stream"), (1, 32, "memory")),
-}
+from fanns.sim.ivfpq.faces import PADDED_CASES, padded_case
+from tests.codegen.faces import check_hls_csim, check_rtl_fast
 
 
-def build_case(name: str) -> dict:
-    """The pinned design of case `name` with its test queries and the reference model's keys
-    (benchmarks/padded_faces.py records the same cases)."""
-    d, m, dsub_hw, opq, ivf, lut = CASES[name]
-    data = random_index(nlist=16, n=2000, d=d, m=m, opq=opq is not None, empty=1)
-    fmt = dataclasses.replace(random_format(d, m), dsub_hw=dsub_hw)
-    assert d % ivf[1] or (d // m) % lut[1]  # a ragged shape: the lanes need the padding
-    design = pinned_design(
-        data, fmt, nprobe=3, k=10, ivf=ivf, lut=lut, pq=(3, 2), opq_lanes=ivf[1], opq_storage=opq or "bram"
-    )
-    return face_case(name, data, fmt, design)
-
-
-@pytest.fixture(scope="module", params=sorted(CASES))
+@pytest.fixture(scope="module", params=sorted(PADDED_CASES))
 def case(request):
-    return build_case(request.param)
+    return padded_case(request.param)
 
 
 def test_hls_csim_is_bit_exact(case, tmp_path, build_root):

@@ -21,13 +21,13 @@ from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.flow import sim_cli
 from fanns.index.recall import recall_at
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import split_keys
 from fanns.outputs import MANIFEST
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
-from tests.codegen.helpers import random_format, random_index
 
 CYCLE_TOLERANCE = 0.05
 """Measured steady-state cycles per query vs the model (issue 6: within 5 %)."""

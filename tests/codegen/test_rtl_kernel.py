@@ -25,8 +25,8 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.plan import Interface
 from fanns.driver.project import Project
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.helpers import random_format, random_index
 from tests.codegen.kernel_checks import INTERPRETERS, check_kernel_xml, check_lint, check_packaging, kernel_xml
 from tests.codegen.test_tiers import skewed  # noqa: F401  (a tiered design)
 from tests.driver.conftest import projects  # noqa: F401  (one HLS and one RTL project of one design)

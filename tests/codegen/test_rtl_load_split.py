@@ -17,11 +17,11 @@ import pytest
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
-from tests.codegen.helpers import random_format, random_index
 
 QUERIES = 2
 

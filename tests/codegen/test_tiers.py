@@ -26,12 +26,12 @@ from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images import ivfpq as ivfpq_images
+from fanns.index.synthetic import random_format, skewed_index
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
-from tests.codegen.helpers import random_format, skewed_index
 
 CYCLE_TOLERANCE = 0.05
 SPEEDUP_TOLERANCE = 0.10

@@ -28,10 +28,10 @@ from fanns.driver.pynq_overlay import place
 from fanns.errors import FannsError
 from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.index.graph import build_graph, graph_format_for
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.processing_systems import PS_KINDS
-from tests.codegen.helpers import random_format, random_index
 from tests.codegen.kernel_checks import check_rtl_block_design
 from tests.tcl_standins import VITIS_HLS, VIVADO, BlockDesignRecord, interpreters, run_tcl
 

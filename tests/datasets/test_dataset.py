@@ -2,6 +2,7 @@
 
 import sys
 
+import h5py
 import numpy as np
 import pytest
 
@@ -133,6 +134,29 @@ def test_hdf5(tmp_path, small):
     bad.write_bytes(p.read_bytes()[:300])
     with pytest.raises(FannsError, match="bad.hdf5"):
         load_dataset(str(bad))
+
+
+def test_hdf5_without_a_distance_attribute_says_what_it_assumed(tmp_path, small, capsys):
+    """Read as euclidean (the ann-benchmarks default), never silently: the status line names the
+    file, the metric, whether the vectors have unit length (then the metrics rank alike) and how
+    to set the attribute."""
+    base, queries = small
+    for name, vectors, unit in (
+        ("raw", base, False),
+        ("unit", base / np.linalg.norm(base, axis=1, keepdims=True), True),
+    ):
+        p = tmp_path / f"{name}.hdf5"
+        with h5py.File(p, "w") as f:
+            f.create_dataset("train", data=vectors.astype(np.float32))
+            f.create_dataset("test", data=queries)
+        ds = load_dataset(str(p))
+        err = " ".join(capsys.readouterr().err.split())  # the console wraps long lines
+        assert ds.metric == "l2" and "euclidean assumed" in ds.description
+        assert f"{name}.hdf5: no 'distance' attribute, read as euclidean" in err and "attrs['distance']" in err
+        assert ("rank neighbours alike" in err) == unit and ("do not have unit length" in err) == (not unit)
+    write_hdf5(tmp_path / "given.hdf5", base, queries, "l2")
+    load_dataset(str(tmp_path / "given.hdf5"))
+    assert "distance" not in capsys.readouterr().err  # the file says it: nothing to report
 
 
 def test_read_only_detection(tmp_path, monkeypatch):

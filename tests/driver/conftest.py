@@ -10,9 +10,9 @@ import pytest
 
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq_streams import DesignReference
-from tests.codegen.helpers import random_format, random_index
 
 NPROBE, K = 3, 100
 """The design of tests/codegen/test_rtl.py "random-k100" (so a session builds its Verilog once)."""

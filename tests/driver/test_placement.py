@@ -19,8 +19,8 @@ from fanns.driver.plan import Interface
 from fanns.driver.project import Bank, Project
 from fanns.driver.pynq_backend import PynqBackend, placement
 from fanns.errors import FannsError
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from tests.codegen.helpers import random_format, random_index
 
 
 def connectivity_banks(project):

@@ -51,6 +51,22 @@ def test_sim_backend_must_match_the_face(capsys, projects, face, backend):
     refused(capsys, ["sim", str(projects / face), "--backend", backend], f"--backend {backend}")
 
 
+@pytest.mark.parametrize(("backend", "face"), [("csim", "hls"), ("rtl", "rtl"), (None, "rtl")])
+def test_sim_takes_the_folder_fanns_generate_writes(capsys, projects, tmp_path, backend, face):
+    """`fanns sim PROJECT` on a `fanns generate` folder (one project per face) simulates the
+    backend's face: shown here by a damaged data file of that face, refused before any simulator."""
+    top = tmp_path / "project"
+    top.mkdir()
+    for f in ("hls", "rtl"):
+        shutil.copytree(projects / f, top / f, symlinks=True)
+    _truncate(top / face / "data" / "queries.bin", 7)
+    argv = ["sim", str(top)] + (["--backend", backend] if backend else [])
+    refused(capsys, argv, str(top / face / "data" / "queries.bin"))
+    shutil.rmtree(top / "rtl")
+    if face == "rtl":
+        refused(capsys, argv, "has no rtl face", "hls")
+
+
 def _truncate(path: Path, size: int | None) -> None:
     if size is None:
         path.unlink()

@@ -185,7 +185,7 @@ def test_dataset_values_are_finite_and_bounded_in_every_row(capsys, tmp_path, ro
 
 def test_too_few_training_vectors(capsys, tmp_path):
     ds = dataset_folder(tmp_path / "ds", base=_with(0, 0.0, n=30))
-    refused(capsys, ["explore", str(ds), *EXPLORE, "--out", str(tmp_path / "out")], "30 training vectors")
+    refused(capsys, ["explore", str(ds), *EXPLORE, "--out", str(tmp_path / "out")], "30 base vectors", "256")
 
 
 def test_queries_outside_the_number_format(capsys, tmp_path):

@@ -35,7 +35,9 @@ def test_one_thread_uses_the_thread_cpu_clock(index, monkeypatch):
     _fake_clock(monkeypatch, "thread_time", 0.5)
     got = cb.measure_qps(idx, q, 2, 5, threads=1, repeats=5, window_seconds=0.1)
     assert got.clock == "cpu" and got.threads == 1
-    assert got.samples.shape == (5,) and np.all(got.samples == 40.0)
+    assert got.samples.shape == (5,) and np.all(got.samples == 40.0) and got.fastest == 40.0
+    rec = got.as_dict()
+    assert rec["windows"] == [40.0] * 5 and rec["fastest_batch"] == 40.0 and rec["cpu_share"] >= 0
 
 
 def test_all_cores_use_the_wall_clock_and_the_threads_asked_for(index, monkeypatch):
@@ -86,10 +88,11 @@ def test_cpu_clock_needs_one_thread(index):
 
 def test_sweep_summary_shows_the_median_and_its_spread():
     spread = {"qps": 300.0, "q1": 250.0, "q3": 320.0, "min": 200.0, "max": 400.0, "repeats": 7, "threads": 2}
-    one = {**spread, "qps": 90.0, "threads": 1, "clock": "cpu"}
-    cpu = {"index": "IVF8,PQ4", "nprobe": 2, "k": 10, "qps": 300.0, "spread": spread, "one_thread": one}
+    one = {**spread, "qps": 90.0, "q1": 85.0, "q3": 95.0, "threads": 1, "clock": "cpu"}
+    basis = cb.cpu_basis({"1": one, "all": spread})
+    cpu = {"index": "IVF8,PQ4", "nprobe": 2, "k": 10, "qps": 300.0, "spread": spread, "one_thread": one, "basis": basis}
     data = {"summary": [{"goal": "R@10=0.5", "board": "u55c", "design": None, "cpu": cpu, "speedup": None}]}
     cols, rows = summary_table(data)
     row = dict(zip(cols, rows[0], strict=True))
-    assert row["CPU QPS (measured, median)"] == 300 and row["CPU QPS IQR"] == "250-320"
-    assert row["CPU QPS 1 thread (median)"] == 90
+    assert row["CPU QPS all cores (measured, median)"] == 300 and row["CPU QPS IQR"] == "250-320"
+    assert row["CPU QPS 1 thread (median)"] == 90 and row["FPGA / CPU against"] == "2 threads"

@@ -91,6 +91,7 @@ def test_dse_errors(explored, tmp_path, capsys):
     assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.999", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert "not reachable by any explored index" in err and "best recall seen" in err
+    assert "do not change recall" in err and "another board" not in err  # recall is the index's
     assert (tmp_path / "x" / "dse.json").is_file() and not (tmp_path / "x" / "design.yaml").exists()
     assert (
         main(["dse", str(explored), "--board", "nosuchboard", "--recall", "R@10=0.5", "--out", str(tmp_path / "y")])

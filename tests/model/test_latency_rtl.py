@@ -17,10 +17,10 @@ import pytest
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
-from tests.codegen.helpers import random_format, random_index
 
 QUERY_TOLERANCE = 0.03
 SPREAD_TOLERANCE = 0.10

@@ -21,6 +21,7 @@ from fanns.driver.model import index_from_images
 from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout, pack
 from fanns.images.ivfpq import quantised_arrays as qarrays
+from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq import buildable, dse, options
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget
@@ -31,7 +32,6 @@ from fanns.numerics import IvfPqFormat, pad_subspaces, unpad_subspaces
 from fanns.pe.build_lut import BuildLut
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
-from tests.codegen.helpers import random_format, random_index
 from tests.model.test_lanes import check_both, design_of
 
 SHAPES = ((1, 1), (3, 1), (6, 2), (96, 16), (100, 10), (300, 10), (784, 16), (1024, 16), (2048, 64))

@@ -7,6 +7,7 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.index.goals import parse_goal
+from fanns.model.ivfpq.no_fit import no_design_hint, unreachable_text
 from fanns.model.ivfpq.workload import (
     EXPLORE_VERSION,
     size_biased_probes,
@@ -127,10 +128,24 @@ def test_unreachable_goal_reports_the_best_recall_and_why(tmp_path):
     entry = {"reached": False, "best_recall": 0.6, "best_nprobe": 3, "reason": "below", "at_nprobe": 3}
     write_explore(tmp_path, {"R@10=0.8": entry}, curve)
     found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.8"))
-    assert found == [] and unreachable == [{"index": "IVF16,PQ4", **{k: v for k, v in entry.items() if k != "reached"}}]
+    named = {"index": "IVF16,PQ4", "m": 4, "opq": False, "d": 16}
+    assert found == [] and unreachable == [{**named, **{k: v for k, v in entry.items() if k != "reached"}}]
     found, unreachable = workloads_from_explore(tmp_path, parse_goal("R@10=0.9"))
     assert found == [] and unreachable[0]["best_recall"] == pytest.approx(0.6)
     assert unreachable[0]["reason"] == "below"
+
+
+def test_unreachable_goal_names_the_m_that_divide_d():
+    """Recall is bounded by the PQ codes: the advice names the next m dividing d, and neither a
+    board nor --util (which cannot change recall)."""
+    u = [{"index": "IVF32,PQ10", "m": 10, "opq": False, "d": 100, "best_recall": 0.61, "best_nprobe": 32}]
+    _, advice = unreachable_text("R@10=0.9", u)
+    assert "m must divide d = 100: 20, 25, 50)" in advice and "OPQ" in advice
+    assert "board and --util do not change recall" in advice
+    hint = no_design_hint(reachable=False)
+    assert "another board" not in hint and "higher --util" not in hint and "another board" in no_design_hint(True)
+    _, advice = unreachable_text("R@10=0.9", [{**u[0], "m": 50, "opq": True}])
+    assert "no m between the explored 50 and d = 100" in advice and "OPQ" not in advice
 
 
 def test_goal_from_the_curves_follows_the_promise_rule(tmp_path):

@@ -12,6 +12,7 @@ from amaranth.hdl import Fragment
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import load_board
+from fanns.index.synthetic import random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import IvfPqFormat
@@ -31,7 +32,6 @@ from fanns.pe.result_filter import ResultFilter, ResultFilterComponent
 from fanns.pe.stream_fifo import StreamFifoComponent
 from fanns.pe.stream_pack import StreamPack, StreamPackComponent
 from fanns.tools.yosys import synthesize
-from tests.codegen.helpers import random_index
 
 GLUE = (Broadcast, Regroup, BeatSplitter, Fetcher, ChannelFeeder, ResultFilter, StreamPack)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from fanns.checks import arg_float, arg_int
+from fanns.checks import arg_float, arg_graph_kinds, arg_int
 from fanns.choices import ASSUMED_LATENCY_CYCLES, DEFAULT_SHARD_ROWS
 from fanns.index.goals import parse_goal
 
@@ -85,7 +85,9 @@ def add_explore_options(parser: argparse.ArgumentParser) -> None:
 
 def add_graph_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("graph search (Falcon / DST)")
-    g.add_argument("--graph", metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg")
+    g.add_argument(
+        "--graph", type=arg_graph_kinds, metavar="KINDS", help="explore graph indexes: comma-separated hnsw,nsg"
+    )
     g.add_argument(
         "--max-degree",
         type=arg_int(1, 1024),

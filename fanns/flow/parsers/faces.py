@@ -61,6 +61,9 @@ def _register_rtl(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sim",
         action="store_true",
-        help="simulate the generated RTL on the test queries (Verilator + cocotb) and compare with the reference model",
+        help=(
+            "simulate the generated RTL on the test queries under Verilator (the fast harness: the Verilog with its "
+            "memories in RTL, compiled) and compare with the reference model"
+        ),
     )
     p.set_defaults(func="fanns.flow.ivfpq_faces_cli:generate_rtl_command")

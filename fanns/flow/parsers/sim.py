@@ -30,20 +30,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "sim",
         help="simulate a generated project on its test queries and check it against the reference model",
         description=(
-            "Run the test queries of a generated project through its RTL (Verilator + cocotb, with AXI memory models "
-            "holding the project's memory images and an AXI4-Lite master programming the registers) or its HLS kernel "
-            "(g++ C simulation); compare every result key with the reference model, report recall, and for RTL the "
-            "measured steady-state cycles per query beside the performance model's prediction."
+            "Run the test queries of a generated project through its RTL under Verilator (by default the fast "
+            "harness: the Verilog compiled with its memories in RTL holding the project's memory images; --harness "
+            "cocotb for AXI memory models in Python) or its HLS kernel (g++ C simulation); compare every result key "
+            "with the reference model, report recall, and for RTL the measured steady-state cycles per query beside "
+            "the performance model's prediction. PROJECT is a face's folder or the folder `fanns generate` writes "
+            "(its rtl/ for --backend rtl, its hls/ for csim)."
         ),
     )
     p.add_argument(
-        "project", metavar="PROJECT", help="folder written by `fanns generate-rtl` (or generate-hls for csim)"
+        "project",
+        metavar="PROJECT",
+        help="folder written by `fanns generate` (its rtl/ or hls/ face, by --backend) or by `fanns generate-rtl` "
+        "(generate-hls for csim)",
     )
     p.add_argument(
         "--backend",
         choices=("rtl", "csim"),
         help=(
-            "rtl (Verilator + cocotb) or csim (g++); default rtl, "
+            f"rtl (Verilator, the {DEFAULT_RTL_HARNESS} harness unless --harness says) or csim (g++); default rtl, "
             "csim for a graph HLS project (the only backend it has)"
         ),
     )

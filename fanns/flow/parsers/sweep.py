@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from fanns.checks import arg_graph_kinds
 from fanns.flow.parsers.dse import add_slo_options
 from fanns.flow.parsers.explore import add_explore_options
 
@@ -72,7 +73,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_slo_options(p)
     p.add_argument(
-        "--graph", metavar="KINDS", help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg"
+        "--graph",
+        type=arg_graph_kinds,
+        metavar="KINDS",
+        help="also sweep DST (mg, mc) on graph indexes: comma-separated hnsw,nsg",
     )
     p.add_argument("--graph-queries", type=int, default=0, help="queries for the graph sweep (default: all)")
 

@@ -14,6 +14,7 @@ import numpy as np
 from fanns.index.holdout import unpromised_text
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, overflow_text
+from fanns.model.ivfpq.buildable import divisors
 from fanns.model.ivfpq.options import GROUPS
 from fanns.model.ivfpq.search import Result, Space
 from fanns.model.ivfpq.workload import Workload
@@ -27,6 +28,34 @@ def space_label(w: Workload, ctx: stage_model.Context) -> str:
         + (f" (sub-vectors padded to {ctx.fmt.dsub_hw})" if ctx.fmt.dsub_hw else "")
         + (f" ({ctx.lut_words} LUT words a cycle)" if ctx.lut_words > 1 else "")
     )
+
+
+UNREACHABLE_HINT = "recall is the index's, not the board's: explore another index (the m above) or lower the goal"
+NO_FIT_HINT = "try another board, a higher --util, or a lower goal"
+
+
+def no_design_hint(reachable: bool) -> str:
+    """The hint of an error that found no design: for a goal no index reaches, what changes
+    recall (another board or --util cannot); else what makes a design fit."""
+    return NO_FIT_HINT if reachable else UNREACHABLE_HINT
+
+
+def larger_m_text(unreachable: list[dict]) -> str:
+    """What to explore for more recall: the next m that divide d above the largest explored, and
+    OPQ where it was not explored (the PQ codes bound recall; the board does not)."""
+    ms = sorted({u["m"] for u in unreachable if "m" in u})
+    d = next((u["d"] for u in unreachable if u.get("d")), None)
+    if not ms or d is None:
+        return "explore a larger m (it must divide d) or OPQ, or lower the goal"
+    larger = [m for m in divisors(d) if ms[-1] < m < d][:4]
+    text = (
+        f"explore a larger m (--m; m must divide d = {d}: {', '.join(map(str, larger))})"
+        if larger
+        else f"no m between the explored {ms[-1]} and d = {d} divides d"
+    )
+    if not any(u.get("opq") for u in unreachable):
+        text += ", OPQ"
+    return text + ", or lower the goal; the board and --util do not change recall"
 
 
 def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
@@ -48,7 +77,7 @@ def unreachable_text(goal: str, unreachable: list[dict]) -> list[str]:
         lines = [
             f"{goal} is not reachable by any explored index: the best recall seen is "
             f"{best.get('best_recall', 0):.4f} ({best['index']} at nprobe {best.get('best_nprobe')})",
-            "try a larger m, OPQ, more cells (nlist), or a lower goal",
+            larger_m_text(unreachable),
         ]
     lines += [
         f"{u['index']}: {unpromised_text(u, goal)}" for u in unreachable if u.get("reason") not in (None, "below")

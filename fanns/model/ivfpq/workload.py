@@ -271,7 +271,7 @@ def workloads_from_explore(
             ) from None
         nprobe, info = _record_nprobe(rec, goal, path, split)
         if nprobe is None:
-            unreachable.append({"index": name, **info})
+            unreachable.append({"index": name, "m": m, "opq": opq, "d": fmt.d, **info})
             continue
         verify_files(explore_dir, [rec["list_sizes"], rec["probes"]], "exploration")
         sizes = _load_npy(sizes_path, "list sizes").astype(np.int64)

@@ -1,5 +1,12 @@
-"""Index data for the code-generation tests: random inverted lists (fast, with empty and tiny
-lists) and the fixed-point format that goes with them."""
+"""Synthetic IVF-PQ index data: random inverted lists (with empty and tiny lists, in a second),
+a skewed index whose few hot lists take most probes, and a fixed-point format for them.
+
+Why in the package: the code-generation tests, the RTL and latency benchmarks and the figures the
+README quotes all build designs on such data, and a benchmark runs as `python benchmarks/X.py`,
+where only the installed package is importable (not the tests).
+"""
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,12 +37,13 @@ def random_index(
 
 
 def random_format(d: int = 32, m: int = 8) -> IvfPqFormat:
+    """A fixed-point format that suits `random_index` data of the same d and m."""
     return IvfPqFormat(d=d, m=m, scale=1000.0, ivf_shift=8, lut_shift=10)
 
 
 def skewed_index(
     nlist: int = 16, hot: int = 4, hot_size: int = 540, cold_size: int = 70, d: int = 32, m: int = 8, seed: int = 0
-) -> tuple[IvfPqIndexData, callable]:
+) -> tuple[IvfPqIndexData, Callable[[int, int], np.ndarray]]:
     """An index with access skew: `hot` large lists whose centroids sit close together, the other
     lists small and spread out; and `queries(n, seed)`, which draws queries near the hot
     centroids (4 in 5) or near a random cold one, so the few hot lists get most of the probes."""
