@@ -5,6 +5,7 @@ sub-vectors of 5 or 4) through `fanns generate DATA --recall 1-R@10=0.8 --board 
 Amaranth's RecursionError until the IVFDist array stopped rippling its ready through every PE.
 Both generate both faces and simulate them bit-exact, the RTL within the fuzz's cycle tolerance."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -26,6 +27,8 @@ from fanns.tools.vmodel import QUICK_CXX_OPT
 GOAL = "1-R@10=0.8"
 SIM_QUERIES = 16
 ISSUE_INDEX = "IVF512,PQ20"
+ISSUE_DSUB_HW = 8
+"""The issue's design padded its 5-wide sub-vectors to 8 (4 IVFDist and BuildLUT lanes divide 8, not 5)."""
 
 
 def _own_set(folder, n=20_000, nq=400, d=100, seed=46):
@@ -69,7 +72,14 @@ def test_the_design_the_dse_gave_the_user_builds_and_is_bit_exact(generated, bui
     record = json.loads((explore / "explore.json").read_text())
     data = load_index(explore, next(r for r in record["indexes"] if r["index"] == ISSUE_INDEX), ds.metric)
     design = pinned_design(
-        data, w.fmt, nprobe=w.nprobe, k=10, ivf=(256, 4, "bram"), lut=(144, 4, "bram"), pq=(2, 2), sel_cells="hsmpqg"
+        data,
+        dataclasses.replace(w.fmt, dsub_hw=ISSUE_DSUB_HW),
+        nprobe=w.nprobe,
+        k=10,
+        ivf=(256, 4, "bram"),
+        lut=(144, 4, "bram"),
+        pq=(2, 2),
+        sel_cells="hsmpqg",
     )
     assert index_record(record, explore, design)["index"] == ISSUE_INDEX
     queries = host_vectors(np.asarray(ds.queries)[:SIM_QUERIES], ds.metric)
