@@ -2,18 +2,26 @@
 clock, utilisation cap) through explore -> DSE -> both faces -> simulation, and a table of outcomes.
 
 Each draw is `fanns.flow.design_fuzz.draw_case(seed)` for seeds FIRST .. FIRST+N-1, so a failing
-draw is re-run alone with `--first SEED N=1`. Per draw: the chosen design and `--runners-up` of
-the DSE's next designs are generated on both faces and `--queries` test queries are simulated on
-each (g++ C simulation; Verilator, fast harness), compared key for key with the reference model,
-and the RTL's cycles per query with the cycle model's.
+draw is re-run alone with `--first SEED N=1`; `--corners C` adds the corner draws
+`draw_corner_case(seed)` for seeds FIRST .. FIRST+C-1 (the option space's extremes: the most PEs and
+streams, the widest lanes, every selection architecture at its most and fewest streams, W = 8 with
+the most channels; `fanns.model.ivfpq.corners`), each built instead of the DSE's choice. Per draw:
+the chosen design (or the corner) and `--runners-up` of the DSE's next designs are generated on
+both faces and `--queries` test queries are simulated on each (g++ C simulation; Verilator, fast
+harness), compared key for key with the reference model, and the RTL's cycles per query with the
+cycle model's.
 
-Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed>,
-one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or `ray://HOST:PORT` (Ray) ships
-them to an existing cluster's workers, which need fanns, Verilator and g++ but no shared file system
-(each draw runs in a temporary folder of its worker).
+Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed> or
+WORK/corner<seed>, one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or
+`ray://HOST:PORT` (Ray) ships them to an existing cluster's workers, which need fanns, Verilator
+and g++ but no shared file system (each draw runs in a temporary folder of its worker).
 
-    PYTHONPATH=. python benchmarks/design_fuzz.py N [--first SEED] [--max-d D] [--max-k K] [--runners-up R]
-        [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS]
+With `--json PATH` the table is also written as JSON (`fanns.flow.design_fuzz.records`: every
+draw, its designs, each face's mismatches and the RTL's cycles per query against the model), after
+every `--workers` draws, so a long run keeps what it has measured.
+
+    PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--first SEED] [--max-d D] [--max-k K]
+        [--runners-up R] [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS] [--json PATH]
 """
 
 from __future__ import annotations
@@ -22,14 +30,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from record import command_line, write_result
+
 from fanns.errors import FannsError
-from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, run_draws, table
+from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, draw_corner_case, records, run_draws, table
 from fanns.tools.parallel import check_cluster
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("n", type=int, help="number of draws")
+    ap.add_argument("--corners", type=int, default=0, help="number of corner draws besides (default 0)")
     ap.add_argument("--first", type=int, default=0, help="seed of the first draw (default 0)")
     ap.add_argument("--max-d", type=int, default=MAX_D, help=f"largest dimension drawn (default {MAX_D})")
     ap.add_argument("--max-k", type=int, default=MAX_K, help=f"largest K drawn (default {MAX_K})")
@@ -40,6 +51,7 @@ def main() -> None:
     ap.add_argument("--work", default="work/design-fuzz", help="folder for datasets, projects and builds")
     ap.add_argument("--workers", type=int, default=1, help="draws run at a time on this machine (default 1)")
     ap.add_argument("--cluster", help="run the draws on an existing Dask (tcp://HOST:PORT) or Ray (ray://) cluster")
+    ap.add_argument("--json", metavar="PATH", help="also write the table as JSON (benchmarks/record.py)")
     args = ap.parse_args()
     try:
         if args.cluster is not None:
@@ -48,11 +60,37 @@ def main() -> None:
             raise FannsError(f"--workers {args.workers}: must be at least 1", hint="e.g. --workers 2")
     except FannsError as exc:
         sys.exit(f"error: {exc}")
-    cases = [draw_case(seed, args.max_d, args.max_k) for seed in range(args.first, args.first + args.n)]
-    outcomes = run_draws(
-        cases, Path(args.work).resolve(), args.runners_up, args.queries, workers=args.workers, cluster=args.cluster
-    )
+    seeds = range(args.first, args.first + max(args.n, args.corners))
+    cases = [
+        make(seed, args.max_d, args.max_k)
+        for seed in seeds
+        for make, count in ((draw_case, args.n), (draw_corner_case, args.corners))
+        if seed < args.first + count
+    ]
+    outcomes = []
+    step = len(cases) if args.cluster is not None else args.workers
+    for start in range(0, len(cases), step):
+        chunk = cases[start : start + step]
+        outcomes += run_draws(
+            chunk, Path(args.work).resolve(), args.runners_up, args.queries, workers=args.workers, cluster=args.cluster
+        )
+        write_result(args.json, "design_fuzz", command_line(), _figures(outcomes, len(cases)))
     print("\n".join(table(outcomes)), flush=True)
+
+
+def _figures(outcomes: list, planned: int) -> dict:
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "no design", "failed")}
+    rtl = [f for o in outcomes for f in o.faces if f.cycle_error_pct is not None]
+    return {
+        "draws": len(outcomes),
+        "planned": planned,
+        "counts": counts,
+        "faces_simulated": sum(len(o.faces) for o in outcomes),
+        "mismatched_queries": sum(f.mismatched for o in outcomes for f in o.faces),
+        "largest_cycle_error_pct": max((abs(f.cycle_error_pct) for f in rtl), default=None),
+        "table": table(outcomes),
+        "draw_records": records(outcomes),
+    }
 
 
 if __name__ == "__main__":

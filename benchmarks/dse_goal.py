@@ -17,8 +17,7 @@ top 5) in a subprocess of its own, so each set's peak resident memory is its own
   two runs with equal fingerprints chose the same designs.
 
 With `--fanns PATH` the sets run against another checkout's `fanns` package (e.g. the code
-before a change), which is how the before/after figures of benchmarks/results/dse_goal.json
-were taken.
+before a change), for before/after figures of one change on the same sets.
 
     PYTHONPATH=. python benchmarks/dse_goal.py --set NAME=EXPLORE_DIR|synthetic:SHAPE ... [--goal R@10=0.8]
         [--board u55c] [--fanns PATH] [--json PATH]

@@ -54,6 +54,10 @@ LONG = (
     "tests/flow/test_design_fuzz.py::test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact",
     "tests/flow/test_design_fuzz.py::test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact",
     "tests/flow/test_design_fuzz.py::test_draws_run_as_jobs_on_an_existing_cluster",
+    "tests/flow/test_design_fuzz.py::test_corner_draws_generate_and_simulate_bit_exact[7]",
+    "tests/flow/test_design_fuzz.py::test_corner_draws_generate_and_simulate_bit_exact[13]",
+    "tests/flow/test_generate_d100.py::test_the_design_the_dse_gave_the_user_builds_and_is_bit_exact",
+    "tests/flow/test_generate_d100.py::test_generate_on_the_users_d100_set_simulates_bit_exact",
     # more graph pipelines
     "tests/driver/test_graph_driver.py::test_rtl_sim_runs_the_rtl_kernel_of_the_root",
     "tests/sim/test_falcon_across_rtl.py::test_results_equal_reference_and_batch_matches_model",

@@ -10,6 +10,13 @@ finishes, equals the reference model bit for bit and (RTL) lands within `CYCLE_T
 cycle model; a draw for which the DSE finds no design passes only when its explanation names the
 cause (`Outcome.explain`: an empty option group, a resource, an unreachable goal), never on a crash.
 
+A corner draw (`draw_corner_case`) builds, instead of the DSE's choice, one corner of the option
+space for the drawn workload (`fanns.model.ivfpq.corners`: the most IVFDist PEs and SelCells
+streams, the most PQDist PEs and SelK streams, each selection architecture at its most and fewest
+streams, the widest lanes, the most BuildLUT PEs, the most memory channels, W = 8 LUT words with
+the most channels, the widest OPQ): the designs the DSE may emit but a few sample workloads never
+pick. Its nlist is drawn up to 1024, so IVFDist arrays of hundreds of PEs are drawn.
+
 `benchmarks/design_fuzz.py N` runs N draws (in parallel worker processes, or as jobs on an existing
 Dask or Ray cluster: `run_draws`) and prints the table; `tests/flow/test_design_fuzz.py` runs a few
 in the fast tier and more in the slow tier.
@@ -17,11 +24,13 @@ in the fast tier and more in the slow tier.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +41,7 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import layout
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.synthetic import clustered
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.flow.ivfpq_inputs import index_record, load_index
@@ -39,6 +49,9 @@ from fanns.flow.ivfpq_project_sim import simulate_csim, simulate_rtl
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
+from fanns.model.ivfpq.budget import Budget
+from fanns.model.ivfpq.corners import CORNERS, corner_point
+from fanns.model.ivfpq.no_fit import unreachable_text
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.tools.parallel import map_jobs
 
@@ -73,23 +86,40 @@ class FuzzCase:
     clock_mhz: float
     util: float
     opq: bool
+    corner: str = ""
+    """A corner of the option space (`fanns.model.ivfpq.corners.CORNERS`) built instead of the
+    DSE's choice; "": the DSE's choice and its runners-up."""
 
     @property
     def label(self) -> str:
         return (
             f"#{self.seed} {self.board} d={self.d} m={self.m} nlist={self.nlist} {self.goal}"
             f"{' OPQ' if self.opq else ''} {self.clock_mhz:g} MHz cap {self.util:g}"
+            f"{f' corner {self.corner}' if self.corner else ''}"
         )
+
+    @property
+    def folder(self) -> str:
+        """The draw's work folder name: a corner draw and the plain draw of one seed run side by
+        side (`run_draws`), and each empties its own folder first, so they must not share one."""
+        return f"{'corner' if self.corner else 'draw'}{self.seed}"
 
 
 @dataclass
 class FaceResult:
-    """One simulated face of one generated design (rank 0 is the DSE's choice)."""
+    """One simulated face of one generated design (rank 0 is the DSE's choice): its queries, those
+    whose keys differ from the reference model's, and (RTL) the measured and the modelled steady-state
+    cycles per query."""
 
     rank: int
     face: str
     ok: bool
     detail: str
+    queries: int = 0
+    mismatched: int = 0
+    cycles: float | None = None
+    predicted: float | None = None
+    cycle_error_pct: float | None = None
 
 
 @dataclass
@@ -101,6 +131,8 @@ class FuzzOutcome:
     reason: str = ""
     faces: list[FaceResult] = field(default_factory=list)
     seconds: float = 0.0
+    designs: list[str] = field(default_factory=list)  # per rank: `design_summary`
+    step: str = ""  # the step running (a crash's), e.g. "rank 0 generate"
 
     @property
     def passed(self) -> bool:
@@ -131,6 +163,26 @@ def draw_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzCase:
     return FuzzCase(seed, board, d, m, nlist, k, goal, clock, util, opq)
 
 
+CORNER_NLISTS = (64, 128, 256, 512, 1024)
+"""nlist of a corner draw: up to 1024 IVFDist PEs (one cell each) and SelCells streams."""
+LARGE_BOARDS = ("u55c", "u250", "u280", "u50")
+"""The Alveo cards, where the corners' PE counts are largest: three corner draws in four use one."""
+
+
+def draw_corner_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzCase:
+    """The corner draw of `seed`: the shape, goal, clock and cap of `draw_case(seed, ...)` with the
+    corner `CORNERS` lists at position seed mod their count (so consecutive seeds visit every
+    corner), nlist from `CORNER_NLISTS`, and OPQ exactly for the OPQ corner."""
+    case = draw_case(seed, max_d, max_k)
+    names = sorted(CORNERS)
+    corner = names[seed % len(names)]
+    rng = np.random.default_rng([seed, 1])
+    nlist = int(rng.choice(CORNER_NLISTS))
+    board = str(rng.choice(LARGE_BOARDS)) if rng.random() < 0.75 else case.board
+    opq = CORNERS[corner].group == "opq" and case.d >= 2
+    return dataclasses.replace(case, board=board, nlist=nlist, opq=opq, corner=corner)
+
+
 def _dataset(case: FuzzCase, work: Path) -> Dataset:
     base, queries = clustered(BASE_VECTORS, TEST_QUERIES, case.d, seed=case.seed)
     return Dataset(
@@ -146,10 +198,27 @@ def _dataset(case: FuzzCase, work: Path) -> Dataset:
 def _face(rank: int, face: str, sim: dict) -> FaceResult:
     ok = sim["mismatched_queries"] == 0
     detail = f"{sim['queries']} queries, {sim['mismatched_queries']} differ"
+    out = FaceResult(rank, face, ok, detail, sim["queries"], sim["mismatched_queries"])
     if "cycle_error_pct" in sim:
-        ok = ok and abs(sim["cycle_error_pct"]) <= 100 * CYCLE_TOLERANCE
-        detail += f", cycles {sim['cycle_error_pct']:+.2f}% vs model"
-    return FaceResult(rank, face, ok, detail)
+        out.ok = ok and abs(sim["cycle_error_pct"]) <= 100 * CYCLE_TOLERANCE
+        out.detail += f", cycles {sim['cycle_error_pct']:+.2f}% vs model"
+        out.cycles, out.predicted = sim["cycles_per_query"], sim["predicted_cycles_per_query"]
+        out.cycle_error_pct = sim["cycle_error_pct"]
+    return out
+
+
+def design_summary(design: IvfPqDesign) -> str:
+    """One line naming every stage's PEs, lanes, selection architectures and channels."""
+    st = design.stages
+    ivf, lut, pq = st.ivf_dist, st.build_lut, st.pq_dist
+    opq = f"OPQ x{st.opq.lanes} {st.opq.storage}, " if st.opq is not None else ""
+    return (
+        f"{design.index.factory} nprobe {design.nprobe} K {design.k}: {opq}"
+        f"IVFDist {ivf.pes} x{ivf.lanes} {ivf.storage}, SelCells {st.sel_cells.arch}/{st.sel_cells.streams}, "
+        f"BuildLUT {lut.pes} x{lut.lanes} {lut.centroids}, "
+        f"PQDist {pq.pes} on {pq.channels} {pq.memory} W={pq.lut_words}, "
+        f"SelK {st.sel_k.arch}/{st.sel_k.streams}"
+    )
 
 
 SIM_QUERIES = 16
@@ -169,10 +238,10 @@ def run_case(
     try:
         _run(case, Path(work), Path(build_root), runners_up, sim_queries, out)
     except FannsError as exc:
-        out.status, out.reason = "failed", f"{exc.message}"
+        out.status, out.reason = "failed", f"{out.step}: {exc.message}"
     except Exception as exc:  # noqa: BLE001 - the fuzz reports every crash as a finding
         last = traceback.format_exception_only(exc)[-1].strip()
-        out.status, out.reason = "failed", f"crash: {last}"
+        out.status, out.reason = "failed", f"crash in {out.step}: {last}"
     out.seconds = time.perf_counter() - start
     if out.status == "ok" and not all(f.ok for f in out.faces):
         out.status = "failed"
@@ -181,6 +250,7 @@ def run_case(
 
 
 def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_queries: int, out: FuzzOutcome) -> None:
+    out.step = "explore"
     ds = _dataset(case, work)
     goal = parse_goal(case.goal)
     cfg = ExploreConfig(
@@ -190,18 +260,43 @@ def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_quer
     explore = IvfPqExplorer(ds, cfg, folder).run()
     board = load_board(case.board)
     workloads, unreachable = workloads_from_explore(folder, goal)
-    outcome = dse.run(workloads, board, goal.text, case.clock_mhz, case.util, 1 + runners_up, unreachable)
+    out.step = "corner" if case.corner else "DSE"
+    if case.corner:
+        outcome = _corner(case, workloads, unreachable, board, goal.text)
+    else:
+        outcome = dse.run(workloads, board, goal.text, case.clock_mhz, case.util, 1 + runners_up, unreachable)
     if outcome.best is None:
         out.status = "no design" if outcome.explain else "failed"
         out.reason = " / ".join(outcome.explain) or "the DSE gave no design and no reason"
         return
     for rank, point in enumerate(outcome.top[: 1 + runners_up]):
-        sims = verify_point(point, outcome, ds, explore, folder, work / f"design{rank}", build_root, sim_queries)
+        out.designs.append(design_summary(report.to_design(point, outcome, None)))
+
+        def step(name: str, rank: int = rank) -> None:
+            out.step = f"rank {rank} {name}"
+
+        sims = verify_point(point, outcome, ds, explore, folder, work / f"design{rank}", build_root, sim_queries, step)
         out.faces += [_face(rank, face, sim) for face, sim in sims.items()]
 
 
+def _corner(case: FuzzCase, workloads: list, unreachable: list[dict], board, goal: str) -> dse.Outcome:
+    """An outcome whose one design is the corner `case.corner` of the draw's workload (the
+    exploration's one index at its nprobe for the goal), or that says why there is none."""
+    budget = Budget.from_board(board, case.util)
+    outcome = dse.Outcome(goal, board, budget, case.clock_mhz, workloads, unreachable, [], [], None)
+    if not workloads:
+        outcome.explain = unreachable_text(goal, unreachable)
+        return outcome
+    point = corner_point(case.corner, workloads[0], board, case.clock_mhz, case.util)
+    if point is None:
+        outcome.explain = [f"no {case.corner} option of {workloads[0].label()} fits beside the cheapest others"]
+    else:
+        outcome.top = [point]
+    return outcome
+
+
 def verify_point(
-    point: dict,
+    point: dse.DesignPoint,
     outcome: dse.Outcome,
     ds: Dataset,
     explore: dict,
@@ -209,21 +304,24 @@ def verify_point(
     project: Path,
     build_root: Path,
     sim_queries: int,
+    step: Callable[[str], None] = lambda name: None,
 ) -> dict[str, dict]:
     """Generate both faces of one DSE point into `project` (its index from the exploration, the
     dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "rtl": ..}, the
     records of `simulate_csim` and `simulate_rtl` (the RTL model built for a few queries' build + run).
-    `project` is the caller's work folder: an earlier run's project there is replaced."""
+    `project` is the caller's work folder: an earlier run's project there is replaced. `step` is
+    told the name of each step as it starts (a crash is then reported with its step)."""
+    step("generate")
     design = report.to_design(point, outcome, project)
     data = load_index(explore_folder, index_record(explore, explore_folder, design), ds.metric)
     queries = host_vectors(np.asarray(ds.queries), ds.metric)
     test = TestQueries(queries=queries, groundtruth=ds.groundtruth(design.k))
     shutil.rmtree(project, ignore_errors=True)
     layout(design, data, test, ("hls", "rtl")).write(project)
-    return {
-        "hls": simulate_csim(project / "hls", sim_queries, build_root),
-        "rtl": simulate_rtl(project / "rtl", sim_queries, build_root),
-    }
+    step("C simulation")
+    hls = simulate_csim(project / "hls", sim_queries, build_root)
+    step("RTL simulation")
+    return {"hls": hls, "rtl": simulate_rtl(project / "rtl", sim_queries, build_root)}
 
 
 @dataclass(frozen=True)
@@ -264,24 +362,40 @@ def run_draws(
     cluster: str | None = None,
 ) -> list[FuzzOutcome]:
     """Every draw of `cases`, as independent jobs: here in `workers` processes, each draw in
-    `work/draw<seed>` with one build cache `work/builds`; or on the existing Dask or Ray cluster at
-    `cluster`, each draw in a temporary folder of the worker that runs it (the workers need not
-    share a file system with this machine). Outcomes come back in the order of `cases`."""
+    `work/<case.folder>` (draw<seed> or corner<seed>) with one build cache `work/builds`; or on
+    the existing Dask or Ray cluster at `cluster`, each draw in a temporary folder of the worker
+    that runs it (the workers need not share a file system with this machine). Outcomes come back
+    in the order of `cases`."""
     if cluster is None:
         jobs = [
-            FuzzJob(c, str(Path(work) / f"draw{c.seed}"), str(Path(work) / "builds"), runners_up, sim_queries)
-            for c in cases
+            FuzzJob(c, str(Path(work) / c.folder), str(Path(work) / "builds"), runners_up, sim_queries) for c in cases
         ]
     else:
         jobs = [FuzzJob(c, None, None, runners_up, sim_queries) for c in cases]
     return map_jobs(run_job, jobs, workers=workers, cluster=cluster, label="fuzz draws")
 
 
+def records(outcomes: list[FuzzOutcome]) -> list[dict]:
+    """The outcomes as JSON-ready records: the draw, its status and reason, each generated design,
+    and each face's queries, mismatches and (RTL) cycles per query measured and modelled."""
+    return [
+        {
+            "case": dataclasses.asdict(o.case),
+            "status": o.status,
+            "reason": o.reason,
+            "seconds": round(o.seconds, 1),
+            "designs": o.designs,
+            "faces": [dataclasses.asdict(f) for f in o.faces],
+        }
+        for o in outcomes
+    ]
+
+
 def table(outcomes: list[FuzzOutcome]) -> list[str]:
     """The outcomes as text lines: one per draw, then the count per status."""
     lines = []
     for o in outcomes:
-        faces = ", ".join(f"r{f.rank} {f.face} {'ok' if f.ok else 'FAIL'}" for f in o.faces)
+        faces = "; ".join(f"r{f.rank} {f.face} {'ok' if f.ok else 'FAIL'} ({f.detail})" for f in o.faces)
         lines.append(f"{o.case.label}: {o.status.upper()} ({o.seconds:.0f} s) {faces} {o.reason}".rstrip())
     counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "no design", "failed")}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()) + f" of {len(outcomes)} draws")

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from amaranth import ClockSignal, Instance, Module, ResetSignal, Value
@@ -79,6 +80,17 @@ class ModuleLibrary:
 
 
 _ACTIVE: ContextVar[ModuleLibrary | None] = ContextVar("fanns_module_library", default=None)
+
+
+@contextmanager
+def inline() -> Iterator[None]:
+    """Within: every part is elaborated in place, as outside a `ModuleLibrary`, even while one is
+    active (a whole-design measurement such as `fanns.hdl.verilog.comb_path` must see through them)."""
+    token = _ACTIVE.set(None)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
 
 
 class _Stand(wiring.Component):

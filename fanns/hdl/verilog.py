@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.back import verilog
+from amaranth.hdl import _ir, _nir  # the netlist `comb_path` walks (amaranth 0.5)
 from amaranth.hdl._ir import PortDirection  # the direction type `ports=` takes (amaranth 0.5)
 from amaranth.lib import wiring
 
-from fanns.hdl.modules import ModuleLibrary
+from fanns.hdl.modules import ModuleLibrary, inline
 
 KERNEL_CLOCK = "ap_clk"
 KERNEL_RESET = "ap_rst_n"
@@ -109,3 +112,82 @@ def instance_counts(text: str) -> dict[str, int]:
         if root not in inner:
             visit(root, 1)
     return counts
+
+
+@dataclass(frozen=True)
+class CombPath:
+    """The longest combinational path of a netlist: `nets` on it (Amaranth's netlist nets, one per
+    bit of each cell's output), and how many of them each source line drives (`file:line`)."""
+
+    nets: int
+    lines: Counter
+
+    def where(self, top: int = 5) -> str:
+        return ", ".join(f"{line} x{n}" for line, n in self.lines.most_common(top))
+
+
+def comb_path(component: wiring.Component) -> CombPath:
+    """The longest combinational path through `component`'s netlist, from a register, memory or
+    input port to a register, memory or output port.
+
+    Why: Amaranth checks the netlist for combinational loops by a recursive walk, one Python frame
+    per net of a path, so a path as long as an array of PEs (a ready rippling back through every PE)
+    ends the Verilog emission in a RecursionError; and the same path bounds the clock. A structure
+    whose path grows with its PE or stream count is one no PE count is safe for; tests compare
+    this length at two counts. Iterative: no path is too long to measure.
+
+    The whole design, flat: a part that `fanns.hdl.modules` converts as a module of its own is
+    elaborated in place here (`inline`), since a path runs on through the module instances (a ready
+    rippling from PE to PE crosses every PE's module) and an `Instance` would cut it."""
+    ports = kernel_port_names(component, {})
+    with inline():
+        design = _ir.Fragment.get(component, None).prepare(ports=ports, hierarchy=("top",))
+    netlist = _nir.Netlist()
+    _ir._emit_netlist(netlist, design)
+
+    def sources(net: _nir.Net) -> list:
+        if net.is_const:
+            return []
+        if net.is_late:
+            return [(netlist.connections[net], None)]
+        return list(netlist.cells[net.cell].comb_edges_to(net.bit))
+
+    depth: dict = {}  # net -> (nets on the longest path ending at it, its source net, that edge's line)
+    for index, cell in enumerate(netlist.cells):
+        for root in cell.output_nets(index):
+            if root in depth:
+                continue
+            # frames: [net, its remaining edges, best (length, source, line), line of the edge descended]
+            stack, open_nets = [[root, iter(sources(root)), (1, None, None), None]], {root}
+            while stack:
+                frame = stack[-1]
+                edge = next(frame[1], None)
+                if edge is None:
+                    stack.pop()
+                    open_nets.discard(frame[0])
+                    depth[frame[0]] = frame[2]
+                    if stack:
+                        parent = stack[-1]
+                        if frame[2][0] + 1 > parent[2][0]:
+                            parent[2] = (frame[2][0] + 1, frame[0], parent[3])
+                    continue
+                src, loc = edge
+                if src in depth:
+                    if depth[src][0] + 1 > frame[2][0]:
+                        frame[2] = (depth[src][0] + 1, src, loc)
+                    continue
+                if src in open_nets:
+                    raise ValueError(f"combinational loop through {loc}")
+                frame[3] = loc
+                stack.append([src, iter(sources(src)), (1, None, None), None])
+                open_nets.add(src)
+    if not depth:
+        return CombPath(0, Counter())
+    net = max(depth, key=lambda n: depth[n][0])
+    lines: Counter = Counter()
+    length = depth[net][0]
+    while net is not None:
+        _, net, loc = depth[net]
+        if loc is not None:
+            lines[f"{loc[0]}:{loc[1]}"] += 1
+    return CombPath(length, lines)

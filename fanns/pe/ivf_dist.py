@@ -13,9 +13,12 @@ Centroid storage (`storage`):
 * "stream": off chip. Every query reads nlist * d/w centroid words from `centroids`, in order.
 
 1-D array (FANNS 6.4.2.2): a stage splits its nlist centroids over z PEs (PE k gets `id_base` = the
-index of its first centroid) and chains them through the query: a query word enters a PE's input
-register, which feeds both its own query load and `q_fwd`, the next PE's `q` (tie the last PE's
-`q_fwd.ready` high); the register frees when both have taken the word. Each PE's keys go to its own
+index of its first centroid) and chains them through the query: a query word enters both a PE's load register and its
+two-word forward buffer, whose head is `q_fwd`, the next PE's `q` (tie the last PE's `q_fwd.ready`
+high). `q.ready` is the PE's own state (load register free or being taken, forward buffer not
+full), never the next PE's ready: a ready that rippled back through the array would be one
+combinational path through every PE (256 PEs overflowed Amaranth's netlist check, and the path
+bounds the clock). Each PE's keys go to its own
 output stream: they are the z input streams of the cell-selection stage (HPQ / HSMPQG), so no PE
 sits on another's result path.
 
@@ -208,25 +211,35 @@ class IvfDistComponent(wiring.Component):
         m.d.comb += en.eq(~sw.out_valid | self.o.ready)
         sw.build(m, en)
 
-        # The query enters through one register shared by the forward output (the 1-D array's
-        # chain) and the local load: a fork that frees the register once both have taken the word.
+        # A query word enters both the local load register and the forward buffer (the 1-D
+        # array's chain). The forward buffer holds two words and takes one whenever it is not
+        # full, so `q.ready` never depends on `q_fwd.ready`: back-pressure does not ripple
+        # through the array in one cycle (a combinational path as long as the array).
         qreg = Signal.like(self.q.payload)
-        fwd_pending, load_pending, take = Signal(), Signal(), Signal()
+        load_pending, take, accept, pop = Signal(), Signal(), Signal(), Signal()
+        fwd = [Signal.like(self.q.payload, name=f"fwd{i}") for i in range(2)]
+        fwd_count = Signal(range(3))
         m.d.comb += [
             take.eq(load_pending & sw.load_ready),
             sw.load_valid.eq(load_pending),
             sw.load_word.eq(qreg),
-            self.q_fwd.valid.eq(fwd_pending),
-            self.q_fwd.payload.eq(qreg),
-            self.q.ready.eq((~fwd_pending | self.q_fwd.ready) & (~load_pending | take)),
+            self.q_fwd.valid.eq(fwd_count != 0),
+            self.q_fwd.payload.eq(fwd[0]),
+            self.q.ready.eq((fwd_count != 2) & (~load_pending | take)),
+            accept.eq(self.q.valid & self.q.ready),
+            pop.eq(self.q_fwd.valid & self.q_fwd.ready),
         ]
-        with m.If(self.q.valid & self.q.ready):
-            m.d.sync += [qreg.eq(self.q.payload), fwd_pending.eq(1), load_pending.eq(1)]
-        with m.Else():
-            with m.If(self.q_fwd.ready):
-                m.d.sync += fwd_pending.eq(0)
-            with m.If(take):
-                m.d.sync += load_pending.eq(0)
+        with m.If(accept):
+            m.d.sync += [qreg.eq(self.q.payload), load_pending.eq(1)]
+        with m.Elif(take):
+            m.d.sync += load_pending.eq(0)
+        with m.If(pop):
+            m.d.sync += fwd[0].eq(fwd[1])
+        with m.If(accept & (fwd_count == pop)):  # the word lands behind those staying
+            m.d.sync += fwd[0].eq(self.q.payload)
+        with m.Elif(accept):
+            m.d.sync += fwd[1].eq(self.q.payload)
+        m.d.sync += fwd_count.eq(fwd_count + accept - pop)
 
         sw.take_rows(m, self.centroids)
 
