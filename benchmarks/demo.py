@@ -51,9 +51,10 @@ def run_demo() -> tuple[list[str], float]:
 
 def example_lines(output: list[str]) -> list[str]:
     """The lines of the demo's output the README shows: from the first step on (pip and make
-    chatter before it, and progress bars, which a pipe prints as their final state, are dropped)."""
+    chatter before it, and progress bars, which a pipe prints as their final state, are dropped;
+    a table's borders, drawn with the same heavy line, are kept)."""
     first = next((i for i, line in enumerate(output) if line.startswith("[1/")), 0)
-    return [line for line in output[first:] if "━" not in line or "┃" in line or "│" in line]
+    return [line for line in output[first:] if "━" not in line or any(c in line for c in "┏┡┃│")]
 
 
 def readme_example(rec: dict) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
-from fanns.model.cpu_baseline import basis_text, cpu_basis, selection_qps, spread_text
+from fanns.model.cpu_baseline import basis_label, basis_text, cpu_basis, selection_qps, spread_text
 from fanns.model.ivfpq import report, timing
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -186,7 +187,7 @@ def generate_command(args: argparse.Namespace) -> int:
     backends = parse_backends(args.backend)
     board = load_board(args.board)
     _validate(args)
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200)
 
     step(1, STEPS, "exploration", f"exploration of {args.dataset} for {goal.text}")
     ds = load_dataset(args.dataset)
@@ -308,7 +309,8 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     for line in report.clock_lines(outcome):
         say(line)
     cpu, same = summary["cpu"], summary.get("cpu_same")
-    if same:
+    one_index = bool(cpu and same) and (cpu["index"], cpu["nprobe"]) == (same["index"], same["nprobe"])
+    if same and not one_index:
         say(
             f"CPU at the design's index (faiss-cpu, measured here, medians): {same['index']} nprobe "
             f"{same['nprobe']}: {cpu_text(same, d['qps'])}"
@@ -316,10 +318,11 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     if cpu:
         say(
             "CPU baseline, best CPU index for the goal (faiss-cpu, measured here, medians; the index chosen by its "
-            f"fastest 1-thread search, which other load does not move): {cpu['index']} nprobe {cpu['nprobe']}: "
-            f"{cpu_text(cpu, d['qps'])}"
+            "fastest 1-thread search, which other load does not move"
+            + ("; also the design's index" if one_index else "")
+            + f"): {cpu['index']} nprobe {cpu['nprobe']}: {cpu_text(cpu, d['qps'])}"
         )
-        say(f"headline: FPGA / CPU = {summary['speedup']:.1f}x, against {cpu['basis']['text']}")
+        say(f"headline: FPGA / CPU = {summary['speedup']:.1f}x, against {basis_label(cpu['basis'])} (the basis above)")
     for s in sims:
         line = (
             f"simulation ({s['simulator']}): {s['queries']} queries, {s['checked_keys']} result keys checked, "
