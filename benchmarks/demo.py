@@ -29,7 +29,7 @@ SUMMARY = ROOT / "work" / "demo" / "project" / "report" / "summary.json"
 README = ROOT / "README.md"
 EXAMPLE_START = "<!-- the demo's output, from benchmarks/results/demo.json (benchmarks/demo.py) -->"
 EXAMPLE_END = "<!-- end of the demo's output -->"
-WIDTH = "110"
+WIDTH = "150"
 """Columns the demo prints to (rich reads COLUMNS): the example fits a README's code block."""
 
 
