@@ -29,13 +29,11 @@ SUMMARY = ROOT / "work" / "demo" / "project" / "report" / "summary.json"
 README = ROOT / "README.md"
 EXAMPLE_START = "<!-- the demo's output, from benchmarks/results/demo.json (benchmarks/demo.py) -->"
 EXAMPLE_END = "<!-- end of the demo's output -->"
-WIDTH = "150"
-"""Columns the demo prints to (rich reads COLUMNS): the example fits a README's code block."""
 
 
 def run_demo() -> tuple[list[str], float]:
     """`make -s demo`, its output shown as it comes and kept: the lines and the wall seconds."""
-    env = {**os.environ, "COLUMNS": WIDTH, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     start = time.monotonic()
     proc = subprocess.Popen(
         ["make", "-s", "demo"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

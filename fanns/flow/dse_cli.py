@@ -10,7 +10,6 @@ not at all, replacing an earlier DSE result only with --force (the user's files 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -65,8 +64,8 @@ def dse_command(args: argparse.Namespace) -> int:
     with staged_folder(out, args.force, MARKER, WHAT) as tmp:
         names = [p.name for p in report.write(outcome, tmp, final_dir=out)]
     paths = [out / name for name in names]
-    # logs keep the whole table, unless COLUMNS says how wide
-    console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200)
+    # logs keep the whole table
+    console = Console(width=None if sys.stdout.isatty() else 200)
     if outcome.best is None:
         raise FannsError(
             "\n  ".join(outcome.explain),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -187,7 +186,7 @@ def generate_command(args: argparse.Namespace) -> int:
     backends = parse_backends(args.backend)
     board = load_board(args.board)
     _validate(args)
-    console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200)
+    console = Console(width=None if sys.stdout.isatty() else 200)
 
     step(1, STEPS, "exploration", f"exploration of {args.dataset} for {goal.text}")
     ds = load_dataset(args.dataset)
