@@ -210,6 +210,7 @@ def test_deterministic_and_force(project, explore, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again"]
 
 
+@pytest.mark.slow  # three whole generate runs (DSE and code generation) each: 70 s
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, FannsError])
 def test_interrupted_or_failed_simulation_leaves_nothing(explore, tmp_path, monkeypatch, capsys, failure):
     def boom(*a, **k):

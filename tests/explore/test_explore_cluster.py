@@ -28,6 +28,7 @@ def explore(out, *extra: str) -> dict:
     return json.loads((out / "explore.json").read_text())
 
 
+@pytest.mark.slow  # a Dask cluster and two explorations: about a minute
 def test_indexes_trained_on_the_cluster_equal_those_trained_here(dask_cluster, tmp_path, capsys):  # noqa: F811
     here = explore(tmp_path / "here")
     there = explore(tmp_path / "there", "--cluster", dask_cluster)

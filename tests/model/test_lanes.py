@@ -79,6 +79,7 @@ def opq_stores_of_the_top(workload, board, clock_mhz: float) -> set[str]:
     return {design.stages.opq.storage for design in designs}
 
 
+@pytest.mark.slow  # every lane count's HLS and RTL build per board: 20-30 s each
 @pytest.mark.parametrize("board_name", BOARDS)
 def test_every_emitted_lane_count_is_built_by_both_generators(board_name):
     board = load_board(board_name)

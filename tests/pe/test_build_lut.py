@@ -90,6 +90,7 @@ def test_the_codebook_memory_is_the_storage_chosen():
         BuildLut(storage="stream")
 
 
+@pytest.mark.slow  # a fresh yosys synthesis: about a minute
 def test_uram_codebook_resources_match_a_fresh_synthesis():
     """Held out of the calibration (its URAM points are d = 128 and 256): a 192-d codebook of
     64-bit rows, 6,144 deep, in two UltraRAMs, priced by the fit against yosys."""

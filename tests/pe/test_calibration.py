@@ -145,6 +145,7 @@ def test_a_family_without_ultraram_skips_the_points_that_need_it():
     assert len(on_xc7) >= 3  # still enough to fit
 
 
+@pytest.mark.slow  # a yosys run that fails late: 50 s
 def test_a_point_yosys_cannot_map_is_a_clear_error():
     with pytest.raises(FannsError, match=r"yosys cannot synthesise PE ivf_dist .*'uram'.* family xc7: ERROR"):
         calibration._measure(("ivf_dist", {"d": 64, "w": 16, "vec_bits": 8, "nlist": 1024, "storage": "uram"}, "xc7"))
