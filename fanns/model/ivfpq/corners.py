@@ -109,7 +109,8 @@ def corner_point(name: str, workload: Workload, board: Board, clock_mhz: float, 
     limit = budget.vector()
     spaces, candidates = [], []
     for key, ctx in enumerate(dse.padded_contexts(workload, board, clock_mhz, corner.lut_words)):
-        sets = all_options(ctx, stage_model.Probes.of(workload.probed), workload.list_sizes, budget.limits())
+        probes = stage_model.Probes.of(workload.probed)
+        sets = all_options(ctx, probes, workload.list_sizes, budget.limits(), skip_dominated=False)
         usage = _usage(sets, limit)
         spaces.append((Space(key, sets, dse.infra_vector(ctx, budget), 0), ctx, usage))
         if all(len(s) for s in sets.values()):

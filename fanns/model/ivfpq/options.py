@@ -379,16 +379,18 @@ def all_options(
     list_sizes: np.ndarray,
     limits: Limits,
     known: dict[str, OptionSet] | None = None,
+    skip_dominated: bool = True,
 ) -> dict[str, OptionSet]:
     """The four option groups of one workload, each restricted to options within `limits`.
     `known`: groups already enumerated for this workload in another context they do not depend
-    on (`CONTEXT_KEY`)."""
+    on (`CONTEXT_KEY`). `skip_dominated=False` keeps the back options the Pareto pruning would
+    drop (`back_options`): every buildable option, as the design fuzz's corners need."""
     known = known or {}
     make = {
         "opq": lambda: opq_options(ctx, limits),
         "front": lambda: front_options(ctx, limits),
         "lut": lambda: lut_options(ctx, limits),
-        "back": lambda: back_options(ctx, probes, list_sizes, limits),
+        "back": lambda: back_options(ctx, probes, list_sizes, limits, skip_dominated=skip_dominated),
     }
     return {g: known[g] if g in known else make[g]() for g in GROUPS}
 
