@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NamedTuple
 
 import faiss
 import numpy as np
 from record import command_line, cpu_model, write_result
 
-from fanns.boards import load_board
-from fanns.datasets.loader import load_dataset
+from fanns.boards import Board, load_board
+from fanns.datasets.loader import Dataset, load_dataset
 from fanns.explore.ivfpq import ExploreConfig
 from fanns.explore.ivfpq_reuse import ensure_exploration, index_names
-from fanns.index.goals import parse_goal
+from fanns.index.goals import RecallGoal, parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import QPS_REPEATS, all_threads, measure_qps, spread_text
 from fanns.model.ivfpq import dse
@@ -55,19 +56,30 @@ def report(label: str, fpga_qps: float, s: dict) -> None:
     print(f"    FPGA / CPU = {fpga_qps / s['qps']:.1f}x against the median (IQR {iqr})")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+def add_demo_options(ap: argparse.ArgumentParser) -> None:
+    """The options naming the demo's case (dataset, goal, grid, queries, board, exploration folder),
+    shared with `cpu_load.py`."""
     ap.add_argument("--dataset", default="builtin:sift-10k", help="dataset (default builtin:sift-10k, the demo's)")
     ap.add_argument("--recall", default="1-R@10=0.8", help="recall goal (default the demo's 1-R@10=0.8)")
     ap.add_argument("--nlist", default="32,64", help="nlists explored (default the demo's 32,64)")
     ap.add_argument("--queries", type=int, default=200, help="queries (default the demo's 200)")
     ap.add_argument("--board", default="u55c", help="board of the FPGA design (default u55c)")
-    ap.add_argument("--runs", type=int, default=5, help="repeated measurements of each figure (default 5)")
-    ap.add_argument("--window", type=float, default=0.05, help="seconds per measurement window (default 0.05)")
     ap.add_argument("--explore-dir", default="work/bench-cpu/explore", help="exploration folder to reuse or fill")
-    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
-    args = ap.parse_args()
 
+
+class DemoCase(NamedTuple):
+    """The case `add_demo_options` names, explored, with the FPGA design the DSE chooses for it."""
+
+    ds: Dataset
+    goal: RecallGoal
+    board: Board
+    folder: Path
+    explore: dict
+    best: dse.DesignPoint
+
+
+def demo_case(args: argparse.Namespace) -> DemoCase:
+    """Explore (or reuse) the case of `args` and choose its best FPGA design, as `fanns generate` does."""
     goal = parse_goal(args.recall)
     ds = load_dataset(args.dataset)
     cfg = ExploreConfig(goals=[goal], nlists=[int(v) for v in args.nlist.split(",")], max_queries=args.queries)
@@ -77,6 +89,17 @@ def main() -> None:
     best = dse.run(workloads, board, goal.text, board.clock_mhz, 0.6, 1, unreachable).best
     if best is None:
         raise SystemExit(f"no FPGA design on {board.name} for {goal.text}")
+    return DemoCase(ds, goal, board, folder, explore, best)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    add_demo_options(ap)
+    ap.add_argument("--runs", type=int, default=5, help="repeated measurements of each figure (default 5)")
+    ap.add_argument("--window", type=float, default=0.05, help="seconds per measurement window (default 0.05)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    args = ap.parse_args()
+    ds, goal, board, folder, explore, best = demo_case(args)
     fpga_qps = best.qps
     queries = host_vectors(np.asarray(ds.queries[: args.queries]), ds.metric)
     reached = {

@@ -31,17 +31,11 @@ from pathlib import Path
 
 import faiss
 import numpy as np
+from cpu_baseline import add_demo_options, demo_case
 from record import command_line, write_result
 
-from fanns.boards import load_board
-from fanns.datasets.loader import load_dataset
-from fanns.explore.ivfpq import ExploreConfig
-from fanns.explore.ivfpq_reuse import ensure_exploration
-from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import all_threads, basis_label, cpu_basis, qps_both, undisturbed
-from fanns.model.ivfpq import dse
-from fanns.model.ivfpq.workload import workloads_from_explore
 
 QUIET_RECORD = Path(__file__).resolve().parent / "results" / "cpu_baseline.json"
 """A quiet measurement of the demo's CPU baseline on this machine (benchmarks/cpu_baseline.py)."""
@@ -124,26 +118,12 @@ def verdict(quiet: dict, loaded: dict, fpga: dict) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", default="builtin:sift-10k", help="dataset (default builtin:sift-10k, the demo's)")
-    ap.add_argument("--recall", default="1-R@10=0.8", help="recall goal (default the demo's 1-R@10=0.8)")
-    ap.add_argument("--nlist", default="32,64", help="nlists explored (default the demo's 32,64)")
-    ap.add_argument("--queries", type=int, default=200, help="queries (default the demo's 200)")
-    ap.add_argument("--board", default="u55c", help="board of the FPGA design (default u55c)")
+    add_demo_options(ap)
     ap.add_argument("--runs", type=int, default=5, help="measurements per phase (default 5)")
     ap.add_argument("--hogs", type=int, default=2, help="spinning processes beside the loaded phase (default 2)")
-    ap.add_argument("--explore-dir", default="work/bench-cpu/explore", help="exploration folder to reuse or fill")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     args = ap.parse_args()
-
-    goal = parse_goal(args.recall)
-    ds = load_dataset(args.dataset)
-    cfg = ExploreConfig(goals=[goal], nlists=[int(v) for v in args.nlist.split(",")], max_queries=args.queries)
-    folder, explore, _ = ensure_exploration(ds, cfg, Path(args.explore_dir))
-    board = load_board(args.board)
-    workloads, unreachable = workloads_from_explore(folder, goal)
-    best = dse.run(workloads, board, goal.text, board.clock_mhz, 0.6, 1, unreachable).best
-    if best is None:
-        raise SystemExit(f"no FPGA design on {board.name} for {goal.text}")
+    ds, goal, board, folder, explore, best = demo_case(args)
     queries = host_vectors(np.asarray(ds.queries[: args.queries]), ds.metric)
     indexes = {
         r["index"]: (faiss.read_index(str(folder / r["path"])), r["goals"][goal.text]["nprobe"])
