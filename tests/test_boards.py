@@ -56,7 +56,6 @@ NOT_YET_TIMED = {
         "hpq",
         "hsmpqg",
         "ivf_dist",
-        "opq",
         "systolic_pq",
         "systolic_queue",
     },
