@@ -55,7 +55,6 @@ NOT_YET_TIMED = {
         "build_lut",
         "hpq",
         "hsmpqg",
-        "ivf_dist",
         "systolic_pq",
         "systolic_queue",
     },
