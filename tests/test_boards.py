@@ -52,7 +52,6 @@ NOT_YET_TIMED = {
         "bitonic_merge",
         "bitonic_sort",
         "bloom",
-        "hpq",
         "hsmpqg",
         "systolic_pq",
         "systolic_queue",
