@@ -52,7 +52,6 @@ NOT_YET_TIMED = {
         "bitonic_sort",
         "bloom",
         "hsmpqg",
-        "systolic_pq",
         "systolic_queue",
     },
     "xc7": {
