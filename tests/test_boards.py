@@ -50,7 +50,6 @@ NOT_YET_TIMED = {
     "xcup": {
         "bitonic_merge",
         "bitonic_sort",
-        "bloom",
         "hsmpqg",
         "systolic_queue",
     },
