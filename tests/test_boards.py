@@ -49,7 +49,6 @@ def test_every_shipped_board_family_has_every_pe_calibrated():
 NOT_YET_TIMED = {
     "xcup": {
         "bitonic_merge",
-        "bitonic_sort",
         "hsmpqg",
         "systolic_queue",
     },
