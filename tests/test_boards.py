@@ -63,7 +63,6 @@ NOT_YET_TIMED = {
         "channel_feeder",
         "hpq",
         "hsmpqg",
-        "pq_decode",
         "stream_pack",
         "systolic_pq",
         "systolic_queue",
