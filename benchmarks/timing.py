@@ -115,11 +115,13 @@ def describe_design(row: dict) -> str:
         f"({clock['origin']}); RTL estimate {rtl['fmax_mhz']:,.0f} MHz ({rtl['family']}), limited by "
         f"{lim['kind']} {lim['label']} ({lim['detail']})"
     )
-    if slowest_pe and slowest_pe is not lim:
+    if slowest_pe and slowest_pe != lim:
         text += f"; slowest PE {slowest_pe['label']} {slowest_pe['fmax_mhz']:,.0f} MHz ({slowest_pe['detail']})"
     reset = next(e for e in rtl["elements"] if e["kind"] == "reset")
     slr = [e for e in rtl["elements"] if e["kind"] == "slr crossing"]
     text += f"; reset {reset['fmax_mhz']:,.0f} MHz ({reset['detail']}); {len(slr)} SLR crossing(s)"
+    if rtl["not_covered"]:
+        text += f"; not covered: {', '.join(rtl['not_covered'])}"
     for e in row.get("exact", []):
         text += f"\n    {e['pe']}: exact {e['exact_mhz']:,.0f} MHz, table {e['table_mhz']} ({e['table_basis']})"
     return text
