@@ -48,7 +48,6 @@ def test_every_shipped_board_family_has_every_pe_calibrated():
 
 NOT_YET_TIMED = {
     "xcup": {
-        "systolic_queue",
     },
     "xc7": {
         "ahpq",
