@@ -57,7 +57,6 @@ NOT_YET_TIMED = {
         "bitonic_merge",
         "bitonic_sort",
         "bloom",
-        "build_lut",
         "channel_feeder",
         "hpq",
         "hsmpqg",
