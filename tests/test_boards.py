@@ -60,7 +60,6 @@ NOT_YET_TIMED = {
         "channel_feeder",
         "hpq",
         "hsmpqg",
-        "stream_pack",
         "systolic_pq",
         "systolic_queue",
     },
