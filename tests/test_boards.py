@@ -52,7 +52,6 @@ NOT_YET_TIMED = {
     "xc7": {
         "ahpq",
         "axi_reader",
-        "axil_csr",
         "bitonic_merge",
         "bitonic_sort",
         "bloom",
