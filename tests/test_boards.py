@@ -51,7 +51,6 @@ NOT_YET_TIMED = {
     },
     "xc7": {
         "ahpq",
-        "axi_reader",
         "bitonic_merge",
         "bitonic_sort",
         "bloom",
