@@ -53,7 +53,6 @@ NOT_YET_TIMED = {
         "ahpq",
         "bitonic_merge",
         "bitonic_sort",
-        "bloom",
         "channel_feeder",
         "hpq",
         "hsmpqg",
