@@ -56,7 +56,6 @@ NOT_YET_TIMED = {
         "channel_feeder",
         "hpq",
         "hsmpqg",
-        "systolic_pq",
         "systolic_queue",
     },
 }
