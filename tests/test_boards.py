@@ -52,7 +52,6 @@ NOT_YET_TIMED = {
     "xc7": {
         "ahpq",
         "bitonic_merge",
-        "bitonic_sort",
         "channel_feeder",
         "hpq",
         "hsmpqg",
