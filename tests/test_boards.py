@@ -51,7 +51,6 @@ NOT_YET_TIMED = {
     },
     "xc7": {
         "ahpq",
-        "bitonic_merge",
         "channel_feeder",
         "hpq",
         "hsmpqg",
