@@ -52,7 +52,6 @@ NOT_YET_TIMED = {
     "xc7": {
         "ahpq",
         "channel_feeder",
-        "hpq",
         "hsmpqg",
         "systolic_queue",
     },
