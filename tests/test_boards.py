@@ -53,7 +53,6 @@ NOT_YET_TIMED = {
         "ahpq",
         "channel_feeder",
         "hsmpqg",
-        "systolic_queue",
     },
 }
 """PEs whose timing table is still to be measured (`fanns calibrate --timing --points 3 --family F
