@@ -51,7 +51,6 @@ NOT_YET_TIMED = {
     },
     "xc7": {
         "ahpq",
-        "channel_feeder",
         "hsmpqg",
     },
 }
