@@ -51,7 +51,6 @@ NOT_YET_TIMED = {
     },
     "xc7": {
         "ahpq",
-        "hsmpqg",
     },
 }
 """PEs whose timing table is still to be measured (`fanns calibrate --timing --points 3 --family F
