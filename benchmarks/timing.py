@@ -39,7 +39,7 @@ from fanns.model.ivfpq import timing
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.pe import get_pe, registry
 from fanns.tools.delay_models import ECP5, ECP5_ROUTE, MODELS
-from fanns.tools.nextpnr import ECP5_PES, fit_routing, place_and_route
+from fanns.tools.nextpnr import ECP5_PES, ecp5_netlist, fit_routing, place_and_route
 from fanns.tools.timing import analyze, synth_netlist
 
 DEMO = ("builtin:sift-10k", "1-R@10=0.8", [32, 64], 200)
@@ -131,7 +131,7 @@ def ecp5_rows() -> dict:
     rows = []
     for name, point, role in ECP5_PES:
         params = registry()[name].calibration_points[point]
-        netlist = synth_netlist(get_pe(name)(**params).verilog("top"), "top", "ecp5")
+        netlist = ecp5_netlist(name, get_pe(name)(**params).verilog("top"))
         routed = place_and_route(netlist)
         model = analyze(netlist, "top", ECP5)
         rows.append(

