@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fanns.tools import modelcache
-from tests.long_tier import is_long
+from tests.tiers import long_not_slow
 
 os.environ.setdefault("FANNS_NO_PROGRESS", "1")
 TESTS = Path(__file__).resolve().parent
@@ -44,10 +44,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (the Makefile's slow tier) does it on one worker instead of on every worker its tests were
     dealt to — a design test_rtl generates and builds is also test_rtl_fast's, whose tests then
     find the build in that worker's content-keyed build folder. Without --dist loadgroup the mark
-    does nothing. The tests `tests/long_tier.py` names are marked `long` (kept out of CI)."""
+    does nothing. A test marked `long` but not `slow` is refused: CI's `-m "slow and not long"`
+    keeps the long tier out only if it is part of the slow one (`tests/tiers.py`)."""
+    long_only = long_not_slow(items)
+    if long_only:
+        raise pytest.UsageError(
+            f"tests marked long but not slow: {', '.join(long_only)}; the long tier is part of the slow "
+            "one (CI runs -m 'slow and not long'): mark them @pytest.mark.slow too"
+        )
     for item in items:
-        if is_long(item.nodeid):
-            item.add_marker(pytest.mark.long)
         group = _shared_setup(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -28,6 +28,7 @@ from fanns.outputs import MANIFEST
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
+from tests.tiers import long_params
 
 CYCLE_TOLERANCE = 0.05
 """Measured steady-state cycles per query vs the model (issue 6: within 5 %)."""
@@ -48,6 +49,10 @@ DESIGNS = {
     # model (`fanns.model.ivfpq.sequence`) within 1.2 % (measured 571.3 vs 564.8)
     "sift-lut-buffer": ("sift", 1, 10, (2, 32, "bram"), (1, 64, "bram"), (2, 1), "hpq", "hpq", 16),
 }
+CI_DESIGNS = {"random-k100", "sift-k10-ahpq"}
+"""The designs whose keys and cycles CI checks: a random index and a SIFT one; the others are more
+designs of the same kind, in the long tier."""
+ALL_TIERS = long_params(sorted(DESIGNS), long=set(DESIGNS) - CI_DESIGNS)
 
 
 def _data(kind, request):
@@ -98,6 +103,7 @@ def nominal(case):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("case", ALL_TIERS, indirect=True)
 def test_result_keys_equal_the_reference_model(case, nominal):
     keys = DesignReference(case["design"], case["data"]).search_keys(case["queries"])
     assert nominal["mismatched_queries"] == 0, nominal.get("first_bad")
@@ -107,6 +113,7 @@ def test_result_keys_equal_the_reference_model(case, nominal):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("case", ALL_TIERS, indirect=True)
 def test_cycles_per_query_agree_with_the_model(case, nominal):
     model = case["sim"].predicted_run(0, case["nq"])
     measured = measured_interval(nominal)
@@ -114,6 +121,7 @@ def test_cycles_per_query_agree_with_the_model(case, nominal):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a design CI does not simulate (CI_DESIGNS)
 @pytest.mark.parametrize("case", ["sift-opq-goal"], indirect=True)
 def test_recall_equals_the_explorers_hardware_recall(case, nominal):
     _, ids = split_keys(nominal["keys"])
@@ -200,6 +208,7 @@ def test_unsupported_designs_are_refused_clearly():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a design CI does not simulate (CI_DESIGNS)
 @pytest.mark.parametrize("case", ["sift-k1-hsmpqg"], indirect=True)
 def test_cli_generate_rtl_and_sim(case, sift_exploration, build_root, tmp_path, capsys):
     """`fanns generate-rtl` writes the same project as the API; `fanns sim` reuses its build and

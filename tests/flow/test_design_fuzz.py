@@ -25,6 +25,7 @@ from fanns.flow.design_fuzz import (
 )
 from fanns.model.ivfpq.corners import CORNERS
 from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
+from tests.tiers import long_params
 
 FAST_SEEDS = (18,)
 """Draw 18 is a pynq-z2 (Zynq-7000, device family xc7) design: the family draw #7 found uncalibrated."""
@@ -105,8 +106,9 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
     _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
 
 
+# CI runs corner draw 4; draws 7 and 13 are long
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", CORNER_SEEDS)
+@pytest.mark.parametrize("seed", long_params(CORNER_SEEDS, long={7, 13}))
 def test_corner_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root):
     _check([run_case(draw_corner_case(seed, max_d=128, max_k=16), tmp_path / "draw", build_root, runners_up=0)])
 
@@ -125,6 +127,7 @@ FETCHED_GOALS = {1: "1-R@1=0.30", 10: "R@10=0.30", 100: "R@100=0.20"}
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 @pytest.mark.parametrize("k", sorted(FETCHED_GOALS))
 def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(k, tmp_path, build_root):
     """A draw outside the fuzz box's small nlist: 512 cells of 512-d centroids on a ZCU104 at half
@@ -141,6 +144,7 @@ def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(k, tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact(tmp_path, build_root):
     """768-d OPQ on a KV260 at half its memory: the 768 x 768 matrix (1.2 MB of int16) fits
     neither the block RAM nor the UltraRAM budget, so the DSE's choice and its runner-up stream it
@@ -152,6 +156,7 @@ def test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact(tmp_path, bui
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_draws_run_as_jobs_on_an_existing_cluster(tmp_path, dask_cluster):  # noqa: F811
     """A draw shipped to a Dask worker started as its own process (reached by address, working in
     its own temporary folder) gives the outcome the same draw gives here."""
