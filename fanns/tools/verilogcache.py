@@ -9,7 +9,7 @@ module exactly), the code that elaborates it and the tools that convert it; so i
 its RTL view (`fanns.hdl.verilog.to_kernel_verilog`'s `key`). `VerilogModuleCache` keeps each
 text under a hash of exactly those (`entry_key`): the module name and the key's `repr`, a digest
 of every file of the fanns package (any change to fanns misses the cache, so no edit can serve an
-old module), and the Amaranth and yosys versions. A key whose `repr` does not show its whole
+old module: `fanns.tools.codedigest`), and the Amaranth and yosys versions. A key whose `repr` does not show its whole
 content (an object's default `repr`, a long numpy array's elided one) is never kept.
 
 The entries live in `FANNS_VERILOG_MODULES` if set, else in the cache root's `verilog-modules`
@@ -22,7 +22,6 @@ entries go.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.metadata
 import os
 import tempfile
@@ -31,6 +30,7 @@ from pathlib import Path
 from amaranth._toolchain.yosys import find_yosys  # the yosys Amaranth's Verilog backend runs
 
 from fanns.datasets.cache import cache_root
+from fanns.tools import codedigest
 from fanns.tools.modelcache import content_key
 
 ROOT_ENV = "FANNS_VERILOG_MODULES"
@@ -38,25 +38,12 @@ SIZE_ENV = "FANNS_VERILOG_MODULES_MB"
 DEFAULT_MB = 256.0
 """Megabytes of modules kept (a PE's module is 10-500 kB; the demo design's 20 parts are 2 MB)."""
 SUFFIX = ".v"
-PACKAGE = Path(__file__).resolve().parents[1]
 YOSYS_REQUIREMENT = (0, 40)
 """The version `amaranth.back.verilog` asks of yosys (so the key names the yosys it runs)."""
 
 
 UNSHOWN = (" at 0x", "...")
 """What a `repr` that hides content shows: an object's address, numpy's elision of a long array."""
-
-
-@functools.cache
-def source_digest() -> str:
-    """A hash of every file of the fanns package (its code and tables), by relative path."""
-    h = hashlib.sha256()
-    files = (p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    for path in sorted(files):
-        h.update(str(path.relative_to(PACKAGE)).encode() + b"\0")
-        data = path.read_bytes()
-        h.update(len(data).to_bytes(8, "little") + data)
-    return h.hexdigest()
 
 
 @functools.cache
@@ -79,7 +66,7 @@ def keepable(key: str) -> bool:
 
 def entry_key(name: str, key: str) -> str:
     """The content hash of module `name` converted from a part of key `key` (its `repr`)."""
-    return content_key([name, key, source_digest(), toolchain()])
+    return content_key([name, key, codedigest.source_digest(), toolchain()])
 
 
 class VerilogModuleCache:

@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 from fanns.hdl.modules import ModuleLibrary
 from fanns.hdl.verilog import to_kernel_verilog, to_verilog
 from fanns.pe.stream_fifo import stream_fifo
-from fanns.tools import verilogcache
+from fanns.tools import codedigest, verilogcache
 from fanns.tools.verilogcache import VerilogModuleCache
 
 WIDTH = 8
@@ -85,7 +85,7 @@ def test_other_code_or_tools_miss_the_cache(tmp_path, monkeypatch):
     store.put("m", "key", "module m;\nendmodule\n")
     assert store.get("m", "key") == "module m;\nendmodule\n"
     assert store.get("m", "other key") is None and store.get("n", "key") is None
-    monkeypatch.setattr(verilogcache, "source_digest", lambda: "edited fanns")
+    monkeypatch.setattr(codedigest, "source_digest", lambda: "edited fanns")
     assert store.get("m", "key") is None
     monkeypatch.undo()
     monkeypatch.setattr(verilogcache, "toolchain", lambda: "another yosys")
