@@ -30,6 +30,7 @@ from pathlib import Path
 from amaranth._toolchain.yosys import find_yosys  # the yosys Amaranth's Verilog backend runs
 
 from fanns.datasets.cache import cache_root
+from fanns.errors import FannsError
 from fanns.tools import codedigest
 from fanns.tools.modelcache import content_key
 
@@ -69,12 +70,22 @@ def entry_key(name: str, key: str) -> str:
     return content_key([name, key, codedigest.source_digest(), toolchain()])
 
 
+def _env_megabytes() -> float:
+    value = os.environ.get(SIZE_ENV, str(DEFAULT_MB))
+    try:
+        return float(value)
+    except ValueError:
+        raise FannsError(
+            f"{SIZE_ENV}={value!r} is not a number of megabytes", hint=f"e.g. {SIZE_ENV}={DEFAULT_MB:.0f}"
+        ) from None
+
+
 class VerilogModuleCache:
     """The module cache folder (see the module docstring): `get` and `put` one module's Verilog."""
 
     def __init__(self, root: Path | None = None, limit_mb: float | None = None):
         self.root = Path(root) if root is not None else modules_root()
-        self.limit = float(os.environ.get(SIZE_ENV, DEFAULT_MB) if limit_mb is None else limit_mb) * 1e6
+        self.limit = (_env_megabytes() if limit_mb is None else limit_mb) * 1e6
         self._total: int | None = None
 
     def path(self, name: str, key: str) -> Path:
@@ -87,21 +98,32 @@ class VerilogModuleCache:
         path = self.path(name, key)
         try:
             text = path.read_text()
-            os.utime(path)
-        except FileNotFoundError:  # never kept, or evicted meanwhile
+        except OSError:  # never kept, evicted meanwhile, or no folder there
             return None
+        try:
+            os.utime(path)
+        except OSError:  # a folder this user may read but not write: the entry serves all the same
+            pass
         return text
 
     def put(self, name: str, key: str, text: str) -> None:
-        """Keep module `name`'s Verilog (atomically), then evict down to the size bound."""
+        """Keep module `name`'s Verilog (atomically), then evict down to the size bound. A folder
+        that cannot be written keeps nothing: the conversion stands without the cache."""
         if not keepable(key):
             return
-        self.root.mkdir(parents=True, exist_ok=True)
         path = self.path(name, key)
-        fd, stage = tempfile.mkstemp(dir=self.root, prefix=".stage-")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(stage, path)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, stage = tempfile.mkstemp(dir=self.root, prefix=".stage-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(stage, path)
+        except OSError:  # a full disk: nothing half-written is left
+            Path(stage).unlink(missing_ok=True)
+            return
         if self._total is None:
             self._total = sum(size for _, size, _ in self._entries())
         else:

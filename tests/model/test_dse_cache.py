@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from fanns.boards import Clock, load_board
-from fanns.model.ivfpq import dse_cache, timing
+from fanns.model.ivfpq import dse, dse_cache, timing
 from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.tools import codedigest
 
@@ -41,7 +41,7 @@ def test_any_other_input_or_code_runs_the_dse(kv260, tmp_path, monkeypatch):
 
     def counted(workloads, board, goal, clock, util, top, unreachable):
         runs.append(goal)
-        return {"goal": goal, "util": util}
+        return dse.Outcome.__new__(dse.Outcome)
 
     monkeypatch.setattr(timing, "run", counted)
     w = workload()
@@ -64,3 +64,15 @@ def test_any_other_input_or_code_runs_the_dse(kv260, tmp_path, monkeypatch):
     assert len(runs) == 1 + len(changed)
     monkeypatch.setattr(codedigest, "source_digest", lambda: "edited fanns")
     assert not dse_cache.run(*base, root=tmp_path)[1]
+
+
+def test_an_unreadable_entry_or_folder_runs_the_dse(kv260, tmp_path, monkeypatch):
+    runs = []
+    monkeypatch.setattr(timing, "run", lambda *args: runs.append(args) or dse.Outcome.__new__(dse.Outcome))
+    args = ([workload()], kv260, "R@10=0.8", None, 0.6, 2, None)
+    (tmp_path / f"{dse_cache.outcome_key(*args)}{dse_cache.SUFFIX}").write_bytes(b"not a pickle")
+    assert not dse_cache.run(*args, root=tmp_path)[1]  # replaced by the DSE's outcome
+    assert dse_cache.run(*args, root=tmp_path)[1]
+    (tmp_path / "file").write_text("")
+    assert not dse_cache.run(*args, root=tmp_path / "file" / "cache")[1]  # no folder can be made there
+    assert len(runs) == 2

@@ -10,6 +10,7 @@ from amaranth import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.errors import FannsError
 from fanns.hdl.modules import ModuleLibrary
 from fanns.hdl.verilog import to_kernel_verilog, to_verilog
 from fanns.pe.stream_fifo import stream_fifo
@@ -119,3 +120,16 @@ def test_the_least_recently_used_entries_go_beyond_the_bound(tmp_path):
         os.utime(path, (n, n))  # m0 the oldest
     assert store.get("m0", "key") is None
     assert store.get("m1", "key") and store.get("m2", "key")
+
+
+def test_a_folder_that_cannot_be_written_keeps_nothing_and_breaks_nothing(tmp_path):
+    (tmp_path / "file").write_text("")
+    store = VerilogModuleCache(tmp_path / "file" / "cache")  # its parent is a file: no folder can be made
+    store.put("m", "key", "module m;\nendmodule\n")
+    assert store.get("m", "key") is None
+
+
+def test_a_size_bound_that_is_not_a_number_is_named(monkeypatch):
+    monkeypatch.setenv(verilogcache.SIZE_ENV, "lots")
+    with pytest.raises(FannsError, match="FANNS_VERILOG_MODULES_MB='lots' is not a number"):
+        VerilogModuleCache()

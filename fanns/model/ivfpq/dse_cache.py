@@ -59,19 +59,35 @@ def run(
     root = outcomes_root() if root is None else root
     path = root / f"{outcome_key(workloads, board, goal, clock, util, top, unreachable)}{SUFFIX}"
     try:
-        outcome = pickle.loads(path.read_bytes())
-        os.utime(path)
-        return outcome, True
-    except (FileNotFoundError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass  # never kept, evicted meanwhile, or unreadable: run the DSE
+        kept = pickle.loads(path.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        kept = None  # never kept, evicted meanwhile, or unreadable: run the DSE
+    if isinstance(kept, Outcome):
+        try:
+            os.utime(path)
+        except OSError:  # a folder this user may read but not write
+            pass
+        return kept, True
     outcome = timing.run(workloads, board, goal, clock, util, top, unreachable)
-    root.mkdir(parents=True, exist_ok=True)
-    fd, stage = tempfile.mkstemp(dir=root, prefix=".stage-")
-    with os.fdopen(fd, "wb") as f:
-        pickle.dump(outcome, f, protocol=5)
-    os.replace(stage, path)
-    _evict(root)
+    _keep(root, path, outcome)
     return outcome, False
+
+
+def _keep(root: Path, path: Path, outcome: Outcome) -> None:
+    """Write `outcome` to `path` atomically, then evict; a folder that cannot be written keeps nothing."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, stage = tempfile.mkstemp(dir=root, prefix=".stage-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(outcome, f, protocol=5)
+        os.replace(stage, path)
+    except OSError:  # a full disk: nothing half-written is left
+        Path(stage).unlink(missing_ok=True)
+        return
+    _evict(root)
 
 
 def _evict(root: Path) -> None:
