@@ -33,7 +33,17 @@ from pathlib import Path
 from record import command_line, write_result
 
 from fanns.errors import FannsError
-from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, draw_corner_case, records, run_draws, table
+from fanns.flow.design_fuzz import (
+    CYCLE_TOLERANCE,
+    MAX_D,
+    MAX_K,
+    SIM_QUERIES,
+    draw_case,
+    draw_corner_case,
+    records,
+    run_draws,
+    table,
+)
 from fanns.tools.parallel import check_cluster
 
 
@@ -91,6 +101,28 @@ def _figures(outcomes: list, planned: int) -> dict:
         "table": table(outcomes),
         "draw_records": records(outcomes),
     }
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README row of a recorded run (`benchmarks/readme_figures.py`)."""
+    draws = figures["draw_records"]
+    corners = sum(bool(r["case"]["corner"]) for r in draws)
+    boards = sorted({r["case"]["board"] for r in draws})
+    dims = sorted(r["case"]["d"] for r in draws)
+    c = figures["counts"]
+    error = figures["largest_cycle_error_pct"]
+    value = (
+        f"{c['ok']} built, bit-exact on both faces, RTL cycles within {100 * CYCLE_TOLERANCE:.0f} % of the model; "
+        f"{c['no design']} refused by the DSE with its reason; {c['failed']} failed. "
+        f"{figures['faces_simulated']} faces simulated, {figures['mismatched_queries']} mismatched queries"
+    )
+    if error is not None:
+        value += f", largest RTL cycle error {error:.2f} %"
+    what = (
+        f"design fuzz: {len(draws) - corners} random draws + {corners} option-space corners "
+        f"(d {dims[0]}..{dims[-1]}, boards {', '.join(boards)}) through explore, DSE, both faces and simulation"
+    )
+    return what, value
 
 
 if __name__ == "__main__":

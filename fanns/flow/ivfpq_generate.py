@@ -27,6 +27,7 @@ from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
+from fanns.codegen.platform import vitis_platform
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
@@ -187,6 +188,8 @@ def generate_command(args: argparse.Namespace) -> int:
     backends = parse_backends(args.backend)
     board = load_board(args.board)
     _validate(args)
+    if args.platform:
+        vitis_platform(board, args.platform)
     console = Console(width=None if sys.stdout.isatty() else 200)
 
     step(1, STEPS, "exploration", f"exploration of {args.dataset} for {goal.text}")

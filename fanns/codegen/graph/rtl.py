@@ -26,7 +26,7 @@ from fanns.arch.graph.top import FalconQpp, qpp_signature
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.graph.hls import template_values
 from fanns.codegen.graph.shared import project_record, shared_files
-from fanns.codegen.ivfpq.hls import vitis_platform
+from fanns.codegen.platform import alveo, vitis_platform
 from fanns.codegen.project_files import (
     PROJECT_FILE,
     add_record,
@@ -36,7 +36,7 @@ from fanns.codegen.project_files import (
     read_record,
     write_files,
 )
-from fanns.codegen.rtl_kernel import CONTROL, Kernel, alveo, port_args, port_signals, road_files, vlnv
+from fanns.codegen.rtl_kernel import CONTROL, Kernel, port_args, port_signals, road_files, vlnv
 from fanns.design.graph import GraphDesign
 from fanns.design.graph_hw import QppHw
 from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, to_kernel_verilog
