@@ -392,6 +392,18 @@ def records(outcomes: list[FuzzOutcome]) -> list[dict]:
     ]
 
 
+def outcome_from_record(record: dict) -> FuzzOutcome:
+    """The outcome a record of `records` holds (a recorded run read back, to continue it)."""
+    return FuzzOutcome(
+        FuzzCase(**record["case"]),
+        record["status"],
+        record["reason"],
+        [FaceResult(**f) for f in record["faces"]],
+        record["seconds"],
+        list(record["designs"]),
+    )
+
+
 def table(outcomes: list[FuzzOutcome]) -> list[str]:
     """The outcomes as text lines: one per draw, then the count per status."""
     lines = []

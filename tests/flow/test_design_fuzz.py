@@ -12,10 +12,13 @@ import pytest
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.design_fuzz import (
     CORNER_NLISTS,
+    FaceResult,
     FuzzCase,
     FuzzOutcome,
     draw_case,
     draw_corner_case,
+    outcome_from_record,
+    records,
     run_case,
     run_draws,
     table,
@@ -66,6 +69,22 @@ def test_corner_draws_visit_every_corner():
         assert case.nlist in CORNER_NLISTS and case.opq == (CORNERS[case.corner].group == "opq")
         # the two draws of a seed run side by side, each emptying its folder first
         assert case.folder != plain.folder
+
+
+def test_a_recorded_draw_reads_back_as_the_same_outcome():
+    """`benchmarks/design_fuzz.py --resume` continues a run from its JSON: a record read back is the
+    outcome it recorded (case, status, faces, designs), so the continued table and counts are whole."""
+    outcome = FuzzOutcome(
+        draw_corner_case(3),
+        "ok",
+        faces=[FaceResult(0, "rtl", True, "16 queries, 0 differ", 16, 0, 62.2, 61.7, 0.86)],
+        seconds=12.3,
+        designs=["IVF8,PQ4 nprobe 1 K 1: ..."],
+    )
+    failed = FuzzOutcome(draw_case(5), "failed", "rank 0 generate: boom", seconds=1.0)
+    back = [outcome_from_record(r) for r in records([outcome, failed])]
+    assert records(back) == records([outcome, failed]) and table(back) == table([outcome, failed])
+    assert back[0].case == outcome.case and back[1].passed is False
 
 
 def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
