@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fanns.tools import modelcache
+from fanns.tools import modelcache, verilogcache
 from tests.tiers import long_not_slow
 
 os.environ.setdefault("FANNS_NO_PROGRESS", "1")
@@ -77,9 +77,11 @@ def build_root(tmp_path_factory):
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     """Built-ins, ground truth and trained indexes go to a per-session folder, not ~/.cache; the
-    compiled simulators stay in the user's model cache (`fanns.tools.modelcache`: kept by content,
-    so a second session reuses them, and another's never changes what a test simulates)."""
+    compiled simulators and converted Verilog stay in the user's caches (`fanns.tools.modelcache`,
+    `fanns.tools.verilogcache`: kept by content, so a second session reuses them, and another's
+    never changes what a test simulates)."""
     os.environ.setdefault(modelcache.ROOT_ENV, str(modelcache.models_root()))
+    os.environ.setdefault(verilogcache.ROOT_ENV, str(verilogcache.modules_root()))
     old = os.environ.get("FANNS_CACHE")
     os.environ["FANNS_CACHE"] = str(tmp_path_factory.mktemp("fanns-cache"))
     import faiss

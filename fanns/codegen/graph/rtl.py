@@ -44,6 +44,7 @@ from fanns.images.graph import GraphImages
 from fanns.index.graph import GraphImage
 from fanns.reference.graph import STATS
 from fanns.templating import environment
+from fanns.tools.verilogcache import VerilogModuleCache
 
 TOP = "fanns_falcon_qpp"
 COMMAND = "fanns generate-graph-rtl"
@@ -67,7 +68,7 @@ def compute_units(design: GraphDesign) -> int:
 def verilog(hw: QppHw) -> str:
     """The Verilog of one QPP as a Xilinx RTL kernel (module `fanns_falcon_qpp`: ports `ap_clk`,
     `ap_rst_n`, `s_axi_control_*`, `m_axi_<role>_*`, `interrupt`), deterministic."""
-    return to_kernel_verilog(FalconQpp(hw), TOP, {"s_axil": CONTROL})
+    return to_kernel_verilog(FalconQpp(hw), TOP, {"s_axil": CONTROL}, VerilogModuleCache(), hw)
 
 
 def _bursts(hw: QppHw) -> Callable[[str], tuple[int, int]]:
