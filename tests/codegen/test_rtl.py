@@ -23,10 +23,11 @@ from fanns.flow import sim_cli
 from fanns.index.recall import recall_at
 from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.stage_timing import StageTiming
 from fanns.numerics import split_keys
 from fanns.outputs import MANIFEST
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run, measured_interval
+from fanns.sim.ivfpq.rtl import CYCLE_FACTOR, CYCLES_MIN, DesignStuck, Limits, RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
 from tests.tiers import long_params
 
@@ -170,6 +171,22 @@ def test_watchdog_stops_a_stuck_run_and_says_where(case):
     assert "m_axi_pq1: a read request not accepted" in text and "m_axi_io:" in text, text
     assert "streams waiting for a word:" in text and "Traceback" not in text, text
     assert sim.stall_bound(100) >= 20_000
+    timings = sim.predicted_timings(0, 8)
+    slowest = max(t.interval for t in timings.values())
+    assert sim.cycle_bound(Run(nq=8, nprobe=d.nprobe, k=d.k), 100) >= max(CYCLES_MIN, CYCLE_FACTOR * 8 * slowest)
+
+
+def test_the_cycle_bound_grows_with_the_runs_model_cycles(monkeypatch):
+    """A design whose BuildLUT takes 2.9 M cycles a query ran 16 test queries for 46 M cycles; a
+    fixed 20 M bound stopped it as hung (design fuzz corner 1). The bound is CYCLE_FACTOR times
+    the run's cycles with no stage overlapping, never below CYCLES_MIN."""
+    timings = {"ivf_dist": StageTiming(90_207, 90_500), "build_lut": StageTiming(2_886_624, 2_900_000)}
+    monkeypatch.setattr(RtlProjectSim, "predicted_timings", lambda self, first, nq, nprobe=None: timings)
+    sim = object.__new__(RtlProjectSim)  # the bound needs the model's timings only
+    serial = 100 + 90_500 + 2_900_000 + 16 * (90_207 + 2_886_624)
+    assert sim.cycle_bound(Run(nq=16, nprobe=16, k=701), 100) == CYCLE_FACTOR * serial > 46_000_000
+    timings = {"ivf_dist": StageTiming(300, 400)}
+    assert sim.cycle_bound(Run(nq=16, nprobe=16, k=701), 100) == CYCLES_MIN
 
 
 @pytest.mark.slow
