@@ -19,7 +19,8 @@ and g++ but no shared file system (each draw runs in a temporary folder of its w
 With `--json PATH` the table is also written as JSON (`fanns.flow.design_fuzz.records`: every
 draw, its designs, each face's mismatches and the RTL's cycles per query against the model), after
 every `--workers` draws, so a long run keeps what it has measured; `--resume` reads that file
-first and runs only the draws it does not hold yet (a run stopped by a reboot continues).
+first and runs only the draws it does not hold as passed (a run stopped by a reboot continues,
+and a draw that failed runs again, e.g. after its fix).
 
     PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--first SEED] [--max-d D] [--max-k K]
         [--runners-up R] [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS] [--json PATH]
@@ -65,7 +66,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1, help="draws run at a time on this machine (default 1)")
     ap.add_argument("--cluster", help="run the draws on an existing Dask (tcp://HOST:PORT) or Ray (ray://) cluster")
     ap.add_argument("--json", metavar="PATH", help="also write the table as JSON (benchmarks/record.py)")
-    ap.add_argument("--resume", action="store_true", help="keep the draws --json PATH already records, run the rest")
+    ap.add_argument("--resume", action="store_true", help="keep the passed draws --json PATH records, run the rest")
     args = ap.parse_args()
     try:
         if args.cluster is not None:
@@ -99,7 +100,7 @@ def main() -> None:
 
 
 def _recorded(path: Path, cases: list) -> list:
-    """The outcomes of `cases` that the run recorded in `path` holds."""
+    """The passed outcomes of `cases` that the run recorded in `path` holds."""
     wanted = set(cases)
     return [
         o for o in map(outcome_from_record, json.loads(path.read_text())["figures"]["draw_records"]) if o.case in wanted

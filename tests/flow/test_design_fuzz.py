@@ -15,6 +15,7 @@ from fanns.flow.design_fuzz import (
     FaceResult,
     FuzzCase,
     FuzzOutcome,
+    base_vectors,
     draw_case,
     draw_corner_case,
     outcome_from_record,
@@ -70,6 +71,10 @@ def test_corner_draws_visit_every_corner():
         assert case.nlist in CORNER_NLISTS and case.opq == (CORNERS[case.corner].group == "opq")
         # the two draws of a seed run side by side, each emptying its folder first
         assert case.folder != plain.folder
+    # every corner's nlist trains on its draw's set (faiss: at most N / 4 lists)
+    corners = [draw_corner_case(seed) for seed in range(60)]
+    assert max(c.nlist for c in corners) == max(CORNER_NLISTS)
+    assert all(c.nlist <= base_vectors(c) // 4 for c in corners)
 
 
 def test_a_recorded_draw_reads_back_as_the_same_outcome():
