@@ -18,7 +18,9 @@ and g++ but no shared file system (each draw runs in a temporary folder of its w
 
 With `--json PATH` the table is also written as JSON (`fanns.flow.design_fuzz.records`: every
 draw, its designs, each face's mismatches and the RTL's cycles per query against the model), after
-every `--workers` draws, so a long run keeps what it has measured.
+every `--workers` draws, so a long run keeps what it has measured; `--resume` reads that file
+first and runs only the draws it does not hold as passed (a run stopped by a reboot continues,
+and a draw that failed runs again, e.g. after its fix).
 
     PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--first SEED] [--max-d D] [--max-k K]
         [--runners-up R] [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS] [--json PATH]
@@ -27,13 +29,25 @@ every `--workers` draws, so a long run keeps what it has measured.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from record import command_line, write_result
 
 from fanns.errors import FannsError
-from fanns.flow.design_fuzz import MAX_D, MAX_K, SIM_QUERIES, draw_case, draw_corner_case, records, run_draws, table
+from fanns.flow.design_fuzz import (
+    CYCLE_TOLERANCE,
+    MAX_D,
+    MAX_K,
+    SIM_QUERIES,
+    draw_case,
+    draw_corner_case,
+    outcome_from_record,
+    records,
+    run_draws,
+    table,
+)
 from fanns.tools.parallel import check_cluster
 
 
@@ -52,12 +66,15 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1, help="draws run at a time on this machine (default 1)")
     ap.add_argument("--cluster", help="run the draws on an existing Dask (tcp://HOST:PORT) or Ray (ray://) cluster")
     ap.add_argument("--json", metavar="PATH", help="also write the table as JSON (benchmarks/record.py)")
+    ap.add_argument("--resume", action="store_true", help="keep the passed draws --json PATH records, run the rest")
     args = ap.parse_args()
     try:
         if args.cluster is not None:
             check_cluster(args.cluster)
         if args.workers < 1:
             raise FannsError(f"--workers {args.workers}: must be at least 1", hint="e.g. --workers 2")
+        if args.resume and args.json is None:
+            raise FannsError("--resume continues the run that --json PATH records", hint="add --json PATH")
     except FannsError as exc:
         sys.exit(f"error: {exc}")
     seeds = range(args.first, args.first + max(args.n, args.corners))
@@ -67,15 +84,27 @@ def main() -> None:
         for make, count in ((draw_case, args.n), (draw_corner_case, args.corners))
         if seed < args.first + count
     ]
-    outcomes = []
-    step = len(cases) if args.cluster is not None else args.workers
-    for start in range(0, len(cases), step):
-        chunk = cases[start : start + step]
+    outcomes = _recorded(Path(args.json), cases) if args.resume and Path(args.json).is_file() else []
+    done = {o.case for o in outcomes}
+    todo = [c for c in cases if c not in done]
+    if outcomes:
+        print(f"{len(outcomes)} draw(s) read from {args.json}; {len(todo)} to run", flush=True)
+    step = len(todo) if args.cluster is not None else args.workers
+    for start in range(0, len(todo), step):
+        chunk = todo[start : start + step]
         outcomes += run_draws(
             chunk, Path(args.work).resolve(), args.runners_up, args.queries, workers=args.workers, cluster=args.cluster
         )
         write_result(args.json, "design_fuzz", command_line(), _figures(outcomes, len(cases)))
     print("\n".join(table(outcomes)), flush=True)
+
+
+def _recorded(path: Path, cases: list) -> list:
+    """The passed outcomes of `cases` that the run recorded in `path` holds."""
+    wanted = set(cases)
+    return [
+        o for o in map(outcome_from_record, json.loads(path.read_text())["figures"]["draw_records"]) if o.case in wanted
+    ]
 
 
 def _figures(outcomes: list, planned: int) -> dict:
@@ -91,6 +120,28 @@ def _figures(outcomes: list, planned: int) -> dict:
         "table": table(outcomes),
         "draw_records": records(outcomes),
     }
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README row of a recorded run (`benchmarks/readme_figures.py`)."""
+    draws = figures["draw_records"]
+    corners = sum(bool(r["case"]["corner"]) for r in draws)
+    boards = sorted({r["case"]["board"] for r in draws})
+    dims = sorted(r["case"]["d"] for r in draws)
+    c = figures["counts"]
+    error = figures["largest_cycle_error_pct"]
+    value = (
+        f"{c['ok']} built, bit-exact on both faces, RTL cycles within {100 * CYCLE_TOLERANCE:.0f} % of the model; "
+        f"{c['no design']} refused by the DSE with its reason; {c['failed']} failed. "
+        f"{figures['faces_simulated']} faces simulated, {figures['mismatched_queries']} mismatched queries"
+    )
+    if error is not None:
+        value += f", largest RTL cycle error {error:.2f} %"
+    what = (
+        f"design fuzz: {len(draws) - corners} random draws + {corners} option-space corners "
+        f"(d {dims[0]}..{dims[-1]}, boards {', '.join(boards)}) through explore, DSE, both faces and simulation"
+    )
+    return what, value
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fanns.tools import modelcache
-from tests.long_tier import is_long
+from fanns.tools import modelcache, verilogcache
+from tests.tiers import long_not_slow
 
 os.environ.setdefault("FANNS_NO_PROGRESS", "1")
 TESTS = Path(__file__).resolve().parent
@@ -44,10 +44,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (the Makefile's slow tier) does it on one worker instead of on every worker its tests were
     dealt to — a design test_rtl generates and builds is also test_rtl_fast's, whose tests then
     find the build in that worker's content-keyed build folder. Without --dist loadgroup the mark
-    does nothing. The tests `tests/long_tier.py` names are marked `long` (kept out of CI)."""
+    does nothing. A test marked `long` but not `slow` is refused: CI's `-m "slow and not long"`
+    keeps the long tier out only if it is part of the slow one (`tests/tiers.py`)."""
+    long_only = long_not_slow(items)
+    if long_only:
+        raise pytest.UsageError(
+            f"tests marked long but not slow: {', '.join(long_only)}; the long tier is part of the slow "
+            "one (CI runs -m 'slow and not long'): mark them @pytest.mark.slow too"
+        )
     for item in items:
-        if is_long(item.nodeid):
-            item.add_marker(pytest.mark.long)
         group = _shared_setup(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
@@ -72,9 +77,11 @@ def build_root(tmp_path_factory):
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     """Built-ins, ground truth and trained indexes go to a per-session folder, not ~/.cache; the
-    compiled simulators stay in the user's model cache (`fanns.tools.modelcache`: kept by content,
-    so a second session reuses them, and another's never changes what a test simulates)."""
+    compiled simulators and converted Verilog stay in the user's caches (`fanns.tools.modelcache`,
+    `fanns.tools.verilogcache`: kept by content, so a second session reuses them, and another's
+    never changes what a test simulates)."""
     os.environ.setdefault(modelcache.ROOT_ENV, str(modelcache.models_root()))
+    os.environ.setdefault(verilogcache.ROOT_ENV, str(verilogcache.modules_root()))
     old = os.environ.get("FANNS_CACHE")
     os.environ["FANNS_CACHE"] = str(tmp_path_factory.mktemp("fanns-cache"))
     import faiss

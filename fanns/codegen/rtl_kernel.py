@@ -25,8 +25,8 @@ from amaranth.lib import wiring
 from fanns.boards import Board
 from fanns.checks import IDENTIFIER, NAME, check_name
 from fanns.codegen.block_design import RTL_CONTROL, rtl_plan, zynq_files
-from fanns.codegen.ivfpq.hls import vitis_platform
 from fanns.codegen.ivfpq.hls_context import VITIS_MEMORY
+from fanns.codegen.platform import alveo, vitis_platform
 from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, kernel_port_name
@@ -195,11 +195,6 @@ class Kernel:
             if name.startswith("m_axi_"):
                 out.append({"name": name, "bank": vitis_bank(p["memory"], p.get("channels", [p.get("channel")]))})
         return out
-
-
-def alveo(board: Board, platform: str | None) -> bool:
-    """Whether the road is v++ on a Vitis platform (asked for, or the board file's)."""
-    return bool(platform or board.platform)
 
 
 def road_files(

@@ -64,6 +64,8 @@ MAX_M = 128
 """Largest m drawn: codes up to 1024 bits, several memory beats on every board (m = 48..128 is
 what 768-d embeddings use); BuildLUT's LUT FIFO takes m <= 255."""
 BASE_VECTORS = 2500
+"""Base vectors of a draw's dataset; a corner draw with more lists than a quarter of them gets four
+per list (faiss's IVF trains at most N / 4 lists: nlist 1024 needs 4,096)."""
 TEST_QUERIES = 200
 """Queries of a draw's dataset: the exploration chooses nprobe on half of them and checks it on the
 other half (the recall promise, `fanns.index.holdout`: 32 selection queries of 64 left most goals
@@ -184,8 +186,13 @@ def draw_corner_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzC
     return dataclasses.replace(case, board=board, nlist=nlist, opq=opq, corner=corner)
 
 
+def base_vectors(case: FuzzCase) -> int:
+    """The base vectors of the draw's dataset (`BASE_VECTORS`, or four per list)."""
+    return max(BASE_VECTORS, 4 * case.nlist)
+
+
 def _dataset(case: FuzzCase, work: Path) -> Dataset:
-    base, queries = clustered(BASE_VECTORS, TEST_QUERIES, case.d, seed=case.seed)
+    base, queries = clustered(base_vectors(case), TEST_QUERIES, case.d, seed=case.seed)
     return Dataset(
         name=f"fuzz{case.seed}",
         base=base,
@@ -390,6 +397,18 @@ def records(outcomes: list[FuzzOutcome]) -> list[dict]:
         }
         for o in outcomes
     ]
+
+
+def outcome_from_record(record: dict) -> FuzzOutcome:
+    """The outcome a record of `records` holds (a recorded run read back, to continue it)."""
+    return FuzzOutcome(
+        FuzzCase(**record["case"]),
+        record["status"],
+        record["reason"],
+        [FaceResult(**f) for f in record["faces"]],
+        record["seconds"],
+        list(record["designs"]),
+    )
 
 
 def table(outcomes: list[FuzzOutcome]) -> list[str]:

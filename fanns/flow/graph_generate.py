@@ -17,8 +17,10 @@ import faiss
 import numpy as np
 from rich.console import Console
 
+from fanns.boards import load_board
 from fanns.codegen.graph.hls import KERNEL, generate_graph_hls
 from fanns.codegen.graph.rtl import TOP, compute_units, generate_graph_rtl
+from fanns.codegen.platform import vitis_platform
 from fanns.datasets import load_dataset
 from fanns.datasets.cache import cache_root
 from fanns.design.graph import GraphDesign
@@ -49,6 +51,9 @@ def _inputs(args: argparse.Namespace):
     step(1, _steps(args), "graph and design", f"graph and design of {args.dataset}")
     if args.design:
         WHERE.note_design(args.design)
+    if args.platform:
+        board = GraphDesign.load(Path(args.design)).target_board() if args.design else load_board(args.board)
+        vitis_platform(board, args.platform)
     ds = load_dataset(args.dataset)
     base, queries = prepare_vectors(ds)
     nodes = args.nodes or len(base)

@@ -4,7 +4,8 @@ verified accelerator project in one command.
 Why one command: explore -> DSE -> code generation -> simulation is what every user runs first,
 and each step needs the previous one's outputs in the right form. The steps are the existing
 ones, called through their APIs: the exploration is reused when an earlier one answers
-(`fanns.explore.ivfpq_reuse`), the DSE is `fanns.model.ivfpq.dse` exactly as `fanns dse` runs it, the faces
+(`fanns.explore.ivfpq_reuse`), the DSE is `fanns.model.ivfpq.dse` exactly as `fanns dse` runs it (its
+outcome reused when the same inputs recur: `fanns.model.ivfpq.dse_cache`), the faces
 are rendered by the HLS and RTL generators (`fanns.codegen.ivfpq.project` lays them out), and `--sim`
 runs a sample of the test queries through the existing simulators (`fanns.flow.ivfpq_project_sim`)
 inside the staged folder, so the project appears — complete, with its simulation result in
@@ -26,6 +27,7 @@ from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
+from fanns.codegen.platform import vitis_platform
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
@@ -36,11 +38,11 @@ from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_label, basis_text, cpu_basis, selection_qps, spread_text
-from fanns.model.ivfpq import report, timing
+from fanns.model.ivfpq import dse_cache, report
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
-from fanns.progress import step
+from fanns.progress import status, step
 from fanns.templating import environment
 
 WHAT = "generated project"
@@ -186,6 +188,8 @@ def generate_command(args: argparse.Namespace) -> int:
     backends = parse_backends(args.backend)
     board = load_board(args.board)
     _validate(args)
+    if args.platform:
+        vitis_platform(board, args.platform)
     console = Console(width=None if sys.stdout.isatty() else 200)
 
     step(1, STEPS, "exploration", f"exploration of {args.dataset} for {goal.text}")
@@ -197,7 +201,9 @@ def generate_command(args: argparse.Namespace) -> int:
     target = f"on {board.name} at {(given or board.clock).short()}, {100 * args.util:.0f}% cap"
     step(2, STEPS, "design-space exploration", f"design-space exploration {target}")
     workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
-    outcome = timing.run(workloads, board, goal.text, given, args.util, args.top, unreachable)
+    outcome, kept = dse_cache.run(workloads, board, goal.text, given, args.util, args.top, unreachable)
+    if kept:
+        status("reusing the design-space exploration of an earlier run (same workloads, board, goal and options)")
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)

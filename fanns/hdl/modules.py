@@ -13,7 +13,9 @@ the component alone (`to_verilog`), later ones reuse that module. `ModuleLibrary
 text of every module, appended to the design's. Outside a library `separate` returns the
 component itself, so a PE's own tests and Amaranth simulations see the plain component. The key
 must determine the module's Verilog exactly (a PE's parameters; a FIFO's width and depth): two
-components of one key must be the same hardware.
+components of one key must be the same hardware. That is also what lets a library take a `store`
+(`ModuleStore`; `fanns.tools.verilogcache` keeps modules across runs by their key's `repr`, the
+code and the tools): a module the store holds is not converted again.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Protocol
 
 from amaranth import ClockSignal, Instance, Module, ResetSignal, Value
 from amaranth.hdl import ValueCastable
@@ -44,11 +47,21 @@ def module_ports(verilog: str, name: str) -> list[str]:
     raise FannsError(f"no module {name} in its own conversion", hint="report it: the Verilog writer changed")
 
 
-class ModuleLibrary:
-    """The separately converted modules of one design conversion (see the module docstring)."""
+class ModuleStore(Protocol):
+    """Where converted modules are kept beyond one conversion, by module name and key `repr`."""
 
-    def __init__(self, to_verilog: Callable[[wiring.Component, str], str]):
+    def get(self, name: str, key: str) -> str | None: ...
+
+    def put(self, name: str, key: str, text: str) -> None: ...
+
+
+class ModuleLibrary:
+    """The separately converted modules of one design conversion (see the module docstring);
+    with a `store`, modules it holds are taken from it and the others kept in it."""
+
+    def __init__(self, to_verilog: Callable[[wiring.Component, str], str], store: ModuleStore | None = None):
         self._to_verilog = to_verilog
+        self._store = store
         self._modules: dict[str, tuple[str, list[str]]] = {}
         self._keys: dict[str, Hashable] = {}
         self._token = None
@@ -66,11 +79,15 @@ class ModuleLibrary:
         if self._keys.setdefault(name, key) != key:
             raise FannsError(f"two parts share the module name {name}", hint="report it: a digest collision")
         if name not in self._modules:
-            token = _ACTIVE.set(None)  # a module's own submodules are converted with it
-            try:
-                text = self._to_verilog(make(), name)
-            finally:
-                _ACTIVE.reset(token)
+            text = self._store.get(name, repr(key)) if self._store is not None else None
+            if text is None:
+                token = _ACTIVE.set(None)  # a module's own submodules are converted with it
+                try:
+                    text = self._to_verilog(make(), name)
+                finally:
+                    _ACTIVE.reset(token)
+                if self._store is not None:
+                    self._store.put(name, repr(key), text)
             self._modules[name] = (text, module_ports(text, name))
         return name, self._modules[name][1]
 

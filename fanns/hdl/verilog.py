@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from amaranth import ClockDomain, Elaboratable, Module, Signal
@@ -14,7 +14,7 @@ from amaranth.hdl import _ir, _nir  # the netlist `comb_path` walks (amaranth 0.
 from amaranth.hdl._ir import PortDirection  # the direction type `ports=` takes (amaranth 0.5)
 from amaranth.lib import wiring
 
-from fanns.hdl.modules import ModuleLibrary, inline
+from fanns.hdl.modules import ModuleLibrary, ModuleStore, inline
 
 KERNEL_CLOCK = "ap_clk"
 KERNEL_RESET = "ap_rst_n"
@@ -60,20 +60,37 @@ def kernel_port_names(component: wiring.Component, interfaces: dict[str, str]) -
     return ports
 
 
-def to_kernel_verilog(component: wiring.Component, name: str, interfaces: dict[str, str]) -> str:
+def to_kernel_verilog(
+    component: wiring.Component,
+    name: str,
+    interfaces: dict[str, str],
+    store: ModuleStore | None = None,
+    key: Hashable | None = None,
+) -> str:
     """Verilog of `component` as a Xilinx RTL kernel (module `name`): ports `ap_clk`, `ap_rst_n`
     (active low) and the component's members renamed by `kernel_port_names`. The component itself
     is the submodule `<name>.core`, unchanged; its repeated parts (`fanns.hdl.modules.separate`)
-    are modules of their own, each converted once and appended after the kernel's."""
+    are modules of their own, each converted once (or taken from `store`) and appended after the
+    kernel's. With `store` and a `key` that determines the component's hardware exactly (as a
+    part's key does: the RTL view of a design), the whole text is kept in `store` too, and a
+    kernel it holds is not elaborated again."""
+    if store is not None and key is not None:
+        kept = store.get(name, repr((key, interfaces)))
+        if kept is not None:
+            component._MustUse__silence = True  # its kept text stands for it (Amaranth's unused-elaboratable warning)
+            return kept
     shell = _KernelShell(component)
     ports = {
         KERNEL_CLOCK: (shell.ap_clk, PortDirection.Input),
         KERNEL_RESET: (shell.ap_rst_n, PortDirection.Input),
     }
     ports |= kernel_port_names(component, interfaces)
-    with ModuleLibrary(to_verilog) as parts:
+    with ModuleLibrary(to_verilog, store) as parts:
         top = verilog.convert(shell, name=name, ports=ports, emit_src=False)
-    return top + parts.verilog()
+    text = top + parts.verilog()
+    if store is not None and key is not None:
+        store.put(name, repr((key, interfaces)), text)
+    return text
 
 
 _MODULE = re.compile(

@@ -40,5 +40,6 @@ def test_hls_csim_is_bit_exact(case, tmp_path, build_root):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_rtl_is_bit_exact_and_cycles_agree_with_the_model(case, tmp_path, build_root):
     check_rtl_fast(case, tmp_path, build_root)

@@ -50,6 +50,7 @@ def test_zipf_clustered_is_deterministic_and_its_lists_are_skewed():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_dse_k100_design_on_skewed_lists_is_within_5_percent_of_the_model(tmp_path, build_root):
     base, queries = zipf_clustered(N, 200)
     ds = Dataset("zipf", base, queries, "l2", tmp_path / "cache", "skewed synthetic")

@@ -32,6 +32,7 @@ def d96():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_rtl_with_96_lut_lanes_is_bit_exact(d96, tmp_path, build_root):
     data, design, queries, expected = d96
     test = TestQueries(queries, np.zeros((QUERIES, design.k), dtype=np.int64))
@@ -44,6 +45,7 @@ def test_rtl_with_96_lut_lanes_is_bit_exact(d96, tmp_path, build_root):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_hls_with_96_lut_lanes_is_bit_exact(d96, tmp_path, build_root):
     data, design, queries, expected = d96
     generate_hls(design, data, TestQueries(queries, np.zeros((QUERIES, design.k), dtype=np.int64)), tmp_path / "hls")

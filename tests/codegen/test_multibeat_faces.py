@@ -19,6 +19,7 @@ from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.faces import face_case
 from tests.codegen.faces import check_hls_csim, check_rtl_fast
+from tests.tiers import long_params
 
 # name: board, d, m, ivf (PEs, lanes), lut (PEs, lanes), pq (PEs, channels), (codes per unit, beats per unit)
 CASES = {
@@ -46,6 +47,8 @@ def test_hls_csim_is_bit_exact(case, tmp_path, build_root):
     check_hls_csim(case, tmp_path, build_root)
 
 
+# CI simulates the RTL of one multi-beat design (2 beats a code on an HBM port); the others are long
 @pytest.mark.slow
+@pytest.mark.parametrize("case", long_params(sorted(CASES), long=set(CASES) - {"d768-m48-u55c"}), indirect=True)
 def test_rtl_is_bit_exact_and_cycles_agree_with_the_model(case, tmp_path, build_root):
     check_rtl_fast(case, tmp_path, build_root)

@@ -23,11 +23,13 @@ from fanns.flow import sim_cli
 from fanns.index.recall import recall_at
 from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.stage_timing import StageTiming
 from fanns.numerics import split_keys
 from fanns.outputs import MANIFEST
 from fanns.reference.ivfpq_streams import DesignReference
-from fanns.sim.ivfpq.rtl import DesignStuck, Limits, RtlProjectSim, Run, measured_interval
+from fanns.sim.ivfpq.rtl import CYCLE_FACTOR, CYCLES_MIN, DesignStuck, Limits, RtlProjectSim, Run, measured_interval
 from tests.codegen.conftest import GOAL
+from tests.tiers import long_params
 
 CYCLE_TOLERANCE = 0.05
 """Measured steady-state cycles per query vs the model (issue 6: within 5 %)."""
@@ -48,6 +50,10 @@ DESIGNS = {
     # model (`fanns.model.ivfpq.sequence`) within 1.2 % (measured 571.3 vs 564.8)
     "sift-lut-buffer": ("sift", 1, 10, (2, 32, "bram"), (1, 64, "bram"), (2, 1), "hpq", "hpq", 16),
 }
+CI_DESIGNS = {"random-k100", "sift-k10-ahpq"}
+"""The designs whose keys and cycles CI checks: a random index and a SIFT one; the others are more
+designs of the same kind, in the long tier."""
+ALL_TIERS = long_params(sorted(DESIGNS), long=set(DESIGNS) - CI_DESIGNS)
 
 
 def _data(kind, request):
@@ -98,6 +104,7 @@ def nominal(case):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("case", ALL_TIERS, indirect=True)
 def test_result_keys_equal_the_reference_model(case, nominal):
     keys = DesignReference(case["design"], case["data"]).search_keys(case["queries"])
     assert nominal["mismatched_queries"] == 0, nominal.get("first_bad")
@@ -107,6 +114,7 @@ def test_result_keys_equal_the_reference_model(case, nominal):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("case", ALL_TIERS, indirect=True)
 def test_cycles_per_query_agree_with_the_model(case, nominal):
     model = case["sim"].predicted_run(0, case["nq"])
     measured = measured_interval(nominal)
@@ -114,6 +122,7 @@ def test_cycles_per_query_agree_with_the_model(case, nominal):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a design CI does not simulate (CI_DESIGNS)
 @pytest.mark.parametrize("case", ["sift-opq-goal"], indirect=True)
 def test_recall_equals_the_explorers_hardware_recall(case, nominal):
     _, ids = split_keys(nominal["keys"])
@@ -162,6 +171,22 @@ def test_watchdog_stops_a_stuck_run_and_says_where(case):
     assert "m_axi_pq1: a read request not accepted" in text and "m_axi_io:" in text, text
     assert "streams waiting for a word:" in text and "Traceback" not in text, text
     assert sim.stall_bound(100) >= 20_000
+    timings = sim.predicted_timings(0, 8)
+    slowest = max(t.interval for t in timings.values())
+    assert sim.cycle_bound(Run(nq=8, nprobe=d.nprobe, k=d.k), 100) >= max(CYCLES_MIN, CYCLE_FACTOR * 8 * slowest)
+
+
+def test_the_cycle_bound_grows_with_the_runs_model_cycles(monkeypatch):
+    """A design whose BuildLUT takes 2.9 M cycles a query ran 16 test queries for 46 M cycles; a
+    fixed 20 M bound stopped it as hung (design fuzz corner 1). The bound is CYCLE_FACTOR times
+    the run's cycles with no stage overlapping, never below CYCLES_MIN."""
+    timings = {"ivf_dist": StageTiming(90_207, 90_500), "build_lut": StageTiming(2_886_624, 2_900_000)}
+    monkeypatch.setattr(RtlProjectSim, "predicted_timings", lambda self, first, nq, nprobe=None: timings)
+    sim = object.__new__(RtlProjectSim)  # the bound needs the model's timings only
+    serial = 100 + 90_500 + 2_900_000 + 16 * (90_207 + 2_886_624)
+    assert sim.cycle_bound(Run(nq=16, nprobe=16, k=701), 100) == CYCLE_FACTOR * serial > 46_000_000
+    timings = {"ivf_dist": StageTiming(300, 400)}
+    assert sim.cycle_bound(Run(nq=16, nprobe=16, k=701), 100) == CYCLES_MIN
 
 
 @pytest.mark.slow
@@ -200,6 +225,7 @@ def test_unsupported_designs_are_refused_clearly():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a design CI does not simulate (CI_DESIGNS)
 @pytest.mark.parametrize("case", ["sift-k1-hsmpqg"], indirect=True)
 def test_cli_generate_rtl_and_sim(case, sift_exploration, build_root, tmp_path, capsys):
     """`fanns generate-rtl` writes the same project as the API; `fanns sim` reuses its build and

@@ -41,6 +41,7 @@ def test_the_design_loads_through_two_splitters():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_u250_mixed_width_load_finishes_bit_exact(tmp_path, build_root):
     data, fmt, design = split_design()
     queries = np.random.default_rng(5).standard_normal((QUERIES, 128)).astype(np.float32)

@@ -168,6 +168,7 @@ def built(projects, build_root):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_host_driver_places_and_reads_the_tier_images(projects):
     """The host driver puts each fast-tier image in the bank of its `m_axi_hot<c>` port and the
     list->tier table with the ROM images, programs their registers, and the model backend, which
@@ -207,6 +208,7 @@ def simulated(built):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_both_designs_return_the_reference_keys(simulated):
     for name, r in simulated.items():
         assert r["run"]["mismatched_queries"] == 0, (name, r["run"].get("first_bad"))
@@ -216,6 +218,7 @@ def test_both_designs_return_the_reference_keys(simulated):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
     for name, r in simulated.items():
         assert abs(r["measured"] - r["predicted"]) <= CYCLE_TOLERANCE * r["predicted"], (
@@ -230,6 +233,7 @@ def test_measured_cycles_and_speedup_agree_with_the_model(simulated):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_tiered_design_under_stalls_and_runtime_parameters(built, skewed):
     """Random stalls on every AXI channel of both tiers, the index already on chip for a second
     run at smaller nprobe and k: still the reference keys."""

@@ -17,9 +17,12 @@ from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.faces import face_case
 from tests.codegen.faces import check_hls_csim, check_rtl_fast
+from tests.tiers import long_params
+
+OPQ_STORAGE = ["uram", "stream"]
 
 
-@pytest.fixture(scope="module", params=["uram", "stream"])
+@pytest.fixture(scope="module", params=OPQ_STORAGE)
 def case(request):
     d, m = 384, 16
     data = random_index(nlist=16, n=1500, d=d, m=m, opq=True, empty=1, seed=7)
@@ -44,6 +47,8 @@ def test_hls_csim_is_bit_exact(case, tmp_path, build_root):
     check_hls_csim(case, tmp_path, build_root)
 
 
+# CI simulates the RTL with the OPQ matrix streamed per query; in UltraRAM it is long
 @pytest.mark.slow
+@pytest.mark.parametrize("case", long_params(OPQ_STORAGE, long={"uram"}), indirect=True)
 def test_rtl_is_bit_exact_and_cycles_agree_with_the_model(case, tmp_path, build_root):
     check_rtl_fast(case, tmp_path, build_root)

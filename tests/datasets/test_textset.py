@@ -137,6 +137,7 @@ def test_too_few_sentences_is_an_error(numpy_sentences):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the full text set
 def test_full_text_set():
     pytest.importorskip("sklearn")
     ds = load_dataset("builtin:text-384")

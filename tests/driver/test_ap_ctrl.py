@@ -11,6 +11,7 @@ import fanns.driver
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_block_protocol_through_the_drivers_register_calls(projects, build_root):
     with fanns.driver.open(projects.rtl, backend="rtl-sim", batch=2, build_dir=build_root / "rtl") as acc:
         dev, iface, rm = acc.backend, acc.iface, acc.iface.regmap

@@ -64,6 +64,7 @@ def test_c_sim_runs_the_hls_kernel_of_the_root(root, build_root):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more graph pipeline of a kind CI simulates
 def test_rtl_sim_runs_the_rtl_kernel_of_the_root(root, build_root):
     with fanns.driver.open(root["path"], backend="rtl-sim", build_dir=build_root / "graph-driver-rtl") as acc:
         assert acc.face == "rtl"

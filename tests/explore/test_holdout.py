@@ -275,6 +275,7 @@ def test_interval_holds_the_mean_and_shrinks_with_more_queries():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # indexes retrained with other seeds
 @pytest.mark.parametrize("queries", [100, 200])
 def test_promised_nprobe_meets_the_goal_for_indexes_retrained_with_other_seeds(tmp_path, queries):
     """The issue's case (sift-10k, IVF32,PQ16, 1-R@10 = 0.8 and R@10 = 0.5, 100 or 200 queries):

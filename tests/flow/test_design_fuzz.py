@@ -12,16 +12,21 @@ import pytest
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.design_fuzz import (
     CORNER_NLISTS,
+    FaceResult,
     FuzzCase,
     FuzzOutcome,
+    base_vectors,
     draw_case,
     draw_corner_case,
+    outcome_from_record,
+    records,
     run_case,
     run_draws,
     table,
 )
 from fanns.model.ivfpq.corners import CORNERS
 from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
+from tests.tiers import long_params
 
 FAST_SEEDS = (18,)
 """Draw 18 is a pynq-z2 (Zynq-7000, device family xc7) design: the family draw #7 found uncalibrated."""
@@ -66,6 +71,26 @@ def test_corner_draws_visit_every_corner():
         assert case.nlist in CORNER_NLISTS and case.opq == (CORNERS[case.corner].group == "opq")
         # the two draws of a seed run side by side, each emptying its folder first
         assert case.folder != plain.folder
+    # every corner's nlist trains on its draw's set (faiss: at most N / 4 lists)
+    corners = [draw_corner_case(seed) for seed in range(60)]
+    assert max(c.nlist for c in corners) == max(CORNER_NLISTS)
+    assert all(c.nlist <= base_vectors(c) // 4 for c in corners)
+
+
+def test_a_recorded_draw_reads_back_as_the_same_outcome():
+    """`benchmarks/design_fuzz.py --resume` continues a run from its JSON: a record read back is the
+    outcome it recorded (case, status, faces, designs), so the continued table and counts are whole."""
+    outcome = FuzzOutcome(
+        draw_corner_case(3),
+        "ok",
+        faces=[FaceResult(0, "rtl", True, "16 queries, 0 differ", 16, 0, 62.2, 61.7, 0.86)],
+        seconds=12.3,
+        designs=["IVF8,PQ4 nprobe 1 K 1: ..."],
+    )
+    failed = FuzzOutcome(draw_case(5), "failed", "rank 0 generate: boom", seconds=1.0)
+    back = [outcome_from_record(r) for r in records([outcome, failed])]
+    assert records(back) == records([outcome, failed]) and table(back) == table([outcome, failed])
+    assert back[0].case == outcome.case and back[1].passed is False
 
 
 def test_fast_draws_generate_and_simulate_bit_exact(tmp_path, build_root):
@@ -86,8 +111,9 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
     _check([run_case(c, tmp_path / f"d{c.seed}", build_root, runners_up=1) for c in cases])
 
 
+# CI runs corner draw 4; draws 7 and 13 are long
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", CORNER_SEEDS)
+@pytest.mark.parametrize("seed", long_params(CORNER_SEEDS, long={7, 13}))
 def test_corner_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root):
     _check([run_case(draw_corner_case(seed, max_d=128, max_k=16), tmp_path / "draw", build_root, runners_up=0)])
 
@@ -106,6 +132,7 @@ FETCHED_GOALS = {1: "1-R@1=0.30", 10: "R@10=0.30", 100: "R@100=0.20"}
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 @pytest.mark.parametrize("k", sorted(FETCHED_GOALS))
 def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(k, tmp_path, build_root):
     """A draw outside the fuzz box's small nlist: 512 cells of 512-d centroids on a ZCU104 at half
@@ -122,6 +149,7 @@ def test_dse_chosen_designs_with_fetched_lut_centroids_are_bit_exact(k, tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact(tmp_path, build_root):
     """768-d OPQ on a KV260 at half its memory: the 768 x 768 matrix (1.2 MB of int16) fits
     neither the block RAM nor the UltraRAM budget, so the DSE's choice and its runner-up stream it
@@ -133,6 +161,7 @@ def test_dse_chosen_design_with_a_streamed_opq_matrix_is_bit_exact(tmp_path, bui
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_draws_run_as_jobs_on_an_existing_cluster(tmp_path, dask_cluster):  # noqa: F811
     """A draw shipped to a Dask worker started as its own process (reached by address, working in
     its own temporary folder) gives the outcome the same draw gives here."""

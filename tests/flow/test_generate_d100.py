@@ -52,6 +52,7 @@ def generated(tmp_path_factory, build_root):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_generate_on_the_users_d100_set_simulates_bit_exact(generated):
     assert generated["code"] == 0
     summary = json.loads((generated["project"] / "report" / "summary.json").read_text())
@@ -63,6 +64,7 @@ def test_generate_on_the_users_d100_set_simulates_bit_exact(generated):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more IVF-PQ design of a kind CI simulates
 def test_the_design_the_dse_gave_the_user_builds_and_is_bit_exact(generated, build_root):
     """The issue's design on the same kind of set: 256 IVFDist PEs in one 1-D array."""
     explore, ds = generated["explore"], load_dataset(str(generated["data"]))

@@ -9,6 +9,8 @@ import os
 
 import pytest
 
+from fanns.boards import load_board
+from fanns.codegen.platform import platform_board, vitis_platform
 from fanns.errors import FannsError
 from fanns.paths import inside
 from fanns.templating import Verbatim, environment, finalize
@@ -39,6 +41,40 @@ def test_platform_option_must_be_a_platform_name(capsys, tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     refused(capsys, [*command, "--platform", value], "--platform")
     assert files_below(tmp_path) == set()
+
+
+OTHER_BOARDS_PLATFORMS = [
+    (["generate-graph-rtl", "builtin:sift-10k", "--out", "out", "--platform", "zcu104"], "zcu104", "u250"),
+    (
+        ["generate", "builtin:sift-10k", "--recall", "R@10=0.8", "--board", "u55c", "--out", "out"]
+        + ["--platform", "xilinx_u250_gen3x16_xdma_4_1_202210_1"],
+        "u250",
+        "u55c",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "other", "board"), OTHER_BOARDS_PLATFORMS, ids=lambda c: c[0] if isinstance(c, list) else c
+)
+def test_a_platform_of_another_board_is_refused_before_any_work(capsys, tmp_path, monkeypatch, argv, other, board):
+    """`--platform zcu104` on the default u250 wrote a u250 project linked for a platform named
+    zcu104 (issue 50): a platform naming another shipped card is refused, naming both boards,
+    before the graph is built or the set explored."""
+    monkeypatch.chdir(tmp_path)
+    refused(capsys, argv, "--platform", f"board {other}", board)
+    assert files_below(tmp_path) == set()
+
+
+def test_a_boards_own_or_custom_platform_is_taken():
+    """Xilinx's platform names carry the card; one of the board's own (an embedded platform of a
+    Zynq board included) or a custom name that names no shipped card is the user's to choose."""
+    u55c, zcu104 = load_board("u55c"), load_board("zcu104")
+    assert vitis_platform(u55c, None) == u55c.platform
+    assert vitis_platform(zcu104, "xilinx_zcu104_base_202220_1") == "xilinx_zcu104_base_202220_1"
+    assert vitis_platform(u55c, "my_shell_202210_1") == "my_shell_202210_1"
+    assert platform_board("xilinx_u280_gen3x16_xdma_1_202211_1", u55c) == "u280"
+    assert platform_board("xilinx_u55c_gen3x16_xdma_3_202210_1", u55c) is None
 
 
 STRING_COMMANDS = [

@@ -104,6 +104,7 @@ WHOLE_TOLERANCE = 0.10
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a fresh yosys synthesis against the calibrated model
 def test_held_out_design_within_ten_percent_of_yosys(bench):
     """A DSE-chosen design no constant was fitted on (u55c, K = 1: it uses LUT, FF, BRAM18, URAM
     and DSP), synthesised afresh."""

@@ -175,6 +175,7 @@ SATURATED = 0.85
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a model trend over whole DSEs
 def test_designs_shift_with_parameters_as_in_fig_6_8(u55c):
     """More PQDist/SelK as nprobe grows, more IVFDist as nlist grows, more SelK as K grows."""
     cache = {}

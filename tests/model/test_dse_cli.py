@@ -128,6 +128,7 @@ def test_dse_errors(explored, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run over a whole DSE
 def test_dse_with_a_tail_latency_slo(explored, tmp_path, capsys):
     """`--slo-p99` on a real exploration: the chosen design meets it at the stated load, dse.json
     carries the SLO and every kept design's percentiles (an impossible SLO: tests/model/test_latency.py)."""

@@ -72,7 +72,11 @@ def outcome_record(out) -> dict:
     return {"top": [design(p) for p in out.top], "pareto": [design(p) for p in out.pareto], "counts": out.option_counts}
 
 
-@pytest.mark.slow  # two whole DSEs, one timing every back option: minutes of CPU
+# two whole DSEs, one timing every back option: minutes of CPU (53 min wall at load 17), so long;
+# the fast tier checks the pruned group equals the exhaustive one
+# (test_dominated_back_options_are_those_the_pruning_drops)
+@pytest.mark.slow
+@pytest.mark.long
 def test_the_dse_chooses_what_the_exhaustive_dse_chooses(u55c, monkeypatch):
     """Two workloads (one with OPQ), every padding and LUT words: the same ranked designs, Pareto
     front and option counts as with every back option timed and every group enumerated anew for

@@ -52,6 +52,7 @@ def test_tandem_closed_form_equals_the_event_loop():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run
 def test_queries_alone_are_the_sum_of_server_latencies(outcome):
     p = outcome.best
     times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed))
@@ -64,6 +65,7 @@ def test_queries_alone_are_the_sum_of_server_latencies(outcome):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run
 def test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time(outcome):
     """One BuildLUT PE per probe: every LUT is complete when the first one is, so the span is the
     PE's own `cycles_for_cells` (from its first LUT word), shifted by that LUT's completion. With
@@ -89,6 +91,7 @@ def test_back_span_is_the_pq_decode_schedule_when_luts_arrive_in_time(outcome):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run
 def test_latency_grows_with_load_and_is_deterministic(outcome):
     p = outcome.best
     times = latency_model.query_times(p.ctx, p.stages, stage_model.Probes.of(p.workload.probed))
@@ -103,6 +106,7 @@ def test_latency_grows_with_load_and_is_deterministic(outcome):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run
 def test_slo_picks_the_fastest_design_that_meets_it(outcome):
     w, board = outcome.workloads[0], outcome.board
     lat = sorted(p.latency["alone"].get(99) for p in outcome.top)
@@ -117,6 +121,7 @@ def test_slo_picks_the_fastest_design_that_meets_it(outcome):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run
 def test_slo_at_a_load_and_explanations(outcome):
     w, board, best = outcome.workloads[0], outcome.board, outcome.best
     at = dse.run([w], board, "synthetic", 200.0, top=2, slo=dse.Slo(95, 1e6, 0.5 * best.qps))
@@ -178,6 +183,7 @@ def test_durations_and_cli_errors(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model's run
 def test_dse_json_reports_percentiles_of_every_kept_design(outcome, tmp_path):
     from fanns.model.ivfpq import report
 

@@ -47,6 +47,7 @@ def measured(tmp_path_factory, build_root):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model against an RTL simulation
 def test_each_query_latency_matches_the_model(measured):
     got, times, _ = measured
     pred = times.alone()
@@ -57,6 +58,7 @@ def test_each_query_latency_matches_the_model(measured):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model against an RTL simulation
 def test_the_model_explains_the_spread(measured):
     got, times, _ = measured
     diff = times.alone() - got
@@ -65,6 +67,7 @@ def test_the_model_explains_the_spread(measured):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # the latency model against an RTL simulation
 def test_a_batch_ends_when_the_tandem_model_says(measured):
     """All queries submitted at once: the last completion is the tandem's (queueing included)."""
     got, times, batch = measured

@@ -48,6 +48,7 @@ def test_loggp_tree_from_the_seed_parameters():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a model trend
 def test_partition_curve_grows_with_the_tail(point):
     times = latency_model.query_times(point.ctx, point.stages, stage_model.Probes.of(point.workload.probed))
     us = times.alone() / point.clock_mhz
@@ -67,6 +68,7 @@ def test_partition_curve_grows_with_the_tail(point):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a model trend
 def test_split_by_vector_shrinks_the_search(point):
     w = point.workload
     qb, rb = scaleout.message_bytes(128, 10)

@@ -137,6 +137,7 @@ def test_dse_reports_the_tier_choice(setting, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a whole DSE of a billion-vector workload
 def test_dse_writes_the_tiered_design(tmp_path):
     """1e9 vectors on the U280: the best design keeps the codes on DDR4; hot lists on HBM (one
     channel paired with each DDR4 channel) beat it, so `design_tiered.yaml` is written: the same

@@ -85,6 +85,7 @@ def test_model_throughput_limits():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a fresh yosys synthesis against the calibrated model
 def test_fresh_synthesis_matches_calibration():
     from fanns.tools.yosys import synthesize
 

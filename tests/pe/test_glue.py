@@ -58,6 +58,7 @@ def test_fresh_configurations_are_not_calibration_points():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a fresh yosys synthesis against the calibrated model
 @pytest.mark.parametrize("pe", FRESH, ids=lambda pe: pe.name)
 def test_fresh_synthesis_matches_calibrated_model(pe):
     measured, _ = synthesize(pe.verilog("top"), "top")

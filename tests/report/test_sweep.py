@@ -453,7 +453,10 @@ def test_cluster_runs_the_dse_jobs_and_gives_the_same_report(swept, dask_cluster
     assert not refused.exists()
 
 
+# long: a second whole sweep (every board and goal's DSE again) for its RAG section; the section
+# itself is tested from data in tests/report/test_rag_section.py
 @pytest.mark.slow
+@pytest.mark.long
 def test_rag_section(swept, tmp_path):
     """`--rag`: per goal, the description's pipeline with its CPU servers, faiss-cpu as measured
     and each board's best design, whose QPS is the summary's."""

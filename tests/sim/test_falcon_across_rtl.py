@@ -60,6 +60,7 @@ def run_batch(bench, runtime: Runtime, shared: bool = True):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more graph pipeline of a kind CI simulates
 @pytest.mark.parametrize("l,k,mg,mc", [(64, 10, 1, 1), (64, 10, 4, 2)], ids=["bfs", "dst-4x2"])
 def test_results_equal_reference_and_batch_matches_model(bench, l, k, mg, mc):
     rt = Runtime(l=l, k=k, mg=mg, mc=mc)
@@ -75,6 +76,7 @@ def test_results_equal_reference_and_batch_matches_model(bench, l, k, mg, mc):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # one more graph pipeline of a kind CI simulates
 def test_channel_sharing_costs_cycles(bench):
     """With every master on its own full-rate port the same batch is faster: the channels' beats
     are really shared (results are the same either way)."""

@@ -49,10 +49,16 @@ def check_run(bench, runtime: Runtime, latency: int = LATENCY, stall: int = 0):
     return run, ref
 
 
+# CI runs BFS and one DST configuration; the other two DST configurations are long
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "l,k,mg,mc",
-    [(64, 10, 1, 1), (64, 10, 4, 2), (48, 10, 8, 4), (32, 5, 2, 3)],
+    [
+        (64, 10, 1, 1),
+        (64, 10, 4, 2),
+        pytest.param(48, 10, 8, 4, marks=pytest.mark.long),
+        pytest.param(32, 5, 2, 3, marks=pytest.mark.long),
+    ],
     ids=["bfs", "dst-4x2", "dst-8x4", "dst-2x3-l32"],
 )
 def test_results_equal_reference_and_cycles_match_model(bench, l, k, mg, mc):
@@ -65,6 +71,7 @@ def test_results_equal_reference_and_cycles_match_model(bench, l, k, mg, mc):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # more runs of the pipeline CI simulates
 def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(bench, build_root):
     """The compiled bench (`fanns.sim.graph.bench`, "fast") and `sim/tb_falcon.py` under cocotb on
     the same build inputs: equal result rows (keys and per-query statistics, cycles included),
@@ -85,6 +92,7 @@ def test_fast_harness_gives_the_keys_and_cycles_of_the_cocotb_harness(bench, bui
 
 
 @pytest.mark.slow
+@pytest.mark.long  # more runs of the pipeline CI simulates
 def test_other_memory_latency(bench):
     rt = Runtime(l=64, k=10, mg=4, mc=2)
     run, ref = check_run(bench, rt, latency=100)
@@ -101,6 +109,7 @@ def test_random_stalls_change_timing_not_results(bench):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # more runs of the pipeline CI simulates
 def test_block_protocol_of_the_kernel(bench):
     """ap_ctrl_hs as the kernel's register map exposes it, through the reads and writes a host
     makes: idle before, busy while running, done + ready + idle after (cleared by the read that saw

@@ -110,6 +110,7 @@ def test_stalls_delay_but_keep_every_beat(memory):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # a second Verilator build of the memory, the quick one
 def test_a_quick_build_keeps_the_rtl_timing(memory, build_root):
     """The g++ -O0 build the short simulations of the shape tests and the fuzz use."""
     quick = _memory_build(build_root / "vmodel-quick", options=QUICK_BUILD)
@@ -165,6 +166,7 @@ def test_an_unknown_optimisation_is_refused():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # more of the compiled memory CI already drives
 def test_back_door_round_trip_and_refusals(memory):
     m = memory.open()
     m.poke("rst", 1)

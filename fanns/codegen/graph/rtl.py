@@ -26,7 +26,7 @@ from fanns.arch.graph.top import FalconQpp, qpp_signature
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.graph.hls import template_values
 from fanns.codegen.graph.shared import project_record, shared_files
-from fanns.codegen.ivfpq.hls import vitis_platform
+from fanns.codegen.platform import alveo, vitis_platform
 from fanns.codegen.project_files import (
     PROJECT_FILE,
     add_record,
@@ -36,7 +36,7 @@ from fanns.codegen.project_files import (
     read_record,
     write_files,
 )
-from fanns.codegen.rtl_kernel import CONTROL, Kernel, alveo, port_args, port_signals, road_files, vlnv
+from fanns.codegen.rtl_kernel import CONTROL, Kernel, port_args, port_signals, road_files, vlnv
 from fanns.design.graph import GraphDesign
 from fanns.design.graph_hw import QppHw
 from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, to_kernel_verilog
@@ -44,6 +44,7 @@ from fanns.images.graph import GraphImages
 from fanns.index.graph import GraphImage
 from fanns.reference.graph import STATS
 from fanns.templating import environment
+from fanns.tools.verilogcache import VerilogModuleCache
 
 TOP = "fanns_falcon_qpp"
 COMMAND = "fanns generate-graph-rtl"
@@ -67,7 +68,7 @@ def compute_units(design: GraphDesign) -> int:
 def verilog(hw: QppHw) -> str:
     """The Verilog of one QPP as a Xilinx RTL kernel (module `fanns_falcon_qpp`: ports `ap_clk`,
     `ap_rst_n`, `s_axi_control_*`, `m_axi_<role>_*`, `interrupt`), deterministic."""
-    return to_kernel_verilog(FalconQpp(hw), TOP, {"s_axil": CONTROL})
+    return to_kernel_verilog(FalconQpp(hw), TOP, {"s_axil": CONTROL}, VerilogModuleCache(), hw)
 
 
 def _bursts(hw: QppHw) -> Callable[[str], tuple[int, int]]:

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from fanns.boards import Board
-from fanns.checks import check_platform
 from fanns.codegen.block_design import hls_plan, zynq_files
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS, build_context
 from fanns.codegen.ivfpq.shared import project_record, shared_files
+from fanns.codegen.platform import TEMPLATES, project_templates, uses_block_design, vitis_platform
 from fanns.codegen.project_files import add_record, write_files
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
@@ -34,21 +34,6 @@ from fanns.index.ivfpq import IvfPqIndexData
 from fanns.outputs import FileContent
 from fanns.paths import shared_dir
 from fanns.templating import environment
-
-TEMPLATES = {
-    "src/kernel.h": "kernel.h.j2",
-    "src/kernel.cpp": "kernel.cpp.j2",
-    "src/host_common.h": "host_common.h.j2",
-    "src/host.cpp": "host.cpp.j2",
-    "src/host_csim.cpp": "host_csim.cpp.j2",
-    "src/csim_lib.cpp": "csim_lib.cpp.j2",
-    "connectivity.cfg": "connectivity.cfg.j2",
-    "Makefile": "Makefile.j2",
-    "README.md": "README.md.j2",
-}
-"""Project file -> template; the IVF-PQ (templates/hls) and graph (templates/graph_hls) projects
-have the same files, each from its own template folder; the host files and the Makefile there
-extend the skeletons both share (templates/hls_common)."""
 
 
 @dataclass(frozen=True)
@@ -76,31 +61,6 @@ class HlsProject:
             text = (self.path / name).read_bytes()
             out[name] = (text.count(b"\n"), len(text))
         return out
-
-
-def uses_block_design(board: Board, platform: str | None) -> bool:
-    """Whether the project's road to the board is a Vivado block design (a Zynq board, no Vitis
-    platform asked for) rather than v++ on a Vitis platform (Alveo)."""
-    return board.block_design is not None and platform is None and board.platform is None
-
-
-def project_templates(zynq: bool) -> dict[str, str]:
-    """TEMPLATES without connectivity.cfg (a v++ link file) when a block design connects the kernel."""
-    return {k: v for k, v in TEMPLATES.items() if not (zynq and k == "connectivity.cfg")}
-
-
-def vitis_platform(board: Board, platform: str | None) -> str:
-    """The Vitis platform a project targets: the one asked for, else the board file's."""
-    chosen = platform or board.platform
-    if not chosen:
-        raise FannsError(
-            f"board {board.name} has no Vitis platform in its board file",
-            hint=(
-                "pass --platform NAME (the Vitis platform installed "
-                "for the board), or add `platform:` to the board file"
-            ),
-        )
-    return check_platform(chosen, "--platform" if platform else f"platform of board {board.name}")
 
 
 def _single_slr(design: IvfPqDesign) -> str | None:

@@ -28,6 +28,7 @@ from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, to_kernel_verilog
 from fanns.images import ivfpq as memimage
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.outputs import FileContent
+from fanns.tools.verilogcache import VerilogModuleCache
 
 TOP = "fanns_ivfpq"
 RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports.json", "rtl/kernel.xml")
@@ -36,7 +37,7 @@ RTL_FILES = ("rtl/fanns_ivfpq.v", "rtl/regmap.md", "rtl/regmap.json", "rtl/ports
 def verilog(hw: IvfPqHw) -> str:
     """The Verilog of the accelerator as a Xilinx RTL kernel (module `fanns_ivfpq`: ports `ap_clk`,
     `ap_rst_n`, `s_axi_control_*`, `m_axi_<name>_*`, `interrupt`), deterministic."""
-    return to_kernel_verilog(IvfPqAccelerator(hw), TOP, {"s_axil": CONTROL})
+    return to_kernel_verilog(IvfPqAccelerator(hw), TOP, {"s_axil": CONTROL}, VerilogModuleCache(), hw)
 
 
 def port_map(hw: IvfPqHw) -> dict:

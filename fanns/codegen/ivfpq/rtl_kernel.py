@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import MAX_BURST, OUTSTANDING, accelerator_signature
-from fanns.codegen.rtl_kernel import Kernel, alveo, road_files, vitis_bank
+from fanns.codegen.platform import alveo
+from fanns.codegen.rtl_kernel import Kernel, road_files, vitis_bank
 from fanns.images.ivfpq import MemoryImages
 
 HOST_FILES = {"src/host.cpp": "host.cpp.j2", "src/host_common.h": "host_common.h.j2"}

@@ -62,18 +62,26 @@ STALL_FACTOR = 4
 stage-boundary stream or memory port stays still longer while the design works."""
 
 
+CYCLES_MIN = 20_000_000
+"""Fewest simulated cycles a run may take before the watchdog stops it."""
+CYCLE_FACTOR = 4
+"""The watchdog's bound on a run's cycles is this many times the model's cycles for it with no
+stage overlapping another (a design 2.9 M cycles a query in BuildLUT ran 16 test queries for
+46 M cycles: a fixed 20 M bound called it hung)."""
+
+
 @dataclass(frozen=True)
 class Limits:
-    """When a simulated run is stopped: `stall` cycles without progress (None: derived from the
-    model), `cycles` simulated cycles per run, `seconds` of wall time per run."""
+    """When a simulated run is stopped: `stall` cycles without progress and `cycles` simulated
+    cycles per run (None: derived from the model), `seconds` of wall time per run."""
 
     stall: int | None = None
-    cycles: int = 20_000_000
+    cycles: int | None = None
     seconds: float = float("inf")
 
 
 NO_LIMITS = Limits()
-"""The defaults: the model's stall bound, 20M cycles, no wall-time limit."""
+"""The defaults: the model's stall and cycle bounds, no wall-time limit."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +353,13 @@ class RtlProjectSim:
         longest = max(t.latency + t.interval for t in timings.values())
         return int(max(STALL_MIN, STALL_FACTOR * (longest + latency)))
 
+    def cycle_bound(self, run: Run, latency: int) -> int:
+        """Simulated cycles after which `run` is stopped (see `CYCLE_FACTOR`): every stage's
+        latency and its queries' intervals one after the other, a bound however the stages overlap."""
+        timings = self.predicted_timings(run.first, run.nq, run.nprobe)
+        serial = latency + sum(t.latency + run.nq * t.interval for t in timings.values())
+        return int(max(CYCLES_MIN, CYCLE_FACTOR * serial))
+
     def run(
         self,
         runs: list[Run],
@@ -389,7 +404,7 @@ class RtlProjectSim:
             )
         watchdog = {
             "stall": limits.stall or self.stall_bound(latency),
-            "cycles": limits.cycles,
+            "cycles": limits.cycles or max(self.cycle_bound(r, latency) for r in runs),
             "seconds": min(limits.seconds, 1e9),
         }
         if self.harness == "fast":
