@@ -16,7 +16,7 @@ import pytest
 import fanns.driver
 from fanns.cli import main
 from fanns.errors import FannsError
-from fanns.outputs import MANIFEST
+from fanns.outputs import MANIFEST, write_manifest
 from tests.hostile.inputs import CONTROL, dataset_folder, files_below, refused
 
 SOURCES = {"rtl": "rtl/fanns_falcon_qpp.v", "hls": "src/kernel.cpp"}
@@ -184,3 +184,14 @@ def test_graph_dse_checks_the_dataset_entry(capsys, graph, tmp_path, dataset, fr
 )
 def test_graph_dse_checks_the_settings_before_reading_data(capsys, graph, tmp_path, changes, fragment):
     _dse_refused(capsys, tmp_path, graph, changes, "graph_hnsw.json", fragment)
+
+
+def test_graph_dse_refuses_an_exploration_changed_since(capsys, graph, tmp_path):
+    """An exploration fanns wrote (with its manifest) is checked as a whole first: an edited
+    graph_hnsw.json is refused even when each of its fields would pass."""
+    ex = _exploration(tmp_path / "gex")
+    write_manifest(ex, "exploration")
+    _exploration(ex, dataset={"name": "other", "content_hash": "1" * 32})
+    dse = ["dse", str(ex), "--graph", "hnsw", "--board", "u250", "--recall", "R@10=0.5", "--out", str(tmp_path / "o")]
+    refused(capsys, dse, "graph_hnsw.json", "changed since")
+    assert not (tmp_path / "o").exists()
