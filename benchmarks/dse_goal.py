@@ -169,5 +169,15 @@ def main() -> None:
     write_result(args.json, "dse_goal", command_line(), figures)
 
 
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README row of a recorded run (`benchmarks/readme_figures.py`)."""
+    sets = "; ".join(
+        f"{r['set']}: {r['cpu_s']:.0f} CPU-s, peak {r['peak_rss_mb'] / 1000:.1f} GB, {len(r['workloads'])} indexes"
+        for r in figures["rows"]
+    )
+    what = f"DSE of one goal ({figures['goal']}, {figures['board']}) on the shapes of the large sets"
+    return what, f"{sets} (synthetic workloads of each shape's default grid; the goal is 60 s)"
+
+
 if __name__ == "__main__":
     main()
