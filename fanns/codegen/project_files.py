@@ -20,7 +20,7 @@ from fanns.checks import check_number
 from fanns.design.base import DesignFile
 from fanns.errors import FannsError
 from fanns.images.base import ImageSet
-from fanns.outputs import FileContent, write_folder
+from fanns.outputs import MANIFEST, FileContent, read_manifest, verify_files, write_folder
 
 PROJECT_FILE = "fanns_project.json"
 """The project record; its presence marks a folder as a generated project."""
@@ -69,6 +69,32 @@ def read_data(project: Path, name: str, dtype: str, shape: tuple[int, ...], why:
             hint="the project is incomplete or was changed; regenerate it",
         )
     return np.fromfile(path, dtype=dtype).reshape(shape)
+
+
+HLS_SOURCES = ("src/kernel.cpp", "src/csim_lib.cpp")
+"""The C++ files the C simulation of an HLS project (IVF-PQ or graph) compiles."""
+
+
+def check_sources(project: Path, folder: str, required: tuple[str, ...]) -> None:
+    """`design.yaml`, the project record and every file of `folder` (the kernel's Verilog `rtl/` or
+    its C++ `src/`: what a simulator compiles or a driver opens) as fanns wrote them: each file the
+    project's manifest lists there present with its sha256, and the `required` ones present even
+    in a project without a manifest. Why: a truncated kernel or an edited design must be refused
+    as an input error before a simulator starts, not reported as a compiler error, a traceback or
+    the hardware disagreeing with the reference; one check serves IVF-PQ and graph projects alike."""
+    project = Path(project)
+    manifest = read_manifest(project) or {"files": {}}
+    listed = [r for r in manifest["files"] if r.startswith(f"{folder}/")]
+    rels = sorted({"design.yaml", PROJECT_FILE, *required, *listed})
+    missing = [r for r in rels if not (project / r).is_file()]
+    if missing:
+        raise FannsError(
+            f"{project}: {', '.join(missing)} missing (a generated project holds them)",
+            hint="the project is incomplete; regenerate it",
+        )
+    if (project / MANIFEST).exists() and read_manifest(project) is None:
+        raise FannsError(f"{project}/{MANIFEST} is unreadable", hint="regenerate the project")
+    verify_files(project, rels, "project")
 
 
 def query_count(project: Path, record: Any) -> int:

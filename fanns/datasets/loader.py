@@ -39,14 +39,35 @@ def _fallback_key(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", str(path.resolve()).strip("/"))
 
 
-def resolve_dataset(info: object, spec: str | None, step: str) -> tuple[Dataset, str]:
+CONTENT_HASH = re.compile(r"[0-9a-f]{32}\Z")
+"""A dataset's content hash as `Dataset.content_hash` writes it (blake2b, 16 bytes, hex)."""
+
+
+def check_dataset_entry(info: object, where: str, step: str) -> dict:
+    """The `dataset` entry an earlier step (`step`) recorded in the file `where`: a mapping whose
+    name is text and whose content hash is what `Dataset.content_hash` writes, else a clear error
+    (the name may end up in a spec and in messages; the hash is compared with the data)."""
+    hint = f"re-run `{step}` (the record was changed since)"
+    if not isinstance(info, dict):
+        raise FannsError(f"{where}: the dataset entry must be a mapping, got {info!r:.80}", hint=hint)
+    name = check_text(info.get("name"), f"{where}: dataset.name")
+    if not 0 < len(name) <= 255:
+        raise FannsError(f"{where}: dataset.name must be 1..255 characters, got {len(name)}", hint=hint)
+    recorded = info.get("content_hash")
+    if not isinstance(recorded, str) or not CONTENT_HASH.match(recorded):
+        raise FannsError(f"{where}: dataset.content_hash must be 32 hex digits, got {recorded!r:.80}", hint=hint)
+    return info
+
+
+def resolve_dataset(info: object, spec: str | None, step: str, where: str = "the record") -> tuple[Dataset, str]:
     """The dataset an earlier step (`step`, e.g. `fanns explore`) recorded as `info` (its summary
-    with name and content hash): `spec` if given, else the built-in of that name; either way it
-    must hold the same vectors. Why: a later step that re-reads the dataset must not silently
-    work on other data (a folder that happens to carry the same name, a changed file)."""
-    info = info if isinstance(info, dict) else {}
+    with name and content hash, in the file `where`; checked by `check_dataset_entry`): `spec` if
+    given, else the built-in of that name; either way it must hold the same vectors. Why: a later
+    step that re-reads the dataset must not silently work on other data (a folder that happens to
+    carry the same name, a changed file)."""
+    info = check_dataset_entry(info, where, step)
     if spec is None:
-        name = info.get("name")
+        name = info["name"]
         if name not in BUILTINS:
             raise FannsError(
                 f"`{step}` explored the dataset {name!r}, which is not a built-in",
@@ -54,8 +75,8 @@ def resolve_dataset(info: object, spec: str | None, step: str) -> tuple[Dataset,
             )
         spec = f"builtin:{name}"
     ds = load_dataset(spec)
-    recorded = info.get("content_hash")
-    if not isinstance(recorded, str) or ds.content_hash() != recorded:
+    recorded = info["content_hash"]
+    if ds.content_hash() != recorded:
         raise FannsError(
             f"dataset {spec} is not the one explored by `{step}` (content hash {ds.content_hash()} vs {recorded})",
             hint=f"pass the dataset `{step}` was run on",

@@ -20,7 +20,7 @@ from fanns import __version__
 from fanns.boards import Board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
-from fanns.codegen.project_files import PROJECT_FILE, read_record
+from fanns.codegen.project_files import HLS_SOURCES, PROJECT_FILE, check_sources, read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout, MemoryImages
@@ -29,6 +29,10 @@ from fanns.numerics import IvfPqFormat
 VITIS_BANK = re.compile(r"^(HBM|DDR)\[(\d+)\]$")
 SP_LINE = re.compile(r"^sp=(\w+)\.(\w+):(\S+)$")
 MEMORY_OF_VITIS = {"HBM": ("hbm",), "DDR": ("ddr", "ddr4", "pl-ddr4")}
+
+
+RTL_FILES = ("rtl/regmap.json", "rtl/ports.json")
+"""The files of an RTL face the driver opens (the register map and the kernel's ports)."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,7 @@ class Project:
             )
         if "rtl" in record:
             kind = "rtl"
-            for rel in ("rtl/regmap.json", "rtl/ports.json"):
+            for rel in RTL_FILES:
                 if not (path / rel).is_file():
                     raise FannsError(
                         f"{path}: {rel} is missing", hint="regenerate the project with `fanns generate-rtl`"
@@ -180,6 +184,7 @@ class Project:
         except (KeyError, TypeError, FannsError) as exc:
             raise FannsError(f"{rec_path}: bad number format ({exc})", hint="regenerate the project") from None
         design = IvfPqDesign.load(path / "design.yaml")
+        check_sources(path, *(("rtl", RTL_FILES) if kind == "rtl" else ("src", HLS_SOURCES)))
         return cls(path, kind, record, design, design.target_board())
 
     # -- formats -------------------------------------------------------------------------------

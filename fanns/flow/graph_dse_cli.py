@@ -63,9 +63,14 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     goal = args.recall
     if goal.truth != goal.k:
         raise FannsError(f"graph designs take an R@k goal, got {goal.text}")
+    if info.get("graph") != args.graph:
+        raise FannsError(
+            f"{path}: the exploration of graph {info.get('graph')!r:.80}, not {args.graph!r}",
+            hint=f"re-run `fanns explore DATASET --graph {args.graph}`",
+        )
+    degree, efc, vec_bits, explored = _graph_settings(info, path)  # the whole record, before any data is read
     board = load_board(args.board)
-    ds, _ = resolve_dataset(info.get("dataset"), args.dataset, f"fanns explore --graph {args.graph}")
-    degree, efc, vec_bits, explored = _graph_settings(info, path)
+    ds, _ = resolve_dataset(info.get("dataset"), args.dataset, f"fanns explore --graph {args.graph}", str(path))
     graph = load_or_build(ds, args.graph, degree, efc, vec_bits)
     nq = min(args.queries or explored, ds.nq)
     _, queries = prepare_vectors(ds)

@@ -83,7 +83,7 @@ def load_inputs(
     design = IvfPqDesign.load(Path(design_path))
     explore = read_explore(Path(explore_dir))
     record = index_record(explore, Path(explore_dir), design)
-    ds, spec = resolve_dataset(explore.get("dataset"), dataset, "fanns explore")
+    ds, spec = resolve_dataset(explore.get("dataset"), dataset, "fanns explore", f"{explore_dir}/explore.json")
     data = load_index(explore_dir, record, ds.metric)
     used = int(explore.get("dataset", {}).get("queries_used", ds.nq))
     nq = used if queries is None else queries

@@ -23,7 +23,16 @@ from rich.console import Console
 from fanns.choices import DEFAULT_RTL_HARNESS
 from fanns.codegen.graph.hls import is_graph_hls_project
 from fanns.codegen.graph.rtl import is_graph_project
-from fanns.codegen.project_files import PROJECT_FILE, query_count, query_range, read_data, read_record
+from fanns.codegen.ivfpq.rtl import TOP as IVFPQ_TOP
+from fanns.codegen.project_files import (
+    HLS_SOURCES,
+    PROJECT_FILE,
+    check_sources,
+    query_count,
+    query_range,
+    read_data,
+    read_record,
+)
 from fanns.datasets.cache import cache_root
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.driver.project import face_folder
@@ -81,6 +90,10 @@ def check_project(project: Path, backend: str) -> tuple[dict, IvfPqDesign]:
     read_data(project, "queries.bin", "u1", (nq, stride), why)
     read_data(project, "groundtruth.bin", "<u4", (nq, design.k), why)
     read_data(project, "reference_keys.bin", "<u8", (nq, design.k), why)
+    check_sources(
+        project,
+        *(("rtl", (f"rtl/{IVFPQ_TOP}.v",)) if backend == "rtl" else ("src", HLS_SOURCES)),
+    )
     return record, design
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import fanns.driver
 from fanns.cli import main
+from fanns.errors import FannsError
 from fanns.flow.ivfpq_inputs import load_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.workload import read_explore
@@ -96,6 +98,21 @@ def test_sim_checks_the_images_against_the_manifest(capsys, projects, tmp_path, 
     else:
         image.unlink()
     refused(capsys, ["sim", str(project), "--backend", backend], image.name)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete"])
+@pytest.mark.parametrize(
+    ("face", "backend", "source"), [("hls", "csim", "src/kernel.cpp"), ("rtl", "rtl", "rtl/fanns_ivfpq.v")]
+)
+def test_sim_and_driver_check_the_kernel_sources(capsys, projects, tmp_path, face, backend, source, damage):
+    """A truncated or missing kernel source is refused before a simulator is built, by `fanns sim`
+    and by the driver (`check_sources`, the check graph projects get too)."""
+    project = _copy(projects, face, tmp_path)
+    _truncate(project / source, None if damage == "delete" else 100)
+    refused(capsys, ["sim", str(project), "--backend", backend, "--build-dir", str(tmp_path / "b")], source, "missing")
+    with pytest.raises(FannsError, match=source):
+        fanns.driver.open(project, backend="c-sim" if face == "hls" else "rtl-sim", build_dir=tmp_path / "b")
+    assert not (tmp_path / "b").exists()
 
 
 @pytest.mark.parametrize("content", ["", "{", "[]", '{"io": 1}'])

@@ -28,8 +28,10 @@ from fanns.codegen.graph.hls import template_values
 from fanns.codegen.graph.shared import project_record, shared_files
 from fanns.codegen.platform import alveo, vitis_platform
 from fanns.codegen.project_files import (
+    HLS_SOURCES,
     PROJECT_FILE,
     add_record,
+    check_sources,
     json_bytes,
     query_count,
     read_data,
@@ -280,4 +282,6 @@ def read_project(project: Path) -> GraphProjectData:
     if record["test"].get("groundtruth"):
         k = design.runtime.k
         gt = read_data(project, "groundtruth.bin", "<u4", (nq, k), f"{why}, k {k}").astype(np.int64)
+    face = ("rtl", (f"rtl/{TOP}.v",)) if "rtl" in record else ("src", HLS_SOURCES)
+    check_sources(project, *face)
     return GraphProjectData(design, images, q, keys, {s: stats[:, i] for i, s in enumerate(STATS)}, gt)
