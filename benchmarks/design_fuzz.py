@@ -101,10 +101,9 @@ def main() -> None:
 
 def _recorded(path: Path, cases: list) -> list:
     """The passed outcomes of `cases` that the run recorded in `path` holds."""
+    recorded = map(outcome_from_record, json.loads(path.read_text())["figures"]["draw_records"])
     wanted = set(cases)
-    return [
-        o for o in map(outcome_from_record, json.loads(path.read_text())["figures"]["draw_records"]) if o.case in wanted
-    ]
+    return [o for o in recorded if o.case in wanted and o.passed]
 
 
 def _figures(outcomes: list, planned: int) -> dict:
