@@ -99,6 +99,13 @@ def write_sources(build_dir: Path, sources: Mapping[str, str]) -> list[Path]:
     return paths
 
 
+PE_BENCH_OPT = "-O0"
+"""The C++ optimisation of a single PE's model under its cocotb bench: the bench's time goes to
+cocotb's Python, so the model's own speed barely shows, while the build is the cost. Measured here
+(build and run CPU seconds of one bench): opq d = 128, w = 128 at g++ -Os 50.3 + 4.1, at -O0
+26.7 + 6.2; hsmpqg z = 12, s = 5 at -Os 26.2 + 3.6, at -O0 16.3 + 3.6."""
+
+
 class RtlSim:
     """One Verilator build of a design, ready to run cocotb testbenches many times. The build is kept
     by content in the model cache (`fanns.tools.modelcache`): the same sources, options and tools
@@ -142,8 +149,11 @@ class RtlSim:
         self._cocotb_runner = None
 
     @classmethod
-    def from_component(cls, component: wiring.Component, toplevel: str, build_dir: Path) -> RtlSim:
-        return cls({f"{toplevel}.v": to_verilog(component, toplevel)}, toplevel, build_dir)
+    def from_component(
+        cls, component: wiring.Component, toplevel: str, build_dir: Path, cxx_opt: str | None = PE_BENCH_OPT
+    ) -> RtlSim:
+        """One component (a PE) for its cocotb bench, its model compiled at `PE_BENCH_OPT`."""
+        return cls({f"{toplevel}.v": to_verilog(component, toplevel)}, toplevel, build_dir, cxx_opt=cxx_opt)
 
     @property
     def log(self) -> Path:
