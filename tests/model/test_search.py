@@ -114,7 +114,7 @@ def test_search_finds_the_brute_force_best_and_front(seed):
     # The pool is ordered by cycles, then LUT, then channels.
     keys = [tuple(r[3:6]) for r in result.pool]
     assert keys == sorted(keys)
-    combined = sum(len(s.left["cost"]) * len(s.sets["back"]) for s in spaces)
+    combined = sum(len(s.left) * len(s.sets["back"]) for s in spaces)
     assert result.evaluated + result.bounded >= combined
 
 
@@ -168,7 +168,7 @@ def test_a_refined_pool_equals_a_fresh_search(seed, monkeypatch):
     every = []
     for s in spaces:
         back = cost_matrix(s.sets["back"])
-        for i, row in enumerate(s.left["cost"]):
+        for i, row in enumerate(s.left.cost()):
             for j, col in enumerate(back):
                 if (row[1:] + col[1:] <= budget).all():
                     every.append((max(row[0], col[0]), row[1] + col[1], row[6:].sum() + col[6:].sum(), s.key, i, j))

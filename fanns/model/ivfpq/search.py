@@ -97,6 +97,43 @@ def prune(opt: OptionSet) -> OptionSet:
 
 
 @dataclass
+class LeftRows:
+    """The opq x lut x front combinations of a space, as indices: a pair of `_pairs` and a front
+    option per row, in pair-major order. A row's cost (`cost_matrix` columns plus the
+    infrastructure) is computed when read: kept as costs, the rows of builtin:text-384's 96
+    spaces took 4.7 GB (61.5 M rows); as two int32 indices they take 0.5 GB."""
+
+    opq: np.ndarray  # [pairs] opq option of each pair
+    lut: np.ndarray  # [pairs] lut option of each pair
+    pair_cost: np.ndarray  # [pairs, 1 + 5 + G]
+    front_cost: np.ndarray  # [fronts, 1 + 5 + G]
+    infra: np.ndarray  # [5 + G]
+    pair: np.ndarray  # [rows] int32
+    front: np.ndarray  # [rows] int32
+
+    def __len__(self) -> int:
+        return len(self.pair)
+
+    def cost(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """[len(rows), 1 + 5 + G]: the rows' bottleneck cycles, resources with the infrastructure,
+        channels."""
+        p, f = self.pair[rows], self.front[rows]
+        cost = self.pair_cost[p] + self.front_cost[f]
+        cost[:, 0] = np.maximum(self.pair_cost[p, 0], self.front_cost[f, 0])
+        cost[:, 1:] += self.infra
+        return cost
+
+    def cycles(self) -> np.ndarray:
+        return np.maximum(self.pair_cost[self.pair, 0], self.front_cost[self.front, 0])
+
+    def chunks(self, step: int):
+        """(row indices, their costs) in order, `step` rows at a time."""
+        for start in range(0, len(self), step):
+            idx = np.arange(start, min(start + step, len(self)))
+            yield idx, self.cost(idx)
+
+
+@dataclass
 class Space:
     """One workload's option groups (already fitted to the budget and pruned) and its fixed
     infrastructure cost; `raw` is the size of the design space before any pruning."""
@@ -105,7 +142,7 @@ class Space:
     sets: dict[str, OptionSet]
     infra: np.ndarray  # [5 + G]
     raw: int
-    left: dict = field(default_factory=dict)
+    left: LeftRows | None = None  # the combinations within the budget (`Search.add`)
     floors: dict = field(default_factory=dict)  # group -> least resources over all its configurations
 
 
@@ -152,40 +189,49 @@ class Search:
         self.closest: tuple[float, np.ndarray] | None = None
 
     # -- left rows: opq x lut pairs x front ----------------------------------------------------
-    def _left(self, space: Space) -> None:
+    def _left(self, space: Space) -> LeftRows | None:
+        """Set the space's left rows within the budget; when none is, return every compatible
+        row instead (for `_track_closest`). Pairs are taken a block at a time, so no array the
+        size of all pairs x fronts is made."""
         s = space.sets
         io, il, pair_cost = _pairs(s["opq"], s["lut"])
         self.evaluated += len(s["opq"]) * len(s["lut"])
         cf = cost_matrix(s["front"])
-        ip, ifr = np.meshgrid(np.arange(len(io)), np.arange(len(cf)), indexing="ij")
-        ip, ifr = ip.ravel(), ifr.ravel()
-        lanes = s["front"].lanes[ifr]
-        fits = compatible(s["opq"].lanes[io[ip]], lanes) & compatible(s["lut"].lanes[il[ip]], lanes)
-        ip, ifr = ip[fits], ifr[fits]
-        cost = pair_cost[ip] + cf[ifr]
-        cost[:, 0] = np.maximum(pair_cost[ip, 0], cf[ifr, 0])
-        cost[:, 1:] += space.infra
-        ok = (cost[:, 1:] <= self.budget).all(1)
-        self.evaluated += len(cost)
-        space.left = {
-            "opq": io[ip[ok]],
-            "lut": il[ip[ok]],
-            "front": ifr[ok],
-            "cost": cost[ok],
-            "all": cost if not ok.any() else cost[:0],
-        }
+        lanes = s["front"].lanes[None, :]
+        within, compat, found = [], [], False
+        step = max(1, CHUNK_ELEMENTS // max(1, len(cf)))
+        for start in range(0, len(io), step):
+            blk = slice(start, min(start + step, len(io)))
+            fits = compatible(s["opq"].lanes[io[blk], None], lanes) & compatible(s["lut"].lanes[il[blk], None], lanes)
+            ok = fits.copy()
+            for r in range(len(self.budget)):
+                ok &= (pair_cost[blk, None, 1 + r] + cf[None, :, 1 + r]) + space.infra[r] <= self.budget[r]
+            self.evaluated += int(fits.sum())
+            p, f = np.nonzero(ok)
+            within.append((p + start, f))
+            found |= len(p) > 0
+            if not found:  # none fits so far: the compatible rows, for `_track_closest`
+                p, f = np.nonzero(fits)
+                compat.append((p + start, f))
+
+        def rows(hits: list) -> LeftRows:
+            pair = np.concatenate([p for p, _ in hits]) if hits else np.zeros(0, dtype=np.int64)
+            front = np.concatenate([f for _, f in hits]) if hits else np.zeros(0, dtype=np.int64)
+            return LeftRows(io, il, pair_cost, cf, space.infra, pair.astype(np.int32), front.astype(np.int32))
+
+        space.left = rows(within)
+        return None if found else rows(compat)
 
     def add(self, space: Space) -> None:
         self.raw += space.raw
-        self._left(space)
-        left = space.left["cost"]
+        every = self._left(space)
+        left = space.left
         back = cost_matrix(space.sets["back"])
         if len(back) == 0:
             return
-        if len(left) == 0:  # nothing fits: remember how close the combinations came
-            every, step = space.left["all"], max(1, CHUNK_ELEMENTS // len(back))
-            for start in range(0, len(every), step):
-                self._track_closest(every[start : start + step], back)
+        if every is not None:  # nothing fits: remember how close the combinations came
+            for _, cost in every.chunks(max(1, CHUNK_ELEMENTS // len(back))):
+                self._track_closest(cost, back)
             return
         rows = max(1, CHUNK_ELEMENTS // len(back))
         floor = back[:, :2].min(0)  # the fewest cycles and the fewest LUTs of any back option
@@ -194,10 +240,11 @@ class Search:
             # a small first chunk seeds the pool and the front, so later chunks filter cheaply
             step = min(rows, 16) if len(self.pool) == 0 else rows
             idx = np.arange(start, min(start + step, len(left)))
-            kept = idx[self._may_enter(left[idx], floor)] if self.bound else idx
-            self.bounded += (len(idx) - len(kept)) * len(back)
-            if len(kept):
-                self._evaluate(space.key, kept, left[kept], back)
+            cost = left.cost(idx)
+            keep = self._may_enter(cost, floor) if self.bound else np.ones(len(idx), dtype=bool)
+            self.bounded += int((~keep).sum()) * len(back)
+            if keep.any():
+                self._evaluate(space.key, idx[keep], cost[keep], back)
             start += step
 
     def _may_enter(self, left: np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -228,17 +275,18 @@ class Search:
         no slower than its last entry. A skipped combination runs at more cycles than that entry,
         which only moves to fewer cycles as the pool improves, so the pool is the one `add` would
         keep (`_merge_pool` ranks exactly)."""
-        left = space.left["cost"]
+        left = space.left
         back = cost_matrix(space.sets["back"])
-        if len(back) == 0 or len(left) == 0:
+        if len(back) == 0 or left is None or len(left) == 0:
             return
-        order = np.argsort(left[:, 0], kind="stable")
+        cycles = left.cycles()
+        order = np.argsort(cycles, kind="stable")
         start = 0
         while start < len(order):
             cols = np.arange(len(back))
             if len(self.pool) >= self.pool_size:
                 c_lim = self.pool[-1, 3]
-                if left[order[start], 0] > c_lim:
+                if cycles[order[start]] > c_lim:
                     break
                 cols = cols[back[:, 0] <= c_lim]
                 if len(cols) == 0:
@@ -247,7 +295,7 @@ class Search:
             if len(self.pool) == 0:
                 step = min(step, 16)
             rows = order[start : start + step]
-            self._pool_candidates(space.key, rows, cols, left[rows], back[cols])
+            self._pool_candidates(space.key, rows, cols, left.cost(rows), back[cols])
             start += step
 
     def _pool_candidates(
@@ -391,12 +439,13 @@ def search(
 def decode(space: Space, left_row: int, back_row: int) -> dict[str, int]:
     """Option index per group of one combination."""
     left = space.left
+    pair = left.pair[left_row]
     return {
-        "opq": int(left["opq"][left_row]),
-        "front": int(left["front"][left_row]),
-        "lut": int(left["lut"][left_row]),
+        "opq": int(left.opq[pair]),
+        "front": int(left.front[left_row]),
+        "lut": int(left.lut[pair]),
         "back": back_row,
     }
 
 
-__all__ = ["GROUPS", "Result", "Search", "Space", "cost_matrix", "decode", "pareto_rows", "prune", "search"]
+__all__ = ["GROUPS", "LeftRows", "Result", "Search", "Space", "cost_matrix", "decode", "pareto_rows", "prune", "search"]
