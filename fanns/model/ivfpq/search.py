@@ -114,13 +114,14 @@ class LeftRows:
     def __len__(self) -> int:
         return len(self.pair)
 
-    def cost(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """[len(rows), 1 + 5 + G]: the rows' bottleneck cycles, resources with the infrastructure,
-        channels."""
+    def cost(self, rows: np.ndarray | slice = slice(None), columns: int | None = None) -> np.ndarray:
+        """[len(rows), columns]: the rows' bottleneck cycles, resources with the infrastructure,
+        channels (the first `columns` of them: cycles and LUTs are enough for `Search._may_enter`)."""
+        w = self.pair_cost.shape[1] if columns is None else columns
         p, f = self.pair[rows], self.front[rows]
-        cost = self.pair_cost[p] + self.front_cost[f]
+        cost = self.pair_cost[p, :w] + self.front_cost[f, :w]
         cost[:, 0] = np.maximum(self.pair_cost[p, 0], self.front_cost[f, 0])
-        cost[:, 1:] += self.infra
+        cost[:, 1:] += self.infra[: w - 1]
         return cost
 
     def cycles(self) -> np.ndarray:
@@ -198,11 +199,15 @@ class Search:
         self.evaluated += len(s["opq"]) * len(s["lut"])
         cf = cost_matrix(s["front"])
         lanes = s["front"].lanes[None, :]
+        # which fronts suit each pair's opq and lut lanes: a row per distinct lane count, gathered
+        uo, by_opq = np.unique(s["opq"].lanes[io], return_inverse=True)
+        ul, by_lut = np.unique(s["lut"].lanes[il], return_inverse=True)
+        suits_opq, suits_lut = compatible(uo[:, None], lanes), compatible(ul[:, None], lanes)
         within, compat, found = [], [], False
         step = max(1, CHUNK_ELEMENTS // max(1, len(cf)))
         for start in range(0, len(io), step):
             blk = slice(start, min(start + step, len(io)))
-            fits = compatible(s["opq"].lanes[io[blk], None], lanes) & compatible(s["lut"].lanes[il[blk], None], lanes)
+            fits = suits_opq[by_opq[blk]] & suits_lut[by_lut[blk]]
             ok = fits.copy()
             for r in range(len(self.budget)):
                 ok &= (pair_cost[blk, None, 1 + r] + cf[None, :, 1 + r]) + space.infra[r] <= self.budget[r]
@@ -240,11 +245,13 @@ class Search:
             # a small first chunk seeds the pool and the front, so later chunks filter cheaply
             step = min(rows, 16) if len(self.pool) == 0 else rows
             idx = np.arange(start, min(start + step, len(left)))
-            cost = left.cost(idx)
-            keep = self._may_enter(cost, floor) if self.bound else np.ones(len(idx), dtype=bool)
-            self.bounded += int((~keep).sum()) * len(back)
-            if keep.any():
-                self._evaluate(space.key, idx[keep], cost[keep], back)
+            if self.bound:  # most rows fall behind the bound: their cycles and LUTs decide it
+                idx_in = idx[self._may_enter(left.cost(idx, columns=2), floor)]
+            else:
+                idx_in = idx
+            self.bounded += (len(idx) - len(idx_in)) * len(back)
+            if len(idx_in):
+                self._evaluate(space.key, idx_in, left.cost(idx_in), back)
             start += step
 
     def _may_enter(self, left: np.ndarray, floor: np.ndarray) -> np.ndarray:
