@@ -11,6 +11,9 @@ files explicitly and sets the metric (default ``l2``)::
     base: vectors.fbin
     query: q.fbin
     groundtruth: gt.ivecs   # optional
+
+Users read the formats and keys in docs/datasets.md ("Your own data"; a test holds it to
+`YAML_KEYS` and `fanns.datasets.formats.EXTENSIONS`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,16 @@
 """Dataset specs, ground truth (given, computed, cached), built-ins and `fanns datasets`."""
 
+import re
 import sys
+from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+import yaml
 
 from fanns.cli import main
-from fanns.datasets import Dataset, load_dataset, write_hdf5, write_vectors
+from fanns.datasets import Dataset, formats, load_dataset, loader, write_hdf5, write_vectors
 from fanns.datasets import builtins as builtins_mod
 from fanns.datasets import dataset as dataset_mod
 from fanns.datasets.synthetic import deep_like, sift_like
@@ -224,3 +227,24 @@ def test_cli_list_and_info(capsys, tmp_path, small):
     assert "300" in out and "uint8" in out and "l2" in out and "not yet computed" in out
     assert main(["datasets", "info", str(tmp_path / "nothing")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def _doc_table(text: str, heading: str) -> list[str]:
+    """The backquoted names in the first column of the first table after `heading` in Markdown."""
+    lines = [line.strip() for line in text.split(heading, 1)[1].splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return [cell for row in lines[start + 2 : end] for cell in re.findall(r"`([^`]+)`", row.split("|")[1])]
+
+
+def test_docs_name_every_dataset_yaml_key_and_file_format():
+    """docs/datasets.md, "Your own data", documents exactly the keys dataset.yaml accepts and the
+    file extensions the reader accepts: the docs cannot drift from the code."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "datasets.md").read_text()
+    own = text.split("## Your own data", 1)[1].split("\n## ", 1)[0]
+    keys = _doc_table(own, "every value a string")
+    assert sorted(keys) == sorted(loader.YAML_KEYS)
+    extensions = {e.strip() for cell in _doc_table(own, "Formats, by extension") for e in cell.split("/")}
+    assert extensions == set(formats.EXTENSIONS)
+    example = yaml.safe_load(own.split("```yaml", 1)[1].split("```", 1)[0])
+    assert set(example) <= loader.YAML_KEYS
