@@ -15,7 +15,8 @@ import numpy as np
 
 import fanns.driver
 from fanns.datasets.formats import read_vectors
-from fanns.design.graph import GraphDesign, load_design
+from fanns.design.graph import GraphDesign
+from fanns.design.load import load_design
 from fanns.driver.graph import GraphAccelerator
 from fanns.driver.project import face_folder
 from fanns.errors import FannsError
