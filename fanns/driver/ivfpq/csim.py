@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from fanns.driver.backend import RegisterDevice
+from fanns.driver.ivfpq.backend import RegisterDevice
 from fanns.sim.csim import build_library
 
 
