@@ -31,7 +31,7 @@ from fanns.boards import load_board
 from fanns.datasets import load_dataset
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.explore.graph_sweep import MODES, SweepSetup, format_tables, sweep
-from fanns.index.traversal import TraversalConfig, dst
+from fanns.index.graph_traversal import TraversalConfig, dst
 from fanns.model.graph import published
 from fanns.model.graph.fast import search_batch
 from fanns.model.graph.qpp import MemorySystem

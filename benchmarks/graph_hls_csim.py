@@ -26,8 +26,8 @@ from fanns.design.graph import Runtime
 from fanns.explore.graph import prepare_vectors
 from fanns.images.graph import split_keys
 from fanns.index.graph import build_graph, graph_format_for
+from fanns.index.graph_traversal import dst
 from fanns.index.recall import recall_at_k
-from fanns.index.traversal import dst
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.reference.graph import STATS, reference, traversal_config
 from fanns.sim.graph.csim import GraphHlsCsim

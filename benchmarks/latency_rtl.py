@@ -19,7 +19,7 @@ import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.rtl import RtlProjectSim
 

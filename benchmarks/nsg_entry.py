@@ -26,7 +26,7 @@ from record import command_line, write_result
 
 from fanns.datasets import load_dataset
 from fanns.explore.graph import load_or_build, prepare_vectors
-from fanns.index.traversal import TraversalConfig
+from fanns.index.graph_traversal import TraversalConfig
 from fanns.model.graph.fast import search_batch
 
 LENGTHS = (16, 32, 64, 128)

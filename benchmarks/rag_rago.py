@@ -1,6 +1,6 @@
-"""The RAG pipeline model (`fanns.model.rag`) beside RAGO's published figures and trends: RAGO's
+"""The RAG pipeline model (`fanns.model.ivfpq.rag`) beside RAGO's published figures and trends: RAGO's
 own workloads (its section 4 and Table 3: Llama-3 1B-405B, 64 billion vectors, XPU-A/B/C, EPYC
-hosts) through this model, each figure with the tolerance `fanns.model.rag.rago` states.
+hosts) through this model, each figure with the tolerance `fanns.model.ivfpq.rag.rago` states.
 
     PYTHONPATH=. python benchmarks/rag_rago.py [--json PATH]
 
@@ -17,7 +17,7 @@ from record import command_line, write_result
 from rich.console import Console
 from rich.table import Table
 
-from fanns.model.rag import rago
+from fanns.model.ivfpq.rag import rago
 
 
 def readme_row(figures: dict) -> list[tuple[str, str]]:

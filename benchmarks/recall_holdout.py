@@ -27,7 +27,7 @@ from fanns.explore.ivfpq_training import train_size_for, training_rows
 from fanns.index.goals import parse_goal
 from fanns.index.holdout import PROMISE_LEVEL
 from fanns.index.ivfpq import host_vectors, train_index
-from fanns.index.recall import recall_hits
+from fanns.index.ivfpq_recall import recall_hits
 
 
 def retrain_hits(ds, nlist: int, m: int, seed: int, queries: np.ndarray, gt: np.ndarray, measures) -> dict:

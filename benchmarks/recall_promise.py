@@ -28,7 +28,7 @@ from fanns.explore.ivfpq_training import train_size_for, training_rows
 from fanns.index.goals import parse_goal
 from fanns.index.holdout import HOLDOUT_FRACTION, PROMISE_LEVEL, TRAINING_SD, choose_nprobe
 from fanns.index.ivfpq import host_vectors, train_index
-from fanns.index.recall import recall_hits
+from fanns.index.ivfpq_recall import recall_hits
 
 OLD_MARGIN = 0.04
 """The margin the explorer added to the selection mean before it had a bound (fanns format 2)."""

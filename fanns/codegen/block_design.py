@@ -174,7 +174,7 @@ def hls_memory_ports(args: list) -> list[MemoryPort]:
 
 
 def hls_plan(board: Board, top: str, clock_mhz: float, args: list, regmap: RegMap, instances: int = 1) -> dict:
-    """The record of an HLS kernel (`fanns.codegen.ivfpq.hls_context.KernelArg`s) exported by vitis_hls."""
+    """The record of an HLS kernel (`fanns.codegen.platform.KernelArg`s) exported by vitis_hls."""
     return board_plan(
         board,
         face="hls",

@@ -5,15 +5,18 @@ Vivado block design (a Zynq board without one).
 Why here: the platform a project links for is chosen once, from `--platform` and the board file,
 and checked to belong to the board — a platform of another card would give a project whose
 build files, memory banks and clock are the board's but whose link targets a different card.
+The kernel arguments, memory banks and HLS header closure both HLS faces share live here too.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from fanns.boards import Board, list_boards
 from fanns.checks import check_platform
 from fanns.errors import FannsError
+from fanns.paths import shared_dir
 
 TEMPLATES = {
     "src/kernel.h": "kernel.h.j2",
@@ -29,6 +32,67 @@ TEMPLATES = {
 """HLS project file -> template; the IVF-PQ (templates/hls) and graph (templates/graph_hls)
 projects have the same files, each from its own template folder; the host files and the Makefile
 there extend the skeletons both share (templates/hls_common)."""
+
+VITIS_MEMORY = {"hbm": "HBM", "ddr": "DDR", "ddr4": "DDR", "pl-ddr4": "DDR"}
+"""Board memory groups that Vitis connectivity can address (`sp=port:HBM[i]` / `DDR[i]`)."""
+
+
+@dataclass
+class KernelArg:
+    """A pointer argument of an HLS kernel (IVF-PQ or graph): its beat type, memory bank and why."""
+
+    name: str
+    beat: str
+    const: bool
+    memory: str
+    channel: int
+    why: str
+    image: str | None = None
+    use: str = "io"
+
+    @property
+    def bundle(self) -> str:
+        return re.sub(r"[^a-z0-9]", "_", f"{self.memory}_{self.channel}")
+
+    @property
+    def vitis_bank(self) -> str:
+        """The bank as Vitis connectivity names it (HBM[i], DDR[i]); a Zynq PS memory, reached
+        through a block design instead, keeps its group name (ps-ddr4[i])."""
+        return f"{VITIS_MEMORY.get(self.memory, self.memory)}[{self.channel}]"
+
+    def record(self) -> dict:
+        """The argument's entry in project.json, the same for IVF-PQ and graph kernels so one host driver binds both."""
+        return {
+            "name": self.name,
+            "bundle": self.bundle,
+            "memory": self.memory,
+            "channel": self.channel,
+            "bank": self.vitis_bank,
+            "image": self.image,
+        }
+
+
+def vitis_memory(kind: str) -> str:
+    """The Vitis connectivity name of a board memory group, or a FannsError naming the groups it has."""
+    if kind not in VITIS_MEMORY:
+        raise FannsError(
+            f"memory group {kind!r} cannot be connected by a Vitis connectivity file",
+            hint=f"the HLS project supports {', '.join(sorted(VITIS_MEMORY))} channels (Alveo boards)",
+        )
+    return VITIS_MEMORY[kind]
+
+
+def header_closure(names: list[str]) -> list[str]:
+    """The HLS headers `names` need, following their `#include "x.h"` lines, sorted."""
+    folder = shared_dir("hls")
+    todo, seen = list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += re.findall(r'#include "([^"]+)"', (folder / name).read_text())
+    return sorted(seen)
 
 
 def uses_block_design(board: Board, platform: str | None) -> bool:

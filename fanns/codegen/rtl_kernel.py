@@ -25,8 +25,7 @@ from amaranth.lib import wiring
 from fanns.boards import Board
 from fanns.checks import IDENTIFIER, NAME, check_name
 from fanns.codegen.block_design import RTL_CONTROL, rtl_plan, zynq_files
-from fanns.codegen.ivfpq.hls_context import VITIS_MEMORY
-from fanns.codegen.platform import alveo, vitis_platform
+from fanns.codegen.platform import VITIS_MEMORY, alveo, vitis_platform
 from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import KERNEL_CLOCK, KERNEL_RESET, kernel_port_name

@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from fanns.boards import Board
 from fanns.checks import NAME
 from fanns.choices import GRAPH_KINDS
 from fanns.design.base import MAX_UNITS, DesignFile, check_choice, check_int, fail, from_mapping, goal_text, read_goal
-from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
 from fanns.index.graph import WORD_BYTES, GraphImage
@@ -379,17 +375,6 @@ class GraphDesign(DesignFile):
         )
         design.validate()
         return design
-
-
-def load_design(path: Path):
-    """An IVF-PQ or graph design, by the `kind` key of the file."""
-
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError):
-        data = None
-    return GraphDesign.load(path) if isinstance(data, dict) and data.get("kind") == "graph" else IvfPqDesign.load(path)
 
 
 def graph_ref(graph: GraphImage, path: str | None = None) -> GraphRef:

@@ -7,8 +7,13 @@ simulation, in C simulation or in the reference model.
         ids, distances = acc.search(queries, k=10)
         print(acc.stats())
 
-Every backend is programmed by the same code (`fanns.driver.plan`: buffers, banks, register
-values; `fanns.driver.accelerator`: the session); a backend only executes it.
+Every backend of an IVF-PQ project is programmed by the same code (`fanns.driver.ivfpq.plan`:
+buffers, banks, register values; `fanns.driver.ivfpq.accelerator`: the session); a backend only
+executes it. A graph project opens as `fanns.driver.graph.GraphAccelerator`.
+
+Why this module imports both accelerators' drivers: `open` is the one entry a host program uses
+for any project, so it is orchestration (like `fanns.flow`), the one driver module the accelerator
+axis of `tests/test_layers.py` exempts; it holds nothing but that dispatch.
 """
 
 from __future__ import annotations
@@ -16,42 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from fanns.choices import DRIVER_BACKENDS
-from fanns.driver.accelerator import Accelerator
-from fanns.driver.csim import CsimBackend
 from fanns.driver.graph import GraphAccelerator, is_graph_folder, project_face
 from fanns.driver.graph_pynq import XCLBIN as GRAPH_XCLBIN
-from fanns.driver.model import ModelBackend
-from fanns.driver.project import FACES, Project, face_folder
-from fanns.driver.pynq_backend import PynqBackend
-from fanns.driver.rtlsim import RtlSimBackend
+from fanns.driver.ivfpq.accelerator import Accelerator
+from fanns.driver.ivfpq.backends import make_backend
+from fanns.driver.ivfpq.project import Project
+from fanns.driver.project import FACES, face_folder
 from fanns.errors import FannsError
-
-BACKENDS = DRIVER_BACKENDS
-
-
-def make_backend(name: str, kind: str, **options):
-    """The backend `name` for a project of `kind` ("hls" or "rtl")."""
-    if name == "model":
-        return ModelBackend(**options)
-    if name == "c-sim":
-        if kind != "hls":
-            raise FannsError(
-                "the c-sim backend runs the HLS kernel; this is an RTL project",
-                hint="use backend rtl-sim or model, or generate the project with `fanns generate-hls`",
-            )
-
-        return CsimBackend(**options)
-    if name == "rtl-sim":
-        if kind != "rtl":
-            raise FannsError(
-                "the rtl-sim backend runs the generated RTL; this is an HLS project",
-                hint="use backend c-sim or model, or generate the project with `fanns generate-rtl`",
-            )
-
-        return RtlSimBackend(**options)
-    if name == "pynq":
-        return PynqBackend(**options)
-    raise FannsError(f"unknown backend {name!r}", hint=f"choose one of {', '.join(BACKENDS)}")
 
 
 def open(  # noqa: A001 - the API's name
@@ -65,8 +41,8 @@ def open(  # noqa: A001 - the API's name
     A graph project (`fanns generate-graph-hls` / `generate-graph-rtl`, or a folder holding them
     as hls/ and rtl/) opens as a `fanns.driver.graph.GraphAccelerator` (model, c-sim, rtl-sim, pynq:
     options bitstream, device, ip, timeout)."""
-    if backend not in BACKENDS:
-        raise FannsError(f"unknown backend {backend!r}", hint=f"choose one of {', '.join(BACKENDS)}")
+    if backend not in DRIVER_BACKENDS:
+        raise FannsError(f"unknown backend {backend!r}", hint=f"choose one of {', '.join(DRIVER_BACKENDS)}")
     if is_graph_folder(project, FACES):
         path = face_folder(project, backend, face, GRAPH_XCLBIN)
         if face is not None and project_face(path) != face:

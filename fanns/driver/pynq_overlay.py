@@ -1,7 +1,7 @@
 """What every pynq backend does with a board, whatever the accelerator: open the overlay, find the
 kernel's IP, place buffers in the banks the project assigns, move bytes and register words.
 
-Why shared: the IVF-PQ driver (`fanns.driver.pynq_backend`) and the graph driver
+Why shared: the IVF-PQ driver (`fanns.driver.ivfpq.pynq_backend`) and the graph driver
 (`fanns.driver.graph_pynq`) reach a board the same way; only what they write differs.
 - The bitstream: an xclbin on Alveo (XRT, `make hw`), or a .bit with its .hwh on a Zynq board,
   named by `zynq/board_plan.json` (`make ip bit`).

@@ -22,8 +22,8 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
+from fanns.index.graph_traversal import TraversalConfig
 from fanns.index.recall import recall_at_k
-from fanns.index.traversal import TraversalConfig
 from fanns.model.graph.across import shared_search_batch
 from fanns.model.graph.fast import search_batch
 from fanns.model.graph.qpp import MemorySystem, QppConfig

@@ -37,7 +37,7 @@ import numpy as np
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.formats import save_npy
 from fanns.errors import FannsError
-from fanns.explore import estimate
+from fanns.explore import ivfpq_estimate
 from fanns.explore.ivfpq_config import ExploreConfig, made_from
 from fanns.explore.ivfpq_indexes import IndexFiles, is_cached_index, stem_of
 from fanns.explore.ivfpq_promise import hardware_promises
@@ -67,8 +67,8 @@ from fanns.index.holdout import split_queries
 from fanns.index.ivfpq import OPQ_TRAIN_POINTS, extract, factory_string, host_vectors
 from fanns.index.ivfpq_format import check_query_range, choose_format
 from fanns.index.ivfpq_lists import LISTS_SUFFIX, ListsOnDisk, read_index
+from fanns.index.ivfpq_recall import recall_hits
 from fanns.index.ivfpq_shared import Coarse, coarse_of
-from fanns.index.recall import recall_hits
 from fanns.model.cpu_baseline import cpu_fields, cpu_qps
 from fanns.outputs import staged_folder
 from fanns.progress import eta_bar, status
@@ -125,11 +125,11 @@ class IvfPqExplorer:
         # per m: a PQ of many sub-spaces trains and encodes at other rates than one of few;
         # the OPQ rotation's update is timed only when one is to be trained
         untrained_opq = any(key[2] and path is None for key, path in cached.items())
-        self.rates = {m: estimate.calibrate(ds.d, m, cfg.seed, opq=untrained_opq) for m in self.ms}
+        self.rates = {m: ivfpq_estimate.calibrate(ds.d, m, cfg.seed, opq=untrained_opq) for m in self.ms}
         self.scanned = {nlist: self._probed_codes(nlist, cached) for nlist in self.nlists}
         self.expected = self.expected_seconds(kmax, cached)
         status(
-            f"expected: about {estimate.format_seconds(sum(self.expected.values()))} for "
+            f"expected: about {ivfpq_estimate.format_seconds(sum(self.expected.values()))} for "
             f"{len(self.expected) - 1} index(es) of {ds.n:,} x {ds.d} "
             f"(cost model at {self.rates[self.ms[0]].madds / 1e9:.1f} G multiply-adds/s measured here, "
             "cell sizes from the cached indexes or a quick k-means; the recall check and CPU QPS counted at nprobe 1)"
@@ -161,25 +161,25 @@ class IvfPqExplorer:
 
     def _probed_codes(self, nlist: int, cached: dict[tuple, Path | None]) -> np.ndarray:
         """The codes a query scans at nprobe 1..`SWEEP_MIN` in an index of one nlist: measured on
-        a cached index of that nlist where there is one (`estimate.probed_codes_of`), else
-        estimated by `estimate.probed_codes` on a prefix of the training order."""
+        a cached index of that nlist where there is one (`ivfpq_estimate.probed_codes_of`), else
+        estimated by `ivfpq_estimate.probed_codes` on a prefix of the training order."""
         for path in [path for key, path in cached.items() if key[0] == nlist and path is not None]:
             try:
                 index = read_index(path)
             except RuntimeError:
                 continue  # unreadable: `_index` trains it again
-            return estimate.probed_codes_of(index, self.queries, SWEEP_MIN)
-        rows = training_rows(self.ds.n, self.cfg.seed, estimate.SKEW_POINTS_PER_CELL * nlist)
+            return ivfpq_estimate.probed_codes_of(index, self.queries, SWEEP_MIN)
+        rows = training_rows(self.ds.n, self.cfg.seed, ivfpq_estimate.SKEW_POINTS_PER_CELL * nlist)
         sample = host_vectors(self.ds.base[rows], self.ds.metric)
-        return estimate.probed_codes(sample, self.queries, self.ds.n, nlist, SWEEP_MIN, self.cfg.seed)
+        return ivfpq_estimate.probed_codes(sample, self.queries, self.ds.n, nlist, SWEEP_MIN, self.cfg.seed)
 
     def index_costs(self, nlist: int, m: int, opq: bool) -> dict[str, float]:
         """Model seconds of each phase of one index: train, add and sweep
-        (`fanns.explore.estimate.index_cost`), and the record of its goals
-        (`fanns.explore.estimate.record_cost`, at nprobe 1: the goals' nprobe is not known before
+        (`fanns.explore.ivfpq_estimate.index_cost`), and the record of its goals
+        (`fanns.explore.ivfpq_estimate.record_cost`, at nprobe 1: the goals' nprobe is not known before
         the sweep; at least the CPU QPS windows' `qps_min_seconds` on each thread count)."""
         train_n = min(self.train_size(nlist), self.ds.n)
-        costs = estimate.index_cost(
+        costs = ivfpq_estimate.index_cost(
             self.ds.n,
             self.ds.d,
             self.queries.shape[0],
@@ -194,10 +194,10 @@ class IvfPqExplorer:
             scanned=self.scanned[nlist],
         )
         goals, nq = len(self.cfg.goals), self.queries.shape[0]
-        codes = estimate.codes_at(1, self.ds.n, nlist, self.scanned[nlist])
+        codes = ivfpq_estimate.codes_at(1, self.ds.n, nlist, self.scanned[nlist])
         threads = faiss.omp_get_max_threads()
-        costs["record"] = estimate.record_cost(self.ds.d, nq, nlist, m, codes, goals, threads, FORMAT_SAMPLE)
-        seconds = {phase: estimate.seconds(c, self.rates[m]) for phase, c in costs.items()}
+        costs["record"] = ivfpq_estimate.record_cost(self.ds.d, nq, nlist, m, codes, goals, threads, FORMAT_SAMPLE)
+        seconds = {phase: ivfpq_estimate.seconds(c, self.rates[m]) for phase, c in costs.items()}
         seconds["record"] = max(seconds["record"], goals * 2 * self.cfg.qps_min_seconds)
         return seconds
 
@@ -206,7 +206,7 @@ class IvfPqExplorer:
         training and adding left out when `cached` has a trained copy of it)."""
         gt = 0.0
         if not self.ds.has_groundtruth(max(kmax, 1)):
-            gt = estimate.groundtruth_seconds(self.ds.n, self.ds.d, self.ds.nq, self.rates[self.ms[0]])
+            gt = ivfpq_estimate.groundtruth_seconds(self.ds.n, self.ds.d, self.ds.nq, self.rates[self.ms[0]])
         out = {"groundtruth": gt}
         for nlist, m, opq in self.grid():
             costs = self.index_costs(nlist, m, opq)
@@ -343,7 +343,7 @@ class IvfPqExplorer:
         factory = factory_string(nlist, m, opq)
         with eta_bar() as bar:
             # training is one faiss call: the bar cannot move during it, so it says what to expect
-            train = estimate.format_seconds(costs["train"])
+            train = ivfpq_estimate.format_seconds(costs["train"])
             task = bar.add_task(f"{factory}: training (about {train})", total=sum(costs.values()))
 
             def on_phase(phase: str, rows: int) -> None:

@@ -58,7 +58,7 @@ def goal_promises(
 def sweep_done(
     goals: Sequence[RecallGoal], selection: np.ndarray, holdout: np.ndarray, training_sd: float, nlist: int
 ) -> Callable[[int, dict[tuple[int, int], np.ndarray]], bool]:
-    """The `done` test of `fanns.index.recall.recall_hits` for an index of `nlist` cells: every
+    """The `done` test of `fanns.index.ivfpq_recall.recall_hits` for an index of `nlist` cells: every
     goal promised (`goal_promises`) and the sweep past `SWEEP_FACTOR` times the largest nprobe
     they need, at least `SWEEP_MIN`."""
 

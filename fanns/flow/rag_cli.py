@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from fanns.model.rag import schema
-from fanns.model.rag.report import document, print_report
-from fanns.model.rag.units import all_units
+from fanns.model.ivfpq.rag import schema
+from fanns.model.ivfpq.rag.report import document, print_report
+from fanns.model.ivfpq.rag.units import all_units
 from fanns.progress import step
 
 

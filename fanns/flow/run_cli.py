@@ -12,16 +12,27 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 import fanns.driver
 from fanns.datasets.formats import read_vectors
-from fanns.design.graph import GraphDesign, load_design
+from fanns.design.graph import GraphDesign
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.driver.graph import GraphAccelerator
 from fanns.driver.project import face_folder
 from fanns.errors import FannsError
 from fanns.flow.parsers.run import add_options
 from fanns.index.recall import recall_at
 from fanns.numerics import first_true
+
+
+def load_design(path: Path) -> GraphDesign | IvfPqDesign:
+    """An IVF-PQ or graph design, by the `kind` key of the file."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        data = None
+    return GraphDesign.load(path) if isinstance(data, dict) and data.get("kind") == "graph" else IvfPqDesign.load(path)
 
 
 def read_groundtruth(path: Path, project: Path, nq: int) -> np.ndarray:

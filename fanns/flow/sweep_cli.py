@@ -21,7 +21,7 @@ from fanns.explore.ivfpq_training import DatasetRef, RemoteTraining
 from fanns.flow.dse_cli import parse_slo
 from fanns.flow.parsers.explore import add_graph_arguments
 from fanns.index.goals import parse_goal
-from fanns.model.rag import schema as rag_schema
+from fanns.model.ivfpq.rag import schema as rag_schema
 from fanns.outputs import check_destination, write_folder
 from fanns.progress import status
 from fanns.report import beyond, figures, html, rag, tables

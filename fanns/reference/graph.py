@@ -1,7 +1,7 @@
 """What a generated graph design must return: the DST reference configured as the hardware is.
 
 Why: the RTL bench, `fanns sim`, the project writer and the tests all compare a QPP with the
-traversal reference (`fanns.index.traversal.dst`) and its cycle model
+traversal reference (`fanns.index.graph_traversal.dst`) and its cycle model
 (`fanns.model.graph.qpp.simulate`); the reference must see the design's Bloom filter (one per
 BFC unit, node i checked by unit i % units), candidate queue capacity and run-time (l, k, mg, mc),
 and its keys must be laid out as the hardware's result row. That configuration lives here once.
@@ -22,7 +22,7 @@ import numpy as np
 
 from fanns.design.graph import GraphDesign, Runtime
 from fanns.index.graph import GraphImage
-from fanns.index.traversal import Trace, TraversalConfig, dst
+from fanns.index.graph_traversal import Trace, TraversalConfig, dst
 from fanns.model.graph.qpp import QppConfig, simulate
 
 MISSING_KEY = np.uint64(2**64 - 1)

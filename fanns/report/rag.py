@@ -4,10 +4,10 @@ against the CPU, does to a RAG pipeline.
 Why in the sweep: the sweep already holds, per recall goal, each board's best design (with its
 performance and latency models) and faiss-cpu measured here at the same goal, which are the
 retrieval hardware a RAG server would choose between. For every goal the section models the
-description's pipeline (`fanns.model.rag`) with, as retrieval hardware: the description's own CPU
+description's pipeline (`fanns.model.ivfpq.rag`) with, as retrieval hardware: the description's own CPU
 servers by RAGO's roofline (its `cpu` options), faiss-cpu as measured by the sweep (one thread,
-scaled to the cores of the description's first CPU server, `fanns.model.rag.faiss_cpu`), and
-every board's best design (`fanns.model.rag.fpga.point_units`); each holds shards of the swept
+scaled to the cores of the description's first CPU server, `fanns.model.ivfpq.rag.faiss_cpu`), and
+every board's best design (`fanns.model.ivfpq.rag.fpga.point_units`); each holds shards of the swept
 dataset's size, as many as the description's database needs. Each option is sized for the
 inference stages' throughput ("equal throughput"). The figure shows the retrieval share and the
 TTFT as the prompt grows and as the pipeline retrieves more often.
@@ -20,12 +20,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from fanns.model.rag.faiss_cpu import ID_BYTES, measured_units  # noqa: E402
-from fanns.model.rag.fpga import point_units  # noqa: E402
-from fanns.model.rag.hardware import CPU_SERVERS  # noqa: E402
-from fanns.model.rag.report import comparison_lines, document, grid  # noqa: E402
-from fanns.model.rag.retrieval import RooflineServers, Units  # noqa: E402
-from fanns.model.rag.schema import RagSpec  # noqa: E402
+from fanns.model.ivfpq.rag.faiss_cpu import ID_BYTES, measured_units  # noqa: E402
+from fanns.model.ivfpq.rag.fpga import point_units  # noqa: E402
+from fanns.model.ivfpq.rag.hardware import CPU_SERVERS  # noqa: E402
+from fanns.model.ivfpq.rag.report import comparison_lines, document, grid  # noqa: E402
+from fanns.model.ivfpq.rag.retrieval import RooflineServers, Units  # noqa: E402
+from fanns.model.ivfpq.rag.schema import RagSpec  # noqa: E402
 from fanns.report.figures import BOARD_COLORS, STYLE, to_svg  # noqa: E402
 
 PROMPTS = (128, 256, 512, 1024, 2048)

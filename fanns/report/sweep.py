@@ -29,9 +29,9 @@ from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_text, cpu_basis, cpu_qps, undisturbed
 from fanns.model.ivfpq import dse, timing
+from fanns.model.ivfpq.rag.schema import RagSpec
 from fanns.model.ivfpq.report import outcome_record
 from fanns.model.ivfpq.workload import Workload, workloads_from_explore
-from fanns.model.rag.schema import RagSpec
 from fanns.progress import status, track
 from fanns.report import beyond, rag
 from fanns.report.curves import IndexCurves, index_curves

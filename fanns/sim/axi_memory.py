@@ -35,6 +35,8 @@ conversion grows faster than its depth (a 32,768-word memory took 125 s).
 
 from __future__ import annotations
 
+import re
+
 from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.fifo import SyncFIFO
@@ -55,6 +57,23 @@ def ram_sources() -> dict[str, str]:
     -> text): a bench with a SimMemory builds with these beside its own."""
     name = f"{RAM_MODULE}.v"
     return {name: (shared_dir("sim") / "compiled" / name).read_text()}
+
+
+_ZERO_INIT = re.compile(
+    r"(?P<indent>[ \t]*)(?P<mem>[\w\\$.]+)\[0\] = (?P<bits>\d+)'h0+;\n(?:[ \t]*(?P=mem)\[\d+\] = (?P=bits)'h0+;\n)+"
+)
+
+
+def zero_init_loops(verilog: str) -> str:
+    """Replace the word-by-word zero initialisation Amaranth emits for a memory (one line per
+    word: megabytes for the bench memory, minutes of Verilator compile) by a loop."""
+
+    def loop(match: re.Match) -> str:
+        n = match.group(0).count("\n")
+        ind, mem, bits = match.group("indent"), match.group("mem"), match.group("bits")
+        return f"{ind}for (int i = 0; i < {n}; i = i + 1) {mem}[i] = {bits}'h0;\n"
+
+    return _ZERO_INIT.sub(loop, verilog)
 
 
 class _Ram:

@@ -17,7 +17,7 @@ from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import load_board
 from fanns.hdl.modules import ModuleLibrary
 from fanns.hdl.verilog import comb_path, to_verilog
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 
 SMALL = {"ivf": (2, 4, "bram"), "lut": (2, 4, "bram"), "pq": (2, 1)}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fanns.boards import load_board
-from fanns.index.traversal import TraversalConfig, dst
+from fanns.index.graph_traversal import TraversalConfig, dst
 from fanns.model.graph.qpp import (
     ASSUMED_LATENCY_CYCLES,
     FALCON_LATENCY_CYCLES,

@@ -18,7 +18,7 @@ from amaranth.sim import Simulator
 from fanns.arch.ivfpq.hw import SECTIONS, IvfPqHw
 from fanns.arch.ivfpq.top import TAG_BITS, IvfPqAccelerator
 from fanns.boards import load_board
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 
 

@@ -5,7 +5,7 @@ queues are long enough, different for some queries when they are cut short."""
 import numpy as np
 import pytest
 
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference

@@ -11,7 +11,7 @@ model (`fanns.model.ivfpq.selk.ChannelFeed`)."""
 import pytest
 
 from fanns.boards import load_board
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq import IvfPqReference

@@ -17,7 +17,7 @@ from fanns.flow.graph_hls_sim import graph_csim_report
 from fanns.images.graph import GraphImages, pack
 from fanns.images.ivfpq import Image
 from fanns.index.graph import build_graph, graph_format_for
-from fanns.index.traversal import dst
+from fanns.index.graph_traversal import dst
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.reference.graph import STATS, reference, traversal_config
 from fanns.sim.graph.csim import GraphHlsCsim

@@ -14,7 +14,7 @@ from fanns.boards import load_board
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls, render_project
 from fanns.codegen.project_files import PROJECT_FILE
 from fanns.errors import FannsError
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.paths import shared_dir
 from fanns.reference.ivfpq import IvfPqReference

@@ -15,7 +15,7 @@ model said 544.0 (-13.5 %)."""
 import pytest
 
 from fanns.boards import load_board
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design

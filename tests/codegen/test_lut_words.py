@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fanns.boards import load_board
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.faces import face_case

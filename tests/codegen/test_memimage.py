@@ -8,7 +8,7 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.images import ivfpq as ivfpq_images
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq import IvfPqReference

@@ -11,7 +11,7 @@ import pytest
 from fanns.images import ivfpq as ivfpq_images
 from fanns.images.ivfpq_channel import iter_pq_channel, pq_channel_bytes
 from fanns.index.ivfpq import IvfPqIndexData
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.outputs import Streamed

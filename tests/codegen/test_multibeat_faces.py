@@ -15,7 +15,7 @@ a code at its beats.
 import pytest
 
 from fanns.images.ivfpq import pq_layouts
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.faces import face_case
 from tests.codegen.faces import check_hls_csim, check_rtl_fast

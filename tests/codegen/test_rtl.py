@@ -20,8 +20,8 @@ from fanns.codegen.ivfpq.rtl import generate_rtl, render_rtl_project
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
 from fanns.flow import sim_cli
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.index.recall import recall_at
-from fanns.index.synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stage_timing import StageTiming
 from fanns.numerics import split_keys

@@ -23,9 +23,9 @@ import pytest
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.driver.plan import Interface
-from fanns.driver.project import Project
-from fanns.index.synthetic import random_format, random_index
+from fanns.driver.ivfpq.plan import Interface
+from fanns.driver.ivfpq.project import Project
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from tests.codegen.kernel_checks import INTERPRETERS, check_kernel_xml, check_lint, check_packaging, kernel_xml
 from tests.codegen.test_tiers import skewed  # noqa: F401  (a tiered design)

@@ -26,7 +26,7 @@ from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images import ivfpq as ivfpq_images
-from fanns.index.synthetic import random_format, skewed_index
+from fanns.index.ivfpq_synthetic import random_format, skewed_index
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stages import Packing

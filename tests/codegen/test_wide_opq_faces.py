@@ -13,7 +13,7 @@ cycles per query must agree with the model."""
 
 import pytest
 
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.sim.ivfpq.faces import face_case
 from tests.codegen.faces import check_hls_csim, check_rtl_fast

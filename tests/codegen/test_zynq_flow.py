@@ -19,16 +19,17 @@ from fanns.codegen.graph.hls import generate_graph_hls
 from fanns.codegen.graph.rtl import read_project
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.driver.accelerator import Accelerator
 from fanns.driver.graph_pynq import graph_buffers, graph_ips, graph_regmap
-from fanns.driver.plan import Interface
-from fanns.driver.project import Bank, Project
-from fanns.driver.pynq_backend import PynqBackend, zynq_ip
+from fanns.driver.ivfpq.accelerator import Accelerator
+from fanns.driver.ivfpq.plan import Interface
+from fanns.driver.ivfpq.project import Project
+from fanns.driver.ivfpq.pynq_backend import PynqBackend, zynq_ip
+from fanns.driver.project import Bank
 from fanns.driver.pynq_overlay import place
 from fanns.errors import FannsError
 from fanns.hdl.regmap import vitis_hls_regmap
 from fanns.index.graph import build_graph, graph_format_for
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.graph.pinned import pinned_graph_design
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.processing_systems import PS_KINDS

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fanns.driver
-from fanns.driver.accelerator import keys_to_results
+from fanns.driver.ivfpq.accelerator import keys_to_results
 from fanns.numerics import split_keys
 
 RTL_BATCH = 8

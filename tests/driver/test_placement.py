@@ -14,12 +14,13 @@ import pytest
 import fanns.driver
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.codegen.ivfpq.rtl import generate_rtl
-from fanns.driver.accelerator import Accelerator
-from fanns.driver.plan import Interface
-from fanns.driver.project import Bank, Project
-from fanns.driver.pynq_backend import PynqBackend, placement
+from fanns.driver.ivfpq.accelerator import Accelerator
+from fanns.driver.ivfpq.plan import Interface
+from fanns.driver.ivfpq.project import Project
+from fanns.driver.ivfpq.pynq_backend import PynqBackend, placement
+from fanns.driver.project import Bank
 from fanns.errors import FannsError
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 
 

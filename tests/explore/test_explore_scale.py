@@ -12,8 +12,8 @@ import pytest
 from fanns.datasets import dataset as dataset_mod
 from fanns.datasets import load_dataset, write_vectors
 from fanns.datasets.synthetic import clustered
-from fanns.explore import estimate
 from fanns.explore import ivfpq as ivfpq_mod
+from fanns.explore import ivfpq_estimate
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.explore.ivfpq_training import training_rows
 from fanns.index import ivfpq as index_mod
@@ -37,44 +37,44 @@ def test_train_index_adds_in_chunks_and_reports_each(monkeypatch):
 
 
 def test_cost_model_scales_as_documented():
-    one = estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384)
-    ten = estimate.index_cost(10**7, 768, 1000, 1024, 16, False, 65536, 16384)
+    one = ivfpq_estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384)
+    ten = ivfpq_estimate.index_cost(10**7, 768, 1000, 1024, 16, False, 65536, 16384)
     assert ten["train"] == one["train"]  # the sample, not N, sets the training cost
     assert all(ten["add"][u] == pytest.approx(10 * one["add"][u]) for u in one["add"])
     assert ten["sweep"]["lookups"] == pytest.approx(10 * one["sweep"]["lookups"])
-    short = estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384, swept=64)
+    short = ivfpq_estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384, swept=64)
     assert short["sweep"]["lookups"] == pytest.approx(one["sweep"]["lookups"] / 16)  # 64 of 1024 cells
     assert short["train"] == one["train"] and short["add"] == one["add"]
-    opq = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384)
+    opq = ivfpq_estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384)
     assert all(opq[p]["madds"] > one[p]["madds"] for p in ("train", "add", "sweep"))
     assert opq["train"]["pq_rounds"] > one["train"]["pq_rounds"]
     # each OPQ iteration encodes its points and ends in a d x d rotation update (faiss's OPQMatrix)
     assert opq["train"]["encoded"] == 16384 * OPQ_NITER and opq["train"]["rotation_updates"] == OPQ_NITER
-    shared = estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384, rotation_shared=True)
+    shared = ivfpq_estimate.index_cost(10**6, 768, 1000, 1024, 16, True, 65536, 16384, rotation_shared=True)
     assert "rotation_updates" not in shared["train"] and "encoded" not in shared["train"]
-    rates = estimate.Rates(madds=1e9, pq_rounds=1e6, encoded=1e5, lookups=1e8, fx_ops=1e7, rotation_updates=4.0)
+    rates = ivfpq_estimate.Rates(madds=1e9, pq_rounds=1e6, encoded=1e5, lookups=1e8, fx_ops=1e7, rotation_updates=4.0)
     work = {"madds": 2e9, "lookups": 3e8, "pq_rounds": 1e6, "encoded": 1e5, "fx_ops": 5e7, "rotation_updates": 8}
-    assert estimate.seconds(work, rates) == 14.0
-    assert estimate.groundtruth_seconds(1000, 100, 10, rates) == pytest.approx(1e-3)
+    assert ivfpq_estimate.seconds(work, rates) == 14.0
+    assert ivfpq_estimate.groundtruth_seconds(1000, 100, 10, rates) == pytest.approx(1e-3)
 
 
 def test_measured_cell_sizes_set_the_scan_cost():
     """A sweep's scan costs the codes `scanned` says, not n / nlist a cell; beyond what was
     measured it falls back to the average, and nprobe = nlist scans every code."""
     scanned = np.array([3000.0, 5000.0])
-    cost = estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384, swept=2, scanned=scanned)
+    cost = ivfpq_estimate.index_cost(10**6, 768, 1000, 1024, 16, False, 65536, 16384, swept=2, scanned=scanned)
     assert cost["sweep"]["lookups"] == pytest.approx(1000 * 16 * 5000)
-    assert estimate.codes_at(3, 10**6, 1024, scanned) == pytest.approx(3 * 10**6 / 1024)
-    assert estimate.codes_at(1024, 10**6, 1024, scanned) == 10**6
+    assert ivfpq_estimate.codes_at(3, 10**6, 1024, scanned) == pytest.approx(3 * 10**6 / 1024)
+    assert ivfpq_estimate.codes_at(1024, 10**6, 1024, scanned) == 10**6
 
 
 def test_record_cost_counts_the_qps_passes_and_the_reference_search():
-    one = estimate.record_cost(768, 1000, 1024, 96, 5000.0, goals=1, threads=2, sample=1000)
+    one = ivfpq_estimate.record_cost(768, 1000, 1024, 96, 5000.0, goals=1, threads=2, sample=1000)
     assert one["lookups"] == pytest.approx(7 * 3 * 1000 * 96 * 5000)  # QPS_REPEATS x (2 threads + 1 thread)
     assert one["fx_ops"] == pytest.approx(
         1000 * (1024 + 256) * 768 + 1000 * ((1024 + 256) * 768 + 96 * 5000)  # format sample + hardware recall
     )
-    two = estimate.record_cost(768, 1000, 1024, 96, 5000.0, goals=2, threads=2, sample=1000)
+    two = ivfpq_estimate.record_cost(768, 1000, 1024, 96, 5000.0, goals=2, threads=2, sample=1000)
     assert all(two[u] == pytest.approx(2 * one[u]) for u in one)
 
 
@@ -84,8 +84,8 @@ def test_probed_codes_predict_the_trained_index():
     where equal cells would say 0.78x at nprobe 1."""
     base, queries = clustered(40_000, 200, 32, seed=1)
     n, nlist = base.shape[0], 64
-    rows = training_rows(n, 0, estimate.SKEW_POINTS_PER_CELL * nlist)
-    est = estimate.probed_codes(base[rows], queries, n, nlist, 8, 0)
+    rows = training_rows(n, 0, ivfpq_estimate.SKEW_POINTS_PER_CELL * nlist)
+    est = ivfpq_estimate.probed_codes(base[rows], queries, n, nlist, 8, 0)
     quantizer = faiss.IndexFlatL2(32)
     ivf = faiss.IndexIVFFlat(quantizer, 32, nlist)
     ivf.train(base[training_rows(n, 0, 64 * nlist)])
@@ -96,19 +96,19 @@ def test_probed_codes_predict_the_trained_index():
     assert est.shape == (8,) and np.all(np.diff(est) > 0)
     assert np.all((est / real > 0.8) & (est / real < 1.25)), est / real
     assert real[0] > 1.2 * n / nlist  # the bias the estimate captures
-    assert np.array_equal(estimate.probed_codes_of(ivf, queries, 8), real)  # a trained index: exact
+    assert np.array_equal(ivfpq_estimate.probed_codes_of(ivf, queries, 8), real)  # a trained index: exact
 
 
 def test_calibration_measures_positive_rates():
-    rates = estimate.calibrate(24, 8, min_seconds=0.01, opq=True)
-    assert all(math.isfinite(getattr(rates, u)) and getattr(rates, u) > 0 for u in estimate.UNITS)
-    plain = estimate.calibrate(24, 8, min_seconds=0.01)  # no rotation to train: not timed
+    rates = ivfpq_estimate.calibrate(24, 8, min_seconds=0.01, opq=True)
+    assert all(math.isfinite(getattr(rates, u)) and getattr(rates, u) > 0 for u in ivfpq_estimate.UNITS)
+    plain = ivfpq_estimate.calibrate(24, 8, min_seconds=0.01)  # no rotation to train: not timed
     assert plain.rotation_updates == math.inf and plain.to_dict()["rotation_updates_per_s"] is None
 
 
 @pytest.mark.parametrize("s, text", [(42, "42 s"), (210, "3.5 min"), (7200, "2.0 h")])
 def test_format_seconds(s, text):
-    assert estimate.format_seconds(s) == text
+    assert ivfpq_estimate.format_seconds(s) == text
 
 
 @pytest.fixture
@@ -134,11 +134,11 @@ def test_estimate_drops_cached_work_and_timing_is_recorded(mapped, tmp_path, cap
     assert set(timing["seconds"]) == {"groundtruth", "IVF32,PQ8"}
     assert timing["expected_s"]["IVF32,PQ8"] == pytest.approx(first.expected["IVF32,PQ8"], abs=0.01)
     assert first.scanned[32].shape == (32,)  # nprobe 1..nlist when nlist < SWEEP_MIN
-    monkeypatch.setattr(estimate, "probed_codes", None)  # a cached index of the nlist needs no k-means
+    monkeypatch.setattr(ivfpq_estimate, "probed_codes", None)  # a cached index of the nlist needs no k-means
     again = IvfPqExplorer(mapped, cfg, tmp_path / "out")  # ground truth cached, index trained
     assert again.expected["groundtruth"] == 0
     cached = faiss.read_index(str(tmp_path / "out" / "indexes" / "IVF32_PQ8.faissindex"))
-    assert np.array_equal(again.scanned[32], estimate.probed_codes_of(cached, again.queries, ivfpq_mod.SWEEP_MIN))
+    assert np.array_equal(again.scanned[32], ivfpq_estimate.probed_codes_of(cached, again.queries, ivfpq_mod.SWEEP_MIN))
     costs = again.index_costs(32, 8, False)
     assert again.expected["IVF32,PQ8"] == pytest.approx(costs["sweep"] + costs["record"])
     assert again.run()["indexes"][0]["curve"] == result["indexes"][0]["curve"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fanns.errors import FannsError
-from fanns.index.traversal import TraversalConfig, dst
+from fanns.index.graph_traversal import TraversalConfig, dst
 from fanns.model.graph.fast import search_batch
 from fanns.model.graph.qpp import MemorySystem, QppConfig, simulate
 from fanns.pe.bloom import Bloom

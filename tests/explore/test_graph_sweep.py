@@ -143,7 +143,7 @@ def test_dst_recall_is_not_below_bfs_on_builtin_sets(name, kind):
     keep at least BFS's R@10 on the built-in sets (graphs of max degree 32, l = 64, Bloom filter)."""
     from fanns.datasets import load_dataset
     from fanns.explore.graph import load_or_build, prepare_vectors
-    from fanns.index.traversal import TraversalConfig
+    from fanns.index.graph_traversal import TraversalConfig
     from fanns.model.graph.fast import search_batch
 
     ds = load_dataset(f"builtin:{name}")

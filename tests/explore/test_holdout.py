@@ -28,7 +28,7 @@ from fanns.index.holdout import (
     widened,
 )
 from fanns.index.ivfpq import host_vectors, train_index
-from fanns.index.recall import recall_hits
+from fanns.index.ivfpq_recall import recall_hits
 
 MEASURES = [(1, 1), (10, 1), (10, 10)]
 """R@1 and 1-R@10 (a 0/1 recall per query), R@10 (tenths)."""

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from fanns.datasets import load_dataset
 from fanns.datasets.synthetic import clustered
 from fanns.errors import FannsError
-from fanns.explore import estimate
+from fanns.explore import ivfpq_estimate
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.index.goals import RecallGoal
 from fanns.index.ivfpq import apply_pretransform, extract, train_index
@@ -92,9 +92,9 @@ def test_mismatched_coarse_is_refused(plain):
 
 def test_cost_model_drops_the_shared_work():
     args = (10**6, 768, 1000, 1024, 16, True, 65536, 16384)
-    own = estimate.index_cost(*args)
-    shared = estimate.index_cost(*args, coarse_shared=True, rotation_shared=True)
-    plain = estimate.index_cost(*args[:5], False, *args[6:])
+    own = ivfpq_estimate.index_cost(*args)
+    shared = ivfpq_estimate.index_cost(*args, coarse_shared=True, rotation_shared=True)
+    plain = ivfpq_estimate.index_cost(*args[:5], False, *args[6:])
     assert shared["sweep"] == own["sweep"]
     assert shared["add"]["madds"] == pytest.approx(own["add"]["madds"] - plain["add"]["madds"])
     assert shared["add"]["encoded"] == own["add"]["encoded"]

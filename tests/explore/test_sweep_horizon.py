@@ -11,7 +11,7 @@ from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.explore.ivfpq_record import SWEEP_FACTOR, SWEEP_MIN
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
-from fanns.index.recall import recall_hits
+from fanns.index.ivfpq_recall import recall_hits
 from fanns.model.ivfpq.no_fit import unreachable_text
 from fanns.model.ivfpq.workload import workloads_from_explore
 

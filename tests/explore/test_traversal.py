@@ -8,7 +8,7 @@ import pytest
 
 from fanns.errors import FannsError
 from fanns.index.graph import build_graph
-from fanns.index.traversal import TraversalConfig, bfs, dst
+from fanns.index.graph_traversal import TraversalConfig, bfs, dst
 from fanns.pe.bloom import Bloom
 
 KINDS = ["hnsw", "nsg"]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fanns.images import ivfpq as ivfpq_images
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 

@@ -17,11 +17,11 @@ import pytest
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.boards import load_board
 from fanns.design.ivfpq import IvfPqDesign
-from fanns.driver.model import index_from_images
+from fanns.driver.ivfpq.model import index_from_images
 from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout, pack
 from fanns.images.ivfpq import quantised_arrays as qarrays
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import buildable, dse, options
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget

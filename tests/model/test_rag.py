@@ -18,17 +18,17 @@ import yaml
 
 from fanns.cli import main
 from fanns.errors import FannsError
-from fanns.index.synthetic import random_format, random_index
+from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.model.rag import iterative, rago
-from fanns.model.rag.faiss_cpu import faiss_units
-from fanns.model.rag.fpga import design_units
-from fanns.model.rag.hardware import ACCELERATORS, CPU_SERVERS
-from fanns.model.rag.inference import Chips, Transformer, decode_step_seconds, max_decode_batch, prefill_seconds
-from fanns.model.rag.pipeline import Pipeline
-from fanns.model.rag.report import document
-from fanns.model.rag.retrieval import Database, RooflineServers, ShardedUnits, expected_max
-from fanns.model.rag.schema import load, parse
+from fanns.model.ivfpq.rag import iterative, rago
+from fanns.model.ivfpq.rag.faiss_cpu import faiss_units
+from fanns.model.ivfpq.rag.fpga import design_units
+from fanns.model.ivfpq.rag.hardware import ACCELERATORS, CPU_SERVERS
+from fanns.model.ivfpq.rag.inference import Chips, Transformer, decode_step_seconds, max_decode_batch, prefill_seconds
+from fanns.model.ivfpq.rag.pipeline import Pipeline
+from fanns.model.ivfpq.rag.report import document
+from fanns.model.ivfpq.rag.retrieval import Database, RooflineServers, ShardedUnits, expected_max
+from fanns.model.ivfpq.rag.schema import load, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "rag" / "rago_case1.yaml"

@@ -1,9 +1,9 @@
-"""The RAG model against RAGO's published figures and trends (`fanns.model.rag.rago`): every
+"""The RAG model against RAGO's published figures and trends (`fanns.model.ivfpq.rag.rago`): every
 check within the tolerance it states. benchmarks/rag_rago.py prints the same table."""
 
 import pytest
 
-from fanns.model.rag import rago
+from fanns.model.ivfpq.rag import rago
 
 
 @pytest.fixture(scope="module")

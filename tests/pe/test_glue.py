@@ -12,7 +12,7 @@ from amaranth.hdl import Fragment
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import IvfPqAccelerator
 from fanns.boards import load_board
-from fanns.index.synthetic import random_index
+from fanns.index.ivfpq_synthetic import random_index
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.numerics import IvfPqFormat

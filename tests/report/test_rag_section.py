@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from fanns.model.rag.hardware import CPU_SERVERS
-from fanns.model.rag.retrieval import RooflineServers, ShardedUnits
-from fanns.model.rag.schema import parse
+from fanns.model.ivfpq.rag.hardware import CPU_SERVERS
+from fanns.model.ivfpq.rag.retrieval import RooflineServers, ShardedUnits
+from fanns.model.ivfpq.rag.schema import parse
 from fanns.report import html, rag
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag" / "rago_case1.yaml"

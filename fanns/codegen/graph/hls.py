@@ -22,8 +22,14 @@ import numpy as np
 from fanns.boards import Board
 from fanns.codegen.block_design import hls_plan, zynq_files
 from fanns.codegen.graph.shared import project_record, shared_files
-from fanns.codegen.ivfpq.hls_context import KernelArg, header_closure, vitis_memory
-from fanns.codegen.platform import project_templates, uses_block_design, vitis_platform
+from fanns.codegen.platform import (
+    KernelArg,
+    header_closure,
+    project_templates,
+    uses_block_design,
+    vitis_memory,
+    vitis_platform,
+)
 from fanns.codegen.project_files import PROJECT_FILE, add_record, write_files
 from fanns.design.graph import GraphDesign
 from fanns.errors import FannsError

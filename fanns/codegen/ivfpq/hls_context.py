@@ -10,15 +10,14 @@ templates carry only C++ structure and comments.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from fanns.boards import Board
+from fanns.codegen.platform import KernelArg, header_closure, vitis_memory
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.images.ivfpq import MemoryImages, elem_bytes, ivf_stream_layouts, pq_layouts
 from fanns.model.ivfpq.stages import ivf_chunks
-from fanns.paths import shared_dir
 
 KERNEL = "fanns_ivfpq"
 SCALARS = {"nq": "queries of the run", "load": "1: copy the ROM images on chip first"}
@@ -31,8 +30,6 @@ SELECTION_HLS: dict[str, tuple[str, str]] = {
 """Selection micro-architecture -> (header, the C++ call of one query). Adding an architecture
 of `fanns.design.ivfpq_selectors.SELECTORS` to the HLS generator is one entry here."""
 BASE_HEADERS = ("ivfpq_kernel.h", "ivf_dist.h", "opq.h")
-VITIS_MEMORY = {"hbm": "HBM", "ddr": "DDR", "ddr4": "DDR", "pl-ddr4": "DDR"}
-"""Board memory groups that Vitis connectivity can address (`sp=port:HBM[i]` / `DDR[i]`)."""
 
 
 @dataclass
@@ -61,39 +58,6 @@ class OnchipMemory:
 
 
 @dataclass
-class KernelArg:
-    name: str
-    beat: str
-    const: bool
-    memory: str
-    channel: int
-    why: str
-    image: str | None = None
-    use: str = "io"
-
-    @property
-    def bundle(self) -> str:
-        return re.sub(r"[^a-z0-9]", "_", f"{self.memory}_{self.channel}")
-
-    @property
-    def vitis_bank(self) -> str:
-        """The bank as Vitis connectivity names it (HBM[i], DDR[i]); a Zynq PS memory, reached
-        through a block design instead, keeps its group name (ps-ddr4[i])."""
-        return f"{VITIS_MEMORY.get(self.memory, self.memory)}[{self.channel}]"
-
-    def record(self) -> dict:
-        """The argument's entry in project.json, the same for IVF-PQ and graph kernels so one host driver binds both."""
-        return {
-            "name": self.name,
-            "bundle": self.bundle,
-            "memory": self.memory,
-            "channel": self.channel,
-            "bank": self.vitis_bank,
-            "image": self.image,
-        }
-
-
-@dataclass
 class Context:
     """Everything the templates read (see the module docstring)."""
 
@@ -106,15 +70,6 @@ class Context:
         return {**self.values, "fifos": self.fifos, "args": self.args, "headers": self.headers, "kernel": KERNEL}
 
 
-def vitis_memory(kind: str) -> str:
-    if kind not in VITIS_MEMORY:
-        raise FannsError(
-            f"memory group {kind!r} cannot be connected by a Vitis connectivity file",
-            hint=f"the HLS project supports {', '.join(sorted(VITIS_MEMORY))} channels (Alveo boards)",
-        )
-    return VITIS_MEMORY[kind]
-
-
 def selection_call(st) -> tuple[str, str]:
     if st.arch not in SELECTION_HLS:
         raise FannsError(
@@ -123,19 +78,6 @@ def selection_call(st) -> tuple[str, str]:
         )
     header, call = SELECTION_HLS[st.arch]
     return header, call.format(z=st.streams, s=st.s, s1=st.s1, key_bits=st.key_bits, **st.params)
-
-
-def header_closure(names: list[str]) -> list[str]:
-    """The HLS headers `names` need, following their `#include "x.h"` lines, sorted."""
-    folder = shared_dir("hls")
-    todo, seen = list(names), set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo += re.findall(r'#include "([^"]+)"', (folder / name).read_text())
-    return sorted(seen)
 
 
 def _fifo_depth(design: IvfPqDesign, need: int) -> int:

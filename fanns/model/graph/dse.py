@@ -6,7 +6,7 @@ channels trade recall, latency, throughput and resources against each other, and
 dataset's own queries:
 
 * recall and the traversal of each query from the compiled DST reference (`fanns.model.graph.fast`,
-  tested equal to `fanns.index.traversal`) with the candidate's Bloom filter per BFC unit;
+  tested equal to `fanns.index.graph_traversal`) with the candidate's Bloom filter per BFC unit;
 * cycles per query from the cycle model of the generated QPP (`fanns.model.graph.qpp`,
   checked cycle-exact against the RTL for one QPP) with the board's memory: every fetch engine
   (of all QPPs) gets a channel's beats at the rate the others leave it
@@ -39,8 +39,8 @@ from fanns.design.graph_hw import CSR_ADDR_BITS, QppHw, across_addr_bits
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
 from fanns.index.graph import GraphImage
+from fanns.index.graph_traversal import TraversalConfig
 from fanns.index.recall import recall_at_k
-from fanns.index.traversal import TraversalConfig
 from fanns.model.graph.across import shared_search_batch
 from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.pe.axil_split import AxilSplit

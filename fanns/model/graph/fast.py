@@ -1,7 +1,7 @@
 """Batch graph search through the compiled reference (csrc/graph_search.cpp), via ctypes.
 
 Why: sweeping mg x mc over thousands of queries on 100k-node graphs needs the traversal and the
-cycle model at C++ speed. `fanns.index.traversal` and `fanns.model.graph.qpp` remain the
+cycle model at C++ speed. `fanns.index.graph_traversal` and `fanns.model.graph.qpp` remain the
 specification; the tests check this compiled face against them query by query.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from fanns.datasets.cache import cache_root
 from fanns.errors import FannsError
 from fanns.index.graph import GraphImage
-from fanns.index.traversal import TraversalConfig
+from fanns.index.graph_traversal import TraversalConfig
 from fanns.model.graph.qpp import QppConfig
 from fanns.tools.csim import compile_program
 

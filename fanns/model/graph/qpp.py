@@ -2,7 +2,7 @@
 
 Why: DST trades extra hops for a fuller pipeline; whether that pays off depends on memory latency,
 bandwidth, queue costs and the number of BFC units, so latency must be *modelled*, per query, from
-what the traversal actually did (`fanns.index.traversal.Trace`). The traversal's result does not
+what the traversal actually did (`fanns.index.graph_traversal.Trace`). The traversal's result does not
 depend on timing (groups commit in launch order), so the model only turns the trace into time.
 
 The model is the generated pipeline (`fanns.arch.graph.top`, docs/graph_architecture.md "The

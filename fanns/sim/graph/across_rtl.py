@@ -30,9 +30,9 @@ from fanns.errors import FannsError
 from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
-from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources
+from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources, zero_init_loops
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
-from fanns.sim.graph.rtl import align, drive_memory, memory_ports, run_registers, zero_init_loops
+from fanns.sim.graph.rtl import align, drive_memory, memory_ports, run_registers
 
 
 class FalconAcrossBench(wiring.Component):

@@ -20,7 +20,7 @@ from fanns.codegen.project_files import read_record
 from fanns.design.graph import GraphDesign, Runtime
 from fanns.errors import FannsError
 from fanns.images.graph import GraphImages
-from fanns.sim.ivfpq.csim import build_library
+from fanns.sim.csim import build_library
 
 
 class GraphHlsCsim:

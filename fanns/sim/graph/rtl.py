@@ -17,7 +17,6 @@ the same QPP is ``QppConfig.of_design(design, latency)`` (its read masters add t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import kernel_control_block
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
-from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources
+from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources, zero_init_loops
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 
 ALIGN = 4096
@@ -112,23 +111,6 @@ CONTROL_BLOCK = {r.name: r for r in kernel_control_block()}
 INTERRUPTS = {"gie": 1, "ier": 1}
 """What a host writes before a run to be interrupted when it finishes (GIE, IER bit 0: ap_done);
 the benches wait for the `interrupt` pin as the board's driver waits for the interrupt."""
-
-
-_ZERO_INIT = re.compile(
-    r"(?P<indent>[ \t]*)(?P<mem>[\w\\$.]+)\[0\] = (?P<bits>\d+)'h0+;\n(?:[ \t]*(?P=mem)\[\d+\] = (?P=bits)'h0+;\n)+"
-)
-
-
-def zero_init_loops(verilog: str) -> str:
-    """Replace the word-by-word zero initialisation Amaranth emits for a memory (one line per
-    word: megabytes for the bench memory, minutes of Verilator compile) by a loop."""
-
-    def loop(match: re.Match) -> str:
-        n = match.group(0).count("\n")
-        ind, mem, bits = match.group("indent"), match.group("mem"), match.group("bits")
-        return f"{ind}for (int i = 0; i < {n}; i = i + 1) {mem}[i] = {bits}'h0;\n"
-
-    return _ZERO_INIT.sub(loop, verilog)
 
 
 def align(n: int) -> int:

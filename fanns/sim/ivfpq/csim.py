@@ -10,11 +10,8 @@ driver, which uses `HlsCsim` directly. The kernel reads and writes the buffers i
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import math
 import multiprocessing
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,38 +21,8 @@ from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout
 from fanns.numerics import IvfPqFormat, split_keys
 from fanns.reference.ivfpq import host_queries
-from fanns.tools.csim import compile_program
+from fanns.sim.csim import build_library
 from fanns.tools.verilator import DesignStuck
-
-
-def build_library(project: Path, build_dir: Path | None = None, threads: bool = False) -> Path:
-    """Compile the project's kernel and C-simulation library (cached by content); its path.
-    `threads`: every dataflow process a thread, every FIFO of its declared depth (fanns_hls.h)."""
-    project = Path(project)
-    read_record(project)
-    build_dir = Path(build_dir or project / "build" / "csim_lib")
-    files = sorted((project / "src").glob("*"))
-    digest = hashlib.sha256()
-    for f in files:
-        digest.update(f.name.encode() + b"\0" + f.read_bytes())
-    # the sources are staged by content, so projects with the same kernel share one library
-    src = build_dir / f"src-{digest.hexdigest()[:16]}"
-    build_dir.mkdir(parents=True, exist_ok=True)
-    if not src.is_dir():
-        tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=build_dir))
-        for f in files:
-            shutil.copyfile(f, tmp / f.name)
-        try:
-            tmp.rename(src)
-        except OSError:  # staged meanwhile by another process
-            shutil.rmtree(tmp)
-    return compile_program(
-        [src / "csim_lib.cpp", src / "kernel.cpp"],
-        build_dir,
-        defines={"FANNS_CSIM_THREADS": 1} if threads else None,
-        include_dirs=[src],
-        shared=True,
-    )
 
 
 class HlsCsim:

@@ -41,9 +41,8 @@ from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import to_verilog
 from fanns.images.ivfpq import MemoryImages
-from fanns.sim.axi_memory import SimMemory, ram_sources
+from fanns.sim.axi_memory import SimMemory, ram_sources, zero_init_loops
 from fanns.sim.compiled import AxilHost, Csr, load, read, reset
-from fanns.sim.graph.rtl import zero_init_loops
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
 from fanns.tools.vbuild import BuildOptions
 from fanns.tools.verilator import SimulationFailed

@@ -1,4 +1,4 @@
-// Compiled face of the graph traversal reference (fanns/index/traversal.py) and of the Falcon
+// Compiled face of the graph traversal reference (fanns/index/graph_traversal.py) and of the Falcon
 // cycle-level model (fanns/model/graph/qpp.py), for sweeping many queries and configurations.
 // Both Python modules are the specification; tests check this file against them query by query
 // (ids, distances, hops, visited, Bloom false positives, modelled cycles).

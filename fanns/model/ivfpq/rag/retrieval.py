@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fanns.errors import FannsError
+from fanns.model.ivfpq.rag.hardware import CpuServer
 from fanns.model.ivfpq.scaleout import LogGP, message_bytes
-from fanns.model.rag.hardware import CpuServer
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The `pynq` backend: a generated accelerator on a real board through the PYNQ API.
 
-What it executes (every value comes from `fanns.driver.plan`, as for the simulators):
+What it executes (every value comes from `fanns.driver.ivfpq.plan`, as for the simulators):
 1. `pynq.Overlay(bitstream)` — an xclbin on Alveo (XRT), or a .bit with its .hwh on a Zynq board
    (default: the project's build, `build/hw/fanns_ivfpq.xclbin` or the `bitstream` of
    `zynq/board_plan.json`); the IP is the kernel's compute unit (`fanns_ivfpq_1`, HLS or RTL kernel), on a Zynq
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fanns.driver.backend import Backend
-from fanns.driver.plan import Buffer, Interface
+from fanns.driver.ivfpq.backend import Backend
+from fanns.driver.ivfpq.plan import Buffer, Interface
 from fanns.driver.project import built_bitstream
 from fanns.driver.pynq_overlay import Board, board_instances, check_registers, named_ips, place
 

@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from fanns.driver.backend import Backend
-from fanns.driver.plan import Buffer, Interface
-from fanns.driver.project import Project
+from fanns.driver.ivfpq.backend import Backend
+from fanns.driver.ivfpq.plan import Buffer, Interface
+from fanns.driver.ivfpq.project import Project
 from fanns.errors import FannsError
 from fanns.index.ivfpq import host_vectors
 from fanns.index.ivfpq_format import check_query_range

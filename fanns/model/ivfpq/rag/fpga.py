@@ -30,13 +30,13 @@ from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.dse import DesignPoint
+from fanns.model.ivfpq.rag.retrieval import ShardedUnits
 from fanns.model.ivfpq.workload import (
     DEFAULT_IMBALANCE,
     size_biased_probes,
     synthetic_list_sizes,
     workloads_from_explore,
 )
-from fanns.model.rag.retrieval import ShardedUnits
 
 SAMPLE_QUERIES = 1000
 """Synthetic sample queries per design (as `fanns.model.ivfpq.published_eval`)."""

@@ -19,9 +19,9 @@ import yaml
 
 from fanns.checks import check_name, check_number, check_text
 from fanns.errors import FannsError
-from fanns.model.rag.hardware import ACCELERATORS, CPU_SERVERS, Accelerator, CpuServer, named
-from fanns.model.rag.inference import Transformer
-from fanns.model.rag.retrieval import Database
+from fanns.model.ivfpq.rag.hardware import ACCELERATORS, CPU_SERVERS, Accelerator, CpuServer, named
+from fanns.model.ivfpq.rag.inference import Transformer
+from fanns.model.ivfpq.rag.retrieval import Database
 
 STAGES = ("rewriter", "encoder", "retrieval", "reranker", "prefill", "decode")
 """The pipeline's stages in request order; all but retrieval run on the inference accelerators."""
@@ -361,7 +361,7 @@ def parse(data: Any, source: str = "RAG.yaml", base: Path = Path(".")) -> RagSpe
     )
     b = r.mapping("batch", top.get("batch") or {}, (), BATCHED)
     batch: dict[str, int | None] = {s: 1 for s in BATCHED}
-    batch["decode"] = None  # the largest that fits (`fanns.model.rag.pipeline`)
+    batch["decode"] = None  # the largest that fits (`fanns.model.ivfpq.rag.pipeline`)
     for k, v in b.items():
         batch[k] = None if (k == "decode" and v == "auto") else r.count(f"batch.{k}", v)
     load = float(r.number("load", top.get("load", 0.0), lo=0, hi=1, hi_open=True))

@@ -29,11 +29,11 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from fanns.model.rag import iterative
-from fanns.model.rag.hardware import CPU_SERVERS
-from fanns.model.rag.pipeline import Outcome, Pipeline
-from fanns.model.rag.retrieval import RooflineServers
-from fanns.model.rag.schema import RagSpec, parse
+from fanns.model.ivfpq.rag import iterative
+from fanns.model.ivfpq.rag.hardware import CPU_SERVERS
+from fanns.model.ivfpq.rag.pipeline import Outcome, Pipeline
+from fanns.model.ivfpq.rag.retrieval import RooflineServers
+from fanns.model.ivfpq.rag.schema import RagSpec, parse
 
 
 def _llama(parameters: float, layers: int, hidden: int, kv_heads: int, head_dim: int) -> dict:

@@ -1,8 +1,8 @@
 """What a driver backend provides: device memory and a register file, nothing more.
 
 Why so little: everything that decides *what* to write (buffer sizes and banks, register values
-and their encoding, the start/done protocol) lives in `fanns.driver.plan` and
-`fanns.driver.accelerator`, shared by every backend. A backend only executes: allocate a buffer
+and their encoding, the start/done protocol) lives in `fanns.driver.ivfpq.plan` and
+`fanns.driver.ivfpq.accelerator`, shared by every backend. A backend only executes: allocate a buffer
 in a bank (returning its device address), copy bytes to/from a buffer, write/read a 32-bit
 register word, and wait until the device reports done.
 
@@ -17,8 +17,9 @@ import time
 
 import numpy as np
 
-from fanns.driver.plan import Buffer, Interface
-from fanns.driver.project import Bank, Project
+from fanns.driver.ivfpq.plan import Buffer, Interface
+from fanns.driver.ivfpq.project import Project
+from fanns.driver.project import Bank
 from fanns.errors import FannsError
 
 

@@ -13,9 +13,9 @@ from dataclasses import replace
 from rich.console import Console
 from rich.table import Table
 
-from fanns.model.rag.pipeline import Pipeline, comparison
-from fanns.model.rag.retrieval import Units
-from fanns.model.rag.schema import RagSpec
+from fanns.model.ivfpq.rag.pipeline import Pipeline, comparison
+from fanns.model.ivfpq.rag.retrieval import Units
+from fanns.model.ivfpq.rag.schema import RagSpec
 
 
 def finite(value):

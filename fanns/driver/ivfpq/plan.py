@@ -2,7 +2,7 @@
 
 Why: a board, the RTL simulation, the C simulation and the model must be programmed by the same
 code, so that a simulation exercises exactly what the board would run. This module turns a
-project (`fanns.driver.project.Project`) into
+project (`fanns.driver.ivfpq.project.Project`) into
 
 * the **buffers** of the device and the bank each must live in — the memory images (sizes from
   manifest.json) and the host I/O buffers for a batch of queries — with the bank taken from the
@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from fanns.arch.ivfpq.hw import IMAGE_REGISTERS
 from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS
-from fanns.driver.project import Bank, Project
+from fanns.driver.ivfpq.project import Project
+from fanns.driver.project import Bank
 from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 

@@ -4,7 +4,7 @@ Why a table: a RAG description names its hardware (`accelerator: xpu-c`, `cpu: e
 instead of repeating datasheet figures, and the figures the RAGO comparison rests on are the
 paper's own. Peak FLOP/s are dense (no structured sparsity) at the precision each source names;
 memory bandwidth and capacity are the device's HBM. A description may instead give a mapping
-with its own figures (`fanns.model.rag.schema`).
+with its own figures (`fanns.model.ivfpq.rag.schema`).
 """
 
 from __future__ import annotations

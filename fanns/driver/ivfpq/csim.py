@@ -1,7 +1,7 @@
 """The `c-sim` backend: the project's generated HLS kernel, compiled by g++ and called in-process.
 
 Why through the driver's buffers: the kernel is called (`fanns_csim_call` of the project's
-`src/csim_lib.cpp`, built by `fanns.sim.ivfpq.csim.build_library`) with pointers into the
+`src/csim_lib.cpp`, built by `fanns.sim.csim.build_library`) with pointers into the
 driver's own device memory, looked up from the addresses the driver wrote into the kernel's
 argument registers — so the C simulation runs the same memory placement and register values a
 board would get, not a second copy of them.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from fanns.driver.backend import RegisterDevice
-from fanns.sim.ivfpq.csim import build_library
+from fanns.driver.ivfpq.backend import RegisterDevice
+from fanns.sim.csim import build_library
 
 
 class CsimBackend(RegisterDevice):

@@ -23,9 +23,9 @@ from fanns.errors import FannsError
 from fanns.index.ivfpq import host_vectors
 from fanns.index.ivfpq_lists import read_index
 from fanns.model import cpu_baseline
-from fanns.model.rag.fpga import design_file
-from fanns.model.rag.hardware import CpuServer
-from fanns.model.rag.retrieval import ShardedUnits
+from fanns.model.ivfpq.rag.fpga import design_file
+from fanns.model.ivfpq.rag.hardware import CpuServer
+from fanns.model.ivfpq.rag.retrieval import ShardedUnits
 from fanns.progress import status
 
 LATENCY_QUERIES = 200

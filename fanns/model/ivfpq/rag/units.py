@@ -1,17 +1,17 @@
 """The retrieval units of every hardware option of a RAG description.
 
 Why a module of its own: the three kinds come from three places — RAGO's CPU roofline
-(`fanns.model.rag.retrieval.RooflineServers`), a fanns design evaluated by fanns's models
-(`fanns.model.rag.fpga`), faiss-cpu measured here on a design's index (`fanns.model.rag.faiss_cpu`)
-— and the pipeline sees only what they share (`fanns.model.rag.retrieval.Units`).
+(`fanns.model.ivfpq.rag.retrieval.RooflineServers`), a fanns design evaluated by fanns's models
+(`fanns.model.ivfpq.rag.fpga`), faiss-cpu measured here on a design's index (`fanns.model.ivfpq.rag.faiss_cpu`)
+— and the pipeline sees only what they share (`fanns.model.ivfpq.rag.retrieval.Units`).
 """
 
 from __future__ import annotations
 
-from fanns.model.rag.faiss_cpu import faiss_units
-from fanns.model.rag.fpga import design_units
-from fanns.model.rag.retrieval import RooflineServers, Units
-from fanns.model.rag.schema import HardwareOption, RagSpec
+from fanns.model.ivfpq.rag.faiss_cpu import faiss_units
+from fanns.model.ivfpq.rag.fpga import design_units
+from fanns.model.ivfpq.rag.retrieval import RooflineServers, Units
+from fanns.model.ivfpq.rag.schema import HardwareOption, RagSpec
 from fanns.progress import track
 
 

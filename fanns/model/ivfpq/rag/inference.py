@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 
 from fanns.errors import FannsError
-from fanns.model.rag.hardware import Accelerator
+from fanns.model.ivfpq.rag.hardware import Accelerator
 
 
 @dataclass(frozen=True)

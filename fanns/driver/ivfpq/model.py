@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.driver.backend import RegisterDevice
+from fanns.driver.ivfpq.backend import RegisterDevice
 from fanns.images.ivfpq import Image, MemoryImages, stored_centroids, unpack_lists
 from fanns.index.ivfpq import IvfPqIndexData
 from fanns.reference.ivfpq_streams import DesignReference

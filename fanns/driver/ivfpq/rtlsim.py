@@ -6,7 +6,7 @@ starts the simulation (`sim/tb_driver.py`) in a background thread and serves it 
 localhost. Every backend call of the driver — allocate in a bank, write/read a buffer,
 write/read a register word, wait for done — becomes one request the bench executes against the
 core through AXI4-Lite and AXI memory models, so the simulated core is programmed by exactly the
-values and placements the driver computes (`fanns.driver.plan`). The simulation ends at
+values and placements the driver computes (`fanns.driver.ivfpq.plan`). The simulation ends at
 `close()`. Device time passes only while the bench executes requests (register accesses take
 their AXI4-Lite cycles; `wait` polls the done bit every 64 cycles), which the core's own cycle
 registers do not depend on.
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.datasets.cache import cache_root
-from fanns.driver.backend import Backend, BumpAllocator
-from fanns.driver.plan import Buffer
+from fanns.driver.ivfpq.backend import Backend, BumpAllocator
+from fanns.driver.ivfpq.plan import Buffer
 from fanns.errors import FannsError
 from fanns.sim.ivfpq.rtl import CXX_OPT
 from fanns.tools.verilator import RtlSim

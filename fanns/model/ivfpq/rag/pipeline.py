@@ -24,7 +24,7 @@ size; the retrieval stage on the option's units.
   rho = lambda / the stage's throughput.
 * TPOT: the decode step with every sequence at its longest context (RAGO reports the worst case
   under continuous batching), times the slowdown of iterative retrievals
-  (`fanns.model.rag.iterative`: sequences pause for a batched retrieval, its rerank and the
+  (`fanns.model.ivfpq.rag.iterative`: sequences pause for a batched retrieval, its rerank and the
   prefill of what it returned).
 * Retrieval share, as RAGO's time breakdowns (its section 5): each stage's time normalised by
   the resources it holds, with a host server holding `inference.per_host` chips and `per_host`
@@ -39,8 +39,8 @@ import math
 from dataclasses import dataclass, field, replace
 
 from fanns.errors import FannsError
-from fanns.model.rag import iterative
-from fanns.model.rag.inference import (
+from fanns.model.ivfpq.rag import iterative
+from fanns.model.ivfpq.rag.inference import (
     Chips,
     Transformer,
     decode_step_seconds,
@@ -50,8 +50,8 @@ from fanns.model.rag.inference import (
     min_chips,
     prefill_seconds,
 )
-from fanns.model.rag.retrieval import Units
-from fanns.model.rag.schema import RagSpec
+from fanns.model.ivfpq.rag.retrieval import Units
+from fanns.model.ivfpq.rag.schema import RagSpec
 
 MAX_DECODE_BATCH = 1024
 """Largest decode batch the model picks by itself (RAGO sweeps decode batches 1 to 1024)."""
