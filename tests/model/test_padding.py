@@ -33,6 +33,7 @@ from fanns.pe.build_lut import BuildLut
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from tests.model.test_lanes import check_both, design_of
+from tests.tiers import slow_params
 
 SHAPES = ((1, 1), (3, 1), (6, 2), (96, 16), (100, 10), (300, 10), (784, 16), (1024, 16), (2048, 64))
 """(d, m): d from 1 to 2048, with few power-of-two factors, m a divisor of d (faiss's rule)."""
@@ -151,7 +152,12 @@ def test_every_padded_lane_count_emitted_is_built_by_both_generators(board_name)
     assert padded >= 8 and emitted > 3 * padded
 
 
-@pytest.mark.parametrize("d,m", [(100, 10), (300, 10), (784, 16), (1024, 16), (2048, 32)])
+# d/m = 10 and 30 are slow: test_every_padded_lane_count_emitted_is_built_by_both_generators
+# builds their every lane count in the fast tier
+@pytest.mark.parametrize(
+    "d,m",
+    slow_params([(100, 10), (300, 10), (784, 16), (1024, 16), (2048, 32)], fast={(784, 16), (1024, 16), (2048, 32)}),
+)
 def test_every_shape_gets_a_design_both_generators_build(d, m):
     board = load_board("u55c")
     w = synthetic_workload(2000, d, m, 32, 4, 10, False, queries=6, seed=0)
