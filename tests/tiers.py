@@ -2,7 +2,9 @@
 tier (`make test-all`, CI), `@pytest.mark.long` as well puts it in the long tier (`make test-long`,
 kept out of CI; CONTRIBUTING.md, "Running the tests", says what belongs there). CI runs
 `-m "slow and not long"`, which keeps the long tier out only if every long test is also slow:
-`tests/conftest.py` refuses a collection holding a test marked long but not slow (`long_not_slow`)."""
+`tests/conftest.py` refuses a collection holding a test marked long but not slow (`long_not_slow`).
+`slow_params` and `long_params` mark single parameters: the fast tier keeps the configurations
+that cover a test's code paths, the slow tier the others, the long tier the ones CI can spare."""
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 
