@@ -16,6 +16,7 @@ from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim, search_keys_within
 from fanns.tools.verilator import DesignStuck
 from tests.codegen.conftest import GOAL
+from tests.tiers import slow_params
 
 # name: (dataset, opq, board, nprobe (None: the explorer's for GOAL), K, ivf (PEs, lanes, storage),
 #        lut (PEs, lanes, centroids), pq (PEs, channels), selection architectures)
@@ -119,7 +120,11 @@ def test_makefile_csim_target_checks_the_test_set(case):
     assert run.returncode == 1 and "queries differing from the reference model: 1" in run.stdout
 
 
-@pytest.mark.parametrize("case", ["sift-opq-13pq", "sift-stream-11ivf"], indirect=True)
+# threads are checked fast on the 11-IVFDist design and test_hls_project's five corners; the slow tier
+# adds the 13 PQ PEs' (17 s of threaded C simulation)
+@pytest.mark.parametrize(
+    "case", slow_params(["sift-opq-13pq", "sift-stream-11ivf"], fast={"sift-stream-11ivf"}), indirect=True
+)
 def test_dataflow_threads_with_declared_fifo_depths(case, build_root):
     """Every process a thread, every FIFO of the depth the kernel declares: the region neither
     deadlocks nor leaves data behind, and the results are the same."""

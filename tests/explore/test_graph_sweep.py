@@ -12,6 +12,7 @@ from fanns.explore.graph_sweep import SweepSetup, format_tables, sweep
 from fanns.index.recall import recall_at_k
 from fanns.model.graph.qpp import MemorySystem
 from fanns.pe.bloom import Bloom
+from tests.tiers import slow_params
 
 
 @pytest.fixture(scope="module")
@@ -136,8 +137,14 @@ def test_explore_command_reports_bad_options(tmp_path, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["sift-10k", "deep-10k"])
-@pytest.mark.parametrize("kind", ["hnsw", "nsg"])
+# both graph kinds on both sets but NSG on deep-10k (its graph build, 6.6 s), which the slow tier runs
+@pytest.mark.parametrize(
+    "kind,name",
+    slow_params(
+        [(k, n) for k in ("hnsw", "nsg") for n in ("sift-10k", "deep-10k")],
+        fast={("hnsw", "sift-10k"), ("hnsw", "deep-10k"), ("nsg", "sift-10k")},
+    ),
+)
 def test_dst_recall_is_not_below_bfs_on_builtin_sets(name, kind):
     """Falcon Fig. 7.9's best configurations, (mg, mc) = (4, 1) across-query and (6, 2) intra-query,
     keep at least BFS's R@10 on the built-in sets (graphs of max degree 32, l = 64, Bloom filter)."""

@@ -23,6 +23,7 @@ from fanns.index.goals import parse_goal
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import foreign_files, read_manifest
 from tests.hostile.helpers import EXPLORE, assert_clean_error, make_dataset, snapshot, start_cli
+from tests.tiers import slow_params
 
 LONG_GRID = ["--recall", "R@10=0.5", "--nlist", "4,8,16,32", "--m", "2,4,8,16", "--both"]
 """32 indexes: long enough that the signal arrives while the staging folder is being filled."""
@@ -52,7 +53,10 @@ def leftovers(parent: Path, name: str) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if p.name.startswith(f".{name}."))
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+# SIGHUP takes SIGTERM's road (fanns.cli.TERMINATING): the slow tier runs it
+@pytest.mark.parametrize(
+    "sig", slow_params([signal.SIGTERM, signal.SIGHUP, signal.SIGINT], fast={"SIGTERM", "SIGINT"}, ids=lambda s: s.name)
+)
 def test_a_signal_mid_run_leaves_nothing(dataset, tmp_path, sig):
     out = tmp_path / "work" / "ex"
     proc = start_cli(["explore", str(dataset), *LONG_GRID, "--out", str(out)], tmp_path / "cache")
@@ -64,7 +68,8 @@ def test_a_signal_mid_run_leaves_nothing(dataset, tmp_path, sig):
     assert not out.parent.exists()  # not even the parent folder the run made for it
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+# SIGHUP takes SIGTERM's road (fanns.cli.TERMINATING): the slow tier runs it
+@pytest.mark.parametrize("sig", slow_params([signal.SIGTERM, signal.SIGHUP], fast={"SIGTERM"}, ids=lambda s: s.name))
 def test_a_signal_during_force_keeps_the_earlier_output_whole(dataset, tmp_path, sig):
     out = tmp_path / "ex"
     assert main(["explore", str(dataset), *EXPLORE, "--out", str(out)]) == 0

@@ -22,6 +22,7 @@ from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq.report import to_design
 from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.pe.opq import Opq
+from tests.tiers import slow_params
 
 DS = (1, 2, 3, 7, 16, 24, 96, 100, 128, 300, 720, 784, 960, 2048)
 BOARDS = ("zcu104", "u55c", "u250")  # I/O ports of 128, 256, 512 bits (no calibration table for 64)
@@ -151,7 +152,8 @@ def test_the_lanes_the_rules_refuse_are_refused_by_the_rtl_check():
     assert buildable.stage_lanes("ivf_dist", 96, 16, 16, 128) == [1, 2, 4, 8, 16, 24, 32, 48, 96]
 
 
-@pytest.mark.parametrize("board_name", ("u55c", "u250", "zcu104"))
+# the lanes do not depend on the board: its 512- and 128-bit ports stay fast, U55C's HBM (8 s) is slow
+@pytest.mark.parametrize("board_name", slow_params(("u55c", "u250", "zcu104"), fast={"u250", "zcu104"}))
 def test_deep96_gets_designs_both_generators_build(board_name):
     """The issue's deep-96 gap: d = 96, m = 16 had no BuildLUT lanes; now the DSE's top and
     Pareto designs (lanes combined across groups) pass both generators' checks."""
@@ -173,9 +175,15 @@ def test_no_design_fits_names_the_empty_group():
     assert "binding" not in text and "too large" not in text, text
 
 
+# several beats a code on a 256-bit and a 128-bit port stay fast; the slow tier adds m = 48 on
+# U55C (two beats a code, as zcu104's m = 32: 12 s) and m = 2 on U250 (its DSE prices HSMPQG
+# networks of up to 689 streams: 26 s)
 @pytest.mark.parametrize(
     "board_name,d,m,unit",
-    [("u55c", 768, 48, (1, 2)), ("u55c", 768, 96, (1, 3)), ("zcu104", 768, 32, (1, 2)), ("u250", 2, 2, (16, 1))],
+    slow_params(
+        [("u55c", 768, 48, (1, 2)), ("u55c", 768, 96, (1, 3)), ("zcu104", 768, 32, (1, 2)), ("u250", 2, 2, (16, 1))],
+        fast={("u55c", 768, 96, (1, 3)), ("zcu104", 768, 32, (1, 2))},
+    ),
 )
 def test_codes_wider_than_a_beat_or_below_4_bytes_get_designs(board_name, d, m, unit):
     """Issue 16: m = 48 and 96 on 256-bit HBM ports and m = 32 on 128-bit HP ports take several

@@ -33,6 +33,7 @@ from fanns.pe.build_lut import BuildLut
 from fanns.pe.ivf_dist import IvfDist
 from fanns.pe.opq import Opq
 from tests.model.test_lanes import check_both, design_of
+from tests.tiers import slow_params
 
 SHAPES = ((1, 1), (3, 1), (6, 2), (96, 16), (100, 10), (300, 10), (784, 16), (1024, 16), (2048, 64))
 """(d, m): d from 1 to 2048, with few power-of-two factors, m a divisor of d (faiss's rule)."""
@@ -151,7 +152,12 @@ def test_every_padded_lane_count_emitted_is_built_by_both_generators(board_name)
     assert padded >= 8 and emitted > 3 * padded
 
 
-@pytest.mark.parametrize("d,m", [(100, 10), (300, 10), (784, 16), (1024, 16), (2048, 32)])
+# d/m = 10 and 30 are slow: test_every_padded_lane_count_emitted_is_built_by_both_generators
+# builds their every lane count in the fast tier
+@pytest.mark.parametrize(
+    "d,m",
+    slow_params([(100, 10), (300, 10), (784, 16), (1024, 16), (2048, 32)], fast={(784, 16), (1024, 16), (2048, 32)}),
+)
 def test_every_shape_gets_a_design_both_generators_build(d, m):
     board = load_board("u55c")
     w = synthetic_workload(2000, d, m, 32, 4, 10, False, queries=6, seed=0)
@@ -167,7 +173,8 @@ def _share(p, stage: str, budget) -> float:
     return float(max(u / h for u, h in zip(use, have) if h > 0))
 
 
-@pytest.mark.parametrize("d", [784, 1024])
+# d = 784 needs the padding (49-element sub-vectors); the slow tier adds d = 1024
+@pytest.mark.parametrize("d", slow_params([784, 1024], fast={784}))
 def test_high_dimensional_designs_use_the_board(d):
     """Issue 16 saw a 784-d design at 0.1 % of the LUTs per stage (one IVFDist PE). Now the
     front stages scale with d: several IVFDist PEs with wide lanes, BuildLUT PEs of 64+ lanes,

@@ -12,6 +12,7 @@ from fanns.errors import FannsError
 from fanns.numerics import make_keys, smallest_keys
 from fanns.pe.ahpq import Ahpq, ahpq_queue_length, exact_probability
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 
 @pytest.mark.parametrize("k,q", [(6, 3), (5, 4), (7, 2), (4, 5), (8, 1)])
@@ -69,7 +70,10 @@ def test_measured_exact_fraction_on_random_data(z, s, target):
 RTL_CONFIGS = [Ahpq(z=4, s=6, key_bits=52, target=0.99), Ahpq(z=3, s=8, key_bits=64, target=0.99)]
 
 
-@pytest.fixture(scope="module", params=RTL_CONFIGS, ids=lambda pe: f"z{pe.z}s{pe.s}s1_{pe.s1}")
+# the slow tier adds 52-bit keys over z=4 queues
+@pytest.fixture(
+    scope="module", params=slow_params(RTL_CONFIGS, fast={"z3s8s1_5"}, ids=lambda pe: f"z{pe.z}s{pe.s}s1_{pe.s1}")
+)
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "ahpq", build_root / f"ahpq_{pe.z}_{pe.s}_{pe.s1}_{pe.key_bits}")

@@ -4,6 +4,7 @@ import pytest
 
 from fanns.pe.axi_writer import AxiWriter
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [
     AxiWriter(data_width=512, addr_width=64, max_burst=64, outstanding=4),
@@ -11,7 +12,11 @@ CONFIGS = [
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"w{pe.data_width}b{pe.max_burst}o{pe.outstanding}")
+# a design's port; the slow tier adds the narrow one
+@pytest.fixture(
+    scope="module",
+    params=slow_params(CONFIGS, fast={"w512b64o4"}, ids=lambda pe: f"w{pe.data_width}b{pe.max_burst}o{pe.outstanding}"),
+)
 def rtl(request, build_root):
     pe = request.param
     tag = f"{pe.data_width}_{pe.max_burst}_{pe.outstanding}"
@@ -40,7 +45,8 @@ def test_rtl_matches_reference_with_random_memory_timing(rtl):
     assert out["words"] >= 2000 and out["bursts"] > out["commands"]
 
 
-@pytest.mark.parametrize("latency", [2, 30, 150])
+# within and beyond the outstanding window; the slow tier adds the one between
+@pytest.mark.parametrize("latency", slow_params([2, 30, 150], fast={2, 150}))
 def test_rtl_cycles_match_timing_model(rtl, latency):
     pe, sim = rtl
     b = pe.beat_bytes

@@ -10,6 +10,7 @@ from fanns.pe.bitonic_merge import BitonicMerge
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 CONFIGS = [
     BitonicMerge(l=8, key_bits=52),
@@ -17,7 +18,8 @@ CONFIGS = [
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"l{pe.l}k{pe.key_bits}")
+# the slow tier adds the two-key merge
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"l8k52"}, ids=lambda pe: f"l{pe.l}k{pe.key_bits}"))
 def rtl(request, build_root):
     pe = request.param
     return pe, RtlSim.from_component(
@@ -92,6 +94,7 @@ def test_hls_csim_matches_reference(l, build_root):
         assert np.array_equal(out, pe.merge(a, b))
 
 
+@pytest.mark.slow  # a fresh yosys synthesis (test_calibration keeps one in the fast tier)
 def test_fresh_synthesis_matches_calibrated_model():
     """A size the table was not fitted on: yosys now vs the committed linear model."""
     pe = BitonicMerge(l=4, key_bits=48)

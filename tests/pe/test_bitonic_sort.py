@@ -13,6 +13,7 @@ from fanns.pe.bitonic_sort import BitonicSort
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 CONFIGS = [
     BitonicSort(l=16, key_bits=64),
@@ -20,7 +21,8 @@ CONFIGS = [
 ]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"l{pe.l}k{pe.key_bits}")
+# the slow tier adds the 16-key network
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"l4k3"}, ids=lambda pe: f"l{pe.l}k{pe.key_bits}"))
 def rtl(request, build_root):
     pe = request.param
     return pe, RtlSim.from_component(pe.component(), "bitonic_sort", build_root / f"bitonic_sort_{pe.l}_{pe.key_bits}")
@@ -112,6 +114,7 @@ def test_csim_driver_stops_on_a_short_input_or_an_unwritable_output(build_root, 
     assert ok.returncode == 0 and np.array_equal(np.fromfile(tmp_path / "out.bin", dtype="<u8"), np.arange(8))
 
 
+@pytest.mark.slow  # a fresh yosys synthesis (test_calibration keeps one in the fast tier)
 def test_fresh_synthesis_matches_calibrated_model():
     """A size the table was not fitted on: yosys now vs the committed linear model."""
     pe = BitonicSort(l=8, key_bits=32)

@@ -9,6 +9,7 @@ from fanns.pe.bloom import Bloom, murmur2, murmur2_u32
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 # Known answers of the reference C implementation of MurmurHash2 (32-bit), seed 0x71b4954d, for
 # inputs of length 16 down to 0, as published in Apache Commons Codec's MurmurHash2Test.
@@ -138,7 +139,8 @@ def test_parameters_are_validated():
     assert Bloom(h=3, b=3 * 2**16, w=64).clear_cycles() == 1024
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"h{pe.h}b{pe.b}w{pe.w}")
+# the slow tier adds three hashes over a 3,072-bit block RAM array
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"h2b256w8"}, ids=lambda pe: f"h{pe.h}b{pe.b}w{pe.w}"))
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "bloom", build_root / f"bloom_{pe.h}_{pe.b}_{pe.w}_{pe.seed}")
@@ -211,6 +213,7 @@ def test_hls_csim_matches_reference(pe, build_root):
     assert 0 < expected.sum() < len(expected)
 
 
+@pytest.mark.slow  # a fresh yosys synthesis (test_calibration keeps one in the fast tier)
 def test_fresh_synthesis_matches_calibrated_model():
     """A size the table was not fitted on: block RAMs and DSPs exact, logic within 25 %."""
     pe = Bloom(h=2, b=2 * 2**15, w=32)

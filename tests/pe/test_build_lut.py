@@ -10,6 +10,7 @@ from fanns.pe.pq_decode import PqDecode
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 CONFIGS = [
     BuildLut(d=16, m=4, w=8, vec_bits=8, lut_shift=5, lut_bits=12),  # two sub-spaces per cycle
@@ -24,7 +25,8 @@ def config_id(pe: BuildLut) -> str:
     return f"d{pe.d}m{pe.m}w{pe.w}{pe.storage}r{pe.rows}"
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
+# UltraRAM, and block RAM sweeping a share of the rows; the slow tier adds all rows in block RAM
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"d12m2w3uramr256", "d16m8w4bramr64"}, ids=config_id))
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "build_lut", build_root / f"build_lut_{config_id(pe)}")

@@ -9,11 +9,15 @@ from fanns.paths import shared_dir
 from fanns.pe.hpq import Hpq
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [Hpq(z=3, s=5, key_bits=52), Hpq(z=2, s=1, key_bits=64)]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"z{pe.z}s{pe.s}k{pe.key_bits}")
+# the slow tier adds the one-item queues (s=1)
+@pytest.fixture(
+    scope="module", params=slow_params(CONFIGS, fast={"z3s5k52"}, ids=lambda pe: f"z{pe.z}s{pe.s}k{pe.key_bits}")
+)
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "hpq", build_root / f"hpq_{pe.z}_{pe.s}_{pe.key_bits}")

@@ -14,11 +14,16 @@ from fanns.pe.hsmpqg import Hsmpqg
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 CONFIGS = [Hsmpqg(z=12, s=5, key_bits=64), Hsmpqg(z=5, s=1, key_bits=20)]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"z{pe.z}s{pe.s}k{pe.key_bits}")
+# z=12, s=5: two 8-wide sorters with tied-off inputs, their merge and an HPQ over 5 streams; the
+# slow tier adds s=1 (no sorter, a minimum tree)
+@pytest.fixture(
+    scope="module", params=slow_params(CONFIGS, fast={"z12s5k64"}, ids=lambda pe: f"z{pe.z}s{pe.s}k{pe.key_bits}")
+)
 def rtl(request, build_root):
     pe = request.param
     return pe, RtlSim.from_component(pe.component(), "hsmpqg", build_root / f"hsmpqg_{pe.z}_{pe.s}_{pe.key_bits}")
@@ -141,6 +146,7 @@ def test_hls_csim_matches_reference(pe, build_root):
         assert np.array_equal(out[q], pe.select(streams[q])), f"query {q}"
 
 
+@pytest.mark.slow  # a fresh yosys synthesis (test_calibration keeps one in the fast tier)
 def test_fresh_synthesis_matches_calibrated_model():
     """A configuration the table was not fitted on: yosys now vs the committed linear model."""
     pe = Hsmpqg(z=5, s=2, key_bits=32)

@@ -8,6 +8,7 @@ from fanns.paths import shared_dir
 from fanns.pe.l2dist import L2Dist
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [
     L2Dist(d=128, w=16, vec_bits=8, signed=False),
@@ -16,8 +17,14 @@ CONFIGS = [
 ]
 
 
+# unsigned and signed; the slow tier adds the one-lane datapath (w=1)
 @pytest.fixture(
-    scope="module", params=CONFIGS, ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}{'s' if pe.signed else 'u'}"
+    scope="module",
+    params=slow_params(
+        CONFIGS,
+        fast={"d128w16b8u", "d12w4b12s"},
+        ids=lambda pe: f"d{pe.d}w{pe.w}b{pe.vec_bits}{'s' if pe.signed else 'u'}",
+    ),
 )
 def rtl(request, build_root):
     pe = request.param

@@ -9,6 +9,7 @@ from fanns.pe.opq import Opq
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 CONFIGS = [
     Opq(d=16, w=4, vec_bits=8, frac_bits=14),
@@ -24,7 +25,9 @@ def config_id(pe: Opq) -> str:
     return f"d{pe.d}w{pe.w}b{pe.vec_bits}{pe.storage}"
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
+# a stored and a streamed matrix (one word a row); the slow tier adds the others (UltraRAM is
+# only the memory's attribute: test_the_matrix_memory_is_the_storage_chosen)
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"d16w4b8bram", "d32w32b12stream"}, ids=config_id))
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "opq", build_root / f"opq_{config_id(pe)}")
@@ -63,6 +66,7 @@ def test_the_matrix_memory_is_the_storage_chosen():
     assert streamed.ii() == Opq(d=32, w=8).ii() and streamed.latency() == Opq(d=32, w=8).latency() - 1
 
 
+@pytest.mark.slow  # a fresh yosys synthesis (test_calibration keeps one in the fast tier)
 def test_streamed_matrix_resources_match_a_fresh_synthesis():
     """The calibration has no streamed point: its fit, with the matrix memory's features at zero,
     must still price the streamed PE (measured: LUT 299 vs 316, FF 1,271 vs 1,297)."""

@@ -9,6 +9,7 @@ from fanns.paths import shared_dir
 from fanns.pe.pq_decode import KSUB, PqDecode
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [
     PqDecode(m=16, lut_bits=16, double_buffer=True),
@@ -23,7 +24,8 @@ def config_id(pe: PqDecode) -> str:
     return f"m{pe.m}l{pe.lut_bits}{'db' if pe.double_buffer else 'sb'}w{pe.lut_words}"
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=config_id)
+# double-buffered one word a beat, single-buffered wide beats; the slow tier adds the others
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"m16l16dbw1", "m3l16sbw4"}, ids=config_id))
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "pq_decode", build_root / f"pq_decode_{config_id(pe)}")

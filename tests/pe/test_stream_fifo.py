@@ -5,6 +5,7 @@ import pytest
 from fanns.pe.stream_fifo import StreamFifo, memory_mapping
 from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
+from tests.tiers import slow_params
 
 # Storage kind does not change behaviour in simulation; depth 2 is the special (II = 2) case.
 CONFIGS = [StreamFifo(width=32, depth=2), StreamFifo(width=72, depth=17)]
@@ -41,7 +42,8 @@ def test_storage_rule_examples():
     assert memory_mapping(64, 127) == {"kind": "bram", "lutram": 20, "bram18": 2}
 
 
-@pytest.mark.parametrize("width,depth", [(24, 128), (9, 257), (200, 64)])
+# LUT RAM and block RAM; the slow tier adds the wide LUT RAM
+@pytest.mark.parametrize("width,depth", slow_params([(24, 128), (9, 257), (200, 64)], fast={(24, 128), (9, 257)}))
 def test_storage_rule_matches_yosys(width, depth):
     pe = StreamFifo(width=width, depth=depth)
     measured, cells = synthesize(pe.verilog("top"), "top")

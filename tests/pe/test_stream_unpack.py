@@ -5,11 +5,13 @@ import pytest
 from fanns.pe.stream_pack import StreamPack
 from fanns.pe.stream_unpack import StreamUnpack
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [StreamUnpack(item_bits=128, k=4), StreamUnpack(item_bits=32, k=16)]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"b{pe.item_bits}k{pe.k}")
+# the slow tier adds 4 wide items a word
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"b32k16"}, ids=lambda pe: f"b{pe.item_bits}k{pe.k}"))
 def rtl(request, build_root):
     pe = request.param
     return pe, RtlSim.from_component(

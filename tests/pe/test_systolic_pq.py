@@ -12,11 +12,13 @@ from fanns.paths import shared_dir
 from fanns.pe.systolic_pq import SystolicPQ
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [SystolicPQ(s=7, key_bits=64), SystolicPQ(s=1, key_bits=3)]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"s{pe.s}k{pe.key_bits}")
+# the slow tier adds the one-cell queue
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"s7k64"}, ids=lambda pe: f"s{pe.s}k{pe.key_bits}"))
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "systolic_pq", build_root / f"systolic_pq_{pe.s}_{pe.key_bits}")
@@ -130,6 +132,7 @@ def test_hls_csim_matches_reference(pe, build_root):
         assert np.array_equal(out[q], pe.select(keys[start[q] : start[q + 1]])), f"query {q}"
 
 
+@pytest.mark.slow  # a fresh yosys synthesis (test_calibration keeps one in the fast tier)
 def test_fresh_synthesis_matches_calibrated_model():
     """A size not among the calibration points, synthesised now, against the committed fit."""
     from fanns.tools.yosys import synthesize

@@ -11,11 +11,13 @@ from fanns.paths import shared_dir
 from fanns.pe.systolic_queue import BoundedQueue, Op, SystolicQueue
 from fanns.tools.csim import compile_program, run_program
 from fanns.tools.verilator import RtlSim
+from tests.tiers import slow_params
 
 CONFIGS = [SystolicQueue(s=7, key_bits=64), SystolicQueue(s=1, key_bits=3)]
 
 
-@pytest.fixture(scope="module", params=CONFIGS, ids=lambda pe: f"s{pe.s}k{pe.key_bits}")
+# the slow tier adds the one-cell queue
+@pytest.fixture(scope="module", params=slow_params(CONFIGS, fast={"s7k64"}, ids=lambda pe: f"s{pe.s}k{pe.key_bits}"))
 def rtl(request, build_root):
     pe = request.param
     sim = RtlSim.from_component(pe.component(), "systolic_queue", build_root / f"systolic_queue_{pe.s}_{pe.key_bits}")
