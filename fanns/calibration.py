@@ -22,12 +22,24 @@ from fanns.errors import FannsError
 from fanns.pe import get_pe, registry
 from fanns.pe.base import PE
 from fanns.pe.calibration_table import CalibrationTable, PeFit, load_table
-from fanns.pe.timing_table import TimingFit, fit_timing, load_timing_table, save_fit
+from fanns.pe.timing_table import TimingFit, load_timing_table, save_fit
 from fanns.progress import track
 from fanns.resources import KINDS
 from fanns.tools.delay_models import MODELS
 from fanns.tools.timing import SYNTH, analyze, synth_netlist
 from fanns.tools.yosys import URAM_FAMILIES, synthesize, yosys_command
+
+
+def fit_timing(points: list[dict]) -> TimingFit:
+    """Fit the delay over the points' features (each point: params, features, timing)."""
+    names = sorted({f for p in points for f in p["features"]})
+    a = np.array([[p["features"].get(f, 0.0) for f in names] for p in points])
+    y = np.array([p["timing"]["reg_to_reg"] for p in points], dtype=float)
+    wt = 1.0 / np.maximum(y, 1e-3)
+    coef, _ = nnls(a * wt[:, None], y * wt)
+    pred = a @ coef
+    err = float(np.max(np.abs(pred - y) / np.maximum(y, 1e-3))) if len(y) else 0.0
+    return TimingFit(names, {f: float(c) for f, c in zip(names, coef) if c != 0.0}, points, err)
 
 
 def _measure(args: tuple[str, dict, str]) -> dict:

@@ -4,9 +4,10 @@
 for resources), walks each mapped netlist with the family's delay model (`fanns.tools.timing`)
 and stores, per PE, the measured points (delay, LUT levels, carry cells, the slowest path, the
 widest net) and a fit of the delay over the PE's `timing_features()`: a non-negative linear
-combination, least squares of the relative error, as `fanns.calibration.fit_points` does for
-resources. A PE at a measured point gets its measurement; any other gets the fit, with the
-depth and path of the measured point nearest in features, and says so (`PeTiming.basis`).
+combination, least squares of the relative error (`fanns.calibration.fit_timing`, as
+`fit_points` does for resources; there, so that a PE's simulation does not import scipy). A PE
+at a measured point gets its measurement; any other gets the fit, with the depth and path of
+the measured point nearest in features, and says so (`PeTiming.basis`).
 
 One JSON file per PE in `tables/<family>/timing/`; a PE without one has no estimate (the design
 estimate lists it as not covered rather than guessing).
@@ -19,9 +20,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import numpy as np
-from scipy.optimize import nnls
 
 from fanns.errors import FannsError
 from fanns.tools.timing import Timing
@@ -101,18 +99,6 @@ def _timing(t: Timing, basis: str) -> PeTiming:
 
 def _distance(a: dict[str, float], b: dict[str, float]) -> float:
     return sum((a.get(k, 0.0) - b.get(k, 0.0)) ** 2 for k in set(a) | set(b))
-
-
-def fit_timing(points: list[dict]) -> TimingFit:
-    """Fit the delay over the points' features (each point: params, features, timing)."""
-    names = sorted({f for p in points for f in p["features"]})
-    a = np.array([[p["features"].get(f, 0.0) for f in names] for p in points])
-    y = np.array([p["timing"]["reg_to_reg"] for p in points], dtype=float)
-    wt = 1.0 / np.maximum(y, 1e-3)
-    coef, _ = nnls(a * wt[:, None], y * wt)
-    pred = a @ coef
-    err = float(np.max(np.abs(pred - y) / np.maximum(y, 1e-3))) if len(y) else 0.0
-    return TimingFit(names, {f: float(c) for f, c in zip(names, coef) if c != 0.0}, points, err)
 
 
 def table_path(family: str, name: str) -> Path:

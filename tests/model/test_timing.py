@@ -5,11 +5,12 @@ import math
 import pytest
 
 from fanns.boards import Clock, load_board
+from fanns.calibration import fit_timing
 from fanns.model.ivfpq import timing
 from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.model.timing import SLR_CROSSING_NS, TimingElement, reset_element, resolve_clock, slowest_first
 from fanns.pe import timing_table
-from fanns.pe.timing_table import TimingFit, fit_timing
+from fanns.pe.timing_table import TimingFit
 from fanns.tools.delay_models import XCUP
 
 
