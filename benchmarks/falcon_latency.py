@@ -364,6 +364,7 @@ def comparison(measured: list[dict], profiles: list[dict], models: list[dict]) -
         one, ten = same.get("1M"), same.get("10M")
         kernel = falcon_profile(profiles, m["set"], m["graph"], m["mode"])
         visited = kernel["visited"] if kernel else None
+        per_visited = kernel["kernel_ms"] * m["clock_mhz"] * 1e3 / visited if visited else None
         rows.append(
             {
                 "set": m["set"],
@@ -376,7 +377,7 @@ def comparison(measured: list[dict], profiles: list[dict], models: list[dict]) -
                 "falcon_10m": [ten["median_ms"], ten["p95_ms"]] if ten else None,
                 "falcon_kernel_1m_mean_ms": kernel["kernel_ms"] if kernel else None,
                 "falcon_hops_1m": kernel["hops"] if kernel else None,
-                "falcon_cycles_per_visited_1m": kernel["kernel_ms"] * m["clock_mhz"] * 1e3 / visited if visited else None,
+                "falcon_cycles_per_visited_1m": per_visited,
                 "model_cycles_per_visited": m["cycles_per_visited"],
                 "model": [m["median_ms"], m["p95_ms"]],
                 "model_mean_ms": m["mean_ms"],
