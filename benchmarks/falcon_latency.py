@@ -478,28 +478,37 @@ def main() -> None:
     write_result(args.json, "falcon_latency", command_line(), figures)
 
 
-def readme_row(f: dict) -> tuple[str, str]:
-    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
-    clocks = ", ".join(f"{mode} {c['mhz']:g} MHz" for mode, c in f["clocks"].items())
-    figure = (
-        "Per-query latency at batch 1, the Falcon cycle model beside Falcon's measured U250 latencies "
-        f"(its repository at {f['falcon_commit'][:7]}: plots/saved_latency, end to end over TCP from a CPU client; "
-        "perf_test_scripts/saved_df, kernel only over PCIe; degree 64, ef 64, Falcon's (mg, mc); clocks from its "
-        f"v++ configs: {clocks}). Model: kernel only, synthetic sets, 8-bit vectors (Falcon: float32, 3-4x the beats)"
-    )
+def readme_row(f: dict) -> list[tuple[str, str]]:
+    """The README figures rows (one per mode) of this benchmark's recorded `figures`
+    (`benchmarks/readme_figures.py`)."""
 
     def us(v: list[float] | None) -> str:
         return f"{v[0] * 1e3:.0f}/{v[1] * 1e3:.0f}" if v else "–"
 
-    value = "µs, Falcon 1M end to end median/P95; 10M; 1M kernel mean; model median/P95 (set here): " + "; ".join(
-        f"{r['graph'].upper()} {r['mode']} {us(r['falcon_1m'])}; {us(r['falcon_10m'])}; "
-        f"{r['falcon_kernel_1m_mean_ms'] * 1e3:.0f}; {us(r['model'])} ({r['set']}, {r['nodes']:,} nodes)"
-        if r["falcon_kernel_1m_mean_ms"]
-        else f"{r['graph'].upper()} {r['mode']} {us(r['falcon_1m'])}; {us(r['falcon_10m'])}; –; {us(r['model'])} "
-        f"({r['set']}, {r['nodes']:,} nodes)"
-        for r in f["rows"]
-    )
-    return figure, value
+    out = []
+    for mode, c in f["clocks"].items():
+        rows = [r for r in f["rows"] if r["mode"] == mode]
+        groups = {}
+        for r in rows:
+            groups.setdefault((_falcon_set(r["set"]), r["graph"]), []).append(r)
+        parts = []
+        for (name, graph), rs in groups.items():
+            r = rs[0]
+            kernel = f", kernel {r['falcon_kernel_1m_mean_ms'] * 1e3:.0f}" if r["falcon_kernel_1m_mean_ms"] else ""
+            model = ", ".join(f"{x['set']} ({x['nodes']:,}) {us(x['model'])}" for x in rs)
+            parts.append(
+                f"{name} {graph.upper()} (mg={r['mg']}, mc={r['mc']}): Falcon 1M {us(r['falcon_1m'])}{kernel}, "
+                f"10M {us(r['falcon_10m'])}; model {model}"
+            )
+        figure = (
+            f"Per-query latency at batch 1, {mode}-query, the Falcon cycle model beside Falcon's measured U250 "
+            f"(its repository at {f['falcon_commit'][:7]}: plots/saved_latency, end to end from a CPU client over "
+            "TCP; kernel: perf_test_scripts/saved_df, Vitis kernel time over PCIe, mean; degree 64, ef 64, "
+            f"Falcon's (mg, mc); {c['mhz']:g} MHz from its v++ config). Model: kernel only, synthetic sets, "
+            "8-bit vectors (Falcon: float32, 3-4x the beats per vector)"
+        )
+        out.append((figure, "µs median/P95: " + "; ".join(parts)))
+    return out
 
 
 if __name__ == "__main__":
