@@ -486,7 +486,8 @@ def readme_row(f: dict) -> list[tuple[str, str]]:
         return f"{v[0] * 1e3:.0f}/{v[1] * 1e3:.0f}" if v else "–"
 
     out = []
-    for mode, c in f["clocks"].items():
+    for mode in MODES:
+        c = f["clocks"][mode]
         rows = [r for r in f["rows"] if r["mode"] == mode]
         groups = {}
         for r in rows:
