@@ -2,7 +2,7 @@
 DSE offers (FANNS 6.4.1.2: HPQ, HSMPQG; ChamVS 4.4.2.2: AHPQ).
 
 They sit with the design schema because the schema validates against them; the performance model,
-the RTL and the HLS generator build their PEs from here (`fanns.model.ivfpq.stage_pes.selector_pe`).
+the RTL and the HLS generator build their PEs from here (`fanns.design.ivfpq_stages.selector_pe`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ SELECTORS: dict[str, Selector] = {
 }
 """Selection micro-architectures by name (`SelectStage.arch`), the one registry of selection
 kinds: the design schema validates against it, the DSE offers its options, the model and the RTL
-build its PEs (`fanns.model.ivfpq.stage_pes.selector_pe`) and the HLS generator asks those PEs for
+build its PEs (`fanns.design.ivfpq_stages.selector_pe`) and the HLS generator asks those PEs for
 their header and call. Adding a kind is its PE module (with `hls_header` and `hls_call`) and one
 entry here."""
 

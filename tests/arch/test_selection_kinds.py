@@ -10,8 +10,8 @@ import pytest
 
 from fanns.codegen.ivfpq.hls_context import selection_call
 from fanns.design.ivfpq_selectors import SELECTORS, Selector, selectors_for
+from fanns.design.ivfpq_stages import select_stage, selector_pe
 from fanns.errors import FannsError
-from fanns.model.ivfpq.stages import select_stage, selector_pe
 from fanns.paths import shared_dir
 from fanns.pe import base
 from fanns.pe.hpq import Hpq

@@ -3,8 +3,8 @@ arguments and on-chip index memories (the templates in `templates/hls/` only lay
 
 Why separate from the templates (hls4ml style): every number of the generated kernel — PE counts
 and their template arguments, centroid chunks, probe shares, FIFO depths and why, the memory
-channel of every port — is decided here, from the same `fanns.model.ivfpq.stages` functions the
-performance model uses, so the model and the generated machine cannot drift apart; the
+channel of every port — is decided here, from the same rules the performance model prices
+(`fanns.design.ivfpq_stages`), so the model and the generated machine cannot drift apart; the
 templates carry only C++ structure and comments.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from fanns.boards import Board
 from fanns.codegen.platform import KernelArg, header_closure, vitis_memory
 from fanns.design.ivfpq import IvfPqDesign, SelectStage
+from fanns.design.ivfpq_stages import ivf_chunks, selector_pe
 from fanns.errors import FannsError
 from fanns.images.ivfpq import MemoryImages, elem_bytes, ivf_stream_layouts, pq_layouts
-from fanns.model.ivfpq.stages import ivf_chunks, selector_pe
 
 KERNEL = "fanns_ivfpq"
 SCALARS = {"nq": "queries of the run", "load": "1: copy the ROM images on chip first"}
