@@ -29,10 +29,10 @@ import numpy as np
 
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.design.ivfpq_stages import Packing
 from fanns.index.ivfpq_synthetic import random_format, skewed_index
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 

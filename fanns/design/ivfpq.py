@@ -113,6 +113,32 @@ class SelectStage:
         if not isinstance(self.params, dict):
             fail(f"{where}.params", "must be a mapping")
 
+    def check_pe(self, where: str) -> None:
+        """The stage's PE (`SELECTORS`) must accept `params`, and `s1` must be its level-1 length:
+        the model, the RTL and the HLS kernel all build that PE, so a different `s1` would be
+        ignored by the hardware while the reference model believed it."""
+        sel = SELECTORS[self.arch]
+        known = tuple(f.name for f in dataclasses.fields(sel.pe) if f.name not in ("z", "s", "key_bits"))
+        unknown = sorted(set(self.params) - set(known))
+        if unknown:
+            names = ", ".join(map(repr, unknown))
+            fail(
+                f"{where}.params",
+                f"{self.arch} has no parameter {names}",
+                hint=f"its parameters: {', '.join(known) or 'none'}",
+            )
+        try:
+            pe = sel.make(self.streams, self.s, self.key_bits, **self.params)
+        except (TypeError, ValueError) as e:
+            fail(f"{where}.params", f"{self.params!r} are not valid for {self.arch} ({e})")
+        except FannsError as e:
+            fail(where, e.message, hint=e.hint)
+        s1 = int(getattr(pe, "s1", self.s))
+        if self.s1 != s1:
+            fail(
+                f"{where}.s1", f"is {self.s1}, but this {self.arch} keeps {s1} keys per level-1 queue", hint=f"s1: {s1}"
+            )
+
 
 @dataclass(frozen=True)
 class BuildLutStage:
@@ -389,6 +415,8 @@ class IvfPqDesign(DesignFile):
             fail("stages.sel_k", "needs streams = pq_dist.pes and s = k")
         if st.sel_cells.key_bits != self.format.ivf_key_bits or st.sel_k.key_bits != self.format.pq_key_bits:
             fail("stages", "selection key widths disagree with the format (ivf_key_bits, pq_key_bits)")
+        st.sel_cells.check_pe("stages.sel_cells")
+        st.sel_k.check_pe("stages.sel_k")
         self._validate_memory()
         self.target_board()  # the board exists and has every channel the design names
 

@@ -55,6 +55,7 @@ import numpy as np
 
 from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign
+from fanns.design.ivfpq_stages import ivf_chunks
 from fanns.errors import FannsError
 from fanns.images.base import Image, ImageSet, read_images, read_manifest
 from fanns.images.ivfpq_channel import iter_pq_channel, pq_channel_bytes, pq_channel_table
@@ -73,7 +74,6 @@ from fanns.images.ivfpq_layout import (
     elem_dtype,
 )
 from fanns.index.ivfpq import IvfPqIndexData
-from fanns.model.ivfpq.stages import ivf_chunks
 from fanns.numerics import IvfPqFormat, pad_subspaces
 from fanns.outputs import Streamed
 from fanns.pe.opq import MATRIX_BITS

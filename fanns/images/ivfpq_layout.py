@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fanns.design.ivfpq_stages import Packing
 from fanns.errors import FannsError
-from fanns.model.ivfpq.stages import Packing
 from fanns.numerics import ID_BITS, IvfPqFormat, pad_subspaces, unpad_subspaces
 from fanns.pe.channel_feeder import beats_per_unit, codes_per_unit
 

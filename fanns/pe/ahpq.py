@@ -92,6 +92,7 @@ class Ahpq(Hpq):
         "II = 1 (per stream); L = (s1-1) + 4*z*s1 + (s-1) + s, s1 = ahpq_queue_length(s, 2z, target)"
     )
     hls_header: ClassVar[str] = "hpq.h"
+    hls_call: ClassVar[str] = Hpq.hls_call  # the HPQ kernel with level-1 queues of s1 < s keys
     testbench: ClassVar[str] = "tb_hpq"
     calibration_points: ClassVar[tuple] = (
         {"z": 4, "s": 10, "key_bits": 64, "target": 0.99},

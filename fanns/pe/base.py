@@ -9,7 +9,8 @@ A PE is a frozen dataclass whose fields are its parameters. Next to the paramete
    from the committed timing table (`fanns calibrate --timing`) through `timing_features()`,
 4. its Amaranth component (`component()`), with stream interfaces,
 5. the cocotb testbench module in `sim/` that checks the component against the model,
-6. the HLS C++ header in `hls/` that implements the same behaviour.
+6. the HLS C++ header in `hls/` that implements the same behaviour (`hls_header`), and, for a PE
+   an HLS kernel instantiates, the C++ call that does (`hls_call`, filled in by `hls_function()`).
 
 Subclasses register themselves by `name`; `fanns.pe.registry()` lists them.
 """
@@ -41,6 +42,10 @@ class PE:
     summary: ClassVar[str] = ""
     timing_formula: ClassVar[str] = ""
     hls_header: ClassVar[str] = ""
+    hls_call: ClassVar[str] = ""
+    """The C++ function of `hls_header` that runs this PE for one query, a `str.format` template
+    over the PE's fields and properties (e.g. "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"); empty
+    when no generated kernel calls the PE directly."""
     testbench: ClassVar[str] = ""
     calibration_points: ClassVar[tuple[dict[str, Any], ...]] = ()
     logic_features: ClassVar[tuple[str, ...]] = ()
@@ -66,6 +71,12 @@ class PE:
     def require(self, condition: bool, message: str, hint: str | None = None) -> None:
         if not condition:
             raise FannsError(f"{self.name}: {message}", hint=hint)
+
+    def hls_function(self) -> str:
+        """`hls_call` with this PE's parameters: the template instance an HLS kernel calls."""
+        if not self.hls_call:
+            raise FannsError(f"{self.name}: no HLS call", hint="set `hls_call` beside the PE's `hls_header`")
+        return self.hls_call.format_map(_Attributes(self))
 
     # -- timing ---------------------------------------------------------------------------------
     def latency(self) -> int:
@@ -122,6 +133,16 @@ class PE:
 
     def verilog(self, top: str | None = None) -> str:
         return to_verilog(self.component(), top or self.name)
+
+
+class _Attributes:
+    """A PE's fields and properties by name, for `str.format_map`."""
+
+    def __init__(self, pe: PE) -> None:
+        self.pe = pe
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self.pe, key)
 
 
 def registered() -> dict[str, type[PE]]:

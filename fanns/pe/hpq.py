@@ -66,6 +66,7 @@ class Hpq(PE):
     summary: ClassVar[str] = "hierarchical priority queue: s smallest of z streams (2z level-1 queues, one level-2)"
     timing_formula: ClassVar[str] = "II = 1 (per stream); L = (s1-1) + 4*z*s1 + (s-1) + s, s1 = s"
     hls_header: ClassVar[str] = "hpq.h"
+    hls_call: ClassVar[str] = "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"
     testbench: ClassVar[str] = "tb_hpq"
     calibration_points: ClassVar[tuple] = (
         {"z": 4, "s": 10, "key_bits": 52},

@@ -88,6 +88,7 @@ class Hsmpqg(PE):
         "D = log2(l)(1+log2 l)/2 + ceil(log2 ceil(z/l))(1+log2 l), l = 2^ceil(log2 s)"
     )
     hls_header: ClassVar[str] = "hsmpqg.h"
+    hls_call: ClassVar[str] = "fanns::hsmpqg<{z}, {s}, {key_bits}>"
     testbench: ClassVar[str] = "tb_hpq"  # the HPQ bench: same streams, same contract, model `select`
     calibration_points: ClassVar[tuple] = (
         {"z": 2, "s": 1, "key_bits": 64},

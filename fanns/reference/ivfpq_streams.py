@@ -7,7 +7,7 @@ queue: the key's position in its stream. That position is fixed by the architect
 (docs/ivfpq_architecture.md): IVFDist PE i emits the keys of its contiguous chunk of cells in
 cell order; PQDist PE p scans, cell after cell in probe order (nearest first), the items p,
 p + P, p + 2P, ... of the list padded with sentinel keys to the share length of
-`fanns.model.ivfpq.stages.Packing` (whole code beats; an empty list sends one padding item).
+`fanns.design.ivfpq_stages.Packing` (whole code beats; an empty list sends one padding item).
 `DesignReference` rebuilds exactly those streams from the same `IvfPqFormat` stage functions and
 runs the design's selection PEs' own reference models (`selector_pe(...).select`) on them; when
 both selection stages are exact it is `IvfPqReference` itself (fast). Both accelerators (RTL and
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from fanns.design.ivfpq import IvfPqDesign
+from fanns.design.ivfpq_stages import Packing, ivf_chunks, selector_pe
 from fanns.index.ivfpq import IvfPqIndexData
-from fanns.model.ivfpq.stages import Packing, ivf_chunks, selector_pe
 from fanns.numerics import make_keys, sentinel
 from fanns.reference.ivfpq import IvfPqReference
 

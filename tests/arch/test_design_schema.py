@@ -108,6 +108,12 @@ def test_channel_blocks_cover_every_pe_once():
         (lambda d: d["stages"]["sel_k"].update(arch="magic"), "stages.sel_k.arch"),
         (lambda d: d["stages"]["sel_cells"].update(arch="ahpq"), "stages.sel_cells.arch: is 'ahpq'"),
         (lambda d: d["stages"]["sel_k"].update(s1=11), "level-1 length 11 exceeds"),
+        (lambda d: d["stages"]["sel_k"].update(s1=9), "stages.sel_k.s1: is 9, but this hpq keeps 10"),
+        (lambda d: d["stages"]["sel_k"].update(params={"target": 0.9}), "stages.sel_k.params: hpq has no parameter"),
+        (
+            lambda d: d["stages"]["sel_k"].update(arch="ahpq", params={"target": "most"}),
+            "stages.sel_k.params: {'target': 'most'} are not valid for ahpq",
+        ),
         (lambda d: d["stages"].update(opq=None), "stages.opq: must be present exactly when"),
         (lambda d: d["stages"].pop("build_lut"), "stages.build_lut: missing stage"),
         (lambda d: d["stages"]["build_lut"].update(channels=0), "stages.build_lut.channels"),

@@ -15,8 +15,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from fanns.arch.ivfpq.ivf_stream import CentroidDealer
+from fanns.design.ivfpq_stages import ivf_chunks
 from fanns.images.ivfpq import IvfStreamLayout, pack_ivf_stream
-from fanns.model.ivfpq.stage_pes import ivf_chunks
 from fanns.pe.ivf_dist import IvfDist
 
 QUERIES = 2

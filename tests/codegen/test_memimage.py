@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 
+from fanns.design.ivfpq_stages import Packing
 from fanns.errors import FannsError
 from fanns.images import ivfpq as ivfpq_images
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
-from fanns.model.ivfpq.stages import Packing
 from fanns.reference.ivfpq import IvfPqReference
 
 # (board, d, m, pq (PEs, channels)): 256-bit HBM, 512-bit DDR, 128-bit ports with codes wider than a beat

@@ -12,7 +12,7 @@ chunk. Streamed centroids arrive per query, PE i's on `ivf_c<i>` (`fanns.arch.iv
 The OPQ matrix arrives once on `opq_fill` (on chip), or again for every query on `opq_rows`
 (streamed).
 The FIFOs are those of docs/ivfpq_architecture.md (depth `fifo_depth`; with OPQ, IVFDist's and
-BuildLUT's query FIFOs hold two whole rotated queries: `stages.query_fifo_depth`).
+BuildLUT's query FIFOs hold two whole rotated queries: `fanns.design.ivfpq_stages.query_fifo_depth`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.hw import MATRIX_BITS, IvfPqHw
 from fanns.arch.streams import link
-from fanns.model.ivfpq import stages as stage_model
+from fanns.design.ivfpq_stages import query_fifo_depth
 from fanns.numerics import ID_BITS
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
@@ -78,8 +78,8 @@ class Front(wiring.Component):
         m.submodules.to_ivf = to_ivf = RegroupComponent(src_bits, ivf_bits)
         m.submodules.to_lut = to_lut = RegroupComponent(src_bits, lut_bits)
         opq = st.opq is not None
-        ivf_depth = stage_model.query_fifo_depth(depth, hw.d, st.ivf_dist.lanes, opq)
-        lut_depth = stage_model.query_fifo_depth(depth, hw.d, st.build_lut.lanes, opq)
+        ivf_depth = query_fifo_depth(depth, hw.d, st.ivf_dist.lanes, opq)
+        lut_depth = query_fifo_depth(depth, hw.d, st.build_lut.lanes, opq)
         m.submodules.ivf_qfifo = ivf_q = stream_fifo(unsigned(ivf_bits), ivf_depth)
         m.submodules.lut_qfifo = lut_q = stream_fifo(unsigned(lut_bits), lut_depth)
         link(m, fork.o0, to_ivf.i)

@@ -2,8 +2,9 @@
 
 `IvfPqHw` turns a validated `design.yaml` (`fanns.design.ivfpq.IvfPqDesign`) plus its board into
 every constant the Amaranth top level (`fanns.arch.ivfpq.top`) needs, through the same
-functions the performance/resource model uses (`fanns.model.ivfpq.stages`: `opq_pe`, `ivf_chunks`,
-`selector_pe`, `Packing`, ...), so the generated machine is the one the model priced. It also
+functions the performance/resource model uses (`fanns.model.ivfpq.stages`: `opq_pe`, `lut_pe`, ...;
+the design's own rules `fanns.design.ivfpq_stages`: `ivf_chunks`, `selector_pe`, ...), so the
+generated machine is the one the model priced. It also
 owns the register map, because the host driver, the register document and the hardware must
 agree on it (`regmap()` renders all three).
 
@@ -21,6 +22,7 @@ from functools import cached_property
 
 from fanns.boards import Board
 from fanns.design.ivfpq import IvfPqDesign
+from fanns.design.ivfpq_stages import ivf_chunks, selector_pe
 from fanns.errors import FannsError
 from fanns.hdl.regmap import Register, RegMap, RegMapBuilder, kernel_control_block
 from fanns.images import ivfpq as ivfpq_images
@@ -246,7 +248,7 @@ class IvfPqHw:
     @cached_property
     def ivf_pes(self) -> list:
         st = self.stages.ivf_dist
-        return [stage_model.ivf_pe(self.ctx, st, n, base) for base, n in stage_model.ivf_chunks(self.nlist, st.pes)]
+        return [stage_model.ivf_pe(self.ctx, st, n, base) for base, n in ivf_chunks(self.nlist, st.pes)]
 
     @cached_property
     def lut_pe(self):
@@ -258,11 +260,11 @@ class IvfPqHw:
 
     @cached_property
     def sel_cells_pe(self):
-        return stage_model.selector_pe(self.stages.sel_cells)
+        return selector_pe(self.stages.sel_cells)
 
     @cached_property
     def sel_k_pe(self):
-        return stage_model.selector_pe(self.stages.sel_k)
+        return selector_pe(self.stages.sel_k)
 
     @cached_property
     def fetcher_pe(self) -> Fetcher:

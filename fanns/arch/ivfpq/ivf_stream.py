@@ -22,14 +22,14 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from fanns.arch.streams import lane_truncate, link
+from fanns.design.ivfpq_stages import IVF_BEAT_FIFO_DEPTH
 from fanns.hdl.bus import axi4_signature
 from fanns.images.ivfpq import IvfStreamLayout
-from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
 from fanns.pe.stream_fifo import stream_fifo
 
-BEAT_FIFO_DEPTH = stage_model.IVF_BEAT_FIFO_DEPTH
+BEAT_FIFO_DEPTH = IVF_BEAT_FIFO_DEPTH
 """Beats buffered per PE behind the broadcast (the model prices these FIFOs)."""
 
 

@@ -31,8 +31,8 @@ from amaranth.lib.wiring import In, Out
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.lut_fetch import LutCentroidFetch
 from fanns.arch.streams import link
+from fanns.design.ivfpq_stages import lut_fifo_depth
 from fanns.hdl.bus import axi4_signature
-from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent
@@ -180,7 +180,7 @@ class LutStage(wiring.Component):
 
         # Every PE's LUT words into its own FIFO; the collector reads them back in probe order,
         # a word from every PE of the group at once.
-        depth = stage_model.lut_fifo_depth(hw.ctx)
+        depth = lut_fifo_depth(hw.ctx.lut_words)
         fifos = []
         for i, pe in enumerate(pes):
             m.submodules[f"lut_fifo{i}"] = f = stream_fifo(unsigned(lut_word_bits(hw)), depth)

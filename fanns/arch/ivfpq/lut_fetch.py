@@ -20,9 +20,9 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.ivf_stream import WordPicker
 from fanns.arch.streams import lane_truncate, link
+from fanns.design.ivfpq_stages import lut_fetch_fifo_depth
 from fanns.hdl.bus import axi4_signature
 from fanns.images.ivfpq_layout import cell_beats, elem_bytes
-from fanns.model.ivfpq import stages as stage_model
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import RegroupComponent
@@ -73,7 +73,7 @@ class LutCentroidFetch(wiring.Component):
             split.i.payload.eq(rd.o.payload.data),
             rd.o.ready.eq(split.i.ready),
         ]
-        depth = stage_model.lut_fetch_fifo_depth(words)
+        depth = lut_fetch_fifo_depth(words)
         m.submodules.word_fifo = wf = stream_fifo(unsigned(self.lanes * self.vec_bits), depth)
         m.d.comb += [
             wf.i.valid.eq(split.o.valid),

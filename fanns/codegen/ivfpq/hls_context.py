@@ -3,8 +3,8 @@ arguments and on-chip index memories (the templates in `templates/hls/` only lay
 
 Why separate from the templates (hls4ml style): every number of the generated kernel — PE counts
 and their template arguments, centroid chunks, probe shares, FIFO depths and why, the memory
-channel of every port — is decided here, from the same `fanns.model.ivfpq.stages` functions the
-performance model uses, so the model and the generated machine cannot drift apart; the
+channel of every port — is decided here, from the same rules the performance model prices
+(`fanns.design.ivfpq_stages`), so the model and the generated machine cannot drift apart; the
 templates carry only C++ structure and comments.
 """
 
@@ -14,21 +14,14 @@ from dataclasses import dataclass, field
 
 from fanns.boards import Board
 from fanns.codegen.platform import KernelArg, header_closure, vitis_memory
-from fanns.design.ivfpq import IvfPqDesign
+from fanns.design.ivfpq import IvfPqDesign, SelectStage
+from fanns.design.ivfpq_stages import ivf_chunks, selector_pe
 from fanns.errors import FannsError
 from fanns.images.ivfpq import MemoryImages, elem_bytes, ivf_stream_layouts, pq_layouts
-from fanns.model.ivfpq.stages import ivf_chunks
 
 KERNEL = "fanns_ivfpq"
 SCALARS = {"nq": "queries of the run", "load": "1: copy the ROM images on chip first"}
 """The kernel's s_axilite scalar arguments, in order after the pointers (`fanns_ivfpq(..., nq, load)`)."""
-SELECTION_HLS: dict[str, tuple[str, str]] = {
-    "hpq": ("hpq.h", "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"),
-    "ahpq": ("hpq.h", "fanns::hpq<{z}, {s}, {s1}, {key_bits}>"),  # level-1 queues of s1 < s keys
-    "hsmpqg": ("hsmpqg.h", "fanns::hsmpqg<{z}, {s}, {key_bits}>"),
-}
-"""Selection micro-architecture -> (header, the C++ call of one query). Adding an architecture
-of `fanns.design.ivfpq_selectors.SELECTORS` to the HLS generator is one entry here."""
 BASE_HEADERS = ("ivfpq_kernel.h", "ivf_dist.h", "opq.h")
 
 
@@ -70,14 +63,11 @@ class Context:
         return {**self.values, "fifos": self.fifos, "args": self.args, "headers": self.headers, "kernel": KERNEL}
 
 
-def selection_call(st) -> tuple[str, str]:
-    if st.arch not in SELECTION_HLS:
-        raise FannsError(
-            f"the HLS generator has no template for the selection architecture {st.arch!r}",
-            hint=f"available: {', '.join(SELECTION_HLS)}",
-        )
-    header, call = SELECTION_HLS[st.arch]
-    return header, call.format(z=st.streams, s=st.s, s1=st.s1, key_bits=st.key_bits, **st.params)
+def selection_call(st: SelectStage) -> tuple[str, str]:
+    """(header, the C++ call of one query) of a selection stage: its PE's own (`PE.hls_call`), the
+    PE the model prices and the RTL instantiates (`fanns.design.ivfpq_selectors.SELECTORS`)."""
+    pe = selector_pe(st)
+    return pe.hls_header, pe.hls_function()
 
 
 def _fifo_depth(design: IvfPqDesign, need: int) -> int:

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 
+from fanns.design.ivfpq_stages import stored_elem_bytes
 from fanns.errors import FannsError
-from fanns.model.ivfpq.memory import stored_elem_bytes
 from fanns.tools.yosys import URAM_FAMILIES
 
 BUILT_IVF_STORAGES = ("bram", "uram", "stream")

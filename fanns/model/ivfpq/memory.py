@@ -1,5 +1,5 @@
 """The memory side of the IVF-PQ model: channels at the accelerator clock, how PQ codes and ids
-are laid out in beats (`Packing`, the rule the packer `fanns.images.ivfpq` implements), and
+are laid out in beats (`fanns.design.ivfpq_stages.Packing`, the rule the packer `fanns.images.ivfpq` implements), and
 the per-query beats and items each PQDist PE gets from the measured probes.
 
 `MEM_LATENCY_CYCLES` is an assumption (see there); the AXI reader configuration is an
@@ -14,9 +14,8 @@ from functools import cache
 import numpy as np
 
 from fanns.boards import Board
-from fanns.numerics import ID_BITS
+from fanns.design.ivfpq_stages import Packing
 from fanns.pe.axi_reader import AxiReader
-from fanns.pe.channel_feeder import beats_per_unit, codes_per_unit
 
 MEM_LATENCY_CYCLES = 100
 """Assumed read latency of a memory channel in kernel cycles (not in board files, not measured
@@ -69,46 +68,6 @@ def reader_lead(port_bits: int, rate: float) -> float:
 @cache
 def reader_rate(reader: AxiReader) -> float:
     return reader.words_per_cycle(MEM_LATENCY_CYCLES)
-
-
-@dataclass(frozen=True)
-class Packing:
-    """How PQDist PE shares of an IVF list sit in memory beats (docs/ivfpq_architecture.md).
-
-    A list of n codes is split over P PEs (PE p takes positions p, p+P, ...); every PE's share is
-    ceil(n/P) padded up to whole code units (`fanns.pe.channel_feeder.codes_per_unit`: as many
-    codes as fill a beat, at most its 32-bit ids; a code wider than a beat takes ceil(8m /
-    port_bits) beats of its own), so all shares of a list have the same number of beats and a
-    channel interleaves them unit by unit. Ids come in whole beats of 32-bit ids, each just before
-    the unit that first needs it. An empty list costs no beat and one padding item per PE.
-    """
-
-    m: int
-    port_bits: int
-
-    def _share(self, n, pes):
-        n = np.asarray(n, dtype=np.int64)
-        share = -(-n // pes)
-        per_unit = codes_per_unit(self.m, self.port_bits)
-        units = -(-share // per_unit)
-        padded = units * per_unit
-        code_beats = units * beats_per_unit(self.m, self.port_bits)
-        id_beats = -(-(padded * ID_BITS) // self.port_bits)
-        return padded, code_beats + id_beats
-
-    def items(self, n, pes: int) -> np.ndarray:
-        """Items (codes + padding) one PE scans of a list of n codes (at least one)."""
-        return np.maximum(self._share(n, pes)[0], 1)
-
-    def beats(self, n, pes: int) -> np.ndarray:
-        """Memory beats (codes + ids) of one PE's share of a list of n codes."""
-        return self._share(n, pes)[1]
-
-
-def stored_elem_bytes(vec_bits: int) -> int:
-    """Bytes of a vector element in device memory: int16 up to 16 bits, else int32 (the packer's
-    rule, `fanns.images.ivfpq.elem_bytes`)."""
-    return 2 if vec_bits <= 16 else 4
 
 
 @dataclass(frozen=True)

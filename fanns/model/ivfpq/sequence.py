@@ -62,7 +62,7 @@ def lut_source(ctx: stage_model.Context, stages: Stages) -> LutSource:
         ctx.lut_groups(st),
         float(pe.ii()),
         float(pe.latency() + extra),
-        stage_model.lut_fifo_depth(ctx) // pe.rows,
+        stage_model.lut_fifo_depth(ctx.lut_words) // pe.rows,
         front_interval(ctx, stages),
     )
 

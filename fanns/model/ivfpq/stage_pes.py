@@ -3,8 +3,9 @@ configuration instantiates.
 
 Why apart from `fanns.model.ivfpq.stages`: the PE builders are the one place a stage option
 becomes library PEs with their parameters; the resource units and the cycle model of `stages`
-are both built from them, and the generators and the reference model ask for the same PEs
-(`ivf_chunks`, `selector_pe`). `stages` re-exports these names as part of its API.
+are both built from them, and the RTL asks for the same PEs. The rules that need no model
+context (`selector_pe`, `ivf_chunks`, ...) are the design's: `fanns.design.ivfpq_stages`.
+`stages` re-exports these names as part of its API.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from fanns.boards import Board
-from fanns.design.ivfpq import BuildLutStage, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage, SelectStage
-from fanns.design.ivfpq_selectors import SELECTORS
-from fanns.model.ivfpq.memory import ADDR_BITS, LIST_TABLE_BYTES, Memory, memories, stored_elem_bytes
+from fanns.design.ivfpq import BuildLutStage, IvfDistStage, IvfPqDesign, OpqStage, PqDistStage
+from fanns.design.ivfpq_stages import stored_elem_bytes
+from fanns.model.ivfpq.memory import ADDR_BITS, LIST_TABLE_BYTES, Memory, memories
 from fanns.numerics import IvfPqFormat
 from fanns.pe.base import PE
 from fanns.pe.build_lut import BuildLut
@@ -86,17 +87,6 @@ def design_context(design: IvfPqDesign, board: Board) -> Context:
     )
 
 
-def selector_pe(st: SelectStage) -> PE:
-    return SELECTORS[st.arch].make(st.streams, st.s, st.key_bits, **st.params)
-
-
-def select_stage(arch: str, z: int, s: int, key_bits: int, params: dict | None = None) -> SelectStage:
-    params = dict(params or {})
-    pe = SELECTORS[arch].make(z, s, key_bits, **params)
-    s1 = int(getattr(pe, "s1", s))  # architectures with level-1 queues define s1; otherwise s
-    return SelectStage(arch=arch, streams=z, s=s, s1=s1, key_bits=key_bits, params=params)
-
-
 # -- per-stage PEs --------------------------------------------------------------------------------
 @cache
 def library_pe(cls: type[PE], **params) -> PE:
@@ -107,18 +97,6 @@ def library_pe(cls: type[PE], **params) -> PE:
 
 def opq_pe(ctx: Context, st: OpqStage) -> Opq:
     return Opq(d=ctx.d, w=st.lanes, vec_bits=ctx.fmt.vec_bits, frac_bits=ctx.fmt.opq_frac_bits, storage=st.storage)
-
-
-def ivf_chunks(nlist: int, pes: int) -> list[tuple[int, int]]:
-    """(id_base, centroids) of each IVFDist PE: contiguous, balanced (the first nlist mod P PEs
-    take one centroid more)."""
-    base, extra = divmod(nlist, pes)
-    out, start = [], 0
-    for i in range(pes):
-        n = base + (1 if i < extra else 0)
-        out.append((start, n))
-        start += n
-    return out
 
 
 def ivf_pe(ctx: Context, st: IvfDistStage, centroids: int, id_base: int = 0) -> IvfDist:

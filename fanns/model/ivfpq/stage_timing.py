@@ -15,6 +15,7 @@ from functools import cache
 import numpy as np
 
 from fanns.design.ivfpq import BuildLutStage, IvfDistStage, OpqStage, PqDistStage, SelectStage, Stages
+from fanns.design.ivfpq_stages import selector_pe
 from fanns.model.ivfpq.memory import MEM_LATENCY_CYCLES, PqShares, Probes, pq_shares, reader_lead
 from fanns.model.ivfpq.selk import Buffers, ChannelFeed, channel_groups, coupled_intervals_many, interval_floors
 from fanns.model.ivfpq.stage_pes import (
@@ -25,7 +26,6 @@ from fanns.model.ivfpq.stage_pes import (
     opq_pe,
     opq_stream_slowdown,
     pq_pe,
-    selector_pe,
 )
 from fanns.pe.base import PE
 from fanns.pe.pq_decode import PqDecode

@@ -34,6 +34,17 @@ from fanns.design.ivfpq import (
     SelectStage,
     Stages,
 )
+from fanns.design.ivfpq_stages import (  # noqa: F401  (the design's stage rules are part of this module's API)
+    IVF_BEAT_FIFO_DEPTH,
+    Packing,
+    ivf_chunks,
+    lut_fetch_fifo_depth,
+    lut_fifo_depth,
+    query_fifo_depth,
+    select_stage,
+    selector_pe,
+    stored_elem_bytes,
+)
 from fanns.model.ivfpq import control
 from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part of this module's API)
     ADDR_BITS,
@@ -42,7 +53,6 @@ from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part 
     READER_BURST,
     READER_OUTSTANDING,
     Memory,
-    Packing,
     PqShares,
     Probes,
     channel_reader,
@@ -51,14 +61,12 @@ from fanns.model.ivfpq.memory import (  # noqa: F401  (the memory model is part 
     pq_channel_bytes,
     pq_shares,
     reader_rate,
-    stored_elem_bytes,
 )
 from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are part of this module's API)
     Context,
     design_context,
     feeder_pe,
     fetcher_pe,
-    ivf_chunks,
     ivf_pe,
     ivf_stream_channels,
     ivf_stream_slowdown,
@@ -67,8 +75,6 @@ from fanns.model.ivfpq.stage_pes import (  # noqa: F401  (the stages' PEs are pa
     opq_pe,
     pq_pe,
     result_filter_pe,
-    select_stage,
-    selector_pe,
 )
 from fanns.model.ivfpq.stage_timing import (  # noqa: F401  (the stages' timing is part of this module's API)
     FIFO_DEPTH,
@@ -105,20 +111,6 @@ from fanns.pe.pq_decode import KSUB
 from fanns.pe.stream_fifo import StreamFifo
 from fanns.pe.stream_pack import StreamPack
 from fanns.resources import KINDS, Resources
-
-IVF_BEAT_FIFO_DEPTH = 4
-"""Beats buffered per IVFDist PE of a shared streamed-centroid channel (`fanns.arch.ivfpq.ivf_stream`):
-the PEs of a channel start a few cycles apart (the query travels down the chain), which these absorb."""
-
-
-def lut_fifo_depth(ctx: Context) -> int:
-    """Depth of each BuildLUT PE's LUT FIFO: two whole LUTs (of a PE that builds a share of the
-    rows, two shares). PQDist takes the LUTs in probe order, so with a shallow FIFO BuildLUT PE j+1
-    stalls once its FIFO is full until LUT j has been consumed, and the P_lut PEs no longer work
-    in parallel. Two LUTs let every PE finish its LUT while the previous one drains, which is the
-    ceil(nprobe/P_lut) * II the model assumes."""
-    return 2 * (KSUB // ctx.lut_words)
-
 
 STAGES = Stages.NAMES
 ITEM_FLAGS = 3
@@ -157,19 +149,6 @@ def pe_unit(ctx: Context, stage: str, label: str, pe: PE, count: int = 1, divisi
 
 def fifo_unit(ctx: Context, stage: str, label: str, width: int, count: int = 1, depth: int = FIFO_DEPTH) -> Unit:
     return pe_unit(ctx, stage, label, library_pe(StreamFifo, width=width, depth=depth), count)
-
-
-def query_fifo_depth(fifo_depth: int, d: int, lanes: int, opq: bool) -> int:
-    """Depth of IVFDist's and BuildLUT's query FIFOs (`fanns.arch.ivfpq.front`): with OPQ, two
-    whole rotated queries in the stage's lanes, as the HLS face's FIFOs hold.
-
-    Why: OPQ emits a query's words over its whole interval, and IVFDist and BuildLUT take theirs
-    only when they start that query. FIFOs of `fifo_depth` words held OPQ back until both had
-    started the query before, so OPQ and IVFDist ran one after the other instead of side by side:
-    a DSE-chosen KV260 design (768-d, matrix streamed, 8 OPQ lanes, one IVFDist lane) measured
-    +59 % cycles per query against the model. Without OPQ the I/O reader delivers a query in a few
-    cycles, and `fifo_depth` words suffice."""
-    return max(fifo_depth, 2 * -(-d // lanes)) if opq else fifo_depth
 
 
 # -- units (resources) ----------------------------------------------------------------------------
@@ -288,12 +267,6 @@ def lut_centroid_store(ctx: Context, st: BuildLutStage) -> Resources:
     return control.memory_resources(width, depth, st.centroids)
 
 
-def lut_fetch_fifo_depth(words: int) -> int:
-    """Words of fetched BuildLUT centroids buffered before the dispatcher: two cells' worth, so
-    the dispatcher takes one a cycle as from an on-chip store (`fanns.arch.ivfpq.lut_fetch`)."""
-    return max(2, 2 * words)
-
-
 def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
     f = ctx.fmt
     words, wb = ctx.d // st.lanes, st.lanes * f.vec_bits
@@ -304,7 +277,11 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
         fifo_unit(ctx, "build_lut", "query_fifo", wb + 1, depth=query_fifo_depth(FIFO_DEPTH, ctx.d, st.lanes, ctx.opq)),
         pe_unit(ctx, "build_lut", "build_lut", lut_pe(ctx, st), st.pes),
         pe_unit(
-            ctx, "build_lut", "lut_fifo", StreamFifo(width=f.m * f.lut_bits + 1, depth=lut_fifo_depth(ctx)), st.pes
+            ctx,
+            "build_lut",
+            "lut_fifo",
+            StreamFifo(width=f.m * f.lut_bits + 1, depth=lut_fifo_depth(ctx.lut_words)),
+            st.pes,
         ),
         Unit("build_lut", "dispatch_collect", 1, glue, None, False),
         control_unit(
