@@ -26,8 +26,9 @@ from fanns import __version__
 from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
+from fanns.codegen.ivfpq.project import layout
 from fanns.codegen.platform import vitis_platform
+from fanns.codegen.project_layout import MARKER, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
