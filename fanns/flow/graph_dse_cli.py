@@ -75,13 +75,19 @@ class ChosenGraphDesign:
             **self.result.to_dict(),
         }
 
-    def no_fit(self, board: Board, goal: RecallGoal, details: Path) -> FannsError:
-        """The error when no evaluated design fits and reaches the goal."""
+    def no_fit(self, board: Board, goal: RecallGoal, details: Path | None = None) -> FannsError:
+        """The error when no evaluated design fits and reaches the goal (`details`: the dse.json written)."""
         best_recall = max((p.recall for p in self.result.points if p.fits), default=0.0)
         return FannsError(
             f"no graph design on {board.name} reaches {goal.text} (best recall that fits: {best_recall:.4f})",
-            hint=f"details in {details}; try a lower goal or another board",
+            hint=("" if details is None else f"details in {details}; ") + "try a lower goal or another board",
         )
+
+
+def check_graph_goal(goal: RecallGoal) -> None:
+    """A graph design's goal is R@k (k results against the k nearest)."""
+    if goal.truth != goal.k:
+        raise FannsError(f"graph designs take an R@k goal, got {goal.text}", hint=f"e.g. --recall R@{goal.k}=0.9")
 
 
 def choose_graph_design(
@@ -145,8 +151,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
             hint=f"run `fanns explore DATASET --graph {args.graph} --out {args.explore_dir}` first",
         ) from None
     goal = args.recall
-    if goal.truth != goal.k:
-        raise FannsError(f"graph designs take an R@k goal, got {goal.text}")
+    check_graph_goal(goal)
     if info.get("graph") != args.graph:
         raise FannsError(
             f"{path}: the exploration of graph {info.get('graph')!r:.80}, not {args.graph!r}",
