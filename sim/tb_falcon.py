@@ -6,7 +6,8 @@ runs inside Verilator and this bench only touches the DUT to load memory, progra
 wait for the interrupt and read the results.
 
 Parameters (FANNS_TB_PARAMS): `image` (a .npy of the memory bytes), `words` (how many leading
-64-byte words to load), `word_bytes` (the memory's word: the graph's port width), `regs` (register name -> value), `offsets` (register name -> byte offset, from
+64-byte words to load), `word_bytes` (the memory's word: the graph's port width), `regs`
+(register name -> value), `offsets` (register name -> byte offset, from
 the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read back), `out`
 (where to save the result bytes as .npy), `timeout_cycles`, and optionally `control` (register
 name -> [offset, bit] of the ap_ctrl_hs block: the bench then reads the control word before,
