@@ -6,7 +6,8 @@ runs inside Verilator and this bench only touches the DUT to load memory, progra
 wait for the interrupt and read the results.
 
 Parameters (FANNS_TB_PARAMS): `image` (a .npy of the memory bytes), `words` (how many leading
-words to load), `regs` (register name -> value), `offsets` (register name -> byte offset, from
+64-byte words to load), `word_bytes` (the memory's word: the graph's port width), `regs`
+(register name -> value), `offsets` (register name -> byte offset, from
 the register map), `latency`, `stall`, `result` ([byte offset, bytes] to read back), `out`
 (where to save the result bytes as .npy), `timeout_cycles`, and optionally `control` (register
 name -> [offset, bit] of the ap_ctrl_hs block: the bench then reads the control word before,
@@ -46,7 +47,7 @@ async def run_queries(dut):
     cycles = Cycles(dut)
 
     image = np.load(p["image"])
-    words = image[: p["words"] * WORD_BYTES].reshape(-1, WORD_BYTES)
+    words = image[: p["words"] * WORD_BYTES].reshape(-1, p["word_bytes"])
     nonzero = np.flatnonzero(words.any(axis=1))
     dut.bd_we.value = 1
     for i in nonzero:
@@ -106,7 +107,7 @@ async def run_queries(dut):
         status, run = status[0], run[0]
 
     start_byte, nbytes = p["result"]
-    raw = await backdoor_read(dut, WORD_BYTES, start_byte, nbytes)
+    raw = await backdoor_read(dut, p["word_bytes"], start_byte, nbytes)
     np.save(p["out"], np.frombuffer(raw, dtype=np.uint8))
     report(
         status=status,

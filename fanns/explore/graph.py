@@ -53,10 +53,15 @@ def prepare_vectors(ds) -> tuple[np.ndarray, np.ndarray]:
     return normalize_rows(ds.base), normalize_rows(ds.queries)
 
 
+def graph_cache_path(ds, kind: str, max_degree: int, ef_construction: int, vec_bits: int) -> Path:
+    """Where `load_or_build` keeps the graph of `ds` built with these parameters."""
+    tag = f"efc{ef_construction}-" if kind == "hnsw" else ""
+    return Path(ds.cache_dir) / "graphs" / f"{kind}-deg{max_degree}-{tag}b{vec_bits}-{ds.content_hash()[:16]}.npz"
+
+
 def load_or_build(ds, kind: str, max_degree: int, ef_construction: int, vec_bits: int) -> GraphImage:
     """The graph of `ds`, cached in the dataset's cache folder under its construction parameters."""
-    tag = f"efc{ef_construction}-" if kind == "hnsw" else ""
-    path = Path(ds.cache_dir) / "graphs" / f"{kind}-deg{max_degree}-{tag}b{vec_bits}-{ds.content_hash()[:16]}.npz"
+    path = graph_cache_path(ds, kind, max_degree, ef_construction, vec_bits)
     if path.is_file():
         try:
             return GraphImage.load(path)

@@ -28,6 +28,9 @@ from fanns.sim.graph.csim import GraphHlsCsim
 SHOWN = 10
 """Differing queries listed one by one (the rest are counted)."""
 
+CYCLE_BOUND = 0.10
+"""Largest model error of a query's (or an across-query batch's) cycles a simulation passes with."""
+
 
 def read_test_queries(project: Path, queries: int | None, first: int) -> tuple[GraphProjectData, int]:
     """The project and how many of its test queries from `first` to run (all the rest by default);
@@ -45,9 +48,49 @@ def print_differing(console, first: int, nq: int, bad: np.ndarray) -> None:
     )
 
 
+def sim_record(
+    simulator: str,
+    bad: np.ndarray,
+    recall: float | None,
+    seconds: dict[str, float],
+    measured: float | None = None,
+    predicted: float | None = None,
+    max_error: float | None = None,
+) -> dict:
+    """What a graph simulation found: the queries and those that differ from the DST reference,
+    R@k of the simulated results, the mean cycles per query (RTL) measured and predicted by the
+    cycle model with the largest per-query error, the seconds it took, and whether it passed
+    (bit-exact, and cycles within `CYCLE_BOUND` of the model)."""
+    record = {
+        "simulator": simulator,
+        "queries": int(bad.size),
+        "mismatched_queries": int(bad.sum()),
+        "recall": recall,
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+    }
+    if measured is not None:
+        record |= {
+            "cycles_per_query": round(measured, 1),
+            "predicted_cycles_per_query": round(predicted, 1),
+            "cycle_error_pct": round(100 * (predicted - measured) / measured, 2),
+            "max_query_error_pct": round(100 * max_error, 2),
+        }
+    record["passed"] = not bad.any() and (max_error is None or max_error <= CYCLE_BOUND)
+    return record
+
+
 def graph_csim_report(
     project: Path, build_dir: Path, queries: int | None, first: int, runtime: tuple[int, int, int, int] | None, console
 ) -> int:
+    """`fanns sim` on a graph HLS project: 0 when every query is bit-exact (`simulate_graph_csim`), else 1."""
+    return 0 if simulate_graph_csim(project, build_dir, queries, first, runtime, console)["passed"] else 1
+
+
+def simulate_graph_csim(
+    project: Path, build_dir: Path, queries: int | None, first: int, runtime: tuple[int, int, int, int] | None, console
+) -> dict:
+    """Run the project's kernel in C simulation on its test queries, print what was checked and
+    return the record (`sim_record`)."""
 
     data, nq = read_test_queries(project, queries, first)
     design = data.design
@@ -83,7 +126,9 @@ def graph_csim_report(
         what = ["keys"] * bool((keys[i] != ref.keys[i]).any()) + [s for s in STATS if stats[s][i] != ref.stats[s][i]]
         console.print(f"  query {first + i} differs from the DST reference: {', '.join(what)}", highlight=False)
     print_differing(console, first, nq, bad)
+    recall = None
     if data.groundtruth is not None and rt.k == design.runtime.k:
         ids, _ = split_keys(keys, rt.k)
-        console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
-    return 1 if bad.any() else 0
+        recall = recall_at_k(ids, data.groundtruth[first : first + nq], rt.k)
+        console.print(f"R@{rt.k} = {recall:.4f}", highlight=False)
+    return sim_record("g++ C simulation", bad, recall, {"build": built, "simulation": ran})

@@ -25,7 +25,7 @@ import numpy as np
 from fanns.codegen.graph.rtl import TOP, is_across
 from fanns.design.graph import Runtime
 from fanns.errors import FannsError
-from fanns.flow.graph_hls_sim import print_differing, read_test_queries
+from fanns.flow.graph_hls_sim import print_differing, read_test_queries, sim_record
 from fanns.images.graph import split_keys, unpack
 from fanns.index.recall import recall_at_k
 from fanns.model.graph.across import across_batch_cycles
@@ -47,8 +47,28 @@ def graph_rtl_report(
     rtl=None,
     trace: Path | None = None,
 ) -> int:
-    """`rtl`: an already built `FalconRtl` of the project's design (tests reuse one build);
-    `trace`: a VCD file the run writes every signal's waveform to (a traced build of its own)."""
+    """`fanns sim` on a graph RTL project: 0 when every query is bit-exact and the cycles within
+    the model's bound (`simulate_graph_rtl`), else 1."""
+    run = simulate_graph_rtl(project, build_dir, queries, first, latency, pause, runtime, console, rtl, trace)
+    return 0 if run["passed"] else 1
+
+
+def simulate_graph_rtl(
+    project: Path,
+    build_dir: Path,
+    queries: int | None,
+    first: int,
+    latency: int,
+    pause: float,
+    runtime: tuple[int, int, int, int] | None,
+    console,
+    rtl=None,
+    trace: Path | None = None,
+) -> dict:
+    """Simulate the project's QPP(s) on its test queries, print what was checked and return the
+    record (`sim_record`); `rtl`: an already built `FalconRtl` of the project's design (tests
+    reuse one build); `trace`: a VCD file the run writes every signal's waveform to (a traced
+    build of its own)."""
 
     data, nq = read_test_queries(project, queries, first)
     design = data.design
@@ -94,15 +114,25 @@ def graph_rtl_report(
         highlight=False,
     )
     print_differing(console, first, nq, bad)
+    recall = None
     if data.groundtruth is not None and rt.k == design.runtime.k:
         ids, _ = split_keys(run.keys, rt.k)
-        console.print(f"R@{rt.k} = {recall_at_k(ids, data.groundtruth[first : first + nq], rt.k):.4f}", highlight=False)
+        recall = recall_at_k(ids, data.groundtruth[first : first + nq], rt.k)
+        console.print(f"R@{rt.k} = {recall:.4f}", highlight=False)
     console.print(
         f"cycles per query: measured mean {cycles.mean():,.0f}, model mean {predicted.mean():,.0f}; "
         f"model error per query max {100 * np.abs(err).max():.2f}% (mean {100 * err.mean():+.2f}%)",
         highlight=False,
     )
-    return 1 if bad.any() or np.abs(err).max() > 0.10 else 0
+    return sim_record(
+        "Verilator",
+        bad,
+        recall,
+        {"build": built, "simulation": ran},
+        measured=float(cycles.mean()),
+        predicted=float(predicted.mean()),
+        max_error=float(np.abs(err).max()),
+    )
 
 
 def _across_report(
@@ -118,7 +148,7 @@ def _across_report(
     first: int,
     rtl=None,
     trace: Path | None = None,
-) -> int:
+) -> dict:
     """The across-query top level on the queries `q` (module docstring); `rtl`: an already built
     `FalconAcrossRtl` of the project's design; `trace` as in `graph_rtl_report`."""
 
@@ -157,7 +187,15 @@ def _across_report(
         f"latency per query: model error max {100 * np.abs(err).max():.2f}%",
         highlight=False,
     )
-    return 1 if bad.any() or abs(batch_err) > 0.10 or np.abs(err).max() > 0.10 else 0
+    return sim_record(
+        "Verilator",
+        bad,
+        None,
+        {"build": built, "simulation": ran},
+        measured=run.sim_cycles / nq,
+        predicted=model.batch / nq,
+        max_error=max(abs(batch_err), float(np.abs(err).max())),
+    )
 
 
 def _build_and_run(rtl, what: str, noun: str, run, console):

@@ -26,8 +26,9 @@ from fanns import __version__
 from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.project import MARKER, layout, parse_backends
+from fanns.codegen.ivfpq.project import layout
 from fanns.codegen.platform import vitis_platform
+from fanns.codegen.project_layout import MARKER, parse_backends
 from fanns.datasets.cache import cache_root
 from fanns.datasets.loader import load_dataset
 from fanns.errors import FannsError
@@ -162,32 +163,14 @@ def _json(data: dict) -> bytes:
     return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
 
 
-def _validate(args: argparse.Namespace) -> None:
-    for flag, value, lo in (("--test-queries", args.test_queries, 2), ("--sim-queries", args.sim_queries, 2)):
-        if value < lo:
-            raise FannsError(
-                f"{flag} {value}: must be at least {lo}",
-                hint="the RTL simulation's steady-state interval needs two queries",
-            )
-    if args.sim_queries > args.test_queries:
-        raise FannsError(
-            f"--sim-queries {args.sim_queries} is more than --test-queries {args.test_queries}",
-            hint="simulate at most the project's test queries",
-        )
-    if args.clock is not None and args.clock <= 0:
-        raise FannsError(f"--clock {args.clock}: must be positive (MHz)")
-    if not 0 < args.util <= 1:
-        raise FannsError(f"--util {args.util}: must be in (0, 1]", hint="e.g. --util 0.6")
-
-
 def generate_command(args: argparse.Namespace) -> int:
-    """`fanns generate` (options: `fanns.flow.parsers.generate`)."""
+    """`fanns generate` of an IVF-PQ design (options: `fanns.flow.parsers.generate`, checked by
+    `fanns.flow.generate_cli`)."""
     out = Path(args.out)
     check_destination(out, args.force, MARKER, WHAT)
     goal = args.recall
     backends = parse_backends(args.backend)
     board = load_board(args.board)
-    _validate(args)
     if args.platform:
         vitis_platform(board, args.platform)
     console = Console(width=None if sys.stdout.isatty() else 200)

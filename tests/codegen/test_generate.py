@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fanns.cli import main
-from fanns.codegen.ivfpq.project import ProjectLayout, parse_backends
+from fanns.codegen.project_layout import ProjectLayout, parse_backends
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.flow import ivfpq_project_sim as project_sim

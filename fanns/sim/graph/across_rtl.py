@@ -30,18 +30,20 @@ from fanns.errors import FannsError
 from fanns.hdl.bus import axil_signature
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
+from fanns.index.graph import WORD_BYTES
 from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources, zero_init_loops
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 from fanns.sim.graph.rtl import align, drive_memory, memory_ports, run_registers
 
 
 class FalconAcrossBench(wiring.Component):
-    """The P QPPs of `design` with every master on one simulated memory of `banks` x `bank_words` words."""
+    """The P QPPs of `design` with every master on one simulated memory of `banks` banks of
+    `bank_words` x `WORD_BYTES` bytes (in words of the graph's port width)."""
 
     def __init__(self, design: GraphDesign, bank_words: int):
         self.design, self.hw = design, QppHw(design)
         self.banks = design.channels
-        self.depth = bank_words * self.banks
+        self.depth = bank_words * WORD_BYTES // self.hw.port_bytes * self.banks  # in words of the port width
         bits = self.hw.port_bits
         super().__init__(
             {
@@ -86,7 +88,7 @@ class AcrossRun:
 
 
 def bank_words(images: GraphImages, nq: int) -> int:
-    """Words of one memory bank for `nq` queries (a power of two): the largest channel's images,
+    """Words (of `WORD_BYTES`) of one memory bank for `nq` queries (a power of two): the largest channel's images,
     plus the I/O buffers in the bank that holds them."""
     io = images.io
     per = {}
@@ -94,7 +96,7 @@ def bank_words(images: GraphImages, nq: int) -> int:
         c = int(img.name.split("_")[1])
         per[c] = per.get(c, 0) + align(img.nbytes)
     total = max(per.values()) + align(nq * io.query_row_bytes) + align(nq * io.result_row_bytes)
-    words = -(-total // 64)
+    words = -(-total // WORD_BYTES)
     return 1 << max(10, (words - 1).bit_length())
 
 
@@ -149,7 +151,7 @@ class FalconAcrossRtl:
         blocks = split_queries(nq, pipes)
         if min(n for _, n in blocks) < 1:
             raise FannsError(f"{nq} queries for {pipes} QPPs", hint="give every QPP at least one query")
-        bank_bytes = self.bank_words * 64
+        bank_bytes = self.bank_words * WORD_BYTES
         mem = bytearray(bank_bytes * design.channels)
         if design.memory.io_channel not in design.memory.channels:
             raise FannsError(
@@ -193,7 +195,8 @@ class FalconAcrossRtl:
         rep = self.sim.run(
             {
                 "image": str(image_path),
-                "words": len(mem) // 64,
+                "words": len(mem) // WORD_BYTES,
+                "word_bytes": self.hw.port_bytes,
                 "regs": regs,
                 "window": QPP_WINDOW,
                 "offsets": offsets,

@@ -26,11 +26,11 @@ import numpy as np
 
 from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap
+from fanns.index.graph import WORD_BYTES
 from fanns.sim.compiled import AxilHost, Csr, check_trace, load, read, reset
 from fanns.tools.verilator import RtlSim
 from fanns.tools.vmodel import ModelBuild
 
-WORD_BYTES = 64
 HARNESSES = ("fast", "cocotb")
 DEFAULT_HARNESS = "fast"
 
@@ -86,7 +86,7 @@ class GraphBench:
         m.poke("stall", 0)
         reset(m)
         image = np.load(p["image"])
-        load(m, image[: p["words"] * WORD_BYTES].tobytes(), WORD_BYTES)
+        load(m, image[: p["words"] * WORD_BYTES].tobytes(), p["word_bytes"])
         m.poke("stall", p["stall"])
         if "shared" in p:
             m.poke("shared", p["shared"])
@@ -121,7 +121,7 @@ class GraphBench:
         status = [csr.read("status") for csr in csrs]
         cycles = [csr.read("cycles") for csr in csrs]
         start, nbytes = p["result"]
-        np.save(p["out"], np.frombuffer(read(m, WORD_BYTES, start, nbytes), dtype=np.uint8))
+        np.save(p["out"], np.frombuffer(read(m, p["word_bytes"], start, nbytes), dtype=np.uint8))
         several = isinstance(p["regs"], list)
         return {
             "status": status if several else status[0],

@@ -34,6 +34,7 @@ from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import kernel_control_block
 from fanns.hdl.verilog import to_verilog
 from fanns.images.graph import GraphImages
+from fanns.index.graph import WORD_BYTES
 from fanns.sim.axi_memory import SimMemory, connect_slave, ram_sources, zero_init_loops
 from fanns.sim.graph.bench import DEFAULT_HARNESS, GraphBench
 
@@ -163,14 +164,16 @@ def run_registers(
 
 
 def memory_words(images: GraphImages, nq: int) -> int:
-    """Words of the flat simulated memory for `nq` queries (a power of two)."""
+    """Size of the flat simulated memory for `nq` queries, in words of `WORD_BYTES` (the images'
+    alignment; a power of two). The bench's memory is as many bytes in words of the graph's port
+    width (`FalconRtl`)."""
     io = images.io
     total = (
         align(nq * io.query_row_bytes)
         + align(nq * io.result_row_bytes)
         + sum(align(img.nbytes) for img in images.images)
     )
-    words = -(-total // 64)
+    words = -(-total // WORD_BYTES)
     return 1 << max(10, (words - 1).bit_length())
 
 
@@ -192,7 +195,8 @@ class FalconRtl:
         self.design = design
         self.hw = QppHw(design)
         self.depth = depth_words
-        bench = zero_init_loops(to_verilog(FalconBench(self.hw, depth_words), "falcon_bench"))
+        bench = FalconBench(self.hw, depth_words * WORD_BYTES // self.hw.port_bytes)
+        bench = zero_init_loops(to_verilog(bench, "falcon_bench"))
         sources = {f"{TOP}.v": kernel or verilog(self.hw), "falcon_bench.v": bench, **ram_sources()}
         self.sim = GraphBench(sources, "falcon_bench", Path(build_dir), self.hw.regmap, harness, trace)
 
@@ -215,7 +219,7 @@ class FalconRtl:
         q_addr = 0
         r_addr = align(nq * io.query_row_bytes)
         addr = r_addr + align(nq * io.result_row_bytes)
-        mem = bytearray(self.depth * 64)
+        mem = bytearray(self.depth * WORD_BYTES)
         if addr + sum(align(img.nbytes) for img in images.images) > len(mem):
             raise FannsError(
                 f"the bench memory of {self.depth} words is too small for {nq} queries and the graph",
@@ -232,13 +236,14 @@ class FalconRtl:
         regs = run_registers(self.design, runtime, nq, q_addr, r_addr, image_addrs)
         build = self.sim.build_dir
         image_path, out_path = build / "image.npy", build / "results.npy"
-        used = -(-addr // 64)
-        np.save(image_path, np.frombuffer(bytes(mem[: used * 64]), dtype=np.uint8))
+        used = -(-addr // WORD_BYTES)
+        np.save(image_path, np.frombuffer(bytes(mem[: used * WORD_BYTES]), dtype=np.uint8))
         offsets = {r.name: (r.offset, r.width) for r in self.hw.regmap.registers}
         rep = self.sim.run(
             {
                 "image": str(image_path),
                 "words": used,
+                "word_bytes": self.hw.port_bytes,
                 "regs": regs,
                 "offsets": offsets,
                 "latency": latency,
