@@ -4,7 +4,7 @@ a dataset to a verified graph-search (Falcon / DST) accelerator project in one c
 The steps are the graph pieces, called through their APIs: the graph is built or taken from the
 dataset's cache (`fanns.explore.graph.load_or_build`, the graph `fanns explore --graph` and
 `fanns dse --graph` use); the graph DSE chooses the design as `fanns dse --graph` does
-(`fanns.flow.graph_dse_cli.choose_graph_design`) on a selection part of the queries, and the
+(`fanns.explore.graph_choice.design_for_goal`) on a selection part of the queries, and the
 chosen design's recall is measured on the held-out rest (`fanns.index.holdout`: the same split
 and bootstrap interval as the IVF-PQ explorer's); both faces are rendered by the graph
 generators (`fanns.codegen.graph.hls`, `fanns.codegen.graph.rtl`) into the layout of the IVF-PQ
@@ -39,17 +39,14 @@ from fanns.datasets.loader import load_dataset
 from fanns.design.graph import GraphDesign
 from fanns.errors import FannsError
 from fanns.explore.graph import graph_cache_path, load_or_build, prepare_vectors
+from fanns.explore.graph_choice import ChosenGraphDesign, check_graph_goal, design_for_goal, point_text
 from fanns.flow.error_context import note_design
-from fanns.flow.graph_dse_cli import ChosenGraphDesign, check_graph_goal, choose_graph_design, point_text
 from fanns.flow.graph_hls_sim import simulate_graph_csim
 from fanns.flow.graph_sim import simulate_graph_rtl
 from fanns.index.graph import GraphImage
-from fanns.index.holdout import bootstrap_interval, split_queries
-from fanns.index.recall import hits
-from fanns.model.graph.fast import search_batch
+from fanns.index.holdout import split_queries
 from fanns.outputs import check_destination, staged_folder
 from fanns.progress import status, step
-from fanns.reference.graph import traversal_config
 from fanns.templating import environment
 
 WHAT = "generated project"
@@ -57,17 +54,6 @@ STEPS = 5
 LATENCY = 100
 """Memory latency (cycles) of the RTL simulation: the cycle model's, as `fanns sim`'s default."""
 SIMULATOR_NAMES = {"hls": "g++ C simulation", "rtl": "Verilator"}
-
-
-def held_out_recall(
-    graph: GraphImage, design: GraphDesign, queries_fx: np.ndarray, groundtruth: np.ndarray
-) -> tuple[float, tuple[float, float]]:
-    """R@k of the design (its run-time l, k, mg, mc, Bloom filter and units) on queries that took
-    no part in choosing it, with the 95 % bootstrap interval over those queries."""
-    k = design.runtime.k
-    found = search_batch(graph, queries_fx, traversal_config(design)).ids
-    per_query = hits(found[:, :k], groundtruth[:, :k]) / k
-    return float(per_query.mean()), bootstrap_interval(per_query)
 
 
 def _layout(
@@ -121,18 +107,17 @@ def generate_graph_command(args: argparse.Namespace) -> int:
             hint="e.g. --queries 200",
         )
     _, queries = prepare_vectors(ds)
-    q_fx, gt = graph.fmt.quantize(queries[:nq]), ds.groundtruth(goal.k)[:nq]
-    select, held = split_queries(nq, args.seed)
-
     given = None if args.clock is None else Clock.user(args.clock)
     target = f"on {board.name} at {(given or board.clock).short()}, {100 * args.util:.0f}% cap"
-    step(2, STEPS, "design-space exploration", f"graph design-space exploration {target}, {len(select)} queries")
-    chosen = choose_graph_design(graph, q_fx[select], gt[select], board, goal, args.objective, given, args.util)
+    what = f"graph design-space exploration {target}, {len(split_queries(nq, args.seed)[0])} queries"
+    step(2, STEPS, "design-space exploration", what)
+    chosen_for = design_for_goal(graph, ds, queries[:nq], board, goal, args.objective, given, args.util, args.seed)
+    chosen, select, held = chosen_for.chosen, chosen_for.select, chosen_for.held
     if chosen.result.best is None:
         raise chosen.no_fit(board, goal)
     design = chosen.result.design
     note_design(design)
-    recall, interval = held_out_recall(graph, design, q_fx[held], gt[held])
+    recall, interval = chosen_for.recall, chosen_for.interval
 
     rt = design.runtime
     step(3, STEPS, "code generation", f"code generation: {', '.join(faces)} for l {rt.l}, mg {rt.mg}, mc {rt.mc}")

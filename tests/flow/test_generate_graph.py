@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-import fanns.flow.graph_dse_cli
+import fanns.explore.graph_choice
 from fanns.cli import main
 from fanns.design.graph import GraphDesign
 from fanns.driver.project import face_folder
@@ -71,7 +71,7 @@ def test_a_graph_goal_is_r_at_k(tmp_path, capsys):
 
 
 def test_generate_graph_writes_the_project(tiny_set, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(fanns.flow.graph_dse_cli, "GraphSpace", _small_space)
+    monkeypatch.setattr(fanns.explore.graph_choice, "GraphSpace", _small_space)
     out = tmp_path / "p"
     extra = (
         "--graph",
@@ -110,7 +110,7 @@ def test_generate_graph_writes_the_project(tiny_set, tmp_path, capsys, monkeypat
 
 
 def test_no_design_that_fits_leaves_no_folder(tiny_set, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(fanns.flow.graph_dse_cli, "GraphSpace", _small_space)
+    monkeypatch.setattr(fanns.explore.graph_choice, "GraphSpace", _small_space)
     out = tmp_path / "p"
     argv = _argv(tiny_set, out, "--graph", "nsg", "--max-degree", "8", "--util", "0.001", "--test-queries", "4")
     assert main([*argv, "--sim-queries", "2"]) == 2
