@@ -93,6 +93,7 @@ def render(
     explain = [{"board": s["board"], "goal": s["goal"], "lines": s["explain"]} for s in data["summary"] if s["explain"]]
     graphs = [{**g, "figure": data_uri(graph_figures[g["graph"]])} for g in data["graphs"]]
     bcols, brows = tables.beyond_table(data)
+    gcols, grows = tables.graph_designs_table(data)
     beyond = [
         {
             "board": e["board"],
@@ -137,6 +138,7 @@ def render(
             csv_files=list(tables.CSV_FILES),
             beyond=beyond,
             beyond_table={"columns": bcols, "rows": display(bcols, brows)},
+            graph_designs={"columns": gcols, "rows": display(gcols, grows)},
             rag=rag_sections,
         )
     )

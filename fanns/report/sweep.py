@@ -24,7 +24,8 @@ from fanns.boards import Board, Clock, load_board
 from fanns.checks import parse_graph_kinds
 from fanns.datasets.dataset import Dataset
 from fanns.errors import FannsError
-from fanns.explore.graph import run_graph_explore
+from fanns.explore.graph import load_or_build, prepare_vectors, run_graph_explore
+from fanns.explore.graph_choice import design_for_goal, point_text
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_text, cpu_basis, cpu_qps, undisturbed
@@ -37,6 +38,10 @@ from fanns.report import beyond, rag
 from fanns.report.curves import IndexCurves, index_curves
 from fanns.resources import KINDS
 from fanns.tools.parallel import map_jobs
+
+GRAPH_OBJECTIVE, GRAPH_SEED = "latency", 0
+"""`fanns generate --graph`'s default objective and query-split seed: the report's graph designs
+are the ones it builds by default."""
 
 
 @dataclass(frozen=True)
@@ -382,9 +387,41 @@ class Sweep:
         run_graph_explore(argparse.Namespace(**{**vars(self.graph_args), "out": str(out)}))
         extra = {"k": self.graph_args.k, "board": self.graph_args.board}
         return [
-            {**json.loads((out / f"graph_{kind}.json").read_text()), **extra}
+            {**json.loads((out / f"graph_{kind}.json").read_text()), **extra, "designs": self.graph_designs(kind)}
             for kind in parse_graph_kinds(self.graph_args.graph)
         ]
+
+    def graph_designs(self, kind: str) -> list[dict]:
+        """Per board and R@k goal of the sweep, the graph design `fanns generate --graph` builds
+        (`design_for_goal` at its default objective and seed, on the same queries) with its recall
+        on the held-out queries, or why none fits. 1-R@k goals have no graph design."""
+        a = self.graph_args
+        goals = [g for g in self.s.goals if g.truth == g.k]
+        if not goals:
+            return []
+        graph = load_or_build(self.ds, kind, a.max_degree, a.ef_construction, a.vec_bits)
+        queries = prepare_vectors(self.ds)[1][: min(a.graph_queries or self.ds.nq, self.ds.nq)]
+        out = []
+        for board, goal in track([(b, g) for b in self.boards for g in goals], f"{kind} graph designs"):
+            got = design_for_goal(
+                graph, self.ds, queries, board, goal, GRAPH_OBJECTIVE, self.clock(board), self.s.util, GRAPH_SEED
+            )
+            chosen, best = got.chosen, got.chosen.result.best
+            rec = {"board": board.name, "goal": goal.text, "clock_mhz": chosen.clock.mhz}
+            if best is None:
+                rec["explain"] = chosen.no_fit(board, goal).args[0]
+            else:
+                rec |= {
+                    "design": point_text(best, chosen.space),
+                    "mode": best.mode,
+                    "latency_us": best.latency_us,
+                    "qps": best.qps,
+                    "recall_selection": best.recall,
+                    "recall_held_out": got.recall,
+                    "held_out_interval": list(got.interval),
+                }
+            out.append(rec)
+        return out
 
     # -- the whole sweep --------------------------------------------------------------------------
     def run(self) -> dict:

@@ -270,6 +270,34 @@ def graph_table(data: dict) -> Table:
     return cols, rows
 
 
+def graph_designs_table(data: dict) -> Table:
+    """Per graph kind, board and R@k goal: the design `fanns generate --graph` builds and its
+    held-out recall, or why none fits."""
+    cols = ["graph", "board", "goal", "clock_mhz", "design", "latency_us", "qps", "recall held-out", "95 % CI"]
+    rows = []
+    for g in data["graphs"]:
+        for d in g.get("designs", []):
+            if "explain" in d:
+                rows.append([g["graph"], d["board"], d["goal"], d["clock_mhz"], d["explain"], "", "", "", ""])
+                continue
+            lo, hi = d["held_out_interval"]
+            ci = f"{lo:.3f}-{hi:.3f}"
+            rows.append(
+                [
+                    g["graph"],
+                    d["board"],
+                    d["goal"],
+                    d["clock_mhz"],
+                    d["design"],
+                    round(d["latency_us"], 2),
+                    round(d["qps"]),
+                    round(d["recall_held_out"], 4),
+                    ci,
+                ]
+            )
+    return cols, rows
+
+
 BEYOND_COLUMNS = [
     "board",
     "goal",
@@ -322,5 +350,6 @@ CSV_FILES = {
     "qps_recall.csv": points_table,
     "resources.csv": resource_table,
     "graph_dst.csv": graph_table,
+    "graph_designs.csv": graph_designs_table,
     "latency_skew_scaleout.csv": beyond_table,
 }

@@ -399,6 +399,8 @@ def test_graph_heatmaps(swept):
                 "u55c",
                 "--recall",
                 GOALS[0],
+                "--recall",
+                GOALS[1],
                 *SMALL,
                 "--explore-dir",
                 str(swept / "explore"),
@@ -415,6 +417,17 @@ def test_graph_heatmaps(swept):
     data = json.loads((out / "report.json").read_text())
     (graph,) = data["graphs"]
     assert graph["graph"] == "hnsw"
+    # the graph design of the R@k goal (1-R@k has none) is the one `fanns generate --graph` builds
+    (design,) = graph["designs"]
+    assert (design["board"], design["goal"]) == ("u55c", GOALS[1])
+    project = swept / "graph-project"
+    generate = ["generate", "builtin:sift-10k", "--graph", "hnsw", "--recall", GOALS[1], "--board", "u55c"]
+    assert main([*generate, "--queries", "30", "--out", str(project)]) == 0
+    summary = json.loads((project / "report" / "summary.json").read_text())
+    assert design["design"] == summary["design"]["text"]
+    assert design["recall_held_out"] == pytest.approx(summary["recall"]["held_out"], abs=1e-6)
+    designs = list(csv.DictReader(io.StringIO((out / "graph_designs.csv").read_text())))
+    assert [(r["board"], r["goal"]) for r in designs] == [("u55c", GOALS[1])]
     cells = graph["cells"]
     grid = graph["grid"]  # 8 x 4 at least: the sweep grows it while a best point is on its far edge
     assert len(grid["mg"]) >= 8 and len(grid["mc"]) >= 4
@@ -423,7 +436,7 @@ def test_graph_heatmaps(swept):
     rows = list(csv.DictReader(io.StringIO((out / "graph_dst.csv").read_text())))
     assert len(rows) == len(cells) and sum(r["best"] == "True" for r in rows) == 2
     page = Page((out / "index.html").read_text())
-    assert "fig-graph-hnsw" in page.ids() and "graphs" in page.ids()
+    assert {"fig-graph-hnsw", "graphs", "graph-designs"} <= page.ids()
     (src,) = [a["src"] for t, a in page.tags if t == "img" and "DST" in a.get("alt", "")]
     svg = base64.b64decode(src.split(",", 1)[1]).decode()
     for title in (
