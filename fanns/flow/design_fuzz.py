@@ -203,7 +203,8 @@ def _dataset(case: FuzzCase, work: Path) -> Dataset:
     )
 
 
-def _face(rank: int, face: str, sim: dict) -> FaceResult:
+def face_result(rank: int, face: str, sim: dict) -> FaceResult:
+    """One face's simulation record judged: bit-exact and (RTL) within `CYCLE_TOLERANCE` of the model."""
     ok = sim["mismatched_queries"] == 0
     detail = f"{sim['queries']} queries, {sim['mismatched_queries']} differ"
     out = FaceResult(rank, face, ok, detail, sim["queries"], sim["mismatched_queries"])
@@ -284,7 +285,7 @@ def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_quer
             out.step = f"rank {rank} {name}"
 
         sims = verify_point(point, outcome, ds, explore, folder, work / f"design{rank}", build_root, sim_queries, step)
-        out.faces += [_face(rank, face, sim) for face, sim in sims.items()]
+        out.faces += [face_result(rank, face, sim) for face, sim in sims.items()]
 
 
 def _corner(case: FuzzCase, workloads: list, unreachable: list[dict], board, goal: str) -> dse.Outcome:
@@ -399,10 +400,11 @@ def records(outcomes: list[FuzzOutcome]) -> list[dict]:
     ]
 
 
-def outcome_from_record(record: dict) -> FuzzOutcome:
-    """The outcome a record of `records` holds (a recorded run read back, to continue it)."""
+def outcome_from_record(record: dict, case_type: type = FuzzCase) -> FuzzOutcome:
+    """The outcome a record of `records` holds (a recorded run read back, to continue it); `case_type`:
+    the class of its draw (`fanns.flow.graph_fuzz.GraphFuzzCase` for a graph draw)."""
     return FuzzOutcome(
-        FuzzCase(**record["case"]),
+        case_type(**record["case"]),
         record["status"],
         record["reason"],
         [FaceResult(**f) for f in record["faces"]],
