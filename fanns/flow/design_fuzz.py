@@ -33,6 +33,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ class FaceResult:
 class FuzzOutcome:
     """What one draw gave: "ok", "no design" (explained), or "failed" (with the reason)."""
 
-    case: FuzzCase
+    case: Any  # a `FuzzCase`, or a graph draw (`fanns.flow.graph_fuzz.GraphFuzzCase`)
     status: str
     reason: str = ""
     faces: list[FaceResult] = field(default_factory=list)
@@ -339,7 +340,7 @@ class FuzzJob:
     `build_root` are folders on the worker; None: a temporary folder on the worker for the draw
     (removed after it), and a build cache in the worker's temporary directory."""
 
-    case: FuzzCase
+    case: Any  # a `FuzzCase`, or a graph draw (`fanns.flow.graph_fuzz.run_any_job`)
     work: str | None
     build_root: str | None
     runners_up: int

@@ -192,7 +192,7 @@ def run_graph_case(case: GraphFuzzCase, work: Path, build_root: Path, sim_querie
     """Build, choose or pin, generate and simulate one graph draw (module docstring); never raises
     for what the draw finds — a crash is the outcome "failed" with its step."""
     start = time.perf_counter()
-    out = FuzzOutcome(case, "ok")  # type: ignore[arg-type]  # a graph draw in the IVF-PQ draws' outcome
+    out = FuzzOutcome(case, "ok")
     try:
         _run(case, Path(work), Path(build_root), sim_queries, out)
     except FannsError as exc:
