@@ -10,8 +10,11 @@ space (d <= 2048, K <= 1000), corners included.
 
 The graph draws (`fanns.flow.graph_fuzz`): the fast tier checks the sampler (every pinned draw is a
 valid graph design, the draws cover both kinds, modes and boards) and that a recorded graph draw
-reads back; one graph draw generated and simulated on both faces takes a Verilator build (about a
-minute here), so those run in the slow tier."""
+reads back, and a graph DSE draw with no design ends with the DSE's reason; one graph draw generated
+and simulated on both faces takes a Verilator build (about a minute here), so those run in the slow
+tier."""
+
+import dataclasses
 
 import pytest
 
@@ -245,3 +248,14 @@ def test_a_recorded_graph_draw_reads_back_as_the_same_outcome():
 @pytest.mark.parametrize("seed", long_params(GRAPH_SEEDS, long={2, 3}))
 def test_graph_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root):
     _check([run_graph_case(draw_graph_case(seed, max_d=32, max_k=8), tmp_path / "draw", build_root)])
+
+
+def test_a_graph_dse_draw_with_no_design_passes_with_the_reason(tmp_path):
+    """A graph DSE draw whose goal no design reaches under its cap ends "no design" with the DSE's
+    reason (the best recall that fits), in about a second: nothing is generated."""
+    case = dataclasses.replace(draw_graph_case(11, max_d=32, max_k=8), goal="R@7=0.999", util=0.05)
+    assert case.dse
+    outcome = run_graph_case(case, tmp_path / "draw", tmp_path / "builds")
+    assert outcome.status == "no design" and outcome.passed, table([outcome])
+    assert "no graph design on zcu104 reaches R@7=0.999 (best recall that fits:" in outcome.reason
+    assert not outcome.faces and not (tmp_path / "draw" / "project").exists()
