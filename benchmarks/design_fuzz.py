@@ -5,7 +5,10 @@ Each draw is `fanns.flow.design_fuzz.draw_case(seed)` for seeds FIRST .. FIRST+N
 draw is re-run alone with `--first SEED N=1`; `--corners C` adds the corner draws
 `draw_corner_case(seed)` for seeds FIRST .. FIRST+C-1 (the option space's extremes: the most PEs and
 streams, the widest lanes, every selection architecture at its most and fewest streams, W = 8 with
-the most channels; `fanns.model.ivfpq.corners`), each built instead of the DSE's choice. Per draw:
+the most channels; `fanns.model.ivfpq.corners`), each built instead of the DSE's choice; `--graph G`
+adds the graph draws `fanns.flow.graph_fuzz.draw_graph_case(seed)` for seeds FIRST .. FIRST+G-1 (their
+own sequence: the IVF-PQ draws of a seed stay the same), each a pinned graph design or a graph DSE,
+both faces simulated against the DST reference (`--graph-max-d`, `--graph-queries`). Per draw:
 the chosen design (or the corner) and `--runners-up` of the DSE's next designs are generated on
 both faces and `--queries` test queries are simulated on each (g++ C simulation; Verilator, fast
 harness), compared key for key with the reference model, and the RTL's cycles per query with the
@@ -22,7 +25,7 @@ every `--workers` draws, so a long run keeps what it has measured; `--resume` re
 first and runs only the draws it does not hold as passed (a run stopped by a reboot continues,
 and a draw that failed runs again, e.g. after its fix).
 
-    PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--first SEED] [--max-d D] [--max-k K]
+    PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--graph G] [--first SEED] [--max-d D] [--max-k K]
         [--runners-up R] [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS] [--json PATH]
 """
 
@@ -43,11 +46,12 @@ from fanns.flow.design_fuzz import (
     SIM_QUERIES,
     draw_case,
     draw_corner_case,
-    outcome_from_record,
     records,
-    run_draws,
     table,
 )
+from fanns.flow.graph_fuzz import MAX_D as GRAPH_MAX_D
+from fanns.flow.graph_fuzz import SIM_QUERIES as GRAPH_QUERIES
+from fanns.flow.graph_fuzz import any_outcome_from_record, draw_graph_case, run_all_draws
 from fanns.tools.parallel import check_cluster
 
 
@@ -55,6 +59,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("n", type=int, help="number of draws")
     ap.add_argument("--corners", type=int, default=0, help="number of corner draws besides (default 0)")
+    ap.add_argument("--graph", type=int, default=0, help="number of graph draws besides (default 0)")
+    ap.add_argument(
+        "--graph-max-d", type=int, default=GRAPH_MAX_D, help=f"largest d of a graph draw (default {GRAPH_MAX_D})"
+    )
+    ap.add_argument(
+        "--graph-queries",
+        type=int,
+        default=GRAPH_QUERIES,
+        help=f"test queries simulated per face of a graph draw (default {GRAPH_QUERIES})",
+    )
     ap.add_argument("--first", type=int, default=0, help="seed of the first draw (default 0)")
     ap.add_argument("--max-d", type=int, default=MAX_D, help=f"largest dimension drawn (default {MAX_D})")
     ap.add_argument("--max-k", type=int, default=MAX_K, help=f"largest K drawn (default {MAX_K})")
@@ -83,7 +97,7 @@ def main() -> None:
         for seed in seeds
         for make, count in ((draw_case, args.n), (draw_corner_case, args.corners))
         if seed < args.first + count
-    ]
+    ] + [draw_graph_case(seed, args.graph_max_d) for seed in range(args.first, args.first + args.graph)]
     outcomes = _recorded(Path(args.json), cases) if args.resume and Path(args.json).is_file() else []
     done = {o.case for o in outcomes}
     todo = [c for c in cases if c not in done]
@@ -92,8 +106,14 @@ def main() -> None:
     step = len(todo) if args.cluster is not None else args.workers
     for start in range(0, len(todo), step):
         chunk = todo[start : start + step]
-        outcomes += run_draws(
-            chunk, Path(args.work).resolve(), args.runners_up, args.queries, workers=args.workers, cluster=args.cluster
+        outcomes += run_all_draws(
+            chunk,
+            Path(args.work).resolve(),
+            args.runners_up,
+            args.queries,
+            args.graph_queries,
+            workers=args.workers,
+            cluster=args.cluster,
         )
         write_result(args.json, "design_fuzz", command_line(), _figures(outcomes, len(cases)))
     print("\n".join(table(outcomes)), flush=True)
@@ -101,7 +121,7 @@ def main() -> None:
 
 def _recorded(path: Path, cases: list) -> list:
     """The passed outcomes of `cases` that the run recorded in `path` holds."""
-    recorded = map(outcome_from_record, json.loads(path.read_text())["figures"]["draw_records"])
+    recorded = map(any_outcome_from_record, json.loads(path.read_text())["figures"]["draw_records"])
     wanted = set(cases)
     return [o for o in recorded if o.case in wanted and o.passed]
 
@@ -122,25 +142,48 @@ def _figures(outcomes: list, planned: int) -> dict:
 
 
 def readme_row(figures: dict) -> tuple[str, str]:
-    """The README row of a recorded run (`benchmarks/readme_figures.py`)."""
-    draws = figures["draw_records"]
-    corners = sum(bool(r["case"]["corner"]) for r in draws)
-    boards = sorted({r["case"]["board"] for r in draws})
-    dims = sorted(r["case"]["d"] for r in draws)
-    c = figures["counts"]
+    """The README row of a recorded run (`benchmarks/readme_figures.py`): the IVF-PQ draws and the
+    graph draws counted apart."""
+    graph = [r for r in figures["draw_records"] if "graph" in r["case"]]
+    draws = [r for r in figures["draw_records"] if "graph" not in r["case"]]
+    parts, values = [], []
+    if draws:
+        corners = sum(bool(r["case"]["corner"]) for r in draws)
+        boards = sorted({r["case"]["board"] for r in draws})
+        dims = sorted(r["case"]["d"] for r in draws)
+        c = _counts(draws)
+        parts.append(
+            f"{len(draws) - corners} random draws + {corners} option-space corners "
+            f"(d {dims[0]}..{dims[-1]}, boards {', '.join(boards)}) through explore, DSE, both faces and simulation"
+        )
+        values.append(f"{c['ok']} built, {c['no design']} refused by the DSE with its reason, {c['failed']} failed")
+    if graph:
+        g = _counts(graph)
+        kinds = sorted({r["case"]["graph"].upper() for r in graph})
+        dims = sorted(r["case"]["d"] for r in graph)
+        boards = sorted({r["case"]["board"] for r in graph})
+        pinned = sum(not r["case"]["dse"] for r in graph)
+        parts.append(
+            f"{len(graph)} graph draws ({'/'.join(kinds)}, d {dims[0]}..{dims[-1]}, boards {', '.join(boards)}; "
+            f"{pinned} pinned designs, {len(graph) - pinned} graph DSEs) through both faces and simulation"
+        )
+        values.append(
+            f"graph draws: {g['ok']} built, {g['no design']} refused by the graph DSE with its reason, "
+            f"{g['failed']} failed"
+        )
     error = figures["largest_cycle_error_pct"]
     value = (
-        f"{c['ok']} built, bit-exact on both faces, RTL cycles within {100 * CYCLE_TOLERANCE:.0f} % of the model; "
-        f"{c['no design']} refused by the DSE with its reason; {c['failed']} failed. "
-        f"{figures['faces_simulated']} faces simulated, {figures['mismatched_queries']} mismatched queries"
+        "; ".join(values) + f". Built designs bit-exact on both faces, RTL cycles within "
+        f"{100 * CYCLE_TOLERANCE:.0f} % of the model; {figures['faces_simulated']} faces simulated, "
+        f"{figures['mismatched_queries']} mismatched queries"
     )
     if error is not None:
         value += f", largest RTL cycle error {error:.2f} %"
-    what = (
-        f"design fuzz: {len(draws) - corners} random draws + {corners} option-space corners "
-        f"(d {dims[0]}..{dims[-1]}, boards {', '.join(boards)}) through explore, DSE, both faces and simulation"
-    )
-    return what, value
+    return "design fuzz: " + "; ".join(parts), value
+
+
+def _counts(draws: list[dict]) -> dict:
+    return {s: sum(r["status"] == s for r in draws) for s in ("ok", "no design", "failed")}
 
 
 if __name__ == "__main__":

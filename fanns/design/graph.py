@@ -39,6 +39,11 @@ def _power_of_two(where: str, value: int) -> None:
         fail(where, f"must be a power of two, got {value}", hint="use 1, 2, 4, 8, ...")
 
 
+MAX_KEY_BITS = 64
+"""Widest selection key (distance, id) the systolic queues take (`fanns.pe.systolic_queue`); found by
+the design fuzz: a 16-bit graph of d = 12 (68-bit keys) was accepted and crashed code generation."""
+
+
 @dataclass(frozen=True)
 class GraphRef:
     """The graph the accelerator serves; `path` (the saved `GraphImage`) is relative to the design file."""
@@ -66,6 +71,14 @@ class GraphRef:
             fail("graph.entry", f"node {self.entry} is outside the graph of {self.n} nodes")
         if self.n >= (1 << ID_BITS) - 1:
             fail("graph.n", f"{self.n} nodes do not fit {ID_BITS}-bit ids")
+        key_bits = self.fmt.dist_bits + ID_BITS
+        if key_bits > MAX_KEY_BITS:
+            fail(
+                "graph.vec_bits",
+                f"{self.vec_bits}-bit elements of d={self.d} give {self.fmt.dist_bits}-bit distances: with "
+                f"{ID_BITS}-bit ids a selection key of {key_bits} bits, and the queues hold at most {MAX_KEY_BITS}",
+                hint="build the graph with fewer vector bits (8 fits every d up to 2^16)",
+            )
         if not isinstance(self.signed, bool):
             fail("graph.signed", "must be true or false")
         if not (isinstance(self.scale, (int, float)) and 0 < self.scale < float("inf")):

@@ -33,6 +33,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ class FaceResult:
 class FuzzOutcome:
     """What one draw gave: "ok", "no design" (explained), or "failed" (with the reason)."""
 
-    case: FuzzCase
+    case: Any  # a `FuzzCase`, or a graph draw (`fanns.flow.graph_fuzz.GraphFuzzCase`)
     status: str
     reason: str = ""
     faces: list[FaceResult] = field(default_factory=list)
@@ -203,7 +204,8 @@ def _dataset(case: FuzzCase, work: Path) -> Dataset:
     )
 
 
-def _face(rank: int, face: str, sim: dict) -> FaceResult:
+def face_result(rank: int, face: str, sim: dict) -> FaceResult:
+    """One face's simulation record judged: bit-exact and (RTL) within `CYCLE_TOLERANCE` of the model."""
     ok = sim["mismatched_queries"] == 0
     detail = f"{sim['queries']} queries, {sim['mismatched_queries']} differ"
     out = FaceResult(rank, face, ok, detail, sim["queries"], sim["mismatched_queries"])
@@ -284,7 +286,7 @@ def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_quer
             out.step = f"rank {rank} {name}"
 
         sims = verify_point(point, outcome, ds, explore, folder, work / f"design{rank}", build_root, sim_queries, step)
-        out.faces += [_face(rank, face, sim) for face, sim in sims.items()]
+        out.faces += [face_result(rank, face, sim) for face, sim in sims.items()]
 
 
 def _corner(case: FuzzCase, workloads: list, unreachable: list[dict], board, goal: str) -> dse.Outcome:
@@ -338,7 +340,7 @@ class FuzzJob:
     `build_root` are folders on the worker; None: a temporary folder on the worker for the draw
     (removed after it), and a build cache in the worker's temporary directory."""
 
-    case: FuzzCase
+    case: Any  # a `FuzzCase`, or a graph draw (`fanns.flow.graph_fuzz.run_any_job`)
     work: str | None
     build_root: str | None
     runners_up: int
@@ -399,10 +401,11 @@ def records(outcomes: list[FuzzOutcome]) -> list[dict]:
     ]
 
 
-def outcome_from_record(record: dict) -> FuzzOutcome:
-    """The outcome a record of `records` holds (a recorded run read back, to continue it)."""
+def outcome_from_record(record: dict, case_type: type = FuzzCase) -> FuzzOutcome:
+    """The outcome a record of `records` holds (a recorded run read back, to continue it); `case_type`:
+    the class of its draw (`fanns.flow.graph_fuzz.GraphFuzzCase` for a graph draw)."""
     return FuzzOutcome(
-        FuzzCase(**record["case"]),
+        case_type(**record["case"]),
         record["status"],
         record["reason"],
         [FaceResult(**f) for f in record["faces"]],

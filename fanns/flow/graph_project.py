@@ -56,7 +56,7 @@ LATENCY = 100
 SIMULATOR_NAMES = {"hls": "g++ C simulation", "rtl": "Verilator"}
 
 
-def _layout(
+def project_files(
     design: GraphDesign, graph: GraphImage, test_fx: np.ndarray, test_gt: np.ndarray, faces, platform
 ) -> ProjectLayout:
     """Both faces' projects (without README, report and marker) in the shared layout."""
@@ -123,7 +123,7 @@ def generate_graph_command(args: argparse.Namespace) -> int:
     step(3, STEPS, "code generation", f"code generation: {', '.join(faces)} for l {rt.l}, mg {rt.mg}, mc {rt.mc}")
     nt = min(args.test_queries, ds.nq)
     test_fx = graph.fmt.quantize(queries[:nt])
-    files = _layout(design, graph, test_fx, ds.groundtruth(rt.k)[:nt], faces, args.platform)
+    files = project_files(design, graph, test_fx, ds.groundtruth(rt.k)[:nt], faces, args.platform)
     summary = _summary(args, ds, graph, board, chosen, reused, files.faces(), nt)
     summary["recall"] = {
         "selection": round(chosen.result.best.recall, 6),

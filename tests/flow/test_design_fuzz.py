@@ -6,10 +6,20 @@ simulates whole designs, so all run in the slow tier (the fast tier checks the d
 draws of a small box (d <= 128, K <= 16), draws of a larger one (d <= 512,
 K <= 128: a K = 700 design takes Verilator over 20 minutes to build) and corner draws (the option
 space's extremes, `fanns.model.ivfpq.corners`); `benchmarks/design_fuzz.py N` draws from the whole
-space (d <= 2048, K <= 1000), corners included."""
+space (d <= 2048, K <= 1000), corners included.
+
+The graph draws (`fanns.flow.graph_fuzz`): the fast tier checks the sampler (every pinned draw is a
+valid graph design, the draws cover both kinds, modes and boards) and that a recorded graph draw
+reads back, and a graph DSE draw with no design ends with the DSE's reason; one graph draw generated
+and simulated on both faces takes a Verilator build (about a minute here), so those run in the slow
+tier."""
+
+import dataclasses
 
 import pytest
 
+from fanns.boards import load_board
+from fanns.datasets.synthetic import clustered
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.design_fuzz import (
     CORNER_NLISTS,
@@ -25,7 +35,18 @@ from fanns.flow.design_fuzz import (
     run_draws,
     table,
 )
+from fanns.flow.graph_fuzz import (
+    GRAPH_BOARDS,
+    GraphFuzzCase,
+    any_outcome_from_record,
+    draw_graph_case,
+    graph_design_summary,
+    run_graph_case,
+)
+from fanns.index.graph import build_graph, graph_format_for
+from fanns.model.graph.dse import GraphPoint, GraphSpace, design_for
 from fanns.model.ivfpq.corners import CORNERS
+from fanns.resources import Resources
 from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
 from tests.tiers import long_params
 
@@ -175,3 +196,66 @@ def test_draws_run_as_jobs_on_an_existing_cluster(tmp_path, dask_cluster):  # no
     assert [(o.status, [(f.rank, f.face, f.ok) for f in o.faces]) for o in there] == [
         (o.status, [(f.rank, f.face, f.ok) for f in o.faces]) for o in here
     ]
+
+
+GRAPH_SEEDS = (1, 2, 3)
+"""Graph draws of the small box (d <= 32, K <= 8) the slow tier runs; 1 (ZCU104, 8 BFC units,
+(mg, mc) = (4, 1), a one-bank 512-bit Bloom filter) is the one CI keeps."""
+
+
+def test_graph_draws_are_valid_designs_and_cover_the_space():
+    """Every pinned graph draw is a design the generators accept (`GraphDesign.validate` through
+    the DSE's `design_for`, on a small graph of the draw's shape); the draws cover both graph
+    kinds, both modes, the DSE and every graph board, and d is not only powers of two."""
+    cases = [draw_graph_case(seed, max_d=32, max_k=8) for seed in range(40)]
+    assert cases == [draw_graph_case(seed, max_d=32, max_k=8) for seed in range(40)]
+    assert {c.graph for c in cases} == {"hnsw", "nsg"} and {c.board for c in cases} == set(GRAPH_BOARDS)
+    assert {c.mode for c in cases if not c.dse} == {"intra", "across"} and any(c.dse for c in cases)
+    assert any(c.d & (c.d - 1) for c in cases) and all(2 <= c.d <= 32 and 1 <= c.k <= 8 for c in cases)
+    for c in cases[:12]:
+        assert c.degree % 2 == 0 and (c.dse or c.k <= c.l)
+        if c.dse:
+            assert c.goal.startswith(f"R@{c.k}=")
+            continue
+        base, _ = clustered(128, 1, c.d, seed=c.seed)
+        graph = build_graph(base, c.graph, max_degree=c.degree, fmt=graph_format_for(base, c.vec_bits))
+        board = load_board(c.board)
+        point = GraphPoint(
+            c.mode, c.units, c.pipelines, c.channels, c.l, c.mg, c.mc, c.bloom_h * c.bloom_bank_bits,
+            0.0, 0.0, 0.0, Resources(), False,
+        )  # fmt: skip
+        space = GraphSpace(dst=((c.mg, c.mc),), bloom_h=c.bloom_h, k=c.k)
+        design = design_for(graph, board, point, space, board.clock.mhz, c.util)
+        assert design.mode == c.mode and design.channels == c.channels, graph_design_summary(design)
+
+
+def test_a_recorded_graph_draw_reads_back_as_the_same_outcome():
+    outcome = FuzzOutcome(
+        draw_graph_case(1, max_d=32, max_k=8),
+        "ok",
+        faces=[FaceResult(0, "rtl", True, "8 queries, 0 differ", 8, 0, 900.0, 900.0, 0.0)],
+        seconds=9.0,
+        designs=["NSG intra-query, ..."],
+    )
+    ivf = FuzzOutcome(draw_case(5), "failed", "rank 0 generate: boom", seconds=1.0)
+    back = [any_outcome_from_record(r) for r in records([outcome, ivf])]
+    assert isinstance(back[0].case, GraphFuzzCase) and isinstance(back[1].case, FuzzCase)
+    assert records(back) == records([outcome, ivf]) and table(back) == table([outcome, ivf])
+
+
+# each draw builds a Verilator model of its graph design (about a minute); CI runs draw 1, 2 and 3 are long
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", long_params(GRAPH_SEEDS, long={2, 3}))
+def test_graph_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root):
+    _check([run_graph_case(draw_graph_case(seed, max_d=32, max_k=8), tmp_path / "draw", build_root)])
+
+
+def test_a_graph_dse_draw_with_no_design_passes_with_the_reason(tmp_path):
+    """A graph DSE draw whose goal no design reaches under its cap ends "no design" with the DSE's
+    reason (the best recall that fits), in about a second: nothing is generated."""
+    case = dataclasses.replace(draw_graph_case(11, max_d=32, max_k=8), goal="R@7=0.999", util=0.05)
+    assert case.dse
+    outcome = run_graph_case(case, tmp_path / "draw", tmp_path / "builds")
+    assert outcome.status == "no design" and outcome.passed, table([outcome])
+    assert "no graph design on zcu104 reaches R@7=0.999 (best recall that fits:" in outcome.reason
+    assert not outcome.faces and not (tmp_path / "draw" / "project").exists()

@@ -3,12 +3,16 @@
 import json
 
 import faiss
+import numpy as np
 import pytest
 
 from fanns.boards import load_board
 from fanns.cli import main
 from fanns.design.graph import GraphDesign
-from fanns.model.graph.dse import GraphSpace, design_resources, explore_graph
+from fanns.errors import FannsError
+from fanns.index.graph import build_graph, graph_format_for
+from fanns.model.graph.dse import GraphPoint, GraphSpace, design_for, design_resources, explore_graph
+from fanns.resources import Resources
 
 SPACE = GraphSpace(
     units=(1, 2),
@@ -156,3 +160,15 @@ def test_cli_graph_dse(tmp_path, capsys):
     assert main([*argv, "--force"]) == 2
     assert "graph_nsg.json is missing" in capsys.readouterr().err
     assert GraphDesign.load(out / "design.yaml") == design  # the earlier result is still whole
+
+
+def test_a_graph_whose_keys_exceed_64_bits_is_refused():
+    """16-bit elements give distances of over 32 bits at any d: with 32-bit ids the selection keys
+    exceed the queues' 64 bits, refused where the design is made (the design fuzz found it crash
+    code generation)."""
+    base = np.random.default_rng(0).standard_normal((128, 12)).astype(np.float32)
+    graph = build_graph(base, "nsg", max_degree=8, fmt=graph_format_for(base, 16))
+    board = load_board("zcu104")
+    point = GraphPoint("intra", 1, 1, 1, 16, 1, 1, 3 * 2**14, 0.0, 0.0, 0.0, Resources(), False)
+    with pytest.raises(FannsError, match="graph.vec_bits.*key of 68 bits"):
+        design_for(graph, board, point, GraphSpace(dst=((1, 1),)), 200.0, 0.6)
