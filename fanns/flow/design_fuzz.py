@@ -243,10 +243,21 @@ def run_case(
 ) -> FuzzOutcome:
     """Explore, DSE, generate and simulate one draw (see the module docstring); never raises for
     what the draw finds — a crash is the outcome "failed" with its traceback's last line."""
+    return run_guarded(
+        case,
+        lambda out: _run(case, Path(work), Path(build_root), runners_up, sim_queries, out),
+        lambda f: f"rank {f.rank} {f.face}",
+    )
+
+
+def run_guarded(case: Any, body: Callable[[FuzzOutcome], None], face_label: Callable[[FaceResult], str]) -> FuzzOutcome:
+    """`body(out)` on a fresh outcome of `case`, timed; an error or crash becomes "failed" with
+    the step it happened in, and a face that is not bit-exact fails the draw (`face_label` names
+    it in the reason). Every kind of draw (IVF-PQ, graph) is judged by this one rule."""
     start = time.perf_counter()
     out = FuzzOutcome(case, "ok")
     try:
-        _run(case, Path(work), Path(build_root), runners_up, sim_queries, out)
+        body(out)
     except FannsError as exc:
         out.status, out.reason = "failed", f"{out.step}: {exc.message}"
     except Exception as exc:  # noqa: BLE001 - the fuzz reports every crash as a finding
@@ -255,7 +266,7 @@ def run_case(
     out.seconds = time.perf_counter() - start
     if out.status == "ok" and not all(f.ok for f in out.faces):
         out.status = "failed"
-        out.reason = "; ".join(f"rank {f.rank} {f.face}: {f.detail}" for f in out.faces if not f.ok)
+        out.reason = "; ".join(f"{face_label(f)}: {f.detail}" for f in out.faces if not f.ok)
     return out
 
 

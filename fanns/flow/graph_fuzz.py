@@ -23,8 +23,6 @@ import io
 import math
 import shutil
 import tempfile
-import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +33,6 @@ from fanns.boards import load_board
 from fanns.datasets.dataset import Dataset
 from fanns.datasets.synthetic import clustered
 from fanns.design.graph import GraphDesign
-from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
 from fanns.explore.graph_choice import choose_graph_design
 from fanns.flow.design_fuzz import SIM_QUERIES as IVF_QUERIES
@@ -46,6 +43,7 @@ from fanns.flow.design_fuzz import (
     FuzzOutcome,
     face_result,
     outcome_from_record,
+    run_guarded,
     run_job,
 )
 from fanns.flow.graph_hls_sim import simulate_graph_csim
@@ -191,20 +189,7 @@ def _dataset(case: GraphFuzzCase, work: Path) -> Dataset:
 def run_graph_case(case: GraphFuzzCase, work: Path, build_root: Path, sim_queries: int = SIM_QUERIES) -> FuzzOutcome:
     """Build, choose or pin, generate and simulate one graph draw (module docstring); never raises
     for what the draw finds — a crash is the outcome "failed" with its step."""
-    start = time.perf_counter()
-    out = FuzzOutcome(case, "ok")
-    try:
-        _run(case, Path(work), Path(build_root), sim_queries, out)
-    except FannsError as exc:
-        out.status, out.reason = "failed", f"{out.step}: {exc.message}"
-    except Exception as exc:  # noqa: BLE001 - the fuzz reports every crash as a finding
-        last = traceback.format_exception_only(exc)[-1].strip()
-        out.status, out.reason = "failed", f"crash in {out.step}: {last}"
-    out.seconds = time.perf_counter() - start
-    if out.status == "ok" and not all(f.ok for f in out.faces):
-        out.status = "failed"
-        out.reason = "; ".join(f"{f.face}: {f.detail}" for f in out.faces if not f.ok)
-    return out
+    return run_guarded(case, lambda out: _run(case, Path(work), Path(build_root), sim_queries, out), lambda f: f.face)
 
 
 def _run(case: GraphFuzzCase, work: Path, build_root: Path, sim_queries: int, out: FuzzOutcome) -> None:
