@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from amaranth import Const, Module, Mux, Signal, Value
@@ -140,6 +141,11 @@ class Network:
     # -- cost -----------------------------------------------------------------------------------
     def cost(self) -> dict[str, int]:
         """Comparators, comparator-selected outputs and key registers, over all stages."""
+        return dict(self._cost)
+
+    @cached_property
+    def _cost(self) -> dict[str, int]:
+        """`cost`, counted once per network (the DSE costs one network at several key widths)."""
         comparators = selects = registers = 0
         for stage in self.stages:
             pairs = {tuple(sorted(_sources(op))) for op in stage if op[0] in ("min", "max")}

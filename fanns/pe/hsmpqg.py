@@ -65,11 +65,19 @@ from fanns.pe.hpq import Hpq
 from fanns.pe.systolic_pq import key_stream
 
 
+@lru_cache(maxsize=64)
+def _sorters_and_merge(l: int, sorters: int, s: int) -> Network:
+    """`sorters` bitonic sorters of width l beside each other and their merge tree, outputs
+    0..s-1: shared by every z with this l, sorter count and s (the DSE asks for many)."""
+    return Network.beside([bitonic_sorter(l)] * sorters).then(merge_tree(sorters, l)).pruned(range(s))
+
+
 @lru_cache(maxsize=16)  # built once for features, latency and the model (the DSE asks for all three)
 def _sort_merge_network(z: int, s: int, l: int, sorters: int) -> Network:
-    """`sorters` bitonic sorters of width l beside each other, the merge tree, inputs z.. tied off,
-    outputs 0..s-1 (the network of `Hsmpqg.network`)."""
-    net = Network.beside([bitonic_sorter(l)] * sorters).then(merge_tree(sorters, l))
+    """`_sorters_and_merge` with inputs z.. tied off (the network of `Hsmpqg.network`). The tie-off
+    walks only the wires the s outputs need, and pruning again drops what it made unneeded: the
+    same network as tying off the whole one and pruning once (`tests/pe/test_hsmpqg.py`)."""
+    net = _sorters_and_merge(l, sorters, s)
     return net.with_sentinel_inputs(range(z, sorters * l)).pruned(range(s))
 
 

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from fanns.engines.cmpnet import Network, bitonic_sorter, merge_tree
 from fanns.errors import FannsError
 from fanns.numerics import sentinel, smallest_keys
 from fanns.paths import shared_dir
@@ -75,6 +76,15 @@ def test_dummy_inputs_and_unused_outputs_cost_nothing():
     full = Hsmpqg(z=80, s=16, key_bits=64).network().cost()["comparators"]
     assert Hsmpqg(z=65, s=16, key_bits=64).network().cost()["comparators"] < full
     assert Hsmpqg(z=80, s=10, key_bits=64).network().cost()["comparators"] < full
+
+
+@pytest.mark.parametrize("z,s", [(80, 10), (65, 16), (12, 5), (20, 1), (33, 16), (100, 3)])
+def test_pruning_before_the_tie_off_builds_the_same_network(z, s):
+    """The network is pruned to its s outputs before the dummy inputs are tied off (cheaper for the
+    DSE); tying off the whole network and pruning once gives the very same stages."""
+    pe = Hsmpqg(z=z, s=s, key_bits=64)
+    whole = Network.beside([bitonic_sorter(pe.l)] * pe.sorters).then(merge_tree(pe.sorters, pe.l))
+    assert pe.network() == whole.with_sentinel_inputs(range(z, pe.sorters * pe.l)).pruned(range(s))
 
 
 def test_bad_parameters_and_inputs_are_user_errors():
