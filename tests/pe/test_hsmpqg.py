@@ -17,13 +17,14 @@ from fanns.tools.verilator import RtlSim
 from fanns.tools.yosys import synthesize
 from tests.tiers import slow_params
 
-CONFIGS = [Hsmpqg(z=12, s=5, key_bits=64), Hsmpqg(z=5, s=1, key_bits=20)]
+CONFIGS = [Hsmpqg(z=6, s=3, key_bits=20), Hsmpqg(z=12, s=5, key_bits=64), Hsmpqg(z=5, s=1, key_bits=20)]
 
 
-# z=12, s=5: two 8-wide sorters with tied-off inputs, their merge and an HPQ over 5 streams; the
-# slow tier adds s=1 (no sorter, a minimum tree)
+# z=6, s=3: two 4-wide sorters with tied-off inputs, their merge and an HPQ over 3 streams (the
+# PE's roads at the smallest size); the slow tier adds the same roads at z=12, s=5 with 64-bit
+# keys, and s=1 (no sorter, a minimum tree)
 @pytest.fixture(
-    scope="module", params=slow_params(CONFIGS, fast={"z12s5k64"}, ids=lambda pe: f"z{pe.z}s{pe.s}k{pe.key_bits}")
+    scope="module", params=slow_params(CONFIGS, fast={"z6s3k20"}, ids=lambda pe: f"z{pe.z}s{pe.s}k{pe.key_bits}")
 )
 def rtl(request, build_root):
     pe = request.param
