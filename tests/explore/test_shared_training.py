@@ -103,10 +103,11 @@ def test_cost_model_drops_the_shared_work():
 
 def test_an_exploration_shares_each_nlists_coarse_quantizer_across_m_and_opq(tmp_path):
     """The grid runs nlist by nlist; every other index of an nlist takes the coarse quantizer of
-    its first plain index, and a plain index of the second m has the bytes it has trained alone."""
+    its first plain index, and a plain index of the second m has the bytes it has trained alone
+    (on a 3,000-vector training sample: what is shared does not depend on its size)."""
     ds = load_dataset("builtin:sift-10k")
     goals = [RecallGoal(10, 0.5)]
-    cfg = ExploreConfig(goals=goals, nlists=[16, 32], ms=[8, 16], max_queries=50, qps_min_seconds=0.0)
+    cfg = ExploreConfig(goals=goals, nlists=[16, 32], ms=[8, 16], train_size=3000, max_queries=50, qps_min_seconds=0.0)
     explorer = IvfPqExplorer(ds, cfg, tmp_path / "both")
     assert explorer.grid()[:4] == [(16, 8, False), (16, 8, True), (16, 16, False), (16, 16, True)]
     assert [explorer.coarse_source(16, m, o) for _, m, o in explorer.grid()[:4]] == [None, *["IVF16,PQ8"] * 3]
@@ -119,7 +120,9 @@ def test_an_exploration_shares_each_nlists_coarse_quantizer_across_m_and_opq(tmp
     ]
     meta = json.loads((tmp_path / "both" / "indexes" / "IVF32_PQ16.meta.json").read_text())
     assert meta["coarse"] == "IVF32,PQ8"
-    alone = ExploreConfig(goals=goals, nlists=[32], ms=[16], opq=(False,), max_queries=50, qps_min_seconds=0.0)
+    alone = ExploreConfig(
+        goals=goals, nlists=[32], ms=[16], opq=(False,), train_size=3000, max_queries=50, qps_min_seconds=0.0
+    )
     IvfPqExplorer(ds, alone, tmp_path / "alone").run()
     name = "indexes/IVF32_PQ16.faissindex"
     assert (tmp_path / "both" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
