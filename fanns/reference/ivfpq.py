@@ -87,16 +87,21 @@ class IvfPqReference:
         `q_host` [nq, d] are host-quantised queries (as for `search_keys_fx`); `cells` [nq, c]
         int lists, per query, c >= 1 cell ids to scan in any order, -1 entries (anywhere) skipped,
         so a query with fewer cells is padded with -1 and a row of -1 returns its seed; `seed_keys`
-        [nq, k] uint64 are the keys kept from the earlier steps (any order; sentinels for none),
-        None meaning all sentinels (the first step). Returns the K smallest keys of the seed and
+        [nq, k] uint64 are the keys kept from the earlier steps, ascending as a step returns them
+        (the hardware merges two sorted lists), sentinels for none, None meaning all sentinels
+        (the first step). Returns the K smallest keys of the seed and
         every code of the scanned cells, ascending: uint64 [nq, k]. Keys are unique, so the last
         step's result equals `search_keys_fx`'s whenever the steps together scan the same cells,
         each once; a cell scanned twice (within a step: refused; across steps: the caller's
         duty) would put duplicate keys in the result.
         """
         q_fx = self.rotate(np.asarray(q_host, dtype=np.int64))
+        cells, best = self.check_step(cells, seed_keys, q_fx.shape[0], k)
+        return self._scan(q_fx, cells, best)
+
+    def check_step(self, cells, seed_keys: np.ndarray | None, nq: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The arguments of `search_keys_cells` checked (ValueError): (cells, seed keys [nq, k])."""
         cells = np.asarray(cells)
-        nq = q_fx.shape[0]
         if cells.ndim != 2 or cells.shape[0] != nq or not np.issubdtype(cells.dtype, np.integer):
             raise ValueError(f"cells must be an int array [nq={nq}, c]; got {cells.dtype} {cells.shape}")
         if cells.size and (cells.min() < -1 or cells.max() >= self.data.nlist):
@@ -110,8 +115,9 @@ class IvfPqReference:
             best = np.asarray(seed_keys, dtype=np.uint64)
             if best.shape != (nq, k):
                 raise ValueError(f"seed_keys must be [nq={nq}, k={k}]; got {best.shape}")
-            best = smallest_keys(best, k)
-        return self._scan(q_fx, cells, best)
+            if np.any(best[:, 1:] < best[:, :-1]):
+                raise ValueError("seed_keys must be ascending per query (as a step returns them)")
+        return cells, best
 
     def _scan(self, q_fx: np.ndarray, cells: np.ndarray, best: np.ndarray) -> np.ndarray:
         """Merge every code of each query's `cells` (-1: none) into its kept top-K `best`."""
