@@ -36,7 +36,7 @@ def test_one_step_of_every_cell_is_the_normal_search_plus_its_extras(case):
     extra = (io_beats + MERGE_PASSES * design.k) / ctx.clock_mhz
     link = host_us(HOST, query + 4 * design.nprobe + 8 * design.k, 8 * design.k) - host_us(HOST, query, 8 * design.k)
     assert np.allclose(lat.full_us - lat.normal_us, extra + link)
-    assert step_latency(ctx, design.stages, probed, design.nprobe, None).normal_us.min() < lat.normal_us.min()
+    assert host_us(None, query, 8 * design.k) == 0  # a board without a host link (Zynq) pays none
 
 
 def test_smaller_steps_give_an_earlier_first_result_only_without_padded_slots(case):
