@@ -92,6 +92,34 @@ void write_results(hls::stream<KeyItem>& in, Beat<BYTES>* mem, uint32_t nq) {
   }
 }
 
+// The S results of each query (ascending). mode 0: SelK's, passed on. mode 1 (step-wise,
+// docs/stepwise.md): merged with the host's S seed keys (ascending, the result layout: the keys
+// an earlier step returned), the S smallest of both, ascending. Keys are unique (the host scans
+// a cell once), so this is the top-S over every cell the query scanned so far.
+template <int S, int BYTES>
+void merge_seeds(hls::stream<KeyItem>& in, const Beat<BYTES>* seeds, hls::stream<KeyItem>& out, uint32_t nq, uint32_t mode) {
+  constexpr int PER_BEAT = BYTES / 8;
+  constexpr int RBEATS = (S + PER_BEAT - 1) / PER_BEAT;
+  for (uint32_t t = 0; t < nq; ++t) {
+    uint64_t a[S], b[S];
+    for (int i = 0; i < S; ++i) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      a[i] = in.read().key;
+    }
+    for (int i = 0; i < S && mode; ++i) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      b[i] = seeds[t * RBEATS + i / PER_BEAT].w[i % PER_BEAT];
+    }
+    int ia = 0, ib = 0;
+    for (int i = 0; i < S; ++i) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      const bool take_a = !mode || a[ia] <= b[ib];  // neither list runs out: S taken from 2S
+      out.write(KeyItem{take_a ? a[ia] : b[ib], i == S - 1});
+      if (take_a) ++ia; else ++ib;
+    }
+  }
+}
+
 // -- width adapters -------------------------------------------------------------------------------
 // One query of D elements from words of WI lanes (any word type with `.e[WI]`) to words of WO.
 template <typename T, int D, int WI, int WO, typename IN>
@@ -165,15 +193,29 @@ void read_opq_matrix(const Beat<BYTES>* mem, hls::stream<MatWord<W>>& out, uint3
 }
 
 // -- Stage SelCells -> BuildLUT, PQDist -----------------------------------------------------------
-// The NPROBE selected cells of each query (keys (dist << 32) | cell, nearest first) to every
-// consumer: out[0] is BuildLUT's dispatcher, out[1..] the PQ-code readers.
-template <int NOUT, int NPROBE>
-void probe_fanout(hls::stream<KeyItem>& in, hls::stream<uint32_t> out[NOUT], uint32_t nq) {
+// A slot of a host cell list that names no cell (step-wise mode, docs/stepwise.md).
+constexpr uint32_t NO_CELL = 0xFFFFFFFFu;
+
+// The NPROBE cells of each query to every consumer: out[0] is BuildLUT's dispatcher, out[1..] the
+// PQ-code readers. mode 0: the cells SelCells selected (keys (dist << 32) | cell, nearest first).
+// mode 1 (step-wise): the host's cell list instead (NPROBE uint32 per query, whole beats), in
+// its order, SelCells' choice being drained; a slot naming no cell (NO_CELL, or any id >= NLIST)
+// becomes an empty list for the readers (NO_CELL) and cell 0 for the dispatcher (a LUT that no
+// code reads), so every stage still sees NPROBE probes per query.
+template <int NOUT, int NPROBE, int NLIST, int BYTES>
+void probe_fanout(hls::stream<KeyItem>& in, const Beat<BYTES>* cells, hls::stream<uint32_t> out[NOUT], uint32_t nq, uint32_t mode) {
+  constexpr int PER_BEAT = BYTES / 4;
+  constexpr int CBEATS = (NPROBE + PER_BEAT - 1) / PER_BEAT;
   for (uint32_t t = 0; t < nq; ++t) {
+    Beat<BYTES> beat = {};
     for (int j = 0; j < NPROBE; ++j) {
       FANNS_PRAGMA(HLS PIPELINE II = 1)
-      const uint32_t cell = uint32_t(in.read().key);
-      for (int o = 0; o < NOUT; ++o) {
+      const uint32_t chosen = uint32_t(in.read().key);
+      if (mode && j % PER_BEAT == 0) beat = cells[t * CBEATS + j / PER_BEAT];
+      const uint32_t given = beat_u32(beat, j % PER_BEAT);
+      const uint32_t cell = !mode ? chosen : given < uint32_t(NLIST) ? given : NO_CELL;
+      out[0].write(cell == NO_CELL ? 0u : cell);
+      for (int o = 1; o < NOUT; ++o) {
         FANNS_PRAGMA(HLS UNROLL)
         out[o].write(cell);
       }
@@ -325,9 +367,10 @@ void read_codes(const Beat<BYTES>* mem, hls::stream<uint32_t>& cells, hls::strea
     uint32_t start[NPROBE], share[NPROBE];
     for (int j = 0; j < NPROBE; ++j) {
       FANNS_PRAGMA(HLS PIPELINE II = 1)
-      const uint32_t word = cells.read() * Pat::TABLE_WORDS;  // word 0: start beat, word 2: share items
+      const uint32_t cell = cells.read();  // NO_CELL: an unused slot of a host cell list, an empty list
+      const uint32_t word = (cell == NO_CELL ? 0u : cell) * Pat::TABLE_WORDS;  // word 0: start beat, word 2: share items
       start[j] = beat_u32(mem[word / WORDS_PER_BEAT], int(word % WORDS_PER_BEAT));
-      share[j] = beat_u32(mem[(word + 2) / WORDS_PER_BEAT], int((word + 2) % WORDS_PER_BEAT));
+      share[j] = cell == NO_CELL ? 0u : beat_u32(mem[(word + 2) / WORDS_PER_BEAT], int((word + 2) % WORDS_PER_BEAT));
     }
     for (int j = 0; j < NPROBE; ++j) {
       for (int q = 0; q < P; ++q) {

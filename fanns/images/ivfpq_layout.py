@@ -23,6 +23,10 @@ PAD_ID = (1 << ID_BITS) - 1
 TABLE_WORDS = 4
 """uint32 words per list-table entry: start_beat, beats, share_items, count."""
 KEY_BYTES = 8
+CELL_BYTES = 4
+"""Bytes of a cell id in a step-wise cell list (docs/stepwise.md)."""
+NO_CELL = 0xFFFFFFFF
+"""A slot of a cell list that names no cell (hls/ivfpq_kernel.h NO_CELL)."""
 ID_KIND, CODE_KIND = 0, 1
 
 
@@ -204,6 +208,33 @@ class IoLayout:
     @property
     def result_beats(self) -> int:
         return ceil_div(self.k * KEY_BYTES, self.port_bits // 8)
+
+    def cell_beats(self, nprobe: int) -> int:
+        """Beats of one query's cell list (step-wise mode): `nprobe` uint32 cell ids."""
+        return ceil_div(nprobe * CELL_BYTES, self.port_bits // 8)
+
+    def pack_cells(self, cells: np.ndarray, nprobe: int) -> bytes:
+        """Cell lists [nq, c <= nprobe] (-1: no cell) as the cell buffer: each row padded with
+        NO_CELL (0xFFFFFFFF, which -1 becomes) to `nprobe` ids, then to whole beats."""
+        cells = np.asarray(cells, dtype=np.int64)
+        nq = cells.shape[0]
+        ids = np.full((nq, self.cell_beats(nprobe) * self.port_bits // 8 // CELL_BYTES), NO_CELL, dtype="<u4")
+        ids[:, : cells.shape[1]] = np.where(cells < 0, NO_CELL, cells)
+        return ids.tobytes()
+
+    def unpack_cells(self, raw: bytes | np.ndarray, nq: int, nprobe: int) -> np.ndarray:
+        """Inverse of `pack_cells`: int64 [nq, nprobe], -1 where a slot names no cell."""
+        stride = self.cell_beats(nprobe) * self.port_bits // 8
+        rows = np.frombuffer(raw, dtype=np.uint8, count=nq * stride).reshape(nq, stride)
+        ids = np.ascontiguousarray(rows[:, : nprobe * CELL_BYTES]).view("<u4").astype(np.int64)
+        return np.where(ids == NO_CELL, -1, ids)
+
+    def pack_results(self, keys: np.ndarray) -> bytes:
+        """Keys uint64 [nq, k] in the result layout (the seed buffer of the step-wise mode)."""
+        keys = np.asarray(keys, dtype="<u8")
+        buf = np.zeros((keys.shape[0], self.result_beats * self.port_bits // 8), dtype=np.uint8)
+        buf[:, : self.k * KEY_BYTES] = keys.view(np.uint8).reshape(keys.shape[0], -1)
+        return buf.tobytes()
 
     def pack_queries(self, q_fx: np.ndarray) -> bytes:
         """Fixed-point queries [nq, d] as the query buffer (sub-vectors padded with zeros)."""

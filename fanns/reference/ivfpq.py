@@ -16,7 +16,8 @@ hardware pipeline:
 
 The result is unique (keys are distinct), so it does not depend on the order in which cells are
 scanned; this model scans cell by cell over all queries that probe the cell, which is what
-makes it fast enough for the explorer's sweeps.
+makes it fast enough for the explorer's sweeps. The same uniqueness makes step-wise search exact
+(`IvfPqReference.search_keys_cells`, docs/stepwise.md): top-K(A u B) = top-K(top-K(A) u B).
 """
 
 from __future__ import annotations
@@ -74,11 +75,59 @@ class IvfPqReference:
     def search_keys_fx(self, q_host: np.ndarray, nprobe: int, k: int) -> np.ndarray:
         """`search_keys` of queries already quantised by the host (what the device receives)."""
         q_fx = self.rotate(np.asarray(q_host, dtype=np.int64))
-        cells = self.probe(q_fx, nprobe)
+        best = np.full((q_fx.shape[0], k), sentinel(self.fmt.pq_key_bits), dtype=np.uint64)
+        return self._scan(q_fx, self.probe(q_fx, nprobe), best)
+
+    def search_keys_cells(
+        self, q_host: np.ndarray, cells: np.ndarray, seed_keys: np.ndarray | None, k: int
+    ) -> np.ndarray:
+        """One step of a step-wise search (docs/stepwise.md): scan the host-given `cells` instead
+        of the IVF stage's choice, starting from the kept top-K `seed_keys`.
+
+        `q_host` [nq, d] are host-quantised queries (as for `search_keys_fx`); `cells` [nq, c]
+        int lists, per query, c >= 1 cell ids to scan in any order, -1 entries (anywhere) skipped,
+        so a query with fewer cells is padded with -1 and a row of -1 returns its seed; `seed_keys`
+        [nq, k] uint64 are the keys kept from the earlier steps, ascending as a step returns them
+        (the hardware merges two sorted lists), sentinels for none, None meaning all sentinels
+        (the first step). Returns the K smallest keys of the seed and
+        every code of the scanned cells, ascending: uint64 [nq, k]. Keys are unique, so the last
+        step's result equals `search_keys_fx`'s whenever the steps together scan the same cells,
+        each once; a cell scanned twice (within a step: refused; across steps: the caller's
+        duty) would put duplicate keys in the result.
+        """
+        q_fx = self.rotate(np.asarray(q_host, dtype=np.int64))
+        cells, best = self.check_step(cells, seed_keys, q_fx.shape[0], k)
+        return self._scan(q_fx, cells, best)
+
+    def check_step(self, cells, seed_keys: np.ndarray | None, nq: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The arguments of `search_keys_cells` checked (ValueError): (cells, seed keys [nq, k])."""
+        cells = np.asarray(cells)
+        if cells.ndim != 2 or cells.shape[0] != nq or not np.issubdtype(cells.dtype, np.integer):
+            raise ValueError(f"cells must be an int array [nq={nq}, c]; got {cells.dtype} {cells.shape}")
+        if cells.size and (cells.min() < -1 or cells.max() >= self.data.nlist):
+            raise ValueError(f"cell ids must lie in [-1, {self.data.nlist}); got {cells.min()}..{cells.max()}")
+        ordered = np.sort(cells, axis=1)
+        if np.any((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)):
+            raise ValueError("a query's cell list names a cell twice")
+        if seed_keys is None:
+            best = np.full((nq, k), sentinel(self.fmt.pq_key_bits), dtype=np.uint64)
+        else:
+            best = np.asarray(seed_keys, dtype=np.uint64)
+            if best.shape != (nq, k):
+                raise ValueError(f"seed_keys must be [nq={nq}, k={k}]; got {best.shape}")
+            if np.any(best[:, 1:] < best[:, :-1]):
+                raise ValueError("seed_keys must be ascending per query (as a step returns them)")
+        return cells, best
+
+    def _scan(self, q_fx: np.ndarray, cells: np.ndarray, best: np.ndarray) -> np.ndarray:
+        """Merge every code of each query's `cells` (-1: none) into its kept top-K `best`."""
+        best = best.copy()
+        k = best.shape[1]
         nq = q_fx.shape[0]
-        best = np.full((nq, k), sentinel(self.fmt.pq_key_bits), dtype=np.uint64)
         query_of = np.repeat(np.arange(nq), cells.shape[1])
-        cell_of = cells.ravel()
+        cell_of = cells.ravel().astype(np.int64)
+        real = cell_of >= 0
+        query_of, cell_of = query_of[real], cell_of[real]
         order = np.argsort(cell_of, kind="stable")
         bounds = np.searchsorted(cell_of[order], np.arange(self.data.nlist + 1))
         for cell in range(self.data.nlist):

@@ -21,7 +21,7 @@ import numpy as np
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.design.ivfpq_stages import Packing, ivf_chunks, selector_pe
 from fanns.index.ivfpq import IvfPqIndexData
-from fanns.numerics import make_keys, sentinel
+from fanns.numerics import make_keys, sentinel, smallest_keys
 from fanns.reference.ivfpq import IvfPqReference
 
 
@@ -77,6 +77,25 @@ class DesignReference:
         """uint64 [nq, k]: the keys the accelerator returns, ascending (run-time nprobe and k at
         most the design's)."""
         return self.search_keys_fx(self.ref.quantize_queries(queries), nprobe, k)
+
+    def search_keys_cells_fx(
+        self, q_host: np.ndarray, cells: np.ndarray, seed_keys: np.ndarray | None, k: int | None = None
+    ) -> np.ndarray:
+        """One step of a step-wise search as the accelerator does it (docs/stepwise.md): SelK over
+        the PQDist streams of the host's `cells` (-1 skipped), then the K smallest of its result
+        and the seed keys. With an exact SelK this is `IvfPqReference.search_keys_cells`; with a
+        cut-short AHPQ the scanned cells' keys are selected approximately, as in a normal search."""
+        k = self.design.k if k is None else k
+        if self.exact_k:
+            return self.ref.search_keys_cells(q_host, cells, seed_keys, k)
+        q_fx = self.ref.rotate(np.asarray(q_host, dtype=np.int64))
+        cells, seeds = self.ref.check_step(cells, seed_keys, q_fx.shape[0], k)
+        out = np.empty((q_fx.shape[0], k), dtype=np.uint64)
+        for i in range(q_fx.shape[0]):
+            real = cells[i][cells[i] >= 0]
+            scanned = self.sel_k.select(self.pq_streams(q_fx[i], real))[:k] if real.size else seeds[i][:0]
+            out[i] = smallest_keys(np.concatenate([scanned, seeds[i]]), k)
+        return out
 
     def search_keys_fx(self, q_host: np.ndarray, nprobe: int | None = None, k: int | None = None) -> np.ndarray:
         """`search_keys` of queries already quantised by the host: the query buffer's contents."""

@@ -3,6 +3,8 @@
 import faiss
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fanns.index.ivfpq_format import choose_format
 from fanns.index.recall import recall_at
@@ -24,8 +26,11 @@ def setup(request):
     return index, data, base, queries, fmt
 
 
-def slow_search(data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, k: int) -> list[int]:
-    """One query, plain Python integers, written from the numerics docstring (not its functions)."""
+def slow_probe_and_keys(
+    data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, all_cells: bool = False
+) -> tuple[list[int], dict]:
+    """One query, plain Python integers, written from the numerics docstring (not its functions):
+    its `nprobe` nearest cells and, for each of them (or every cell), the keys of all its codes."""
     lim = (1 << (fmt.vec_bits - 1)) - 1
 
     def q(v):
@@ -47,8 +52,8 @@ def slow_search(data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, k: int) 
     cells = [cell for _, cell in sorted(ivf)[:nprobe]]
     book = [[q(cw) for cw in sub] for sub in data.codebook]
     lut_max = (1 << fmt.lut_bits) - 1
-    keys = []
-    for cell in cells:
+    keys = {}
+    for cell in range(data.nlist) if all_cells else cells:
         r = [a - b for a, b in zip(x, cents[cell])]
         lut = [
             [
@@ -57,12 +62,22 @@ def slow_search(data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, k: int) 
             ]
             for j in range(fmt.m)
         ]
-        for vid, code in zip(data.list_ids(cell), data.list_codes(cell)):
-            dist = sum(lut[j][int(code[j])] for j in range(fmt.m))
-            keys.append((dist << ID_BITS) | int(vid))
-    keys.sort()
-    keys += [(1 << fmt.pq_key_bits) - 1] * k
-    return keys[:k]
+        keys[cell] = [
+            (sum(lut[j][int(code[j])] for j in range(fmt.m)) << ID_BITS) | int(vid)
+            for vid, code in zip(data.list_ids(cell), data.list_codes(cell))
+        ]
+    return cells, keys
+
+
+def slow_top_k(cell_keys: dict, cells, k: int, key_bits: int) -> list[int]:
+    """The K smallest keys over `cells`, sentinel-padded."""
+    keys = sorted(key for cell in cells for key in cell_keys[cell])
+    return (keys + [(1 << key_bits) - 1] * k)[:k]
+
+
+def slow_search(data, fmt: IvfPqFormat, query: np.ndarray, nprobe: int, k: int) -> list[int]:
+    cells, cell_keys = slow_probe_and_keys(data, fmt, query, nprobe)
+    return slow_top_k(cell_keys, cells, k, fmt.pq_key_bits)
 
 
 def test_matches_slow_loop_bit_exactly(setup):
@@ -148,3 +163,67 @@ def test_squared_distances_equal_the_direct_integer_sum(bits):
         book[:, 0] = -lim
         diff = r[:, :, None, :] - book[None]
         assert np.array_equal(squared_distances(r, book), (diff * diff).sum(-1))
+
+
+STEP_QUERIES = 4
+"""Queries of the step-wise property test (each needs its slow per-cell keys once)."""
+
+
+@pytest.fixture(scope="module")
+def slow_cells(setup):
+    """Per query: the slow loop's probed cells (nprobe 6) and the keys of every cell."""
+    _, data, _, queries, fmt = setup
+    return [slow_probe_and_keys(data, fmt, queries[i], 6, all_cells=True) for i in range(STEP_QUERIES)]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_step_wise_search_is_the_top_k_so_far(setup, slow_cells, data):
+    """Each query's cells (its normal probe, or any distinct cells) split into steps of any size
+    and order, the steps of different queries interleaved in batched calls (a query resumes
+    after others ran, padded with -1 while idle): every interim result is the slow loop's top-K
+    over the cells scanned so far, and the last equals `search_keys_fx` when the cells are the
+    probe's."""
+    _, index_data, _, queries, fmt = setup
+    ref = IvfPqReference(index_data, fmt)
+    k = data.draw(st.sampled_from([1, 5, 40]))
+    probe_own = data.draw(st.booleans())
+    plans = []
+    for i in range(STEP_QUERIES):
+        cells = slow_cells[i][0] if probe_own else data.draw(st.lists(st.integers(0, 15), max_size=9, unique=True))
+        cells = data.draw(st.permutations(cells))
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(cells)), max_size=4)))
+        plans.append([cells[a:b] for a, b in zip([0, *cuts], [*cuts, len(cells)])])
+    q_host = ref.quantize_queries(queries[:STEP_QUERIES])
+    kept = np.full((STEP_QUERIES, k), (1 << fmt.pq_key_bits) - 1, dtype=np.uint64)
+    scanned = [[] for _ in range(STEP_QUERIES)]
+    seed = None if data.draw(st.booleans()) else kept  # the first call: no seeds, or sentinels
+    while any(plans):
+        due = [i for i in range(STEP_QUERIES) if plans[i]]
+        now = data.draw(st.lists(st.sampled_from(due), min_size=1, unique=True))
+        steps = {i: plans[i].pop(0) for i in now}
+        width = max(1, *(len(c) for c in steps.values()))
+        cells = np.full((STEP_QUERIES, width), -1, dtype=np.int64)
+        for i, step in steps.items():
+            pads = data.draw(
+                st.lists(st.integers(0, width - 1), min_size=width - len(step), max_size=width - len(step), unique=True)
+            )
+            cells[i, [j for j in range(width) if j not in pads]] = step
+            scanned[i] += step
+        got = ref.search_keys_cells(q_host, cells, seed, k)
+        for i in range(STEP_QUERIES):
+            assert got[i].tolist() == slow_top_k(slow_cells[i][1], scanned[i], k, fmt.pq_key_bits), (i, scanned[i])
+        kept = seed = got
+    if probe_own:
+        assert np.array_equal(kept, ref.search_keys_fx(q_host, 6, k))
+
+
+def test_step_wise_search_refuses_bad_cell_lists(setup):
+    _, data, _, queries, fmt = setup
+    ref = IvfPqReference(data, fmt)
+    q_host = ref.quantize_queries(queries[:2])
+    for cells in ([[0, 0], [1, -1]], [[0, 16], [1, 2]], [[0, -2], [1, 2]], [[0, 1]]):
+        with pytest.raises(ValueError):
+            ref.search_keys_cells(q_host, np.array(cells), None, 5)
+    with pytest.raises(ValueError):
+        ref.search_keys_cells(q_host, np.array([[0], [1]]), np.zeros((2, 4), dtype=np.uint64), 5)

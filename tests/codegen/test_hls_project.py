@@ -137,17 +137,19 @@ def test_connectivity_and_kernel_arguments_agree(name):
     count = {("HBM" if g.kind == "hbm" else "DDR"): g.count for g in board.memory}
     assert all(ch < count[kind] for kind, ch in bank.values())
     where = {(c.use, c.channel) for c in design.memory}
-    assert ("io", bank["queries"][1]) in where and bank["queries"] == bank["results"]
+    assert ("io", bank["queries"][1]) in where and bank["queries"] == bank["results"] == bank["cells"] == bank["seeds"]
     for img in images.images:
         assert bank[img.name][1] == img.channel
         assert (img.use, img.channel) in where or (img.use == "rom" and bank[img.name] == bank["queries"])
     assert f"platform={board.platform}" in cfg and f"freqHz={int(design.clock_mhz * 1e6)}:fanns_ivfpq_1" in cfg
-    # the XRT host passes exactly these buffers, in this order, and nq, load (index load, then searches)
+    # the XRT host passes exactly these buffers, in this order (the query buffer standing in for the
+    # step-wise mode's cells and seeds), and nq, load (index load, then searches), mode 0
     calls = [c.split(", ") for c in re.findall(r"= krnl\((.*)\);", files["src/host.cpp"].decode())]
-    assert [c[-1] for c in calls] == ["1u", "0u"]
+    assert [c[-2] for c in calls] == ["1u", "0u"] and all(c[-1] == "0u" for c in calls)
+    assert args[-2:] == ["cells", "seeds"]
     for call in calls:
-        assert len(call) == len(args) + 2 and call[:2] == ["query_bo", "result_bo"]
-        assert call[2:-2] == [f"images[{i}]" for i in range(len(args) - 2)]
+        assert len(call) == len(args) + 3 and call[:2] == ["query_bo", "result_bo"]
+        assert call[2:-5] == [f"images[{i}]" for i in range(len(args) - 4)] and call[-5:-3] == ["query_bo"] * 2
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))

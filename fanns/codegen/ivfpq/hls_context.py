@@ -20,8 +20,14 @@ from fanns.errors import FannsError
 from fanns.images.ivfpq import MemoryImages, elem_bytes, ivf_stream_layouts, pq_layouts
 
 KERNEL = "fanns_ivfpq"
-SCALARS = {"nq": "queries of the run", "load": "1: copy the ROM images on chip first"}
-"""The kernel's s_axilite scalar arguments, in order after the pointers (`fanns_ivfpq(..., nq, load)`)."""
+SCALARS = {
+    "nq": "queries of the run",
+    "load": "1: copy the ROM images on chip first",
+    "mode": "0: normal search; 1: step-wise (cells from `cells`, top-K seeded from `seeds`; docs/stepwise.md)",
+}
+"""The kernel's s_axilite scalar arguments, in order after the pointers (`fanns_ivfpq(..., nq, load, mode)`)."""
+STEPWISE_ARGS = ("cells", "seeds")
+"""The step-wise mode's host buffers, the last pointer arguments (after the images)."""
 BASE_HEADERS = ("ivfpq_kernel.h", "ivf_dist.h", "opq.h")
 
 
@@ -108,6 +114,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         includes=includes,
         query_beats=images.io.query_beats,
         result_beats=images.io.result_beats,
+        cell_beats=images.io.cell_beats(nprobe),
     )
 
     # -- kernel arguments: host I/O, then the images in manifest order -------------------------
@@ -133,6 +140,21 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         }[img.use]
         beat = "PqBeat" if img.use == "pq_codes" else "IoBeat"
         ctx.args.append(KernelArg(img.name, beat, True, img.memory, img.channel, why, img.name, img.use))
+    ctx.args.append(
+        KernelArg(
+            "cells",
+            "IoBeat",
+            True,
+            io_mem,
+            io_ch,
+            "step-wise cell lists in: nprobe uint32 cell ids per query, whole beats",
+        )
+    )
+    ctx.args.append(
+        KernelArg(
+            "seeds", "IoBeat", True, io_mem, io_ch, "step-wise seed keys in: K keys per query, the results' layout"
+        )
+    )
     seen = {}
     for a in ctx.args:
         if a.channel >= _channels_of(board, a.memory):
@@ -306,6 +328,14 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     )
     ctx.fifos.append(
         Fifo("sel_k_out", "KeyItem", _fifo_depth(design, 2 * k), "the K results of a query, ascending; two queries")
+    )
+    ctx.fifos.append(
+        Fifo(
+            "merged_out",
+            "KeyItem",
+            _fifo_depth(design, 2 * k),
+            "the K results after the seed merge (mode 1; mode 0: SelK's), ascending; two queries",
+        )
     )
     v.update(
         ivf=ivf,

@@ -6,6 +6,12 @@ buffer addresses and runs the index load; `search(queries, k)` quantises the que
 and per batch writes the query buffer, programs `nq` (and nprobe, k where the device has them),
 starts the device, waits for done, checks the status and reads the result keys back.
 
+Step-wise search (docs/stepwise.md; the HLS kernel's `mode` register, not the RTL core yet):
+`search_steps(queries, steps)` yields the top-k over the cells scanned so far after each step of
+host-given cells, so the caller can stop early; `search_step_keys` is one step on keys the caller
+keeps (to interleave the steps of different queries). The kept state is the K result keys, on the
+host: each step sends them back to the device as its seed keys.
+
 Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
 ``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
 dataset's units — squared L2 between the (normalised, for angular data) query and the vector's
@@ -17,6 +23,7 @@ the sentinel key: id -1 and distance +inf, as faiss does.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -26,7 +33,7 @@ from fanns.driver.ivfpq.project import Project
 from fanns.errors import FannsError
 from fanns.index.ivfpq import host_vectors
 from fanns.index.ivfpq_format import check_query_range
-from fanns.numerics import ID_BITS, split_keys
+from fanns.numerics import ID_BITS, sentinel, split_keys
 from fanns.reference.ivfpq import host_queries
 
 GRAPH_PARAMS = ("mg", "mc", "ef")
@@ -128,8 +135,8 @@ class Accelerator:
         words = {off: self.backend.read_register(off) for off in self.iface.read_words(name)}
         return self.iface.decode(words, name)
 
-    def _run(self, nq: int, load: bool) -> None:
-        for name, value in self.iface.run_values(nq, self.nprobe, self.k, load).items():
+    def _run(self, nq: int, load: bool, mode: int = 0) -> None:
+        for name, value in self.iface.run_values(nq, self.nprobe, self.k, load, mode).items():
             self._write(name, value)
         ctrl = self.iface.control_offset
         if self.iface.clear_word is not None:
@@ -212,6 +219,111 @@ class Accelerator:
             self.k = saved
         self._calls.append((q_host.shape[0], time.perf_counter() - start))
         return out
+
+    # -- step-wise search (docs/stepwise.md) ------------------------------------------------------
+    def _check_stepwise(self) -> None:
+        if not self.iface.stepwise:
+            what = "the RTL core" if self.iface.kind == "rtl" else "this HLS kernel (generated before the mode)"
+            raise FannsError(
+                f"{self.backend.name}: {what} has no step-wise mode (cell lists from the host, seed keys)",
+                hint="generate the HLS project (`fanns generate-hls`), whose kernel has it; docs/stepwise.md",
+            )
+
+    def _check_cells(self, cells, nq: int, scanned: np.ndarray | None) -> np.ndarray:
+        """One step's cell lists as int64 [nq, c] (-1: none), or a clear error; marks them in
+        `scanned` [nq, nlist] (a cell scanned twice for a query would repeat its keys)."""
+        if not isinstance(cells, np.ndarray) and any(np.ndim(row) != 1 for row in cells):
+            raise FannsError("a step's cells must be one list of cell ids per query")
+        if not isinstance(cells, np.ndarray):  # per-query lists of any lengths: pad with -1
+            width = max((len(row) for row in cells), default=0)
+            cells = np.array([list(row) + [-1] * (width - len(row)) for row in cells], dtype=np.int64).reshape(
+                -1, width
+            )
+        if cells.ndim != 2 or cells.shape[0] != nq or cells.dtype.kind not in "iu":
+            raise FannsError(
+                f"a step's cells of shape {cells.shape} ({cells.dtype}): expected integers [nq = {nq}, c]",
+                hint="one row of cell ids per query, padded with -1",
+            )
+        nlist = self.project.design.index.nlist
+        cells = cells.astype(np.int64)
+        if cells.size and (cells.min() < -1 or cells.max() >= nlist):
+            raise FannsError(
+                f"cell ids {cells.min()}..{cells.max()}: the index has cells 0..{nlist - 1} (-1 pads a row)"
+            )
+        rows, cols = np.nonzero(cells >= 0)
+        mark = np.zeros((nq, nlist), dtype=np.int64) if scanned is None else scanned.astype(np.int64)
+        np.add.at(mark, (rows, cells[rows, cols]), 1)
+        if (mark > 1).any():
+            q, cell = np.argwhere(mark > 1)[0]
+            raise FannsError(
+                f"query {q} scans cell {cell} twice (within a step or across its steps)",
+                hint="each cell of a query is scanned once: its keys are in the kept top-K already",
+            )
+        if scanned is not None:
+            scanned |= mark > 0
+        return cells
+
+    def _step_keys(self, q_host: np.ndarray, cells: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+        """Runs of mode 1: the device's cell lists hold nprobe slots, so a wider step is several
+        runs, each seeded by the one before; batches of the I/O buffers' size."""
+        io, nprobe = self.project.io, self.project.nprobe
+        stride = io.result_beats * io.port_bits // 8
+        keys = seeds.copy()
+        for at in range(0, max(cells.shape[1], 1), nprobe):
+            part_cells = cells[:, at : at + nprobe]
+            for first in range(0, q_host.shape[0], self.batch):
+                rows = slice(first, first + self.batch)
+                nq = q_host[rows].shape[0]
+                self.backend.write_buffer(self.buffers["queries"], io.pack_queries(q_host[rows]))
+                self.backend.write_buffer(self.buffers["cells"], io.pack_cells(part_cells[rows], nprobe))
+                self.backend.write_buffer(self.buffers["seeds"], io.pack_results(keys[rows]))
+                self._run(nq, load=False, mode=1)
+                raw = self.backend.read_buffer(self.buffers["results"], nq * stride)
+                keys[rows] = io.unpack_results(raw, nq)
+        return keys
+
+    def search_step_keys(self, queries, cells, seed_keys: np.ndarray | None = None) -> np.ndarray:
+        """One step: the K smallest keys uint64 [nq, K] of `seed_keys` (the K keys an earlier step
+        returned for each query, ascending; None: the first step) and of every code in the
+        queries' `cells` ([nq, c] ids, -1 padding, or per-query lists). The caller keeps the keys
+        and scans each cell of a query once (not checked across calls: see `search_steps`)."""
+        self._check_stepwise()
+        q = self.check_queries(queries)
+        return self._step(q, self._check_cells(cells, q.shape[0], None), seed_keys)
+
+    def _step(self, q: np.ndarray, cells: np.ndarray, seed_keys: np.ndarray | None) -> np.ndarray:
+        fill = sentinel(self.project.format.pq_key_bits)
+        seeds = np.full((q.shape[0], self.project.k), fill, dtype=np.uint64)
+        if seed_keys is not None:
+            seeds = np.asarray(seed_keys)
+            if seeds.shape != (q.shape[0], self.project.k) or seeds.dtype != np.uint64:
+                raise FannsError(
+                    f"seed keys of shape {seeds.shape} ({seeds.dtype}): "
+                    f"expected uint64 [{q.shape[0]}, {self.project.k}]",
+                    hint="pass back the keys an earlier step returned",
+                )
+            if (seeds[:, 1:] < seeds[:, :-1]).any():
+                raise FannsError("seed keys must be ascending per query", hint="pass back a step's keys unchanged")
+        if not self.loaded:
+            self.load()
+        start = time.perf_counter()
+        keys = self._step_keys(host_queries(self.project.format, self.project.metric, q), cells, seeds)
+        self._calls.append((q.shape[0], time.perf_counter() - start))
+        return keys
+
+    def search_steps(self, queries, steps: Iterable, k: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Step-wise search: for each step of `steps` (cell lists as `search_step_keys` takes
+        them, taken one at a time, so a step may be chosen after the last result), yields
+        (ids int64 [nq, k], distances float32 [nq, k]): the k nearest over every cell scanned so
+        far. Early stop: stop iterating. A cell scanned twice for a query is refused."""
+        self._check_stepwise()
+        q = self.check_queries(queries)
+        k = self.k if k is None else self._int("k", k, self.project.k)
+        scanned = np.zeros((q.shape[0], self.project.design.index.nlist), dtype=bool)
+        keys = None
+        for cells in steps:
+            keys = self._step(q, self._check_cells(cells, q.shape[0], scanned), keys)
+            yield keys_to_results(keys[:, :k], self.project.format)
 
     def search(self, queries, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids int64 [nq, k], distances float32 [nq, k]) of float queries [nq, d]; k defaults to

@@ -31,14 +31,16 @@ class CsimBackend(RegisterDevice):
         super().attach(project, iface)
         lib = ctypes.CDLL(str(build_library(project.path, self.build_dir, self.threads)))
         lib.fanns_csim_call.restype = ctypes.c_int
-        lib.fanns_csim_call.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32, ctypes.c_uint32]
+        lib.fanns_csim_call.argtypes = [ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint32] * (
+            3 if iface.stepwise else 2
+        )
         lib.fanns_csim_error.restype = ctypes.c_char_p
         self.lib = lib
         self.args = [a["name"] for a in project.record["args"]]
 
     def execute(self) -> None:
-        nq, load = self.decode("nq"), self.decode("load")
+        scalars = [self.decode(n) for n in ("nq", "load", "mode")[: 3 if self.iface.stepwise else 2]]
         arrays = [self.at(name) for name in self.args]
         ptrs = (ctypes.c_void_p * len(arrays))(*(a.ctypes.data for a in arrays))
-        if self.lib.fanns_csim_call(ptrs, nq, load):
+        if self.lib.fanns_csim_call(ptrs, *scalars):
             raise RuntimeError(f"C simulation of {self.project.path} failed: {self.lib.fanns_csim_error().decode()}")

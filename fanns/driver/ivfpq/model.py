@@ -6,7 +6,9 @@ index from the device memory the address registers point to (the ROM and PQ-code
 with the packer's own layouts), and every run reads its queries from the query buffer and writes
 the result keys of `fanns.reference.ivfpq_streams.DesignReference` into the result buffer, in the
 layouts of `IoLayout`. For an RTL project it also checks the run-time parameters as the core
-does (a refused run sets `status.bad_params`).
+does (a refused run sets `status.bad_params`). A step-wise run (the HLS kernel's mode 1,
+docs/stepwise.md) reads the cell lists and seed keys from their buffers and writes
+`DesignReference.search_keys_cells_fx`'s keys.
 """
 
 from __future__ import annotations
@@ -99,6 +101,11 @@ class ModelBackend(RegisterDevice):
         beat = io.port_bits // 8
         q_stride, r_stride = io.query_beats * beat, io.result_beats * beat
         q_fx = io.unpack_queries(self.at("queries")[: nq * q_stride].tobytes(), nq)
-        keys = self.reference.search_keys_fx(q_fx, nprobe, k).astype("<u8")
+        if iface.stepwise and self.decode("mode"):  # the kernel: any non-zero mode is step-wise
+            cells = io.unpack_cells(self.at("cells"), nq, nprobe)
+            seeds = io.unpack_results(self.at("seeds").tobytes(), nq)
+            keys = self.reference.search_keys_cells_fx(q_fx, cells, seeds, k).astype("<u8")
+        else:
+            keys = self.reference.search_keys_fx(q_fx, nprobe, k).astype("<u8")
         out = self.at("results")[: nq * r_stride].reshape(nq, r_stride)
         out[:, : 8 * k] = keys.view(np.uint8).reshape(nq, 8 * k)

@@ -13,7 +13,8 @@ project (`fanns.driver.ivfpq.project.Project`) into
   every argument from 0x10: a 64-bit pointer takes two data words and a reserved word, a 32-bit
   scalar one data word and a reserved word);
 * the **register values** of a run: buffer addresses, `nq`, and the run-time parameters the
-  device has (the RTL core: `nprobe` and `k`; the HLS kernel: `load`), encoded into 32-bit word
+  device has (the RTL core: `nprobe` and `k`; the HLS kernel: `load` and, where it has the
+  step-wise mode of docs/stepwise.md, `mode`), encoded into 32-bit word
   writes by the register map, plus the control-word protocol (clear done, start, poll done).
 
 Backends only execute: allocate a buffer in a bank, write/read a buffer, write/read a register
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fanns.arch.ivfpq.hw import IMAGE_REGISTERS
-from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS
+from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS, STEPWISE_ARGS
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
 from fanns.errors import FannsError
@@ -63,8 +64,10 @@ def align(n: int) -> int:
 
 
 def hls_regmap(arg_names: list[str]) -> RegMap:
-    """The Vitis HLS `s_axilite` register map of the kernel `fanns_ivfpq(args..., nq, load)`."""
-    return vitis_hls_regmap(KERNEL, arg_names, list(SCALARS.items()))
+    """The Vitis HLS `s_axilite` register map of the kernel `fanns_ivfpq(args..., nq, load, mode)`
+    (a kernel generated before the step-wise mode: no cells, seeds or mode)."""
+    stepwise = set(STEPWISE_ARGS) <= set(arg_names)
+    return vitis_hls_regmap(KERNEL, arg_names, [(n, why) for n, why in SCALARS.items() if stepwise or n != "mode"])
 
 
 class Interface:
@@ -86,6 +89,12 @@ class Interface:
     def runtime_nprobe(self) -> bool:
         """Whether nprobe is a run-time register (RTL) or fixed in the kernel (HLS)."""
         return self.kind == "rtl"
+
+    @property
+    def stepwise(self) -> bool:
+        """Whether the device has the step-wise mode (docs/stepwise.md): the HLS kernel's `mode`
+        register with its cells and seeds buffers; the RTL core has no such mode yet."""
+        return self.kind == "hls" and self._has("mode")
 
     @property
     def cycle_registers(self) -> tuple[str, ...]:
@@ -145,22 +154,27 @@ class Interface:
         return [Buffer(img.name, self.banks[img.name], img.nbytes, img.name) for img in self.project.images.images]
 
     def io_buffers(self, batch: int) -> list[Buffer]:
-        """The query and result buffers of `batch` queries (layouts of `IoLayout`)."""
+        """The query and result buffers of `batch` queries (layouts of `IoLayout`), and where the
+        device has the step-wise mode its cell-list and seed-key buffers."""
         io, beat = self.project.io, self.project.io.port_bits // 8
-        return [
+        out = [
             Buffer("queries", self.banks["queries"], batch * io.query_beats * beat),
             Buffer("results", self.banks["results"], batch * io.result_beats * beat),
         ]
+        if self.stepwise:
+            out += [
+                Buffer("cells", self.banks["cells"], batch * io.cell_beats(self.project.nprobe) * beat),
+                Buffer("seeds", self.banks["seeds"], batch * io.result_beats * beat),
+            ]
+        return out
 
     def max_batch(self) -> int:
         """The most queries one run's I/O buffers can hold: the I/O bank's capacity left by the
         images placed there, and the 32-bit `nq` register."""
-        io = self.project.io
         bank = self.banks["queries"]
         used = sum(b.alloc_bytes for b in self.image_buffers() if b.bank == bank)
-        beat = io.port_bits // 8
-        per_query = (io.query_beats + io.result_beats) * beat
-        room = self.bank_capacity(bank) - used - 2 * PAGE
+        per_query = sum(b.nbytes for b in self.io_buffers(1) if b.bank == bank)
+        room = self.bank_capacity(bank) - used - len(self.io_buffers(1)) * PAGE
         return max(0, min(room // per_query, (1 << 32) - 1))
 
     # -- registers -------------------------------------------------------------------------------
@@ -175,12 +189,12 @@ class Interface:
                 return f"{prefix}{buffer.rsplit('_', 1)[1]}_addr"
         return IMAGE_REGISTERS[buffer]
 
-    def run_values(self, nq: int, nprobe: int, k: int, load: bool) -> dict[str, int]:
+    def run_values(self, nq: int, nprobe: int, k: int, load: bool, mode: int = 0) -> dict[str, int]:
         """The parameter registers of one run (addresses are written at `load()`, and the I/O
-        buffers' before every run)."""
+        buffers' before every run); `mode` 1: a step-wise run (only where `stepwise`)."""
         if self.kind == "rtl":
             return {"nq": nq, "nprobe": nprobe, "k": k}  # the core loads the index at its first run
-        return {"nq": nq, "load": int(load)}
+        return {"nq": nq, "load": int(load)} | ({"mode": mode} if self.stepwise else {})
 
     def encode(self, name: str, value: int) -> list[tuple[int, int]]:
         """(byte offset, 32-bit word) writes that set register `name` to `value`."""

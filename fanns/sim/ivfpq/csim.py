@@ -19,7 +19,7 @@ import numpy as np
 from fanns.codegen.project_files import PROJECT_FILE, read_record
 from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout
-from fanns.numerics import IvfPqFormat, split_keys
+from fanns.numerics import IvfPqFormat, sentinel, split_keys
 from fanns.reference.ivfpq import host_queries
 from fanns.sim.csim import build_library
 from fanns.tools.verilator import DesignStuck
@@ -40,6 +40,7 @@ class HlsCsim:
         self.format = IvfPqFormat.from_dict(record["format"])
         self.metric = record["metric"]
         self.k = int(record["k"])
+        self.nprobe = int(record["nprobe"])
         lib = ctypes.CDLL(str(build_library(self.project, build_dir, threads)))
         lib.fanns_csim_open.restype = ctypes.c_void_p
         lib.fanns_csim_open.argtypes = [ctypes.c_char_p]
@@ -47,6 +48,12 @@ class HlsCsim:
         lib.fanns_csim_search.restype = ctypes.c_int
         lib.fanns_csim_search.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p]
         lib.fanns_csim_close.argtypes = [ctypes.c_void_p]
+        self._stepwise = hasattr(lib, "fanns_csim_search_cells")  # projects generated before the mode lack it
+        if self._stepwise:
+            lib.fanns_csim_search_cells.restype = ctypes.c_int
+            lib.fanns_csim_search_cells.argtypes = (
+                [ctypes.c_void_p] + [ctypes.c_char_p] * 3 + [ctypes.c_uint32, ctypes.c_void_p]
+            )
         for name in ("fanns_csim_query_bytes", "fanns_csim_result_bytes", "fanns_csim_k"):
             getattr(lib, name).restype = ctypes.c_uint32
         if (lib.fanns_csim_query_bytes(), lib.fanns_csim_result_bytes(), lib.fanns_csim_k()) != (
@@ -73,6 +80,29 @@ class HlsCsim:
             return np.zeros((0, self.k), dtype=np.uint64)
         out = ctypes.create_string_buffer(nq * self.io.result_beats * self.io.port_bits // 8)
         if self._lib.fanns_csim_search(self._handle, self.io.pack_queries(q_fx), nq, out):
+            raise RuntimeError(f"C simulation of {self.project} failed: {self._lib.fanns_csim_error().decode()}")
+        return self.io.unpack_results(out.raw, nq)
+
+    def search_keys_cells_fx(self, q_fx: np.ndarray, cells: np.ndarray, seeds: np.ndarray | None) -> np.ndarray:
+        """One step of a step-wise search (mode 1, docs/stepwise.md): host-quantised queries
+        [nq, d], cell lists [nq, c <= nprobe] (-1: no cell), seed keys uint64 [nq, K] ascending
+        (None: sentinels) -> result keys [nq, K], as `IvfPqReference.search_keys_cells`."""
+        if not self._stepwise:
+            raise FannsError(
+                f"{self.project}: the kernel has no step-wise mode (generated before it existed)",
+                hint="regenerate the project",
+            )
+        q_fx, cells = np.asarray(q_fx), np.asarray(cells)
+        nq = int(q_fx.shape[0])
+        if cells.ndim != 2 or cells.shape[0] != nq or cells.shape[1] > self.nprobe:
+            raise ValueError(f"cells must be [nq={nq}, c <= nprobe={self.nprobe}]; got {cells.shape}")
+        if nq == 0:
+            return np.zeros((0, self.k), dtype=np.uint64)
+        if seeds is None:
+            seeds = np.full((nq, self.k), sentinel(self.format.pq_key_bits), dtype=np.uint64)
+        out = ctypes.create_string_buffer(nq * self.io.result_beats * self.io.port_bits // 8)
+        packed = (self.io.pack_queries(q_fx), self.io.pack_cells(cells, self.nprobe), self.io.pack_results(seeds))
+        if self._lib.fanns_csim_search_cells(self._handle, *packed, nq, out):
             raise RuntimeError(f"C simulation of {self.project} failed: {self._lib.fanns_csim_error().decode()}")
         return self.io.unpack_results(out.raw, nq)
 
