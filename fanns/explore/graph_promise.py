@@ -17,7 +17,8 @@ sample size (`GraphPoint.recall_sd`, `GraphPoint.queries`), from which the bound
 Where no design is promised, `GraphPromise.reason` says why, in `holdout.REASONS`' words: the
 best recall that fits is below the goal ("below") or within the build spread of it ("training");
 the held-out queries stay below where the bound passes ("held-out"); or the query sample is too
-small to tell ("queries", with the number of queries that would, `holdout.queries_needed`).
+small to tell ("queries", with the number of queries that would, planned as
+`holdout.queries_needed` plans it).
 `tests/explore/test_graph_promise.py` draws thousands of query samples from a real graph's
 per-query recalls and checks that the promised design's true recall is below the goal at most
 1 - `PROMISE_LEVEL` of the time.
@@ -25,6 +26,7 @@ per-query recalls and checks that the promised design's true recall is below the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -39,7 +41,6 @@ from fanns.index.holdout import (
     REASONS,
     TOLERANCE,
     lower_bound,
-    queries_needed,
     widened,
 )
 from fanns.index.recall import hits
@@ -168,12 +169,25 @@ class GraphPromise:
                 self.queries_needed, self.at = min(needs, key=lambda t: t[0])
 
     def _more(self, mean: float, sd: float, n: int) -> int | None:
-        """Queries (selection and held-out together) that would put the bound at the goal, from
-        the sample widened as the bound widens it, else from the plain one."""
+        """Queries (selection and held-out together) whose selection part would put the bound
+        (`bound_of`) at the goal, planned from the sample widened as the bound widens it (from a
+        few queries that all hit, the plain mean and spread, 1 and 0, would ask for far too few),
+        else from the plain one; None where no sample would (the build spread alone is wider
+        than the recall's distance from the goal)."""
+        goal = self.goal - TOLERANCE
         for m, s in (widened(mean, sd, n)[:2], (mean, sd)):
-            need = queries_needed(float(m), float(s), self.goal, float(build_sd(m, self.scale)))
-            if need is not None:
-                return need
+            m, s = float(m), float(s)
+            if m - PROMISE_Z * float(build_sd(m, self.scale)) < goal:
+                continue
+            lo, hi = 1, 2
+            while bound_of(m, s, hi, self.scale) < goal:
+                lo, hi = hi, hi * 2
+                if hi > 1 << 40:
+                    return None
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if bound_of(m, s, mid, self.scale) >= goal else (mid, hi)
+            return math.ceil(hi / (1 - HOLDOUT_FRACTION))
         return None
 
     def text(self, goal: str, space: GraphSpace) -> str:
