@@ -59,7 +59,10 @@ varied. Standard deviation of R@10 over the 8 builds: 0.0615 at l 16 (mean 0.894
 0.178, 0.122, 0.107, and the largest is taken. A constant (as `holdout.TRAINING_SD` is for
 IVF-PQ) would not do: the spread falls fivefold from recall 0.9 to 0.99, and the value at 0.9
 (about 0.06) would bar every goal above 0.88. One build in eight (another entry point) lost 0.08
-at l 32: the spread is real, not a rounding of the measurement."""
+at l 32: the spread is real, not a rounding of the measurement. NSG of degree 64 on the same set
+and orders (benchmarks/results/graph_training_sd_nsg.json) spreads 0.035-0.067 at recalls
+0.43-0.67 (the clustered built-in sets cap NSG's recall, docs/graph_architecture.md): 0.074-0.104
+x sqrt(1 - recall), inside the HNSW scale, so one scale serves both kinds."""
 
 
 def build_sd(recall, scale: float = BUILD_SD_SCALE) -> np.ndarray:
