@@ -1,9 +1,10 @@
 """The graph design for one (board, recall goal), as `fanns generate --graph`, `fanns dse --graph`
 and the sweep report choose it: the graph DSE (`fanns.model.graph.dse.explore_graph`) at the
 board's clock, run again at the chosen design's RTL timing estimate when that is lower
-(`choose_graph_design`); for generate and the sweep on a seeded selection part of the queries,
-with the chosen design's recall measured on the held-out rest (`design_for_goal`). One place, so
-the report shows the design the generator builds."""
+(`choose_graph_design`), on a seeded selection part of the queries, with the recall promise of
+`fanns.explore.graph_promise` (the selection queries' lower confidence bound and the held-out
+rest must both reach the goal) and the chosen design's held-out recall with its interval
+(`design_for_goal`). One place, so the report shows the design the generator builds."""
 
 from __future__ import annotations
 
@@ -14,17 +15,14 @@ import numpy as np
 
 from fanns.boards import Board, Clock
 from fanns.datasets.dataset import Dataset
-from fanns.design.graph import GraphDesign
 from fanns.errors import FannsError
+from fanns.explore.graph_promise import GraphPromise, held_out_search, traversal_key
 from fanns.index.goals import RecallGoal
 from fanns.index.graph import GraphImage
-from fanns.index.holdout import bootstrap_interval, split_queries
-from fanns.index.recall import hits
+from fanns.index.holdout import PROMISE_LEVEL, bootstrap_interval, split_queries
 from fanns.model.graph.dse import GraphDseResult, GraphPoint, GraphSpace, explore_graph
-from fanns.model.graph.fast import search_batch
 from fanns.model.graph.timing import graph_design_timing
 from fanns.model.timing import DesignTiming, resolve_clock
-from fanns.reference.graph import traversal_config
 
 
 @dataclass(frozen=True)
@@ -35,6 +33,7 @@ class ChosenGraphDesign:
     clock: Clock
     estimate: DesignTiming | None  # the chosen design's RTL timing estimate (None: nothing fits)
     space: GraphSpace
+    promise: GraphPromise
 
     def record(self, kind: str, goal: RecallGoal, objective: str, board: Board, queries: int) -> dict:
         """dse.json: the inputs, the clock and every evaluated design."""
@@ -47,15 +46,24 @@ class ChosenGraphDesign:
             "queries": queries,
             "clock": self.clock.to_dict(),
             "rtl_timing": None if self.estimate is None else self.estimate.to_dict(),
+            "promise": self.promise.record(),
             **self.result.to_dict(),
         }
 
     def no_fit(self, board: Board, goal: RecallGoal, details: Path | None = None) -> FannsError:
-        """The error when no evaluated design fits and reaches the goal (`details`: the dse.json written)."""
-        best_recall = max((p.recall for p in self.result.points if p.fits), default=0.0)
+        """The error when no evaluated design fits and is promised the goal, with the reason
+        (`GraphPromise.text`; `details`: the dse.json written)."""
+        why = self.promise.text(goal.text, self.space)
+        fix = {
+            "resources": "try another board or a larger --util",
+            "below": "try a lower goal, a larger --max-degree or more vector bits (--vec-bits)",
+            "training": "try a lower goal, a larger --max-degree or more vector bits (--vec-bits)",
+            "queries": "use more queries (--queries, up to the dataset's) or a lower goal",
+            "held-out": "use more queries (--queries), another --seed, or a lower goal",
+        }[self.promise.reason or "below"]
         return FannsError(
-            f"no graph design on {board.name} reaches {goal.text} (best recall that fits: {best_recall:.4f})",
-            hint=("" if details is None else f"details in {details}; ") + "try a lower goal or another board",
+            f"no graph design on {board.name} can be promised {goal.text}: {why}",
+            hint=("" if details is None else f"details in {details}; ") + fix,
         )
 
 
@@ -75,13 +83,18 @@ def choose_graph_design(
     given: Clock | None,
     util: float,
     space: GraphSpace | None = None,
+    held: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ChosenGraphDesign:
-    """The graph DSE on these queries at the board's clock (or `given`), run again at the chosen
-    design's RTL timing estimate when that is below the clock (`fanns.model.timing.resolve_clock`);
-    shared by `fanns dse --graph` and `fanns generate --graph`."""
+    """The graph DSE on these (selection) queries at the board's clock (or `given`), run again at
+    the chosen design's RTL timing estimate when that is below the clock
+    (`fanns.model.timing.resolve_clock`), choosing the best design the recall promise takes
+    (`fanns.explore.graph_promise`) with the held-out queries and their ground truth `held`
+    (None: the selection bound alone decides — the design fuzz, which checks hardware, not recall)."""
     space = space or GraphSpace(k=goal.k)
     clock, estimate = given or board.clock, None
+    promise = GraphPromise(goal.target, None if held is None else held_out_search(graph, *held, space))
     for _ in range(2):  # again at the RTL estimate when the chosen design's is below the board's clock
+        promise.restart()
         result = explore_graph(
             graph,
             queries_fx,
@@ -92,13 +105,16 @@ def choose_graph_design(
             clock_mhz=clock.mhz,
             util=util,
             space=space,
+            accept=promise.accept,
         )
         estimate = graph_design_timing(result.design, board.family) if result.design is not None else None
         wanted = resolve_clock(board.clock, given, estimate)
         if wanted.mhz >= clock.mhz:
             break
         clock = wanted
-    return ChosenGraphDesign(result, clock, estimate, space)
+    if result.best is None:
+        promise.settle(result.points)
+    return ChosenGraphDesign(result, clock, estimate, space, promise)
 
 
 def point_text(b: GraphPoint, space: GraphSpace) -> str:
@@ -112,27 +128,42 @@ def point_text(b: GraphPoint, space: GraphSpace) -> str:
     )
 
 
-def held_out_recall(
-    graph: GraphImage, design: GraphDesign, queries_fx: np.ndarray, groundtruth: np.ndarray
-) -> tuple[float, tuple[float, float]]:
-    """R@k of the design (its run-time l, k, mg, mc, Bloom filter and units) on queries that took
-    no part in choosing it, with the 95 % bootstrap interval over those queries."""
-    k = design.runtime.k
-    found = search_batch(graph, queries_fx, traversal_config(design)).ids
-    per_query = hits(found[:, :k], groundtruth[:, :k]) / k
-    return float(per_query.mean()), bootstrap_interval(per_query)
-
-
 @dataclass
 class GoalDesign:
-    """The graph design chosen for one (board, goal) on the selection queries, and its recall on
-    the held-out ones with a 95 % bootstrap interval (None when no design fits)."""
+    """The graph design chosen for one (board, goal) on the selection queries and promised by the
+    held-out ones (`choose_graph_design`), and its recall there with a 95 % bootstrap interval
+    (None when no design is promised)."""
 
     chosen: ChosenGraphDesign
     select: np.ndarray
     held: np.ndarray
     recall: float | None = None
     interval: tuple[float, float] | None = None
+
+    def recall_record(self, seed: int) -> dict:
+        """summary.json's recall: the selection recall and its lower bound, the held-out recall
+        with its interval, and the design the bound alone had chosen when the held-out queries
+        raised it."""
+        b, pr = self.chosen.result.best, self.chosen.promise
+        out = {
+            "selection": round(b.recall, 6),
+            "selection_bound": round(pr.bound(b), 6),
+            "selection_queries": int(len(self.select)),
+            "held_out": round(self.recall, 6),
+            "held_out_interval": [round(v, 6) for v in self.interval],
+            "held_out_queries": int(len(self.held)),
+            "seed": seed,
+            "promise_level": PROMISE_LEVEL,
+        }
+        s = pr.selected
+        if s is not None and traversal_key(s) != traversal_key(b):
+            out["raised_from"] = {
+                "text": point_text(s, self.chosen.space),
+                "selection": round(s.recall, 6),
+                "selection_bound": round(pr.bound(s), 6),
+                "held_out": round(float(pr.held(s).mean()), 6),
+            }
+        return out
 
 
 def design_for_goal(
@@ -147,12 +178,34 @@ def design_for_goal(
     seed: int,
 ) -> GoalDesign:
     """`choose_graph_design` on a seeded selection part of `queries` (the dataset's first rows),
-    the chosen design's recall on the rest."""
+    promised by the rest, and the chosen design's recall there with its bootstrap interval."""
     nq = len(queries)
     q_fx, gt = graph.fmt.quantize(queries), ds.groundtruth(goal.k)[:nq]
     select, held = split_queries(nq, seed)
-    chosen = choose_graph_design(graph, q_fx[select], gt[select], board, goal, objective, given, util)
+    chosen = choose_graph_design(
+        graph, q_fx[select], gt[select], board, goal, objective, given, util, held=(q_fx[held], gt[held])
+    )
     out = GoalDesign(chosen, select, held)
     if chosen.result.best is not None:
-        out.recall, out.interval = held_out_recall(graph, chosen.result.design, q_fx[held], gt[held])
+        per_query = chosen.promise.held(chosen.result.best)
+        out.recall, out.interval = float(per_query.mean()), bootstrap_interval(per_query)
     return out
+
+
+def recall_text(r: dict, k: int) -> str:
+    """`GoalDesign.recall_record` in words: the held-out recall with its interval, the selection
+    recall with its lower bound, and the design the held-out queries raised the choice from."""
+    lo, hi = r["held_out_interval"]
+    text = (
+        f"recall R@{k}: {r['held_out']:.3f} (95 % CI {lo:.3f}-{hi:.3f}, bootstrap over queries) on the "
+        f"{r['held_out_queries']} held-out queries; {r['selection']:.3f} on the {r['selection_queries']} queries the "
+        f"DSE chose on, {PROMISE_LEVEL:.1%} lower bound {r['selection_bound']:.3f} with the graph-build spread "
+        "(DST reference, the design's Bloom filter and units)"
+    )
+    raised = r.get("raised_from")
+    if raised:
+        text += (
+            f"; raised from {raised['text']} (selection bound {raised['selection_bound']:.3f}), whose held-out "
+            f"recall {raised['held_out']:.3f} stayed below the goal"
+        )
+    return text

@@ -1,7 +1,9 @@
 """`fanns dse EXPLORE_DIR --graph KIND`: the graph DSE (`fanns.model.graph.dse`) on a graph
 exploration (`fanns explore --graph`): the graph and queries it used, the recall goal, the board;
 writes design.yaml (a `GraphDesign`) and dse.json (every evaluated design), as one staged folder
-(`fanns.outputs`, the same rule as `fanns dse`)."""
+(`fanns.outputs`, the same rule as `fanns dse`). The design is chosen as `fanns generate --graph`
+chooses it (`fanns.explore.graph_choice.design_for_goal`: on a seeded selection half of the
+queries, promised by the held-out half)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from fanns.checks import check_number
 from fanns.datasets.loader import resolve_dataset
 from fanns.errors import FannsError
 from fanns.explore.graph import load_or_build, prepare_vectors
-from fanns.explore.graph_choice import check_graph_goal, choose_graph_design, point_text
+from fanns.explore.graph_choice import check_graph_goal, design_for_goal, point_text, recall_text
 from fanns.outputs import staged_folder, verify_files
 
 WHAT = "DSE result"
@@ -72,22 +74,20 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     nq = min(args.queries or explored, ds.nq)
     _, queries = prepare_vectors(ds)
     given = None if args.clock is None else Clock.user(args.clock)
-    chosen = choose_graph_design(
-        graph,
-        graph.fmt.quantize(queries[:nq]),
-        ds.groundtruth(goal.k)[:nq],
-        board,
-        goal,
-        args.objective,
-        given,
-        args.util,
-    )
+    if nq < 2:
+        raise FannsError(
+            f"--queries {nq}: choosing the design on some queries and confirming its recall on others needs at least 2",
+            hint="e.g. --queries 200",
+        )
+    got = design_for_goal(graph, ds, queries[:nq], board, goal, args.objective, given, args.util, args.seed)
+    chosen = got.chosen
     result, clock, estimate, space = chosen.result, chosen.clock, chosen.estimate, chosen.space
     out = Path(args.out)
     with staged_folder(out, args.force, "dse.json", WHAT) as tmp:
         (tmp / "dse.json").write_text(
             json.dumps(
-                chosen.record(args.graph, goal, args.objective, board, nq),
+                chosen.record(args.graph, goal, args.objective, board, nq)
+                | ({} if result.best is None else {"recall": got.recall_record(args.seed)}),
                 indent=1,
                 sort_keys=True,
             )
@@ -98,8 +98,12 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
     if result.best is None:
         raise chosen.no_fit(board, goal, out / "dse.json")
     b = result.best
-    console.print(f"evaluated {len(result.points)} graph designs on {nq} queries", highlight=False)
+    r = got.recall_record(args.seed)
+    console.print(
+        f"evaluated {len(result.points)} graph designs on {r['selection_queries']} of {nq} queries", highlight=False
+    )
     console.print(f"best for {args.objective}: {point_text(b, space)}", highlight=False)
+    console.print(recall_text(r, space.k), highlight=False)
     console.print(f"clock: {clock.describe()}", highlight=False)
     if estimate is not None:
         console.print(estimate.describe(), highlight=False)

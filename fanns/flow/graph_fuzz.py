@@ -11,7 +11,8 @@ recall goal. Both faces are generated as `fanns generate --graph` writes them
 (`fanns.flow.graph_project.project_files`) and a few test queries are simulated on each against
 the DST reference (`simulate_graph_csim`, `simulate_graph_rtl`). A draw passes when both faces are
 bit-exact and the RTL's cycles per query lie within `CYCLE_TOLERANCE` of the cycle model, or when
-the DSE finds no design and says why (the best recall that fits); a crash fails.
+the DSE finds no design and says why (`fanns.explore.graph_promise`: its selection bound
+is asked for, the held-out check is not — the draws check hardware, not recall); a crash fails.
 
 The graph draws are their own sequence (`draw_graph_case(seed)`), so adding them leaves the
 IVF-PQ draws of every seed, and a recorded run's `--resume`, unchanged.

@@ -15,7 +15,9 @@ folder, so the project appears — complete, with its simulation result in repor
 — or not at all (`fanns.outputs.staged_folder`).
 
 The graph explorer's (mg, mc) sweep tables are not run: the DSE evaluates (mg, mc) itself for
-every design it considers. No CPU baseline is printed: the graph explorer measures none.
+every design it considers. The CPU baseline is faiss's HNSW at the chosen design's held-out recall
+(`fanns.explore.graph_cpu`), measured here as the IVF-PQ baseline is, with the FPGA / CPU ratio
+against the figure a loaded machine cannot inflate.
 """
 
 from __future__ import annotations
@@ -39,18 +41,20 @@ from fanns.datasets.loader import load_dataset
 from fanns.design.graph import GraphDesign
 from fanns.errors import FannsError
 from fanns.explore.graph import graph_cache_path, load_or_build, prepare_vectors
-from fanns.explore.graph_choice import ChosenGraphDesign, check_graph_goal, design_for_goal, point_text
+from fanns.explore.graph_choice import ChosenGraphDesign, check_graph_goal, design_for_goal, point_text, recall_text
+from fanns.explore.graph_cpu import hnsw_baseline
 from fanns.flow.error_context import note_design
 from fanns.flow.graph_hls_sim import simulate_graph_csim
 from fanns.flow.graph_sim import simulate_graph_rtl
 from fanns.index.graph import GraphImage
 from fanns.index.holdout import split_queries
+from fanns.model.cpu_baseline import cpu_text
 from fanns.outputs import check_destination, staged_folder
 from fanns.progress import status, step
 from fanns.templating import environment
 
 WHAT = "generated project"
-STEPS = 5
+STEPS = 6
 LATENCY = 100
 """Memory latency (cycles) of the RTL simulation: the cycle model's, as `fanns sim`'s default."""
 SIMULATOR_NAMES = {"hls": "g++ C simulation", "rtl": "Verilator"}
@@ -106,33 +110,43 @@ def generate_graph_command(args: argparse.Namespace) -> int:
             "needs at least 2",
             hint="e.g. --queries 200",
         )
-    _, queries = prepare_vectors(ds)
+    base, queries = prepare_vectors(ds)
     given = None if args.clock is None else Clock.user(args.clock)
     target = f"on {board.name} at {(given or board.clock).short()}, {100 * args.util:.0f}% cap"
     what = f"graph design-space exploration {target}, {len(split_queries(nq, args.seed)[0])} queries"
     step(2, STEPS, "design-space exploration", what)
     chosen_for = design_for_goal(graph, ds, queries[:nq], board, goal, args.objective, given, args.util, args.seed)
-    chosen, select, held = chosen_for.chosen, chosen_for.select, chosen_for.held
+    chosen, select = chosen_for.chosen, chosen_for.select
     if chosen.result.best is None:
         raise chosen.no_fit(board, goal)
     design = chosen.result.design
     note_design(design)
-    recall, interval = chosen_for.recall, chosen_for.interval
 
     rt = design.runtime
-    step(3, STEPS, "code generation", f"code generation: {', '.join(faces)} for l {rt.l}, mg {rt.mg}, mc {rt.mc}")
+    m = args.max_degree // 2
+    step(
+        3, STEPS, "CPU baseline", f"CPU baseline: faiss HNSW{m},Flat at R@{rt.k} {chosen_for.recall:.3f}, measured here"
+    )
+    held = chosen_for.held
+    cpu = hnsw_baseline(
+        base,
+        queries[:nq],
+        held,
+        ds.groundtruth(rt.k)[:nq],
+        rt.k,
+        args.max_degree,
+        args.ef_construction,
+        chosen_for.recall,
+    )
+
+    step(4, STEPS, "code generation", f"code generation: {', '.join(faces)} for l {rt.l}, mg {rt.mg}, mc {rt.mc}")
     nt = min(args.test_queries, ds.nq)
     test_fx = graph.fmt.quantize(queries[:nt])
     files = project_files(design, graph, test_fx, ds.groundtruth(rt.k)[:nt], faces, args.platform)
     summary = _summary(args, ds, graph, board, chosen, reused, files.faces(), nt)
-    summary["recall"] = {
-        "selection": round(chosen.result.best.recall, 6),
-        "selection_queries": int(len(select)),
-        "held_out": round(recall, 6),
-        "held_out_interval": [round(v, 6) for v in interval],
-        "held_out_queries": int(len(held)),
-        "seed": args.seed,
-    }
+    summary["recall"] = chosen_for.recall_record(args.seed)
+    summary["cpu"] = cpu
+    summary["speedup"] = round(summary["design"]["qps"] / cpu["qps"], 2)
     sims = []
     with staged_folder(out, args.force, MARKER, WHAT) as tmp:
         files.write(tmp)
@@ -140,7 +154,7 @@ def generate_graph_command(args: argparse.Namespace) -> int:
             build_root = Path(args.build_dir) if args.build_dir else cache_root() / "sim-builds"
             for face in summary["faces"]:
                 what = f"simulation of {args.sim_queries} test queries on the {face} face ({SIMULATOR_NAMES[face]})"
-                step(4, STEPS, f"simulation ({face} face)", what)
+                step(5, STEPS, f"simulation ({face} face)", what)
                 if face == "hls":
                     sim = simulate_graph_csim(tmp / face, build_root, args.sim_queries, 0, None, console)
                 else:
@@ -148,9 +162,9 @@ def generate_graph_command(args: argparse.Namespace) -> int:
                 sims.append({"face": face, **sim})
         else:
             skipped = "simulation skipped (pass --sim to check the generated faces against the DST reference)"
-            step(4, STEPS, "simulation", skipped)
+            step(5, STEPS, "simulation", skipped)
         summary["simulation"] = sims
-        step(5, STEPS, "report", f"report and README into {out}")
+        step(6, STEPS, "report", f"report and README into {out}")
         dse = chosen.record(args.graph, goal, args.objective, board, len(select))
         extra = {
             "report/dse.json": _json(dse),
@@ -236,15 +250,20 @@ def print_summary(summary: dict, out: Path, console) -> None:
         f"chosen: {g['kind'].upper()} graph of {g['nodes']:,} nodes (max degree {g['max_degree']}{efc}, "
         f"{g['vec_bits']}-bit vectors); {d['text']}"
     )
-    lo, hi = r["held_out_interval"]
-    say(
-        f"recall R@{d['k']}: {r['held_out']:.3f} (95 % CI {lo:.3f}-{hi:.3f}, bootstrap over queries) on the "
-        f"{r['held_out_queries']} held-out queries; {r['selection']:.3f} on the {r['selection_queries']} queries the "
-        "DSE chose on (DST reference, the design's Bloom filter and units)"
-    )
+    say(recall_text(r, d["k"]))
     say(
         f"predicted: latency {d['latency_us']:.2f} us per query at batch 1, {d['qps']:,.0f} QPS "
         f"({d['mode']}-query) at {summary['clock_mhz']:g} MHz"
+    )
+    cpu = summary["cpu"]
+    reached = (
+        f"R@{d['k']} {cpu['recall']:.3f} on the held-out queries"
+        if cpu["reached"]
+        else f"R@{d['k']} {cpu['recall']:.3f}, below the design's {cpu['target']:.3f} even at the largest efSearch"
+    )
+    say(
+        f"CPU baseline (faiss {cpu['index']}, efSearch {cpu['efSearch']}: {reached}; measured here, medians): "
+        + cpu_text(cpu, d["qps"])
     )
     say(f"clock: {summary['clock_text']}")
     if summary["rtl_timing_text"]:

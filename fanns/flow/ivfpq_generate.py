@@ -38,7 +38,7 @@ from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
-from fanns.model.cpu_baseline import basis_label, basis_text, cpu_basis, selection_qps, spread_text
+from fanns.model.cpu_baseline import basis_label, basis_text, cpu_basis, cpu_text, selection_qps
 from fanns.model.ivfpq import dse_cache, report
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -89,23 +89,6 @@ def cpu_baseline(explore: dict, goal: RecallGoal, index: str | None = None) -> d
             if best is None or cand["chosen_by"] > best["chosen_by"]:
                 best = cand
     return best
-
-
-def cpu_text(cpu: dict, fpga_qps: float | None = None) -> str:
-    """With `fpga_qps`, the FPGA / CPU ratio against the CPU figure and what that figure is;
-    then the measurements: all cores and, when measured, one thread, each median with its spread
-    (the ratio against one thread beside it)."""
-    b = cpu["basis"]
-    head = f"{b['qps']:,.0f} QPS"
-    if fpga_qps is not None:
-        head = f"FPGA / CPU {fpga_qps / b['qps']:.1f}x against {head}"
-    text = f"{head} ({b['text']}); measured: "
-    text += spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
-    one = cpu.get("one_thread")
-    if one:
-        text += "; 1 thread: " + spread_text(one)
-        text += "" if fpga_qps is None else f" (FPGA / 1 thread {fpga_qps / one['qps']:.1f}x)"
-    return text
 
 
 def design_summary(rec: dict) -> dict:

@@ -53,6 +53,14 @@ class CpuLatency:
         )
 
 
+def search_knob(index) -> tuple[object, str]:
+    """(object, attribute) of the search setting a measurement fixes: an IVF index's nprobe, an
+    HNSW index's efSearch (the `nprobe` argument of `measure` and `measure_qps` sets either)."""
+    if isinstance(index, faiss.IndexHNSW):
+        return index.hnsw, "efSearch"
+    return faiss.extract_index_ivf(index), "nprobe"
+
+
 def measure(
     index,
     queries: np.ndarray,
@@ -71,10 +79,10 @@ def measure(
     q = np.ascontiguousarray(queries, dtype=np.float32)
     if q.ndim != 2 or q.shape[0] < 1:
         raise FannsError(f"queries must be a non-empty [nq, d] array, got shape {q.shape}")
-    ivf = faiss.extract_index_ivf(index)
-    old_threads, old_nprobe = faiss.omp_get_max_threads(), ivf.nprobe
+    knob, name = search_knob(index)
+    old_threads, old_nprobe = faiss.omp_get_max_threads(), getattr(knob, name)
     faiss.omp_set_num_threads(threads)
-    ivf.nprobe = nprobe
+    setattr(knob, name, nprobe)
     try:
         for i in range(min(warmup, q.shape[0])):
             index.search(q[i : i + 1], k)
@@ -89,7 +97,7 @@ def measure(
                 cpu[r * q.shape[0] + i] = (c1 - c0) / 1e3
     finally:
         faiss.omp_set_num_threads(old_threads)
-        ivf.nprobe = old_nprobe
+        setattr(knob, name, old_nprobe)
     return CpuLatency(label, nprobe, k, threads, out, cpu if threads == 1 else None)
 
 
@@ -186,10 +194,10 @@ def measure_qps(
     if q.ndim != 2 or q.shape[0] < 1:
         raise FannsError(f"queries must be a non-empty [nq, d] array, got shape {q.shape}")
     now = time.thread_time if clock == "cpu" else time.perf_counter
-    ivf = faiss.extract_index_ivf(index)
-    old_threads, old_nprobe = faiss.omp_get_max_threads(), ivf.nprobe
+    knob, name = search_knob(index)
+    old_threads, old_nprobe = faiss.omp_get_max_threads(), getattr(knob, name)
     faiss.omp_set_num_threads(threads)
-    ivf.nprobe = nprobe
+    setattr(knob, name, nprobe)
     try:
         index.search(q[:10], k)  # warm-up
         samples = np.empty(repeats, dtype=np.float64)
@@ -216,7 +224,7 @@ def measure_qps(
         busy1, own1, wall1 = busy_seconds(), time.process_time(), time.perf_counter()
     finally:
         faiss.omp_set_num_threads(old_threads)
-        ivf.nprobe = old_nprobe
+        setattr(knob, name, old_nprobe)
     others = None
     if busy0 is not None and busy1 is not None and wall1 > wall0:
         others = max(0.0, (busy1 - busy0 - (own1 - own0)) / (wall1 - wall0))
@@ -381,3 +389,20 @@ def cpu_fields(cpu: dict[str, dict]) -> dict:
     thread count and basis, and both measurements with their windows under `cpu`."""
     b = cpu_basis(cpu)
     return {"cpu_qps": b["qps"], "cpu_threads": b["threads"], "cpu_basis": b["basis"], "cpu": cpu}
+
+
+def cpu_text(cpu: dict, fpga_qps: float | None = None) -> str:
+    """With `fpga_qps`, the FPGA / CPU ratio against the CPU figure and what that figure is;
+    then the measurements: all cores and, when measured, one thread, each median with its spread
+    (the ratio against one thread beside it)."""
+    b = cpu["basis"]
+    head = f"{b['qps']:,.0f} QPS"
+    if fpga_qps is not None:
+        head = f"FPGA / CPU {fpga_qps / b['qps']:.1f}x against {head}"
+    text = f"{head} ({b['text']}); measured: "
+    text += spread_text(cpu["spread"]) if cpu.get("spread") else f"{cpu['qps']:,.0f} QPS ({cpu['threads']} thread(s))"
+    one = cpu.get("one_thread")
+    if one:
+        text += "; 1 thread: " + spread_text(one)
+        text += "" if fpga_qps is None else f" (FPGA / 1 thread {fpga_qps / one['qps']:.1f}x)"
+    return text

@@ -393,8 +393,9 @@ class Sweep:
 
     def graph_designs(self, kind: str) -> list[dict]:
         """Per board and R@k goal of the sweep, the graph design `fanns generate --graph` builds
-        (`design_for_goal` at its default objective and seed, on the same queries) with its recall
-        on the held-out queries, or why none fits. 1-R@k goals have no graph design."""
+        (`design_for_goal` at its default objective and seed, on the same queries: the recall
+        promise of `fanns.explore.graph_promise`) with its selection bound and its recall on the
+        held-out queries, or why none is promised. 1-R@k goals have no graph design."""
         a = self.graph_args
         goals = [g for g in self.s.goals if g.truth == g.k]
         if not goals:
@@ -417,8 +418,10 @@ class Sweep:
                     "latency_us": best.latency_us,
                     "qps": best.qps,
                     "recall_selection": best.recall,
+                    "recall_bound": got.recall_record(GRAPH_SEED)["selection_bound"],
                     "recall_held_out": got.recall,
                     "held_out_interval": list(got.interval),
+                    "raised_from": (got.recall_record(GRAPH_SEED).get("raised_from") or {}).get("text"),
                 }
             out.append(rec)
         return out

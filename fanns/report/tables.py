@@ -272,7 +272,7 @@ def graph_table(data: dict) -> Table:
 
 def graph_designs_table(data: dict) -> Table:
     """Per graph kind, board and R@k goal: the design `fanns generate --graph` builds and its
-    held-out recall, or why none fits."""
+    held-out recall, or why none is promised (`fanns.explore.graph_promise`)."""
     cols = ["graph", "board", "goal", "clock_mhz", "design", "latency_us", "qps", "recall held-out", "95 % CI"]
     rows = []
     for g in data["graphs"]:

@@ -2,7 +2,8 @@
 driver check a graph project's sources, design and images against what fanns wrote before any
 simulator starts, as `check_project` does for IVF-PQ projects; the graph DSE checks every field
 of `graph_<kind>.json` it uses (the `dataset` entry above all) before it reads any data. Each
-refusal is one clear error naming the file, and nothing is written."""
+refusal is one clear error naming the file, and nothing is written. `fanns generate --graph`
+says why no design can be promised its goal, and writes nothing."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import numpy as np
 import pytest
 
 import fanns.driver
+import fanns.explore.graph_choice
 from fanns.cli import main
 from fanns.errors import FannsError
+from fanns.model.graph.dse import GraphSpace
 from fanns.outputs import MANIFEST, write_manifest
 from tests.hostile.inputs import CONTROL, dataset_folder, files_below, refused
 
@@ -195,3 +198,28 @@ def test_graph_dse_refuses_an_exploration_changed_since(capsys, graph, tmp_path)
     dse = ["dse", str(ex), "--graph", "hnsw", "--board", "u250", "--recall", "R@10=0.5", "--out", str(tmp_path / "o")]
     refused(capsys, dse, "graph_hnsw.json", "changed since")
     assert not (tmp_path / "o").exists()
+
+
+def _tiny_space(k: int) -> GraphSpace:
+    """Two designs (1 BFC unit, l 16, (mg, mc) (1, 1) or (2, 1)): the promise is what is tested."""
+    return GraphSpace(k=k, units=(1,), pipelines=(1,), queue=(16,), dst=((1, 1), (2, 1)), bloom_bits=(3 * 2**14,))
+
+
+@pytest.mark.parametrize(
+    "goal, queries, words",
+    [
+        ("R@10=0.99", "40", ["can be promised R@10=0.99", "its recall stays below the goal"]),
+        ("R@10=0.4", "6", ["can be promised R@10=0.4", "the query sample is too small to tell", "queries would tell"]),
+    ],
+)
+def test_generate_graph_says_why_no_design_is_promised(capsys, tmp_path, monkeypatch, goal, queries, words):
+    """A goal no design reaches, and a query sample too small to tell: one clear error with the
+    reason (and the queries that would tell), no project folder."""
+    monkeypatch.setattr(fanns.explore.graph_choice, "GraphSpace", _tiny_space)
+    ds = dataset_folder(tmp_path / "ds")
+    out = tmp_path / "p"
+    argv = ["generate", str(ds), "--graph", "hnsw", "--recall", goal, "--board", "zcu104", "--out", str(out)]
+    refused(
+        capsys, [*argv, "--max-degree", "32", "--queries", queries, "--test-queries", "4", "--sim-queries", "2"], *words
+    )
+    assert not out.exists()

@@ -93,4 +93,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="latency",
         help="graph mode: minimise latency at batch 1 or maximise QPS at large batches (default latency)",
     )
+    p.add_argument(
+        "--seed",
+        type=arg_int(0, 2**31 - 1),
+        default=0,
+        help=(
+            "graph mode: seed of the split of the queries into the half the design is chosen on and the "
+            "held-out half that must confirm its recall (default 0)"
+        ),
+    )
     p.set_defaults(func="fanns.flow.dse_cli:dse_command")

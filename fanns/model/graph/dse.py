@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -40,7 +41,7 @@ from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
 from fanns.index.graph import GraphImage
 from fanns.index.graph_traversal import TraversalConfig
-from fanns.index.recall import recall_at_k
+from fanns.index.recall import hits
 from fanns.model.graph.across import shared_search_batch
 from fanns.model.graph.qpp import MemorySystem, QppConfig
 from fanns.pe.axil_split import AxilSplit
@@ -98,6 +99,8 @@ class GraphPoint:
     qps: float
     resources: Resources
     fits: bool
+    recall_sd: float = 0.0  # per-query standard deviation of R@k over the DSE's queries
+    queries: int = 0  # the queries the recall was measured on
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in vars(self).items() if k != "resources"}
@@ -172,6 +175,19 @@ def design_resources(design: GraphDesign, family: str) -> Resources:
     return qpp * design.pipelines + split.resources(family)
 
 
+def ranked(points: list[GraphPoint], objective: str) -> Iterator[GraphPoint]:
+    """The points that fit, best for `objective` first (ties: fewer LUTs, then fewer units)."""
+    sign = 1 if objective == "latency" else -1
+    yield from sorted(
+        (p for p in points if p.fits),
+        key=lambda p: (
+            sign * (p.latency_us if objective == "latency" else p.qps),
+            p.resources.lut,
+            p.units * p.pipelines,
+        ),
+    )
+
+
 def explore_graph(
     graph: GraphImage,
     queries_fx: np.ndarray,
@@ -184,8 +200,12 @@ def explore_graph(
     latency_cycles: int | None = None,
     space: GraphSpace = GraphSpace(),
     threads: int = 2,
+    accept: Callable[[GraphPoint], bool] | None = None,
 ) -> GraphDseResult:
-    """Evaluate `space` on the queries and return the best design for `objective` (module docstring)."""
+    """Evaluate `space` on the queries and return the best design for `objective` (module
+    docstring): the first fitting point in `ranked` order that `accept` takes (default: its mean
+    recall reaches the goal; `fanns.explore.graph_promise` asks for a confidence bound and the
+    held-out queries, and is asked in this order, best first, so it measures only what it must)."""
 
     if objective not in OBJECTIVES:
         raise FannsError(f"objective {objective!r}", hint=f"choose one of {', '.join(OBJECTIVES)}")
@@ -223,7 +243,9 @@ def explore_graph(
             for c in chans
         ]
         batch, beats = shared_search_batch(graph, queries_fx, cfg, qpps, [pipes] * len(qpps), capacity, threads)
-        recall = recall_at_k(batch.ids, groundtruth, space.k)
+        per_query = hits(batch.ids[:, : space.k], groundtruth[:, : space.k]) / space.k
+        recall = float(per_query.mean())
+        recall_sd = float(per_query.std(ddof=1)) if per_query.size > 1 else 0.0
         for j, c in enumerate(chans):
             occupancy = float(batch.occupancy[:, j].mean())
             roof = c * capacity * clock * 1e6 / beats[j]  # the channels' beats per second over a query's beats
@@ -238,6 +260,8 @@ def explore_graph(
                 mc=mc,
                 bloom_bits=bits,
                 recall=recall,
+                recall_sd=recall_sd,
+                queries=int(per_query.size),
                 latency_us=float(batch.latency[:, j].mean()) / clock,
                 qps=min(pipes * clock * 1e6 / occupancy, roof),
             )
@@ -247,18 +271,10 @@ def explore_graph(
             res = sizes[key]
             p.resources, p.fits = res, res.fits(budget)
             points.append(p)
-    ok = [p for p in points if p.fits and p.recall >= recall_goal]
-    if not ok:
+    accept = accept or (lambda p: p.recall >= recall_goal)
+    best = next((p for p in ranked(points, objective) if accept(p)), None)
+    if best is None:
         return GraphDseResult(None, None, points)
-    sign = 1 if objective == "latency" else -1
-    best = min(
-        ok,
-        key=lambda p: (
-            sign * (p.latency_us if objective == "latency" else p.qps),
-            p.resources.lut,
-            p.units * p.pipelines,
-        ),
-    )
     design = design_for(graph, board, best, space, clock, util, goal=RecallGoal(space.k, recall_goal))
     design = replace(
         design,
