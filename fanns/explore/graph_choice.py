@@ -50,16 +50,20 @@ class ChosenGraphDesign:
             **self.result.to_dict(),
         }
 
-    def no_fit(self, board: Board, goal: RecallGoal, details: Path | None = None) -> FannsError:
+    def no_fit(
+        self, board: Board, goal: RecallGoal, details: Path | None = None, dataset_queries: int | None = None
+    ) -> FannsError:
         """The error when no evaluated design fits and is promised the goal, with the reason
-        (`GraphPromise.text`; `details`: the dse.json written)."""
+        (`GraphPromise.text`; `details`: the dse.json written; `dataset_queries`: how many queries
+        the dataset has, for the hint to more of them)."""
         why = self.promise.text(goal.text, self.space)
+        more = "--queries" if dataset_queries is None else f"--queries, up to the dataset's {dataset_queries:,}"
         fix = {
             "resources": "try another board or a larger --util",
             "below": "try a lower goal, a larger --max-degree or more vector bits (--vec-bits)",
             "training": "try a lower goal, a larger --max-degree or more vector bits (--vec-bits)",
-            "queries": "use more queries (--queries, up to the dataset's) or a lower goal",
-            "held-out": "use more queries (--queries), another --seed, or a lower goal",
+            "queries": f"use more queries ({more}) or a lower goal",
+            "held-out": f"use more queries ({more}), another --seed, or a lower goal",
         }[self.promise.reason or "below"]
         return FannsError(
             f"no graph design on {board.name} can be promised {goal.text}: {why}",

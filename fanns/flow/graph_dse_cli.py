@@ -96,7 +96,7 @@ def run_graph_dse(args: argparse.Namespace, console) -> int:
         if result.best is not None:
             result.design.save(tmp / "design.yaml")
     if result.best is None:
-        raise chosen.no_fit(board, goal, out / "dse.json")
+        raise chosen.no_fit(board, goal, out / "dse.json", ds.nq)
     b = result.best
     r = got.recall_record(args.seed)
     console.print(

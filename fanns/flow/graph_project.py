@@ -118,7 +118,7 @@ def generate_graph_command(args: argparse.Namespace) -> int:
     chosen_for = design_for_goal(graph, ds, queries[:nq], board, goal, args.objective, given, args.util, args.seed)
     chosen, select = chosen_for.chosen, chosen_for.select
     if chosen.result.best is None:
-        raise chosen.no_fit(board, goal)
+        raise chosen.no_fit(board, goal, dataset_queries=ds.nq)
     design = chosen.result.design
     note_design(design)
 

@@ -20,7 +20,7 @@ from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.model.graph.dse import GraphSpace
 from fanns.outputs import MANIFEST, write_manifest
-from tests.hostile.inputs import CONTROL, dataset_folder, files_below, refused
+from tests.hostile.inputs import CONTROL, cli, dataset_folder, files_below, refused
 
 SOURCES = {"rtl": "rtl/fanns_falcon_qpp.v", "hls": "src/kernel.cpp"}
 """The kernel source each face's simulator compiles."""
@@ -222,4 +222,7 @@ def test_generate_graph_says_why_no_design_is_promised(capsys, tmp_path, monkeyp
     refused(
         capsys, [*argv, "--max-degree", "32", "--queries", queries, "--test-queries", "4", "--sim-queries", "2"], *words
     )
+    if "queries would tell" in words:  # the hint says how many queries the dataset holds
+        _, err = cli(capsys, [*argv, "--max-degree", "32", "--queries", queries])
+        assert "up to the dataset's 40" in err, err
     assert not out.exists()
