@@ -77,7 +77,22 @@ def main() -> None:
             f"over {a.seeds} insertion orders, all {ds.nq} queries"
         )
     if a.json:
-        write_result(a.json, "graph_training_sd", command_line(), {"rows": rows})
+        figures = {"set": a.set, "graph": a.graph, "degree": a.degree, "k": a.k, "builds": a.seeds, "rows": rows}
+        write_result(a.json, "graph_training_sd", command_line(), figures)
+
+
+def readme_row(figures: dict) -> tuple[str, str]:
+    """The README figures row of this benchmark's recorded `figures` (`benchmarks/readme_figures.py`)."""
+    f = figures
+    figure = (
+        f"Graph recall spread between builds ({f['set']}, {f['graph'].upper()} degree {f['degree']}, "
+        f"{f['builds']} insertion orders, every query; the graph promise's build spread)"
+    )
+    rows = "; ".join(
+        f"l {r['l']}: R@{f['k']} {r['mean']:.3f}, sd {r['sd']:.4f} (sd / sqrt(1 - R) {r['sd'] / (1 - r['mean']) ** 0.5:.3f})"
+        for r in f["rows"]
+    )
+    return figure, rows
 
 
 if __name__ == "__main__":
