@@ -89,7 +89,8 @@ def readme_row(figures: dict) -> tuple[str, str]:
         f"{f['builds']} insertion orders, every query; the graph promise's build spread)"
     )
     rows = "; ".join(
-        f"l {r['l']}: R@{f['k']} {r['mean']:.3f}, sd {r['sd']:.4f} (sd / sqrt(1 - R) {r['sd'] / (1 - r['mean']) ** 0.5:.3f})"
+        f"l {r['l']}: R@{f['k']} {r['mean']:.3f}, sd {r['sd']:.4f} "
+        f"(sd / sqrt(1 - R) {r['sd'] / (1 - r['mean']) ** 0.5:.3f})"
         for r in f["rows"]
     )
     return figure, rows
