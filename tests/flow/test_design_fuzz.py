@@ -199,8 +199,10 @@ def test_draws_run_as_jobs_on_an_existing_cluster(tmp_path, dask_cluster):  # no
 
 
 GRAPH_SEEDS = (1, 2, 3)
-"""Graph draws of the small box (d <= 32, K <= 8) the slow tier runs; 1 (ZCU104, 8 BFC units,
-(mg, mc) = (4, 1), a one-bank 512-bit Bloom filter) is the one CI keeps."""
+"""Graph draws of the small box (d <= 32, K <= 8) the slow tier runs; 1 (ZCU104, d = 10, 8 BFC
+units, (mg, mc) = (4, 1), a one-bank 512-bit Bloom filter) is the one CI keeps; 3 is a 1-d NSG
+graph searched across queries by 2 pipelines on a U250 (the data of d = 1 must be more than the two
+points +1 and -1: `fanns.datasets.synthetic.clustered`)."""
 
 
 def test_graph_draws_are_valid_designs_and_cover_the_space():
