@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -167,9 +168,11 @@ def readme_row(figures: dict) -> tuple[str, str]:
             f"{len(graph)} graph draws ({'/'.join(kinds)}, d {dims[0]}..{dims[-1]}, boards {', '.join(boards)}; "
             f"{pinned} pinned designs, {len(graph) - pinned} graph DSEs) through both faces and simulation"
         )
+        seconds = [r["seconds"] for r in graph]
         values.append(
             f"graph draws: {g['ok']} built, {g['no design']} refused by the graph DSE with its reason, "
-            f"{g['failed']} failed"
+            f"{g['failed']} failed (median {statistics.median(seconds):.0f} s a draw, wall clock, "
+            f"longest {max(seconds):.0f} s)"
         )
     error = figures["largest_cycle_error_pct"]
     value = (
@@ -179,6 +182,8 @@ def readme_row(figures: dict) -> tuple[str, str]:
     )
     if error is not None:
         value += f", largest RTL cycle error {error:.2f} %"
+    if figures["draws"] < figures["planned"]:
+        value += f"; {figures['draws']} of the {figures['planned']} planned draws ran"
     return "design fuzz: " + "; ".join(parts), value
 
 

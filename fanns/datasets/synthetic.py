@@ -90,7 +90,8 @@ def clustered(n: int, nq: int, d: int, seed: int = 3) -> tuple[np.ndarray, np.nd
     """Deep-like float32 unit vectors of any dimension `d` (>= 1): (base [n,d], queries [nq,d]).
 
     The same two-scale cluster mixture as `deep_like`, for shapes the built-ins do not have (the
-    design-space fuzz draws d from 1 to 2048)."""
+    design-space fuzz draws d from 1 to 2048). At d = 1 the mixture's values are kept as they are:
+    normalised, every vector would be +1 or -1 (two distinct points, every distance 0 or 4)."""
     rng = np.random.default_rng(seed)
     spectrum = 1.0 / np.sqrt(1.0 + np.arange(d) / 8.0)
     n_clusters = max(16, (n + nq) // 1000)
@@ -100,7 +101,8 @@ def clustered(n: int, nq: int, d: int, seed: int = 3) -> tuple[np.ndarray, np.nd
     centres = supers[parent] + 0.6 * rng.standard_normal((n_clusters, d)) * spectrum
     spread = 0.6 * rng.lognormal(0.0, 0.4, n_clusters)
     x = _mixture(rng, n + nq, centres, spread, latent=min(16, d), noise=0.25)
-    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    if d > 1:  # a 1-d unit vector is +1 or -1: the set would hold two distinct points
+        x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     return _split(rng, x.astype(np.float32), nq)
 
 

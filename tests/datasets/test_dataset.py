@@ -13,7 +13,7 @@ from fanns.cli import main
 from fanns.datasets import Dataset, formats, load_dataset, loader, write_hdf5, write_vectors
 from fanns.datasets import builtins as builtins_mod
 from fanns.datasets import dataset as dataset_mod
-from fanns.datasets.synthetic import deep_like, sift_like
+from fanns.datasets.synthetic import clustered, deep_like, sift_like
 from fanns.errors import FannsError
 
 
@@ -179,6 +179,18 @@ def test_synthetic_is_deterministic_and_shaped():
     d1, dq = deep_like(2000, 50)
     assert d1.dtype == np.float32 and d1.shape == (2000, 96)
     assert np.allclose(np.linalg.norm(d1, axis=1), 1, atol=1e-5)
+
+
+def test_clustered_vectors_are_distinct_at_every_dimension():
+    """The design fuzz draws d from 1: normalised, a 1-d set held two points (+1 and -1, every
+    distance 0 or 4), on which faiss's NSG construction never ended. At d = 1 the mixture's values
+    are kept; from d = 2 the vectors are unit vectors."""
+    for d in (1, 2, 7):
+        base, queries = clustered(500, 20, d, seed=3)
+        assert base.shape == (500, d) and queries.shape == (20, d)
+        assert len(np.unique(base, axis=0)) == 500
+        if d > 1:
+            assert np.allclose(np.linalg.norm(base, axis=1), 1, atol=1e-5)
 
 
 def test_builtin_cached_and_memory_mapped():

@@ -199,20 +199,30 @@ def test_draws_run_as_jobs_on_an_existing_cluster(tmp_path, dask_cluster):  # no
 
 
 GRAPH_SEEDS = (1, 2, 3)
-"""Graph draws of the small box (d <= 32, K <= 8) the slow tier runs; 1 (ZCU104, 8 BFC units,
-(mg, mc) = (4, 1), a one-bank 512-bit Bloom filter) is the one CI keeps."""
+"""Graph draws of the small box (d <= 32, K <= 8) the slow tier runs; 1 (ZCU104, d = 10, 8 BFC
+units, (mg, mc) = (4, 1), a one-bank 512-bit Bloom filter) is the one CI keeps; 3 is a 1-d NSG
+graph searched across queries by 2 pipelines on a U250 (the data of d = 1 must be more than the two
+points +1 and -1: `fanns.datasets.synthetic.clustered`)."""
 
 
 def test_graph_draws_are_valid_designs_and_cover_the_space():
     """Every pinned graph draw is a design the generators accept (`GraphDesign.validate` through
     the DSE's `design_for`, on a small graph of the draw's shape); the draws cover both graph
-    kinds, both modes, the DSE and every graph board, and d is not only powers of two."""
+    kinds, both modes, the DSE and every graph board, and d is not only powers of two. The whole
+    space's draws reach d = 1 and d > 1024; the pinned draws at its ends are valid designs too."""
     cases = [draw_graph_case(seed, max_d=32, max_k=8) for seed in range(40)]
     assert cases == [draw_graph_case(seed, max_d=32, max_k=8) for seed in range(40)]
     assert {c.graph for c in cases} == {"hnsw", "nsg"} and {c.board for c in cases} == set(GRAPH_BOARDS)
     assert {c.mode for c in cases if not c.dse} == {"intra", "across"} and any(c.dse for c in cases)
-    assert any(c.d & (c.d - 1) for c in cases) and all(2 <= c.d <= 32 and 1 <= c.k <= 8 for c in cases)
-    for c in cases[:12]:
+    assert any(c.d & (c.d - 1) for c in cases) and all(1 <= c.d <= 32 and 1 <= c.k <= 8 for c in cases)
+    # the whole space (the benchmark's): d from 1 to 2048, its ends drawn; one of each end checked too
+    space = [draw_graph_case(seed) for seed in range(100)]
+    assert min(c.d for c in space) == 1 and 1024 < max(c.d for c in space) <= 2048
+    ends = [
+        min((c for c in space if not c.dse), key=lambda c: (c.d, c.seed)),
+        max(space, key=lambda c: (not c.dse, c.d)),
+    ]
+    for c in cases[:12] + ends:
         assert c.degree % 2 == 0 and (c.dse or c.k <= c.l)
         if c.dse:
             assert c.goal.startswith(f"R@{c.k}=")
