@@ -12,10 +12,12 @@ compiled beforehand, as on any machine after its first build) and runs `make -j`
 there are.
 
 Options are named `hier-O1` (hierarchical blocks, g++ -O1 for the per-cycle code, -O0 for the
-run-once code), `flat-O2-O2` (flattened, -O2 throughout: the build every design had before), ...
+run-once code), `flat-O2-O2` (flattened, -O2 throughout: the build every design had before),
+`hier-O1-s1000` (C++ files and functions split every 1,000 statements: `BuildOptions.split`), ...
 
     PYTHONPATH=. python benchmarks/sim_build.py --design demo=/tmp/sb/demo [--design d784=...]
-        [--options hier-O0,hier-O1,hier-O2,flat-O2-O2] [--queries 16] [--work DIR] [--json PATH]
+        [--options hier-O0,hier-O1,hier-O2,flat-O2-O2] [--queries 16] [--rate-queries 100] [--work DIR]
+        [--json PATH]
 
 The designs it measures (the demo of `make demo`, whose figures docs/simulation.md quotes, and
 the 784-d and 1536-d README rows' sets, generated as `fanns generate` makes them today):
@@ -54,14 +56,23 @@ RATE_QUERIES = 100
 
 
 def parse_options(name: str) -> BuildOptions:
-    """`hier-O1`, `flat-O2-O2`, ... (see the module docstring)."""
-    kind, fast, *slow = name.split("-")
-    return BuildOptions(cxx_opt=f"-{fast}", slow_opt=f"-{slow[0]}" if slow else "-O0", hierarchical=kind == "hier")
+    """`hier-O1`, `flat-O2-O2`, `hier-O1-s1000`, ... (see the module docstring)."""
+    kind, fast, *rest = name.split("-")
+    split = [int(p[1:]) for p in rest if p.startswith("s")]
+    slow = [p for p in rest if p.startswith("O")]
+    return BuildOptions(
+        cxx_opt=f"-{fast}",
+        slow_opt=f"-{slow[0]}" if slow else "-O0",
+        hierarchical=kind == "hier",
+        split=split[0] if split else 0,
+    )
 
 
 def options_name(o: BuildOptions) -> str:
-    return f"{'hier' if o.hierarchical else 'flat'}-{o.cxx_opt[1:]}" + (
-        f"-{o.slow_opt[1:]}" if o.slow_opt != "-O0" else ""
+    return (
+        f"{'hier' if o.hierarchical else 'flat'}-{o.cxx_opt[1:]}"
+        + (f"-{o.slow_opt[1:]}" if o.slow_opt != "-O0" else "")
+        + (f"-s{o.split}" if o.split else "")
     )
 
 
@@ -99,7 +110,7 @@ def cycle_rate(project: Path, options: BuildOptions, queries: int, work: Path, r
     }
 
 
-def measure(project: Path, options: BuildOptions, queries: int, work: Path) -> dict:
+def measure(project: Path, options: BuildOptions, queries: int, rate_queries: int, work: Path) -> dict:
     """Build `project`'s RTL face with `options` in an empty model cache, simulate `queries` queries."""
     warm_runtime(options, work)
     sim = RtlProjectSim(project / "rtl", work / "runs", options=options)
@@ -135,7 +146,7 @@ def measure(project: Path, options: BuildOptions, queries: int, work: Path) -> d
         "run_cycles": out["run_cycles"],
         "mismatched_queries": run["mismatched_queries"],
         "registers": {r: run[r] for r in REGISTERS},
-        "rate": cycle_rate(project, options, RATE_QUERIES, work),
+        "rate": cycle_rate(project, options, rate_queries, work) if rate_queries else None,
         "load_average_1min": round(os.getloadavg()[0], 1),
     }
 
@@ -152,6 +163,12 @@ def main() -> None:
     ap.add_argument("--design", action="append", required=True, metavar="NAME=PROJECT", help="a generated project")
     ap.add_argument("--options", default=",".join(OPTIONS), help=f"build options (default {','.join(OPTIONS)})")
     ap.add_argument("--queries", type=int, default=16, help="test queries simulated (default 16, as generate --sim)")
+    ap.add_argument(
+        "--rate-queries",
+        type=int,
+        default=RATE_QUERIES,
+        help=f"test queries of the per-cycle cost's run, best of 3 (default {RATE_QUERIES}; 0: none)",
+    )
     args = ap.parse_args()
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
@@ -167,7 +184,7 @@ def main() -> None:
         print(f"{name}: chosen for {args.queries} queries: {chosen}; HLS C-sim library {row['hls_csim_build']}")
         for option in args.options.split(","):
             os.environ[modelcache.ROOT_ENV] = str(work / "models" / f"{name}-{option}")
-            m = measure(project, parse_options(option), args.queries, work / f"{name}-{option}")
+            m = measure(project, parse_options(option), args.queries, args.rate_queries, work / f"{name}-{option}")
             row["builds"].append(m)
             print(
                 f"  {option:11} verilate {m['verilate_cpu_s']:7.1f} s CPU, compile {m['compile_cpu_s']:7.1f} s CPU, "

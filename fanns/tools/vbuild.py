@@ -53,6 +53,12 @@ class BuildOptions:
     cxx_opt: str = "-O2"
     slow_opt: str = SLOW_OPT
     hierarchical: bool = True
+    split: int = 0
+    """Statements per C++ function and per C++ file (Verilator's `--output-split-cfuncs` and
+    `--output-split`; 0: Verilator's defaults, files of 20,000 statements, functions unsplit).
+    Measured (benchmarks/sim_build.py `hier-O1-s1000`), not a candidate of `choose_options`: the
+    demo compiles in 47 instead of 51 s, the 784-d design in 231 instead of 106 s (each of its 244
+    C++ files of the top parses the 1 MB model header; one function stays a 1.2 MB file)."""
 
     def __post_init__(self):
         for opt in (self.cxx_opt, self.slow_opt):
@@ -60,14 +66,21 @@ class BuildOptions:
                 raise FannsError(
                     f"unknown C++ optimisation {opt!r} for the Verilated model", hint=f"one of {', '.join(CXX_OPTS)}"
                 )
+        if self.split < 0:
+            raise FannsError(f"split {self.split} of the Verilated model is negative", hint="0 (unsplit) or more")
 
     def make_variables(self) -> list[str]:
         """The optimisation variables of Verilator's makefiles."""
         return [f"OPT_FAST={self.cxx_opt}", f"OPT_SLOW={self.slow_opt}", f"OPT_GLOBAL={self.cxx_opt}"]
 
+    def verilator_flags(self) -> list[str]:
+        """Verilator's options for `split`."""
+        return ["--output-split", str(self.split), "--output-split-cfuncs", str(self.split)] if self.split else []
+
     def describe(self, blocks: int | None = None) -> str:
         """E.g. "g++ -O1 (run-once code -O0), 2 hierarchical blocks"."""
         text = f"g++ {self.cxx_opt}" + (f" (run-once code {self.slow_opt})" if self.slow_opt != self.cxx_opt else "")
+        text += f", split every {self.split:,} statements" if self.split else ""
         if not self.hierarchical:
             return text + ", flattened"
         return text + (f", {blocks} hierarchical block{'s' if blocks != 1 else ''}" if blocks is not None else "")
@@ -170,11 +183,15 @@ def prepare_sources(sources: Mapping[str, str], hierarchical: bool) -> Prepared:
 VERILATE_S_PER_MB = {True: 4.5, False: 8.7}
 """Processor seconds Verilator spends per MB of Verilog it expands (`Prepared.compiled_bytes`), by
 whether the build has hierarchical blocks: today's demo 15.9 s for 3.56 MB hierarchical, 66.4 s
-for 7.64 MB flattened (it optimises across the whole flattened netlist)."""
+for 7.64 MB flattened (it optimises across the whole flattened netlist). The 784-d README design
+agrees (`sim_build.py --design d784=... --options hier-O1 --queries 8 --rate-queries 0`): 46.5 s
+for 9.96 MB with 5 blocks, 4.7 s per MB."""
 COMPILE_S_PER_MB = {"-O0": 12.8, "-O1": 14.3, "-O2": 21.1}
 """Processor seconds g++ spends per MB of expanded Verilog (the C++ grows with it, about 3.3 bytes a
 byte), by the per-cycle code's optimisation, the run-once code at -O0: today's demo (3.56 MB)
--O0 45.5 s, -O1 50.8 s; -O2 in the earlier demo's proportion to -O1 (103.7 against 70.2 s)."""
+-O0 45.5 s, -O1 50.8 s; -O2 in the earlier demo's proportion to -O1 (103.7 against 70.2 s). The
+784-d README design at -O1 (the build above) compiles in less: 105.7 s for 9.96 MB, 10.6 s per MB,
+so the model overestimates its build by a quarter."""
 RUN_S_PER_MCYCLE_MB = {"-O0": 64.0, "-O1": 7.5, "-O2": 7.1}
 """Processor seconds per million simulated cycles per MB of evaluated Verilog (`Prepared.evaluated_bytes`)
 of a flattened model, by the per-cycle code's optimisation, on today's demo (100 queries, 16,453
@@ -193,7 +210,9 @@ CANDIDATES = tuple(BuildOptions(cxx_opt=opt, hierarchical=h) for h in (True, Fal
 
 
 def jobs() -> int:
-    """Compiler processes a build runs at once (make -j)."""
+    """Compiler processes a build runs at once (make -j), and Verilator processes verilating the
+    hierarchical blocks at once (verilator -j: the blocks are verilated in parallel, the top after
+    them; without it one after another)."""
     return min(4, os.cpu_count() or 1)
 
 

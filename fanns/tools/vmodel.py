@@ -34,7 +34,7 @@ from fanns.errors import FannsError
 from fanns.paths import shared_dir
 from fanns.tools import objcache
 from fanns.tools.modelcache import ModelEntry, content_key, runtime_objects, tool_version
-from fanns.tools.vbuild import CXX, BuildOptions, BuildWatch, build_seconds, choose_options, prepare_sources
+from fanns.tools.vbuild import CXX, BuildOptions, BuildWatch, build_seconds, choose_options, jobs, prepare_sources
 from fanns.tools.verilator import PCH_FIX, verilator_bin, write_sources
 
 BUILD_FLAGS = ("-O3", "--x-assign", "fast", "--x-initial", "fast", "--no-timing", "-Wno-fatal")
@@ -108,6 +108,7 @@ class ModelBuild:
                 *WARNINGS,
                 CXX_FLAGS,
                 *self.options.make_variables(),
+                *self.options.verilator_flags(),
                 f"trace={trace}",
                 harness_source().read_text(),
                 tool_version(str(verilator_bin() / "verilator")),
@@ -166,7 +167,8 @@ class ModelBuild:
             "-o",
             LIBRARY,
             *BUILD_FLAGS,
-            *(("--hierarchical",) if self.blocks else ()),
+            *self.options.verilator_flags(),
+            *(("--hierarchical", "-j", str(jobs())) if self.blocks else ()),  # blocks verilated in parallel
             *(("--trace",) if self.trace else ()),
             *WARNINGS,
             "-CFLAGS",
@@ -187,7 +189,7 @@ class ModelBuild:
         env.setdefault("OBJCACHE", f"{sys.executable} {objcache.__file__}")  # a user's ccache wins
         env["FANNS_OBJCACHE_DIR"] = str(runtime_objects())
         makefile = ("-f", "Vtop_hier.mk", "hier_build") if self.blocks else ("-f", "Vtop.mk")
-        make = ["make", "-j", str(min(4, os.cpu_count() or 1)), "-C", str(folder), *makefile, PCH_FIX]
+        make = ["make", "-j", str(jobs()), "-C", str(folder), *makefile, PCH_FIX]
         self.timings["compile"] = self._run([*make, *self.options.make_variables()], log, "a", env)
 
     def _run(self, cmd: list[str], log: Path, mode: str, env: dict | None = None, cwd: Path | None = None) -> dict:

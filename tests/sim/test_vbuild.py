@@ -12,6 +12,7 @@ from amaranth import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from fanns.errors import FannsError
 from fanns.hdl.modules import ModuleLibrary
 from fanns.hdl.verilog import instance_counts, to_verilog, verilog_modules
 from fanns.pe.stream_fifo import stream_fifo
@@ -96,6 +97,17 @@ def test_a_short_simulation_chooses_a_cheaper_build_than_a_long_one(verilog, mon
     assert long == BuildOptions("-O2", hierarchical=False) and prepared.blocks == 0
     flat, _ = vbuild.choose_options(sources, cycles=1_000, hierarchical=False)
     assert not flat.hierarchical
+
+
+def test_a_split_build_passes_verilator_its_split_options():
+    """`BuildOptions.split` (measured by benchmarks/sim_build.py, not weighed by `choose_options`:
+    it compiled the 784-d design in 2.2x the time) is Verilator's two split options and says so."""
+    split = BuildOptions("-O1", split=1000)
+    assert split.verilator_flags() == ["--output-split", "1000", "--output-split-cfuncs", "1000"]
+    assert "split every 1,000 statements" in split.describe(5) and BuildOptions().verilator_flags() == []
+    assert all(not c.split for c in vbuild.CANDIDATES)
+    with pytest.raises(FannsError, match="split -1"):
+        BuildOptions(split=-1)
 
 
 @pytest.mark.slow
