@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fanns.index.graph import GraphImage
-from fanns.index.graph_traversal import TraversalConfig
 from fanns.index.holdout import (
     HOLDOUT_FRACTION,
     PROMISE_LEVEL,
@@ -46,7 +45,6 @@ from fanns.index.holdout import (
 from fanns.index.recall import hits
 from fanns.model.graph.dse import GraphPoint, GraphSpace
 from fanns.model.graph.fast import search_batch
-from fanns.pe.bloom import Bloom
 
 BUILD_SD_SCALE = 0.19
 """Spread of a graph design's R@k between graph builds, as `BUILD_SD_SCALE` x sqrt(1 - recall)
@@ -90,8 +88,7 @@ def held_out_search(
     k = space.k
 
     def per_query(p: GraphPoint) -> np.ndarray:
-        bloom = Bloom(h=space.bloom_h, b=p.bloom_bits, w=64)
-        cfg = TraversalConfig(l=p.l, k=k, mg=p.mg, mc=p.mc, cand_size=p.l, bloom=bloom, bfc_units=p.units)
+        cfg = space.traversal(p.units, p.l, p.bloom_bits, p.mg, p.mc)
         return hits(search_batch(graph, queries_fx, cfg).ids[:, :k], groundtruth[:, :k]) / k
 
     return per_query

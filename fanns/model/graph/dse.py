@@ -77,6 +77,11 @@ class GraphSpace:
     channels: tuple[int, ...] | None = None  # default: powers of two up to the board's first group
     k: int = 10
 
+    def traversal(self, units: int, l: int, bloom_bits: int, mg: int, mc: int) -> TraversalConfig:
+        """The DST reference's settings of one point of this space (what its recall depends on)."""
+        bloom = Bloom(h=self.bloom_h, b=bloom_bits, w=64)
+        return TraversalConfig(l=l, k=self.k, mg=mg, mc=mc, cand_size=l, bloom=bloom, bfc_units=units)
+
     def channel_options(self, board: Board) -> tuple[int, ...]:
         count = board.memory[0].count
         return self.channels or tuple(1 << i for i in range(count.bit_length()) if 1 << i <= count)
@@ -224,8 +229,7 @@ def explore_graph(
     for (mode, units, pipes), l, bits, (mg, mc) in itertools.product(shapes, space.queue, space.bloom_bits, space.dst):
         if l < space.k:
             continue
-        bloom = Bloom(h=space.bloom_h, b=bits, w=64)
-        cfg = TraversalConfig(l=l, k=space.k, mg=mg, mc=mc, cand_size=l, bloom=bloom, bfc_units=units)
+        cfg = space.traversal(units, l, bits, mg, mc)
         chans = space.channel_options(board)
         qpps = [
             QppConfig(
@@ -235,7 +239,7 @@ def explore_graph(
                 k=space.k,
                 cand_size=l,
                 bfc_units=units,
-                bloom=bloom,
+                bloom=cfg.bloom,
                 memory=replace(mem0, channels=c),
                 l_max=l,
                 max_degree=graph.max_degree,
