@@ -31,7 +31,6 @@ from functools import cache
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import gammaln
 
 from fanns.errors import FannsError
 from fanns.pe.hpq import Hpq
@@ -51,8 +50,10 @@ def exact_probability(k: int, num_queues: int, length: int) -> float:
     valid = rest >= 0
     rest = np.clip(rest, 0, k)
     # log C(m, i) once; the Binomial(m, 1/j) pmf of every j is then two array operations
-    # (the DSE evaluates this for hundreds of queue counts).
-    log_comb = np.where(valid, gammaln(m + 1.0)[:, None] - gammaln(i + 1.0)[None, :] - gammaln(rest + 1.0), -np.inf)
+    # (the DSE evaluates this for hundreds of queue counts). log n! from the C library's lgamma, not
+    # scipy's: a PE's simulation imports this module, and scipy.special costs seconds to import.
+    log_factorial = np.array([math.lgamma(n + 1.0) for n in range(k + 1)])
+    log_comb = np.where(valid, log_factorial[m][:, None] - log_factorial[i][None, :] - log_factorial[rest], -np.inf)
     for j in range(2, num_queues + 1):
         # Of m results spread over j queues, i land in the new queue: Binomial(m, 1/j).
         pmf = np.exp(log_comb + i[None, :] * math.log(1.0 / j) + rest * math.log1p(-1.0 / j))
