@@ -46,7 +46,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.flow.ivfpq_inputs import index_record, load_index
-from fanns.flow.ivfpq_project_sim import simulate_csim, simulate_rtl
+from fanns.flow.ivfpq_project_sim import simulate_csim, simulate_csim_steps, simulate_rtl
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
@@ -208,6 +208,8 @@ def face_result(rank: int, face: str, sim: dict) -> FaceResult:
     """One face's simulation record judged: bit-exact and (RTL) within `CYCLE_TOLERANCE` of the model."""
     ok = sim["mismatched_queries"] == 0
     detail = f"{sim['queries']} queries, {sim['mismatched_queries']} differ"
+    if "calls" in sim:
+        detail += f" in {sim['calls']} step-wise calls" + (f" (first: {sim['first_mismatch']})" if not ok else "")
     out = FaceResult(rank, face, ok, detail, sim["queries"], sim["mismatched_queries"])
     if "cycle_error_pct" in sim:
         out.ok = ok and abs(sim["cycle_error_pct"]) <= 100 * CYCLE_TOLERANCE
@@ -328,8 +330,9 @@ def verify_point(
     step: Callable[[str], None] = lambda name: None,
 ) -> dict[str, dict]:
     """Generate both faces of one DSE point into `project` (its index from the exploration, the
-    dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "rtl": ..}, the
-    records of `simulate_csim` and `simulate_rtl` (the RTL model built for a few queries' build + run).
+    dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "hls-steps": ..,
+    "rtl": ..}, the records of `simulate_csim`, `simulate_csim_steps` (the step-wise mode) and
+    `simulate_rtl` (the RTL model built for a few queries' build + run).
     `project` is the caller's work folder: an earlier run's project there is replaced. `step` is
     told the name of each step as it starts (a crash is then reported with its step)."""
     step("generate")
@@ -341,8 +344,10 @@ def verify_point(
     layout(design, data, test, ("hls", "rtl")).write(project)
     step("C simulation")
     hls = simulate_csim(project / "hls", sim_queries, build_root)
+    step("step-wise C simulation")
+    steps = simulate_csim_steps(project / "hls", data, sim_queries, build_root)
     step("RTL simulation")
-    return {"hls": hls, "rtl": simulate_rtl(project / "rtl", sim_queries, build_root)}
+    return {"hls": hls, "hls-steps": steps, "rtl": simulate_rtl(project / "rtl", sim_queries, build_root)}
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,13 @@ from fanns.choices import DEFAULT_RTL_HARNESS
 from fanns.codegen.project_files import read_record
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.flow.sim_cli import recall
+from fanns.index.ivfpq import IvfPqIndexData
 from fanns.index.recall import measure_recall
 from fanns.numerics import split_keys
+from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
+from fanns.sim.ivfpq.stepwise import run_schedules, schedules
 from fanns.tools.vbuild import BuildOptions
 
 
@@ -106,6 +109,41 @@ def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
         "checked_keys": int(keys.size),
         "recall": recalls(keys, ref, gt, design),
         "seconds": {"build and run": round(ran, 1)},
+    }
+
+
+def simulate_csim_steps(project: Path, data: IvfPqIndexData, nq: int, build_root: Path, seed: int = 0) -> dict:
+    """Step-wise search (docs/stepwise.md) on the HLS face's C simulation: the first `nq` test
+    queries' own probed cells cut into steps of random sizes, run in calls of random subsets of
+    the queries (resumed after others ran), every call's keys against the reference model built
+    from `data`, the index the project was generated from."""
+
+    record = read_record(project)
+    design = IvfPqDesign.load(project / "design.yaml")
+    q_host = test_queries_fx(project, record, design.format)[:nq]
+    dref = DesignReference(design, data)
+    rng = np.random.default_rng(seed)
+    plans = schedules(dref.probe(dref.ref.rotate(q_host), design.nprobe), design.nprobe, rng, True, data.nlist)
+    start = time.perf_counter()
+    with HlsCsim(project, build_root / "hls_csim") as sim:
+        check = run_schedules(
+            sim.search_keys_cells_fx,
+            dref.search_keys_cells_fx,
+            q_host,
+            plans,
+            design.k,
+            design.nprobe,
+            design.format.pq_key_bits,
+            rng,
+        )
+    return {
+        "backend": "hls",
+        "simulator": SIMULATOR_NAMES["hls"] + ", step-wise mode",
+        "queries": int(q_host.shape[0]),
+        "calls": check.calls,
+        "mismatched_queries": check.mismatched_queries,
+        "first_mismatch": check.first_mismatch,
+        "seconds": {"build and run": round(time.perf_counter() - start, 1)},
     }
 
 

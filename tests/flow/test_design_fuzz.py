@@ -64,6 +64,8 @@ def _check(outcomes: list[FuzzOutcome]) -> None:
     report = "\n".join(table(outcomes))
     assert all(o.passed for o in outcomes), report
     assert any(o.status == "ok" for o in outcomes), report  # the fuzz must reach the simulators
+    ivfpq = [o for o in outcomes if o.status == "ok" and isinstance(o.case, FuzzCase)]
+    assert all(any(f.face == "hls-steps" for f in o.faces) for o in ivfpq), report  # the step-wise mode too
 
 
 def test_draws_are_deterministic_and_in_range():
@@ -141,11 +143,12 @@ def test_corner_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root
 
 
 def _chosen_and_runner_up(case: FuzzCase, tmp_path, build_root) -> list[IvfPqDesign]:
-    """Run `case` with one runner-up; both designs must pass on both faces. Their design files."""
+    """Run `case` with one runner-up; both designs must pass on both faces (and the step-wise mode
+    of the C simulation). Their design files."""
     outcome = run_case(case, tmp_path / "draw", build_root, runners_up=1)
     _check([outcome])
     print("\n".join(table([outcome])))  # the faces' mismatches and cycle errors, for the record (pytest -s)
-    assert outcome.status == "ok" and len(outcome.faces) == 4, table([outcome])
+    assert outcome.status == "ok" and len(outcome.faces) == 6, table([outcome])
     return [IvfPqDesign.load(tmp_path / "draw" / f"design{rank}" / "design.yaml") for rank in (0, 1)]
 
 
