@@ -106,7 +106,9 @@ def calibrate_mix(
     return mix, mean_coverage(mix)
 
 
-def text_query_pairs(mix: float = TEXT_MIX, noise: float = TEXT_NOISE, seed: int = PAIR_SEED) -> tuple[np.ndarray, np.ndarray]:
+def text_query_pairs(
+    mix: float = TEXT_MIX, noise: float = TEXT_NOISE, seed: int = PAIR_SEED
+) -> tuple[np.ndarray, np.ndarray]:
     """(drafts, finals) float32 [1000, 384]: builtin:text-384's queries as the finals and their
     drafts (`draft_queries`); builds the text set on first use (the 'text' extra)."""
     finals = normalize_rows(np.asarray(load_builtin("text-384").queries))

@@ -90,7 +90,8 @@ class HostTierLists:
 
     def in_cache(self, cells: np.ndarray) -> np.ndarray:
         """bool, the shape of `cells`: which cells the table holds now."""
-        return np.vectorize(self.cache.holds, otypes=[bool])(cells) if np.size(cells) else np.zeros(np.shape(cells), bool)
+        table = self.cache.table
+        return np.array([int(c) in table for c in np.ravel(cells)], dtype=bool).reshape(np.shape(cells))
 
     def sources(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(HBM bytes, host bytes) [nq] a search probing `cells` [nq, nprobe] reads now."""

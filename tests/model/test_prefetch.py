@@ -127,15 +127,19 @@ def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link
     link = prefetch.host_link(board)
     nbytes = sizes * 12
     zero = np.zeros(cells.shape[0])
-    hot = prefetch.search_times(ctx, stages, probes, cells, np.ones(cells.shape, bool), nbytes, zero, fast, slow, link, 0)
+
+    def times(cached: bool, sent: np.ndarray, t_llm: float) -> dict:
+        mask = np.full(cells.shape, cached)
+        return prefetch.search_times(ctx, stages, probes, cells, mask, nbytes, sent, fast, slow, link, t_llm)
+
+    hot = times(True, zero, 0)
     untiered = latency_model.query_times(ctx, stages, probes)
     assert hot["search_mean_us"] == pytest.approx(float(untiered.alone().mean()) / ctx.clock_mhz, abs=1e-3)
-    cold = prefetch.search_times(ctx, stages, probes, cells, np.zeros(cells.shape, bool), nbytes, zero, fast, slow, link, 0)
+    cold = times(False, zero, 0)
     assert cold["search_mean_us"] > hot["search_mean_us"] and cold["wait_mean_us"] == 0
     assert cold["qps"] <= link.bandwidth_bps / nbytes[cells].sum(1).mean() * (1 + 1e-6)
     sent = np.full(cells.shape[0], 1.2e6)  # 100 us of link at 12 GB/s: hidden by 200 us of LLM, not by 50
-    t = prefetch.search_times(ctx, stages, probes, cells, np.ones(cells.shape, bool), nbytes, sent, fast, slow, link, 2e-4)
-    late = prefetch.search_times(ctx, stages, probes, cells, np.ones(cells.shape, bool), nbytes, sent, fast, slow, link, 5e-5)
+    t, late = times(True, sent, 2e-4), times(True, sent, 5e-5)
     assert t["wait_mean_us"] == 0 and late["wait_mean_us"] == pytest.approx(100 + 1 - 50, abs=1e-6)
     assert prefetch.budget_for(link, 1e-3, 10**9) == pytest.approx(12e6) and prefetch.budget_for(link, 1.0, 5) == 5
 

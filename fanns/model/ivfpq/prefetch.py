@@ -167,7 +167,9 @@ class RingCache:
         return copied
 
 
-def ring_hits(draft_order: np.ndarray, final_cells: np.ndarray, sizes: np.ndarray, budget: float, capacity: int) -> dict:
+def ring_hits(
+    draft_order: np.ndarray, final_cells: np.ndarray, sizes: np.ndarray, budget: float, capacity: int
+) -> dict:
     """`cold_hits` for one budget with one `RingCache` of `capacity` bytes shared by the queries in
     order: per query `cells`, `bytes` (hit shares) and `transferred` (bytes copied) [nq]."""
     sizes = np.asarray(sizes, dtype=np.int64)
