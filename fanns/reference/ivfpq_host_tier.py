@@ -124,3 +124,17 @@ class HostTierReference:
         hbm, host = self.lists.sources(cells)
         self.last = {"cells": cells, "in_cache": self.lists.in_cache(cells), "hbm_bytes": hbm, "host_bytes": host}
         return self.design.search_keys_fx(q_host, nprobe, k)
+
+    def search_keys_cells_fx(
+        self, q_host: np.ndarray, cells: np.ndarray, seed_keys: np.ndarray | None, k: int | None = None
+    ) -> np.ndarray:
+        """A step-wise search step (`DesignReference.search_keys_cells_fx`) reading each list from
+        where it is; `last` as for `search_keys_fx`, over the host's `cells` (-1: none)."""
+        cells = np.asarray(cells)
+        real = np.where(cells >= 0, cells, 0)
+        pad = cells < 0
+        nbytes = self.lists.list_bytes[real]
+        hit = self.lists.in_cache(real) & ~pad
+        hbm, host = np.where(hit, nbytes, 0).sum(1), np.where(hit | pad, 0, nbytes).sum(1)
+        self.last = {"cells": cells, "in_cache": hit, "hbm_bytes": hbm, "host_bytes": host}
+        return self.design.search_keys_cells_fx(q_host, cells, seed_keys, k)
