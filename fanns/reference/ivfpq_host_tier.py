@@ -79,13 +79,17 @@ class HostTierLists:
         return self._bytes(cell)[n * self.m :].view("<u4").astype(np.int64)
 
     def prefetch(self, order: np.ndarray, budget: float) -> int:
-        """Copy the lists `RingCache.prefetch` chooses from `order` (cells, nearest first) into
-        the cache region; returns the bytes copied over the link."""
+        """Write the lists `RingCache.prefetch` chooses from `order` (cells, nearest first) into the
+        cache region, from the host image or moved within the region; returns the bytes copied
+        over the link."""
         sent = 0
-        for cell, at in self.cache.prefetch(order, self.list_bytes, budget):
+        for cell, at, source in self.cache.prefetch(order, self.list_bytes, budget):
             n = int(self.list_bytes[cell])
-            self.hbm[at : at + n] = self.host[self.offsets[cell] : self.offsets[cell] + n]
-            sent += n
+            if source is None:
+                self.hbm[at : at + n] = self.host[self.offsets[cell] : self.offsets[cell] + n]
+                sent += n
+            else:
+                self.hbm[at : at + n] = self.hbm[source : source + n].copy()
         return sent
 
     def in_cache(self, cells: np.ndarray) -> np.ndarray:

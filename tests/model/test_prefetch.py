@@ -57,7 +57,7 @@ def test_cold_hit_rates_equal_brute_force_counting():
 
 
 def brute_ring(draft, final, sizes, budget, capacity):
-    """The ring by byte ownership: a list is cached while every byte it was written to still
+    """The ring by byte ownership: a list is cached while every byte it was last written to still
     belongs to it; a wrap abandons the region's tail."""
     owner = np.full(capacity, -1)
     where: dict[int, int] = {}
@@ -68,15 +68,17 @@ def brute_ring(draft, final, sizes, budget, capacity):
 
     out = []
     for d, f in zip(draft, final):
-        sent = total = 0
+        sent = total = used = 0
         for c in map(int, d):
             cached = held(c)
-            if total + sizes[c] > capacity or (not cached and sent + sizes[c] > budget):
+            waste = capacity - head if head + sizes[c] > capacity else 0
+            if total + sizes[c] > budget or used + waste + sizes[c] > capacity:
                 break
             total += sizes[c]
-            if not cached and sizes[c]:
-                sent += sizes[c]
-                if head + sizes[c] > capacity:
+            if sizes[c]:  # a cached list of the set is moved to the write pointer (refreshed)
+                used += waste + sizes[c]
+                sent += 0 if cached else sizes[c]
+                if waste:
                     owner[head:] = -1
                     head = 0
                 owner[head : head + sizes[c]] = c
@@ -86,7 +88,7 @@ def brute_ring(draft, final, sizes, budget, capacity):
     return out
 
 
-@pytest.mark.parametrize("budget,capacity", [(2000, 2000), (2000, 7000), (5000, 40_000)])
+@pytest.mark.parametrize("budget,capacity", [(2000, 2000), (2000, 7000), (5000, 9000), (5000, 40_000)])
 def test_ring_cache_equals_byte_ownership(budget, capacity):
     draft, final, sizes = small_case(1)
     got = prefetch.ring_hits(draft, final, sizes, budget, capacity)
@@ -101,9 +103,9 @@ def test_a_shared_cache_transfers_less_for_consecutive_similar_queries():
     draft[1::2], final[1::2] = draft[::2], final[::2]  # every query asked twice in a row
     ring = prefetch.ring_hits(draft, final, sizes, 3000, 30_000)
     cold = prefetch.cold_hits(draft, final, sizes, [3000])
-    # a repeat finds its set cached, so the link budget reaches further down the draft's order
-    assert np.all(ring["cells"][1::2] >= ring["cells"][::2]) and np.all(ring["cells"] >= cold["cells"][0])
-    assert ring["transferred"].sum() < cold["transferred"][0].sum() / 4
+    # a repeat finds its set cached: nothing crosses the link; a shared ring never hits less
+    assert ring["transferred"][1::2].sum() == 0 and ring["transferred"][::2].sum() > 0
+    assert np.all(ring["cells"] >= cold["cells"][0]) and ring["cells"].mean() > cold["cells"][0].mean()
     assert prefetch.interleave(np.array([[3, 1, -1], [1, 2, 4]])).tolist() == [3, 1, 2, 4]
 
 
