@@ -37,8 +37,6 @@ from fanns.boards import load_board
 from fanns.datasets import query_pairs as qp
 from fanns.datasets.builtins import load_builtin
 from fanns.model.ivfpq import dse, prefetch
-from fanns.model.ivfpq import skew as skew_model
-from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.workload import synthetic_workload
 
 NLIST, NPROBE, M_TEXT = 1024, 32, 48
@@ -67,13 +65,7 @@ def text_hits() -> dict:
     probed = float(nbytes[final_cells].sum(1).mean())
     budgets = np.array(RATIOS) * probed
     cold = prefetch.cold_hits(draft_order, final_cells, nbytes, budgets)
-    per_rank = np.stack(
-        [
-            prefetch.cold_hits(draft_order, final_cells[:, j : j + 1], nbytes, budgets)["cells"].mean(1)
-            for j in range(NPROBE)
-        ],
-        axis=1,
-    )  # [ratios, rank]
+    per_rank = prefetch.hit_profile(draft_order, final_cells, nbytes, RATIOS).per_rank  # [ratios, rank]
     ring = []
     for r in (1.0, 2.0, 4.0):
         for cap in (1, 8):
@@ -119,74 +111,43 @@ def rag_model(text: dict) -> dict:
         board, memory=tuple(dataclasses.replace(g, capacity_gb=4 * g.capacity_gb) for g in board.memory)
     )
     p = dse.run([w], roomy, "synthetic", board.clock_mhz, top=1).best
-    ctx, stages = p.ctx, p.stages
-    st = stages.pq_dist
-    fast = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-    slow = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
-    link = prefetch.host_link(board)
-    group = next(g for g in board.memory if g.kind == st.memory)
-    cache_max = st.channels * group.capacity_bytes
-    list_bytes = skew_model.list_bytes(w, st) * st.pes
-    probed = float(list_bytes[w.cells].sum(1).mean())
-    probes = stage_model.Probes.of(w.probed)
-    per_rank = np.array(text["per_rank"])
-    rng = np.random.default_rng(0)
-    draws = rng.random(w.cells.shape)
+    model = prefetch.PrefetchModel(p, board, prefetch.HitProfile(np.array(RATIOS), np.array(text["per_rank"])))
+    probed, st = model.probed, p.stages.pq_dist
 
     def run(budget: float, t_llm_s: float) -> dict:
-        ratio = budget / probed
-        p_rank = np.array([np.interp(ratio, (0.0, *RATIOS), (0.0, *per_rank[:, j])) for j in range(w.nprobe)])
-        in_cache = draws < p_rank[None, :]
-        sent = np.full(w.queries, budget)
-        out = prefetch.search_times(ctx, stages, probes, w.cells, in_cache, list_bytes, sent, fast, slow, link, t_llm_s)
-        return {
-            "budget_gb": round(budget / GB, 4),
-            "ratio": round(ratio, 3),
-            "cell_hit": round(float(in_cache.mean()), 4),
-            **out,
-        }
+        out = model.at(budget, t_llm_s)
+        return {"budget_gb": round(out.pop("budget_bytes") / GB, 4), **out}
 
-    none = prefetch.search_times(
-        ctx,
-        stages,
-        probes,
-        w.cells,
-        np.zeros(w.cells.shape, bool),
-        list_bytes,
-        np.zeros(w.queries),
-        fast,
-        slow,
-        link,
-        0,
-    )
-    every = prefetch.search_times(
-        ctx, stages, probes, w.cells, np.ones(w.cells.shape, bool), list_bytes, np.zeros(w.queries), fast, slow, link, 0
-    )
     curve = []
     for r in BUDGET_RATIOS:  # each budget hidden exactly by the LLM: t_LLM = b_p / B (TeleRAG Eq. 3)
-        t = r * probed / link.bandwidth_bps
+        t = r * probed / model.link.bandwidth_bps
         curve.append({"t_llm_ms": round(t * 1e3, 3), **run(r * probed, t)})
     late = [{"t_llm_ms": t, **run(2.0 * probed, t / 1e3)} for t in T_LLM_MS]  # a 2x budget, LLM shorter or longer
     sizing = []
     for t in T_SIZING_MS:
+        c = model.cache_curve(t / 1e3, CACHE_RATIOS)
         rows = [
-            {"cache_bytes": int(c * probed), **run(prefetch.budget_for(link, t / 1e3, int(c * probed)), t / 1e3)}
-            for c in CACHE_RATIOS
-            if c * probed <= cache_max
+            {
+                "cache_bytes": r["cache_bytes"],
+                "budget_gb": round(r["budget_bytes"] / GB, 4),
+                **{k: r[k] for k in ("cell_hit", "latency_mean_us", "qps")},
+            }
+            for r in c["curve"]
         ]
-        sizing.append({"t_llm_ms": t, "curve": rows, "chosen_gb": prefetch.choose_cache(rows)["cache_bytes"] / GB})
+        sizing.append({"t_llm_ms": t, "curve": rows, "chosen_gb": c["chosen_bytes"] / GB})
+    group = next(g for g in board.memory if g.kind == st.memory)
     return {
         "index": f"{RAG['n'] // 10**6}M x {RAG['d']}-d IVF{RAG['nlist']},PQ{RAG['m']} "
         f"nprobe {RAG['nprobe']} K {RAG['k']}",
-        "index_gb": round(float(list_bytes.sum()) / GB, 2),
+        "index_gb": round(float(model.list_bytes.sum()) / GB, 2),
         "hbm_gb": round(group.count * group.capacity_bytes / GB, 2),
         "design": f"{st.pes} PQDist PEs on {st.channels} {st.memory} channels, {st.port_bits}-bit, "
-        f"{ctx.clock_mhz:g} MHz",
-        "cache_max_gb": round(cache_max / GB, 2),
+        f"{p.ctx.clock_mhz:g} MHz",
+        "cache_max_gb": round(model.cache_max / GB, 2),
         "probed_mb": round(probed / 1e6, 2),
-        "link_gbps": link.bandwidth_bps / GB,
-        "all_in_host": none,
-        "all_in_hbm": every,
+        "link_gbps": model.link.bandwidth_bps / GB,
+        "all_in_host": model.baseline(False),
+        "all_in_hbm": model.baseline(True),
         "curve": curve,
         "late": late,
         "sizing": sizing,

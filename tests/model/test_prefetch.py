@@ -2,6 +2,8 @@
 counting on a small index, the ring cache against a byte-ownership simulation, and the latency
 model's consistency (all cached = the untiered design; nothing cached = every byte over the link)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.stage_pes import design_context
+from fanns.model.ivfpq.workload import synthetic_workload
 
 
 def small_case(seed: int = 0, nq: int = 60, nlist: int = 40, nprobe: int = 6):
@@ -150,3 +153,37 @@ def test_choose_cache_takes_the_smallest_within_slack():
     rows = [{"cache_bytes": c, "latency_mean_us": v} for c, v in [(1, 50.0), (2, 30.0), (4, 20.1), (8, 20.0)]]
     assert prefetch.choose_cache(rows)["cache_bytes"] == 4
     assert prefetch.choose_cache(rows, slack=0)["cache_bytes"] == 8
+
+
+def test_hit_profile_interpolates_the_measured_per_rank_hits():
+    draft, final, sizes = small_case(4)
+    ratios = [0.5, 1.0, 2.0]
+    prof = prefetch.hit_profile(draft, final, sizes, ratios)
+    probed = sizes[final].sum(1).mean()
+    cold = prefetch.cold_hits(draft, final, sizes, np.array(ratios) * probed)
+    assert np.allclose(prof.per_rank.mean(1), cold["cells"].mean(1))
+    assert np.array_equal(prof.rates(0.0, final.shape[1]), np.zeros(final.shape[1]))
+    assert np.allclose(prof.rates(1.0, final.shape[1]), prof.per_rank[1])
+    wide = prof.rates(9.0, 2 * final.shape[1])  # beyond the last ratio, twice the ranks: interpolated by position
+    assert wide[0] == prof.per_rank[2, 0] and wide[-1] == prof.per_rank[2, -1]
+    assert prof.per_rank[2].min() <= wide.min() and wide.max() <= prof.per_rank[2].max()
+
+
+def test_the_design_point_model(design_setting):
+    board, ctx, stages = design_setting[:3]
+    # the small pinned design with lists 100x as long (the model only), as a DSE point
+    w = synthetic_workload(90_000, 32, 8, 12, 3, 20, False, queries=50, imbalance=3.0, seed=1)
+    point = SimpleNamespace(workload=w, ctx=ctx, stages=stages)
+    always = prefetch.HitProfile(np.array([1.0]), np.ones((1, w.nprobe)))
+    model = prefetch.PrefetchModel(point, board, always)
+    none, every = model.baseline(False), model.baseline(True)
+    assert model.at(0, 0.0)["latency_mean_us"] == none["latency_mean_us"] > every["latency_mean_us"]
+    b = 2 * model.probed
+    hidden = model.at(b, b / model.link.bandwidth_bps)
+    assert hidden["cell_hit"] == 1 and hidden["latency_mean_us"] == pytest.approx(
+        every["latency_mean_us"] + 1.0, abs=1e-3
+    )
+    assert hidden["qps"] <= model.link.bandwidth_bps / b
+    curve = model.cache_curve(0.1, (0.5, 1.0, 4.0))
+    assert [r["cache_bytes"] for r in curve["curve"]] == [int(c * model.probed) for c in (0.5, 1.0, 4.0)]
+    assert curve["chosen_bytes"] == prefetch.choose_cache(curve["curve"])["cache_bytes"] == int(model.probed)

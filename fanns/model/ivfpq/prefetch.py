@@ -261,3 +261,105 @@ def choose_cache(rows: list[dict], key: str = "latency_mean_us", slack: float = 
         raise FannsError("no cache sizes to choose from")
     best = min(r[key] for r in rows)
     return min((r for r in rows if r[key] <= best * (1 + slack)), key=lambda r: r["cache_bytes"])
+
+
+@dataclass(frozen=True)
+class HitProfile:
+    """Per-query-cache hit rate of each probe rank vs budget, measured on draft/final pairs
+    (`hit_profile`): what an index without pairs of its own (a synthetic workload) is given."""
+
+    ratios: np.ndarray  # [r] budgets in multiples of a final query's mean probed bytes, ascending
+    per_rank: np.ndarray  # [r, nprobe] share of queries whose rank-j cell is cached
+
+    def rates(self, ratio: float, nprobe: int) -> np.ndarray:
+        """[nprobe] hit rate per rank at `ratio` (0 at 0, linear between the measured ratios, the
+        last beyond them), ranks mapped by their relative position when `nprobe` differs."""
+        xs = np.concatenate([[0.0], self.ratios])
+        at = np.array([np.interp(ratio, xs, np.concatenate([[0.0], col])) for col in self.per_rank.T])
+        rel = (np.arange(self.per_rank.shape[1]) + 0.5) / self.per_rank.shape[1]
+        return np.interp((np.arange(nprobe) + 0.5) / nprobe, rel, at)
+
+
+def hit_profile(draft_order: np.ndarray, final_cells: np.ndarray, sizes: np.ndarray, ratios) -> HitProfile:
+    """`HitProfile` of draft/final pairs: `cold_hits` per rank at budgets `ratios` x the mean bytes
+    a final query probes."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    ratios = np.asarray(ratios, dtype=np.float64)
+    budgets = ratios * float(sizes[final_cells].sum(1).mean())
+    per_rank = np.stack(
+        [
+            cold_hits(draft_order, final_cells[:, j : j + 1], sizes, budgets)["cells"].mean(1)
+            for j in range(final_cells.shape[1])
+        ],
+        axis=1,
+    )
+    return HitProfile(ratios, per_rank)
+
+
+class PrefetchModel:
+    """A DSE design `point` (its workload, context and stages) on `board` with every list in host
+    memory and a cache on its PQ channels (at most their capacity): QPS and latency vs budget and
+    t_LLM, each query's cached cells drawn (seeded) from `profile`'s per-rank hit rates, each
+    prefetch sending its whole budget (a per-query cache)."""
+
+    def __init__(self, point, board: Board, profile: HitProfile, seed: int = 0):
+        self.w, self.ctx, self.stages = point.workload, point.ctx, point.stages
+        st = self.stages.pq_dist
+        self.fast = skew.memory_tier(board, st.memory, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+        self.slow = skew.host_tier(board, self.ctx.clock_mhz, st.pes, st.port_bits)
+        self.link = host_link(board)
+        group = next(g for g in board.memory if g.kind == st.memory)
+        self.cache_max = st.channels * group.capacity_bytes
+        self.list_bytes = skew.list_bytes(self.w, st) * st.pes
+        if self.w.cells is None:
+            raise FannsError(f"{self.w.label()}: the probed cell ids are not recorded", hint="re-run `fanns explore`")
+        self.cells = self.w.cells
+        self.probed = float(self.list_bytes[self.cells].sum(1).mean())
+        self.probes = stage_model.Probes.of(self.w.probed)
+        self.profile = profile
+        self.draws = np.random.default_rng(seed).random(self.cells.shape)
+
+    def _times(self, in_cache: np.ndarray, sent: np.ndarray, t_llm_s: float) -> dict:
+        return search_times(
+            self.ctx,
+            self.stages,
+            self.probes,
+            self.cells,
+            in_cache,
+            self.list_bytes,
+            sent,
+            self.fast,
+            self.slow,
+            self.link,
+            t_llm_s,
+        )
+
+    def baseline(self, cached: bool) -> dict:
+        """Every list read from host memory (no prefetch), or every list in HBM (the index fitting)."""
+        return self._times(np.full(self.cells.shape, cached), np.zeros(self.w.queries), 0.0)
+
+    def at(self, budget: float, t_llm_s: float) -> dict:
+        """A prefetch of `budget` bytes per query, the LLM leaving `t_llm_s` seconds."""
+        ratio = budget / self.probed
+        in_cache = self.draws < self.profile.rates(ratio, self.w.nprobe)[None, :]
+        out = self._times(in_cache, np.full(self.w.queries, float(budget)), t_llm_s)
+        return {
+            "budget_bytes": int(budget),
+            "ratio": round(ratio, 3),
+            "cell_hit": round(float(in_cache.mean()), 4),
+            **out,
+        }
+
+    def cache_curve(self, t_llm_s: float, cache_ratios) -> dict:
+        """The curve the DSE chooses the cache from: per cache size (`cache_ratios` x a query's probed
+        bytes, within the PQ channels), the budget TeleRAG's rule gives (`budget_for`) and its figures;
+        `chosen_bytes` by `choose_cache`."""
+        rows = [
+            {
+                "cache_bytes": int(c * self.probed),
+                **self.at(budget_for(self.link, t_llm_s, int(c * self.probed)), t_llm_s),
+            }
+            for c in cache_ratios
+            if c * self.probed <= self.cache_max
+        ]
+        return {"t_llm_s": t_llm_s, "curve": rows, "chosen_bytes": choose_cache(rows)["cache_bytes"]}
