@@ -23,11 +23,12 @@ cross the end) and the oldest lists whose bytes it overwrites are invalidated in
 location table: FIFO by last prefetch. The prefetch set is TeleRAG's (the draft's nearest cells
 within the budget); a list of the set that is still cached crosses no link: it is moved to the
 write pointer by a copy within HBM (refreshed), so the set is always the youngest and survives its
-own appends, and hits are never fewer than with a cache of the set alone (`cold_hits`), while the
-link carries only the set's missing lists (a shorter prefetch, a lighter link). Lists of earlier
-sets stay until overwritten and give further hits. Chosen because it needs no allocator on chip:
+own appends; with a region of at least the budget plus the largest list, hits are never fewer
+than with a cache of the set alone (`cold_hits`; a smaller region can cut the set short at a
+wrap's unused tail), while the link carries only the set's missing lists (a shorter prefetch,
+a lighter link). Lists of earlier sets stay until overwritten and give further hits. Chosen because it needs no allocator on chip:
 one write pointer, a FIFO of (cell, offset, bytes) and the table. The in-HBM moves are not charged
-time here: they run at the design's HBM bandwidth (14.4 GB/s per channel, UG1469, the channels in
+time here: they run at the design's HBM bandwidth (14.375 GB/s per channel, UG1469, the channels in
 parallel) against 12 GB/s for the whole link, and are at most the budget's bytes per prefetch.
 
 Hit rate (`cold_hits`: each query's cache holds its own prefetch set only, the TeleRAG figure;
