@@ -21,15 +21,16 @@ Eviction (`RingCache`, shared by consecutive queries): the cache region is a rin
 prefetched is appended whole at the write pointer (wrapping to the region's start when it would
 cross the end) and the oldest lists whose bytes it overwrites are invalidated in the cell ->
 location table: FIFO by last prefetch. The prefetch set is TeleRAG's (the draft's nearest cells
-within the budget); a list of the set that is still cached crosses no link: it is moved to the
-write pointer by a copy within HBM (refreshed), so the set is always the youngest and survives its
-own appends; with a region of at least the budget plus the largest list, hits are never fewer
-than with a cache of the set alone (`cold_hits`; a smaller region can cut the set short at a
-wrap's unused tail), while the link carries only the set's missing lists (a shorter prefetch,
-a lighter link). Lists of earlier sets stay until overwritten and give further hits. Chosen because it needs no allocator on chip:
-one write pointer, a FIFO of (cell, offset, bytes) and the table. The in-HBM moves are not charged
-time here: they run at the design's HBM bandwidth (14.375 GB/s per channel, UG1469, the channels in
-parallel) against 12 GB/s for the whole link, and are at most the budget's bytes per prefetch.
+within the budget); a list of the set that is still cached crosses no link: it is moved to the write
+pointer by a copy within HBM (refreshed), so the set is always the youngest and survives its own
+appends; with a region of at least the budget plus the largest list, hits are never fewer than with
+a cache of the set alone (`cold_hits`; a smaller region can cut the set short at a wrap's unused
+tail), while the link carries only the set's missing lists (a shorter prefetch, a lighter link).
+Lists of earlier sets stay until overwritten and give further hits. Chosen because it needs no
+allocator on chip: one write pointer, a FIFO of (cell, offset, bytes) and the table. The in-HBM
+moves are not charged time here: they run at the design's HBM bandwidth (14.375 GB/s per channel,
+UG1469, the channels in parallel) against 12 GB/s for the whole link, and are at most the budget's
+bytes per prefetch.
 
 Hit rate (`cold_hits`: each query's cache holds its own prefetch set only, the TeleRAG figure;
 `ring_hits`: one ring shared by the queries in order): of the final query's probed cells, the
