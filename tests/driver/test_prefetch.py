@@ -44,3 +44,5 @@ def test_prefetch_errors(projects):
             acc.prefetch(projects.queries[:1], budget_bytes=1, depth=10**6)
     with pytest.raises(FannsError, match="cache_bytes"):
         fanns.driver.open(projects.hls, backend="model", cache_bytes=-5)
+    with pytest.raises(FannsError, match="c-sim backend takes no option cache_bytes"):
+        fanns.driver.open(projects.hls, backend="c-sim", cache_bytes=100)
