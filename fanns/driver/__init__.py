@@ -35,7 +35,8 @@ def open(  # noqa: A001 - the API's name
 ):
     """The accelerator of a generated `project` on `backend`; `batch` caps the queries per run
     (default: the backend's, at most what the I/O bank holds); `options` go to the backend
-    (c-sim: build_dir, threads; rtl-sim: build_dir, latency; pynq: bitstream, device).
+    (model: cache_bytes, the host-memory tier of docs/host_tier.md; c-sim: build_dir, threads;
+    rtl-sim: build_dir, latency; pynq: bitstream, device; another option is refused).
     `project` is a single-face project or the folder `fanns generate` writes: then `face` ("hls"
     or "rtl") picks the face, by default the backend's (`fanns.driver.project.face_folder`).
     A graph project (`fanns generate-graph-hls` / `generate-graph-rtl`, or a folder holding them

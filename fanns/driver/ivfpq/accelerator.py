@@ -12,6 +12,13 @@ host-given cells, so the caller can stop early; `search_step_keys` is one step o
 keeps (to interleave the steps of different queries). The kept state is the K result keys, on the
 host: each step sends them back to the device as its seed keys.
 
+Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, the generated
+faces are to come): `prefetch(drafts, budget_bytes)` copies, from host memory into the card's
+cache, the lists of the cells the design's own IVF stage finds nearest to the draft queries (the
+question before the LLM rewrites it), whole lists nearest first within the budget, while the host
+waits for the final queries; `search` then reads cached lists from HBM and the others from host
+memory, with the same results. `stats()["host_tier"]` counts the bytes of each.
+
 Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
 ``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
 dataset's units — squared L2 between the (normalised, for angular data) query and the vector's
@@ -220,6 +227,33 @@ class Accelerator:
         self._calls.append((q_host.shape[0], time.perf_counter() - start))
         return out
 
+    # -- lookahead prefetch (docs/host_tier.md) ----------------------------------------------------
+    def prefetch(self, drafts, budget_bytes: int, depth: int | None = None) -> int:
+        """Prefetch for draft queries [nq, d]: the lists of each draft's `depth` nearest cells
+        (default: all of them, ranked), interleaved rank by rank, whole lists within `budget_bytes`
+        (TeleRAG's b_p = link bandwidth x the time the LLM leaves); returns the bytes copied."""
+        if not getattr(self.backend, "host_tier", False):
+            raise FannsError(
+                f"{self.backend.name}: no host-memory tier to prefetch into",
+                hint=(
+                    "the model backend has one: fanns.driver.open(path, backend='model', cache_bytes=N); "
+                    "the generated HLS and RTL faces do not yet (docs/host_tier.md)"
+                ),
+            )
+        q = self.check_queries(drafts)
+        nlist = self.project.design.index.nlist
+        budget = self._count_arg("budget_bytes", budget_bytes)
+        depth = nlist if depth is None else self._int("depth", depth, nlist)
+        if not self.loaded:
+            self.load()
+        return self.backend.prefetch(host_queries(self.project.format, self.project.metric, q), budget, depth)
+
+    @staticmethod
+    def _count_arg(name: str, value) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise FannsError(f"{name} must be an integer >= 0, got {value!r}")
+        return int(value)
+
     # -- step-wise search (docs/stepwise.md) ------------------------------------------------------
     def _check_stepwise(self) -> None:
         if not self.iface.stepwise:
@@ -351,6 +385,9 @@ class Accelerator:
             "cycles": None,
             "clipped": float(self._clipped[0] / self._clipped[1]) if self._clipped[1] else 0.0,
         }
+        tier = getattr(self.backend, "tier_stats", None)
+        if tier is not None and tier() is not None:
+            out["host_tier"] = tier()
         if self._cycles:
             # total: cycles of every run; run_cycles: the last run's; the other registers as the device names them
             out["cycles"] = {

@@ -9,15 +9,24 @@ layouts of `IoLayout`. For an RTL project it also checks the run-time parameters
 does (a refused run sets `status.bad_params`). A step-wise run (the HLS kernel's mode 1,
 docs/stepwise.md) reads the cell lists and seed keys from their buffers and writes
 `DesignReference.search_keys_cells_fx`'s keys.
+
+Host-memory tier (docs/host_tier.md; the model only, the generated faces are to come): opened
+with `cache_bytes`, the backend keeps the index's lists in a host-memory image with an HBM cache
+region of that size (`fanns.reference.ivfpq_host_tier.HostTierReference`); `prefetch` copies the
+lists of the draft queries' nearest cells into it, and every search reads each list from where it
+is (same keys) and counts the bytes it read from HBM and from host memory (`tier_stats`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fanns.checks import check_number
 from fanns.driver.ivfpq.backend import RegisterDevice
+from fanns.errors import FannsError
 from fanns.images.ivfpq import Image, MemoryImages, stored_centroids, unpack_lists
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.reference.ivfpq_host_tier import HostTierReference
 from fanns.reference.ivfpq_streams import DesignReference
 
 
@@ -61,9 +70,20 @@ class ModelBackend(RegisterDevice):
 
     name = "model"
 
+    def __init__(self, cache_bytes: int | None = None):
+        self.cache_bytes = (
+            None if cache_bytes is None else int(check_number(cache_bytes, "cache_bytes", lo=0, integer=True))
+        )
+        self.tier = {"prefetched_bytes": 0, "hbm_bytes": 0, "host_bytes": 0, "cells": 0, "cached_cells": 0}
+
+    @property
+    def host_tier(self) -> bool:
+        """Whether the lists are in host memory with a prefetched cache (`cache_bytes` given)."""
+        return self.cache_bytes is not None
+
     def attach(self, project, iface) -> None:
         super().attach(project, iface)
-        self.reference: DesignReference | None = None
+        self.reference: DesignReference | HostTierReference | None = None
 
     def _load_index(self) -> None:
         images = []
@@ -71,9 +91,40 @@ class ModelBackend(RegisterDevice):
             raw = self.at(img.name)[: img.nbytes].tobytes()
             images.append(Image(img.name, img.use, img.memory, img.channel, raw, img.layout))
         mem = MemoryImages(tuple(images), self.project.io, (self.project.io_bank.memory, self.project.io_bank.channel))
-        self.reference = DesignReference(
-            self.project.design, index_from_images(mem, self.project.design, self.project.metric)
-        )
+        index = index_from_images(mem, self.project.design, self.project.metric)
+        if self.host_tier:
+            self.reference = HostTierReference(self.project.design, index, self.cache_bytes)
+        else:
+            self.reference = DesignReference(self.project.design, index)
+
+    def prefetch(self, q_host: np.ndarray, budget: int, depth: int) -> int:
+        """Copy the lists of the drafts' `depth` nearest cells into the cache within `budget` bytes
+        (`HostTierReference.prefetch_fx`); the bytes copied."""
+        if not self.host_tier:
+            raise FannsError(
+                "model: prefetch needs the host-memory tier, which this session was opened without",
+                hint="open the project with a cache: fanns.driver.open(path, backend='model', cache_bytes=N)",
+            )
+        if self.reference is None:
+            raise RuntimeError("model: a prefetch before the index was loaded")
+        sent = self.reference.prefetch_fx(q_host, budget, depth)
+        self.tier["prefetched_bytes"] += sent
+        return sent
+
+    def _count(self) -> None:
+        last = self.reference.last
+        self.tier["hbm_bytes"] += int(last["hbm_bytes"].sum())
+        self.tier["host_bytes"] += int(last["host_bytes"].sum())
+        self.tier["cells"] += int((np.asarray(last["cells"]) >= 0).sum())
+        self.tier["cached_cells"] += int(last["in_cache"].sum())
+
+    def tier_stats(self) -> dict | None:
+        """The host tier's counts so far (None without it): bytes prefetched, bytes searches read
+        from HBM and from host memory, and the share of probed cells found cached."""
+        if not self.host_tier:
+            return None
+        hit = self.tier["cached_cells"] / self.tier["cells"] if self.tier["cells"] else None
+        return {"cache_bytes": self.cache_bytes, **self.tier, "cell_hit_rate": hit}
 
     def _set(self, name: str, value: int) -> None:
         for off, word in self.iface.encode(name, value):
@@ -107,5 +158,7 @@ class ModelBackend(RegisterDevice):
             keys = self.reference.search_keys_cells_fx(q_fx, cells, seeds, k).astype("<u8")
         else:
             keys = self.reference.search_keys_fx(q_fx, nprobe, k).astype("<u8")
+        if self.host_tier:
+            self._count()
         out = self.at("results")[: nq * r_stride].reshape(nq, r_stride)
         out[:, : 8 * k] = keys.view(np.uint8).reshape(nq, 8 * k)

@@ -24,8 +24,9 @@ table and sends each probed cell's read to its tier's reader (`fanns.pe.fetcher`
 tests/codegen/test_tiers.py simulates a tiered and an untiered design on a skewed workload with
 the slow tier's memory slower than the fast one's and checks keys bit for bit and the measured
 cycles per query against this model (`cells_feed` with `ram_tier`s of the simulated memories).
-Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier, and tiered
-HLS kernels (the HLS generator refuses tiered designs).
+Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier in the generated
+faces (its model, with lookahead prefetch into an HBM cache, is `fanns.model.ivfpq.prefetch`;
+docs/host_tier.md), and tiered HLS kernels (the HLS generator refuses tiered designs).
 """
 
 from __future__ import annotations
@@ -208,8 +209,15 @@ def cells_feed(
     slow: Tier,
 ) -> latency_model.CodeFeed:
     """`tiered_feed` for probed `cells` [nq, nprobe] of sizes `probes` (e.g. a simulation's queries)."""
+    return mask_feed(ctx, stages, probes, hot[cells], fast, slow)
+
+
+def mask_feed(
+    ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, in_fast: np.ndarray, fast: Tier, slow: Tier
+) -> latency_model.CodeFeed:
+    """`cells_feed` with the cells on `fast` given per query and probe, `in_fast` [nq, nprobe] bool
+    (a placement per query: lists prefetched into a cache, `fanns.model.ivfpq.prefetch`)."""
     beats = latency_model.cell_beats(ctx, stages.pq_dist, probes)
-    in_fast = hot[cells]
     feeds = [
         latency_model.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
         for t, sel in ((fast, in_fast), (slow, ~in_fast))
