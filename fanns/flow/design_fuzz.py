@@ -241,13 +241,20 @@ buffer before a back end of equal speed: -6.90 % over 4 queries, -0.13 % over 16
 
 
 def run_case(
-    case: FuzzCase, work: Path, build_root: Path, runners_up: int = 1, sim_queries: int = SIM_QUERIES
+    case: FuzzCase,
+    work: Path,
+    build_root: Path,
+    runners_up: int = 1,
+    sim_queries: int = SIM_QUERIES,
+    dataset: Dataset | None = None,
 ) -> FuzzOutcome:
     """Explore, DSE, generate and simulate one draw (see the module docstring); never raises for
-    what the draw finds — a crash is the outcome "failed" with its traceback's last line."""
+    what the draw finds — a crash is the outcome "failed" with its traceback's last line.
+    `dataset`: a set of the case's d to use instead of the draw's synthetic one (a real set put
+    through the same checks, e.g. benchmarks/stepwise_sets.py)."""
     return run_guarded(
         case,
-        lambda out: _run(case, Path(work), Path(build_root), runners_up, sim_queries, out),
+        lambda out: _run(case, Path(work), Path(build_root), runners_up, sim_queries, out, dataset),
         lambda f: f"rank {f.rank} {f.face}",
     )
 
@@ -272,9 +279,17 @@ def run_guarded(case: Any, body: Callable[[FuzzOutcome], None], face_label: Call
     return out
 
 
-def _run(case: FuzzCase, work: Path, build_root: Path, runners_up: int, sim_queries: int, out: FuzzOutcome) -> None:
+def _run(
+    case: FuzzCase,
+    work: Path,
+    build_root: Path,
+    runners_up: int,
+    sim_queries: int,
+    out: FuzzOutcome,
+    dataset: Dataset | None = None,
+) -> None:
     out.step = "explore"
-    ds = _dataset(case, work)
+    ds = dataset or _dataset(case, work)
     goal = parse_goal(case.goal)
     cfg = ExploreConfig(
         goals=[goal], nlists=[case.nlist], ms=[case.m], opq=(case.opq,), seed=case.seed, qps_min_seconds=0.0

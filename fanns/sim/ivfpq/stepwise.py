@@ -36,6 +36,36 @@ def schedules(cells: np.ndarray, nprobe: int, rng: np.random.Generator, own: boo
     return plans
 
 
+@dataclass(frozen=True)
+class StepCall:
+    """One call of a schedule: the queries it runs (indices), their cell lists [len(queries), c]
+    (-1 for no cell), and whether it passes no seeds (only where every query starts)."""
+
+    queries: tuple[int, ...]
+    cells: np.ndarray
+    no_seeds: bool
+
+
+def step_calls(plans: list[list], nprobe: int, rng: np.random.Generator) -> list[StepCall]:
+    """`plans` (consumed) as calls: each runs a random subset of the queries with a step left (the
+    others wait and resume later), its cell lists padded with -1 at random places to a random width
+    <= nprobe; a call whose queries all start passes no seeds half of the time (sentinel seeds
+    otherwise, the same result)."""
+    calls = []
+    started: set[int] = set()
+    while any(plans):
+        due = [i for i in range(len(plans)) if plans[i]]
+        now = tuple(sorted(int(i) for i in rng.choice(due, size=int(rng.integers(1, len(due) + 1)), replace=False)))
+        steps = [plans[i].pop(0) for i in now]
+        cells = np.full((len(now), int(rng.integers(max(len(s) for s in steps), nprobe + 1))), -1, dtype=np.int64)
+        for row, step in zip(cells, steps):
+            row[rng.choice(cells.shape[1], size=len(step), replace=False)] = step
+        no_seeds = not started.intersection(now) and rng.random() < 0.5
+        started.update(now)
+        calls.append(StepCall(now, cells, no_seeds))
+    return calls
+
+
 @dataclass
 class StepCheck:
     """What running schedules on a face gave: calls made, the queries whose keys differed from
@@ -58,32 +88,19 @@ def run_schedules(
     key_bits: int,
     rng: np.random.Generator,
 ) -> StepCheck:
-    """Runs `plans` (consumed) on `face` in calls of a random subset of the queries with a step
-    left, each call's cell lists padded with -1 at random places to a random width <= nprobe, and
-    compares every call's keys with `reference`'s. A query's first step gets no seeds (None)
-    half of the time, sentinel seeds otherwise; later steps get the keys it kept."""
+    """Runs `plans` (consumed) on `face` as `step_calls` cuts them, each query seeded by the keys
+    the face returned for its earlier steps, and compares every call's keys with `reference`'s."""
     nq = q_host.shape[0]
-    kept: list[np.ndarray | None] = [None] * nq
-    calls = 0
+    kept = np.full((nq, k), sentinel(key_bits), dtype=np.uint64)
     differ: set[int] = set()
     first = ""
-    empty = np.full(k, sentinel(key_bits), dtype=np.uint64)
-    while any(plans):
-        due = [i for i in range(nq) if plans[i]]
-        now = sorted(rng.choice(due, size=int(rng.integers(1, len(due) + 1)), replace=False))
-        steps = [plans[i].pop(0) for i in now]
-        cells = np.full((len(now), int(rng.integers(max(len(s) for s in steps), nprobe + 1))), -1, dtype=np.int64)
-        for row, step in zip(cells, steps):
-            row[rng.choice(cells.shape[1], size=len(step), replace=False)] = step
-        seeds = np.stack([empty if kept[i] is None else kept[i] for i in now])
-        no_seeds = all(kept[i] is None for i in now) and rng.random() < 0.5
-        got = face(q_host[now], cells, None if no_seeds else seeds)
-        expected = reference(q_host[now], cells, seeds)
-        wrong = (got != expected).any(axis=1)
+    calls = step_calls(plans, nprobe, rng)
+    for n, call in enumerate(calls):
+        now = list(call.queries)
+        got = face(q_host[now], call.cells, None if call.no_seeds else kept[now])
+        wrong = (got != reference(q_host[now], call.cells, kept[now])).any(axis=1)
         if wrong.any():
-            differ.update(int(i) for i, w in zip(now, wrong) if w)
-            first = first or f"call {calls}: queries {list(map(int, now))}, cells {cells.tolist()}"
-        for i, row in zip(now, got):
-            kept[i] = row
-        calls += 1
-    return StepCheck(calls, len(differ), first, np.stack(kept) if kept else np.zeros((0, k), dtype=np.uint64))
+            differ.update(i for i, w in zip(now, wrong) if w)
+            first = first or f"call {n}: queries {now}, cells {call.cells.tolist()}"
+        kept[now] = got
+    return StepCheck(len(calls), len(differ), first, kept)
