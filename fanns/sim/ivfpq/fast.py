@@ -46,6 +46,7 @@ from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
 from fanns.tools.vbuild import BuildOptions
 from fanns.tools.verilator import SimulationFailed
+from fanns.tools.verilogcache import VerilogModuleCache
 from fanns.tools.vmodel import DEFAULT_BUILD, Model, ModelBuild
 
 POLL_CYCLES = 1024
@@ -216,8 +217,15 @@ BENCH_TOP = "fanns_ivfpq_bench"
 
 
 def bench_verilog(layout: BenchLayout, top: str) -> str:
-    """Verilog of the bench (module `fanns_ivfpq_bench`); the accelerator's module comes from the project."""
-    return zero_init_loops(to_verilog(IvfPqBench(layout, top), BENCH_TOP))
+    """Verilog of the bench (module `fanns_ivfpq_bench`); the accelerator's module comes from the
+    project. Kept by (layout, top) in the converted-Verilog cache (`fanns.tools.verilogcache`, keyed
+    by fanns's own code too): its conversion took 7-11 s of a 784-d design's `fanns sim`."""
+    cache, key = VerilogModuleCache(), repr((layout, top))
+    text = cache.get(BENCH_TOP, key)
+    if text is None:
+        text = zero_init_loops(to_verilog(IvfPqBench(layout, top), BENCH_TOP))
+        cache.put(BENCH_TOP, key, text)
+    return text
 
 
 def check_timing(rate: float, what: str) -> None:
