@@ -2,8 +2,8 @@
 IVF-PQ (`fanns.sim.ivfpq.fast`) and graph (`fanns.sim.graph.rtl`) benches: reset, AXI4-Lite
 accesses pin by pin on the bench's `s_axil__*` ports, registers by name from a register map, and
 the memory images loaded and results read in a bench memory's word array in place (`load`,
-`read`: no clock cycle), or through its clocked back-door ports (`bd_addr`, `bd_wdata`, `bd_we`,
-`bd_rdata`; `bd_sel` picks one of several), one word a cycle. Every register access is a few
+`read`: no clock cycle; `BACKDOOR_WRITE` / `BACKDOOR_READ` name a `SimMemory`'s clocked back-door
+ports, one word a cycle, which the cocotb graph bench loads through). Every register access is a few
 clock cycles of `Model.step`; nothing runs per cycle in Python while the accelerator works.
 """
 
