@@ -1,9 +1,10 @@
 """The host side of the compiled whole-accelerator benches (`fanns.tools.vmodel`), shared by the
 IVF-PQ (`fanns.sim.ivfpq.fast`) and graph (`fanns.sim.graph.rtl`) benches: reset, AXI4-Lite
 accesses pin by pin on the bench's `s_axil__*` ports, registers by name from a register map, and
-the back door of a bench memory (`bd_addr`, `bd_wdata`, `bd_we`, `bd_rdata`; `bd_sel` picks one
-of several). Every access is a few clock cycles of `Model.step`; nothing runs per cycle in
-Python while the accelerator works.
+the memory images loaded and results read in a bench memory's word array in place (`load`,
+`read`: no clock cycle; `BACKDOOR_WRITE` / `BACKDOOR_READ` name a `SimMemory`'s clocked back-door
+ports, one word a cycle, which the cocotb graph bench loads through). Every register access is a few
+clock cycles of `Model.step`; nothing runs per cycle in Python while the accelerator works.
 """
 
 from __future__ import annotations
@@ -107,16 +108,26 @@ class Csr:
         return out
 
 
-def load(model: Model, image: bytes, word_bytes: int, first_word: int = 0, zeroed: bool = True) -> None:
-    """Write `image` (padded to whole words) at word `first_word` of the selected bench memory;
-    `zeroed`: the memory holds zeros there, so all-zero words are skipped (`SimMemory` starts zeroed)."""
+def load(
+    model: Model, image: bytes, word_bytes: int, first_word: int = 0, zeroed: bool = True, memory: str = ""
+) -> None:
+    """Write `image` (padded to whole words) at word `first_word` of the bench memory `memory` (a
+    component of its hierarchical name, e.g. "mem_io"; "": the bench's only memory), in place:
+    no clock cycle runs, so the cycles of the queries are those after the load with or without it
+    (the stall LFSRs and the memory's cycle counter do not advance: with random stalls their
+    pattern starts elsewhere). `zeroed`: the memory holds zeros there, so all-zero words are skipped
+    (`SimMemory` starts zeroed)."""
+    name = model.memory(memory)
+    if model.memories[name].word_bytes != word_bytes:
+        raise FannsError(f"{name} has words of {model.memories[name].word_bytes} bytes, not {word_bytes}")
     image = bytes(image) + bytes(-len(image) % word_bytes)
-    model.write_words(BACKDOOR_WRITE, image, word_bytes, first_word, skip_zero=zeroed)
+    model.write_memory(name, image, first_word, skip_zero=zeroed)
 
 
-def read(model: Model, word_bytes: int, byte_addr: int, nbytes: int) -> bytes:
-    """`nbytes` from `byte_addr` of the selected bench memory."""
+def read(model: Model, word_bytes: int, byte_addr: int, nbytes: int, memory: str = "") -> bytes:
+    """`nbytes` from `byte_addr` of the bench memory `memory` (as `load`), read in place."""
+    name = model.memory(memory)
     first, end = byte_addr // word_bytes, -(-(byte_addr + nbytes) // word_bytes)
-    raw = model.read_words(BACKDOOR_READ, end - first, word_bytes, first)
+    raw = model.read_memory(name, end - first, first)
     skip = byte_addr - first * word_bytes
     return raw[skip : skip + nbytes]

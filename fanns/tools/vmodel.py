@@ -5,10 +5,11 @@ the host only loads memories, programs registers, waits for the end of a run and
 `ModelBuild` verilates the bench into a shared library with the clock loop and the back-door
 memory transfers in C++ (`sim/compiled/vmodel.cpp`) and `Model` drives it through ctypes:
 `poke`/`peek` set and read top-level ports by their Verilog names, `step(n)` runs n clock cycles,
-`step_until` runs until a port shows a value, `write_words`/`read_words` move memory images
-through a bench's back door. cocotb's scheduler (two VPI callbacks and a Python wake-up per clock
-period, and `--public-flat-rw`) is what this removes; timing is the RTL's own, so a bench keeps its
-cycles exactly.
+`step_until` runs until a port shows a value, `write_memory`/`read_memory` move memory images
+into and out of a bench's word arrays in place, without clock cycles (`write_words`/`read_words`
+through a bench's clocked back-door ports, one word a cycle). cocotb's scheduler (two VPI
+callbacks and a Python wake-up per clock period, and `--public-flat-rw`) is what this removes;
+timing is the RTL's own, so a bench keeps its cycles exactly.
 
 Cycle semantics: inputs set between two `step`s are sampled by the next rising edge; `peek`
 returns the value with the inputs set so far (combinational outputs settled), so a handshake read
@@ -217,6 +218,16 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+@dataclasses.dataclass(frozen=True)
+class Memory:
+    """A word array of a model that the back door reaches in place: its index in the harness,
+    its words' bytes and its depth in words."""
+
+    index: int
+    word_bytes: int
+    depth: int
+
+
 _LIBS: dict[Path, ctypes.CDLL] = {}
 
 
@@ -240,6 +251,12 @@ def _load(path: Path) -> ctypes.CDLL:
         lib.vm_write_words.argtypes = [vp, i32, i32, i32, buf, u64, i32, u64, i32]
         lib.vm_read_words.argtypes = [vp, i32, i32, ctypes.c_void_p, u64, i32, u64]
         lib.vm_trace.restype, lib.vm_trace.argtypes = i32, [vp, ctypes.c_char_p]
+        lib.vm_mems.restype, lib.vm_mems.argtypes = i32, [vp]
+        lib.vm_mem_name.restype, lib.vm_mem_name.argtypes = ctypes.c_char_p, [vp, i32]
+        lib.vm_mem_word_bytes.restype, lib.vm_mem_word_bytes.argtypes = i32, [vp, i32]
+        lib.vm_mem_depth.restype, lib.vm_mem_depth.argtypes = u64, [vp, i32]
+        lib.vm_mem_write.restype, lib.vm_mem_write.argtypes = i32, [vp, i32, buf, u64, u64, i32]
+        lib.vm_mem_read.restype, lib.vm_mem_read.argtypes = i32, [vp, i32, ctypes.c_void_p, u64, u64]
         _LIBS[key] = lib
     return _LIBS[key]
 
@@ -257,6 +274,13 @@ class Model:
             raise FannsError(f"the model has no clock port {clock!r}")
         self._h = self._lib.vm_new(self.ports[clock][0])
         self._words = (ctypes.c_uint32 * (max(w for _, w in ports) // 32 + 2))()
+        h = self._h
+        self.memories = {
+            lib.vm_mem_name(h, i).decode(): Memory(i, lib.vm_mem_word_bytes(h, i), lib.vm_mem_depth(h, i))
+            for i in range(lib.vm_mems(h))
+        }
+        """The word arrays the back door reaches in place (`write_memory`), by their instance's
+        hierarchical name (e.g. "TOP.fanns_ivfpq_bench.mem_io.ram")."""
 
     def close(self) -> None:
         if self._h:
@@ -322,6 +346,34 @@ class Model:
             raise FannsError(f"{len(data)} bytes are not whole words of {word_bytes} bytes")
         a, d, e = (self._port(name)[0] for name in port)
         self._lib.vm_write_words(self._h, a, d, e, bytes(data), len(data) // word_bytes, word_bytes, first, skip_zero)
+
+    def memory(self, part: str = "") -> str:
+        """The name of the one word array whose hierarchical name has the component `part` (e.g.
+        "mem_io"); "": the model's only one."""
+        names = [n for n in self.memories if not part or part in n.split(".")]
+        if len(names) != 1:
+            raise FannsError(
+                f"{'no' if not names else 'more than one'} memory of the model is {part or 'the only one'!r}",
+                hint=f"its memories: {', '.join(self.memories) or 'none'} (a bench memory is a fanns_sim_ram)",
+            )
+        return names[0]
+
+    def write_memory(self, name: str, data: bytes, first: int, skip_zero: bool) -> None:
+        """Write `data` (whole words of the array's width) from word `first` of word array `name`
+        in place: no clock cycle runs; `skip_zero`: leave all-zero words out."""
+        mem = self.memories[name]
+        if len(data) % mem.word_bytes:
+            raise FannsError(f"{len(data)} bytes are not whole words of {mem.word_bytes} bytes of {name}")
+        if self._lib.vm_mem_write(self._h, mem.index, bytes(data), len(data) // mem.word_bytes, first, skip_zero):
+            raise FannsError(f"{len(data)} bytes from word {first} pass the end of {name} ({mem.depth} words)")
+
+    def read_memory(self, name: str, count: int, first: int) -> bytes:
+        """`count` words from word `first` of word array `name`, read in place (no clock cycle)."""
+        mem = self.memories[name]
+        out = ctypes.create_string_buffer(count * mem.word_bytes)
+        if self._lib.vm_mem_read(self._h, mem.index, out, count, first):
+            raise FannsError(f"{count} words from word {first} pass the end of {name} ({mem.depth} words)")
+        return out.raw
 
     def read_words(self, port: tuple[str, str], count: int, word_bytes: int, first: int) -> bytes:
         """`count` words from word `first` through the back door `port` = (address, read data)."""

@@ -1,7 +1,9 @@
 // The word array of a testbench memory (fanns.sim.axi_memory.SimMemory): DEPTH words of WIDTH
 // bits, zero at start, READS synchronous read ports (a port's word is registered when its enable
 // is high and held otherwise; a read in the cycle of a write to its word returns the old word)
-// and one write port with a byte enable per byte.
+// and one write port with a byte enable per byte. The word array is public (writable from C++):
+// the compiled harness loads and reads it in place, without clock cycles (`vm_mem_write` in
+// sim/compiled/vmodel.cpp).
 //
 // Why a hand-written module and not an Amaranth Memory: Amaranth writes a memory's initial value
 // word by word through its RTLIL, and converting a bench with memories of tens of thousands of
@@ -21,7 +23,7 @@ module fanns_sim_ram #(
     input wire [WIDTH-1:0] wdata,
     input wire [WIDTH/8-1:0] wen
 );
-    reg [WIDTH-1:0] mem [0:DEPTH-1];
+    reg [WIDTH-1:0] mem [0:DEPTH-1] /*verilator public_flat_rw*/;
     wire [WIDTH-1:0] mask;
     integer i;
     initial begin

@@ -4,12 +4,20 @@
 // lists the top-level ports as FANNS_PORT(name, member, width). A model verilated with --trace
 // (VM_TRACE) can write every signal's waveform to a VCD file (`vm_trace`): time 2c + 1 is cycle
 // c's rising edge, 2c + 2 its falling edge.
+//
+// Memory back door (`vm_mem_*`): every word array marked `/*verilator public_flat_rw*/` (the
+// bench memories' `fanns_sim_ram.mem`) is found by its instance's hierarchical name in the
+// model's scope table and written or read in place, with no clock cycle: loading an index's
+// images costs a copy, not a clocked write per word through the whole design.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "Vtop.h"
 #include "verilated.h"
+#include "verilated_syms.h"
 #if VM_TRACE
 #include "verilated_vcd_c.h"
 #endif
@@ -24,8 +32,23 @@ struct Port {
     int width;
 };
 
+// A word array the back door writes: its instance's scope name, its storage (one entry of
+// `entry_bytes` per word, little-endian words of 32 bits as Verilator keeps them), its words of
+// `word_bytes` (the declared width in whole bytes) and its addresses low..low + depth - 1.
+struct Mem {
+    std::string name;
+    uint8_t* data;
+    uint32_t entry_bytes;
+    uint32_t word_bytes;
+    int64_t low;
+    uint64_t depth;
+};
+
+const char* const MEM_VAR = "mem";
+
 struct Model {
     VerilatedContext ctx;
+    std::vector<Mem> mems;
     Vtop* top = nullptr;
     std::vector<Port> ports;
     CData* clock = nullptr;
@@ -114,6 +137,17 @@ FANNS_API void* vm_new(int clock) {
 #undef FANNS_PORT
     m->clock = static_cast<CData*>(m->ports.at(clock).ptr);
     *m->clock = 0;
+    if (const VerilatedScopeNameMap* scopes = m->ctx.scopeNameMap()) {
+        for (const auto& it : *scopes) {
+            const VerilatedVar* v = it.second->varFind(MEM_VAR);
+            if (!v || !v->isPublicRW() || v->udims() != 1) continue;
+            const uint32_t bits = v->entBits(), word_bytes = (bits + 7) / 8;
+            if (bits % 8 || word_bytes > v->entSize()) continue;  // words of whole bytes only
+            const VerilatedRange& range = v->unpackedRanges()[0];
+            m->mems.push_back({it.second->name(), static_cast<uint8_t*>(v->datap()), v->entSize(), word_bytes,
+                               range.low(), static_cast<uint64_t>(range.elements())});
+        }
+    }
     return m;
 }
 
@@ -239,4 +273,45 @@ FANNS_API void vm_read_words(void* h, int addr, int data, uint8_t* bytes, uint64
         std::memcpy(bytes + i * word_bytes, word.data(), word_bytes);
     }
     m->dirty = false;
+}
+
+FANNS_API int vm_mems(void* h) { return static_cast<int>(static_cast<Model*>(h)->mems.size()); }
+
+// The hierarchical name of word array `i`'s instance (e.g. "TOP.fanns_ivfpq_bench.mem_io.ram").
+FANNS_API const char* vm_mem_name(void* h, int i) { return static_cast<Model*>(h)->mems[i].name.c_str(); }
+
+FANNS_API int vm_mem_word_bytes(void* h, int i) { return static_cast<int>(static_cast<Model*>(h)->mems[i].word_bytes); }
+
+FANNS_API uint64_t vm_mem_depth(void* h, int i) { return static_cast<Model*>(h)->mems[i].depth; }
+
+// Write `count` words of the array's `word_bytes` from word address `first` of word array `mem`, in
+// place and without a clock cycle; all-zero words skipped when `skip_zero` (as `vm_write_words`).
+// The model is settled first, so its initial blocks (the array's zeroing) ran before. Returns 0,
+// or 1 when the words pass the end of the array.
+FANNS_API int vm_mem_write(void* h, int mem, const uint8_t* bytes, uint64_t count, uint64_t first, int skip_zero) {
+    auto* m = static_cast<Model*>(h);
+    const Mem& a = m->mems[mem];
+    if (first < static_cast<uint64_t>(a.low) || first - a.low > a.depth || count > a.depth - (first - a.low)) return 1;
+    settle(m);
+    uint8_t* dst = a.data + (first - a.low) * a.entry_bytes;
+    for (uint64_t i = 0; i < count; i++, dst += a.entry_bytes) {
+        const uint8_t* src = bytes + i * a.word_bytes;
+        if (skip_zero && std::all_of(src, src + a.word_bytes, [](uint8_t b) { return b == 0; })) continue;
+        std::memcpy(dst, src, a.word_bytes);
+        std::memset(dst + a.word_bytes, 0, a.entry_bytes - a.word_bytes);
+    }
+    m->dirty = true;
+    return 0;
+}
+
+// Read `count` words from word address `first` of word array `mem`, in place (no clock cycle).
+// Returns 0, or 1 when the words pass the end of the array.
+FANNS_API int vm_mem_read(void* h, int mem, uint8_t* bytes, uint64_t count, uint64_t first) {
+    auto* m = static_cast<Model*>(h);
+    const Mem& a = m->mems[mem];
+    if (first < static_cast<uint64_t>(a.low) || first - a.low > a.depth || count > a.depth - (first - a.low)) return 1;
+    settle(m);
+    const uint8_t* src = a.data + (first - a.low) * a.entry_bytes;
+    for (uint64_t i = 0; i < count; i++, src += a.entry_bytes) std::memcpy(bytes + i * a.word_bytes, src, a.word_bytes);
+    return 0;
 }

@@ -3,17 +3,21 @@
 assumes (the first read beat `latency` cycles after the request, then one a cycle; the write
 response `latency` cycles after the last beat; random stalls delay but keep every beat, and a
 quick build gives the same cycles), words written over AXI with byte strobes and through the
-back door read back, and a missing port or clock refused."""
+back door read back, and a missing port or clock refused; the in-place load and read of bench
+memories of several widths agree word for word with their clocked back-door ports."""
 
 import re
 
 import numpy as np
 import pytest
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 
 from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
 from fanns.sim.axi_memory import SimMemory, ram_sources
-from fanns.sim.compiled import load, read
+from fanns.sim.compiled import BACKDOOR_READ, BACKDOOR_WRITE, load, read
 from fanns.tools.vbuild import BuildOptions
 from fanns.tools.vmodel import QUICK_BUILD, Model, ModelBuild, header_ports
 
@@ -211,3 +215,66 @@ def test_a_traced_build_writes_every_signals_waveform(build_root, tmp_path):
     with pytest.raises(FannsError, match="built without tracing"):
         plain.trace(tmp_path / "plain.vcd")
     plain.close()
+
+
+WIDTHS = (16, 64, 256, 512)
+"""Word widths of the in-place back door's bench: Verilator keeps a word of 16 bits as SData, of
+64 as QData, of 256 and 512 (the benches' widest memories) as VlWide arrays of 32-bit words."""
+
+
+class _Memories(wiring.Component):
+    """One `SimMemory` per width of `WIDTHS` (submodule `m<width>`), each with its clocked back door
+    on ports `m<width>_bd_*`."""
+
+    def __init__(self):
+        members = {}
+        for w in WIDTHS:
+            members |= {f"m{w}_bd_addr": In(8), f"m{w}_bd_wdata": In(w), f"m{w}_bd_we": In(1)}
+            members[f"m{w}_bd_rdata"] = Out(w)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        for w in WIDTHS:
+            m.submodules[f"m{w}"] = mem = SimMemory(w, 256, [], [])
+            for port in ("bd_addr", "bd_wdata", "bd_we"):
+                m.d.comb += getattr(mem, port).eq(getattr(self, f"m{w}_{port}"))
+            m.d.comb += getattr(self, f"m{w}_bd_rdata").eq(mem.bd_rdata)
+        return m
+
+
+@pytest.mark.slow
+def test_the_in_place_load_and_read_agree_with_the_clocked_back_door(build_root):
+    """Per width: an image (zero words in it) loaded in place (no clock cycle) reads back word for
+    word through the memory's clocked back-door port; one written through that port reads back in
+    place; loads past the end, of another word size or into an unknown memory are refused."""
+    build = ModelBuild({"mems.v": to_verilog(_Memories(), "mems"), **ram_sources()}, "mems", build_root / "mems")
+    m = build.open()
+    m.poke("rst", 1)
+    m.step(2)
+    m.poke("rst", 0)
+    assert sorted(m.memories) == sorted(f"TOP.mems.m{w}.ram" for w in WIDTHS)
+    rng = np.random.default_rng(7)
+    for w in WIDTHS:
+        wb, part, ports = w // 8, f"m{w}", tuple(f"m{w}_{p}" for p in BACKDOOR_WRITE)
+        image = bytearray(rng.integers(0, 256, wb * 40, dtype=np.uint8).tobytes())
+        image[wb * 5 : wb * 7] = bytes(2 * wb)
+        before = m.cycles
+        load(m, bytes(image), wb, first_word=3, memory=part)
+        assert m.cycles == before  # in place: no clock cycle
+        clocked = m.read_words(tuple(f"m{w}_{p}" for p in BACKDOOR_READ), 40, wb, 3)
+        assert clocked == bytes(image)
+        assert read(m, wb, 3 * wb + 1, 5, memory=part) == bytes(image[1:6])
+        other = rng.integers(1, 256, wb * 9, dtype=np.uint8).tobytes()
+        m.write_words(ports, other, wb, 100, skip_zero=False)
+        assert read(m, wb, 100 * wb, len(other), memory=part) == other
+        assert read(m, wb, 0, 3 * wb, memory=part) == bytes(3 * wb)  # untouched words stay zero
+        with pytest.raises(FannsError, match="pass the end"):
+            load(m, bytes(wb * 2), wb, first_word=255, zeroed=False, memory=part)
+    with pytest.raises(FannsError, match="words of 8 bytes, not 64"):
+        load(m, bytes(64), 64, memory="m64")
+    with pytest.raises(FannsError, match="more than one memory"):
+        load(m, bytes(8), 8)
+    with pytest.raises(FannsError, match="no memory of the model is 'nope'"):
+        read(m, 8, 0, 8, memory="nope")
+    m.close()

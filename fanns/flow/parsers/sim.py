@@ -99,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=(
             "rtl, fast harness: write every signal's waveform to this VCD file (a separate, traced "
             "Verilator build; time 2c+1 is cycle c's rising edge). Large: a design of 38 PEs wrote 750 MB for "
-            "9,600 cycles (loading included); simulate few queries (--queries 2)"
+            "9,600 cycles (then with the memory loading, which takes no cycles now); simulate few queries (--queries 2)"
         ),
     )
     p.add_argument("--build-dir", help=BUILD_DIR_HELP)

@@ -8,8 +8,8 @@ AXI master of it (an RTL kernel: `ap_clk`, `ap_rst_n`, `s_axi_control_*`, `m_axi
 `m_axi_ivf<c>`, each port on a memory of its own
 (the old harness's `LatencyAxiRam`s are independent too). The ports are taken from the project's
 `rtl/ports.json`. `FastBench` compiles the bench with the clock loop in C++ (`fanns.tools.vmodel`)
-and drives it from Python (`fanns.sim.compiled`): it loads the memories through the bench's back
-door, programs registers, polls `ap_done` and `progress` every `POLL_CYCLES` and reads the results
+and drives it from Python (`fanns.sim.compiled`): it loads the memories' word arrays in place
+(no clock cycle), programs registers, polls `ap_done` and `progress` every `POLL_CYCLES` and reads the results
 back, so no Python runs while the accelerator works, and no cocotb at all.
 
 Memory timing is the old harness's (`sim/fanns_tb/axi.py::LatencyAxiRam`) and the cycle model's:
@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth import ClockSignal, Instance, Module, Mux, ResetSignal, Signal
+from amaranth import ClockSignal, Instance, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -46,6 +46,7 @@ from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
 from fanns.tools.vbuild import BuildOptions
 from fanns.tools.verilator import SimulationFailed
+from fanns.tools.verilogcache import VerilogModuleCache
 from fanns.tools.vmodel import DEFAULT_BUILD, Model, ModelBuild
 
 POLL_CYCLES = 1024
@@ -146,11 +147,6 @@ class IvfPqBench(wiring.Component):
         ports = layout.ports
         members = {
             "s_axil": In(axil_signature(layout.csr_addr_bits)),
-            "bd_sel": In(range(len(ports))),
-            "bd_addr": In(range(max(p.depth for p in ports))),
-            "bd_wdata": In(max(p.data_bits for p in ports)),
-            "bd_we": In(1),
-            "bd_rdata": Out(max(p.data_bits for p in ports)),
             "latency_io": In(16),
             "latency_pq": In(16),
             "latency_hot": In(16),
@@ -172,7 +168,6 @@ class IvfPqBench(wiring.Component):
         for name, member in self.s_axil.signature.members.items():
             # the bench's s_axil is the slave view: what the host drives is an input of the accelerator
             conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
-        rdata = []
         frozen_ports = Signal.like(self.frozen)
         m.d.sync += frozen_ports.eq(self.frozen)  # registered, as SimMemory's settings
         for i, p in enumerate(self.layout.ports):
@@ -186,20 +181,11 @@ class IvfPqBench(wiring.Component):
             _serve(m, bus, mem.r, frozen)
             if p.write:
                 _serve(m, bus, mem.w, frozen)
-            sel = self.bd_sel == i
             m.d.comb += [
-                mem.bd_addr.eq(self.bd_addr),
-                mem.bd_wdata.eq(self.bd_wdata),
-                mem.bd_we.eq(self.bd_we & sel),
                 mem.latency.eq(getattr(self, f"latency_{LATENCY_TIERS[p.tier]}")),
                 mem.stall.eq(self.stall),
             ]
-            rdata.append((sel, mem.bd_rdata))
             self._in_flight(m, p, bus)
-        out = 0
-        for sel, data in rdata:
-            out = Mux(sel, data, out)
-        m.d.comb += self.bd_rdata.eq(out)
         m.submodules.accelerator = Instance(self.top, **conns)
         return m
 
@@ -231,8 +217,15 @@ BENCH_TOP = "fanns_ivfpq_bench"
 
 
 def bench_verilog(layout: BenchLayout, top: str) -> str:
-    """Verilog of the bench (module `fanns_ivfpq_bench`); the accelerator's module comes from the project."""
-    return zero_init_loops(to_verilog(IvfPqBench(layout, top), BENCH_TOP))
+    """Verilog of the bench (module `fanns_ivfpq_bench`); the accelerator's module comes from the
+    project. Kept by (layout, top) in the converted-Verilog cache (`fanns.tools.verilogcache`, keyed
+    by fanns's own code too): its conversion took 7-11 s of a 784-d design's `fanns sim`."""
+    cache, key = VerilogModuleCache(), repr((layout, top))
+    text = cache.get(BENCH_TOP, key)
+    if text is None:
+        text = zero_init_loops(to_verilog(IvfPqBench(layout, top), BENCH_TOP))
+        cache.put(BENCH_TOP, key, text)
+    return text
 
 
 def check_timing(rate: float, what: str) -> None:
@@ -280,13 +273,9 @@ class FastBench:
             Path(build_root) / f"ivfpq_compiled_{tag}",
             options=options,
             trace=trace is not None,
-            cycles=None if options else self.load_cycles() + run_cycles,
+            cycles=None if options else run_cycles,  # the images load without clock cycles
         )
         self.regmap = RegMap.from_json((project / "rtl" / "regmap.json").read_text())
-
-    def load_cycles(self) -> int:
-        """Cycles the back door takes to load every memory image (one word a cycle)."""
-        return sum(len(data) // (p.data_bits // 8) for p, data in zip(self.layout.ports, self._memories()))
 
     def _memories(self) -> list[bytes]:
         """Every memory's initial bytes, in port order."""
@@ -330,13 +319,11 @@ class FastBench:
             m.close()
 
     def _run(self, m: Model, runs, latency, stall, bad_params, frozen, limits) -> dict:
-        m.poke("bd_we", 0)
         for tier, value in latency.items():
             m.poke(f"latency_{tier}", value)
         reset(m)
-        for sel, (port, image) in enumerate(zip(self.layout.ports, self._memories())):
-            m.poke("bd_sel", sel)
-            load(m, image, port.data_bits // 8)
+        for port, image in zip(self.layout.ports, self._memories()):
+            load(m, image, port.data_bits // 8, memory=f"mem_{port.short}")
         m.poke("stall", stall)
         m.poke("frozen", sum(1 << i for i, p in enumerate(self.layout.ports) if p.name in frozen))
         csr = Csr(AxilHost(m), self.regmap)
@@ -353,12 +340,11 @@ class FastBench:
             out["bad_params_status"] = csr.read("status")
             if not out["bad_params_status"] & 0b10:
                 raise SimulationFailed("nprobe = 0 was not refused", hint="the generated control logic is wrong")
-        io_bytes = self.layout.ports[0].data_bits // 8
+        io_bytes, io_mem = self.layout.ports[0].data_bits // 8, f"mem_{self.layout.ports[0].short}"
         results, simulated = [], 0
         for i, run in enumerate(runs):
             nq, stride = run["nq"], run["stride"]
-            m.poke("bd_sel", 0)  # the I/O memory
-            load(m, b"\xa5" * (nq * stride), io_bytes, self.layout.io["results"] // io_bytes, zeroed=False)
+            load(m, b"\xa5" * (nq * stride), io_bytes, self.layout.io["results"] // io_bytes, False, io_mem)
             for name, value in (
                 ("nq", nq),
                 ("nprobe", run["nprobe"]),
@@ -372,8 +358,7 @@ class FastBench:
             except Stuck as stuck:
                 return out | {"runs": results, "stuck": f"run {i + 1} of {len(runs)}: {stuck}"}
             simulated += sim_cycles
-            m.poke("bd_sel", 0)
-            row = check_run(run, read(m, io_bytes, self.layout.io["results"], nq * stride))
+            row = check_run(run, read(m, io_bytes, self.layout.io["results"], nq * stride, io_mem))
             row |= {name: csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles}
             results.append(row)
         out |= {
