@@ -104,3 +104,13 @@ def step_latency(
         steps.append(run + extra_us + step_link)
     normal = latency_model.query_times(ctx, stages, stage_model.Probes.of(probed)).alone() / ctx.clock_mhz
     return StepLatency(cells_per_step, np.stack(steps), normal + host_us(host, query_bytes, result_bytes))
+
+
+def rtl_step_cycles(ctx: stage_model.Context, stages: Stages, sizes: np.ndarray) -> float:
+    """Cycles of one step-wise run of the RTL core (docs/stepwise.md) of one query alone, from
+    ap_start to ap_done: a query whose probes are the step's cells (`sizes`, codes per cell in
+    list order; none: one empty probe), priced by the per-query latency model."""
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(1, -1)
+    if sizes.size == 0:
+        sizes = np.zeros((1, 1), dtype=np.int64)
+    return float(latency_model.query_times(ctx, stages, stage_model.Probes.of(sizes)).alone()[0])

@@ -36,6 +36,7 @@ from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq import steps as steps_model
 from fanns.model.ivfpq.latency import query_times, tandem
 from fanns.sim.compiled import check_trace
 from fanns.sim.ivfpq.fast import FastBench, check_timing
@@ -222,9 +223,22 @@ class RtlProjectSim:
             q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
         centroids = stored_centroids(images)
         cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
+        return cells, self.list_sizes[cells]
+
+    @cached_property
+    def list_sizes(self) -> np.ndarray:
+        """[nlist] codes per list, from the first PQ channel's list table."""
+        images = MemoryImages.read(self.project / "images")
         table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
-        sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
-        return cells, sizes[cells]
+        return table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
+
+    def predicted_step_cycles(self, cells: np.ndarray) -> np.ndarray:
+        """The model's cycles of each step-wise run of one query alone: `cells` [steps, c] (-1:
+        none), per row the cycles from ap_start to ap_done (`fanns.model.ivfpq.steps.rtl_step_cycles`)."""
+        return np.array(
+            [steps_model.rtl_step_cycles(self.simulated_ctx, self.design.stages, self.list_sizes[row[row >= 0]])
+             for row in np.asarray(cells)]
+        )
 
     @cached_property
     def simulated_ctx(self) -> stage_model.Context:
