@@ -37,7 +37,7 @@ class Router(Elaboratable):
             q=stream.Signature(unsigned(hw.src_lanes * vb)).create(),
             cell_list=stream.Signature(cell_list_layout()).create(),
         )
-        self.merge = SimpleNamespace(seeds=stream.Signature(seed_layout()).create())
+        self.seeds = stream.Signature(seed_layout()).create()
         lut_bits = unsigned(st.build_lut.lanes * vb)
         self.lut = SimpleNamespace(
             codebook_fill=stream.Signature(lut_bits).create(), lutc_fill=stream.Signature(lut_bits).create()
@@ -50,14 +50,14 @@ class Router(Elaboratable):
             self.front.ivf_fill,
             self.front.q,
             self.front.cell_list,
-            self.merge.seeds,
+            self.seeds,
             self.lut.codebook_fill,
             self.lut.lutc_fill,
         ]
 
     def elaborate(self, platform):
         m = Module()
-        tags, self.rom_words = IvfPqAccelerator._router(self, m, self.rd, self.front, self.lut, None, self.merge)
+        tags, self.rom_words = IvfPqAccelerator._router(self, m, self.rd, self.front, self.lut, None, self.seeds)
         m.d.comb += [tags.w_en.eq(self.tag_w_en), tags.w_data.eq(self.tag_w_data)]
         m.d.comb += [t.ready.eq(1) for t in self.targets()]
         return m

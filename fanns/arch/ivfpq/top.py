@@ -48,9 +48,10 @@ from fanns.arch.ivfpq.hw import (
 from fanns.arch.ivfpq.ivf_stream import IvfStreamChannel
 from fanns.arch.ivfpq.lut import LutStage
 from fanns.arch.ivfpq.scan import ScanStage
-from fanns.arch.ivfpq.seed_merge import SeedMerge
+from fanns.arch.ivfpq.seed_merge import SeedMerge, seed_layout
 from fanns.arch.streams import lane_truncate, link
 from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.model.ivfpq.control import SEED_FIFO_LISTS
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsrComponent
@@ -132,6 +133,8 @@ class IvfPqAccelerator(wiring.Component):
         m.submodules.out_fifo = of = stream_fifo(scan.keys.payload.shape(), hw.design.fifo_depth)
         link(m, scan.keys, of.i)
         m.submodules.seed_merge = merge = SeedMerge(hw.key_bits, hw.k)
+        m.submodules.seed_fifo = seeds = stream_fifo(seed_layout(), SEED_FIFO_LISTS * hw.k)
+        link(m, seeds.o, merge.seeds)
         link(m, of.o, merge.keys)
         link(m, merge.o, res.keys)
         m.submodules.result_pack = pack = StreamPackComponent(RESULT_BITS, hw.io_port_bits // RESULT_BITS)
@@ -164,7 +167,7 @@ class IvfPqAccelerator(wiring.Component):
             },
         )
 
-        tags, rom_words = self._router(m, rd, front, lut, fetch, merge)
+        tags, rom_words = self._router(m, rd, front, lut, fetch, seeds.i)
         streams = self._streams(m, front)
         self._controller(
             m, csr, rd, wr, front, lut, fetch, res, merge, tags, [rom_words, *table_words], table_cmds, loading, streams
@@ -287,7 +290,7 @@ class IvfPqAccelerator(wiring.Component):
         return tcmd, rd.error, fill.valid & fill.ready
 
     # -- the I/O read path: ROM images at load, then queries ------------------------------------
-    def _router(self, m: Module, rd, front, lut, fetch, merge):
+    def _router(self, m: Module, rd, front, lut, fetch, seeds):
         """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM words taken on
         chip this cycle). Sections of different word widths go through different splitters, which
         drain independently: the tail of one section's last beat can leave its splitter in the
@@ -317,7 +320,7 @@ class IvfPqAccelerator(wiring.Component):
             rd.o.ready.eq(tags.r_rdy & Array(splitters[w].i.ready for w in widths)[route]),
             tags.r_en.eq(rd.o.valid & rd.o.ready & rd.o.payload.last),
         ]
-        targets = {"codebook": lut.codebook_fill, "query": front.q, "cells": front.cell_list, "seeds": merge.seeds}
+        targets = {"codebook": lut.codebook_fill, "query": front.q, "cells": front.cell_list, "seeds": seeds}
         if "ivf" in names:
             targets["ivf"] = front.ivf_fill
         if "lutc" in names:

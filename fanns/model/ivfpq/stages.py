@@ -157,8 +157,8 @@ def infra_units(ctx: Context) -> list[Unit]:
     reader and the result writer (one each), and the glue every design has in the same shape
     (`fanns.arch.ivfpq.top`): the I/O tag FIFO, the fork of the probed cells to BuildLUT and the
     fetcher, the result filter, the result packer and the controller's common registers; the
-    step-wise mode's cell-list FIFO of two lists, its cell-list and seed splitters and the seed
-    merge (`fanns.model.ivfpq.control`)."""
+    step-wise mode's cell-list FIFO of two lists, its cell-list and seed splitters, the seed FIFO
+    and the seed merge (`fanns.model.ivfpq.control`)."""
     port = ctx.memories[0].port_bits
     cell_slots = -(-ctx.nprobe * control.CELL_WORD_BITS // port) * port // control.CELL_WORD_BITS
     load_words = ctx.d * ctx.d + 2 * ctx.nlist * ctx.d + KSUB * ctx.d + 2 * ctx.nlist
@@ -171,6 +171,7 @@ def infra_units(ctx: Context) -> list[Unit]:
         pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 2, 2), divisible=False),
         fifo_unit(ctx, "infra", "cell_list_fifo", control.CELL_WORD_BITS + 1, depth=2 * cell_slots),
         *io_splitter_units(ctx, "infra", [control.CELL_WORD_BITS, control.SEED_BITS]),
+        fifo_unit(ctx, "infra", "seed_fifo", control.SEED_BITS + 1, depth=control.SEED_FIFO_LISTS * ctx.k),
         Unit("infra", "seed_merge", 1, control.seed_merge(ctx.fmt.pq_key_bits, ctx.k), None, False),
         pe_unit(ctx, "infra", "result_filter", result_filter_pe(ctx), divisible=False),
         pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False),
