@@ -25,8 +25,9 @@ piece is priced in one group from that group's configuration alone:
 * the step-wise mode (docs/stepwise.md), which every design has: its registers (`mode`,
   `cells_addr`, `seeds_addr`), the controller's list addresses, the Front's step filter
   (`STEP_FILTER_BITS`) and its cell-list FIFO, the cell-list and seed splitters, the seed FIFO
-  (`SEED_FIFO_LISTS`) and the seed merge (`seed_merge`, synthesised). The per-query state of a step-wise search is kept on the
-  host (its K keys go back as seeds), so no on-chip state grows with the queries in flight.
+  (`SEED_FIFO_LISTS`) and the seed merge (`seed_merge`, synthesised). The per-query state of a
+  step-wise search is kept on the host (its K keys go back as seeds), so no on-chip state grows
+  with the queries in flight.
 """
 
 from __future__ import annotations
@@ -164,7 +165,9 @@ def control_bits(group: str, **p: int) -> int:
     address and its table-sent flag."""
     if group == "infra":
         step = 2 * 64 + 1 + 2
-        return 32 + bits(p["nprobe"]) + bits(p["k"]) + 2 * 64 + 3 * 64 + 3 * 32 + 8 + 32 + bits(p["load_words"]) + 3 + step
+        return (
+            32 + bits(p["nprobe"]) + bits(p["k"]) + 2 * 64 + 3 * 64 + 3 * 32 + 8 + 32 + bits(p["load_words"]) + 3 + step
+        )
     if group == "front":
         return bits(p["nprobe"]) + bits(p["pes"]) + 2 * bits(p["words"]) + STEP_FILTER_BITS
     if group == "lut":

@@ -236,8 +236,10 @@ class RtlProjectSim:
         """The model's cycles of each step-wise run of one query alone: `cells` [steps, c] (-1:
         none), per row the cycles from ap_start to ap_done (`fanns.model.ivfpq.steps.rtl_step_cycles`)."""
         return np.array(
-            [steps_model.rtl_step_cycles(self.simulated_ctx, self.design.stages, self.list_sizes[row[row >= 0]])
-             for row in np.asarray(cells)]
+            [
+                steps_model.rtl_step_cycles(self.simulated_ctx, self.design.stages, self.list_sizes[row[row >= 0]])
+                for row in np.asarray(cells)
+            ]
         )
 
     @cached_property
