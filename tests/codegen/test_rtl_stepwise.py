@@ -117,3 +117,27 @@ def test_rtl_step_cycles_agree_with_the_model(stepwise, tmp_path):
     err = (got - pred) / pred
     assert all(r["mismatched_queries"] == 0 for r in out)
     assert np.abs(err).max() <= CYCLE_TOLERANCE, list(zip(got.tolist(), pred.tolist()))
+
+
+@pytest.mark.slow
+def test_rtl_steps_at_a_runtime_k_below_the_designs(stepwise, tmp_path):
+    """Run-time k < K: each step merges the k keys the last step returned (the device reads k
+    seeds) and returns the top k over the cells scanned so far."""
+    sim, dref, q_host = stepwise
+    d = dref.design
+    k = max(1, d.k // 2 - 1)
+    sentinel = np.uint64((1 << d.format.pq_key_bits) - 1)
+    probed = dref.probe(dref.ref.rotate(q_host), d.nprobe)
+    kept = np.full((q_host.shape[0], d.k), sentinel, dtype=np.uint64)
+    runs, rows = [], list(range(q_host.shape[0]))
+    for c in range(d.nprobe):  # one probed cell a step, every query in each run, reversed order
+        cells = probed[:, d.nprobe - 1 - c : d.nprobe - c]
+        want = dref.search_keys_cells_fx(q_host, cells, kept)
+        path = tmp_path / f"k{c}.bin"
+        want.tofile(path)
+        runs.append(Run(nq=len(rows), nprobe=d.nprobe, k=k, expected=path, step=Step(tuple(rows), cells, kept)))
+        kept = np.full_like(kept, sentinel)
+        kept[:, :k] = want[:, :k]  # the device's result: k keys
+    out = sim.run(runs)["runs"]
+    assert all(r["mismatched_queries"] == 0 and r["checked_keys"] == len(rows) * k for r in out)
+    assert np.array_equal(kept[:, :k], dref.search_keys_fx(q_host)[:, :k])  # every probed cell: the normal top k
