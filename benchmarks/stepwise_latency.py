@@ -55,14 +55,14 @@ def main() -> None:
         + (f"{host.latency_us:g} us + bytes at {host.bandwidth_gbps:g} GB/s per transfer" if host else "none")
     )
     cells = args.cells or [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= design.nprobe]
-    for padded, what in (
-        (True, "HLS kernel (nprobe slots per run)"),
-        (False, "RTL plan (a run probes the step's cells only)"),
+    for face, what in (
+        ("hls", "HLS kernel (nprobe slots per run)"),
+        ("rtl", "RTL core (a run probes the step's cells only)"),
     ):
         print(f"\n{what}")
         print("cells/step  steps   first p50 / p95 us   full p50 / p95 us   normal p50 / p95 us")
         for c in cells:
-            lat = step_latency(ctx, design.stages, probed, c, host, padded)
+            lat = step_latency(ctx, design.stages, probed, c, host, face)
             p = lat.percentiles((50, 95))
             print(
                 f"{c:10d} {lat.step_us.shape[0]:6d}   {p['first'][50]:8.2f} / {p['first'][95]:8.2f}"

@@ -46,7 +46,7 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.flow.ivfpq_inputs import index_record, load_index
-from fanns.flow.ivfpq_project_sim import simulate_csim, simulate_csim_steps, simulate_rtl
+from fanns.flow.ivfpq_project_sim import simulate_csim, simulate_csim_steps, simulate_rtl, simulate_rtl_steps
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
@@ -346,8 +346,8 @@ def verify_point(
 ) -> dict[str, dict]:
     """Generate both faces of one DSE point into `project` (its index from the exploration, the
     dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "hls-steps": ..,
-    "rtl": ..}, the records of `simulate_csim`, `simulate_csim_steps` (the step-wise mode) and
-    `simulate_rtl` (the RTL model built for a few queries' build + run).
+    "rtl": .., "rtl-steps": ..}, the records of `simulate_csim`, `simulate_rtl` (the RTL model built
+    for a few queries' build + run) and their step-wise modes (`simulate_csim_steps`, `simulate_rtl_steps`).
     `project` is the caller's work folder: an earlier run's project there is replaced. `step` is
     told the name of each step as it starts (a crash is then reported with its step)."""
     step("generate")
@@ -362,7 +362,10 @@ def verify_point(
     step("step-wise C simulation")
     steps = simulate_csim_steps(project / "hls", data, sim_queries, build_root)
     step("RTL simulation")
-    return {"hls": hls, "hls-steps": steps, "rtl": simulate_rtl(project / "rtl", sim_queries, build_root)}
+    rtl = simulate_rtl(project / "rtl", sim_queries, build_root)
+    step("step-wise RTL simulation")
+    rtl_steps = simulate_rtl_steps(project / "rtl", data, sim_queries, build_root)
+    return {"hls": hls, "hls-steps": steps, "rtl": rtl, "rtl-steps": rtl_steps}
 
 
 @dataclass(frozen=True)

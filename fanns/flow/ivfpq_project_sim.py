@@ -9,6 +9,7 @@ them in report/summary.json and the README. The simulators are the existing back
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from fanns.numerics import split_keys
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
-from fanns.sim.ivfpq.stepwise import run_schedules, schedules
+from fanns.sim.ivfpq.stepwise import rtl_step_runs, run_schedules, schedules, step_calls
 from fanns.tools.vbuild import BuildOptions
 
 
@@ -112,18 +113,50 @@ def simulate_csim(project: Path, nq: int, build_root: Path) -> dict:
     }
 
 
+def _step_plans(project: Path, data: IvfPqIndexData, nq: int, seed: int):
+    """The first `nq` test queries of a face, its design's reference (from `data`, the index the
+    project was generated from), each query's own probed cells cut into steps (`schedules`), and
+    the generator that cut them."""
+    design = IvfPqDesign.load(project / "design.yaml")
+    q_host = test_queries_fx(project, read_record(project), design.format)[:nq]
+    dref = DesignReference(design, data)
+    rng = np.random.default_rng(seed)
+    plans = schedules(dref.probe(dref.ref.rotate(q_host), design.nprobe), design.nprobe, rng, True, data.nlist)
+    return design, q_host, dref, plans, rng
+
+
+def simulate_rtl_steps(project: Path, data: IvfPqIndexData, nq: int, build_root: Path, seed: int = 0) -> dict:
+    """Step-wise search (docs/stepwise.md) on the RTL face: the schedule of `simulate_csim_steps`,
+    every call a run of the harness with its cell lists and seed keys, checked against the
+    reference model's keys."""
+    design, q_host, dref, plans, rng = _step_plans(project, data, nq, seed)
+    calls = step_calls(plans, design.nprobe, rng)
+    sim = RtlProjectSim(project, build_root, queries=nq)
+    start = time.perf_counter()
+    sim.build()
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = rtl_step_runs(calls, dref.search_keys_cells_fx, q_host, design, Path(tmp), "step")
+        out = sim.run(runs)["runs"]
+    differ = sorted({q for run, row in zip(runs, out) if row["mismatched_queries"] for q in run.step.rows})
+    return {
+        "backend": "rtl",
+        "simulator": sim.describe() + ", step-wise mode",
+        "queries": int(q_host.shape[0]),
+        "calls": len(calls),
+        "mismatched_queries": len(differ),
+        "first_mismatch": next(
+            (f"call {i}: {row.get('first_bad')}" for i, row in enumerate(out) if row["mismatched_queries"]), ""
+        ),
+        "seconds": {"build and run": round(time.perf_counter() - start, 1)},
+    }
+
+
 def simulate_csim_steps(project: Path, data: IvfPqIndexData, nq: int, build_root: Path, seed: int = 0) -> dict:
     """Step-wise search (docs/stepwise.md) on the HLS face's C simulation: the first `nq` test
     queries' own probed cells cut into steps of random sizes, run in calls of random subsets of
     the queries (resumed after others ran), every call's keys against the reference model built
     from `data`, the index the project was generated from."""
-
-    record = read_record(project)
-    design = IvfPqDesign.load(project / "design.yaml")
-    q_host = test_queries_fx(project, record, design.format)[:nq]
-    dref = DesignReference(design, data)
-    rng = np.random.default_rng(seed)
-    plans = schedules(dref.probe(dref.ref.rotate(q_host), design.nprobe), design.nprobe, rng, True, data.nlist)
+    design, q_host, dref, plans, rng = _step_plans(project, data, nq, seed)
     start = time.perf_counter()
     with HlsCsim(project, build_root / "hls_csim") as sim:
         check = run_schedules(

@@ -53,8 +53,9 @@ def shared_tables(pes_per_channel: list[int]) -> tuple[int, ...]:
 
 
 def cell_layout() -> data.StructLayout:
-    """A probed cell: its list id and whether it is the query's last probe."""
-    return data.StructLayout({"cell": ID_BITS, "last": 1})
+    """A probed cell: its list id, whether it is the query's last probe, and whether it is an empty
+    probe (a step-wise run's query with no cell: an empty list, so the query still yields its keys)."""
+    return data.StructLayout({"cell": ID_BITS, "last": 1, "empty": 1})
 
 
 def desc_layout() -> data.StructLayout:
@@ -202,12 +203,12 @@ class FetcherComponent(wiring.Component):
         due = [pending[i] & enabled[i] for i in range(len(outs))]
         free = Signal()
         m.d.comb += free.eq(Cat(*(~due[i] | o.ready for i, o in enumerate(outs))).all())
-        last = Signal()
+        last, empty = Signal(), Signal()
         m.d.comb += [issue.eq(self.cells.valid & free), self.cells.ready.eq(issue)]
         with m.If(free):
             m.d.sync += pending.eq(Mux(issue, (1 << len(outs)) - 1, 0))
             with m.If(issue):
-                m.d.sync += last.eq(self.cells.payload.last)
+                m.d.sync += [last.eq(self.cells.payload.last), empty.eq(self.cells.payload.empty)]
         with m.Else():
             m.d.sync += pending.eq(pending & ~Cat(*(o.ready for o in outs)))
         shift = exact_log2(pe.beat_bytes)
@@ -225,8 +226,12 @@ class FetcherComponent(wiring.Component):
                 cmd = getattr(self, f"{pre}cmd{c}")
                 m.d.comb += [
                     cmd.payload.addr.eq(getattr(self, f"{pre}base{c}") + (start << shift)),
-                    cmd.payload.len.eq(beats << shift),
+                    cmd.payload.len.eq(Mux(empty, 0, beats << shift)),
                 ]
             desc = getattr(self, f"desc{c}")
-            m.d.comb += [desc.payload.share.eq(share), desc.payload.last.eq(last), desc.payload.tier.eq(tier)]
+            m.d.comb += [
+                desc.payload.share.eq(Mux(empty, 0, share)),
+                desc.payload.last.eq(last),
+                desc.payload.tier.eq(tier),
+            ]
         return m

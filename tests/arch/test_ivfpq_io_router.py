@@ -15,7 +15,9 @@ from amaranth import Elaboratable, Module, Signal, unsigned
 from amaranth.lib import data, stream
 from amaranth.sim import Simulator
 
+from fanns.arch.ivfpq.front import cell_list_layout
 from fanns.arch.ivfpq.hw import SECTIONS, IvfPqHw
+from fanns.arch.ivfpq.seed_merge import seed_layout
 from fanns.arch.ivfpq.top import TAG_BITS, IvfPqAccelerator
 from fanns.boards import load_board
 from fanns.index.ivfpq_synthetic import random_format, random_index
@@ -33,7 +35,9 @@ class Router(Elaboratable):
         self.front = SimpleNamespace(
             ivf_fill=stream.Signature(unsigned(st.ivf_dist.lanes * vb)).create(),
             q=stream.Signature(unsigned(hw.src_lanes * vb)).create(),
+            cell_list=stream.Signature(cell_list_layout()).create(),
         )
+        self.seeds = stream.Signature(seed_layout()).create()
         lut_bits = unsigned(st.build_lut.lanes * vb)
         self.lut = SimpleNamespace(
             codebook_fill=stream.Signature(lut_bits).create(), lutc_fill=stream.Signature(lut_bits).create()
@@ -42,11 +46,18 @@ class Router(Elaboratable):
         self.rom_words = None
 
     def targets(self) -> list:
-        return [self.front.ivf_fill, self.front.q, self.lut.codebook_fill, self.lut.lutc_fill]
+        return [
+            self.front.ivf_fill,
+            self.front.q,
+            self.front.cell_list,
+            self.seeds,
+            self.lut.codebook_fill,
+            self.lut.lutc_fill,
+        ]
 
     def elaborate(self, platform):
         m = Module()
-        tags, self.rom_words = IvfPqAccelerator._router(self, m, self.rd, self.front, self.lut, None)
+        tags, self.rom_words = IvfPqAccelerator._router(self, m, self.rd, self.front, self.lut, None, self.seeds)
         m.d.comb += [tags.w_en.eq(self.tag_w_en), tags.w_data.eq(self.tag_w_data)]
         m.d.comb += [t.ready.eq(1) for t in self.targets()]
         return m

@@ -34,11 +34,12 @@ def connectivity_banks(project):
 
 
 def port_banks(project):
-    """buffer -> (memory, channel) from ports.json: the I/O port serves ROM images and I/O buffers."""
+    """buffer -> (memory, channel) from ports.json: the I/O port serves ROM images and I/O buffers
+    (with the step-wise mode's cell lists and seeds)."""
     ports = json.loads((project / "rtl" / "ports.json").read_text())["ports"]
     manifest = json.loads((project / "images" / "manifest.json").read_text())
     io = ports["m_axi_io"]
-    out = {"queries": (io["memory"], io["channel"]), "results": (io["memory"], io["channel"])}
+    out = {name: (io["memory"], io["channel"]) for name in ("queries", "results", "cells", "seeds")}
     for img in manifest["images"]:
         port = ports["m_axi_io"] if img["use"] == "rom" else ports[f"m_axi_pq{img['name'].rsplit('_', 1)[1]}"]
         out[img["name"]] = (port["memory"], port["channel"])
@@ -110,13 +111,14 @@ def test_rtl_register_values_come_from_the_generated_regmap(projects):
         (reg["query_addr"]["offset"], 0x1000),
         (reg["query_addr"]["offset"] + 4, 3),
     ]
-    assert iface.run_values(7, 2, 5, load=False) == {"nq": 7, "nprobe": 2, "k": 5}
+    assert iface.run_values(7, 2, 5, load=False) == {"nq": 7, "nprobe": 2, "k": 5, "mode": 0}
+    assert iface.run_values(7, 2, 5, load=False, mode=1)["mode"] == 1  # a step-wise run
     # the Xilinx RTL-kernel block protocol: start at bit 0, ap_done at bit 1 cleared by reading
     assert iface.control_offset == 0 and iface.start_word == 1 and iface.done_mask == 0b10
     assert iface.clear_word is None and reg["ap_done"]["access"] == "COR"
     args = [r for r in regmap["registers"] if r["offset"] >= 0x10 and r["access"] == "RW"]
-    assert [r["name"] for r in args[:5]] == ["nq", "nprobe", "k", "query_addr", "result_addr"]
-    assert [r["offset"] for r in args[:5]] == [0x10, 0x14, 0x18, 0x20, 0x28]
+    assert [r["name"] for r in args[:6]] == ["nq", "nprobe", "k", "mode", "query_addr", "result_addr"]
+    assert [r["offset"] for r in args[:6]] == [0x10, 0x14, 0x18, 0x1C, 0x20, 0x28]
     assert all(r["offset"] % 8 == 0 for r in args if r["width"] == 64)
     assert min(r["offset"] for r in regmap["registers"] if r["access"] == "RO" and r["offset"] >= 0x10) > max(
         r["offset"] for r in args

@@ -1,7 +1,8 @@
 """The driver's step-wise search (docs/stepwise.md) on the HLS project: `search_steps` yields the
 design reference's top-K over the cells scanned so far after every step (steps wider than the
 kernel's nprobe slots become several runs), on the model and the C simulation backends, with
-early stop; the RTL project and bad cell lists get clear errors."""
+early stop, and on the RTL project's rtl-sim backend (the generated core in RTL simulation); bad
+cell lists get clear errors."""
 
 import numpy as np
 import pytest
@@ -39,8 +40,12 @@ def plan(projects, seed: int) -> list[np.ndarray]:
 
 
 def expected(projects, steps) -> list[np.ndarray]:
+    return expected_of(projects, steps, QUERIES)
+
+
+def expected_of(projects, steps, nq: int) -> list[np.ndarray]:
     ref = projects.reference
-    q_host = ref.ref.quantize_queries(projects.queries[:QUERIES])
+    q_host = ref.ref.quantize_queries(projects.queries[:nq])
     keys, out = None, []
     for cells in steps:
         keys = ref.search_keys_cells_fx(q_host, cells, keys)
@@ -80,7 +85,7 @@ def test_search_step_keys_resumes_a_query_after_others_ran(projects):
         assert np.array_equal(last, acc.search_keys(q[:1]))
 
 
-def test_bad_steps_and_the_rtl_project_are_refused(projects):
+def test_bad_steps_are_refused(projects):
     q = projects.queries[:2]
     with fanns.driver.open(projects.hls, backend="model") as acc:
         for cells, what in (
@@ -95,9 +100,9 @@ def test_bad_steps_and_the_rtl_project_are_refused(projects):
             list(acc.search_steps(q, [[[0], [1]], [[0], [2]]]))
         with pytest.raises(FannsError, match="ascending"):
             acc.search_step_keys(q, [[0], [1]], np.arange(2 * acc.K, dtype=np.uint64)[::-1].reshape(2, -1).copy())
-    with fanns.driver.open(projects.rtl, backend="model") as acc:
-        with pytest.raises(FannsError, match="RTL core has no step-wise mode"):
-            next(acc.search_steps(q, [[[0], [1]]]))
+    with fanns.driver.open(projects.rtl, backend="model") as acc:  # the RTL core has the mode
+        assert acc.iface.stepwise
+        assert acc.iface.address_register("cells") == "cells_addr"
 
 
 @pytest.mark.slow
@@ -106,5 +111,17 @@ def test_csim_backend_steps_equal_the_reference(projects, build_root):
     want = expected(projects, steps)
     with fanns.driver.open(projects.hls, backend="c-sim", batch=8, build_dir=build_root / "hls_csim") as acc:
         for (ids, dist), keys in zip(acc.search_steps(projects.queries[:QUERIES], steps), want, strict=True):
+            want_ids, want_dist = keys_to_results(keys, projects.design.format)
+            assert np.array_equal(ids, want_ids) and np.array_equal(dist, want_dist)
+
+
+@pytest.mark.slow
+def test_rtl_sim_backend_steps_equal_the_reference(projects, build_root):
+    """The driver programs the RTL core's step-wise registers and buffers from its register map:
+    the generated Verilog in RTL simulation yields the reference's top-K after every step."""
+    steps = [step[:6] for step in plan(projects, 2)]
+    want = expected_of(projects, steps, 6)
+    with fanns.driver.open(projects.rtl, backend="rtl-sim", batch=4, build_dir=build_root / "rtl") as acc:
+        for (ids, dist), keys in zip(acc.search_steps(projects.queries[:6], steps), want, strict=True):
             want_ids, want_dist = keys_to_results(keys, projects.design.format)
             assert np.array_equal(ids, want_ids) and np.array_equal(dist, want_dist)

@@ -1,6 +1,7 @@
 """The step-wise latency model (`fanns.model.ivfpq.steps`, docs/stepwise.md): one step of every
-cell is the normal search plus exactly the step's extras; smaller steps give an earlier first
-result only where a run probes the step's cells alone; the host link is priced per step."""
+cell is the normal search plus exactly the step's extras (the RTL core's: none on the device);
+smaller steps give an earlier first result only where a run probes the step's cells alone (the
+RTL core); the host link is priced per step."""
 
 import numpy as np
 import pytest
@@ -37,11 +38,13 @@ def test_one_step_of_every_cell_is_the_normal_search_plus_its_extras(case):
     link = host_us(HOST, query + 4 * design.nprobe + 8 * design.k, 8 * design.k) - host_us(HOST, query, 8 * design.k)
     assert np.allclose(lat.full_us - lat.normal_us, extra + link)
     assert host_us(None, query, 8 * design.k) == 0  # a board without a host link (Zynq) pays none
+    rtl = step_latency(ctx, design.stages, probed, design.nprobe, HOST, face="rtl")
+    assert np.allclose(rtl.full_us - rtl.normal_us, link)  # the RTL core's reads and merge are hidden
 
 
-def test_smaller_steps_give_an_earlier_first_result_only_without_padded_slots(case):
+def test_smaller_steps_give_an_earlier_first_result_only_on_the_rtl_core(case):
     design, ctx, probed = case
-    one = step_latency(ctx, design.stages, probed, 1, HOST, padded=False)
+    one = step_latency(ctx, design.stages, probed, 1, HOST, face="rtl")
     assert one.step_us.shape[0] == design.nprobe
     assert (one.first_us < one.normal_us).all() and (one.full_us > one.normal_us).all()
     padded = step_latency(ctx, design.stages, probed, 1, HOST)

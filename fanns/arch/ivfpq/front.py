@@ -7,6 +7,12 @@ PE i owns the centroids of `ivf_chunks(nlist, P)[i]` and forwards the query to P
 PE, which emits the design's nprobe nearest cells ascending. The probe filter keeps the first
 `nprobe` of them (the run's value, at most the design's) and marks the query's last probe.
 
+In a step-wise run (`mode`, docs/stepwise.md) the probes are the host's: each query's cell list
+arrives on `cell_list` (`cell_slots` ids, `last` on the final slot), SelCells' choice is drained,
+and the step filter emits the list's cells (ids below nlist, in list order; a free slot is
+dropped, so a step of c cells is c probes) once SelCells has started on the query, as a normal
+query's probes would follow it; a list naming no cell gives one empty probe.
+
 On-chip IVF centroids arrive once, on `ivf_fill`, in cell order; the fill router hands PE i its
 chunk. Streamed centroids arrive per query, PE i's on `ivf_c<i>` (`fanns.arch.ivfpq.ivf_stream`).
 The OPQ matrix arrives once on `opq_fill` (on chip), or again for every query on `opq_rows`
@@ -23,13 +29,19 @@ from amaranth import Array, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from fanns.arch.ivfpq.hw import MATRIX_BITS, IvfPqHw
+from fanns.arch.ivfpq.hw import CELL_WORD_BITS, MATRIX_BITS, IvfPqHw
 from fanns.arch.streams import link
 from fanns.design.ivfpq_stages import query_fifo_depth
 from fanns.numerics import ID_BITS
 from fanns.pe.fetcher import cell_layout
 from fanns.pe.glue_streams import BroadcastComponent, RegroupComponent
 from fanns.pe.stream_fifo import stream_fifo
+
+
+def cell_list_layout() -> data.StructLayout:
+    """A word of a step-wise run's cell list: a cell id (`0xFFFFFFFF`: none) and whether it is the
+    list's last slot."""
+    return data.StructLayout({"id": CELL_WORD_BITS, "last": 1})
 
 
 class Front(wiring.Component):
@@ -44,6 +56,8 @@ class Front(wiring.Component):
             "lut_q": Out(stream.Signature(unsigned(st.build_lut.lanes * vb))),
             "cells": Out(stream.Signature(cell_layout())),
             "nprobe": In(range(hw.nprobe + 1)),
+            "mode": In(1),
+            "cell_list": In(stream.Signature(cell_list_layout())),
         }
         word = stream.Signature(unsigned(st.ivf_dist.lanes * vb))
         if st.ivf_dist.storage == "stream":
@@ -114,21 +128,76 @@ class Front(wiring.Component):
         else:
             self._fill_router(m, pes)
 
-        # Probe filter: the first `nprobe` cells of each query, the last one marked.
+        # Probe filter: the first `nprobe` cells of each query, the last one marked; in a
+        # step-wise run the host's cells instead (`_step_filter`).
         m.submodules.cell_fifo = cf = stream_fifo(cell_layout(), depth)
         j = Signal(range(max(2, hw.nprobe)))
         keep = Signal()
+        started = Signal()  # a step-wise run's SelCells hands out the first cell of a query
+        step = self._step_filter(m, started)
         m.d.comb += [
             keep.eq(j < self.nprobe),
-            cf.i.valid.eq(sel.o.valid & keep),
-            cf.i.payload.cell.eq(sel.o.payload.key[:ID_BITS]),
-            cf.i.payload.last.eq(j == self.nprobe - 1),
-            sel.o.ready.eq(~keep | cf.i.ready),
+            started.eq(self.mode & sel.o.valid & (j == 0)),
+            sel.o.ready.eq(self.mode | ~keep | cf.i.ready),
+            step.ready.eq(self.mode & cf.i.ready),
         ]
+        with m.If(self.mode):
+            m.d.comb += [cf.i.valid.eq(step.valid), cf.i.payload.eq(step.payload)]
+        with m.Else():
+            m.d.comb += [
+                cf.i.valid.eq(sel.o.valid & keep),
+                cf.i.payload.cell.eq(sel.o.payload.key[:ID_BITS]),
+                cf.i.payload.last.eq(j == self.nprobe - 1),
+            ]
         with m.If(sel.o.valid & sel.o.ready):
             m.d.sync += j.eq(Mux(sel.o.payload.last, 0, j + 1))
         link(m, cf.o, self.cells)
         return m
+
+    def _step_filter(self, m: Module, started):
+        """A step-wise run's probes: each query's cell list (from a FIFO of two lists) as cells,
+        free slots and ids >= nlist dropped, the last kept one marked: a one-cell hold register
+        keeps a kept id until the next kept id (it leaves, not last) or the list's end (it leaves,
+        last; a kept final slot waits a cycle in the register, `flush`); a list that kept none
+        ends with an empty probe. A query's list leaves once SelCells has started on that query
+        (`started`: a credit each). Returns the probe stream (payload: `cell_layout`)."""
+        hw = self.hw
+        m.submodules.cell_list_fifo = lf = stream_fifo(cell_list_layout(), 2 * hw.cell_slots)
+        link(m, self.cell_list, lf.i)
+        out = stream.Signature(cell_layout()).create()
+        credits = Signal(8)  # queries SelCells has started whose list has not left
+        held, held_cell, flush, ended = Signal(), Signal(ID_BITS), Signal(), Signal()
+        word = lf.o.payload
+        named = word.id < hw.nlist
+        head = lf.o.valid & (credits != 0) & ~flush
+        emit_held = Signal()
+        m.d.comb += [
+            emit_held.eq(head & held & (named | word.last)),
+            lf.o.ready.eq((credits != 0) & ~flush & (~out.valid | out.ready)),
+        ]
+        with m.If(flush):
+            m.d.comb += [out.valid.eq(1), out.payload.cell.eq(held_cell), out.payload.last.eq(1)]
+            with m.If(out.ready):
+                m.d.sync += [flush.eq(0), held.eq(0)]
+                m.d.comb += ended.eq(1)
+        with m.Else():
+            m.d.comb += [
+                out.valid.eq(emit_held | (head & word.last & ~named & ~held)),
+                out.payload.cell.eq(Mux(held, held_cell, 0)),
+                out.payload.last.eq(word.last & ~named),
+                out.payload.empty.eq(~held),
+            ]
+        with m.If(lf.o.valid & lf.o.ready):
+            with m.If(named):
+                m.d.sync += [held.eq(1), held_cell.eq(word.id)]
+            with m.Elif(emit_held):
+                m.d.sync += held.eq(0)
+            with m.If(word.last & named):
+                m.d.sync += flush.eq(1)
+            with m.If(word.last & ~named):
+                m.d.comb += ended.eq(1)
+        m.d.sync += credits.eq(credits + started - ended)
+        return out
 
     def _fill_router(self, m: Module, pes: list) -> None:
         """Centroid words in cell order: the first chunk's words to PE 0, the next to PE 1, ..."""

@@ -71,9 +71,12 @@ IMAGE_REGISTERS = {
 """ROM image (and BuildLUT's fetched centroids, read on `m_axi_lutc`; a streamed OPQ matrix, read on
 `m_axi_opq`) -> the register holding its device address (`IvfPqHw.image_register`)."""
 
-SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query")
+SECTIONS = ("opq", "ivf", "codebook", "lutc", "tiers", "query", "cells", "seeds")
 """Destinations of the host I/O reader: the ROM images loaded on chip once (`tiers`: the
-list->tier table of a tiered design), then the queries."""
+list->tier table of a tiered design), then the queries, and in a step-wise run (`mode` 1,
+docs/stepwise.md) each query's cell list and seed keys."""
+CELL_WORD_BITS = 32
+"""One cell id of a step-wise run's cell list (uint32, `0xFFFFFFFF` names no cell)."""
 STREAM_PORTS = ("pq", "hot", "ivf", "lutc", "opq")
 """Heads of the read-only masters `m_axi_<head><c>`, one per memory channel of PQ codes, hot-tier
 PQ codes and streamed IVF centroids, `m_axi_lutc` for BuildLUT's fetched centroids and `m_axi_opq`
@@ -226,6 +229,16 @@ class IvfPqHw:
         return self.io_layout.result_beats * self.io_beat_bytes
 
     @property
+    def cell_stride(self) -> int:
+        """Bytes between consecutive queries' cell lists (step-wise mode): `nprobe` ids, whole beats."""
+        return self.io_layout.cell_beats(self.nprobe) * self.io_beat_bytes
+
+    @property
+    def cell_slots(self) -> int:
+        """Cell ids a step-wise run reads per query: `nprobe` and the padding of the last beat."""
+        return self.cell_stride * 8 // CELL_WORD_BITS
+
+    @property
     def pq_beat_bytes(self) -> int:
         return self.stages.pq_dist.port_bits // 8
 
@@ -308,6 +321,8 @@ class IvfPqHw:
             return st.opq.lanes * MATRIX_BITS
         if name == "tiers":
             return TIER_WORD_BITS
+        if name in ("cells", "seeds"):
+            return CELL_WORD_BITS if name == "cells" else RESULT_BITS
         lanes = {
             "ivf": st.ivf_dist.lanes,
             "codebook": st.build_lut.lanes,
@@ -359,6 +374,15 @@ class IvfPqHw:
             ("nprobe", 32, "RW", self.nprobe, f"cells probed per query, 1..{self.nprobe}"),
             ("k", 32, "RW", self.k, f"results per query, 1..{self.k}"),
             (
+                "mode",
+                32,
+                "RW",
+                0,
+                "0: normal search; any other value: a step-wise run (docs/stepwise.md): each query scans the "
+                "cells of its list at `cells_addr` instead of its nearest ones and merges its k seed keys at "
+                "`seeds_addr` into its result",
+            ),
+            (
                 "query_addr",
                 64,
                 "RW",
@@ -399,6 +423,24 @@ class IvfPqHw:
             regs.append(
                 ("lutc_addr", 64, "RW", 0, "image `lut_centroids` (BuildLUT's centroids, one cell read per probe)")
             )
+        regs += [
+            (
+                "cells_addr",
+                64,
+                "RW",
+                0,
+                f"step-wise cell lists: {self.cell_stride} bytes per query ({self.nprobe} uint32 cell ids, "
+                "0xFFFFFFFF for none, then padding; read only when `mode` is set)",
+            ),
+            (
+                "seeds_addr",
+                64,
+                "RW",
+                0,
+                f"step-wise seed keys: {self.result_stride} bytes per query (k uint64 keys, ascending, in the "
+                "result layout; read only when `mode` is set)",
+            ),
+        ]
         if self.tiered:
             regs.append(("tiers_addr", 64, "RW", 0, "ROM image `list_tiers` (the list->tier table, read at load)"))
             regs += [

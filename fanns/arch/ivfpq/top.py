@@ -18,9 +18,12 @@ command per image; the router hands each image's words to the memories that keep
 PQ channel's list table through that channel's reader — and waits until every word is in place.
 Then it issues one read command per query (the query buffer's layout pads each query to whole
 beats) and one write command per query's k result keys; the run ends when the write master has
-reported the last query's responses.
+reported the last query's responses. A step-wise run (`mode` set, docs/stepwise.md) reads after
+each query its cell list (`cells_addr`, to the Front's step filter instead of SelCells' choice)
+and its k seed keys (`seeds_addr`, to the seed merge).
 The stages run free: Front (OPQ, IVFDist, SelCells) -> LutStage (BuildLUT) and Fetcher
-(list table, per-channel reads) -> ChannelFeeders -> ScanStage (PQDist, SelK) -> ResultFilter.
+(list table, per-channel reads) -> ChannelFeeders -> ScanStage (PQDist, SelK) -> SeedMerge ->
+ResultFilter.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ from fanns.arch.ivfpq.hw import (
 from fanns.arch.ivfpq.ivf_stream import IvfStreamChannel
 from fanns.arch.ivfpq.lut import LutStage
 from fanns.arch.ivfpq.scan import ScanStage
+from fanns.arch.ivfpq.seed_merge import SeedMerge, seed_layout
 from fanns.arch.streams import lane_truncate, link
 from fanns.hdl.bus import axi4_signature, axil_signature
+from fanns.model.ivfpq.control import SEED_FIFO_LISTS
 from fanns.pe.axi_reader import AxiReader
 from fanns.pe.axi_writer import AxiWriter
 from fanns.pe.axil_csr import AxilCsrComponent
@@ -127,7 +132,11 @@ class IvfPqAccelerator(wiring.Component):
 
         m.submodules.out_fifo = of = stream_fifo(scan.keys.payload.shape(), hw.design.fifo_depth)
         link(m, scan.keys, of.i)
-        link(m, of.o, res.keys)
+        m.submodules.seed_merge = merge = SeedMerge(hw.key_bits, hw.k)
+        m.submodules.seed_fifo = seeds = stream_fifo(seed_layout(), SEED_FIFO_LISTS * hw.k)
+        link(m, seeds.o, merge.seeds)
+        link(m, of.o, merge.keys)
+        link(m, merge.o, res.keys)
         m.submodules.result_pack = pack = StreamPackComponent(RESULT_BITS, hw.io_port_bits // RESULT_BITS)
         link(m, res.o, pack.i)
         m.d.comb += [
@@ -158,10 +167,10 @@ class IvfPqAccelerator(wiring.Component):
             },
         )
 
-        tags, rom_words = self._router(m, rd, front, lut, fetch)
+        tags, rom_words = self._router(m, rd, front, lut, fetch, seeds.i)
         streams = self._streams(m, front)
         self._controller(
-            m, csr, rd, wr, front, lut, fetch, res, tags, [rom_words, *table_words], table_cmds, loading, streams
+            m, csr, rd, wr, front, lut, fetch, res, merge, tags, [rom_words, *table_words], table_cmds, loading, streams
         )
         return m
 
@@ -281,14 +290,14 @@ class IvfPqAccelerator(wiring.Component):
         return tcmd, rd.error, fill.valid & fill.ready
 
     # -- the I/O read path: ROM images at load, then queries ------------------------------------
-    def _router(self, m: Module, rd, front, lut, fetch):
+    def _router(self, m: Module, rd, front, lut, fetch, seeds):
         """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM words taken on
         chip this cycle). Sections of different word widths go through different splitters, which
         drain independently: the tail of one section's last beat can leave its splitter in the
         same cycles as the next section's first words leave theirs, so several ROM words can be
         taken in one cycle (one per splitter) and all of them count."""
         hw = self.hw
-        names = hw.sections() + ["query"]
+        names = hw.sections() + ["query", "cells", "seeds"]
         m.submodules.tags = tags = SyncFIFO(width=TAG_BITS, depth=8)
         widths = sorted({hw.section_word_bits(s) for s in names})
         splitters = {}
@@ -311,7 +320,7 @@ class IvfPqAccelerator(wiring.Component):
             rd.o.ready.eq(tags.r_rdy & Array(splitters[w].i.ready for w in widths)[route]),
             tags.r_en.eq(rd.o.valid & rd.o.ready & rd.o.payload.last),
         ]
-        targets = {"codebook": lut.codebook_fill, "query": front.q}
+        targets = {"codebook": lut.codebook_fill, "query": front.q, "cells": front.cell_list, "seeds": seeds}
         if "ivf" in names:
             targets["ivf"] = front.ivf_fill
         if "lutc" in names:
@@ -324,13 +333,14 @@ class IvfPqAccelerator(wiring.Component):
         for name in names:
             dst, sp = targets[name], splitters[hw.section_word_bits(name)]
             lanes = hw.section_word_bits(name) // hw.elem_bits
-            word = (
-                sp.o.payload.data
-                if name in ("opq", "tiers")
-                else lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
-            )
+            if name in ("cells", "seeds"):  # a list's words and its end
+                word = Cat(sp.o.payload.data, sp.o.payload.last)
+            elif name in ("opq", "tiers"):
+                word = sp.o.payload.data
+            else:
+                word = lane_truncate(sp.o.payload.data, lanes, hw.elem_bits, hw.vec_bits)
             m.d.comb += [dst.valid.eq(sp.o.valid & (sp.o.payload.tag == SECTIONS.index(name))), dst.payload.eq(word)]
-            if name != "query":
+            if name not in ("query", "cells", "seeds"):
                 strobes.append(dst.valid & dst.ready)
         for w, sp in splitters.items():
             readies = [targets[s].ready if s in names and hw.section_word_bits(s) == w else 0 for s in SECTIONS]
@@ -341,7 +351,7 @@ class IvfPqAccelerator(wiring.Component):
 
     # -- control ---------------------------------------------------------------------------------
     def _controller(
-        self, m: Module, csr, rd, wr, front, lut, fetch, res, tags, load_strobes, table_cmds, loading, streams
+        self, m: Module, csr, rd, wr, front, lut, fetch, res, merge, tags, load_strobes, table_cmds, loading, streams
     ) -> None:
         hw = self.hw
         sections = hw.sections()
@@ -352,7 +362,9 @@ class IvfPqAccelerator(wiring.Component):
         io_align, pq_align = hw.io_beat_bytes - 1, hw.pq_beat_bytes - 1
 
         nq, nprobe, k = Signal(32), Signal(range(hw.nprobe + 1)), Signal(range(hw.k + 1))
-        q_addr, r_addr = Signal(ADDR_BITS), Signal(ADDR_BITS)
+        q_addr, r_addr, c_addr, s_addr = (Signal(ADDR_BITS, name=f"{n}_addr") for n in ("q", "r", "c", "s"))
+        step = Signal()  # a step-wise run: per query its query, cell list and seeds are read
+        part = Signal(range(3))  # which of them the next read command fetches
         bases = [
             Signal(ADDR_BITS, name=reg.replace("_addr", "_base")) for _, _, reg, _ in table_cmds
         ]  # one per PQ reader
@@ -361,6 +373,8 @@ class IvfPqAccelerator(wiring.Component):
         load_count = Signal(range(load_total + 1))
         m.d.comb += [
             front.nprobe.eq(nprobe),
+            front.mode.eq(step),
+            merge.mode.eq(step),
             res.k.eq(k),
             res.nq.eq(nq),
             res.now.eq(run_cycles),
@@ -403,6 +417,7 @@ class IvfPqAccelerator(wiring.Component):
         aligned += [(getattr(csr, reg) & pq_align) == 0 for _, _, reg, _ in table_cmds]
         aligned += [(getattr(csr, reg) & io_align) == 0 for _, reg in streams]
         aligned += [(csr.lutc_addr & io_align) == 0] if hw.lut_fetched else []
+        aligned += [(csr.mode == 0) | (((csr.cells_addr | csr.seeds_addr) & io_align) == 0)]
         params_ok = (csr.nprobe >= 1) & (csr.nprobe <= hw.nprobe) & (csr.k >= 1) & (csr.k <= hw.k) & Cat(*aligned).all()
 
         sec = Signal(range(len(sections) + 1))
@@ -420,6 +435,10 @@ class IvfPqAccelerator(wiring.Component):
                         k.eq(csr.k),
                         q_addr.eq(csr.query_addr),
                         r_addr.eq(csr.result_addr),
+                        c_addr.eq(csr.cells_addr),
+                        s_addr.eq(csr.seeds_addr),
+                        step.eq(csr.mode != 0),
+                        part.eq(0),
                         *(b.eq(getattr(csr, reg)) for (_, _, reg, _), b in zip(table_cmds, bases)),
                         run_cycles.eq(0),
                         sec.eq(0),
@@ -466,16 +485,28 @@ class IvfPqAccelerator(wiring.Component):
                 m.d.comb += [
                     running.eq(1),
                     rd.cmd.valid.eq((reads != nq) & tags.w_rdy),
-                    rd.cmd.payload.addr.eq(q_addr),
-                    rd.cmd.payload.len.eq(hw.d * hw.elem_bits // 8),
-                    tags.w_data.eq(SECTIONS.index("query")),
+                    rd.cmd.payload.addr.eq(Array([q_addr, c_addr, s_addr])[part]),
+                    rd.cmd.payload.len.eq(
+                        Array([hw.d * hw.elem_bits // 8, hw.cell_stride, k * (RESULT_BITS // 8)])[part]
+                    ),
+                    tags.w_data.eq(Array(SECTIONS.index(s) for s in ("query", "cells", "seeds"))[part]),
                     tags.w_en.eq(rd.cmd.valid & rd.cmd.ready),
                     wr.cmd.valid.eq(writes != nq),
                     wr.cmd.payload.addr.eq(r_addr),
                     wr.cmd.payload.len.eq(k * (RESULT_BITS // 8)),
                 ]
                 with m.If(rd.cmd.valid & rd.cmd.ready):
-                    m.d.sync += [reads.eq(reads + 1), q_addr.eq(q_addr + hw.query_stride)]
+                    with m.Switch(part):
+                        with m.Case(0):
+                            m.d.sync += q_addr.eq(q_addr + hw.query_stride)
+                        with m.Case(1):
+                            m.d.sync += c_addr.eq(c_addr + hw.cell_stride)
+                        with m.Case(2):
+                            m.d.sync += s_addr.eq(s_addr + hw.result_stride)
+                    with m.If(~step | (part == 2)):
+                        m.d.sync += [reads.eq(reads + 1), part.eq(0)]
+                    with m.Else():
+                        m.d.sync += part.eq(part + 1)
                 with m.If(wr.cmd.valid & wr.cmd.ready):
                     m.d.sync += [writes.eq(writes + 1), r_addr.eq(r_addr + hw.result_stride)]
                 with m.If(wr.done.valid):

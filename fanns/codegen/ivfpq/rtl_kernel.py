@@ -46,6 +46,7 @@ def _host_calls(hw: IvfPqHw, images: MemoryImages) -> tuple[list[dict], str, str
         )
     by_reg = {args[a["arg"]]: f"images[{i}]" for i, a in enumerate(image_args)}
     values = {"nprobe": "uint32_t(host::NPROBE)", "k": "host::K", "query_addr": "query_bo", "result_addr": "result_bo"}
+    values |= {"mode": "0u", "cells_addr": "query_bo", "seeds_addr": "query_bo"}  # normal search: never read
     load = [{"nq": "0u"}.get(a) or values.get(a) or by_reg[a] for a in args]
     run = [{"nq": "n"}.get(a) or values.get(a) or by_reg[a] for a in args]
     return image_args, ", ".join(load), ", ".join(run), args.index("query_addr"), args.index("result_addr")

@@ -6,7 +6,7 @@ buffer addresses and runs the index load; `search(queries, k)` quantises the que
 and per batch writes the query buffer, programs `nq` (and nprobe, k where the device has them),
 starts the device, waits for done, checks the status and reads the result keys back.
 
-Step-wise search (docs/stepwise.md; the HLS kernel's `mode` register, not the RTL core yet):
+Step-wise search (docs/stepwise.md; the `mode` register of the HLS kernel and of the RTL core):
 `search_steps(queries, steps)` yields the top-k over the cells scanned so far after each step of
 host-given cells, so the caller can stop early; `search_step_keys` is one step on keys the caller
 keeps (to interleave the steps of different queries). The kept state is the K result keys, on the
@@ -257,10 +257,11 @@ class Accelerator:
     # -- step-wise search (docs/stepwise.md) ------------------------------------------------------
     def _check_stepwise(self) -> None:
         if not self.iface.stepwise:
-            what = "the RTL core" if self.iface.kind == "rtl" else "this HLS kernel (generated before the mode)"
+            what = "RTL core" if self.iface.kind == "rtl" else "HLS kernel"
             raise FannsError(
-                f"{self.backend.name}: {what} has no step-wise mode (cell lists from the host, seed keys)",
-                hint="generate the HLS project (`fanns generate-hls`), whose kernel has it; docs/stepwise.md",
+                f"{self.backend.name}: this {what} (generated before the mode) has no step-wise mode "
+                "(cell lists from the host, seed keys)",
+                hint="regenerate the project, whose device then has it; docs/stepwise.md",
             )
 
     def _check_cells(self, cells, nq: int, scanned: np.ndarray | None) -> np.ndarray:

@@ -92,9 +92,9 @@ class Interface:
 
     @property
     def stepwise(self) -> bool:
-        """Whether the device has the step-wise mode (docs/stepwise.md): the HLS kernel's `mode`
-        register with its cells and seeds buffers; the RTL core has no such mode yet."""
-        return self.kind == "hls" and self._has("mode")
+        """Whether the device has the step-wise mode (docs/stepwise.md): the `mode` register with
+        its cells and seeds buffers (HLS kernels and RTL cores generated before it have none)."""
+        return self._has("mode")
 
     @property
     def cycle_registers(self) -> tuple[str, ...]:
@@ -116,6 +116,8 @@ class Interface:
         io = ports["m_axi_io"]
         io_bank = Bank(io["memory"], int(io["channel"]))
         out = {"queries": io_bank, "results": io_bank}
+        if self._has("mode"):
+            out |= {"cells": io_bank, "seeds": io_bank}
         for img in self.project.images.images:
             if img.use == "rom":
                 out[img.name] = io_bank
@@ -182,8 +184,10 @@ class Interface:
         """The register that holds the device address of `buffer`."""
         if self.kind == "hls":
             return buffer
-        if buffer in ("queries", "results"):
-            return {"queries": "query_addr", "results": "result_addr"}[buffer]
+        if buffer in ("queries", "results", "cells", "seeds"):
+            return {"queries": "query_addr", "results": "result_addr", "cells": "cells_addr", "seeds": "seeds_addr"}[
+                buffer
+            ]
         for use, prefix in PQ_IMAGES.items():
             if buffer.startswith(f"{use}_"):
                 return f"{prefix}{buffer.rsplit('_', 1)[1]}_addr"
@@ -192,8 +196,8 @@ class Interface:
     def run_values(self, nq: int, nprobe: int, k: int, load: bool, mode: int = 0) -> dict[str, int]:
         """The parameter registers of one run (addresses are written at `load()`, and the I/O
         buffers' before every run); `mode` 1: a step-wise run (only where `stepwise`)."""
-        if self.kind == "rtl":
-            return {"nq": nq, "nprobe": nprobe, "k": k}  # the core loads the index at its first run
+        if self.kind == "rtl":  # the core loads the index at its first run
+            return {"nq": nq, "nprobe": nprobe, "k": k} | ({"mode": mode} if self.stepwise else {})
         return {"nq": nq, "load": int(load)} | ({"mode": mode} if self.stepwise else {})
 
     def encode(self, name: str, value: int) -> list[tuple[int, int]]:

@@ -21,7 +21,13 @@ piece is priced in one group from that group's configuration alone:
 * the regroups that carry the query to IVFDist and BuildLUT in the consuming group, as from the
   query's narrowest source (one lane, the DSE's usual OPQ/IVFDist width): exact without OPQ
   for IVFDist (a wire), an estimate otherwise;
-* controller registers in the group they serve (`CONTROL_LUT_PER_BIT`, `CONTROL_FF_PER_BIT`).
+* controller registers in the group they serve (`CONTROL_LUT_PER_BIT`, `CONTROL_FF_PER_BIT`);
+* the step-wise mode (docs/stepwise.md), which every design has: its registers (`mode`,
+  `cells_addr`, `seeds_addr`), the controller's list addresses, the Front's step filter
+  (`STEP_FILTER_BITS`) and its cell-list FIFO, the cell-list and seed splitters, the seed FIFO
+  (`SEED_FIFO_LISTS`) and the seed merge (`seed_merge`, synthesised). The per-query state of a
+  step-wise search is kept on the host (its K keys go back as seeds), so no on-chip state grows
+  with the queries in flight.
 """
 
 from __future__ import annotations
@@ -41,6 +47,21 @@ TAG_BITS = 3
 """Routing tag of the I/O reader's words (`fanns.arch.ivfpq.top.TAG_BITS`)."""
 MATRIX_BITS = 16
 TIER_WORD_BITS = 8
+CELL_WORD_BITS = 32
+"""A cell id of a step-wise run's cell list (`fanns.arch.ivfpq.hw.CELL_WORD_BITS`)."""
+SEED_BITS = 64
+"""A seed key as the I/O reader delivers it (`fanns.arch.ivfpq.seed_merge`)."""
+SEED_FIFO_LISTS = 2
+"""A step-wise run's seed FIFO (`fanns.arch.ivfpq.top`) holds two queries' k seeds: the I/O reader
+puts a query's seeds in it long before SelK's keys reach the merge, and must not wait there to
+read the next queries. Measured (fast harness, `random-k100`, 12 queries, their probed cells as
+one step): with no FIFO 3,540 cycles a query, with this one 2,212, as a normal run."""
+STEP_FILTER_BITS = 8 + 1 + 32 + 1
+"""The Front's step filter (`fanns.arch.ivfpq.front`): credits, hold flag, held cell, flush flag."""
+SEED_MERGE_LUT_PER_KEY_BIT = 2.0
+"""The seed merge's LUTs per key bit (the head compare and the key select), synthesised with yosys
+(`synth_xilinx -family xcup` of `SeedMerge(key_bits, K)`): 100, 96 and 122 LUTs for (48, 10),
+(48, 100) and (60, 1000); its flip-flops are its counter and two flags."""
 WATCHED_STREAMS = 13
 """Stage-boundary streams whose state the `streams` register shows (`fanns.arch.ivfpq.hw`)."""
 
@@ -62,11 +83,12 @@ def kernel_registers(opq: bool, channels: int, tiered: bool) -> tuple[Register, 
     same names, widths, access kinds and layout (tests/model/test_control.py checks it)."""
     b = RegMapBuilder("fanns_ivfpq", CSR_ADDR_BITS)
     b.registers.extend(kernel_control_block())
-    regs = [("nq", 32, "RW"), ("nprobe", 32, "RW"), ("k", 32, "RW")]
+    regs = [("nq", 32, "RW"), ("nprobe", 32, "RW"), ("k", 32, "RW"), ("mode", 32, "RW")]
     regs += [(f"{name}_addr", 64, "RW") for name in ("query", "result", "centroids", "codebook")]
     if opq:
         regs.append(("opq_addr", 64, "RW"))
     regs += [(f"pq{c}_addr", 64, "RW") for c in range(channels)]
+    regs += [("cells_addr", 64, "RW"), ("seeds_addr", 64, "RW")]
     if tiered:
         regs.append(("tiers_addr", 64, "RW"))
         regs += [(f"hot{c}_addr", 64, "RW") for c in range(channels)]
@@ -91,6 +113,12 @@ def csr_parts(opq: bool, channels: int, tiered: bool, family: str) -> dict[str, 
     with_opq = csr_pe(True, 0, False).resources(family)
     with_pq = csr_pe(False, channels, tiered).resources(family)
     return {"base": base, "opq": (with_opq - base) if opq else Resources(), "pq": with_pq - base}
+
+
+def seed_merge(key_bits: int, k: int) -> Resources:
+    """The seed merge before the result filter (`SEED_MERGE_LUT_PER_KEY_BIT`; the key counter and
+    two flags)."""
+    return Resources(lut=SEED_MERGE_LUT_PER_KEY_BIT * key_bits, ff=bits(k) + 2)
 
 
 def io_splitter(port_bits: int, word_bits: int) -> BeatSplitter:
@@ -129,15 +157,19 @@ def control_bits(group: str, **p: int) -> int:
     """Register bits of the controller logic serving `group` (counted from `fanns.arch.ivfpq`).
 
     infra: nq, nprobe, k, query/result addresses, the run/total/load cycle counters, reads,
-    writes, done responses, flags, the progress counter, the load counter (`load_words`);
-    front: the probe filter and the IVF centroid fill router; lut: the dispatcher and collector
+    writes, done responses, flags, the progress counter, the load counter (`load_words`), the
+    step-wise cell-list and seed addresses, mode flag and read part;
+    front: the probe filter, the step filter and the IVF centroid fill router; lut: the dispatcher and collector
     (probe, word and PE-group counters, the collector's beat counter, bank flags, and with
     `ways` > 1 the codebook fill's word and phase counters); pq: per PQ-code reader its base
     address and its table-sent flag."""
     if group == "infra":
-        return 32 + bits(p["nprobe"]) + bits(p["k"]) + 2 * 64 + 3 * 64 + 3 * 32 + 8 + 32 + bits(p["load_words"]) + 3
+        step = 2 * 64 + 1 + 2
+        return (
+            32 + bits(p["nprobe"]) + bits(p["k"]) + 2 * 64 + 3 * 64 + 3 * 32 + 8 + 32 + bits(p["load_words"]) + 3 + step
+        )
     if group == "front":
-        return bits(p["nprobe"]) + bits(p["pes"]) + 2 * bits(p["words"])
+        return bits(p["nprobe"]) + bits(p["pes"]) + 2 * bits(p["words"]) + STEP_FILTER_BITS
     if group == "lut":
         ways = p.get("ways", 1)
         fill = bits(p["words"]) + bits(ways - 1) if ways > 1 else 0

@@ -156,8 +156,11 @@ def infra_units(ctx: Context) -> list[Unit]:
     """Control registers (the part every design has: `fanns.model.ivfpq.control`), the host query
     reader and the result writer (one each), and the glue every design has in the same shape
     (`fanns.arch.ivfpq.top`): the I/O tag FIFO, the fork of the probed cells to BuildLUT and the
-    fetcher, the result filter, the result packer and the controller's common registers."""
+    fetcher, the result filter, the result packer and the controller's common registers; the
+    step-wise mode's cell-list FIFO of two lists, its cell-list and seed splitters, the seed FIFO
+    and the seed merge (`fanns.model.ivfpq.control`)."""
     port = ctx.memories[0].port_bits
+    cell_slots = -(-ctx.nprobe * control.CELL_WORD_BITS // port) * port // control.CELL_WORD_BITS
     load_words = ctx.d * ctx.d + 2 * ctx.nlist * ctx.d + KSUB * ctx.d + 2 * ctx.nlist
     csr = control.csr_parts(ctx.opq, 0, False, ctx.family)["base"]
     return [
@@ -165,7 +168,11 @@ def infra_units(ctx: Context) -> list[Unit]:
         pe_unit(ctx, "infra", "query_reader", channel_reader(port), divisible=False),
         pe_unit(ctx, "infra", "result_writer", AxiWriter(data_width=port, addr_width=ADDR_BITS), divisible=False),
         pe_unit(ctx, "infra", "io_tags", StreamFifo(width=control.TAG_BITS, depth=8), divisible=False),
-        pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
+        pe_unit(ctx, "infra", "cell_fork", Broadcast(ID_BITS + 2, 2), divisible=False),
+        fifo_unit(ctx, "infra", "cell_list_fifo", control.CELL_WORD_BITS + 1, depth=2 * cell_slots),
+        *io_splitter_units(ctx, "infra", [control.CELL_WORD_BITS, control.SEED_BITS]),
+        fifo_unit(ctx, "infra", "seed_fifo", control.SEED_BITS + 1, depth=control.SEED_FIFO_LISTS * ctx.k),
+        Unit("infra", "seed_merge", 1, control.seed_merge(ctx.fmt.pq_key_bits, ctx.k), None, False),
         pe_unit(ctx, "infra", "result_filter", result_filter_pe(ctx), divisible=False),
         pe_unit(ctx, "infra", "result_pack", StreamPack(RESULT_BITS, port // RESULT_BITS), divisible=False),
         control_unit("infra", "infra", nprobe=ctx.nprobe, k=ctx.k, load_words=load_words),
@@ -301,8 +308,8 @@ def lut_units(ctx: Context, st: BuildLutStage) -> list[Unit]:
         word_fifo = StreamFifo(width=wb, depth=lut_fetch_fifo_depth(words))
         units += [
             pe_unit(ctx, "build_lut", "centroid_reader", channel_reader(ctx.memories[0].port_bits), divisible=False),
-            pe_unit(ctx, "build_lut", "centroid_fork", Broadcast(ID_BITS + 1, 2), divisible=False),
-            fifo_unit(ctx, "build_lut", "centroid_cell_fifo", ID_BITS + 1),
+            pe_unit(ctx, "build_lut", "centroid_fork", Broadcast(ID_BITS + 2, 2), divisible=False),
+            fifo_unit(ctx, "build_lut", "centroid_cell_fifo", ID_BITS + 2),
             pe_unit(ctx, "build_lut", "centroid_word_fifo", word_fifo, divisible=False),
         ]
     else:

@@ -3,11 +3,15 @@ to the full result in steps, and of the normal one-shot search, each alone in th
 
 Why: HedraRAG starts generation on the first partial result, so what a step-wise accelerator
 offers is the first result's latency against the full result's (and the price of the steps
-against one normal search). Each step is one run of the HLS kernel's mode 1 as generated
-(`hls/ivfpq_kernel.h`), priced with the per-query latency model (`fanns.model.ivfpq.latency`,
-checked against RTL simulation within 2 % for normal runs): its probes are the step's cells (in
-probe order, then `nprobe` - c empty lists: the kernel's other slots, which still build a LUT and
-pass one padding item), plus
+against one normal search). Each step is one run of mode 1 of a face as generated, priced with
+the per-query latency model (`fanns.model.ivfpq.latency`, checked against RTL simulation within
+2 % for normal runs). The RTL core (`face="rtl"`, `fanns.arch.ivfpq`): a run's probes are the
+step's cells only (none: one empty probe); its cell list and seeds are read behind the query and
+the seeds merged as SelK's keys leave (`fanns.arch.ivfpq.seed_merge`), off the critical path, so
+a step costs what a query of those probes costs (`rtl_step_cycles`; measured in RTL simulation
+within 5 %: tests/codegen/test_rtl_stepwise.py). The HLS kernel (`face="hls"`,
+`hls/ivfpq_kernel.h`): its probes are the step's cells (in probe order, then `nprobe` - c empty
+lists: the kernel's other slots, which still build a LUT and pass one padding item), plus
 
 - the cell-list and seed reads on the I/O port: their beats (`IoLayout.cell_beats`, the result
   layout's beats), behind the query read's memory latency already counted in `io_cycles`;
@@ -36,6 +40,7 @@ from fanns.model.ivfpq import stages as stage_model
 
 MERGE_PASSES = 3
 """Cycles per key of `merge_seeds` (read SelK's K keys, read K seeds, merge K: II = 1 each)."""
+FACES = ("hls", "rtl")
 CELL_BYTES = 4
 KEY_BYTES = 8
 
@@ -76,12 +81,12 @@ def step_latency(
     probed: np.ndarray,
     cells_per_step: int,
     host: HostLink | None,
-    padded: bool = True,
+    face: str = "hls",
 ) -> StepLatency:
     """The step-wise search of each sample query's probed cells `probed` [nq, nprobe] (cell sizes,
-    probe order) in steps of `cells_per_step` cells (see the module docstring). `padded`: every
-    run has the kernel's `nprobe` slots (the HLS kernel); False: a run probes only the step's
-    cells (the RTL face's plan, docs/stepwise.md)."""
+    probe order) in steps of `cells_per_step` cells on `face` "hls" (every run has the kernel's
+    `nprobe` slots, plus the seed merge and list reads) or "rtl" (a run probes the step's cells
+    only): see the module docstring."""
     probed = np.asarray(probed, dtype=np.int64)
     nq, nprobe = probed.shape
     if not 1 <= cells_per_step <= nprobe:
@@ -94,7 +99,10 @@ def step_latency(
     query_bytes = ctx.d * stage_model.stored_elem_bytes(ctx.fmt.vec_bits)
     result_bytes = ctx.k * KEY_BYTES
     step_link = host_us(host, query_bytes + nprobe * CELL_BYTES + result_bytes, result_bytes)
-    extra_us = (io_beats + MERGE_PASSES * ctx.k) / ctx.clock_mhz
+    if face not in FACES:
+        raise FannsError(f"unknown face {face!r}", hint=f"one of {', '.join(FACES)}")
+    padded = face == "hls"
+    extra_us = (io_beats + MERGE_PASSES * ctx.k) / ctx.clock_mhz if padded else 0.0
     steps = []
     for first in range(0, nprobe, cells_per_step):
         part = probed[:, first : first + cells_per_step]
@@ -104,3 +112,13 @@ def step_latency(
         steps.append(run + extra_us + step_link)
     normal = latency_model.query_times(ctx, stages, stage_model.Probes.of(probed)).alone() / ctx.clock_mhz
     return StepLatency(cells_per_step, np.stack(steps), normal + host_us(host, query_bytes, result_bytes))
+
+
+def rtl_step_cycles(ctx: stage_model.Context, stages: Stages, sizes: np.ndarray) -> float:
+    """Cycles of one step-wise run of the RTL core (docs/stepwise.md) of one query alone, from
+    ap_start to ap_done: a query whose probes are the step's cells (`sizes`, codes per cell in
+    list order; none: one empty probe), priced by the per-query latency model."""
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(1, -1)
+    if sizes.size == 0:
+        sizes = np.zeros((1, 1), dtype=np.int64)
+    return float(latency_model.query_times(ctx, stages, stage_model.Probes.of(sizes)).alone()[0])

@@ -40,7 +40,7 @@ from fanns.errors import FannsError
 from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import to_verilog
-from fanns.images.ivfpq import MemoryImages
+from fanns.images.ivfpq import IoLayout, MemoryImages
 from fanns.sim.axi_memory import SimMemory, ram_sources, zero_init_loops
 from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
@@ -109,9 +109,12 @@ class BenchLayout:
     csr_addr_bits: int
 
     @classmethod
-    def of(cls, ports_json: dict, images: MemoryImages, query_bytes: int, result_bytes: int) -> BenchLayout:
-        """The layout for a project (`rtl/ports.json`, its images, the bytes of all its test queries
-        and of the results of all of them)."""
+    def of(
+        cls, ports_json: dict, images: MemoryImages, query_bytes: int, result_bytes: int, cell_bytes: int = 0
+    ) -> BenchLayout:
+        """The layout for a project (`rtl/ports.json`, its images, the bytes of all its test queries,
+        of the results of all of them and of their cell lists); a step-wise run's buffers
+        (`step_queries`, `cells`, `seeds`) follow the results."""
         spec = ports_json["ports"]
         io_bytes = spec["m_axi_io"]["data_bits"] // 8
         io, offset = {}, PAGE
@@ -122,6 +125,9 @@ class BenchLayout:
         offset += align(query_bytes)
         io["results"] = offset
         offset += align(result_bytes)
+        for name, nbytes in (("step_queries", query_bytes), ("cells", cell_bytes), ("seeds", result_bytes)):
+            io[name] = offset
+            offset += align(nbytes) if cell_bytes else 0
         ports = [Port("m_axi_io", spec["m_axi_io"]["data_bits"], True, "io", pow2_words(offset, io_bytes))]
         for name in sorted(spec, key=_port_order):
             tier = name.removeprefix("m_axi_").rstrip("0123456789")
@@ -264,7 +270,9 @@ class FastBench:
         result_stride = io["result_beats"] * io["port_bits"] // 8
         queries = (project / "data" / "queries.bin").stat().st_size
         ports = json.loads((project / "rtl" / "ports.json").read_text())
-        self.layout = BenchLayout.of(ports, images, queries, int(record["test"]["nq"]) * result_stride)
+        nq = int(record["test"]["nq"])
+        cell_stride = IoLayout.from_dict(io).cell_beats(int(record["nprobe"])) * io["port_bits"] // 8
+        self.layout = BenchLayout.of(ports, images, queries, nq * result_stride, nq * cell_stride)
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), **ram_sources()}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
         self.sim = ModelBuild(
@@ -345,13 +353,16 @@ class FastBench:
         for i, run in enumerate(runs):
             nq, stride = run["nq"], run["stride"]
             load(m, b"\xa5" * (nq * stride), io_bytes, self.layout.io["results"] // io_bytes, False, io_mem)
-            for name, value in (
-                ("nq", nq),
-                ("nprobe", run["nprobe"]),
-                ("k", run["k"]),
-                ("query_addr", self.layout.io["queries"] + run["first"] * self.query_stride),
-                ("result_addr", self.layout.io["results"]),
-            ):
+            regs = {
+                "nq": nq,
+                "nprobe": run["nprobe"],
+                "k": run["k"],
+                "query_addr": self.layout.io["queries"] + run["first"] * self.query_stride,
+                "result_addr": self.layout.io["results"],
+            }
+            if self.regmap.has("mode"):
+                regs |= self._step_buffers(m, run.get("step"))
+            for name, value in regs.items():
                 csr.write(name, value)
             try:
                 sim_cycles = self._run_once(m, csr, limits)
@@ -375,6 +386,17 @@ class FastBench:
                 hint="the generated hardware disagreed with its reference model; report it with design.yaml",
             )
         return out
+
+    def _step_buffers(self, m: Model, step: dict | None) -> dict[str, int]:
+        """A step-wise run's buffers written to the I/O memory, and the registers pointing at
+        them; a normal run's `mode` 0."""
+        if step is None:
+            return {"mode": 0}
+        io_bytes, io_mem = self.layout.ports[0].data_bits // 8, f"mem_{self.layout.ports[0].short}"
+        for name, buf in (("step_queries", "queries"), ("cells", "cells"), ("seeds", "seeds")):
+            load(m, step[buf], io_bytes, self.layout.io[name] // io_bytes, False, io_mem)
+        io = self.layout.io
+        return {"mode": 1, "query_addr": io["step_queries"], "cells_addr": io["cells"], "seeds_addr": io["seeds"]}
 
     def _run_once(self, m: Model, csr: Csr, limits: dict) -> int:
         """Start a run and poll ap_done every `POLL_CYCLES` under the watchdog, by the register

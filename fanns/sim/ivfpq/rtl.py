@@ -36,6 +36,7 @@ from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq import steps as steps_model
 from fanns.model.ivfpq.latency import query_times, tandem
 from fanns.sim.compiled import check_trace
 from fanns.sim.ivfpq.fast import FastBench, check_timing
@@ -84,16 +85,29 @@ NO_LIMITS = Limits()
 """The defaults: the model's stall and cycle bounds, no wall-time limit."""
 
 
+@dataclass(frozen=True, eq=False)
+class Step:
+    """A step-wise run's inputs (docs/stepwise.md, `mode` 1): the test queries `rows` (any of
+    them, in any order), their cell lists `cells` (int64 [nq, c <= nprobe], -1: none) and seed
+    keys `seeds` (uint64 [nq, K], ascending)."""
+
+    rows: tuple[int, ...]
+    cells: np.ndarray
+    seeds: np.ndarray
+
+
 @dataclass(frozen=True)
 class Run:
     """One accelerator run: `nq` test queries from query `first`, run-time nprobe and k, and the
-    file of expected keys (uint64 [nq, >= k]; None: the project's reference keys)."""
+    file of expected keys (uint64 [nq, >= k]; None: the project's reference keys); with `step`, a
+    step-wise run of the step's queries (fast harness; `expected` needed)."""
 
     nq: int
     nprobe: int
     k: int
     first: int = 0
     expected: Path | None = None
+    step: Step | None = None
 
 
 @dataclass(frozen=True)
@@ -209,9 +223,24 @@ class RtlProjectSim:
             q_fx = fmt.opq_rotate(q_fx, images.get("opq_matrix").array().astype(np.int64))
         centroids = stored_centroids(images)
         cells = fmt.select_cells(fmt.ivf_distances(q_fx, centroids), nprobe)
+        return cells, self.list_sizes[cells]
+
+    @cached_property
+    def list_sizes(self) -> np.ndarray:
+        """[nlist] codes per list, from the first PQ channel's list table."""
+        images = MemoryImages.read(self.project / "images")
         table = np.frombuffer(images.by_use("pq_codes")[0].data[: self.hw.nlist * TABLE_WORDS * 4], dtype="<u4")
-        sizes = table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
-        return cells, sizes[cells]
+        return table.reshape(self.hw.nlist, TABLE_WORDS)[:, 3].astype(np.int64)
+
+    def predicted_step_cycles(self, cells: np.ndarray) -> np.ndarray:
+        """The model's cycles of each step-wise run of one query alone: `cells` [steps, c] (-1:
+        none), per row the cycles from ap_start to ap_done (`fanns.model.ivfpq.steps.rtl_step_cycles`)."""
+        return np.array(
+            [
+                steps_model.rtl_step_cycles(self.simulated_ctx, self.design.stages, self.list_sizes[row[row >= 0]])
+                for row in np.asarray(cells)
+            ]
+        )
 
     @cached_property
     def simulated_ctx(self) -> stage_model.Context:
@@ -380,6 +409,9 @@ class RtlProjectSim:
         ref = self.project / "data" / "reference_keys.bin"
         specs = []
         for r in runs:
+            if r.step is not None:
+                specs.append(self._step_spec(r, len(specs)))
+                continue
             if not 1 <= r.nq or r.first + r.nq > self.test_queries:
                 raise FannsError(
                     f"queries {r.first}..{r.first + r.nq - 1}: the project has {self.test_queries} test queries"
@@ -435,6 +467,31 @@ class RtlProjectSim:
         for spec, row in zip(specs, out["runs"]):
             row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
         return out
+
+    def _step_spec(self, r: Run, n: int) -> dict:
+        """The bench's spec of a step-wise run: its query rows, cell lists and seeds as buffers."""
+        io = IoLayout.from_dict(self.record["io"])
+        rows = np.asarray(r.step.rows, dtype=np.int64)
+        if self.harness != "fast" or r.expected is None:
+            raise FannsError("a step-wise run needs the fast harness and its expected keys")
+        if r.nq != rows.size or rows.min() < 0 or rows.max() >= self.test_queries:
+            raise FannsError(f"step rows {rows.tolist()}: {r.nq} of the {self.test_queries} test queries expected")
+        raw = (self.project / "data" / "queries.bin").read_bytes()
+        stride = io.query_beats * io.port_bits // 8
+        return {
+            "nq": r.nq,
+            "first": 0,
+            "nprobe": r.nprobe,
+            "k": r.k,
+            "expected": str(r.expected),
+            "stride": io.result_beats * io.port_bits // 8,
+            "keys": str(self.sim.build_dir / f"keys_{n}.bin"),
+            "step": {
+                "queries": b"".join(raw[i * stride : (i + 1) * stride] for i in rows),
+                "cells": io.pack_cells(r.step.cells, self.design.nprobe),
+                "seeds": io.pack_results(r.step.seeds),
+            },
+        }
 
     def _run_fast(self, specs, latency, pause, bad_params, pq_memory, hot_memory, watchdog, frozen) -> dict:
         """`run` on the fast harness (`fanns.sim.ivfpq.fast`): one latency per memory tier."""

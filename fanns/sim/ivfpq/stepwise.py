@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from fanns.design.ivfpq import IvfPqDesign
 from fanns.numerics import sentinel
+from fanns.sim.ivfpq.rtl import Run, Step
 
 StepSearch = Callable[[np.ndarray, np.ndarray, "np.ndarray | None"], np.ndarray]
 """One step: (host-quantised queries [nq, d], cells [nq, c] with -1 for no cell, seed keys uint64
@@ -104,3 +107,22 @@ def run_schedules(
             first = first or f"call {n}: queries {now}, cells {call.cells.tolist()}"
         kept[now] = got
     return StepCheck(len(calls), len(differ), first, kept)
+
+
+def rtl_step_runs(
+    calls: list[StepCall], reference: StepSearch, q_host: np.ndarray, design: IvfPqDesign, folder: Path, tag: str
+) -> list[Run]:
+    """The runs of the RTL harness (`fanns.sim.ivfpq.rtl.Run`, one simulation) for `calls`, each
+    with its expected keys written to `folder`: the reference's, seeded by the reference's keys of
+    the query's earlier steps (what a correct device returned; the harness checks every run)."""
+    kept = np.full((q_host.shape[0], design.k), sentinel(design.format.pq_key_bits), dtype=np.uint64)
+    runs = []
+    for n, call in enumerate(calls):
+        now = list(call.queries)
+        want = reference(q_host[now], call.cells, kept[now])
+        path = folder / f"{tag}_{n}.bin"
+        want.tofile(path)
+        step = Step(call.queries, call.cells, kept[now].copy())
+        runs.append(Run(nq=len(now), nprobe=design.nprobe, k=design.k, expected=path, step=step))
+        kept[now] = want
+    return runs
