@@ -46,7 +46,13 @@ from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
 from fanns.flow.ivfpq_inputs import index_record, load_index
-from fanns.flow.ivfpq_project_sim import simulate_csim, simulate_csim_steps, simulate_rtl, simulate_rtl_steps
+from fanns.flow.ivfpq_project_sim import (
+    simulate_csim,
+    simulate_csim_steps,
+    simulate_model_steps,
+    simulate_rtl,
+    simulate_rtl_steps,
+)
 from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
@@ -345,9 +351,10 @@ def verify_point(
     step: Callable[[str], None] = lambda name: None,
 ) -> dict[str, dict]:
     """Generate both faces of one DSE point into `project` (its index from the exploration, the
-    dataset's test queries) and simulate `sim_queries` queries on each: {"hls": .., "hls-steps": ..,
-    "rtl": .., "rtl-steps": ..}, the records of `simulate_csim`, `simulate_rtl` (the RTL model built
-    for a few queries' build + run) and their step-wise modes (`simulate_csim_steps`, `simulate_rtl_steps`).
+    dataset's test queries) and simulate `sim_queries` queries on each: {"model-steps": .., "hls": ..,
+    "hls-steps": .., "rtl": .., "rtl-steps": ..}, the records of `simulate_csim`, `simulate_rtl` (the
+    RTL model built for a few queries' build + run) and the step-wise mode on the driver's model
+    backend and both faces (`simulate_model_steps`, `simulate_csim_steps`, `simulate_rtl_steps`).
     `project` is the caller's work folder: an earlier run's project there is replaced. `step` is
     told the name of each step as it starts (a crash is then reported with its step)."""
     step("generate")
@@ -359,13 +366,15 @@ def verify_point(
     layout(design, data, test, ("hls", "rtl")).write(project)
     step("C simulation")
     hls = simulate_csim(project / "hls", sim_queries, build_root)
+    step("step-wise search on the driver's model backend")
+    model_steps = simulate_model_steps(project / "hls", data, test.queries, sim_queries)
     step("step-wise C simulation")
     steps = simulate_csim_steps(project / "hls", data, sim_queries, build_root)
     step("RTL simulation")
     rtl = simulate_rtl(project / "rtl", sim_queries, build_root)
     step("step-wise RTL simulation")
     rtl_steps = simulate_rtl_steps(project / "rtl", data, sim_queries, build_root)
-    return {"hls": hls, "hls-steps": steps, "rtl": rtl, "rtl-steps": rtl_steps}
+    return {"model-steps": model_steps, "hls": hls, "hls-steps": steps, "rtl": rtl, "rtl-steps": rtl_steps}
 
 
 @dataclass(frozen=True)

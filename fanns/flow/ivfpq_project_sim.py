@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+import fanns.driver
 from fanns.choices import DEFAULT_RTL_HARNESS
 from fanns.codegen.project_files import read_record
 from fanns.design.ivfpq import IvfPqDesign
@@ -148,6 +149,36 @@ def simulate_rtl_steps(project: Path, data: IvfPqIndexData, nq: int, build_root:
             (f"call {i}: {row.get('first_bad')}" for i, row in enumerate(out) if row["mismatched_queries"]), ""
         ),
         "seconds": {"build and run": round(time.perf_counter() - start, 1)},
+    }
+
+
+def simulate_model_steps(project: Path, data: IvfPqIndexData, queries: np.ndarray, nq: int, seed: int = 0) -> dict:
+    """Step-wise search on the driver's model backend, as a user calls it (`fanns.driver`,
+    `search_step_keys`: float queries, cell lists, the keys an earlier step returned): the schedule
+    of `simulate_csim_steps` over the first `nq` of `queries` (the project's test queries as
+    floats), every call against the reference model built from `data`."""
+    design, q_host, dref, plans, rng = _step_plans(project, data, nq, seed)
+    q = np.asarray(queries[: q_host.shape[0]], dtype=np.float32)
+    start = time.perf_counter()
+    with fanns.driver.open(project, backend="model") as acc:
+        check = run_schedules(
+            acc.search_step_keys,
+            lambda x, cells, seeds: dref.search_keys_cells_fx(dref.ref.quantize_queries(x), cells, seeds),
+            q,
+            plans,
+            design.k,
+            design.nprobe,
+            design.format.pq_key_bits,
+            rng,
+        )
+    return {
+        "backend": "model",
+        "simulator": "the driver's model backend, step-wise mode",
+        "queries": int(q.shape[0]),
+        "calls": check.calls,
+        "mismatched_queries": check.mismatched_queries,
+        "first_mismatch": check.first_mismatch,
+        "seconds": {"run": round(time.perf_counter() - start, 1)},
     }
 
 

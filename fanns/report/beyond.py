@@ -1,7 +1,8 @@
 """Beyond throughput in the sweep report: for the best design of every (board, goal), the query
 latency percentiles of the designs kept (with the SLO line), the access skew of the index's IVF
-lists, hot lists in a faster memory tier against the untiered design, and the P99 of a query
-sharded over 1 .. 1024 accelerators against CPU servers measured here.
+lists, hot lists in a faster memory tier against the untiered design, the P99 of a query
+sharded over 1 .. 1024 accelerators against CPU servers measured here, and step-wise search's
+latency to the first partial result against the full result (docs/stepwise.md).
 
 Why in the sweep: the published generators optimise throughput alone; a user serving retrieval
 for RAG chooses by tail latency under a service-level objective, and both skew and scale-out move
@@ -20,6 +21,7 @@ from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import scaleout as scaleout_model
 from fanns.model.ivfpq import skew
 from fanns.model.ivfpq import stages as stage_model
+from fanns.model.ivfpq import steps as steps_model
 from fanns.model.ivfpq.dse import Outcome
 from fanns.report import latency_figures as figures
 from fanns.report.figures import to_svg
@@ -66,6 +68,30 @@ def cpu_latency(index, queries: np.ndarray, nprobe: int, k: int, label: str) -> 
     }
 
 
+def step_latency(outcome: Outcome) -> dict:
+    """Step-wise search of the best design's sample queries (`fanns.model.ivfpq.steps`), per face
+    (the HLS kernel, the RTL core) and cells per step (powers of two up to nprobe, and nprobe):
+    P50 and P95 in microseconds to the first partial result and to the full result, beside the
+    normal one-shot search's, host link included."""
+    best = outcome.best
+    nprobe = best.workload.nprobe
+    cells = sorted({1 << i for i in range(nprobe.bit_length()) if 1 << i <= nprobe} | {nprobe})
+    rows = []
+    for face in steps_model.FACES:
+        for c in cells:
+            lat = steps_model.step_latency(best.ctx, best.stages, best.workload.probed, c, outcome.board.host, face)
+            p = lat.percentiles((50, 95))
+            rows.append(
+                {
+                    "face": face,
+                    "cells_per_step": c,
+                    "steps": int(lat.step_us.shape[0]),
+                    **{f"{what}_p{q}_us": p[what][q] for what in ("first", "full", "normal") for q in (50, 95)},
+                }
+            )
+    return {"nprobe": nprobe, "rows": rows}
+
+
 def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
     """Everything of the section for one (board, goal) DSE outcome; None without a design."""
     best = outcome.best
@@ -89,6 +115,7 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
         if choices
         else None,
         "scaleout": curves,
+        "steps": step_latency(outcome),
         "cpu": None if cpu is None else {k: v for k, v in cpu.items() if k != "samples_us"},
     }
 
@@ -98,6 +125,7 @@ def svgs(entry: dict) -> dict[str, str]:
     out = {
         "latency": to_svg(figures.latency_figure(entry["latency"])),
         "scaleout": to_svg(figures.scaleout_figure(entry["scaleout"])),
+        "steps": to_svg(figures.steps_figure(entry["steps"])),
     }
     if entry["skew"] is not None:
         out["skew"] = to_svg(figures.skew_figure(entry["skew"]))
@@ -108,7 +136,8 @@ def svgs(entry: dict) -> dict[str, str]:
 
 def summary_row(entry: dict) -> dict:
     """The figures a reader compares across (board, goal): the best design's tail, the skew, the
-    best tier's speedup, the P99 at 1 / 16 / 1024 accelerators and CPU servers."""
+    best tier's speedup, the P99 at 1 / 16 / 1024 accelerators and CPU servers, and the RTL
+    core's step-wise P50 to the first partial result and to the full one in single-cell steps."""
     best = entry["latency"]["designs"][0]
     which = "load" if entry["latency"].get("load_qps") else "alone"
     row = {
@@ -118,6 +147,8 @@ def summary_row(entry: dict) -> dict:
     }
     tiers = entry["tiers"]
     row["tier_speedup"] = max((r["speedup"] for r in tiers["designs"]), default=None) if tiers else None
+    one_cell = next(r for r in entry["steps"]["rows"] if r["face"] == "rtl" and r["cells_per_step"] == 1)
+    row |= {"first_p50_us": one_cell["first_p50_us"], "full_p50_us": one_cell["full_p50_us"]}
     for c, who in zip(entry["scaleout"], ("fpga", "cpu")):
         for n in (1, 16, 1024):
             row[f"{who}_p99_n{n}_us"] = c["p99_us"][c["counts"].index(n)]

@@ -121,3 +121,27 @@ def scaleout_figure(curves: list[dict], quantile: str = "p99_us") -> Figure:
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def steps_figure(steps: dict) -> Figure:
+    """Step-wise search (`fanns.report.beyond.step_latency`): P50 latency to the first partial
+    result and to the full result against the cells per step, per face, beside the normal search."""
+    fig = Figure(figsize=(5.2, 3.4))
+    ax = fig.add_subplot()
+    for i, face in enumerate(sorted({r["face"] for r in steps["rows"]})):
+        rows = [r for r in steps["rows"] if r["face"] == face]
+        x = [r["cells_per_step"] for r in rows]
+        color = f"C{i}"
+        ax.plot(x, [r["first_p50_us"] for r in rows], "o-", color=color, markersize=3, label=f"{face}: first result")
+        ax.plot(x, [r["full_p50_us"] for r in rows], "s--", color=color, markersize=3, label=f"{face}: full result")
+    ax.axhline(steps["rows"][0]["normal_p50_us"], color="0.4", linestyle=":", label="normal search")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set(
+        xlabel="cells per step",
+        ylabel="P50 latency (us)",
+        title=f"Step-wise search (nprobe {steps['nprobe']})",
+    )
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig

@@ -311,11 +311,14 @@ BEYOND_COLUMNS = [
     "CPU P99 N=1 (us)",
     "CPU P99 N=16 (us)",
     "CPU P99 N=1024 (us)",
+    "first partial P50, RTL, 1 cell a step (us)",
+    "full result P50, RTL, 1 cell a step (us)",
 ]
 
 
 def beyond_table(data: dict) -> Table:
-    """Per (board, goal), the best design's latency tail, skew, tier speedup and scale-out P99."""
+    """Per (board, goal), the best design's latency tail, skew, tier speedup, scale-out P99 and
+    step-wise latency to the first partial and the full result."""
     rows = []
     for e in data["beyond"]:
         r = e["summary"]
@@ -329,6 +332,8 @@ def beyond_table(data: dict) -> Table:
                 None if share is None else 100 * share,
                 r["tier_speedup"],
                 *(r.get(f"{who}_p99_n{n}_us") for who in ("fpga", "cpu") for n in (1, 16, 1024)),
+                r["first_p50_us"],
+                r["full_p50_us"],
             ]
         )
     return BEYOND_COLUMNS, rows

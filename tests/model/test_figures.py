@@ -9,6 +9,7 @@ from fanns.boards import load_board
 from fanns.model.ivfpq import dse, scaleout
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq.workload import synthetic_workload
+from fanns.report import beyond
 from fanns.report import latency_figures as figures
 
 
@@ -25,6 +26,16 @@ def test_report_figures_from_plain_data():
     fig = figures.latency_figure(data)
     assert isinstance(fig, Figure)
     assert any(abs(line.get_ydata()[0] - slo.limit_us) < 1e-9 for line in fig.axes[0].get_lines())  # the SLO line
+
+    steps = beyond.step_latency(outcome)
+    json.dumps(steps)
+    rtl = [r for r in steps["rows"] if r["face"] == "rtl"]
+    assert [r["cells_per_step"] for r in rtl][0] == 1 and rtl[-1]["cells_per_step"] == outcome.best.workload.nprobe
+    assert rtl[-1]["steps"] == 1 and rtl[-1]["first_p50_us"] == rtl[-1]["full_p50_us"]
+    if outcome.best.workload.nprobe > 1:  # a one-cell step answers before the normal search
+        assert rtl[0]["first_p50_us"] < rtl[0]["normal_p50_us"] <= rtl[0]["full_p50_us"]
+    fig = figures.steps_figure(steps)
+    assert len(fig.axes[0].get_lines()) == 2 * 2 + 1  # first and full per face, the normal search
 
     prof = skew_model.profile(w)
     json.dumps(prof)

@@ -84,7 +84,7 @@ def test_html_is_self_contained(swept):
     assert "@import" not in text and "url(http" not in text
     images = [a["src"] for t, a in page.tags if t == "img"]
     beyond = json.loads((swept / "report" / "report.json").read_text())["beyond"]
-    per_entry = [3 + int(e["tiers"] is not None and len(e["tiers"]["designs"]) > 1) for e in beyond]
+    per_entry = [4 + int(e["tiers"] is not None and len(e["tiers"]["designs"]) > 1) for e in beyond]
     assert len(images) == 3 + sum(per_entry) and len(beyond) == len(BOARDS) * len(GOALS)
     for src in images:
         assert src.startswith("data:image/svg+xml;base64,")
@@ -143,7 +143,7 @@ def test_latency_skew_tiers_and_scaleout(swept):
     assert sorted((e["board"], e["goal"]) for e in data["beyond"]) == sorted((b, g) for g in GOALS for b in BOARDS)
     for e in data["beyond"]:
         slug = re.sub(r"[^a-z0-9]+", "-", f"{e['board']} {e['goal']}".lower()).strip("-")
-        for fig in ("latency", "skew", "scaleout"):
+        for fig in ("latency", "skew", "scaleout", "steps"):
             assert f"fig-{fig}-{slug}" in ids, (fig, slug)
         best = next(s for s in data["summary"] if (s["board"], s["goal"]) == (e["board"], e["goal"]))["design"]
         lat = e["latency"]["designs"][0]
@@ -168,7 +168,13 @@ def test_latency_skew_tiers_and_scaleout(swept):
             base = tiers["designs"][0]
             for row in tiers["designs"][1:]:
                 assert row["speedup"] == pytest.approx(row["qps"] / base["qps"], rel=1e-3) and 0 <= row["hit_rate"] <= 1
+        steps = e["steps"]
+        assert steps["nprobe"] == best["nprobe"] and {r["face"] for r in steps["rows"]} == {"hls", "rtl"}
+        for r in steps["rows"]:
+            assert r["first_p50_us"] <= r["full_p50_us"] and r["steps"] == -(-steps["nprobe"] // r["cells_per_step"])
         row = e["summary"]
+        one = next(r for r in steps["rows"] if (r["face"], r["cells_per_step"]) == ("rtl", 1))
+        assert row["first_p50_us"] == one["first_p50_us"] and row["full_p50_us"] == one["full_p50_us"]
         assert (
             row["p99_us"] == lat["alone"]["p99_us"]
             and row["fpga_p99_n16_us"] == fpga["p99_us"][fpga["counts"].index(16)]
