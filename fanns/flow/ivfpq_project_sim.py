@@ -26,7 +26,7 @@ from fanns.numerics import split_keys
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.csim import HlsCsim
 from fanns.sim.ivfpq.rtl import RtlProjectSim, Run, measured_interval, test_queries_fx
-from fanns.sim.ivfpq.stepwise import rtl_step_runs, run_schedules, schedules, step_calls
+from fanns.sim.ivfpq.stepwise import StepCheck, rtl_step_runs, run_schedules, schedules, step_calls
 from fanns.tools.vbuild import BuildOptions
 
 
@@ -126,10 +126,22 @@ def _step_plans(project: Path, data: IvfPqIndexData, nq: int, seed: int):
     return design, q_host, dref, plans, rng
 
 
+def _step_record(backend: str, simulator: str, queries: int, check: StepCheck, start: float) -> dict:
+    return {
+        "backend": backend,
+        "simulator": f"{simulator}, step-wise mode",
+        "queries": queries,
+        "calls": check.calls,
+        "mismatched_queries": check.mismatched_queries,
+        "first_mismatch": check.first_mismatch,
+        "seconds": {"build and run": round(time.perf_counter() - start, 1)},
+    }
+
+
 def simulate_rtl_steps(project: Path, data: IvfPqIndexData, nq: int, build_root: Path, seed: int = 0) -> dict:
     """Step-wise search (docs/stepwise.md) on the RTL face: the schedule of `simulate_csim_steps`,
     every call a run of the harness with its cell lists and seed keys, checked against the
-    reference model's keys."""
+    reference model's keys (the harness refuses a run whose keys differ)."""
     design, q_host, dref, plans, rng = _step_plans(project, data, nq, seed)
     calls = step_calls(plans, design.nprobe, rng)
     sim = RtlProjectSim(project, build_root, queries=nq)
@@ -138,18 +150,11 @@ def simulate_rtl_steps(project: Path, data: IvfPqIndexData, nq: int, build_root:
     with tempfile.TemporaryDirectory() as tmp:
         runs = rtl_step_runs(calls, dref.search_keys_cells_fx, q_host, design, Path(tmp), "step")
         out = sim.run(runs)["runs"]
-    differ = sorted({q for run, row in zip(runs, out) if row["mismatched_queries"] for q in run.step.rows})
-    return {
-        "backend": "rtl",
-        "simulator": sim.describe() + ", step-wise mode",
-        "queries": int(q_host.shape[0]),
-        "calls": len(calls),
-        "mismatched_queries": len(differ),
-        "first_mismatch": next(
-            (f"call {i}: {row.get('first_bad')}" for i, row in enumerate(out) if row["mismatched_queries"]), ""
-        ),
-        "seconds": {"build and run": round(time.perf_counter() - start, 1)},
-    }
+    bad = [(i, run, row) for i, (run, row) in enumerate(zip(runs, out)) if row["mismatched_queries"]]
+    differ = {q for _, run, _ in bad for q in run.step.rows}
+    first = f"call {bad[0][0]}: {bad[0][2].get('first_bad')}" if bad else ""
+    check = StepCheck(len(calls), len(differ), first, np.zeros((0, design.k), dtype=np.uint64))
+    return _step_record("rtl", sim.describe(), int(q_host.shape[0]), check, start)
 
 
 def simulate_model_steps(project: Path, data: IvfPqIndexData, queries: np.ndarray, nq: int, seed: int = 0) -> dict:
@@ -166,20 +171,10 @@ def simulate_model_steps(project: Path, data: IvfPqIndexData, queries: np.ndarra
             lambda x, cells, seeds: dref.search_keys_cells_fx(dref.ref.quantize_queries(x), cells, seeds),
             q,
             plans,
-            design.k,
-            design.nprobe,
-            design.format.pq_key_bits,
+            design,
             rng,
         )
-    return {
-        "backend": "model",
-        "simulator": "the driver's model backend, step-wise mode",
-        "queries": int(q.shape[0]),
-        "calls": check.calls,
-        "mismatched_queries": check.mismatched_queries,
-        "first_mismatch": check.first_mismatch,
-        "seconds": {"run": round(time.perf_counter() - start, 1)},
-    }
+    return _step_record("model", "the driver's model backend", int(q.shape[0]), check, start)
 
 
 def simulate_csim_steps(project: Path, data: IvfPqIndexData, nq: int, build_root: Path, seed: int = 0) -> dict:
@@ -190,25 +185,8 @@ def simulate_csim_steps(project: Path, data: IvfPqIndexData, nq: int, build_root
     design, q_host, dref, plans, rng = _step_plans(project, data, nq, seed)
     start = time.perf_counter()
     with HlsCsim(project, build_root / "hls_csim") as sim:
-        check = run_schedules(
-            sim.search_keys_cells_fx,
-            dref.search_keys_cells_fx,
-            q_host,
-            plans,
-            design.k,
-            design.nprobe,
-            design.format.pq_key_bits,
-            rng,
-        )
-    return {
-        "backend": "hls",
-        "simulator": SIMULATOR_NAMES["hls"] + ", step-wise mode",
-        "queries": int(q_host.shape[0]),
-        "calls": check.calls,
-        "mismatched_queries": check.mismatched_queries,
-        "first_mismatch": check.first_mismatch,
-        "seconds": {"build and run": round(time.perf_counter() - start, 1)},
-    }
+        check = run_schedules(sim.search_keys_cells_fx, dref.search_keys_cells_fx, q_host, plans, design, rng)
+    return _step_record("hls", SIMULATOR_NAMES["hls"], int(q_host.shape[0]), check, start)
 
 
 SIMULATORS = {"rtl": simulate_rtl, "hls": simulate_csim}

@@ -31,9 +31,7 @@ def check_case(name: str, folder, build_dir, threads: bool, seeds=(0, 1, 2)) -> 
                 dref.search_keys_cells_fx,
                 q_host,
                 plans,
-                design.k,
-                design.nprobe,
-                design.format.pq_key_bits,
+                design,
                 rng,
             )
             assert check.mismatched_queries == 0, check.first_mismatch

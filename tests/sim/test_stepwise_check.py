@@ -21,7 +21,7 @@ def _run(face, dref, design, data, q_host, seed=3):
     plans = schedules(dref.probe(dref.ref.rotate(q_host), design.nprobe), design.nprobe, rng, True, data.nlist)
     assert all(sorted(np.concatenate(p).tolist()) == sorted(set(np.concatenate(p).tolist())) for p in plans)
     ref = dref.search_keys_cells_fx
-    return run_schedules(face, ref, q_host, plans, design.k, design.nprobe, design.format.pq_key_bits, rng)
+    return run_schedules(face, ref, q_host, plans, design, rng)
 
 
 def test_the_reference_against_itself_ends_at_the_normal_search():

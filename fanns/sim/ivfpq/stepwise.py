@@ -86,18 +86,15 @@ def run_schedules(
     reference: StepSearch,
     q_host: np.ndarray,
     plans: list[list],
-    k: int,
-    nprobe: int,
-    key_bits: int,
+    design: IvfPqDesign,
     rng: np.random.Generator,
 ) -> StepCheck:
     """Runs `plans` (consumed) on `face` as `step_calls` cuts them, each query seeded by the keys
     the face returned for its earlier steps, and compares every call's keys with `reference`'s."""
-    nq = q_host.shape[0]
-    kept = np.full((nq, k), sentinel(key_bits), dtype=np.uint64)
+    kept = np.full((q_host.shape[0], design.k), sentinel(design.format.pq_key_bits), dtype=np.uint64)
     differ: set[int] = set()
     first = ""
-    calls = step_calls(plans, nprobe, rng)
+    calls = step_calls(plans, design.nprobe, rng)
     for n, call in enumerate(calls):
         now = list(call.queries)
         got = face(q_host[now], call.cells, None if call.no_seeds else kept[now])
