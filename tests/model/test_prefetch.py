@@ -129,7 +129,8 @@ def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link
     st = stages.pq_dist
     fast = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
     slow = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
-    link = prefetch.host_link(board)
+    link = prefetch.host_link(board, ctx.clock_mhz)
+    assert link.bandwidth_bps == min(12e9, 64 * ctx.clock_mhz * 1e6)  # the link or the 512-bit host port
     nbytes = sizes * 12
     zero = np.zeros(cells.shape[0])
 
@@ -143,10 +144,11 @@ def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link
     cold = times(False, zero, 0)
     assert cold["search_mean_us"] > hot["search_mean_us"] and cold["wait_mean_us"] == 0
     assert cold["qps"] <= link.bandwidth_bps / nbytes[cells].sum(1).mean() * (1 + 1e-6)
-    sent = np.full(cells.shape[0], 1.2e6)  # 100 us of link at 12 GB/s: hidden by 200 us of LLM, not by 50
+    sent = np.full(cells.shape[0], link.bandwidth_bps * 1e-4)  # 100 us of link: hidden by 200 us of LLM, not by 50
     t, late = times(True, sent, 2e-4), times(True, sent, 5e-5)
     assert t["wait_mean_us"] == 0 and late["wait_mean_us"] == pytest.approx(100 + 1 - 50, abs=1e-6)
-    assert prefetch.budget_for(link, 1e-3, 10**9) == pytest.approx(12e6) and prefetch.budget_for(link, 1.0, 5) == 5
+    assert prefetch.budget_for(link, 1e-3, 10**9) == pytest.approx(link.bandwidth_bps * 1e-3)
+    assert prefetch.budget_for(link, 1.0, 5) == 5
 
 
 def test_choose_cache_takes_the_smallest_within_slack():
