@@ -45,6 +45,12 @@ def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, ou
     assert hbm["latency_mean_us"] < w_["latency_mean_us"] < wo["latency_mean_us"]
     assert w_["link_bound"]  # prefetches and misses share the link: prefetch hides latency, not bandwidth
     assert "HBM cache" in host_cache.summary_line(c) and "without" in host_cache.summary_line(c)
+    curve = c["budget_curve"]  # the sweep report's curve: budgets within the cache, t_LLM hiding each
+    assert curve[0]["budget_bytes"] == 0 and curve[0]["latency_mean_us"] == wo["latency_mean_us"]
+    assert all(r["budget_bytes"] <= st.channels * 2**20 for r in curve) and len(curve) > 2
+    hits = [r["cell_hit"] for r in curve]
+    assert hits == sorted(hits) and hits[-1] > hits[1]
+    assert [r["t_llm_ms"] for r in curve] == pytest.approx([r["budget_bytes"] / 8.96e9 * 1e3 for r in curve], abs=1e-4)
 
 
 @pytest.mark.slow

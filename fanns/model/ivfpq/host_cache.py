@@ -34,6 +34,8 @@ CACHE_RATIOS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 """Cache sizes the DSE compares, in multiples of the bytes a query probes (hits saturate near 3x
 on the text set's pairs: benchmarks/host_tier.py), those the PQ channels hold and the channels'
 whole capacity."""
+BUDGET_RATIOS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+"""Prefetch budgets of the reported curve, in multiples of the bytes a query probes."""
 GB = 1e9
 
 
@@ -105,7 +107,30 @@ def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None
             {k: r[k] for k in ("cache_bytes", "budget_bytes", "ratio", "cell_hit", "qps", "latency_mean_us")}
             for r in curve["curve"]
         ],
+        "budget_curve": budget_curve(model),
     }
+
+
+def budget_curve(model: PrefetchModel) -> list[dict]:
+    """Hit rate, latency and QPS vs prefetch budget (`BUDGET_RATIOS` x a query's probed bytes, within
+    the cache), the LLM leaving exactly the time that hides each budget (t_LLM = b_p / B): the curve
+    the sweep report draws."""
+    rows = []
+    for r in BUDGET_RATIOS:
+        budget = r * model.probed
+        if budget > model.cache_max:
+            break
+        t = budget / model.link.bandwidth_bps
+        at = model.at(budget, t)
+        rows.append(
+            {
+                "budget_bytes": at["budget_bytes"],
+                "ratio": r,
+                "t_llm_ms": round(t * 1e3, 4),
+                **{k: at[k] for k in ("cell_hit", "qps", "latency_mean_us", "latency_p99_us")},
+            }
+        )
+    return rows
 
 
 def summary_line(c: dict) -> str:
