@@ -127,6 +127,36 @@ def test_dse_errors(explored, tmp_path, capsys):
     assert "no design fits kv260" in capsys.readouterr().err
 
 
+def test_llm_ms_is_refused_where_it_enters(tmp_path, capsys):
+    for bad in ("-1", "soon"):
+        out = str(tmp_path / "x")
+        assert main(["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--llm-ms", bad, "--out", out]) == 2
+        assert "--llm-ms" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_path, capsys):
+    """A board file whose HBM (32 x 4 kB) is smaller than the explored index: `fanns dse` keeps the
+    lists in host memory and records the cache it sizes for --llm-ms."""
+    text = (Path(__file__).resolve().parents[2] / "boards" / "u55c.yaml").read_text()
+    board = tmp_path / "tiny.yaml"
+    tiny = text.replace("capacity_gb: 0.5", f"capacity_gb: {4096 / 2**30!r}").replace("name: u55c", "name: t")
+    board.write_text(tiny)
+    out = tmp_path / "dse"
+    args = ["dse", str(explored), "--board", str(board), "--recall", "R@10=0.5", "--llm-ms", "0.05", "--out", str(out)]
+    assert main(args) == 0
+    assert "lists in host memory" in capsys.readouterr().out
+    result = json.loads((out / "dse.json").read_text())
+    host = result["host_tier"]
+    assert host["llm_ms"] == 0.05 and 0 < host["cache_bytes"] and 0 <= host["cell_hit"] <= 1
+    assert host["index_gb"] > host["board_memory_gb"]
+    design = IvfPqDesign.load(out / "design.yaml")
+    assert design.prediction["host_tier"]["cache_bytes"] == host["cache_bytes"]
+    assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "fits")]) == 0
+    assert json.loads((tmp_path / "fits" / "dse.json").read_text())["host_tier"] is None
+
+
 @pytest.mark.slow
 @pytest.mark.long  # the latency model's run over a whole DSE
 def test_dse_with_a_tail_latency_slo(explored, tmp_path, capsys):

@@ -88,8 +88,8 @@ def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None
     st = point.stages.pq_dist
     return {
         "llm_ms": llm_ms,
-        "index_gb": round(index_bytes(point.workload) / GB, 3),
-        "board_memory_gb": round(board_bytes(board) / GB, 3),
+        "index_gb": round(index_bytes(point.workload) / GB, 9),
+        "board_memory_gb": round(board_bytes(board) / GB, 9),
         "link_gbps": round(model.link.bandwidth_bps / GB, 3),
         "link": "min(board file host bandwidth, one 512-bit host port x clock) (fanns.model.ivfpq.skew.host_bandwidth)",
         "cache_memory": st.memory,
@@ -133,13 +133,22 @@ def budget_curve(model: PrefetchModel) -> list[dict]:
     return rows
 
 
+def size_text(nbytes: float) -> str:
+    """Bytes in the largest decimal unit that keeps a number of at least 1 (3 significant digits)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
 def summary_line(c: dict) -> str:
     """One line for the DSE's console output."""
     w, wo = c["with_prefetch"], c["without_prefetch"]
     return (
-        f"lists in host memory ({c['index_gb']:g} GB of lists, {c['board_memory_gb']:g} GB on the board; link "
-        f"{c['link_gbps']:g} GB/s): HBM cache {c['cache_bytes'] / 1e6:,.0f} MB for an LLM leaving {c['llm_ms']:g} ms "
-        f"(budget {c['budget_bytes'] / 1e6:,.0f} MB), expected cell hit rate {100 * c['cell_hit']:.0f} %: "
-        f"{w['qps']:,.0f} QPS / {w['latency_mean_us']:,.1f} us mean latency with prefetch, "
-        f"{wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without"
+        f"lists in host memory ({size_text(c['index_gb'] * GB)} of lists, {size_text(c['board_memory_gb'] * GB)} on "
+        f"the board; host port {c['link_gbps']:g} GB/s): HBM cache {size_text(c['cache_bytes'])} for an LLM leaving "
+        f"{c['llm_ms']:g} ms (budget {size_text(c['budget_bytes'])}), expected cell hit rate "
+        f"{100 * c['cell_hit']:.0f} %: {w['qps']:,.0f} QPS / {w['latency_mean_us']:,.1f} us mean latency with "
+        f"prefetch, {wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without (the figures above: the index "
+        "in the card's memory)"
     )
