@@ -129,8 +129,8 @@ def test_dse_errors(explored, tmp_path, capsys):
 
 def test_llm_ms_is_refused_where_it_enters(tmp_path, capsys):
     for bad in ("-1", "soon"):
-        out = str(tmp_path / "x")
-        assert main(["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--llm-ms", bad, "--out", out]) == 2
+        args = ["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--llm-ms", bad]
+        assert main([*args, "--out", str(tmp_path / "x")]) == 2
         assert "--llm-ms" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
