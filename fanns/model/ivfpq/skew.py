@@ -143,9 +143,10 @@ def host_bandwidth(board: Board, clock_mhz: float) -> float:
 def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
     """Host memory over PCIe (the board file's `host` figures) through the kernel's one host port
     (`HOST_PORT_BITS`), shared by all `pes` PEs; rate in beats of `port_bits` (the design's PQ
-    port), so a 512-bit host port feeds up to two 256-bit beats a cycle."""
+    port), so a 512-bit host port feeds up to two 256-bit beats a cycle, and at most one a cycle to
+    each PE."""
     bandwidth = host_bandwidth(board, clock_mhz)
-    rate = bandwidth / (clock_mhz * 1e6) / (port_bits / 8)
+    rate = min(bandwidth / (clock_mhz * 1e6) / (port_bits / 8), float(pes))
     return Tier("host", board.host.capacity_bytes, pes, rate, board.host.latency_us * clock_mhz)
 
 
