@@ -184,6 +184,10 @@ def test_the_design_point_model(design_setting):
     always = prefetch.HitProfile(np.array([1.0]), np.ones((1, w.nprobe)))
     model = prefetch.PrefetchModel(point, board, always)
     none, every = model.baseline(False), model.baseline(True)
+    assert np.array_equal(model.probe_bytes, model.list_bytes[w.cells].ravel())  # per probe, from the probed sizes
+    no_ids = SimpleNamespace(workload=dataclasses.replace(w, cells=None), ctx=ctx, stages=stages)
+    blind = prefetch.PrefetchModel(no_ids, board, always)  # a workload without cell ids (the sweep's grid)
+    assert blind.baseline(False) == none and blind.at(model.probed, 1e-3) == model.at(model.probed, 1e-3)
     assert model.at(0, 0.0)["latency_mean_us"] == none["latency_mean_us"] > every["latency_mean_us"]
     b = 2 * model.probed
     hidden = model.at(b, b / model.link.bandwidth_bps)

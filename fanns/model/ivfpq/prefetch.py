@@ -311,11 +311,14 @@ class PrefetchModel:
         self.link = host_link(board, self.ctx.clock_mhz)
         group = next(g for g in board.memory if g.kind == st.memory)
         self.cache_max = st.channels * group.capacity_bytes
-        self.list_bytes = skew.list_bytes(self.w, st) * st.pes
-        if self.w.cells is None:
-            raise FannsError(f"{self.w.label()}: the probed cell ids are not recorded", hint="re-run `fanns explore`")
-        self.cells = self.w.cells
-        self.probed = float(self.list_bytes[self.cells].sum(1).mean())
+        self.list_bytes = skew.list_bytes(self.w, st) * st.pes  # [nlist] the index's lists
+        # each probe's bytes from the probed lists' sizes: the hits are drawn per rank, so no cell ids are
+        # needed (a workload of the sweep's grid has none); probe (i, j) is entry i * nprobe + j
+        beats = stage_model.Packing(self.w.m, st.port_bits).beats(self.w.probed, st.pes)
+        per_probe = beats * (st.port_bits // 8) * st.pes
+        self.probe_bytes = per_probe.ravel()
+        self.cells = np.arange(per_probe.size).reshape(per_probe.shape)
+        self.probed = float(per_probe.sum(1).mean())
         self.probes = stage_model.Probes.of(self.w.probed)
         self.profile = profile
         self.draws = np.random.default_rng(seed).random(self.cells.shape)
@@ -327,7 +330,7 @@ class PrefetchModel:
             self.probes,
             self.cells,
             in_cache,
-            self.list_bytes,
+            self.probe_bytes,
             sent,
             self.fast,
             self.slow,
