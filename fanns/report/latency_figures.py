@@ -151,7 +151,7 @@ def prefetch_figure(data: dict) -> Figure:
         right.axhline(data[name]["qps"], color="grey", linestyle=style, label=name.replace("_", " "))
     chosen = data["chosen"]
     left.plot([chosen["budget_bytes"] / 1e6], [chosen["latency_mean_us"]], "k*", markersize=10, label="DSE choice")
-    left.set(xlabel="prefetch budget (MB)", ylabel="latency (us)", yscale="log")
+    left.set(xlabel="prefetch budget (MB)", ylabel="mean latency (us)")
     hits = left.twinx()
     hits.plot(mb, [100 * r["cell_hit"] for r in data["curve"]], "s--", color="#1f77b4", label="cell hit rate")
     hits.set(ylabel="cell hit rate (%)", ylim=(0, 100))
