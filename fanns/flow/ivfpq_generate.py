@@ -176,9 +176,8 @@ def generate_command(args: argparse.Namespace) -> int:
         raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
     if outcome.host_tier:
         raise FannsError(
-            f"the index does not fit {board.name}'s memory: the DSE chose a design that keeps its lists in host "
-            f"memory ({host_cache.summary_line(outcome.host_tier)}), and the HLS and RTL faces do not build "
-            "the host-memory tier yet (docs/host_tier.md)",
+            f"the index does not fit {board.name}'s memory ({host_cache.choice_text(outcome.host_tier)}), and the "
+            "HLS and RTL faces do not build the host-memory tier yet (docs/host_tier.md)",
             hint="`fanns dse` records that design and its cache; to generate, choose a board whose memory holds "
             "the index, or a smaller index",
         )

@@ -141,14 +141,21 @@ def size_text(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
+def choice_text(c: dict) -> str:
+    """The choice in a few words: where the lists are and the cache."""
+    return (
+        f"{size_text(c['index_gb'] * GB)} of lists, {size_text(c['board_memory_gb'] * GB)} on the board: the lists "
+        f"in host memory (host port {c['link_gbps']:g} GB/s), an HBM cache of {size_text(c['cache_bytes'])} for an "
+        f"LLM leaving {c['llm_ms']:g} ms (budget {size_text(c['budget_bytes'])}, expected cell hit rate "
+        f"{100 * c['cell_hit']:.0f} %)"
+    )
+
+
 def summary_line(c: dict) -> str:
     """One line for the DSE's console output."""
     w, wo = c["with_prefetch"], c["without_prefetch"]
     return (
-        f"lists in host memory ({size_text(c['index_gb'] * GB)} of lists, {size_text(c['board_memory_gb'] * GB)} on "
-        f"the board; host port {c['link_gbps']:g} GB/s): HBM cache {size_text(c['cache_bytes'])} for an LLM leaving "
-        f"{c['llm_ms']:g} ms (budget {size_text(c['budget_bytes'])}), expected cell hit rate "
-        f"{100 * c['cell_hit']:.0f} %: {w['qps']:,.0f} QPS / {w['latency_mean_us']:,.1f} us mean latency with "
-        f"prefetch, {wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without (the figures above: the index "
-        "in the card's memory)"
+        f"{choice_text(c)}: {w['qps']:,.0f} QPS / {w['latency_mean_us']:,.1f} us mean latency with prefetch, "
+        f"{wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without (the figures above: the index in the "
+        "card's memory)"
     )
