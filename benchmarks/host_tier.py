@@ -4,6 +4,7 @@ hit rates, and the modelled QPS and latency vs prefetch budget (the time the LLM
 RAG-sized index larger than the card on the U55C.
 
     PYTHONPATH=. python benchmarks/host_tier.py [--json benchmarks/results/host_tier.json]
+        [--profile fanns/model/ivfpq/text_hit_profile.json]
 
 1. Measured: builtin:text-384 (104,698 x 384 LSA sentence vectors, 1,000 held-out queries as the
    final queries), IVF1024 by faiss k-means (20 iterations, seed 1), nprobe 32; the drafts are
@@ -15,19 +16,25 @@ RAG-sized index larger than the card on the U55C.
 2. Modelled: 200M x 768-d, IVF16384,PQ96 (20 GB: larger than the U55C's 16 GB HBM), nprobe 32,
    K 10; list sizes log-normal with the imbalance factor measured on the text set's IVF1024 lists
    (its skew profile) and size-biased probes (`synthetic_workload`). The PEs and channels are the
-   DSE's best U55C design for it, chosen on a copy of the board with 4x the HBM capacity (the DSE
-   refuses an index larger than the card; only the compute is taken from it). Every list is in
-   host memory (board file `host`: 12 GB/s, 1 us); the cache is the design's PQ channels' HBM
-   (channels x 0.5 GB). Each query's cached cells follow the text set's measured hit rate per
-   probe rank at the same budget ratio (seeded draws); budget = min(B x t_LLM, cache) (TeleRAG
-   Eq. 3). Pure model arithmetic and seeded draws: the figures do not depend on the machine.
+   DSE's best U55C design for it (the DSE keeps an index larger than the card in host memory and
+   chooses the stages as for one that fits: `fanns.model.ivfpq.host_cache`). Every list is in
+   host memory (board file `host`: 12 GB/s, 1 us, read through one 512-bit host port: 8.96 GB/s at
+   140 MHz, `skew.host_bandwidth`, for the search's reads and the prefetch copies alike); the
+   cache is the design's PQ channels' HBM (channels x 0.5 GB). Each query's cached cells follow
+   the text set's measured hit rate per probe rank at the same budget ratio (seeded draws);
+   budget = min(B x t_LLM, cache) (TeleRAG Eq. 3). Pure model arithmetic and seeded draws: the
+   figures do not depend on the machine.
+
+`--profile` writes part 1's per-rank hit profile, the one the DSE applies to an index without
+pairs of its own (`fanns.model.ivfpq.host_cache.text_profile`).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import json
 import time
+from pathlib import Path
 
 import faiss
 import numpy as np
@@ -107,10 +114,8 @@ def rag_model(text: dict) -> dict:
     """Part 2 (see the module docstring)."""
     w = synthetic_workload(**RAG, opq=False, queries=1000, imbalance=text["imbalance"], seed=1)
     board = load_board("u55c")
-    roomy = dataclasses.replace(
-        board, memory=tuple(dataclasses.replace(g, capacity_gb=4 * g.capacity_gb) for g in board.memory)
-    )
-    p = dse.run([w], roomy, "synthetic", board.clock_mhz, top=1).best
+    outcome = dse.run([w], board, "synthetic", board.clock_mhz, top=1)
+    p = outcome.best
     model = prefetch.PrefetchModel(p, board, prefetch.HitProfile(np.array(RATIOS), np.array(text["per_rank"])))
     probed, st = model.probed, p.stages.pq_dist
 
@@ -151,7 +156,26 @@ def rag_model(text: dict) -> dict:
         "curve": curve,
         "late": late,
         "sizing": sizing,
+        "dse_choice": {
+            k: outcome.host_tier[k] for k in ("llm_ms", "cache_bytes", "budget_bytes", "cell_hit", "with_prefetch")
+        },
     }
+
+
+def write_profile(path: str, text: dict) -> None:
+    """Part 1's per-rank hit profile as the DSE reads it (`fanns.model.ivfpq.host_cache.PROFILE_FILE`)."""
+    data = {
+        "source": (
+            "benchmarks/host_tier.py part 1 (builtin:text-384, IVF1024 by faiss k-means seed 1, nprobe 32, "
+            "drafts at TeleRAG's mean coverage 79 %): per probe rank, the share of final queries whose cell a "
+            "per-query cache holds, at budgets `ratios` x a final query's mean probed bytes "
+            "(fanns.model.ivfpq.prefetch.hit_profile); written by "
+            "`python benchmarks/host_tier.py --profile fanns/model/ivfpq/text_hit_profile.json`"
+        ),
+        "ratios": list(RATIOS),
+        "per_rank": text["per_rank"],
+    }
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
 
 
 def readme_row(figures: dict) -> list[tuple[str, str]]:
@@ -186,6 +210,7 @@ def readme_row(figures: dict) -> list[tuple[str, str]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    ap.add_argument("--profile", metavar="PATH", help="also write the text set's per-rank hit profile (the DSE's)")
     args = ap.parse_args()
     start = time.process_time()
     text = text_hits()
@@ -238,6 +263,14 @@ def main() -> None:
     for s in rag["sizing"]:
         pts = ", ".join(f"{r['cache_bytes'] / GB:.3g} GB {r['latency_mean_us']:,.0f} us" for r in s["curve"])
         print(f"   cache sizing at t_LLM {s['t_llm_ms']:g} ms: {pts} -> chosen {s['chosen_gb']:.3g} GB")
+    c = rag["dse_choice"]
+    print(
+        f"   fanns dse's choice at its default t_LLM {c['llm_ms']:g} ms: cache {c['cache_bytes'] / GB:.3g} GB, "
+        f"budget {c['budget_bytes'] / GB:.3g} GB, cell hit {100 * c['cell_hit']:.1f} %, "
+        f"{c['with_prefetch']['qps']:,.0f} QPS / {c['with_prefetch']['latency_mean_us']:,.1f} us"
+    )
+    if args.profile:
+        write_profile(args.profile, text)
     cpu = time.process_time() - start
     print(f"{cpu:.1f} s of CPU")
     write_result(

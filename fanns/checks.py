@@ -38,6 +38,16 @@ board, small enough that sums and products of a few of them stay finite and exac
 MAX_CLOCK_MHZ = 10_000
 """Clocks above 10 GHz are a typo, not an FPGA (a design's clock_mhz, `--clock`)."""
 
+MAX_LLM_MS = 600_000
+"""The time the LLM leaves before retrieval (`--llm-ms`) is at most 10 minutes: beyond it every
+prefetch budget is the cache, so a larger value is a typo (a unit slip), not a pipeline."""
+
+
+def check_llm_ms(value: Any, what: str = "--llm-ms") -> float:
+    """The time the LLM leaves for the lookahead prefetch, in ms (docs/host_tier.md): 0 (no hidden
+    prefetch) to `MAX_LLM_MS`."""
+    return float(check_number(value, what, lo=0, hi=MAX_LLM_MS))
+
 
 def control_characters(text: str) -> list[str]:
     """The control and line-separator characters of `text` (tab allowed), as repr strings."""
@@ -121,6 +131,14 @@ def arg_float(
 ) -> Callable[[str], float]:
     """An argparse `type` for a finite number option within the given range."""
     return _arg(float, "a number", lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
+
+
+def arg_llm_ms(text: str) -> float:
+    """An argparse `type` for `--llm-ms` (`check_llm_ms`)."""
+    try:
+        return check_llm_ms(float(text))
+    except (ValueError, FannsError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: a time in ms from 0 to {MAX_LLM_MS:,}") from exc
 
 
 def arg_name(pattern: re.Pattern = NAME) -> Callable[[str], str]:

@@ -45,3 +45,10 @@ an assumption, 500 ns at 200 MHz, not a measurement."""
 
 GRAPH_KINDS = ("hnsw", "nsg")
 """The graph indexes the graph accelerator searches (`fanns.index.graph`): HNSW's base layer and NSG."""
+
+DEFAULT_LLM_MS = 100.0
+"""The time in ms the LLM leaves for the lookahead prefetch when an index's lists live in host memory
+(`fanns dse --llm-ms`, docs/host_tier.md): TeleRAG sets its prefetch budget to B x t_LLM, and its
+Table 4 budgets (1.25-7 GB on an RTX 4090 at 24 GB/s effective PCIe 4, 3-9 GB on an H100 at 51 GB/s
+PCIe 5, its Table 3) are LLM times of 52-292 ms before retrieval; 100 ms is a short step of that
+range."""

@@ -19,7 +19,7 @@ from fanns.boards import Clock, load_board
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
 from fanns.index.holdout import unpromised_text
-from fanns.model.ivfpq import report, timing
+from fanns.model.ivfpq import host_cache, report, timing
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -60,6 +60,7 @@ def dse_command(args: argparse.Namespace) -> int:
         slo=slo,
         load_qps=args.load,
         tiers=args.tiers,
+        llm_ms=args.llm_ms,
     )
     with staged_folder(out, args.force, MARKER, WHAT) as tmp:
         names = [p.name for p in report.write(outcome, tmp, final_dir=out)]
@@ -94,6 +95,8 @@ def dse_command(args: argparse.Namespace) -> int:
             f"/ P95 {at.get(95):,.1f} / P99 {at.get(99):,.1f} us",
             highlight=False,
         )
+    if outcome.host_tier:
+        console.print(host_cache.summary_line(outcome.host_tier), highlight=False)
     if outcome.tiers:
         t = outcome.tiers[0]
         opts = (

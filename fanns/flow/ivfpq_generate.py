@@ -39,7 +39,7 @@ from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_label, basis_text, cpu_basis, cpu_text, selection_qps
-from fanns.model.ivfpq import dse_cache, report
+from fanns.model.ivfpq import dse_cache, host_cache, report
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
@@ -167,11 +167,20 @@ def generate_command(args: argparse.Namespace) -> int:
     target = f"on {board.name} at {(given or board.clock).short()}, {100 * args.util:.0f}% cap"
     step(2, STEPS, "design-space exploration", f"design-space exploration {target}")
     workloads, unreachable = workloads_from_explore(folder, goal, index_names(explore))
-    outcome, kept = dse_cache.run(workloads, board, goal.text, given, args.util, args.top, unreachable)
+    outcome, kept = dse_cache.run(
+        workloads, board, goal.text, given, args.util, args.top, unreachable, llm_ms=args.llm_ms
+    )
     if kept:
         status("reusing the design-space exploration of an earlier run (same workloads, board, goal and options)")
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
+    if outcome.host_tier:
+        raise FannsError(
+            f"the index does not fit {board.name}'s memory ({host_cache.choice_text(outcome.host_tier)}), and the "
+            "HLS and RTL faces do not build the host-memory tier yet (docs/host_tier.md)",
+            hint="`fanns dse` records that design and its cache; to generate, choose a board whose memory holds "
+            "the index, or a smaller index",
+        )
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
     dse_record = report.outcome_record(outcome)
     note_design(design)

@@ -1,8 +1,9 @@
 """Beyond throughput in the sweep report: for the best design of every (board, goal), the query
 latency percentiles of the designs kept (with the SLO line), the access skew of the index's IVF
 lists, hot lists in a faster memory tier against the untiered design, the P99 of a query
-sharded over 1 .. 1024 accelerators against CPU servers measured here, and step-wise search's
-latency to the first partial result against the full result (docs/stepwise.md).
+sharded over 1 .. 1024 accelerators against CPU servers measured here, step-wise search's latency
+to the first partial result against the full result (docs/stepwise.md), and, for a design whose
+lists live in host memory (an index larger than the board), the lookahead prefetch curve.
 
 Why in the sweep: the published generators optimise throughput alone; a user serving retrieval
 for RAG chooses by tail latency under a service-level objective, and both skew and scale-out move
@@ -117,6 +118,11 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
         "scaleout": curves,
         "steps": step_latency(outcome),
         "cpu": None if cpu is None else {k: v for k, v in cpu.items() if k != "samples_us"},
+        "host_tier": figures.prefetch_data(
+            outcome.host_tier, f"{w.label()} on {outcome.board.name}: lists in host memory, prefetch into HBM"
+        )
+        if outcome.host_tier
+        else None,
     }
 
 
@@ -131,6 +137,8 @@ def svgs(entry: dict) -> dict[str, str]:
         out["skew"] = to_svg(figures.skew_figure(entry["skew"]))
     if entry["tiers"] is not None and len(entry["tiers"]["designs"]) > 1:
         out["tiers"] = to_svg(figures.tier_figure(entry["tiers"]))
+    if entry.get("host_tier"):
+        out["prefetch"] = to_svg(figures.prefetch_figure(entry["host_tier"]))
     return out
 
 

@@ -93,6 +93,7 @@ def render(
     explain = [{"board": s["board"], "goal": s["goal"], "lines": s["explain"]} for s in data["summary"] if s["explain"]]
     graphs = [{**g, "figure": data_uri(graph_figures[g["graph"]])} for g in data["graphs"]]
     bcols, brows = tables.beyond_table(data)
+    pcols, prows = tables.prefetch_table(data)
     gcols, grows = tables.graph_designs_table(data)
     beyond = [
         {
@@ -101,6 +102,7 @@ def render(
             "slug": slug(f"{e['board']} {e['goal']}"),
             "cpu": e["cpu"],
             "tiers": e["tiers"],
+            "host_tier": e.get("host_tier"),
             "load_qps": e["latency"]["load_qps"],
             "figures": {k: data_uri(v) for k, v in svg.items()},
         }
@@ -138,6 +140,7 @@ def render(
             csv_files=list(tables.CSV_FILES),
             beyond=beyond,
             beyond_table={"columns": bcols, "rows": display(bcols, brows)},
+            prefetch_table={"columns": pcols, "rows": display(pcols, prows)} if prows else None,
             graph_designs={"columns": gcols, "rows": display(gcols, grows)},
             rag=rag_sections,
         )

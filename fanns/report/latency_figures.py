@@ -1,6 +1,6 @@
 """Data and matplotlib figures for the sweep report (issue 10): latency percentiles per design
-with the SLO line, the skew profile of IVF lists, tiered vs untiered placement, and the
-scale-out P99 curve.
+with the SLO line, the skew profile of IVF lists, tiered vs untiered placement, the scale-out P99
+curve, and the lookahead prefetch curve of a design with its lists in host memory (issue 49).
 
 Why here: the report (`fanns sweep`, `fanns/report/`) lays figures out; the numbers come from
 the models. Every `*_data` function returns plain JSON-ready dicts, every `*_figure` function
@@ -143,5 +143,47 @@ def steps_figure(steps: dict) -> Figure:
         title=f"Step-wise search (nprobe {steps['nprobe']})",
     )
     ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def prefetch_data(choice: dict, title: str) -> dict:
+    """The prefetch curve of a design with its lists in host memory (`fanns.model.ivfpq.host_cache.choice`)
+    as plain rows for `prefetch_figure`: per budget, hit rate, latency and QPS, beside no prefetch and
+    the index in the card's memory, and the DSE's cache choice."""
+    return {
+        "title": title,
+        "link_gbps": choice["link_gbps"],
+        "llm_ms": choice["llm_ms"],
+        "cache_bytes": choice["cache_bytes"],
+        "curve": [dict(r) for r in choice["budget_curve"]],
+        "without_prefetch": dict(choice["without_prefetch"]),
+        "all_in_memory": dict(choice["all_in_memory"]),
+        "chosen": {"budget_bytes": choice["budget_bytes"], "cell_hit": choice["cell_hit"], **choice["with_prefetch"]},
+    }
+
+
+def prefetch_figure(data: dict) -> Figure:
+    """Cell hit rate and mean latency (left) and QPS (right) vs prefetch budget, with no prefetch and
+    the index in memory as lines and the DSE's choice marked."""
+    fig = Figure(figsize=(8.4, 3.4))
+    left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    mb = [r["budget_bytes"] / 1e6 for r in data["curve"]]
+    left.plot(mb, [r["latency_mean_us"] for r in data["curve"]], "o-", color="#d62728", label="mean latency")
+    for name, style in (("without_prefetch", ":"), ("all_in_memory", "--")):
+        left.axhline(data[name]["latency_mean_us"], color="grey", linestyle=style, label=name.replace("_", " "))
+        right.axhline(data[name]["qps"], color="grey", linestyle=style, label=name.replace("_", " "))
+    chosen = data["chosen"]
+    left.plot([chosen["budget_bytes"] / 1e6], [chosen["latency_mean_us"]], "k*", markersize=10, label="DSE choice")
+    left.set(xlabel="prefetch budget (MB)", ylabel="mean latency (us)")
+    hits = left.twinx()
+    hits.plot(mb, [100 * r["cell_hit"] for r in data["curve"]], "s--", color="#1f77b4", label="cell hit rate")
+    hits.set(ylabel="cell hit rate (%)", ylim=(0, 100))
+    left.legend(fontsize=7, loc="upper center")
+    right.plot(mb, [r["qps"] for r in data["curve"]], "o-", color="#2ca02c", label="QPS")
+    right.plot([chosen["budget_bytes"] / 1e6], [chosen["qps"]], "k*", markersize=10, label="DSE choice")
+    right.set(xlabel="prefetch budget (MB)", ylabel="QPS", yscale="log")
+    right.legend(fontsize=7)
+    fig.suptitle(data["title"], fontsize=9)
     fig.tight_layout()
     return fig

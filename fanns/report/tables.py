@@ -339,6 +339,42 @@ def beyond_table(data: dict) -> Table:
     return BEYOND_COLUMNS, rows
 
 
+PREFETCH_COLUMNS = [
+    "board",
+    "goal",
+    "budget (MB)",
+    "t_LLM hiding it (ms)",
+    "cell hit %",
+    "mean latency (us)",
+    "P99 (us)",
+    "QPS",
+    "DSE cache (MB)",
+]
+
+
+def prefetch_table(data: dict) -> Table:
+    """Per (board, goal) whose best design keeps its lists in host memory, the prefetch curve:
+    hit rate, latency and QPS per budget (`fanns.report.latency_figures.prefetch_data`)."""
+    rows = []
+    for e in data["beyond"]:
+        h = e.get("host_tier")
+        for r in h["curve"] if h else ():
+            rows.append(
+                [
+                    e["board"],
+                    e["goal"],
+                    r["budget_bytes"] / 1e6,
+                    r["t_llm_ms"],
+                    100 * r["cell_hit"],
+                    r["latency_mean_us"],
+                    r["latency_p99_us"],
+                    r["qps"],
+                    h["cache_bytes"] / 1e6,
+                ]
+            )
+    return PREFETCH_COLUMNS, rows
+
+
 def csv_text(table: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -357,4 +393,5 @@ CSV_FILES = {
     "graph_dst.csv": graph_table,
     "graph_designs.csv": graph_designs_table,
     "latency_skew_scaleout.csv": beyond_table,
+    "prefetch.csv": prefetch_table,
 }

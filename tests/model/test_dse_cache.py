@@ -39,7 +39,7 @@ def test_the_same_inputs_give_back_the_same_outcome_without_a_dse(kv260, tmp_pat
 def test_any_other_input_or_code_runs_the_dse(kv260, tmp_path, monkeypatch):
     runs = []
 
-    def counted(workloads, board, goal, clock, util, top, unreachable):
+    def counted(workloads, board, goal, clock, util, top, unreachable, llm_ms):
         runs.append(goal)
         return dse.Outcome.__new__(dse.Outcome)
 
@@ -61,14 +61,15 @@ def test_any_other_input_or_code_runs_the_dse(kv260, tmp_path, monkeypatch):
     assert dse_cache.run(*base, root=tmp_path)[1]
     for args in changed:
         assert not dse_cache.run(*args, root=tmp_path)[1]
-    assert len(runs) == 1 + len(changed)
+    assert not dse_cache.run(*base, root=tmp_path, llm_ms=20.0)[1]  # another LLM time (it sizes a host-memory cache)
+    assert len(runs) == 2 + len(changed)
     monkeypatch.setattr(codedigest, "source_digest", lambda: "edited fanns")
     assert not dse_cache.run(*base, root=tmp_path)[1]
 
 
 def test_an_unreadable_entry_or_folder_runs_the_dse(kv260, tmp_path, monkeypatch):
     runs = []
-    monkeypatch.setattr(timing, "run", lambda *args: runs.append(args) or dse.Outcome.__new__(dse.Outcome))
+    monkeypatch.setattr(timing, "run", lambda *args, **kw: runs.append(args) or dse.Outcome.__new__(dse.Outcome))
     args = ([workload()], kv260, "R@10=0.8", None, 0.6, 2, None)
     (tmp_path / f"{dse_cache.outcome_key(*args)}{dse_cache.SUFFIX}").write_bytes(b"not a pickle")
     assert not dse_cache.run(*args, root=tmp_path)[1]  # replaced by the DSE's outcome

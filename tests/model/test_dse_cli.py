@@ -127,6 +127,55 @@ def test_dse_errors(explored, tmp_path, capsys):
     assert "no design fits kv260" in capsys.readouterr().err
 
 
+def tiny_board(folder: Path) -> Path:
+    """A U55C board file with 32 x 4 kB of HBM: smaller than any explored index of builtin:sift-10k."""
+    text = (Path(__file__).resolve().parents[2] / "boards" / "u55c.yaml").read_text()
+    board = folder / "tiny.yaml"
+    board.write_text(
+        text.replace("capacity_gb: 0.5", f"capacity_gb: {4096 / 2**30!r}").replace("name: u55c", "name: t")
+    )
+    return board
+
+
+def test_llm_ms_is_refused_where_it_enters(tmp_path, capsys):
+    for bad in ("-1", "soon"):
+        args = ["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--llm-ms", bad]
+        assert main([*args, "--out", str(tmp_path / "x")]) == 2
+        assert "--llm-ms" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.slow
+def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_path, capsys):
+    """A board file whose HBM (32 x 4 kB) is smaller than the explored index: `fanns dse` keeps the
+    lists in host memory and records the cache it sizes for --llm-ms."""
+    board = tiny_board(tmp_path)
+    out = tmp_path / "dse"
+    args = ["dse", str(explored), "--board", str(board), "--recall", "R@10=0.5", "--llm-ms", "0.05", "--out", str(out)]
+    assert main(args) == 0
+    assert "lists in host memory" in capsys.readouterr().out
+    result = json.loads((out / "dse.json").read_text())
+    host = result["host_tier"]
+    assert host["llm_ms"] == 0.05 and 0 < host["cache_bytes"] and 0 <= host["cell_hit"] <= 1
+    assert host["index_gb"] > host["board_memory_gb"]
+    design = IvfPqDesign.load(out / "design.yaml")
+    assert design.prediction["host_tier"]["cache_bytes"] == host["cache_bytes"]
+    assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "fits")]) == 0
+    assert json.loads((tmp_path / "fits" / "dse.json").read_text())["host_tier"] is None
+
+
+@pytest.mark.slow
+def test_generate_refuses_a_host_memory_design(tmp_path, capsys):
+    """The faces do not build the host-memory tier: `fanns generate` stops after the DSE, naming it."""
+    out = tmp_path / "p"
+    argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(tiny_board(tmp_path))]
+    argv += ["--nlist", "16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "does not fit t's memory" in err and "the lists in host memory" in err and "HBM cache of" in err
+    assert "do not build the host-memory tier" in err and not out.exists()
+
+
 @pytest.mark.slow
 @pytest.mark.long  # the latency model's run over a whole DSE
 def test_dse_with_a_tail_latency_slo(explored, tmp_path, capsys):

@@ -173,7 +173,11 @@ def test_host_tier_from_the_board_file(setting):
     st = stages.pq_dist
     host = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
     assert host.pes_per_port == st.pes and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
-    assert host.rate == pytest.approx(min(1.0, board.host.bandwidth_gbps * 1e3 / ctx.clock_mhz / (st.port_bits / 8)))
+    port = skew_model.HOST_PORT_BITS / 8 * ctx.clock_mhz * 1e6  # one 512-bit host port, or the link
+    per_cycle = min(board.host.bandwidth_gbps * 1e9, port) / (ctx.clock_mhz * 1e6)
+    assert host.rate == pytest.approx(min(per_cycle / (st.port_bits / 8), st.pes))
+    assert skew_model.host_tier(board, 300.0, 1, 64).rate == 1.0  # 5 beats a cycle on the port, one per PE
+    assert skew_model.host_bandwidth(board, 100.0) == 6.4e9 and skew_model.host_bandwidth(board, 300.0) == 12e9
     cmp = skew_model.compare(
         w, ctx, stages, skew_model.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host
     )

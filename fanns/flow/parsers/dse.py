@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from fanns.checks import MAX_CLOCK_MHZ, arg_float, arg_int
+from fanns.checks import MAX_CLOCK_MHZ, arg_float, arg_int, arg_llm_ms
+from fanns.choices import DEFAULT_LLM_MS
 from fanns.index.goals import parse_goal
 
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
-    """--clock and --util: the target the DSE designs for, shared with `fanns generate`."""
+    """--clock, --util and --llm-ms: the target the DSE designs for, shared with `fanns generate`."""
     p.add_argument(
         "--clock",
         type=arg_float(0, MAX_CLOCK_MHZ, lo_open=True),
@@ -22,6 +23,16 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
         type=arg_float(0, 1, lo_open=True),
         default=0.6,
         help="utilisation cap per resource and SLR, shell included (default 0.6)",
+    )
+    p.add_argument(
+        "--llm-ms",
+        type=arg_llm_ms,
+        default=DEFAULT_LLM_MS,
+        metavar="MS",
+        help="for an index larger than the board's memory (its lists then stay in host memory, read over "
+        "PCIe): the time the LLM leaves before retrieval, during which the lists a draft query predicts are "
+        "prefetched into an HBM cache; the DSE sizes that cache for it (docs/host_tier.md; "
+        f"default {DEFAULT_LLM_MS:g} ms; 0: no hidden prefetch)",
     )
 
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fanns.boards import Board, Clock
+from fanns.choices import DEFAULT_LLM_MS
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
-from fanns.model.ivfpq import buildable
+from fanns.model.ivfpq import buildable, host_cache
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import sequence as sequence_model
 from fanns.model.ivfpq import stages as stage_model
@@ -178,6 +179,9 @@ class Outcome:
     """The clock `clock_mhz` is, with where it came from (`fanns.model.ivfpq.timing.run`; None: given bare)."""
     timing: DesignTiming | None = None
     """The best design's RTL timing estimate (`fanns.model.ivfpq.timing`), when computed."""
+    host_tier: dict | None = None
+    """With no index fitting the board's memory: the best design's lists in host memory and its HBM
+    cache (`fanns.model.ivfpq.host_cache.choice`)."""
 
     @property
     def best(self) -> DesignPoint | None:
@@ -354,6 +358,7 @@ def run(
     load_qps: float | None = None,
     tiers: bool = False,
     padding: bool = True,
+    llm_ms: float = DEFAULT_LLM_MS,
 ) -> Outcome:
     """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
@@ -362,7 +367,9 @@ def run(
     (hot lists in the UltraRAM the budget leaves or in another memory group; `fanns.model.ivfpq.report`
     writes the best memory-group option as design_tiered.yaml, which the RTL generator builds).
     `padding=False` offers only the unpadded sub-vectors (`benchmarks/padding_dse.py` measures what
-    the paddings gain)."""
+    the paddings gain). When no index fits the board's memory, the stages are chosen as if it did
+    and the best design keeps the lists in host memory with an HBM cache sized for an LLM leaving
+    `llm_ms` (`fanns.model.ivfpq.host_cache`, `Outcome.host_tier`)."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:
@@ -373,6 +380,8 @@ def run(
         raise FannsError(f"load {load_qps} QPS must be positive")
     start = time.perf_counter()
     budget = Budget.from_board(board, util)
+    host = host_cache.host_mode(workloads, board)
+    stage_board = host_cache.compute_board(board, workloads) if host else board  # options, not the budget
     outcome = Outcome(
         goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps
     )
@@ -382,9 +391,11 @@ def run(
     pairs = [
         (w, ctx)
         for w in workloads
-        for ways in lut_word_choices(w, board, clock_mhz)
+        for ways in lut_word_choices(w, stage_board, clock_mhz)
         for ctx in (
-            padded_contexts(w, board, clock_mhz, ways) if padding else [context(w, board, clock_mhz, lut_words=ways)]
+            padded_contexts(w, stage_board, clock_mhz, ways)
+            if padding
+            else [context(w, stage_board, clock_mhz, lut_words=ways)]
         )
     ]
     with eta_bar() as bar:  # the options (by far the most work), the search, the ranking
@@ -472,6 +483,8 @@ def run(
         outcome.pareto = pareto_points(front + points)
         if tiers:
             outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
+        if host and outcome.top:
+            outcome.host_tier = host_cache.choice(outcome.best, board, llm_ms)
         if not outcome.top:
             if fitting and slo is not None:
                 outcome.explain = _slo_text(slo, fitting)

@@ -4,7 +4,7 @@ reuses it.
 Why: the DSE was half of a second `make demo`'s wait once the exploration and the simulator build
 were reused (10.7 of 38.8 s), and with the same inputs it finds the same designs: it is a pure
 function of its workloads (what the exploration measured of each index), the board, the goal,
-the clock, the utilisation cap and the number of designs kept (`fanns.model.ivfpq.timing.run`),
+the clock, the utilisation cap, the number of designs kept and the LLM time (`fanns.model.ivfpq.timing.run`),
 of fanns's code and tables (`fanns.tools.codedigest`) and of the numerical libraries. The key is
 a hash of the pickled inputs and of those versions (`content_key`), so any other input, and any
 edit of fanns, misses; the outcome is kept pickled under `cache_root()/dse-outcomes`, written
@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from fanns.boards import Board, Clock
+from fanns.choices import DEFAULT_LLM_MS
 from fanns.datasets.cache import cache_root
 from fanns.model.ivfpq import timing
 from fanns.model.ivfpq.dse import Outcome
@@ -37,10 +38,17 @@ def outcomes_root() -> Path:
 
 
 def outcome_key(
-    workloads: list, board: Board, goal: str, clock: Clock | None, util: float, top: int, unreachable: list | None
+    workloads: list,
+    board: Board,
+    goal: str,
+    clock: Clock | None,
+    util: float,
+    top: int,
+    unreachable: list | None,
+    llm_ms: float = DEFAULT_LLM_MS,
 ) -> str:
     """The content hash of one DSE's inputs (see the module docstring)."""
-    inputs = pickle.dumps((workloads, board, goal, clock, util, top, unreachable), protocol=5)
+    inputs = pickle.dumps((workloads, board, goal, clock, util, top, unreachable, llm_ms), protocol=5)
     versions = [f"python {sys.version}"] + [f"{p} {importlib.metadata.version(p)}" for p in ("numpy", "scipy")]
     return content_key([inputs, codedigest.source_digest(), *versions])
 
@@ -54,10 +62,11 @@ def run(
     top: int = 5,
     unreachable: list | None = None,
     root: Path | None = None,
+    llm_ms: float = DEFAULT_LLM_MS,
 ) -> tuple[Outcome, bool]:
     """`fanns.model.ivfpq.timing.run`'s outcome, and whether it was kept from an earlier run."""
     root = outcomes_root() if root is None else root
-    path = root / f"{outcome_key(workloads, board, goal, clock, util, top, unreachable)}{SUFFIX}"
+    path = root / f"{outcome_key(workloads, board, goal, clock, util, top, unreachable, llm_ms)}{SUFFIX}"
     try:
         kept = pickle.loads(path.read_bytes())
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
@@ -68,7 +77,7 @@ def run(
         except OSError:  # a folder this user may read but not write
             pass
         return kept, True
-    outcome = timing.run(workloads, board, goal, clock, util, top, unreachable)
+    outcome = timing.run(workloads, board, goal, clock, util, top, unreachable, llm_ms=llm_ms)
     _keep(root, path, outcome)
     return outcome, False
 

@@ -39,9 +39,11 @@ the cache holds.
 
 Time (`search_times`): the search reads cached cells from the design's HBM channels and the rest
 over the host link (`fanns.model.ivfpq.skew.host_tier`: the board file's `host` bandwidth and
-latency), per cell in probe order (`skew.mask_feed` into the latency model), so per-query latency
+latency, through the kernel's one 512-bit host port, `skew.host_bandwidth`), per cell in probe
+order (`skew.mask_feed` into the latency model), so per-query latency
 is the latency model's `alone`; after the LLM ends a query waits max(0, t_p - t_LLM) for its
-prefetch (t_p = transferred bytes / B + link latency), then searches. Throughput is the pipeline's
+prefetch (t_p = transferred bytes / B + link latency), then searches. B is the same figure for
+the copies and the search's reads (`host_link`): both cross the kernel's host port. Throughput is the pipeline's
 (`QueryTimes.max_qps`) or the link's, shared by prefetches and misses, whichever is lower:
 B / mean(transferred + missed bytes).
 """
@@ -200,19 +202,16 @@ def ring_hits(
 
 @dataclass(frozen=True)
 class Link:
-    """The host link as the board file gives it (`host`: bandwidth and read latency)."""
+    """The host link as a design uses it (`host_link`): bandwidth and read latency."""
 
     bandwidth_bps: float  # bytes per second
     latency_s: float
 
 
-def host_link(board: Board) -> Link:
-    if board.host is None:
-        raise FannsError(
-            f"{board.name} has no host link figures",
-            hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file",
-        )
-    return Link(board.host.bandwidth_gbps * 1e9, board.host.latency_us * 1e-6)
+def host_link(board: Board, clock_mhz: float) -> Link:
+    """The link as a design clocked at `clock_mhz` uses it: prefetch copies go through the kernel's
+    host port like the search's misses (`skew.host_bandwidth`: the link or the port, the lower)."""
+    return Link(skew.host_bandwidth(board, clock_mhz), board.host.latency_us * 1e-6)
 
 
 def budget_for(link: Link, t_llm_s: float, capacity: int) -> float:
@@ -309,14 +308,17 @@ class PrefetchModel:
         st = self.stages.pq_dist
         self.fast = skew.memory_tier(board, st.memory, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
         self.slow = skew.host_tier(board, self.ctx.clock_mhz, st.pes, st.port_bits)
-        self.link = host_link(board)
+        self.link = host_link(board, self.ctx.clock_mhz)
         group = next(g for g in board.memory if g.kind == st.memory)
         self.cache_max = st.channels * group.capacity_bytes
-        self.list_bytes = skew.list_bytes(self.w, st) * st.pes
-        if self.w.cells is None:
-            raise FannsError(f"{self.w.label()}: the probed cell ids are not recorded", hint="re-run `fanns explore`")
-        self.cells = self.w.cells
-        self.probed = float(self.list_bytes[self.cells].sum(1).mean())
+        self.list_bytes = skew.list_bytes(self.w, st) * st.pes  # [nlist] the index's lists
+        # each probe's bytes from the probed lists' sizes: the hits are drawn per rank, so no cell ids are
+        # needed (a workload of the sweep's grid has none); probe (i, j) is entry i * nprobe + j
+        beats = stage_model.Packing(self.w.m, st.port_bits).beats(self.w.probed, st.pes)
+        per_probe = beats * (st.port_bits // 8) * st.pes
+        self.probe_bytes = per_probe.ravel()
+        self.cells = np.arange(per_probe.size).reshape(per_probe.shape)
+        self.probed = float(per_probe.sum(1).mean())
         self.probes = stage_model.Probes.of(self.w.probed)
         self.profile = profile
         self.draws = np.random.default_rng(seed).random(self.cells.shape)
@@ -328,7 +330,7 @@ class PrefetchModel:
             self.probes,
             self.cells,
             in_cache,
-            self.list_bytes,
+            self.probe_bytes,
             sent,
             self.fast,
             self.slow,

@@ -145,10 +145,17 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
             "cycles_per_stage": {k: _r(t.interval) for k, t in p.timings.items()},
             "latency_us": _r(p.latency_cycles / p.clock_mhz),
             "resources": kinds_dict(p.resources),
+            **({"host_tier": host_tier_prediction(outcome.host_tier)} if outcome.host_tier else {}),
         },
     )
     design.validate()
     return design
+
+
+def host_tier_prediction(choice: dict) -> dict:
+    """The design record's part of `fanns.model.ivfpq.host_cache.choice` (dse.json keeps the curve)."""
+    keys = ("llm_ms", "index_gb", "link_gbps", "cache_memory", "cache_bytes", "budget_bytes", "cell_hit")
+    return {k: choice[k] for k in keys} | {k: choice[k] for k in ("with_prefetch", "without_prefetch")}
 
 
 def clock_record(outcome: Outcome) -> dict:
@@ -221,6 +228,7 @@ def outcome_record(outcome: Outcome) -> dict:
             ),
             "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
         },
+        "host_tier": outcome.host_tier,
         "pareto": [rec(p) for p in outcome.pareto],
         "unreachable": outcome.unreachable,
         "explain": outcome.explain,

@@ -8,7 +8,8 @@ ids of every sample query), weighted by work (codes scanned = accesses x list si
 Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per PE, no
 sharing, a few cycles of latency), a board memory group (channels shared by the PEs, bandwidth and
 capacity from the board file, the model's memory latency), or host memory over PCIe (the board file's
-`host` link, shared by all PEs, its latency). `place` puts lists in the fast tier hottest first (by
+`host` link through one 512-bit host port, `host_bandwidth`, shared by all PEs, its latency).
+`place` puts lists in the fast tier hottest first (by
 accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel
 (memory) capacity lasts; the rest stays in the slow tier. `tiered_feed` turns a placement into the
 per-cell arrival times and busiest-channel busy time of `fanns.model.ivfpq.latency.CodeFeed`, so
@@ -51,6 +52,11 @@ URAM_LATENCY_CYCLES = 3
 """Read latency of an UltraRAM with its output register and one pipeline register (UG573: the
 cascade adds more; a PE's private URAM column is not cascaded)."""
 HOT_FRACTION = 0.2
+HOST_PORT_BITS = 512
+"""The kernel's one host-memory port (docs/host_tier.md's plan: an `m_axi` bundle mapped to `HOST[0]`,
+the XDMA slave bridge of the Alveo gen3x16 platforms, whose AXI data path is 512 bits wide). Both the
+search's reads of uncached lists and the prefetch copy engine go through it, so both run at
+`host_bandwidth`: the link's bandwidth or this port's beat per cycle, whichever is lower."""
 
 
 def _cells(w: Workload) -> np.ndarray:
@@ -122,16 +128,26 @@ def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: i
     return Tier(kind, group.capacity_bytes, -(-pes // channels), rate, stage_model.MEM_LATENCY_CYCLES)
 
 
-def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
-    """Host memory over PCIe (the board file's `host` figures): one link shared by all `pes` PEs."""
+def host_bandwidth(board: Board, clock_mhz: float) -> float:
+    """Bytes per second the kernel reads from host memory: the board file's `host` link bandwidth,
+    at most one `HOST_PORT_BITS` beat per cycle (at 140 MHz a 512-bit port carries 8.96 GB/s, under
+    the U55C's 12 GB/s link; from 188 MHz on the link binds)."""
     if board.host is None:
         raise FannsError(
             f"{board.name} has no host link figures",
             hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file",
         )
-    h = board.host
-    rate = min(1.0, h.bandwidth_gbps * 1e9 / (clock_mhz * 1e6) / (port_bits / 8))
-    return Tier("host", h.capacity_bytes, pes, rate, h.latency_us * clock_mhz)
+    return min(board.host.bandwidth_gbps * 1e9, HOST_PORT_BITS / 8 * clock_mhz * 1e6)
+
+
+def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
+    """Host memory over PCIe (the board file's `host` figures) through the kernel's one host port
+    (`HOST_PORT_BITS`), shared by all `pes` PEs; rate in beats of `port_bits` (the design's PQ
+    port), so a 512-bit host port feeds up to two 256-bit beats a cycle, and at most one a cycle to
+    each PE."""
+    bandwidth = host_bandwidth(board, clock_mhz)
+    rate = min(bandwidth / (clock_mhz * 1e6) / (port_bits / 8), float(pes))
+    return Tier("host", board.host.capacity_bytes, pes, rate, board.host.latency_us * clock_mhz)
 
 
 def list_bytes(w: Workload, st) -> np.ndarray:

@@ -1,0 +1,161 @@
+"""The DSE's host-memory tier: an index whose lists do not fit the board keeps them in host memory
+and caches the ones a draft query predicts in HBM (TeleRAG lookahead prefetch, docs/host_tier.md).
+
+Why: the DSE refuses a design whose PQ channels cannot hold the lists
+(`fanns.model.ivfpq.options`), so an index larger than the card had no design at all. When no
+index of the DSE fits the board's memory (`host_mode`) and the board file gives a `host` link, the
+stages are chosen as for an index that fits (the search runs on `compute_board`: the board with
+memory groups large enough to hold the whole index on any channel, every other figure the
+same), and the best design then reads every list from host memory through its host port, with an
+HBM cache region on its PQ channels sized by `fanns.model.ivfpq.prefetch.choose_cache` for the time
+the LLM leaves (`choice`). Indexes that fit are designed exactly as before.
+
+The hit rates follow the per-rank profile measured on builtin:text-384's draft/final pairs
+(`text_profile`, shipped in text_hit_profile.json with its source), as `PrefetchModel` applies it
+to an index without pairs of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from fanns.boards import Board
+from fanns.checks import check_llm_ms
+from fanns.model.ivfpq.prefetch import HitProfile, PrefetchModel, budget_for
+from fanns.model.ivfpq.workload import Workload
+from fanns.numerics import ID_BITS
+
+PROFILE_FILE = Path(__file__).parent / "text_hit_profile.json"
+CACHE_RATIOS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
+"""Cache sizes the DSE compares, in multiples of the bytes a query probes (hits saturate near 3x
+on the text set's pairs: benchmarks/host_tier.py), those the PQ channels hold and the channels'
+whole capacity."""
+BUDGET_RATIOS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
+"""Prefetch budgets of the reported curve, in multiples of the bytes a query probes."""
+GB = 1e9
+
+
+def text_profile() -> HitProfile:
+    """The per-rank hit profile measured on builtin:text-384's pairs (see the file's `source`)."""
+    data = json.loads(PROFILE_FILE.read_text())
+    return HitProfile(np.array(data["ratios"], dtype=np.float64), np.array(data["per_rank"], dtype=np.float64))
+
+
+def index_bytes(w: Workload) -> int:
+    """Bytes of the index's lists: an m-byte code and an id per vector."""
+    return int(w.n * (w.m + ID_BITS // 8))
+
+
+def board_bytes(board: Board) -> int:
+    """Bytes of all the board's memory groups."""
+    return sum(g.capacity_bytes * g.count for g in board.memory)
+
+
+def host_mode(workloads: list[Workload], board: Board) -> bool:
+    """Whether the DSE keeps the lists in host memory: the board has host link figures and no
+    workload's index fits its memory."""
+    return board.host is not None and bool(workloads) and all(index_bytes(w) > board_bytes(board) for w in workloads)
+
+
+def compute_board(board: Board, workloads: list[Workload]) -> Board:
+    """`board` with every memory group's channel large enough for the largest index (twice its
+    bytes: the per-channel layout pads lists to whole beats), so the stage options are enumerated
+    as for an index that fits; the lists will live in host memory, the channels hold the cache."""
+    need_gb = 2 * max(index_bytes(w) for w in workloads) / (1 << 30)
+    return dataclasses.replace(
+        board, memory=tuple(dataclasses.replace(g, capacity_gb=max(g.capacity_gb, need_gb)) for g in board.memory)
+    )
+
+
+def _summary(row: dict) -> dict:
+    return {k: row[k] for k in ("qps", "latency_mean_us", "latency_p99_us", "wait_mean_us", "link_bound")}
+
+
+def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None) -> dict:
+    """The cache of design `point` on `board` with every list in host memory, for an LLM leaving
+    `llm_ms`: the curve per cache size (`PrefetchModel.cache_curve`), the chosen size, its budget
+    (TeleRAG's B x t_LLM, at most the cache), expected cell hit rate, latency and QPS, beside no
+    prefetch (every list over the link) and the index in HBM (what a larger card would give)."""
+    llm_ms = check_llm_ms(llm_ms, "the LLM time (ms)")
+    model = PrefetchModel(point, board, profile or text_profile())
+    whole = model.cache_max / model.probed * (1 - 1e-12)  # the PQ channels' whole capacity, as a ratio
+    curve = model.cache_curve(llm_ms / 1e3, sorted({*(r for r in CACHE_RATIOS if r < whole), whole}))
+    chosen = next(r for r in curve["curve"] if r["cache_bytes"] == curve["chosen_bytes"])
+    st = point.stages.pq_dist
+    return {
+        "llm_ms": llm_ms,
+        "index_gb": round(index_bytes(point.workload) / GB, 9),
+        "board_memory_gb": round(board_bytes(board) / GB, 9),
+        "link_gbps": round(model.link.bandwidth_bps / GB, 3),
+        "link": "min(board file host bandwidth, one 512-bit host port x clock) (fanns.model.ivfpq.skew.host_bandwidth)",
+        "cache_memory": st.memory,
+        "cache_max_gb": round(model.cache_max / GB, 3),
+        "probed_mb": round(model.probed / 1e6, 3),
+        "budget_rule": "b_p = min(B x t_LLM, cache) (TeleRAG Eq. 3)",
+        "hit_profile": "builtin:text-384 draft/final pairs (fanns/model/ivfpq/text_hit_profile.json)",
+        "cache_bytes": chosen["cache_bytes"],
+        "budget_bytes": int(budget_for(model.link, llm_ms / 1e3, chosen["cache_bytes"])),
+        "cell_hit": chosen["cell_hit"],
+        "with_prefetch": _summary(chosen),
+        "without_prefetch": _summary(model.baseline(False)),
+        "all_in_memory": _summary(model.baseline(True)),
+        "curve": [
+            {k: r[k] for k in ("cache_bytes", "budget_bytes", "ratio", "cell_hit", "qps", "latency_mean_us")}
+            for r in curve["curve"]
+        ],
+        "budget_curve": budget_curve(model),
+    }
+
+
+def budget_curve(model: PrefetchModel) -> list[dict]:
+    """Hit rate, latency and QPS vs prefetch budget (`BUDGET_RATIOS` x a query's probed bytes, within
+    the cache), the LLM leaving exactly the time that hides each budget (t_LLM = b_p / B): the curve
+    the sweep report draws."""
+    rows = []
+    for r in BUDGET_RATIOS:
+        budget = r * model.probed
+        if budget > model.cache_max:
+            break
+        t = budget / model.link.bandwidth_bps
+        at = model.at(budget, t)
+        rows.append(
+            {
+                "budget_bytes": at["budget_bytes"],
+                "ratio": r,
+                "t_llm_ms": round(t * 1e3, 4),
+                **{k: at[k] for k in ("cell_hit", "qps", "latency_mean_us", "latency_p99_us")},
+            }
+        )
+    return rows
+
+
+def size_text(nbytes: float) -> str:
+    """Bytes in the largest decimal unit that keeps a number of at least 1 (3 significant digits)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def choice_text(c: dict) -> str:
+    """The choice in a few words: where the lists are and the cache."""
+    return (
+        f"{size_text(c['index_gb'] * GB)} of lists, {size_text(c['board_memory_gb'] * GB)} on the board: the lists "
+        f"in host memory (host port {c['link_gbps']:g} GB/s), an HBM cache of {size_text(c['cache_bytes'])} for an "
+        f"LLM leaving {c['llm_ms']:g} ms (budget {size_text(c['budget_bytes'])}, expected cell hit rate "
+        f"{100 * c['cell_hit']:.0f} %)"
+    )
+
+
+def summary_line(c: dict) -> str:
+    """One line for the DSE's console output."""
+    w, wo = c["with_prefetch"], c["without_prefetch"]
+    return (
+        f"{choice_text(c)}: {w['qps']:,.0f} QPS / {w['latency_mean_us']:,.1f} us mean latency with prefetch, "
+        f"{wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without (the figures above: the index in the "
+        "card's memory)"
+    )

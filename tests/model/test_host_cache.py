@@ -1,0 +1,88 @@
+"""The DSE's host-memory tier (docs/host_tier.md): an index larger than the board's memory gets a
+design with its lists in host memory and an HBM cache sized for the LLM's time."""
+
+import argparse
+import dataclasses
+
+import pytest
+
+from fanns.boards import load_board
+from fanns.checks import arg_llm_ms, check_llm_ms
+from fanns.errors import FannsError
+from fanns.model.ivfpq import dse, host_cache, prefetch
+from fanns.model.ivfpq.workload import synthetic_workload
+
+GB = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def small():
+    """A U55C whose HBM holds 32 x 1 MB, and a 40 MB index (2M vectors, PQ16 and ids)."""
+    u55c = load_board("u55c")
+    board = dataclasses.replace(u55c, memory=(dataclasses.replace(u55c.memory[0], capacity_gb=1 / 1024),))
+    w = synthetic_workload(2 * 10**6, 128, 16, 256, 4, 10, False, queries=30, imbalance=1.5, seed=1)
+    return board, w
+
+
+@pytest.fixture(scope="module")
+def outcome(small):
+    board, w = small
+    return dse.run([w], board, "R@10=0.8", 140.0, 0.6, top=1, padding=False, llm_ms=0.1)
+
+
+def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, outcome):
+    board, w = small
+    assert host_cache.index_bytes(w) > host_cache.board_bytes(board) and host_cache.host_mode([w], board)
+    assert outcome.best is not None and outcome.board is board
+    c = outcome.host_tier
+    st = outcome.best.stages.pq_dist
+    assert c["cache_memory"] == "hbm" and 0 < c["cache_bytes"] <= st.channels * 2**20
+    assert c["cache_bytes"] == prefetch.choose_cache(c["curve"])["cache_bytes"]
+    assert c["budget_bytes"] == min(int(c["link_gbps"] * 1e9 * 1e-4), c["cache_bytes"])  # B x t_LLM, capped
+    assert c["link_gbps"] == 8.96  # a 512-bit host port at 140 MHz, under the 12 GB/s link
+    assert 0 < c["cell_hit"] < 1 and c["llm_ms"] == 0.1
+    w_, wo, hbm = c["with_prefetch"], c["without_prefetch"], c["all_in_memory"]
+    assert hbm["latency_mean_us"] < w_["latency_mean_us"] < wo["latency_mean_us"]
+    assert w_["link_bound"]  # prefetches and misses share the link: prefetch hides latency, not bandwidth
+    assert "HBM cache" in host_cache.summary_line(c) and "without" in host_cache.summary_line(c)
+    curve = c["budget_curve"]  # the sweep report's curve: budgets within the cache, t_LLM hiding each
+    assert curve[0]["budget_bytes"] == 0 and curve[0]["latency_mean_us"] == wo["latency_mean_us"]
+    assert all(r["budget_bytes"] <= st.channels * 2**20 for r in curve) and len(curve) > 2
+    hits = [r["cell_hit"] for r in curve]
+    assert hits == sorted(hits) and hits[-1] > hits[1]
+    assert [r["t_llm_ms"] for r in curve] == pytest.approx([r["budget_bytes"] / 8.96e9 * 1e3 for r in curve], abs=1e-4)
+
+
+@pytest.mark.slow
+def test_the_stages_are_those_of_a_board_that_holds_the_index(small, outcome):
+    board, w = small
+    roomy = host_cache.compute_board(board, [w])
+    assert roomy.memory[0].capacity_bytes >= 2 * host_cache.index_bytes(w) and roomy.host == board.host
+    fits = dse.run([w], roomy, "R@10=0.8", 140.0, 0.6, top=1, padding=False)
+    assert fits.host_tier is None and repr(fits.best.stages) == repr(outcome.best.stages)
+
+
+def test_no_llm_time_no_hidden_prefetch(outcome, small):
+    board, _ = small
+    c = host_cache.choice(outcome.best, board, 0.0)
+    assert c["budget_bytes"] == 0 and c["cell_hit"] == 0
+    assert c["cache_bytes"] == min(r["cache_bytes"] for r in c["curve"])  # every size alike: the smallest
+    assert c["with_prefetch"]["latency_mean_us"] == c["without_prefetch"]["latency_mean_us"]
+    assert host_cache.choice(outcome.best, board, 5.0)["cell_hit"] > outcome.host_tier["cell_hit"]
+
+
+def test_an_index_that_fits_or_a_board_without_a_host_link_is_not_host_mode(small):
+    board, w = small
+    u55c = load_board("u55c")
+    assert not host_cache.host_mode([w], u55c)
+    assert not host_cache.host_mode([w], dataclasses.replace(board, host=None))
+    assert not host_cache.host_mode([], board)
+
+
+def test_llm_ms_is_checked_where_it_enters():
+    assert arg_llm_ms("0") == 0.0 and arg_llm_ms("250") == 250.0 and check_llm_ms(3) == 3.0
+    for bad in ("-1", "abc", "1e9", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError, match="a time in ms"):
+            arg_llm_ms(bad)
+    with pytest.raises(FannsError, match="must be at least 0"):
+        check_llm_ms(-2.0, "the LLM time (ms)")
