@@ -56,7 +56,7 @@ def test_every_backend_returns_the_reference_keys(projects, runs):
     assert np.array_equal(runs[("rtl", "rtl-sim", "small")], small)
     # the rtl-sim session really went through the bench: the driver's allocations, writes and runs
     ops = runs[("rtl", "rtl-sim", "bench")]["ops"]
-    assert ops["alloc"] == 4 + 2  # 4 images, the query and the result buffer
+    assert ops["alloc"] == 4 + 4  # 4 images; the query, result, cell-list and seed buffers (step-wise mode)
     assert ops["write"] == 4 + 3  # the images, then the query buffer of each of 3 batches
     assert ops["wait"] == 4  # index load and three searches of one run each
 
