@@ -144,7 +144,7 @@ def simulate_rtl_steps(project: Path, data: IvfPqIndexData, nq: int, build_root:
     reference model's keys (the harness refuses a run whose keys differ)."""
     design, q_host, dref, plans, rng = _step_plans(project, data, nq, seed)
     calls = step_calls(plans, design.nprobe, rng)
-    sim = RtlProjectSim(project, build_root, queries=nq)
+    sim = RtlProjectSim(project, build_root, options=None, queries=nq)  # the build `simulate_rtl` chose
     start = time.perf_counter()
     sim.build()
     with tempfile.TemporaryDirectory() as tmp:
