@@ -10,6 +10,7 @@ from __future__ import annotations
 from amaranth import Array, Cat, Module, Signal
 
 from fanns.arch.ivfpq.hw import ADDR_BITS, RESULT_BITS, SECTIONS, IvfPqHw
+from fanns.arch.ivfpq.prefetch import DESCRIPTOR_WORDS, Prefetch
 
 
 def controller(
@@ -29,12 +30,15 @@ def controller(
     table_cmds,
     loading,
     streams,
+    pre: Prefetch | None = None,
 ) -> None:
     """The run controller (the top level's docstring): checks the parameters, loads the index on
     chip at the first run, issues the per-query read and write commands, counts the cycles and
     drives the status registers. `table_cmds`: per PQ reader (table command or None, error, its
     base-address register, the Fetcher's base input); `streams`: (channel, address register) of
-    every image read once per query."""
+    every image read once per query; `pre`: a host-memory design's prefetch command (`mode` 2: the
+    descriptors at `cells_addr` are read as one cell list into its walker; the run ends when every
+    copy is written)."""
     sections = hw.sections()
     load_total = (
         sum(hw.section_bytes(s) * 8 // hw.section_word_bits(s) for s in sections)
@@ -76,6 +80,7 @@ def controller(
     # Every source counts the words it put on chip this cycle (the I/O router: one per splitter).
     m.d.sync += load_count.eq(load_count + sum(load_strobes))
     errors = [rd.error, *(err for _, err, _, _ in table_cmds), *(ch.error for ch, _ in streams)]
+    errors += [] if pre is None else pre.errors
     if hw.lut_fetched:  # latched as the run starts, like the streamed channels' bases
         errors.append(lut.lutc_error)
         with m.If(~busy):
@@ -104,6 +109,18 @@ def controller(
     reads, writes, dones = Signal(32), Signal(32), Signal(32)
     m.d.comb += res.clear.eq(0)
     restart = Signal()  # auto_restart was set when the last run finished
+    sent = Signal()  # a prefetch run's descriptor read was issued
+    prefetch = Signal()  # this run is a prefetch (`mode` 2 of a host-memory design)
+
+    def next_run(is_prefetch) -> None:
+        if pre is None:
+            m.next = "RUN"
+            return
+        with m.If(is_prefetch):
+            m.next = "PREFETCH"
+        with m.Else():
+            m.next = "RUN"
+
     with m.FSM():
         with m.State("IDLE"):
             with m.If(csr.ap_start | restart):
@@ -116,7 +133,7 @@ def controller(
                     r_addr.eq(csr.result_addr),
                     c_addr.eq(csr.cells_addr),
                     s_addr.eq(csr.seeds_addr),
-                    step.eq(csr.mode != 0),
+                    step.eq(csr.mode != 0 if pre is None else csr.mode == 1),
                     part.eq(0),
                     *(b.eq(getattr(csr, reg)) for (_, _, reg, _), b in zip(table_cmds, bases)),
                     run_cycles.eq(0),
@@ -129,10 +146,12 @@ def controller(
                     busy.eq(params_ok),
                 ]
                 m.d.comb += res.clear.eq(1)
+                if pre is not None:
+                    m.d.comb += pre.walker.clear.eq(1)
                 with m.If(~params_ok):
                     m.next = "DONE"
                 with m.Elif(loaded):
-                    m.next = "RUN"
+                    next_run(csr.mode == 2)
                 with m.Else():
                     m.d.sync += loading.eq(1)
                     m.next = "LOAD"
@@ -159,7 +178,7 @@ def controller(
                     m.d.sync += tables_sent[c].eq(1)
             with m.If(load_count == load_total):
                 m.d.sync += [loaded.eq(1), loading.eq(0), load_cycles.eq(run_cycles)]
-                m.next = "RUN"
+                next_run(prefetch)
         with m.State("RUN"):
             m.d.comb += [
                 running.eq(1),
@@ -190,6 +209,20 @@ def controller(
                 m.d.sync += dones.eq(dones + 1)
             with m.If((dones == nq) | ((dones == nq - 1) & wr.done.valid)):
                 m.next = "DONE"
+        if pre is not None:
+            with m.State("PREFETCH"):
+                m.d.comb += [
+                    pre.active.eq(1),
+                    rd.cmd.valid.eq(~sent & (nq != 0) & tags.w_rdy),
+                    rd.cmd.payload.addr.eq(c_addr),
+                    rd.cmd.payload.len.eq(nq * DESCRIPTOR_WORDS * 4),
+                    tags.w_data.eq(SECTIONS.index("cells")),
+                    tags.w_en.eq(rd.cmd.valid & rd.cmd.ready),
+                ]
+                with m.If(rd.cmd.valid & rd.cmd.ready):
+                    m.d.sync += sent.eq(1)
+                with m.If((sent | (nq == 0)) & (pre.walker.taken == nq) & pre.quiet):
+                    m.next = "DONE"
         with m.State("DONE"):
             # ap_ctrl_hs: done and ready together (the core takes new arguments when it is done);
             # the interrupt status bits (0 done, 1 ready) of the enabled events

@@ -77,9 +77,10 @@ list->tier table of a tiered design), then the queries, and in a step-wise run (
 docs/stepwise.md) each query's cell list and seed keys."""
 CELL_WORD_BITS = 32
 """One cell id of a step-wise run's cell list (uint32, `0xFFFFFFFF` names no cell)."""
-STREAM_PORTS = ("pq", "hot", "ivf", "lutc", "opq")
+STREAM_PORTS = ("pq", "hot", "cache", "ivf", "lutc", "opq")
 """Heads of the read-only masters `m_axi_<head><c>`, one per memory channel of PQ codes, hot-tier
-PQ codes and streamed IVF centroids, `m_axi_lutc` for BuildLUT's fetched centroids and `m_axi_opq`
+PQ codes and streamed IVF centroids (`m_axi_cache<c>`, a host-memory design's cache region of
+channel c, also writes), `m_axi_lutc` for BuildLUT's fetched centroids and `m_axi_opq`
 for a streamed OPQ matrix (the other buffers are on `m_axi_io`)."""
 TIER_WORD_BITS = 8
 """One entry of the list->tier table in device memory (uint8 per list, `list_tiers` image)."""
@@ -213,6 +214,11 @@ class IvfPqHw:
     def tiered(self) -> bool:
         """Hot lists on a second, paired set of channels (`stages.pq_dist.tiers`)."""
         return self.stages.pq_dist.tiers is not None
+
+    @property
+    def host_tier(self) -> bool:
+        """Lists in host memory, a prefetched cache region per PQ channel (`stages.pq_dist.host_tier`)."""
+        return self.stages.pq_dist.host_tier is not None
 
     @cached_property
     def io_layout(self) -> ivfpq_images.IoLayout:
@@ -380,7 +386,13 @@ class IvfPqHw:
                 0,
                 "0: normal search; any other value: a step-wise run (docs/stepwise.md): each query scans the "
                 "cells of its list at `cells_addr` instead of its nearest ones and merges its k seed keys at "
-                "`seeds_addr` into its result",
+                "`seeds_addr` into its result"
+                + (
+                    "; in this host-memory design 2 is the prefetch command instead (docs/host_tier.md): `nq` "
+                    "descriptors of four uint32 (cell, op, at, source) at `cells_addr`"
+                    if self.host_tier
+                    else ""
+                ),
             ),
             (
                 "query_addr",
@@ -455,6 +467,18 @@ class IvfPqHw:
             ]
         regs += [
             (
+                f"cache{c}_addr",
+                64,
+                "RW",
+                0,
+                f"cache region `pq_cache_{c}` (PQDist PEs {self.channel_pes(c)}): written by prefetch, read for "
+                "the cells the location table has",
+            )
+            for c in range(self.channels)
+            if self.host_tier
+        ]
+        regs += [
+            (
                 "status",
                 8,
                 "RO",
@@ -495,7 +519,7 @@ class IvfPqHw:
     def image_register(self, image: str) -> str:
         """The base-address register of a memory image (`fanns.images.ivfpq` names: ROM images,
         `pq_codes_<c>` -> `pq<c>_addr`, `pq_hot_<c>` -> `hot<c>_addr`, `ivf_centroids_<c>` -> `ivf<c>_addr`)."""
-        for use, prefix in (("pq_codes_", "pq"), ("pq_hot_", "hot"), ("ivf_centroids_", "ivf")):
+        for use, prefix in (("pq_codes_", "pq"), ("pq_hot_", "hot"), ("pq_cache_", "cache"), ("ivf_centroids_", "ivf")):
             if image.startswith(use):
                 return f"{prefix}{image.removeprefix(use)}_addr"
         return IMAGE_REGISTERS[image]

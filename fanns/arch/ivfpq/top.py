@@ -5,7 +5,10 @@ Ports (bus conventions of CONTRIBUTING.md): `s_axil` (the control/status registe
 `m_axi_io` (AXI4 read + write on the host I/O channel: index arrays and
 queries in, results out) and `m_axi_pq<c>` (AXI4 read, one per PQ-code channel); a tiered
 design (`stages.pq_dist.tiers`) adds `m_axi_hot<c>`, the fast tier's channel paired with PQ
-channel c, and loads the list->tier table with the ROM images; streamed IVF centroids add
+channel c, and loads the list->tier table with the ROM images; a host-memory design
+(`stages.pq_dist.host_tier`) reads `m_axi_pq<c>` from host memory and adds `m_axi_cache<c>` (AXI4
+read + write), channel c's cache region, with the prefetch command (`fanns.arch.ivfpq.prefetch`);
+streamed IVF centroids add
 `m_axi_ivf<c>` (AXI4 read, one per `ivf_centroids` channel, its image read once per query of a run);
 BuildLUT's centroids fetched from memory add `m_axi_lutc` (AXI4 read, one cell's centroid per probe);
 a streamed OPQ matrix adds `m_axi_opq` (AXI4 read, the matrix image read once per query, as a
@@ -48,6 +51,7 @@ from fanns.arch.ivfpq.hw import (
 )
 from fanns.arch.ivfpq.ivf_stream import IvfStreamChannel
 from fanns.arch.ivfpq.lut import LutStage
+from fanns.arch.ivfpq.prefetch import Prefetch
 from fanns.arch.ivfpq.scan import ScanStage
 from fanns.arch.ivfpq.seed_merge import SeedMerge, seed_layout
 from fanns.arch.streams import lane_truncate, link
@@ -86,6 +90,9 @@ def accelerator_signature(hw: IvfPqHw) -> wiring.Signature:
     if hw.tiered:
         for c in range(hw.channels):
             ports[f"m_axi_hot{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits, write=False))
+    if hw.host_tier:
+        for c in range(hw.channels):
+            ports[f"m_axi_cache{c}"] = Out(axi4_signature(ADDR_BITS, hw.stages.pq_dist.port_bits))
     for c, lay in enumerate(hw.ivf_stream_layouts):
         ports[f"m_axi_ivf{c}"] = Out(axi4_signature(ADDR_BITS, lay.port_bits, write=False))
     if hw.lut_fetched:
@@ -129,7 +136,8 @@ class IvfPqAccelerator(wiring.Component):
         link(m, lut.luts, scan.luts)
 
         loading = Signal()
-        table_cmds, table_words = self._channels(m, fetch, scan, loading)
+        pre = Prefetch(fetch) if hw.host_tier else None
+        table_cmds, table_words = self._channels(m, fetch, scan, loading, pre)
 
         m.submodules.out_fifo = of = stream_fifo(scan.keys.payload.shape(), hw.design.fifo_depth)
         link(m, scan.keys, of.i)
@@ -147,7 +155,7 @@ class IvfPqAccelerator(wiring.Component):
         ]
 
         pq = hw.stages.pq_dist
-        readers = [f"{pre}cmd{c}" for c in range(hw.channels) for pre in (("", "hot_") if hw.tiered else ("",))]
+        readers = [f"{p}cmd{c}" for c in range(hw.channels) for p in (("", "hot_") if fetch.pe.two_tiers else ("",))]
         self._watch(
             m,
             csr,
@@ -168,7 +176,7 @@ class IvfPqAccelerator(wiring.Component):
             },
         )
 
-        tags, rom_words = self._router(m, rd, front, lut, fetch, seeds.i)
+        tags, rom_words = self._router(m, rd, front, lut, fetch, seeds.i, pre)
         streams = self._streams(m, front)
         controller(
             hw,
@@ -187,6 +195,7 @@ class IvfPqAccelerator(wiring.Component):
             table_cmds,
             loading,
             streams,
+            pre,
         )
         return m
 
@@ -237,11 +246,12 @@ class IvfPqAccelerator(wiring.Component):
         m.d.comb += [csr.progress.eq(progress), csr.streams.eq(Cat(*state))]
 
     # -- PQ-code channels: list tables at load, then list reads into the feeders ----------------
-    def _channels(self, m: Module, fetch, scan, loading):
+    def _channels(self, m: Module, fetch, scan, loading, pre: Prefetch | None):
         """Per channel: reader(s), command/descriptor FIFOs, feeder; while `loading`, the
         controller's table command goes to each table's loader and its beats to that list table.
         Returns, per reader, (table command or None, error, base-address register, the Fetcher's
-        base input) and the table-word strobes."""
+        base input) and the table-word strobes. A host-memory design's channel also has the cache
+        reader and writer and a copy engine, which has both readers while `pre.active`."""
         hw = self.hw
         pe = 0
         table_cmds, table_words = [], []
@@ -252,12 +262,20 @@ class IvfPqAccelerator(wiring.Component):
             m.submodules[f"desc_fifo{c}"] = df = stream_fifo(desc.payload.shape(), hw.design.fifo_depth)
             link(m, desc, df.i)
             link(m, df.o, feeder.desc)
-            readers = [("", f"pq{c}", feeder.beats)]
+            copies = [None, None]
+            if pre is not None:
+                writer = AxiWriter(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).instance()
+                m.submodules[f"cache{c}_writer"] = writer
+                wire_master(m, getattr(self, f"m_axi_cache{c}"), writer.m_axi)
+                copies = pre.engine(m, c, writer)
+            readers = [("", f"pq{c}", feeder.beats, copies[0])]
             if hw.tiered:
-                readers.append(("hot_", f"hot{c}", feeder.hot_beats))
-            for pre, port, beats in readers:
-                tcmd, err, strobe = self._reader(m, c, pre, port, fetch, beats, loading)
-                table_cmds.append((tcmd, err, f"{port}_addr", getattr(fetch, f"{pre}base{c}")))
+                readers.append(("hot_", f"hot{c}", feeder.hot_beats, None))
+            if hw.host_tier:
+                readers.append(("hot_", f"cache{c}", feeder.hot_beats, copies[1]))
+            for head, port, beats, copy in readers:
+                tcmd, err, strobe = self._reader(m, c, head, port, fetch, beats, loading, copy)
+                table_cmds.append((tcmd, err, f"{port}_addr", getattr(fetch, f"{head}base{c}")))
                 if strobe is not None:
                     table_words.append(strobe)
             for i in range(feeder.pes):
@@ -265,48 +283,66 @@ class IvfPqAccelerator(wiring.Component):
                 pe += 1
         return table_cmds, table_words
 
-    def _reader(self, m: Module, c: int, pre: str, port: str, fetch, beats, loading):
+    def _reader(self, m: Module, c: int, pre: str, port: str, fetch, beats, loading, copy=None):
         """One PQ-code reader on `m_axi_<port>`: at load, the list table its channel shares with the
         channels of equal PE count if it is that table's loader (`Fetcher.loader`), then the
-        Fetcher's commands. Returns (table command or None, error, table-word strobe or None)."""
+        Fetcher's commands; with `copy` (active, the copy engine's command and beat streams), the
+        copy engine's commands while a prefetch is active. Returns (table command or None, error,
+        table-word strobe or None)."""
         hw = self.hw
         rd = AxiReader(hw.stages.pq_dist.port_bits, ADDR_BITS, MAX_BURST, OUTSTANDING, LEN_BITS).instance()
         m.submodules[f"{port}_reader"] = rd
-        wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
+        if port.startswith("cache"):  # the writer has the port's write half
+            wire_master(m, getattr(self, f"m_axi_{port}"), rd.m_axi)
+        else:
+            wiring.connect(m, wiring.flipped(getattr(self, f"m_axi_{port}")), rd.m_axi)
         cmd = getattr(fetch, f"{pre}cmd{c}")
         m.submodules[f"{port}_cmd_fifo"] = cf = stream_fifo(cmd.payload.shape(), hw.design.fifo_depth)
         link(m, cmd, cf.i)
+        busy = loading
+        run_valid, run_payload, run_ready = cf.o.valid, cf.o.payload, beats.ready  # the search's side
+        if copy is not None:
+            active, ccmd, cbeats = copy
+            busy = loading | active
+            run_valid = Mux(active, ccmd.valid, cf.o.valid)
+            run_payload = Mux(active, ccmd.payload, cf.o.payload)
+            run_ready = Mux(active, cbeats.ready, beats.ready)
+            m.d.comb += [
+                ccmd.ready.eq(active & rd.cmd.ready),
+                cbeats.valid.eq(active & rd.o.valid),
+                cbeats.payload.eq(rd.o.payload),
+            ]
         m.d.comb += [
-            cf.o.ready.eq(~loading & rd.cmd.ready),
-            beats.valid.eq(~loading & rd.o.valid),
+            cf.o.ready.eq(~busy & rd.cmd.ready),
+            beats.valid.eq(~busy & rd.o.valid),
             beats.payload.eq(rd.o.payload),
         ]
         table = fetch.pe.table(c)
-        if fetch.pe.loader(table) != c:
+        if pre == "hot_" and fetch.pe.cached or fetch.pe.loader(table) != c:  # a cache region has no table
             m.d.comb += [
-                rd.cmd.valid.eq(~loading & cf.o.valid),
-                rd.cmd.payload.eq(cf.o.payload),
-                rd.o.ready.eq(~loading & beats.ready),
+                rd.cmd.valid.eq(~loading & run_valid),
+                rd.cmd.payload.eq(run_payload),
+                rd.o.ready.eq(~loading & run_ready),
             ]
             return None, rd.error, None
         m.submodules[f"{port}_table_split"] = ts = BeatSplitterComponent(hw.stages.pq_dist.port_bits, TABLE_RECORD_BITS)
         tcmd = rd.cmd.signature.create()
         m.d.comb += [
-            rd.cmd.valid.eq(Mux(loading, tcmd.valid, cf.o.valid)),
-            rd.cmd.payload.eq(Mux(loading, tcmd.payload, cf.o.payload)),
+            rd.cmd.valid.eq(Mux(loading, tcmd.valid, run_valid)),
+            rd.cmd.payload.eq(Mux(loading, tcmd.payload, run_payload)),
             tcmd.ready.eq(loading & rd.cmd.ready),
             ts.i.valid.eq(loading & rd.o.valid),
             ts.i.payload.data.eq(rd.o.payload.data),
             ts.i.payload.keep.eq(rd.o.payload.keep),
             ts.i.payload.last.eq(rd.o.payload.last),
-            rd.o.ready.eq(Mux(loading, ts.i.ready, beats.ready)),
+            rd.o.ready.eq(Mux(loading, ts.i.ready, run_ready)),
         ]
         fill = getattr(fetch, f"{pre}table_fill{table}")
         m.d.comb += [fill.valid.eq(ts.o.valid), fill.payload.eq(ts.o.payload.data), ts.o.ready.eq(fill.ready)]
         return tcmd, rd.error, fill.valid & fill.ready
 
     # -- the I/O read path: ROM images at load, then queries ------------------------------------
-    def _router(self, m: Module, rd, front, lut, fetch, seeds):
+    def _router(self, m: Module, rd, front, lut, fetch, seeds, pre: Prefetch | None):
         """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM words taken on
         chip this cycle). Sections of different word widths go through different splitters, which
         drain independently: the tail of one section's last beat can leave its splitter in the
@@ -345,6 +381,8 @@ class IvfPqAccelerator(wiring.Component):
             targets["opq"] = front.opq_fill
         if hw.tiered:
             targets["tiers"] = fetch.tier_fill
+        if pre is not None:  # a prefetch run's descriptors come as a cell list
+            targets["cells"] = pre.cells(m, front.cell_list)
         strobes = []
         for name in names:
             dst, sp = targets[name], splitters[hw.section_word_bits(name)]

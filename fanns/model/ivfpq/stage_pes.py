@@ -174,6 +174,7 @@ def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
         table_of=shared_tables(st.pes_per_channel()),
         beat_bytes=st.port_bits // 8,
         tiered=st.tiers is not None,
+        cached=st.host_tier is not None,
         addr_bits=ADDR_BITS,
         record_bits=8 * LIST_TABLE_BYTES,
     )
@@ -181,7 +182,8 @@ def fetcher_pe(ctx: Context, st: PqDistStage) -> Fetcher:
 
 def feeder_pe(ctx: Context, st: PqDistStage, pes: int) -> ChannelFeeder:
     """The feeder of a PQ-code channel serving `pes` pq_decode PEs."""
-    return library_pe(ChannelFeeder, m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=st.tiers is not None)
+    two = st.tiers is not None or st.host_tier is not None  # a cached design's second reader: its cache region
+    return library_pe(ChannelFeeder, m=ctx.m, port_bits=st.port_bits, pes=pes, tiered=two)
 
 
 def result_filter_pe(ctx: Context) -> ResultFilter:
