@@ -45,6 +45,10 @@ MEMORY_OPTIONAL = {"latency"}
 LATENCY_KEYS = {"clock_mhz", "page_hit", "page_closed", "page_miss", "source"}
 ACCESSES = ("page_hit", "page_closed", "page_miss")
 HOST_KEYS = {"capacity_gb", "bandwidth_gbps", "latency_us"}
+HOST_MEMORY = "host"
+"""The memory name of host memory where images and banks name a memory (`Image.memory`, a driver's
+`Bank`): one bank, channel 0, reached over the link of the board file's `host` figures
+(Vitis connectivity `HOST[0]`; docs/host_tier.md)."""
 BLOCK_DESIGN_KEYS = {"board_part", "ps", "pl_clock", "control_port", "hp_ports"}
 MAX_CHANNELS = 64
 """Channels of one memory group a board file may declare: twice the most any AMD card has, the 32

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fanns.boards import Board, list_boards
+from fanns.boards import HOST_MEMORY, Board, list_boards
 from fanns.checks import check_platform
 from fanns.errors import FannsError
 from fanns.paths import shared_dir
@@ -33,8 +33,9 @@ TEMPLATES = {
 projects have the same files, each from its own template folder; the host files and the Makefile
 there extend the skeletons both share (templates/hls_common)."""
 
-VITIS_MEMORY = {"hbm": "HBM", "ddr": "DDR", "ddr4": "DDR", "pl-ddr4": "DDR"}
-"""Board memory groups that Vitis connectivity can address (`sp=port:HBM[i]` / `DDR[i]`)."""
+VITIS_MEMORY = {"hbm": "HBM", "ddr": "DDR", "ddr4": "DDR", "pl-ddr4": "DDR", HOST_MEMORY: "HOST"}
+"""Board memory groups that Vitis connectivity can address (`sp=port:HBM[i]` / `DDR[i]`), and host
+memory (`HOST[0]`: the lists of a host-memory design, docs/host_tier.md)."""
 
 
 @dataclass

@@ -202,11 +202,33 @@ class PqTiers:
 
 
 @dataclass(frozen=True)
+class PqHostTier:
+    """The PQ-code lists in host memory with an HBM cache of `cache_bytes` (docs/host_tier.md, "The
+    faces"): each PQ channel holds a cache region of `cache_beats` beats, written only by the
+    prefetch command; a probed list is read from the cache where the on-chip location table has it,
+    else from host memory. Chosen by the DSE (`fanns.model.ivfpq.host_cache`) for an index larger
+    than the board's memory."""
+
+    cache_bytes: int
+
+    def validate(self, where: str) -> None:
+        check_int(f"{where}.cache_bytes", self.cache_bytes, 1)
+
+    def cache_beats(self, channels: int, port_bits: int) -> int:
+        """Beats of each PQ channel's cache region: the cache split evenly over the channels."""
+        return self.cache_bytes // (channels * (port_bits // 8))
+
+    def to_dict(self) -> dict:
+        return {"cache_bytes": self.cache_bytes}
+
+
+@dataclass(frozen=True)
 class PqDistStage:
     """Stage PQDist: `pes` `pq_decode` PEs fed by `channels` channels of the board memory `memory`;
     with `tiers`, the hot lists come from a second, paired set of channels (`PqTiers`). The PEs
     load `lut_words` LUT words a cycle (`fanns.pe.pq_decode.PqDecode.lut_words`), built by groups
-    of that many BuildLUT PEs."""
+    of that many BuildLUT PEs. With `host_tier` (exclusive with `tiers`) the lists live in host
+    memory and the channels hold a prefetched cache (`PqHostTier`)."""
 
     pes: int
     double_buffer: bool
@@ -215,12 +237,23 @@ class PqDistStage:
     port_bits: int
     tiers: PqTiers | None = None
     lut_words: int = 1
+    host_tier: PqHostTier | None = None
 
     def validate(self, where: str = "stages.pq_dist", nlist: int | None = None) -> None:
         if self.tiers is not None:
             if not isinstance(self.tiers, PqTiers):
                 fail(f"{where}.tiers", "must be a mapping {memory, channels, hot}")
             self.tiers.validate(f"{where}.tiers", self.channels, nlist)
+        if self.host_tier is not None:
+            if not isinstance(self.host_tier, PqHostTier):
+                fail(f"{where}.host_tier", "must be a mapping {cache_bytes}")
+            if self.tiers is not None:
+                fail(
+                    f"{where}.host_tier",
+                    "a design has either a fast tier of hot lists (tiers) or the lists in host memory (host_tier)",
+                    hint="remove one of them",
+                )
+            self.host_tier.validate(f"{where}.host_tier")
         check_int(f"{where}.pes", self.pes, 1, MAX_UNITS)
         if not isinstance(self.double_buffer, bool):
             fail(f"{where}.double_buffer", "must be true or false")
@@ -233,6 +266,13 @@ class PqDistStage:
             fail(f"{where}.lut_words", f"is {self.lut_words}", hint=f"one of {', '.join(map(str, LUT_WORDS))}")
         if self.channels > self.pes:
             fail(f"{where}.channels", f"{self.channels} channels for {self.pes} PEs", hint="at most one channel per PE")
+        if self.host_tier is not None and self.host_tier.cache_beats(self.channels, self.port_bits) < 1:
+            fail(
+                f"{where}.host_tier.cache_bytes",
+                f"{self.host_tier.cache_bytes} bytes leave no whole beat of {self.port_bits} bits on each of "
+                f"{self.channels} channels",
+                hint=f"at least {self.channels * self.port_bits // 8} bytes",
+            )
 
     def channel_of(self, pe: int) -> int:
         """The channel (0 .. channels-1 within this stage) that feeds PE `pe`: contiguous blocks."""
@@ -265,6 +305,10 @@ class Stages:
             pq.pop("tiers")  # untiered designs keep the schema they always had
         else:
             pq["tiers"] = self.pq_dist.tiers.to_dict()
+        if self.pq_dist.host_tier is None:
+            pq.pop("host_tier")  # designs with the lists on the card keep the schema they always had
+        else:
+            pq["host_tier"] = self.pq_dist.host_tier.to_dict()
         return out
 
     @classmethod
@@ -292,10 +336,12 @@ class Stages:
 
 
 def _pq_dist(data: Any) -> PqDistStage:
-    st = from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers", "lut_words"))
-    if st.tiers is None:
-        return st
-    return dataclasses.replace(st, tiers=PqTiers.from_dict("stages.pq_dist.tiers", st.tiers))
+    st = from_mapping(PqDistStage, "stages.pq_dist", data, optional=("tiers", "lut_words", "host_tier"))
+    if st.tiers is not None:
+        st = dataclasses.replace(st, tiers=PqTiers.from_dict("stages.pq_dist.tiers", st.tiers))
+    if st.host_tier is not None:
+        st = dataclasses.replace(st, host_tier=from_mapping(PqHostTier, "stages.pq_dist.host_tier", st.host_tier))
+    return st
 
 
 # -- the index, memory and the whole design --------------------------------------------------------

@@ -26,7 +26,7 @@ from fanns import __version__
 from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.project import layout
+from fanns.codegen.ivfpq.project import check_host_tier_faces, layout
 from fanns.codegen.platform import vitis_platform
 from fanns.codegen.project_layout import MARKER, parse_backends
 from fanns.datasets.cache import cache_root
@@ -174,14 +174,10 @@ def generate_command(args: argparse.Namespace) -> int:
         status("reusing the design-space exploration of an earlier run (same workloads, board, goal and options)")
     if outcome.best is None:
         raise FannsError("\n  ".join(outcome.explain), hint=no_design_hint(bool(outcome.workloads)))
-    if outcome.host_tier:
-        raise FannsError(
-            f"the index does not fit {board.name}'s memory ({host_cache.choice_text(outcome.host_tier)}), and the "
-            "HLS and RTL faces do not build the host-memory tier yet (docs/host_tier.md)",
-            hint="`fanns dse` records that design and its cache; to generate, choose a board whose memory holds "
-            "the index, or a smaller index",
-        )
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
+    if outcome.host_tier:
+        status(f"host-memory design: {host_cache.choice_text(outcome.host_tier)}")
+        check_host_tier_faces(design, backends)
     dse_record = report.outcome_record(outcome)
     note_design(design)
 

@@ -27,6 +27,11 @@ so "d" below is d_hw = m * dsub_hw (queries, centroids, codebook rows, OPQ rows 
   ``pq_codes_<c>``; both images have the layout above and a full list table, where a list the
   image does not hold has 0 beats. The ROM image ``list_tiers`` (uint8 [nlist], 1 = fast tier)
   is the list->tier mapping table the accelerator loads on chip.
+* Host-memory designs (``stages.pq_dist.host_tier``, docs/host_tier.md): the ``pq_codes_<c>``
+  images keep the layout above but live in host memory (memory ``host``, channel 0: Vitis
+  ``HOST[0]``); PQ channel c instead holds ``pq_cache_<c>`` (use ``pq_cache``), a zeroed cache region
+  of ``cache_beats`` beats that only the prefetch command writes. A cached list occupies
+  `cache_list_beats` beats of every channel's region (the most any channel's table gives it).
 * ``ivf_centroids_<c>`` — streamed IVF centroids of the IVFDist PEs on channel c: for every
   centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
   that owns an i-th centroid, word k of that centroid; read once per query.
@@ -53,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.boards import Board
+from fanns.boards import HOST_MEMORY, Board
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.design.ivfpq_stages import ivf_chunks
 from fanns.errors import FannsError
@@ -106,6 +111,7 @@ __all__ = [  # the layouts are re-exported: one import serves packer and readers
     "quantised_arrays",
     "hardware_arrays",
     "image_summary",
+    "cache_list_beats",
 ]
 MANIFEST_VERSION = 1
 
@@ -333,13 +339,23 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     images: list[Image] = []
     hot = hot_lists(design)
     tiered = st.pq_dist.tiers is not None
+    host_tier = st.pq_dist.host_tier
     for use, name, mask in (("pq_codes", "pq_codes", ~hot if tiered else None), ("pq_hot", "pq_hot", hot)):
         for c, (ch, layout) in enumerate(pq_layouts(design, use)):
             lay = layout.to_dict() | (
                 {"tier": "fast" if use == "pq_hot" else "slow", "lists": int(mask.sum())} if tiered else {}
             )
             codes = Streamed(pq_channel_bytes(layout, data, mask), partial(iter_pq_channel, layout, data, mask))
-            images.append(Image(f"{name}_{c}", use, ch.memory, ch.channel, codes, lay))
+            where = (HOST_MEMORY, 0) if host_tier is not None else (ch.memory, ch.channel)
+            images.append(Image(f"{name}_{c}", use, *where, codes, lay))
+    if host_tier is not None:
+        beats = host_tier.cache_beats(st.pq_dist.channels, st.pq_dist.port_bits)
+        nbytes = beats * st.pq_dist.port_bits // 8
+        for c, (ch, _layout) in enumerate(pq_layouts(design)):
+            lay = {"port_bits": st.pq_dist.port_bits, "cache_beats": beats}
+            images.append(
+                Image(f"pq_cache_{c}", "pq_cache", ch.memory, ch.channel, Streamed(nbytes, _zeros(nbytes)), lay)
+            )
     for c, (ch, layout) in enumerate(ivf_stream_layouts(design, first.port_bits)):
         images.append(
             Image(
@@ -378,6 +394,8 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     if tiered:
         images.append(_rom("list_tiers", hot, np.dtype("u1"), io_ch))
     for img in images:
+        if img.memory == HOST_MEMORY:
+            continue  # host memory: the lists of an index larger than the board (no capacity to check here)
         cap = _group(board, img.memory).capacity_bytes
         if img.nbytes > cap:
             raise FannsError(
@@ -399,12 +417,44 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
             "slow": st.pq_dist.memory,
             "hot_lists": [int(i) for i in np.nonzero(hot)[0]],
         }
+    if host_tier is not None:
+        info["host_tier"] = {
+            "cache_bytes": host_tier.cache_bytes,
+            "cache_beats": host_tier.cache_beats(st.pq_dist.channels, st.pq_dist.port_bits),
+            "port_bits": st.pq_dist.port_bits,
+        }
     return MemoryImages(
         tuple(images),
         IoLayout.of(fmt, design.k, first.port_bits),
         (io_ch.memory, io_ch.channel),
         info,
     )
+
+
+def _zeros(nbytes: int, piece: int = 1 << 24):
+    """A producer of `nbytes` zero bytes in pieces of at most `piece` (a cache region is never held whole)."""
+
+    def pieces():
+        for at in range(0, nbytes, piece):
+            yield bytes(min(piece, nbytes - at))
+
+    return pieces
+
+
+def cache_list_beats(images: MemoryImages) -> np.ndarray:
+    """[nlist] int64: the beats a list occupies in a host-memory design's cache ring — the most
+    any PQ channel's list table gives it (one offset serves every channel; docs/host_tier.md)."""
+    out = None
+    for img in images.by_use("pq_codes"):
+        lay = img.layout
+        nlist = lay["nlist"]
+        head = img.content if isinstance(img.content, bytes) else next(iter(img.content.pieces()))
+        table = np.frombuffer(head[: nlist * TABLE_WORDS * 4], dtype="<u4").reshape(nlist, TABLE_WORDS)
+        beats = table[:, 1].astype(np.int64)
+        out = beats if out is None else np.maximum(out, beats)
+    if out is None:
+        raise FannsError("no PQ-code images: not an IVF-PQ image set")
+    return out
 
 
 def unpack_lists(images: MemoryImages, pes: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fanns.arch.ivfpq.hw import IMAGE_REGISTERS
+from fanns.boards import HOST_MEMORY
 from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS, STEPWISE_ARGS
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
@@ -141,6 +142,8 @@ class Interface:
                     f"{self.project.path}: no memory bank for buffer {name}", hint="regenerate the project"
                 )
             bank = self.banks[name]
+            if bank.memory == HOST_MEMORY and board.host is not None and bank.channel == 0:
+                continue
             groups = [g for g in board.memory if g.kind == bank.memory]
             if not groups or bank.channel >= sum(g.count for g in groups):
                 raise FannsError(
@@ -149,6 +152,8 @@ class Interface:
                 )
 
     def bank_capacity(self, bank: Bank) -> int:
+        if bank.memory == HOST_MEMORY:
+            return self.project.board.host.capacity_bytes
         return next(g.capacity_bytes for g in self.project.board.memory if g.kind == bank.memory)
 
     def image_buffers(self) -> list[Buffer]:

@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fanns import __version__
-from fanns.boards import Board
+from fanns.boards import HOST_MEMORY, Board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.driver_files import PROJECT_VERSION
 from fanns.codegen.project_files import HLS_SOURCES, PROJECT_FILE, check_sources, read_record
@@ -27,9 +27,10 @@ from fanns.errors import FannsError
 from fanns.images.ivfpq import IoLayout, MemoryImages
 from fanns.numerics import IvfPqFormat
 
-VITIS_BANK = re.compile(r"^(HBM|DDR)\[(\d+)\]$")
+VITIS_BANK = re.compile(r"^(HBM|DDR|HOST)\[(\d+)\]$")
 SP_LINE = re.compile(r"^sp=(\w+)\.(\w+):(\S+)$")
 MEMORY_OF_VITIS = {"HBM": ("hbm",), "DDR": ("ddr", "ddr4", "pl-ddr4")}
+"""Vitis bank -> the board memory groups it may name (HOST: host memory, `HOST_MEMORY`)."""
 
 
 RTL_FILES = ("rtl/regmap.json", "rtl/ports.json")
@@ -37,7 +38,7 @@ RTL_FILES = ("rtl/regmap.json", "rtl/ports.json")
 
 
 def parse_connectivity(text: str, board: Board) -> dict[str, Bank]:
-    """Kernel argument -> bank of a Vitis connectivity file (`sp=<cu>.<arg>:HBM[i]|DDR[i]`)."""
+    """Kernel argument -> bank of a Vitis connectivity file (`sp=<cu>.<arg>:HBM[i]|DDR[i]|HOST[0]`)."""
     out = {}
     kinds = {g.kind for g in board.memory}
     for line in text.splitlines():
@@ -50,6 +51,14 @@ def parse_connectivity(text: str, board: Board) -> dict[str, Bank]:
                 f"connectivity.cfg: bank {m.group(3)!r} of {m.group(2)} is not HBM[i] or DDR[i]",
                 hint="regenerate the project",
             )
+        if bank.group(1) == "HOST":
+            if board.host is None:
+                raise FannsError(
+                    f"connectivity.cfg: {m.group(3)} but board {board.name} has no host link (`host` figures)",
+                    hint="regenerate the project",
+                )
+            out[m.group(2)] = Bank(HOST_MEMORY, int(bank.group(2)))
+            continue
         kind = next((k for k in MEMORY_OF_VITIS[bank.group(1)] if k in kinds), None)
         if kind is None:
             raise FannsError(

@@ -141,10 +141,12 @@ class RingCache:
     def holds(self, cell: int) -> bool:
         return int(cell) in self.table
 
-    def _place(self, cell: int, size: int) -> int:
-        """Append `size` bytes for `cell` at the write pointer, evicting what it overwrites."""
+    def _place(self, cell: int, size: int) -> tuple[int, list[int]]:
+        """Append `size` bytes for `cell` at the write pointer, evicting what it overwrites:
+        (offset, the cells evicted, oldest first)."""
         start = 0 if self.head + size > self.capacity else self.head
         end = start + size
+        evicted = []
         while self.fifo:
             old, off, n = self.fifo[0]
             wrapped = start < self.head  # the write pointer went back to the region's start
@@ -152,17 +154,23 @@ class RingCache:
                 break
             self.fifo.popleft()
             del self.table[old]
+            evicted.append(old)
         self.fifo.append((cell, start, size))
         self.table[cell] = start
         self.head = end
-        return start
+        return start, evicted
 
     def prefetch(self, order: np.ndarray, sizes: np.ndarray, budget: float) -> list[tuple[int, int, int | None]]:
         """Prefetch the cells of `order` (nearest first) while the set's lists fit `budget` bytes
         and the region (a wrap's skipped tail included); returns (cell, offset, source) of each list
         written, in order: source None for a copy from host memory, else the HBM offset it was moved
         from (a refreshed cached list: read it before writing what follows it)."""
-        written: list[tuple[int, int, int | None]] = []
+        return [(cell, at, source) for cell, at, source, _evicted in self.plan(order, sizes, budget)]
+
+    def plan(self, order: np.ndarray, sizes: np.ndarray, budget: float) -> list[tuple[int, int, int | None, list[int]]]:
+        """`prefetch` with the evictions of each write: (cell, offset, source, evicted cells) — what
+        the accelerator's location table must forget before the write (`prefetch_descriptors`)."""
+        written: list[tuple[int, int, int | None, list[int]]] = []
         total = used = 0  # the set's bytes; the region's bytes this prefetch wrote or skipped at a wrap
         head = self.head
         for cell in map(int, np.asarray(order, dtype=np.int64)):
@@ -179,7 +187,8 @@ class RingCache:
             if source is not None:
                 self.fifo.remove((cell, source, size))
                 del self.table[cell]
-            written.append((cell, self._place(cell, size), source))
+            at, evicted = self._place(cell, size)
+            written.append((cell, at, source, evicted))
         return written
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from fanns.boards import CLOCK_ORIGINS
 from fanns.datasets.formats import atomic_path
-from fanns.design.ivfpq import IndexRef, IvfPqDesign
+from fanns.design.ivfpq import IndexRef, IvfPqDesign, PqHostTier
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq.dse import DesignPoint, Outcome, kinds_dict
@@ -133,7 +133,14 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         nprobe=w.nprobe,
         k=w.k,
         format=p.ctx.fmt,
-        stages=p.stages,
+        stages=p.stages
+        if not outcome.host_tier
+        else dataclasses.replace(
+            p.stages,
+            pq_dist=dataclasses.replace(
+                p.stages.pq_dist, host_tier=PqHostTier(cache_bytes=int(outcome.host_tier["cache_bytes"]))
+            ),
+        ),
         memory=memory_plan(p.ctx, p.stages),
         fifo_depth=stage_model.FIFO_DEPTH,
         slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
