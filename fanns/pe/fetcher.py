@@ -270,19 +270,19 @@ class FetcherComponent(wiring.Component):
         outs, enabled = [], []  # every output of a cell, and whether this cell uses it
         for c in range(pe.channels):
             outs.append(getattr(self, f"desc{c}"))
-            enabled.append(~is_copy)
+            enabled.append(~is_copy if pe.cached else Const(1, 1))
             outs.append(getattr(self, f"cmd{c}"))
-            enabled.append(~is_copy & ~tier)
+            enabled.append(~is_copy & ~tier if pe.cached else ~tier)
             if pe.two_tiers:
                 outs.append(getattr(self, f"hot_cmd{c}"))
-                enabled.append(~is_copy & tier)
+                enabled.append(~is_copy & tier if pe.cached else tier)
         rows = {
             (pre, t): self._table(
                 m,
                 f"{pre}list_table{t}",
                 getattr(self, f"{pre}table_fill{t}"),
                 TABLE_BITS,
-                issue | copy_issue,
+                issue | copy_issue if pe.cached else issue,
                 Mux(copy_issue, self.copy_req.payload.cell, self.cells.payload.cell)
                 if pe.cached
                 else self.cells.payload.cell,
@@ -310,10 +310,13 @@ class FetcherComponent(wiring.Component):
         with m.If(free):
             m.d.sync += pending.eq(Mux(issue | copy_issue, (1 << len(outs)) - 1, 0))
             with m.If(issue):
-                m.d.sync += [last.eq(self.cells.payload.last), empty.eq(self.cells.payload.empty), is_copy.eq(0)]
-            with m.If(copy_issue):
+                m.d.sync += [last.eq(self.cells.payload.last), empty.eq(self.cells.payload.empty)]
+            if pe.cached:
                 req = self.copy_req.payload
-                m.d.sync += [is_copy.eq(1), op.eq(req.op), at.eq(req.at), source.eq(req.source)]
+                with m.If(issue):
+                    m.d.sync += is_copy.eq(0)
+                with m.If(copy_issue):
+                    m.d.sync += [is_copy.eq(1), op.eq(req.op), at.eq(req.at), source.eq(req.source)]
         with m.Else():
             m.d.sync += pending.eq(pending & ~Cat(*(o.ready for o in outs)))
         shift = exact_log2(pe.beat_bytes)

@@ -148,6 +148,7 @@ def controller(
                 m.d.comb += res.clear.eq(1)
                 if pre is not None:
                     m.d.comb += pre.walker.clear.eq(1)
+                    m.d.sync += [sent.eq(0), prefetch.eq(csr.mode == 2)]
                 with m.If(~params_ok):
                     m.next = "DONE"
                 with m.Elif(loaded):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the generators are imported when a project is laid out, not
     from fanns.index.ivfpq import IvfPqIndexData
 
 
-HOST_TIER_FACES = ("hls",)
+HOST_TIER_FACES = ("hls", "rtl")
 """The faces that build a host-memory design (`stages.pq_dist.host_tier`, docs/host_tier.md)."""
 
 

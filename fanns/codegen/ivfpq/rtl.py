@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fanns.arch.ivfpq.hw import IvfPqHw
 from fanns.arch.ivfpq.top import IvfPqAccelerator
-from fanns.boards import Board
+from fanns.boards import HOST_MEMORY, Board
 from fanns.codegen.ivfpq.driver_files import add_driver
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl_kernel import kernel, kernel_files
@@ -63,6 +63,15 @@ def port_map(hw: IvfPqHw) -> dict:
             "memory": ch.memory,
             "channel": ch.channel,
         }
+        if hw.host_tier:  # the lists in host memory, the channel holds the cache region
+            ports[f"m_axi_pq{c}"] |= {"memory": HOST_MEMORY, "channel": 0}
+            ports[f"m_axi_cache{c}"] = {
+                "role": f"cache region of PEs {list(ch.pes)}: prefetch writes, cached lists read (image pq_cache_{c})",
+                "bus": "axi4",
+                "data_bits": hw.stages.pq_dist.port_bits,
+                "memory": ch.memory,
+                "channel": ch.channel,
+            }
     for c, ch in enumerate(c for c in design.memory if c.use == "pq_hot"):
         ports[f"m_axi_hot{c}"] = {
             "role": f"hot lists (fast tier) of PEs {list(ch.pes)} (image pq_hot_{c})",

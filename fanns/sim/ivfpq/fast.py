@@ -61,14 +61,19 @@ ADDR_BITS = 64
 TIER_IMAGES = {
     "pq": "pq_codes",
     "hot": "pq_hot",
+    "cache": "pq_cache",
     "ivf": "ivf_centroids",
     "lutc": "lut_centroids",
     "opq": "opq_matrix",
 }
-"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>`, `m_axi_hot<c>` and `m_axi_ivf<c>`,
+"""The images (`<name>_<c>`) behind the ports `m_axi_pq<c>`, `m_axi_hot<c>`, `m_axi_cache<c>` (a
+host-memory design's cache region, read and written) and `m_axi_ivf<c>`,
 `lut_centroids` behind `m_axi_lutc` and a streamed `opq_matrix` behind `m_axi_opq`."""
-LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "ivf": "pq", "lutc": "pq", "opq": "pq"}
-"""Which latency input times a port: a centroid or matrix channel is a data channel like a PQ one."""
+LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "cache": "hot", "ivf": "pq", "lutc": "pq", "opq": "pq"}
+"""Which latency input times a port: a centroid or matrix channel is a data channel like a PQ one; a
+cache region is timed as the fast tier (in a host-memory design `pq` times the host memory)."""
+WRITTEN_TIERS = ("cache",)
+"""Ports besides `m_axi_io` that write their memory."""
 
 
 def align(n: int) -> int:
@@ -110,11 +115,18 @@ class BenchLayout:
 
     @classmethod
     def of(
-        cls, ports_json: dict, images: MemoryImages, query_bytes: int, result_bytes: int, cell_bytes: int = 0
+        cls,
+        ports_json: dict,
+        images: MemoryImages,
+        query_bytes: int,
+        result_bytes: int,
+        cell_bytes: int = 0,
+        descriptor_bytes: int = 0,
     ) -> BenchLayout:
         """The layout for a project (`rtl/ports.json`, its images, the bytes of all its test queries,
-        of the results of all of them and of their cell lists); a step-wise run's buffers
-        (`step_queries`, `cells`, `seeds`) follow the results."""
+        of the results of all of them and of their cell lists, and of a prefetch run's descriptors);
+        a step-wise run's buffers (`step_queries`, `cells`, `seeds`) follow the results, then the
+        `descriptors` of a host-memory design."""
         spec = ports_json["ports"]
         io_bytes = spec["m_axi_io"]["data_bits"] // 8
         io, offset = {}, PAGE
@@ -128,6 +140,8 @@ class BenchLayout:
         for name, nbytes in (("step_queries", query_bytes), ("cells", cell_bytes), ("seeds", result_bytes)):
             io[name] = offset
             offset += align(nbytes) if cell_bytes else 0
+        io["descriptors"] = offset
+        offset += align(descriptor_bytes)
         ports = [Port("m_axi_io", spec["m_axi_io"]["data_bits"], True, "io", pow2_words(offset, io_bytes))]
         for name in sorted(spec, key=_port_order):
             tier = name.removeprefix("m_axi_").rstrip("0123456789")
@@ -136,7 +150,7 @@ class BenchLayout:
                 c = name.removeprefix("m_axi_" + tier)
                 img = images.get(TIER_IMAGES[tier] + (f"_{c}" if c else ""))
                 depth = pow2_words(PAGE + align(img.nbytes), bits // 8)
-                ports.append(Port(name, bits, False, tier, depth, img.name))
+                ports.append(Port(name, bits, tier in WRITTEN_TIERS, tier, depth, img.name))
         return cls(tuple(ports), io, spec[CONTROL]["addr_bits"])
 
 
@@ -272,7 +286,12 @@ class FastBench:
         ports = json.loads((project / "rtl" / "ports.json").read_text())
         nq = int(record["test"]["nq"])
         cell_stride = IoLayout.from_dict(io).cell_beats(int(record["nprobe"])) * io["port_bits"] // 8
-        self.layout = BenchLayout.of(ports, images, queries, nq * result_stride, nq * cell_stride)
+        host_tier = "pq_cache" in {img.use for img in images.images}
+        nlist = images.by_use("pq_codes")[0].layout["nlist"]
+        self.descriptor_bytes = 2 * nlist * 16 if host_tier else 0  # an eviction and a copy per list
+        self.layout = BenchLayout.of(
+            ports, images, queries, nq * result_stride, nq * cell_stride, self.descriptor_bytes
+        )
         sources = {f"{TOP}.v": text, f"{BENCH_TOP}.v": bench_verilog(self.layout, TOP), **ram_sources()}
         tag = hashlib.sha256("".join(sources.values()).encode()).hexdigest()[:16]
         self.sim = ModelBuild(
@@ -351,6 +370,17 @@ class FastBench:
         io_bytes, io_mem = self.layout.ports[0].data_bits // 8, f"mem_{self.layout.ports[0].short}"
         results, simulated = [], 0
         for i, run in enumerate(runs):
+            for short, at, raw in run.get("pokes", ()):  # e.g. a corrupted cache beat
+                port = next(p for p in self.layout.ports if p.short == short)
+                load(m, raw, port.data_bits // 8, (PAGE + at) // (port.data_bits // 8), False, f"mem_{short}")
+            if "prefetch" in run:
+                try:
+                    sim_cycles = self._prefetch(m, csr, run, limits)
+                except Stuck as stuck:
+                    return out | {"runs": results, "stuck": f"run {i + 1} of {len(runs)}: {stuck}"}
+                simulated += sim_cycles
+                results.append({name: csr.read(name) for name in RUN_REGISTERS} | {"sim_cycles": sim_cycles})
+                continue
             nq, stride = run["nq"], run["stride"]
             load(m, b"\xa5" * (nq * stride), io_bytes, self.layout.io["results"] // io_bytes, False, io_mem)
             regs = {
@@ -378,7 +408,12 @@ class FastBench:
             "run_cpu_seconds": time.process_time() - cpu,
             "run_cycles": simulated,
         }
-        bad = [r.get("first_bad") for r in results if r["mismatched_keys"]]
+        out["memories"] = {
+            p.short: read(m, p.data_bits // 8, PAGE, self.images.get(p.image).nbytes, f"mem_{p.short}")
+            for p in self.layout.ports
+            if p.write and p.image is not None
+        }  # what the runs wrote (a host-memory design's cache regions)
+        bad = [r.get("first_bad") for r in results if r.get("mismatched_keys")]
         if bad or any(r["status"] & 0b110 for r in results):
             raise SimulationFailed(
                 f"{self.project.name}: the accelerator returned wrong keys or an error status: "
@@ -386,6 +421,19 @@ class FastBench:
                 hint="the generated hardware disagreed with its reference model; report it with design.yaml",
             )
         return out
+
+    def _prefetch(self, m: Model, csr: Csr, run: dict, limits: dict) -> int:
+        """A prefetch run (`mode` 2 of a host-memory design): its descriptors written to the I/O
+        memory, `cells_addr` pointing at them; the cycles spent."""
+        io_bytes, io_mem = self.layout.ports[0].data_bits // 8, f"mem_{self.layout.ports[0].short}"
+        raw = run["prefetch"]
+        if len(raw) > self.descriptor_bytes:
+            raise FannsError(f"{len(raw) // 16} prefetch descriptors: the bench holds {self.descriptor_bytes // 16}")
+        load(m, raw, io_bytes, self.layout.io["descriptors"] // io_bytes, False, io_mem)
+        regs = {"nq": len(raw) // 16, "nprobe": run["nprobe"], "k": run["k"], "mode": 2}
+        for name, value in (regs | {"cells_addr": self.layout.io["descriptors"]}).items():
+            csr.write(name, value)
+        return self._run_once(m, csr, limits)
 
     def _step_buffers(self, m: Model, step: dict | None) -> dict[str, int]:
         """A step-wise run's buffers written to the I/O memory, and the registers pointing at

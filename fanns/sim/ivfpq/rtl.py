@@ -108,6 +108,17 @@ class Run:
     first: int = 0
     expected: Path | None = None
     step: Step | None = None
+    pokes: tuple[tuple[str, int, bytes], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class PrefetchRun:
+    """A prefetch run of a host-memory design (`mode` 2, docs/host_tier.md; fast harness): the
+    descriptors (uint32 [n, 4]: cell, op, at, source), and `pokes` (port, byte offset in its image,
+    bytes) written into the bench's memories before it."""
+
+    descriptors: np.ndarray
+    pokes: tuple[tuple[str, int, bytes], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -290,12 +301,16 @@ class RtlProjectSim:
         nprobe: int | None = None,
         pq_memory: RamTiming | None = None,
         hot_memory: RamTiming | None = None,
+        cached: np.ndarray | None = None,
     ):
         """The latency model's per-query times (`fanns.model.ivfpq.latency.QueryTimes`) for these queries;
         with `pq_memory` / `hot_memory` (the simulated memories of `run`), the PQ codes arrive as
-        those memories deliver them (`fanns.model.ivfpq.skew.cells_feed`: hot lists from the fast tier)."""
+        those memories deliver them (`fanns.model.ivfpq.skew.cells_feed`: hot lists from the fast tier).
+        A host-memory design reads the probes `cached` ([nq, nprobe] bool, the driver's table mirror;
+        None: a cold cache) from the cache regions (`hot_memory`), the others from host memory
+        (`pq_memory`; `host_memory()` is the board's), `fanns.model.ivfpq.skew.mask_feed`."""
 
-        ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory)
+        ctx, probes, feed = self._feed(first, nq, nprobe, pq_memory, hot_memory, cached)
         return query_times(ctx, self.design.stages, probes, feed)
 
     def _feed(
@@ -305,6 +320,7 @@ class RtlProjectSim:
         nprobe: int | None,
         pq_memory: RamTiming | None = None,
         hot_memory: RamTiming | None = None,
+        cached: np.ndarray | None = None,
     ):
         """(context, probes, code feed) of these queries; the feed is None (the model's default:
         every list on the design's PQ channels at the board's rate) unless the design is tiered
@@ -318,12 +334,18 @@ class RtlProjectSim:
         )
         cells, sizes = self.probed(first, nq, nprobe)
         probes = stage_model.Probes.of(sizes)
-        if pq_memory is None and not self.hw.tiered:
+        if pq_memory is None and not self.hw.tiered and not self.hw.host_tier:
             return ctx, probes, None
         st = self.design.stages.pq_dist
         ppc = max(st.pes_per_channel())
+        if self.hw.host_tier and pq_memory is None:
+            pq_memory = self.host_memory()
         pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
         slow = skew_model.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
+        if self.hw.host_tier:
+            fast = skew_model.ram_tier(st.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
+            in_fast = np.zeros(cells.shape, bool) if cached is None else np.asarray(cached, bool)
+            return ctx, probes, skew_model.mask_feed(ctx, self.design.stages, probes, in_fast, fast, slow)
         if not self.hw.tiered:
             return (
                 ctx,
@@ -338,6 +360,14 @@ class RtlProjectSim:
             probes,
             skew_model.cells_feed(ctx, self.design.stages, cells, probes, hot_lists(self.design), fast, slow),
         )
+
+    def host_memory(self) -> RamTiming:
+        """Host memory as the board file's `host` figures give it to a PQ reader
+        (`fanns.model.ivfpq.skew.host_tier`): the link latency in cycles of the design's clock, and
+        at most one beat a cycle (a reader's most)."""
+        st = self.design.stages.pq_dist
+        tier = skew_model.host_tier(self.design.target_board(), self.design.clock_mhz, st.pes, st.port_bits)
+        return RamTiming(round(tier.latency_cycles), min(1.0, tier.rate))
 
     def query_latencies(
         self,
@@ -402,13 +432,22 @@ class RtlProjectSim:
     ) -> dict:
         """Simulate `runs` back to back (the first loads the index) and return the bench's report;
         `pq_memory` / `hot_memory` time the PQ-code RAMs of the slow / fast tier (default:
-        `latency`, one beat per cycle). A run the watchdog stops (`limits`) raises `DesignStuck`
+        `latency`, one beat per cycle; a host-memory design's `pq_memory` is `host_memory()` and its
+        `hot_memory` the cache regions; `PrefetchRun`s among `runs` run its prefetch command). A run the watchdog stops (`limits`) raises `DesignStuck`
         with the bench's account of where the design stands; `frozen` memory ports (e.g.
         "m_axi_pq0") never answer, a fault that proves the watchdog."""
         io = self.record["io"]
         ref = self.project / "data" / "reference_keys.bin"
+        if self.hw.host_tier and pq_memory is None:  # the lists come over the host link
+            pq_memory = self.host_memory()
         specs = []
         for r in runs:
+            if isinstance(r, PrefetchRun):
+                if self.harness != "fast" or not self.hw.host_tier:
+                    raise FannsError("a prefetch run needs a host-memory design and the fast harness")
+                raw = np.ascontiguousarray(r.descriptors, dtype="<u4").reshape(-1, 4).tobytes()
+                specs.append({"prefetch": raw, "nprobe": self.design.nprobe, "k": self.design.k, "pokes": r.pokes})
+                continue
             if r.step is not None:
                 specs.append(self._step_spec(r, len(specs)))
                 continue
@@ -432,11 +471,12 @@ class RtlProjectSim:
                     "expected": str(expected),
                     "stride": io["result_beats"] * io["port_bits"] // 8,
                     "keys": str(self.sim.build_dir / f"keys_{len(specs)}.bin"),
+                    "pokes": r.pokes,
                 }
             )
         watchdog = {
             "stall": limits.stall or self.stall_bound(latency),
-            "cycles": limits.cycles or max(self.cycle_bound(r, latency) for r in runs),
+            "cycles": limits.cycles or max(self.cycle_bound(r, latency) for r in runs if isinstance(r, Run)),
             "seconds": min(limits.seconds, 1e9),
         }
         if self.harness == "fast":
@@ -465,7 +505,8 @@ class RtlProjectSim:
                 "raise the watchdog bound with --timeout only if the design is merely slow",
             )
         for spec, row in zip(specs, out["runs"]):
-            row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
+            if "keys" in spec:
+                row["keys"] = np.fromfile(spec["keys"], dtype="<u8").reshape(spec["nq"], spec["k"])
         return out
 
     def _step_spec(self, r: Run, n: int) -> dict:

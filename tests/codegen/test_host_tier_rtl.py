@@ -1,0 +1,152 @@
+"""The RTL face of the host-memory tier (docs/host_tier.md, "The faces"): a design whose lists live
+in host memory with a cache region on its PQ channel, generated as RTL and simulated on the fast
+harness (one Verilator build for the module).
+
+The simulated host memory has the board file's `host` latency (1 µs at the design's clock) and a
+reader's one beat a cycle (the U55C's host port carries two PQ beats a cycle at this clock:
+`RtlProjectSim.host_memory`); the cache region the model's HBM latency. Checked: keys bit-exact
+with `DesignReference` with a cold cache, after a prefetch and after a second prefetch that moves
+and evicts; after both prefetches the cache region holds, byte for byte, what the planner's array
+model (`apply_regions`) gives; the measured steady-state cycles per query within `CYCLE_TOLERANCE`
+of the model (`skew.mask_feed`, the driver's table mirror telling which probes hit) cold and warm;
+a corrupted cache region of a cached probed list changes the keys.
+"""
+
+import numpy as np
+import pytest
+
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.images import ivfpq as ivfpq_images
+from fanns.images.ivfpq import TABLE_WORDS, cache_list_beats
+from fanns.index.ivfpq_synthetic import random_format, skewed_index
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.prefetch_plan import EVICT, FROM_HOST, MOVE, CachePlan, apply_regions
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.sim.ivfpq.rtl import PrefetchRun, RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
+from fanns.tools.verilator import SimulationFailed
+
+CYCLE_TOLERANCE = 0.05
+NQ = 12
+NPROBE, K_RESULTS = 3, 5
+PES, CHANNELS = 3, 1
+CACHE_SHARE = 0.5
+"""The cache region holds half the index's list beats."""
+HBM = RamTiming(100)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory, build_root):
+    data, queries = skewed_index()
+    fmt = random_format(32, 8)
+    shape = dict(nprobe=NPROBE, k=K_RESULTS, ivf=(2, 16, "bram"), lut=(3, 32, "bram"), pq=(PES, CHANNELS))
+    base = pinned_design(data, fmt, **shape)
+    port_bytes = base.stages.pq_dist.port_bits // 8
+    beats = cache_list_beats(ivfpq_images.pack(base, data))
+    design = pinned_design(data, fmt, **shape, host_cache_bytes=int(CACHE_SHARE * beats.sum()) * port_bytes)
+    test = TestQueries(queries(NQ, 2), np.zeros((NQ, 10), np.int64))
+    project = generate_rtl(design, data, test, tmp_path_factory.mktemp("host_tier") / "project")
+    sim = RtlProjectSim(project.path, build_root / "rtl", harness="fast")
+    sim.build()
+    images = project.images
+    info = images.info["host_tier"]
+    return {
+        "design": design,
+        "data": data,
+        "queries": test.queries,
+        "sim": sim,
+        "images": images,
+        "expected": DesignReference(design, data).search_keys(test.queries),
+        "plan": lambda: CachePlan(info["cache_beats"], cache_list_beats(images), CHANNELS * port_bytes),
+        "port_bytes": port_bytes,
+    }
+
+
+def _search() -> Run:
+    return Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS)
+
+
+def _prefetches(setup):
+    """Two prefetches on one driver-side plan: the first copies the probed cells of the first half
+    of the queries from host memory; the second, of the second half's cells then the first's,
+    moves cached lists, evicts and copies. Returns (descriptors, mirrored hits of the queries) of each."""
+    cells = setup["sim"].probed(0, NQ, NPROBE)[0]
+    plan = setup["plan"]()
+    budget = setup["images"].info["host_tier"]["cache_bytes"]
+    first = _ordered(cells[: NQ // 2])
+    second = _ordered(np.concatenate([cells[NQ // 2 :], cells[: NQ // 2]]))
+    out = []
+    for order in (first, second):
+        desc = plan.prefetch(order, budget)
+        out.append((desc, plan.cached(cells)))
+    return out
+
+
+def _ordered(cells: np.ndarray) -> np.ndarray:
+    """The cells in probe order, each once."""
+    flat = cells.ravel()
+    return flat[np.sort(np.unique(flat, return_index=True)[1])]
+
+
+@pytest.fixture(scope="module")
+def runs(setup):
+    """A cold search, a prefetch, a search, a second prefetch, a search: one simulation."""
+    (d1, hits1), (d2, hits2) = _prefetches(setup)
+    out = setup["sim"].run([_search(), PrefetchRun(d1), _search(), PrefetchRun(d2), _search()], hot_memory=HBM)
+    return {"out": out, "descriptors": (d1, d2), "hits": (np.zeros_like(hits1), hits1, hits2)}
+
+
+@pytest.mark.slow
+def test_the_prefetches_copy_move_and_evict(runs):
+    d1, d2 = runs["descriptors"]
+    assert set(d1[:, 1]) == {FROM_HOST}
+    assert {EVICT, MOVE, FROM_HOST} <= set(d2[:, 1].tolist())
+    hits = runs["hits"]
+    assert not hits[0].any() and hits[1].any() and hits[2].any() and not hits[2].all()
+
+
+@pytest.mark.slow
+def test_keys_are_the_references_cold_and_after_each_prefetch(runs, setup):
+    searches = runs["out"]["runs"][0::2]
+    assert len(searches) == 3
+    for r in searches:
+        assert r["mismatched_queries"] == 0 and r["status"] == 1
+        assert np.array_equal(r["keys"], setup["expected"])
+
+
+@pytest.mark.slow
+def test_the_cache_region_holds_what_the_descriptors_copy(runs, setup):
+    images, pb = setup["images"], setup["port_bytes"]
+    host = [np.frombuffer(images.get(f"pq_codes_{c}").data, dtype=np.uint8) for c in range(CHANNELS)]
+    nlist = setup["data"].nlist
+    tables = [h[: nlist * TABLE_WORDS * 4].view("<u4").reshape(nlist, TABLE_WORDS) for h in host]
+    caches = [np.zeros(images.get(f"pq_cache_{c}").nbytes, dtype=np.uint8) for c in range(CHANNELS)]
+    for desc in runs["descriptors"]:
+        apply_regions(desc, host, caches, tables, pb)
+    assert caches[0].any()
+    assert runs["out"]["memories"]["cache0"] == caches[0].tobytes()
+
+
+@pytest.mark.slow
+def test_cycles_per_query_agree_with_the_model_cold_and_warm(runs, setup):
+    sim = setup["sim"]
+    for r, hits in zip(runs["out"]["runs"][0::2], runs["hits"]):
+        predicted = predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM, cached=hits))
+        measured = measured_interval(r)
+        assert abs(measured - predicted) <= CYCLE_TOLERANCE * predicted, (hits.mean(), measured, predicted)
+    cold = predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM))
+    warm = predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM, cached=runs["hits"][2]))
+    assert warm < cold  # hits read with the cache's latency, not the link's
+
+
+@pytest.mark.slow
+def test_a_corrupted_cache_region_changes_the_keys(setup):
+    (d1, hits1), _ = _prefetches(setup)
+    cells = setup["sim"].probed(0, NQ, NPROBE)[0]
+    cell = int(cells[0, 0])  # query 0's nearest cell, cached by the first prefetch
+    row = d1[(d1[:, 0] == cell) & (d1[:, 1] == FROM_HOST)]
+    assert hits1[0, 0] and len(row) == 1
+    at, beats = int(row[0, 2]), int(cache_list_beats(setup["images"])[cell])
+    poke = ("cache0", at * setup["port_bytes"], bytes([0x5A]) * (beats * setup["port_bytes"]))
+    with pytest.raises(SimulationFailed, match="wrong keys"):
+        setup["sim"].run([PrefetchRun(d1), Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS, pokes=(poke,))], hot_memory=HBM)
