@@ -9,7 +9,10 @@ with `DesignReference` with a cold cache, after a prefetch and after a second pr
 and evicts; after both prefetches the cache region holds, byte for byte, what the planner's array
 model (`apply_regions`) gives; the measured steady-state cycles per query within `CYCLE_TOLERANCE`
 of the model (`skew.mask_feed`, the driver's table mirror telling which probes hit) cold and warm;
-a corrupted cache region of a cached probed list changes the keys.
+a corrupted cache region of a cached probed list changes the keys. On this small design the link's
+latency is hidden behind BuildLUT and one reader sustains a beat a cycle from either memory, so cold
+and warm searches take the same cycles, in the model as in the simulation (measured when written:
+768.0 cycles per query, model 768.0, cold and warm; 1,310-1,311 cycles per query alone).
 """
 
 import numpy as np
@@ -134,9 +137,6 @@ def test_cycles_per_query_agree_with_the_model_cold_and_warm(runs, setup):
         predicted = predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM, cached=hits))
         measured = measured_interval(r)
         assert abs(measured - predicted) <= CYCLE_TOLERANCE * predicted, (hits.mean(), measured, predicted)
-    cold = predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM))
-    warm = predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM, cached=runs["hits"][2]))
-    assert warm < cold  # hits read with the cache's latency, not the link's
 
 
 @pytest.mark.slow
@@ -150,3 +150,28 @@ def test_a_corrupted_cache_region_changes_the_keys(setup):
     poke = ("cache0", at * setup["port_bytes"], bytes([0x5A]) * (beats * setup["port_bytes"]))
     with pytest.raises(SimulationFailed, match="wrong keys"):
         setup["sim"].run([PrefetchRun(d1), Run(nq=NQ, nprobe=NPROBE, k=K_RESULTS, pokes=(poke,))], hot_memory=HBM)
+
+
+ALONE = 4
+"""Queries run alone (batch 1) cold and warm."""
+
+
+@pytest.mark.slow
+def test_each_query_alone_takes_the_models_cycles_cold_and_warm(setup):
+    """Batch-1 runs, cold and after the two prefetches: each query's cycles are the model's
+    (`QueryTimes.alone` with the mirrored hits). On this design the link's latency (140 cycles at
+    140 MHz) is hidden behind BuildLUT, so the model and the simulation agree that cold and warm
+    queries take the same cycles; a design that waits for its codes is benchmarks' business."""
+    sim = setup["sim"]
+    _, (d2, hits2) = _prefetches(setup)
+    d1 = _prefetches(setup)[0][0]
+    alone = [Run(nq=1, nprobe=NPROBE, k=K_RESULTS, first=i) for i in range(ALONE)]
+    out = sim.run([*alone, PrefetchRun(d1), PrefetchRun(d2), *alone], hot_memory=HBM)["runs"]
+    cold = np.array([r["cycles"] for r in out[:ALONE]], float)
+    cold[0] -= out[0]["load_cycles"]
+    warm = np.array([r["cycles"] for r in out[-ALONE:]], float)
+    for got, hits in ((cold, None), (warm, hits2)):
+        times = sim.predicted_query_times(0, NQ, hot_memory=HBM, cached=hits)
+        pred = times.alone()[:ALONE]
+        assert np.abs(pred - got).max() <= CYCLE_TOLERANCE * got.min(), (got, pred)
+    assert hits2[:ALONE].any()
