@@ -11,7 +11,9 @@ created (sized by the driver's allocations in that bank) at the first operation 
 allocations, with the given read/write latency.
 
 Parameters (FANNS_TB_PARAMS): `host`, `port` (the driver's socket), `ports` (AXI port -> bank
-"memory[channel]"), `latency`, `pause` (probability of a stall per cycle on every RAM channel).
+"memory[channel]"), `latency`, `latencies` (AXI port -> its RAM's latency where it differs: host
+memory over the link), `pause` (probability of a stall per cycle on every RAM channel). The RAMs of
+`m_axi_io` and of a host-memory design's cache regions (`m_axi_cache<c>`) are written too.
 Protocol: one JSON object per line each way; buffer bytes base64. Ops: alloc {bank, addr, nbytes},
 write {bank, addr, data}, read {bank, addr, nbytes} -> {data}, wreg {offset, word},
 rreg {offset} -> {word}, wait {offset, mask, timeout} -> {cycles}, quit.
@@ -62,14 +64,15 @@ class Board:
                 raise RuntimeError(f"two AXI ports share a bank ({self.p['ports']}); the bench models one RAM per port")
             for k, (port, b) in enumerate(sorted(self.p["ports"].items())):
                 size = -(-max(self.ends.get(b, PAGE), PAGE) // PAGE) * PAGE
-                writes = port == "m_axi_io"
+                writes = port == "m_axi_io" or port.startswith("m_axi_cache")  # a host-memory design's cache
+                latency = self.p.get("latencies", {}).get(port, self.p["latency"])
                 ram = LatencyAxiRam(
                     self.dut,
                     port,
                     size,
                     self.cycles,
-                    read_latency=self.p["latency"],
-                    write_latency=self.p["latency"],
+                    read_latency=latency,
+                    write_latency=latency,
                     write=writes,
                     separator="_",
                 )

@@ -37,8 +37,9 @@ from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 PAGE = 4096
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
-PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot", "ivf_centroids": "ivf"}
-"""RTL: channel image use (PQ codes, hot-tier PQ codes, streamed IVF centroids) -> the prefix of
+PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot", "pq_cache": "cache", "ivf_centroids": "ivf"}
+"""RTL: channel image use (PQ codes, hot-tier PQ codes, a host-memory design's cache regions,
+streamed IVF centroids) -> the prefix of
 its AXI port (m_axi_<prefix><c>) and register (<prefix><c>_addr)."""
 PORT_IMAGES = {"lut_centroids": "lutc", "opq_matrix": "opq"}
 """RTL: an image read on a port of its own (BuildLUT's fetched centroids, a streamed OPQ matrix)

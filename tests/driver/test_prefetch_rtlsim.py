@@ -1,0 +1,47 @@
+"""The rtl-sim backend's lookahead prefetch (docs/host_tier.md): a generated RTL core of a
+host-memory design under Verilator + cocotb, driven by the driver (`fanns.driver.open(...,
+backend="rtl-sim")`): `prefetch` then `search` returns the reference keys cold, after a prefetch and
+after prefetches that move and evict, and the mirror's counts say the searches found cached lists."""
+
+import numpy as np
+import pytest
+
+import fanns.driver
+from fanns.codegen.ivfpq.hls import TestQueries
+from fanns.codegen.ivfpq.rtl import generate_rtl
+from fanns.images import ivfpq as ivfpq_images
+from fanns.images.ivfpq import cache_list_beats
+from fanns.index.ivfpq_synthetic import random_format, skewed_index
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.reference.ivfpq_streams import DesignReference
+
+NQ = 8
+
+
+@pytest.mark.slow
+def test_rtl_sim_prefetch_then_search_gives_the_reference_keys(tmp_path, build_root):
+    data, queries = skewed_index()
+    fmt = random_format(32, 8)
+    shape = dict(nprobe=3, k=5, ivf=(2, 16, "bram"), lut=(3, 32, "bram"), pq=(3, 1))
+    base = pinned_design(data, fmt, **shape)
+    port_bytes = base.stages.pq_dist.port_bits // 8
+    cache = int(0.5 * cache_list_beats(ivfpq_images.pack(base, data)).sum()) * port_bytes
+    design = pinned_design(data, fmt, **shape, host_cache_bytes=cache)
+    q = queries(2 * NQ, 2)
+    project = generate_rtl(design, data, TestQueries(q[:NQ], np.zeros((NQ, 10), np.int64)), tmp_path / "p")
+    want = DesignReference(design, data).search_keys(q)
+    with fanns.driver.open(project.path, backend="rtl-sim", batch=NQ, build_dir=build_root / "rtl") as acc:
+        assert np.array_equal(acc.search_keys(q[:NQ]), want[:NQ])  # cold
+        cold = acc.stats()["host_tier"]
+        assert cold["cached_cells"] == 0 and cold["host_bytes"] > 0
+        sent = acc.prefetch(q[:NQ], budget_bytes=cache)  # the finals are their own drafts
+        assert 0 < sent <= cache
+        assert np.array_equal(acc.search_keys(q[:NQ]), want[:NQ])
+        warm = acc.stats()["host_tier"]
+        assert warm["cached_cells"] > 0 and warm["hbm_bytes"] > 0 and warm["prefetched_bytes"] == sent
+        acc.prefetch(q[NQ:], budget_bytes=cache)  # other drafts, then the first again
+        acc.prefetch(q[:NQ], budget_bytes=cache)
+        assert (acc.backend.mirror.ops > 0).all()  # evictions, copies from host memory and moves ran
+        assert np.array_equal(acc.search_keys(q), want)
+        assert acc.stats()["host_tier"]["cached_cells"] > warm["cached_cells"]
+        assert acc.stats()["runs"] >= 3
