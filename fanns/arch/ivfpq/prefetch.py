@@ -27,13 +27,13 @@ from amaranth.lib.wiring import In, Out
 
 from fanns.arch.ivfpq.hw import CELL_WORD_BITS
 from fanns.hdl.bus import command_layout
+from fanns.model.ivfpq.control import COPY_OUTSTANDING_BITS
+from fanns.model.ivfpq.control import COPY_SOURCES as COPIES
 from fanns.pe.axi_reader import word_layout
 from fanns.pe.fetcher import copy_layout, copy_req_layout
 
 DESCRIPTOR_WORDS = 4
 """Words of one descriptor: cell, op, at, source (`fanns.model.ivfpq.prefetch_plan.DESCRIPTOR_WORDS`)."""
-COPIES = 4
-"""Copies a copy engine keeps in flight (the writer's and readers' outstanding bursts cover more)."""
 
 
 class DescriptorWalker(wiring.Component):
@@ -101,7 +101,7 @@ class CopyEngine(wiring.Component):
         m = Module()
         m.submodules.sources = sources = SyncFIFO(width=1, depth=COPIES)
         c = self.copy.payload
-        outstanding = Signal(16)  # writes not yet answered
+        outstanding = Signal(COPY_OUTSTANDING_BITS)  # writes not yet answered
         # the read and the write command leave together, with the copy's source queued for its beats
         take = (
             self.copy.valid

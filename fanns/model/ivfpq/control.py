@@ -51,6 +51,11 @@ CELL_WORD_BITS = 32
 """A cell id of a step-wise run's cell list (`fanns.arch.ivfpq.hw.CELL_WORD_BITS`)."""
 SEED_BITS = 64
 """A seed key as the I/O reader delivers it (`fanns.arch.ivfpq.seed_merge`)."""
+COPY_SOURCES = 4
+"""Copies a host-memory design's copy engine keeps in flight: the depth of its FIFO of each copy's
+source (`fanns.arch.ivfpq.prefetch.CopyEngine`)."""
+COPY_OUTSTANDING_BITS = 16
+"""A copy engine's count of copies written and not yet answered."""
 SEED_FIFO_LISTS = 2
 """A step-wise run's seed FIFO (`fanns.arch.ivfpq.top`) holds two queries' k seeds: the I/O reader
 puts a query's seeds in it long before SelK's keys reach the merge, and must not wait there to
@@ -162,7 +167,8 @@ def control_bits(group: str, **p: int) -> int:
     front: the probe filter, the step filter and the IVF centroid fill router; lut: the dispatcher and collector
     (probe, word and PE-group counters, the collector's beat counter, bank flags, and with
     `ways` > 1 the codebook fill's word and phase counters); pq: per PQ-code reader its base
-    address and its table-sent flag."""
+    address and its table-sent flag; prefetch (a host-memory design's prefetch command,
+    `fanns.arch.ivfpq.prefetch`): the descriptor walker's and the copy engines' registers."""
     if group == "infra":
         step = 2 * 64 + 1 + 2
         return (
@@ -177,6 +183,9 @@ def control_bits(group: str, **p: int) -> int:
         return bits(p["fill_words"]) + 3 * bits(p["words"]) + 3 * bits(p["pes"]) + bits(p["nprobe"]) + beat + fill + 6
     if group == "pq":
         return p["readers"] * 65
+    if group == "prefetch":  # the walker's three held words, word count and taken count, the run's
+        # sent and prefetch flags, per channel the copy engine's count of unanswered writes
+        return 3 * 32 + 2 + 32 + 2 + COPY_OUTSTANDING_BITS * p["channels"]
     raise KeyError(group)
 
 

@@ -339,13 +339,14 @@ def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
     fetcher = fetcher_pe(ctx, st)
     per_channel = st.pes_per_channel()
     tiers = 2 if st.tiers is not None else 1
-    csr = control.csr_parts(False, st.channels, st.tiers is not None, ctx.family)["pq"]
+    two = st.tiers is not None or st.host_tier is not None  # a second reader per channel
+    csr = control.csr_parts(False, st.channels, two, ctx.family)["pq"]
     tier_table = [] if st.tiers is None else io_splitter_units(ctx, "pq_dist", [control.TIER_WORD_BITS])
     return (
         tier_table
         + [
             Unit("pq_dist", "axil_csr", 1, csr, None, False),
-            control_unit("pq_dist", "pq", readers=st.channels * tiers),
+            control_unit("pq_dist", "pq", readers=st.channels * (2 if two else 1)),
             pe_unit(ctx, "pq_dist", "fetcher", fetcher, divisible=False),
             fifo_unit(ctx, "pq_dist", "desc_fifo", _desc_bits(), st.channels),
             fifo_unit(ctx, "pq_dist", "cmd_fifo", fetcher.addr_bits + fetcher.len_bits, fetcher.readers),
@@ -361,7 +362,20 @@ def pq_glue_units(ctx: Context, st: PqDistStage) -> list[Unit]:
             pe_unit(ctx, "pq_dist", f"feeder[{n}]", feeder_pe(ctx, st, n), per_channel.count(n))
             for n in sorted(set(per_channel), reverse=True)
         ]
+        + (host_tier_units(ctx, st) if st.host_tier is not None else [])
     )
+
+
+def host_tier_units(ctx: Context, st: PqDistStage) -> list[Unit]:
+    """A host-memory design's cache ports and prefetch command (`fanns.arch.ivfpq.prefetch`): per
+    channel the cache region's reader and writer and the copy engine's FIFO of copy sources, and
+    the walker's and copy engines' registers. Its host readers are the `code_reader`s."""
+    return [
+        pe_unit(ctx, "pq_dist", "cache_reader", channel_reader(st.port_bits), st.channels),
+        pe_unit(ctx, "pq_dist", "cache_writer", AxiWriter(data_width=st.port_bits, addr_width=ADDR_BITS), st.channels),
+        fifo_unit(ctx, "pq_dist", "copy_sources", 1, st.channels, depth=control.COPY_SOURCES),
+        control_unit("pq_dist", "prefetch", channels=st.channels),
+    ]
 
 
 def design_units(ctx: Context, stages: Stages) -> list[Unit]:

@@ -40,6 +40,8 @@ from fanns.model.ivfpq import steps as steps_model
 from fanns.model.ivfpq.latency import query_times, tandem
 from fanns.sim.compiled import check_trace
 from fanns.sim.ivfpq.fast import FastBench, check_timing
+from fanns.sim.ivfpq.runs import NO_LIMITS, Limits, PrefetchRun, RamTiming, Run
+from fanns.sim.ivfpq.runs import Step as Step  # re-exported: the runs are imported from here
 from fanns.tools.vbuild import BuildOptions
 from fanns.tools.verilator import DesignStuck, RtlSim
 from fanns.tools.vmodel import DEFAULT_BUILD
@@ -69,68 +71,6 @@ CYCLE_FACTOR = 4
 """The watchdog's bound on a run's cycles is this many times the model's cycles for it with no
 stage overlapping another (a design 2.9 M cycles a query in BuildLUT ran 16 test queries for
 46 M cycles: a fixed 20 M bound called it hung)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """When a simulated run is stopped: `stall` cycles without progress and `cycles` simulated
-    cycles per run (None: derived from the model), `seconds` of wall time per run."""
-
-    stall: int | None = None
-    cycles: int | None = None
-    seconds: float = float("inf")
-
-
-NO_LIMITS = Limits()
-"""The defaults: the model's stall and cycle bounds, no wall-time limit."""
-
-
-@dataclass(frozen=True, eq=False)
-class Step:
-    """A step-wise run's inputs (docs/stepwise.md, `mode` 1): the test queries `rows` (any of
-    them, in any order), their cell lists `cells` (int64 [nq, c <= nprobe], -1: none) and seed
-    keys `seeds` (uint64 [nq, K], ascending)."""
-
-    rows: tuple[int, ...]
-    cells: np.ndarray
-    seeds: np.ndarray
-
-
-@dataclass(frozen=True)
-class Run:
-    """One accelerator run: `nq` test queries from query `first`, run-time nprobe and k, and the
-    file of expected keys (uint64 [nq, >= k]; None: the project's reference keys); with `step`, a
-    step-wise run of the step's queries (fast harness; `expected` needed)."""
-
-    nq: int
-    nprobe: int
-    k: int
-    first: int = 0
-    expected: Path | None = None
-    step: Step | None = None
-    pokes: tuple[tuple[str, int, bytes], ...] = ()
-
-
-@dataclass(frozen=True, eq=False)
-class PrefetchRun:
-    """A prefetch run of a host-memory design (`mode` 2, docs/host_tier.md; fast harness): the
-    descriptors (uint32 [n, 4]: cell, op, at, source), and `pokes` (port, byte offset in its image,
-    bytes) written into the bench's memories before it."""
-
-    descriptors: np.ndarray
-    pokes: tuple[tuple[str, int, bytes], ...] = ()
-
-
-@dataclass(frozen=True)
-class RamTiming:
-    """A simulated memory channel: the first beat `latency` cycles after the request, then at most
-    `rate` beats per cycle (the bench's `LatencyAxiRam`)."""
-
-    latency: int
-    rate: float = 1.0
-
-    def as_dict(self) -> dict:
-        return {"latency": self.latency, "rate": self.rate}
 
 
 def test_queries_fx(project: Path, record: dict, fmt) -> np.ndarray:
@@ -433,7 +373,8 @@ class RtlProjectSim:
         """Simulate `runs` back to back (the first loads the index) and return the bench's report;
         `pq_memory` / `hot_memory` time the PQ-code RAMs of the slow / fast tier (default:
         `latency`, one beat per cycle; a host-memory design's `pq_memory` is `host_memory()` and its
-        `hot_memory` the cache regions; `PrefetchRun`s among `runs` run its prefetch command). A run the watchdog stops (`limits`) raises `DesignStuck`
+        `hot_memory` the cache regions; `PrefetchRun`s among `runs` run its prefetch command). A run
+        the watchdog stops (`limits`) raises `DesignStuck`
         with the bench's account of where the design stands; `frozen` memory ports (e.g.
         "m_axi_pq0") never answer, a fault that proves the watchdog."""
         io = self.record["io"]
