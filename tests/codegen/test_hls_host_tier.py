@@ -4,14 +4,19 @@ channel, the prefetch command (mode 2) running the planner's descriptors. Keys b
 design's reference with a cold cache, after a prefetch, and after a second prefetch that moves and
 evicts; a corrupted cache beat of a cached list changes the keys (the cache is really read)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import fanns.driver
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.project import HOST_TIER_FACES, check_host_tier_faces
+from fanns.codegen.project_layout import FACES
 from fanns.driver.ivfpq.accelerator import keys_to_results
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
+from fanns.errors import FannsError
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.prefetch_plan import EVICT, MOVE
@@ -33,6 +38,25 @@ def project(tmp_path_factory):
     return folder, design, data, queries
 
 
+def test_a_face_that_does_not_build_the_tier_is_refused(project):
+    design = project[1]
+    for face in FACES:
+        if face in HOST_TIER_FACES:
+            check_host_tier_faces(design, (face,))
+        else:
+            with pytest.raises(FannsError, match=f"{face} face does not build"):
+                check_host_tier_faces(design, (face,))
+    check_host_tier_faces(
+        dataclasses.replace(
+            design,
+            stages=dataclasses.replace(
+                design.stages, pq_dist=dataclasses.replace(design.stages.pq_dist, host_tier=None)
+            ),
+        ),
+        FACES,
+    )
+
+
 def test_the_project_maps_the_lists_to_host_memory(project):
     folder, design, *_ = project
     cfg = (folder / "connectivity.cfg").read_text()
@@ -47,10 +71,32 @@ def test_the_project_maps_the_lists_to_host_memory(project):
     assert "xrt::bo::flags::host_only" in (folder / "src" / "host.cpp").read_text()
 
 
-def test_csim_keys_with_cold_warm_and_evicting_caches(project, build_root):
+def test_the_model_backend_takes_the_designs_cache(project):
     folder, design, data, queries = project
     want = keys_to_results(DesignReference(design, data).search_keys(queries), design.format)
-    with fanns.driver.open(folder, backend="c-sim", build_dir=build_root / "hls_csim") as acc:
+    with fanns.driver.open(folder, backend="model") as acc:
+        assert acc.prefetch(queries[:2], budget_bytes=3000) > 0
+        ids, dist = acc.search(queries)
+        assert np.array_equal(ids, want[0]) and np.array_equal(dist, want[1])
+        tier = acc.stats()["host_tier"]
+        assert tier["cache_bytes"] == design.stages.pq_dist.host_tier.cache_bytes and tier["hbm_bytes"] > 0
+
+
+def test_csim_keys_with_cold_warm_and_evicting_caches(project, build_root):
+    check_tier(project, build_root, threads=False)
+
+
+@pytest.mark.slow
+def test_threaded_csim_keys_with_cold_warm_and_evicting_caches(project, build_root):
+    """Every dataflow process a thread, every FIFO of its declared depth (the location table's
+    look-up among them): no deadlock, no data left behind, the same keys."""
+    check_tier(project, build_root, threads=True)
+
+
+def check_tier(project, build_root, threads: bool) -> None:
+    folder, design, data, queries = project
+    want = keys_to_results(DesignReference(design, data).search_keys(queries), design.format)
+    with fanns.driver.open(folder, backend="c-sim", build_dir=build_root / "hls_csim", threads=threads) as acc:
 
         def check():
             ids, dist = acc.search(queries)
