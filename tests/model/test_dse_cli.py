@@ -186,7 +186,7 @@ def test_generate_builds_a_host_memory_design(tmp_path, capsys):
     argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(small_board(tmp_path))]
     argv += ["--nlist", "16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
     assert main([*argv, "--backend", "hls", "--sim"]) == 0
-    printed = capsys.readouterr().out
+    printed = "".join(capsys.readouterr())
     assert "host-memory design" in printed and "0 queries differ from the reference model" in printed
     design = IvfPqDesign.load(out / "design.yaml")
     cache = design.prediction["host_tier"]["cache_bytes"]
