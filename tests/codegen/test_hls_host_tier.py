@@ -5,6 +5,7 @@ design's reference with a cold cache, after a prefetch, and after a second prefe
 evicts; a corrupted cache beat of a cached list changes the keys (the cache is really read)."""
 
 import dataclasses
+import subprocess
 
 import numpy as np
 import pytest
@@ -20,7 +21,9 @@ from fanns.errors import FannsError
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.prefetch_plan import EVICT, MOVE
+from fanns.paths import shared_dir
 from fanns.reference.ivfpq_streams import DesignReference
+from fanns.tools.csim import compile_program
 
 D, M, NPROBE, K = 32, 8, 4, 7
 
@@ -69,6 +72,24 @@ def test_the_project_maps_the_lists_to_host_memory(project):
     kernel = (folder / "src" / "kernel.cpp").read_text()
     assert "bundle=host_pq_codes_0" in kernel and "run_prefetch(cells" in kernel
     assert "xrt::bo::flags::host_only" in (folder / "src" / "host.cpp").read_text()
+
+
+def test_hosts_compile_and_search_with_a_cold_cache(project, build_root):
+    """host_csim (g++ -Werror) runs the test set from host memory with 0 mismatches; the XRT host
+    allocates the host-memory images host-only and passes g++'s checks against the XRT stand-in."""
+    folder = project[0]
+    exe = compile_program(
+        [folder / "src" / "host_csim.cpp", folder / "src" / "kernel.cpp"],
+        build_root / "host_csim",
+        include_dirs=[folder / "src"],
+    )
+    run = subprocess.run([str(exe), str(folder), "5"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "reference model: 0" in run.stdout
+    xrt = shared_dir("templates").parent / "tests" / "codegen" / "xrt_api"
+    flags = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{xrt}", f"-I{folder / 'src'}"]
+    check = subprocess.run([*flags, str(folder / "src" / "host.cpp")], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
 
 
 def test_the_model_backend_takes_the_designs_cache(project):
