@@ -355,6 +355,28 @@ struct PqPattern {
   }
 };
 
+// One probed list to the channel's P PEs: its task to every unpacker, then its beats from `src`
+// at `addr` in the order of memimage.PqLayout.schedule.
+template <int M, int BYTES, int P>
+void deal_list(const Beat<BYTES>* src, uint32_t addr, uint32_t share, bool last, hls::stream<ListTask> tasks[P],
+               hls::stream<Beat<BYTES>> beats[P]) {
+  typedef PqPattern<M, BYTES> Pat;
+  for (int q = 0; q < P; ++q) {
+    FANNS_PRAGMA(HLS UNROLL)
+    tasks[q].write(ListTask{share, last});
+  }
+  const uint32_t units = share / Pat::IPU;
+  for (uint32_t u = 0; u < units; ++u) {
+    const uint32_t n = Pat::ids_before(u, share) + Pat::BPU;
+    for (int q = 0; q < P; ++q) {
+      for (uint32_t b = 0; b < n; ++b) {
+        FANNS_PRAGMA(HLS PIPELINE II = 1)
+        beats[q].write(src[addr++]);
+      }
+    }
+  }
+}
+
 // Reads each probed list of its channel (one sequential burst, after its table entry) and deals
 // the beats to the channel's P PEs in the order of memimage.PqLayout.schedule.
 template <int M, int BYTES, int P, int NPROBE>
@@ -372,24 +394,80 @@ void read_codes(const Beat<BYTES>* mem, hls::stream<uint32_t>& cells, hls::strea
       start[j] = beat_u32(mem[word / WORDS_PER_BEAT], int(word % WORDS_PER_BEAT));
       share[j] = cell == NO_CELL ? 0u : beat_u32(mem[(word + 2) / WORDS_PER_BEAT], int((word + 2) % WORDS_PER_BEAT));
     }
-    for (int j = 0; j < NPROBE; ++j) {
-      for (int q = 0; q < P; ++q) {
-        FANNS_PRAGMA(HLS UNROLL)
-        tasks[q].write(ListTask{share[j], j == NPROBE - 1});
-      }
-      uint32_t addr = start[j];
-      const uint32_t units = share[j] / Pat::IPU;
-      for (uint32_t u = 0; u < units; ++u) {
-        const uint32_t n = Pat::ids_before(u, share[j]) + Pat::BPU;
-        for (int q = 0; q < P; ++q) {
-          for (uint32_t b = 0; b < n; ++b) {
-            FANNS_PRAGMA(HLS PIPELINE II = 1)
-            beats[q].write(mem[addr++]);
-          }
-        }
-      }
+    for (int j = 0; j < NPROBE; ++j) deal_list<M, BYTES, P>(mem, start[j], share[j], j == NPROBE - 1, tasks, beats);
+  }
+}
+
+// -- host-memory tier (docs/host_tier.md, "The faces") -------------------------------------------
+// The lists live in host memory (the PQ-code images, list tables included); each PQ channel holds a
+// cache region written only by the prefetch command (mode 2), and one on-chip location table
+// (cell -> 0: not cached, else offset in beats + 1; the same offset on every channel) says where.
+// A probed cell as a host-memory design's PQ-code readers need it.
+struct CachedCell {
+  uint32_t cell;    // NO_CELL: no list
+  bool hit;         // the cache holds the list
+  uint32_t offset;  // where, in beats of every channel's cache region
+};
+
+// The probe fan-out's look-up: each probed cell with its location table entry, to every reader.
+template <int NOUT, int NPROBE, int NLIST>
+void locate_cells(hls::stream<uint32_t>& in, const uint32_t table[NLIST], hls::stream<CachedCell> out[NOUT], uint32_t nq) {
+  for (uint32_t i = 0; i < nq * NPROBE; ++i) {
+    FANNS_PRAGMA(HLS PIPELINE II = 1)
+    const uint32_t cell = in.read();
+    const uint32_t entry = cell < uint32_t(NLIST) ? table[cell] : 0u;
+    const CachedCell c{cell, entry != 0, entry - 1};
+    for (int o = 0; o < NOUT; ++o) {
+      FANNS_PRAGMA(HLS UNROLL)
+      out[o].write(c);
     }
   }
+}
+
+// read_codes of a host-memory design: the list table from host memory (`mem`) either way, a
+// cached list's beats from the channel's cache region at its offset, any other's from host memory.
+template <int M, int BYTES, int P, int NPROBE>
+void read_codes_cached(const Beat<BYTES>* mem, const Beat<BYTES>* cache, hls::stream<CachedCell>& cells, hls::stream<ListTask> tasks[P],
+                       hls::stream<Beat<BYTES>> beats[P], uint32_t nq) {
+  typedef PqPattern<M, BYTES> Pat;
+  constexpr int WORDS_PER_BEAT = BYTES / 4;
+  for (uint32_t t = 0; t < nq; ++t) {
+    uint32_t start[NPROBE], share[NPROBE];
+    bool hit[NPROBE];
+    for (int j = 0; j < NPROBE; ++j) {
+      FANNS_PRAGMA(HLS PIPELINE II = 1)
+      const CachedCell c = cells.read();
+      const uint32_t word = (c.cell == NO_CELL ? 0u : c.cell) * Pat::TABLE_WORDS;
+      const uint32_t first = beat_u32(mem[word / WORDS_PER_BEAT], int(word % WORDS_PER_BEAT));
+      start[j] = c.hit ? c.offset : first;
+      hit[j] = c.hit;
+      share[j] = c.cell == NO_CELL ? 0u : beat_u32(mem[(word + 2) / WORDS_PER_BEAT], int((word + 2) % WORDS_PER_BEAT));
+    }
+    for (int j = 0; j < NPROBE; ++j) {
+      if (hit[j])
+        deal_list<M, BYTES, P>(cache, start[j], share[j], j == NPROBE - 1, tasks, beats);
+      else
+        deal_list<M, BYTES, P>(mem, start[j], share[j], j == NPROBE - 1, tasks, beats);
+    }
+  }
+}
+
+// The prefetch command's copy on one PQ channel: the list of `cell` (its table entry's beats) into
+// the cache region at `at`, from host memory (from_host) or from the region at `source` (at <=
+// source or no overlap: a forward copy beat by beat is right). A copy past the region's
+// `cache_beats` is refused (false; the driver plans within the region).
+template <int BYTES>
+bool copy_list(const Beat<BYTES>* mem, Beat<BYTES>* cache, uint32_t cache_beats, uint32_t cell, bool from_host, uint32_t at, uint32_t source) {
+  constexpr int WORDS_PER_BEAT = BYTES / 4;
+  const uint32_t word = cell * PqPattern<1, BYTES>::TABLE_WORDS;  // word 0: start beat, word 1: beats
+  const uint32_t start = beat_u32(mem[word / WORDS_PER_BEAT], int(word % WORDS_PER_BEAT));
+  const uint32_t n = beat_u32(mem[(word + 1) / WORDS_PER_BEAT], int((word + 1) % WORDS_PER_BEAT));
+  if (at + n > cache_beats || (!from_host && source + n > cache_beats)) return false;
+  for (uint32_t b = 0; b < n; ++b) {
+    FANNS_PRAGMA(HLS PIPELINE II = 1)
+    cache[at + b] = from_host ? mem[start + b] : cache[source + b];
+  }
+  return true;
 }
 
 // Turns one PE's beats back into code items {codes, id, pad, last_cell, last_query}: before unit

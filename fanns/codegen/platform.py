@@ -53,7 +53,11 @@ class KernelArg:
 
     @property
     def bundle(self) -> str:
-        return re.sub(r"[^a-z0-9]", "_", f"{self.memory}_{self.channel}")
+        """One m_axi bundle per memory channel; host memory gets one per argument (several kernel
+        ports on HOST[0], as Vitis' hostmemory_test example connects `sp=...input:HOST[0]` and
+        `sp=...output:HOST[0]`; UG1393 "Mapping Kernel Ports to Memory": up to 15 interfaces a bank)."""
+        which = self.name if self.memory == HOST_MEMORY else self.channel
+        return re.sub(r"[^a-z0-9]", "_", f"{self.memory}_{which}")
 
     @property
     def vitis_bank(self) -> str:

@@ -164,17 +164,34 @@ def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_
     assert json.loads((tmp_path / "fits" / "dse.json").read_text())["host_tier"] is None
 
 
+def small_board(folder: Path) -> Path:
+    """A U55C board file with 3 x 64 kB of HBM: smaller than builtin:sift-10k's lists at m 16 (200 kB),
+    large enough for the I/O channel's codebook and centroids."""
+    text = (Path(__file__).resolve().parents[2] / "boards" / "u55c.yaml").read_text()
+    board = folder / "small.yaml"
+    board.write_text(
+        text.replace("count: 32", "count: 3")
+        .replace("capacity_gb: 0.5", f"capacity_gb: {65536 / 2**30!r}")
+        .replace("name: u55c", "name: s")
+    )
+    return board
+
+
 @pytest.mark.slow
-def test_generate_refuses_the_rtl_face_of_a_host_memory_design(tmp_path, capsys):
-    """The RTL face does not build the host-memory tier yet: `fanns generate` with it stops after the
-    DSE, naming the face and the one that does."""
+def test_generate_builds_a_host_memory_design(tmp_path, capsys):
+    """An index larger than the board: `fanns generate` writes the DSE's cache into design.yaml
+    (stages.pq_dist.host_tier), the HLS face maps the lists to host memory, and its C simulation
+    (a cold cache) returns the reference model's keys."""
     out = tmp_path / "p"
-    argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(tiny_board(tmp_path))]
+    argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(small_board(tmp_path))]
     argv += ["--nlist", "16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "host memory" in err and "rtl face does not build" in err and "--backend hls" in err
-    assert not out.exists()
+    assert main([*argv, "--backend", "hls", "--sim"]) == 0
+    printed = "".join(capsys.readouterr())
+    assert "host-memory design" in printed and "0 queries differ from the reference model" in printed
+    design = IvfPqDesign.load(out / "design.yaml")
+    cache = design.prediction["host_tier"]["cache_bytes"]
+    assert design.stages.pq_dist.host_tier.cache_bytes == cache > 0
+    assert "pq_codes_0:HOST[0]" in (out / "hls" / "connectivity.cfg").read_text()
 
 
 @pytest.mark.slow

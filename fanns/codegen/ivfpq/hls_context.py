@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fanns.boards import Board
+from fanns.boards import HOST_MEMORY, Board
 from fanns.codegen.platform import KernelArg, header_closure, vitis_memory
 from fanns.design.ivfpq import IvfPqDesign, SelectStage
 from fanns.design.ivfpq_stages import ivf_chunks, selector_pe
@@ -23,7 +23,8 @@ KERNEL = "fanns_ivfpq"
 SCALARS = {
     "nq": "queries of the run",
     "load": "1: copy the ROM images on chip first",
-    "mode": "0: normal search; 1: step-wise (cells from `cells`, top-K seeded from `seeds`; docs/stepwise.md)",
+    "mode": "0: normal search; 1: step-wise (cells from `cells`, top-K seeded from `seeds`; docs/stepwise.md); "
+    "2: prefetch (host-memory tier: nq descriptors in `cells`; docs/host_tier.md)",
 }
 """The kernel's s_axilite scalar arguments, in order after the pointers (`fanns_ivfpq(..., nq, load, mode)`)."""
 STEPWISE_ARGS = ("cells", "seeds")
@@ -132,14 +133,19 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     )
     for img in images.images:
         why = {
-            "pq_codes": "PQ codes and ids of PQDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
+            "pq_codes": "PQ codes and ids of PQDist PEs {pes}{where}".format(
+                pes=img.layout.get("channel_pes"),
+                where=" (in host memory; cached lists from pq_cache)" if img.memory == HOST_MEMORY else "",
+            ),
+            "pq_cache": "the cache region of a PQ channel (host-memory tier), written by the prefetch command",
             "ivf_centroids": "streamed IVF centroids of IVFDist PEs {pes}".format(pes=img.layout.get("channel_pes")),
             "lut_centroids": "BuildLUT's copy of the cell centroids (fetched per probe)",
             "opq_matrix": "the streamed OPQ matrix, read once per query",
             "rom": f"ROM image {img.name}, copied on chip at index load",
         }[img.use]
-        beat = "PqBeat" if img.use == "pq_codes" else "IoBeat"
-        ctx.args.append(KernelArg(img.name, beat, True, img.memory, img.channel, why, img.name, img.use))
+        beat = "PqBeat" if img.use in ("pq_codes", "pq_cache") else "IoBeat"
+        const = img.use != "pq_cache"
+        ctx.args.append(KernelArg(img.name, beat, const, img.memory, img.channel, why, img.name, img.use))
     ctx.args.append(
         KernelArg(
             "cells",
@@ -157,6 +163,9 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     )
     seen = {}
     for a in ctx.args:
+        if a.memory == HOST_MEMORY and board.host is not None and a.channel == 0:
+            seen.setdefault(a.bundle, []).append(a.name)
+            continue
         if a.channel >= _channels_of(board, a.memory):
             raise FannsError(
                 f"kernel argument {a.name} is on {a.memory}[{a.channel}], but "
@@ -234,6 +243,7 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             p["store"] = f"ivf_store_{p['index']}"
     # -- Stage SelCells and the probe fan-out ---------------------------------------------------------
     pq_chans = pq_layouts(design)
+    host_tier = st.pq_dist.host_tier
     ctx.fifos.append(
         Fifo(
             "sel_cells_out",
@@ -248,10 +258,21 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
             "uint32_t",
             _fifo_depth(design, 2 * nprobe),
             "cell ids to BuildLUT's dispatcher (entry 0) and every "
-            "PQ-code reader; two queries so readers prefetch table entries",
-            1 + len(pq_chans),
+            "PQ-code reader; two queries so readers prefetch table entries"
+            + (" (host-memory tier: entry 1 to the location table's look-up)" if host_tier else ""),
+            2 if host_tier else 1 + len(pq_chans),
         )
     )
+    if host_tier:
+        ctx.fifos.append(
+            Fifo(
+                "pq_cells",
+                "CachedCell",
+                _fifo_depth(design, 2 * nprobe),
+                "probed cells with their location table entry (cached, offset) to every PQ-code reader; two queries",
+                len(pq_chans),
+            )
+        )
     # -- Stage BuildLUT ---------------------------------------------------------------------------------
     lut = st.build_lut
     ctx.fifos.append(
@@ -290,7 +311,14 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
     for c, (ch, lay) in enumerate(pq_chans):
         local = list(lay.channel_pes)
         channels.append(
-            {"index": c, "image": f"pq_codes_{c}", "pes": local, "memory": ch.memory, "channel": ch.channel}
+            {
+                "index": c,
+                "image": f"pq_codes_{c}",
+                "cache": f"pq_cache_{c}",
+                "pes": local,
+                "memory": ch.memory,
+                "channel": ch.channel,
+            }
         )
         for q, p in enumerate(local):
             pq_pes.append({"index": p, "channel": c, "local": q, "last": p == pq.pes - 1})
@@ -354,6 +382,10 @@ def build_context(design: IvfPqDesign, images: MemoryImages, board: Board, platf
         sel_k=st.sel_k,
         onchip={"centroids": ivf.storage != "stream" or lut.centroids != "memory"},
         memories=onchip_memories(design, ivf_pes),
+        host_tier=host_tier,
+        cache_beats=None if host_tier is None else host_tier.cache_beats(st.pq_dist.channels, st.pq_dist.port_bits),
+        pq_codes_args=[a for a in ctx.args if a.use == "pq_codes"],
+        pq_cache_args=[a for a in ctx.args if a.use == "pq_cache"],
     )
     return ctx
 

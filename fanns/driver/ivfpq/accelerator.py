@@ -12,12 +12,12 @@ host-given cells, so the caller can stop early; `search_step_keys` is one step o
 keeps (to interleave the steps of different queries). The kept state is the K result keys, on the
 host: each step sends them back to the device as its seed keys.
 
-Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, the generated
-faces are to come): `prefetch(drafts, budget_bytes)` copies, from host memory into the card's
-cache, the lists of the cells the design's own IVF stage finds nearest to the draft queries (the
-question before the LLM rewrites it), whole lists nearest first within the budget, while the host
-waits for the final queries; `search` then reads cached lists from HBM and the others from host
-memory, with the same results. `stats()["host_tier"]` counts the bytes of each.
+Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, and the c-sim
+backend of an HLS project of a host-memory design): `prefetch(drafts, budget_bytes)` copies, from
+host memory into the card's cache, the lists of the cells the design's own IVF stage finds
+nearest to the draft queries (the question before the LLM rewrites it), whole lists nearest first
+within the budget, while the host waits for the final queries; `search` then reads cached lists
+from HBM and the others from host memory, with the same results. `stats()["host_tier"]` counts the bytes of each.
 
 Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
 ``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
@@ -237,7 +237,8 @@ class Accelerator:
                 f"{self.backend.name}: no host-memory tier to prefetch into",
                 hint=(
                     "the model backend has one: fanns.driver.open(path, backend='model', cache_bytes=N); "
-                    "the generated HLS and RTL faces do not yet (docs/host_tier.md)"
+                    "so has the c-sim backend of an HLS project generated for a host-memory design "
+                    "(stages.pq_dist.host_tier; docs/host_tier.md)"
                 ),
             )
         q = self.check_queries(drafts)

@@ -10,11 +10,12 @@ does (a refused run sets `status.bad_params`). A step-wise run (the HLS kernel's
 docs/stepwise.md) reads the cell lists and seed keys from their buffers and writes
 `DesignReference.search_keys_cells_fx`'s keys.
 
-Host-memory tier (docs/host_tier.md; the model only, the generated faces are to come): opened
-with `cache_bytes`, the backend keeps the index's lists in a host-memory image with an HBM cache
-region of that size (`fanns.reference.ivfpq_host_tier.HostTierReference`); `prefetch` copies the
-lists of the draft queries' nearest cells into it, and every search reads each list from where it
-is (same keys) and counts the bytes it read from HBM and from host memory (`tier_stats`).
+Host-memory tier (docs/host_tier.md): opened with `cache_bytes` (by default, for a design with
+`stages.pq_dist.host_tier`, the design's cache), the backend keeps the index's lists in a
+host-memory image with an HBM cache region of that size
+(`fanns.reference.ivfpq_host_tier.HostTierReference`); `prefetch` copies the lists of the draft
+queries' nearest cells into it, and every search reads each list from where it is (same keys) and
+counts the bytes it read from HBM and from host memory (`tier_stats`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class ModelBackend(RegisterDevice):
 
     def attach(self, project, iface) -> None:
         super().attach(project, iface)
+        tier = project.design.stages.pq_dist.host_tier
+        if self.cache_bytes is None and tier is not None:  # a host-memory design: the cache it was built with
+            self.cache_bytes = tier.cache_bytes
         self.reference: DesignReference | HostTierReference | None = None
 
     def _load_index(self) -> None:

@@ -81,11 +81,13 @@ class CachePlan:
         self.list_beats = np.asarray(list_beats, dtype=np.int64)
         self.bytes_per_beat = int(bytes_per_beat)
         self.table: dict[int, int] = {}
+        self.last = np.zeros((0, DESCRIPTOR_WORDS), dtype="<u4")  # the last prefetch's descriptors
 
     def prefetch(self, order: np.ndarray, budget_bytes: float) -> np.ndarray:
         """The descriptors of one prefetch of `order` within `budget_bytes`; the mirror follows them."""
         desc = prefetch_descriptors(self.ring, order, self.list_beats, budget_bytes / self.bytes_per_beat)
         apply_table(self.table, desc)
+        self.last = desc
         return desc
 
     def reset(self) -> None:

@@ -11,7 +11,9 @@ namespace xrt {
 using memory_group = uint32_t;
 class bo {
  public:
+  enum class flags : uint32_t { normal = 0, cacheable = 1 << 24, device_only = 1 << 28, host_only = 1 << 29, p2p = 1 << 30, svm = 1 << 27 };
   bo(const device& device, size_t size, memory_group group);
+  bo(const device& device, size_t size, flags flags, memory_group group);  // e.g. flags::host_only (a buffer in host memory)
   bo(const bo& parent, size_t size, size_t offset);  // a sub-buffer (XRT's xrt::bo(parent, size, offset))
   void write(const void* src, size_t size, size_t seek);
   void read(void* dst, size_t size, size_t skip);

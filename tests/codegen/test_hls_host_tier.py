@@ -1,0 +1,155 @@
+"""The HLS face of the host-memory tier (docs/host_tier.md, "The faces") in g++ C simulation
+through the driver's c-sim backend: the lists in host memory (HOST[0]), a cache region per PQ
+channel, the prefetch command (mode 2) running the planner's descriptors. Keys bit-exact with the
+design's reference with a cold cache, after a prefetch, and after a second prefetch that moves and
+evicts; a corrupted cache beat of a cached list changes the keys (the cache is really read)."""
+
+import dataclasses
+import subprocess
+
+import numpy as np
+import pytest
+
+import fanns.driver
+from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
+from fanns.codegen.ivfpq.project import HOST_TIER_FACES, check_host_tier_faces
+from fanns.codegen.project_layout import FACES
+from fanns.driver.ivfpq.accelerator import keys_to_results
+from fanns.driver.ivfpq.project import Project
+from fanns.driver.project import Bank
+from fanns.errors import FannsError
+from fanns.index.ivfpq_synthetic import random_format, random_index
+from fanns.model.ivfpq.pinned import pinned_design
+from fanns.model.ivfpq.prefetch_plan import EVICT, MOVE
+from fanns.paths import shared_dir
+from fanns.reference.ivfpq_streams import DesignReference
+from fanns.tools.csim import compile_program
+
+D, M, NPROBE, K = 32, 8, 4, 7
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    data = random_index(nlist=12, n=300, d=D, m=M, empty=1, seed=3)
+    design = pinned_design(
+        data, random_format(D, M), nprobe=NPROBE, k=K, ivf=(3, 8, "bram"), pq=(5, 2), host_cache_bytes=4096
+    )
+    rng = np.random.default_rng(0)
+    queries = rng.standard_normal((24, D)).astype(np.float32)
+    folder = tmp_path_factory.mktemp("host-tier") / "p"
+    generate_hls(design, data, TestQueries(queries, np.zeros((24, K), dtype=np.int64)), folder)
+    return folder, design, data, queries
+
+
+def test_a_face_that_does_not_build_the_tier_is_refused(project):
+    design = project[1]
+    for face in FACES:
+        if face in HOST_TIER_FACES:
+            check_host_tier_faces(design, (face,))
+        else:
+            with pytest.raises(FannsError, match=f"{face} face does not build"):
+                check_host_tier_faces(design, (face,))
+    check_host_tier_faces(
+        dataclasses.replace(
+            design,
+            stages=dataclasses.replace(
+                design.stages, pq_dist=dataclasses.replace(design.stages.pq_dist, host_tier=None)
+            ),
+        ),
+        FACES,
+    )
+
+
+def test_the_project_maps_the_lists_to_host_memory(project):
+    folder, design, *_ = project
+    cfg = (folder / "connectivity.cfg").read_text()
+    assert "fanns_ivfpq_1.pq_codes_0:HOST[0]" in cfg and "fanns_ivfpq_1.pq_codes_1:HOST[0]" in cfg
+    banks = Project.open(folder).connectivity
+    assert banks["pq_codes_1"] == Bank("host", 0)
+    assert banks["pq_cache_1"] == Bank(
+        design.memory[0].memory, [c for c in design.memory if c.use == "pq_codes"][1].channel
+    )
+    kernel = (folder / "src" / "kernel.cpp").read_text()
+    assert "bundle=host_pq_codes_0" in kernel and "run_prefetch(cells" in kernel
+    assert "xrt::bo::flags::host_only" in (folder / "src" / "host.cpp").read_text()
+
+
+def test_hosts_compile_and_search_with_a_cold_cache(project, build_root):
+    """host_csim (g++ -Werror) runs the test set from host memory with 0 mismatches; the XRT host
+    allocates the host-memory images host-only and passes g++'s checks against the XRT stand-in."""
+    folder = project[0]
+    exe = compile_program(
+        [folder / "src" / "host_csim.cpp", folder / "src" / "kernel.cpp"],
+        build_root / "host_csim",
+        include_dirs=[folder / "src"],
+    )
+    run = subprocess.run([str(exe), str(folder), "5"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "reference model: 0" in run.stdout
+    xrt = shared_dir("templates").parent / "tests" / "codegen" / "xrt_api"
+    flags = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{xrt}", f"-I{folder / 'src'}"]
+    check = subprocess.run([*flags, str(folder / "src" / "host.cpp")], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_the_model_backend_takes_the_designs_cache(project):
+    folder, design, data, queries = project
+    want = keys_to_results(DesignReference(design, data).search_keys(queries), design.format)
+    with fanns.driver.open(folder, backend="model") as acc:
+        assert acc.prefetch(queries[:2], budget_bytes=3000) > 0
+        ids, dist = acc.search(queries)
+        assert np.array_equal(ids, want[0]) and np.array_equal(dist, want[1])
+        tier = acc.stats()["host_tier"]
+        assert tier["cache_bytes"] == design.stages.pq_dist.host_tier.cache_bytes and tier["hbm_bytes"] > 0
+
+
+def test_csim_keys_with_cold_warm_and_evicting_caches(project, build_root):
+    check_tier(project, build_root, threads=False)
+
+
+@pytest.mark.slow
+def test_threaded_csim_keys_with_cold_warm_and_evicting_caches(project, build_root):
+    """Every dataflow process a thread, every FIFO of its declared depth (the location table's
+    look-up among them): no deadlock, no data left behind, the same keys."""
+    check_tier(project, build_root, threads=True)
+
+
+def check_tier(project, build_root, threads: bool) -> None:
+    folder, design, data, queries = project
+    want = keys_to_results(DesignReference(design, data).search_keys(queries), design.format)
+    with fanns.driver.open(folder, backend="c-sim", build_dir=build_root / "hls_csim", threads=threads) as acc:
+
+        def check():
+            ids, dist = acc.search(queries)
+            assert np.array_equal(ids, want[0]) and np.array_equal(dist, want[1])
+
+        check()  # cold: every list from host memory
+        cold = acc.stats()["host_tier"]
+        assert cold["hbm_bytes"] == 0 and cold["host_bytes"] > 0 and cold["cell_hit_rate"] == 0
+        plan = acc.backend.plan
+        sent = acc.prefetch(queries[:2], budget_bytes=3000)
+        assert sent > 0 and plan.table
+        check()
+        warm = acc.stats()["host_tier"]
+        assert warm["hbm_bytes"] > 0 and warm["cached_cells"] > 0
+        ops = set()
+        rng = np.random.default_rng(1)
+        for step in range(4):  # later drafts: cached lists move, old ones are evicted
+            acc.prefetch(queries[rng.choice(len(queries), 2)], budget_bytes=2500 + 400 * step)
+            ops |= {int(op) for op in plan.last[:, 1]}
+            check()
+        assert {EVICT, MOVE} <= ops
+        # a cached list's cache beat corrupted in device memory: the keys change
+        cell, at = next(iter(plan.table.items()))
+        probes = DesignReference(design, data)
+        q_fx = probes.ref.quantize_queries(queries)
+        hit = [i for i, row in enumerate(probes.probe(probes.ref.rotate(q_fx), NPROBE)) if cell in row]
+        assert hit and data.list_sizes[cell] > 0
+        cache = acc.backend.at("pq_cache_0")
+        pb = design.stages.pq_dist.port_bits // 8
+        saved = cache[at * pb : (at + plan.list_beats[cell]) * pb].copy()
+        cache[at * pb : (at + plan.list_beats[cell]) * pb] ^= 0x5A
+        ids, dist = acc.search(queries[hit])
+        assert not (np.array_equal(ids, want[0][hit]) and np.array_equal(dist, want[1][hit]))
+        cache[at * pb : (at + plan.list_beats[cell]) * pb] = saved
+        check()
