@@ -12,8 +12,8 @@ host-given cells, so the caller can stop early; `search_step_keys` is one step o
 keeps (to interleave the steps of different queries). The kept state is the K result keys, on the
 host: each step sends them back to the device as its seed keys.
 
-Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, and the c-sim
-backend of an HLS project of a host-memory design): `prefetch(drafts, budget_bytes)` copies, from
+Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, the c-sim
+backend of an HLS project and the rtl-sim backend of an RTL project of a host-memory design): `prefetch(drafts, budget_bytes)` copies, from
 host memory into the card's cache, the lists of the cells the design's own IVF stage finds
 nearest to the draft queries (the question before the LLM rewrites it), whole lists nearest first
 within the budget, while the host waits for the final queries; `search` then reads cached lists
@@ -237,7 +237,7 @@ class Accelerator:
                 f"{self.backend.name}: no host-memory tier to prefetch into",
                 hint=(
                     "the model backend has one: fanns.driver.open(path, backend='model', cache_bytes=N); "
-                    "so has the c-sim backend of an HLS project generated for a host-memory design "
+                    "so have the c-sim and rtl-sim backends of a project generated for a host-memory design "
                     "(stages.pq_dist.host_tier; docs/host_tier.md)"
                 ),
             )
