@@ -13,11 +13,12 @@ keeps (to interleave the steps of different queries). The kept state is the K re
 host: each step sends them back to the device as its seed keys.
 
 Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, the c-sim
-backend of an HLS project and the rtl-sim backend of an RTL project of a host-memory design): `prefetch(drafts, budget_bytes)` copies, from
-host memory into the card's cache, the lists of the cells the design's own IVF stage finds
-nearest to the draft queries (the question before the LLM rewrites it), whole lists nearest first
-within the budget, while the host waits for the final queries; `search` then reads cached lists
-from HBM and the others from host memory, with the same results. `stats()["host_tier"]` counts the bytes of each.
+backend of an HLS project and the rtl-sim backend of an RTL project of a host-memory design):
+`prefetch(drafts, budget_bytes)` copies, from host memory into the card's cache, the lists of
+the cells the design's own IVF stage finds nearest to the draft queries (the question before the
+LLM rewrites it), whole lists nearest first within the budget, while the host waits for the final
+queries; `search` then reads cached lists from HBM and the others from host memory, with the same
+results. `stats()["host_tier"]` counts the bytes of each.
 
 Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
 ``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
