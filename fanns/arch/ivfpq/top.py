@@ -342,7 +342,7 @@ class IvfPqAccelerator(wiring.Component):
         return tcmd, rd.error, fill.valid & fill.ready
 
     # -- the I/O read path: ROM images at load, then queries ------------------------------------
-    def _router(self, m: Module, rd, front, lut, fetch, seeds, pre: Prefetch | None):
+    def _router(self, m: Module, rd, front, lut, fetch, seeds, pre: Prefetch | None = None):
         """Beats of the I/O reader to their destinations; returns (tag FIFO, ROM words taken on
         chip this cycle). Sections of different word widths go through different splitters, which
         drain independently: the tail of one section's last beat can leave its splitter in the
