@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fanns.boards import HOST_MEMORY
 from fanns.driver.project import Bank
 from fanns.errors import FannsError
 
@@ -33,6 +34,8 @@ def bank_names(memory: str, channel: int) -> list[str]:
     """The names an overlay may give the bank (memory kind, channel), most specific first."""
     if memory == "hbm":
         return [f"HBM[{channel}]", f"HBM{channel}"]
+    if memory == HOST_MEMORY:  # host memory the kernel reads over PCIe (XRT's host-only buffers)
+        return [f"HOST[{channel}]", f"HOST{channel}"]
     return [f"DDR[{channel}]", f"DDR{channel}", f"bank{channel}"]
 
 

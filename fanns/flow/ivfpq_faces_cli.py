@@ -14,7 +14,6 @@ import numpy as np
 from rich.console import Console
 
 from fanns.codegen.ivfpq.hls import generate_hls
-from fanns.codegen.ivfpq.project import check_host_tier_faces
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.datasets.cache import cache_root
 from fanns.errors import WHERE
@@ -86,7 +85,6 @@ def generate_rtl_command(args: argparse.Namespace) -> int:
     console = Console()
     WHERE.note_design(args.design)
     inputs = load_inputs(Path(args.design), Path(args.index), args.dataset, args.queries)
-    check_host_tier_faces(inputs.design, ("rtl",))
     out = Path(args.out)
     project = generate_rtl(inputs.design, inputs.data, inputs.test, out, force=args.force)
     d, hw = inputs.design, project.hw

@@ -26,7 +26,7 @@ from fanns import __version__
 from fanns.boards import Clock, load_board
 from fanns.codegen.block_design import PLAN_FILE
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.project import check_host_tier_faces, layout
+from fanns.codegen.ivfpq.project import layout
 from fanns.codegen.platform import vitis_platform
 from fanns.codegen.project_layout import MARKER, parse_backends
 from fanns.datasets.cache import cache_root
@@ -177,7 +177,6 @@ def generate_command(args: argparse.Namespace) -> int:
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
     if outcome.host_tier:
         status(f"host-memory design: {host_cache.choice_text(outcome.host_tier)}")
-        check_host_tier_faces(design, backends)
     dse_record = report.outcome_record(outcome)
     note_design(design)
 

@@ -4,7 +4,6 @@ channel, the prefetch command (mode 2) running the planner's descriptors. Keys b
 design's reference with a cold cache, after a prefetch, and after a second prefetch that moves and
 evicts; a corrupted cache beat of a cached list changes the keys (the cache is really read)."""
 
-import dataclasses
 import subprocess
 
 import numpy as np
@@ -12,12 +11,9 @@ import pytest
 
 import fanns.driver
 from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
-from fanns.codegen.ivfpq.project import HOST_TIER_FACES, check_host_tier_faces
-from fanns.codegen.project_layout import FACES
 from fanns.driver.ivfpq.accelerator import keys_to_results
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
-from fanns.errors import FannsError
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.prefetch_plan import EVICT, MOVE
@@ -39,25 +35,6 @@ def project(tmp_path_factory):
     folder = tmp_path_factory.mktemp("host-tier") / "p"
     generate_hls(design, data, TestQueries(queries, np.zeros((24, K), dtype=np.int64)), folder)
     return folder, design, data, queries
-
-
-def test_a_face_that_does_not_build_the_tier_is_refused(project):
-    design = project[1]
-    for face in FACES:
-        if face in HOST_TIER_FACES:
-            check_host_tier_faces(design, (face,))
-        else:
-            with pytest.raises(FannsError, match=f"{face} face does not build"):
-                check_host_tier_faces(design, (face,))
-    check_host_tier_faces(
-        dataclasses.replace(
-            design,
-            stages=dataclasses.replace(
-                design.stages, pq_dist=dataclasses.replace(design.stages.pq_dist, host_tier=None)
-            ),
-        ),
-        FACES,
-    )
 
 
 def test_the_project_maps_the_lists_to_host_memory(project):
@@ -126,7 +103,7 @@ def check_tier(project, build_root, threads: bool) -> None:
         check()  # cold: every list from host memory
         cold = acc.stats()["host_tier"]
         assert cold["hbm_bytes"] == 0 and cold["host_bytes"] > 0 and cold["cell_hit_rate"] == 0
-        plan = acc.backend.plan
+        plan = acc.mirror.plan
         sent = acc.prefetch(queries[:2], budget_bytes=3000)
         assert sent > 0 and plan.table
         check()

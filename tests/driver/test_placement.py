@@ -19,6 +19,7 @@ from fanns.driver.ivfpq.plan import Interface
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.ivfpq.pynq_backend import PynqBackend, placement
 from fanns.driver.project import Bank
+from fanns.driver.pynq_overlay import place
 from fanns.errors import FannsError
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
@@ -207,3 +208,13 @@ def test_pynq_backend_allocates_in_the_planned_banks_and_checks_registers(projec
             backend.allocate(buf)
         expected = connectivity_banks(projects.hls)
         assert calls == [f"HBM[{expected[buf.name][1]}]" for buf, _ in acc.plan()]
+
+
+def test_pynq_places_host_memory_buffers_in_the_overlays_host_bank():
+    """A host-memory design's lists (bank HOST[0], docs/host_tier.md) go to the overlay's host
+    memory; an overlay without one is refused by name."""
+    banks = {"pq_codes_0": Bank("host", 0), "pq_cache_0": Bank("hbm", 0)}
+    assert place(banks, ["HBM[0]", "HOST[0]"], "u55c") == {"pq_codes_0": "HOST[0]", "pq_cache_0": "HBM[0]"}
+    assert place(banks, ["HBM0", "HOST0"], "u55c") == {"pq_codes_0": "HOST0", "pq_cache_0": "HBM0"}
+    with pytest.raises(FannsError, match=r"no memory bank host\[0\] for pq_codes_0"):
+        place(banks, ["HBM[0]"], "u55c")

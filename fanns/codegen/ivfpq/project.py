@@ -14,27 +14,11 @@ from typing import TYPE_CHECKING
 from fanns.codegen.ivfpq.hls import render_project
 from fanns.codegen.ivfpq.rtl import render_rtl_project
 from fanns.codegen.project_layout import ProjectLayout
-from fanns.errors import FannsError
 
 if TYPE_CHECKING:  # the generators are imported when a project is laid out, not when the CLI starts
     from fanns.codegen.ivfpq.hls import TestQueries
     from fanns.design.ivfpq import IvfPqDesign
     from fanns.index.ivfpq import IvfPqIndexData
-
-
-HOST_TIER_FACES = ("hls", "rtl")
-"""The faces that build a host-memory design (`stages.pq_dist.host_tier`, docs/host_tier.md)."""
-
-
-def check_host_tier_faces(design: IvfPqDesign, backends: tuple[str, ...]) -> None:
-    """A FannsError when a face of `backends` does not build `design`'s host-memory tier."""
-    missing = [b for b in backends if b not in HOST_TIER_FACES]
-    if design.stages.pq_dist.host_tier is not None and missing:
-        raise FannsError(
-            f"the design keeps its lists in host memory (stages.pq_dist.host_tier), which the "
-            f"{', '.join(missing)} face does not build yet (docs/host_tier.md)",
-            hint=f"generate the {', '.join(HOST_TIER_FACES)} face only: --backend {','.join(HOST_TIER_FACES)}",
-        )
 
 
 def in_face(design: IvfPqDesign) -> IvfPqDesign:
@@ -51,7 +35,6 @@ def layout(
 ) -> ProjectLayout:
     """The project's files for `backends` (without README, report and marker)."""
 
-    check_host_tier_faces(design, backends)
     out = ProjectLayout()
     face = in_face(design)
     if "hls" in backends:

@@ -12,13 +12,17 @@ host-given cells, so the caller can stop early; `search_step_keys` is one step o
 keeps (to interleave the steps of different queries). The kept state is the K result keys, on the
 host: each step sends them back to the device as its seed keys.
 
-Lookahead prefetch (docs/host_tier.md; the model backend opened with `cache_bytes`, the c-sim
-backend of an HLS project and the rtl-sim backend of an RTL project of a host-memory design):
-`prefetch(drafts, budget_bytes)` copies, from host memory into the card's cache, the lists of
-the cells the design's own IVF stage finds nearest to the draft queries (the question before the
-LLM rewrites it), whole lists nearest first within the budget, while the host waits for the final
-queries; `search` then reads cached lists from HBM and the others from host memory, with the same
-results. `stats()["host_tier"]` counts the bytes of each.
+Lookahead prefetch (docs/host_tier.md): `prefetch(drafts, budget_bytes)` copies, from host
+memory into the card's cache, the lists of the cells the design's own IVF stage finds nearest to
+the draft queries (the question before the LLM rewrites it), whole lists nearest first within the
+budget, while the host waits for the final queries; `search` then reads cached lists from HBM and
+the others from host memory, with the same results. `stats()["host_tier"]` counts the bytes of
+each. On a project of a host-memory design (`stages.pq_dist.host_tier`) every backend that runs
+the device (c-sim, rtl-sim, pynq) gets the same calls from here: the driver plans the copies
+(`fanns.driver.ivfpq.host_tier.HostTierMirror`), writes their descriptors into the cell-list
+buffer and runs the device's prefetch command (`mode` 2), as many runs as the buffer needs; the
+mirror of the device's location table tells which probed lists each search finds cached. The
+model backend opened with `cache_bytes` emulates the tier itself (in list bytes).
 
 Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
 ``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
@@ -36,6 +40,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from fanns.driver.ivfpq.backend import Backend
+from fanns.driver.ivfpq.host_tier import PREFETCH_MODE, HostTierMirror
 from fanns.driver.ivfpq.plan import Buffer, Interface
 from fanns.driver.ivfpq.project import Project
 from fanns.errors import FannsError
@@ -87,6 +92,9 @@ class Accelerator:
         self._run_cycles = 0
         self._runs = 0
         self._clipped = np.zeros(2)  # (query elements clipped, query elements) over every search call
+        emulated = getattr(backend, "host_tier", False)  # the model backend keeps its own tier
+        host_tier = project.design.stages.pq_dist.host_tier is not None
+        self.mirror = HostTierMirror(project) if host_tier and not emulated else None
 
     # -- parameters ------------------------------------------------------------------------------
     @property
@@ -175,6 +183,8 @@ class Accelerator:
                 self.backend.write_buffer(buf, self.project.images.get(buf.image).data)
             self._write(reg, self.addresses[buf.name])
         self._run(0, load=True)
+        if self.mirror is not None:
+            self.mirror.plan.reset()  # the index load empties the device's location table
         self.loaded = True
         return self
 
@@ -219,6 +229,8 @@ class Accelerator:
                 part = q_host[first : first + self.batch]
                 nq = part.shape[0]
                 self.backend.write_buffer(self.buffers["queries"], io.pack_queries(part))
+                if self.mirror is not None:
+                    self.mirror.searched(self.mirror.cells(part, self.nprobe))
                 self._run(nq, load=False)
                 raw = self.backend.read_buffer(self.buffers["results"], nq * stride)
                 rows = np.frombuffer(raw, dtype=np.uint8).reshape(nq, stride)[:, : 8 * k]
@@ -233,13 +245,14 @@ class Accelerator:
         """Prefetch for draft queries [nq, d]: the lists of each draft's `depth` nearest cells
         (default: all of them, ranked), interleaved rank by rank, whole lists within `budget_bytes`
         (TeleRAG's b_p = link bandwidth x the time the LLM leaves); returns the bytes copied."""
-        if not getattr(self.backend, "host_tier", False):
+        emulated = getattr(self.backend, "host_tier", False)
+        if not emulated and self.mirror is None:
             raise FannsError(
                 f"{self.backend.name}: no host-memory tier to prefetch into",
                 hint=(
-                    "the model backend has one: fanns.driver.open(path, backend='model', cache_bytes=N); "
-                    "so have the c-sim and rtl-sim backends of a project generated for a host-memory design "
-                    "(stages.pq_dist.host_tier; docs/host_tier.md)"
+                    "generate the project for a host-memory design (stages.pq_dist.host_tier, which the DSE "
+                    "chooses for an index larger than the board), or emulate one with the model backend: "
+                    "fanns.driver.open(path, backend='model', cache_bytes=N) (docs/host_tier.md)"
                 ),
             )
         q = self.check_queries(drafts)
@@ -248,7 +261,16 @@ class Accelerator:
         depth = nlist if depth is None else self._int("depth", depth, nlist)
         if not self.loaded:
             self.load()
-        return self.backend.prefetch(host_queries(self.project.format, self.project.metric, q), budget, depth)
+        q_host = host_queries(self.project.format, self.project.metric, q)
+        if emulated:
+            return self.backend.prefetch(q_host, budget, depth)
+        desc = self.mirror.prefetch(q_host, budget, depth)
+        per_run = self.buffers["cells"].nbytes // desc.itemsize // desc.shape[1]
+        for first in range(0, desc.shape[0], per_run):
+            part = np.ascontiguousarray(desc[first : first + per_run], dtype="<u4")
+            self.backend.write_buffer(self.buffers["cells"], part.tobytes())
+            self._run(part.shape[0], load=False, mode=PREFETCH_MODE)
+        return self.mirror.sent(desc)
 
     @staticmethod
     def _count_arg(name: str, value) -> int:
@@ -314,6 +336,8 @@ class Accelerator:
                 self.backend.write_buffer(self.buffers["queries"], io.pack_queries(q_host[rows]))
                 self.backend.write_buffer(self.buffers["cells"], io.pack_cells(part_cells[rows], nprobe))
                 self.backend.write_buffer(self.buffers["seeds"], io.pack_results(keys[rows]))
+                if self.mirror is not None:
+                    self.mirror.searched(part_cells[rows])
                 self._run(nq, load=False, mode=1)
                 raw = self.backend.read_buffer(self.buffers["results"], nq * stride)
                 keys[rows] = io.unpack_results(raw, nq)
@@ -388,9 +412,9 @@ class Accelerator:
             "cycles": None,
             "clipped": float(self._clipped[0] / self._clipped[1]) if self._clipped[1] else 0.0,
         }
-        tier = getattr(self.backend, "tier_stats", None)
-        if tier is not None and tier() is not None:
-            out["host_tier"] = tier()
+        tier = self.mirror.stats() if self.mirror is not None else getattr(self.backend, "tier_stats", lambda: None)()
+        if tier is not None:
+            out["host_tier"] = tier
         if self._cycles:
             # total: cycles of every run; run_cycles: the last run's; the other registers as the device names them
             out["cycles"] = {

@@ -13,10 +13,8 @@ registers do not depend on.
 
 Host-memory tier (a design with `stages.pq_dist.host_tier`, docs/host_tier.md): the bench's RAM of
 host memory (`m_axi_pq<c>`, bank `host[0]`) answers with the board file's host-link latency, the
-cache regions (`m_axi_cache<c>`) are written as well as read. `prefetch` ranks the drafts' cells
-and plans the copies on the host (`fanns.driver.ivfpq.host_tier.HostTierMirror`), writes the
-descriptors into the step-wise cell-list buffer and runs the core's prefetch command (`mode` 2),
-as many runs as the buffer needs; the mirror counts which probed lists each search finds cached.
+cache regions (`m_axi_cache<c>`) are written as well as read; the prefetch command's runs come from
+`Accelerator.prefetch` like every other run.
 """
 
 from __future__ import annotations
@@ -28,12 +26,9 @@ import socket
 import threading
 from pathlib import Path
 
-import numpy as np
-
 from fanns.codegen.ivfpq.rtl import TOP
 from fanns.datasets.cache import cache_root
 from fanns.driver.ivfpq.backend import Backend, BumpAllocator
-from fanns.driver.ivfpq.host_tier import PREFETCH_MODE, HostTierMirror
 from fanns.driver.ivfpq.plan import Buffer
 from fanns.errors import FannsError
 from fanns.model.ivfpq import skew as skew_model
@@ -76,22 +71,12 @@ class RtlSimBackend(Backend):
             if name.startswith("m_axi")
         }
         self.latencies = {}  # ports whose memory answers after other than `latency` cycles
-        self.mirror = None
-        self._regs: dict[int, int] = {}
-        self._bufs: dict = {}
-        self._queries = b""
-        if self.host_tier:
-            self.mirror = HostTierMirror(project)
+        if project.design.stages.pq_dist.host_tier is not None:
             d = project.design
             link = skew_model.host_tier(d.target_board(), d.clock_mhz, d.stages.pq_dist.pes, d.stages.pq_dist.port_bits)
             self.latencies = {
                 name: round(link.latency_cycles) for name in self.ports if name.rstrip("0123456789") == "m_axi_pq"
             }
-
-    @property
-    def host_tier(self) -> bool:
-        """Whether the project's lists live in host memory with a prefetched cache."""
-        return self.project.design.stages.pq_dist.host_tier is not None
 
     # -- the simulation and its socket -------------------------------------------------------------
     def _start(self) -> None:
@@ -156,13 +141,10 @@ class RtlSimBackend(Backend):
         addr = self.alloc.allocate(buf)
         self._addr = getattr(self, "_addr", {})
         self._addr[buf.name] = addr
-        self._bufs[buf.name] = buf
         self._call(op="alloc", bank=str(buf.bank), addr=addr, nbytes=buf.alloc_bytes)
         return addr
 
     def write_buffer(self, buf: Buffer, data: bytes) -> None:
-        if buf.name == "queries":
-            self._queries = bytes(data)
         self._call(op="write", bank=str(buf.bank), addr=self._addr[buf.name], data=base64.b64encode(data).decode())
 
     def read_buffer(self, buf: Buffer, nbytes: int) -> bytes:
@@ -171,64 +153,7 @@ class RtlSimBackend(Backend):
         )
 
     def write_register(self, offset: int, word: int) -> None:
-        if self.mirror is not None:
-            self._regs[offset] = word
-            if offset == self.iface.control_offset and word & self.iface.start_word:
-                self._starting()
         self._call(op="wreg", offset=offset, word=word)
-
-    def _register(self, name: str) -> int:
-        """A register's value as the driver last wrote it."""
-        return self.iface.decode({off: self._regs.get(off, 0) for off in self.iface.read_words(name)}, name)
-
-    def _starting(self) -> None:
-        """A search run starts: count its probed cells against the mirror (step-wise: its cell lists)."""
-        nq, mode = self._register("nq"), self._register("mode")
-        if mode == PREFETCH_MODE or nq == 0:
-            return
-        io = self.project.io
-        if mode:
-            raw = self.read_buffer(self._bufs["cells"], nq * io.cell_beats(self.project.nprobe) * io.port_bits // 8)
-            cells = io.unpack_cells(raw, nq, self.project.nprobe).astype(np.int64)
-        else:
-            q_fx = io.unpack_queries(self._queries[: nq * io.query_beats * io.port_bits // 8], nq)
-            cells = self.mirror.cells(q_fx, self._register("nprobe"))
-        self.mirror.searched(cells)
-
-    # -- the host-memory tier ----------------------------------------------------------------------
-    def prefetch(self, q_host: np.ndarray, budget: int, depth: int) -> int:
-        """Copy the lists of the drafts' `depth` nearest cells into the cache within `budget` bytes
-        (module docstring); the bytes copied from host memory."""
-        if self.mirror is None:
-            raise FannsError(
-                "rtl-sim: this project's lists are on the card, not in host memory",
-                hint="generate a design with stages.pq_dist.host_tier (docs/host_tier.md)",
-            )
-        desc = self.mirror.prefetch(q_host, budget, depth)
-        buf = self._bufs["cells"]
-        per_run = buf.alloc_bytes // (4 * desc.shape[1])
-        d = self.project.design
-        for first in range(0, desc.shape[0], per_run):
-            part = desc[first : first + per_run]
-            self.write_buffer(buf, np.ascontiguousarray(part, dtype="<u4").tobytes())
-            values = self.iface.run_values(part.shape[0], d.nprobe, d.k, False, PREFETCH_MODE)
-            for name, value in values.items():
-                for off, word in self.iface.encode(name, value):
-                    self.write_register(off, word)
-            ctrl = self.iface.control_offset
-            if self.iface.clear_word is not None:
-                self.write_register(ctrl, self.iface.clear_word)
-            self.write_register(ctrl, self.iface.start_word)
-            self.wait(ctrl, self.iface.done_mask, 0.0)
-            status = self.iface.decode({o: self.read_register(o) for o in self.iface.read_words("status")}, "status")
-            err = self.iface.status_error(status)
-            if err:
-                raise FannsError(f"rtl-sim: the prefetch command failed: {err}", hint="see rtl/regmap.md")
-        return self.mirror.sent(desc)
-
-    def tier_stats(self) -> dict | None:
-        """The host tier's counts so far (None without it), from the mirrored location table."""
-        return None if self.mirror is None else self.mirror.stats()
 
     def read_register(self, offset: int) -> int:
         return int(self._call(op="rreg", offset=offset)["word"])
