@@ -65,10 +65,10 @@ def compile_program(
         return binary
     tmp = binary.with_name(binary.name + f".tmp{os.getpid()}")
     key = program_key(flags, options, sources, texts)
-    if key is None:  # the preprocessor failed: the compile below says why
+    entry = ModelEntry(f"gxx-{Path(sources[0]).stem}", key) if key is not None else None
+    if entry is None or not _writable(entry.root):  # the preprocessor failed (the compile says why), or no cache
         _compile(flags, sources, tmp)
     else:
-        entry = ModelEntry(f"gxx-{Path(sources[0]).stem}", key)
         record = {"sources": [str(s) for s in sources], "flags": flags}
         with entry.build(keep=(PROGRAM,), record=record) as stage:
             if stage is not None:
@@ -100,6 +100,16 @@ def program_key(
             return None
         pre.append(done.stdout)
     return content_key([tool_version(gxx()), *options, *texts, *pre])
+
+
+def _writable(root: Path) -> bool:
+    """Whether the model cache's folder can be made and written (else a program is compiled
+    without it, as the converted-Verilog cache does without its folder)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(root, os.W_OK | os.X_OK)
 
 
 def _compile(flags: Sequence[str], sources: Sequence[Path], out: Path) -> None:

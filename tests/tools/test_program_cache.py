@@ -1,7 +1,8 @@
 """Compiled C++ programs kept by content (`fanns.tools.csim.compile_program`): the same program in
 another folder (another session's build folder, a project generated elsewhere) is copied from the
 model cache, not compiled again; another header, define or source text is compiled afresh, and a
-program that does not compile is never kept."""
+program that does not compile is never kept, and a model cache that cannot be written leaves
+the compile to itself."""
 
 import subprocess
 
@@ -59,3 +60,12 @@ def test_a_program_that_does_not_compile_is_not_kept(tmp_path, compiles):
             csim.compile_program([bad / "main.cpp"], tmp_path / out, {"EXTRA": 0}, [bad])
     assert len(compiles) == 2
     assert not [p for p in (tmp_path / "models").glob("gxx-*") if not p.name.startswith(".")]
+
+
+def test_a_model_cache_that_cannot_be_made_compiles_without_it(tmp_path, compiles, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(modelcache.ROOT_ENV, str(tmp_path / "a-file" / "models"))  # no folder can be made there
+    src = _project(tmp_path / "src", 5)
+    for out in ("x", "y"):
+        assert _output(csim.compile_program([src / "main.cpp"], tmp_path / out, {"EXTRA": 0}, [src])) == "5"
+    assert len(compiles) == 2
