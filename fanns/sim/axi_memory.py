@@ -24,6 +24,11 @@ one 64-byte beat per cycle at 300 MHz). With `shared` low every port runs at one
 on its own (the memory of the single-QPP cycle model's default). Writes count as the channel's
 beats too (reads and writes share a DDR bus).
 
+Metered (`metered`, one read port): the read port moves a beat only in a cycle whose `link_grant`
+is high, and shows in `link_want` that it would move one: a bench puts several memories behind
+one link of limited bandwidth (`meter_link`: the host memory of a design whose PQ channels each read
+host memory on a port of their own, all over one PCIe link).
+
 `latency`, `stall` and `shared` are settings, registered inside: a change takes effect one cycle
 later. So no logic of a compiled bench (`fanns.tools.vmodel`) hangs combinationally on a top-level
 input, which Verilator re-evaluates on every evaluation, both clock edges.
@@ -131,9 +136,14 @@ class SimMemory(wiring.Component):
         banks: int = 1,
         queue_depth: int = QUEUE_DEPTH,
         seed: int = 0x1234567,
+        metered: bool = False,
     ):
         """`queue_depth`: requests each port holds in flight; `seed`: of the stall LFSRs (vary it
-        between instances so their stalls are not the same pattern)."""
+        between instances so their stalls are not the same pattern); `metered`: the read port waits
+        for `link_grant` (module docstring)."""
+        if metered and len(read_ports) != 1:
+            raise ValueError("a metered memory has one read port")
+        self.metered = metered
         self.data_bits, self.depth, self.banks = data_bits, depth, banks
         self.queue_depth, self.seed = queue_depth, seed
         self.read_ports, self.write_ports = list(read_ports), list(write_ports)
@@ -148,6 +158,8 @@ class SimMemory(wiring.Component):
             "stall": In(8),
             "shared": In(1),
         }
+        if metered:
+            members |= {"link_want": Out(1), "link_grant": In(1)}
         members |= {p: In(axi4_signature(ADDR_BITS, data_bits, write=False)) for p in read_ports}
         members |= {p: In(axi4_signature(ADDR_BITS, data_bits, read=False)) for p in write_ports}
         super().__init__(members)
@@ -211,6 +223,9 @@ class SimMemory(wiring.Component):
             port_addr, port_en, port_data = ram.read_port(name)
             m.d.comb += want.eq(avail & (~bus.rvalid | bus.rready) & ~r_stall)
             grant = port_beat(name, want, src_addr)
+            if self.metered:
+                m.d.comb += self.link_want.eq(want)
+                grant = grant & self.link_grant
             m.d.comb += [
                 fetch.eq(want & grant),
                 port_addr.eq(src_addr),
@@ -292,6 +307,38 @@ class SimMemory(wiring.Component):
                     m.d.comb += grants[i].eq(~shared | onehot[i])
                 with m.If(shared & onehot[i]):
                     m.d.sync += last.eq(i)
+
+
+def meter_link(m: Module, memories: list[SimMemory], rate: Signal, name: str = "link") -> None:
+    """Share one link among the metered `memories`: it earns `rate` / 256 beats a cycle (0: no
+    limit, every beat granted), holding at most one beat per memory, and grants the beats it holds to
+    the memories that want one, in an order that rotates every cycle (a round robin). A memory's
+    beats then come at most at the link's rate shared with the others: the PCIe link that all of a
+    design's host ports cross."""
+    n = len(memories)
+    cap = 256 * n
+    tokens = Signal(range(cap + 1), name=f"{name}_tokens")
+    start = Signal(range(max(n, 2)), name=f"{name}_start")
+    held = Signal(range(n + 1), name=f"{name}_held")
+    used = Signal(range(n + 1), name=f"{name}_used")
+    grants = [Signal(name=f"{name}_grant{i}") for i in range(n)]
+    m.d.comb += held.eq(tokens >> 8)
+    with m.Switch(start):
+        for r in range(n):
+            with m.Case(r):
+                before = Const(0, range(n + 1))
+                for i in range(n):
+                    k = (r + i) % n
+                    m.d.comb += grants[k].eq((rate == 0) | (before < held))
+                    before = before + memories[k].link_want
+    m.d.comb += used.eq(sum((mem.link_want & g for mem, g in zip(memories, grants)), Const(0, range(n + 1))))
+    for mem, g in zip(memories, grants):
+        m.d.comb += mem.link_grant.eq(g)
+    m.d.sync += start.eq(Mux(start == n - 1, 0, start + 1))
+    earned = Signal(range(cap + 2**16), name=f"{name}_earned")
+    m.d.comb += earned.eq(tokens + rate - (used << 8))
+    with m.If(rate != 0):
+        m.d.sync += tokens.eq(Mux(earned > cap, cap, earned))
 
 
 def connect_slave(m: Module, master, slave) -> None:

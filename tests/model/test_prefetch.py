@@ -118,8 +118,8 @@ def design_setting():
     data = random_index(nlist=12, n=900, d=32, m=8, empty=2)
     design = pinned_design(data, random_format(32, 8), nprobe=3, k=20)
     u55c = load_board("u55c")
-    # a 2 GB/s link: at 140 MHz the 512-bit host port (8.96 GB/s) feeds this design's 4 PEs as fast
-    # as its 2 HBM channels do, so only a slower link tells the host tier from HBM
+    # a 2 GB/s link: at 140 MHz the PQ channels' own host ports feed this design's PEs as fast as
+    # its HBM channels do, so only a slower link tells the host tier from HBM
     board = dataclasses.replace(u55c, host=dataclasses.replace(u55c.host, bandwidth_gbps=2.0))
     ctx = design_context(design, board)
     rng = np.random.default_rng(3)
@@ -132,10 +132,12 @@ def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link
     board, ctx, stages, cells, probes, sizes = design_setting
     st = stages.pq_dist
     fast = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-    slow = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
-    link = prefetch.host_link(board, ctx.clock_mhz)
-    assert link.bandwidth_bps == min(2e9, 64 * ctx.clock_mhz * 1e6)  # the link or the 512-bit host port
-    assert prefetch.host_link(load_board("u55c"), ctx.clock_mhz).bandwidth_bps == 8.96e9
+    slow = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+    link = prefetch.host_link(board, ctx.clock_mhz, st.channels, st.port_bits)
+    ports = st.channels * st.port_bits / 8 * ctx.clock_mhz * 1e6  # every PQ channel's own host port
+    assert link.bandwidth_bps == min(2e9, ports)  # the link or the ports together
+    u55c = prefetch.host_link(load_board("u55c"), ctx.clock_mhz, st.channels, st.port_bits).bandwidth_bps
+    assert u55c == min(12e9, ports)
     nbytes = sizes * 12
     zero = np.zeros(cells.shape[0])
 

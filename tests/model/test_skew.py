@@ -171,17 +171,25 @@ def test_host_tier_from_the_board_file(setting):
     w, _, ctx, stages = setting
     board = load_board("u55c")
     st = stages.pq_dist
-    host = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.port_bits)
-    assert host.pes_per_port == st.pes and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
-    port = skew_model.HOST_PORT_BITS / 8 * ctx.clock_mhz * 1e6  # one 512-bit host port, or the link
-    per_cycle = min(board.host.bandwidth_gbps * 1e9, port) / (ctx.clock_mhz * 1e6)
-    assert host.rate == pytest.approx(min(per_cycle / (st.port_bits / 8), st.pes))
-    assert skew_model.host_tier(board, 300.0, 1, 64).rate == 1.0  # 5 beats a cycle on the port, one per PE
-    assert skew_model.host_bandwidth(board, 100.0) == 6.4e9 and skew_model.host_bandwidth(board, 300.0) == 12e9
+    host = skew_model.host_tier(board, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+    ppc = -(-st.pes // st.channels)  # each PQ channel's PEs share the channel's own host port
+    assert host.pes_per_port == ppc and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
+    ports = st.channels * st.port_bits / 8 * ctx.clock_mhz * 1e6  # every channel's port, or the link
+    per_cycle = min(board.host.bandwidth_gbps * 1e9, ports) / (ctx.clock_mhz * 1e6) / st.channels
+    reader = stage_model.channel_reader(st.port_bits).words_per_cycle(round(host.latency_cycles))  # its outstanding window
+    assert host.rate == pytest.approx(min(per_cycle / (st.port_bits / 8), 1.0, reader))
+    assert skew_model.host_tier(board, 100.0, 1, 1, 64).rate == 1.0  # the link carries 15 beats a cycle, the port one
+    assert skew_model.host_tier(board, 300.0, 1, 1, 64).rate < 1.0  # 300 cycles of latency: the reader's window binds
+    two = skew_model.host_tier(board, 100.0, 4, 2, 512)  # 2 x 6.4 GB/s of ports over a 12 GB/s link
+    assert two.pes_per_port == 2 and two.rate == pytest.approx(12e9 / 2 / 100e6 / 64)
+    assert skew_model.host_bandwidth(board, 100.0, 1, 512) == 6.4e9
+    assert skew_model.host_bandwidth(board, 140.0, 2, 256) == 8.96e9 and skew_model.host_bandwidth(board, 140.0, 3, 256) == 12e9
+    with pytest.raises(FannsError, match="each channel needs at least one PE"):
+        skew_model.host_tier(board, 140.0, 2, 3, 256)
     cmp = skew_model.compare(
         w, ctx, stages, skew_model.memory_tier(board, "hbm", ctx.clock_mhz, st.pes, st.channels, st.port_bits), host
     )
     untiered, tiered = cmp["designs"]
     assert tiered["qps"] > untiered["qps"] and tiered["p99_us"] < untiered["p99_us"]
     with pytest.raises(FannsError, match="no host link"):
-        skew_model.host_tier(load_board("kv260"), 100.0, 4, 128)
+        skew_model.host_tier(load_board("kv260"), 100.0, 4, 1, 128)

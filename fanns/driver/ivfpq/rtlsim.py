@@ -73,7 +73,8 @@ class RtlSimBackend(Backend):
         self.latencies = {}  # ports whose memory answers after other than `latency` cycles
         if project.design.stages.pq_dist.host_tier is not None:
             d = project.design
-            link = skew_model.host_tier(d.target_board(), d.clock_mhz, d.stages.pq_dist.pes, d.stages.pq_dist.port_bits)
+            st = d.stages.pq_dist
+            link = skew_model.host_tier(d.target_board(), d.clock_mhz, st.pes, st.channels, st.port_bits)
             self.latencies = {
                 name: round(link.latency_cycles) for name in self.ports if name.rstrip("0123456789") == "m_axi_pq"
             }

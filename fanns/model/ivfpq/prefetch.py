@@ -39,11 +39,11 @@ the cache holds.
 
 Time (`search_times`): the search reads cached cells from the design's HBM channels and the rest
 over the host link (`fanns.model.ivfpq.skew.host_tier`: the board file's `host` bandwidth and
-latency, through the kernel's one 512-bit host port, `skew.host_bandwidth`), per cell in probe
+latency, shared by the PQ channels' own host ports, `skew.host_bandwidth`), per cell in probe
 order (`skew.mask_feed` into the latency model), so per-query latency
 is the latency model's `alone`; after the LLM ends a query waits max(0, t_p - t_LLM) for its
 prefetch (t_p = transferred bytes / B + link latency), then searches. B is the same figure for
-the copies and the search's reads (`host_link`): both cross the kernel's host port. Throughput is the pipeline's
+the copies and the search's reads (`host_link`): both cross the channels' host ports. Throughput is the pipeline's
 (`QueryTimes.max_qps`) or the link's, shared by prefetches and misses, whichever is lower:
 B / mean(transferred + missed bytes).
 """
@@ -217,10 +217,11 @@ class Link:
     latency_s: float
 
 
-def host_link(board: Board, clock_mhz: float) -> Link:
-    """The link as a design clocked at `clock_mhz` uses it: prefetch copies go through the kernel's
-    host port like the search's misses (`skew.host_bandwidth`: the link or the port, the lower)."""
-    return Link(skew.host_bandwidth(board, clock_mhz), board.host.latency_us * 1e-6)
+def host_link(board: Board, clock_mhz: float, channels: int, port_bits: int) -> Link:
+    """The link as a design clocked at `clock_mhz` with `channels` PQ channels of `port_bits` uses it:
+    prefetch copies go through the channels' host ports like the search's misses
+    (`skew.host_bandwidth`: the link or the ports together, the lower)."""
+    return Link(skew.host_bandwidth(board, clock_mhz, channels, port_bits), board.host.latency_us * 1e-6)
 
 
 def budget_for(link: Link, t_llm_s: float, capacity: int) -> float:
@@ -316,8 +317,8 @@ class PrefetchModel:
         self.w, self.ctx, self.stages = point.workload, point.ctx, point.stages
         st = self.stages.pq_dist
         self.fast = skew.memory_tier(board, st.memory, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-        self.slow = skew.host_tier(board, self.ctx.clock_mhz, st.pes, st.port_bits)
-        self.link = host_link(board, self.ctx.clock_mhz)
+        self.slow = skew.host_tier(board, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
+        self.link = host_link(board, self.ctx.clock_mhz, st.channels, st.port_bits)
         group = next(g for g in board.memory if g.kind == st.memory)
         self.cache_max = st.channels * group.capacity_bytes
         self.list_bytes = skew.list_bytes(self.w, st) * st.pes  # [nlist] the index's lists

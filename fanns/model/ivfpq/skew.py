@@ -8,7 +8,7 @@ ids of every sample query), weighted by work (codes scanned = accesses x list si
 Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per PE, no
 sharing, a few cycles of latency), a board memory group (channels shared by the PEs, bandwidth and
 capacity from the board file, the model's memory latency), or host memory over PCIe (the board file's
-`host` link through one 512-bit host port, `host_bandwidth`, shared by all PEs, its latency).
+`host` link, its latency and bandwidth shared by every PQ channel's own host port, `host_tier`).
 `place` puts lists in the fast tier hottest first (by
 accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel
 (memory) capacity lasts; the rest stays in the slow tier. `tiered_feed` turns a placement into the
@@ -52,11 +52,6 @@ URAM_LATENCY_CYCLES = 3
 """Read latency of an UltraRAM with its output register and one pipeline register (UG573: the
 cascade adds more; a PE's private URAM column is not cascaded)."""
 HOT_FRACTION = 0.2
-HOST_PORT_BITS = 512
-"""The kernel's one host-memory port (docs/host_tier.md's plan: an `m_axi` bundle mapped to `HOST[0]`,
-the XDMA slave bridge of the Alveo gen3x16 platforms, whose AXI data path is 512 bits wide). Both the
-search's reads of uncached lists and the prefetch copy engine go through it, so both run at
-`host_bandwidth`: the link's bandwidth or this port's beat per cycle, whichever is lower."""
 
 
 def _cells(w: Workload) -> np.ndarray:
@@ -128,26 +123,34 @@ def memory_tier(board: Board, kind: str, clock_mhz: float, pes: int, channels: i
     return Tier(kind, group.capacity_bytes, -(-pes // channels), rate, stage_model.MEM_LATENCY_CYCLES)
 
 
-def host_bandwidth(board: Board, clock_mhz: float) -> float:
-    """Bytes per second the kernel reads from host memory: the board file's `host` link bandwidth,
-    at most one `HOST_PORT_BITS` beat per cycle (at 140 MHz a 512-bit port carries 8.96 GB/s, under
-    the U55C's 12 GB/s link; from 188 MHz on the link binds)."""
+def host_bandwidth(board: Board, clock_mhz: float, channels: int, port_bits: int) -> float:
+    """Bytes per second a design reads from host memory: each of its `channels` PQ channels has a
+    host port of its own (`m_axi_pq<c>` / bundle `host_pq_codes_<c>`, `port_bits` wide, at most one
+    beat a cycle), and all of them share the board file's `host` link, so the lower of the link's
+    bandwidth and channels x port bytes x clock (one 256-bit port at 140 MHz: 4.48 GB/s, under the
+    U55C's 12 GB/s link; three or more such channels: the link binds). The search's reads of
+    uncached lists and the prefetch copies (each channel's copy engine reads through its host port)
+    both run at this figure."""
     if board.host is None:
         raise FannsError(
             f"{board.name} has no host link figures",
             hint="add host: {capacity_gb, bandwidth_gbps, latency_us} to its board file",
         )
-    return min(board.host.bandwidth_gbps * 1e9, HOST_PORT_BITS / 8 * clock_mhz * 1e6)
+    return min(board.host.bandwidth_gbps * 1e9, channels * port_bits / 8 * clock_mhz * 1e6)
 
 
-def host_tier(board: Board, clock_mhz: float, pes: int, port_bits: int) -> Tier:
-    """Host memory over PCIe (the board file's `host` figures) through the kernel's one host port
-    (`HOST_PORT_BITS`), shared by all `pes` PEs; rate in beats of `port_bits` (the design's PQ
-    port), so a 512-bit host port feeds up to two 256-bit beats a cycle, and at most one a cycle to
-    each PE."""
-    bandwidth = host_bandwidth(board, clock_mhz)
-    rate = min(bandwidth / (clock_mhz * 1e6) / (port_bits / 8), float(pes))
-    return Tier("host", board.host.capacity_bytes, pes, rate, board.host.latency_us * clock_mhz)
+def host_tier(board: Board, clock_mhz: float, pes: int, channels: int, port_bits: int) -> Tier:
+    """Host memory over PCIe (the board file's `host` figures) as one of a design's `channels` PQ
+    channels reads it: its own host port of `port_bits` (the `pes / channels` PEs of the channel share
+    it, at most one beat a cycle, and what the channel's AXI reader sustains at the link's latency),
+    the link's bandwidth split evenly over the channels (`host_bandwidth`); rate in beats of
+    `port_bits` per cycle per channel, latency the link's."""
+    if not 1 <= channels <= pes:
+        raise FannsError(f"{channels} PQ channels for {pes} PQDist PEs: each channel needs at least one PE")
+    latency = board.host.latency_us * clock_mhz if board.host else 0.0
+    link = host_bandwidth(board, clock_mhz, channels, port_bits) / channels / (clock_mhz * 1e6) / (port_bits / 8)
+    reader = stage_model.channel_reader(port_bits).words_per_cycle(round(latency))
+    return Tier("host", board.host.capacity_bytes, -(-pes // channels), min(1.0, reader, link), latency)
 
 
 def list_bytes(w: Workload, st) -> np.ndarray:

@@ -41,7 +41,7 @@ from fanns.hdl.bus import axi4_signature, axil_signature
 from fanns.hdl.regmap import RegMap
 from fanns.hdl.verilog import to_verilog
 from fanns.images.ivfpq import IoLayout, MemoryImages
-from fanns.sim.axi_memory import SimMemory, ram_sources, zero_init_loops
+from fanns.sim.axi_memory import SimMemory, meter_link, ram_sources, zero_init_loops
 from fanns.sim.compiled import AxilHost, Csr, load, read, reset
 from fanns.sim.ivfpq.results import BAD_PARAMS_LIMITS, RUN_REGISTERS, check_run, stuck_text
 from fanns.tools.vbuild import BuildOptions
@@ -72,6 +72,10 @@ host-memory design's cache region, read and written) and `m_axi_ivf<c>`,
 LATENCY_TIERS = {"io": "io", "pq": "pq", "hot": "hot", "cache": "hot", "ivf": "pq", "lutc": "pq", "opq": "pq"}
 """Which latency input times a port: a centroid or matrix channel is a data channel like a PQ one; a
 cache region is timed as the fast tier (in a host-memory design `pq` times the host memory)."""
+METERED_TIERS = ("pq",)
+"""Ports whose memories share one link of `link_rate` / 256 beats a cycle (0: no limit): the
+`m_axi_pq<c>` ports, which in a host-memory design all read host memory over the one PCIe link
+(`fanns.sim.axi_memory.meter_link`)."""
 WRITTEN_TIERS = ("cache",)
 """Ports besides `m_axi_io` that write their memory."""
 
@@ -170,6 +174,7 @@ class IvfPqBench(wiring.Component):
             "latency_io": In(16),
             "latency_pq": In(16),
             "latency_hot": In(16),
+            "link_rate": In(16),
             "stall": In(8),
             "frozen": In(len(ports)),
         }
@@ -190,13 +195,26 @@ class IvfPqBench(wiring.Component):
             conns[f"{'i' if member.flow == In else 'o'}_{CONTROL}_{name}"] = getattr(self.s_axil, name)
         frozen_ports = Signal.like(self.frozen)
         m.d.sync += frozen_ports.eq(self.frozen)  # registered, as SimMemory's settings
+        link_rate = Signal.like(self.link_rate)
+        m.d.sync += link_rate.eq(self.link_rate)
+        metered = []
         for i, p in enumerate(self.layout.ports):
             bus = axi4_signature(ADDR_BITS, p.data_bits, write=p.write).create(path=(p.name,))
             for name, member in bus.signature.members.items():
                 conns[f"{'o' if member.flow == Out else 'i'}_{p.name}_{name}"] = getattr(bus, name)
             writes = ["w"] if p.write else []
-            mem = SimMemory(p.data_bits, p.depth, ["r"], writes, queue_depth=QUEUE_DEPTH, seed=0x1234567 + 7919 * i)
+            mem = SimMemory(
+                p.data_bits,
+                p.depth,
+                ["r"],
+                writes,
+                queue_depth=QUEUE_DEPTH,
+                seed=0x1234567 + 7919 * i,
+                metered=p.tier in METERED_TIERS,
+            )
             m.submodules[f"mem_{p.short}"] = mem
+            if mem.metered:
+                metered.append(mem)
             frozen = frozen_ports[i]
             _serve(m, bus, mem.r, frozen)
             if p.write:
@@ -206,6 +224,8 @@ class IvfPqBench(wiring.Component):
                 mem.stall.eq(self.stall),
             ]
             self._in_flight(m, p, bus)
+        if metered:
+            meter_link(m, metered, link_rate)
         m.submodules.accelerator = Instance(self.top, **conns)
         return m
 
@@ -327,12 +347,14 @@ class FastBench:
         bad_params: bool,
         frozen: tuple[str, ...],
         limits: dict,
+        link_rate: int = 0,
     ) -> dict:
         """Run `runs` (`RtlProjectSim.run`'s specs) on a fresh model: load the memories, program the
         image addresses, then per run the queries' registers, start, wait under the watchdog
         (`limits`), read the results back and check them (`fanns.sim.ivfpq.results.check_run`).
         `latency` per tier (io, pq, hot); `stall`: 0..255, a memory's ready/valid drops with
-        probability stall/256. Returns the report of `sim/tb_ivfpq.py`."""
+        probability stall/256; `link_rate`: the `m_axi_pq<c>` memories' shared link in 1/256 beats a
+        cycle (0: each port a beat a cycle). Returns the report of `sim/tb_ivfpq.py`."""
         names = [p.name for p in self.layout.ports]
         unknown = sorted(set(frozen) - set(names))
         if unknown:
@@ -341,6 +363,7 @@ class FastBench:
         try:
             if self.trace:
                 m.trace(self.trace)
+            m.poke("link_rate", link_rate)
             return self._run(m, runs, latency, stall, bad_params, frozen, limits)
         finally:
             m.close()

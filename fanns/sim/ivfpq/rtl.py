@@ -302,12 +302,16 @@ class RtlProjectSim:
         )
 
     def host_memory(self) -> RamTiming:
-        """Host memory as the board file's `host` figures give it to a PQ reader
-        (`fanns.model.ivfpq.skew.host_tier`): the link latency in cycles of the design's clock, and
-        at most one beat a cycle (a reader's most)."""
+        """Host memory as the board file's `host` figures give it to one PQ channel's host port
+        (`fanns.model.ivfpq.skew.host_bandwidth`): the link latency in cycles of the design's clock,
+        and the link's bandwidth shared evenly by the PQ channels, at most a beat a cycle, in the
+        fast harness's steps (`link_rate`: 1/256 beat a cycle for the whole link)."""
         st = self.design.stages.pq_dist
-        tier = skew_model.host_tier(self.design.target_board(), self.design.clock_mhz, st.pes, st.port_bits)
-        return RamTiming(round(tier.latency_cycles), min(1.0, tier.rate))
+        board, clock = self.design.target_board(), self.design.clock_mhz
+        tier = skew_model.host_tier(board, clock, st.pes, st.channels, st.port_bits)
+        link = skew_model.host_bandwidth(board, clock, st.channels, st.port_bits) / (clock * 1e6) / (st.port_bits / 8)
+        steps = max(1, int(link * 256))  # the whole link's beats a cycle, rounded down to 1/256
+        return RamTiming(round(tier.latency_cycles), min(1.0, steps / 256 / st.channels))
 
     def query_latencies(
         self,
@@ -476,10 +480,16 @@ class RtlProjectSim:
         }
 
     def _run_fast(self, specs, latency, pause, bad_params, pq_memory, hot_memory, watchdog, frozen) -> dict:
-        """`run` on the fast harness (`fanns.sim.ivfpq.fast`): one latency per memory tier."""
-        tiers = {"io": latency}
+        """`run` on the fast harness (`fanns.sim.ivfpq.fast`): one latency per memory tier; in a
+        host-memory design the PQ memory's rate (per channel) meters the one link all its
+        `m_axi_pq<c>` ports share (`link_rate`)."""
+        tiers, link_rate = {"io": latency}, 0
         for tier, timing in (("pq", pq_memory), ("hot", hot_memory)):
-            if timing is not None:
+            if timing is not None and tier == "pq" and self.hw.host_tier:
+                if not 0 < timing.rate <= 1:
+                    raise FannsError(f"the host memory's rate {timing.rate}: 0 to 1 beat a cycle a channel")
+                link_rate = max(1, round(timing.rate * self.hw.channels * 256))
+            elif timing is not None:
                 check_timing(timing.rate, f"the {tier} memory")
             tiers[tier] = timing.latency if timing else latency
-        return self.fast.run(specs, tiers, min(255, round(pause * 256)), bad_params, frozen, watchdog)
+        return self.fast.run(specs, tiers, min(255, round(pause * 256)), bad_params, frozen, watchdog, link_rate)
