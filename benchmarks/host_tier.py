@@ -18,8 +18,9 @@ RAG-sized index larger than the card on the U55C.
    (its skew profile) and size-biased probes (`synthetic_workload`). The PEs and channels are the
    DSE's best U55C design for it (the DSE keeps an index larger than the card in host memory and
    chooses the stages as for one that fits: `fanns.model.ivfpq.host_cache`). Every list is in
-   host memory (board file `host`: 12 GB/s, 1 us, read through one 512-bit host port: 8.96 GB/s at
-   140 MHz, `skew.host_bandwidth`, for the search's reads and the prefetch copies alike); the
+   host memory (board file `host`: 12 GB/s, 1 us, read through every PQ channel's own host port of
+   the PQ width, all sharing the link: min(12 GB/s, channels x port bytes x 140 MHz),
+   `skew.host_bandwidth`, for the search's reads and the prefetch copies alike); the
    cache is the design's PQ channels' HBM (channels x 0.5 GB). Each query's cached cells follow
    the text set's measured hit rate per probe rank at the same budget ratio (seeded draws);
    budget = min(B x t_LLM, cache) (TeleRAG Eq. 3). Pure model arithmetic and seeded draws: the

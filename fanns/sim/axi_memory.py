@@ -311,12 +311,13 @@ class SimMemory(wiring.Component):
 
 def meter_link(m: Module, memories: list[SimMemory], rate: Signal, name: str = "link") -> None:
     """Share one link among the metered `memories`: it earns `rate` / 256 beats a cycle (0: no
-    limit, every beat granted), holding at most one beat per memory, and grants the beats it holds to
-    the memories that want one, in an order that rotates every cycle (a round robin). A memory's
+    limit, every beat granted), holding at most one beat per memory and a fraction of the next (so a
+    busy link loses no fraction to the cap), and grants the whole beats it holds to
+    the memories that want one, round robin (from the memory after the last one granted). A memory's
     beats then come at most at the link's rate shared with the others: the PCIe link that all of a
     design's host ports cross."""
     n = len(memories)
-    cap = 256 * n
+    cap = 256 * n + 255
     tokens = Signal(range(cap + 1), name=f"{name}_tokens")
     start = Signal(range(max(n, 2)), name=f"{name}_start")
     held = Signal(range(n + 1), name=f"{name}_held")
@@ -330,11 +331,12 @@ def meter_link(m: Module, memories: list[SimMemory], rate: Signal, name: str = "
                 for i in range(n):
                     k = (r + i) % n
                     m.d.comb += grants[k].eq((rate == 0) | (before < held))
+                    with m.If(memories[k].link_want & grants[k]):
+                        m.d.sync += start.eq((k + 1) % n)  # the last one granted in this order wins
                     before = before + memories[k].link_want
     m.d.comb += used.eq(sum((mem.link_want & g for mem, g in zip(memories, grants)), Const(0, range(n + 1))))
     for mem, g in zip(memories, grants):
         m.d.comb += mem.link_grant.eq(g)
-    m.d.sync += start.eq(Mux(start == n - 1, 0, start + 1))
     earned = Signal(range(cap + 2**16), name=f"{name}_earned")
     m.d.comb += earned.eq(tokens + rate - (used << 8))
     with m.If(rate != 0):

@@ -5,11 +5,13 @@ instantiated with every port on a memory of its own). The memories' timing is ch
 import re
 
 import pytest
+from amaranth import Module, Signal
+from amaranth.sim import Simulator
 
 from fanns.cli import main
 from fanns.errors import FannsError
 from fanns.hdl.verilog import to_verilog
-from fanns.sim.axi_memory import RAM_MODULE, SimMemory
+from fanns.sim.axi_memory import RAM_MODULE, SimMemory, meter_link
 from fanns.sim.ivfpq.fast import BenchLayout, Port, bench_verilog, check_timing
 
 
@@ -75,3 +77,47 @@ def test_cli_refuses_a_trace_it_cannot_write(tmp_path, capsys, monkeypatch, extr
     assert main(["sim", str(project), *extra]) == 2
     assert message in capsys.readouterr().err
     assert (tmp_path / "kept.vcd").read_text() == "a user's waveform"
+
+
+class _Metered:
+    """What `meter_link` sees of a metered SimMemory: its want and grant."""
+
+    def __init__(self, i: int):
+        self.link_want, self.link_grant = Signal(name=f"want{i}"), Signal(name=f"grant{i}")
+
+
+def _metered_beats(rate: int, wants: list[int], cycles: int = 2048) -> list[int]:
+    """Beats each of len(wants) memories moves in `cycles` on one link of `rate` / 256 beats a cycle,
+    memory i wanting a beat every cycle (1) or never (0)."""
+    m = Module()
+    mems = [_Metered(i) for i in range(len(wants))]
+    rate_sig = Signal(16)
+    meter_link(m, mems, rate_sig)
+    counts = [0] * len(wants)
+    sim = Simulator(m)
+    sim.add_clock(1e-8)
+
+    async def bench(ctx):
+        ctx.set(rate_sig, rate)
+        for mem, w in zip(mems, wants):
+            ctx.set(mem.link_want, w)
+        for _ in range(cycles):
+            for i, mem in enumerate(mems):
+                counts[i] += ctx.get(mem.link_want & mem.link_grant)
+            await ctx.tick()
+
+    sim.add_testbench(bench)
+    sim.run()
+    return counts
+
+
+def test_a_metered_link_is_shared_by_its_memories_at_its_rate():
+    """`meter_link`: one memory alone gets the link's rate (57/256 beats a cycle: no fraction lost to
+    the cap); three share it evenly; a link faster than a beat a cycle gives each memory at most one
+    a cycle; rate 0 is no limit; a memory that wants nothing leaves its share to the others."""
+    assert _metered_beats(57, [1]) == [pytest.approx(2048 * 57 / 256, abs=2)]
+    three = _metered_beats(96, [1, 1, 1])
+    assert sum(three) == pytest.approx(2048 * 96 / 256, abs=2) and max(three) - min(three) <= 1
+    assert _metered_beats(2 * 256 + 100, [1, 1]) == [pytest.approx(2048, abs=1)] * 2  # the first cycle earns
+    assert _metered_beats(0, [1, 1]) == [2048, 2048]
+    assert _metered_beats(128, [1, 0, 1]) == [pytest.approx(512, abs=1), 0, pytest.approx(512, abs=1)]

@@ -71,13 +71,16 @@ class RtlSimBackend(Backend):
             if name.startswith("m_axi")
         }
         self.latencies = {}  # ports whose memory answers after other than `latency` cycles
+        self.rates = {}  # ports whose memory moves fewer than a beat a cycle
         if project.design.stages.pq_dist.host_tier is not None:
             d = project.design
             st = d.stages.pq_dist
-            link = skew_model.host_tier(d.target_board(), d.clock_mhz, st.pes, st.channels, st.port_bits)
-            self.latencies = {
-                name: round(link.latency_cycles) for name in self.ports if name.rstrip("0123456789") == "m_axi_pq"
-            }
+            board = d.target_board()
+            link = skew_model.host_tier(board, d.clock_mhz, st.pes, st.channels, st.port_bits)
+            share = skew_model.host_bandwidth(board, d.clock_mhz, st.channels, st.port_bits) / st.channels
+            host = [name for name in self.ports if name.rstrip("0123456789") == "m_axi_pq"]
+            self.latencies = {name: round(link.latency_cycles) for name in host}
+            self.rates = {name: min(1.0, share / (d.clock_mhz * 1e6) / (st.port_bits / 8)) for name in host}
 
     # -- the simulation and its socket -------------------------------------------------------------
     def _start(self) -> None:
@@ -91,6 +94,7 @@ class RtlSimBackend(Backend):
             "ports": self.ports,
             "latency": self.latency,
             "latencies": self.latencies,
+            "rates": self.rates,
             "pause": self.pause,
         }
         self._error: BaseException | None = None
