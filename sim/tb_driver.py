@@ -13,7 +13,8 @@ allocations, with the given read/write latency.
 Parameters (FANNS_TB_PARAMS): `host`, `port` (the driver's socket), `ports` (AXI port -> bank
 "memory[channel]"), `latency`, `latencies` (AXI port -> its RAM's latency where it differs: host
 memory over the link), `rates` (AXI port -> its RAM's read beats a cycle where fewer than one: the
-link's share of each host port; one RAM per port, so ports do not share it), `pause` (probability of a stall per cycle on every RAM channel). The RAMs of
+link's share of each host port; one RAM per port, so ports do not share it), `pause` (probability
+of a stall per cycle on every RAM channel). The RAMs of
 `m_axi_io` and of a host-memory design's cache regions (`m_axi_cache<c>`) are written too.
 Protocol: one JSON object per line each way; buffer bytes base64. Ops: alloc {bank, addr, nbytes},
 write {bank, addr, data}, read {bank, addr, nbytes} -> {data}, wreg {offset, word},

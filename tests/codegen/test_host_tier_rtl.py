@@ -25,10 +25,10 @@ from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.images import ivfpq as ivfpq_images
 from fanns.images.ivfpq import TABLE_WORDS, cache_list_beats
-from fanns.paths import shared_dir
 from fanns.index.ivfpq_synthetic import random_format, skewed_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.prefetch_plan import EVICT, FROM_HOST, MOVE, CachePlan, apply_regions
+from fanns.paths import shared_dir
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.sim.ivfpq.rtl import PrefetchRun, RamTiming, RtlProjectSim, Run, measured_interval, predicted_interval
 from fanns.tools.verilator import SimulationFailed

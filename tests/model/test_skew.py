@@ -176,14 +176,18 @@ def test_host_tier_from_the_board_file(setting):
     assert host.pes_per_port == ppc and host.latency_cycles == pytest.approx(board.host.latency_us * ctx.clock_mhz)
     ports = st.channels * st.port_bits / 8 * ctx.clock_mhz * 1e6  # every channel's port, or the link
     per_cycle = min(board.host.bandwidth_gbps * 1e9, ports) / (ctx.clock_mhz * 1e6) / st.channels
-    reader = stage_model.channel_reader(st.port_bits).words_per_cycle(round(host.latency_cycles))  # its outstanding window
+    # the channel reader's outstanding window at the link's latency
+    reader = stage_model.channel_reader(st.port_bits).words_per_cycle(round(host.latency_cycles))
     assert host.rate == pytest.approx(min(per_cycle / (st.port_bits / 8), 1.0, reader))
     assert skew_model.host_tier(board, 100.0, 1, 1, 64).rate == 1.0  # the link carries 15 beats a cycle, the port one
     assert skew_model.host_tier(board, 300.0, 1, 1, 64).rate < 1.0  # 300 cycles of latency: the reader's window binds
     two = skew_model.host_tier(board, 100.0, 4, 2, 512)  # 2 x 6.4 GB/s of ports over a 12 GB/s link
     assert two.pes_per_port == 2 and two.rate == pytest.approx(12e9 / 2 / 100e6 / 64)
     assert skew_model.host_bandwidth(board, 100.0, 1, 512) == 6.4e9
-    assert skew_model.host_bandwidth(board, 140.0, 2, 256) == 8.96e9 and skew_model.host_bandwidth(board, 140.0, 3, 256) == 12e9
+    assert (
+        skew_model.host_bandwidth(board, 140.0, 2, 256) == 8.96e9
+        and skew_model.host_bandwidth(board, 140.0, 3, 256) == 12e9
+    )
     with pytest.raises(FannsError, match="each channel needs at least one PE"):
         skew_model.host_tier(board, 140.0, 2, 3, 256)
     cmp = skew_model.compare(

@@ -91,7 +91,8 @@ def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None
         "index_gb": round(index_bytes(point.workload) / GB, 9),
         "board_memory_gb": round(board_bytes(board) / GB, 9),
         "link_gbps": round(model.link.bandwidth_bps / GB, 3),
-        "link": "min(board file host bandwidth, PQ channels x PQ port bytes x clock) (fanns.model.ivfpq.skew.host_bandwidth)",
+        "link": "min(board file host bandwidth, PQ channels x PQ port bytes x clock) "
+        "(fanns.model.ivfpq.skew.host_bandwidth)",
         "cache_memory": st.memory,
         "cache_max_gb": round(model.cache_max / GB, 3),
         "probed_mb": round(model.probed / 1e6, 3),

@@ -14,7 +14,9 @@ back, so no Python runs while the accelerator works, and no cocotb at all.
 
 Memory timing is the old harness's (`sim/fanns_tb/axi.py::LatencyAxiRam`) and the cycle model's:
 the first read beat `latency` cycles after the AR handshake, then one beat per cycle; a write
-answered `latency` cycles after its last beat. Random pauses become SimMemory stalls (an LFSR
+answered `latency` cycles after its last beat. The `m_axi_pq<c>` memories share one metered link
+(`METERED_TIERS`, `link_rate`): unlimited by default, the board file's host link in a host-memory
+design (`RtlProjectSim.host_memory`). Random pauses become SimMemory stalls (an LFSR
 drops each ready/valid with probability `stall`/256, not cocotbext's pause generator, so with
 pauses the cycles differ from the old harness while the keys must not). A `frozen` port never
 accepts a request (the watchdog's fault). Per port the bench shows the bursts in flight and
