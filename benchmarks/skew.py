@@ -100,7 +100,7 @@ def main() -> None:
                 p.ctx,
                 p.stages,
                 skew_model.memory_tier(u55c, "hbm", 200.0, st.pes, min(32, st.pes), st.port_bits),
-                skew_model.host_tier(u55c, 200.0, st.pes, min(32, st.pes), st.port_bits),
+                skew_model.host_tier(u55c, 200.0, st.pes, st.channels, st.port_bits),
             )
         )
 
