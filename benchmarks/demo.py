@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from record import command_line, write_result
+from record import command_line, replace_block, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = ROOT / "work" / "demo" / "project" / "report" / "summary.json"
@@ -74,8 +74,7 @@ def readme_example(rec: dict) -> str:
 
 def readme_with_example(text: str, block: str) -> str:
     """The README text with its worked-example block replaced by `block`."""
-    start, end = text.index(EXAMPLE_START), text.index(EXAMPLE_END) + len(EXAMPLE_END)
-    return text[:start] + block + text[end:]
+    return replace_block(text, EXAMPLE_START, EXAMPLE_END, block)
 
 
 def main() -> None:

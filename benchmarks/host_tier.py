@@ -39,7 +39,7 @@ from pathlib import Path
 
 import faiss
 import numpy as np
-from record import command_line, write_result
+from record import command_line, replace_block, write_result
 
 from fanns.boards import load_board
 from fanns.datasets import query_pairs as qp
@@ -55,6 +55,9 @@ T_SIZING_MS = (2.0, 5.0, 20.0, 100.0)
 CACHE_RATIOS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 RAG = dict(n=2 * 10**8, d=768, m=96, nlist=16384, nprobe=NPROBE, k=10)
 GB = 1e9
+README = Path(__file__).resolve().parent.parent / "README.md"
+BLOCK_START = "<!-- prefetch figures, from benchmarks/results/host_tier.json (benchmarks/host_tier.py) -->"
+BLOCK_END = "<!-- end of the prefetch figures -->"
 
 
 def text_hits() -> dict:
@@ -208,11 +211,56 @@ def readme_row(figures: dict) -> list[tuple[str, str]]:
     ]
 
 
+def readme_block(rec: dict) -> str:
+    """The README's table of a recorded run (`results/host_tier.json`): the modelled RAG-sized index
+    on the U55C, QPS and latency vs prefetch budget, beside TeleRAG's published hit rates."""
+    rag, m = rec["figures"]["rag"], rec["machine"]
+    rows = [("none", "-", "0 %", rag["all_in_host"])]
+    rows += [
+        (
+            f"{r['budget_gb'] * 1e3:,.0f} MB ({r['ratio']:g}x)",
+            f"{r['t_llm_ms']:.1f} ms",
+            f"{100 * r['cell_hit']:.0f} %",
+            r,
+        )
+        for r in rag["curve"]
+        if r["ratio"] > 0
+    ]
+    rows.append(("all lists in HBM (a card that holds them)", "-", "100 %", rag["all_in_hbm"]))
+    tele = "; ".join(
+        f"{r['gpu']} {r['pipeline']} {r['ratio']:.2f}x {100 * r['hit']:.0f} %" for r in rec["figures"]["telerag"]
+    )
+    return "\n".join(
+        [
+            BLOCK_START,
+            f"Modelled: {rag['index']} ({rag['index_gb']:g} GB of lists, more than the U55C's {rag['hbm_gb']:g} GB "
+            f"of HBM) in host memory, read over PCIe at {rag['link_gbps']:g} GB/s; {rag['design']}; a query "
+            f"probes {rag['probed_mb']:g} MB. The budget b_p is in multiples of that; the LLM leaves "
+            "t_LLM = b_p / B, the time that hides it; cell hits are the builtin:text-384 draft/final pairs' "
+            "(docs/host_tier.md).",
+            "",
+            "| prefetch budget b_p | t_LLM | cell hits | QPS | mean latency after the LLM |",
+            "|---|---|---|---|---|",
+            *(f"| {b} | {t} | {h} | {r['qps']:,.0f} | {r['latency_mean_us']:,.0f} us |" for b, t, h, r in rows),
+            "",
+            f"TeleRAG's measured cluster hit rates (Table 4, NQ; budget over its 3.8 GB a query): {tele}.",
+            f"(recorded at {rec['commit'][:10]} on {rec['date'][:10]}: {m['cpu']}, {m['cores']} cores, load "
+            f"{m['load_average_1min']})",
+            BLOCK_END,
+        ]
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     ap.add_argument("--profile", metavar="PATH", help="also write the text set's per-rank hit profile (the DSE's)")
+    ap.add_argument(
+        "--write-readme", action="store_true", help="put the recorded figures into README.md's table (needs --json)"
+    )
     args = ap.parse_args()
+    if args.write_readme and not args.json:
+        ap.error("--write-readme needs --json (the README quotes the recorded run)")
     start = time.process_time()
     text = text_hits()
     print(
@@ -280,6 +328,9 @@ def main() -> None:
         command_line(),
         {"text": text, "telerag": tele, "rag": rag, "cpu_seconds": round(cpu, 1)},
     )
+    if args.write_readme:
+        block = readme_block(json.loads(Path(args.json).read_text()))
+        README.write_text(replace_block(README.read_text(), BLOCK_START, BLOCK_END, block))
 
 
 if __name__ == "__main__":

@@ -84,3 +84,11 @@ def work_parser(doc: str, default_work: str, work_help: str) -> argparse.Argumen
     ap.add_argument("--work", default=default_work, help=work_help)
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
     return ap
+
+
+def replace_block(text: str, start: str, end: str, block: str) -> str:
+    """`text` (the README) with the block from the line `start` to the line `end` replaced by
+    `block` (which begins and ends with those lines): a figure the README quotes stays the one the
+    benchmark recorded."""
+    first, last = text.index(start), text.index(end) + len(end)
+    return text[:first] + block + text[last:]

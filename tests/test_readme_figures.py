@@ -112,3 +112,14 @@ def test_readme_example_is_the_recorded_demo_output():
     assert demo.readme_example(rec) in readme
     assert demo.readme_with_example(readme, demo.readme_example(rec)) == readme
     assert any(line.startswith("chosen: ") for line in rec["figures"]["output"])
+
+
+def test_readme_prefetch_table_is_the_recorded_benchmark():
+    """README's prefetch table is `benchmarks/host_tier.py --write-readme`'s rendering of the recorded
+    run, with its commit and machine, not text typed in."""
+    bench = _script().benchmark_module("host_tier")
+    rec = json.loads((ROOT / "benchmarks" / "results" / "host_tier.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    block = bench.readme_block(rec)
+    assert block in readme
+    assert "| none |" in block and "TeleRAG" in block
