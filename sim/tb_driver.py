@@ -13,9 +13,11 @@ allocations, with the given read/write latency.
 Parameters (FANNS_TB_PARAMS): `host`, `port` (the driver's socket), `ports` (AXI port -> bank
 "memory[channel]"), `latency`, `latencies` (AXI port -> its RAM's latency where it differs: host
 memory over the link), `rates` (AXI port -> its RAM's read beats a cycle where fewer than one: the
-link's share of each host port; one RAM per port, so ports do not share it), `pause` (probability
-of a stall per cycle on every RAM channel). The RAMs of
-`m_axi_io` and of a host-memory design's cache regions (`m_axi_cache<c>`) are written too.
+link's share of each host port), `pause` (probability of a stall per cycle on every RAM channel).
+The RAMs of `m_axi_io` and of a host-memory design's cache regions (`m_axi_cache<c>`) are written
+by the core too. Several ports on one bank (a host-memory design's PQ channels all read `host[0]`)
+get one RAM each, all holding the bank's bytes: the core only reads that bank, so copies answer as
+one memory would (a bank a port writes may have one port only).
 Protocol: one JSON object per line each way; buffer bytes base64. Ops: alloc {bank, addr, nbytes},
 write {bank, addr, data}, read {bank, addr, nbytes} -> {data}, wreg {offset, word},
 rreg {offset} -> {word}, wait {offset, mask, timeout} -> {cycles}, quit.
@@ -46,7 +48,7 @@ class Board:
         self.cycles = Cycles(dut)
         self.ends: dict[str, int] = {}
         self.pending: list[tuple[str, int, bytes]] = []
-        self.rams: dict[str, LatencyAxiRam] | None = None
+        self.rams: dict[str, list[LatencyAxiRam]] | None = None
         self.master = AxiLiteMaster(
             axil_bus(dut, "s_axi_control", "_"), dut.ap_clk, dut.ap_rst_n, reset_active_level=False
         )
@@ -61,12 +63,11 @@ class Board:
     def ram(self, bank: str) -> LatencyAxiRam:
         if self.rams is None:
             self.rams = {}
-            banks = list(self.p["ports"].values())
-            if len(set(banks)) != len(banks):
-                raise RuntimeError(f"two AXI ports share a bank ({self.p['ports']}); the bench models one RAM per port")
             for k, (port, b) in enumerate(sorted(self.p["ports"].items())):
                 size = -(-max(self.ends.get(b, PAGE), PAGE) // PAGE) * PAGE
                 writes = port == "m_axi_io" or port.startswith("m_axi_cache")  # a host-memory design's cache
+                if writes and list(self.p["ports"].values()).count(b) > 1:
+                    raise RuntimeError(f"{port} writes bank {b}, which other AXI ports share ({self.p['ports']})")
                 latency = self.p.get("latencies", {}).get(port, self.p["latency"])
                 ram = LatencyAxiRam(
                     self.dut,
@@ -80,12 +81,18 @@ class Board:
                     separator="_",
                 )
                 ram.pause(self.p.get("pause", 0.0), 100 + k)
-                self.rams[b] = ram
+                self.rams.setdefault(b, []).append(ram)
             for b, addr, data in self.pending:
-                self.rams[b].write(addr, data)
+                self.write(b, addr, data)
         if bank not in self.rams:
             raise RuntimeError(f"no AXI port of the core is wired to bank {bank}")
-        return self.rams[bank]
+        return self.rams[bank][0]
+
+    def write(self, bank: str, addr: int, data: bytes) -> None:
+        """Write `data` into every RAM of `bank` (see the module docstring)."""
+        self.ram(bank)
+        for ram in self.rams[bank]:
+            ram.write(addr, data)
 
     async def execute(self, cmd: dict) -> dict:
         op = cmd["op"]
@@ -97,7 +104,7 @@ class Board:
             if self.rams is None:
                 self.pending.append((cmd["bank"], cmd["addr"], data))
             else:
-                self.ram(cmd["bank"]).write(cmd["addr"], data)
+                self.write(cmd["bank"], cmd["addr"], data)
             return {}
         self.ram(next(iter(self.p["ports"].values())))  # the allocations are complete: create the memories
         if op == "read":
