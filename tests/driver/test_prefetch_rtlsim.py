@@ -1,7 +1,8 @@
 """The rtl-sim backend's lookahead prefetch (docs/host_tier.md): a generated RTL core of a
-host-memory design (two PQ channels, both reading host memory) under Verilator + cocotb, driven by the driver (`fanns.driver.open(...,
-backend="rtl-sim")`): `prefetch` then `search` returns the reference keys cold, after a prefetch and
-after prefetches that move and evict, and the mirror's counts say the searches found cached lists."""
+host-memory design (two PQ channels, both reading host memory) under Verilator + cocotb, driven
+by the driver (`fanns.driver.open(..., backend="rtl-sim")`): `prefetch` then `search` returns the
+reference keys cold, after a prefetch and after prefetches that move and evict, and the mirror's
+counts say the searches found cached lists."""
 
 import numpy as np
 import pytest
