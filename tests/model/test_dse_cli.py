@@ -180,18 +180,20 @@ def small_board(folder: Path) -> Path:
 @pytest.mark.slow
 def test_generate_builds_a_host_memory_design(tmp_path, capsys):
     """An index larger than the board: `fanns generate` writes the DSE's cache into design.yaml
-    (stages.pq_dist.host_tier), the HLS face maps the lists to host memory, and its C simulation
-    (a cold cache) returns the reference model's keys."""
+    (stages.pq_dist.host_tier), both faces map the lists to host memory, and the C and RTL
+    simulations (a cold cache) return the reference model's keys."""
     out = tmp_path / "p"
     argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(small_board(tmp_path))]
     argv += ["--nlist", "16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
-    assert main([*argv, "--backend", "hls", "--sim"]) == 0
+    assert main([*argv, "--sim"]) == 0
     printed = "".join(capsys.readouterr())
-    assert "host-memory design" in printed and "0 queries differ from the reference model" in printed
+    assert "host-memory design" in printed and printed.count("0 queries differ from the reference model") == 2
     design = IvfPqDesign.load(out / "design.yaml")
     cache = design.prediction["host_tier"]["cache_bytes"]
     assert design.stages.pq_dist.host_tier.cache_bytes == cache > 0
     assert "pq_codes_0:HOST[0]" in (out / "hls" / "connectivity.cfg").read_text()
+    ports = json.loads((out / "rtl" / "rtl" / "ports.json").read_text())["ports"]
+    assert ports["m_axi_pq0"]["memory"] == "host" and ports["m_axi_cache0"]["memory"] == "hbm"
 
 
 @pytest.mark.slow
