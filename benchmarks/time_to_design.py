@@ -25,13 +25,17 @@ tier) and the slow tier as the Makefile runs them (`--tiers fast`: the fast tier
 CI run's time is CI's own record). Wall time depends on what else the machine
 runs: the record keeps the load average before and after each run.
 
+`--write-readme` puts the recorded run into README.md's block (`readme_block`), beside the waits
+issue 47 reported before this work (`BEFORE`).
+
     PYTHONPATH=. python benchmarks/time_to_design.py [--designs demo,784,1536] [--n N] [--install]
-        [--tiers [fast,slow]] [--work DIR] [--json PATH]
+        [--tiers [fast,slow]] [--work DIR] [--json PATH] [--write-readme]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -41,7 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from record import command_line, write_result
+from record import command_line, replace_block, write_result
 
 from fanns.datasets.synthetic import clustered
 
@@ -65,6 +69,19 @@ SYNTHETIC_GRIDS = {
     1536: ["--nlist", "512", "--m", "128", "--no-opq"],
 }
 """The one index explored per synthetic design: the index of the README's row of that dimension."""
+BEFORE = {
+    "install": "-",
+    "demo first": "6.8 min quiet (Verilator 4.4 min); 22.8 min loaded, 17 min of it silent",
+    "demo second": "73 s",
+    "784 first": "on a 60,000 x 784 set, the Verilator build alone over 30 min",
+    "1536 first": "-",
+    "fast": "17-22 min",
+}
+"""The same waits before this work, as issue 47 reported them (a fresh clone on this 2-core machine,
+December 2026, "What a new user waits for today"); "-" where it gave none."""
+README = ROOT / "README.md"
+BLOCK_START = "<!-- time-to-design figures, from benchmarks/results/time_to_design.json -->"
+BLOCK_END = "<!-- end of the time-to-design figures -->"
 STEP = re.compile(r"^\[(\d)/5\] (.*)$")
 STEP_NAMES = {1: "exploration", 2: "dse", 3: "codegen", 5: "report"}
 TIER = re.compile(r"(\d+) passed.* in ([\d.]+)s")
@@ -187,7 +204,12 @@ def main() -> None:
     )
     ap.add_argument("--work", default="/tmp/fanns-time-to-design", help="work folder (caches, data, projects)")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (benchmarks/record.py)")
+    ap.add_argument(
+        "--write-readme", action="store_true", help="put the recorded figures into README.md's block (needs --json)"
+    )
     args = ap.parse_args()
+    if args.write_readme and not args.json:
+        ap.error("--write-readme needs --json (the README quotes the recorded run)")
     work = Path(args.work).resolve()
     figures: dict = {"n": args.n, "designs": {}}
     if args.install:
@@ -201,6 +223,9 @@ def main() -> None:
             steps = ", ".join(f"{k} {v:.1f}" for k, v in r["steps"].items())
             print(f"{design} {run}: {r['total']:.1f} s ({steps}); load {r['load_before']} -> {r['load_after']}")
     write_result(args.json, "time_to_design", command_line(), figures)
+    if args.write_readme:
+        rec = json.loads(Path(args.json).read_text())
+        README.write_text(replace_block(README.read_text(), BLOCK_START, BLOCK_END, readme_block(rec)))
 
 
 def _minutes(s: float) -> str:
@@ -210,8 +235,8 @@ def _minutes(s: float) -> str:
 def readme_row(figures: dict) -> list[tuple[str, str]]:
     """The README rows of a recorded run (`benchmarks/readme_figures.py`)."""
     rows = []
-    for design, runs in figures["designs"].items():
-        what = "`make demo`" if design == "demo" else f"`generate --sim`, synthetic {figures['n']:,} x {design}"
+    for design, runs in _in_order(figures["designs"]):
+        what = _design_label(design, figures["n"])
         parts = []
         for run, r in runs.items():
             steps = ", ".join(f"{k} {_minutes(v)}" for k, v in r["steps"].items() if v >= 0.5)
@@ -222,6 +247,45 @@ def readme_row(figures: dict) -> list[tuple[str, str]]:
     for tier, t in figures.get("tiers", {}).items():
         rows.append((f"{tier} test tier", f"{_minutes(t['wall'])}, {t['passed']} passed (load {t['load_before']})"))
     return rows
+
+
+def _in_order(designs: dict) -> list[tuple[str, dict]]:
+    """The recorded designs as a reader meets them: the demo, then by dimension (the record's JSON
+    keeps its keys sorted)."""
+    return sorted(designs.items(), key=lambda kv: (kv[0] != "demo", int(kv[0]) if kv[0].isdigit() else 0))
+
+
+def _design_label(design: str, n: int) -> str:
+    return "`make demo`" if design == "demo" else f"`generate --sim`, synthetic {n:,} x {design}"
+
+
+def readme_block(rec: dict) -> str:
+    """README.md's table of a recorded run: per design its first and second run with the simulator
+    builds' steps, `make install` and the fast tier, beside `BEFORE`, with the machine and its load."""
+    f, m = rec["figures"], rec["machine"]
+    rows = []
+    if "install" in f:
+        rows.append(("`make install` into a new venv", BEFORE["install"], _minutes(f["install"]["total"])))
+    for design, runs in _in_order(f["designs"]):
+        for run, r in runs.items():
+            sims = ", ".join(f"{k[4:].upper()} {_minutes(v)}" for k, v in r["steps"].items() if k.startswith("sim_"))
+            now = f"{_minutes(r['total'])} (simulation with its build: {sims}; load {r['load_before']})"
+            rows.append((f"{_design_label(design, f['n'])}, {run} run", BEFORE.get(f"{design} {run}", "-"), now))
+    for tier, t in f.get("tiers", {}).items():
+        rows.append((f"{tier} test tier", BEFORE.get(tier, "-"), f"{_minutes(t['wall'])}, {t['passed']} passed"))
+    return "\n".join(
+        [
+            BLOCK_START,
+            "| wait | before (issue 47) | now |",
+            "|---|---|---|",
+            *(f"| {what} | {before} | {now} |" for what, before, now in rows),
+            "",
+            f"(recorded at {rec['commit'][:10]} on {rec['date'][:10]}: {m['cpu']}, {m['cores']} cores, load "
+            f"{m['load_average_1min']}; first runs from an empty cache, second runs reuse it; the synthetic "
+            "rows explore one index each, step by step in [docs/figures.md](docs/figures.md))",
+            BLOCK_END,
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -123,3 +123,13 @@ def test_readme_prefetch_table_is_the_recorded_benchmark():
     block = bench.readme_block(rec)
     assert block in readme
     assert "| none |" in block and "TeleRAG" in block
+
+
+def test_readme_time_to_design_table_is_the_recorded_benchmark():
+    """README's table of waits is `benchmarks/time_to_design.py --write-readme`'s rendering of the
+    recorded run (first and second runs, the fast tier), with its commit and machine, not text typed in."""
+    bench = _script().benchmark_module("time_to_design")
+    rec = json.loads((ROOT / "benchmarks" / "results" / "time_to_design.json").read_text())
+    block = bench.readme_block(rec)
+    assert block in (ROOT / "README.md").read_text()
+    assert "`make demo`, first run" in block and "fast test tier" in block
