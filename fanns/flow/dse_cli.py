@@ -19,7 +19,7 @@ from fanns.boards import Clock, load_board
 from fanns.errors import FannsError
 from fanns.flow.graph_dse_cli import run_graph_dse
 from fanns.index.holdout import unpromised_text
-from fanns.model.ivfpq import host_cache, report, timing
+from fanns.model.ivfpq import host_cache, host_mix, report, timing
 from fanns.model.ivfpq.dse import Slo
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
@@ -97,7 +97,9 @@ def dse_command(args: argparse.Namespace) -> int:
         )
     if outcome.host_tier:
         console.print(host_cache.summary_line(outcome.host_tier), highlight=False)
-    if outcome.tiers:
+    for line in host_mix.lines(outcome):
+        console.print(line, highlight=False)
+    if 0 in outcome.tiers:
         t = outcome.tiers[0]
         opts = (
             ", ".join(

@@ -39,7 +39,7 @@ from fanns.flow.ivfpq_project_sim import RUN_ONLY, SIMULATOR_NAMES, SIMULATORS
 from fanns.index.goals import RecallGoal, goal_entry
 from fanns.index.ivfpq import host_vectors
 from fanns.model.cpu_baseline import basis_label, basis_text, cpu_basis, cpu_text, selection_qps
-from fanns.model.ivfpq import dse_cache, host_cache, report
+from fanns.model.ivfpq import dse_cache, host_cache, host_mix, report
 from fanns.model.ivfpq.no_fit import no_design_hint
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.outputs import check_destination, staged_folder
@@ -135,7 +135,10 @@ def design_summary(rec: dict) -> dict:
         }
         for name, st in rec["stages"].items()
     }
-    return {**{k: rec[k] for k in keep}, "stages": stages}
+    out = {**{k: rec[k] for k in keep}, "stages": stages}
+    if rec.get("host_tier"):  # lists in host memory: its QPS is the one with prefetch (host_mix.RANK_RULE)
+        out |= {"qps": rec["rank_qps"], "qps_lists_in_hbm": rec["qps"], "host_tier": rec["host_tier"]}
+    return out
 
 
 def readme(summary: dict) -> bytes:
@@ -177,6 +180,8 @@ def generate_command(args: argparse.Namespace) -> int:
     design = report.to_design(outcome.best, outcome, out.parent.resolve() / out.name)
     if outcome.host_tier:
         status(f"host-memory design: {host_cache.choice_text(outcome.host_tier)}")
+    for line in host_mix.lines(outcome):
+        status(line)
     dse_record = report.outcome_record(outcome)
     note_design(design)
 
@@ -279,7 +284,13 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
     )
     say(
         f"predicted: {d['qps']:,.0f} QPS at {summary['clock_mhz']:g} MHz "
-        f"(bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
+        + (
+            f"with prefetch, the lists in host memory ({d['qps_lists_in_hbm']:,.0f} QPS were they in HBM: "
+            if "qps_lists_in_hbm" in d
+            else "("
+        )
+        + f"bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
+        + (" with the lists in HBM" if "qps_lists_in_hbm" in d else "")
     )
     for line in report.clock_lines(outcome):
         say(line)

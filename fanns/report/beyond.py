@@ -3,7 +3,8 @@ latency percentiles of the designs kept (with the SLO line), the access skew of 
 lists, hot lists in a faster memory tier against the untiered design, the P99 of a query
 sharded over 1 .. 1024 accelerators against CPU servers measured here, step-wise search's latency
 to the first partial result against the full result (docs/stepwise.md), and, for a design whose
-lists live in host memory (an index larger than the board), the lookahead prefetch curve.
+lists live in host memory (an index larger than the board), the lookahead prefetch curve, and which
+kind of candidate was chosen (lists on the card or in host memory) and why.
 
 Why in the sweep: the published generators optimise throughput alone; a user serving retrieval
 for RAG chooses by tail latency under a service-level objective, and both skew and scale-out move
@@ -18,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from fanns.model import cpu_baseline
+from fanns.model.ivfpq import host_mix
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import scaleout as scaleout_model
 from fanns.model.ivfpq import skew
@@ -109,6 +111,7 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
             scaleout_model.partition_curve("CPU partition (faiss, 1 thread)", cpu["samples_us"], qb, rb).as_dict()
         )
     choices = outcome.tiers.get(0)
+    host = outcome.kind_best.get("host")  # the host-memory candidate's curve, chosen or not
     return {
         "latency": figures.latency_data(outcome),
         "skew": skew.profile(w) if w.cells is not None else None,
@@ -119,10 +122,13 @@ def record(outcome: Outcome, d: int, cpu: dict | None) -> dict | None:
         "steps": step_latency(outcome),
         "cpu": None if cpu is None else {k: v for k, v in cpu.items() if k != "samples_us"},
         "host_tier": figures.prefetch_data(
-            outcome.host_tier, f"{w.label()} on {outcome.board.name}: lists in host memory, prefetch into HBM"
+            host.host_tier,
+            f"{host.workload.label()} on {outcome.board.name}: lists in host memory, prefetch into HBM"
+            + ("" if host is best else " (not chosen)"),
         )
-        if outcome.host_tier
+        if host is not None
         else None,
+        "kinds": host_mix.record(outcome),
     }
 
 

@@ -103,6 +103,7 @@ def render(
             "cpu": e["cpu"],
             "tiers": e["tiers"],
             "host_tier": e.get("host_tier"),
+            "kinds": e.get("kinds"),
             "load_qps": e["latency"]["load_qps"],
             "figures": {k: data_uri(v) for k, v in svg.items()},
         }

@@ -353,7 +353,7 @@ PREFETCH_COLUMNS = [
 
 
 def prefetch_table(data: dict) -> Table:
-    """Per (board, goal) whose best design keeps its lists in host memory, the prefetch curve:
+    """Per (board, goal) whose DSE has a host-memory candidate (its best, chosen or not), the prefetch curve:
     hit rate, latency and QPS per budget (`fanns.report.latency_figures.prefetch_data`)."""
     rows = []
     for e in data["beyond"]:

@@ -137,6 +137,18 @@ def tiny_board(folder: Path) -> Path:
     return board
 
 
+def test_an_index_larger_than_a_board_without_a_host_link_is_refused_by_name(explored, tmp_path, capsys):
+    """No `host` link in the board file: no host-memory design; the error names the board file and
+    what it lacks."""
+    board = tiny_board(tmp_path)
+    board.write_text("\n".join(line for line in board.read_text().splitlines() if not line.startswith("host:")))
+    args = ["dse", str(explored), "--board", str(board), "--recall", "R@10=0.5", "--out", str(tmp_path / "x")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"its board file {board} has no `host` link" in err and "IVF32,PQ16 nprobe=" in err
+    assert not (tmp_path / "x" / "design.yaml").exists()
+
+
 def test_llm_ms_is_refused_where_it_enters(tmp_path, capsys):
     for bad in ("-1", "soon"):
         args = ["dse", str(tmp_path), "--board", "u55c", "--recall", "R@10=0.5", "--llm-ms", bad]
@@ -165,8 +177,9 @@ def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_
 
 
 def small_board(folder: Path) -> Path:
-    """A U55C board file with 3 x 64 kB of HBM: smaller than builtin:sift-10k's lists at m 16 (200 kB),
-    large enough for the I/O channel's codebook and centroids."""
+    """A U55C board file with 3 x 64 kB of HBM (192 kB): smaller than builtin:sift-10k's lists at m 16
+    (200 kB), larger than at m 8 (120 kB), and large enough for the I/O channel's codebook and
+    centroids."""
     text = (Path(__file__).resolve().parents[2] / "boards" / "u55c.yaml").read_text()
     board = folder / "small.yaml"
     board.write_text(
@@ -179,16 +192,19 @@ def small_board(folder: Path) -> Path:
 
 @pytest.mark.slow
 def test_generate_builds_a_host_memory_design(tmp_path, capsys):
-    """An index larger than the board: `fanns generate` writes the DSE's cache into design.yaml
-    (stages.pq_dist.host_tier), both faces map the lists to host memory, and the C and RTL
-    simulations (a cold cache) return the reference model's keys."""
+    """Indexes that fit the board (m 8) beside larger ones (m 16): the DSE ranks both kinds (the
+    host-memory candidate by its QPS with prefetch) and chooses a host-memory design; `fanns generate`
+    writes its cache into design.yaml (stages.pq_dist.host_tier), both faces map the lists to host
+    memory, and the C and RTL simulations (a cold cache) return the reference model's keys."""
     out = tmp_path / "p"
     argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(small_board(tmp_path))]
-    argv += ["--nlist", "16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
+    argv += ["--nlist", "16", "--m", "8,16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
     assert main([*argv, "--sim"]) == 0
     printed = "".join(capsys.readouterr())
     assert "host-memory design" in printed and printed.count("0 queries differ from the reference model") == 2
+    assert "in host memory at " in printed and "with prefetch" in printed and " in HBM at " in printed
     design = IvfPqDesign.load(out / "design.yaml")
+    assert design.index.m == 16
     cache = design.prediction["host_tier"]["cache_bytes"]
     assert design.stages.pq_dist.host_tier.cache_bytes == cache > 0
     assert "pq_codes_0:HOST[0]" in (out / "hls" / "connectivity.cfg").read_text()

@@ -32,7 +32,7 @@ def outcome(small):
 
 def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, outcome):
     board, w = small
-    assert host_cache.index_bytes(w) > host_cache.board_bytes(board) and host_cache.host_mode([w], board)
+    assert host_cache.index_bytes(w) > host_cache.board_bytes(board) and host_cache.host_mode(w, board)
     assert outcome.best is not None and outcome.board is board
     c = outcome.host_tier
     st = outcome.best.stages.pq_dist
@@ -76,9 +76,8 @@ def test_no_llm_time_no_hidden_prefetch(outcome, small):
 def test_an_index_that_fits_or_a_board_without_a_host_link_is_not_host_mode(small):
     board, w = small
     u55c = load_board("u55c")
-    assert not host_cache.host_mode([w], u55c)
-    assert not host_cache.host_mode([w], dataclasses.replace(board, host=None))
-    assert not host_cache.host_mode([], board)
+    assert not host_cache.host_mode(w, u55c) and host_cache.fits(w, u55c)
+    assert not host_cache.host_mode(w, dataclasses.replace(board, host=None)) and not host_cache.fits(w, board)
 
 
 def test_llm_ms_is_checked_where_it_enters():

@@ -6,7 +6,9 @@ combination is evaluated by `fanns.model.ivfpq.search`, and the best combination
 complete designs (`DesignPoint`): stage configurations, exact per-stage timing
 (`fanns.model.ivfpq.stages.stage_timings`), the PE inventory, resources, the SLR assignment of
 `fanns.model.ivfpq.budget` and the memory channel assignment. When nothing fits, `Outcome.explain`
-says why (which resource binds and by how much, or that the goal is unreachable).
+says why (which resource binds and by how much, or that the goal is unreachable). An index larger
+than the board's memory, on a board with a host link, is searched beside the others as a
+host-memory candidate and ranked by its QPS with prefetch (`run`, `fanns.model.ivfpq.host_mix`).
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ from fanns.boards import Board
 from fanns.choices import DEFAULT_LLM_MS
 from fanns.design.ivfpq import Stages
 from fanns.errors import FannsError
-from fanns.model.ivfpq import buildable, host_cache
+from fanns.model.ivfpq import buildable, host_cache, host_mix
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget, SlrFill
 from fanns.model.ivfpq.no_fit import no_fit_text, space_label, unreachable_text
 from fanns.model.ivfpq.options import CONTEXT_KEY, GROUPS, MAX_LANES, all_options
 from fanns.model.ivfpq.points import DesignPoint, Outcome, Slo, annotate_latency
-from fanns.model.ivfpq.search import Space, decode, prune, search
+from fanns.model.ivfpq.search import Result, Space, decode, prune, search
 from fanns.model.ivfpq.skew import tier_choices
 from fanns.model.ivfpq.workload import Workload
 from fanns.numerics import ID_BITS
@@ -216,13 +218,20 @@ def run(
     """The DSE of one goal over the given workloads (see the module docstring). With an `slo`,
     the designs are the highest-throughput ones whose tail latency meets it; every kept design
     carries its latency percentiles alone and at `load_qps` (default: the SLO's load). With
-    `tiers`, every top design also gets the memory-tier choice of `fanns.model.ivfpq.skew.tier_choices`
-    (hot lists in the UltraRAM the budget leaves or in another memory group; `fanns.model.ivfpq.report`
-    writes the best memory-group option as design_tiered.yaml, which the RTL generator builds).
-    `padding=False` offers only the unpadded sub-vectors (`benchmarks/padding_dse.py` measures what
-    the paddings gain). When no index fits the board's memory, the stages are chosen as if it did
-    and the best design keeps the lists in host memory with an HBM cache sized for an LLM leaving
-    `llm_ms` (`fanns.model.ivfpq.host_cache`, `Outcome.host_tier`)."""
+    `tiers`, every top design with its lists on the card also gets the memory-tier choice of
+    `fanns.model.ivfpq.skew.tier_choices` (hot lists in the UltraRAM the budget leaves or in another
+    memory group; `fanns.model.ivfpq.report` writes the best memory-group option as
+    design_tiered.yaml, which the RTL generator builds). `padding=False` offers only the unpadded
+    sub-vectors (`benchmarks/padding_dse.py` measures what the paddings gain).
+
+    Two kinds of candidate in one exploration (`fanns.model.ivfpq.host_mix`): an index that fits the
+    board's memory gets designs with its lists on the card; an index larger than it, on a board
+    file with a `host` link, gets designs whose stages are chosen as if it fitted
+    (`host_cache.compute_board`) and whose lists stay in host memory with an HBM cache sized for an
+    LLM leaving `llm_ms` (`host_cache.choice`, `DesignPoint.host_tier`). Each kind is searched on
+    its own (its best `top` designs by the stage and sequence models); then both are ranked
+    together by `DesignPoint.rank_key`: a host-memory candidate by its QPS with prefetch, never
+    by its in-HBM figures, an ordinary one by its QPS. `Outcome.kind_best` keeps each kind's best."""
     if top < 1:
         raise FannsError(f"--top {top}: must be at least 1")
     if clock_mhz <= 0:
@@ -233,14 +242,86 @@ def run(
         raise FannsError(f"load {load_qps} QPS must be positive")
     start = time.perf_counter()
     budget = Budget.from_board(board, util)
-    host = host_cache.host_mode(workloads, board)
-    stage_board = host_cache.compute_board(board, workloads) if host else board  # options, not the budget
     outcome = Outcome(
         goal, board, budget, clock_mhz, workloads, list(unreachable or []), [], [], None, slo=slo, load_qps=load_qps
     )
     if not workloads:
         outcome.explain = unreachable_text(goal, outcome.unreachable)
         return outcome
+    card, host = host_mix.split(workloads, board)
+    outcome.refused = host_mix.refusals(card, board)
+    kinds = [("card", card, board)] if card else []
+    if host:  # the options on a board whose channels hold the index, not the budget
+        kinds.append(("host", host, host_cache.compute_board(board, host)))
+    with eta_bar() as bar:
+        found = {
+            kind: _search(ws, stage_board, budget, goal, clock_mhz, top, slo, load_qps, padding, bar, kind)
+            for kind, ws, stage_board in kinds
+        }
+    for p in found["host"].top if host else ():
+        p.host_tier = host_cache.choice(p, board, llm_ms)
+    outcome.top = sorted((p for f in found.values() for p in f.top), key=DesignPoint.rank_key)[:top]
+    outcome.kind_best = {k: min(f.top, key=DesignPoint.rank_key) for k, f in found.items() if f.top}
+    # the Pareto set (QPS vs LUT) of the lists on the card when any fits: a host-memory design's QPS
+    # with prefetch is computed for the ranked designs only
+    outcome.pareto = next((f.pareto for f in found.values() if f.top), found[kinds[0][0]].pareto)
+    outcome.result = merged_result([f.result for f in found.values()])
+    outcome.slo_rejected = sum(f.missed for f in found.values())
+    for f in found.values():
+        outcome.option_counts.update(f.counts)
+    if tiers:
+        outcome.tiers = {
+            i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top) if p.host_tier is None
+        }
+    if not outcome.top:
+        outcome.explain = list(dict.fromkeys([*(line for f in found.values() for line in f.explain), *outcome.refused]))
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+@dataclasses.dataclass
+class Found:
+    """What the search of one kind found (`_search`)."""
+
+    top: list[DesignPoint]
+    pareto: list[DesignPoint]
+    result: Result
+    counts: dict[str, dict]
+    missed: int
+    explain: list[str]
+
+
+def merged_result(results: list[Result]) -> Result:
+    """One `Result` of the kinds' searches for the outcome's counts (evaluated, bounded, design
+    space, seconds); the pools and fronts stacked (their space keys are each search's own)."""
+    if len(results) == 1:
+        return results[0]
+    return Result(
+        np.concatenate([r.pool for r in results]),
+        np.concatenate([r.front for r in results]),
+        sum(r.evaluated for r in results),
+        sum(r.raw for r in results),
+        sum(r.seconds for r in results),
+        next((r.min_overflow for r in results if r.min_overflow is not None), None),
+        sum(r.bounded for r in results),
+    )
+
+
+def _search(
+    workloads: list[Workload],
+    stage_board: Board,
+    budget: Budget,
+    goal: str,
+    clock_mhz: float,
+    top: int,
+    slo: Slo | None,
+    load_qps: float | None,
+    padding: bool,
+    bar,
+    kind: str,
+) -> Found:
+    """The search of one kind of candidate: the stage options of `workloads` enumerated on
+    `stage_board` against `budget`, the best `top` designs by the stage and sequence models."""
     pairs = [
         (w, ctx)
         for w in workloads
@@ -251,108 +332,100 @@ def run(
             else [context(w, stage_board, clock_mhz, lut_words=ways)]
         )
     ]
-    with eta_bar() as bar:  # the options (by far the most work), the search, the ranking
-        task = bar.add_task(f"DSE of {goal} on {board.name}: stage options", total=2 * len(pairs) + 1)
-        contexts = [ctx for _, ctx in pairs]
-        workloads = [w for w, _ in pairs]  # one space per (workload, padding, LUT words): `_points` maps keys back
-        spaces, groups = [], {}
-        for key, (w, ctx) in enumerate(pairs):
-            bar.update(task, description=f"DSE of {goal} on {board.name}: stage options of {space_label(w, ctx)}")
-            space, counts = build_space(key, w, ctx, budget, groups)
-            spaces.append(space)
-            outcome.option_counts[space_label(w, ctx)] = counts
-            bar.advance(task)
-        bar.update(task, description=f"DSE of {goal} on {board.name}: search")
+    what = f"DSE of {goal} on {budget.board}" + (" (lists in host memory)" if kind == "host" else "")
+    # the options (by far the most work), the search, the ranking
+    task = bar.add_task(f"{what}: stage options", total=2 * len(pairs) + 1)
+    contexts = [ctx for _, ctx in pairs]
+    workloads = [w for w, _ in pairs]  # one space per (workload, padding, LUT words): `_points` maps keys back
+    spaces, groups, counts = [], {}, {}
+    for key, (w, ctx) in enumerate(pairs):
+        bar.update(task, description=f"{what}: stage options of {space_label(w, ctx)}")
+        space, counts[space_label(w, ctx)] = build_space(key, w, ctx, budget, groups)
+        spaces.append(space)
+        bar.advance(task)
+    bar.update(task, description=f"{what}: search")
 
-        sequences: dict = {}  # `DesignPoint.settle`'s cache
-        shared: dict = {}  # `materialize`'s cache
-        latencies: dict = {}  # `annotate_latency` per design: a function of the workload, context and stages
+    sequences: dict = {}  # `DesignPoint.settle`'s cache
+    shared: dict = {}  # `materialize`'s cache
+    latencies: dict = {}  # `annotate_latency` per design: a function of the workload, context and stages
 
-        def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
-            """The fastest `limit` points that meet the SLO (latency attached), and how many faster
-            ones missed it. With a `limit`, points are settled (`DesignPoint.settle`) in the order
-            of their stage-model bound; once `limit` are kept, a point whose bound exceeds the
-            slowest kept one's cycles cannot enter (branch and bound: the sequence model runs only
-            where it can change the ranking). Without one (the Pareto front, ~100 designs) the
-            stage model ranks, except for designs already settled."""
-            kept, missed = [], []
-            for p in sorted(points, key=DesignPoint.bound_key):
-                if limit is not None and len(kept) >= limit and p.stage_cycles > kept[-1].cycles:
-                    break
-                if limit is not None:
-                    p.settle(sequences)
-                if slo is not None and not slo.met(with_latency(p)):
-                    missed.append(p)
-                    continue
-                kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
-            if slo is None:  # the latency ranks nothing: only the kept designs need it
-                kept = [with_latency(p) for p in kept]
-            return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
-
-        def with_latency(p: DesignPoint) -> DesignPoint:
-            design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
-            if design not in latencies:
-                latencies[design] = annotate_latency(p, load_qps).latency
-            p.latency = dict(latencies[design])
-            return p
-
-        def stable(rows: np.ndarray) -> np.ndarray:
-            # a design slower than the load queues without bound (its tandem is no faster than its stages)
-            return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
-
-        def keep_pool(rows: np.ndarray) -> tuple[list[DesignPoint], int, list[DesignPoint]]:
-            """`keep(..., top)` over the pool's rows, materialised in their order (by stage bound) only
-            as far as `keep` reads them: once `top` are kept, it stops at the first design whose bound
-            exceeds the slowest kept one's cycles, and more designs only lower those cycles. Also
-            returns the designs materialised (every fitting one when fewer than `top` are kept)."""
-            fitting, kept, missed, start, step = [], [], 0, 0, 8 * top
-            while start < len(rows):
-                if len(kept) >= top and rows[start, 3] > kept[-1].cycles * (1 + 1e-9):
-                    break
-                fitting += _points(rows[start : start + step], spaces, workloads, contexts, budget, clock_mhz, shared)
-                kept, missed = keep(fitting, top)
-                start, step = start + step, 2 * step
-            return kept, missed, fitting
-
-        pool, result = max(8 * top, 64), None
-        while True:
-            advance = (lambda: bar.advance(task)) if result is None else None  # a refinement is quick
-            result = search(spaces, budget.vector(), pool, known=result, on_space=advance)  # larger: front stands
-            bar.update(task, description=f"DSE of {goal} on {board.name}: ranking the best designs")
-            rows = stable(result.pool)
-            points, missed, fitting = keep_pool(rows)
-            # the pool holds every design whose stage bound is below its last row's; a kept design
-            # slower than that could be beaten by one outside the pool
-            enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
-            if enough or len(result.pool) < pool or len(rows) < len(result.pool):
+    def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
+        """The fastest `limit` points that meet the SLO (latency attached), and how many faster
+        ones missed it. With a `limit`, points are settled (`DesignPoint.settle`) in the order
+        of their stage-model bound; once `limit` are kept, a point whose bound exceeds the
+        slowest kept one's cycles cannot enter (branch and bound: the sequence model runs only
+        where it can change the ranking). Without one (the Pareto front, ~100 designs) the
+        stage model ranks, except for designs already settled."""
+        kept, missed = [], []
+        for p in sorted(points, key=DesignPoint.bound_key):
+            if limit is not None and len(kept) >= limit and p.stage_cycles > kept[-1].cycles:
                 break
-            if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
+            if limit is not None:
+                p.settle(sequences)
+            if slo is not None and not slo.met(with_latency(p)):
+                missed.append(p)
+                continue
+            kept = sorted(kept + [p], key=DesignPoint.sort_key)[:limit]
+        if slo is None:  # the latency ranks nothing: only the kept designs need it
+            kept = [with_latency(p) for p in kept]
+        return kept, sum(1 for p in missed if not kept or p.sort_key() < kept[-1].sort_key())
+
+    def with_latency(p: DesignPoint) -> DesignPoint:
+        design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
+        if design not in latencies:
+            latencies[design] = annotate_latency(p, load_qps).latency
+        p.latency = dict(latencies[design])
+        return p
+
+    def stable(rows: np.ndarray) -> np.ndarray:
+        # a design slower than the load queues without bound (its tandem is no faster than its stages)
+        return rows if load_qps is None else rows[clock_mhz * 1e6 / rows[:, 3] > load_qps]
+
+    def keep_pool(rows: np.ndarray) -> tuple[list[DesignPoint], int, list[DesignPoint]]:
+        """`keep(..., top)` over the pool's rows, materialised in their order (by stage bound) only
+        as far as `keep` reads them: once `top` are kept, it stops at the first design whose bound
+        exceeds the slowest kept one's cycles, and more designs only lower those cycles. Also
+        returns the designs materialised (every fitting one when fewer than `top` are kept)."""
+        fitting, kept, missed, start, step = [], [], 0, 0, 8 * top
+        while start < len(rows):
+            if len(kept) >= top and rows[start, 3] > kept[-1].cycles * (1 + 1e-9):
                 break
-            pool *= 8
-        outcome.result = result
-        outcome.slo_rejected = missed
-        outcome.top = points
-        front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
-        outcome.pareto = pareto_points(front + points)
-        if tiers:
-            outcome.tiers = {i: tier_choices(p, board, budget.total.uram) for i, p in enumerate(outcome.top)}
-        if host and outcome.top:
-            outcome.host_tier = host_cache.choice(outcome.best, board, llm_ms)
-        if not outcome.top:
-            if fitting and slo is not None:
-                outcome.explain = _slo_text(slo, fitting)
-            elif len(result.pool) and load_qps is not None:
-                fastest = clock_mhz * 1e6 / result.pool[0, 3]
-                outcome.explain = [
-                    f"the load {load_qps:,.0f} QPS exceeds the throughput of "
-                    f"every design that fits (the fastest: {fastest:,.0f} QPS)",
-                    "lower --load, or choose a lower recall goal or a larger board",
-                ]
-            else:
-                outcome.explain = no_fit_text(spaces, workloads, contexts, budget, result)
-        bar.update(task, completed=2 * len(pairs) + 1)
-    outcome.seconds = time.perf_counter() - start
-    return outcome
+            fitting += _points(rows[start : start + step], spaces, workloads, contexts, budget, clock_mhz, shared)
+            kept, missed = keep(fitting, top)
+            start, step = start + step, 2 * step
+        return kept, missed, fitting
+
+    pool, result = max(8 * top, 64), None
+    while True:
+        advance = (lambda: bar.advance(task)) if result is None else None  # a refinement is quick
+        result = search(spaces, budget.vector(), pool, known=result, on_space=advance)  # larger: front stands
+        bar.update(task, description=f"{what}: ranking the best designs")
+        rows = stable(result.pool)
+        points, missed, fitting = keep_pool(rows)
+        # the pool holds every design whose stage bound is below its last row's; a kept design
+        # slower than that could be beaten by one outside the pool
+        enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
+        if enough or len(result.pool) < pool or len(rows) < len(result.pool):
+            break
+        if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
+            break
+        pool *= 8
+    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
+    explain = []
+    if not points:
+        if fitting and slo is not None:
+            explain = _slo_text(slo, fitting)
+        elif len(result.pool) and load_qps is not None:
+            fastest = clock_mhz * 1e6 / result.pool[0, 3]
+            explain = [
+                f"the load {load_qps:,.0f} QPS exceeds the throughput of "
+                f"every design that fits (the fastest: {fastest:,.0f} QPS)",
+                "lower --load, or choose a lower recall goal or a larger board",
+            ]
+        else:
+            explain = no_fit_text(spaces, workloads, contexts, budget, result)
+    bar.update(task, completed=2 * len(pairs) + 1)
+    return Found(points, pareto_points(front + points), result, counts, missed, explain)
 
 
 def _slo_text(slo: Slo, fitting: list[DesignPoint]) -> list[str]:

@@ -2,13 +2,15 @@
 and caches the ones a draft query predicts in HBM (TeleRAG lookahead prefetch, docs/host_tier.md).
 
 Why: the DSE refuses a design whose PQ channels cannot hold the lists
-(`fanns.model.ivfpq.options`), so an index larger than the card had no design at all. When no
-index of the DSE fits the board's memory (`host_mode`) and the board file gives a `host` link, the
-stages are chosen as for an index that fits (the search runs on `compute_board`: the board with
-memory groups large enough to hold the whole index on any channel, every other figure the
-same), and the best design then reads every list from host memory through its host port, with an
-HBM cache region on its PQ channels sized by `fanns.model.ivfpq.prefetch.choose_cache` for the time
-the LLM leaves (`choice`). Indexes that fit are designed exactly as before.
+(`fanns.model.ivfpq.options`), so an index larger than the card had no design at all. Each index of
+the DSE larger than the board's memory (`host_mode`: the board file gives a `host` link) is a
+host-memory candidate: its stages are chosen as for an index that fits (the search runs on
+`compute_board`: the board with memory groups large enough to hold the index on any channel,
+every other figure the same), and each design then reads every list from host memory through its
+host ports, with an HBM cache region on its PQ channels sized by
+`fanns.model.ivfpq.prefetch.choose_cache` for the time the LLM leaves (`choice`). Indexes that fit
+are designed exactly as before, in the same exploration; `fanns.model.ivfpq.host_mix` ranks the
+two kinds against each other.
 
 The hit rates follow the per-rank profile measured on builtin:text-384's draft/final pairs
 (`text_profile`, shipped in text_hit_profile.json with its source), as `PrefetchModel` applies it
@@ -55,16 +57,25 @@ def board_bytes(board: Board) -> int:
     return sum(g.capacity_bytes * g.count for g in board.memory)
 
 
-def host_mode(workloads: list[Workload], board: Board) -> bool:
-    """Whether the DSE keeps the lists in host memory: the board has host link figures and no
-    workload's index fits its memory."""
-    return board.host is not None and bool(workloads) and all(index_bytes(w) > board_bytes(board) for w in workloads)
+def fits(w: Workload, board: Board) -> bool:
+    """Whether the index's lists fit the sum of the board's memory groups (the per-channel layout
+    may still refuse it: `fanns.model.ivfpq.options`)."""
+    return index_bytes(w) <= board_bytes(board)
+
+
+def host_mode(w: Workload, board: Board) -> bool:
+    """Whether the DSE designs workload `w` with its lists in host memory: its index does not fit
+    the board's memory and the board file has `host` link figures. Decided per index: in one
+    exploration the indexes that fit get designs with their lists on the card, the others
+    host-memory designs."""
+    return board.host is not None and not fits(w, board)
 
 
 def compute_board(board: Board, workloads: list[Workload]) -> Board:
-    """`board` with every memory group's channel large enough for the largest index (twice its
-    bytes: the per-channel layout pads lists to whole beats), so the stage options are enumerated
-    as for an index that fits; the lists will live in host memory, the channels hold the cache."""
+    """`board` with every memory group's channel large enough for the largest of `workloads` (the
+    host-memory ones; twice its bytes: the per-channel layout pads lists to whole beats), so their
+    stage options are enumerated as for an index that fits; the lists will live in host memory, the
+    channels hold the cache."""
     need_gb = 2 * max(index_bytes(w) for w in workloads) / (1 << 30)
     return dataclasses.replace(
         board, memory=tuple(dataclasses.replace(g, capacity_gb=max(g.capacity_gb, need_gb)) for g in board.memory)

@@ -39,6 +39,9 @@ class DesignPoint:
         default_factory=dict
     )  # "alone", and "load" at the SLO's rate
     steady: float | None = None  # `settle`: cycles per query with the finite buffers
+    host_tier: dict | None = None
+    """A host-memory candidate (its index does not fit the board's memory): its lists in host memory
+    and its HBM cache (`fanns.model.ivfpq.host_cache.choice`); None: the lists on the card."""
 
     @property
     def stage_cycles(self) -> float:
@@ -87,6 +90,18 @@ class DesignPoint:
 
     def sort_key(self) -> tuple:
         return (self.cycles, self.resources.lut, sum(self.channels.values()))
+
+    @property
+    def rank_qps(self) -> float:
+        """The QPS the DSE ranks candidates of either kind by: a host-memory candidate's with
+        prefetch for the LLM time its cache was sized for (`host_tier`), never its in-HBM `qps`
+        (a figure it cannot reach: its lists cross the host link); a candidate with its lists on
+        the card, `qps`."""
+        return float(self.host_tier["with_prefetch"]["qps"]) if self.host_tier else self.qps
+
+    def rank_key(self) -> tuple:
+        """`sort_key` by `rank_qps`: how candidates of both kinds are ranked against each other."""
+        return (-self.rank_qps, self.resources.lut, sum(self.channels.values()))
 
     def bound_key(self) -> tuple:
         """`sort_key` with the stage model's bound for the cycles (cheap; never above it)."""
@@ -157,10 +172,18 @@ class Outcome:
     """The clock `clock_mhz` is, with where it came from (`fanns.model.ivfpq.timing.run`; None: given bare)."""
     timing: DesignTiming | None = None
     """The best design's RTL timing estimate (`fanns.model.ivfpq.timing`), when computed."""
-    host_tier: dict | None = None
-    """With no index fitting the board's memory: the best design's lists in host memory and its HBM
-    cache (`fanns.model.ivfpq.host_cache.choice`)."""
+    kind_best: dict[str, DesignPoint] = field(default_factory=dict)
+    """The best candidate of each kind that has one: "card" (lists in the board's memory) and "host"
+    (an index larger than the board's memory, lists in host memory; `fanns.model.ivfpq.host_mix`)."""
+    refused: list[str] = field(default_factory=list)
+    """Why indexes larger than the board's memory got no design when the board file has no `host` link
+    (`fanns.model.ivfpq.host_mix.refusals`; the stage options refuse them)."""
 
     @property
     def best(self) -> DesignPoint | None:
         return self.top[0] if self.top else None
+
+    @property
+    def host_tier(self) -> dict | None:
+        """The best design's host-memory tier when it keeps its lists in host memory (`DesignPoint.host_tier`)."""
+        return self.best.host_tier if self.best is not None else None

@@ -19,6 +19,7 @@ from rich.table import Table
 from fanns.boards import CLOCK_ORIGINS
 from fanns.datasets.formats import atomic_path
 from fanns.design.ivfpq import IndexRef, IvfPqDesign, PqHostTier
+from fanns.model.ivfpq import host_mix
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.budget import Budget
 from fanns.model.ivfpq.dse import DesignPoint, Outcome, kinds_dict
@@ -116,6 +117,9 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
         "utilisation_with_shell": util,
         "channels": dict(sorted(p.channels.items())),
         "slr": p.slr,
+        "lists": "host memory" if p.host_tier else pq.memory,
+        "rank_qps": _r(p.rank_qps, 1),  # what the DSE ranks by (host_mix.RANK_RULE)
+        **({"host_tier": host_tier_prediction(p.host_tier)} if p.host_tier else {}),
     }
 
 
@@ -134,12 +138,10 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         k=w.k,
         format=p.ctx.fmt,
         stages=p.stages
-        if not outcome.host_tier
+        if not p.host_tier
         else dataclasses.replace(
             p.stages,
-            pq_dist=dataclasses.replace(
-                p.stages.pq_dist, host_tier=PqHostTier(cache_bytes=int(outcome.host_tier["cache_bytes"]))
-            ),
+            pq_dist=dataclasses.replace(p.stages.pq_dist, host_tier=PqHostTier(cache_bytes=int(p.host_tier["cache_bytes"]))),
         ),
         memory=memory_plan(p.ctx, p.stages),
         fifo_depth=stage_model.FIFO_DEPTH,
@@ -152,7 +154,7 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
             "cycles_per_stage": {k: _r(t.interval) for k, t in p.timings.items()},
             "latency_us": _r(p.latency_cycles / p.clock_mhz),
             "resources": kinds_dict(p.resources),
-            **({"host_tier": host_tier_prediction(outcome.host_tier)} if outcome.host_tier else {}),
+            **({"host_tier": host_tier_prediction(p.host_tier)} if p.host_tier else {}),
         },
     )
     design.validate()
@@ -205,6 +207,7 @@ def outcome_record(outcome: Outcome) -> dict:
                 "load_qps through the stage tandem, simulated exactly (seed 0, 50000 arrivals, first 5 % discarded)"
             ),
             "load_qps": outcome.load_qps,
+            "ranking": host_mix.RANK_RULE,
             "queries": {p.label(): p.queries for p in outcome.workloads},
         },
         "search": {
@@ -236,6 +239,7 @@ def outcome_record(outcome: Outcome) -> dict:
             "designs": [outcome.tiers[i] for i in sorted(outcome.tiers)],
         },
         "host_tier": outcome.host_tier,
+        "kinds": host_mix.record(outcome),
         "pareto": [rec(p) for p in outcome.pareto],
         "unreachable": outcome.unreachable,
         "explain": outcome.explain,
@@ -267,7 +271,7 @@ def tiered_design(design: IvfPqDesign, outcome: Outcome) -> IvfPqDesign | None:
     """The best design with its hot lists on the fastest memory-group tier of
     `fanns.model.ivfpq.skew.tier_choices` that beats the untiered design (the generators do not build
     a URAM tier); else None."""
-    if not outcome.tiers:
+    if 0 not in outcome.tiers:  # none asked for, or the best design keeps its lists in host memory
         return None
 
     built = [o for o in outcome.tiers[0]["options"] if o["fast"] != "uram" and o["speedup"] > 1.0]
@@ -295,7 +299,7 @@ def print_table(outcome: Outcome, console=None) -> None:
             f"{100 * outcome.budget.util:.0f}% cap"
         )
     )
-    for col in ("index", "nprobe", *STAGE_TITLES.values(), "bottleneck", "pred. QPS"):
+    for col in ("index", "nprobe", *STAGE_TITLES.values(), "bottleneck", "pred. QPS"):  # QPS: `rank_qps`
         table.add_column(col)
     for p in outcome.top:
         cells = []
@@ -313,7 +317,9 @@ def print_table(outcome: Outcome, console=None) -> None:
                 cells.append(f"{s['pes']} {s['store']}{codebook} x{s['lanes']} lanes\n{pct}")
         fmt = p.ctx.fmt
         index = p.workload.index + (f"\nsub-vectors {fmt.dsub} -> {fmt.dsub_hw}" if fmt.dsub_hw else "")
-        table.add_row(index, str(p.workload.nprobe), *cells, p.bottleneck, f"{p.qps:,.0f}")
+        index += "\nlists in host memory" if p.host_tier else ""
+        qps = f"{p.rank_qps:,.0f}" + ("\nwith prefetch" if p.host_tier else "")
+        table.add_row(index, str(p.workload.nprobe), *cells, p.bottleneck, qps)
     console.print(table)
 
 
