@@ -19,10 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from fanns.model import cpu_baseline
-from fanns.model.ivfpq import host_mix
+from fanns.model.ivfpq import host_mix, skew
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import scaleout as scaleout_model
-from fanns.model.ivfpq import skew
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq import steps as steps_model
 from fanns.model.ivfpq.dse import Outcome

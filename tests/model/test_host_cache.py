@@ -9,7 +9,7 @@ import pytest
 from fanns.boards import load_board
 from fanns.checks import arg_llm_ms, check_llm_ms
 from fanns.errors import FannsError
-from fanns.model.ivfpq import dse, host_cache, prefetch
+from fanns.model.ivfpq import dse, host_cache, host_mix, prefetch
 from fanns.model.ivfpq.workload import synthetic_workload
 
 GB = 1 << 30
@@ -34,6 +34,8 @@ def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, ou
     board, w = small
     assert host_cache.index_bytes(w) > host_cache.board_bytes(board) and host_cache.host_mode(w, board)
     assert outcome.best is not None and outcome.board is board
+    assert set(outcome.kind_best) == {"host"} and outcome.best.host_tier is outcome.host_tier
+    assert "no index that reaches R@10=0.8 fits the board's memory" in host_mix.why_text(outcome)
     c = outcome.host_tier
     st = outcome.best.stages.pq_dist
     assert c["cache_memory"] == "hbm" and 0 < c["cache_bytes"] <= st.channels * 2**20

@@ -86,7 +86,9 @@ def why_text(outcome: Outcome) -> str | None:
             f"{'it' if len(card) == 1 else 'them'} with the lists on the card fits the board"
         )
     if kind(best) == "card":
-        return f"chosen: {candidate_text(best)}; no design of {_labels(host)} with the lists in host memory fits the board"
+        return (
+            f"chosen: {candidate_text(best)}; no design of {_labels(host)} with the lists in host memory fits the board"
+        )
     missed = [u["index"] for u in outcome.unreachable]
     short = f"; {_labels(missed)} {'does' if len(missed) == 1 else 'do'} not reach {outcome.goal}" if missed else ""
     return (
@@ -103,7 +105,8 @@ def lines(outcome: Outcome) -> list[str]:
 
 
 def _labels(items: list) -> str:
-    return ", ".join(w if isinstance(w, str) else w.label() for w in items)
+    """Index labels joined by "and" (the labels hold commas)."""
+    return " and ".join(w if isinstance(w, str) else w.label() for w in items)
 
 
 def summary(p: DesignPoint) -> dict:

@@ -141,7 +141,9 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         if not p.host_tier
         else dataclasses.replace(
             p.stages,
-            pq_dist=dataclasses.replace(p.stages.pq_dist, host_tier=PqHostTier(cache_bytes=int(p.host_tier["cache_bytes"]))),
+            pq_dist=dataclasses.replace(
+                p.stages.pq_dist, host_tier=PqHostTier(cache_bytes=int(p.host_tier["cache_bytes"]))
+            ),
         ),
         memory=memory_plan(p.ctx, p.stages),
         fifo_depth=stage_model.FIFO_DEPTH,
