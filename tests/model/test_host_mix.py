@@ -9,6 +9,7 @@ import pytest
 from fanns.boards import load_board
 from fanns.model.ivfpq import dse, host_cache, host_mix, report
 from fanns.model.ivfpq.workload import synthetic_workload
+from fanns.report import beyond
 
 MB = 1 << 20
 
@@ -113,3 +114,18 @@ def test_without_a_host_link_the_larger_index_is_refused_by_name(mix, boards):
     assert host_mix.lines(out) == [f"not designed: {line}"]
     alone = explore([big], board)
     assert alone.best is None and line in alone.explain
+
+
+def test_the_sweep_report_lists_both_kinds(outcomes):
+    """The sweep report's section of each outcome: the kinds with the figure each is ranked by, and
+    the host candidate's prefetch curve whether it was chosen or not."""
+    for link, chosen in (("fast", "host"), ("slow", "card")):
+        out = outcomes[link]
+        entry = beyond.record(out, 128, None)
+        kinds = entry["kinds"]
+        assert kinds["chosen"] == chosen and kinds["why"] == host_mix.why_text(out) and kinds["rule"]
+        assert kinds["candidates"]["card"]["ranked_by"] == "its QPS"
+        assert kinds["candidates"]["host"]["ranked_by"] == "its QPS with prefetch"
+        host = out.kind_best["host"]
+        assert entry["host_tier"]["chosen"]["budget_bytes"] == host.host_tier["budget_bytes"]
+        assert entry["host_tier"]["title"].endswith("prefetch into HBM" if chosen == "host" else "(not chosen)")

@@ -39,9 +39,10 @@ def refusals(card: list[Workload], board: Board) -> list[str]:
     link to keep its lists in host memory (an empty list when it has one)."""
     if board.host is not None:
         return []
+    spec = f"boards/{board.name}.yaml (shipped)" if board.builtin else str(board.path)  # no install path in records
     return [
         f"{w.label()}: its lists ({host_cache.size_text(host_cache.index_bytes(w))}) exceed the memory of board "
-        f"{board.name} ({host_cache.size_text(host_cache.board_bytes(board))}), and its board file {board.path} has "
+        f"{board.name} ({host_cache.size_text(host_cache.board_bytes(board))}), and its board file {spec} has "
         "no `host` link to keep them in host memory: add `host: {capacity_gb, bandwidth_gbps, latency_us}` "
         "(docs/host_tier.md) or use a board with more memory"
         for w in card
@@ -116,7 +117,7 @@ def summary(p: DesignPoint) -> dict:
         "nprobe": p.workload.nprobe,
         "lists": "host memory" if p.host_tier else p.stages.pq_dist.memory,
         "rank_qps": round(p.rank_qps, 1),
-        "ranked_by": "QPS with prefetch (host_cache.choice)" if p.host_tier else "QPS",
+        "ranked_by": "its QPS with prefetch" if p.host_tier else "its QPS",
         "qps_lists_on_card": round(p.qps, 1),
     }
     if p.host_tier:
