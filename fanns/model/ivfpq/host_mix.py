@@ -37,7 +37,8 @@ def split(workloads: list[Workload], board: Board) -> tuple[list[Workload], list
 def refusals(card: list[Workload], board: Board) -> list[str]:
     """Why an index larger than the board's memory gets no design: the board file has no `host`
     link to keep its lists in host memory (an empty list when it has one)."""
-    if board.host is not None:
+    big = [w for w in card if not host_cache.fits(w, board)]
+    if board.host is not None or not big:
         return []
     spec = f"boards/{board.name}.yaml (shipped)" if board.builtin else str(board.path)  # no install path in records
     return [
@@ -45,8 +46,7 @@ def refusals(card: list[Workload], board: Board) -> list[str]:
         f"{board.name} ({host_cache.size_text(host_cache.board_bytes(board))}), and its board file {spec} has "
         "no `host` link to keep them in host memory: add `host: {capacity_gb, bandwidth_gbps, latency_us}` "
         "(docs/host_tier.md) or use a board with more memory"
-        for w in card
-        if not host_cache.fits(w, board)
+        for w in big
     ]
 
 
@@ -66,8 +66,8 @@ def candidate_text(p: DesignPoint) -> str:
         return f"{head} at {p.qps:,.0f} QPS"
     c = p.host_tier
     return (
-        f"{head} at {p.rank_qps:,.0f} QPS with prefetch (an LLM leaving {c['llm_ms']:g} ms, a "
-        f"{c['link_gbps']:g} GB/s host link; {p.qps:,.0f} QPS were its lists in HBM)"
+        f"{head} at {p.rank_qps:,.0f} QPS with prefetch (an LLM leaving {c['llm_ms']:g} ms, a host link of "
+        f"{c['link_gbps']:g} GB/s; {p.qps:,.0f} QPS were its lists in HBM)"
     )
 
 
