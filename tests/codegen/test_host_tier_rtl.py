@@ -73,7 +73,8 @@ def setup(tmp_path_factory, build_root):
     ref = DesignReference(base, data)
     probed = ref.probe(ref.ref.rotate(ref.ref.quantize_queries(test.queries)), NPROBE)
     cache_beats = int(CACHE_SHARE * beats.sum()) // CHANNELS
-    hot = place_lists(np.bincount(probed.ravel(), minlength=data.nlist), beats, int(PINNED_SHARE * cache_beats))
+    acc = np.where(beats > 0, np.bincount(probed.ravel(), minlength=data.nlist), 0)  # empty lists are never cached
+    hot = place_lists(acc, beats, int(PINNED_SHARE * cache_beats))
     pinned = tuple(int(c) for c in np.nonzero(hot)[0])
     design = pinned_design(data, fmt, **shape, host_cache_bytes=cache_beats * CHANNELS * port_bytes, host_pinned=pinned)
     folder = tmp_path_factory.mktemp("host_tier")
