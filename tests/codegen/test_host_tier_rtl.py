@@ -208,7 +208,7 @@ ALONE = 4
 @pytest.mark.slow
 def test_each_query_alone_takes_the_models_cycles_cold_and_warm(setup):
     """Batch-1 runs, cold and after the two prefetches: each query's cycles are the model's
-    (`QueryTimes.alone` with the mirrored hits), and the warm queries that hit are faster."""
+    (`QueryTimes.alone` with the mirrored hits), and the warm queries that hit are not slower."""
     sim = setup["sim"]
     (d0, _), (d1, _), (d2, hits2) = _prefetches(setup)
     alone = [Run(nq=1, nprobe=NPROBE, k=K_RESULTS, first=i) for i in range(ALONE)]
@@ -221,4 +221,5 @@ def test_each_query_alone_takes_the_models_cycles_cold_and_warm(setup):
         pred = times.alone()[:ALONE]
         assert np.abs(pred - got).max() <= CYCLE_TOLERANCE * got.min(), (got, pred)
     hit = hits2[:ALONE].any(1)
-    assert hit.any() and (warm[hit] < cold[hit]).all(), (cold, warm, hit)
+    # a cached probe never costs cycles; some save them (a query bound by BuildLUT saves none)
+    assert hit.any() and (warm[hit] <= cold[hit]).all() and (warm[hit] < cold[hit]).any(), (cold, warm, hit)
