@@ -32,6 +32,10 @@ moves are not charged time here: they run at the design's HBM bandwidth (14.375 
 UG1469, the channels in parallel) against 12 GB/s for the whole link, and are at most the budget's
 bytes per prefetch.
 
+Pinned lists (`PinnedRing`): the hottest lists of a design stay in a region at the end of the cache
+for good; the ring has the rest, a prefetch skips them, nothing evicts them (docs/host_tier.md, "The
+pinned hot region"; `PrefetchModel.split` for the model's side).
+
 Hit rate (`cold_hits`: each query's cache holds its own prefetch set only, the TeleRAG figure;
 `ring_hits`: one ring shared by the queries in order): of the final query's probed cells, the
 share (by count: TeleRAG's "cluster hit rate"; and by bytes: what the link is spared) whose lists
