@@ -30,6 +30,7 @@ from fanns.design.base import (
     read_goal,
 )
 from fanns.design.ivfpq_selectors import SELECTORS
+from fanns.design.ivfpq_tiers import PqHostTier, PqTiers
 from fanns.errors import FannsError
 from fanns.index.goals import RecallGoal
 from fanns.numerics import IvfPqFormat
@@ -162,67 +163,6 @@ class BuildLutStage:
 
 
 @dataclass(frozen=True)
-class PqTiers:
-    """Tiered placement of the PQ codes: the lists `hot` (sorted list ids) live in the fast tier,
-    `channels` channels of the board memory group `memory` (paired with the stage's channels:
-    fast channel c feeds the same PEs as channel c); every other list stays on the stage's
-    channels. The fast channels are read at the stage's `port_bits`, like the others. Chosen by
-    `fanns.model.ivfpq.skew.place` from a query sample's access profile (`fanns.model.ivfpq.skew.with_tiers`)."""
-
-    memory: str
-    channels: int
-    hot: tuple[int, ...]
-
-    def validate(self, where: str, channels: int, nlist: int | None = None) -> None:
-        if not isinstance(self.memory, str) or not self.memory:
-            fail(f"{where}.memory", "must name a memory group of the board (e.g. hbm)")
-        check_int(f"{where}.channels", self.channels, 1, MAX_UNITS)
-        if self.channels != channels:
-            fail(
-                f"{where}.channels",
-                f"is {self.channels}; the fast tier pairs one channel with each of the stage's {channels}",
-                hint=f"set it to {channels}",
-            )
-        if not isinstance(self.hot, tuple) or not all(isinstance(i, int) and not isinstance(i, bool) for i in self.hot):
-            fail(f"{where}.hot", "must be a list of list ids")
-        if list(self.hot) != sorted(set(self.hot)):
-            fail(f"{where}.hot", "must be sorted and without repeats")
-        if self.hot and (self.hot[0] < 0 or (nlist is not None and self.hot[-1] >= nlist)):
-            fail(f"{where}.hot", f"list ids must lie in 0..{(nlist or 1) - 1}")
-
-    def to_dict(self) -> dict:
-        return {"memory": self.memory, "channels": self.channels, "hot": list(self.hot)}
-
-    @classmethod
-    def from_dict(cls, where: str, data: Any) -> PqTiers:
-        t = from_mapping(cls, where, data)
-        if not isinstance(t.hot, (list, tuple)):
-            fail(f"{where}.hot", "must be a list of list ids")
-        return dataclasses.replace(t, hot=tuple(t.hot))
-
-
-@dataclass(frozen=True)
-class PqHostTier:
-    """The PQ-code lists in host memory with an HBM cache of `cache_bytes` (docs/host_tier.md, "The
-    faces"): each PQ channel holds a cache region of `cache_beats` beats, written only by the
-    prefetch command; a probed list is read from the cache where the on-chip location table has it,
-    else from host memory. Chosen by the DSE (`fanns.model.ivfpq.host_cache`) for an index larger
-    than the board's memory."""
-
-    cache_bytes: int
-
-    def validate(self, where: str) -> None:
-        check_int(f"{where}.cache_bytes", self.cache_bytes, 1)
-
-    def cache_beats(self, channels: int, port_bits: int) -> int:
-        """Beats of each PQ channel's cache region: the cache split evenly over the channels."""
-        return self.cache_bytes // (channels * (port_bits // 8))
-
-    def to_dict(self) -> dict:
-        return {"cache_bytes": self.cache_bytes}
-
-
-@dataclass(frozen=True)
 class PqDistStage:
     """Stage PQDist: `pes` `pq_decode` PEs fed by `channels` channels of the board memory `memory`;
     with `tiers`, the hot lists come from a second, paired set of channels (`PqTiers`). The PEs
@@ -253,7 +193,7 @@ class PqDistStage:
                     "a design has either a fast tier of hot lists (tiers) or the lists in host memory (host_tier)",
                     hint="remove one of them",
                 )
-            self.host_tier.validate(f"{where}.host_tier")
+            self.host_tier.validate(f"{where}.host_tier", nlist)
         check_int(f"{where}.pes", self.pes, 1, MAX_UNITS)
         if not isinstance(self.double_buffer, bool):
             fail(f"{where}.double_buffer", "must be true or false")
@@ -340,7 +280,7 @@ def _pq_dist(data: Any) -> PqDistStage:
     if st.tiers is not None:
         st = dataclasses.replace(st, tiers=PqTiers.from_dict("stages.pq_dist.tiers", st.tiers))
     if st.host_tier is not None:
-        st = dataclasses.replace(st, host_tier=from_mapping(PqHostTier, "stages.pq_dist.host_tier", st.host_tier))
+        st = dataclasses.replace(st, host_tier=PqHostTier.from_dict("stages.pq_dist.host_tier", st.host_tier))
     return st
 
 

@@ -31,7 +31,8 @@ so "d" below is d_hw = m * dsub_hw (queries, centroids, codebook rows, OPQ rows 
   images keep the layout above but live in host memory (memory ``host``, channel 0: Vitis
   ``HOST[0]``); PQ channel c instead holds ``pq_cache_<c>`` (use ``pq_cache``), a zeroed cache region
   of ``cache_beats`` beats that only the prefetch command writes. A cached list occupies
-  `cache_list_beats` beats of every channel's region (the most any channel's table gives it).
+  `cache_list_beats` beats of every channel's region (the most any channel's table gives it); the
+  pinned lists (``host_tier.pinned``) take the region's last beats, the ring the first ``ring_beats``.
 * ``ivf_centroids_<c>`` — streamed IVF centroids of the IVFDist PEs on channel c: for every
   centroid index i, every word k (``lanes`` elements) and every PE of the channel (in order)
   that owns an i-th centroid, word k of that centroid; read once per query.
@@ -79,6 +80,7 @@ from fanns.images.ivfpq_layout import (
     elem_dtype,
 )
 from fanns.index.ivfpq import IvfPqIndexData
+from fanns.model.ivfpq.prefetch import pinned_offsets
 from fanns.numerics import IvfPqFormat, pad_subspaces
 from fanns.outputs import Streamed
 from fanns.pe.opq import MATRIX_BITS
@@ -351,6 +353,8 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
     if host_tier is not None:
         beats = host_tier.cache_beats(st.pq_dist.channels, st.pq_dist.port_bits)
         nbytes = beats * st.pq_dist.port_bits // 8
+        list_beats = np.max([pq_channel_table(lay, data)[:, 1] for _, lay in pq_layouts(design)], axis=0)
+        pinned = pinned_offsets(list_beats, host_tier.pinned, beats, "stages.pq_dist.host_tier.pinned (in beats)")
         for c, (ch, _layout) in enumerate(pq_layouts(design)):
             lay = {"port_bits": st.pq_dist.port_bits, "cache_beats": beats}
             images.append(
@@ -422,6 +426,7 @@ def pack(design: IvfPqDesign, data: IvfPqIndexData, board: Board | None = None) 
             "cache_bytes": host_tier.cache_bytes,
             "cache_beats": host_tier.cache_beats(st.pq_dist.channels, st.pq_dist.port_bits),
             "port_bits": st.pq_dist.port_bits,
+            **({"pinned": list(host_tier.pinned), "ring_beats": min(pinned.values(), default=beats)} if pinned else {}),
         }
     return MemoryImages(
         tuple(images),

@@ -11,6 +11,10 @@ list from the cache where the table has it, else from the host image. `HostTierL
 for the index's list arrays under the unchanged `IvfPqReference` / `DesignReference`, so the
 scan, the number formats and the selection are the normal search's own code.
 
+The design's pinned lists (`PqHostTier.pinned`) are copied into the region's end when the lists
+are made (an index load) and stay there (`fanns.model.ivfpq.prefetch.PinnedRing`); the ring has
+the rest of the region.
+
 A search also reports where each query's probed bytes came from (`sources`) and which probed
 cells were cached (`in_cache`), what `fanns.model.ivfpq.prefetch.search_times` turns into
 cycles and latency.
@@ -22,7 +26,7 @@ import numpy as np
 
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.index.ivfpq import IvfPqIndexData
-from fanns.model.ivfpq.prefetch import RingCache, interleave
+from fanns.model.ivfpq.prefetch import PinnedRing, interleave
 from fanns.reference.ivfpq import IvfPqReference
 from fanns.reference.ivfpq_streams import DesignReference
 
@@ -48,13 +52,16 @@ class HostTierLists:
     docstring): the index arrays `IvfPqReference` reads, with `list_codes` / `list_ids` decoded
     from the cache region or the host image."""
 
-    def __init__(self, data: IvfPqIndexData, capacity: int):
+    def __init__(self, data: IvfPqIndexData, capacity: int, pinned=()):
         self.index = data
         self.host, self.offsets = pack_lists(data)
         self.sizes = np.diff(data.offsets).astype(np.int64)
         self.list_bytes = np.diff(self.offsets)
         self.hbm = np.zeros(int(capacity), dtype=np.uint8)
-        self.cache = RingCache(int(capacity))
+        self.cache = PinnedRing(int(capacity), self.list_bytes, pinned, "the pinned lists (in list bytes)")
+        for cell, at in self.cache.pinned.items():
+            n = int(self.list_bytes[cell])
+            self.hbm[at : at + n] = self.host[self.offsets[cell] : self.offsets[cell] + n]
 
     # -- the index's fields the reference reads ---------------------------------------------------
     centroids = property(lambda self: self.index.centroids)
@@ -67,7 +74,7 @@ class HostTierLists:
 
     def _bytes(self, cell: int) -> np.ndarray:
         n = int(self.list_bytes[cell])
-        at = self.cache.table.get(int(cell))
+        at = self.cache.where(cell)
         return self.host[self.offsets[cell] : self.offsets[cell] + n] if at is None else self.hbm[at : at + n]
 
     def list_codes(self, cell: int) -> np.ndarray:
@@ -80,10 +87,10 @@ class HostTierLists:
 
     def prefetch(self, order: np.ndarray, budget: float) -> int:
         """Write the lists `RingCache.prefetch` chooses from `order` (cells, nearest first) into the
-        cache region, from the host image or moved within the region; returns the bytes copied
-        over the link."""
+        cache region, from the host image or moved within the region (pinned cells skipped: they
+        are cached for good); returns the bytes copied over the link."""
         sent = 0
-        for cell, at, source in self.cache.prefetch(order, self.list_bytes, budget):
+        for cell, at, source, _evicted in self.cache.plan(order, budget):
             n = int(self.list_bytes[cell])
             if source is None:
                 self.hbm[at : at + n] = self.host[self.offsets[cell] : self.offsets[cell] + n]
@@ -94,8 +101,12 @@ class HostTierLists:
 
     def in_cache(self, cells: np.ndarray) -> np.ndarray:
         """bool, the shape of `cells`: which cells the table holds now."""
-        table = self.cache.table
-        return np.array([int(c) in table for c in np.ravel(cells)], dtype=bool).reshape(np.shape(cells))
+        return np.array([self.cache.holds(c) for c in np.ravel(cells)], dtype=bool).reshape(np.shape(cells))
+
+    def in_pinned(self, cells: np.ndarray) -> np.ndarray:
+        """bool, the shape of `cells`: which cells are pinned (cached for good)."""
+        pinned = self.cache.pinned
+        return np.array([int(c) in pinned for c in np.ravel(cells)], dtype=bool).reshape(np.shape(cells))
 
     def sources(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(HBM bytes, host bytes) [nq] a search probing `cells` [nq, nprobe] reads now."""
@@ -108,8 +119,8 @@ class HostTierReference:
     """`DesignReference` of `design` over `data` kept in host memory with an HBM cache of
     `capacity` bytes (see the module docstring)."""
 
-    def __init__(self, design: IvfPqDesign, data: IvfPqIndexData, capacity: int):
-        self.lists = HostTierLists(data, capacity)
+    def __init__(self, design: IvfPqDesign, data: IvfPqIndexData, capacity: int, pinned=()):
+        self.lists = HostTierLists(data, capacity, pinned)
         self.design = DesignReference(design, IvfPqReference(self.lists, design.format))
         self.last: dict | None = None
 
@@ -126,7 +137,13 @@ class HostTierReference:
         nprobe = self.design.design.nprobe if nprobe is None else nprobe
         cells = self.design.probe(self.design.ref.rotate(np.asarray(q_host, dtype=np.int64)), nprobe)
         hbm, host = self.lists.sources(cells)
-        self.last = {"cells": cells, "in_cache": self.lists.in_cache(cells), "hbm_bytes": hbm, "host_bytes": host}
+        self.last = {
+            "cells": cells,
+            "in_cache": self.lists.in_cache(cells),
+            "pinned": self.lists.in_pinned(cells),
+            "hbm_bytes": hbm,
+            "host_bytes": host,
+        }
         return self.design.search_keys_fx(q_host, nprobe, k)
 
     def search_keys_cells_fx(
@@ -140,5 +157,6 @@ class HostTierReference:
         nbytes = self.lists.list_bytes[real]
         hit = self.lists.in_cache(real) & ~pad
         hbm, host = np.where(hit, nbytes, 0).sum(1), np.where(hit | pad, 0, nbytes).sum(1)
-        self.last = {"cells": cells, "in_cache": hit, "hbm_bytes": hbm, "host_bytes": host}
+        pinned = self.lists.in_pinned(real) & ~pad
+        self.last = {"cells": cells, "in_cache": hit, "pinned": pinned, "hbm_bytes": hbm, "host_bytes": host}
         return self.design.search_keys_cells_fx(q_host, cells, seed_keys, k)

@@ -1,11 +1,13 @@
 """The host-memory-tier reference (issue 49, docs/host_tier.md): with any cache content (prefetches
 of random drafts and cells under random budgets and capacities, a ring that wrapped) the search
 returns the design reference's keys bit for bit, while its lists really are read from the cache
-region where the table holds them and from the host image elsewhere (a corrupted byte shows)."""
+region where the table holds them and from the host image elsewhere (a corrupted byte shows);
+pinned lists stay in the region's end whatever the prefetches."""
 
 import numpy as np
 import pytest
 
+from fanns.errors import FannsError
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.reference.ivfpq_host_tier import HostTierReference
@@ -29,7 +31,9 @@ def test_any_cache_content_gives_the_normal_search(setting, seed):
     design, data, q_host, want = setting
     rng = np.random.default_rng(seed)
     total = int(np.diff(data.offsets).sum()) * (data.m + 4)
-    tier = HostTierReference(design, data, capacity=int(rng.integers(0, total)))
+    pinned = tuple(int(c) for c in rng.choice(data.nlist, seed, replace=False))  # seed 0: none
+    need = int((np.diff(data.offsets)[list(pinned)] * (data.m + 4)).sum())
+    tier = HostTierReference(design, data, capacity=need + int(rng.integers(0, total)), pinned=pinned)
     sent = 0
     for step in range(6):
         if step % 2:
@@ -42,7 +46,28 @@ def test_any_cache_content_gives_the_normal_search(setting, seed):
         nbytes = tier.lists.list_bytes[last["cells"]]
         assert np.array_equal(last["hbm_bytes"] + last["host_bytes"], nbytes.sum(1))
         assert np.array_equal(last["hbm_bytes"], np.where(last["in_cache"], nbytes, 0).sum(1))
-    assert sent > 0 and tier.lists.cache.head <= tier.lists.cache.capacity
+        pin = np.isin(last["cells"], list(tier.lists.cache.pinned))
+        assert np.array_equal(last["pinned"], pin) and last["in_cache"][pin].all()  # never evicted
+    ring = tier.lists.cache.ring
+    assert sent > 0 and ring.head <= ring.capacity == min(tier.lists.cache.pinned.values(), default=ring.capacity)
+
+
+def test_pinned_lists_are_read_from_the_cache_and_must_fit(setting):
+    design, data, q_host, want = setting
+    sizes = np.diff(data.offsets) * (data.m + 4)
+    ref = DesignReference(design, data)
+    probed = ref.probe(ref.ref.rotate(q_host), NPROBE)[0]
+    first = int(np.nonzero(sizes[probed])[0][0])
+    cell = int(probed[first])  # query 0's nearest non-empty cell
+    tier = HostTierReference(design, data, capacity=int(sizes[cell]), pinned=(cell,))
+    assert tier.lists.cache.ring.capacity == 0 and tier.lists.cache.pinned == {cell: 0}
+    assert tier.prefetch_fx(q_host, 10**6, NPROBE) == 0  # a pinned-only cache: nothing to prefetch
+    tier.lists.host[tier.lists.offsets[cell]] ^= 0xFF  # pinned: the host byte is not read
+    assert np.array_equal(tier.search_keys_fx(q_host), want) and tier.last["pinned"][0, first]
+    tier.lists.hbm[0] ^= 0xFF  # the pinned copy is
+    assert not np.array_equal(tier.search_keys_fx(q_host), want)
+    with pytest.raises(FannsError, match="pinned lists take"):
+        HostTierReference(design, data, capacity=int(sizes[cell]) - 1, pinned=(cell,))
 
 
 def test_lists_are_read_from_where_the_table_says(setting):
@@ -59,5 +84,5 @@ def test_lists_are_read_from_where_the_table_says(setting):
     assert np.array_equal(tier.search_keys_fx(q_host), want)
     tier.lists.host[tier.lists.offsets[cell]] ^= 0xFF  # now cached: the host byte is not read
     assert np.array_equal(tier.search_keys_fx(q_host), want)
-    tier.lists.hbm[tier.lists.cache.table[cell]] ^= 0xFF  # but the cached copy is
+    tier.lists.hbm[tier.lists.cache.where(cell)] ^= 0xFF  # but the cached copy is
     assert not np.array_equal(tier.search_keys_fx(q_host), want)

@@ -1,8 +1,10 @@
 """The HLS face of the host-memory tier (docs/host_tier.md, "The faces") in g++ C simulation
 through the driver's c-sim backend: the lists in host memory (HOST[0]), a cache region per PQ
-channel, the prefetch command (mode 2) running the planner's descriptors. Keys bit-exact with the
-design's reference with a cold cache, after a prefetch, and after a second prefetch that moves and
-evicts; a corrupted cache beat of a cached list changes the keys (the cache is really read)."""
+channel, the prefetch command (mode 2) running the planner's descriptors, the hottest lists pinned
+(placed by the driver after the index load). Keys bit-exact with the design's reference with a
+cold cache (only the pinned lists cached), after a prefetch, and after prefetches that move and
+evict; a corrupted cache beat of a pinned and of a prefetched list changes the keys (the cache is
+really read)."""
 
 import subprocess
 
@@ -14,27 +16,41 @@ from fanns.codegen.ivfpq.hls import TestQueries, generate_hls
 from fanns.driver.ivfpq.accelerator import keys_to_results
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
+from fanns.images import ivfpq as ivfpq_images
+from fanns.images.ivfpq import cache_list_beats
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq.pinned import pinned_design
 from fanns.model.ivfpq.prefetch_plan import EVICT, MOVE
+from fanns.model.ivfpq.skew import place_lists
 from fanns.paths import shared_dir
 from fanns.reference.ivfpq_streams import DesignReference
 from fanns.tools.csim import compile_program
 
 D, M, NPROBE, K = 32, 8, 4, 7
+CACHE = 4096
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     data = random_index(nlist=12, n=300, d=D, m=M, empty=1, seed=3)
-    design = pinned_design(
-        data, random_format(D, M), nprobe=NPROBE, k=K, ivf=(3, 8, "bram"), pq=(5, 2), host_cache_bytes=4096
-    )
+    shape = dict(nprobe=NPROBE, k=K, ivf=(3, 8, "bram"), pq=(5, 2))
+    base = pinned_design(data, random_format(D, M), **shape, host_cache_bytes=CACHE)
     rng = np.random.default_rng(0)
     queries = rng.standard_normal((24, D)).astype(np.float32)
+    design = pinned_design(data, base.format, **shape, host_cache_bytes=CACHE, host_pinned=hottest(base, data, queries))
     folder = tmp_path_factory.mktemp("host-tier") / "p"
     generate_hls(design, data, TestQueries(queries, np.zeros((24, K), dtype=np.int64)), folder)
     return folder, design, data, queries
+
+
+def hottest(design, data, queries) -> tuple[int, ...]:
+    """The lists the queries probe most that fit a quarter of the cache region (`skew.place_lists`)."""
+    ref = DesignReference(design, data)
+    cells = ref.probe(ref.ref.rotate(ref.ref.quantize_queries(queries)), NPROBE)
+    beats = cache_list_beats(ivfpq_images.pack(design, data))
+    room = design.stages.pq_dist.host_tier.cache_beats(2, design.stages.pq_dist.port_bits) // 4
+    acc = np.where(beats > 0, np.bincount(cells.ravel(), minlength=data.nlist), 0)  # an empty list is never cached
+    return tuple(int(c) for c in np.nonzero(place_lists(acc, beats, room))[0])
 
 
 def test_the_project_maps_the_lists_to_host_memory(project):
@@ -78,6 +94,7 @@ def test_the_model_backend_takes_the_designs_cache(project):
         assert np.array_equal(ids, want[0]) and np.array_equal(dist, want[1])
         tier = acc.stats()["host_tier"]
         assert tier["cache_bytes"] == design.stages.pq_dist.host_tier.cache_bytes and tier["hbm_bytes"] > 0
+        assert tier["pinned_lists"] == len(design.stages.pq_dist.host_tier.pinned) > 0 and tier["pinned_cells"] > 0
 
 
 def test_csim_keys_with_cold_warm_and_evicting_caches(project, build_root):
@@ -100,33 +117,39 @@ def check_tier(project, build_root, threads: bool) -> None:
             ids, dist = acc.search(queries)
             assert np.array_equal(ids, want[0]) and np.array_equal(dist, want[1])
 
-        check()  # cold: every list from host memory
+        check()  # cold: the pinned lists from the cache (placed at load), every other list from host memory
         cold = acc.stats()["host_tier"]
-        assert cold["hbm_bytes"] == 0 and cold["host_bytes"] > 0 and cold["cell_hit_rate"] == 0
         plan = acc.mirror.plan
-        sent = acc.prefetch(queries[:2], budget_bytes=3000)
+        pinned = design.stages.pq_dist.host_tier.pinned
+        assert set(plan.table) == set(plan.pinned) == set(pinned) and cold["pinned_bytes"] > 0
+        assert cold["host_bytes"] > 0 and cold["hbm_bytes"] > 0
+        assert cold["cell_hit_rate"] == cold["pinned_hit_rate"] == cold["pinned_cells"] / cold["cells"] > 0
+        ring = plan.ring.capacity * plan.bytes_per_beat  # the cache's bytes besides the pinned region
+        sent = acc.prefetch(queries[:2], budget_bytes=ring)
         assert sent > 0 and plan.table
         check()
         warm = acc.stats()["host_tier"]
         assert warm["hbm_bytes"] > 0 and warm["cached_cells"] > 0
         ops = set()
         rng = np.random.default_rng(1)
-        for step in range(4):  # later drafts: cached lists move, old ones are evicted
-            acc.prefetch(queries[rng.choice(len(queries), 2)], budget_bytes=2500 + 400 * step)
+        for step in range(6):  # later drafts: cached lists move, old ones are evicted
+            acc.prefetch(queries[rng.choice(len(queries), 2)], budget_bytes=ring * (7 + step) // 10)
             ops |= {int(op) for op in plan.last[:, 1]}
             check()
-        assert {EVICT, MOVE} <= ops
-        # a cached list's cache beat corrupted in device memory: the keys change
-        cell, at = next(iter(plan.table.items()))
+        assert {EVICT, MOVE} <= ops and set(pinned) <= set(plan.table)  # the pinned lists stay
+        # a pinned list's and a prefetched list's cache beats corrupted in device memory: the keys change
         probes = DesignReference(design, data)
-        q_fx = probes.ref.quantize_queries(queries)
-        hit = [i for i, row in enumerate(probes.probe(probes.ref.rotate(q_fx), NPROBE)) if cell in row]
-        assert hit and data.list_sizes[cell] > 0
-        cache = acc.backend.at("pq_cache_0")
-        pb = design.stages.pq_dist.port_bits // 8
-        saved = cache[at * pb : (at + plan.list_beats[cell]) * pb].copy()
-        cache[at * pb : (at + plan.list_beats[cell]) * pb] ^= 0x5A
-        ids, dist = acc.search(queries[hit])
-        assert not (np.array_equal(ids, want[0][hit]) and np.array_equal(dist, want[1][hit]))
-        cache[at * pb : (at + plan.list_beats[cell]) * pb] = saved
-        check()
+        cells = probes.probe(probes.ref.rotate(probes.ref.quantize_queries(queries)), NPROBE)
+        ring = [c for c in plan.ring.table if (cells == c).any()]
+        for cell in (pinned[0], ring[0]):
+            at = plan.table[cell]
+            hit = [i for i, row in enumerate(cells) if cell in row]
+            assert hit and data.list_sizes[cell] > 0
+            cache = acc.backend.at("pq_cache_0")
+            pb = design.stages.pq_dist.port_bits // 8
+            saved = cache[at * pb : (at + plan.list_beats[cell]) * pb].copy()
+            cache[at * pb : (at + plan.list_beats[cell]) * pb] ^= 0x5A
+            ids, dist = acc.search(queries[hit])
+            assert not (np.array_equal(ids, want[0][hit]) and np.array_equal(dist, want[1][hit]))
+            cache[at * pb : (at + plan.list_beats[cell]) * pb] = saved
+            check()

@@ -165,26 +165,31 @@ def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_
     out = tmp_path / "dse"
     args = ["dse", str(explored), "--board", str(board), "--recall", "R@10=0.5", "--llm-ms", "0.05", "--out", str(out)]
     assert main(args) == 0
-    assert "lists in host memory" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "lists in host memory" in printed
     result = json.loads((out / "dse.json").read_text())
     host = result["host_tier"]
     assert host["llm_ms"] == 0.05 and 0 < host["cache_bytes"] and 0 <= host["cell_hit"] <= 1
     assert host["index_gb"] > host["board_memory_gb"]
+    assert ("lists pinned" if host["pinned"] else "nothing pinned") in printed  # the console says the split
     design = IvfPqDesign.load(out / "design.yaml")
     assert design.prediction["host_tier"]["cache_bytes"] == host["cache_bytes"]
+    assert list(design.stages.pq_dist.host_tier.pinned) == host["pinned"]
     assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "fits")]) == 0
     assert json.loads((tmp_path / "fits" / "dse.json").read_text())["host_tier"] is None
 
 
-def small_board(folder: Path) -> Path:
+def small_board(folder: Path, host_gbps: float = 0.5) -> Path:
     """A U55C board file with 3 x 64 kB of HBM (192 kB): smaller than builtin:sift-10k's lists at m 16
     (200 kB), larger than at m 8 (120 kB), and large enough for the I/O channel's codebook and
-    centroids."""
+    centroids; a host link of `host_gbps` (0.5 GB/s: slow enough that the PEs wait for host memory,
+    so a cached list saves time and pinning pays)."""
     text = (Path(__file__).resolve().parents[2] / "boards" / "u55c.yaml").read_text()
     board = folder / "small.yaml"
     board.write_text(
         text.replace("count: 32", "count: 3")
         .replace("capacity_gb: 0.5", f"capacity_gb: {65536 / 2**30!r}")
+        .replace("bandwidth_gbps: 12.0, latency_us", f"bandwidth_gbps: {host_gbps!r}, latency_us")
         .replace("name: u55c", "name: s")
     )
     return board
@@ -192,24 +197,46 @@ def small_board(folder: Path) -> Path:
 
 @pytest.mark.slow
 def test_generate_builds_a_host_memory_design(tmp_path, capsys):
-    """An index that fits the board (m 8: R@10=0.4 at nprobe 2) beside a larger one (m 16: at nprobe
-    1; no OPQ, whose training is not repeatable to the last query): the DSE ranks both kinds (the
-    host-memory candidate by its QPS with prefetch) and chooses the host-memory design; `fanns generate`
-    writes its cache into design.yaml (stages.pq_dist.host_tier), both faces map the lists to host
-    memory, and the C and RTL simulations (a cold cache) return the reference model's keys."""
+    """An index larger than the board: `fanns generate` writes the DSE's cache and its pinned lists
+    (no LLM time: only pinned lists can hit) into design.yaml (stages.pq_dist.host_tier), the
+    packer takes them, both faces map the lists to host memory, and the C and RTL simulations (an
+    empty table) return the reference model's keys."""
     out = tmp_path / "p"
-    argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.4", "--no-opq", "--board", str(small_board(tmp_path))]
-    argv += ["--nlist", "16", "--m", "8,16", "--queries", "60", "--explore-dir", str(tmp_path / "ex")]
-    assert main([*argv, "--out", str(out), "--sim"]) == 0
+    argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.5", "--board", str(small_board(tmp_path))]
+    argv += ["--nlist", "16", "--queries", "60", "--explore-dir", str(tmp_path / "ex"), "--out", str(out)]
+    argv += ["--llm-ms", "0"]  # no prefetch is hidden: the DSE pins the hottest lists
+    assert main([*argv, "--sim"]) == 0
+    printed = "".join(capsys.readouterr())
+    assert "host-memory design" in printed and printed.count("0 queries differ from the reference model") == 2
+    design = IvfPqDesign.load(out / "design.yaml")
+    cache = design.prediction["host_tier"]["cache_bytes"]
+    assert design.stages.pq_dist.host_tier.cache_bytes == cache > 0
+    pinned = design.stages.pq_dist.host_tier.pinned  # the DSE's split: its pinned lists packed (they fit)
+    assert pinned and design.prediction["host_tier"]["pinned_bytes"] > 0 and "lists pinned" in printed
+    assert "pq_codes_0:HOST[0]" in (out / "hls" / "connectivity.cfg").read_text()
+    ports = json.loads((out / "rtl" / "rtl" / "ports.json").read_text())["ports"]
+    assert ports["m_axi_pq0"]["memory"] == "host" and ports["m_axi_cache0"]["memory"] == "hbm"
+
+
+@pytest.mark.slow
+def test_generate_builds_the_host_design_a_mix_chooses(tmp_path, capsys):
+    """An index that fits the board (m 8: R@10=0.4 at nprobe 2) beside a larger one (m 16: at nprobe
+    1; no OPQ, whose training is not repeatable to the last query), on the 12 GB/s link: the DSE
+    ranks both kinds (the host-memory candidate by its QPS with prefetch) and chooses the host-memory
+    design, which `fanns generate` builds in both faces, bit-exact in C and RTL simulation. (Apart
+    from the test above: on links where the host design wins, 6 GB/s and up, pinning does not pay;
+    on 5 GB/s and below the m 8 index on the card wins.)"""
+    out = tmp_path / "p"
+    argv = ["generate", "builtin:sift-10k", "--recall", "R@10=0.4", "--no-opq", "--board"]
+    argv += [str(small_board(tmp_path, 12.0)), "--nlist", "16", "--m", "8,16", "--queries", "60"]
+    assert main([*argv, "--explore-dir", str(tmp_path / "ex"), "--out", str(out), "--sim"]) == 0
     printed = "".join(capsys.readouterr())
     assert "host-memory design" in printed and printed.count("0 queries differ from the reference model") == 2
     flat = " ".join(printed.split())  # the console wraps long lines
     assert "chosen: IVF16,PQ16 nprobe=1 in host memory at " in flat and "QPS with prefetch" in flat
     assert "which beats IVF16,PQ8 nprobe=2 in HBM at " in flat
     design = IvfPqDesign.load(out / "design.yaml")
-    assert design.index.m == 16
-    cache = design.prediction["host_tier"]["cache_bytes"]
-    assert design.stages.pq_dist.host_tier.cache_bytes == cache > 0
+    assert design.index.m == 16 and design.stages.pq_dist.host_tier.cache_bytes > 0
     assert "pq_codes_0:HOST[0]" in (out / "hls" / "connectivity.cfg").read_text()
     ports = json.loads((out / "rtl" / "rtl" / "ports.json").read_text())["ports"]
     assert ports["m_axi_pq0"]["memory"] == "host" and ports["m_axi_cache0"]["memory"] == "hbm"

@@ -3,13 +3,15 @@ design with its lists in host memory and an HBM cache sized for the LLM's time."
 
 import argparse
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
 from fanns.boards import load_board
 from fanns.checks import arg_llm_ms, check_llm_ms
 from fanns.errors import FannsError
-from fanns.model.ivfpq import dse, host_cache, host_mix, prefetch
+from fanns.model.ivfpq import dse, host_cache, host_mix, prefetch, skew
+from fanns.model.ivfpq.report import to_design
 from fanns.model.ivfpq.workload import synthetic_workload
 
 GB = 1 << 30
@@ -40,7 +42,7 @@ def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, ou
     st = outcome.best.stages.pq_dist
     assert c["cache_memory"] == "hbm" and 0 < c["cache_bytes"] <= st.channels * 2**20
     assert c["cache_bytes"] == prefetch.choose_cache(c["curve"])["cache_bytes"]
-    assert c["budget_bytes"] == min(int(c["link_gbps"] * 1e9 * 1e-4), c["cache_bytes"])  # B x t_LLM, capped
+    assert c["budget_bytes"] == min(int(c["link_gbps"] * 1e9 * 1e-4), c["ring_bytes"])  # B x t_LLM, capped
     ports = st.channels * st.port_bits / 8 * 0.14  # GB/s of every PQ channel's own host port at 140 MHz
     assert c["link_gbps"] == round(min(12.0, ports), 3)  # under the 12 GB/s link, or the link
     assert 0 < c["cell_hit"] < 1 and c["llm_ms"] == 0.1
@@ -49,7 +51,7 @@ def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, ou
     assert w_["link_bound"]  # prefetches and misses share the link: prefetch hides latency, not bandwidth
     assert "HBM cache" in host_cache.summary_line(c) and "without" in host_cache.summary_line(c)
     curve = c["budget_curve"]  # the sweep report's curve: budgets within the cache, t_LLM hiding each
-    assert curve[0]["budget_bytes"] == 0 and curve[0]["latency_mean_us"] == wo["latency_mean_us"]
+    assert curve[0]["budget_bytes"] == 0 and curve[0]["cell_hit"] == c["pinned_hit"]  # the pinned lists alone
     assert all(r["budget_bytes"] <= st.channels * 2**20 for r in curve) and len(curve) > 2
     hits = [r["cell_hit"] for r in curve]
     assert hits == sorted(hits) and hits[-1] > hits[1]
@@ -67,12 +69,41 @@ def test_the_stages_are_those_of_a_board_that_holds_the_index(small, outcome):
 
 
 def test_no_llm_time_no_hidden_prefetch(outcome, small):
-    board, _ = small
+    """Without LLM time no prefetch is hidden: only pinned lists hit; without an access profile
+    nothing is pinned, every cache size is alike and the smallest is chosen."""
+    board, w = small
     c = host_cache.choice(outcome.best, board, 0.0)
-    assert c["budget_bytes"] == 0 and c["cell_hit"] == 0
+    assert c["budget_bytes"] == 0 and c["cell_hit"] == c["pinned_hit"] > 0 and c["pinned_share"] > 0
+    assert c["with_prefetch"]["latency_mean_us"] < c["without_prefetch"]["latency_mean_us"]
+    blind = SimpleNamespace(
+        workload=dataclasses.replace(w, cells=None), stages=outcome.best.stages, ctx=outcome.best.ctx
+    )
+    c = host_cache.choice(blind, board, 0.0)
+    assert c["budget_bytes"] == 0 and c["cell_hit"] == 0 and c["pinned"] == [] and c["pinned_rule"].startswith("none")
     assert c["cache_bytes"] == min(r["cache_bytes"] for r in c["curve"])  # every size alike: the smallest
     assert c["with_prefetch"]["latency_mean_us"] == c["without_prefetch"]["latency_mean_us"]
+    assert "nothing pinned: no access profile" in host_cache.summary_line(c)
     assert host_cache.choice(outcome.best, board, 5.0)["cell_hit"] > outcome.host_tier["cell_hit"]
+
+
+def test_the_dse_splits_the_cache_by_latency(outcome, small):
+    """Per cache size the split (pinned share) of the lowest modelled latency; the choice records the
+    pinned lists (hottest first by the sample's accesses) and design.yaml carries them."""
+    c = outcome.host_tier
+    assert {r["pinned_share"] for r in c["splits"]} == set(host_cache.PINNED_SHARES)
+    for row in c["curve"]:
+        options = [r for r in c["splits"] if r["cache_bytes"] == row["cache_bytes"]]
+        assert len(options) == len(host_cache.PINNED_SHARES)
+        assert row == min(options, key=lambda r: r["latency_mean_us"])
+    chosen = next(r for r in c["curve"] if r["cache_bytes"] == c["cache_bytes"])
+    assert c["pinned_share"] == chosen["pinned_share"] and len(c["pinned"]) == chosen["pinned_lists"]
+    assert c["pinned_bytes"] + c["ring_bytes"] == c["cache_bytes"] and c["pinned_hit"] == chosen["pinned_hit"]
+    acc = skew.accesses(small[1])
+    if c["pinned"]:
+        assert acc[c["pinned"]].min() > 0 and f"{len(c['pinned'])} hottest lists pinned" in host_cache.summary_line(c)
+    design = to_design(outcome.best, outcome, None)
+    assert design.stages.pq_dist.host_tier.pinned == tuple(c["pinned"])
+    assert design.prediction["host_tier"]["pinned_share"] == c["pinned_share"]
 
 
 def test_an_index_that_fits_or_a_board_without_a_host_link_is_not_host_mode(small):

@@ -200,3 +200,43 @@ def test_the_design_point_model(design_setting):
     curve = model.cache_curve(0.1, (0.5, 1.0, 4.0))
     assert [r["cache_bytes"] for r in curve["curve"]] == [int(c * model.probed) for c in (0.5, 1.0, 4.0)]
     assert curve["chosen_bytes"] == prefetch.choose_cache(curve["curve"])["cache_bytes"] == int(model.probed)
+
+
+def test_pinned_lists_are_hits_whatever_the_prefetch(design_setting):
+    """A pinned-only cache (no budget) gives exactly the pinned lists' share of the probes as hits;
+    pinning takes the hottest lists by the sample's accesses, within whole beats of the region; the
+    split compares shares by latency and the ring keeps the rest of the cache."""
+    board, ctx, stages = design_setting[:3]
+    w = synthetic_workload(90_000, 32, 8, 12, 3, 20, False, queries=50, imbalance=3.0, seed=1)
+    point = SimpleNamespace(workload=w, ctx=ctx, stages=stages)
+    model = prefetch.PrefetchModel(point, board, prefetch.HitProfile(np.array([1.0]), np.ones((1, w.nprobe))))
+    st = stages.pq_dist
+    assert np.array_equal(model.footprint, skew_model.list_bytes(w, st) * max(st.pes_per_channel()) * st.channels)
+    half = model.pinned_lists(model.footprint.sum() / 2)
+    acc = skew_model.accesses(w)
+    assert 0 < half.sum() < w.nlist and model.footprint[half].sum() <= model.footprint.sum() / 2
+    assert acc[half].min() >= acc[~half & (model.footprint <= model.footprint[half].min())].max(initial=0)
+    for pinned in (half, np.zeros(w.nlist, bool), model.footprint > 0):
+        got = model.at(0, 0.0, pinned)
+        assert got["cell_hit"] == got["pinned_hit"] == round(float(pinned[w.cells].mean()), 4)
+    assert model.at(0, 0.0, half)["latency_mean_us"] < model.at(0, 0.0)["latency_mean_us"]
+    assert model.at(0, 0.0, model.footprint > 0)["latency_mean_us"] == model.baseline(True)["latency_mean_us"]
+    every = model.at(2 * model.probed, 1.0, half)  # a budget that caches every probe: pinning adds nothing
+    assert every["cell_hit"] == 1 and every["latency_mean_us"] == model.at(2 * model.probed, 1.0)["latency_mean_us"]
+    cache = int(model.probed)
+    split = model.split(cache, 0.5, 0.0)
+    assert split["pinned_lists"] == int(model.pinned_lists(cache / 2).sum()) > 0
+    assert split["ring_bytes"] == cache - split["pinned_bytes"] and split["budget_bytes"] == 0
+    probes = model.pinned_probes(cache / 2)  # out of sample: each half against the other half's lists
+    odd = np.arange(w.queries) % 2 == 1
+    assert np.array_equal(probes[~odd], model.pinned_lists(cache / 2, odd)[w.cells[~odd]])
+    assert split["pinned_hit"] == round(float(probes.mean()), 4)
+    curve = model.cache_curve(0.0, (1.0, 2.0), shares=(0.0, 0.5))
+    assert len(curve["splits"]) == 4
+    for row in curve["curve"]:  # per size the split of the lowest latency: with no LLM time, pinning wins
+        options = [r for r in curve["splits"] if r["cache_bytes"] == row["cache_bytes"]]
+        assert row == min(options, key=lambda r: r["latency_mean_us"]) and row["pinned_share"] == 0.5
+    no_ids = prefetch.PrefetchModel(
+        SimpleNamespace(workload=dataclasses.replace(w, cells=None), ctx=ctx, stages=stages), board, model.profile
+    )
+    assert not no_ids.profiled and not no_ids.pinned_lists(cache).any()  # no access profile: nothing pinned

@@ -22,7 +22,8 @@ the device (c-sim, rtl-sim, pynq) gets the same calls from here: the driver plan
 (`fanns.driver.ivfpq.host_tier.HostTierMirror`), writes their descriptors into the cell-list
 buffer and runs the device's prefetch command (`mode` 2), as many runs as the buffer needs; the
 mirror of the device's location table tells which probed lists each search finds cached. The
-model backend opened with `cache_bytes` emulates the tier itself (in list bytes).
+design's pinned lists are copied the same way right after the index load. The model backend
+opened with `cache_bytes` emulates the tier itself (in list bytes, the pinned lists too).
 
 Results: ids int64 [nq, k] and distances float32 [nq, k], nearest first. A result key is
 ``(dist << 32) | id`` (`fanns.numerics`); the fixed-point PQ distance is converted to the
@@ -183,8 +184,8 @@ class Accelerator:
                 self.backend.write_buffer(buf, self.project.images.get(buf.image).data)
             self._write(reg, self.addresses[buf.name])
         self._run(0, load=True)
-        if self.mirror is not None:
-            self.mirror.plan.reset()  # the index load empties the device's location table
+        if self.mirror is not None:  # the index load emptied the device's location table: place the pinned lists
+            self._send(self.mirror.loaded())
         self.loaded = True
         return self
 
@@ -265,12 +266,17 @@ class Accelerator:
         if emulated:
             return self.backend.prefetch(q_host, budget, depth)
         desc = self.mirror.prefetch(q_host, budget, depth)
+        self._send(desc)
+        return self.mirror.sent(desc)
+
+    def _send(self, desc: np.ndarray) -> None:
+        """Run the device's prefetch command on descriptors [n, 4], as many runs as the cell-list
+        buffer needs."""
         per_run = self.buffers["cells"].nbytes // desc.itemsize // desc.shape[1]
         for first in range(0, desc.shape[0], per_run):
             part = np.ascontiguousarray(desc[first : first + per_run], dtype="<u4")
             self.backend.write_buffer(self.buffers["cells"], part.tobytes())
             self._run(part.shape[0], load=False, mode=PREFETCH_MODE)
-        return self.mirror.sent(desc)
 
     @staticmethod
     def _count_arg(name: str, value) -> int:

@@ -4,7 +4,8 @@ of its copies and the mirrored location table, and the counts `stats()["host_tie
 
 Why on the host: the device has no allocator (a descriptor walker, copy loops and the table); the
 ring (`fanns.model.ivfpq.prefetch_plan.CachePlan`) decides where each list goes and what it evicts,
-and its mirror of the table tells which probed lists a search reads from the cache.
+and its mirror of the table tells which probed lists a search reads from the cache. The pinned
+lists are placed by the same copies after every index load (`loaded`).
 """
 
 from __future__ import annotations
@@ -28,14 +29,24 @@ class HostTierMirror:
         self.project = project
         pq = project.design.stages.pq_dist
         info = project.images.info["host_tier"]
-        self.plan = CachePlan(info["cache_beats"], cache_list_beats(project.images), pq.channels * pq.port_bits // 8)
+        self.plan = CachePlan(
+            info["cache_beats"], cache_list_beats(project.images), pq.channels * pq.port_bits // 8, pq.host_tier.pinned
+        )
         nlist = project.design.index.nlist
         beats = [
             np.frombuffer(img.data[: nlist * TABLE_WORDS * 4], dtype="<u4").reshape(nlist, -1)[:, 1]
             for img in project.images.by_use("pq_codes")
         ]
         self.list_bytes = np.sum(beats, axis=0).astype(np.int64) * (pq.port_bits // 8)  # every channel's share
-        self.counts = {"prefetched_bytes": 0, "hbm_bytes": 0, "host_bytes": 0, "cells": 0, "cached_cells": 0}
+        self.counts = {
+            "prefetched_bytes": 0,
+            "pinned_bytes": 0,
+            "hbm_bytes": 0,
+            "host_bytes": 0,
+            "cells": 0,
+            "cached_cells": 0,
+            "pinned_cells": 0,
+        }
         self._reference: DesignReference | None = None
         self.ops = np.zeros(3, np.int64)  # descriptors sent so far per op (EVICT, FROM_HOST, MOVE)
 
@@ -51,6 +62,13 @@ class HostTierMirror:
         """[nq, depth] the queries' nearest cells by the design's IVF stage, nearest first."""
         ref = self.reference
         return ref.probe(ref.ref.rotate(np.asarray(q_host, dtype=np.int64)), min(depth, ref.design.index.nlist))
+
+    def loaded(self) -> np.ndarray:
+        """The descriptors [n, 4] that place the pinned lists after an index load (which emptied the
+        device's table; the mirror starts over)."""
+        desc = self.plan.reset()
+        self.counts["pinned_bytes"] += self.sent(desc)
+        return desc
 
     def prefetch(self, q_host: np.ndarray, budget: int, depth: int) -> np.ndarray:
         """The descriptors [n, 4] of one prefetch for the drafts `q_host` (the mirror follows them)."""
@@ -70,10 +88,18 @@ class HostTierMirror:
         nbytes = self.list_bytes[real]
         self.counts["cells"] += int(real.size)
         self.counts["cached_cells"] += int(hit.sum())
+        self.counts["pinned_cells"] += int(self.plan.in_pinned(real).sum())
         self.counts["hbm_bytes"] += int(nbytes[hit].sum())
         self.counts["host_bytes"] += int(nbytes[~hit].sum())
 
     def stats(self) -> dict:
         hit = self.counts["cached_cells"] / self.counts["cells"] if self.counts["cells"] else None
         cache = self.project.design.stages.pq_dist.host_tier.cache_bytes
-        return {"cache_bytes": cache, **self.counts, "cell_hit_rate": hit}
+        pinned = self.counts["pinned_cells"] / self.counts["cells"] if self.counts["cells"] else None
+        return {
+            "cache_bytes": cache,
+            "pinned_lists": len(self.plan.pinned),
+            **self.counts,
+            "cell_hit_rate": hit,
+            "pinned_hit_rate": pinned,
+        }

@@ -15,7 +15,8 @@ Host-memory tier (docs/host_tier.md): opened with `cache_bytes` (by default, for
 host-memory image with an HBM cache region of that size
 (`fanns.reference.ivfpq_host_tier.HostTierReference`); `prefetch` copies the lists of the draft
 queries' nearest cells into it, and every search reads each list from where it is (same keys) and
-counts the bytes it read from HBM and from host memory (`tier_stats`).
+counts the bytes it read from HBM and from host memory (`tier_stats`). The design's pinned lists
+stay in the region's end from each index load on and count as hits.
 """
 
 from __future__ import annotations
@@ -75,7 +76,14 @@ class ModelBackend(RegisterDevice):
         self.cache_bytes = (
             None if cache_bytes is None else int(check_number(cache_bytes, "cache_bytes", lo=0, integer=True))
         )
-        self.tier = {"prefetched_bytes": 0, "hbm_bytes": 0, "host_bytes": 0, "cells": 0, "cached_cells": 0}
+        self.tier = {
+            "prefetched_bytes": 0,
+            "hbm_bytes": 0,
+            "host_bytes": 0,
+            "cells": 0,
+            "cached_cells": 0,
+            "pinned_cells": 0,
+        }
 
     @property
     def host_tier(self) -> bool:
@@ -97,7 +105,9 @@ class ModelBackend(RegisterDevice):
         mem = MemoryImages(tuple(images), self.project.io, (self.project.io_bank.memory, self.project.io_bank.channel))
         index = index_from_images(mem, self.project.design, self.project.metric)
         if self.host_tier:
-            self.reference = HostTierReference(self.project.design, index, self.cache_bytes)
+            tier = self.project.design.stages.pq_dist.host_tier
+            pinned = () if tier is None else tier.pinned
+            self.reference = HostTierReference(self.project.design, index, self.cache_bytes, pinned)
         else:
             self.reference = DesignReference(self.project.design, index)
 
@@ -121,14 +131,22 @@ class ModelBackend(RegisterDevice):
         self.tier["host_bytes"] += int(last["host_bytes"].sum())
         self.tier["cells"] += int((np.asarray(last["cells"]) >= 0).sum())
         self.tier["cached_cells"] += int(last["in_cache"].sum())
+        self.tier["pinned_cells"] += int(last["pinned"].sum())
 
     def tier_stats(self) -> dict | None:
         """The host tier's counts so far (None without it): bytes prefetched, bytes searches read
         from HBM and from host memory, and the share of probed cells found cached."""
         if not self.host_tier:
             return None
-        hit = self.tier["cached_cells"] / self.tier["cells"] if self.tier["cells"] else None
-        return {"cache_bytes": self.cache_bytes, **self.tier, "cell_hit_rate": hit}
+        cells = self.tier["cells"]
+        pinned = len(self.reference.lists.cache.pinned) if self.reference is not None else 0
+        return {
+            "cache_bytes": self.cache_bytes,
+            "pinned_lists": pinned,
+            **self.tier,
+            "cell_hit_rate": self.tier["cached_cells"] / cells if cells else None,
+            "pinned_hit_rate": self.tier["pinned_cells"] / cells if cells else None,
+        }
 
     def _set(self, name: str, value: int) -> None:
         for off, word in self.iface.encode(name, value):

@@ -8,9 +8,12 @@ host-memory candidate: its stages are chosen as for an index that fits (the sear
 `compute_board`: the board with memory groups large enough to hold the index on any channel,
 every other figure the same), and each design then reads every list from host memory through its
 host ports, with an HBM cache region on its PQ channels sized by
-`fanns.model.ivfpq.prefetch.choose_cache` for the time the LLM leaves (`choice`). Indexes that fit
-are designed exactly as before, in the same exploration; `fanns.model.ivfpq.host_mix` ranks the
-two kinds against each other.
+`fanns.model.ivfpq.prefetch.choose_cache` for the time the LLM leaves (`choice`). The cache is
+split between a pinned region (the hottest lists by the workload's access profile, in HBM for good)
+and the prefetched ring: per cache size the DSE compares `PINNED_SHARES` of it by the model's mean
+latency (`PrefetchModel.split`) and keeps the best; a workload without probed cell ids pins nothing.
+Indexes that fit are designed exactly as before, in the same exploration;
+`fanns.model.ivfpq.host_mix` ranks the two kinds against each other.
 
 The hit rates follow the per-rank profile measured on builtin:text-384's draft/final pairs
 (`text_profile`, shipped in text_hit_profile.json with its source), as `PrefetchModel` applies it
@@ -36,6 +39,9 @@ CACHE_RATIOS = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0, 16.0)
 """Cache sizes the DSE compares, in multiples of the bytes a query probes (hits saturate near 3x
 on the text set's pairs: benchmarks/host_tier.py), those the PQ channels hold and the channels'
 whole capacity."""
+PINNED_SHARES = (0.0, 0.25, 0.5, 0.75)
+"""Shares of the cache the DSE compares for the pinned region (the hottest lists by the workload's
+access profile, kept in HBM for good; `PrefetchModel.split`), the ring the rest."""
 BUDGET_RATIOS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0)
 """Prefetch budgets of the reported curve, in multiples of the bytes a query probes."""
 GB = 1e9
@@ -94,8 +100,10 @@ def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None
     llm_ms = check_llm_ms(llm_ms, "the LLM time (ms)")
     model = PrefetchModel(point, board, profile or text_profile())
     whole = model.cache_max / model.probed * (1 - 1e-12)  # the PQ channels' whole capacity, as a ratio
-    curve = model.cache_curve(llm_ms / 1e3, sorted({*(r for r in CACHE_RATIOS if r < whole), whole}))
+    shares = PINNED_SHARES if model.profiled and model.w.queries > 1 else (0.0,)
+    curve = model.cache_curve(llm_ms / 1e3, sorted({*(r for r in CACHE_RATIOS if r < whole), whole}), shares)
     chosen = next(r for r in curve["curve"] if r["cache_bytes"] == curve["chosen_bytes"])
+    pinned = model.pinned_lists(chosen["pinned_share"] * chosen["cache_bytes"])
     st = point.stages.pq_dist
     return {
         "llm_ms": llm_ms,
@@ -110,30 +118,56 @@ def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None
         "budget_rule": "b_p = min(B x t_LLM, cache) (TeleRAG Eq. 3)",
         "hit_profile": "builtin:text-384 draft/final pairs (fanns/model/ivfpq/text_hit_profile.json)",
         "cache_bytes": chosen["cache_bytes"],
-        "budget_bytes": int(budget_for(model.link, llm_ms / 1e3, chosen["cache_bytes"])),
+        "pinned_rule": "the hottest lists by the sample's access counts (skew.place_lists) in "
+        f"{', '.join(f'{s:g}' for s in shares)} of the cache, the split of the lowest mean latency "
+        "(pinned hits out of sample: each half of the queries against the other half's lists)"
+        if model.profiled
+        else "none: the workload records no probed cells (no access profile)",
+        "pinned_share": chosen["pinned_share"],
+        "pinned": [int(i) for i in np.nonzero(pinned)[0]],
+        "pinned_bytes": chosen["pinned_bytes"],
+        "ring_bytes": chosen["ring_bytes"],
+        "pinned_hit": chosen["pinned_hit"],
+        "budget_bytes": int(budget_for(model.link, llm_ms / 1e3, chosen["ring_bytes"])),
         "cell_hit": chosen["cell_hit"],
         "with_prefetch": _summary(chosen),
         "without_prefetch": _summary(model.baseline(False)),
         "all_in_memory": _summary(model.baseline(True)),
-        "curve": [
-            {k: r[k] for k in ("cache_bytes", "budget_bytes", "ratio", "cell_hit", "qps", "latency_mean_us")}
-            for r in curve["curve"]
-        ],
-        "budget_curve": budget_curve(model),
+        "curve": [{k: r[k] for k in CURVE_KEYS} for r in curve["curve"]],
+        "splits": [{k: r[k] for k in CURVE_KEYS} for r in curve["splits"]],
+        "budget_curve": budget_curve(model, chosen["pinned_share"] * chosen["cache_bytes"]),
     }
 
 
-def budget_curve(model: PrefetchModel) -> list[dict]:
+CURVE_KEYS = (
+    "cache_bytes",
+    "pinned_share",
+    "pinned_lists",
+    "pinned_bytes",
+    "budget_bytes",
+    "ratio",
+    "cell_hit",
+    "pinned_hit",
+    "qps",
+    "latency_mean_us",
+)
+"""The figures of each cache size (`curve`: its best split) and each split compared (`splits`)."""
+
+
+def budget_curve(model: PrefetchModel, pinned_region: float = 0.0) -> list[dict]:
     """Hit rate, latency and QPS vs prefetch budget (`BUDGET_RATIOS` x a query's probed bytes, within
-    the cache), the LLM leaving exactly the time that hides each budget (t_LLM = b_p / B): the curve
-    the sweep report draws."""
+    what the PQ channels hold besides a pinned region of `pinned_region` bytes, whose lists stay
+    cached: `PrefetchModel.split`), the LLM leaving exactly the time that hides each budget
+    (t_LLM = b_p / B): the curve the sweep report draws."""
+    room = model.cache_max - int(model.footprint[model.pinned_lists(pinned_region)].sum())
+    pinned = model.pinned_probes(pinned_region)
     rows = []
     for r in BUDGET_RATIOS:
         budget = r * model.probed
-        if budget > model.cache_max:
+        if budget > room:
             break
         t = budget / model.link.bandwidth_bps
-        at = model.at(budget, t)
+        at = model.at(budget, t, pinned)
         rows.append(
             {
                 "budget_bytes": at["budget_bytes"],
@@ -153,13 +187,24 @@ def size_text(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
+def split_text(c: dict) -> str:
+    """How the cache is split between the pinned region and the prefetched ring."""
+    if not c.get("pinned"):
+        why = "no access profile" if c.get("pinned_rule", "").startswith("none") else "pinning did not pay"
+        return f"all of it a prefetched ring (nothing pinned: {why})"
+    return (
+        f"{len(c['pinned'])} hottest lists pinned in {size_text(c['pinned_bytes'])} "
+        f"({100 * c['pinned_hit']:.0f} % of the probes), a ring of {size_text(c['ring_bytes'])}"
+    )
+
+
 def choice_text(c: dict) -> str:
     """The choice in a few words: where the lists are and the cache."""
     return (
         f"{size_text(c['index_gb'] * GB)} of lists, {size_text(c['board_memory_gb'] * GB)} on the board: the lists "
-        f"in host memory (host port {c['link_gbps']:g} GB/s), an HBM cache of {size_text(c['cache_bytes'])} for an "
-        f"LLM leaving {c['llm_ms']:g} ms (budget {size_text(c['budget_bytes'])}, expected cell hit rate "
-        f"{100 * c['cell_hit']:.0f} %)"
+        f"in host memory (host port {c['link_gbps']:g} GB/s), an HBM cache of {size_text(c['cache_bytes'])} "
+        f"({split_text(c)}) for an LLM leaving {c['llm_ms']:g} ms (budget {size_text(c['budget_bytes'])}, "
+        f"expected cell hit rate {100 * c['cell_hit']:.0f} %)"
     )
 
 

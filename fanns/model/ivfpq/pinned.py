@@ -50,6 +50,7 @@ def pinned_design(
     tiers: tuple[str, list[int]] | None = None,
     lut_words: int = 1,
     host_cache_bytes: int | None = None,
+    host_pinned: tuple[int, ...] = (),
 ) -> IvfPqDesign:
     """A validated design: `ivf` = (PEs, lanes, storage), `lut` = (PEs, lanes, centroid store),
     `pq` = (PEs, channels of the board's first memory group); `opq_storage` the OPQ matrix's
@@ -58,7 +59,8 @@ def pinned_design(
     architecture to its parameters (default: the first set the DSE offers, e.g. AHPQ's target);
     `tiers` = (fast memory group, hot list ids) places those lists on paired fast channels;
     `lut_words` the LUT words a cycle PQDist loads (BuildLUT's PEs a multiple of it);
-    `host_cache_bytes` keeps the lists in host memory with an HBM cache of that size (`PqHostTier`)."""
+    `host_cache_bytes` keeps the lists in host memory with an HBM cache of that size (`PqHostTier`),
+    the lists `host_pinned` in it for good."""
     b = load_board(board)
     clock = float(clock_mhz if clock_mhz is not None else b.clock_mhz)
     opq = data.opq_matrix is not None
@@ -98,7 +100,7 @@ def pinned_design(
             mems[0].port_bits,
             None if tiers is None else PqTiers(tiers[0], pq_channels, tuple(sorted(int(i) for i in tiers[1]))),
             lut_words,
-            None if host_cache_bytes is None else PqHostTier(host_cache_bytes),
+            None if host_cache_bytes is None else PqHostTier(host_cache_bytes, tuple(host_pinned)),
         ),
         sel_k=stage_model.select_stage(sel_k, pq_pes, k, fmt.pq_key_bits, params(sel_k)),
     )

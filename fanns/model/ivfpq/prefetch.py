@@ -32,6 +32,10 @@ moves are not charged time here: they run at the design's HBM bandwidth (14.375 
 UG1469, the channels in parallel) against 12 GB/s for the whole link, and are at most the budget's
 bytes per prefetch.
 
+Pinned lists (`PinnedRing`): the hottest lists of a design stay in a region at the end of the cache
+for good; the ring has the rest, a prefetch skips them, nothing evicts them (docs/host_tier.md, "The
+pinned hot region"; `PrefetchModel.split` for the model's side).
+
 Hit rate (`cold_hits`: each query's cache holds its own prefetch set only, the TeleRAG figure;
 `ring_hits`: one ring shared by the queries in order): of the final query's probed cells, the
 share (by count: TeleRAG's "cluster hit rate"; and by bytes: what the link is spared) whose lists
@@ -192,6 +196,51 @@ class RingCache:
         return written
 
 
+def pinned_offsets(sizes: np.ndarray, pinned, capacity: int, what: str = "the pinned lists") -> dict[int, int]:
+    """The pinned region at the end of a cache of `capacity` units (`sizes` [nlist] per list, same
+    units): cell -> offset of each non-empty list of `pinned`, in that order, the last ending at
+    `capacity` (an empty list takes no room and is never cached). A clear error, naming `what`, when
+    they do not fit."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    need = int(sizes[list(pinned)].sum()) if len(pinned) else 0
+    if need > capacity:
+        raise FannsError(
+            f"{what}: {len(pinned)} pinned lists take {need:,} units of a cache of {capacity:,}",
+            hint="pin fewer lists (stages.pq_dist.host_tier.pinned) or give the cache more bytes (cache_bytes)",
+        )
+    out, at = {}, int(capacity) - need
+    for cell in map(int, pinned):
+        if sizes[cell]:
+            out[cell] = at
+            at += int(sizes[cell])
+    return out
+
+
+class PinnedRing:
+    """A cache of `capacity` units whose lists `pinned` stay for good in a region at its end
+    (`pinned_offsets`) and whose rest is a `RingCache`: a prefetch skips the pinned cells of its
+    order (they are cached already and need neither budget nor ring room), and the ring's
+    evictions never reach them. `sizes` [nlist] in the cache's units (bytes, or beats)."""
+
+    def __init__(self, capacity: int, sizes: np.ndarray, pinned=(), what: str = "the pinned lists"):
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.pinned = pinned_offsets(self.sizes, pinned, int(capacity), what)
+        self.ring = RingCache(min(self.pinned.values(), default=int(capacity)))
+
+    def where(self, cell: int) -> int | None:
+        """The offset of `cell` in the cache, None when it is not cached."""
+        at = self.pinned.get(int(cell))
+        return self.ring.table.get(int(cell)) if at is None else at
+
+    def holds(self, cell: int) -> bool:
+        return int(cell) in self.pinned or self.ring.holds(cell)
+
+    def plan(self, order: np.ndarray, budget: float) -> list[tuple[int, int, int | None, list[int]]]:
+        """`RingCache.plan` over the cells of `order` that are not pinned."""
+        order = np.asarray(order, dtype=np.int64)
+        return self.ring.plan(order[~np.isin(order, list(self.pinned))], self.sizes, budget)
+
+
 def ring_hits(
     draft_order: np.ndarray, final_cells: np.ndarray, sizes: np.ndarray, budget: float, capacity: int
 ) -> dict:
@@ -311,7 +360,15 @@ class PrefetchModel:
     """A DSE design `point` (its workload, context and stages) on `board` with every list in host
     memory and a cache on its PQ channels (at most their capacity): QPS and latency vs budget and
     t_LLM, each query's cached cells drawn (seeded) from `profile`'s per-rank hit rates, each
-    prefetch sending its whole budget (a per-query cache)."""
+    prefetch sending its whole budget (a per-query cache).
+
+    Pinned lists (`pinned_lists`, `split`): the hottest lists by the sample's access counts
+    (`skew.accesses`, placed by `skew.place_lists` hottest first) kept in a region of the cache for
+    good; a probe of one is a hit whatever the prefetch, and the ring, with the rest of the cache,
+    bounds the budget. The drawn hits do not know which lists are pinned (the profile was measured
+    without a pinned region; a prefetch that skips pinned cells reaches further down the draft's
+    order), so the pinned region's gain is, if anything, under-estimated; the pinned hits a split
+    counts are out of sample (`pinned_probes`)."""
 
     def __init__(self, point, board: Board, profile: HitProfile, seed: int = 0):
         self.w, self.ctx, self.stages = point.workload, point.ctx, point.stages
@@ -322,6 +379,10 @@ class PrefetchModel:
         group = next(g for g in board.memory if g.kind == st.memory)
         self.cache_max = st.channels * group.capacity_bytes
         self.list_bytes = skew.list_bytes(self.w, st) * st.pes  # [nlist] the index's lists
+        # [nlist] bytes a list takes in the cache: every channel's region gives it the beats of the
+        # channel with the most PEs (one offset serves every channel: `fanns.images.ivfpq.cache_list_beats`)
+        self.footprint = skew.list_bytes(self.w, st) * max(st.pes_per_channel()) * st.channels
+        self.beat_bytes = st.channels * st.port_bits // 8  # one beat of every channel's region
         # each probe's bytes from the probed lists' sizes: the hits are drawn per rank, so no cell ids are
         # needed (a workload of the sweep's grid has none); probe (i, j) is entry i * nprobe + j
         beats = stage_model.Packing(self.w.m, st.port_bits).beats(self.w.probed, st.pes)
@@ -352,28 +413,76 @@ class PrefetchModel:
         """Every list read from host memory (no prefetch), or every list in HBM (the index fitting)."""
         return self._times(np.full(self.cells.shape, cached), np.zeros(self.w.queries), 0.0)
 
-    def at(self, budget: float, t_llm_s: float) -> dict:
-        """A prefetch of `budget` bytes per query, the LLM leaving `t_llm_s` seconds."""
+    @property
+    def profiled(self) -> bool:
+        """Whether the workload records its probed cells (the access profile pinning needs)."""
+        return self.w.cells is not None
+
+    def pinned_lists(self, nbytes: float, queries=slice(None)) -> np.ndarray:
+        """[nlist] bool: the lists a pinned region of `nbytes` (whole beats of every channel) holds,
+        hottest first by the accesses of the sample's `queries` (`skew.place_lists`; empty lists
+        never); none without an access profile."""
+        if not self.profiled:
+            return np.zeros(self.w.nlist, dtype=bool)
+        acc = np.bincount(self.w.cells[queries].ravel(), minlength=self.w.nlist)
+        acc = np.where(self.footprint > 0, acc, 0)
+        return skew.place_lists(acc, self.footprint, int(nbytes // self.beat_bytes) * self.beat_bytes)
+
+    def pinned_probes(self, nbytes: float) -> np.ndarray:
+        """[nq, nprobe] bool: the probes a pinned region of `nbytes` serves, out of sample: each half
+        of the sample queries (even, odd) against the lists the other half's accesses pin. Lists
+        chosen and counted on the same queries would hold every probed list of a small sample."""
+        out = np.zeros(self.cells.shape, dtype=bool)
+        if not self.profiled or self.w.queries < 2:
+            return out
+        half = np.arange(self.w.queries) % 2
+        for fold in (0, 1):
+            out[half == fold] = self.pinned_lists(nbytes, half != fold)[self.w.cells[half == fold]]
+        return out
+
+    def at(self, budget: float, t_llm_s: float, pinned: np.ndarray | None = None) -> dict:
+        """A prefetch of `budget` bytes per query, the LLM leaving `t_llm_s` seconds; the lists
+        `pinned` ([nlist] bool), or the probes ([nq, nprobe] bool, `pinned_probes`), cached for good."""
         ratio = budget / self.probed
         in_cache = self.draws < self.profile.rates(ratio, self.w.nprobe)[None, :]
-        out = self._times(in_cache, np.full(self.w.queries, float(budget)), t_llm_s)
+        pin = np.zeros(in_cache.shape, dtype=bool)
+        if pinned is not None and pinned.any():
+            pin = pinned if pinned.shape == in_cache.shape else pinned[self.w.cells]
+        out = self._times(in_cache | pin, np.full(self.w.queries, float(budget)), t_llm_s)
         return {
             "budget_bytes": int(budget),
             "ratio": round(ratio, 3),
-            "cell_hit": round(float(in_cache.mean()), 4),
+            "cell_hit": round(float((in_cache | pin).mean()), 4),
+            "pinned_hit": round(float(pin.mean()), 4),
             **out,
         }
 
-    def cache_curve(self, t_llm_s: float, cache_ratios) -> dict:
+    def split(self, cache_bytes: int, share: float, t_llm_s: float) -> dict:
+        """A cache of `cache_bytes` with a pinned region of at most `share` of it (`pinned_lists` of
+        the whole sample: the design's) and the ring in the rest, the budget TeleRAG's rule gives for
+        the ring (`budget_for`); the pinned hits out of sample (`pinned_probes`)."""
+        pinned = self.pinned_lists(share * cache_bytes)
+        pinned_bytes = int(self.footprint[pinned].sum())
+        ring = cache_bytes - pinned_bytes
+        return {
+            "cache_bytes": int(cache_bytes),
+            "pinned_share": share,
+            "pinned_lists": int(pinned.sum()),
+            "pinned_bytes": pinned_bytes,
+            "ring_bytes": ring,
+            **self.at(budget_for(self.link, t_llm_s, ring), t_llm_s, self.pinned_probes(share * cache_bytes)),
+        }
+
+    def cache_curve(self, t_llm_s: float, cache_ratios, shares=(0.0,)) -> dict:
         """The curve the DSE chooses the cache from: per cache size (`cache_ratios` x a query's probed
-        bytes, within the PQ channels), the budget TeleRAG's rule gives (`budget_for`) and its figures;
-        `chosen_bytes` by `choose_cache`."""
-        rows = [
-            {
-                "cache_bytes": int(c * self.probed),
-                **self.at(budget_for(self.link, t_llm_s, int(c * self.probed)), t_llm_s),
-            }
-            for c in cache_ratios
-            if c * self.probed <= self.cache_max
-        ]
-        return {"t_llm_s": t_llm_s, "curve": rows, "chosen_bytes": choose_cache(rows)["cache_bytes"]}
+        bytes, within the PQ channels) the best split (`split`, lowest mean latency; the smaller share
+        on a tie) of the pinned `shares` compared (every split in `splits`); `chosen_bytes` by
+        `choose_cache`."""
+        rows, splits = [], []
+        for c in cache_ratios:
+            if c * self.probed > self.cache_max:
+                continue
+            options = [self.split(int(c * self.probed), s, t_llm_s) for s in sorted(shares)]
+            splits += options
+            rows.append(min(options, key=lambda r: r["latency_mean_us"]))
+        return {"t_llm_s": t_llm_s, "curve": rows, "splits": splits, "chosen_bytes": choose_cache(rows)["cache_bytes"]}

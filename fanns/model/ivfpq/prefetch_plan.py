@@ -15,6 +15,11 @@ ring's units — beats of the PQ port, one offset for every channel, a list taki
 
 A placement's evictions come before its copy. The driver mirrors the table (`CachePlan.table`)
 from the descriptors it sent, so it knows which probed cells hit without asking the device.
+
+Pinned lists (`PqHostTier.pinned`): the same FROM_HOST descriptors, sent once after each index
+load (`CachePlan.reset`), place them at fixed offsets at the end of the region; the ring runs in
+the beats before them, a prefetch skips them and nothing evicts them, so no hardware knows they
+are special.
 """
 
 from __future__ import annotations
@@ -22,20 +27,18 @@ from __future__ import annotations
 import numpy as np
 
 from fanns.errors import FannsError
-from fanns.model.ivfpq.prefetch import RingCache
+from fanns.model.ivfpq.prefetch import PinnedRing, RingCache
 
 EVICT, FROM_HOST, MOVE = 0, 1, 2
 """The descriptor ops (the `op` word)."""
 DESCRIPTOR_WORDS = 4
 
 
-def prefetch_descriptors(
-    cache: RingCache, order: np.ndarray, list_beats: np.ndarray, budget_beats: float
-) -> np.ndarray:
-    """[n, 4] uint32 descriptors (cell, op, at, source) of one `RingCache.plan` over `order` (cells,
-    nearest first) with sizes `list_beats` and `budget_beats`; `cache` (in beats) is advanced."""
+def prefetch_descriptors(cache: PinnedRing, order: np.ndarray, budget_beats: float) -> np.ndarray:
+    """[n, 4] uint32 descriptors (cell, op, at, source) of one `PinnedRing.plan` over `order` (cells,
+    nearest first) within `budget_beats`; `cache` (in beats) is advanced."""
     rows = []
-    for cell, at, source, evicted in cache.plan(order, list_beats, budget_beats):
+    for cell, at, source, evicted in cache.plan(order, budget_beats):
         rows += [(old, EVICT, 0, 0) for old in evicted]
         rows.append((cell, FROM_HOST, at, 0) if source is None else (cell, MOVE, at, source))
     return np.array(rows, dtype="<u4").reshape(-1, DESCRIPTOR_WORDS)
@@ -72,30 +75,54 @@ def apply_regions(
 
 
 class CachePlan:
-    """The driver's side of one device's cache: the ring of `cache_beats` beats a channel, the lists'
-    `list_beats`, and the mirrored location table; `bytes_per_beat` is a beat of every channel
-    together (channels x port bytes), how a byte budget becomes beats."""
+    """The driver's side of one device's cache: `cache_beats` beats a channel, the lists'
+    `list_beats`, the lists `pinned` at the region's end for good and the ring in the rest
+    (`PinnedRing`), and the mirrored location table; `bytes_per_beat` is a beat of every channel
+    together (channels x port bytes), how a byte budget becomes beats. The plan starts as a device
+    just loaded: the pinned lists placed (`reset`)."""
 
-    def __init__(self, cache_beats: int, list_beats: np.ndarray, bytes_per_beat: int):
-        self.ring = RingCache(int(cache_beats))
+    def __init__(self, cache_beats: int, list_beats: np.ndarray, bytes_per_beat: int, pinned=()):
+        self.cache_beats = int(cache_beats)
         self.list_beats = np.asarray(list_beats, dtype=np.int64)
         self.bytes_per_beat = int(bytes_per_beat)
-        self.table: dict[int, int] = {}
+        self.pinned_cells = tuple(int(c) for c in pinned)
         self.last = np.zeros((0, DESCRIPTOR_WORDS), dtype="<u4")  # the last prefetch's descriptors
+        self.reset()
+
+    @property
+    def ring(self) -> RingCache:
+        return self.cache.ring
+
+    @property
+    def pinned(self) -> dict[int, int]:
+        """cell -> offset of the pinned lists (empty lists are never cached)."""
+        return self.cache.pinned
+
+    def reset(self) -> np.ndarray:
+        """An index load empties the device's table: the ring starts over and the pinned lists are
+        placed again; returns their FROM_HOST descriptors (what the driver sends after a load)."""
+        self.cache = PinnedRing(
+            self.cache_beats, self.list_beats, self.pinned_cells, "stages.pq_dist.host_tier.pinned (in beats)"
+        )
+        rows = [(cell, FROM_HOST, at, 0) for cell, at in self.cache.pinned.items()]
+        desc = np.array(rows, dtype="<u4").reshape(-1, DESCRIPTOR_WORDS)
+        self.table = apply_table({}, desc)
+        return desc
 
     def prefetch(self, order: np.ndarray, budget_bytes: float) -> np.ndarray:
-        """The descriptors of one prefetch of `order` within `budget_bytes`; the mirror follows them."""
-        desc = prefetch_descriptors(self.ring, order, self.list_beats, budget_bytes / self.bytes_per_beat)
+        """The descriptors of one prefetch of `order` within `budget_bytes` (pinned cells skipped);
+        the mirror follows them."""
+        desc = prefetch_descriptors(self.cache, order, budget_bytes / self.bytes_per_beat)
         apply_table(self.table, desc)
         self.last = desc
         return desc
 
-    def reset(self) -> None:
-        """An index load empties the device's table: the ring starts over."""
-        self.ring = RingCache(self.ring.capacity)
-        self.table = {}
-
     def cached(self, cells: np.ndarray) -> np.ndarray:
         """bool, the shape of `cells`: which cells the (mirrored) table holds; -1 (no cell) never."""
         flat = [int(c) in self.table for c in np.ravel(cells)]
+        return np.array(flat, dtype=bool).reshape(np.shape(cells))
+
+    def in_pinned(self, cells: np.ndarray) -> np.ndarray:
+        """bool, the shape of `cells`: which cells are pinned (cached for good)."""
+        flat = [int(c) in self.cache.pinned for c in np.ravel(cells)]
         return np.array(flat, dtype=bool).reshape(np.shape(cells))

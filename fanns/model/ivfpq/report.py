@@ -142,7 +142,11 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         else dataclasses.replace(
             p.stages,
             pq_dist=dataclasses.replace(
-                p.stages.pq_dist, host_tier=PqHostTier(cache_bytes=int(p.host_tier["cache_bytes"]))
+                p.stages.pq_dist,
+                host_tier=PqHostTier(
+                    cache_bytes=int(p.host_tier["cache_bytes"]),
+                    pinned=tuple(int(i) for i in p.host_tier.get("pinned", ())),
+                ),
             ),
         ),
         memory=memory_plan(p.ctx, p.stages),
@@ -166,7 +170,12 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
 def host_tier_prediction(choice: dict) -> dict:
     """The design record's part of `fanns.model.ivfpq.host_cache.choice` (dse.json keeps the curve)."""
     keys = ("llm_ms", "index_gb", "link_gbps", "cache_memory", "cache_bytes", "budget_bytes", "cell_hit")
-    return {k: choice[k] for k in keys} | {k: choice[k] for k in ("with_prefetch", "without_prefetch")}
+    split = ("pinned_share", "pinned_bytes", "ring_bytes", "pinned_hit")  # the pinned list ids: stages.pq_dist
+    return (
+        {k: choice[k] for k in keys}
+        | {k: choice[k] for k in split if k in choice}
+        | {k: choice[k] for k in ("with_prefetch", "without_prefetch")}
+    )
 
 
 def clock_record(outcome: Outcome) -> dict:
