@@ -5,7 +5,7 @@ clock, cap) from a seed, a corner of the option space (`draw_corner_case`) or a 
 Why a host-memory draw: the DSE keeps an index's lists in host memory only when no index fits the
 board's memory (`fanns.model.ivfpq.host_cache.host_mode`), which no draw of a 2,500-vector set on a
 shipped board reaches. A host draw runs on its board's file with every memory group cut to a few
-channels holding together half the index's lists (`HOST_CHANNELS`, `host_board_spec`), so the
+channels holding together `MEMORY_SHARE` of the index's lists (`HOST_CHANNELS`, `host_board_spec`), so the
 DSE's choice is a host-memory design, generated and checked as every other draw.
 """
 
@@ -117,8 +117,13 @@ def draw_corner_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzC
 
 
 def base_vectors(case: FuzzCase) -> int:
-    """The base vectors of the draw's dataset (`BASE_VECTORS`, or four per list)."""
-    return max(BASE_VECTORS, 4 * case.nlist)
+    """The base vectors of the draw's dataset (`BASE_VECTORS`, or four per list); a host draw's
+    lists are its board's channels of `channel_floor` bytes over `MEMORY_SHARE` (`host_board_spec`)."""
+    n = max(BASE_VECTORS, 4 * case.nlist)
+    if case.host:
+        need = host_channels(case.board) * channel_floor(case) / MEMORY_SHARE
+        n = max(n, math.ceil(need / (case.m + ID_BITS // 8)))
+    return n
 
 
 HOST_BOARDS = ("u55c", "u250", "u280")
@@ -126,14 +131,45 @@ HOST_BOARDS = ("u55c", "u250", "u280")
 HOST_CHANNELS = 3
 """Channels of each memory group of a host draw's board (tests/model/test_dse_cli.py's host-memory
 U55C has 3 of 64 kB): the DSE's PQ channel counts stay small, and so do the simulated memories."""
+HOST_MAX_D = MAX_M
+"""Largest d of a host draw, whose m is d: the board's channels must hold the I/O images (the
+codebook, 256 x d elements, is the largest) while all of them hold less than the lists, n x (m + 4)
+bytes; one-element sub-vectors make the lists largest beside the codebook."""
+MEMORY_SHARE = 0.75
+"""The share of a host draw's index lists its board's memory holds: less than all, so the DSE keeps
+the lists in host memory; not much less, so the PQ channels hold a cache of a few queries' lists
+and the DSE's cache curve (up to 16 x a query's probed bytes) is not cut at the channels' whole
+capacity (at half, draw 0's U280 cache took all of it)."""
+IO_BYTES = 64 * 1024
+"""Room on a host draw's I/O channel beside the images for the driver's I/O buffers: a 4 kB page
+each for queries, results, cells and seeds, the images' pages (`fanns.driver.ivfpq.plan.PAGE`) and a
+batch (a channel of twice the codebook and no more left none on draw 0's U280)."""
 
 
 def draw_host_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzCase:
-    """The host-memory draw of `seed`: the shape, goal, clock and cap of `draw_case(seed, ...)` on a
-    board of `HOST_BOARDS` whose memory `case_board` shrinks below the index."""
-    case = draw_case(seed, max_d, max_k)
+    """The host-memory draw of `seed`: the shape (d up to `HOST_MAX_D`, m = d), goal, clock and cap
+    of `draw_case(seed, ...)` on a board of `HOST_BOARDS` whose memory `case_board` shrinks below
+    the index."""
+    case = draw_case(seed, min(max_d, HOST_MAX_D), max_k)
     board = str(np.random.default_rng([seed, 2]).choice(HOST_BOARDS))
-    return dataclasses.replace(case, board=board, host=True)
+    return dataclasses.replace(case, board=board, m=case.d, host=True)
+
+
+def rom_bytes(case: FuzzCase) -> int:
+    """Bytes of the codebook, the largest image on the I/O channel: 256 x d elements of at most 4
+    bytes (`fanns.images.ivfpq_layout.elem_dtype`); nlist <= 32 centroids and a d x d OPQ matrix of
+    2-byte elements are smaller."""
+    return 256 * case.d * 4
+
+
+def channel_floor(case: FuzzCase) -> int:
+    """The least a host draw's channel holds: twice `rom_bytes` (padded sub-vectors) and `IO_BYTES`."""
+    return 2 * rom_bytes(case) + IO_BYTES
+
+
+def host_channels(board: str) -> int:
+    """Channels of a host draw's board: every memory group of `board` cut to `HOST_CHANNELS`."""
+    return sum(min(g.count, HOST_CHANNELS) for g in load_board(board).memory)
 
 
 def index_bytes(case: FuzzCase) -> int:
@@ -144,11 +180,12 @@ def index_bytes(case: FuzzCase) -> int:
 
 def host_board_spec(case: FuzzCase) -> dict:
     """The board file of a host draw: its board's, every memory group cut to `HOST_CHANNELS`
-    channels of equal size, together half the index's lists, so no index of the draw fits
-    (`host_mode`); the host link and every other figure unchanged."""
+    channels of equal size, together `MEMORY_SHARE` of the index's lists, so no index of the draw fits
+    (`host_mode`), each at least `channel_floor` (`base_vectors`), so the I/O images and buffers fit;
+    the host link and every other figure unchanged."""
     spec = dict(load_board(case.board).spec)
     groups = [dict(g, count=min(g["count"], HOST_CHANNELS)) for g in spec["memory"]]
-    per_channel = index_bytes(case) // (2 * sum(g["count"] for g in groups))
+    per_channel = int(MEMORY_SHARE * index_bytes(case) / host_channels(case.board))
     spec["memory"] = [dict(g, capacity_gb=per_channel / 2**30) for g in groups]
     spec["name"] = f"{case.board}-small"
     return spec
