@@ -158,9 +158,9 @@ def test_corner_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root
 
 
 HOST_SEED = 0
-"""The host-memory draw the slow tier runs end to end (small box; 84 s here with nothing built before): a U280 cut to 3 HBM and
-2 DDR4 channels of 72 kB, 61,440 4-d vectors in IVF8,PQ4; the DSE's choice reads its lists over the
-host link through 2 DDR4 PQ channels of 8 PQDist PEs each."""
+"""The host-memory draw the slow tier runs end to end (small box; 84 s with nothing built before): a
+U280 cut to 3 HBM and 2 DDR4 channels of 72 kB, 61,440 4-d vectors in IVF8,PQ4; the DSE's choice
+reads its lists over the host link through 2 DDR4 PQ channels of 8 PQDist PEs each."""
 
 
 def test_host_draws_shrink_the_board_below_the_index(tmp_path):
