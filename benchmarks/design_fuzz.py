@@ -5,7 +5,9 @@ Each draw is `fanns.flow.design_fuzz.draw_case(seed)` for seeds FIRST .. FIRST+N
 draw is re-run alone with `--first SEED N=1`; `--corners C` adds the corner draws
 `draw_corner_case(seed)` for seeds FIRST .. FIRST+C-1 (the option space's extremes: the most PEs and
 streams, the widest lanes, every selection architecture at its most and fewest streams, W = 8 with
-the most channels; `fanns.model.ivfpq.corners`), each built instead of the DSE's choice; `--graph G`
+the most channels; `fanns.model.ivfpq.corners`), each built instead of the DSE's choice; `--host H`
+adds the host-memory draws `fanns.flow.fuzz_draws.draw_host_case(seed)` (the board's memory shrunk
+below the index: the DSE's choice keeps its lists in host memory); `--graph G`
 adds the graph draws `fanns.flow.graph_fuzz.draw_graph_case(seed)` for seeds FIRST .. FIRST+G-1 (their
 own sequence: the IVF-PQ draws of a seed stay the same), each a pinned graph design or a graph DSE,
 both faces simulated against the DST reference (`--graph-max-d`, `--graph-queries`). Per draw:
@@ -14,8 +16,8 @@ both faces and `--queries` test queries are simulated on each (g++ C simulation;
 harness), compared key for key with the reference model, and the RTL's cycles per query with the
 cycle model's.
 
-Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed> or
-WORK/corner<seed>, one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or
+Draws are independent jobs: `--workers W` runs W at a time here (each draw in WORK/draw<seed>,
+WORK/corner<seed> or WORK/host<seed>, one build cache WORK/builds); `--cluster tcp://HOST:PORT` (Dask) or
 `ray://HOST:PORT` (Ray) ships them to an existing cluster's workers, which need fanns, Verilator
 and g++ but no shared file system (each draw runs in a temporary folder of its worker).
 
@@ -25,8 +27,9 @@ every `--workers` draws, so a long run keeps what it has measured; `--resume` re
 first and runs only the draws it does not hold as passed (a run stopped by a reboot continues,
 and a draw that failed runs again, e.g. after its fix).
 
-    PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--graph G] [--first SEED] [--max-d D] [--max-k K]
-        [--runners-up R] [--queries Q] [--work DIR] [--workers W | --cluster ADDRESS] [--json PATH]
+    PYTHONPATH=. python benchmarks/design_fuzz.py N [--corners C] [--host H] [--graph G] [--first SEED]
+        [--max-d D] [--max-k K] [--runners-up R] [--queries Q] [--work DIR]
+        [--workers W | --cluster ADDRESS] [--json PATH]
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from fanns.flow.design_fuzz import (
     records,
     table,
 )
+from fanns.flow.fuzz_draws import draw_host_case
 from fanns.flow.graph_fuzz import MAX_D as GRAPH_MAX_D
 from fanns.flow.graph_fuzz import SIM_QUERIES as GRAPH_QUERIES
 from fanns.flow.graph_fuzz import any_outcome_from_record, draw_graph_case, run_all_draws
@@ -60,6 +64,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("n", type=int, help="number of draws")
     ap.add_argument("--corners", type=int, default=0, help="number of corner draws besides (default 0)")
+    ap.add_argument("--host", type=int, default=0, help="number of host-memory draws besides (default 0)")
     ap.add_argument("--graph", type=int, default=0, help="number of graph draws besides (default 0)")
     ap.add_argument(
         "--graph-max-d", type=int, default=GRAPH_MAX_D, help=f"largest d of a graph draw (default {GRAPH_MAX_D})"
@@ -92,11 +97,11 @@ def main() -> None:
             raise FannsError("--resume continues the run that --json PATH records", hint="add --json PATH")
     except FannsError as exc:
         sys.exit(f"error: {exc}")
-    seeds = range(args.first, args.first + max(args.n, args.corners))
+    seeds = range(args.first, args.first + max(args.n, args.corners, args.host))
     cases = [
         make(seed, args.max_d, args.max_k)
         for seed in seeds
-        for make, count in ((draw_case, args.n), (draw_corner_case, args.corners))
+        for make, count in ((draw_case, args.n), (draw_corner_case, args.corners), (draw_host_case, args.host))
         if seed < args.first + count
     ] + [draw_graph_case(seed, args.graph_max_d) for seed in range(args.first, args.first + args.graph)]
     outcomes = _recorded(Path(args.json), cases) if args.resume and Path(args.json).is_file() else []

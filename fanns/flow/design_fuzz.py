@@ -15,7 +15,11 @@ space for the drawn workload (`fanns.model.ivfpq.corners`: the most IVFDist PEs 
 streams, the most PQDist PEs and SelK streams, each selection architecture at its most and fewest
 streams, the widest lanes, the most BuildLUT PEs, the most memory channels, W = 8 LUT words with
 the most channels, the widest OPQ): the designs the DSE may emit but a few sample workloads never
-pick. Its nlist is drawn up to 1024, so IVFDist arrays of hundreds of PEs are drawn.
+pick. Its nlist is drawn up to 1024, so IVFDist arrays of hundreds of PEs are drawn. A host draw
+(`draw_host_case`) runs on its board with the memory shrunk below the index, so the DSE's choice
+keeps the lists in host memory (docs/host_tier.md); its faces are checked as any other's (the RTL's
+cycles with a cold cache, the board file's host link metered over its PQ channels). The draws
+themselves are `fanns.flow.fuzz_draws`.
 
 `benchmarks/design_fuzz.py N` runs N draws (in parallel worker processes, or as jobs on an existing
 Dask or Ray cluster: `run_draws`) and prints the table; `tests/flow/test_design_fuzz.py` runs a few
@@ -25,7 +29,6 @@ in the fast tier and more in the slow tier.
 from __future__ import annotations
 
 import dataclasses
-import math
 import shutil
 import tempfile
 import time
@@ -37,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from fanns.boards import load_board
 from fanns.codegen.ivfpq.hls import TestQueries
 from fanns.codegen.ivfpq.project import layout
 from fanns.datasets.dataset import Dataset
@@ -45,6 +47,12 @@ from fanns.datasets.synthetic import clustered
 from fanns.design.ivfpq import IvfPqDesign
 from fanns.errors import FannsError
 from fanns.explore.ivfpq import ExploreConfig, IvfPqExplorer
+from fanns.flow.fuzz_draws import CORNER_NLISTS as CORNER_NLISTS  # re-exported: the draws are imported from here
+from fanns.flow.fuzz_draws import MAX_D as MAX_D
+from fanns.flow.fuzz_draws import MAX_K as MAX_K
+from fanns.flow.fuzz_draws import FuzzCase, base_vectors, case_board
+from fanns.flow.fuzz_draws import draw_case as draw_case
+from fanns.flow.fuzz_draws import draw_corner_case as draw_corner_case
 from fanns.flow.ivfpq_inputs import index_record, load_index
 from fanns.flow.ivfpq_project_sim import (
     simulate_csim,
@@ -57,22 +65,11 @@ from fanns.index.goals import parse_goal
 from fanns.index.ivfpq import host_vectors
 from fanns.model.ivfpq import dse, report
 from fanns.model.ivfpq.budget import Budget
-from fanns.model.ivfpq.corners import CORNERS, corner_point
+from fanns.model.ivfpq.corners import corner_point
 from fanns.model.ivfpq.no_fit import unreachable_text
 from fanns.model.ivfpq.workload import workloads_from_explore
 from fanns.tools.parallel import map_jobs
 
-BOARDS = ("u55c", "u250", "u280", "u50", "zcu104", "zcu102", "kv260", "pynq-z2")
-"""Every built-in board (boards/*.yaml)."""
-
-MAX_D = 2048
-MAX_K = 1000
-MAX_M = 128
-"""Largest m drawn: codes up to 1024 bits, several memory beats on every board (m = 48..128 is
-what 768-d embeddings use); BuildLUT's LUT FIFO takes m <= 255."""
-BASE_VECTORS = 2500
-"""Base vectors of a draw's dataset; a corner draw with more lists than a quarter of them gets four
-per list (faiss's IVF trains at most N / 4 lists: nlist 1024 needs 4,096)."""
 TEST_QUERIES = 200
 """Queries of a draw's dataset: the exploration chooses nprobe on half of them and checks it on the
 other half (the recall promise, `fanns.index.holdout`: 32 selection queries of 64 left most goals
@@ -80,39 +77,6 @@ unpromised for want of queries); the faces simulate the first few."""
 CYCLE_TOLERANCE = 0.05
 """The RTL's measured steady-state cycles per query may differ from the cycle model's prediction for
 the same queries by this fraction (the bound tests/codegen/test_rtl.py holds the pinned designs to)."""
-
-
-@dataclass(frozen=True)
-class FuzzCase:
-    """One draw of the design space."""
-
-    seed: int
-    board: str
-    d: int
-    m: int
-    nlist: int
-    k: int
-    goal: str
-    clock_mhz: float
-    util: float
-    opq: bool
-    corner: str = ""
-    """A corner of the option space (`fanns.model.ivfpq.corners.CORNERS`) built instead of the
-    DSE's choice; "": the DSE's choice and its runners-up."""
-
-    @property
-    def label(self) -> str:
-        return (
-            f"#{self.seed} {self.board} d={self.d} m={self.m} nlist={self.nlist} {self.goal}"
-            f"{' OPQ' if self.opq else ''} {self.clock_mhz:g} MHz cap {self.util:g}"
-            f"{f' corner {self.corner}' if self.corner else ''}"
-        )
-
-    @property
-    def folder(self) -> str:
-        """The draw's work folder name: a corner draw and the plain draw of one seed run side by
-        side (`run_draws`), and each empties its own folder first, so they must not share one."""
-        return f"{'corner' if self.corner else 'draw'}{self.seed}"
 
 
 @dataclass
@@ -147,55 +111,6 @@ class FuzzOutcome:
     @property
     def passed(self) -> bool:
         return self.status in ("ok", "no design")
-
-
-def _log_uniform(rng: np.random.Generator, lo: int, hi: int) -> int:
-    return int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
-
-
-def draw_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzCase:
-    """The draw of `seed`: d log-uniform in 1..max_d, m a divisor of d up to `MAX_M` (faiss's PQ needs
-    d % m == 0; codes wider than a memory beat included),
-    K log-uniform in 1..max_k, a recall goal low enough for a 2,500-vector synthetic set to reach.
-    The fast test tier draws from a smaller box (small d and K build in seconds); the slow tier and
-    `benchmarks/design_fuzz.py` from the whole space."""
-    rng = np.random.default_rng(seed)
-    board = str(rng.choice(BOARDS))
-    d = _log_uniform(rng, 1, max_d)
-    divisors = [m for m in range(1, min(d, MAX_M) + 1) if d % m == 0]
-    m = int(rng.choice(divisors))
-    nlist = int(rng.choice([4, 8, 16, 32]))
-    k = _log_uniform(rng, 1, max_k)
-    goal = f"R@{k}={rng.uniform(0.05, 0.35):.2f}" if rng.random() < 0.5 else f"1-R@{k}={rng.uniform(0.1, 0.5):.2f}"
-    clock = float(round(rng.uniform(100, 300)))
-    util = round(float(rng.uniform(0.3, 0.9)), 2)
-    opq = bool(rng.random() < 0.25 and d >= 2)
-    return FuzzCase(seed, board, d, m, nlist, k, goal, clock, util, opq)
-
-
-CORNER_NLISTS = (64, 128, 256, 512, 1024)
-"""nlist of a corner draw: up to 1024 IVFDist PEs (one cell each) and SelCells streams."""
-LARGE_BOARDS = ("u55c", "u250", "u280", "u50")
-"""The Alveo cards, where the corners' PE counts are largest: three corner draws in four use one."""
-
-
-def draw_corner_case(seed: int, max_d: int = MAX_D, max_k: int = MAX_K) -> FuzzCase:
-    """The corner draw of `seed`: the shape, goal, clock and cap of `draw_case(seed, ...)` with the
-    corner `CORNERS` lists at position seed mod their count (so consecutive seeds visit every
-    corner), nlist from `CORNER_NLISTS`, and OPQ exactly for the OPQ corner."""
-    case = draw_case(seed, max_d, max_k)
-    names = sorted(CORNERS)
-    corner = names[seed % len(names)]
-    rng = np.random.default_rng([seed, 1])
-    nlist = int(rng.choice(CORNER_NLISTS))
-    board = str(rng.choice(LARGE_BOARDS)) if rng.random() < 0.75 else case.board
-    opq = CORNERS[corner].group == "opq" and case.d >= 2
-    return dataclasses.replace(case, board=board, nlist=nlist, opq=opq, corner=corner)
-
-
-def base_vectors(case: FuzzCase) -> int:
-    """The base vectors of the draw's dataset (`BASE_VECTORS`, or four per list)."""
-    return max(BASE_VECTORS, 4 * case.nlist)
 
 
 def _dataset(case: FuzzCase, work: Path) -> Dataset:
@@ -302,7 +217,7 @@ def _run(
     )
     folder = work / "explore"
     explore = IvfPqExplorer(ds, cfg, folder).run()
-    board = load_board(case.board)
+    board = case_board(case, work)
     workloads, unreachable = workloads_from_explore(folder, goal)
     out.step = "corner" if case.corner else "DSE"
     if case.corner:
@@ -415,7 +330,7 @@ def run_draws(
     cluster: str | None = None,
 ) -> list[FuzzOutcome]:
     """Every draw of `cases`, as independent jobs: here in `workers` processes, each draw in
-    `work/<case.folder>` (draw<seed> or corner<seed>) with one build cache `work/builds`; or on
+    `work/<case.folder>` (draw<seed>, corner<seed> or host<seed>) with one build cache `work/builds`; or on
     the existing Dask or Ray cluster at `cluster`, each draw in a temporary folder of the worker
     that runs it (the workers need not share a file system with this machine). Outcomes come back
     in the order of `cases`."""

@@ -6,7 +6,9 @@ simulates whole designs, so all run in the slow tier (the fast tier checks the d
 draws of a small box (d <= 128, K <= 16), draws of a larger one (d <= 512,
 K <= 128: a K = 700 design takes Verilator over 20 minutes to build) and corner draws (the option
 space's extremes, `fanns.model.ivfpq.corners`); `benchmarks/design_fuzz.py N` draws from the whole
-space (d <= 2048, K <= 1000), corners included.
+space (d <= 2048, K <= 1000), corners included. Host-memory draws (`draw_host_case`: the board's
+memory shrunk below the index): the fast tier checks that the draws are host-mode boards and that
+the DSE emits a host-memory design for one; the slow tier runs one such draw end to end.
 
 The graph draws (`fanns.flow.graph_fuzz`): the fast tier checks the sampler (every pinned draw is a
 valid graph design, the draws cover both kinds, modes and boards) and that a recorded graph draw
@@ -35,6 +37,16 @@ from fanns.flow.design_fuzz import (
     run_draws,
     table,
 )
+from fanns.flow.fuzz_draws import (
+    HOST_BOARDS,
+    HOST_CHANNELS,
+    MEMORY_SHARE,
+    case_board,
+    channel_floor,
+    draw_host_case,
+    index_bytes,
+    rom_bytes,
+)
 from fanns.flow.graph_fuzz import (
     GRAPH_BOARDS,
     GraphFuzzCase,
@@ -45,7 +57,9 @@ from fanns.flow.graph_fuzz import (
 )
 from fanns.index.graph import build_graph, graph_format_for
 from fanns.model.graph.dse import GraphPoint, GraphSpace, design_for
+from fanns.model.ivfpq import dse, host_cache
 from fanns.model.ivfpq.corners import CORNERS
+from fanns.model.ivfpq.workload import synthetic_workload
 from fanns.resources import Resources
 from tests.dask_cluster import dask_cluster, task_kinds  # noqa: F401  (a Dask scheduler and worker)
 from tests.tiers import long_params
@@ -141,6 +155,52 @@ def test_draws_of_the_whole_space_generate_and_simulate_bit_exact(tmp_path, buil
 @pytest.mark.parametrize("seed", long_params(CORNER_SEEDS, long={7, 13}))
 def test_corner_draws_generate_and_simulate_bit_exact(seed, tmp_path, build_root):
     _check([run_case(draw_corner_case(seed, max_d=128, max_k=16), tmp_path / "draw", build_root, runners_up=0)])
+
+
+HOST_SEED = 0
+"""The host-memory draw the slow tier runs end to end (small box; 84 s with nothing built before): a
+U280 cut to 3 HBM and 2 DDR4 channels of 72 kB, 61,440 4-d vectors in IVF8,PQ4; the DSE's choice
+reads its lists over the host link through 2 DDR4 PQ channels of 8 PQDist PEs each."""
+
+
+def test_host_draws_shrink_the_board_below_the_index(tmp_path):
+    """Every host draw runs on a board with a host link whose memory (at most `HOST_CHANNELS` channels
+    a group) holds less than the draw's index lists, so the DSE keeps the lists in host memory
+    (`host_cache.host_mode`); the draws are deterministic, cover every host board, and keep their
+    plain draw's shape; the DSE's choice for one of them is a host-memory design."""
+    cases = [draw_host_case(seed, max_d=128, max_k=16) for seed in range(30)]
+    assert cases == [draw_host_case(seed, max_d=128, max_k=16) for seed in range(30)]
+    assert {c.board for c in cases} == set(HOST_BOARDS) and all(c.host and not c.corner for c in cases)
+    for seed, case in enumerate(cases):
+        plain = draw_case(seed, max_d=128, max_k=16)
+        assert dataclasses.replace(case, board=plain.board, host=False, m=plain.m) == plain and case.m == case.d
+        assert case.folder not in (plain.folder, draw_corner_case(seed).folder) and "host" in case.label
+        board = case_board(case, tmp_path / case.folder)
+        assert board.host is not None and not board.builtin and all(g.count <= HOST_CHANNELS for g in board.memory)
+        assert 0 < host_cache.board_bytes(board) <= MEMORY_SHARE * index_bytes(case)
+        assert min(g.capacity_bytes for g in board.memory) >= channel_floor(case) > 2 * rom_bytes(case)
+        w = synthetic_workload(base_vectors(case), case.d, case.m, case.nlist, 1, case.k, case.opq, queries=50)
+        assert host_cache.index_bytes(w) == index_bytes(case) and host_cache.host_mode([w], board)
+    case = cases[HOST_SEED]
+    board = case_board(case, tmp_path / "dse")
+    w = synthetic_workload(base_vectors(case), case.d, case.m, case.nlist, 2, case.k, case.opq, queries=50)
+    outcome = dse.run([w], board, "synthetic", case.clock_mhz, case.util, top=1)
+    assert outcome.best is not None and outcome.host_tier is not None and outcome.host_tier["cache_bytes"] > 0
+
+
+@pytest.mark.slow
+def test_a_host_memory_draw_generates_and_simulates_bit_exact(tmp_path, build_root):
+    """One host draw through explore -> DSE -> both faces -> simulation: the DSE's choice keeps its
+    lists in host memory (design.yaml `stages.pq_dist.host_tier`), every face bit-exact, the RTL
+    (a cold cache, its PQ channels' host ports metered over the board file's link) within the
+    cycle tolerance of the model."""
+    case = draw_host_case(HOST_SEED, max_d=128, max_k=16)
+    outcome = run_case(case, tmp_path / "draw", build_root, runners_up=0)
+    _check([outcome])
+    print("\n".join(table([outcome])))  # the cycle error, for the record (pytest -s)
+    assert outcome.status == "ok", table([outcome])
+    design = IvfPqDesign.load(tmp_path / "draw" / "design0" / "design.yaml")
+    assert design.stages.pq_dist.host_tier is not None and design.stages.pq_dist.host_tier.cache_bytes > 0
 
 
 def _chosen_and_runner_up(case: FuzzCase, tmp_path, build_root) -> list[IvfPqDesign]:

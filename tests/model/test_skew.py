@@ -197,3 +197,55 @@ def test_host_tier_from_the_board_file(setting):
     assert tiered["qps"] > untiered["qps"] and tiered["p99_us"] < untiered["p99_us"]
     with pytest.raises(FannsError, match="no host link"):
         skew_model.host_tier(load_board("kv260"), 100.0, 4, 1, 128)
+
+
+def _round_robin(need: np.ndarray, link: float) -> np.ndarray:
+    """[ports, cells] cycle each port has moved its cumulative `need` [ports, cells] by, on a link
+    earning `link` beats a cycle granted one beat a port a cycle, round robin among the ports that
+    want one: `fanns.sim.axi_memory.meter_link` step by step (it keeps the fraction, holds at most
+    a beat a port and a fraction)."""
+    ports = need.shape[0]
+    moved, out = np.zeros(ports), np.zeros(need.shape)
+    tokens, start, t = 0.0, 0, 0
+    while (moved < need[:, -1]).any():
+        t += 1
+        held, used = int(tokens), 0
+        for k in [(start + i) % ports for i in range(ports)]:
+            if moved[k] < need[k, -1] and used < held:
+                used, moved[k], start = used + 1, moved[k] + 1, (k + 1) % ports
+                out[k, (need[k] == moved[k]) & (out[k] == 0)] = t
+        tokens = min(tokens + link - used, ports + 255 / 256)
+    return out
+
+
+@pytest.mark.parametrize(
+    "port_pes, link", [((2, 2), 0.25), ((2, 1), 0.25), ((3, 2, 2, 1), 0.7), ((2, 1, 1), 2.5), ((1, 1, 1), 1.5)]
+)
+def test_a_shared_link_serves_its_ports_round_robin(port_pes, link):
+    """`SharedLink.feed` against the link's round robin simulated beat by beat: each probed cell's
+    arrival on the busiest port within a few cycles, alone; busy time the link's (or the busiest
+    port's at a beat a cycle). Equal ports give the even split (`channel_feed`); a 2 + 1 design on a
+    slow link waits 3 PE shares of the link's time, not the even split's 4."""
+    beats = np.random.default_rng(len(port_pes)).integers(20, 60, (1, 5)).astype(float)
+    shared = skew_model.SharedLink(link, 1.0, port_pes)
+    feed = shared.feed(beats, 10.0)
+    need = np.array(port_pes)[:, None] * np.cumsum(beats, 1)
+    sim = _round_robin(need, link).max(0) + 10.0
+    assert np.abs(feed.ready[0] - sim).max() <= 2 + 0.01 * sim.max(), (feed.ready, sim)
+    total = beats.sum()
+    assert feed.busy[0] == pytest.approx(total * max(max(port_pes), sum(port_pes) / link))
+    if len(set(port_pes)) == 1:
+        even = latency_model.channel_feed(beats, port_pes[0], min(1.0, link / len(port_pes)), 10.0)
+        assert np.allclose(feed.ready, even.ready) and np.allclose(feed.busy, even.busy)
+    if port_pes == (2, 1):
+        assert feed.ready[0, -1] == pytest.approx(10 + 3 * total / link)  # the even split: 4 * total / link
+
+
+def test_the_host_tier_shares_its_link_by_the_channels_pes():
+    board = load_board("u55c")
+    tier = skew_model.host_tier(board, 140.0, 3, 2, 256)  # 2 x 4.48 GB/s ports, under the link
+    assert tier.link.port_pes == (2, 1) and tier.pes_per_port == 2
+    assert tier.link.beats == pytest.approx(2.0) and tier.rate == tier.link.port_rate
+    slow = dataclasses.replace(board, host=dataclasses.replace(board.host, bandwidth_gbps=1.0))
+    tier = skew_model.host_tier(slow, 140.0, 3, 2, 256)
+    assert tier.link.beats == pytest.approx(1e9 / 140e6 / 32) and tier.rate == pytest.approx(tier.link.beats / 2)

@@ -8,7 +8,8 @@ ids of every sample query), weighted by work (codes scanned = accesses x list si
 Tiers (`Tier`): where one PQDist PE's share of a list can live — on-chip UltraRAM (one port per PE, no
 sharing, a few cycles of latency), a board memory group (channels shared by the PEs, bandwidth and
 capacity from the board file, the model's memory latency), or host memory over PCIe (the board file's
-`host` link, its latency and bandwidth shared by every PQ channel's own host port, `host_tier`).
+`host` link, its latency and bandwidth shared by every PQ channel's own host port, `host_tier`; the
+ports take the link's beats round robin, `SharedLink`).
 `place` puts lists in the fast tier hottest first (by
 accesses per list), skipping a list that no longer fits, while the tier's per-PE (URAM) or per-channel
 (memory) capacity lasts; the rest stays in the slow tier. `tiered_feed` turns a placement into the
@@ -91,14 +92,62 @@ def profile(w: Workload, points: int = 200) -> dict:
 
 
 @dataclass(frozen=True)
+class SharedLink:
+    """One link every port of a tier crosses (host memory over PCIe: each PQ channel's host port):
+    `beats` (of the design's PQ port) a cycle in all, granted round robin among the ports that want
+    a beat, each port at most `port_rate` a cycle; `port_pes` the PEs on each port.
+
+    Why not an even split: a port whose channel has fewer PEs (3 PEs on 2 channels: 2 and 1) runs out
+    of beats to ask for first, and the busier ports then take its share. That is the round robin of
+    the simulated link (`fanns.sim.axi_memory.meter_link`: the link earns `beats` a cycle and grants
+    its whole beats to the ports that want one, from the port after the last one granted), and what
+    the model assumes of the PCIe link: the read requests of the ports are served in turn, none
+    favoured. An even split charged the 2 + 1 design's busiest port the link's time for 4 PE shares
+    instead of 3: on tests/codegen/test_host_tier_rtl.py's 1 GB/s board it modelled 3,401.5 cycles a
+    query cold against 2,449.8 measured; this model gives 2,568.6 (and 2,568.6 against 2,537.9 for 2
+    + 2 PEs, where both agree)."""
+
+    beats: float
+    port_rate: float
+    port_pes: tuple[int, ...]
+
+    def feed(self, beats: np.ndarray, latency: float) -> latency_model.CodeFeed:
+        """Arrival of one PE's share `beats` [nq, nprobe] of each cell on the busiest port, each query
+        alone. While k ports still want beats every one moves min(`port_rate`, `beats` / k) a cycle,
+        so all ports have moved the same amount a(t) until a port's query is done; a port of n PEs
+        needs n x (the query's beats so far) and, with T the query's total, reaches amount x at
+        T g(x / T), g(u) = integral from 0 to u of max(1 / port_rate, k(v) / beats) dv, k(v) the
+        ports with more than v PEs: piecewise linear, breaks at the ports' PE counts. The busy time
+        is the long-run one (a port done with a query starts the next one's lists, so the link stays
+        busy): T x max(busiest port's PEs / port_rate, all PEs / beats)."""
+        pes = np.asarray(self.port_pes, dtype=np.float64)
+        levels = np.concatenate([[0.0], np.unique(pes)])
+        slope = np.maximum(1.0 / self.port_rate, np.array([(pes > v).sum() for v in levels[:-1]]) / self.beats)
+        g = np.concatenate([[0.0], np.cumsum(slope * np.diff(levels))])
+        total = beats.sum(1)
+        safe = np.where(total > 0, total, 1.0)[:, None]
+        ready = latency + safe * np.interp(levels[-1] * np.cumsum(beats, 1) / safe, levels, g)
+        busy = total * max(levels[-1] / self.port_rate, pes.sum() / self.beats)
+        return latency_model.CodeFeed(ready, busy)
+
+
+@dataclass(frozen=True)
 class Tier:
     """One place a PE's share of a list can live (see the module docstring)."""
 
     name: str
     capacity_bytes: int  # per PE (uram) or per channel (memory)
-    pes_per_port: int  # PEs sharing one port
-    rate: float  # beats (of the design's PQ port width) per cycle per port
+    pes_per_port: int  # PEs sharing one port (the busiest port's)
+    rate: float  # beats (of the design's PQ port width) per cycle per port (behind a link: its even share)
     latency_cycles: float
+    link: SharedLink | None = None
+    """The one link every port crosses (None: each port has its own `rate`)."""
+
+    def feed(self, beats: np.ndarray) -> latency_model.CodeFeed:
+        """The code feed of one PE's share `beats` [nq, nprobe] of the probed cells from this tier."""
+        if self.link is not None:
+            return self.link.feed(beats, self.latency_cycles)
+        return latency_model.channel_feed(beats, self.pes_per_port, self.rate, self.latency_cycles)
 
 
 def uram_tier(blocks: int, pes: int) -> Tier:
@@ -140,17 +189,32 @@ def host_bandwidth(board: Board, clock_mhz: float, channels: int, port_bits: int
 
 
 def host_tier(board: Board, clock_mhz: float, pes: int, channels: int, port_bits: int) -> Tier:
-    """Host memory over PCIe (the board file's `host` figures) as one of a design's `channels` PQ
-    channels reads it: its own host port of `port_bits` (the `pes / channels` PEs of the channel share
-    it, at most one beat a cycle, and what the channel's AXI reader sustains at the link's latency),
-    the link's bandwidth split evenly over the channels (`host_bandwidth`); rate in beats of
-    `port_bits` per cycle per channel, latency the link's."""
+    """Host memory over PCIe (the board file's `host` figures) as a design's `channels` PQ channels
+    read it: each its own host port of `port_bits` (the channel's PEs share it, at most one beat a
+    cycle, and what the channel's AXI reader sustains at the link's latency), all over the one link
+    (`host_bandwidth`), taken round robin (`SharedLink`); rate the even share in beats of `port_bits`
+    per cycle per channel, latency the link's."""
     if not 1 <= channels <= pes:
         raise FannsError(f"{channels} PQ channels for {pes} PQDist PEs: each channel needs at least one PE")
     latency = board.host.latency_us * clock_mhz if board.host else 0.0
-    link = host_bandwidth(board, clock_mhz, channels, port_bits) / channels / (clock_mhz * 1e6) / (port_bits / 8)
-    reader = stage_model.channel_reader(port_bits).words_per_cycle(round(latency))
-    return Tier("host", board.host.capacity_bytes, -(-pes // channels), min(1.0, reader, link), latency)
+    link = host_bandwidth(board, clock_mhz, channels, port_bits) / (clock_mhz * 1e6) / (port_bits / 8)
+    tier = link_tier("host", round(latency), link, _pes_per_channel(pes, channels), port_bits)
+    return dataclasses.replace(tier, capacity_bytes=board.host.capacity_bytes, latency_cycles=latency)
+
+
+def _pes_per_channel(pes: int, channels: int) -> tuple[int, ...]:
+    """The PEs on each channel, as the design assigns them (`PqDistStage.pes_per_channel`)."""
+    first = [-(-c * pes // channels) for c in range(channels + 1)]
+    return tuple(b - a for a, b in zip(first, first[1:]))
+
+
+def link_tier(name: str, latency: int, link: float, port_pes: tuple[int, ...], port_bits: int) -> Tier:
+    """Ports with `port_pes` PEs each behind one link of `link` beats a cycle in all (`SharedLink`),
+    first beat `latency` cycles after a request, each port read through the design's AXI reader at
+    most a beat a cycle: the host memory of a design or of a simulation bench (`meter_link`)."""
+    cap = min(1.0, stage_model.channel_reader(port_bits).words_per_cycle(latency))
+    shared = SharedLink(link, cap, tuple(int(n) for n in port_pes))
+    return Tier(name, 0, max(shared.port_pes), min(cap, link / len(port_pes)), latency, shared)
 
 
 def list_bytes(w: Workload, st) -> np.ndarray:
@@ -237,10 +301,7 @@ def mask_feed(
     """`cells_feed` with the cells on `fast` given per query and probe, `in_fast` [nq, nprobe] bool
     (a placement per query: lists prefetched into a cache, `fanns.model.ivfpq.prefetch`)."""
     beats = latency_model.cell_beats(ctx, stages.pq_dist, probes)
-    feeds = [
-        latency_model.channel_feed(np.where(sel, beats, 0.0), t.pes_per_port, t.rate, t.latency_cycles)
-        for t, sel in ((fast, in_fast), (slow, ~in_fast))
-    ]
+    feeds = [t.feed(np.where(sel, beats, 0.0)) for t, sel in ((fast, in_fast), (slow, ~in_fast))]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
     return latency_model.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy))
 
@@ -276,9 +337,7 @@ def compare(w: Workload, ctx: stage_model.Context, stages: Stages, fast: Tier, s
     """The same design (PEs, channels) with every list on `slow` (untiered) and with the hot
     lists on `fast` (tiered): hit rate, QPS, per-query P50/P99 alone, P99 of a batch's time."""
     probes = stage_model.Probes.of(w.probed)
-    untiered = latency_model.channel_feed(
-        latency_model.cell_beats(ctx, stages.pq_dist, probes), slow.pes_per_port, slow.rate, slow.latency_cycles
-    )
+    untiered = slow.feed(latency_model.cell_beats(ctx, stages.pq_dist, probes))
     hot = place(w, stages.pq_dist, fast)
     feed = tiered_feed(ctx, stages, w, hot, fast, slow)
     return {

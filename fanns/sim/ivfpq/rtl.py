@@ -281,11 +281,13 @@ class RtlProjectSim:
         if self.hw.host_tier and pq_memory is None:
             pq_memory = self.host_memory()
         pq_memory, hot_memory = pq_memory or RamTiming(MEM_LATENCY), hot_memory or RamTiming(MEM_LATENCY)
-        slow = skew_model.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
-        if self.hw.host_tier:
+        if self.hw.host_tier:  # the host ports share one link, metered by the fast harness (`_run_fast`)
+            link = pq_memory.rate * st.channels
+            slow = skew_model.link_tier("host", pq_memory.latency, link, tuple(st.pes_per_channel()), st.port_bits)
             fast = skew_model.ram_tier(st.memory, hot_memory.latency, hot_memory.rate, ppc, st.port_bits)
             in_fast = np.zeros(cells.shape, bool) if cached is None else np.asarray(cached, bool)
             return ctx, probes, skew_model.mask_feed(ctx, self.design.stages, probes, in_fast, fast, slow)
+        slow = skew_model.ram_tier(st.memory, pq_memory.latency, pq_memory.rate, ppc, st.port_bits)
         if not self.hw.tiered:
             return (
                 ctx,
@@ -304,8 +306,9 @@ class RtlProjectSim:
     def host_memory(self) -> RamTiming:
         """Host memory as the board file's `host` figures give it to one PQ channel's host port
         (`fanns.model.ivfpq.skew.host_bandwidth`): the link latency in cycles of the design's clock,
-        and the link's bandwidth shared evenly by the PQ channels, at most a beat a cycle, in the
-        fast harness's steps (`link_rate`: 1/256 beat a cycle for the whole link)."""
+        and the link's bandwidth as an even share of the PQ channels, at most a beat a cycle, in the
+        fast harness's steps (`link_rate`: 1/256 beat a cycle for the whole link, which the ports
+        take round robin: the model's `skew.SharedLink`)."""
         st = self.design.stages.pq_dist
         board, clock = self.design.target_board(), self.design.clock_mhz
         tier = skew_model.host_tier(board, clock, st.pes, st.channels, st.port_bits)
