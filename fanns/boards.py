@@ -46,6 +46,9 @@ LATENCY_KEYS = {"clock_mhz", "page_hit", "page_closed", "page_miss", "source"}
 ACCESSES = ("page_hit", "page_closed", "page_miss")
 HOST_KEYS = {"capacity_gb", "bandwidth_gbps", "latency_us"}
 HOST_MEMORY = "host"
+BUFFER_PAGE = 4096
+"""A device buffer's alignment, and the page the driver leaves unused at each bank's start (so a
+forgotten address register points nowhere valid): `fanns.driver.ivfpq.backend.BumpAllocator`."""
 """The memory name of host memory where images and banks name a memory (`Image.memory`, a driver's
 `Bank`): one bank, channel 0, reached over the link of the board file's `host` figures
 (Vitis connectivity `HOST[0]`; docs/host_tier.md)."""

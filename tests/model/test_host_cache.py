@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from fanns.boards import load_board
+from fanns.boards import BUFFER_PAGE, load_board
 from fanns.checks import arg_llm_ms, check_llm_ms
 from fanns.errors import FannsError
 from fanns.model.ivfpq import dse, host_cache, host_mix, prefetch, skew
@@ -57,6 +57,17 @@ def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, ou
     assert hits == sorted(hits) and hits[-1] > hits[1]
     b = c["link_gbps"] * 1e9
     assert [r["t_llm_ms"] for r in curve] == pytest.approx([r["budget_bytes"] / b * 1e3 for r in curve], abs=1e-4)
+
+
+def test_the_largest_cache_leaves_the_page_the_driver_keeps(small, outcome):
+    """The whole-capacity cache the DSE may choose still loads: each channel's region fits after the
+    bank's first page, which the driver's allocator leaves unused (a design fuzz draw once chose a
+    region of 72,576 bytes for a 73,728-byte channel and the driver refused it)."""
+    board, _ = small
+    st = outcome.best.stages.pq_dist
+    model = prefetch.PrefetchModel(outcome.best, board, host_cache.text_profile())
+    assert model.cache_max == st.channels * (board.memory[0].capacity_bytes - BUFFER_PAGE)
+    assert max(r["cache_bytes"] for r in outcome.host_tier["curve"]) <= model.cache_max
 
 
 @pytest.mark.slow

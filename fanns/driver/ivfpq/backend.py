@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from fanns.driver.ivfpq.plan import Buffer, Interface
+from fanns.driver.ivfpq.plan import PAGE, Buffer, Interface
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
 from fanns.errors import FannsError
@@ -78,7 +78,7 @@ class BumpAllocator:
         self.next: dict[Bank, int] = {}
 
     def allocate(self, buf: Buffer) -> int:
-        addr = self.next.get(buf.bank, 4096)
+        addr = self.next.get(buf.bank, PAGE)
         end = addr + buf.alloc_bytes
         cap = self.iface.bank_capacity(buf.bank)
         if end > cap:

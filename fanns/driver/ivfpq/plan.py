@@ -27,14 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fanns.arch.ivfpq.hw import IMAGE_REGISTERS
-from fanns.boards import HOST_MEMORY
+from fanns.boards import BUFFER_PAGE, HOST_MEMORY
 from fanns.codegen.ivfpq.hls_context import KERNEL, SCALARS, STEPWISE_ARGS
 from fanns.driver.ivfpq.project import Project
 from fanns.driver.project import Bank
 from fanns.errors import FannsError
 from fanns.hdl.regmap import RegMap, vitis_hls_regmap
 
-PAGE = 4096
+PAGE = BUFFER_PAGE
 """Alignment of every device buffer (a page; also a multiple of every memory beat)."""
 HLS_CTRL = "control"
 PQ_IMAGES = {"pq_codes": "pq", "pq_hot": "hot", "pq_cache": "cache", "ivf_centroids": "ivf"}

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.boards import Board
+from fanns.boards import BUFFER_PAGE, Board
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import skew
@@ -377,7 +377,8 @@ class PrefetchModel:
         self.slow = skew.host_tier(board, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
         self.link = host_link(board, self.ctx.clock_mhz, st.channels, st.port_bits)
         group = next(g for g in board.memory if g.kind == st.memory)
-        self.cache_max = st.channels * group.capacity_bytes
+        # a channel's region must fit the driver's allocation: whole pages after the bank's unused first
+        self.cache_max = st.channels * ((group.capacity_bytes - BUFFER_PAGE) // BUFFER_PAGE * BUFFER_PAGE)
         self.list_bytes = skew.list_bytes(self.w, st) * st.pes  # [nlist] the index's lists
         # [nlist] bytes a list takes in the cache: every channel's region gives it the beats of the
         # channel with the most PEs (one offset serves every channel: `fanns.images.ivfpq.cache_list_beats`)
