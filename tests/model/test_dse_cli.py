@@ -127,12 +127,16 @@ def test_dse_errors(explored, tmp_path, capsys):
     assert "no design fits kv260" in capsys.readouterr().err
 
 
-def tiny_board(folder: Path) -> Path:
-    """A U55C board file with 32 x 4 kB of HBM: smaller than any explored index of builtin:sift-10k."""
+def tiny_board(folder: Path, channel_bytes: int = 12288) -> Path:
+    """A U55C board file with 8 channels of `channel_bytes` of HBM (96 kB): smaller than any explored
+    index of builtin:sift-10k (120 kB at m 8); each channel has 8 kB for a cache region after the page
+    the driver keeps."""
     text = (Path(__file__).resolve().parents[2] / "boards" / "u55c.yaml").read_text()
     board = folder / "tiny.yaml"
     board.write_text(
-        text.replace("capacity_gb: 0.5", f"capacity_gb: {4096 / 2**30!r}").replace("name: u55c", "name: t")
+        text.replace("count: 32", "count: 8")
+        .replace("capacity_gb: 0.5", f"capacity_gb: {channel_bytes / 2**30!r}")
+        .replace("name: u55c", "name: t")
     )
     return board
 
@@ -159,8 +163,9 @@ def test_llm_ms_is_refused_where_it_enters(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_path, capsys):
-    """A board file whose HBM (32 x 4 kB) is smaller than the explored index: `fanns dse` keeps the
-    lists in host memory and records the cache it sizes for --llm-ms."""
+    """A board file whose HBM (8 x 12 kB) is smaller than the explored index: `fanns dse` keeps the
+    lists in host memory and records the cache it sizes for --llm-ms; with channels of one page (4 kB,
+    the page the driver keeps) no cache fits and the index is refused by name."""
     board = tiny_board(tmp_path)
     out = tmp_path / "dse"
     args = ["dse", str(explored), "--board", str(board), "--recall", "R@10=0.5", "--llm-ms", "0.05", "--out", str(out)]
@@ -175,6 +180,10 @@ def test_an_index_larger_than_the_board_gets_a_host_memory_design(explored, tmp_
     design = IvfPqDesign.load(out / "design.yaml")
     assert design.prediction["host_tier"]["cache_bytes"] == host["cache_bytes"]
     assert list(design.stages.pq_dist.host_tier.pinned) == host["pinned"]
+    (tmp_path / "page").mkdir()
+    page = tiny_board(tmp_path / "page", channel_bytes=4096)
+    assert main([*args[:2], "--board", str(page), "--recall", "R@10=0.5", "--out", str(tmp_path / "pg")]) == 2
+    assert "no room for a cache region" in capsys.readouterr().err and not (tmp_path / "pg" / "design.yaml").exists()
     assert main(["dse", str(explored), "--board", "u55c", "--recall", "R@10=0.5", "--out", str(tmp_path / "fits")]) == 0
     assert json.loads((tmp_path / "fits" / "dse.json").read_text())["host_tier"] is None
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fanns.boards import Board
+from fanns.boards import BUFFER_PAGE, Board
 from fanns.checks import check_llm_ms
 from fanns.model.ivfpq.prefetch import HitProfile, PrefetchModel, budget_for
 from fanns.model.ivfpq.workload import Workload
@@ -69,12 +69,18 @@ def fits(w: Workload, board: Board) -> bool:
     return index_bytes(w) <= board_bytes(board)
 
 
+def can_cache(board: Board) -> bool:
+    """Whether a channel of the board can hold a cache region: room after the page the driver
+    keeps unused at each bank's start (`fanns.boards.BUFFER_PAGE`)."""
+    return any(g.capacity_bytes > BUFFER_PAGE for g in board.memory)
+
+
 def host_mode(w: Workload, board: Board) -> bool:
     """Whether the DSE designs workload `w` with its lists in host memory: its index does not fit
-    the board's memory and the board file has `host` link figures. Decided per index: in one
-    exploration the indexes that fit get designs with their lists on the card, the others
-    host-memory designs."""
-    return board.host is not None and not fits(w, board)
+    the board's memory, the board file has `host` link figures and its channels can hold a cache.
+    Decided per index: in one exploration the indexes that fit get designs with their lists on the
+    card, the others host-memory designs."""
+    return board.host is not None and can_cache(board) and not fits(w, board)
 
 
 def compute_board(board: Board, workloads: list[Workload]) -> Board:

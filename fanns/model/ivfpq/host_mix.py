@@ -13,7 +13,7 @@ design, and puts the choice into words and records.
 
 from __future__ import annotations
 
-from fanns.boards import Board
+from fanns.boards import BUFFER_PAGE, Board
 from fanns.model.ivfpq import host_cache
 from fanns.model.ivfpq.points import DesignPoint, Outcome
 from fanns.model.ivfpq.workload import Workload
@@ -36,16 +36,26 @@ def split(workloads: list[Workload], board: Board) -> tuple[list[Workload], list
 
 def refusals(card: list[Workload], board: Board) -> list[str]:
     """Why an index larger than the board's memory gets no design: the board file has no `host`
-    link to keep its lists in host memory (an empty list when it has one)."""
+    link to keep its lists in host memory, or no channel with room for a cache region (an empty list
+    when the board can hold a host-memory design)."""
     big = [w for w in card if not host_cache.fits(w, board)]
-    if board.host is not None or not big:
+    if not big or (board.host is not None and host_cache.can_cache(board)):
         return []
     spec = f"boards/{board.name}.yaml (shipped)" if board.builtin else str(board.path)  # no install path in records
+    if board.host is None:
+        lacks = (
+            "has no `host` link to keep them in host memory: add `host: {capacity_gb, bandwidth_gbps, "
+            "latency_us}` (docs/host_tier.md)"
+        )
+    else:
+        lacks = (
+            f"gives channels of at most {host_cache.size_text(max(g.capacity_bytes for g in board.memory))}, no "
+            f"room for a cache region beside the {BUFFER_PAGE:,}-byte page the driver keeps at each bank's start"
+        )
     return [
         f"{w.label()}: its lists ({host_cache.size_text(host_cache.index_bytes(w))}) exceed the memory of board "
-        f"{board.name} ({host_cache.size_text(host_cache.board_bytes(board))}), and its board file {spec} has "
-        "no `host` link to keep them in host memory: add `host: {capacity_gb, bandwidth_gbps, latency_us}` "
-        "(docs/host_tier.md) or use a board with more memory"
+        f"{board.name} ({host_cache.size_text(host_cache.board_bytes(board))}), and its board file {spec} {lacks}; "
+        "or use a board with more memory"
         for w in big
     ]
 
