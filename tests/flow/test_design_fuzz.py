@@ -180,7 +180,7 @@ def test_host_draws_shrink_the_board_below_the_index(tmp_path):
         assert 0 < host_cache.board_bytes(board) <= MEMORY_SHARE * index_bytes(case)
         assert min(g.capacity_bytes for g in board.memory) >= channel_floor(case) > 2 * rom_bytes(case)
         w = synthetic_workload(base_vectors(case), case.d, case.m, case.nlist, 1, case.k, case.opq, queries=50)
-        assert host_cache.index_bytes(w) == index_bytes(case) and host_cache.host_mode([w], board)
+        assert host_cache.index_bytes(w) == index_bytes(case) and host_cache.host_mode(w, board)
     case = cases[HOST_SEED]
     board = case_board(case, tmp_path / "dse")
     w = synthetic_workload(base_vectors(case), case.d, case.m, case.nlist, 2, case.k, case.opq, queries=50)
