@@ -103,11 +103,6 @@ class HostTierLists:
         """bool, the shape of `cells`: which cells the table holds now."""
         return np.array([self.cache.holds(c) for c in np.ravel(cells)], dtype=bool).reshape(np.shape(cells))
 
-    def in_pinned(self, cells: np.ndarray) -> np.ndarray:
-        """bool, the shape of `cells`: which cells are pinned (cached for good)."""
-        pinned = self.cache.pinned
-        return np.array([int(c) in pinned for c in np.ravel(cells)], dtype=bool).reshape(np.shape(cells))
-
     def sources(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(HBM bytes, host bytes) [nq] a search probing `cells` [nq, nprobe] reads now."""
         nbytes = self.list_bytes[cells]
@@ -140,7 +135,7 @@ class HostTierReference:
         self.last = {
             "cells": cells,
             "in_cache": self.lists.in_cache(cells),
-            "pinned": self.lists.in_pinned(cells),
+            "pinned": self.lists.cache.is_pinned(cells),
             "hbm_bytes": hbm,
             "host_bytes": host,
         }
@@ -157,6 +152,6 @@ class HostTierReference:
         nbytes = self.lists.list_bytes[real]
         hit = self.lists.in_cache(real) & ~pad
         hbm, host = np.where(hit, nbytes, 0).sum(1), np.where(hit | pad, 0, nbytes).sum(1)
-        pinned = self.lists.in_pinned(real) & ~pad
+        pinned = self.lists.cache.is_pinned(real) & ~pad
         self.last = {"cells": cells, "in_cache": hit, "pinned": pinned, "hbm_bytes": hbm, "host_bytes": host}
         return self.design.search_keys_cells_fx(q_host, cells, seed_keys, k)

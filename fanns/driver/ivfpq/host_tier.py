@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fanns.driver.ivfpq.model import index_from_images
+from fanns.driver.ivfpq.model import index_from_images, tier_stats
 from fanns.images.ivfpq import TABLE_WORDS, cache_list_beats
 from fanns.model.ivfpq.prefetch import interleave
 from fanns.model.ivfpq.prefetch_plan import FROM_HOST, CachePlan
@@ -88,18 +88,10 @@ class HostTierMirror:
         nbytes = self.list_bytes[real]
         self.counts["cells"] += int(real.size)
         self.counts["cached_cells"] += int(hit.sum())
-        self.counts["pinned_cells"] += int(self.plan.in_pinned(real).sum())
+        self.counts["pinned_cells"] += int(self.plan.cache.is_pinned(real).sum())
         self.counts["hbm_bytes"] += int(nbytes[hit].sum())
         self.counts["host_bytes"] += int(nbytes[~hit].sum())
 
     def stats(self) -> dict:
-        hit = self.counts["cached_cells"] / self.counts["cells"] if self.counts["cells"] else None
         cache = self.project.design.stages.pq_dist.host_tier.cache_bytes
-        pinned = self.counts["pinned_cells"] / self.counts["cells"] if self.counts["cells"] else None
-        return {
-            "cache_bytes": cache,
-            "pinned_lists": len(self.plan.pinned),
-            **self.counts,
-            "cell_hit_rate": hit,
-            "pinned_hit_rate": pinned,
-        }
+        return tier_stats(cache, len(self.plan.pinned), self.counts)

@@ -67,6 +67,19 @@ def index_from_images(images: MemoryImages, design, metric: str) -> IvfPqIndexDa
     return data
 
 
+def tier_stats(cache_bytes: int | None, pinned_lists: int, counts: dict) -> dict:
+    """`stats()["host_tier"]` of a host-memory design: the cache, its pinned lists, the `counts` so
+    far and the shares of probed cells found cached and found pinned (None before a search)."""
+    cells = counts["cells"]
+    return {
+        "cache_bytes": cache_bytes,
+        "pinned_lists": pinned_lists,
+        **counts,
+        "cell_hit_rate": counts["cached_cells"] / cells if cells else None,
+        "pinned_hit_rate": counts["pinned_cells"] / cells if cells else None,
+    }
+
+
 class ModelBackend(RegisterDevice):
     """See the module docstring."""
 
@@ -138,15 +151,8 @@ class ModelBackend(RegisterDevice):
         from HBM and from host memory, and the share of probed cells found cached."""
         if not self.host_tier:
             return None
-        cells = self.tier["cells"]
         pinned = len(self.reference.lists.cache.pinned) if self.reference is not None else 0
-        return {
-            "cache_bytes": self.cache_bytes,
-            "pinned_lists": pinned,
-            **self.tier,
-            "cell_hit_rate": self.tier["cached_cells"] / cells if cells else None,
-            "pinned_hit_rate": self.tier["pinned_cells"] / cells if cells else None,
-        }
+        return tier_stats(self.cache_bytes, pinned, self.tier)
 
     def _set(self, name: str, value: int) -> None:
         for off, word in self.iface.encode(name, value):

@@ -235,6 +235,10 @@ class PinnedRing:
     def holds(self, cell: int) -> bool:
         return int(cell) in self.pinned or self.ring.holds(cell)
 
+    def is_pinned(self, cells: np.ndarray) -> np.ndarray:
+        """bool, the shape of `cells`: which cells are pinned (cached for good); -1 (no cell) never."""
+        return np.isin(np.asarray(cells, dtype=np.int64), list(self.pinned))
+
     def plan(self, order: np.ndarray, budget: float) -> list[tuple[int, int, int | None, list[int]]]:
         """`RingCache.plan` over the cells of `order` that are not pinned."""
         order = np.asarray(order, dtype=np.int64)

@@ -121,8 +121,3 @@ class CachePlan:
         """bool, the shape of `cells`: which cells the (mirrored) table holds; -1 (no cell) never."""
         flat = [int(c) in self.table for c in np.ravel(cells)]
         return np.array(flat, dtype=bool).reshape(np.shape(cells))
-
-    def in_pinned(self, cells: np.ndarray) -> np.ndarray:
-        """bool, the shape of `cells`: which cells are pinned (cached for good)."""
-        flat = [int(c) in self.cache.pinned for c in np.ravel(cells)]
-        return np.array(flat, dtype=bool).reshape(np.shape(cells))
