@@ -44,7 +44,7 @@ from record import command_line, replace_block, write_result
 from fanns.boards import load_board
 from fanns.datasets import query_pairs as qp
 from fanns.datasets.builtins import load_builtin
-from fanns.model.ivfpq import dse, prefetch
+from fanns.model.ivfpq import dse, prefetch, prefetch_model
 from fanns.model.ivfpq.workload import synthetic_workload
 
 NLIST, NPROBE, M_TEXT = 1024, 32, 48
@@ -76,7 +76,7 @@ def text_hits() -> dict:
     probed = float(nbytes[final_cells].sum(1).mean())
     budgets = np.array(RATIOS) * probed
     cold = prefetch.cold_hits(draft_order, final_cells, nbytes, budgets)
-    per_rank = prefetch.hit_profile(draft_order, final_cells, nbytes, RATIOS).per_rank  # [ratios, rank]
+    per_rank = prefetch_model.hit_profile(draft_order, final_cells, nbytes, RATIOS).per_rank  # [ratios, rank]
     ring = []
     for r in (1.0, 2.0, 4.0):
         for cap in (1, 8):
@@ -120,7 +120,9 @@ def rag_model(text: dict) -> dict:
     board = load_board("u55c")
     outcome = dse.run([w], board, "synthetic", board.clock_mhz, top=1)
     p = outcome.best
-    model = prefetch.PrefetchModel(p, board, prefetch.HitProfile(np.array(RATIOS), np.array(text["per_rank"])))
+    model = prefetch_model.PrefetchModel(
+        p, board, prefetch_model.HitProfile(np.array(RATIOS), np.array(text["per_rank"]))
+    )
     probed, st = model.probed, p.stages.pq_dist
 
     def run(budget: float, t_llm_s: float) -> dict:
@@ -173,7 +175,7 @@ def write_profile(path: str, text: dict) -> None:
             "benchmarks/host_tier.py part 1 (builtin:text-384, IVF1024 by faiss k-means seed 1, nprobe 32, "
             "drafts at TeleRAG's mean coverage 79 %): per probe rank, the share of final queries whose cell a "
             "per-query cache holds, at budgets `ratios` x a final query's mean probed bytes "
-            "(fanns.model.ivfpq.prefetch.hit_profile); written by "
+            "(fanns.model.ivfpq.prefetch_model.hit_profile); written by "
             "`python benchmarks/host_tier.py --profile fanns/model/ivfpq/text_hit_profile.json`"
         ),
         "ratios": list(RATIOS),

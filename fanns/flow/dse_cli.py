@@ -76,15 +76,17 @@ def dse_command(args: argparse.Namespace) -> int:
     best = outcome.best
     cycles = ", ".join(f"{k} {t.interval:,.0f}" for k, t in best.timings.items())
     console.print(
-        f"best: {best.workload.label()}: {best.qps:,.0f} QPS at {outcome.clock_mhz:g} MHz, bottleneck "
-        f"{best.bottleneck}; cycles/query: {cycles}",
+        f"best: {best.workload.label()}: {best.rank_qps:,.0f} QPS at {outcome.clock_mhz:g} MHz"
+        + (f" with prefetch ({best.qps:,.0f} were its lists in HBM)" if best.host_tier else "")
+        + f", bottleneck {best.bottleneck}; cycles/query: {cycles}",
         highlight=False,
     )
     for line in report.clock_lines(outcome):
         console.print(line, highlight=False)
     lat = best.latency["alone"]
     console.print(
-        f"latency of one query: mean {lat.mean_us:,.1f} us, P50 "
+        ("latency of one query once its LLM ends, with prefetch" if best.host_tier else "latency of one query")
+        + f": mean {lat.mean_us:,.1f} us, P50 "
         f"{lat.get(50):,.1f} / P95 {lat.get(95):,.1f} / P99 {lat.get(99):,.1f} us",
         highlight=False,
     )

@@ -290,7 +290,7 @@ def print_summary(summary: dict, sims: list[dict], outcome, out: Path, folder: P
             else "("
         )
         + f"bottleneck {d['bottleneck']}), latency {d['latency_us']:.1f} us per query"
-        + (" with the lists in HBM" if "qps_lists_in_hbm" in d else "")
+        + (" with prefetch, once the LLM ends" if "qps_lists_in_hbm" in d else "")
     )
     for line in report.clock_lines(outcome):
         say(line)

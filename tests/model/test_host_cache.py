@@ -2,6 +2,7 @@
 design with its lists in host memory and an HBM cache sized for the LLM's time."""
 
 import argparse
+import copy
 import dataclasses
 from types import SimpleNamespace
 
@@ -10,8 +11,9 @@ import pytest
 from fanns.boards import BUFFER_PAGE, load_board
 from fanns.checks import arg_llm_ms, check_llm_ms
 from fanns.errors import FannsError
-from fanns.model.ivfpq import dse, host_cache, host_mix, prefetch, skew
-from fanns.model.ivfpq.report import to_design
+from fanns.model.ivfpq import dse, host_cache, host_mix, prefetch_model, skew
+from fanns.model.ivfpq.points import Slo, annotate_latency
+from fanns.model.ivfpq.report import outcome_record, to_design
 from fanns.model.ivfpq.workload import synthetic_workload
 
 GB = 1 << 30
@@ -41,7 +43,7 @@ def test_an_index_larger_than_the_board_keeps_its_lists_in_host_memory(small, ou
     c = outcome.host_tier
     st = outcome.best.stages.pq_dist
     assert c["cache_memory"] == "hbm" and 0 < c["cache_bytes"] <= st.channels * 2**20
-    assert c["cache_bytes"] == prefetch.choose_cache(c["curve"])["cache_bytes"]
+    assert c["cache_bytes"] == prefetch_model.choose_cache(c["curve"])["cache_bytes"]
     assert c["budget_bytes"] == min(int(c["link_gbps"] * 1e9 * 1e-4), c["ring_bytes"])  # B x t_LLM, capped
     ports = st.channels * st.port_bits / 8 * 0.14  # GB/s of every PQ channel's own host port at 140 MHz
     assert c["link_gbps"] == round(min(12.0, ports), 3)  # under the 12 GB/s link, or the link
@@ -65,7 +67,7 @@ def test_the_largest_cache_leaves_the_page_the_driver_keeps(small, outcome):
     region of 72,576 bytes for a 73,728-byte channel and the driver refused it)."""
     board, _ = small
     st = outcome.best.stages.pq_dist
-    model = prefetch.PrefetchModel(outcome.best, board, host_cache.text_profile())
+    model = prefetch_model.PrefetchModel(outcome.best, board, host_cache.text_profile())
     assert model.cache_max == st.channels * (board.memory[0].capacity_bytes - BUFFER_PAGE)
     assert max(r["cache_bytes"] for r in outcome.host_tier["curve"]) <= model.cache_max
 
@@ -115,6 +117,52 @@ def test_the_dse_splits_the_cache_by_latency(outcome, small):
     design = to_design(outcome.best, outcome, None)
     assert design.stages.pq_dist.host_tier.pinned == tuple(c["pinned"])
     assert design.prediction["host_tier"]["pinned_share"] == c["pinned_share"]
+
+
+def test_a_host_design_promises_its_latency_with_prefetch(small, outcome):
+    """What the DSE prints, records and checks an SLO against for a design whose lists are in host
+    memory is its latency with the cache it chose, once the LLM ends (`host_cache.annotate`), not the
+    latency its stages would have with the lists in HBM (`annotate_latency`), which it cannot reach."""
+    board, w = small
+    best = outcome.best
+    alone, c = best.latency["alone"], best.host_tier
+    assert alone.mean_us == pytest.approx(c["with_prefetch"]["latency_mean_us"], abs=1e-3)
+    assert alone.get(99) == pytest.approx(c["with_prefetch"]["latency_p99_us"], abs=1e-3)
+    in_hbm = annotate_latency(copy.copy(best), None).latency["alone"]
+    assert in_hbm.mean_us == pytest.approx(c["all_in_memory"]["latency_mean_us"], abs=1e-3)
+    assert alone.get(99) > 1.2 * in_hbm.get(99)  # the link: misses and the prefetch's wait
+    extra = c["with_prefetch"]["latency_mean_us"] - c["all_in_memory"]["latency_mean_us"]
+    assert best.latency_us == pytest.approx(best.latency_cycles / best.clock_mhz + extra) and extra > 0
+    rec = outcome_record(outcome)["best"]
+    assert rec["latency_us"] == pytest.approx(best.latency_us, abs=1e-3)  # the sweep report's latency column
+    assert rec["latency"]["alone"]["p99_us"] == pytest.approx(alone.get(99), abs=1e-3)
+    pred = to_design(best, outcome, None).prediction
+    assert pred["qps"] == pytest.approx(best.rank_qps, abs=0.1) and pred["qps_lists_in_hbm"] > pred["qps"]
+    assert pred["latency_us"] == pytest.approx(best.latency_us, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_an_slo_is_checked_against_the_latency_with_prefetch(small, outcome):
+    """An SLO the design would meet with its lists in HBM but misses with them in host memory
+    rejects it; a load its link cannot carry (yet below its in-HBM QPS) is unstable."""
+    board, w = small
+    best = outcome.best
+    alone = best.latency["alone"]
+    in_hbm = annotate_latency(copy.copy(best), None).latency["alone"]
+
+    def run(slo):
+        return dse.run([w], board, "R@10=0.8", 140.0, 0.6, top=1, padding=False, llm_ms=0.1, slo=slo)
+
+    between = (in_hbm.get(99) + alone.get(99)) / 2  # met by the in-HBM figure, not by the design
+    missed = run(Slo(99, between))
+    assert missed.best is None and missed.slo_rejected >= 1
+    assert any(f"P99 <= {between:,.1f} us" in line for line in missed.explain)
+    met = run(Slo(99, alone.get(99) * 1.01))
+    assert met.best is not None and met.best.latency["alone"].get(99) <= alone.get(99) * 1.01
+    overload = run(Slo(99, 1e6, load_qps=2 * best.rank_qps))  # under the in-HBM QPS: the link cannot carry it
+    assert 2 * best.rank_qps < best.qps and overload.best is None
+    loaded = run(Slo(99, 1e6, load_qps=best.rank_qps / 2)).best
+    assert loaded.latency["load"].stable and loaded.latency["load"].get(99) >= alone.get(50)
 
 
 def test_an_index_that_fits_or_a_board_without_a_host_link_is_not_host_mode(small):

@@ -11,7 +11,7 @@ import pytest
 from fanns.boards import load_board
 from fanns.index.ivfpq_synthetic import random_format, random_index
 from fanns.model.ivfpq import latency as latency_model
-from fanns.model.ivfpq import prefetch
+from fanns.model.ivfpq import prefetch, prefetch_model
 from fanns.model.ivfpq import skew as skew_model
 from fanns.model.ivfpq import stages as stage_model
 from fanns.model.ivfpq.pinned import pinned_design
@@ -160,14 +160,14 @@ def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link
 
 def test_choose_cache_takes_the_smallest_within_slack():
     rows = [{"cache_bytes": c, "latency_mean_us": v} for c, v in [(1, 50.0), (2, 30.0), (4, 20.1), (8, 20.0)]]
-    assert prefetch.choose_cache(rows)["cache_bytes"] == 4
-    assert prefetch.choose_cache(rows, slack=0)["cache_bytes"] == 8
+    assert prefetch_model.choose_cache(rows)["cache_bytes"] == 4
+    assert prefetch_model.choose_cache(rows, slack=0)["cache_bytes"] == 8
 
 
 def test_hit_profile_interpolates_the_measured_per_rank_hits():
     draft, final, sizes = small_case(4)
     ratios = [0.5, 1.0, 2.0]
-    prof = prefetch.hit_profile(draft, final, sizes, ratios)
+    prof = prefetch_model.hit_profile(draft, final, sizes, ratios)
     probed = sizes[final].sum(1).mean()
     cold = prefetch.cold_hits(draft, final, sizes, np.array(ratios) * probed)
     assert np.allclose(prof.per_rank.mean(1), cold["cells"].mean(1))
@@ -183,12 +183,12 @@ def test_the_design_point_model(design_setting):
     # the small pinned design with lists 100x as long (the model only), as a DSE point
     w = synthetic_workload(90_000, 32, 8, 12, 3, 20, False, queries=50, imbalance=3.0, seed=1)
     point = SimpleNamespace(workload=w, ctx=ctx, stages=stages)
-    always = prefetch.HitProfile(np.array([1.0]), np.ones((1, w.nprobe)))
-    model = prefetch.PrefetchModel(point, board, always)
+    always = prefetch_model.HitProfile(np.array([1.0]), np.ones((1, w.nprobe)))
+    model = prefetch_model.PrefetchModel(point, board, always)
     none, every = model.baseline(False), model.baseline(True)
     assert np.array_equal(model.probe_bytes, model.list_bytes[w.cells].ravel())  # per probe, from the probed sizes
     no_ids = SimpleNamespace(workload=dataclasses.replace(w, cells=None), ctx=ctx, stages=stages)
-    blind = prefetch.PrefetchModel(no_ids, board, always)  # a workload without cell ids (the sweep's grid)
+    blind = prefetch_model.PrefetchModel(no_ids, board, always)  # a workload without cell ids (the sweep's grid)
     assert blind.baseline(False) == none and blind.at(model.probed, 1e-3) == model.at(model.probed, 1e-3)
     assert model.at(0, 0.0)["latency_mean_us"] == none["latency_mean_us"] > every["latency_mean_us"]
     b = 2 * model.probed
@@ -199,7 +199,7 @@ def test_the_design_point_model(design_setting):
     assert hidden["qps"] <= model.link.bandwidth_bps / b + 0.05  # QPS is rounded to 0.1
     curve = model.cache_curve(0.1, (0.5, 1.0, 4.0))
     assert [r["cache_bytes"] for r in curve["curve"]] == [int(c * model.probed) for c in (0.5, 1.0, 4.0)]
-    assert curve["chosen_bytes"] == prefetch.choose_cache(curve["curve"])["cache_bytes"] == int(model.probed)
+    assert curve["chosen_bytes"] == prefetch_model.choose_cache(curve["curve"])["cache_bytes"] == int(model.probed)
 
 
 def test_pinned_lists_are_hits_whatever_the_prefetch(design_setting):
@@ -209,7 +209,9 @@ def test_pinned_lists_are_hits_whatever_the_prefetch(design_setting):
     board, ctx, stages = design_setting[:3]
     w = synthetic_workload(90_000, 32, 8, 12, 3, 20, False, queries=50, imbalance=3.0, seed=1)
     point = SimpleNamespace(workload=w, ctx=ctx, stages=stages)
-    model = prefetch.PrefetchModel(point, board, prefetch.HitProfile(np.array([1.0]), np.ones((1, w.nprobe))))
+    model = prefetch_model.PrefetchModel(
+        point, board, prefetch_model.HitProfile(np.array([1.0]), np.ones((1, w.nprobe)))
+    )
     st = stages.pq_dist
     assert np.array_equal(model.footprint, skew_model.list_bytes(w, st) * max(st.pes_per_channel()) * st.channels)
     half = model.pinned_lists(model.footprint.sum() / 2)
@@ -236,7 +238,7 @@ def test_pinned_lists_are_hits_whatever_the_prefetch(design_setting):
     for row in curve["curve"]:  # per size the split of the lowest latency: with no LLM time, pinning wins
         options = [r for r in curve["splits"] if r["cache_bytes"] == row["cache_bytes"]]
         assert row == min(options, key=lambda r: r["latency_mean_us"]) and row["pinned_share"] == 0.5
-    no_ids = prefetch.PrefetchModel(
+    no_ids = prefetch_model.PrefetchModel(
         SimpleNamespace(workload=dataclasses.replace(w, cells=None), ctx=ctx, stages=stages), board, model.profile
     )
     assert not no_ids.profiled and not no_ids.pinned_lists(cache).any()  # no access profile: nothing pinned

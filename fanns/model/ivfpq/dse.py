@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,6 +42,10 @@ MAX_SLO_POOL = 1 << 9
 """With an SLO, the pool of the fastest combinations grows (x8 from 64) to at most this many while
 too few meet the SLO; slower combinations are not evaluated (materialising and timing a design
 costs ~10 ms, so this bounds an infeasible SLO to seconds)."""
+MAX_HOST_SLO_POOL = 64
+"""The same bound for host-memory candidates: each SLO check runs the prefetch model (the cache
+choice and its latency, `host_cache.annotate`: ~0.1 s a design on 30 sample queries), so the pool
+stays at its first size."""
 
 
 def context(w: Workload, board: Board, clock_mhz: float, dsub_hw: int = 0, lut_words: int = 1) -> stage_model.Context:
@@ -194,7 +199,7 @@ def _points(
 def pareto_points(points: list[DesignPoint]) -> list[DesignPoint]:
     """Designs no other design beats on both QPS and LUT, by increasing LUT."""
     out, best = [], None
-    for p in sorted(points, key=DesignPoint.sort_key):
+    for p in sorted(points, key=DesignPoint.rank_key):
         if best is None or p.resources.lut < best:
             out.append(p)
             best = p.resources.lut
@@ -255,11 +260,10 @@ def run(
         kinds.append(("host", host, host_cache.compute_board(board, host)))
     with eta_bar() as bar:
         found = {
-            kind: _search(ws, stage_board, budget, goal, clock_mhz, top, slo, load_qps, padding, bar, kind)
+            kind: _search(ws, stage_board, budget, goal, clock_mhz, top, slo, load_qps, padding, bar, kind, annotate)
             for kind, ws, stage_board in kinds
+            for annotate in [latency_annotation(kind, board, llm_ms, load_qps)]
         }
-    for p in found["host"].top if host else ():
-        p.host_tier = host_cache.choice(p, board, llm_ms)
     outcome.top = sorted((p for f in found.values() for p in f.top), key=DesignPoint.rank_key)[:top]
     outcome.kind_best = {k: min(f.top, key=DesignPoint.rank_key) for k, f in found.items() if f.top}
     # the Pareto set (QPS vs LUT) of the lists on the card when any fits: a host-memory design's QPS
@@ -319,9 +323,13 @@ def _search(
     padding: bool,
     bar,
     kind: str,
+    annotate: Callable[[DesignPoint], DesignPoint],
 ) -> Found:
     """The search of one kind of candidate: the stage options of `workloads` enumerated on
-    `stage_board` against `budget`, the best `top` designs by the stage and sequence models."""
+    `stage_board` against `budget`, the best `top` designs by the stage and sequence models, each
+    kept design's latency (and a host-memory candidate's cache) attached by `annotate`
+    (`latency_annotation`). A host-memory kind's Pareto set is that of its kept designs (the
+    prefetch model runs for those only; its whole front ranked by in-HBM figures would not hold)."""
     pairs = [
         (w, ctx)
         for w in workloads
@@ -347,7 +355,7 @@ def _search(
 
     sequences: dict = {}  # `DesignPoint.settle`'s cache
     shared: dict = {}  # `materialize`'s cache
-    latencies: dict = {}  # `annotate_latency` per design: a function of the workload, context and stages
+    latencies: dict = {}  # `annotate` per design: a function of the workload, context and stages
 
     def keep(points: list[DesignPoint], limit: int | None = None) -> tuple[list[DesignPoint], int]:
         """The fastest `limit` points that meet the SLO (latency attached), and how many faster
@@ -373,8 +381,9 @@ def _search(
     def with_latency(p: DesignPoint) -> DesignPoint:
         design = (id(p.workload), id(p.ctx), repr(p.stages))  # a design met again (a larger pool, the front)
         if design not in latencies:
-            latencies[design] = annotate_latency(p, load_qps).latency
-        p.latency = dict(latencies[design])
+            annotate(p)
+            latencies[design] = (p.latency, p.host_tier)
+        p.latency, p.host_tier = dict(latencies[design][0]), latencies[design][1]
         return p
 
     def stable(rows: np.ndarray) -> np.ndarray:
@@ -407,10 +416,12 @@ def _search(
         enough = len(points) >= top and points[-1].cycles <= result.pool[-1, 3]
         if enough or len(result.pool) < pool or len(rows) < len(result.pool):
             break
-        if pool >= (MAX_POOL if slo is None else MAX_SLO_POOL):
+        if pool >= (MAX_POOL if slo is None else MAX_HOST_SLO_POOL if kind == "host" else MAX_SLO_POOL):
             break
         pool *= 8
-    front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
+    front = []
+    if kind == "card":
+        front = keep(_points(stable(result.front), spaces, workloads, contexts, budget, clock_mhz, shared))[0]
     explain = []
     if not points:
         if fitting and slo is not None:
@@ -428,13 +439,24 @@ def _search(
     return Found(points, pareto_points(front + points), result, counts, missed, explain)
 
 
+def latency_annotation(
+    kind: str, board: Board, llm_ms: float, load_qps: float | None
+) -> Callable[[DesignPoint], DesignPoint]:
+    """How a kept design of `kind` gets its latency profiles alone and at `load_qps`: a design with
+    its lists on the card from the latency model (`annotate_latency`); a host-memory candidate
+    from its cache for an LLM leaving `llm_ms` on `board` (`host_cache.annotate`)."""
+    if kind == "host":
+        return lambda p: host_cache.annotate(p, board, llm_ms, load_qps)
+    return lambda p: annotate_latency(p, load_qps)
+
+
 def _slo_text(slo: Slo, fitting: list[DesignPoint]) -> list[str]:
     closest = min(fitting, key=lambda p: (slo.observed(p), p.sort_key()))
     got = slo.observed(closest)
     seen = f"{got:,.1f} us" if np.isfinite(got) else "unbounded (the load exceeds every design's throughput)"
     return [
         f"none of the {len(fitting)} fastest fitting design(s) meets the SLO {slo.text()}",
-        f"the lowest P{slo.percentile} found: {seen} ({closest.workload.label()}, {closest.qps:,.0f} QPS)",
+        f"the lowest P{slo.percentile} found: {seen} ({closest.workload.label()}, {closest.rank_qps:,.0f} QPS)",
         "relax the SLO, lower the load, or choose a lower recall goal (fewer probes per query)",
     ]
 

@@ -8,7 +8,7 @@ host-memory candidate: its stages are chosen as for an index that fits (the sear
 `compute_board`: the board with memory groups large enough to hold the index on any channel,
 every other figure the same), and each design then reads every list from host memory through its
 host ports, with an HBM cache region on its PQ channels sized by
-`fanns.model.ivfpq.prefetch.choose_cache` for the time the LLM leaves (`choice`). The cache is
+`fanns.model.ivfpq.prefetch_model.choose_cache` for the time the LLM leaves (`choice`). The cache is
 split between a pinned region (the hottest lists by the workload's access profile, in HBM for good)
 and the prefetched ring: per cache size the DSE compares `PINNED_SHARES` of it by the model's mean
 latency (`PrefetchModel.split`) and keeps the best; a workload without probed cell ids pins nothing.
@@ -30,7 +30,9 @@ import numpy as np
 
 from fanns.boards import BUFFER_PAGE, Board
 from fanns.checks import check_llm_ms
-from fanns.model.ivfpq.prefetch import HitProfile, PrefetchModel, budget_for
+from fanns.model.ivfpq.points import DesignPoint
+from fanns.model.ivfpq.prefetch import budget_for
+from fanns.model.ivfpq.prefetch_model import HitProfile, PrefetchModel
 from fanns.model.ivfpq.workload import Workload
 from fanns.numerics import ID_BITS
 
@@ -103,8 +105,23 @@ def choice(point, board: Board, llm_ms: float, profile: HitProfile | None = None
     `llm_ms`: the curve per cache size (`PrefetchModel.cache_curve`), the chosen size, its budget
     (TeleRAG's B x t_LLM, at most the cache), expected cell hit rate, latency and QPS, beside no
     prefetch (every list over the link) and the index in HBM (what a larger card would give)."""
+    return _choice(point, PrefetchModel(point, board, profile or text_profile()), board, llm_ms)
+
+
+def annotate(point: DesignPoint, board: Board, llm_ms: float, load_qps: float | None = None) -> DesignPoint:
+    """Make DSE design `point` a host-memory candidate: its cache (`choice`) as `point.host_tier`,
+    and as `point.latency` the latency profiles of a query with that cache after its LLM ends,
+    alone and at `load_qps` (`PrefetchModel.latency`): what an SLO is checked against and the
+    records report, never the lists-in-HBM profile of `fanns.model.ivfpq.points.annotate_latency`."""
+    model = PrefetchModel(point, board, text_profile())
+    c = _choice(point, model, board, llm_ms)
+    point.host_tier = c
+    point.latency = model.latency(c["cache_bytes"], c["pinned_share"], c["llm_ms"] / 1e3, load_qps)
+    return point
+
+
+def _choice(point: DesignPoint, model: PrefetchModel, board: Board, llm_ms: float) -> dict:
     llm_ms = check_llm_ms(llm_ms, "the LLM time (ms)")
-    model = PrefetchModel(point, board, profile or text_profile())
     whole = model.cache_max / model.probed * (1 - 1e-12)  # the PQ channels' whole capacity, as a ratio
     shares = PINNED_SHARES if model.profiled and model.w.queries > 1 else (0.0,)
     curve = model.cache_curve(llm_ms / 1e3, sorted({*(r for r in CACHE_RATIOS if r < whole), whole}), shares)
@@ -219,6 +236,5 @@ def summary_line(c: dict) -> str:
     w, wo = c["with_prefetch"], c["without_prefetch"]
     return (
         f"{choice_text(c)}: {w['qps']:,.0f} QPS / {w['latency_mean_us']:,.1f} us mean latency with prefetch, "
-        f"{wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without (the figures above: the index in the "
-        "card's memory)"
+        f"{wo['qps']:,.0f} QPS / {wo['latency_mean_us']:,.1f} us without"
     )

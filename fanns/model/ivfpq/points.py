@@ -85,6 +85,19 @@ class DesignPoint:
     def latency_cycles(self) -> float:
         return sum(t.latency for t in self.timings.values())
 
+    @property
+    def latency_us(self) -> float:
+        """The one-query latency the records and tables report: the sum of the stages' latencies
+        (`latency_cycles`); for a host-memory candidate (`host_tier`) plus what its lists' place
+        adds to a query alone once the LLM ends: the prefetch model's mean latency with prefetch less
+        its mean with every list in HBM (the prefetch's wait and the misses' reads over the link).
+        Never the in-HBM figure alone, which such a design cannot reach."""
+        base = self.latency_cycles / self.clock_mhz
+        if not self.host_tier:
+            return base
+        c = self.host_tier
+        return base + c["with_prefetch"]["latency_mean_us"] - c["all_in_memory"]["latency_mean_us"]
+
     def stage_resources(self, stage: str) -> Resources:
         return Resources.total([u.total for u in self.units if u.stage == stage])
 

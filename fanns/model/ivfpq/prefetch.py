@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fanns.boards import BUFFER_PAGE, Board
+from fanns.boards import Board
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import skew
@@ -282,6 +282,44 @@ def budget_for(link: Link, t_llm_s: float, capacity: int) -> float:
     return min(link.bandwidth_bps * t_llm_s, float(capacity))
 
 
+def host_times(
+    ctx: stage_model.Context,
+    stages,
+    probes: stage_model.Probes,
+    cells: np.ndarray,
+    in_cache: np.ndarray,
+    list_bytes: np.ndarray,
+    transferred: np.ndarray,
+    fast: Tier,
+    slow: Tier,
+    link: Link,
+    t_llm_s: float,
+) -> latency_model.QueryTimes:
+    """The latency model's tandem (`latency_model.query_times`) of sample queries probing `cells`
+    [nq, nprobe] (sizes `probes`) with `in_cache` [nq, nprobe] of them in HBM (`fast`) and the rest
+    in host memory (`slow`), each query's prefetch having copied `transferred` [nq] bytes;
+    `list_bytes` [nlist] whole-list bytes (all PEs' shares). Two servers go in front of the
+    accelerator's: "prefetch", a pure delay (the wait max(0, t_p - t_LLM) once the LLM ends), and
+    "link", the host link each query holds for its prefetch and its misses (service (transferred +
+    missed) / B, no latency of its own: the misses' arrival is in the PQ feed). So `alone` is the
+    latency after the LLM ends, `max_qps` the lower of the pipeline's and the link's throughput, and
+    `latency_model.poisson` queues queries at the link as at the stages."""
+    feed = skew.mask_feed(ctx, stages, probes, in_cache, fast, slow)
+    times = latency_model.query_times(ctx, stages, probes, feed)
+    prefetch_s = np.where(transferred > 0, transferred / link.bandwidth_bps + link.latency_s, 0.0)
+    wait = np.maximum(prefetch_s - t_llm_s, 0.0) * 1e6 * ctx.clock_mhz
+    missed = np.where(in_cache, 0, list_bytes[cells]).sum(1)
+    hold = (transferred + missed) / link.bandwidth_bps * 1e6 * ctx.clock_mhz
+    zero = np.zeros_like(wait)
+    return latency_model.QueryTimes(
+        ("prefetch", "link", *times.names),
+        np.vstack([zero, hold, times.service]),
+        np.vstack([wait, zero, times.latency]),
+        times.io_cycles,
+        times.clock_mhz,
+    )
+
+
 def search_times(
     ctx: stage_model.Context,
     stages,
@@ -295,199 +333,18 @@ def search_times(
     link: Link,
     t_llm_s: float,
 ) -> dict:
-    """Retrieval after the LLM ends for sample queries probing `cells` [nq, nprobe] (sizes `probes`)
-    with `in_cache` [nq, nprobe] of them in HBM (`fast`) and the rest in host memory (`slow`),
-    each query's prefetch having copied `transferred` [nq] bytes; `list_bytes` [nlist] whole-list
-    bytes (all PEs' shares). Per-query latency (us) and QPS (see the module docstring)."""
-    feed = skew.mask_feed(ctx, stages, probes, in_cache, fast, slow)
-    times = latency_model.query_times(ctx, stages, probes, feed)
-    search_us = times.alone() / times.clock_mhz
-    prefetch_s = np.where(transferred > 0, transferred / link.bandwidth_bps + link.latency_s, 0.0)
-    wait_us = np.maximum(prefetch_s - t_llm_s, 0.0) * 1e6
-    missed = np.where(in_cache, 0, list_bytes[cells]).sum(1)
-    link_s = float((transferred + missed).mean()) / link.bandwidth_bps
-    qps = min(times.max_qps(), 1.0 / link_s if link_s > 0 else float("inf"))
-    lat = wait_us + search_us
+    """Retrieval after the LLM ends (`host_times`, the same arguments): per-query latency (us), its
+    wait for the prefetch and its search, and QPS (see the module docstring)."""
+    times = host_times(ctx, stages, probes, cells, in_cache, list_bytes, transferred, fast, slow, link, t_llm_s)
+    lat = times.alone() / times.clock_mhz
+    wait_us = times.latency[0] / times.clock_mhz
+    hold = float(times.service[1].mean())
+    pipeline = times.clock_mhz * 1e6 / float(times.service[2:].mean(1).max())
     return {
-        "qps": round(qps, 1),
+        "qps": round(times.max_qps(), 1),
         "latency_mean_us": round(float(lat.mean()), 3),
         "latency_p99_us": round(float(np.percentile(lat, 99)), 3),
         "wait_mean_us": round(float(wait_us.mean()), 3),
-        "search_mean_us": round(float(search_us.mean()), 3),
-        "link_bound": bool(link_s > 0 and 1.0 / link_s < times.max_qps()),
+        "search_mean_us": round(float((lat - wait_us).mean()), 3),
+        "link_bound": bool(hold > 0 and times.clock_mhz * 1e6 / hold < pipeline),
     }
-
-
-def choose_cache(rows: list[dict], key: str = "latency_mean_us", slack: float = 0.01) -> dict:
-    """The smallest cache (`rows`: dicts with `cache_bytes` and `key`) within `slack` of the best
-    `key` (lower is better): the DSE's cache size from the curve it reports."""
-    if not rows:
-        raise FannsError("no cache sizes to choose from")
-    best = min(r[key] for r in rows)
-    return min((r for r in rows if r[key] <= best * (1 + slack)), key=lambda r: r["cache_bytes"])
-
-
-@dataclass(frozen=True)
-class HitProfile:
-    """Per-query-cache hit rate of each probe rank vs budget, measured on draft/final pairs
-    (`hit_profile`): what an index without pairs of its own (a synthetic workload) is given."""
-
-    ratios: np.ndarray  # [r] budgets in multiples of a final query's mean probed bytes, ascending
-    per_rank: np.ndarray  # [r, nprobe] share of queries whose rank-j cell is cached
-
-    def rates(self, ratio: float, nprobe: int) -> np.ndarray:
-        """[nprobe] hit rate per rank at `ratio` (0 at 0, linear between the measured ratios, the
-        last beyond them), ranks mapped by their relative position when `nprobe` differs."""
-        xs = np.concatenate([[0.0], self.ratios])
-        at = np.array([np.interp(ratio, xs, np.concatenate([[0.0], col])) for col in self.per_rank.T])
-        rel = (np.arange(self.per_rank.shape[1]) + 0.5) / self.per_rank.shape[1]
-        return np.interp((np.arange(nprobe) + 0.5) / nprobe, rel, at)
-
-
-def hit_profile(draft_order: np.ndarray, final_cells: np.ndarray, sizes: np.ndarray, ratios) -> HitProfile:
-    """`HitProfile` of draft/final pairs: `cold_hits` per rank at budgets `ratios` x the mean bytes
-    a final query probes."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    ratios = np.asarray(ratios, dtype=np.float64)
-    budgets = ratios * float(sizes[final_cells].sum(1).mean())
-    per_rank = np.stack(
-        [
-            cold_hits(draft_order, final_cells[:, j : j + 1], sizes, budgets)["cells"].mean(1)
-            for j in range(final_cells.shape[1])
-        ],
-        axis=1,
-    )
-    return HitProfile(ratios, per_rank)
-
-
-class PrefetchModel:
-    """A DSE design `point` (its workload, context and stages) on `board` with every list in host
-    memory and a cache on its PQ channels (at most their capacity): QPS and latency vs budget and
-    t_LLM, each query's cached cells drawn (seeded) from `profile`'s per-rank hit rates, each
-    prefetch sending its whole budget (a per-query cache).
-
-    Pinned lists (`pinned_lists`, `split`): the hottest lists by the sample's access counts
-    (`skew.accesses`, placed by `skew.place_lists` hottest first) kept in a region of the cache for
-    good; a probe of one is a hit whatever the prefetch, and the ring, with the rest of the cache,
-    bounds the budget. The drawn hits do not know which lists are pinned (the profile was measured
-    without a pinned region; a prefetch that skips pinned cells reaches further down the draft's
-    order), so the pinned region's gain is, if anything, under-estimated; the pinned hits a split
-    counts are out of sample (`pinned_probes`)."""
-
-    def __init__(self, point, board: Board, profile: HitProfile, seed: int = 0):
-        self.w, self.ctx, self.stages = point.workload, point.ctx, point.stages
-        st = self.stages.pq_dist
-        self.fast = skew.memory_tier(board, st.memory, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-        self.slow = skew.host_tier(board, self.ctx.clock_mhz, st.pes, st.channels, st.port_bits)
-        self.link = host_link(board, self.ctx.clock_mhz, st.channels, st.port_bits)
-        group = next(g for g in board.memory if g.kind == st.memory)
-        # a channel's region must fit the driver's allocation: whole pages after the bank's unused first
-        self.cache_max = st.channels * ((group.capacity_bytes - BUFFER_PAGE) // BUFFER_PAGE * BUFFER_PAGE)
-        self.list_bytes = skew.list_bytes(self.w, st) * st.pes  # [nlist] the index's lists
-        # [nlist] bytes a list takes in the cache: every channel's region gives it the beats of the
-        # channel with the most PEs (one offset serves every channel: `fanns.images.ivfpq.cache_list_beats`)
-        self.footprint = skew.list_bytes(self.w, st) * max(st.pes_per_channel()) * st.channels
-        self.beat_bytes = st.channels * st.port_bits // 8  # one beat of every channel's region
-        # each probe's bytes from the probed lists' sizes: the hits are drawn per rank, so no cell ids are
-        # needed (a workload of the sweep's grid has none); probe (i, j) is entry i * nprobe + j
-        beats = stage_model.Packing(self.w.m, st.port_bits).beats(self.w.probed, st.pes)
-        per_probe = beats * (st.port_bits // 8) * st.pes
-        self.probe_bytes = per_probe.ravel()
-        self.cells = np.arange(per_probe.size).reshape(per_probe.shape)
-        self.probed = float(per_probe.sum(1).mean())
-        self.probes = stage_model.Probes.of(self.w.probed)
-        self.profile = profile
-        self.draws = np.random.default_rng(seed).random(self.cells.shape)
-
-    def _times(self, in_cache: np.ndarray, sent: np.ndarray, t_llm_s: float) -> dict:
-        return search_times(
-            self.ctx,
-            self.stages,
-            self.probes,
-            self.cells,
-            in_cache,
-            self.probe_bytes,
-            sent,
-            self.fast,
-            self.slow,
-            self.link,
-            t_llm_s,
-        )
-
-    def baseline(self, cached: bool) -> dict:
-        """Every list read from host memory (no prefetch), or every list in HBM (the index fitting)."""
-        return self._times(np.full(self.cells.shape, cached), np.zeros(self.w.queries), 0.0)
-
-    @property
-    def profiled(self) -> bool:
-        """Whether the workload records its probed cells (the access profile pinning needs)."""
-        return self.w.cells is not None
-
-    def pinned_lists(self, nbytes: float, queries=slice(None)) -> np.ndarray:
-        """[nlist] bool: the lists a pinned region of `nbytes` (whole beats of every channel) holds,
-        hottest first by the accesses of the sample's `queries` (`skew.place_lists`; empty lists
-        never); none without an access profile."""
-        if not self.profiled:
-            return np.zeros(self.w.nlist, dtype=bool)
-        acc = np.bincount(self.w.cells[queries].ravel(), minlength=self.w.nlist)
-        acc = np.where(self.footprint > 0, acc, 0)
-        return skew.place_lists(acc, self.footprint, int(nbytes // self.beat_bytes) * self.beat_bytes)
-
-    def pinned_probes(self, nbytes: float) -> np.ndarray:
-        """[nq, nprobe] bool: the probes a pinned region of `nbytes` serves, out of sample: each half
-        of the sample queries (even, odd) against the lists the other half's accesses pin. Lists
-        chosen and counted on the same queries would hold every probed list of a small sample."""
-        out = np.zeros(self.cells.shape, dtype=bool)
-        if not self.profiled or self.w.queries < 2:
-            return out
-        half = np.arange(self.w.queries) % 2
-        for fold in (0, 1):
-            out[half == fold] = self.pinned_lists(nbytes, half != fold)[self.w.cells[half == fold]]
-        return out
-
-    def at(self, budget: float, t_llm_s: float, pinned: np.ndarray | None = None) -> dict:
-        """A prefetch of `budget` bytes per query, the LLM leaving `t_llm_s` seconds; the lists
-        `pinned` ([nlist] bool), or the probes ([nq, nprobe] bool, `pinned_probes`), cached for good."""
-        ratio = budget / self.probed
-        in_cache = self.draws < self.profile.rates(ratio, self.w.nprobe)[None, :]
-        pin = np.zeros(in_cache.shape, dtype=bool)
-        if pinned is not None and pinned.any():
-            pin = pinned if pinned.shape == in_cache.shape else pinned[self.w.cells]
-        out = self._times(in_cache | pin, np.full(self.w.queries, float(budget)), t_llm_s)
-        return {
-            "budget_bytes": int(budget),
-            "ratio": round(ratio, 3),
-            "cell_hit": round(float((in_cache | pin).mean()), 4),
-            "pinned_hit": round(float(pin.mean()), 4),
-            **out,
-        }
-
-    def split(self, cache_bytes: int, share: float, t_llm_s: float) -> dict:
-        """A cache of `cache_bytes` with a pinned region of at most `share` of it (`pinned_lists` of
-        the whole sample: the design's) and the ring in the rest, the budget TeleRAG's rule gives for
-        the ring (`budget_for`); the pinned hits out of sample (`pinned_probes`)."""
-        pinned = self.pinned_lists(share * cache_bytes)
-        pinned_bytes = int(self.footprint[pinned].sum())
-        ring = cache_bytes - pinned_bytes
-        return {
-            "cache_bytes": int(cache_bytes),
-            "pinned_share": share,
-            "pinned_lists": int(pinned.sum()),
-            "pinned_bytes": pinned_bytes,
-            "ring_bytes": ring,
-            **self.at(budget_for(self.link, t_llm_s, ring), t_llm_s, self.pinned_probes(share * cache_bytes)),
-        }
-
-    def cache_curve(self, t_llm_s: float, cache_ratios, shares=(0.0,)) -> dict:
-        """The curve the DSE chooses the cache from: per cache size (`cache_ratios` x a query's probed
-        bytes, within the PQ channels) the best split (`split`, lowest mean latency; the smaller share
-        on a tie) of the pinned `shares` compared (every split in `splits`); `chosen_bytes` by
-        `choose_cache`."""
-        rows, splits = [], []
-        for c in cache_ratios:
-            if c * self.probed > self.cache_max:
-                continue
-            options = [self.split(int(c * self.probed), s, t_llm_s) for s in sorted(shares)]
-            splits += options
-            rows.append(min(options, key=lambda r: r["latency_mean_us"]))
-        return {"t_llm_s": t_llm_s, "curve": rows, "splits": splits, "chosen_bytes": choose_cache(rows)["cache_bytes"]}

@@ -110,7 +110,7 @@ def design_record(p: DesignPoint, budget: Budget) -> dict:
         "stage_cycles_per_query": _r(p.stage_cycles),
         "bottleneck": p.bottleneck,
         "latency_cycles": _r(p.latency_cycles),
-        "latency_us": _r(p.latency_cycles / p.clock_mhz),
+        "latency_us": _r(p.latency_us),
         "stages": stages,
         "latency": {k: v.as_dict() for k, v in sorted(p.latency.items())},
         "resources": kinds_dict(p.resources),
@@ -154,11 +154,12 @@ def to_design(p: DesignPoint, outcome: Outcome, out_dir: Path | None) -> IvfPqDe
         slr={k: [f"{stage}.{label} x{n}" for stage, label, n in v] for k, v in p.slr.items()},
         goal=w.goal,
         prediction={
-            "qps": _r(p.qps, 1),
+            "qps": _r(p.rank_qps, 1),  # a host-memory design's with prefetch (host_mix.RANK_RULE)
+            **({"qps_lists_in_hbm": _r(p.qps, 1)} if p.host_tier else {}),
             **clock_record(outcome),
             "bottleneck": p.bottleneck,
             "cycles_per_stage": {k: _r(t.interval) for k, t in p.timings.items()},
-            "latency_us": _r(p.latency_cycles / p.clock_mhz),
+            "latency_us": _r(p.latency_us),
             "resources": kinds_dict(p.resources),
             **({"host_tier": host_tier_prediction(p.host_tier)} if p.host_tier else {}),
         },
@@ -211,11 +212,15 @@ def outcome_record(outcome: Outcome) -> dict:
         },
         "model": {
             "throughput": "QPS = clock / max over stages of the mean cycles per query over the sample queries",
-            "latency": "sum of the stages' one-query latencies (selection stages: after their last input)",
+            "latency": "sum of the stages' one-query latencies (selection stages: after their last input); "
+            "lists in host memory: plus the prefetch model's mean with prefetch less its mean with every list "
+            "in HBM (fanns.model.ivfpq.points.DesignPoint.latency_us)",
             "latency_percentiles": (
                 "per sample query (fanns.model.ivfpq.latency): query read + IVFDist/SelCells + BuildLUT->PQDist "
                 "cell schedule + SelK tail + result write; 'alone' = batch 1, 'load' = Poisson arrivals at "
-                "load_qps through the stage tandem, simulated exactly (seed 0, 50000 arrivals, first 5 % discarded)"
+                "load_qps through the stage tandem, simulated exactly (seed 0, 50000 arrivals, first 5 % discarded); "
+                "lists in host memory: after the LLM ends, with the prefetch's wait and the host link as servers "
+                "of the tandem (fanns.model.ivfpq.prefetch.host_times)"
             ),
             "load_qps": outcome.load_qps,
             "ranking": host_mix.RANK_RULE,
