@@ -51,6 +51,14 @@ PINNED = {
 }
 """Calibration designs, pinned by hand."""
 
+HOST = {
+    # name: (the PINNED design, bytes of its HBM cache over all PQ channels, its pinned lists)
+    "tiny-host": ("tiny", 64 * 1024, (0, 1)),
+}
+"""Held-out designs with their lists in host memory (docs/host_tier.md): a `PINNED` design with a host
+port and a cache on each PQ channel, the location table and the prefetch command; no constant was
+fitted on them."""
+
 HELD_OUT = {
     # name: (board, N, d, m, nlist, nprobe, K, opq, utilisation cap)
     "u55c-k1": ("u55c", 200_000, 32, 8, 64, 4, 1, False, 0.04),
@@ -60,16 +68,19 @@ HELD_OUT = {
 }
 """Held-out designs: the DSE's best design for a synthetic workload (200 MHz, 100 sample queries)."""
 
-DESIGNS = {**{n: "calibration" for n in PINNED}, **{n: "held-out" for n in HELD_OUT}}
+DESIGNS = {**{n: "calibration" for n in PINNED}, **{n: "held-out" for n in (*HELD_OUT, *HOST)}}
 
 
 def design_for(name: str) -> IvfPqDesign:
-    """The design called `name` (`PINNED` or `HELD_OUT`)."""
-    if name in PINNED:
-        d, m, nlist, nprobe, k, ivf, lut, pq, opq = PINNED[name]
+    """The design called `name` (`PINNED`, `HOST` or `HELD_OUT`)."""
+    base, host = (
+        (HOST[name][0], dict(host_cache_bytes=HOST[name][1], host_pinned=HOST[name][2])) if name in HOST else (name, {})
+    )
+    if base in PINNED:
+        d, m, nlist, nprobe, k, ivf, lut, pq, opq = PINNED[base]
         data = random_index(nlist=nlist, n=40 * nlist, d=d, m=m, opq=opq)
         fmt = IvfPqFormat(d=d, m=m, scale=1000.0, ivf_shift=8, lut_shift=10)
-        return pinned_design(data, fmt, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq)
+        return pinned_design(data, fmt, nprobe=nprobe, k=k, ivf=ivf, lut=lut, pq=pq, **host)
     board_name, n, d, m, nlist, nprobe, k, opq, util = HELD_OUT[name]
     board = load_board(board_name)
     w = synthetic_workload(n, d, m, nlist, nprobe, k, opq, queries=100)

@@ -39,7 +39,10 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
 def add_slo_options(p: argparse.ArgumentParser) -> None:
     """The options `parse_slo` reads; shared by `fanns dse` and `fanns sweep`."""
     p.add_argument(
-        "--slo-p99", metavar="TIME", help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us)"
+        "--slo-p99",
+        metavar="TIME",
+        help="keep only designs whose P99 query latency is at most TIME (e.g. 2ms, 500us); a design with its "
+        "lists in host memory is held to its latency with prefetch, from the LLM's end (see --llm-ms)",
     )
     p.add_argument("--slo-p95", metavar="TIME", help="keep only designs whose P95 query latency is at most TIME")
     p.add_argument(
