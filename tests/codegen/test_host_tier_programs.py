@@ -14,6 +14,7 @@ stand-in headers, and the RTL host's prefetch call passes one value per kernel a
 the cells buffer at `cells_addr`).
 """
 
+import dataclasses
 import json
 import re
 import shutil
@@ -24,7 +25,7 @@ import numpy as np
 import pytest
 
 from fanns.codegen.ivfpq.hls import TestQueries
-from fanns.codegen.ivfpq.prefetch_files import PLAN_FILE
+from fanns.codegen.ivfpq.prefetch_files import PLAN_FILE, budget
 from fanns.codegen.ivfpq.rtl import generate_rtl
 from fanns.driver.ivfpq.host_tier import HostTierMirror
 from fanns.driver.ivfpq.project import Project
@@ -159,3 +160,10 @@ def test_xrt_hosts_replay_the_plan_and_pass_gcc_checks(project, tmp_path):  # no
     n_images = len(json.loads((folder / "images" / "manifest.json").read_text())["images"])
     hls_copy = re.search(r"xrt::run copy = krnl\(([^;]*)\);", hls).group(1).split(", ")
     assert hls_copy[2 + n_images :] == ["cells_bo", "query_bo", "m", "0u", "2u"]
+
+
+def test_the_budget_is_the_dses_when_the_design_records_one(project):  # noqa: F811
+    design = project[1]
+    assert budget(design, 3136) == (3136, "the ring's bytes (the design records no DSE budget)")
+    chosen = dataclasses.replace(design, prediction={"host_tier": {"budget_bytes": 1000}})
+    assert budget(chosen, 3136)[0] == 1000

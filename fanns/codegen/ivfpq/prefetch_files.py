@@ -81,7 +81,10 @@ def host_plan(design: IvfPqDesign, ref: DesignReference, q_host: np.ndarray, ima
     """The plan for the host-quantised test queries `q_host` [nq, d] (module docstring)."""
     pq = design.stages.pq_dist
     plan = CachePlan(
-        images.info["host_tier"]["cache_beats"], cache_list_beats(images), pq.channels * pq.port_bits // 8, pq.host_tier.pinned
+        images.info["host_tier"]["cache_beats"],
+        cache_list_beats(images),
+        pq.channels * pq.port_bits // 8,
+        pq.host_tier.pinned,
     )
     pinned = plan.reset()
     nlist = design.index.nlist
