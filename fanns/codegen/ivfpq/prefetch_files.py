@@ -8,8 +8,8 @@ the plan is made here with the same planner, the same cache (the design's region
 and the lists' beats from the images) and the same ranking of a draft's cells (the design's IVF stage,
 every cell, drafts interleaved rank by rank), simulated in order across the chunks so that each
 chunk's descriptors fit the table the previous ones left. The project's test set has no drafts, so the
-drafts are the test queries themselves (a final query is its own draft: the plan's hit rate is an
-upper bound of what a rewritten query would find).
+drafts are the test queries themselves (a final query as its own draft covers all of its cells,
+against TeleRAG's 79 % for rewritten queries: the plan's hit rate is optimistic for a RAG workload).
 """
 
 from __future__ import annotations
