@@ -67,8 +67,9 @@ def test_the_project_maps_the_lists_to_host_memory(project):
     assert "xrt::bo::flags::host_only" in (folder / "src" / "host.cpp").read_text()
 
 
-def test_hosts_compile_and_search_with_a_cold_cache(project, build_root):
-    """host_csim (g++ -Werror) runs the test set from host memory with 0 mismatches; the XRT host
+def test_hosts_compile_and_search(project, build_root):
+    """host_csim (g++ -Werror) runs the test set from host memory and its cache (the plan's pinned
+    lists and prefetches: tests/codegen/test_host_tier_programs.py) with 0 mismatches; the XRT host
     allocates the host-memory images host-only and passes g++'s checks against the XRT stand-in."""
     folder = project[0]
     exe = compile_program(

@@ -108,19 +108,27 @@ def render_project(
     platform = None if zynq else vitis_platform(board, platform)
     images = memimage.pack(design, data, board)
     ctx = build_context(design, images, board, platform)
-    files = shared_files(design, data, test, images)
-    record = _project_record(design, data, test, ctx, images)
+    files, tier_plan = shared_files(design, data, test, images)
+    record = _project_record(design, data, test, ctx, images, tier_plan)
     plan = None
     if zynq:
         regmap = vitis_hls_regmap(KERNEL, [a.name for a in ctx.args], list(SCALARS.items()))
         plan = hls_plan(board, KERNEL, design.clock_mhz, ctx.args, regmap)
         files.update(zynq_files(plan, ["src/kernel.cpp"]))
     values = ctx.as_dict()
+    image_args = [a for a in ctx.args if a.image is not None]
     values.update(
         images=images,
-        image_args=[a for a in ctx.args if a.image is not None],
+        image_args=image_args,
         image_bytes=sum(img.nbytes for img in images.images),
         test=record["test"],
+        host_plan=tier_plan,
+        # the XRT host's prefetch (mode 2) of `m` descriptors in `cells_bo`, and the cells argument
+        prefetch_call=", ".join(
+            ["query_bo", "result_bo", *(f"images[{i}]" for i in range(len(image_args))), "cells_bo"]
+            + ["query_bo", "m", "0u", "2u"]
+        ),
+        cells_arg="2 + host::NUM_IMAGES",
         slr=_single_slr(design),
         zynq=plan,
     )
@@ -136,10 +144,10 @@ def render_project(
 
 
 def _project_record(
-    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, ctx, images: memimage.MemoryImages
+    design: IvfPqDesign, data: IvfPqIndexData, test: TestQueries, ctx, images: memimage.MemoryImages, plan: dict | None
 ) -> dict:
     """What a host driver needs to use the project: formats, I/O layout, arguments and test set."""
-    return project_record(design, data, test, images, "generate-hls") | {
+    return project_record(design, data, test, images, "generate-hls", plan) | {
         "kernel": KERNEL,
         "args": [a.record() for a in ctx.args],
     }

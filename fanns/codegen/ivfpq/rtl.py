@@ -156,8 +156,9 @@ def render_rtl_project(
     board = board or design.target_board()
     hw = IvfPqHw.from_design(design, board)
     images = memimage.pack(design, data, board)
-    record = project_record(design, data, test, images, "generate-rtl")
-    files = rtl_files(hw, images, record["test"], platform) | shared_files(design, data, test, images)
+    shared, plan = shared_files(design, data, test, images)
+    record = project_record(design, data, test, images, "generate-rtl", plan)
+    files = rtl_files(hw, images, record["test"], platform) | shared
     record |= {
         "rtl": {"top": TOP, "verilog": "rtl/fanns_ivfpq.v", "regmap": "rtl/regmap.json", "ports": "rtl/ports.json"},
     }

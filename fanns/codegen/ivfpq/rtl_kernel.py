@@ -34,9 +34,10 @@ def kernel(hw: IvfPqHw, ports: dict, top: str) -> Kernel:
     )
 
 
-def _host_calls(hw: IvfPqHw, images: MemoryImages) -> tuple[list[dict], str, str, int, int]:
+def _host_calls(hw: IvfPqHw, images: MemoryImages) -> tuple[list[dict], dict[str, str], int, int]:
     """The XRT host's kernel calls by argument order: per image the argument holding its address,
-    the index-load and per-batch argument lists, and the query / result buffers' argument indices."""
+    the index-load, per-batch and prefetch (`mode` 2: `m` descriptors in `cells_bo`) argument lists,
+    and the query / result buffers' argument indices."""
     args = [r.name for r in hw.regmap.kernel_args()]
     image_args = []
     for img in images.images:
@@ -47,9 +48,13 @@ def _host_calls(hw: IvfPqHw, images: MemoryImages) -> tuple[list[dict], str, str
     by_reg = {args[a["arg"]]: f"images[{i}]" for i, a in enumerate(image_args)}
     values = {"nprobe": "uint32_t(host::NPROBE)", "k": "host::K", "query_addr": "query_bo", "result_addr": "result_bo"}
     values |= {"mode": "0u", "cells_addr": "query_bo", "seeds_addr": "query_bo"}  # normal search: never read
-    load = [{"nq": "0u"}.get(a) or values.get(a) or by_reg[a] for a in args]
-    run = [{"nq": "n"}.get(a) or values.get(a) or by_reg[a] for a in args]
-    return image_args, ", ".join(load), ", ".join(run), args.index("query_addr"), args.index("result_addr")
+    special = {
+        "load": {"nq": "0u"},
+        "run": {"nq": "n"},
+        "prefetch": {"nq": "m", "mode": "2u", "cells_addr": "cells_bo"},
+    }
+    calls = {name: ", ".join(s.get(a) or values.get(a) or by_reg[a] for a in args) for name, s in special.items()}
+    return image_args, calls, args.index("query_addr"), args.index("result_addr")
 
 
 def kernel_files(
@@ -59,11 +64,15 @@ def kernel_files(
     `rtl/ports.json` is `ports`; `test`: the project record's test set (nq, gt_k)."""
     if not alveo(hw.design.target_board(), platform):
         return road_files(kernel(hw, ports, top), platform)
-    image_args, call_load, call_run, query_arg, result_arg = _host_calls(hw, images)
+    image_args, calls, query_arg, result_arg = _host_calls(hw, images)
+    names = [r.name for r in hw.regmap.kernel_args()]
     host = {
         "image_args": image_args,
-        "call_load": call_load,
-        "call_run": call_run,
+        "call_load": calls["load"],
+        "call_run": calls["run"],
+        "prefetch_call": calls["prefetch"],
+        "cells_arg": names.index("cells_addr") if "cells_addr" in names else None,
+        "host_plan": test.get("prefetch_plan"),
         "query_arg": query_arg,
         "result_arg": result_arg,
         "k": hw.k,
