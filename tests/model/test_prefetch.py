@@ -197,6 +197,11 @@ def test_the_design_point_model(design_setting):
         every["latency_mean_us"] + 1.0, abs=1e-3
     )
     assert hidden["qps"] <= model.link.bandwidth_bps / b + 0.05  # QPS is rounded to 0.1
+    foot = model.probe_footprint  # [nq, nprobe] bytes of each probed list in the cache
+    assert np.array_equal(foot, model.footprint[w.cells])
+    sure = prefetch_model.PrefetchModel(point, board, prefetch_model.HitProfile(np.array([1e-12]), np.ones((1, 3))))
+    for b in (foot.min() - 1, np.median(foot)):  # a prefetch copies whole lists: larger ones never hit
+        assert sure.at(b, 1.0)["cell_hit"] == round(float((foot <= b).mean()), 4) < 1
     curve = model.cache_curve(0.1, (0.5, 1.0, 4.0))
     assert [r["cache_bytes"] for r in curve["curve"]] == [int(c * model.probed) for c in (0.5, 1.0, 4.0)]
     assert curve["chosen_bytes"] == prefetch_model.choose_cache(curve["curve"])["cache_bytes"] == int(model.probed)

@@ -67,7 +67,10 @@ class PrefetchModel:
     """A DSE design `point` (its workload, context and stages) on `board` with every list in host
     memory and a cache on its PQ channels (at most their capacity): QPS and latency vs budget and
     t_LLM, each query's cached cells drawn (seeded) from `profile`'s per-rank hit rates, each
-    prefetch sending its whole budget (a per-query cache).
+    prefetch sending its whole budget (a per-query cache). A probe of a list whose bytes in the cache
+    exceed the budget is never a hit: a prefetch copies whole lists (the profile, measured on the
+    text set's lists, cannot know this design's; a cache smaller than every list of a sift-10k host
+    design was once modelled at 20 % hits while the planner cached nothing).
 
     Pinned lists (`pinned_lists`, `split`): the hottest lists by the sample's access counts
     (`skew.accesses`, placed by `skew.place_lists` hottest first) kept in a region of the cache for
@@ -96,6 +99,9 @@ class PrefetchModel:
         beats = stage_model.Packing(self.w.m, st.port_bits).beats(self.w.probed, st.pes)
         per_probe = beats * (st.port_bits // 8) * st.pes
         self.probe_bytes = per_probe.ravel()
+        # [nq, nprobe] the bytes each probed list takes in the cache (as `footprint`): a prefetch copies
+        # whole lists, so a list larger than the budget is never among its hits
+        self.probe_footprint = beats * (st.port_bits // 8) * max(st.pes_per_channel()) * st.channels
         self.cells = np.arange(per_probe.size).reshape(per_probe.shape)
         self.probed = float(per_probe.sum(1).mean())
         self.probes = stage_model.Probes.of(self.w.probed)
@@ -157,6 +163,7 @@ class PrefetchModel:
         from the profile's per-rank rates), with the lists `pinned` ([nlist] bool), or the probes
         ([nq, nprobe] bool, `pinned_probes`), cached for good."""
         in_cache = self.draws < self.profile.rates(budget / self.probed, self.w.nprobe)[None, :]
+        in_cache &= self.probe_footprint <= budget
         if pinned is not None and pinned.any():
             in_cache |= pinned if pinned.shape == in_cache.shape else pinned[self.w.cells]
         return in_cache
