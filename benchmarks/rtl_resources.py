@@ -9,7 +9,9 @@ prices), with the relative error per resource.
 Two kinds of design: `calibration` ones (pinned by hand; the whole-design constants of
 `fanns.model.ivfpq.control` were fitted on them) and `held-out` ones, chosen by the DSE on
 synthetic workloads for three boards, K = 1 / 10 / 100, with and without OPQ (at a low
-utilisation cap, so that yosys finishes in minutes), which no constant was fitted on.
+utilisation cap, so that yosys finishes in minutes), which no constant was fitted on; held-out too,
+the `HOST` designs: a calibration design with its lists in host memory (docs/host_tier.md), recorded
+in benchmarks/results/rtl_resources_host.json.
 
 `--reuse PATH` (repeatable) takes the yosys counts of earlier `--json` records for every design whose
 Verilog is byte-identical (same SHA-256), so a model change is re-checked without re-synthesis.

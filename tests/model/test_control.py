@@ -105,13 +105,15 @@ WHOLE_TOLERANCE = 0.10
 
 @pytest.mark.slow
 @pytest.mark.long  # a fresh yosys synthesis against the calibrated model
-def test_held_out_design_within_ten_percent_of_yosys(bench):
-    """A DSE-chosen design no constant was fitted on (u55c, K = 1: it uses LUT, FF, BRAM18, URAM
-    and DSP), synthesised afresh."""
-    design = bench.design_for("u55c-k1")
+@pytest.mark.parametrize(("name", "used"), [("u55c-k1", KINDS), ("tiny-host", ("lut", "ff", "bram18", "dsp"))])
+def test_held_out_design_within_ten_percent_of_yosys(bench, name, used):
+    """Designs no constant was fitted on, synthesised afresh: a DSE-chosen one (u55c, K = 1: it uses
+    LUT, FF, BRAM18, URAM and DSP) and one with its lists in host memory (host ports, cache regions,
+    the location table and the prefetch command; benchmarks/results/rtl_resources_host.json)."""
+    design = bench.design_for(name)
     hw = IvfPqHw.from_design(design, load_board(design.board))
     model = stage_model.total_resources(stage_model.design_units(hw.ctx, design.stages))
     synth, _ = synthesize(verilog(hw), "fanns_ivfpq")
     for kind, got, want in zip(KINDS, model.as_tuple(), synth.as_tuple(), strict=True):
-        assert want > 0, kind
-        assert got == pytest.approx(want, rel=WHOLE_TOLERANCE), kind
+        assert (want > 0) == (kind in used), kind
+        assert got == pytest.approx(want, rel=WHOLE_TOLERANCE, abs=0.5), kind
