@@ -219,10 +219,17 @@ class PqDistStage:
         return pe * self.channels // self.pes
 
     def pes_per_channel(self) -> list[int]:
-        """PEs per channel: channel c feeds the PEs p with c <= p * channels / pes < c + 1, i.e.
-        p from ceil(c * pes / channels) up to ceil((c + 1) * pes / channels) (`channel_of`)."""
-        first = [-(-c * self.pes // self.channels) for c in range(self.channels + 1)]
-        return [b - a for a, b in zip(first, first[1:])]
+        """PEs per channel (`pes_per_channel`)."""
+        return pes_per_channel(self.pes, self.channels)
+
+
+def pes_per_channel(pes: int, channels: int) -> list[int]:
+    """PEs on each of `channels` PQ channels feeding `pes` PEs in contiguous blocks: channel c feeds
+    the PEs p with c <= p * channels / pes < c + 1 (`PqDistStage.channel_of`), i.e. p from
+    ceil(c * pes / channels) up to ceil((c + 1) * pes / channels). One formula for the design and
+    for the models that split PEs before a design exists (`fanns.model.ivfpq.skew.host_tier`)."""
+    first = [-(-c * pes // channels) for c in range(channels + 1)]
+    return [b - a for a, b in zip(first, first[1:])]
 
 
 @dataclass(frozen=True)

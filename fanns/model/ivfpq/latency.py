@@ -45,6 +45,9 @@ WARMUP = 0.05
 DEFAULT_ARRIVALS = 50_000
 SERVERS = ("opq", "front", "lut", "back")
 """The tandem's servers: OPQ, IVFDist + SelCells, BuildLUT, PQDist + SelK."""
+LINK_SERVERS = ("opq", "front", "link", "lut", "back")
+"""The servers of a design whose codes cross a link of their own (`CodeFeed.link`): its readers
+take the probed cells from SelCells beside BuildLUT and read ahead of PQDist."""
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,25 @@ def io_cycles(ctx: stage_model.Context, port_bits: int) -> float:
 class CodeFeed:
     """Where one PQDist PE's codes come from, per sample query: `ready` [nq, nprobe] the cycle
     (from the first code request) by which cell j's last beat has arrived, and `busy` [nq] the
-    cycles the busiest channel spends on the query (its share of throughput)."""
+    cycles the busiest channel spends on the query (its share of throughput); `link` [nq] (None:
+    none) the cycles of a link the channels' readers cross (host memory over PCIe,
+    `fanns.model.ivfpq.skew.SharedLink`), a server of its own in `query_times`.
+
+    Why the link apart from `busy`: its readers run ahead of the PEs (the fetcher queues every
+    probed cell's read, the beats wait in the readers' FIFOs), so while the PEs work on a query
+    that needs little of the link (its lists cached, or small) the link already reads the next
+    queries' lists. Charged per query as max(PE work, link time) the link stood idle in those
+    queries: on tests/codegen/test_host_tier_rtl.py's designs 4-7 % more cycles a query than
+    measured with cached probes (docs/host_tier.md, "Several PQ channels")."""
 
     ready: np.ndarray
     busy: np.ndarray
+    link: np.ndarray | None = None
+
+    def bound(self) -> np.ndarray:
+        """[nq] `busy` and `link` as one per-query bound (the larger): the feed's time for a model
+        that has no link server (the stage and sequence models)."""
+        return self.busy if self.link is None else np.maximum(self.busy, self.link)
 
 
 def channel_feed(
@@ -178,10 +196,13 @@ def query_times(
             np.maximum(pq_service, selk_service),
             back_span(ctx, stages, probes, feed) + t["sel_k"].latency,
         ),
+        # hands a query on as it starts reading it: the back end's latency has the link's arrivals
+        "link": (feed.link, 0 * ones),
     }
-    service = np.stack([rows[s][0] for s in SERVERS]).astype(np.float64)
-    latency = np.stack([rows[s][1] for s in SERVERS]).astype(np.float64)
-    return QueryTimes(SERVERS, service, latency, io_cycles(ctx, ctx.memories[0].port_bits), ctx.clock_mhz)
+    names = SERVERS if feed.link is None else LINK_SERVERS
+    service = np.stack([rows[s][0] for s in names]).astype(np.float64)
+    latency = np.stack([rows[s][1] for s in names]).astype(np.float64)
+    return QueryTimes(names, service, latency, io_cycles(ctx, ctx.memories[0].port_bits), ctx.clock_mhz)
 
 
 def tandem(arrivals: np.ndarray, service: np.ndarray, latency: np.ndarray) -> np.ndarray:

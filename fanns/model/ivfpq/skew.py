@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fanns.boards import Board
-from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages
+from fanns.design.ivfpq import IvfPqDesign, PqTiers, Stages, pes_per_channel
 from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import stages as stage_model
@@ -127,8 +127,8 @@ class SharedLink:
         total = beats.sum(1)
         safe = np.where(total > 0, total, 1.0)[:, None]
         ready = latency + safe * np.interp(levels[-1] * np.cumsum(beats, 1) / safe, levels, g)
-        busy = total * max(levels[-1] / self.port_rate, pes.sum() / self.beats)
-        return latency_model.CodeFeed(ready, busy)
+        link = total * max(levels[-1] / self.port_rate, pes.sum() / self.beats)
+        return latency_model.CodeFeed(ready, np.zeros_like(total), link)
 
 
 @dataclass(frozen=True)
@@ -198,14 +198,8 @@ def host_tier(board: Board, clock_mhz: float, pes: int, channels: int, port_bits
         raise FannsError(f"{channels} PQ channels for {pes} PQDist PEs: each channel needs at least one PE")
     latency = board.host.latency_us * clock_mhz if board.host else 0.0
     link = host_bandwidth(board, clock_mhz, channels, port_bits) / (clock_mhz * 1e6) / (port_bits / 8)
-    tier = link_tier("host", round(latency), link, _pes_per_channel(pes, channels), port_bits)
+    tier = link_tier("host", round(latency), link, tuple(pes_per_channel(pes, channels)), port_bits)
     return dataclasses.replace(tier, capacity_bytes=board.host.capacity_bytes, latency_cycles=latency)
-
-
-def _pes_per_channel(pes: int, channels: int) -> tuple[int, ...]:
-    """The PEs on each channel, as the design assigns them (`PqDistStage.pes_per_channel`)."""
-    first = [-(-c * pes // channels) for c in range(channels + 1)]
-    return tuple(b - a for a, b in zip(first, first[1:]))
 
 
 def link_tier(name: str, latency: int, link: float, port_pes: tuple[int, ...], port_bits: int) -> Tier:
@@ -303,7 +297,9 @@ def mask_feed(
     beats = latency_model.cell_beats(ctx, stages.pq_dist, probes)
     feeds = [t.feed(np.where(sel, beats, 0.0)) for t, sel in ((fast, in_fast), (slow, ~in_fast))]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)
-    return latency_model.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy))
+    links = [f.link for f in feeds if f.link is not None]
+    link = np.maximum.reduce(links) if links else None
+    return latency_model.CodeFeed(ready, np.maximum(feeds[0].busy, feeds[1].busy), link)
 
 
 def batch_cycles(times: latency_model.QueryTimes, batch: int, batches: int = 200, seed: int = 0) -> np.ndarray:

@@ -222,7 +222,7 @@ class RtlProjectSim:
             )
             pq = timings["pq_dist"]
             timings["pq_dist"] = dataclasses.replace(
-                pq, interval=float(np.maximum(work.pe_cycles, feed.busy).mean()), detail={**pq.detail, "tiered": True}
+                pq, interval=float(np.maximum(work.pe_cycles, feed.bound()).mean()), detail={**pq.detail, "tiered": True}
             )
         return timings
 
@@ -231,7 +231,7 @@ class RtlProjectSim:
 
         ctx, probes, feed = self._feed(first, nq, nprobe)
         timings = self._timings(ctx, probes, feed)
-        busy = None if feed is None else feed.busy
+        busy = None if feed is None else feed.bound()
         return Prediction(sequence_model.run_interval(ctx, self.design.stages, probes, busy), timings)
 
     def predicted_query_times(
