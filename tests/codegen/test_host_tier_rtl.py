@@ -14,9 +14,29 @@ lists cached, after a prefetch and after a second prefetch that moves and evicts
 list); after them every cache region holds, byte for byte, what the planner's array model
 (`apply_regions`) gives; the measured steady-state cycles per query within `CYCLE_TOLERANCE` of the
 model (`skew.mask_feed`, the driver's table mirror telling which probes hit, the ports taking the
-link round robin: `skew.SharedLink`) cold, pinned-only and warm; a corrupted cache region of a
-pinned or a prefetched probed list changes the keys; a cold search takes clearly more cycles per
-query than a warm one (`WARM_GAIN`), measured as modelled.
+link round robin: `skew.SharedLink`, the link a server of its own that reads ahead of the PEs:
+`latency.CodeFeed.link`) cold, pinned-only and warm; a corrupted cache region of a pinned or a
+prefetched probed list changes the keys; a cold search takes clearly more cycles per query than a
+warm one (`WARM_GAIN`), measured as modelled.
+
+Steady-state cycles per query, measured / modelled (the error), cold / only the pinned lists cached
+/ after the first prefetch / after the second:
+
+| design | cold | pinned | warm | second warm |
+|---|---|---|---|---|
+| 3 PEs, 1 channel | 2,531.8 / 2,531.8 (−0.0 %) | 2,498.8 / 2,498.8 (+0.0 %) | 976.6 / 932.6 (+4.7 %) | 1,169.9 / 1,149.7 (+1.8 %) |
+| 4 PEs, 2 + 2 | 2,537.9 / 2,538.0 (−0.0 %) | 2,498.7 / 2,498.8 (−0.0 %) | 929.3 / 928.6 (+0.1 %) | 1,153.1 / 1,153.7 (−0.1 %) |
+| 3 PEs, 2 + 1 | 2,449.8 / 2,531.8 (−3.2 %) | 2,416.3 / 2,498.8 (−3.3 %) | 971.7 / 932.6 (+4.2 %) | 1,131.0 / 1,149.7 (−1.6 %) |
+
+The model charged a query max(PE work, link time) before (2,568.6 / 2,568.6 / 1,002.4 / 1,219.5 on
+the 3-PE designs, 998.4 / 1,223.5 warm on 2 + 2): up to 7.3 % over the measurement (3 PEs on 2 + 1,
+second warm), as the link reads the next queries' lists while the PEs work on a query that needs
+little of it (docs/host_tier.md, "Several PQ channels"). What is left, seen in a waveform of the
+1-channel warm search: the host reader's data FIFO (4 bursts of 64 beats) bounds how far the link
+runs ahead, the model's buffer is unbounded (462 of the 10,743 cycles between the first and the last
+completion the reader had commands and no room for a burst), and the last query's PE work after
+its last host beat (287); on 2 + 1 the one-PE port's run-ahead shortens the span between the first
+and the last completion (not traced).
 """
 
 import dataclasses
@@ -45,12 +65,6 @@ DESIGNS = {"3pe-1ch": (3, 1), "4pe-2ch": (4, 2), "3pe-2ch": (3, 2)}
 """(PQ PEs, PQ channels) of each design: one channel; two channels of 2 PEs each sharing the link;
 two channels of 2 and 1 PEs (the one-PE channel's port runs out of beats to ask for first and the
 other takes the link: an even split of the link modelled its cold search 39 % slow on this board)."""
-MULTI_CHANNEL_GAP = 0.08
-"""Not understood yet: on the two-channel designs a search with cached probes (pinned only, or after
-a prefetch) runs up to 7.3 % faster than the model's steady state (3 PEs on 2 + 1 after the second
-prefetch: 1,131.0 cycles a query against 1,219.5; 4 PEs on 2 channels, 67 % cached: 929.3 against
-998.4), so those searches are held to this bound and only the cold ones to `CYCLE_TOLERANCE`; one
-channel holds every search to `CYCLE_TOLERANCE` (docs/host_tier.md)."""
 CACHE_SHARE = 0.5
 """Each channel's cache region holds half the index's list beats (a list's most beats in any channel)."""
 PINNED_SHARE = 0.25
@@ -191,8 +205,7 @@ def test_cycles_per_query_agree_with_the_model_cold_and_warm(runs, setup):
     for i, (r, hits) in enumerate(zip(runs["out"]["runs"][0::2], runs["hits"])):
         predicted.append(predicted_interval(sim.predicted_query_times(0, NQ, hot_memory=HBM, cached=hits)))
         measured.append(measured_interval(r))
-        bound = CYCLE_TOLERANCE if i == 0 or setup["channels"] == 1 else MULTI_CHANNEL_GAP
-        assert abs(measured[-1] - predicted[-1]) <= bound * predicted[-1], (hits.mean(), measured, predicted)
+        assert abs(measured[-1] - predicted[-1]) <= CYCLE_TOLERANCE * predicted[-1], (hits.mean(), measured, predicted)
     print(f"cycles per query cold, pinned, warm, warm: measured {measured}, modelled {predicted}")  # for the record
     for warm in (2, 3):  # after each prefetch, cold against warm
         assert measured[0] >= WARM_GAIN * measured[warm] and predicted[0] >= WARM_GAIN * predicted[warm], (
