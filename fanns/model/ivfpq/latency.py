@@ -12,7 +12,9 @@ cycles after it took the previous one (the stage's per-query interval) and hands
 SelK's already coupled to PQDist's pace, `fanns.model.ivfpq.selk`; latency = the producer's plus
 the selection's tail). BuildLUT is a server of its own (its constant interval) that hands a
 query on as it starts: PQDist scans each cell as soon as its LUT is delivered, so the back
-end's latency runs from BuildLUT's first input (`back_span`). The accelerator's
+end's latency runs from BuildLUT's first input (`back_span`). Codes that cross a link (host
+memory over PCIe) add the link as a server (`LINK_SERVERS`, `CodeFeed.link`): it reads ahead of
+PQDist, so its time is not PQDist's service. The accelerator's
 own I/O adds a fixed `io_cycles` per query: reading the query from the I/O channel and writing
 its K results. Per-query latencies are checked against RTL simulation in
 tests/model/test_latency_rtl.py (benchmarks/latency_rtl.py: within 2 %).

@@ -117,9 +117,10 @@ class SharedLink:
         so all ports have moved the same amount a(t) until a port's query is done; a port of n PEs
         needs n x (the query's beats so far) and, with T the query's total, reaches amount x at
         T g(x / T), g(u) = integral from 0 to u of max(1 / port_rate, k(v) / beats) dv, k(v) the
-        ports with more than v PEs: piecewise linear, breaks at the ports' PE counts. The busy time
-        is the long-run one (a port done with a query starts the next one's lists, so the link stays
-        busy): T x max(busiest port's PEs / port_rate, all PEs / beats)."""
+        ports with more than v PEs: piecewise linear, breaks at the ports' PE counts. The link's time
+        (`CodeFeed.link`; `busy` is zero, the PEs wait on no channel of their own) is the long-run
+        one (a port done with a query starts the next one's lists, so the link stays busy):
+        T x max(busiest port's PEs / port_rate, all PEs / beats)."""
         pes = np.asarray(self.port_pes, dtype=np.float64)
         levels = np.concatenate([[0.0], np.unique(pes)])
         slope = np.maximum(1.0 / self.port_rate, np.array([(pes > v).sum() for v in levels[:-1]]) / self.beats)
@@ -293,7 +294,15 @@ def mask_feed(
     ctx: stage_model.Context, stages: Stages, probes: stage_model.Probes, in_fast: np.ndarray, fast: Tier, slow: Tier
 ) -> latency_model.CodeFeed:
     """`cells_feed` with the cells on `fast` given per query and probe, `in_fast` [nq, nprobe] bool
-    (a placement per query: lists prefetched into a cache, `fanns.model.ivfpq.prefetch`)."""
+    (a placement per query: lists prefetched into a cache, `fanns.model.ivfpq.prefetch`).
+
+    A tier behind a link (host memory, `SharedLink`) gives the link's time per query apart
+    (`CodeFeed.link`), a server of the latency model's tandem of its own: the link reads ahead of
+    the PEs, so a query of cached lists costs the link nothing and the PEs' time on it is not the
+    link's. Taken as max(PE work, link time) per query, the RTL of tests/codegen/test_host_tier_rtl.py
+    (3 PEs on 2 + 1 channels, after a prefetch) measured 1,131.0 cycles a query against 1,219.5
+    modelled (−7.3 %); with the link apart, 1,149.7 (−1.6 %), and every search of its three designs,
+    cold, pinned-only and warm, within 5 % (docs/host_tier.md, "Several PQ channels")."""
     beats = latency_model.cell_beats(ctx, stages.pq_dist, probes)
     feeds = [t.feed(np.where(sel, beats, 0.0)) for t, sel in ((fast, in_fast), (slow, ~in_fast))]
     ready = np.where(in_fast, feeds[0].ready, feeds[1].ready)

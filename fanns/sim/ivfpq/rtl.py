@@ -222,7 +222,9 @@ class RtlProjectSim:
             )
             pq = timings["pq_dist"]
             timings["pq_dist"] = dataclasses.replace(
-                pq, interval=float(np.maximum(work.pe_cycles, feed.bound()).mean()), detail={**pq.detail, "tiered": True}
+                pq,
+                interval=float(np.maximum(work.pe_cycles, feed.bound()).mean()),
+                detail={**pq.detail, "tiered": True},
             )
         return timings
 
