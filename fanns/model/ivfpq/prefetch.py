@@ -55,7 +55,7 @@ B / mean(transferred + missed bytes).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -300,16 +300,20 @@ def host_times(
     in host memory (`slow`), each query's prefetch having copied `transferred` [nq] bytes;
     `list_bytes` [nlist] whole-list bytes (all PEs' shares). Two servers go in front of the
     accelerator's: "prefetch", a pure delay (the wait max(0, t_p - t_LLM) once the LLM ends), and
-    "link", the host link each query holds for its prefetch and its misses (service (transferred +
-    missed) / B, no latency of its own: the misses' arrival is in the PQ feed). So `alone` is the
-    latency after the LLM ends, `max_qps` the lower of the pipeline's and the link's throughput, and
-    `latency_model.poisson` queues queries at the link as at the stages."""
+    "link", the host link each query holds for its prefetch and its misses (service transferred / B
+    plus the misses' time: missed / B, or the feed's link time if larger, `CodeFeed.link`, where the
+    ports' round robin and their own rates bound it; no latency of its own: the misses' arrival is
+    in the PQ feed). The one link server stands for the feed's own (`latency.LINK_SERVERS`), which
+    is taken out. So `alone` is the latency after the LLM ends, `max_qps` the lower of the
+    pipeline's and the link's throughput, and `latency_model.poisson` queues queries at the link as
+    at the stages."""
     feed = skew.mask_feed(ctx, stages, probes, in_cache, fast, slow)
-    times = latency_model.query_times(ctx, stages, probes, feed)
+    times = latency_model.query_times(ctx, stages, probes, replace(feed, link=None))
     prefetch_s = np.where(transferred > 0, transferred / link.bandwidth_bps + link.latency_s, 0.0)
     wait = np.maximum(prefetch_s - t_llm_s, 0.0) * 1e6 * ctx.clock_mhz
-    missed = np.where(in_cache, 0, list_bytes[cells]).sum(1)
-    hold = (transferred + missed) / link.bandwidth_bps * 1e6 * ctx.clock_mhz
+    cycles = 1e6 * ctx.clock_mhz / link.bandwidth_bps  # per byte
+    missed = np.where(in_cache, 0, list_bytes[cells]).sum(1) * cycles
+    hold = transferred * cycles + (missed if feed.link is None else np.maximum(missed, feed.link))
     zero = np.zeros_like(wait)
     return latency_model.QueryTimes(
         ("prefetch", "link", *times.names),
