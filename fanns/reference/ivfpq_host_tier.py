@@ -16,7 +16,7 @@ are made (an index load) and stay there (`fanns.model.ivfpq.prefetch.PinnedRing`
 the rest of the region.
 
 A search also reports where each query's probed bytes came from (`sources`) and which probed
-cells were cached (`in_cache`), what `fanns.model.ivfpq.prefetch.search_times` turns into
+cells were cached (`in_cache`), what `fanns.model.ivfpq.prefetch.host_times` turns into
 cycles and latency.
 """
 

@@ -128,7 +128,7 @@ def design_setting():
     return board, ctx, design.stages, cells, stage_model.Probes.of(sizes[cells]), sizes
 
 
-def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link(design_setting):
+def test_host_times_cached_equals_the_untiered_design_and_misses_cost_the_link(design_setting):
     board, ctx, stages, cells, probes, sizes = design_setting
     st = stages.pq_dist
     fast = skew_model.memory_tier(board, st.memory, ctx.clock_mhz, st.pes, st.channels, st.port_bits)
@@ -143,7 +143,9 @@ def test_search_times_cached_equals_the_untiered_design_and_misses_cost_the_link
 
     def times(cached: bool, sent: np.ndarray, t_llm: float) -> dict:
         mask = np.full(cells.shape, cached)
-        return prefetch.search_times(ctx, stages, probes, cells, mask, nbytes, sent, fast, slow, link, t_llm)
+        return prefetch.search_figures(
+            prefetch.host_times(ctx, stages, probes, cells, mask, nbytes, sent, fast, slow, link, t_llm)
+        )
 
     hot = times(True, zero, 0)
     untiered = latency_model.query_times(ctx, stages, probes)

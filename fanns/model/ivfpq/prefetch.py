@@ -41,7 +41,7 @@ Hit rate (`cold_hits`: each query's cache holds its own prefetch set only, the T
 share (by count: TeleRAG's "cluster hit rate"; and by bytes: what the link is spared) whose lists
 the cache holds.
 
-Time (`search_times`): the search reads cached cells from the design's HBM channels and the rest
+Time (`host_times`, `search_figures`): the search reads cached cells from the design's HBM channels and the rest
 over the host link (`fanns.model.ivfpq.skew.host_tier`: the board file's `host` bandwidth and
 latency, shared by the PQ channels' own host ports, `skew.host_bandwidth`), per cell in probe
 order (`skew.mask_feed` into the latency model), so per-query latency
@@ -324,22 +324,9 @@ def host_times(
     )
 
 
-def search_times(
-    ctx: stage_model.Context,
-    stages,
-    probes: stage_model.Probes,
-    cells: np.ndarray,
-    in_cache: np.ndarray,
-    list_bytes: np.ndarray,
-    transferred: np.ndarray,
-    fast: Tier,
-    slow: Tier,
-    link: Link,
-    t_llm_s: float,
-) -> dict:
-    """Retrieval after the LLM ends (`host_times`, the same arguments): per-query latency (us), its
-    wait for the prefetch and its search, and QPS (see the module docstring)."""
-    times = host_times(ctx, stages, probes, cells, in_cache, list_bytes, transferred, fast, slow, link, t_llm_s)
+def search_figures(times: latency_model.QueryTimes) -> dict:
+    """Retrieval after the LLM ends from `host_times`' tandem: per-query latency (us), its wait for
+    the prefetch and its search, and QPS (see the module docstring)."""
     lat = times.alone() / times.clock_mhz
     wait_us = times.latency[0] / times.clock_mhz
     hold = float(times.service[1].mean())

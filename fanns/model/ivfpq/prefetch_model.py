@@ -18,7 +18,7 @@ from fanns.errors import FannsError
 from fanns.model.ivfpq import latency as latency_model
 from fanns.model.ivfpq import skew
 from fanns.model.ivfpq import stages as stage_model
-from fanns.model.ivfpq.prefetch import budget_for, cold_hits, host_link, host_times, search_times
+from fanns.model.ivfpq.prefetch import budget_for, cold_hits, host_link, host_times, search_figures
 
 
 def choose_cache(rows: list[dict], key: str = "latency_mean_us", slack: float = 0.01) -> dict:
@@ -109,7 +109,7 @@ class PrefetchModel:
         self.draws = np.random.default_rng(seed).random(self.cells.shape)
 
     def _args(self, in_cache: np.ndarray, sent: np.ndarray, t_llm_s: float) -> tuple:
-        """The arguments of `search_times` / `host_times` for this design's sample queries."""
+        """The arguments of `host_times` for this design's sample queries."""
         return (
             self.ctx,
             self.stages,
@@ -125,7 +125,7 @@ class PrefetchModel:
         )
 
     def _times(self, in_cache: np.ndarray, sent: np.ndarray, t_llm_s: float) -> dict:
-        return search_times(*self._args(in_cache, sent, t_llm_s))
+        return search_figures(host_times(*self._args(in_cache, sent, t_llm_s)))
 
     def baseline(self, cached: bool) -> dict:
         """Every list read from host memory (no prefetch), or every list in HBM (the index fitting)."""

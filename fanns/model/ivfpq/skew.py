@@ -26,9 +26,10 @@ table and sends each probed cell's read to its tier's reader (`fanns.pe.fetcher`
 tests/codegen/test_tiers.py simulates a tiered and an untiered design on a skewed workload with
 the slow tier's memory slower than the fast one's and checks keys bit for bit and the measured
 cycles per query against this model (`cells_feed` with `ram_tier`s of the simulated memories).
-Not built: the URAM tier (`uram_tier` is prediction only), host memory as a tier in the generated
-faces (its model, with lookahead prefetch into an HBM cache, is `fanns.model.ivfpq.prefetch`;
-docs/host_tier.md), and tiered HLS kernels (the HLS generator refuses tiered designs).
+Host memory as a tier (`host_tier`, `SharedLink`) is built in both generated faces, with lookahead
+prefetch into an HBM cache (`fanns.model.ivfpq.prefetch`, docs/host_tier.md). Not built: the URAM
+tier (`uram_tier` is prediction only) and tiered HLS kernels (the HLS generator refuses designs
+with `stages.pq_dist.tiers`).
 """
 
 from __future__ import annotations
