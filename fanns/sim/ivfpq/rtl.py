@@ -229,12 +229,19 @@ class RtlProjectSim:
         return timings
 
     def predicted_run(self, first: int, nq: int, nprobe: int | None = None) -> Prediction:
-        """The performance model for a run of these queries (`Prediction`)."""
+        """The performance model for a run of these queries (`Prediction`). Codes that cross a link
+        (`CodeFeed.link`: host memory) are read ahead of the PEs, so the link is a server of its own
+        rather than part of each query's PQDist time: the run's interval is the sequence model's
+        with the PEs' and channels' time, or the link's mean over the queries after the first (the
+        span `measured_interval` measures), whichever is larger."""
 
         ctx, probes, feed = self._feed(first, nq, nprobe)
         timings = self._timings(ctx, probes, feed)
-        busy = None if feed is None else feed.bound()
-        return Prediction(sequence_model.run_interval(ctx, self.design.stages, probes, busy), timings)
+        busy = None if feed is None else feed.busy
+        interval = sequence_model.run_interval(ctx, self.design.stages, probes, busy)
+        if feed is not None and feed.link is not None:
+            interval = max(interval, float(feed.link[1:].mean()))
+        return Prediction(interval, timings)
 
     def predicted_query_times(
         self,
