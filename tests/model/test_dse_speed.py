@@ -86,7 +86,7 @@ def test_the_dse_chooses_what_the_exhaustive_dse_chooses(u55c, monkeypatch):
     # a key no two contexts share: no group reused
     monkeypatch.setattr(dse, "CONTEXT_KEY", {g: (lambda ctx: (id(ctx),)) for g in options.GROUPS})
     original = options.back_options
-    monkeypatch.setattr(options, "back_options", lambda *a: original(*a, skip_dominated=False))
+    monkeypatch.setattr(options, "back_options", lambda *a, **k: original(*a, **{**k, "skip_dominated": False}))
     slow = dse.run(ws, u55c, "R@10=0.8", u55c.clock_mhz, top=8)
     assert fast.best is not None and len(fast.top) == 8
     assert outcome_record(fast) == outcome_record(slow)
