@@ -158,27 +158,30 @@ class PrefetchModel:
             out[half == fold] = self.pinned_lists(nbytes, half != fold)[self.w.cells[half == fold]]
         return out
 
+    def pinned_mask(self, pinned: np.ndarray | None) -> np.ndarray:
+        """[nq, nprobe] bool: the probes of the lists `pinned` ([nlist] bool), or the probes
+        `pinned` ([nq, nprobe] bool, `pinned_probes`) themselves; none for None or none pinned
+        (a workload without cell ids has no [nlist] to index)."""
+        if pinned is None or not pinned.any():
+            return np.zeros(self.cells.shape, dtype=bool)
+        return pinned if pinned.shape == self.cells.shape else pinned[self.w.cells]
+
     def cached(self, budget: float, pinned: np.ndarray | None = None) -> np.ndarray:
         """[nq, nprobe] bool: the probes a prefetch of `budget` bytes per query finds cached (drawn
-        from the profile's per-rank rates), with the lists `pinned` ([nlist] bool), or the probes
-        ([nq, nprobe] bool, `pinned_probes`), cached for good."""
-        in_cache = self.draws < self.profile.rates(budget / self.probed, self.w.nprobe)[None, :]
-        in_cache &= self.probe_footprint <= budget
-        if pinned is not None and pinned.any():
-            in_cache |= pinned if pinned.shape == in_cache.shape else pinned[self.w.cells]
-        return in_cache
+        from the profile's per-rank rates), with `pinned` (`pinned_mask`) cached for good."""
+        drawn = self.draws < self.profile.rates(budget / self.probed, self.w.nprobe)[None, :]
+        return (drawn & (self.probe_footprint <= budget)) | self.pinned_mask(pinned)
 
     def at(self, budget: float, t_llm_s: float, pinned: np.ndarray | None = None) -> dict:
         """A prefetch of `budget` bytes per query, the LLM leaving `t_llm_s` seconds, `pinned` as in
         `cached`."""
         in_cache = self.cached(budget, pinned)
-        pin = self.cached(0.0, pinned)
         out = self._times(in_cache, np.full(self.w.queries, float(budget)), t_llm_s)
         return {
             "budget_bytes": int(budget),
             "ratio": round(budget / self.probed, 3),
             "cell_hit": round(float(in_cache.mean()), 4),
-            "pinned_hit": round(float(pin.mean()), 4),
+            "pinned_hit": round(float(self.pinned_mask(pinned).mean()), 4),
             **out,
         }
 
